@@ -1,0 +1,129 @@
+"""The result row: the one record `neuron-compat scan` writes and every report, merge, diff and gate reads.
+
+Pure Python on purpose (no torch, no transformers): `reports/` imports this module to read results, and
+running stays apart from rendering.
+
+One row per job (architecture x mode), one JSON object per line in ``OUT/results.jsonl``. Fields:
+
+==================  =========================================================================================
+``schema_version``  int, ``SCHEMA_VERSION``; readers refuse rows of a newer major version
+``tool_version``    version of this package that produced the row
+``model_type``      transformers ``model_type`` (``llama``, ``qwen3_moe`` ...)
+``rank``            position in the shipped top-100 list, or ``None`` for architectures outside it
+``mode``            one of ``MODES``
+``status``          one of ``STATUSES`` (closed vocabulary)
+``verdict``         one of ``VERDICTS``: what this row alone says about the architecture in this mode
+``reasons``         list of short strings that decided the verdict (``"predicted CPU fallback: sort"``)
+``device``          ``neuron`` / ``cuda`` / ``cpu``: where the model ran
+``backend``         compile backend (``neuron``, ``inductor``, ``eager`` ...); ``None`` in eager mode
+``dtype``           ``bfloat16`` / ``float32`` ...
+``versions``        dict: ``torch``, ``transformers``, ``torch_neuronx`` (``None`` off Neuron), ``python``
+``error``           one-line error (exception type and message) or ``None``
+``timings``         dict of seconds: ``load``, ``first_call`` (includes compilation), ``steady_decode_step``,
+                    ``total``; missing keys mean "not reached"
+``peak_memory_mb``  peak resident memory of the job (host RSS on CPU, device memory on accelerators)
+``details``         dict, all optional: ``params``, ``parity`` {``max_abs_diff``, ``tolerance``,
+                    ``tokens_match``}, ``cache`` {``requested``, ``used``}, ``graphs``, ``graph_breaks``
+                    [{``reason``, ``count``}], ``recompiles``, ``fallback_ops`` [aten names],
+                    ``fallback_ops_source`` (``predicted`` | ``torch_neuronx``), ``float64_ops``,
+                    ``complex_ops``, ``lowering`` {...}, ``tp`` {...}
+``started_at``      ISO-8601 UTC
+``finished_at``     ISO-8601 UTC
+``shard``           ``"i/n"`` or ``None``
+==================  =========================================================================================
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+SCHEMA_VERSION = 1
+
+MODES = ("eager", "compiled", "tp")
+
+#: Closed status vocabulary. Order matters: it is the display order in reports.
+STATUSES = (
+    "pass",
+    "fail_load",
+    "fail_forward",
+    "fail_generate",
+    "no_static_cache",  # generate ran, but the static cache was silently ignored (shapes change every step)
+    "fail_compile",
+    "fail_lowering",  # the graph does not legalise to StableHLO (torch-mlir), see checks/lowering.py
+    "fail_accuracy",
+    "recompiles",  # compiled decode recompiled across steps: a recompile per step is a failure on Neuron
+    "no_tp_plan",  # tp mode: the architecture ships no tensor-parallel plan
+    "fail_shard",  # tp mode: sharding failed (shapes do not divide, collective error ...)
+    "timeout",
+    "oom",
+    "crash",  # the worker process died (signal, abort) while running the job
+    "skipped",
+)
+
+VERDICTS = ("supported", "partial", "unsupported")
+
+#: Statuses that mean the job itself never produced evidence about the model.
+HARNESS_STATUSES = ("skipped",)
+
+#: Keys every row carries (others are optional).
+REQUIRED_KEYS = (
+    "schema_version",
+    "tool_version",
+    "model_type",
+    "mode",
+    "status",
+    "verdict",
+    "device",
+    "backend",
+    "dtype",
+    "versions",
+    "error",
+    "timings",
+)
+
+
+class SchemaError(ValueError):
+    """A row does not follow the result schema."""
+
+
+def check_row(row: Mapping[str, Any]) -> None:
+    """Raise ``SchemaError`` naming the first problem of ``row``; return ``None`` for a valid row."""
+    missing = [key for key in REQUIRED_KEYS if key not in row]
+    if missing:
+        raise SchemaError(f"row is missing {', '.join(missing)}")
+    if not isinstance(row["schema_version"], int) or row["schema_version"] > SCHEMA_VERSION:
+        raise SchemaError(f"unsupported schema_version {row['schema_version']!r} (this tool reads <= {SCHEMA_VERSION})")
+    if row["mode"] not in MODES:
+        raise SchemaError(f"unknown mode {row['mode']!r}")
+    if row["status"] not in STATUSES:
+        raise SchemaError(f"unknown status {row['status']!r}")
+    if row["verdict"] not in VERDICTS:
+        raise SchemaError(f"unknown verdict {row['verdict']!r}")
+    if not isinstance(row["model_type"], str) or not row["model_type"]:
+        raise SchemaError("model_type must be a non-empty string")
+
+
+def job_key(row: Mapping[str, Any]) -> tuple[str, str]:
+    """The identity of a job: one architecture in one mode."""
+    return (row["model_type"], row["mode"])
+
+
+def architecture_verdict(rows: Iterable[Mapping[str, Any]]) -> tuple[str, list[str]]:
+    """Fold the rows of one architecture (all its modes) into one verdict and the reasons for it.
+
+    supported   every mode that ran is ``supported``;
+    unsupported eager (the baseline every other mode builds on) is ``unsupported``, or nothing ran;
+    partial     anything in between (e.g. eager works, compiled mode graph-breaks or recompiles).
+    """
+    ran = [row for row in rows if row["status"] not in HARNESS_STATUSES]
+    if not ran:
+        return "unsupported", ["no mode ran"]
+    reasons = [f"{row['mode']}: {reason}" for row in ran for reason in (row.get("reasons") or [])]
+    by_mode = {row["mode"]: row for row in ran}
+    eager = by_mode.get("eager")
+    if eager is not None and eager["verdict"] == "unsupported":
+        return "unsupported", reasons or [f"eager: {eager['status']}"]
+    if all(row["verdict"] == "supported" for row in ran):
+        return "supported", reasons
+    failing = [f"{row['mode']}: {row['status']}" for row in ran if row["verdict"] != "supported"]
+    return "partial", reasons or failing

@@ -1,0 +1,1 @@
+"""Renderers for both tools. Reads plain records only: never imports torch, libcst or transformers."""
