@@ -1,0 +1,1 @@
+"""Individual checks that `neuron-compat scan` runs on each architecture."""

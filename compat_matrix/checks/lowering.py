@@ -1,0 +1,404 @@
+"""StableHLO lowering check: does the model's graph legalise to StableHLO through torch-mlir, on CPU?
+
+TorchNeuron's ``torch.compile(backend="neuron")`` hands every captured graph to torch-mlir, lowers it to StableHLO
+and gives that to neuronx-cc. The first half of that pipeline runs anywhere: upstream ``torch-mlir`` (optional extra
+``neuron-migrate[lowering]``) lowers a PyTorch program to StableHLO on CPU. A graph that does not legalise there is a
+strong sign it will not compile on Neuron either, and the op that failed is what the user needs to know.
+
+What :func:`check_lowering` does, per stage (``forward``, then one static-cache ``decode`` step):
+
+1. ``torch.export`` (non-strict, static shapes, ``torch.no_grad``, eval mode) of a thin wrapper around the model;
+2. ``run_decompositions`` with torch-mlir's FX decomposition table (what ``torch_mlir.fx.export_and_import`` does);
+3. torch-mlir's ``FxImporter.import_frozen_program`` (parameters and buffers become literals);
+4. the torch-mlir pass pipelines FX IR -> Torch backend IR -> StableHLO, with MLIR diagnostics captured;
+5. the ops of the result are counted (``op_histogram``); ops still in a ``torch.*`` dialect are ``unlowered_ops``.
+
+Two things are done differently from ``torch_mlir.fx.export_and_import`` on purpose:
+
+* non-persistent buffers (the rotary ``inv_freq`` of llama-like models, the static KV cache of the decode step) are
+  kept by ``torch.export`` in ``ExportedProgram.constants``, not in ``state_dict``, and the importer only looks in
+  ``state_dict`` ("Could not find state mapping for buffer"). We copy them into the *exported program's*
+  ``state_dict`` before importing; the user's model is not touched;
+* the pipelines are run with our own MLIR diagnostic handler instead of ``run_pipeline_with_repro_report`` (which
+  swaps ``sys.stderr`` and writes a repro file into the temp folder on every failure).
+
+The decode stage builds its own ``transformers.StaticCache``, fills it with one eager prefill of ``input_ids`` and
+exports the next single-token step (the cache tensors are graph buffers that the step mutates in place). If the model
+cannot run that eager prefill (no ``cache`` argument, no static-cache support ...) the decode stage is not lowered and
+the result says so in ``reason`` (with ``status`` from the forward stage): that is a static-cache problem, which the
+scan reports on its own, not a lowering failure.
+
+The result dict (``details["lowering"]`` of the row; the scan maps ``failed`` to ``fail_lowering``)::
+
+    status              "lowered" | "failed" | "skipped"
+    stage               "forward" | "decode" for the stage that failed, else None
+    failed_ops          ["aten::histc", ...]: ops the pipeline reported it could not legalise (MLIR stops at the
+                        first illegal op, so normally one; fixing it may reveal the next)
+    unlowered_ops       ["aten::foo", ...]: ops left in the torch dialect after a pipeline that did not fail
+    reason              one line, or None when everything lowered
+    seconds             wall time of the whole check (export + lowering of every stage)
+    op_histogram        {"stablehlo.dot_general": 12, ...}: op name -> count, summed over the lowered stages
+                        (structural ops builtin.module / func.func / func.return are not counted)
+    torch_mlir_version  installed torch-mlir distribution version, or None
+
+:func:`check_lowering` never raises, and is importable without torch-mlir (``status: skipped``).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import inspect
+import re
+import time
+import types
+import warnings
+from typing import Any
+
+import torch
+
+INSTALL_HINT = "torch-mlir is not installed (pip install 'neuron-migrate[lowering]')"
+
+#: FX IR -> Torch backend IR (same pipeline as ``torch_mlir.fx._module_lowering``).
+TORCH_BACKEND_PIPELINE = (
+    "builtin.module(func.func(torch-match-quantized-custom-ops), torchdynamo-export-to-torch-backend-pipeline)"
+)
+#: Torch backend IR -> StableHLO (same pipeline as ``torch_mlir.compiler_utils.lower_mlir_module``).
+STABLEHLO_PIPELINE = "builtin.module(torch-backend-to-stablehlo-backend-pipeline{allow-non-finites=true})"
+
+#: Ops that only give the module its shape; not counted in ``op_histogram``.
+STRUCTURAL_OPS = frozenset({"builtin.module", "func.func", "func.return"})
+
+#: Extra cache slots after the prompt for the decode stage.
+DECODE_HEADROOM = 8
+
+_REASON_LIMIT = 400
+
+
+def _load_torch_mlir() -> types.SimpleNamespace | None:
+    try:
+        from torch_mlir import ir, passmanager
+        from torch_mlir.dialects import torch as torch_dialect
+        from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+        from torch_mlir.extras.fx_importer import FxImporter
+    except ImportError:
+        return None
+    try:
+        from importlib.metadata import version
+
+        torch_mlir_version = version("torch-mlir")
+    except Exception:  # noqa: BLE001 - a missing dist-info must not disable the check
+        torch_mlir_version = None
+    return types.SimpleNamespace(
+        ir=ir,
+        PassManager=passmanager.PassManager,
+        torch_dialect=torch_dialect,
+        get_decomposition_table=get_decomposition_table,
+        FxImporter=FxImporter,
+        version=torch_mlir_version,
+    )
+
+
+#: The torch-mlir pieces this check uses, or ``None`` when torch-mlir cannot be imported (tests monkeypatch this).
+TORCH_MLIR: types.SimpleNamespace | None = _load_torch_mlir()
+
+
+class LoweringFailed(Exception):
+    """A stage did not lower; carries the parsed op names."""
+
+    def __init__(self, reason: str, failed_ops: list[str] | None = None, unlowered_ops: list[str] | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.failed_ops = failed_ops or []
+        self.unlowered_ops = unlowered_ops or []
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# diagnostics -> aten names
+
+_TORCH_OP_RE = re.compile(r"\btorch\.aten\.([A-Za-z0-9_]+)")
+_TORCH_OPERATOR_RE = re.compile(r"torch\.operator\s+\"(?:torch\.)?([A-Za-z0-9_]+)\.([A-Za-z0-9_]+)")
+_TORCH_PRIM_RE = re.compile(r"\btorch\.(prim|prims)\.([A-Za-z0-9_]+)")
+
+
+def aten_names(text: str) -> list[str]:
+    """``aten::op`` names mentioned in MLIR text or diagnostics, first-seen order, overloads dropped.
+
+    ``torch.aten.histc`` -> ``aten::histc``; ``torch.aten.add.Tensor`` -> ``aten::add``;
+    ``torch.operator "aten.foo.default"`` -> ``aten::foo``; ``torch.prim.ListConstruct`` -> ``prim::ListConstruct``.
+    """
+    found: list[tuple[int, str]] = []
+    for match in _TORCH_OP_RE.finditer(text):
+        found.append((match.start(), f"aten::{match.group(1)}"))
+    for match in _TORCH_OPERATOR_RE.finditer(text):
+        found.append((match.start(), f"{match.group(1)}::{match.group(2)}"))
+    for match in _TORCH_PRIM_RE.finditer(text):
+        found.append((match.start(), f"prim::{match.group(2)}"))
+    return list(dict.fromkeys(name for _, name in sorted(found)))
+
+
+def _op_to_name(op: Any) -> str | None:
+    """aten-style name of an op still in the torch dialect, else ``None``."""
+    name = op.name
+    if name == "torch.operator":
+        try:
+            target = str(op.attributes["name"]).strip('"')
+        except Exception:  # noqa: BLE001
+            return "torch.operator"
+        parts = target.removeprefix("torch.").split(".")
+        return f"{parts[0]}::{parts[1]}" if len(parts) >= 2 else target
+    if name.startswith("torch.aten."):
+        return "aten::" + name[len("torch.aten.") :].split(".")[0]
+    if name.startswith(("torch.prim.", "torch.prims.")):
+        return "prim::" + name.split(".", 2)[2].split(".")[0]
+    if name.startswith("torch.") and not name.startswith(("torch.constant.", "torch_c.")):
+        return name
+    return None
+
+
+def _walk(operation: Any):
+    for region in operation.regions:
+        for block in region.blocks:
+            for op in block.operations:
+                op = op.operation
+                yield op
+                yield from _walk(op)
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= _REASON_LIMIT else text[: _REASON_LIMIT - 3] + "..."
+
+
+def _exception_line(exc: BaseException) -> str:
+    message = str(exc).strip().splitlines()
+    first = next((line for line in message if line.strip()), "")
+    return _one_line(f"{type(exc).__name__}: {first}" if first else type(exc).__name__)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# torch side: the two stages as exportable modules
+
+
+class _Forward(torch.nn.Module):
+    """The model's plain forward (no cache), returning the logits."""
+
+    def __init__(self, model: torch.nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        out = self.model(input_ids=input_ids, use_cache=False)
+        return _first_tensor(out)
+
+
+def _first_tensor(out: Any) -> torch.Tensor:
+    logits = getattr(out, "logits", None)
+    if isinstance(logits, torch.Tensor):
+        return logits
+    if isinstance(out, torch.Tensor):
+        return out
+    if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor):
+        return out[0]
+    if isinstance(out, dict):
+        for value in out.values():
+            if isinstance(value, torch.Tensor):
+                return value
+    raise TypeError(f"model output {type(out).__name__} has no logits tensor")
+
+
+class _DecodeStep(torch.nn.Module):
+    """One single-token step on a prefilled ``StaticCache``.
+
+    Every tensor the cache layers hold (keys, values, cumulative lengths ...) is registered here as a buffer and
+    re-bound onto the layers at each call, so that ``torch.export`` sees them as (mutated) buffers of the program
+    rather than as foreign constants.
+    """
+
+    def __init__(self, model: torch.nn.Module, cache: Any):
+        super().__init__()
+        self.model = model
+        self.cache = cache
+        self._slots: list[tuple[Any, str, str]] = []
+        for index, layer in enumerate(cache.layers):
+            for attr, value in list(vars(layer).items()):
+                if isinstance(value, torch.Tensor):
+                    buffer_name = f"cache_{index}_{attr}"
+                    self.register_buffer(buffer_name, value, persistent=False)
+                    self._slots.append((layer, attr, buffer_name))
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        for layer, attr, buffer_name in self._slots:
+            setattr(layer, attr, getattr(self, buffer_name))
+        out = self.model(input_ids=input_ids, cache=self.cache, use_cache=True)
+        return _first_tensor(out)
+
+
+def _prefilled_static_cache(model: torch.nn.Module, input_ids: torch.Tensor) -> Any:
+    """A ``StaticCache`` filled by one eager prefill of ``input_ids``; raises when the model cannot do that."""
+    from transformers import StaticCache
+
+    if "cache" not in inspect.signature(model.forward).parameters:
+        raise TypeError(f"{type(model).__name__}.forward takes no `cache` argument")
+    config = model.config.get_text_config(decoder=True)
+    cache = StaticCache(config=config, max_cache_len=input_ids.shape[1] + DECODE_HEADROOM)
+    model(input_ids=input_ids, cache=cache, use_cache=True)
+    return cache
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# torch-mlir side
+
+
+def _export(module: torch.nn.Module, args: tuple) -> torch.export.ExportedProgram:
+    return torch.export.export(module, args, strict=False)
+
+
+def _lower_program(mlir: types.SimpleNamespace, program: torch.export.ExportedProgram) -> collections.Counter:
+    """Lower one exported program to StableHLO; return its op histogram or raise ``LoweringFailed``."""
+    try:
+        program = program.run_decompositions(mlir.get_decomposition_table())
+    except Exception as exc:  # noqa: BLE001
+        raise LoweringFailed(f"decomposition failed: {_exception_line(exc)}", aten_names(str(exc))) from exc
+
+    # Non-persistent buffers live in `constants`; the importer only reads `state_dict` (see the module docstring).
+    state = program.state_dict
+    for buffer_name in program.graph_signature.inputs_to_buffers.values():
+        if buffer_name not in state and buffer_name in program.constants:
+            state[buffer_name] = program.constants[buffer_name]
+
+    context = mlir.ir.Context()
+    mlir.torch_dialect.register_dialect(context)
+    importer = mlir.FxImporter(context=context)
+    try:
+        importer.import_frozen_program(program)
+    except Exception as exc:  # noqa: BLE001
+        raise LoweringFailed(f"torch-mlir import failed: {_exception_line(exc)}", aten_names(str(exc))) from exc
+    module = importer.module
+
+    for label, pipeline in (("Torch backend IR", TORCH_BACKEND_PIPELINE), ("StableHLO", STABLEHLO_PIPELINE)):
+        diagnostics: list[str] = []
+
+        def handler(diagnostic, sink=diagnostics):
+            if diagnostic.severity == mlir.ir.DiagnosticSeverity.ERROR:
+                sink.append(str(diagnostic.message))
+                sink.extend(str(note.message) for note in diagnostic.notes)
+            return True  # handled: keep it off stderr
+
+        with context:
+            context.emit_error_diagnostics = True
+            handle = context.attach_diagnostic_handler(handler)
+            try:
+                mlir.PassManager.parse(pipeline).run(module.operation)
+                error = None
+            except Exception as exc:  # noqa: BLE001
+                error = exc
+                diagnostics.extend(
+                    str(getattr(info, "message", info)) for info in getattr(exc, "error_diagnostics", ()) or ()
+                )
+            finally:
+                handle.detach()
+        if error is not None or diagnostics:
+            text = "\n".join(diagnostics) or str(error)
+            failed = aten_names(text)
+            headline = next((line for line in diagnostics if "legalize" in line), diagnostics[0] if diagnostics else "")
+            headline = headline.split(": %", 1)[0]  # drop the dumped op, the names are in `failed`
+            detail = headline or _exception_line(error)
+            subject = f"could not legalise {', '.join(failed)}" if failed else "failed"
+            raise LoweringFailed(_one_line(f"torch-mlir lowering to {label} {subject}: {detail}"), failed)
+
+    histogram: collections.Counter = collections.Counter()
+    unlowered: list[str] = []
+    for op in _walk(module.operation):
+        name = op.name
+        if name not in STRUCTURAL_OPS:
+            histogram[name] += 1
+        torch_name = _op_to_name(op)
+        if torch_name is not None:
+            unlowered.append(torch_name)
+    if unlowered:
+        unlowered = list(dict.fromkeys(unlowered))
+        raise LoweringFailed(
+            _one_line(f"{len(unlowered)} op(s) left in the torch dialect: {', '.join(unlowered)}"),
+            unlowered_ops=unlowered,
+        )
+    return histogram
+
+
+@contextlib.contextmanager
+def _inference_state(model: torch.nn.Module):
+    """eval() and no_grad for the duration; restores every module's ``training`` flag afterwards."""
+    flags = [(module, module.training) for module in model.modules()]
+    try:
+        model.eval()
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        for module, training in flags:
+            module.training = training
+
+
+def check_lowering(model: torch.nn.Module, input_ids: torch.Tensor, *, decode_step: bool = True) -> dict:
+    """Lower ``model``'s forward (and one static-cache decode step) to StableHLO through torch-mlir on CPU.
+
+    Never raises; see the module docstring for the result keys.
+    """
+    start = time.perf_counter()
+    mlir = TORCH_MLIR
+    result: dict[str, Any] = {
+        "status": "skipped",
+        "stage": None,
+        "failed_ops": [],
+        "unlowered_ops": [],
+        "reason": None,
+        "seconds": 0.0,
+        "op_histogram": {},
+        "torch_mlir_version": None,
+    }
+    if mlir is None:
+        result["reason"] = INSTALL_HINT
+        return result
+    result["torch_mlir_version"] = mlir.version
+
+    histogram: collections.Counter = collections.Counter()
+    notes: list[str] = []
+    stage = "forward"
+    try:
+        with _inference_state(model):
+            try:
+                program = _export(_Forward(model), (input_ids,))
+            except Exception as exc:  # noqa: BLE001
+                raise LoweringFailed(f"torch.export failed: {_exception_line(exc)}", aten_names(str(exc))) from exc
+            histogram.update(_lower_program(mlir, program))
+
+            if decode_step:
+                stage = "decode"
+                try:
+                    cache = _prefilled_static_cache(model, input_ids)
+                except Exception as exc:  # noqa: BLE001
+                    cache = None
+                    notes.append(f"decode step not checked: static-cache prefill failed: {_exception_line(exc)}")
+                if cache is not None:
+                    try:
+                        program = _export(_DecodeStep(model, cache), (input_ids[:, -1:],))
+                    except Exception as exc:  # noqa: BLE001
+                        raise LoweringFailed(
+                            f"torch.export failed: {_exception_line(exc)}", aten_names(str(exc))
+                        ) from exc
+                    histogram.update(_lower_program(mlir, program))
+        result["status"] = "lowered"
+        result["reason"] = _one_line("; ".join(notes)) if notes else None
+    except LoweringFailed as failure:
+        result.update(
+            status="failed",
+            stage=stage,
+            failed_ops=failure.failed_ops,
+            unlowered_ops=failure.unlowered_ops,
+            reason=_one_line(failure.reason),
+        )
+    except Exception as exc:  # noqa: BLE001 - the contract is "never raises"
+        result.update(status="failed", stage=stage, reason=_exception_line(exc))
+    result["op_histogram"] = dict(sorted(histogram.items(), key=lambda item: (-item[1], item[0])))
+    result["seconds"] = round(time.perf_counter() - start, 3)
+    return result
