@@ -1,0 +1,1 @@
+"""Helpers shared by rules (device expression, call/keyword editing). Not rules: never scanned."""

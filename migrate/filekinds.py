@@ -1,0 +1,69 @@
+"""Which kind of file a path is. The engine knows file kinds; rules say which kinds they handle."""
+
+from __future__ import annotations
+
+import enum
+import re
+from pathlib import PurePath
+
+
+class FileKind(str, enum.Enum):
+    PYTHON = "python"
+    NOTEBOOK = "notebook"
+    SHELL = "shell"  # .sh/.bash/.sbatch/.slurm, shebang scripts, Makefiles
+    DOCKERFILE = "dockerfile"
+    REQUIREMENTS = "requirements"
+    PYPROJECT = "pyproject"
+    SETUP_CFG = "setup_cfg"
+    YAML = "yaml"
+    JSON = "json"  # argument-parser configs (HfArgumentParser.parse_json_file)
+
+
+#: Kinds whose lines take `#` comments, so a `todo` can be written next to the line it concerns.
+HASH_COMMENT_KINDS = frozenset(
+    {FileKind.PYTHON, FileKind.SHELL, FileKind.DOCKERFILE, FileKind.REQUIREMENTS, FileKind.PYPROJECT,
+     FileKind.SETUP_CFG, FileKind.YAML}
+)
+
+_SHELL_SUFFIXES = {".sh", ".bash", ".zsh", ".ksh", ".sbatch", ".slurm", ".pbs"}
+_SHEBANG = re.compile(rb"^#!\s*\S*(?:/|\s)(?:env\s+)?(?:ba|z|k|da)?sh\b")
+_REQUIREMENTS = re.compile(r"^requirements([-_.][\w.-]*)?\.(txt|in)$|^constraints([-_.][\w.-]*)?\.txt$")
+
+
+def kind_from_name(path: PurePath) -> FileKind | None:
+    """The kind a file has by its name alone, or None when only its content can tell (or it is not ours)."""
+    name = path.name
+    suffix = path.suffix.lower()
+    if suffix == ".py":
+        return FileKind.PYTHON
+    if suffix == ".ipynb":
+        return FileKind.NOTEBOOK
+    if suffix in _SHELL_SUFFIXES or name in {"Makefile", "makefile", "GNUmakefile"} or suffix == ".mk":
+        return FileKind.SHELL
+    if name.startswith("Dockerfile") or name.endswith(".Dockerfile") or name.startswith("Containerfile"):
+        return FileKind.DOCKERFILE
+    if _REQUIREMENTS.match(name):
+        return FileKind.REQUIREMENTS
+    if name == "pyproject.toml":
+        return FileKind.PYPROJECT
+    if name == "setup.cfg":
+        return FileKind.SETUP_CFG
+    if suffix in {".yaml", ".yml"}:
+        return FileKind.YAML
+    if suffix == ".json":
+        return FileKind.JSON
+    return None
+
+
+def kind_from_content(head: bytes) -> FileKind | None:
+    """Kind of a file without a telling name: a shell shebang makes it a shell script."""
+    if _SHEBANG.match(head):
+        return FileKind.SHELL
+    if head.startswith(b"#!") and b"python" in head.split(b"\n", 1)[0]:
+        return FileKind.PYTHON
+    return None
+
+
+def may_need_content(path: PurePath) -> bool:
+    """Files with no suffix may be shebang scripts (`train`, `launch`): worth reading their first line."""
+    return not path.suffix

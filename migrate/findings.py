@@ -1,0 +1,47 @@
+"""What a run reports: findings per file and the status of each file. Plain, picklable records."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+
+
+class Severity(str, enum.Enum):
+    FIXED = "fixed"  # the tool changed the code
+    TODO = "todo"  # a human must act; the message says what to do
+    ERROR = "error"  # the file could not be processed; it was left untouched
+
+
+class FileStatus(str, enum.Enum):
+    CHANGED = "changed"
+    UNCHANGED = "unchanged"
+    SKIPPED = "skipped"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: Severity
+    line: int  # 1-based, in the file as it was before the run; 0 when it concerns the whole file
+    column: int  # 0-based
+    message: str
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["severity"] = self.severity.value
+        return data
+
+
+@dataclass
+class FileResult:
+    path: str  # as discovered (absolute or as given)
+    kind: str
+    status: FileStatus
+    findings: list[Finding] = field(default_factory=list)
+    reason: str | None = None  # why it was skipped or errored
+    new_bytes: bytes | None = None  # the rewritten content when status is CHANGED (not yet written)
+    diff: str | None = None
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for finding in self.findings if finding.severity is severity)

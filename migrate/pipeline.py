@@ -1,0 +1,168 @@
+"""One source text through the rules: the string-in, string-out core of the engine (no disk, no pool).
+
+``migrate_source`` is what the engine runs per file and what tests and the notebook handler call per
+cell: rules of the right family for the kind, then the sweep rules on the final text, then inline notes
+for what the sweep found. Line numbers in findings refer to the text as it was given.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import tokenize
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Sequence
+
+from migrate.filekinds import HASH_COMMENT_KINDS, FileKind
+from migrate.findings import Finding, Severity
+from migrate.pyrun import transform_module
+from migrate.rule import ImportMap, PythonContext, PythonRule, Rule, RuleOptions, SweepRule, TextContext, TextRule
+from migrate.textdoc import NOTE_PREFIX, TextDocument, add_notes
+
+PYTHON_KINDS = frozenset({FileKind.PYTHON})
+
+
+@dataclass
+class Migrated:
+    text: str
+    findings: list[Finding]
+
+
+def rules_for(kind: FileKind, rules: Sequence[type[Rule]], text: str) -> list[type[Rule]]:
+    """The rules that handle ``kind`` and whose triggers occur in ``text``."""
+    return [rule for rule in rules if kind in rule.kinds and any(trigger in text for trigger in rule.triggers)]
+
+
+def migrate_source(
+    text: str, kind: FileKind, path: PurePath, rules: Sequence[type[Rule]], options: RuleOptions
+) -> Migrated:
+    """Rewrite ``text`` (a file of ``kind``) with ``rules``. Raises on code that does not parse."""
+    active = rules_for(kind, rules, text)
+    findings: list[Finding] = []
+    new_text = text
+    python_rules = [rule for rule in active if issubclass(rule, PythonRule)]
+    text_rules = [rule for rule in active if issubclass(rule, TextRule)]
+    if kind in PYTHON_KINDS and python_rules:
+        ctx = PythonContext(path=path, source=text, options=options, imports=ImportMap())
+        new_text, found = transform_module(text, python_rules, ctx)
+        findings.extend(found)
+    elif text_rules:
+        new_text, found = _transform_text(text, kind, path, text_rules, options)
+        findings.extend(found)
+    sweeps = [rule for rule in active if issubclass(rule, SweepRule)]
+    if sweeps:
+        new_text, found = _sweep(text, new_text, kind, sweeps, options, findings)
+        findings.extend(found)
+    return Migrated(new_text, findings)
+
+
+def _transform_text(
+    text: str, kind: FileKind, path: PurePath, rules: Sequence[type[TextRule]], options: RuleOptions
+) -> tuple[str, list[Finding]]:
+    doc = TextDocument(text, kind)
+    ctx = TextContext(path=path, kind=kind, options=options)
+    for rule in rules:
+        rule(ctx).apply(doc)
+    findings = []
+    for rule_id, severity, line, column, message in ctx.findings:
+        findings.append(Finding(rule_id, severity, _origin(doc, line), column, message))
+    if options.inline_notes:
+        add_notes(doc, [(line, message) for _, severity, line, _, message in ctx.findings if severity is Severity.TODO])
+    return doc.text(), findings
+
+
+def _origin(doc: TextDocument, line) -> int:
+    """Original line number of ``line``; an inserted line counts as the original line above it."""
+    origin = 0
+    for candidate in doc.lines:
+        if candidate.origin is not None:
+            origin = candidate.origin
+        if candidate is line:
+            return line.origin or origin or 1
+    return origin
+
+
+# ---------------------------------------------------------------------------------------------- sweep
+
+
+def _sweep(
+    original: str,
+    text: str,
+    kind: FileKind,
+    sweeps: Sequence[type[SweepRule]],
+    options: RuleOptions,
+    earlier: list[Finding],
+) -> tuple[str, list[Finding]]:
+    to_original = _line_map(original, text)
+    todo_lines = {finding.line for finding in earlier if finding.severity is Severity.TODO}
+    findings: list[Finding] = []
+    noted: list[tuple[int, str]] = []
+    lines = text.splitlines()
+    for sweep in sweeps:
+        for hit in sweep(options).scan(text, kind):
+            if 0 < hit.line <= len(lines) and NOTE_PREFIX in lines[hit.line - 1]:
+                continue
+            line = to_original(hit.line)
+            if line in todo_lines:  # a rule already said what to do here
+                continue
+            todo_lines.add(line)
+            findings.append(Finding(sweep.id, Severity.TODO, line, hit.column, hit.message))
+            noted.append((hit.line, hit.message))
+    if noted and options.inline_notes and kind in HASH_COMMENT_KINDS:
+        text = _add_notes_to_text(text, kind, noted)
+    return text, findings
+
+
+def _line_map(old: str, new: str):
+    """Maps a 1-based line of ``new`` to the line of ``old`` it came from (or the nearest one above)."""
+    if old == new:
+        return lambda line: line
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    table: list[int] = [0] * (len(new_lines) + 1)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes():
+        for offset, j in enumerate(range(j1, j2)):
+            table[j + 1] = (i1 + offset + 1) if tag == "equal" else (i1 + 1 if i1 < len(old_lines) else max(i1, 1))
+    return lambda line: table[line] if 0 < line < len(table) else line
+
+
+def _add_notes_to_text(text: str, kind: FileKind, notes: list[tuple[int, str]]) -> str:
+    if kind in PYTHON_KINDS:
+        starts = _python_statement_starts(text)
+        doc = TextDocument(text, FileKind.PYTHON)  # placement comes from the tokenizer below
+        add_notes(doc, [(doc.lines[starts.get(line, line) - 1], message) for line, message in notes])
+        return doc.text()
+    doc = TextDocument(text, kind)
+    add_notes(doc, [(doc.lines[line - 1], message) for line, message in notes if 0 < line <= len(doc.lines)])
+    return doc.text()
+
+
+def _python_statement_starts(text: str) -> dict[int, int]:
+    """Physical line -> first line of its logical line, so a note never lands inside brackets or strings."""
+    starts: dict[int, int] = {}
+    start = None
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING):
+                if start is None:
+                    continue
+            if start is None:
+                start = token.start[0]
+            for line in range(token.start[0], token.end[0] + 1):
+                starts.setdefault(line, start)
+            if token.type == tokenize.NEWLINE:
+                start = None
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return starts
+
+
+def migrate_file_text(
+    text: str, kind: FileKind, path: PurePath, rules: Sequence[type[Rule]], options: RuleOptions
+) -> Migrated:
+    """Like ``migrate_source`` for any file kind: notebooks are split into cells by their own handler."""
+    if kind is FileKind.NOTEBOOK:
+        from migrate.notebook import migrate_notebook
+
+        return migrate_notebook(text, path, rules, options)
+    return migrate_source(text, kind, path, rules, options)

@@ -1,0 +1,330 @@
+"""Runs the active Python rules over one module: parse once, one batched traversal, post-passes, codegen.
+
+Order of work for a file:
+1. ``ImportMap`` from the original tree (qualified-name resolution for every rule);
+2. one traversal that dispatches each node to every rule's ``visit_X``/``leave_X`` (the symbol mover
+   first), keeping track of the statement being visited so that a ``todo`` becomes an inline note;
+3. unused imports of legacy modules are removed (emptied blocks get ``pass``);
+4. scheduled imports are added (libcst's ``AddImportsVisitor``);
+5. findings get positions from the ORIGINAL tree (line numbers refer to the file before the run).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Callable, Iterable, Mapping, Sequence
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from migrate.findings import Finding, Severity
+from migrate.rule import ImportMap, PythonContext, PythonRule, dotted_name
+from migrate.textdoc import NOTE_PREFIX
+
+_STATEMENT_TYPES = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+
+
+def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: PythonContext) -> tuple[str, list[Finding]]:
+    """Apply ``rules`` to ``source``. Raises ``libcst.ParserSyntaxError`` for code that does not parse."""
+    module = cst.parse_module(source)
+    ctx.imports = ImportMap.from_module(module)
+    instances: list[object] = [rule(ctx) for rule in rules]
+    moves = {old: (new, rule.id) for rule in rules for old, new in rule.moves.items()}
+    if moves:
+        instances.insert(0, SymbolMover(ctx, moves))
+    new_module = module.visit(_Dispatcher(instances, ctx, module))
+    legacy = tuple(prefix for rule in rules for prefix in rule.legacy_modules)
+    if legacy:
+        new_module = _remove_unused_imports(new_module, legacy)
+    if ctx.needed_imports:
+        context = CodemodContext()
+        for module_name, name, asname in ctx.needed_imports:
+            AddImportsVisitor.add_needed_import(context, module_name, name, asname)
+        new_module = AddImportsVisitor(context).transform_module(new_module)
+    return new_module.code, _positioned(module, ctx)
+
+
+def _positioned(module: cst.Module, ctx: PythonContext) -> list[Finding]:
+    if not ctx.findings:
+        return []
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    findings = []
+    for pending in ctx.findings:
+        where = positions.get(pending.node) or (positions.get(pending.statement) if pending.statement else None)
+        line, column = (where.start.line, where.start.column) if where else (0, 0)
+        findings.append(Finding(pending.rule, pending.severity, line, column, pending.message))
+    return findings
+
+
+# ------------------------------------------------------------------------------------------ dispatch
+
+
+class _Dispatcher(cst.CSTTransformer):
+    """One traversal for all rules (batched, like TorchFix): each node goes to every rule's callback."""
+
+    def __init__(self, rules: Iterable[object], ctx: PythonContext, module: cst.Module) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.visitors: dict[str, list[Callable]] = defaultdict(list)
+        self.leavers: dict[str, list[Callable]] = defaultdict(list)
+        for rule in rules:
+            for attribute in dir(rule):
+                if attribute.startswith("visit_") and attribute.count("_") == 1:
+                    self.visitors[attribute[6:]].append(getattr(rule, attribute))
+                elif attribute.startswith("leave_") and attribute.count("_") == 1:
+                    self.leavers[attribute[6:]].append(getattr(rule, attribute))
+        self.notes: dict[int, list[str]] = defaultdict(list)
+        self.carried: list[tuple[int, list[str]]] = []  # notes of removed statements, for the next one
+        self.first_statement = module.body[0] if module.body else None
+        self.header_comments = {line.comment.value for line in module.header if line.comment}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, _STATEMENT_TYPES):
+            self.ctx.statement_stack.append(node)
+        for visit in self.visitors.get(type(node).__name__, ()):
+            visit(node)
+        return True
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):  # type: ignore[override]
+        result: object = updated
+        node_type = type(original)
+        for leave in self.leavers.get(node_type.__name__, ()):
+            result = leave(original, result)
+            if not isinstance(result, node_type):  # removed, flattened or replaced: later rules see no such node
+                break
+        if isinstance(original, _STATEMENT_TYPES):
+            result = self._attach_notes(original, result)
+        return result
+
+    def _attach_notes(self, original: cst.CSTNode, result: object) -> object:
+        depth = len(self.ctx.statement_stack)
+        self.ctx.statement_stack.pop()
+        if not self.ctx.options.inline_notes:
+            return result
+        messages = [f.message for f in self.ctx.findings if f.statement is original and f.severity is Severity.TODO]
+        while self.carried and self.carried[-1][0] >= depth:
+            messages = self.carried.pop()[1] + messages
+        if not messages:
+            return result
+        target = result.nodes[0] if isinstance(result, cst.FlattenSentinel) and result.nodes else result
+        if not isinstance(target, _STATEMENT_TYPES) or not hasattr(target, "leading_lines"):
+            self.carried.append((depth, messages))
+            return result
+        annotated = _with_notes(target, messages, self.header_comments if original is self.first_statement else set())
+        if isinstance(result, cst.FlattenSentinel):
+            return cst.FlattenSentinel([annotated, *result.nodes[1:]])
+        return annotated
+
+
+def _with_notes(statement, messages: list[str], also_present: set[str]):
+    lines = list(statement.leading_lines)
+    present = {line.comment.value for line in lines if line.comment} | also_present
+    for message in dict.fromkeys(messages):
+        text = f"# {NOTE_PREFIX} {message}"
+        if text not in present:
+            lines.append(cst.EmptyLine(indent=True, whitespace=cst.SimpleWhitespace(""), comment=cst.Comment(text)))
+            present.add(text)
+    return statement.with_changes(leading_lines=lines)
+
+
+# ------------------------------------------------------------------------------------- symbol moves
+
+
+class SymbolMover:
+    """Applies every active rule's ``moves`` table: rewrites imports in place (keeping user aliases and
+    where the import sits), renames references of un-aliased names, and replaces ``module.Symbol``
+    accesses through a module alias. Findings are attributed to the rule that declared the move."""
+
+    def __init__(self, ctx: PythonContext, moves: Mapping[str, tuple[str | None, str]]) -> None:
+        self.ctx = ctx
+        self.moves = moves
+        self.renames: dict[str, str] = {}  # local name -> new local name, for un-aliased moved imports
+        self.skip: set[int] = set()  # ids of Name nodes that are not references (attrs, keywords, defs)
+        self.in_import = 0
+        self.reported: set[str] = set()
+        self._plan_renames()
+
+    def _bound_elsewhere(self, local: str, qualified: str) -> bool:
+        bindings = self.ctx.imports.bindings.get(local, set())
+        return bool(bindings - {qualified}) or local in self.ctx.imports.defined
+
+    def _plan_renames(self) -> None:
+        for local, qualifieds in self.ctx.imports.bindings.items():
+            for qualified in qualifieds:
+                target = self.moves.get(qualified, (None, ""))[0]
+                if target is None or local != qualified.rsplit(".", 1)[-1]:
+                    continue  # aliased imports keep their alias; removals keep their name
+                new_local = target.rsplit(".", 1)[-1]
+                if new_local != local and not self._bound_elsewhere(new_local, target):
+                    self.renames[local] = new_local
+
+    # names that are not references
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.skip.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.skip.add(id(node.keyword))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.skip.add(id(node.name))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.skip.add(id(node.name))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.skip.add(id(node.name))
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self.in_import += 1
+
+    def leave_Import(self, original: cst.Import, updated: cst.Import) -> cst.Import:
+        self.in_import -= 1
+        return updated
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.in_import += 1
+
+    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
+        self.in_import -= 1
+        return updated
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        if self.in_import or id(original) in self.skip or original.value not in self.renames:
+            return updated
+        return updated.with_changes(value=self.renames[original.value])
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
+        if self.in_import:
+            return updated
+        qualified = self.ctx.matches(original, self.moves)
+        if qualified is None:
+            return updated
+        target, rule_id = self.moves[qualified]
+        if target is None:
+            return updated
+        module_name, name = target.rsplit(".", 1)
+        self._report_once(rule_id, original, qualified, target)
+        if self._bound_elsewhere(name, target):
+            self.ctx.add_import(module_name)
+            return cst.parse_expression(target)
+        self.ctx.add_import(module_name, name)
+        return cst.Name(name)
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        if len(updated.body) != 1 or not isinstance(updated.body[0], cst.ImportFrom):
+            return updated
+        statement = updated.body[0]
+        if statement.relative or statement.module is None or isinstance(statement.names, cst.ImportStar):
+            return updated
+        module_name = dotted_name(statement.module)
+        groups: dict[str, list[cst.ImportAlias]] = {}
+        kept: list[cst.ImportAlias] = []
+        changed = False
+        original_names = original.body[0].names if isinstance(original.body[0], cst.ImportFrom) else statement.names
+        for alias, original_alias in zip(statement.names, original_names):
+            qualified = f"{module_name}.{dotted_name(alias.name)}"
+            target = self.moves.get(qualified, (None, ""))[0]
+            if target is None:
+                kept.append(alias)
+                continue
+            changed = True
+            new_module, new_name = target.rsplit(".", 1)
+            old_name = dotted_name(alias.name)
+            local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else old_name
+            if local == old_name and self.renames.get(local) == new_name:
+                local = new_name
+            asname = None if local == new_name else cst.AsName(name=cst.Name(local))
+            groups.setdefault(new_module, []).append(cst.ImportAlias(name=cst.Name(new_name), asname=asname))
+            self._report_once(self.moves[qualified][1], original_alias, qualified, target)
+        if not changed:
+            return updated
+        lines = [
+            cst.SimpleStatementLine(body=[cst.ImportFrom(module=cst.parse_expression(mod), names=_fix_commas(aliases))])
+            for mod, aliases in groups.items()
+        ]
+        if kept:
+            lines.append(cst.SimpleStatementLine(body=[statement.with_changes(names=_fix_commas(kept), lpar=None, rpar=None)]))
+        lines[0] = lines[0].with_changes(leading_lines=updated.leading_lines)
+        lines[-1] = lines[-1].with_changes(trailing_whitespace=updated.trailing_whitespace)
+        return cst.FlattenSentinel(lines)
+
+    def _report_once(self, rule_id: str, node: cst.CSTNode, old: str, new: str) -> None:
+        if old not in self.reported:
+            self.reported.add(old)
+            self.ctx.report(rule_id, node, Severity.FIXED, f"`{old}` -> `{new}`")
+
+
+def _fix_commas(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
+    return [alias.with_changes(comma=cst.MaybeSentinel.DEFAULT) for alias in aliases]
+
+
+# ---------------------------------------------------------------------------------- import cleanup
+
+
+def _is_legacy(module_name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module_name == prefix or module_name.startswith(prefix + ".") for prefix in prefixes)
+
+
+def _remove_unused_imports(module: cst.Module, prefixes: tuple[str, ...]) -> cst.Module:
+    used: set[str] = set()
+
+    class Uses(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> bool:
+            return False
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            used.add(node.value)
+
+    module.visit(Uses())
+    return module.visit(_UnusedImportRemover(prefixes, used))
+
+
+class _UnusedImportRemover(cst.CSTTransformer):
+    def __init__(self, prefixes: tuple[str, ...], used: set[str]) -> None:
+        super().__init__()
+        self.prefixes = prefixes
+        self.used = used
+
+    def leave_Import(self, original: cst.Import, updated: cst.Import):
+        keep = []
+        for alias in updated.names:
+            full = dotted_name(alias.name)
+            local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else full.split(".")[0]
+            if _is_legacy(full, self.prefixes) and local not in self.used:
+                continue
+            keep.append(alias)
+        if len(keep) == len(updated.names):
+            return updated
+        return updated.with_changes(names=_fix_commas(keep)) if keep else cst.RemoveFromParent()
+
+    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
+        if updated.relative or updated.module is None or not _is_legacy(dotted_name(updated.module), self.prefixes):
+            return updated
+        if isinstance(updated.names, cst.ImportStar):
+            return updated  # a star import cannot be proven unused; the sweep reports it
+        keep = [
+            alias for alias in updated.names
+            if (alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else dotted_name(alias.name)) in self.used
+        ]
+        if len(keep) == len(updated.names):
+            return updated
+        if not keep:
+            return cst.RemoveFromParent()
+        return updated.with_changes(names=_fix_commas(keep), lpar=None, rpar=None) if len(keep) == 1 else updated.with_changes(names=_fix_commas(keep))
+
+    def leave_SimpleStatementLine(self, original, updated):
+        return updated if updated.body else cst.RemoveFromParent()
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock):
+        if updated.body:
+            return updated
+        return updated.with_changes(body=[cst.SimpleStatementLine(body=[cst.Pass()])])
+
+    def leave_SimpleStatementSuite(self, original, updated):
+        return updated if updated.body else updated.with_changes(body=[cst.Pass()])

@@ -1,0 +1,276 @@
+"""The rule API: what a rule declares and what it is given to work with.
+
+Three kinds of rule, by what they edit:
+
+* ``PythonRule``: a libcst transformer fragment. It defines libcst callbacks (``visit_Call``,
+  ``leave_Call(original_node, updated_node)`` ...) and the engine runs every active Python rule in ONE
+  batched traversal. Names are matched by qualified name through ``self.ctx.qualnames(node)``, so
+  aliases, ``import optimum.neuron as on``, imports inside functions and ``try/except ImportError`` all
+  resolve. Pure symbol moves are data (``moves``); imports are scheduled (``self.ctx.add_import``) and
+  unused legacy imports (``legacy_modules``) are removed after the traversal, never hand-edited.
+* ``TextRule``: edits a ``TextDocument`` (shell, Dockerfile, requirements, YAML, TOML ...) line by line.
+* ``SweepRule``: runs last, on the final text, and only reports what is still there.
+
+Every rule reports through ``self.fixed(...)`` / ``self.todo(...)``; a ``todo`` becomes an inline
+``# neuron-migrate: <message>`` note at the site unless ``--no-inline-notes``.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping
+
+import libcst as cst
+
+from migrate.filekinds import FileKind
+from migrate.findings import Severity
+
+if TYPE_CHECKING:  # pragma: no cover
+    from migrate.textdoc import Line, TextDocument
+
+
+class Safety(str, enum.Enum):
+    SAFE = "safe"  # mechanical, behaviour-preserving
+    NEEDS_REVIEW = "needs-review"  # rewrites, and leaves a todo where behaviour may differ
+    MANUAL_ONLY = "manual-only"  # never rewrites; reports what a human must do
+
+
+class DeviceStyle(str, enum.Enum):
+    PORTABLE = "portable"  # torch.accelerator: neuron on Trainium, cpu (or cuda) elsewhere
+    NEURON = "neuron"  # the literal "neuron" device, for users who want it spelled out
+
+
+@dataclass(frozen=True)
+class RuleOptions:
+    """Run-wide settings every rule can read."""
+
+    device_style: DeviceStyle = DeviceStyle.PORTABLE
+    inline_notes: bool = True
+    neuron_project: bool = True  # the project targets Neuron (torch_xla rules only run then)
+
+
+class Rule:
+    """Metadata every rule declares. Subclass ``PythonRule``, ``TextRule`` or ``SweepRule``."""
+
+    id: ClassVar[str] = ""  # "NM" + family hundreds: 1xx inference, 2xx training, 3xx torch_xla, ...
+    name: ClassVar[str] = ""  # kebab-case, says what it fixes
+    safety: ClassVar[Safety] = Safety.SAFE
+    kinds: ClassVar[frozenset[FileKind]] = frozenset()
+    #: Plain substrings; the rule runs on a file only if its text contains one of them.
+    triggers: ClassVar[tuple[str, ...]] = ()
+    #: "any" or "neuron-project": the latter only runs when the project targets Neuron (see ``markers``).
+    scope: ClassVar[str] = "any"
+    #: Substrings that show a project targets Neuron (used to decide whether torch_xla code is Neuron code).
+    markers: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def summary(cls) -> str:
+        doc = inspect.getdoc(cls) or inspect.getdoc(inspect.getmodule(cls)) or ""
+        return doc.strip().splitlines()[0] if doc.strip() else ""
+
+    @classmethod
+    def explanation(cls) -> str:
+        """The rule's full documentation: the module docstring (with its before/after) and the class docstring."""
+        parts = [inspect.getdoc(inspect.getmodule(cls)) or "", inspect.getdoc(cls) or ""]
+        return "\n\n".join(textwrap.dedent(part).strip() for part in parts if part.strip())
+
+
+# --------------------------------------------------------------------------------------------- python
+
+
+class ImportMap:
+    """Local name -> the qualified names it may be bound to, from every import in the file.
+
+    File-wide on purpose: imports inside functions and try/except fallbacks count (a name imported
+    from optimum.neuron in a try and from transformers in its except maps to both)."""
+
+    def __init__(self) -> None:
+        self.bindings: dict[str, set[str]] = {}
+        self.star_modules: list[str] = []
+        self.defined: set[str] = set()  # classes, functions and assigned names of the file itself
+
+    @classmethod
+    def from_module(cls, module: cst.Module) -> "ImportMap":
+        imports = cls()
+        module.visit(_ImportGatherer(imports))
+        return imports
+
+    def bind(self, local: str, qualified: str) -> None:
+        self.bindings.setdefault(local, set()).add(qualified)
+
+    def resolve(self, node: cst.CSTNode) -> set[str]:
+        """Qualified names an expression may refer to (empty when it is not an imported name)."""
+        parts: list[str] = []
+        while isinstance(node, cst.Attribute):
+            parts.append(node.attr.value)
+            node = node.value
+        if not isinstance(node, cst.Name):
+            return set()
+        suffix = ".".join(reversed(parts))
+        return {f"{base}.{suffix}" if suffix else base for base in self.bindings.get(node.value, ())}
+
+
+def dotted_name(node: cst.BaseExpression | None) -> str:
+    """`a.b.c` for a Name/Attribute chain, "" otherwise."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return ""
+
+
+class _ImportGatherer(cst.CSTVisitor):
+    def __init__(self, imports: ImportMap) -> None:
+        self.imports = imports
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.imports.bind(alias.asname.name.value, full)
+            else:
+                self.imports.bind(full.split(".")[0], full.split(".")[0])
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if node.relative or node.module is None:
+            return False
+        module = dotted_name(node.module)
+        if isinstance(node.names, cst.ImportStar):
+            self.imports.star_modules.append(module)
+            return False
+        for alias in node.names:
+            name = dotted_name(alias.name)
+            local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+            self.imports.bind(local, f"{module}.{name}")
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.imports.defined.add(node.name.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.imports.defined.add(node.name.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if isinstance(node.target, cst.Name):
+            self.imports.defined.add(node.target.value)
+
+
+@dataclass
+class PendingFinding:
+    rule: str
+    severity: Severity
+    node: cst.CSTNode
+    statement: cst.CSTNode | None
+    message: str
+
+
+@dataclass
+class PythonContext:
+    """What a Python rule sees of the file it is working on. One per file, shared by its rules."""
+
+    path: PurePath
+    source: str
+    options: RuleOptions
+    imports: ImportMap
+    findings: list[PendingFinding] = field(default_factory=list)
+    needed_imports: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+    #: Set by the traversal: the statement being visited (inline notes attach to it).
+    statement_stack: list[cst.CSTNode] = field(default_factory=list)
+
+    def qualnames(self, node: cst.CSTNode) -> set[str]:
+        return self.imports.resolve(node)
+
+    def matches(self, node: cst.CSTNode, names: Iterable[str] | Mapping[str, Any]) -> str | None:
+        """The first qualified name of ``node`` found in ``names``, or None."""
+        for qualified in sorted(self.imports.resolve(node)):
+            if qualified in names:
+                return qualified
+        return None
+
+    def add_import(self, module: str, name: str | None = None, asname: str | None = None) -> None:
+        """Schedule ``from module import name [as asname]`` (or ``import module`` when name is None)."""
+        entry = (module, name, asname)
+        if entry not in self.needed_imports:
+            self.needed_imports.append(entry)
+
+    def report(self, rule: str, node: cst.CSTNode, severity: Severity, message: str) -> None:
+        statement = self.statement_stack[-1] if self.statement_stack else None
+        self.findings.append(PendingFinding(rule, severity, node, statement, " ".join(message.split())))
+
+
+class PythonRule(Rule):
+    """A fragment of a libcst transformer; see the module docstring."""
+
+    kinds = frozenset({FileKind.PYTHON})
+    #: Pure symbol moves: qualified old name -> qualified new name, or None for "no stock equivalent"
+    #: (its import is then removed only if nothing uses the name any more).
+    moves: ClassVar[Mapping[str, str | None]] = {}
+    #: Import prefixes (e.g. "optimum.neuron") whose imports are removed once nothing uses them.
+    legacy_modules: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, ctx: PythonContext) -> None:
+        self.ctx = ctx
+
+    def fixed(self, node: cst.CSTNode, message: str) -> None:
+        self.ctx.report(self.id, node, Severity.FIXED, message)
+
+    def todo(self, node: cst.CSTNode, message: str) -> None:
+        self.ctx.report(self.id, node, Severity.TODO, message)
+
+
+# ----------------------------------------------------------------------------------------------- text
+
+
+@dataclass
+class TextContext:
+    path: PurePath
+    kind: FileKind
+    options: RuleOptions
+    findings: list[tuple[str, Severity, "Line", int, str]] = field(default_factory=list)
+
+    def report(self, rule: str, line: "Line", severity: Severity, message: str, column: int = 0) -> None:
+        self.findings.append((rule, severity, line, column, " ".join(message.split())))
+
+
+class TextRule(Rule):
+    """Edits a ``TextDocument`` in place: ``apply`` gets the document, ``self.ctx`` reports."""
+
+    def __init__(self, ctx: TextContext) -> None:
+        self.ctx = ctx
+
+    def apply(self, doc: "TextDocument") -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def fixed(self, line: "Line", message: str, column: int = 0) -> None:
+        self.ctx.report(self.id, line, Severity.FIXED, message, column)
+
+    def todo(self, line: "Line", message: str, column: int = 0) -> None:
+        self.ctx.report(self.id, line, Severity.TODO, message, column)
+
+
+# ---------------------------------------------------------------------------------------------- sweep
+
+
+@dataclass(frozen=True)
+class SweepHit:
+    line: int  # 1-based, in the text given to ``scan``
+    column: int
+    message: str
+
+
+class SweepRule(Rule):
+    """Runs after every other rule on the final text of a file and reports what is left."""
+
+    def __init__(self, options: RuleOptions) -> None:
+        self.options = options
+
+    def scan(self, text: str, kind: FileKind) -> Iterable[SweepHit]:  # pragma: no cover - interface
+        raise NotImplementedError
