@@ -26,6 +26,7 @@ rules only touch the embeddings and the LM head (``plan_scope == "embeddings_and
 
     tp_size             int
     has_tp_plan         bool, or None when the probe could not tell (the group then ran anyway)
+    plan_source         "probe" (meta-device model in the parent) | "loaded model" (rank 0 after sharded load)
     plan_scope          "layers" | "embeddings_and_head" | None
     tp_plan             {rule: style}: the resolved plan (layer numbers as *), from the probe or rank 0
     sharded_modules     [module pattern]: modules with a DTensor parameter that has a Shard placement (rank 0)
@@ -342,24 +343,35 @@ def _base_row(model_type: str, device: str, dtype: str, tp_size: int) -> dict[st
                 "timings": {},
                 "peak_rss_mb": [],
                 "launcher": None,
+                "plan_source": None,
             }
         },
     }
 
 
-def run_tp_job(model_dir: str, model_type: str, tp_size: int, device: str, dtype: str, timeout: float) -> dict:
+def run_tp_job(
+    model_dir: str,
+    model_type: str,
+    tp_size: int,
+    device: str,
+    dtype: str,
+    timeout: float,
+    *,
+    probe: bool = True,
+) -> dict:
     """Shard ``model_dir`` over a group of ``tp_size`` processes and compare with the unsharded model.
 
     Returns the measured fields of one result row (``status``, ``verdict``, ``reasons``, ``error``, ``timings``,
     ``peak_memory_mb``, ``details["tp"]`` and ``details["parity"]``, plus ``model_type``, ``mode``, ``device``,
     ``backend``, ``dtype``); the runner adds the bookkeeping fields (schema and tool versions, rank, shard, times).
-    Never raises.
+    Never raises. ``probe=False`` skips the meta-device plan probe and always launches the group (the tests use it
+    to check that the probe's ``no_tp_plan`` agrees with what a real sharded load says).
     """
     started = time.monotonic()
     row = _base_row(model_type, device, dtype, tp_size)
     tp = row["details"]["tp"]
     try:
-        _run(row, tp, model_dir, model_type, tp_size, device, dtype, timeout, started)
+        _run(row, tp, model_dir, model_type, tp_size, device, dtype, timeout, started, probe)
     except BaseException as exc:  # noqa: BLE001 - the contract: never raise
         row.update(status="crash", verdict="unsupported", error=_one_line(exc))
         row["reasons"] = [f"tp harness error: {_one_line(exc, 120)}"]
@@ -368,17 +380,24 @@ def run_tp_job(model_dir: str, model_type: str, tp_size: int, device: str, dtype
     return row
 
 
-def _run(row, tp, model_dir, model_type, tp_size, device, dtype, timeout, started) -> None:
+def _run(row, tp, model_dir, model_type, tp_size, device, dtype, timeout, started, probe) -> None:
     tp_size = int(tp_size)
     problem = _device_problem(device, tp_size)
     if problem:
         row.update(status="skipped", verdict="unsupported", error=None, reasons=[problem])
         return
+    if not (Path(model_dir) / "config.json").is_file():
+        row.update(status="fail_load", verdict="unsupported", error=f"FileNotFoundError: no config.json in {model_dir}")
+        row["reasons"] = ["no checkpoint to load"]
+        return
+    if not probe:
+        return _launch_in_tmp(row, tp, model_dir, model_type, tp_size, device, dtype, timeout, started)
 
     # 1. The plan, from the config and the model class alone.
     probe_start = time.monotonic()
     probe = probe_tp_plan(model_dir, tp_size)
     tp["timings"]["probe"] = round(time.monotonic() - probe_start, 3)
+    tp["plan_source"] = "probe"
     tp.update(
         has_tp_plan=probe["has_tp_plan"],
         tp_plan=probe["tp_plan"],
@@ -394,6 +413,10 @@ def _run(row, tp, model_dir, model_type, tp_size, device, dtype, timeout, starte
         return
 
     # 2. The group.
+    _launch_in_tmp(row, tp, model_dir, model_type, tp_size, device, dtype, timeout, started)
+
+
+def _launch_in_tmp(row, tp, model_dir, model_type, tp_size, device, dtype, timeout, started) -> None:
     job_dir = Path(tempfile.mkdtemp(prefix=f"neuron-compat-tp-{model_type}-"))
     try:
         _launch(row, tp, job_dir, model_dir, tp_size, device, dtype, timeout - (time.monotonic() - started))
@@ -494,6 +517,7 @@ def _fold(row, tp, ranks: dict[int, dict], log: str, timed_out: bool, budget: fl
         if key in rank0:
             tp[key] = rank0[key] if key != "tp_plan" else {_layer_pattern(k): v for k, v in rank0[key].items()}
     if "tp_plan" in rank0:
+        tp["plan_source"] = "loaded model"
         tp["has_tp_plan"] = bool(tp["tp_plan"])
         tp["plan_scope"] = plan_scope(tp["tp_plan"])
     parity = tp["parity"]
@@ -525,6 +549,11 @@ def _fold(row, tp, ranks: dict[int, dict], log: str, timed_out: bool, budget: fl
         row.update(status="timeout", verdict="unsupported",
                    error=f"TimeoutError: tp group killed after {budget:.0f}s (stage: {slowest})")
         row["reasons"] = [f"tp group timed out in {slowest}"]
+        return
+    if first is not None and stage == "shard_load" and "no `tp_plan`" in first["error"]:
+        tp.update(has_tp_plan=False, tp_plan={}, plan_scope=None, plan_source="loaded model")
+        row.update(status="no_tp_plan", verdict="unsupported", error=first["error"])
+        row["reasons"] = ["no tensor-parallel plan in transformers (sharded load refused)"]
         return
     if first is not None:
         status = "oom" if first.get("oom") else _STAGE_STATUS.get(stage, "crash")
