@@ -1,0 +1,108 @@
+"""Aggregate validated rows into the one view model that every renderer reads.
+
+Only counting and folding here (``architecture_verdict`` comes from the schema module): what a row *means*
+is decided by the scan when it writes ``status``/``verdict``/``reasons``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from compat_matrix.schema import HARNESS_STATUSES, MODES, STATUSES, VERDICTS, architecture_verdict
+
+from reports.compat.results import Results, environment, sort_key
+
+#: Per-mode headline buckets: the three verdicts, plus jobs that produced no evidence.
+BUCKETS = (*VERDICTS, "skipped")
+
+
+def bucket(row: Mapping[str, Any]) -> str:
+    return "skipped" if row["status"] in HARNESS_STATUSES else row["verdict"]
+
+
+def graph_breaks(row: Mapping[str, Any]) -> int:
+    """Total graph breaks of a job (each entry counts ``count`` times, once when it has no count)."""
+    total = 0
+    for entry in (row.get("details") or {}).get("graph_breaks") or []:
+        count = entry.get("count") if isinstance(entry, Mapping) else None
+        total += count if isinstance(count, int) and not isinstance(count, bool) else 1
+    return total
+
+
+def recompiles(row: Mapping[str, Any]) -> int | None:
+    value = (row.get("details") or {}).get("recompiles")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def fallback_ops(row: Mapping[str, Any]) -> list[str]:
+    return sorted({str(op) for op in (row.get("details") or {}).get("fallback_ops") or []})
+
+
+def timing(row: Mapping[str, Any], key: str) -> float | None:
+    value = (row.get("timings") or {}).get(key)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def architectures(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One record per architecture, in display order (rank, then name): verdict, reasons, rows per mode."""
+    grouped: dict[str, list[Mapping[str, Any]]] = {}
+    for row in sorted(rows, key=sort_key):
+        grouped.setdefault(row["model_type"], []).append(row)
+    records = []
+    for model_type, arch_rows in grouped.items():
+        verdict, reasons = architecture_verdict(arch_rows)
+        ranks = [row.get("rank") for row in arch_rows if isinstance(row.get("rank"), int)]
+        first_errors = [f"{row['mode']}: {row['error']}" for row in arch_rows if row.get("error")]
+        records.append(
+            {
+                "model_type": model_type,
+                "rank": min(ranks) if ranks else None,
+                "verdict": verdict,
+                "reasons": reasons,
+                "error": first_errors[0] if first_errors else None,
+                "modes": {row["mode"]: row for row in arch_rows},
+                "graph_breaks": sum(graph_breaks(row) for row in arch_rows),
+                "recompiles": sum(recompiles(row) or 0 for row in arch_rows),
+                "fallback_ops": sorted({op for row in arch_rows for op in fallback_ops(row)}),
+            }
+        )
+    return records
+
+
+def count_table(rows: Sequence[Mapping[str, Any]], modes: Sequence[str]) -> dict[str, dict[str, int]]:
+    table = {mode: {name: 0 for name in (*BUCKETS, "total")} for mode in modes}
+    for row in rows:
+        table[row["mode"]][bucket(row)] += 1
+        table[row["mode"]]["total"] += 1
+    return table
+
+
+def status_table(rows: Sequence[Mapping[str, Any]], modes: Sequence[str]) -> dict[str, dict[str, int]]:
+    """Per mode, how many jobs ended in each status (statuses in vocabulary order, zeros left out)."""
+    table: dict[str, dict[str, int]] = {}
+    for mode in modes:
+        counts = {status: 0 for status in STATUSES}
+        for row in rows:
+            if row["mode"] == mode:
+                counts[row["status"]] += 1
+        table[mode] = {status: n for status, n in counts.items() if n}
+    return table
+
+
+def build_summary(results: Results) -> dict[str, Any]:
+    """The view model: environment, headline numbers, per-architecture records, jobs and problems."""
+    rows = sorted(results.rows, key=sort_key)
+    modes = [mode for mode in MODES if any(row["mode"] == mode for row in rows)]
+    archs = architectures(rows)
+    arch_counts = {verdict: sum(1 for a in archs if a["verdict"] == verdict) for verdict in VERDICTS}
+    arch_counts["total"] = len(archs)
+    return {
+        "environment": environment(rows),
+        "modes": modes,
+        "headline": {"architectures": arch_counts, "modes": count_table(rows, modes)},
+        "statuses": status_table(rows, modes),
+        "architectures": archs,
+        "jobs": rows,
+        "problems": [problem.as_dict() for problem in results.problems],
+        "sources": results.sources,
+    }
