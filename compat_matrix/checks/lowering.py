@@ -208,28 +208,38 @@ def _first_tensor(out: Any) -> torch.Tensor:
 
 
 class _DecodeStep(torch.nn.Module):
-    """One single-token step on a prefilled ``StaticCache``.
+    """One single-token step on a prefilled ``StaticCache``, with the cache state as explicit graph inputs.
 
-    Every tensor the cache layers hold (keys, values, cumulative lengths ...) is registered here as a buffer and
-    re-bound onto the layers at each call, so that ``torch.export`` sees them as (mutated) buffers of the program
-    rather than as foreign constants.
+    Every tensor the cache layers hold (keys, values, cumulative lengths, and the per-layer dicts/lists of state-space
+    and linear-attention layers) becomes a program input that the step mutates in place, as in a compiled decode step
+    (where the cache tensors are static-address graph inputs). Frozen as literals instead, such state trips torch-mlir's
+    importer ("Heterogeneous lists are not supported") as soon as a layer concatenates it with a computed tensor.
     """
 
     def __init__(self, model: torch.nn.Module, cache: Any):
         super().__init__()
         self.model = model
         self.cache = cache
-        self._slots: list[tuple[Any, str, str]] = []
-        for index, layer in enumerate(cache.layers):
+        self.slots: list[tuple[Any, Any]] = []  # (holder, key); holder is a layer object, a dict or a list
+        self.state: list[torch.Tensor] = []
+        for layer in cache.layers:
             for attr, value in list(vars(layer).items()):
                 if isinstance(value, torch.Tensor):
-                    buffer_name = f"cache_{index}_{attr}"
-                    self.register_buffer(buffer_name, value, persistent=False)
-                    self._slots.append((layer, attr, buffer_name))
+                    self.slots.append((layer, attr))
+                    self.state.append(value)
+                elif isinstance(value, (dict, list)):
+                    items = value.items() if isinstance(value, dict) else enumerate(value)
+                    for key, item in list(items):
+                        if isinstance(item, torch.Tensor):
+                            self.slots.append((value, key))
+                            self.state.append(item)
 
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-        for layer, attr, buffer_name in self._slots:
-            setattr(layer, attr, getattr(self, buffer_name))
+    def forward(self, input_ids: torch.Tensor, *state: torch.Tensor) -> torch.Tensor:
+        for (holder, key), tensor in zip(self.slots, state):
+            if isinstance(holder, (dict, list)):
+                holder[key] = tensor
+            else:
+                setattr(holder, key, tensor)
         out = self.model(input_ids=input_ids, cache=self.cache, use_cache=True)
         return _first_tensor(out)
 
@@ -381,7 +391,8 @@ def check_lowering(model: torch.nn.Module, input_ids: torch.Tensor, *, decode_st
                     notes.append(f"decode step not checked: static-cache prefill failed: {_exception_line(exc)}")
                 if cache is not None:
                     try:
-                        program = _export(_DecodeStep(model, cache), (input_ids[:, -1:],))
+                        step = _DecodeStep(model, cache)
+                        program = _export(step, (input_ids[:, -1:], *step.state))
                     except Exception as exc:  # noqa: BLE001
                         raise LoweringFailed(
                             f"torch.export failed: {_exception_line(exc)}", aten_names(str(exc))

@@ -185,3 +185,26 @@ def test_aten_names_from_diagnostics():
     assert lowering.aten_names('torch.operator "aten.foo.default"') == ["aten::foo"]
     assert lowering.aten_names('torch.operator "torch.aten.foo.default"') == ["aten::foo"]
     assert lowering.aten_names("nothing here") == []
+
+
+class NoCacheLM(torch.nn.Module):
+    """A real (tiny) language model without a ``cache`` argument: the decode step cannot be set up."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(128, 16)
+        self.head = torch.nn.Linear(16, 128)
+
+    def forward(self, input_ids, use_cache=False):
+        return self.head(torch.tanh(self.embed(input_ids)))
+
+
+@needs_torch_mlir
+def test_decode_step_that_cannot_be_set_up_is_reported_not_hidden(input_ids):
+    result = lowering.check_lowering(NoCacheLM(), input_ids)
+    assert result["status"] == "lowered"  # the forward graph did lower
+    assert result["reason"].startswith("decode step not checked: static-cache prefill failed: TypeError")
+    assert result["op_histogram"]["stablehlo.dot_general"] >= 1
+
+    skipped = lowering.check_lowering(NoCacheLM(), input_ids, decode_step=False)
+    assert skipped["status"] == "lowered" and skipped["reason"] is None
