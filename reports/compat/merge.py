@@ -52,7 +52,12 @@ def merge_rows(
             if outcome(row) == outcome(old):
                 result.duplicates += 1
                 result.problems.append(
-                    Problem("warning", job, f"duplicate: in {old_where} and {where} (same outcome); kept {winner[0]}")
+                    Problem(
+                        "warning",
+                        job,
+                        f"duplicate: in {old_where} and {where} (same outcome); kept {winner[0]}",
+                        "duplicate",
+                    )
                 )
             else:
                 result.conflicts += 1
@@ -60,10 +65,12 @@ def merge_rows(
                     f"conflict: {old_where} says {'/'.join(outcome(old))}, {where} says {'/'.join(outcome(row))}"
                 )
                 if prefer_latest:
-                    result.problems.append(Problem("warning", job, f"{message}; kept the later row from {winner[0]}"))
+                    result.problems.append(
+                        Problem("warning", job, f"{message}; kept the later row from {winner[0]}", "conflict")
+                    )
                 else:
                     result.problems.append(
-                        Problem("error", job, f"{message} (rerun the job, or merge with --prefer-latest)")
+                        Problem("error", job, f"{message} (rerun the job, or merge with --prefer-latest)", "conflict")
                     )
             kept[key] = winner
     result.rows = sorted((dict(row) for _, row in kept.values()), key=sort_key)
@@ -76,7 +83,7 @@ def environment_problems(rows: Sequence[Mapping[str, Any]]) -> list[Problem]:
     env = environment(rows)
     for key in ("device", "backend", "dtype"):
         if len(env[key]) > 1:
-            problems.append(Problem("warning", "results", f"rows come from different {key}s: {', '.join(env[key])}"))
+            problems.append(Problem("warning", "results", f"rows come from different {key}s: {', '.join(env[key])}", "environment"))
     totals: dict[str, set[str]] = {}
     for label in env["shards"]:
         index, _, total = str(label).partition("/")
@@ -88,6 +95,7 @@ def environment_problems(rows: Sequence[Mapping[str, Any]]) -> list[Problem]:
                     "warning",
                     "results",
                     f"only {len(indexes)} of {total} shards present (seen {', '.join(sorted(indexes, key=str))})",
+                    "shards",
                 )
             )
     return problems

@@ -31,12 +31,13 @@ class Problem:
     severity: str  # "error" (the data cannot be trusted) or "warning" (the data is usable, but look)
     where: str  # "path:line", a path, or a job ("llama/compiled")
     message: str
+    kind: str = "invalid"  # invalid | duplicate | conflict | environment | shards
 
     def __str__(self) -> str:
         return f"{self.severity}: {self.where}: {self.message}"
 
     def as_dict(self) -> dict[str, str]:
-        return {"severity": self.severity, "where": self.where, "message": self.message}
+        return {"severity": self.severity, "kind": self.kind, "where": self.where, "message": self.message}
 
 
 @dataclass
@@ -54,6 +55,9 @@ class Results:
     @property
     def warnings(self) -> list[Problem]:
         return [p for p in self.problems if p.severity == "warning"]
+
+    def of_kind(self, kind: str) -> list[Problem]:
+        return [p for p in self.problems if p.kind == kind]
 
     def unusable_reasons(self) -> list[str]:
         """Why a decision (gate, baseline) must not be taken on these results; empty when they are usable."""
@@ -169,7 +173,12 @@ def last_row_per_job(rows: Iterable[tuple[str, dict[str, Any]]], problems: list[
         key = job_key(row)
         if key in latest:
             problems.append(
-                Problem("warning", where, f"{key[0]}/{key[1]} already appeared at {latest[key][0]}; the later row is used")
+                Problem(
+                    "warning",
+                    where,
+                    f"duplicate: {key[0]}/{key[1]} already appeared at {latest[key][0]}; the later row is used",
+                    "duplicate",
+                )
             )
         latest[key] = (where, row)
     return list(latest.values())
