@@ -26,10 +26,10 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 
 def md_cell(value: Any) -> str:
-    """Text safe inside one Markdown table cell: no pipes, no newlines, no HTML."""
+    """Text safe inside one Markdown table cell: no pipes, no newlines, no HTML tags (``<`` is escaped)."""
     text = "" if value is None else str(value)
     text = " ".join(text.split())
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
 
 
 def md_table(header: list[str], rows: list[list[Any]]) -> str:

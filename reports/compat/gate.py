@@ -180,6 +180,6 @@ def format_gate(result: GateResult) -> str:
             out.append("Improvements fail the ratchet: refresh the baseline to lock them in (or pass --allow-improvements).")
     for warning in result.warnings:
         out.append(f"warning: {warning}")
-    if result.refresh:
+    if result.refresh and not result.unusable:
         out.append(f"To refresh the baseline: {result.refresh}")
     return "\n".join(out) + "\n"

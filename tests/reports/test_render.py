@@ -148,7 +148,7 @@ def test_markdown_escapes_cells(rows, jsonl):
     find(rows, "qwen2", "compiled")["reasons"] = ["a | b <script>\nnext"]
     text = render_markdown(build_summary(load_results(jsonl(rows))))
     line = next(line for line in text.splitlines() if "`qwen2`" in line)
-    assert "a \\| b &lt;script&gt; next" in line
+    assert "a \\| b &lt;script> next" in line
     assert line.count(" | ") == 7  # 8 columns, the pipe in the reason did not add one
 
 
