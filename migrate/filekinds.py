@@ -65,5 +65,6 @@ def kind_from_content(head: bytes) -> FileKind | None:
 
 
 def may_need_content(path: PurePath) -> bool:
-    """Files with no suffix may be shebang scripts (`train`, `launch`): worth reading their first line."""
-    return not path.suffix
+    """Files with no suffix may be shebang scripts (`train`, `launch`): worth reading their first line.
+    Dotfiles (`.gitignore`, `.env`) are configuration, not scripts."""
+    return not path.suffix and not path.name.startswith(".")

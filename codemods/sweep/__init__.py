@@ -1,0 +1,1 @@
+"""The final sweep: what is still there after every other rule ran."""

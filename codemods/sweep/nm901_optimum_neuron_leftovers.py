@@ -1,0 +1,72 @@
+"""NM901 optimum-neuron-leftovers: report every optimum-neuron / Neuron-XLA reference left after the run.
+
+Runs after every other rule, on the final text, and only reports (one ``todo`` per line, with an
+inline note). Nothing is left silently: whatever no rule could migrate shows up here, in code
+(``optimum.neuron`` imports and calls, ``neuronx_distributed``), in launch commands
+(``neuron_parallel_compile``, ``optimum-cli export neuron``, ``optimum-cli neuron ...``) and in
+dependency lists (``optimum-neuron``, ``optimum[neuron]``, ``torch-xla`` builds of ``torch-neuronx``).
+
+Commented-out code is left alone, and so are mere mentions of a package name inside Python strings
+(an availability check, a URL): see ``codemods/sweep/_patterns.py``.
+
+Before::
+
+    from optimum.neuron.utils import some_private_helper
+
+After (unchanged code, plus a note)::
+
+    # neuron-migrate: optimum-neuron API `optimum.neuron` is still used: ...
+    from optimum.neuron.utils import some_private_helper
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from migrate.filekinds import FileKind
+from migrate.rule import Safety, SweepHit, SweepRule
+
+from codemods.sweep._patterns import pattern, scan
+
+PATTERNS = (
+    pattern(r"\boptimum\.exporters\.neuron\b",
+            "`optimum.exporters.neuron` is still used: there is no ahead-of-time export on TorchNeuron; load the "
+            "source checkpoint with from_pretrained and let torch.compile compile on first call"),
+    pattern(r"\boptimum\.neuron\b",
+            "optimum-neuron API `optimum.neuron` is still used: no rule could migrate it; port it to stock "
+            "transformers/trl/accelerate (see neuron-migrate --list-rules and the migration map)"),
+    pattern(r"\bneuronx_distributed\b",
+            "`neuronx_distributed` (NxD) is still used: port parallel layers to DTensor / "
+            "transformers DistributedConfig(tp_size=...) and torch.distributed"),
+    pattern(r"\bneuron_parallel_compile\b",
+            "`neuron_parallel_compile` is still used: drop the wrapper and run the command it wrapped; "
+            "TorchNeuron compiles on first call", in_strings=True),
+    pattern(r"\boptimum-cli\s+export\s+neuron\b",
+            "`optimum-cli export neuron` is still used: nothing to pre-compile on TorchNeuron; load the source "
+            "model id with from_pretrained instead of the exported folder", in_strings=True),
+    pattern(r"\boptimum-cli\s+neuron\b",
+            "`optimum-cli neuron ...` is still used: it has no TorchNeuron counterpart (cache commands can go; "
+            "consolidate checkpoints once on the old stack)", in_strings=True),
+    pattern(r"(?:^|[\s\"'\[,=])optimum(?:-neuron|\[neuronx?\])",
+            "optimum-neuron is still a dependency here: replace it with torch-neuronx (TorchNeuron, from AWS's "
+            "Neuron package repository) plus transformers>=5.24 / trl / accelerate"),
+)
+
+
+class OptimumNeuronLeftovers(SweepRule):
+    """Report every optimum-neuron / Neuron-XLA reference left after all rules ran."""
+
+    id = "NM901"
+    name = "optimum-neuron-leftovers"
+    safety = Safety.MANUAL_ONLY
+    kinds = frozenset(FileKind) - {FileKind.NOTEBOOK}
+    triggers = ("optimum.neuron", "optimum.exporters.neuron", "neuronx_distributed", "neuron_parallel_compile",
+                "optimum-cli", "optimum-neuron", "optimum[neuron")
+    markers = ("from optimum.neuron", "import optimum.neuron", "from optimum.exporters.neuron", "neuron_parallel_compile",
+               "optimum-cli export neuron", "NEURON_CC_FLAGS", "NEURON_RT_", "NEURON_EXTRACT_GRAPHS_ONLY",
+               "NEURON_PARALLEL_COMPILE", "PJRT_DEVICE=NEURON", "import neuronx_distributed", "from neuronx_distributed",
+               "optimum-neuron==", "optimum-neuron[", "optimum-neuron>", "optimum[neuron")
+
+    def scan(self, text: str, kind: FileKind) -> Iterable[SweepHit]:
+        patterns = PATTERNS if kind is not FileKind.PYTHON else PATTERNS[:-1]
+        return scan(text, kind, patterns)

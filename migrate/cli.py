@@ -1,0 +1,190 @@
+"""`neuron-migrate`: rewrite a project in place, or show (`--diff`) / check (`--check`) what would change.
+
+Exit codes: 0 success; 1 `--check` found work (a file would change, or something is left for a human),
+or a file ended in error; 2 bad usage or input (unknown rule, missing path, unknown report format).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from migrate import __version__
+from migrate.discovery import DiscoveryError
+from migrate.findings import FileStatus, Severity
+from migrate.registry import UnknownRuleError, all_rules, find_rule, select_rules
+from migrate.rule import DeviceStyle
+
+PROGRESS_THRESHOLD = 200  # files to migrate before a progress bar is worth drawing
+
+
+def _fail(message: str) -> None:
+    click.echo(f"neuron-migrate: error: {message}", err=True)
+    sys.exit(2)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--diff", is_flag=True, help="Print unified diffs; write nothing.")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if a file would change or legacy usage remains.")
+@click.option("--select", "select", multiple=True, metavar="RULES", help="Only these rule ids or prefixes (NM1, NM301,...).")
+@click.option("--ignore", "ignore", multiple=True, metavar="RULES", help="Skip these rule ids or prefixes.")
+@click.option("--exclude", "exclude", multiple=True, metavar="GLOB", help="Skip paths matching this gitignore-style glob.")
+@click.option("--list-rules", is_flag=True, help="List every rule: id, name, safety, summary.")
+@click.option("--explain", metavar="RULE", help="Show a rule's documentation with its before/after example.")
+@click.option("--report", "reports", multiple=True, type=click.Path(path_type=Path), help="Write a report; format by extension: .json, .md, .html. Repeatable.")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default="all cores", help="Worker processes.")
+@click.option("--force", is_flag=True, help="Also rewrite files that have uncommitted changes.")
+@click.option("--no-inline-notes", is_flag=True, help="Do not write `# neuron-migrate:` notes next to the code a human must fix.")
+@click.option("--device-style", type=click.Choice([s.value for s in DeviceStyle]), default=DeviceStyle.PORTABLE.value, show_default=True,
+              help="How migrated code names its device: portable (neuron on Trainium, cpu elsewhere) or the literal 'neuron'.")
+@click.option("--xla", is_flag=True, help="Treat torch_xla code as Neuron code even if nothing in the project names Neuron.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
+@click.option("-v", "--verbose", is_flag=True, help="Also print what was fixed, file by file.")
+@click.version_option(__version__, prog_name="neuron-migrate")
+def main(paths, diff, check, select, ignore, exclude, list_rules, explain, reports, jobs, force, no_inline_notes,
+         device_style, xla, quiet, verbose) -> None:
+    """Rewrite optimum-neuron / torch_xla code under PATHS into stock Hugging Face + PyTorch for TorchNeuron."""
+    try:
+        rules = all_rules()
+    except Exception as error:  # a broken rule module must not look like a crash of the user's project
+        _fail(f"cannot load the rules: {error}")
+    if list_rules:
+        _print_rules(rules)
+        return
+    if explain:
+        try:
+            rule = find_rule(rules, explain)
+        except UnknownRuleError as error:
+            _fail(str(error))
+        click.echo(f"{rule.id} {rule.name} ({rule.safety.value})\n\n{rule.explanation()}")
+        return
+    try:
+        select_rules(rules, select, ignore)
+    except UnknownRuleError as error:
+        _fail(str(error))
+    if not paths:
+        _fail("give at least one file or folder (or --list-rules / --explain RULE)")
+    _check_reports(reports)
+
+    from migrate.engine import RunOptions, report_data, run
+
+    options = RunOptions(
+        select=select, ignore=ignore, exclude=exclude, jobs=jobs, write=not (diff or check), diff=diff, force=force,
+        inline_notes=not no_inline_notes, device_style=DeviceStyle(device_style), xla=xla,
+    )
+    progress = _Progress() if sys.stderr.isatty() and not quiet else None
+    try:
+        result = run(list(paths), options, progress=progress.update if progress else None)
+    except (DiscoveryError, UnknownRuleError) as error:
+        _fail(str(error))
+    finally:
+        if progress:
+            progress.close()
+
+    shown = _shower(paths)
+    if diff:
+        for file in result.files:
+            if file.diff:
+                click.echo(file.diff, nl=False)
+    if not quiet:  # with --diff, stdout carries the patch alone
+        _print_findings(result, shown, verbose, check, to_stderr=diff)
+    if reports:
+        data = report_data(result, _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat())
+        from reports.migrate_report import write
+
+        for path in reports:
+            write(data, path)
+    _print_summary(result, reports)
+    would_change = result.count(FileStatus.CHANGED) > 0
+    todos = any(True for _ in result.findings(Severity.TODO))
+    if result.count(FileStatus.ERROR) or (check and (would_change or todos)):
+        sys.exit(1)
+
+
+def _check_reports(reports) -> None:
+    from reports.migrate_report import UnknownFormatError, format_for
+
+    for path in reports:
+        try:
+            format_for(path)
+        except UnknownFormatError as error:
+            _fail(str(error))
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            _fail(f"{path}: folder {parent} does not exist")
+
+
+def _shower(paths):
+    """How to print a file path so that the user can open it from where they stand."""
+    if len(paths) == 1 and paths[0].is_dir():
+        return lambda display: os.path.join(str(paths[0]), display)
+    return lambda display: display
+
+
+def _print_rules(rules) -> None:
+    width = max((len(rule.name) for rule in rules), default=4)
+    for rule in rules:
+        click.echo(f"{rule.id}  {rule.name:<{width}}  {rule.safety.value:<12}  {rule.summary()}")
+
+
+def _print_findings(result, shown, verbose: bool, check: bool, to_stderr: bool) -> None:
+    for file in result.files:
+        if file.status is FileStatus.CHANGED and (check or verbose):
+            click.echo(f"{shown(file.path)}: {'would be rewritten' if check else 'rewritten'}", err=to_stderr)
+        for finding in file.findings:
+            if finding.severity is Severity.FIXED and not verbose:
+                continue
+            location = f"{shown(file.path)}:{finding.line}:{finding.column}"
+            click.echo(f"{location}: {finding.rule} [{finding.severity.value}] {finding.message}", err=to_stderr)
+
+
+def _print_summary(result, reports) -> None:
+    fixed = sum(1 for _ in result.findings(Severity.FIXED))
+    todo = sum(1 for _ in result.findings(Severity.TODO))
+    changed_word = "changed" if result.options.write else "would change"
+    lines = [
+        f"{len(result.files)} files scanned in {result.seconds:.2f}s: {result.count(FileStatus.CHANGED)} {changed_word}, "
+        f"{result.count(FileStatus.UNCHANGED)} unchanged, {result.count(FileStatus.SKIPPED)} skipped, "
+        f"{result.count(FileStatus.ERROR)} errors",
+        f"findings: {fixed} fixed, {todo} todo, {sum(1 for _ in result.findings(Severity.ERROR))} error",
+    ]
+    by_rule: dict[str, int] = {}
+    for _, finding in result.findings():
+        by_rule[finding.rule] = by_rule.get(finding.rule, 0) + 1
+    if by_rule:
+        lines.append("by rule: " + ", ".join(f"{rule} x{count}" for rule, count in sorted(by_rule.items())))
+    if not result.neuron_project:
+        lines.append("no Neuron usage found: torch_xla code was left alone (pass --xla if it targets Neuron)")
+    for path in reports:
+        lines.append(f"report: {path}")
+    for line in lines:
+        click.echo(line, err=True)
+
+
+class _Progress:
+    """A progress bar on stderr, drawn only when the tree is large enough to need one."""
+
+    def __init__(self) -> None:
+        self._bar = None
+
+    def update(self, done: int, total: int) -> None:
+        if total < PROGRESS_THRESHOLD:
+            return
+        if self._bar is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+            from rich.console import Console
+
+            self._bar = Progress("migrating", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                                 console=Console(stderr=True), transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task("migrate", total=total)
+        self._bar.update(self._task, completed=done)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()

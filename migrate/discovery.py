@@ -1,0 +1,149 @@
+"""Which files a run looks at.
+
+Files named on the command line are always taken (if their kind is one we handle). Inside folders:
+``.gitignore`` files are honoured at every level (and those of enclosing folders up to the work-tree
+root), with git's precedence (deeper files and later lines win, ``!`` re-includes); version-control
+folders, virtual environments, ``site-packages``, ``node_modules``, caches and build outputs are
+skipped; ``--exclude`` globs (gitignore syntax, relative to the folder given) drop more. Symbolic
+links are never followed: a linked folder is not entered and a linked file is reported as skipped,
+because writing through it would change a file outside the tree.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import pathspec
+
+from migrate.filekinds import FileKind, kind_from_name, may_need_content
+
+PRUNED_DIRS = frozenset(
+    {".git", ".hg", ".svn", "node_modules", "site-packages", "__pycache__", ".tox", ".nox", ".mypy_cache",
+     ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", ".eggs", "build", "dist", ".venv", "venv"}
+)
+
+
+class DiscoveryError(ValueError):
+    """A path given on the command line does not exist or cannot be read."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: Path  # absolute
+    display: str  # what reports show: relative to the folder given (or the path as given for files)
+    kind: FileKind | None  # None: decide from the content (shebang)
+    skip_reason: str | None = None
+
+
+def discover(paths: Sequence[Path], exclude: Sequence[str] = ()) -> Iterator[Candidate]:
+    for given in paths:
+        if not os.path.lexists(given):
+            raise DiscoveryError(f"{given}: no such file or directory")
+    seen: set[Path] = set()
+    # One folder: paths relative to it (what the reports show). Several targets: keep them apart.
+    single_folder = len(paths) == 1 and paths[0].is_dir() and not paths[0].is_symlink()
+    for given in paths:
+        for candidate in _discover_one(given, exclude, "" if single_folder else str(given)):
+            if candidate.path not in seen:
+                seen.add(candidate.path)
+                yield candidate
+
+
+def _discover_one(given: Path, exclude: Sequence[str], prefix: str) -> Iterator[Candidate]:
+    if given.is_symlink():
+        yield Candidate(given.absolute(), str(given), kind_from_name(given), "symbolic link (not followed)")
+        return
+    if given.is_file():
+        kind = kind_from_name(given)
+        reason = None if kind or may_need_content(given) else "not a kind of file neuron-migrate handles"
+        yield Candidate(given.resolve(), str(given), kind, reason)
+        return
+    if not given.is_dir():
+        raise DiscoveryError(f"{given}: not a regular file or directory")
+    root = given.resolve()
+    excluded = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+    yield from _walk(root, root, _enclosing_ignores(root), excluded, prefix)
+
+
+def _enclosing_ignores(root: Path) -> list[tuple[Path, pathspec.GitIgnoreSpec]]:
+    """.gitignore files of the folders above ``root``, up to the work-tree root, outermost first."""
+    chain: list[Path] = []
+    folder = root.parent
+    if not (root / ".git").exists():
+        while True:
+            chain.append(folder)
+            if (folder / ".git").exists() or folder.parent == folder:
+                break
+            folder = folder.parent
+        if not (chain[-1] / ".git").exists():
+            chain = []  # not inside a work tree: outer .gitignore files do not apply
+    specs = []
+    for folder in reversed(chain):
+        spec = _load_ignore(folder)
+        if spec is not None:
+            specs.append((folder, spec))
+    return specs
+
+
+def _load_ignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
+    ignore_file = folder / ".gitignore"
+    try:
+        lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.GitIgnoreSpec]]) -> bool:
+    decision = None
+    for folder, spec in specs:  # outermost first: a deeper .gitignore overrides
+        relative = path.relative_to(folder).as_posix() + ("/" if is_dir else "")
+        result = spec.check_file(relative).include
+        if result is not None:
+            decision = result
+    return bool(decision)
+
+
+def _is_environment(folder: Path) -> bool:
+    return (folder / "pyvenv.cfg").exists() or (folder / "conda-meta").is_dir()
+
+
+def _walk(root, folder, specs, excluded, prefix) -> Iterator[Candidate]:
+    own = _load_ignore(folder)
+    if own is not None:
+        specs = [*specs, (folder, own)]
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError as error:
+        yield Candidate(folder, _display(prefix, root, folder), None, f"cannot list folder: {error.strerror}")
+        return
+    for entry in entries:
+        path = Path(entry.path)
+        relative = path.relative_to(root).as_posix()
+        display = f"{prefix.rstrip('/')}/{relative}" if prefix else relative
+        if entry.is_dir(follow_symlinks=False):
+            if entry.name in PRUNED_DIRS or entry.name.endswith(".egg-info") or _is_environment(path):
+                continue
+            if _ignored(path, True, specs) or (excluded and excluded.match_file(relative + "/")):
+                continue
+            yield from _walk(root, path, specs, excluded, prefix)
+            continue
+        kind = kind_from_name(path)
+        if kind is None and not may_need_content(path):
+            continue
+        if _ignored(path, False, specs) or (excluded and excluded.match_file(relative)):
+            continue
+        if entry.is_symlink():
+            if kind is not None:
+                yield Candidate(path, display, kind, "symbolic link (not followed)")
+            continue
+        if entry.is_file(follow_symlinks=False):
+            yield Candidate(path, display, kind)
+
+
+def _display(prefix: str, root: Path, path: Path) -> str:
+    relative = path.relative_to(root).as_posix()
+    return f"{prefix.rstrip('/')}/{relative}" if prefix else (relative or ".")

@@ -1,0 +1,318 @@
+"""Runs the rules over a tree: discover -> scan (prefilter) -> migrate (pool) -> write.
+
+Two passes over the files, both in a process pool:
+
+1. scan: read each file and look for the triggers of every enabled rule (one regular expression over
+   all triggers at once) and for the markers that show the project targets Neuron. A file without a
+   trigger costs a read and a scan, nothing more: it is never parsed.
+2. migrate: only files with a trigger of a rule that may run are parsed and rewritten. Rules scoped to
+   Neuron projects (torch_xla idioms) run only if some file of the run carries a marker, or ``--xla``.
+
+The parent writes results as they stream in (bounded memory), atomically, and never over a file with
+uncommitted changes unless forced. Any failure inside a file becomes an ``error`` result for that file,
+which is left byte-for-byte untouched; the run always finishes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import multiprocessing
+import os
+import re
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+from typing import Callable, Iterator, Sequence
+
+import libcst
+
+from migrate.discovery import Candidate, discover
+from migrate.filekinds import FileKind, kind_from_content
+from migrate.findings import FileResult, FileStatus, Finding, Severity
+from migrate.gitstate import uncommitted_files
+from migrate.pipeline import migrate_file_text
+from migrate.registry import all_rules, select_rules
+from migrate.rule import DeviceStyle, Rule, RuleOptions
+from migrate.textio import DecodeError, atomic_write, decode
+
+ENGINE_RULE = "NM000"  # findings of the engine itself (unreadable, undecodable, unparsable, refused)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    jobs: int = 0  # 0: all cores
+    write: bool = True
+    diff: bool = False
+    force: bool = False
+    inline_notes: bool = True
+    device_style: DeviceStyle = DeviceStyle.PORTABLE
+    xla: bool = False  # treat the project as a Neuron project even without markers
+
+
+@dataclass
+class RunResult:
+    targets: list[str]
+    options: RunOptions
+    rules: list[type[Rule]]
+    neuron_project: bool
+    files: list[FileResult] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def count(self, status: FileStatus) -> int:
+        return sum(1 for result in self.files if result.status is status)
+
+    def findings(self, severity: Severity | None = None) -> Iterator[tuple[FileResult, Finding]]:
+        for result in self.files:
+            for finding in result.findings:
+                if severity is None or finding.severity is severity:
+                    yield result, finding
+
+
+# ------------------------------------------------------------------------------------------- workers
+
+
+@dataclass
+class _Plan:
+    """What the workers need; built once in the parent and inherited (fork) or pickled (spawn)."""
+
+    rules: list[type[Rule]]
+    options: RuleOptions
+    diff: bool
+
+    def __post_init__(self) -> None:
+        triggers = {t for rule in self.rules for t in rule.triggers}
+        markers = {m for rule in self.rules for m in rule.markers}
+        everything = sorted(triggers | markers, key=len, reverse=True)
+        self.any_pattern = re.compile("|".join(map(re.escape, everything))) if everything else None
+        self.markers = sorted(markers)
+
+
+@dataclass
+class _Scanned:
+    candidate: Candidate
+    kind: FileKind | None
+    needs: bool = False  # a rule that may run in any project has a trigger here
+    needs_if_neuron: bool = False  # only Neuron-project rules have triggers here
+    has_marker: bool = False
+    error: str | None = None
+
+
+_PLAN: _Plan | None = None
+
+
+def _init_worker(plan: _Plan) -> None:
+    global _PLAN
+    _PLAN = plan
+
+
+def _scan(candidate: Candidate) -> _Scanned:
+    plan = _PLAN
+    assert plan is not None
+    if candidate.skip_reason:
+        return _Scanned(candidate, candidate.kind)
+    try:
+        data = candidate.path.read_bytes()
+    except OSError as error:
+        return _Scanned(candidate, candidate.kind, error=f"cannot read: {error.strerror or error}")
+    kind = candidate.kind or kind_from_content(data[:256])
+    scanned = _Scanned(candidate, kind)
+    if kind is None or plan.any_pattern is None:
+        return scanned
+    text = data.decode("utf-8", errors="replace")
+    if not plan.any_pattern.search(text):
+        return scanned
+    scanned.has_marker = any(marker in text for marker in plan.markers)
+    for rule in plan.rules:
+        if _handles(rule, kind) and any(trigger in text for trigger in rule.triggers):
+            if rule.scope == "neuron-project":
+                scanned.needs_if_neuron = True
+            else:
+                scanned.needs = True
+    return scanned
+
+
+def _handles(rule: type[Rule], kind: FileKind) -> bool:
+    # Notebooks hold Python and shell code: every rule may apply to one of their cells.
+    return kind is FileKind.NOTEBOOK or kind in rule.kinds
+
+
+def _migrate(job: tuple[Candidate, FileKind]) -> FileResult:
+    plan = _PLAN
+    assert plan is not None
+    candidate, kind = job
+    path = candidate.path
+    try:
+        data = path.read_bytes()
+        decoded = decode(data, kind)
+        migrated = migrate_file_text(decoded.text, kind, PurePath(candidate.display), plan.rules, plan.options)
+        findings = sorted(migrated.findings, key=lambda f: (f.line, f.column, f.rule))
+        if migrated.text == decoded.text:
+            return FileResult(candidate.display, kind.value, FileStatus.UNCHANGED, findings)
+        new_bytes = decoded.encode(migrated.text)
+        diff = _unified_diff(candidate.display, decoded.text, migrated.text) if plan.diff else None
+        return FileResult(candidate.display, kind.value, FileStatus.CHANGED, findings, new_bytes=new_bytes, diff=diff)
+    except OSError as error:
+        return _error(candidate, kind, f"cannot read: {error.strerror or error}")
+    except DecodeError as error:
+        return _error(candidate, kind, str(error))
+    except libcst.ParserSyntaxError as error:
+        return _error(candidate, kind, f"does not parse: {error.message} (line {error.raw_line}); left untouched", error.raw_line)
+    except UnicodeEncodeError as error:
+        return _error(candidate, kind, f"the rewrite cannot be written in the file's encoding ({error.reason}); left untouched")
+    except Exception as error:  # a rule raised: the file stays as it was and the run goes on
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        return _error(
+            candidate, kind,
+            f"internal error {type(error).__name__}: {error} (at {os.path.basename(where.filename)}:{where.lineno}); left untouched",
+        )
+
+
+def _error(candidate: Candidate, kind: FileKind | None, message: str, line: int = 0) -> FileResult:
+    finding = Finding(ENGINE_RULE, Severity.ERROR, line, 0, message)
+    return FileResult(candidate.display, kind.value if kind else "unknown", FileStatus.ERROR, [finding], reason=message)
+
+
+def _unified_diff(name: str, old: str, new: str) -> str:
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{name}", tofile=f"b/{name}"
+    )
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+# --------------------------------------------------------------------------------------------- runner
+
+
+def _map(function: Callable, items: Sequence, plan: _Plan, jobs: int) -> Iterator:
+    """Apply ``function`` to ``items``, in a pool when that pays off; results stream in any order."""
+    if jobs <= 1 or len(items) < 2:
+        _init_worker(plan)
+        yield from map(function, items)
+        return
+    context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    chunk = max(1, min(64, len(items) // (jobs * 8) or 1))
+    with context.Pool(jobs, initializer=_init_worker, initargs=(plan,)) as pool:
+        yield from pool.imap_unordered(function, items, chunksize=chunk)
+
+
+def run(
+    paths: Sequence[Path],
+    options: RunOptions,
+    progress: Callable[[int, int], None] | None = None,
+    rules: Sequence[type[Rule]] | None = None,
+) -> RunResult:
+    """Migrate ``paths`` with ``rules`` (default: every registered rule, filtered by --select/--ignore).
+    Raises DiscoveryError / UnknownRuleError for bad input, before touching anything."""
+    started = time.perf_counter()
+    rules = select_rules(all_rules() if rules is None else rules, options.select, options.ignore)
+    candidates = list(discover(paths, options.exclude))
+    jobs = options.jobs or os.cpu_count() or 1
+    rule_options = RuleOptions(device_style=options.device_style, inline_notes=options.inline_notes)
+    plan = _Plan(rules, rule_options, options.diff)
+
+    scanned = list(_map(_scan, candidates, plan, jobs))
+    neuron_project = options.xla or any(item.has_marker for item in scanned)
+    if not neuron_project:
+        rules = [rule for rule in rules if rule.scope != "neuron-project"]
+    plan = _Plan(rules, RuleOptions(options.device_style, options.inline_notes, neuron_project), options.diff)
+
+    result = RunResult([str(path) for path in paths], options, rules, neuron_project)
+    work: list[tuple[Candidate, FileKind]] = []
+    for item in scanned:
+        kind_name = item.kind.value if item.kind else "unknown"
+        if item.candidate.skip_reason:
+            result.files.append(FileResult(item.candidate.display, kind_name, FileStatus.SKIPPED, reason=item.candidate.skip_reason))
+        elif item.error:
+            result.files.append(_error(item.candidate, item.kind, item.error))
+        elif item.kind is None:
+            continue  # no telling name and no shebang: not a file we handle
+        elif item.needs or (item.needs_if_neuron and neuron_project):
+            work.append((item.candidate, item.kind))
+        else:
+            result.files.append(FileResult(item.candidate.display, item.kind.value, FileStatus.UNCHANGED))
+
+    dirty = uncommitted_files(paths) if options.write and not options.force else set()
+    by_display = {candidate.display: candidate for candidate, _ in work}
+    done = 0
+    for file_result in _map(_migrate, work, plan, jobs):
+        done += 1
+        if file_result.status is FileStatus.CHANGED and options.write:
+            _write(by_display[file_result.path].path, file_result, dirty)
+        result.files.append(file_result)
+        if progress:
+            progress(done, len(work))
+    result.files.sort(key=lambda item: item.path)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _write(path: Path, file_result: FileResult, dirty: set[Path]) -> None:
+    data, file_result.new_bytes = file_result.new_bytes, None  # do not keep every rewritten file in memory
+    if path.resolve() in dirty:
+        message = "has uncommitted changes: commit or stash them first, or pass --force; left untouched"
+        file_result.status = FileStatus.ERROR
+        file_result.reason = message
+        file_result.findings.insert(0, Finding(ENGINE_RULE, Severity.ERROR, 0, 0, message))
+        return
+    try:
+        atomic_write(path, data or b"")
+    except OSError as error:
+        message = f"cannot write: {error.strerror or error}; left untouched"
+        file_result.status = FileStatus.ERROR
+        file_result.reason = message
+        file_result.findings.insert(0, Finding(ENGINE_RULE, Severity.ERROR, 0, 0, message))
+
+
+REPORT_SCHEMA_VERSION = 1
+
+
+def report_data(result: RunResult, generated_at: str) -> dict:
+    """The run as plain data: what every migrate report format renders (see docs/migrate-report.md)."""
+    from migrate import __version__
+
+    rules = {rule.id: rule for rule in result.rules}
+    by_rule: dict[str, dict[str, int]] = {}
+    by_severity = {severity.value: 0 for severity in Severity}
+    for _, finding in result.findings():
+        by_severity[finding.severity.value] += 1
+        counts = by_rule.setdefault(finding.rule, {severity.value: 0 for severity in Severity})
+        counts[finding.severity.value] += 1
+    return {
+        "schema_version": REPORT_SCHEMA_VERSION,
+        "tool": "neuron-migrate",
+        "tool_version": __version__,
+        "generated_at": generated_at,
+        "targets": result.targets,
+        "mode": "write" if result.options.write else ("diff" if result.options.diff else "check"),
+        "neuron_project": result.neuron_project,
+        "device_style": result.options.device_style.value,
+        "seconds": round(result.seconds, 3),
+        "summary": {
+            "files_scanned": len(result.files),
+            "changed": result.count(FileStatus.CHANGED),
+            "unchanged": result.count(FileStatus.UNCHANGED),
+            "skipped": result.count(FileStatus.SKIPPED),
+            "errors": result.count(FileStatus.ERROR),
+            "findings": by_severity,
+            "by_rule": {
+                rule_id: {"name": rules[rule_id].name if rule_id in rules else "engine", **counts}
+                for rule_id, counts in sorted(by_rule.items())
+            },
+        },
+        "files": [
+            {
+                "path": file.path,
+                "kind": file.kind,
+                "status": file.status.value,
+                "reason": file.reason,
+                "findings": [
+                    {"rule": f.rule, "severity": f.severity.value, "line": f.line, "column": f.column, "message": f.message}
+                    for f in file.findings
+                ],
+            }
+            for file in result.files
+        ],
+    }
