@@ -1,0 +1,150 @@
+"""Shared metadata and helpers of the torch_xla family (NM3xx). Not a rule module (leading underscore).
+
+Every torch_xla rule is scoped to Neuron projects: torch_xla code for TPUs (or GPUs) is left alone. The
+engine decides that from ``MARKERS`` (any file of the run containing one) or ``--xla``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+import libcst as cst
+
+from migrate.rule import PythonRule, Safety  # noqa: F401  (re-exported for the rule modules)
+
+#: Substrings that show a project targets AWS Neuron (precise on purpose: "NEURON" alone is not).
+MARKERS: tuple[str, ...] = (
+    "optimum.neuron",
+    "optimum-neuron",
+    "optimum[neuron",
+    "neuron_parallel_compile",
+    "NEURON_CC_FLAGS",
+    "NEURON_RT_",
+    "NEURON_EXTRACT_GRAPHS_ONLY",
+    "NEURON_PARALLEL_COMPILE",
+    "NEURON_COMPILE_CACHE_URL",
+    "torch_neuronx",
+    "torch-neuronx",
+    "neuronx_distributed",
+    "neuronx-distributed",
+    "neuronx-cc",
+    "neuronxcc",
+    "libneuronxla",
+    "PJRT_DEVICE=NEURON",
+    '"PJRT_DEVICE"] = "NEURON"',
+    "'PJRT_DEVICE'] = 'NEURON'",
+    "aws-neuron",
+)
+
+#: Files are parsed only when they mention torch_xla or a literal xla device / env var.
+TRIGGERS: tuple[str, ...] = ("torch_xla", '"xla"', "'xla'")
+
+LEGACY = ("torch_xla",)
+
+XM = "torch_xla.core.xla_model"
+XR = "torch_xla.runtime"
+
+RANK = 'int(os.environ.get("RANK", 0))'
+LOCAL_RANK = 'int(os.environ.get("LOCAL_RANK", 0))'
+WORLD_SIZE = 'int(os.environ.get("WORLD_SIZE", 1))'
+
+
+def names(*pairs: tuple[str, Iterable[str]]) -> frozenset[str]:
+    """``names((XM, ["mark_step"]), ("torch_xla", ["sync"]))`` -> qualified names."""
+    return frozenset(f"{module}.{name}" for module, members in pairs for name in members)
+
+
+class XlaRule(PythonRule):
+    """Base of the family: scope, markers, triggers, legacy import cleanup. Not a rule itself (no id)."""
+
+    scope = "neuron-project"
+    markers = MARKERS
+    triggers = TRIGGERS
+    legacy_modules = LEGACY
+
+    # ------------------------------------------------------------------ helpers
+    def expr(self, source: str, *imports: tuple[str, str | None, str | None]) -> cst.BaseExpression:
+        for module, name, asname in imports:
+            self.ctx.add_import(module, name, asname)
+        return cst.parse_expression(source)
+
+    def statement(self, source: str, *imports: tuple[str, str | None, str | None]) -> cst.BaseStatement:
+        for module, name, asname in imports:
+            self.ctx.add_import(module, name, asname)
+        return cst.parse_statement(source)
+
+    def code(self, node: cst.CSTNode) -> str:
+        return cst.Module(body=[]).code_for_node(node)
+
+    def call_of(self, statement: cst.CSTNode, names_: Iterable[str]) -> cst.Call | None:
+        """The call of a one-expression statement line when it calls one of ``names_``."""
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return None
+        expr = statement.body[0]
+        if isinstance(expr, cst.Expr) and isinstance(expr.value, cst.Call) and self.ctx.matches(expr.value.func, names_):
+            return expr.value
+        return None
+
+    def replace_line(
+        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine, new: cst.BaseStatement | list
+    ):
+        """Replace a statement line by one or more statements, keeping its comments above."""
+        statements = new if isinstance(new, list) else [new]
+        if not statements:
+            return cst.RemoveFromParent()
+        first = statements[0].with_changes(leading_lines=updated.leading_lines)
+        if isinstance(first, cst.SimpleStatementLine) and len(statements) == 1:
+            first = first.with_changes(trailing_whitespace=updated.trailing_whitespace)
+        statements[0] = first
+        return statements[0] if len(statements) == 1 else cst.FlattenSentinel(statements)
+
+
+def arg(call: cst.Call, position: int | None, keyword: str | None) -> cst.Arg | None:
+    """The argument at ``position`` (positional) or named ``keyword``."""
+    if keyword is not None:
+        for a in call.args:
+            if a.keyword is not None and a.keyword.value == keyword:
+                return a
+    if position is not None:
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if position < len(positional):
+            return positional[position]
+    return None
+
+
+def has_star(call: cst.Call) -> bool:
+    return any(a.star for a in call.args)
+
+
+def string_value(node: cst.CSTNode | None) -> str | None:
+    """The value of a plain (non f-) string literal, else None."""
+    if isinstance(node, cst.SimpleString):
+        try:
+            value = node.evaluated_value
+        except Exception:  # pragma: no cover - odd prefixes
+            return None
+        return value if isinstance(value, str) else None
+    return None
+
+
+def is_xla_string(node: cst.CSTNode | None) -> bool:
+    value = string_value(node)
+    return value is not None and (value == "xla" or value.startswith("xla:"))
+
+
+def walk(node: cst.CSTNode, test: Callable[[cst.CSTNode], bool]) -> bool:
+    """True if ``test`` holds for ``node`` or any node below it."""
+    found = False
+
+    class _V(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            nonlocal found
+            if found:
+                return False
+            if test(n):
+                found = True
+                return False
+            return True
+
+    node.visit(_V())
+    return found

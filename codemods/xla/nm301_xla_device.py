@@ -1,0 +1,106 @@
+"""NM301 xla-device: torch_xla devices become the accelerator device (map 3.E E2, E29).
+
+Rewrites ``xm.xla_device()``, ``torch_xla.device()``, ``torch.device("xla")`` and literal ``"xla"`` devices
+(``.to("xla")``, ``device="xla"``, ``device = "xla"``) into the device expression of
+``codemods/_lib/device.py``. In the default portable style that is
+``torch.accelerator.current_accelerator() or torch.device("cpu")``: TorchNeuron registers ``neuron`` as the
+accelerator, so on Trainium this is the NeuronCore of the process and on a laptop the same script runs on
+the CPU. ``--device-style neuron`` writes ``torch.device("neuron")``.
+
+Before::
+
+    import torch_xla.core.xla_model as xm
+    device = xm.xla_device()
+    batch = batch.to("xla")
+
+After::
+
+    import torch
+    device = torch.accelerator.current_accelerator() or torch.device("cpu")
+    batch = batch.to(torch.accelerator.current_accelerator() or torch.device("cpu"))
+
+Fix safety: safe. ``xm.xla_device(n)`` / ``torch.device("xla", n)`` picked core ``n`` of a multi-core
+process; TorchNeuron runs one process per NeuronCore, so the index is dropped with a ``todo``.
+``xm.get_xla_supported_devices()`` becomes a ``todo`` (one device per process now).
+Known limits: device strings built at run time (``f"xla:{i}"``) are not recognised.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib import device as dev
+from codemods.xla._common import XM, Safety, XlaRule, arg, is_xla_string, names
+
+DEVICE_CALLS = names((XM, ["xla_device"]), ("torch_xla", ["device"]))
+TORCH_DEVICE = frozenset({"torch.device"})
+SUPPORTED = names((XM, ["get_xla_supported_devices"]))
+_DEVICE_WORDS = ("device", "dev")
+
+
+class XlaDevice(XlaRule):
+    """Replace torch_xla devices (xm.xla_device(), "xla") with the accelerator device expression."""
+
+    id = "NM301"
+    name = "xla-device"
+    safety = Safety.SAFE
+
+    def _device(self) -> cst.BaseExpression:
+        return dev.emit(self.ctx, dev.device(self.ctx.options.device_style))
+
+    def _is_device_call(self, call: cst.CSTNode) -> bool:
+        if not isinstance(call, cst.Call):
+            return False
+        if self.ctx.matches(call.func, DEVICE_CALLS):
+            return True
+        if self.ctx.matches(call.func, TORCH_DEVICE):
+            first = arg(call, 0, "type")
+            return first is not None and is_xla_string(first.value)
+        return False
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if self.ctx.matches(original.func, SUPPORTED):
+            self.todo(original, "xm.get_xla_supported_devices(): TorchNeuron runs one process per NeuronCore; use the process's device (torch.accelerator.current_accelerator()) and launch one process per core with torchrun")
+            return updated
+        if self._is_device_call(original):
+            index = arg(original, 0, "n") if self.ctx.matches(original.func, DEVICE_CALLS) else arg(original, 1, "index")
+            if self.ctx.matches(original.func, TORCH_DEVICE) and isinstance(arg(original, 0, "type").value, cst.SimpleString):
+                value = arg(original, 0, "type").value.evaluated_value
+                if ":" in value:
+                    index = index or True
+            if index is not None:
+                self.todo(original, "the xla device index picked one core of a multi-core process; TorchNeuron uses one NeuronCore per process (torchrun sets LOCAL_RANK), so the index was dropped")
+            else:
+                self.fixed(original, "xla device -> accelerator device")
+            return self._device()
+        # literal "xla" passed as a device: .to("xla"), device="xla"
+        changed = False
+        new_args = []
+        is_to = isinstance(original.func, cst.Attribute) and original.func.attr.value == "to"
+        for i, (o, a) in enumerate(zip(original.args, updated.args)):
+            if is_xla_string(o.value) and ((is_to and i == 0 and o.keyword is None) or (o.keyword is not None and o.keyword.value == "device")):
+                new_args.append(a.with_changes(value=self._device()))
+                changed = True
+            else:
+                new_args.append(a)
+        if changed:
+            self.fixed(original, '"xla" device -> accelerator device')
+            return updated.with_changes(args=new_args)
+        return updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
+        # xm.xla_device().type -> (device expression).type
+        if isinstance(updated, cst.Attribute) and self._is_device_call(original.value) and isinstance(updated.value, cst.BooleanOperation):
+            return updated.with_changes(value=updated.value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
+        return updated
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
+        # device = "xla"
+        if not is_xla_string(original.value) or len(original.targets) != 1:
+            return updated
+        target = original.targets[0].target
+        name = target.value if isinstance(target, cst.Name) else target.attr.value if isinstance(target, cst.Attribute) else ""
+        if not any(word in name.lower() for word in _DEVICE_WORDS):
+            return updated
+        self.fixed(original, '"xla" device -> accelerator device')
+        return updated.with_changes(value=self._device())

@@ -1,0 +1,71 @@
+"""NM304 ranks: torch_xla ordinals and world sizes become torchrun's environment (map 3.E E7-E10; trap T40).
+
+================================================  =============================================
+``xm.get_ordinal()``, ``xr.global_ordinal()``     ``int(os.environ.get("RANK", 0))``
+``xm.get_local_ordinal()``, ``xr.local_ordinal()``  ``int(os.environ.get("LOCAL_RANK", 0))``
+``xm.xrt_world_size()``, ``xm.world_size()``,
+``xr.world_size()``                                ``int(os.environ.get("WORLD_SIZE", 1))``
+``xm.is_master_ordinal()`` (``local=True``)        ``int(os.environ.get("LOCAL_RANK", 0)) == 0``
+``xm.is_master_ordinal(local=False)``              ``int(os.environ.get("RANK", 0)) == 0``
+================================================  =============================================
+
+Why the environment and not ``dist.get_rank()``: torchrun sets these variables for every worker, and the
+expressions also work in a single process where no process group exists (``dist.get_rank()`` would raise
+there, while ``xm.get_ordinal()`` returned 0). ``xm.is_master_ordinal()`` defaults to the LOCAL master (one
+per host); that default is kept.
+
+Before::
+
+    if xm.is_master_ordinal():
+        print("rank", xm.get_ordinal(), "of", xm.xrt_world_size())
+
+After::
+
+    if int(os.environ.get("LOCAL_RANK", 0)) == 0:
+        print("rank", int(os.environ.get("RANK", 0)), "of", int(os.environ.get("WORLD_SIZE", 1)))
+
+Fix safety: safe under torchrun (the launcher ``xmp.spawn`` is replaced by, see NM310). A non-literal
+``local=`` argument gets a ``todo``.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods.xla._common import LOCAL_RANK, RANK, WORLD_SIZE, XM, XR, Safety, XlaRule, arg, names
+
+GLOBAL = names((XM, ["get_ordinal"]), (XR, ["global_ordinal"]))
+LOCAL = names((XM, ["get_local_ordinal"]), (XR, ["local_ordinal"]))
+WORLD = names((XM, ["xrt_world_size", "world_size"]), (XR, ["world_size", "global_runtime_device_count"]))
+MASTER = names((XM, ["is_master_ordinal"]))
+OS = ("os", None, None)
+
+
+class Ranks(XlaRule):
+    """xm.get_ordinal()/xrt_world_size()/is_master_ordinal() -> RANK/WORLD_SIZE/LOCAL_RANK from torchrun."""
+
+    id = "NM304"
+    name = "xla-ranks"
+    safety = Safety.SAFE
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = original.func
+        if self.ctx.matches(func, GLOBAL):
+            self.fixed(original, "global ordinal -> RANK")
+            return self.expr(RANK, OS)
+        if self.ctx.matches(func, LOCAL):
+            self.fixed(original, "local ordinal -> LOCAL_RANK")
+            return self.expr(LOCAL_RANK, OS)
+        if self.ctx.matches(func, WORLD):
+            self.fixed(original, "world size -> WORLD_SIZE")
+            return self.expr(WORLD_SIZE, OS)
+        if self.ctx.matches(func, MASTER):
+            local = arg(original, 0, "local")
+            if local is None or (isinstance(local.value, cst.Name) and local.value.value == "True"):
+                self.fixed(original, "xm.is_master_ordinal() (local master, one per host) -> LOCAL_RANK == 0")
+                return self.expr(f"{LOCAL_RANK} == 0", OS)
+            if isinstance(local.value, cst.Name) and local.value.value == "False":
+                self.fixed(original, "xm.is_master_ordinal(local=False) -> RANK == 0")
+                return self.expr(f"{RANK} == 0", OS)
+            self.todo(original, "xm.is_master_ordinal(local=<expr>): use int(os.environ.get(\"LOCAL_RANK\", 0)) == 0 for the local master or int(os.environ.get(\"RANK\", 0)) == 0 for the global one")
+        return updated

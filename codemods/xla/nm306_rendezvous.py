@@ -1,0 +1,48 @@
+"""NM306 rendezvous: ``xm.rendezvous(tag)`` barriers become ``dist.barrier()`` (map 3.E E11; trap T41).
+
+Before::
+
+    xm.rendezvous("checkpoint saved")
+
+After::
+
+    if dist.is_initialized():
+        dist.barrier()
+
+The guard keeps single-process runs working (``xm.rendezvous`` was a no-op there; ``dist.barrier()`` without
+a process group raises). Fix safety: safe when the result is unused. ``xm.rendezvous`` returns the
+payloads of every replica: when its value is used the rule leaves a ``todo`` pointing to
+``dist.all_gather_object``.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods.xla._common import XM, Safety, XlaRule, names
+
+RENDEZVOUS = names((XM, ["rendezvous"]))
+DIST = ("torch.distributed", None, "dist")
+
+
+class Rendezvous(XlaRule):
+    """xm.rendezvous(tag) -> dist.barrier() (guarded for single-process runs)."""
+
+    id = "NM306"
+    name = "rendezvous"
+    safety = Safety.SAFE
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        call = self.call_of(original, RENDEZVOUS)
+        if call is None:
+            return updated
+        self.fixed(call, "xm.rendezvous -> dist.barrier()")
+        return self.replace_line(original, updated, self.statement("if dist.is_initialized():\n    dist.barrier()\n", DIST))
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        self._statement_calls = getattr(self, "_statement_calls", set())
+        self._statement_calls.add(id(node.value))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.ctx.matches(node.func, RENDEZVOUS) and id(node) not in getattr(self, "_statement_calls", set()):
+            self.todo(node, "the result of xm.rendezvous (every replica's payload) is used: replace with objs = [None] * dist.get_world_size(); dist.all_gather_object(objs, payload)")

@@ -1,0 +1,77 @@
+"""NM307 xla-save: ``xm.save(obj, path)`` becomes ``torch.save`` on one rank (map 3.E E12; trap T39).
+
+Before::
+
+    xm.save(model.state_dict(), "model.pt")
+
+After::
+
+    if int(os.environ.get("RANK", 0)) == 0:
+        torch.save(model.state_dict(), "model.pt")
+
+``xm.save`` wrote on each host's LOCAL master by default (``master_only=True, global_master=False``: one copy
+per host) and moved tensors to the CPU first. The rewrite writes once, on global rank 0 (right for a shared
+file system; for per-host local disks guard with ``LOCAL_RANK`` instead); ``master_only=False`` saves on
+every rank; ``global_master=True`` keeps rank 0. Tensors are saved on their device: load them with
+``torch.load(path, map_location="cpu")`` where no Neuron device exists.
+
+Fix safety: needs review (a finding says what changed). Non-literal ``master_only``/``global_master``
+get a ``todo``. Sharded (FSDP/TP) models need ``torch.distributed.checkpoint`` instead (``todo`` when the
+file uses FSDP).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods.xla._common import LOCAL_RANK, RANK, XM, Safety, XlaRule, arg, has_star, names
+
+SAVE = names((XM, ["save"]))
+OS = ("os", None, None)
+TORCH = ("torch", None, None)
+
+
+def _bool(node: cst.Arg | None, default: bool) -> bool | None:
+    if node is None:
+        return default
+    if isinstance(node.value, cst.Name) and node.value.value in ("True", "False"):
+        return node.value.value == "True"
+    return None
+
+
+class XlaSave(XlaRule):
+    """xm.save(obj, path) -> torch.save(obj, path) on rank 0."""
+
+    id = "NM307"
+    name = "xla-save"
+    safety = Safety.NEEDS_REVIEW
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        call = self.call_of(original, SAVE)
+        if call is None:
+            return updated
+        obj, path = arg(call, 0, "data"), arg(call, 1, "file_or_path")
+        master_only, global_master = _bool(arg(call, 2, "master_only"), True), _bool(arg(call, 3, "global_master"), False)
+        if obj is None or path is None or has_star(call) or master_only is None or global_master is None:
+            self.todo(call, "xm.save with non-literal options: use torch.save(obj, path) under `if int(os.environ.get(\"RANK\", 0)) == 0:`")
+            return updated
+        new = updated.body[0].value
+        new_obj = arg(new, 0, "data").value
+        new_path = arg(new, 1, "file_or_path").value
+        save = cst.SimpleStatementLine(
+            body=[cst.Expr(cst.Call(func=cst.parse_expression("torch.save"), args=[cst.Arg(new_obj), cst.Arg(new_path)]))]
+        )
+        self.ctx.add_import("torch")
+        if "fully_shard" in self.ctx.source or "FullyShardedDataParallel" in self.ctx.source:
+            self.todo(call, "a sharded model is saved: use torch.distributed.checkpoint.save or get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True)) before torch.save")
+        if not master_only:
+            self.fixed(call, "xm.save(master_only=False) -> torch.save on every rank (tensors stay on their device: load with map_location=\"cpu\" off-device)")
+            return self.replace_line(original, updated, save)
+        guard = cst.parse_statement(f"if {RANK} == 0:\n    pass\n")
+        guard = guard.with_changes(body=guard.body.with_changes(body=[save]))
+        self.ctx.add_import("os")
+        if global_master:
+            self.fixed(call, "xm.save -> torch.save on global rank 0")
+        else:
+            self.fixed(call, "xm.save -> torch.save on global rank 0 (xm.save wrote one copy per host; guard with LOCAL_RANK for per-host disks; load with map_location=\"cpu\" off-device)")
+        return self.replace_line(original, updated, guard)

@@ -1,0 +1,54 @@
+"""NM310 xmp-spawn: ``xmp.spawn(fn, args=...)`` becomes one call per torchrun worker (map 3.E E23, 3.G G11).
+
+Before::
+
+    if __name__ == "__main__":
+        xmp.spawn(_mp_fn, args=(flags,), nprocs=8)
+
+After::
+
+    if __name__ == "__main__":
+        # neuron-migrate: launch with torchrun --nproc_per_node <NeuronCores> (was xmp.spawn nprocs=8) ...
+        _mp_fn(int(os.environ.get("LOCAL_RANK", 0)), flags)
+
+``xmp.spawn`` started one process per device and called ``fn(index, *args)``. Native torch.distributed
+starts the processes with ``torchrun --nproc_per_node N`` (one per logical NeuronCore) and each process
+calls ``fn`` once with its ``LOCAL_RANK``; run alone it is a single process with index 0. The launch
+command changes, hence the ``todo`` (the launch-layer rules edit shell scripts). ``torch_xla.launch(fn,
+args)`` is handled the same way.
+
+Fix safety: needs review (launcher). Non-literal ``args`` or ``*args`` get a ``todo`` only.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods.xla._common import LOCAL_RANK, Safety, XlaRule, arg, has_star, names
+
+SPAWN = names(("torch_xla.distributed.xla_multiprocessing", ["spawn"]), ("torch_xla", ["launch"]))
+
+
+class XmpSpawn(XlaRule):
+    """xmp.spawn(fn, args=(...)) -> fn(LOCAL_RANK, ...) launched by torchrun (todo for the launcher)."""
+
+    id = "NM310"
+    name = "xmp-spawn"
+    safety = Safety.NEEDS_REVIEW
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        call = self.call_of(original, SPAWN)
+        if call is None:
+            return updated
+        new = updated.body[0].value
+        fn, args, nprocs = arg(new, 0, "fn"), arg(new, 1, "args"), arg(call, 2, "nprocs")
+        n = self.code(nprocs.value) if nprocs is not None else "all devices"
+        if fn is None or has_star(call) or (args is not None and not isinstance(args.value, cst.Tuple)):
+            self.todo(call, f"xmp.spawn: launch with torchrun --nproc_per_node <NeuronCores> (was nprocs={n}) and call fn(int(os.environ.get(\"LOCAL_RANK\", 0)), *args) once per process")
+            return updated
+        call_args = [cst.Arg(self.expr(LOCAL_RANK, ("os", None, None)))]
+        if args is not None:
+            call_args += [cst.Arg(e.value if not isinstance(e, cst.StarredElement) else e.value, star="*" if isinstance(e, cst.StarredElement) else "") for e in args.value.elements]
+        self.todo(call, f"launch this script with torchrun --nproc_per_node <NeuronCores> (was xmp.spawn nprocs={n}); each process runs fn once with its LOCAL_RANK")
+        statement = updated.body[0].with_changes(value=cst.Call(func=fn.value, args=call_args))
+        return updated.with_changes(body=[statement])

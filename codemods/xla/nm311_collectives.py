@@ -1,0 +1,131 @@
+"""NM311 xla-collectives: ``xm.all_reduce`` and the ``xm.REDUCE_*`` constants (map 3.E E13-E15; trap T42).
+
+* ``xm.REDUCE_SUM|MUL|AND|OR|MIN|MAX`` -> ``dist.ReduceOp.SUM|PRODUCT|BAND|BOR|MIN|MAX``.
+* Statement ``xm.all_reduce(op, t)`` / ``xm.all_reduce(op, [t1, t2])`` (in place) ->
+  ``dist.all_reduce(t, op=...)`` per tensor, ``scale=s`` -> ``t.mul_(s)``.
+* ``y = xm.all_reduce(op, expr[, scale=s])`` (the single-tensor form RETURNS a new tensor) ->
+  ``y = (expr).clone()`` then ``dist.all_reduce(y, op=...)`` (then ``y.mul_(s)``).
+
+Before::
+
+    loss_sum = xm.all_reduce(xm.REDUCE_SUM, loss, scale=1.0 / world)
+
+After::
+
+    loss_sum = loss.clone()
+    dist.all_reduce(loss_sum, op=dist.ReduceOp.SUM)
+    loss_sum.mul_(1.0 / world)
+
+Fix safety: needs review. ``groups=``/``pin_layout=`` or any other shape gets a ``todo``;
+``xm.all_gather``, ``xm.reduce_scatter``, ``xm.all_to_all``, ``xm.mesh_reduce``,
+``xm.collective_permute``, ``xm.send``/``recv`` get precise ``todo``s (no p2p on ProcessGroupNeuron).
+``dist.all_reduce`` needs an initialised process group (torchrun + ``init_process_group``).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods.xla._common import XM, Safety, XlaRule, arg, names
+
+OPS = {"REDUCE_SUM": "SUM", "REDUCE_MUL": "PRODUCT", "REDUCE_AND": "BAND", "REDUCE_OR": "BOR", "REDUCE_MIN": "MIN", "REDUCE_MAX": "MAX"}
+CONSTANTS = {f"{XM}.{name}": op for name, op in OPS.items()}
+ALL_REDUCE = names((XM, ["all_reduce"]))
+OTHERS = {
+    f"{XM}.all_gather": "xm.all_gather(t, dim=d): use torch.distributed.all_gather_into_tensor(out, t) (dim 0) or functional collectives all_gather_tensor(t, d, group)",
+    f"{XM}.reduce_scatter": "xm.reduce_scatter: use torch.distributed.reduce_scatter_tensor(out, t, op=...) (note xm's scale/shard_count arguments)",
+    f"{XM}.all_to_all": "xm.all_to_all: use torch.distributed.all_to_all_single(out, t)",
+    f"{XM}.mesh_reduce": "xm.mesh_reduce(tag, data, fn): objs = [None] * dist.get_world_size(); dist.all_gather_object(objs, data); result = fn(objs)",
+    f"{XM}.collective_permute": "xm.collective_permute has no native equivalent (ProcessGroupNeuron has no point-to-point send/recv); redesign with all_gather",
+    f"{XM}.send": "xm.send: ProcessGroupNeuron has no point-to-point send/recv; redesign with collectives",
+    f"{XM}.recv": "xm.recv: ProcessGroupNeuron has no point-to-point send/recv; redesign with collectives",
+    f"{XM}.broadcast_master_param": "xm.broadcast_master_param(model): DDP broadcasts at wrap time; else for t in [*model.parameters(), *model.buffers()]: dist.broadcast(t.data, src=0)",
+}
+DIST = ("torch.distributed", None, "dist")
+
+
+class XlaCollectives(XlaRule):
+    """xm.all_reduce(xm.REDUCE_SUM, t) -> dist.all_reduce(t, op=dist.ReduceOp.SUM); other collectives: todo."""
+
+    id = "NM311"
+    name = "xla-collectives"
+    safety = Safety.NEEDS_REVIEW
+
+    def _op(self, node: cst.CSTNode) -> str | None:
+        qualified = self.ctx.matches(node, CONSTANTS)
+        if qualified:
+            return CONSTANTS[qualified]
+        value = node.evaluated_value if isinstance(node, cst.SimpleString) else None
+        reverse = {k[len("REDUCE_"):].lower(): v for k, v in OPS.items()}
+        return reverse.get(value) if isinstance(value, str) else None
+
+    def _plan(self, call: cst.Call):
+        """(op, tensors-node, scale-node) for a rewritable all_reduce, else None."""
+        if any(a.star for a in call.args):
+            return None
+        allowed = {"reduce_type", "inputs", "scale"}
+        if any(a.keyword is not None and a.keyword.value not in allowed for a in call.args) or len([a for a in call.args if a.keyword is None]) > 3:
+            return None
+        op_arg, inputs, scale = arg(call, 0, "reduce_type"), arg(call, 1, "inputs"), arg(call, 2, "scale")
+        op = self._op(op_arg.value) if op_arg is not None else None
+        if op is None or inputs is None:
+            return None
+        return op, inputs, scale
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        if len(original.body) != 1:
+            return updated
+        stmt, new_stmt = original.body[0], updated.body[0]
+        target = None
+        if isinstance(stmt, cst.Expr):
+            call, new_call = stmt.value, new_stmt.value
+        elif isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name):
+            call, new_call, target = stmt.value, new_stmt.value, stmt.targets[0].target.value
+        else:
+            return updated
+        if not isinstance(call, cst.Call) or not self.ctx.matches(call.func, ALL_REDUCE):
+            return updated
+        plan = self._plan(call)
+        if plan is None or not isinstance(new_call, cst.Call):
+            self.todo(call, "xm.all_reduce with groups/pin_layout or an unknown op: use dist.all_reduce(t, op=dist.ReduceOp.<OP>, group=...) (in place; the xm single-tensor form returned a new tensor)")
+            return updated
+        op, _, scale = plan
+        new_inputs = arg(new_call, 1, "inputs").value
+        new_scale = arg(new_call, 2, "scale").value if scale is not None else None
+        scale_src = self.code(new_scale) if new_scale is not None else None
+        lines: list[str] = []
+        self.ctx.add_import("torch.distributed", None, "dist")
+        if target is None:
+            tensors = [self.code(e.value) for e in new_inputs.elements] if isinstance(new_inputs, (cst.List, cst.Tuple)) else None
+            if tensors is None:
+                self.todo(call, "xm.all_reduce on a list held in a variable: for t in tensors: dist.all_reduce(t, op=...) (and t.mul_(scale))")
+                return updated
+            for t in tensors:
+                lines.append(f"dist.all_reduce({t}, op=dist.ReduceOp.{op})")
+                if scale_src:
+                    lines.append(f"{t}.mul_({scale_src})")
+        else:
+            if isinstance(new_inputs, (cst.List, cst.Tuple)):
+                self.todo(call, "xm.all_reduce on a list reduces in place and returns the list: call dist.all_reduce(t, op=...) for each tensor")
+                return updated
+            source = self.code(new_inputs)
+            if not isinstance(new_inputs, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+                source = f"({source})"
+            lines.append(f"{target} = {source}.clone()")
+            lines.append(f"dist.all_reduce({target}, op=dist.ReduceOp.{op})")
+            if scale_src:
+                lines.append(f"{target}.mul_({scale_src})")
+        self.fixed(call, f"xm.all_reduce -> dist.all_reduce(op=dist.ReduceOp.{op}) (in place)")
+        return self.replace_line(original, updated, [cst.parse_statement(line + "\n") for line in lines])
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
+        qualified = self.ctx.matches(original, CONSTANTS)
+        if qualified is None:
+            return updated
+        self.ctx.add_import("torch.distributed", None, "dist")
+        return cst.parse_expression(f"dist.ReduceOp.{CONSTANTS[qualified]}")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.ctx.matches(node.func, OTHERS)
+        if qualified:
+            self.todo(node, OTHERS[qualified])

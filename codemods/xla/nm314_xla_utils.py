@@ -1,0 +1,70 @@
+"""NM314 xla-utils: torch_xla drop-ins for stock torch utilities (map 3.E E26, corpus A9.22).
+
+Pure symbol moves (data, applied by the engine's SymbolMover):
+
+* ``torch_xla.utils.checkpoint.checkpoint`` -> ``torch.utils.checkpoint.checkpoint``
+* ``torch_xla.amp.syncfree.AdamW|Adam|SGD`` -> ``torch.optim.AdamW|Adam|SGD``
+
+plus one structural fix: torch_xla's ``checkpoint`` was the re-entrant implementation by default, and
+stock ``checkpoint`` warns unless ``use_reentrant`` is given, so ``use_reentrant=True`` is added when
+absent (same behaviour; consider ``use_reentrant=False``, which torch recommends).
+
+Before::
+
+    from torch_xla.utils.checkpoint import checkpoint
+    from torch_xla.amp import syncfree
+    h = checkpoint(block, h)
+    opt = syncfree.AdamW(model.parameters(), lr=1e-4)
+
+After::
+
+    from torch.utils.checkpoint import checkpoint
+    import torch.optim
+    h = checkpoint(block, h, use_reentrant=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+Fix safety: safe. The syncfree optimizers skipped the step on inf/nan gradients found by the XLA grad
+scaler; with stock AMP use ``torch.amp.GradScaler`` (bf16 needs none).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods.xla._common import Safety, XlaRule
+
+CHECKPOINT = "torch_xla.utils.checkpoint.checkpoint"
+
+
+class XlaUtils(XlaRule):
+    """torch_xla.utils.checkpoint / torch_xla.amp.syncfree optimizers -> stock torch."""
+
+    id = "NM314"
+    name = "xla-utils"
+    safety = Safety.SAFE
+    moves = {
+        CHECKPOINT: "torch.utils.checkpoint.checkpoint",
+        "torch_xla.amp.syncfree.AdamW": "torch.optim.AdamW",
+        "torch_xla.amp.syncfree.Adam": "torch.optim.Adam",
+        "torch_xla.amp.syncfree.SGD": "torch.optim.SGD",
+        "torch_xla.amp.syncfree.adamw.AdamW": "torch.optim.AdamW",
+        "torch_xla.amp.syncfree.adam.Adam": "torch.optim.Adam",
+        "torch_xla.amp.syncfree.sgd.SGD": "torch.optim.SGD",
+    }
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        if not self.ctx.matches(original.func, {CHECKPOINT}):
+            return updated
+        if any(a.keyword is not None and a.keyword.value == "use_reentrant" for a in updated.args) or any(a.star == "**" for a in updated.args):
+            return updated
+        args = list(updated.args)
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        args.append(
+            cst.Arg(
+                keyword=cst.Name("use_reentrant"),
+                value=cst.Name("True"),
+                equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+            )
+        )
+        return updated.with_changes(args=args)
