@@ -2,8 +2,8 @@
 SFTConfig / DistributedConfig. Used by the Python rules (keyword arguments) and by the launch-layer rules
 (``--flags`` in shell scripts, ``sys.argv`` lists, HfArgumentParser JSON/YAML configs).
 
-Filled from the optimum-neuron wheels read as data (see the generator script beside this file, when
-present) and ../shared/reference/optimum-neuron-migration-map.md section 2.7 / 2.8.
+Filled from the optimum-neuron wheels read as data (``gen_training_args.py`` beside this file writes
+``training_args_data.py``) and ../shared/reference/optimum-neuron-migration-map.md section 2.7 / 2.8.
 """
 
 from __future__ import annotations
@@ -28,7 +28,24 @@ class FieldMapping:
     target: str | None  # new field / DistributedConfig key / model_init_kwargs key, when the action has one
     versions: str  # optimum-neuron versions that have the field, e.g. "0.0.8-0.4.5"
     message: str  # the finding text: what happened and, for TODO, the concrete next step
+    # --- added by the training family (defaults keep older readers working) ---
+    #: the stock class that owns the field: TrainingArguments, Seq2SeqTrainingArguments, SFTConfig or ORPOConfig
+    owner: str = "TrainingArguments"
+    #: for RENAME of a boolean flag whose target takes a value: the target's value (Python literal source)
+    #: when the source is true, e.g. group_by_length=True -> train_sampling_strategy="group_by_length";
+    #: a false source is simply removed. None for plain renames.
+    value: str | None = None
 
 
-#: source field name -> mapping. Filled by the training rules' owner.
-TRAINING_ARGS: dict[str, FieldMapping] = {}
+def _load() -> dict[str, FieldMapping]:
+    from codemods._tables.training_args_data import ROWS
+
+    return {
+        source: FieldMapping(source, FieldAction[action], target, versions, message, owner, value)
+        for source, action, target, versions, message, owner, value in ROWS
+    }
+
+
+#: source field name -> mapping; every field of every optimum-neuron version (generated table, see
+#: gen_training_args.py). KEEP rows carry ``target == source``.
+TRAINING_ARGS: dict[str, FieldMapping] = _load()
