@@ -11,7 +11,7 @@ import math
 import xml.etree.ElementTree as ET
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from compat_matrix.schema import HARNESS_STATUSES, STATUSES
 
@@ -41,6 +41,15 @@ DETAIL_KEYS_SHOWN = ("parity", "graph_breaks", "fallback_ops", "fallback_ops_sou
 
 def cell_kind(row: Mapping[str, Any]) -> str:
     return "skip" if row["status"] in HARNESS_STATUSES else charts.KIND[row["verdict"]]
+
+
+def status_kinds(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Colour of each status: the best verdict a row with that status has (a "pass" stays green even when some
+    of its rows are partial because of graph breaks; the matrix cells show the per-row colour)."""
+    kinds: dict[str, str] = {}
+    for row in sorted(rows, key=lambda row: VERDICT_ORDER.index(row["verdict"])):
+        kinds.setdefault(row["status"], cell_kind(row))
+    return kinds
 
 
 def scan_date(summary: Mapping[str, Any]) -> str:
@@ -97,6 +106,7 @@ def render_html(summary: Mapping[str, Any]) -> str:
         verdict_order=VERDICT_ORDER,
         status_order=STATUSES,
         status_options=[(status, status) for status in STATUSES if status in seen],
+        status_kinds=status_kinds(summary["jobs"]),
         verdict_chart=charts.verdict_chart(summary),
         timing_chart=charts.timing_chart(summary),
         per_mode_line=per_mode_line,

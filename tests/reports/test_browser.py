@@ -1,0 +1,139 @@
+"""The HTML report in a real headless Chromium, driven over the DevTools protocol: it loads with no console
+errors and no network requests, the matrix has one row per architecture, filtering and sorting work, links open
+the detail panels, and a full-page screenshot is written to test-artifacts/compat-report.png.
+
+Needs Debian's `chromium` (`apt-get install -y chromium`) and `websocket-client`; set NEURON_COMPAT_CHROMIUM to
+use another binary.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from reports.compat.render import write_report
+from reports.compat.results import load_results
+from reports.compat.summary import build_summary
+
+from .conftest import RESULTS
+
+pytestmark = pytest.mark.browser
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+def chromium() -> str | None:
+    candidates = [os.environ.get("NEURON_COMPAT_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"]
+    for candidate in filter(None, candidates):
+        found = shutil.which(candidate)
+        if found:
+            return found
+    return None
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    executable = chromium()
+    if executable is None:
+        pytest.skip("headless Chromium not found (apt-get install -y chromium, or set NEURON_COMPAT_CHROMIUM)")
+    pytest.importorskip("websocket", reason="websocket-client is not installed (pip install websocket-client)")
+    from .cdp import Browser
+
+    html = write_report(build_summary(load_results(RESULTS)), tmp_path_factory.mktemp("html") / "report.html")
+    with Browser.launch(executable) as browser:
+        browser.call("Emulation.setDeviceMetricsOverride", width=1400, height=1000, deviceScaleFactor=1, mobile=False)
+        browser.navigate(html.as_uri())
+        browser.html_url = html.as_uri()
+        yield browser
+
+
+def visible_rows(page) -> list[str]:
+    return page.evaluate(
+        "[...document.querySelectorAll('#matrix-table tbody tr')].filter(r => !r.hidden && r.offsetParent !== null)"
+        ".map(r => r.dataset.key)"
+    )
+
+
+def reset(page) -> None:
+    page.evaluate(
+        "document.querySelectorAll('.nm-filters [data-filter]').forEach(c => {"
+        " c.value = ''; c.dispatchEvent(new Event('input', {bubbles: true})); })"
+    )
+
+
+def test_loads_without_console_errors_or_network(page):
+    assert page.evaluate("document.readyState") == "complete"
+    assert page.console_errors() == []
+    assert [url for url in page.requested_urls() if url != page.html_url] == []
+    assert page.evaluate("document.title").startswith("TorchNeuron compatibility matrix")
+
+
+def test_one_row_per_architecture(page):
+    assert visible_rows(page) == [
+        "llama", "qwen2", "mistral", "qwen3", "gemma3_text", "qwen3_moe", "phi3", "gpt2", "falcon_h1", "mamba"
+    ]
+    assert page.evaluate("document.querySelector('[data-count]').textContent") == "10 of 10 shown"
+    assert page.evaluate("document.querySelectorAll('svg.nm-chart rect').length") > 20  # the charts drew
+
+
+def test_filtering_by_typed_text_and_selects(page):
+    reset(page)
+    page.type_text(".nm-filters input[type=search]", "qwen")
+    assert visible_rows(page) == ["qwen2", "qwen3", "qwen3_moe"]
+    assert page.evaluate("document.querySelector('[data-count]').textContent") == "3 of 10 shown"
+    # the detail panels of filtered-out architectures hide too
+    assert page.evaluate("document.getElementById('arch-llama').hidden") is True
+    assert page.evaluate("document.getElementById('arch-qwen3').hidden") is False
+    page.evaluate(
+        "(() => { const s = document.querySelector('select[data-filter=verdict]'); s.value = 'unsupported';"
+        " s.dispatchEvent(new Event('change', {bubbles: true})); })()"
+    )
+    assert visible_rows(page) == ["qwen3_moe"]
+    reset(page)
+    page.evaluate(
+        "(() => { const s = document.querySelector('select[data-filter=status]'); s.value = 'recompiles';"
+        " s.dispatchEvent(new Event('change', {bubbles: true})); })()"
+    )
+    assert visible_rows(page) == ["qwen3", "gpt2"]
+    reset(page)
+    page.type_text(".nm-filters input[type=search]", "no such architecture")
+    assert visible_rows(page) == []
+    assert page.evaluate("document.querySelector('.nm-empty').hidden") is False
+    reset(page)
+    assert len(visible_rows(page)) == 10
+
+
+def test_sorting_by_clicking_headers(page):
+    reset(page)
+    first_call = "#matrix-table thead th:nth-child(7)"
+    assert page.evaluate(f"document.querySelector('{first_call}').textContent") == "First call"
+    page.click(first_call)
+    assert visible_rows(page)[:3] == ["mamba", "mistral", "gpt2"]  # ascending; no time (qwen3_moe, falcon_h1) last
+    assert visible_rows(page)[-2:] == ["qwen3_moe", "falcon_h1"]
+    page.click(first_call)
+    assert visible_rows(page)[:2] == ["gemma3_text", "qwen2"]  # descending: the slowest compile first
+    page.click("#matrix-table thead th:nth-child(1)")
+    assert visible_rows(page)[:3] == ["llama", "qwen2", "mistral"]
+
+
+def test_architecture_link_opens_its_detail_panel(page):
+    reset(page)
+    assert page.evaluate("document.getElementById('arch-phi3').open") is False
+    page.click("#matrix-table a[href='#arch-phi3']")
+    page.evaluate("new Promise(r => setTimeout(r, 50))")
+    assert page.evaluate("document.getElementById('arch-phi3').open") is True
+    text = page.evaluate("document.getElementById('arch-phi3').innerText")
+    assert "0.31 / 0.02" in text and "TimeoutError" in text
+
+
+def test_screenshot(page):
+    page.navigate(page.html_url)  # a fresh page: rank order, no filter, nothing open
+    page.evaluate("document.getElementById('arch-gemma3-text').open = true")
+    shot = page.screenshot(ARTIFACTS / "compat-report.png")
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 50_000
+    print(f"screenshot: {shot}")
+    assert page.console_errors() == []
