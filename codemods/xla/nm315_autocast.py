@@ -1,0 +1,56 @@
+"""NM315 xla-autocast: XLA autocast becomes ``torch.autocast`` on the accelerator (map 3.E E25).
+
+Rewrites ``torch.autocast("xla", ...)`` / ``torch.autocast(device_type="xla", ...)`` and
+``torch_xla.amp.autocast(device, ...)`` to ``torch.autocast(device_type=<accelerator type>, ...)`` using
+``codemods/_lib/device.py`` (``neuron`` on Trainium, ``cpu`` elsewhere; ``"neuron"`` with
+``--device-style neuron``).
+
+Before::
+
+    with torch_xla.amp.autocast(device, dtype=torch.bfloat16):
+        loss = model(x)
+
+After::
+
+    with torch.autocast(device_type=(torch.accelerator.current_accelerator() or torch.device("cpu")).type, dtype=torch.bfloat16):
+        loss = model(x)
+
+Fix safety: safe. bf16 is supported on both; fp16 autocast on CPU/Neuron is unverified (T19 for dtype).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib import device as dev
+from codemods.xla._common import Safety, XlaRule, arg, is_xla_string
+
+TORCH_AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast"})
+XLA_AUTOCAST = frozenset({"torch_xla.amp.autocast", "torch_xla.amp.autocast_mode.autocast"})
+
+
+class XlaAutocast(XlaRule):
+    """torch.autocast("xla") / torch_xla.amp.autocast(device) -> torch.autocast(device_type=<accelerator>)."""
+
+    id = "NM315"
+    name = "xla-autocast"
+    safety = Safety.SAFE
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        is_xla = self.ctx.matches(original.func, XLA_AUTOCAST)
+        if not is_xla and not self.ctx.matches(original.func, TORCH_AUTOCAST):
+            return updated
+        device_arg = arg(original, 0, "device_type") if not is_xla else arg(original, 0, "device")
+        if device_arg is None or (not is_xla and not is_xla_string(device_arg.value)):
+            return updated
+        device_type = dev.emit(self.ctx, dev.autocast_device_type(self.ctx.options.device_style, dev.PORTABLE_DEVICE.join("()")))
+        args = [cst.Arg(keyword=cst.Name("device_type"), value=device_type, equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))]
+        for o, a in zip(original.args, updated.args):
+            if o is not device_arg:
+                args.append(a)
+        for i, a in enumerate(args[:-1]):
+            if a.comma is cst.MaybeSentinel.DEFAULT:
+                args[i] = a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        self.fixed(original, "XLA autocast -> torch.autocast on the accelerator device type")
+        return cst.Call(func=self.expr("torch.autocast", ("torch", None, None)), args=args)

@@ -1,0 +1,125 @@
+"""NM316 xla-env-vars: XLA/Neuron environment variables set from Python (map 3.H; table
+``codemods/_tables/env_vars.py``, shared with the launch-layer rules).
+
+Handles ``os.environ["X"] = "v"``, ``os.environ.setdefault("X", "v")`` and ``os.putenv("X", "v")``
+statements whose variable name is a string literal:
+
+* ``remove`` (e.g. ``XLA_USE_BF16``, ``NEURON_EXTRACT_GRAPHS_ONLY``, ``PJRT_DEVICE``, ``XLA_*``): the
+  statement is deleted; ``XLA_USE_BF16``/``XLA_DOWNCAST_BF16`` leave a ``todo`` about the dtype (T19).
+* ``review`` (``NEURON_CC_FLAGS``, ``NEURON_RT_*``): kept, with a ``todo``; for a literal
+  ``NEURON_CC_FLAGS`` value the XLA-era options found in it are named.
+* ``replace`` (``NEURONX_DUMP_TO`` -> ``TORCH_NEURONX_DEBUG_DIR``): the variable is renamed.
+* ``keep`` / unknown variables: untouched.
+
+Reads (``os.environ.get("XLA_USE_BF16")``) get a ``todo`` when the table removes the variable: the
+branch that reads it is now dead or must pick its dtype explicitly.
+
+Before::
+
+    os.environ["NEURON_CC_FLAGS"] = "--model-type=transformer"
+    os.environ["XLA_USE_BF16"] = "1"
+
+After::
+
+    # neuron-migrate: review NEURON_CC_FLAGS: ...
+    os.environ["NEURON_CC_FLAGS"] = "--model-type=transformer"
+    # neuron-migrate: XLA_USE_BF16 made torch_xla hold every fp32 tensor in bf16; removed: ...
+
+Fix safety: needs review (the table says which variables are only reported).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._tables.env_vars import cc_flag_actions, lookup, message_for
+from codemods.xla._common import Safety, XlaRule, string_value
+
+ENVIRON = frozenset({"os.environ"})
+SETTERS = frozenset({"os.environ.setdefault", "os.putenv"})
+GETTERS = frozenset({"os.environ.get", "os.getenv"})
+
+
+class XlaEnvVars(XlaRule):
+    """os.environ[...] = ... for XLA/Neuron variables: remove / review / rename per the shared table."""
+
+    id = "NM316"
+    name = "xla-env-vars"
+    safety = Safety.NEEDS_REVIEW
+    triggers = ("XLA_", "NEURON_", "PJRT_DEVICE", "NEURONX_")
+
+    def _target(self, stmt: cst.BaseSmallStatement):
+        """(variable name, name node, value node) of an env assignment statement, else None."""
+        if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0].target
+            if isinstance(target, cst.Subscript) and self.ctx.matches(target.value, ENVIRON) and len(target.slice) == 1:
+                index = target.slice[0].slice
+                if isinstance(index, cst.Index):
+                    name = string_value(index.value)
+                    if name is not None:
+                        return name, index.value, stmt.value
+        if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and self.ctx.matches(stmt.value.func, SETTERS):
+            args = stmt.value.args
+            if len(args) == 2 and string_value(args[0].value) is not None:
+                return string_value(args[0].value), args[0].value, args[1].value
+        return None
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        if len(original.body) != 1:
+            return updated
+        found = self._target(original.body[0])
+        if found is None:
+            return updated
+        name, name_node, value = found
+        action = lookup(name)
+        if action is None or action.action == "keep":
+            return updated
+        message = message_for(name, action)
+        if action.action == "remove":
+            (self.todo if action.todo else self.fixed)(original, message)
+            return cst.RemoveFromParent()
+        if action.action == "review":
+            flags = cc_flag_actions(string_value(value) or "") if name == "NEURON_CC_FLAGS" else []
+            if flags:
+                message += "; found here: " + ", ".join(f"{token} ({a.message})" for token, a in flags)
+            self.todo(original, message)
+            return updated
+        if action.action == "replace" and action.replacement:
+            (self.todo if action.todo else self.fixed)(original, message)
+            quote = name_node.quote if isinstance(name_node, cst.SimpleString) else '"'
+            new_name = cst.SimpleString(f"{name_node.prefix}{quote}{action.replacement}{quote}")
+            return updated.deep_replace(self._find(updated, name), new_name) if self._find(updated, name) else updated
+        return updated
+
+    @staticmethod
+    def _find(node: cst.CSTNode, name: str):
+        found = []
+
+        class _V(cst.CSTVisitor):
+            def visit_SimpleString(self, n: cst.SimpleString) -> None:
+                if string_value(n) == name and not found:
+                    found.append(n)
+
+        node.visit(_V())
+        return found[0] if found else None
+
+    def visit_Call(self, node: cst.Call) -> None:
+        # reads: os.environ.get("XLA_USE_BF16") / os.getenv(...)
+        if not self.ctx.matches(node.func, GETTERS) or not node.args:
+            return
+        name = string_value(node.args[0].value)
+        action = lookup(name) if name else None
+        if action is not None and action.action == "remove":
+            self.todo(node, f"{name} is no longer set on TorchNeuron (it is always unset now): simplify this branch; for dtype choices pick torch.bfloat16 explicitly")
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        # reads: os.environ["XLA_USE_BF16"] in an expression (assignments are handled above)
+        if not self.ctx.matches(node.value, ENVIRON) or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return
+        stmt = self.ctx.statement_stack[-1] if self.ctx.statement_stack else None
+        if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign) and any(t.target is node for t in stmt.body[0].targets):
+            return
+        name = string_value(node.slice[0].slice.value)
+        action = lookup(name) if name else None
+        if action is not None and action.action == "remove":
+            self.todo(node, f"{name} is no longer set on TorchNeuron (reading it raises KeyError): simplify this code")

@@ -1,0 +1,75 @@
+"""NM318 xla-unsupported: torch_xla APIs without an automatic rewrite get a precise ``todo`` (map 3.E E21,
+E27, E28, E30; A9.22).
+
+Reports, never rewrites: ``torch_xla.distributed.fsdp`` (-> FSDP2 ``fully_shard``), the XLA
+``ZeroRedundancyOptimizer`` (-> ``torch.distributed.optim.ZeroRedundancyOptimizer``), SPMD
+(``xs.mark_sharding``, ``xr.use_spmd`` -> DTensor), ``xser`` serialization (-> ``torch.save`` /
+``torch.distributed.checkpoint``), ``xm.get_memory_info`` (-> ``torch.neuron.memory_allocated``),
+``torch_xla.debug.profiler`` (-> ``torch.profiler``), ``torch_xla.test.test_utils``, private ``xm._*``
+helpers, and any other ``torch_xla`` call no rule of the family handles (with its name).
+
+Before::
+
+    model = FSDP(model, compute_dtype=torch.bfloat16)
+
+After::
+
+    # neuron-migrate: torch_xla FSDP: use torch.distributed.fsdp.fully_shard(block) per transformer block ...
+    model = FSDP(model, compute_dtype=torch.bfloat16)
+
+Fix safety: manual only.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods.xla._common import XM, Safety, XlaRule
+
+#: qualified prefix -> message (longest prefix wins)
+MESSAGES = {
+    "torch_xla.distributed.fsdp": "torch_xla FSDP: use torch.distributed.fsdp.fully_shard(block, mp_policy=MixedPrecisionPolicy(param_dtype=torch.bfloat16)) per transformer block and on the root (or DistributedConfig(fsdp_size=...) with transformers)",
+    "torch_xla.distributed.zero_redundancy_optimizer": "XLA ZeroRedundancyOptimizer: use torch.distributed.optim.ZeroRedundancyOptimizer(params, optimizer_class=torch.optim.AdamW, ...) or FSDP2 fully_shard",
+    "torch_xla.distributed.spmd": "torch_xla SPMD sharding: use DTensor (init_device_mesh, distribute_tensor / parallelize_module with ColwiseParallel/RowwiseParallel)",
+    "torch_xla.experimental.xla_sharding": "torch_xla SPMD sharding: use DTensor (init_device_mesh, distribute_tensor / parallelize_module)",
+    "torch_xla.runtime.use_spmd": "xr.use_spmd(): SPMD mode has no TorchNeuron counterpart; shard with DTensor / DistributedConfig",
+    "torch_xla.utils.serialization": "xser: save with torch.save (rank 0) or torch.distributed.checkpoint.save for sharded state; convert old xser checkpoints once on the old stack (xser.load then torch.save)",
+    f"{XM}.get_memory_info": "xm.get_memory_info(): use torch.neuron.memory_allocated() / torch.neuron.max_memory_allocated() (different fields)",
+    f"{XM}._": "private torch_xla helper: no TorchNeuron counterpart; replace with plain torch (e.g. _maybe_convert_to_cpu -> t.cpu())",
+    "torch_xla.debug.profiler": "torch_xla profiler: use torch.profiler.profile(...) (and TORCH_NEURONX_DEBUG_DIR for compiler artifacts)",
+    "torch_xla.test.test_utils": "torch_xla.test.test_utils: replace with plain logging / torch.utils.tensorboard",
+    "torch_xla.core.functions": "torch_xla.core.functions: use torch.distributed functional collectives / torch ops",
+    f"{XM}.xla_device_hw": "xm.xla_device_hw(device): use device.type (\"neuron\" on Trainium)",
+}
+#: names other NM3 rules handle (no catch-all report for them)
+HANDLED = (
+    f"{XM}.xla_device", f"{XM}.get_xla_supported_devices", f"{XM}.mark_step", f"{XM}.optimization_barrier_", f"{XM}.unlazy",
+    f"{XM}.wait_device_ops", f"{XM}.optimizer_step", f"{XM}.reduce_gradients", f"{XM}.get_ordinal", f"{XM}.get_local_ordinal",
+    f"{XM}.xrt_world_size", f"{XM}.world_size", f"{XM}.is_master_ordinal", f"{XM}.master_print", f"{XM}.rendezvous", f"{XM}.save",
+    f"{XM}.all_reduce", f"{XM}.all_gather", f"{XM}.reduce_scatter", f"{XM}.all_to_all", f"{XM}.mesh_reduce",
+    f"{XM}.collective_permute", f"{XM}.send", f"{XM}.recv", f"{XM}.broadcast_master_param", f"{XM}.add_step_closure",
+    f"{XM}.set_rng_state", f"{XM}.get_rng_state", f"{XM}.REDUCE_", "torch_xla.device", "torch_xla.sync", "torch_xla.launch",
+    "torch_xla.runtime.global_ordinal", "torch_xla.runtime.local_ordinal", "torch_xla.runtime.world_size",
+    "torch_xla.runtime.global_runtime_device_count", "torch_xla.distributed.parallel_loader", "torch_xla.distributed.xla_multiprocessing.spawn",
+    "torch_xla.debug.metrics", "torch_xla.utils.checkpoint", "torch_xla.amp",
+)
+
+
+class XlaUnsupported(XlaRule):
+    """torch_xla APIs with no automatic rewrite (FSDP, ZeRO, SPMD, xser, private helpers): precise todos."""
+
+    id = "NM318"
+    name = "xla-unsupported"
+    safety = Safety.MANUAL_ONLY
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualifieds = sorted(q for q in self.ctx.qualnames(node.func) if q == "torch_xla" or q.startswith("torch_xla."))
+        for qualified in qualifieds:
+            if any(qualified.startswith(h) for h in HANDLED):
+                return
+            for prefix in sorted(MESSAGES, key=len, reverse=True):
+                if qualified.startswith(prefix):
+                    self.todo(node, MESSAGES[prefix])
+                    return
+            self.todo(node, f"{qualified} has no automatic TorchNeuron rewrite: replace it with plain torch / torch.distributed")
+            return

@@ -1,0 +1,103 @@
+"""NM320 nxd: ``neuronx_distributed`` (NxD) parallel layers and initialisation -> precise ``todo``s
+pointing to DTensor / ``DistributedConfig`` (map 3.F; traps T12, T15-T18).
+
+Automatic only where certainly equivalent:
+
+* ``move_model_to_device(model, device)`` -> ``model.to(device)`` (F9).
+* ``neuronx_distributed.parallel_layers.grads.clip_grad_norm(params, max_norm)`` ->
+  ``torch.nn.utils.clip_grad_norm_(params, max_norm)`` (F15; DTensor-aware; a ``todo`` reminds that
+  NxD reduced the norm over its TP group).
+
+Everything else is reported with the stock replacement: ``parallel_state.initialize_model_parallel`` ->
+``init_device_mesh``; ``get_tensor_model_parallel_*``/``get_data_parallel_*`` -> ``mesh["tp"]``/``mesh["dp"]``;
+``ColumnParallelLinear``/``RowParallelLinear``/``ParallelEmbedding`` -> ``nn.Linear``/``nn.Embedding`` with a
+``parallelize_module`` plan; ``parallel_cross_entropy`` -> ``loss_parallel``; NxD checkpointing ->
+``torch.distributed.checkpoint``; ``NeuronZero1Optimizer`` -> FSDP2; ``NxDPPModel`` -> ``torch.distributed.pipelining``;
+``neuronx_distributed.trainer`` -> ``DistributedConfig`` + ``Trainer``; NKI flash attention -> SDPA.
+
+Before::
+
+    from neuronx_distributed.parallel_layers import parallel_state, ColumnParallelLinear
+    parallel_state.initialize_model_parallel(tensor_model_parallel_size=8)
+    self.up = ColumnParallelLinear(d, 4 * d, gather_output=False)
+
+After (unchanged code, with notes)::
+
+    # neuron-migrate: NxD initialize_model_parallel: dist.init_process_group(...) then mesh = init_device_mesh(...)
+    parallel_state.initialize_model_parallel(tensor_model_parallel_size=8)
+
+Fix safety: manual only, except the two rewrites above (safe / needs review).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods.xla._common import MARKERS, Safety, XlaRule, arg
+
+NXD = "neuronx_distributed"
+MESSAGES = {
+    f"{NXD}.parallel_layers.parallel_state.initialize_model_parallel": "NxD initialize_model_parallel(tp=T, pp=P): dist.init_process_group(backend) then mesh = torch.distributed.device_mesh.init_device_mesh(device_type, (world // T, T), mesh_dim_names=(\"dp\", \"tp\")); with transformers use from_pretrained(..., distributed_config=DistributedConfig(tp_size=T))",
+    f"{NXD}.parallel_layers.parallel_state.get_tensor_model_parallel": "NxD TP rank/size/group: use mesh[\"tp\"].get_local_rank() / mesh[\"tp\"].size() / mesh[\"tp\"].get_group()",
+    f"{NXD}.parallel_layers.parallel_state.get_data_parallel": "NxD DP rank/size/group: use mesh[\"dp\"].get_local_rank() / mesh[\"dp\"].size() / mesh[\"dp\"].get_group()",
+    f"{NXD}.parallel_layers.parallel_state.get_pipeline_model_parallel": "NxD PP size/rank: use mesh[\"pp\"] (pipeline parallelism is manual on TorchNeuron: no p2p send/recv)",
+    f"{NXD}.parallel_layers.parallel_state.model_parallel_is_initialized": "NxD model_parallel_is_initialized(): use torch.distributed.is_initialized()",
+    f"{NXD}.parallel_layers.parallel_state": "NxD parallel_state: replace with a DeviceMesh (init_device_mesh) and its named dims",
+    f"{NXD}.parallel_layers.layers.ColumnParallelLinear": "ColumnParallelLinear: use nn.Linear and shard it with parallelize_module(model, mesh[\"tp\"], {name: ColwiseParallel()}) (gather_output=True -> ColwiseParallel(output_layouts=Replicate())), or DistributedConfig(tp_size=...) for transformers models",
+    f"{NXD}.parallel_layers.layers.RowParallelLinear": "RowParallelLinear: use nn.Linear with RowwiseParallel() in a parallelize_module plan, or DistributedConfig(tp_size=...) for transformers models",
+    f"{NXD}.parallel_layers.layers.ParallelEmbedding": "ParallelEmbedding: use nn.Embedding with RowwiseParallel(input_layouts=Replicate()) in a parallelize_module plan",
+    f"{NXD}.modules.qkv_linear.GQAQKVColumnParallelLinear": "GQAQKVColumnParallelLinear: separate q/k/v nn.Linear with ColwiseParallel; replicate KV heads by hand when tp_size > num_key_value_heads",
+    f"{NXD}.parallel_layers.loss_functions.parallel_cross_entropy": "parallel_cross_entropy: with torch.distributed.tensor.parallel.loss_parallel(): loss = F.cross_entropy(logits, labels) (logits sharded on the vocab dim)",
+    f"{NXD}.parallel_layers.mappings": "NxD TP/SP region mappings: use DTensor redistribute / SequenceParallel() / functional collectives",
+    f"{NXD}.parallel_layers.checkpointing": "NxD checkpointing: use torch.distributed.checkpoint.save/load; convert old NxD shards on the old stack first",
+    f"{NXD}.trainer": "neuronx_distributed.trainer: use transformers DistributedConfig + Trainer, or DTensor/FSDP2 by hand",
+    f"{NXD}.optimizer.NeuronZero1Optimizer": "NeuronZero1Optimizer: use FSDP2 fully_shard (or torch.distributed.optim.ZeroRedundancyOptimizer)",
+    f"{NXD}.pipeline.NxDPPModel": "NxDPPModel: torch.distributed.pipelining exists but needs p2p send/recv, which ProcessGroupNeuron lacks: treat pipeline parallelism as manual",
+    f"{NXD}.optimizer": "NeuronZero1Optimizer: use FSDP2 fully_shard (or torch.distributed.optim.ZeroRedundancyOptimizer)",
+    f"{NXD}.pipeline": "NxDPPModel: torch.distributed.pipelining exists but needs p2p send/recv, which ProcessGroupNeuron lacks: treat pipeline parallelism as manual",
+    f"{NXD}.kernels": "NxD NKI kernel: use F.scaled_dot_product_attention / attn_implementation=\"sdpa\" (performance unverified)",
+    f"{NXD}.modules.moe": "NxD MoE: use the transformers MoE model with DistributedConfig(ep_size=...)",
+    f"{NXD}.utils": "neuronx_distributed.utils helper: replace with plain torch",
+    NXD: "neuronx_distributed has no TorchNeuron build: replace with torch.distributed (DeviceMesh, DTensor, FSDP2) or transformers DistributedConfig",
+}
+MOVE_TO_DEVICE = frozenset({f"{NXD}.utils.model_utils.move_model_to_device", f"{NXD}.parallel_layers.move_model_to_device", f"{NXD}.parallel_layers.utils.move_model_to_device"})
+CLIP = frozenset({f"{NXD}.parallel_layers.grads.clip_grad_norm", f"{NXD}.parallel_layers.clip_grad_norm"})
+
+
+class Nxd(XlaRule):
+    """neuronx_distributed layers/initialisation -> todos pointing to DTensor / DistributedConfig."""
+
+    id = "NM320"
+    name = "nxd"
+    safety = Safety.MANUAL_ONLY
+    scope = "any"  # NxD is Neuron-only by itself
+    triggers = ("neuronx_distributed",)
+    legacy_modules = ("neuronx_distributed",)
+
+    def _nxd(self, node: cst.CSTNode) -> str | None:
+        for qualified in sorted(self.ctx.qualnames(node)):
+            if qualified == NXD or qualified.startswith(NXD + "."):
+                return qualified
+        return None
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        qualified = self._nxd(original.func)
+        if qualified is None:
+            return updated
+        if qualified in MOVE_TO_DEVICE and len(updated.args) == 2 and not any(a.star for a in updated.args):
+            model, device = updated.args
+            self.fixed(original, "move_model_to_device(model, device) -> model.to(device)")
+            return cst.Call(func=cst.Attribute(value=model.value, attr=cst.Name("to")), args=[device.with_changes(comma=cst.MaybeSentinel.DEFAULT, keyword=None, equal=cst.MaybeSentinel.DEFAULT)])
+        if qualified in CLIP:
+            self.todo(original, "NxD clip_grad_norm reduced the norm over the TP group; torch.nn.utils.clip_grad_norm_ does so for DTensor parameters only: check the model is sharded with DTensor")
+            return updated.with_changes(func=self.expr("torch.nn.utils.clip_grad_norm_", ("torch", None, None)))
+        last = qualified.rsplit(".", 1)[-1]
+        by_name = {key.rsplit(".", 1)[-1]: value for key, value in MESSAGES.items() if key.rsplit(".", 1)[-1][:1].isupper() or key.endswith("parallel_cross_entropy")}
+        if last in by_name:
+            self.todo(original, by_name[last])
+            return updated
+        for prefix in sorted(MESSAGES, key=len, reverse=True):
+            if qualified == prefix or qualified.startswith(prefix + ".") or qualified.startswith(prefix):
+                self.todo(original, MESSAGES[prefix])
+                break
+        return updated

@@ -1,0 +1,54 @@
+"""NM330 adjacent-stacks: ``torch_neuronx.trace`` and NKI kernels are reported and left untouched (corpus A7).
+
+``torch_neuronx.trace`` (ahead-of-time tracing to a TorchScript NEFF) and NKI kernels launched on the XLA
+device belong to stacks next to torch_xla; half-migrating them would break them. The rule reports each use
+with its TorchNeuron counterpart and changes nothing:
+
+* ``torch_neuronx.trace(model, example)`` -> ``torch.compile(model, backend="neuron", fullgraph=True,
+  dynamic=False)`` (JIT, NEFF cache; no saved traced artifact).
+* ``torch_neuronx.nki_jit`` / ``neuronxcc.nki.jit`` kernels -> ``@nki.jit`` + ``@torch_neuronx.nki_op(...)``
+  registration (TorchNeuron custom op).
+
+Before / After: identical code, with an inline note above each call.
+
+Fix safety: manual only.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods.xla._common import Safety, XlaRule
+
+MESSAGES = {
+    "torch_neuronx.trace": "torch_neuronx.trace is the XLA-era AOT tracer (left untouched): on TorchNeuron use torch.compile(model, backend=\"neuron\", fullgraph=True, dynamic=False); there is no saved traced artifact",
+    "torch_neuronx.xla_impl": "torch_neuronx.xla_impl is XLA-only (left untouched): replace with TorchNeuron APIs",
+    "torch_neuronx.nki_jit": "NKI kernel via torch_neuronx.nki_jit (left untouched): on TorchNeuron register it with @torch_neuronx.nki_op(\"ns::op\", mutates_args=...) around an @nki.jit kernel",
+    "neuronxcc.nki.jit": "NKI kernel (left untouched): on TorchNeuron register it with @torch_neuronx.nki_op(\"ns::op\", mutates_args=...) and call the op",
+    "torch_neuronx.experimental": "torch_neuronx.experimental (XLA-era, left untouched): check the TorchNeuron equivalent",
+}
+
+
+class AdjacentStacks(XlaRule):
+    """Report torch_neuronx.trace / NKI kernels (adjacent stacks) without changing them."""
+
+    id = "NM330"
+    name = "adjacent-stacks"
+    safety = Safety.MANUAL_ONLY
+    scope = "any"
+    triggers = ("torch_neuronx", "neuronxcc")
+    legacy_modules = ()
+
+    def _report(self, node: cst.CSTNode, target: cst.CSTNode) -> None:
+        for qualified in sorted(self.ctx.qualnames(target)):
+            for prefix, message in MESSAGES.items():
+                if qualified == prefix or qualified.startswith(prefix + "."):
+                    self.todo(node, message)
+                    return
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._report(node, node.func)
+
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        if not isinstance(node.decorator, cst.Call):
+            self._report(node, node.decorator)
