@@ -42,6 +42,7 @@ rules only touch the embeddings and the LM head (``plan_scope == "embeddings_and
                         shard_load, forward, generate, compare, done
     failed_rank         rank whose error is reported (the earliest), or None
     not_divisible       ["num_key_value_heads=1"...]: config sizes that tp_size does not divide
+    unmatched_rules     [rule]: plan rules that name no module or parameter of the model (transformers skips them)
     timings             seconds: probe, spawn (launch -> rank 0 running), init_process_group, reference_*,
                         load, first_call, generate
     peak_rss_mb         [per rank]: host peak RSS
@@ -152,7 +153,7 @@ def probe_tp_plan(model_dir: str, tp_size: int = 2) -> dict[str, Any]:
     """Which tensor-parallel plan transformers would apply to ``model_dir``, without weights or processes.
 
     Returns ``{"has_tp_plan": bool | None, "tp_plan": {...}, "plan_scope", "model_class", "not_divisible": [...],
-    "error": str | None, "probe_error": str | None}``. ``has_tp_plan`` is ``None`` when the meta-device model could
+    "unmatched_rules": [...], "error": str | None, "probe_error": str | None}``. ``has_tp_plan`` is ``None`` when the meta-device model could
     not be built (the group then decides). ``error`` carries transformers' own message for a missing plan.
     """
     result: dict[str, Any] = {
@@ -163,6 +164,7 @@ def probe_tp_plan(model_dir: str, tp_size: int = 2) -> dict[str, Any]:
         "not_divisible": [],
         "error": None,
         "probe_error": None,
+        "unmatched_rules": [],
     }
     try:
         import torch
@@ -184,6 +186,10 @@ def probe_tp_plan(model_dir: str, tp_size: int = 2) -> dict[str, Any]:
                 return result
             result["probe_error"] = _one_line(exc)
         plan = {_layer_pattern(k): v for k, v in plan.items()}
+        names = {_layer_pattern(n) for n, _ in model.named_modules()} | {
+            _layer_pattern(n) for n, _ in model.named_parameters()
+        }
+        result["unmatched_rules"] = sorted(rule for rule in plan if rule not in names)
         result.update(has_tp_plan=bool(plan), tp_plan=plan, plan_scope=plan_scope(plan))
         if not plan:
             result["error"] = f"ValueError: {type(model).__name__} has no tensor-parallel plan"
@@ -340,6 +346,7 @@ def _base_row(model_type: str, device: str, dtype: str, tp_size: int) -> dict[st
                 "stage": "probe",
                 "failed_rank": None,
                 "not_divisible": [],
+                "unmatched_rules": [],
                 "timings": {},
                 "peak_rss_mb": [],
                 "launcher": None,
@@ -403,6 +410,7 @@ def _run(row, tp, model_dir, model_type, tp_size, device, dtype, timeout, starte
         tp_plan=probe["tp_plan"],
         plan_scope=probe["plan_scope"],
         not_divisible=probe["not_divisible"],
+        unmatched_rules=probe["unmatched_rules"],
     )
     if probe["probe_error"]:
         tp["probe_error"] = probe["probe_error"]
@@ -461,6 +469,7 @@ def _launch(row, tp, job_dir: Path, model_dir, tp_size, device, dtype, budget: f
             "--model-dir", str(model_dir), "--out-dir", str(job_dir),
             "--device", device, "--dtype", dtype,
             "--pg-timeout", str(max(30.0, budget)),
+            "--parent-pid", str(os.getpid()),
         ]
         log_path = job_dir / f"launcher{attempt}.log"
         launched = time.monotonic()

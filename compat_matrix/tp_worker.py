@@ -48,6 +48,24 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _watch_parent(parent_pid: int) -> None:
+    """Exit when the process that called ``run_tp_job`` is gone (e.g. SIGKILLed by the scan runner's own timeout):
+    the group lives in sessions of its own, so nobody else would reap it."""
+    import threading
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            try:
+                os.kill(parent_pid, 0)
+            except ProcessLookupError:
+                os._exit(5)
+            except PermissionError:
+                pass
+
+    threading.Thread(target=watch, name="tp-parent-watch", daemon=True).start()
+
+
 def _bind_device(device: str, local_rank: int):
     """Return the torch.device of this rank; set the per-rank environment before the runtime is touched."""
     import torch
@@ -175,6 +193,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seq-len", type=int, default=8)
     parser.add_argument("--max-new-tokens", type=int, default=8)
     parser.add_argument("--pg-timeout", type=float, default=600.0)
+    parser.add_argument("--parent-pid", type=int, default=0)
     args = parser.parse_args(argv)
 
     global _OUT_DIR
@@ -186,6 +205,8 @@ def main(argv: list[str]) -> int:
     with open(os.path.join(_OUT_DIR, f"rank{rank}.pid"), "w") as handle:
         handle.write(str(os.getpid()))
     timings = _RESULT["timings"]
+    if args.parent_pid:
+        _watch_parent(args.parent_pid)
 
     try:
         _stage("import")

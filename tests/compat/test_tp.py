@@ -168,3 +168,28 @@ def test_bad_inputs_return_rows_instead_of_raising(tmp_path):
     assert unknown["status"] == "skipped"
     for result in (missing, one, unknown):
         _full_row(result, "llama")
+
+
+def test_killed_caller_takes_the_group_down(tmp_path):
+    """The scan runner may SIGKILL the process that called run_tp_job; the group (own sessions) must not outlive it."""
+    import signal
+    import subprocess
+    import sys
+
+    model_dir = _llama(tmp_path / "llama_orphan")
+    code = (
+        "from compat_matrix.tp import run_tp_job\n"
+        f"run_tp_job({model_dir!r}, 'llama', 2, 'cpu', 'float32', 300)\n"
+    )
+    caller = subprocess.Popen([sys.executable, "-c", code])
+    deadline = time.monotonic() + 60
+    # Wait until the ranks exist (their command line names the checkpoint), then kill the caller only.
+    while time.monotonic() < deadline and len([p for p in _job_processes(model_dir) if p != caller.pid]) < 3:
+        time.sleep(0.2)
+    assert len(_job_processes(model_dir)) >= 3, "the group never started"
+    caller.send_signal(signal.SIGKILL)
+    caller.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _job_processes(model_dir):
+        time.sleep(0.5)
+    assert _job_processes(model_dir) == []
