@@ -1,0 +1,479 @@
+"""Helpers for the inference family (NM1xx): call-argument resolution, scope lookups, statements added
+after a rewritten assignment, and the emitted device / compile code.
+
+Owned by the inference rules; other families may import it but should not rely on its internals.
+
+* ``**dict`` splats whose dict literal (``{...}`` or ``dict(...)`` with constant keys) is assigned exactly
+  once, and never mutated, in the enclosing function or at module level are expanded into keywords;
+  anything else stays opaque and the rules report a ``todo``.
+* Statements added after ``target = <rewritten call>`` go through ``self.add_after(...)`` and are flattened
+  into the block when the statement is left (libcst re-indents them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import libcst as cst
+
+from codemods._lib import device as devlib
+from migrate.rule import DeviceStyle, PythonRule, dotted_name
+
+_NOTHING = object()
+MUTATING_METHODS = frozenset({"update", "pop", "popitem", "setdefault", "clear", "__setitem__", "__delitem__"})
+
+
+def code(node: cst.CSTNode) -> str:
+    """Source text of a node (one line for simple expressions)."""
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def expr(source: str) -> cst.BaseExpression:
+    return cst.parse_expression(source)
+
+
+def kwarg(name: str, value: cst.BaseExpression | str) -> cst.Arg:
+    value = expr(value) if isinstance(value, str) else value
+    return cst.Arg(
+        keyword=cst.Name(name),
+        value=value,
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+    )
+
+
+def with_commas(args: list[cst.Arg]) -> list[cst.Arg]:
+    """Normalise commas: a comma after every argument but the last (keeps the call on its original lines)."""
+    out = []
+    for index, arg in enumerate(args):
+        last = index == len(args) - 1
+        if last:
+            out.append(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+        elif isinstance(arg.comma, cst.Comma):
+            out.append(arg)
+        else:
+            out.append(arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))))
+    return out
+
+
+# ------------------------------------------------------------------------------------------ scopes
+
+
+class _ScopeGatherer(cst.CSTVisitor):
+    """Per scope (module or function): names bound exactly once and never mutated -> their value."""
+
+    def __init__(self) -> None:
+        self.stack: list[cst.CSTNode] = []
+        self.values: dict[int, dict[str, Any]] = {}  # scope id -> name -> value node, or None when opaque
+        self.name_counts: dict[str, int] = {}
+
+    def _scope(self) -> dict[str, Any]:
+        return self.values.setdefault(id(self.stack[-1]), {})
+
+    def _bind(self, name: str, value: cst.BaseExpression | None) -> None:
+        scope = self._scope()
+        scope[name] = None if name in scope else value
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.stack.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.stack.append(node)
+        for param in (*node.params.params, *node.params.kwonly_params, *node.params.posonly_params):
+            self._bind(param.name.value, None)
+            self._bind(param.name.value, None)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.stack.pop()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.name_counts[node.value] = self.name_counts.get(node.value, 0) + 1
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self._bind(target.target.value, node.value if len(node.targets) == 1 else None)
+            elif isinstance(target.target, cst.Subscript) and isinstance(target.target.value, cst.Name):
+                self._bind(target.target.value.value, None)
+                self._bind(target.target.value.value, None)
+            elif isinstance(target.target, (cst.Tuple, cst.List)):
+                for element in target.target.elements:
+                    if isinstance(element.value, cst.Name):
+                        self._bind(element.value.value, None)
+                        self._bind(element.value.value, None)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self._bind(node.target.value, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self._bind(node.target.value, None)
+            self._bind(node.target.value, None)
+
+    def visit_For(self, node: cst.For) -> None:
+        if isinstance(node.target, cst.Name):
+            self._bind(node.target.value, None)
+            self._bind(node.target.value, None)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in MUTATING_METHODS:
+            self._bind(func.value.value, None)
+            self._bind(func.value.value, None)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        target = node.target
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            self._bind(target.value.value, None)
+            self._bind(target.value.value, None)
+
+
+@dataclass
+class Arguments:
+    """A call's arguments after splat resolution."""
+
+    positional: list[cst.Arg] = field(default_factory=list)
+    keywords: list[tuple[str, cst.Arg]] = field(default_factory=list)  # in order, splat keys included
+    opaque: list[cst.Arg] = field(default_factory=list)  # *args / **kwargs that could not be resolved
+    expanded: list[str] = field(default_factory=list)  # names of the dicts that were expanded
+
+    def get(self, name: str) -> cst.Arg | None:
+        for key, arg in self.keywords:
+            if key == name:
+                return arg
+        return None
+
+    def names(self) -> list[str]:
+        return [key for key, _ in self.keywords]
+
+
+class InferenceRule(PythonRule):
+    """Base of the NM1xx rules: scope lookups, splat expansion, statements added after an assignment."""
+
+    # ----------------------------------------------------------------------------- traversal state
+    def visit_Module(self, node: cst.Module) -> None:
+        gatherer = _ScopeGatherer()
+        node.visit(gatherer)
+        self._scopes = gatherer.values
+        self._name_counts = gatherer.name_counts
+        self._scope_stack: list[cst.CSTNode] = [node]
+        self._after: dict[int, list[cst.BaseStatement]] = {}
+        self._remove: set[int] = set()
+        self.prepare(node)
+
+    def prepare(self, module: cst.Module) -> None:
+        """Hook: a rule's own pre-pass over the original module."""
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scope_stack.append(node)
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        self._scope_stack.pop()
+        return updated
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        if id(original) in self._remove:
+            return cst.RemoveFromParent()
+        extra = self._after.pop(id(original), None)
+        if not extra:
+            return updated
+        return cst.FlattenSentinel([updated, *extra])
+
+    # ----------------------------------------------------------------------------------- lookups
+    def lookup(self, name: str) -> cst.BaseExpression | None:
+        """The single value bound to ``name`` in the enclosing function or at module level, else None."""
+        for scope in reversed(self._scope_stack):
+            values = self._scopes.get(id(scope), {})
+            if name in values:
+                return values[name]
+            if not isinstance(scope, cst.Module):
+                continue
+        return None
+
+    def literal(self, node: cst.BaseExpression | None, depth: int = 0) -> Any:
+        """The Python value of a constant expression (resolving single-assigned names), or ``_NOTHING``."""
+        if node is None:
+            return _NOTHING
+        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+            try:
+                return node.evaluated_value
+            except Exception:  # pragma: no cover - odd literals
+                return _NOTHING
+        if isinstance(node, cst.Name):
+            if node.value in ("True", "False", "None"):
+                return {"True": True, "False": False, "None": None}[node.value]
+            if depth < 3:
+                return self.literal(self.lookup(node.value), depth + 1)
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            value = self.literal(node.expression, depth)
+            return -value if isinstance(value, (int, float)) else _NOTHING
+        return _NOTHING
+
+    @staticmethod
+    def known(value: Any) -> bool:
+        return value is not _NOTHING
+
+    def dict_items(self, node: cst.BaseExpression | None, depth: int = 0) -> list[tuple[str, cst.BaseExpression]] | None:
+        """Keys and values of a dict literal / ``dict(k=v)`` call (or a name bound once to one), else None."""
+        if node is None:
+            return None
+        if isinstance(node, cst.Name) and depth < 3:
+            return self.dict_items(self.lookup(node.value), depth + 1)
+        if isinstance(node, cst.Dict):
+            items = []
+            for element in node.elements:
+                if not isinstance(element, cst.DictElement):
+                    return None
+                key = self.literal(element.key)
+                if not isinstance(key, str) or not key.isidentifier():
+                    return None
+                items.append((key, element.value))
+            return items
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict":
+            items = []
+            for arg in node.args:
+                if arg.keyword is None:
+                    return None
+                items.append((arg.keyword.value, arg.value))
+            return items
+        return None
+
+    def arguments(self, call: cst.Call) -> Arguments:
+        """Positional args, keywords (with resolvable ``**dict`` splats expanded) and opaque splats."""
+        result = Arguments()
+        for arg in call.args:
+            if arg.star == "**":
+                items = self.dict_items(arg.value)
+                if items is None:
+                    result.opaque.append(arg)
+                    continue
+                if isinstance(arg.value, cst.Name):
+                    result.expanded.append(arg.value.value)
+                result.keywords.extend((key, kwarg(key, value)) for key, value in items)
+            elif arg.star == "*":
+                result.opaque.append(arg)
+            elif arg.keyword is not None:
+                result.keywords.append((arg.keyword.value, arg))
+            else:
+                result.positional.append(arg)
+        return result
+
+    def name_count(self, name: str) -> int:
+        return self._name_counts.get(name, 0)
+
+    # ------------------------------------------------------------------------- statement context
+    def current_statement(self) -> cst.CSTNode | None:
+        return self.ctx.statement_stack[-1] if self.ctx.statement_stack else None
+
+    def assignment_target(self, original_call: cst.CSTNode) -> str | None:
+        """``model`` / ``self.model`` when the current statement is ``<target> = <original_call>``."""
+        statement = self.current_statement()
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return None
+        assign = statement.body[0]
+        if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and assign.value is original_call:
+            target = dotted_name(assign.targets[0].target)
+            return target or None
+        if isinstance(assign, cst.AnnAssign) and assign.value is original_call:
+            return dotted_name(assign.target) or None
+        return None
+
+    def add_after(self, statements: Iterable[str | cst.BaseStatement]) -> None:
+        statement = self.current_statement()
+        if statement is None:
+            return
+        parsed = [cst.parse_statement(s) if isinstance(s, str) else s for s in statements]
+        self._after.setdefault(id(statement), []).extend(parsed)
+
+    def remove_statement(self, statement: cst.CSTNode) -> None:
+        self._remove.add(id(statement))
+
+    # ----------------------------------------------------------------------------- emitted code
+    @property
+    def neuron_style(self) -> bool:
+        return self.ctx.options.device_style is DeviceStyle.NEURON
+
+    def device_map(self) -> cst.BaseExpression:
+        return devlib.emit(self.ctx, devlib.device_map(self.ctx.options.device_style))
+
+    def device(self) -> cst.BaseExpression:
+        return devlib.emit(self.ctx, devlib.device(self.ctx.options.device_style))
+
+    def device_source(self) -> str:
+        result = devlib.device(self.ctx.options.device_style)
+        for module, name, asname in result.imports:
+            self.ctx.add_import(module, name, asname)
+        return result.source
+
+    def on_neuron(self, target: str, body: list[str]) -> list[str]:
+        """``body`` as it should run only on the neuron device: guarded by ``if <target>.device.type ==
+        "neuron":`` in the portable style (so the same script runs on CPU), unguarded in the neuron style."""
+        if self.neuron_style:
+            return body
+        inner = "\n".join(f"    {line}" for line in body)
+        return [f'if {target}.device.type == "neuron":\n{inner}\n']
+
+    def compile_config(self, target: str) -> str:
+        """The generate ``compile_config`` value: what transformers 5.24 picks on a neuron device, spelled out.
+
+        Portable style: ``None`` off-neuron, because a ``backend="neuron"`` config fails on CUDA (no such
+        dynamo backend) and CPU never auto-compiles; ``CompileConfig()`` without a backend would mean
+        inductor + reduce-overhead, i.e. the CUDA defaults, on Trainium."""
+        self.ctx.add_import("transformers", "CompileConfig")
+        config = 'CompileConfig(backend="neuron", dynamic=False, mode="default")'
+        if self.neuron_style:
+            return config
+        return f'{config} if {target}.device.type == "neuron" else None'
+
+
+DTYPES = {
+    "bf16": "torch.bfloat16", "bfloat16": "torch.bfloat16",
+    "fp16": "torch.float16", "float16": "torch.float16", "f16": "torch.float16",
+    "fp32": "torch.float32", "float32": "torch.float32", "f32": "torch.float32",
+}
+
+
+def dtype_for(value: Any) -> str | None:
+    """``torch.bfloat16`` for "bf16" etc.; None for values with no plain dtype ("tf32", unknown)."""
+    if isinstance(value, str):
+        return DTYPES.get(value.lower().replace("torch.", ""))
+    return None
+
+
+def torch_dtype_attr(node: cst.BaseExpression) -> bool:
+    """``torch.bfloat16`` & co. (already a dtype expression)."""
+    name = dotted_name(node)
+    return name.startswith("torch.") and name.split(".", 1)[1] in {
+        "bfloat16", "float16", "float32", "half", "float", "float64",
+    }
+
+
+# ------------------------------------------------------------------------- traced-model arguments
+
+SHAPE_KEYS = (
+    "batch_size", "sequence_length", "num_choices", "text_batch_size", "image_batch_size", "height", "width",
+    "image_size", "num_channels", "patch_size", "audio_sequence_length", "feature_size", "nb_max_frames",
+    "num_beams", "num_images_per_prompt", "max_length",
+)
+TRACED_KEEP = frozenset({
+    "token", "revision", "cache_dir", "force_download", "local_files_only", "trust_remote_code", "subfolder",
+    "config", "attn_implementation", "output_attentions", "output_hidden_states", "device_map", "variant",
+})
+TRACED_DROP = frozenset({
+    "export", "task", "instance_type", "compiler_workdir", "disable_neuron_cache", "inline_weights_to_neff",
+    "optlevel", "disable_fast_relayout", "disable_fallback", "library_name", "file_name", "model_save_dir",
+    "neuron_config", "encoder_file_name", "decoder_file_name", "dynamic_batch_size", "auto_cast",
+    "compiler_args", "input_shapes", "disable_validation", "atol",
+})
+
+
+@dataclass
+class SplitArgs:
+    """What a traced-model / pipeline ``from_pretrained`` call carried, sorted by what it becomes."""
+
+    args: list[cst.Arg] = field(default_factory=list)  # arguments kept for the stock call
+    dtype: cst.BaseExpression | str | None = None
+    shapes: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    other: dict[str, cst.Arg] = field(default_factory=dict)  # neither kept nor dropped: the rule decides
+    dropped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    export: Any = _NOTHING  # literal value of export= (``_NOTHING`` when absent or not a literal)
+    has_export: bool = False
+
+
+def split_traced(rule: InferenceRule, arguments: Arguments, keep: frozenset[str] = TRACED_KEEP,
+                 drop: frozenset[str] = TRACED_DROP, default_cast: str | None = None) -> SplitArgs:
+    """Sort the keywords of an optimum traced ``from_pretrained`` (map 2.1) by what they become."""
+    out = SplitArgs(args=list(arguments.positional[:1]))
+    values = dict(arguments.keywords)
+    for nested in ("compiler_args", "input_shapes"):  # older keyword-dict style: compiler_args={...}
+        if nested in values:
+            items = rule.dict_items(values[nested].value)
+            if items is None:
+                out.notes.append(f"`{nested}={code(values[nested].value)}` cannot be read statically: move its shape "
+                                 "values to input padding and its auto_cast_type to dtype=")
+            else:
+                arguments.keywords.extend((key, kwarg(key, value)) for key, value in items)
+    values = dict(arguments.keywords)
+    auto_cast = rule.literal(values["auto_cast"].value) if "auto_cast" in values else _NOTHING
+    for key, arg in arguments.keywords:
+        if key in keep:
+            out.args.append(arg)
+        elif key == "use_auth_token":
+            out.args.append(kwarg("token", arg.value))
+        elif key in ("torch_dtype", "dtype"):
+            out.dtype = arg.value
+        elif key == "auto_cast_type":
+            mapped = dtype_for(rule.literal(arg.value))
+            if auto_cast in (None, "none", False):
+                out.dropped.append(key)
+            elif mapped is not None:
+                out.dtype = out.dtype if out.dtype is not None else mapped
+                if auto_cast == "matmul":
+                    out.notes.append(f'auto_cast="matmul" (only matmuls in {mapped}) has no stock equivalent: the whole '
+                                     "model now runs in that dtype; for closer numerics load fp32 and wrap calls in "
+                                     f"torch.autocast(<device>.type, dtype={mapped})")
+            elif torch_dtype_attr(arg.value):
+                out.dtype = out.dtype if out.dtype is not None else arg.value
+            else:
+                out.notes.append(f"auto_cast_type={code(arg.value)}: pass dtype=torch.bfloat16 / torch.float16 / "
+                                 "torch.float32 accordingly (tf32 has no dtype equivalent)")
+        elif key == "export":
+            out.has_export = True
+            out.export = rule.literal(arg.value)
+            out.dropped.append(key)
+        elif key in SHAPE_KEYS:
+            out.shapes[key] = arg.value
+        elif key in drop:
+            if key not in ("compiler_args", "input_shapes"):
+                out.dropped.append(key)
+        else:
+            out.other[key] = arg
+    if "dynamic_batch_size" in values and rule.literal(values["dynamic_batch_size"].value) is not False:
+        out.notes.append("dynamic_batch_size has no equivalent (dynamic shapes are rejected): keep one batch size, "
+                         "each new one compiles again")
+    for arg in arguments.opaque:
+        out.args.append(arg)
+        out.notes.append(f"`{code(arg.value)}` cannot be resolved statically: remove the Neuron export/shape/compiler "
+                         "keys it carries (export, batch_size, sequence_length, auto_cast, auto_cast_type, ...)")
+    if out.dtype is None and out.export is True and "auto_cast_type" not in values and default_cast:
+        out.dtype = default_cast
+    if isinstance(out.dtype, str):
+        rule.ctx.add_import("torch")
+    return out
+
+
+def shape_text(shapes: dict[str, cst.BaseExpression]) -> str:
+    return ", ".join(f"{key}={code(value)}" for key, value in shapes.items())
+
+
+def padding_note(shapes: dict[str, cst.BaseExpression]) -> str | None:
+    """Input-preparation guidance for compiled static shapes (map 2.1, trap T4/T30)."""
+    if not shapes:
+        return None
+    parts = []
+    seq = shapes.get("sequence_length")
+    if seq is not None:
+        parts.append(f'tokenize with padding="max_length", max_length={code(seq)}, truncation=True')
+    for key in ("batch_size", "text_batch_size", "image_batch_size"):
+        if key in shapes:
+            parts.append(f"keep every batch at {code(shapes[key])} (pad the last one)")
+            break
+    if "num_choices" in shapes:
+        parts.append(f"pad choices to {code(shapes['num_choices'])}")
+    if any(key in shapes for key in ("height", "width", "image_size")):
+        size = code(shapes["image_size"]) if "image_size" in shapes else (
+            f"{code(shapes['height'])}x{code(shapes['width'])}" if "height" in shapes and "width" in shapes else "the compiled size")
+        parts.append(f"resize images to {size} in the image processor")
+    if any(key in shapes for key in ("audio_sequence_length", "nb_max_frames")):
+        parts.append("pad/crop audio features to the compiled length")
+    return (f"compiled static shapes {shape_text(shapes)}: inputs are no longer padded for you - "
+            + "; ".join(parts) + " (a new shape compiles again; slice padded outputs by attention_mask)")
+
+
+def compiled_note(model: cst.Arg | None) -> str:
+    where = code(model.value) if model is not None else "the model path"
+    return (f"if {where} is a Neuron-compiled folder/repo (model.neuron, neuron_config.json), stock libraries cannot "
+            "load it: use the source checkpoint id (config.json `_name_or_path`, or `checkpoint_id` in "
+            "neuron_config.json) and its static shapes (config.json `neuron` section)")

@@ -1,0 +1,1 @@
+"""Inference family (NM1xx): optimum-neuron inference classes, export and pipelines -> stock HF on TorchNeuron."""

@@ -1,0 +1,284 @@
+"""NM110 causal-lm-static-cache: inference ``NeuronModelForCausalLM`` -> ``AutoModelForCausalLM`` + static-cache generate.
+
+What it rewrites (migration map 1.2, 2.2, rules A5/B2; traps T11, T26, T27, T29):
+
+* ``NeuronModelForCausalLM.from_pretrained(id, export=True, batch_size=, sequence_length=, num_cores=,
+  auto_cast_type=, tensor_parallel_size=, **compiler_args, **input_shapes)`` (generations 1-2, 0.0.8-0.3.0)
+  and ``NeuronModelForCausalLM.export(id, neuron_config, ...)`` with ``neuron_config =
+  NeuronModelForCausalLM.get_neuron_config(id, batch_size=, sequence_length=, tensor_parallel_size=)``
+  (0.4.x), plus the per-architecture classes of ``optimum.neuron.models.inference.auto_models``, become
+  ``AutoModelForCausalLM.from_pretrained(id, dtype=..., device_map=<device>)`` followed by a generation
+  setup that keeps what the compiled static shapes meant:
+
+  - ``cache_implementation="static"`` and ``max_cache_len=<sequence_length>`` (it bounded prompt plus
+    generated tokens, T27);
+  - ``compile_config=CompileConfig(backend="neuron", dynamic=False, mode="default")`` - exactly what
+    transformers 5.24 picks on a neuron device; in the portable device style it is ``None`` off-neuron
+    (see docs/device-expression.md);
+  - a ``todo`` with the compiled batch size and the padding side (stock batched generation wants left
+    padding, optimum NxD wanted right padding).
+
+* A tensor-parallel degree (``num_cores`` <= 0.3.0, ``tensor_parallel_size``, a literal > 1) becomes
+  ``distributed_config=DistributedConfig(tp_size=N)`` instead of ``device_map`` (they are mutually
+  exclusive); transformers builds the ("pp", "dp_replicate", "fsdp", "tp") DeviceMesh and initialises
+  torch.distributed itself; a ``todo`` says to launch ``torchrun --nproc_per_node N``. A non-literal degree
+  (``args.num_cores``) gives ``distributed_config=DistributedConfig(tp_size=x), device_map=<device> if x == 1
+  else None``. An absent degree gets a ``todo``: optimum used 2 cores (<= 0.0.17) or all visible cores.
+* ``auto_cast_type`` -> ``dtype`` (``"bf16"`` -> ``torch.bfloat16`` ...), ``torch_dtype`` -> ``dtype``,
+  ``use_auth_token`` -> ``token``; compiler / export-only kwargs are dropped (reported).
+* ``**dict`` splats are expanded when the dict literal is visible in the same scope; opaque ones stay in
+  the call with a ``todo``.
+* ``from_pretrained(path)`` without ``export=True`` loads Neuron-compiled artifacts, which transformers
+  cannot read: the call is rewritten but keeps ``path``, with a ``todo`` to use the source checkpoint
+  (``checkpoint_id`` in ``<path>/neuron_config.json``, which also records sequence_length/batch_size/tp_degree).
+
+Before::
+
+    from optimum.neuron import NeuronModelForCausalLM
+
+    model = NeuronModelForCausalLM.from_pretrained(
+        "meta-llama/Llama-3.2-1B", export=True, batch_size=1, sequence_length=2048, num_cores=2, auto_cast_type="bf16"
+    )
+
+After (portable device style)::
+
+    import torch
+    from transformers import AutoModelForCausalLM, CompileConfig, DistributedConfig
+
+    # neuron-migrate: tensor parallel degree 2: launch with `torchrun --nproc_per_node 2` ...
+    # neuron-migrate: compiled for batch_size=1: ...
+    model = AutoModelForCausalLM.from_pretrained(
+        "meta-llama/Llama-3.2-1B", dtype=torch.bfloat16, distributed_config=DistributedConfig(tp_size=2)
+    )
+    model.generation_config.update(cache_implementation="static", max_cache_len=2048, compile_config=...)
+
+Fix safety: needs review. The load and the generation setup are mechanical; the batch, padding and
+parallelism notes need a human. Known limits: the training ``NeuronModelForCausalLM``
+(``optimum.neuron.models.training``) is not touched (training family); a call that is not the right-hand
+side of an assignment gets the generation setup as a ``todo`` instead of code; NxDNeuronConfig fields
+other than the shapes (continuous batching, on-device sampling, speculation) are reported, not mapped.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib.inference import InferenceRule, code, dtype_for, kwarg, torch_dtype_attr, with_commas
+from codemods._tables.inference_symbols import decoder_moves
+from migrate.rule import Safety
+
+DECODERS = decoder_moves()
+KEEP = frozenset({
+    "token", "revision", "cache_dir", "force_download", "local_files_only", "trust_remote_code", "subfolder",
+    "config", "attn_implementation", "device_map", "low_cpu_mem_usage", "variant",
+})
+DROP = frozenset({
+    "export", "task", "instance_type", "load_weights", "compiler_workdir", "disable_neuron_cache",
+    "inline_weights_to_neff", "optlevel", "dynamic_batch_size", "auto_cast", "neuron_config", "n_positions",
+    "allow_flash_attention", "fuse_qkv", "on_device_sampling", "continuous_batching", "max_topk", "output_logits",
+    "speculation_length", "start_rank_id", "local_ranks_size", "capacity_factor", "glu_mlp", "n_active_tokens",
+    "max_context_length", "disable_fast_relayout", "disable_fallback", "library_name", "file_name", "model_save_dir",
+})
+TP_KEYS = ("num_cores", "tensor_parallel_size", "tp_degree")
+
+
+class CausalLMStaticCache(InferenceRule):
+    """Inference NeuronModelForCausalLM -> AutoModelForCausalLM with a static cache, max_cache_len and CompileConfig."""
+
+    id = "NM110"
+    name = "causal-lm-static-cache"
+    safety = Safety.NEEDS_REVIEW
+    triggers = ("optimum.neuron",)
+    moves = DECODERS
+    legacy_modules = ("optimum.neuron",)
+
+    def prepare(self, module: cst.Module) -> None:
+        """Find ``nc = X.get_neuron_config(...)`` consumed only by ``X.export(id, nc)``: expanded, then removed."""
+        self._neuron_configs: dict[str, cst.Call] = {}
+        rule = self
+
+        class Finder(cst.CSTVisitor):
+            def __init__(self) -> None:
+                self.exports: set[str] = set()
+                self.getters: dict[str, tuple[cst.SimpleStatementLine, cst.Call]] = {}
+
+            def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+                if len(node.body) == 1 and isinstance(node.body[0], cst.Assign) and len(node.body[0].targets) == 1:
+                    target, value = node.body[0].targets[0].target, node.body[0].value
+                    if isinstance(target, cst.Name) and rule._method(value) == "get_neuron_config":
+                        self.getters[target.value] = (node, value)
+
+            def visit_Call(self, node: cst.Call) -> None:
+                if rule._method(node) == "export":
+                    config = _neuron_config_arg(node)
+                    if isinstance(config, cst.Name):
+                        self.exports.add(config.value)
+
+        finder = Finder()
+        module.visit(finder)
+        for name, (statement, call) in finder.getters.items():
+            if name in finder.exports and self.name_count(name) == 2:
+                self._neuron_configs[name] = call
+                self.remove_statement(statement)
+
+    def _method(self, node: cst.CSTNode) -> str | None:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if self.ctx.matches(node.func.value, DECODERS):
+                return node.func.attr.value
+        return None
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        method = self._method(original)
+        if method == "get_neuron_config":
+            statement = self.current_statement()
+            if statement is not None and id(statement) in self._remove:
+                self.fixed(original, "get_neuron_config(...) folded into from_pretrained + generation_config (no compiled config on TorchNeuron)")
+            else:
+                self.todo(original, "get_neuron_config() has no stock equivalent: pass its batch_size/sequence_length/"
+                          "tensor_parallel_size to the generation setup (max_cache_len) and DistributedConfig(tp_size=...)")
+            return updated
+        if method not in ("from_pretrained", "export"):
+            return updated
+        return self._rewrite(original, updated, method)
+
+    # ------------------------------------------------------------------------------------------------
+    def _rewrite(self, original: cst.Call, updated: cst.Call, method: str) -> cst.BaseExpression:
+        args = self.arguments(updated)
+        notes: list[str] = []
+        if not args.positional and args.get("model_id") is None and args.get("pretrained_model_name_or_path") is None \
+                and args.get("model_name_or_path") is None:
+            self.todo(original, "could not find the model id of this call; rewrite it by hand (see --explain NM110)")
+            return updated
+        export_arg = args.get("export")
+        export_value = self.literal(export_arg.value) if export_arg is not None else False
+        compiled = method == "from_pretrained" and export_value is not True
+
+        if method == "export":
+            config = _neuron_config_arg(updated)
+            if isinstance(config, cst.Name) and config.value in self._neuron_configs:
+                getter = self.arguments(self._neuron_configs[config.value])
+                args.keywords = [(k, a) for k, a in getter.keywords if k not in ("config",)] + [
+                    (k, a) for k, a in args.keywords if k != "neuron_config"]
+            elif config is not None:
+                notes.append(f"`{code(config)}` (a compiled neuron config) has no stock equivalent: take its batch_size, "
+                             "sequence_length and tensor_parallel_size into max_cache_len / DistributedConfig(tp_size=...)")
+            args.positional = args.positional[:1]
+
+        positional = args.positional[:1]
+        if len(args.positional) > 1:
+            notes.append("extra positional arguments of the optimum call were dropped; check them against from_pretrained")
+        new_args: list[cst.Arg] = list(positional)
+        values = dict(args.keywords)
+        dtype: str | cst.BaseExpression | None = None
+        dropped: list[str] = []
+        for key, arg in args.keywords:
+            if key in KEEP:
+                new_args.append(arg)
+            elif key == "use_auth_token":
+                new_args.append(kwarg("token", arg.value))
+            elif key in ("torch_dtype", "dtype"):
+                dtype = arg.value
+            elif key == "auto_cast_type":
+                value = self.literal(arg.value)
+                mapped = dtype_for(value)
+                if mapped is not None:
+                    dtype = dtype if dtype is not None else mapped
+                elif torch_dtype_attr(arg.value):
+                    dtype = arg.value
+                else:
+                    notes.append(f"auto_cast_type={code(arg.value)}: pass dtype=torch.bfloat16 / torch.float16 / "
+                                 "torch.float32 to from_pretrained accordingly")
+            elif key in DROP:
+                dropped.append(key)
+            elif key in TP_KEYS or key in ("batch_size", "sequence_length"):
+                continue
+            else:
+                new_args.append(arg)
+                notes.append(f"`{key}=` is not an optimum-neuron argument this rule knows: check it is valid for "
+                             "AutoModelForCausalLM.from_pretrained")
+        for arg in args.opaque:
+            new_args.append(arg)
+            notes.append(f"`{code(arg.value)}` cannot be resolved statically: remove the Neuron compile/shape keys "
+                         "(batch_size, sequence_length, num_cores, auto_cast_type, export) it carries")
+
+        if dtype is not None:
+            new_args.append(kwarg("dtype", dtype))
+            if isinstance(dtype, str) and dtype.startswith("torch."):
+                self.ctx.add_import("torch")
+        elif not compiled and "auto_cast_type" not in values:
+            notes.append("auto_cast_type not given: optimum compiled in fp32 (<= 0.1.0) or bf16 (0.2.0-0.3.0); now "
+                         "the checkpoint dtype is used - pass dtype= to pin it")
+
+        tp_arg = next((values[k] for k in TP_KEYS if k in values), None)
+        tp_value = self.literal(tp_arg.value) if tp_arg is not None else None
+        target = self.assignment_target(original)
+        if tp_arg is not None and isinstance(tp_value, int) and tp_value > 1:
+            self.ctx.add_import("transformers", "DistributedConfig")
+            new_args.append(kwarg("distributed_config", f"DistributedConfig(tp_size={tp_value})"))
+            notes.append(_tp_note(str(tp_value)))
+        elif tp_arg is not None and not self.known(tp_value) and isinstance(tp_arg.value, (cst.Name, cst.Attribute)):
+            degree = code(tp_arg.value)
+            self.ctx.add_import("transformers", "DistributedConfig")
+            new_args.append(kwarg("distributed_config", f"DistributedConfig(tp_size={degree})"))
+            device = self.device_map().with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            new_args.append(kwarg("device_map", cst.IfExp(
+                test=cst.parse_expression(f"{degree} == 1"), body=device, orelse=cst.Name("None"))))
+            notes.append(_tp_note(degree))
+        else:
+            if tp_arg is not None and not isinstance(tp_value, int):
+                notes.append(f"tensor parallel degree {code(tp_arg.value)} could not be read: this loads on one "
+                             "device; for TP pass distributed_config=DistributedConfig(tp_size=N) instead of device_map")
+            elif tp_arg is None and not compiled:
+                notes.append("num_cores not given: optimum compiled for 2 NeuronCores (<= 0.0.17) or all visible "
+                             "cores (0.0.18+); this runs on one device - for tensor parallelism pass "
+                             "distributed_config=DistributedConfig(tp_size=N) (no device_map) and launch with torchrun")
+            if "device_map" not in values:
+                new_args.append(kwarg("device_map", self.device_map()))
+
+        seq_arg = values.get("sequence_length")
+        batch_arg = values.get("batch_size")
+        if compiled:
+            notes.append(f"{code(positional[0].value) if positional else 'the model path'} must be the source "
+                         "checkpoint, not a Neuron-compiled folder/repo: take checkpoint_id (and checkpoint_revision) "
+                         "from its neuron_config.json, and its sequence_length as max_cache_len")
+        if batch_arg is not None:
+            notes.append(f"compiled for batch_size={code(batch_arg.value)}: call generate() with exactly that many "
+                         "prompts (pad the batch; a new batch size recompiles) and tokenizer.padding_side = \"left\" "
+                         "for batched prompts (optimum used right padding)")
+        if dropped:
+            self.fixed(original, f"dropped export/compiler-only arguments: {', '.join(dropped)}")
+
+        setup = ['cache_implementation="static"']
+        if seq_arg is not None:
+            setup.append(f"max_cache_len={code(seq_arg.value)}")
+        elif not compiled:
+            notes.append("sequence_length not given: set max_cache_len in generation_config.update to the longest "
+                         "prompt + generated tokens you need (static cache)")
+        if target is not None:
+            setup.append(f"compile_config={self.compile_config(target)}")
+            self.add_after([f"{target}.generation_config.update({', '.join(setup)})\n"])
+        else:
+            self.ctx.add_import("transformers", "CompileConfig")
+            notes.append("set up generation on the loaded model: model.generation_config.update("
+                         f"{', '.join(setup)}, compile_config=CompileConfig(backend=\"neuron\", dynamic=False, "
+                         "mode=\"default\"))")
+        for note in notes:
+            self.todo(original, note)
+        self.fixed(original, f"{'export' if method == 'export' else 'from_pretrained'} of a compiled Neuron decoder -> "
+                   "AutoModelForCausalLM.from_pretrained + static-cache generation config")
+        func = updated.func.with_changes(attr=cst.Name("from_pretrained")) if isinstance(updated.func, cst.Attribute) else updated.func
+        return updated.with_changes(func=func, args=with_commas(new_args))
+
+
+def _neuron_config_arg(call: cst.Call) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "neuron_config":
+            return arg.value
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    return positional[1].value if len(positional) > 1 else None
+
+
+def _tp_note(degree: str) -> str:
+    return (f"tensor parallel degree {degree}: launch with `torchrun --nproc_per_node {degree}`; transformers builds "
+            "the tp DeviceMesh from distributed_config and calls init_process_group itself (backend \"neuron\" on "
+            "Trainium) - call torch.distributed.init_process_group(backend=\"neuron\") first if you need it earlier")

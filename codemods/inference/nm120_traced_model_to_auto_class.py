@@ -1,0 +1,99 @@
+"""NM120 traced-model-to-auto-class: ``NeuronModelFor<Task>`` / ``NeuronBert*`` / ``NeuronCLIP*`` / ``NeuronYolos*`` -> stock classes.
+
+What it rewrites (migration map 1.1, 2.1, rules A6/B1/B1b; traps T4, T20, T25, T30):
+
+* imports from ``optimum.neuron`` / ``optimum.neuron.modeling`` / ``optimum.neuron.models[.inference].<model>``
+  become the matching ``transformers.AutoModelFor<Task>`` or model class (a table, see
+  ``codemods/_tables/inference_symbols.py``; user aliases are kept);
+* ``X.from_pretrained(id, export=True, batch_size=, sequence_length=, auto_cast=, auto_cast_type=,
+  dynamic_batch_size=, **input_shapes, **compiler_args)`` becomes
+  ``AutoModelFor<Task>.from_pretrained(id, dtype=..., device_map=<device>)``. ``auto_cast_type`` gives the dtype
+  (``auto_cast="matmul"`` has no equivalent: a ``todo``); with ``export=True`` and no casting the old model
+  ran in fp32, so ``dtype=torch.float32`` is written. Compiler/export-only kwargs are dropped (reported).
+* after ``model = ...`` the old ahead-of-time compilation becomes ``model.compile(backend="neuron",
+  fullgraph=True, dynamic=False)``, guarded by ``if model.device.type == "neuron":`` in the portable style;
+* the static shapes become a ``todo`` with the padding to do by hand (optimum padded inputs to the
+  compiled shapes and trimmed outputs; stock does not);
+* without ``export=True`` the id may name Neuron-compiled artifacts: a ``todo`` says how to find the
+  source checkpoint.
+
+Before::
+
+    from optimum.neuron import NeuronModelForSequenceClassification
+
+    input_shapes = {"batch_size": 1, "sequence_length": 128}
+    model = NeuronModelForSequenceClassification.from_pretrained(MODEL, export=True, **input_shapes)
+
+After (portable device style)::
+
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    input_shapes = {"batch_size": 1, "sequence_length": 128}
+    # neuron-migrate: compiled static shapes batch_size=1, sequence_length=128: inputs are no longer padded ...
+    model = AutoModelForSequenceClassification.from_pretrained(MODEL, dtype=torch.float32, device_map=torch.accelerator.current_accelerator() or torch.device("cpu"))
+    if model.device.type == "neuron":
+        model.compile(backend="neuron", fullgraph=True, dynamic=False)
+
+Fix safety: needs review (padding is now the caller's job). Known limits: ``tensor_parallel_size`` on an
+encoder is reported (BERT-like models have no TP plan in transformers); calls that are not assigned to a
+name get the compile step as a ``todo``.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib.inference import InferenceRule, compiled_note, kwarg, padding_note, split_traced, with_commas
+from codemods._tables.inference_symbols import traced_moves
+from migrate.rule import Safety
+
+TRACED = traced_moves()
+COMPILE = 'compile(backend="neuron", fullgraph=True, dynamic=False)'
+
+
+class TracedModelToAutoClass(InferenceRule):
+    """NeuronModelFor<Task> / NeuronBert* / NeuronCLIP* / NeuronYolos* -> transformers classes on the device, compiled."""
+
+    id = "NM120"
+    name = "traced-model-to-auto-class"
+    safety = Safety.NEEDS_REVIEW
+    triggers = ("optimum.neuron",)
+    moves = TRACED
+    legacy_modules = ("optimum.neuron",)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = original.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and self.ctx.matches(func.value, TRACED)):
+            return updated
+        arguments = self.arguments(updated)
+        split = split_traced(self, arguments, default_cast="torch.float32")
+        notes = list(split.notes)
+        for key, arg in split.other.items():
+            if key == "tensor_parallel_size":
+                notes.append("tensor_parallel_size: encoder models have no transformers TP plan; run one process "
+                             "per core (torchrun) instead")
+            else:
+                split.args.append(arg)
+                notes.append(f"`{key}=` is not an optimum-neuron argument this rule knows: check it is valid for "
+                             "from_pretrained")
+        if split.dtype is not None:
+            split.args.append(kwarg("dtype", split.dtype))
+        if "device_map" not in dict(arguments.keywords):
+            split.args.append(kwarg("device_map", self.device_map()))
+        if split.export is not True:
+            notes.append(compiled_note(arguments.positional[0] if arguments.positional else None))
+        note = padding_note(split.shapes)
+        if note:
+            notes.append(note)
+        target = self.assignment_target(original)
+        if target is not None:
+            self.add_after(self.on_neuron(target, [f"{target}.{COMPILE}"]))
+        else:
+            notes.append(f"compile the loaded model on Trainium: model.{COMPILE}")
+        if split.dropped:
+            self.fixed(original, f"dropped export/compiler-only arguments: {', '.join(split.dropped)}")
+        for message in notes:
+            self.todo(original, message)
+        self.fixed(original, "traced Neuron model -> stock transformers class on the device, compiled with backend=\"neuron\"")
+        return updated.with_changes(args=with_commas(split.args))

@@ -1,0 +1,97 @@
+"""NM121 seq2seq-static-cache: ``NeuronModelForSeq2SeqLM`` / ``NeuronWhisperForConditionalGeneration`` -> stock classes + static-cache generate.
+
+What it rewrites (migration map 1.1, 2.3, rule B4; traps T4, T28):
+
+* imports of ``NeuronModelForSeq2SeqLM`` (``optimum.neuron``, ``optimum.neuron.modeling_seq2seq``) and
+  ``NeuronWhisperForConditionalGeneration`` (``optimum.neuron``, ``optimum.neuron.models[.inference].whisper``)
+  -> ``transformers.AutoModelForSeq2SeqLM`` / ``transformers.WhisperForConditionalGeneration``;
+* ``X.from_pretrained(id, export=True, batch_size=, sequence_length=, num_beams=, auto_cast=, auto_cast_type=,
+  **input_shapes, **compiler_args)`` -> ``from_pretrained(id, dtype=..., device_map=<device>)``; the encoder and
+  decoder NEFFs become one eager model;
+* after ``model = ...``: ``model.generation_config.update(cache_implementation="static", num_beams=<num_beams>,
+  compile_config=...)`` - the decoder's static KV cache and the compiled beam count; the compile config is
+  what transformers 5.24 uses on a neuron device (``None`` off-neuron in the portable style);
+* ``sequence_length`` / ``batch_size`` (encoder input shapes) -> a ``todo`` with the padding to do.
+
+Before::
+
+    from optimum.neuron import NeuronModelForSeq2SeqLM
+
+    model = NeuronModelForSeq2SeqLM.from_pretrained("t5-small", export=True, batch_size=1, sequence_length=64, num_beams=4)
+
+After (portable device style)::
+
+    import torch
+    from transformers import AutoModelForSeq2SeqLM, CompileConfig
+
+    # neuron-migrate: compiled static shapes batch_size=1, sequence_length=64: ...
+    model = AutoModelForSeq2SeqLM.from_pretrained("t5-small", dtype=torch.float32, device_map=torch.accelerator.current_accelerator() or torch.device("cpu"))
+    model.generation_config.update(cache_implementation="static", num_beams=4, compile_config=CompileConfig(backend="neuron", dynamic=False, mode="default") if model.device.type == "neuron" else None)
+
+Fix safety: needs review. Known limits: static-cache support per encoder-decoder architecture on Neuron
+is unverified (map 2.3 [U]); the decoder cache length follows generate's ``max_length``/``max_new_tokens``,
+so keep those constant.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib.inference import InferenceRule, code, compiled_note, kwarg, padding_note, split_traced, with_commas
+from codemods._tables.inference_symbols import seq2seq_moves
+from migrate.rule import Safety
+
+SEQ2SEQ = seq2seq_moves()
+
+
+class Seq2SeqStaticCache(InferenceRule):
+    """NeuronModelForSeq2SeqLM / NeuronWhisperForConditionalGeneration -> stock classes with a static-cache generation config."""
+
+    id = "NM121"
+    name = "seq2seq-static-cache"
+    safety = Safety.NEEDS_REVIEW
+    triggers = ("optimum.neuron",)
+    moves = SEQ2SEQ
+    legacy_modules = ("optimum.neuron",)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = original.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and self.ctx.matches(func.value, SEQ2SEQ)):
+            return updated
+        arguments = self.arguments(updated)
+        split = split_traced(self, arguments, default_cast="torch.float32")
+        notes = list(split.notes)
+        for key, arg in split.other.items():
+            if key == "tensor_parallel_size":
+                notes.append("tensor_parallel_size: check the architecture has a transformers TP plan; otherwise run "
+                             "one process per core (torchrun)")
+            else:
+                split.args.append(arg)
+                notes.append(f"`{key}=` is not an optimum-neuron argument this rule knows: check it is valid for from_pretrained")
+        if split.dtype is not None:
+            split.args.append(kwarg("dtype", split.dtype))
+        if "device_map" not in dict(arguments.keywords):
+            split.args.append(kwarg("device_map", self.device_map()))
+        if split.export is not True:
+            notes.append(compiled_note(arguments.positional[0] if arguments.positional else None))
+        beams = split.shapes.pop("num_beams", None)
+        note = padding_note(split.shapes)
+        if note:
+            notes.append(note)
+        setup = ['cache_implementation="static"']
+        if beams is not None:
+            setup.append(f"num_beams={code(beams)}")
+        target = self.assignment_target(original)
+        if target is not None:
+            setup.append(f"compile_config={self.compile_config(target)}")
+            self.add_after([f"{target}.generation_config.update({', '.join(setup)})\n"])
+        else:
+            notes.append(f"set up generation on the loaded model: model.generation_config.update({', '.join(setup)})")
+        notes.append("the decoder's static cache is sized from generate's max_length/max_new_tokens: keep them "
+                     "constant across calls (each new size compiles again)")
+        if split.dropped:
+            self.fixed(original, f"dropped export/compiler-only arguments: {', '.join(split.dropped)}")
+        for message in notes:
+            self.todo(original, message)
+        self.fixed(original, "Neuron encoder-decoder -> stock class with a static-cache generation config")
+        return updated.with_changes(args=with_commas(split.args))

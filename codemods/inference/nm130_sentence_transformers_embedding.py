@@ -1,0 +1,137 @@
+"""NM130 sentence-transformers-embedding: ``NeuronSentenceTransformers`` / ``NeuronModelForSentenceTransformers`` -> ``SentenceTransformer``; ``NeuronModelForEmbedding`` -> ``AutoModel``.
+
+What it rewrites (migration map 1.1, 1.2, 2.5, rules A8/B5):
+
+* ``NeuronSentenceTransformers.from_pretrained(id, export=True, subfolder=, batch_size=, sequence_length=,
+  auto_cast=, auto_cast_type=, **input_shapes)`` (0.4.2+) and the older ``NeuronModelForSentenceTransformers``
+  (0.0.17-0.4.1) -> ``SentenceTransformer(id, device=<device>, model_kwargs={"dtype": ...})``. ``subfolder``
+  is dropped (sentence-transformers loads its own modules), ``cache_dir`` -> ``cache_folder``.
+  After ``model = ...`` the compiled ``sequence_length`` becomes ``model.max_seq_length = <n>`` (same
+  truncation as before); the batch size becomes a ``todo`` (``encode(..., batch_size=n)``).
+  ``NeuronModelForSentenceTransformers`` was called like a model (``model(**inputs)["sentence_embedding"]``):
+  a ``todo`` says to use ``model.encode(...)``.
+* ``NeuronModelForEmbedding`` (Qwen3-Embedding, 0.4.5) and ``Qwen3NeuronModelForEmbedding`` ->
+  ``AutoModel.from_pretrained(id, dtype=..., device_map=<device>)`` with a ``todo`` for last-token pooling
+  (or loading the checkpoint with ``SentenceTransformer``); the compiled-folder note as for decoders.
+
+Before::
+
+    from optimum.neuron import NeuronSentenceTransformers
+
+    model = NeuronSentenceTransformers.from_pretrained(MODEL, export=True, batch_size=1, sequence_length=128)
+
+After (portable device style)::
+
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    # neuron-migrate: compiled for batch_size=1: call model.encode(..., batch_size=1) ...
+    model = SentenceTransformer(MODEL, device=torch.accelerator.current_accelerator() or torch.device("cpu"), model_kwargs={"dtype": torch.float32})
+    model.max_seq_length = 128
+
+Fix safety: needs review. Known limits: sentence-transformers pads each batch to its longest item, so
+sequence lengths vary (each new length compiles once on TorchNeuron); exact fixed-padding knobs are [U].
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib.inference import InferenceRule, code, compiled_note, kwarg, padding_note, split_traced, with_commas
+from codemods._tables.inference_symbols import EMBEDDING_CLASSES, SENTENCE_TRANSFORMER_CLASSES, embedding_moves
+from migrate.rule import Safety
+
+MOVES = embedding_moves()
+ST = {f"{m}.{name}" for name, modules in SENTENCE_TRANSFORMER_CLASSES.items() for m in modules}
+OLD_ST = {f"{m}.NeuronModelForSentenceTransformers" for m in SENTENCE_TRANSFORMER_CLASSES["NeuronModelForSentenceTransformers"]}
+EMBEDDING = {f"{m}.{name}" for name, modules in EMBEDDING_CLASSES.items() for m in modules}
+ST_KEEP = frozenset({"revision", "token", "trust_remote_code", "local_files_only", "device"})
+
+
+class SentenceTransformersEmbedding(InferenceRule):
+    """Neuron sentence-transformers / embedding models -> SentenceTransformer / AutoModel on the device."""
+
+    id = "NM130"
+    name = "sentence-transformers-embedding"
+    safety = Safety.NEEDS_REVIEW
+    triggers = ("optimum.neuron",)
+    moves = MOVES
+    legacy_modules = ("optimum.neuron",)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = original.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("from_pretrained", "export")):
+            return updated
+        qualified = self.ctx.matches(func.value, MOVES)
+        if qualified is None:
+            return updated
+        if qualified in ST and func.attr.value == "from_pretrained":
+            return self._sentence_transformer(original, updated, qualified in OLD_ST)
+        if qualified in EMBEDDING:
+            return self._embedding(original, updated)
+        return updated
+
+    def _sentence_transformer(self, original: cst.Call, updated: cst.Call, old_api: bool) -> cst.BaseExpression:
+        arguments = self.arguments(updated)
+        split = split_traced(self, arguments, keep=ST_KEEP, default_cast="torch.float32")
+        notes = list(split.notes)
+        if "subfolder" in split.other:
+            split.other.pop("subfolder")
+            split.dropped.append("subfolder")
+        if "cache_dir" in split.other:
+            split.args.append(kwarg("cache_folder", split.other.pop("cache_dir").value))
+        for key, arg in split.other.items():
+            split.args.append(arg)
+            notes.append(f"`{key}=` is not an argument this rule knows: check it is valid for SentenceTransformer(...)")
+        if "device" not in dict(arguments.keywords):
+            split.args.append(kwarg("device", self.device()))
+        if split.dtype is not None:
+            dtype = split.dtype if isinstance(split.dtype, str) else code(split.dtype)
+            split.args.append(kwarg("model_kwargs", f'{{"dtype": {dtype}}}'))
+        if split.export is not True:
+            notes.append(compiled_note(arguments.positional[0] if arguments.positional else None))
+        target = self.assignment_target(original)
+        seq = split.shapes.pop("sequence_length", None)
+        if seq is not None and target is not None:
+            self.add_after([f"{target}.max_seq_length = {code(seq)}\n"])
+        elif seq is not None:
+            notes.append(f"set model.max_seq_length = {code(seq)} (the compiled sequence length)")
+        batch = split.shapes.pop("batch_size", None)
+        if batch is not None:
+            notes.append(f"compiled for batch_size={code(batch)}: call model.encode(..., batch_size={code(batch)}); "
+                         "sentence-transformers pads each batch to its longest item, so each new length compiles once")
+        note = padding_note(split.shapes)
+        if note:
+            notes.append(note)
+        if old_api:
+            notes.append("NeuronModelForSentenceTransformers was called like a model (model(**inputs)[\"sentence_embedding\"]): "
+                         "call model.encode(sentences, convert_to_tensor=True) instead")
+        if split.dropped:
+            self.fixed(original, f"dropped export/compiler-only arguments: {', '.join(split.dropped)}")
+        for message in notes:
+            self.todo(original, message)
+        self.fixed(original, "Neuron sentence-transformers model -> SentenceTransformer(id, device=...)")
+        owner = updated.func.value if isinstance(updated.func, cst.Attribute) else updated.func
+        return updated.with_changes(func=owner, args=with_commas(split.args))
+
+    def _embedding(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        arguments = self.arguments(updated)
+        split = split_traced(self, arguments)
+        notes = list(split.notes)
+        for key, arg in split.other.items():
+            if key in ("tensor_parallel_size", "num_cores"):
+                notes.append(f"{key}: use distributed_config=DistributedConfig(tp_size=N) (no device_map) under torchrun")
+                continue
+            split.args.append(arg)
+        if split.dtype is not None:
+            split.args.append(kwarg("dtype", split.dtype))
+        split.args.append(kwarg("device_map", self.device_map()))
+        if original.func.attr.value == "export" or split.export is not True:  # type: ignore[union-attr]
+            notes.append(compiled_note(arguments.positional[0] if arguments.positional else None))
+        notes.append("NeuronModelForEmbedding returned pooled embeddings: take the last non-padding token of "
+                     "outputs.last_hidden_state and L2-normalise it, or load the checkpoint with SentenceTransformer(id)")
+        for message in notes:
+            self.todo(original, message)
+        self.fixed(original, "NeuronModelForEmbedding -> AutoModel on the device")
+        func = updated.func.with_changes(attr=cst.Name("from_pretrained")) if isinstance(updated.func, cst.Attribute) else updated.func
+        return updated.with_changes(func=func, args=with_commas(split.args))

@@ -1,0 +1,125 @@
+"""NM140 diffusion-pipeline: ``Neuron<...>Pipeline`` -> the diffusers pipeline on the device, regionally compiled.
+
+What it rewrites (migration map 1.3, 2.4, rules A7/B3; traps T20, T44-T46):
+
+* imports of the 15 ``Neuron*Pipeline`` classes (``optimum.neuron``, ``optimum.neuron.modeling_diffusion``)
+  -> ``diffusers.<Pipeline>`` (StableDiffusion, Img2Img, Inpaint, InstructPix2Pix, LatentConsistency,
+  ControlNet, SDXL (+Img2Img/Inpaint/ControlNet), PixArt Alpha/Sigma, Flux, FluxKontext, FluxInpaint);
+* ``X.from_pretrained(id, export=True, batch_size=, height=, width=, num_images_per_prompt=, auto_cast=,
+  auto_cast_type=, torch_dtype=, **compiler_args, **input_shapes)`` ->
+  ``<Pipeline>.from_pretrained(id, dtype=...).to(<device>)``; ``auto_cast_type`` / ``torch_dtype`` give
+  ``dtype`` (diffusers 0.42 accepts it); export/compiler-only kwargs are dropped (reported);
+* after ``pipe = ...``: ``pipe.unet.compile_repeated_blocks(backend="neuron", fullgraph=True, dynamic=False)``
+  (``pipe.transformer`` for Flux; ``pipe.transformer.compile(...)`` for PixArt, which has no
+  ``_repeated_blocks``), guarded by ``if pipe.device.type == "neuron":`` in the portable style;
+* static shapes -> a ``todo`` (pass the same height/width/num_images_per_prompt at every call, CPU generator);
+* ``unet_id``, ``controlnet_ids``, ``lora_*``, ``ip_adapter_*``, ``tensor_parallel_size``,
+  ``data_parallel_mode`` are removed from the call with a ``todo`` naming the diffusers replacement.
+
+Before::
+
+    from optimum.neuron import NeuronStableDiffusionPipeline
+
+    pipe = NeuronStableDiffusionPipeline.from_pretrained(MODEL, export=True, batch_size=1, height=512, width=512,
+                                                         auto_cast="matmul", auto_cast_type="bf16")
+
+After (portable device style)::
+
+    import torch
+    from diffusers import StableDiffusionPipeline
+
+    # neuron-migrate: compiled for batch_size=1, height=512, width=512: ...
+    pipe = StableDiffusionPipeline.from_pretrained(MODEL, dtype=torch.bfloat16).to(torch.accelerator.current_accelerator() or torch.device("cpu"))
+    if pipe.device.type == "neuron":
+        pipe.unet.compile_repeated_blocks(backend="neuron", fullgraph=True, dynamic=False)
+
+Fix safety: needs review. Known limits: LoRA / IP-adapter / ControlNet / Flux TP loading is described in a
+``todo``, not written; ``data_parallel_mode`` (two replicas) becomes one process per core by hand.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib.inference import InferenceRule, compiled_note, kwarg, shape_text, split_traced, with_commas
+from codemods._tables.inference_symbols import DIFFUSION_MODULES, DIFFUSION_PIPELINES, diffusion_moves
+from migrate.rule import Safety
+
+MOVES = diffusion_moves()
+HOW = {f"{m}.{name}": (component, how) for name, (_, component, how) in DIFFUSION_PIPELINES.items() for m in DIFFUSION_MODULES}
+DIFFUSERS_KEEP = frozenset({"token", "revision", "cache_dir", "force_download", "local_files_only", "trust_remote_code",
+                            "subfolder", "variant", "use_safetensors"})
+ADAPTERS = {
+    "unet_id": "load it with UNet2DConditionModel.from_pretrained(<unet_id>, subfolder=\"unet\") and pass unet= to from_pretrained",
+    "controlnet_ids": "load ControlNetModel.from_pretrained(<id>) (several: a list) and pass controlnet= to from_pretrained",
+    "lora_model_ids": "after loading: pipe.load_lora_weights(<id>, weight_name=..., adapter_name=...), pipe.set_adapters(names, adapter_weights=scales), pipe.fuse_lora()",
+    "lora_weight_names": None, "lora_adapter_names": None, "lora_scales": None,
+    "ip_adapter_id": "after loading: pipe.load_ip_adapter(<id>, subfolder=..., weight_name=...) and pipe.set_ip_adapter_scale(scale)",
+    "ip_adapter_subfolder": None, "ip_adapter_weight_name": None, "ip_adapter_scale": None,
+    "tensor_parallel_size": "tensor parallelism exists only for Flux-like transformers: load the transformer with parallel_config=TensorParallelConfig(mesh=init_device_mesh(<device>.type, (N,))) under torchrun N processes",
+    "data_parallel_mode": "optimum ran two replicas on two cores: run one pipeline per process (torchrun) and split the prompts by rank",
+}
+
+
+class DiffusionPipeline(InferenceRule):
+    """Neuron*Pipeline -> diffusers pipeline moved to the device, with compile_repeated_blocks(backend="neuron")."""
+
+    id = "NM140"
+    name = "diffusion-pipeline"
+    safety = Safety.NEEDS_REVIEW
+    triggers = ("optimum.neuron",)
+    moves = MOVES
+    legacy_modules = ("optimum.neuron",)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = original.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained"):
+            return updated
+        qualified = self.ctx.matches(func.value, MOVES)
+        if qualified is None:
+            return updated
+        arguments = self.arguments(updated)
+        split = split_traced(self, arguments, keep=DIFFUSERS_KEEP)
+        notes = list(split.notes)
+        for key, arg in split.other.items():
+            if key in ADAPTERS:
+                if ADAPTERS[key]:
+                    notes.append(f"{key}={arg.value and _short(arg)}: {ADAPTERS[key]}")
+                split.dropped.append(key)
+            else:
+                split.args.append(arg)
+                notes.append(f"`{key}=` is not an argument this rule knows: check it is valid for the diffusers from_pretrained")
+        values = dict(arguments.keywords)
+        if split.dtype is not None:
+            split.args.append(kwarg("dtype", split.dtype))
+        elif split.export is True and "auto_cast" not in values and "auto_cast_type" not in values:
+            notes.append("optimum (0.4.x) exported diffusion models with matmuls cast to bf16 by default: pass "
+                         "dtype=torch.bfloat16 for similar speed, or keep fp32 for exact numerics")
+        if split.export is not True:
+            notes.append(compiled_note(arguments.positional[0] if arguments.positional else None))
+        if split.shapes:
+            notes.append(f"compiled for {shape_text(split.shapes)}: pass the same height/width/num_images_per_prompt "
+                         "and batch at every call (each new shape compiles again) and draw latents with "
+                         "generator=torch.Generator(\"cpu\")")
+        component, how = HOW[qualified]
+        method = "compile_repeated_blocks" if how == "repeated" else "compile"
+        target = self.assignment_target(original)
+        step = f'{component}.{method}(backend="neuron", fullgraph=True, dynamic=False)'
+        if target is not None:
+            self.add_after(self.on_neuron(target, [f"{target}.{step}"]))
+        else:
+            notes.append(f"compile on Trainium: pipe.{step}")
+        if split.dropped:
+            self.fixed(original, f"dropped export/compiler-only arguments: {', '.join(split.dropped)}")
+        for message in notes:
+            self.todo(original, message)
+        self.fixed(original, f"Neuron diffusion pipeline -> diffusers pipeline on the device, {method} of the {component}")
+        loaded = updated.with_changes(args=with_commas(split.args))
+        return cst.Call(func=cst.Attribute(value=loaded, attr=cst.Name("to")), args=[cst.Arg(self.device())])
+
+
+def _short(arg: cst.Arg) -> str:
+    from codemods._lib.inference import code
+
+    text = code(arg.value)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -1,0 +1,113 @@
+"""NM150 neuron-pipeline-function: ``optimum.neuron.pipeline(...)`` -> ``transformers.pipeline(...)`` on the device.
+
+What it rewrites (migration map 1.9, 2.6, rules A11/B6):
+
+* ``from optimum.neuron import pipeline`` (also ``optimum.neuron.pipelines``,
+  ``optimum.neuron.pipelines.transformers[.base]``) -> ``from transformers import pipeline``;
+* ``pipeline(task, model=..., export=True, input_shapes={...}, compiler_args={...}, use_auth_token=...)`` ->
+  ``pipeline(task, model=..., device=<device>, dtype=...)``: ``export`` dropped, ``compiler_args``'
+  ``auto_cast_type`` -> ``dtype``, ``use_auth_token`` -> ``token``, ``input_shapes`` -> a ``todo`` with the
+  batch size and padding to pass at call time;
+* after ``pipe = ...``: for ``"text-generation"`` a static-cache generation config on ``pipe.model``
+  (``max_cache_len`` from the compiled ``sequence_length``), for other tasks
+  ``pipe.model.compile(backend="neuron", fullgraph=True, dynamic=False)``; both only on the neuron device
+  in the portable style;
+* without ``export=True`` a ``model=`` string may name Neuron-compiled artifacts: a ``todo``.
+
+Before::
+
+    from optimum.neuron import pipeline
+
+    pipe = pipeline("text-classification", model=MODEL, export=True,
+                    input_shapes={"batch_size": 1, "sequence_length": 64}, compiler_args={"auto_cast_type": "bf16"})
+
+After (portable device style)::
+
+    import torch
+    from transformers import pipeline
+
+    # neuron-migrate: compiled static shapes batch_size=1, sequence_length=64: ...
+    pipe = pipeline("text-classification", model=MODEL, dtype=torch.bfloat16, device=torch.accelerator.current_accelerator() or torch.device("cpu"))
+    if pipe.device.type == "neuron":
+        pipe.model.compile(backend="neuron", fullgraph=True, dynamic=False)
+
+Fix safety: needs review. Known limits: which padding kwargs a task's call accepts varies [U per task].
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib.inference import InferenceRule, code, compiled_note, kwarg, padding_note, split_traced, with_commas
+from codemods._tables.inference_symbols import pipeline_moves
+from migrate.rule import Safety
+
+MOVES = pipeline_moves()
+PIPELINE_KEEP = frozenset({
+    "model", "config", "tokenizer", "feature_extractor", "image_processor", "processor", "revision", "use_fast",
+    "token", "device", "device_map", "trust_remote_code", "model_kwargs", "pipeline_class", "framework",
+})
+
+
+class NeuronPipelineFunction(InferenceRule):
+    """optimum.neuron.pipeline(...) -> transformers.pipeline(..., device=<device>, dtype=...)."""
+
+    id = "NM150"
+    name = "neuron-pipeline-function"
+    safety = Safety.NEEDS_REVIEW
+    triggers = ("optimum.neuron",)
+    moves = MOVES
+    legacy_modules = ("optimum.neuron",)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if not self.ctx.matches(original.func, MOVES):
+            return updated
+        arguments = self.arguments(updated)
+        split = split_traced(self, arguments, keep=PIPELINE_KEEP)
+        split.args = list(arguments.positional)  # task (and model) stay positional
+        for key, arg in arguments.keywords:
+            if key in PIPELINE_KEEP:
+                split.args.append(arg)
+            elif key == "use_auth_token":
+                split.args.append(kwarg("token", arg.value))
+        notes = list(split.notes)
+        for key, arg in split.other.items():
+            split.args.append(arg)
+            if key not in ("framework",):
+                notes.append(f"`{key}=` is not an argument this rule knows: check it is valid for transformers.pipeline")
+        values = dict(arguments.keywords)
+        if split.dtype is not None:
+            split.args.append(kwarg("dtype", split.dtype))
+        if "device" not in values and "device_map" not in values:
+            split.args.append(kwarg("device", self.device()))
+        if split.export is not True and "model" in values and isinstance(values["model"].value, (cst.SimpleString, cst.Name, cst.Attribute)):
+            notes.append(compiled_note(values["model"]))
+        task = self.literal(arguments.positional[0].value) if arguments.positional else (
+            self.literal(values["task"].value) if "task" in values else None)
+        target = self.assignment_target(original)
+        seq = split.shapes.get("sequence_length")
+        if task == "text-generation":
+            setup = ['cache_implementation="static"'] + ([f"max_cache_len={code(seq)}"] if seq is not None else [])
+            if target is not None:
+                setup.append(f"compile_config={self.compile_config(target + '.model')}")
+                self.add_after([f"{target}.model.generation_config.update({', '.join(setup)})\n"])
+            else:
+                notes.append(f"set pipe.model.generation_config.update({', '.join(setup)})")
+            if "batch_size" in split.shapes:
+                notes.append(f"compiled for batch_size={code(split.shapes['batch_size'])}: call the pipeline with "
+                             "that batch_size and a left-padding tokenizer")
+        else:
+            note = padding_note(split.shapes)
+            if note:
+                notes.append(note + "; pass batch_size= to the pipeline call")
+            step = 'model.compile(backend="neuron", fullgraph=True, dynamic=False)'
+            if target is not None:
+                self.add_after(self.on_neuron(target, [f"{target}.{step}"]))
+            else:
+                notes.append(f"compile on Trainium: pipe.{step}")
+        if split.dropped:
+            self.fixed(original, f"dropped export/compiler-only arguments: {', '.join(split.dropped)}")
+        for message in notes:
+            self.todo(original, message)
+        self.fixed(original, "optimum.neuron.pipeline -> transformers.pipeline on the device")
+        return updated.with_changes(args=with_commas(split.args))
