@@ -1,0 +1,178 @@
+"""Generate ``drift_data.py``: what transformers 4.x -> 5.x and TRL 0.x -> 1.x removed, from the real packages.
+
+Old APIs are read from downloaded wheels AS DATA (zip + ast): the public names of ``transformers``,
+``transformers.utils``, ``transformers.generation`` (4.43.2 and 4.57.1) and ``trl`` (0.11.4 and 0.24.0),
+and the dataclass fields of ``TrainingArguments`` / ``SFTConfig`` / ``ORPOConfig``. New APIs are the
+INSTALLED packages (transformers 5.x, trl 1.x). A name that is gone gets:
+
+* the replacement from ``CURATED`` (hand-checked against the installed packages; the generator asserts
+  that every replacement resolves), or
+* an automatic relocation when the installed package still has it elsewhere (trl 1.x moved several
+  trainers to ``trl.experimental.<name>``), or
+* ``None``: removed with no replacement -> the rules emit a todo saying so.
+
+Run::
+
+    pip download --no-deps transformers==4.57.1 transformers==4.43.2 trl==0.24.0 trl==0.11.4 -d /tmp/wheels/tf
+    .venv/bin/python -m codemods._tables.gen_drift /tmp/wheels/tf
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+import re
+import sys
+import warnings
+from pathlib import Path
+
+from codemods._tables import wheelscan
+
+EXPORTS = [  # (project, version, __init__ inside the wheel, installed module name)
+    ("transformers", "4.43.2", "transformers/__init__.py", "transformers"),
+    ("transformers", "4.57.1", "transformers/__init__.py", "transformers"),
+    ("transformers", "4.43.2", "transformers/utils/__init__.py", "transformers.utils"),
+    ("transformers", "4.57.1", "transformers/utils/__init__.py", "transformers.utils"),
+    ("transformers", "4.43.2", "transformers/generation/__init__.py", "transformers.generation"),
+    ("transformers", "4.57.1", "transformers/generation/__init__.py", "transformers.generation"),
+    ("trl", "0.11.4", "trl/__init__.py", "trl"),
+    ("trl", "0.24.0", "trl/__init__.py", "trl"),
+]
+FIELDS = [  # (project, version, file, class, installed "module:Class")
+    ("transformers", "4.43.2", "transformers/training_args.py", "TrainingArguments", "transformers:TrainingArguments"),
+    ("transformers", "4.57.1", "transformers/training_args.py", "TrainingArguments", "transformers:TrainingArguments"),
+    ("trl", "0.11.4", "trl/trainer/sft_config.py", "SFTConfig", "trl:SFTConfig"),
+    ("trl", "0.24.0", "trl/trainer/sft_config.py", "SFTConfig", "trl:SFTConfig"),
+    ("trl", "0.11.4", "trl/trainer/orpo_config.py", "ORPOConfig", "trl.experimental.orpo:ORPOConfig"),
+    ("trl", "0.24.0", "trl/trainer/orpo_config.py", "ORPOConfig", "trl.experimental.orpo:ORPOConfig"),
+]
+
+_GEN = "transformers.generation"
+#: old qualified name -> (new qualified name or None, message). Messages say what to do.
+CURATED: dict[str, tuple[str | None, str]] = {
+    "transformers.AdamW": ("torch.optim.AdamW", "transformers.AdamW was removed: torch.optim.AdamW defaults to weight_decay=0.01 (transformers.AdamW: 0.0) and has no correct_bias/no_deprecation_warning; pass weight_decay explicitly"),
+    "transformers.is_torch_tpu_available": ("transformers.is_torch_xla_available", "is_torch_tpu_available -> is_torch_xla_available"),
+    "transformers.utils.is_torch_tpu_available": ("transformers.utils.is_torch_xla_available", "is_torch_tpu_available -> is_torch_xla_available"),
+    "transformers.AutoModelForVision2Seq": ("transformers.AutoModelForImageTextToText", "AutoModelForVision2Seq -> AutoModelForImageTextToText"),
+    "transformers.TRANSFORMERS_CACHE": ("huggingface_hub.constants.HF_HUB_CACHE", "TRANSFORMERS_CACHE -> huggingface_hub.constants.HF_HUB_CACHE"),
+    "transformers.PYTORCH_TRANSFORMERS_CACHE": ("huggingface_hub.constants.HF_HUB_CACHE", "PYTORCH_TRANSFORMERS_CACHE -> huggingface_hub.constants.HF_HUB_CACHE"),
+    "transformers.PYTORCH_PRETRAINED_BERT_CACHE": ("huggingface_hub.constants.HF_HUB_CACHE", "PYTORCH_PRETRAINED_BERT_CACHE -> huggingface_hub.constants.HF_HUB_CACHE"),
+    "transformers.utils.TRANSFORMERS_CACHE": ("huggingface_hub.constants.HF_HUB_CACHE", "TRANSFORMERS_CACHE -> huggingface_hub.constants.HF_HUB_CACHE"),
+    "transformers.utils.PYTORCH_TRANSFORMERS_CACHE": ("huggingface_hub.constants.HF_HUB_CACHE", "PYTORCH_TRANSFORMERS_CACHE -> huggingface_hub.constants.HF_HUB_CACHE"),
+    "transformers.utils.PYTORCH_PRETRAINED_BERT_CACHE": ("huggingface_hub.constants.HF_HUB_CACHE", "PYTORCH_PRETRAINED_BERT_CACHE -> huggingface_hub.constants.HF_HUB_CACHE"),
+    "transformers.utils.send_example_telemetry": (None, "send_example_telemetry was removed in transformers 5 with no replacement (telemetry only): delete the call"),
+    "transformers.AutoModelWithLMHead": (None, "AutoModelWithLMHead was removed in transformers 5: use AutoModelForCausalLM, AutoModelForMaskedLM or AutoModelForSeq2SeqLM"),
+    "trl.setup_chat_format": (None, "setup_chat_format was removed in trl 1.x: use trl.clone_chat_template(model, tokenizer, source_tokenizer_path) or set tokenizer.chat_template yourself"),
+}
+for _kind in ("GreedySearch", "Sample", "ContrastiveSearch"):
+    CURATED[f"{_GEN}.{_kind}DecoderOnlyOutput"] = (f"{_GEN}.GenerateDecoderOnlyOutput", f"{_kind}DecoderOnlyOutput -> GenerateDecoderOnlyOutput")
+    CURATED[f"{_GEN}.{_kind}EncoderDecoderOutput"] = (f"{_GEN}.GenerateEncoderDecoderOutput", f"{_kind}EncoderDecoderOutput -> GenerateEncoderDecoderOutput")
+for _kind in ("BeamSearch", "BeamSample"):
+    CURATED[f"{_GEN}.{_kind}DecoderOnlyOutput"] = (f"{_GEN}.GenerateBeamDecoderOnlyOutput", f"{_kind}DecoderOnlyOutput -> GenerateBeamDecoderOnlyOutput")
+    CURATED[f"{_GEN}.{_kind}EncoderDecoderOutput"] = (f"{_GEN}.GenerateBeamEncoderDecoderOutput", f"{_kind}EncoderDecoderOutput -> GenerateBeamEncoderDecoderOutput")
+for _name in ("is_torch_sdpa_available", "is_torch_compile_available", "is_torchdynamo_available", "is_safetensors_available",
+              "is_torch_fx_available"):
+    CURATED[f"transformers.utils.{_name}"] = (None, f"{_name} was removed in transformers 5 with no replacement: it is always true with torch >= 2.2, replace the check by True")
+    CURATED[f"transformers.{_name}"] = CURATED[f"transformers.utils.{_name}"]
+
+
+def _resolves(qualified: str) -> bool:
+    module, _, name = qualified.rpartition(".")
+    try:
+        return hasattr(importlib.import_module(module), name)
+    except ImportError:
+        return False
+
+
+def _trl_experimental() -> dict[str, str]:
+    """Public names of every ``trl.experimental.<sub>`` package -> qualified name."""
+    import trl.experimental as experimental
+
+    found: dict[str, str] = {}
+    for info in pkgutil.iter_modules(experimental.__path__):
+        try:
+            module = importlib.import_module(f"trl.experimental.{info.name}")
+        except Exception:  # noqa: BLE001 - optional deps of experimental modules
+            continue
+        for name in getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]:
+            found.setdefault(name, f"trl.experimental.{info.name}.{name}")
+    return found
+
+
+def _kind(name: str) -> str:
+    if re.match(r"^(TF|Flax|FLAX_|TF_)", name) or "_tf_" in name or name.endswith("_tf") or "tf2" in name or "Keras" in name:
+        return "TensorFlow/Flax support was dropped in transformers 5"
+    return ""
+
+
+def build(stock_dir: Path) -> tuple[dict, dict]:
+    warnings.simplefilter("ignore")
+    experimental = _trl_experimental()
+    symbols: dict[str, dict] = {}
+    for project, version, init, installed in EXPORTS:
+        wheel = wheelscan.find_wheel(stock_dir, project, version)
+        module = importlib.import_module(installed)
+        for name in sorted(wheelscan.exported_names(wheel, init)):
+            if hasattr(module, name):
+                continue
+            qualified = f"{installed}.{name}"
+            entry = symbols.setdefault(qualified, {"versions": [], "new": None, "message": ""})
+            entry["versions"].append(f"{project} {version}")
+    for qualified, entry in symbols.items():
+        name = qualified.rsplit(".", 1)[1]
+        lib = qualified.split(".")[0]
+        major = "transformers 5" if lib == "transformers" else "trl 1.x"
+        if qualified in CURATED:
+            entry["new"], entry["message"] = CURATED[qualified]
+        elif lib == "trl" and name in experimental:
+            entry["new"] = experimental[name]
+            entry["message"] = f"{name} moved to {experimental[name].rsplit('.', 1)[0]} in trl 1.x (experimental API)"
+        else:
+            why = _kind(name)
+            entry["message"] = f"{name} was removed in {major} with no replacement" + (f" ({why})" if why else "") + ": remove its use"
+        if entry["new"] is not None:
+            assert _resolves(entry["new"]), f"curated replacement {entry['new']} does not exist in the installed packages"
+    fields: dict[str, dict] = {}
+    for project, version, member, cls, installed in FIELDS:
+        module_name, class_name = installed.split(":")
+        stock = {f.name for f in dataclasses.fields(getattr(importlib.import_module(module_name), class_name))}
+        old = wheelscan.class_fields(wheelscan.find_wheel(stock_dir, project, version), member, cls)
+        for name in old:
+            if name not in stock and not name.startswith("_"):
+                fields.setdefault(class_name, {}).setdefault(name, []).append(f"{project} {version}")
+    return symbols, fields
+
+
+def render(symbols: dict, fields: dict) -> str:
+    lines = [
+        '"""GENERATED by codemods/_tables/gen_drift.py (old APIs from wheels read as data, new APIs from the installed',
+        'transformers / trl). Do not edit: change CURATED in the generator and re-run it."""',
+        "",
+        "# removed public name -> (replacement qualified name or None, versions that had it, message)",
+        "REMOVED_SYMBOLS = {",
+    ]
+    for qualified in sorted(symbols):
+        entry = symbols[qualified]
+        lines.append(f"    {qualified!r}: ({entry['new']!r}, {', '.join(entry['versions'])!r}, {entry['message']!r}),")
+    lines += ["}", "", "# stock config class -> {removed dataclass field: versions that had it}; decisions live in TRAINING_ARGS",
+              "REMOVED_FIELDS = {"]
+    for cls in sorted(fields):
+        lines.append(f"    {cls!r}: {{")
+        for name in sorted(fields[cls]):
+            lines.append(f"        {name!r}: {', '.join(fields[cls][name])!r},")
+        lines.append("    },")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> None:
+    stock_dir = Path(argv[0] if argv else "/tmp/wheels/tf")
+    symbols, fields = build(stock_dir)
+    out = Path(__file__).with_name("drift_data.py")
+    out.write_text(render(symbols, fields))
+    print(f"wrote {out}: {len(symbols)} removed names, {sum(len(v) for v in fields.values())} removed fields")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
