@@ -63,10 +63,29 @@ class XlaRule(PythonRule):
     legacy_modules = LEGACY
 
     # ------------------------------------------------------------------ helpers
+    # f-strings: before Python 3.12 an expression inside f"..." cannot use the same quote character.
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self._fstrings = getattr(self, "_fstrings", [])
+        self._fstrings.append(node.start[-1:])
+
+    def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString) -> cst.FormattedString:
+        self._fstrings.pop()
+        return updated
+
+    def quote_safe(self, source: str) -> str:
+        quotes = getattr(self, "_fstrings", [])
+        if '"' in quotes and "'" not in quotes:
+            return source.replace('"', "'")
+        return source
+
     def expr(self, source: str, *imports: tuple[str, str | None, str | None]) -> cst.BaseExpression:
         for module, name, asname in imports:
             self.ctx.add_import(module, name, asname)
-        return cst.parse_expression(source)
+        return cst.parse_expression(self.quote_safe(source))
+
+    def emit(self, code) -> cst.BaseExpression:
+        """``codemods._lib.device.emit`` made safe inside f-strings."""
+        return self.expr(code.source, *code.imports)
 
     def statement(self, source: str, *imports: tuple[str, str | None, str | None]) -> cst.BaseStatement:
         for module, name, asname in imports:
@@ -84,6 +103,12 @@ class XlaRule(PythonRule):
         if isinstance(expr, cst.Expr) and isinstance(expr.value, cst.Call) and self.ctx.matches(expr.value.func, names_):
             return expr.value
         return None
+
+    def line_call(self, original: cst.CSTNode, updated: cst.CSTNode, names_: Iterable[str]) -> cst.Call | None:
+        """Like ``call_of`` but None when another rule already emptied or reshaped the line."""
+        if not isinstance(updated, cst.SimpleStatementLine) or len(updated.body) != 1:
+            return None
+        return self.call_of(original, names_)
 
     def replace_line(
         self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine, new: cst.BaseStatement | list

@@ -46,7 +46,7 @@ class XlaDevice(XlaRule):
     safety = Safety.SAFE
 
     def _device(self) -> cst.BaseExpression:
-        return dev.emit(self.ctx, dev.device(self.ctx.options.device_style))
+        return self.emit(dev.device(self.ctx.options.device_style))
 
     def _is_device_call(self, call: cst.CSTNode) -> bool:
         if not isinstance(call, cst.Call):

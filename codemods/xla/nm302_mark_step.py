@@ -40,11 +40,11 @@ class MarkStep(XlaRule):
     safety = Safety.SAFE
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
-        call = self.call_of(original, STEP)
+        call = self.line_call(original, updated, STEP)
         if call is not None:
             self.fixed(call, "step boundary removed: TorchNeuron executes eagerly")
             return cst.RemoveFromParent()
-        call = self.call_of(original, WAIT)
+        call = self.line_call(original, updated, WAIT)
         if call is not None:
             self.fixed(call, "xm.wait_device_ops() -> torch.accelerator.synchronize()")
             return self.replace_line(original, updated, self.statement("torch.accelerator.synchronize()", ("torch", None, None)))

@@ -63,7 +63,7 @@ class OptimizerStep(XlaRule):
         return cst.Call(func=cst.Attribute(value=optimizer.value.with_changes(), attr=cst.Name("step")), args=args)
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
-        call = self.call_of(original, REDUCE_GRADIENTS)
+        call = self.line_call(original, updated, REDUCE_GRADIENTS)
         if call is None:
             return updated
         if self._wrapped():

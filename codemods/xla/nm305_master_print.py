@@ -31,7 +31,7 @@ class MasterPrint(XlaRule):
     safety = Safety.SAFE
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
-        call = self.call_of(original, MASTER_PRINT)
+        call = self.line_call(original, updated, MASTER_PRINT)
         if call is None:
             return updated
         new_call = updated.body[0].value

@@ -33,7 +33,7 @@ class Rendezvous(XlaRule):
     safety = Safety.SAFE
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
-        call = self.call_of(original, RENDEZVOUS)
+        call = self.line_call(original, updated, RENDEZVOUS)
         if call is None:
             return updated
         self.fixed(call, "xm.rendezvous -> dist.barrier()")

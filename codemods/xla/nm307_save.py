@@ -47,7 +47,7 @@ class XlaSave(XlaRule):
     safety = Safety.NEEDS_REVIEW
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
-        call = self.call_of(original, SAVE)
+        call = self.line_call(original, updated, SAVE)
         if call is None:
             return updated
         obj, path = arg(call, 0, "data"), arg(call, 1, "file_or_path")

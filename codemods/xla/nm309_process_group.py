@@ -47,7 +47,7 @@ class XlaProcessGroup(XlaRule):
         backend = arg(original, 0, "backend")
         if backend is None or not is_xla_string(backend.value):
             return updated
-        new_backend = dev.emit(self.ctx, dev.process_group_backend(self.ctx.options.device_style, dev.PORTABLE_DEVICE))
+        new_backend = self.emit(dev.process_group_backend(self.ctx.options.device_style, dev.PORTABLE_DEVICE))
         args = []
         for o, a in zip(original.args, updated.args):
             if o is backend:

@@ -37,7 +37,7 @@ class XmpSpawn(XlaRule):
     safety = Safety.NEEDS_REVIEW
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
-        call = self.call_of(original, SPAWN)
+        call = self.line_call(original, updated, SPAWN)
         if call is None:
             return updated
         new = updated.body[0].value

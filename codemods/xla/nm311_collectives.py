@@ -13,13 +13,17 @@ Before::
 After::
 
     loss_sum = loss.clone()
-    dist.all_reduce(loss_sum, op=dist.ReduceOp.SUM)
+    if dist.is_initialized():
+        dist.all_reduce(loss_sum, op=dist.ReduceOp.SUM)
     loss_sum.mul_(1.0 / world)
+
+The reduction is guarded by ``dist.is_initialized()``: a single process (no process group) keeps the value,
+as ``xm.all_reduce`` did with one replica.
 
 Fix safety: needs review. ``groups=``/``pin_layout=`` or any other shape gets a ``todo``;
 ``xm.all_gather``, ``xm.reduce_scatter``, ``xm.all_to_all``, ``xm.mesh_reduce``,
 ``xm.collective_permute``, ``xm.send``/``recv`` get precise ``todo``s (no p2p on ProcessGroupNeuron).
-``dist.all_reduce`` needs an initialised process group (torchrun + ``init_process_group``).
+
 """
 
 from __future__ import annotations
@@ -73,7 +77,7 @@ class XlaCollectives(XlaRule):
         return op, inputs, scale
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
-        if len(original.body) != 1:
+        if len(original.body) != 1 or len(updated.body) != 1:
             return updated
         stmt, new_stmt = original.body[0], updated.body[0]
         target = None
@@ -93,17 +97,19 @@ class XlaCollectives(XlaRule):
         new_inputs = arg(new_call, 1, "inputs").value
         new_scale = arg(new_call, 2, "scale").value if scale is not None else None
         scale_src = self.code(new_scale) if new_scale is not None else None
-        lines: list[str] = []
+        before: list[str] = []
+        reduce: list[str] = []
+        after: list[str] = []
         self.ctx.add_import("torch.distributed", None, "dist")
         if target is None:
-            tensors = [self.code(e.value) for e in new_inputs.elements] if isinstance(new_inputs, (cst.List, cst.Tuple)) else None
+            tensors = [self.code(e.value) for e in new_inputs.elements] if isinstance(new_inputs, (cst.List, cst.Tuple)) else [self.code(new_inputs)] if isinstance(new_inputs, cst.Name) and not self._maybe_list(call) else None
             if tensors is None:
                 self.todo(call, "xm.all_reduce on a list held in a variable: for t in tensors: dist.all_reduce(t, op=...) (and t.mul_(scale))")
                 return updated
             for t in tensors:
-                lines.append(f"dist.all_reduce({t}, op=dist.ReduceOp.{op})")
+                reduce.append(f"dist.all_reduce({t}, op=dist.ReduceOp.{op})")
                 if scale_src:
-                    lines.append(f"{t}.mul_({scale_src})")
+                    after.append(f"{t}.mul_({scale_src})")
         else:
             if isinstance(new_inputs, (cst.List, cst.Tuple)):
                 self.todo(call, "xm.all_reduce on a list reduces in place and returns the list: call dist.all_reduce(t, op=...) for each tensor")
@@ -111,21 +117,30 @@ class XlaCollectives(XlaRule):
             source = self.code(new_inputs)
             if not isinstance(new_inputs, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
                 source = f"({source})"
-            lines.append(f"{target} = {source}.clone()")
-            lines.append(f"dist.all_reduce({target}, op=dist.ReduceOp.{op})")
+            before.append(f"{target} = {source}.clone()")
+            reduce.append(f"dist.all_reduce({target}, op=dist.ReduceOp.{op})")
             if scale_src:
-                lines.append(f"{target}.mul_({scale_src})")
+                after.append(f"{target}.mul_({scale_src})")
+        guarded = "if dist.is_initialized():\n" + "".join(f"    {line}\n" for line in reduce)
+        statements = [cst.parse_statement(line + "\n") for line in before] + [cst.parse_statement(guarded)] + [cst.parse_statement(line + "\n") for line in after]
         self.fixed(call, f"xm.all_reduce -> dist.all_reduce(op=dist.ReduceOp.{op}) (in place)")
-        return self.replace_line(original, updated, [cst.parse_statement(line + "\n") for line in lines])
+        return self.replace_line(original, updated, statements)
+
+    @staticmethod
+    def _maybe_list(call: cst.Call) -> bool:
+        return True  # a bare name may hold a list (in place) or a tensor (new value): the statement form is ambiguous
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
         qualified = self.ctx.matches(original, CONSTANTS)
-        if qualified is None:
-            return updated
+        if qualified is None or id(original) in getattr(self, "_in_xm_call", set()):
+            return updated  # an argument of an xm call keeps its xm form (the call is rewritten whole or not at all)
         self.ctx.add_import("torch.distributed", None, "dist")
         return cst.parse_expression(f"dist.ReduceOp.{CONSTANTS[qualified]}")
 
     def visit_Call(self, node: cst.Call) -> None:
+        if any(q.startswith(XM + ".") for q in self.ctx.qualnames(node.func)):
+            self._in_xm_call = getattr(self, "_in_xm_call", set())
+            self._in_xm_call.update(id(a.value) for a in node.args)
         qualified = self.ctx.matches(node.func, OTHERS)
         if qualified:
             self.todo(node, OTHERS[qualified])

@@ -43,7 +43,7 @@ class XlaAutocast(XlaRule):
         device_arg = arg(original, 0, "device_type") if not is_xla else arg(original, 0, "device")
         if device_arg is None or (not is_xla and not is_xla_string(device_arg.value)):
             return updated
-        device_type = dev.emit(self.ctx, dev.autocast_device_type(self.ctx.options.device_style, dev.PORTABLE_DEVICE.join("()")))
+        device_type = self.emit(dev.autocast_device_type(self.ctx.options.device_style, dev.PORTABLE_DEVICE.join("()")))
         args = [cst.Arg(keyword=cst.Name("device_type"), value=device_type, equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))]
         for o, a in zip(original.args, updated.args):
             if o is not device_arg:

@@ -65,7 +65,7 @@ class XlaEnvVars(XlaRule):
         return None
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
-        if len(original.body) != 1:
+        if len(original.body) != 1 or len(updated.body) != 1:
             return updated
         found = self._target(original.body[0])
         if found is None:
