@@ -1,0 +1,172 @@
+"""NM102 neuron-internals: optimum-neuron base classes, generation helpers, compiled configs, star imports and dynamic class names.
+
+What it does (migration map 1.1/1.2 base classes, 1.9 generation, A9, A19, A22; corpus A9 items 3-4):
+
+* ``isinstance(x, NeuronTracedModel)`` / ``NeuronBaseModel`` / ``NeuronModel`` / ``NeuronDecoderModel``
+  -> ``isinstance(x, PreTrainedModel)``; ``NeuronDiffusionPipelineBase`` /
+  ``NeuronStableDiffusionPipelineBase`` -> ``diffusers.DiffusionPipeline`` (also inside tuples and
+  ``issubclass``);
+* every other use of an internal with no stock counterpart (subclassing a Neuron base class,
+  ``NeuronGenerationMixin``, ``TokenSelector``, ``FusedLogitsWarper``, ``NeuronConfig``, ``NxDNeuronConfig``,
+  ``optimum.neuron.models.inference.backend.*``, ``optimum.neuron.vllm.*``, the diffusion mixins) gets a
+  ``todo`` at the use (the import stays until the use is gone);
+* ``from optimum.neuron import *`` (any optimum.neuron / optimum.exporters.neuron module) -> a ``todo``:
+  import the stock names explicitly;
+* ``eval(...)`` / ``getattr(optimum.neuron, ...)`` that builds a Neuron class name at run time -> a
+  ``todo`` (nothing static can rewrite it).
+
+Before::
+
+    from optimum.neuron.modeling_traced import NeuronTracedModel
+
+    def is_compiled(model):
+        return isinstance(model, NeuronTracedModel)
+
+After::
+
+    from transformers import PreTrainedModel
+
+    def is_compiled(model):
+        return isinstance(model, PreTrainedModel)
+
+Fix safety: needs review (an isinstance check against a compiled-model base now accepts every stock
+model). Known limits: subclasses of Neuron base classes are only reported.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib.inference import InferenceRule
+from codemods._tables.inference_symbols import EXPORTERS_PREFIX, INTERNAL_BASES, INTERNAL_PREFIXES, INTERNALS, ON, internals_moves
+from migrate.rule import Safety, dotted_name
+
+MOVES = internals_moves()
+BASES = {old: INTERNAL_BASES[old.rsplit(".", 1)[1]] for old in MOVES if old.rsplit(".", 1)[1] in INTERNAL_BASES}
+
+
+def _internal(qualified: str) -> bool:
+    return qualified in MOVES or any(qualified == p or qualified.startswith(p + ".") for p in INTERNAL_PREFIXES)
+
+
+class NeuronInternals(InferenceRule):
+    """Neuron base classes in isinstance -> PreTrainedModel/DiffusionPipeline; other internals, star imports, eval: todo."""
+
+    id = "NM102"
+    name = "neuron-internals"
+    safety = Safety.NEEDS_REVIEW
+    triggers = ("optimum.neuron", "optimum.exporters.neuron")
+    moves = MOVES
+    legacy_modules = ("optimum.neuron",)
+
+    def prepare(self, module: cst.Module) -> None:
+        self._in_check = 0
+        self._reported: set[int] = set()
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar) and node.module is not None and not node.relative:
+            module = dotted_name(node.module)
+            if module == ON or module.startswith(ON + ".") or module.startswith(EXPORTERS_PREFIX):
+                self.todo(node, f"`from {module} import *` cannot be migrated: import the names you use explicitly "
+                          "(then re-run neuron-migrate)")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass"):
+            self._in_check += 1
+        if isinstance(node.func, cst.Name) and node.func.value in ("eval", "getattr") and node.args:
+            first = node.args[0].value
+            names = self.ctx.qualnames(first) if node.func.value == "getattr" else set()
+            if any(q == ON or q.startswith(ON + ".") for q in names) or _mentions_neuron(first):
+                self.todo(node, f"{node.func.value}(...) builds an optimum-neuron name at run time: replace it with an "
+                          "explicit stock class (AutoModelFor<Task>, a diffusers pipeline, ...)")
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if not (isinstance(original.func, cst.Name) and original.func.value in ("isinstance", "issubclass")):
+            return updated
+        self._in_check -= 1
+        if len(original.args) != 2:
+            return updated
+        new_second = self._replace_bases(original.args[1].value, updated.args[1].value)
+        if new_second is None:
+            return updated
+        return updated.with_changes(args=[updated.args[0], updated.args[1].with_changes(value=new_second)])
+
+    def _replace_bases(self, original: cst.BaseExpression, updated: cst.BaseExpression) -> cst.BaseExpression | None:
+        qualified = self.ctx.matches(original, BASES)
+        if qualified is not None:
+            module, name = BASES[qualified].rsplit(".", 1)
+            self.ctx.add_import(module, name)
+            self._reported.add(id(original))
+            self.fixed(original, f"isinstance check against {qualified} -> {BASES[qualified]} (accepts every stock model)")
+            return cst.Name(name)
+        if isinstance(original, cst.Tuple) and isinstance(updated, cst.Tuple):
+            changed = False
+            elements = []
+            for o, u in zip(original.elements, updated.elements):
+                new = self._replace_bases(o.value, u.value)
+                changed |= new is not None
+                elements.append(u.with_changes(value=new) if new is not None else u)
+            return updated.with_changes(elements=elements) if changed else None
+        return None
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        self._flag(original)
+        return updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
+        if id(original.value) in self._reported:
+            self._reported.add(id(original))
+        else:
+            self._flag(original)
+        return updated
+
+    # names that are not references
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._reported.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._reported.add(id(node.keyword))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        super().visit_FunctionDef(node)
+        self._reported.add(id(node.name))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._reported.add(id(node.name))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._reported.add(id(node.name))
+
+    def _flag(self, node: cst.CSTNode) -> None:
+        if id(node) in self._reported or self._in_import():
+            return
+        for qualified in sorted(self.ctx.qualnames(node)):
+            if _internal(qualified) and not (self._in_check and qualified in BASES):
+                self._reported.add(id(node))
+                name = qualified.rsplit(".", 1)[1]
+                self.todo(node, f"`{name}` ({qualified}) is an optimum-neuron internal with no stock equivalent: "
+                          f"{_advice(qualified)}")
+                return
+
+    def _in_import(self) -> bool:
+        statement = self.current_statement()
+        return isinstance(statement, cst.SimpleStatementLine) and any(
+            isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
+
+
+def _advice(qualified: str) -> str:
+    if ".generation" in qualified:
+        return "use transformers' GenerationMixin / LogitsProcessorList and generate() kwargs"
+    if qualified.endswith(("NeuronConfig", "NxDNeuronConfig", "NeuronDefaultConfig")):
+        return "its shapes become generation_config (max_cache_len) and DistributedConfig(tp_size=...)"
+    if qualified.rsplit(".", 1)[1] in INTERNAL_BASES:
+        return "subclass the stock class (PreTrainedModel / DiffusionPipeline) or drop the subclass"
+    return "remove this use"
+
+
+def _mentions_neuron(node: cst.CSTNode) -> bool:
+    from codemods._lib.inference import code
+
+    text = code(node)
+    return "optimum.neuron" in text or "NeuronModelFor" in text or "NeuronStableDiffusion" in text

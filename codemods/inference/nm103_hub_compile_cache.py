@@ -1,0 +1,100 @@
+"""NM103 hub-compile-cache: optimum-neuron Hub compilation-cache helpers -> removed.
+
+What it rewrites (migration map 1.10 "cache", 1.11, rule A17; trap T9):
+
+* ``with hub_neuronx_cache(...):`` -> its body, dedented (TorchNeuron keeps a local NEFF cache and has no
+  Hub-backed one), with a ``todo`` about cold compiles on fresh hosts;
+* ``synchronize_hub_cache(...)`` as a statement -> removed;
+* ``get_hub_cached_entries`` / ``get_hub_cached_models`` / cache entry classes -> a ``todo`` at each use
+  (their results fed decisions that no longer exist).
+
+Module paths: ``optimum.neuron.cache`` (0.2.0+), ``optimum.neuron.utils`` / ``optimum.neuron.utils.cache_utils``
+/ ``optimum.neuron.utils.hub_neuronx_cache`` (<= 0.1.0), ``optimum.neuron.cache.entries`` / ``.training``.
+
+Before::
+
+    from optimum.neuron.cache import hub_neuronx_cache, synchronize_hub_cache
+
+    with hub_neuronx_cache():
+        model = load()
+    synchronize_hub_cache(cache_repo_id="org/cache")
+
+After::
+
+    # neuron-migrate: the optimum-neuron Hub compile cache is gone: ...
+    model = load()
+
+Fix safety: needs review (first runs on a fresh host compile from scratch). Known limits: a
+``with`` that also opens other context managers keeps them and only drops the cache manager.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib.inference import InferenceRule
+from codemods._tables.inference_symbols import CACHE_CONTEXT_MANAGERS, CACHE_MODULES, CACHE_QUERIES, CACHE_STATEMENTS
+from migrate.rule import Safety
+
+
+def _q(names: tuple[str, ...]) -> set[str]:
+    return {f"{m}.{n}" for n in names for m in CACHE_MODULES}
+
+
+MANAGERS, STATEMENTS, QUERIES = _q(CACHE_CONTEXT_MANAGERS), _q(CACHE_STATEMENTS), _q(CACHE_QUERIES)
+NOTE = ("the optimum-neuron Hub compile cache is gone: TorchNeuron caches NEFFs locally "
+        "(TORCH_NEURONX_NEFF_CACHE_DIR), so a fresh host compiles on first call")
+
+
+class HubCompileCache(InferenceRule):
+    """hub_neuronx_cache / synchronize_hub_cache -> removed (local NEFF cache); cache queries -> todo."""
+
+    id = "NM103"
+    name = "hub-compile-cache"
+    safety = Safety.NEEDS_REVIEW
+    triggers = ("optimum.neuron",)
+    moves = {name: None for name in MANAGERS | STATEMENTS | QUERIES}
+    legacy_modules = ("optimum.neuron",)
+
+    def prepare(self, module: cst.Module) -> None:
+        self._flagged: set[int] = set()
+
+    def _is(self, node: cst.BaseExpression, names: set[str]) -> bool:
+        return isinstance(node, cst.Call) and self.ctx.matches(node.func, names) is not None
+
+    def leave_With(self, original: cst.With, updated: cst.With):
+        keep = [(o, u) for o, u in zip(original.items, updated.items) if not self._is(o.item, MANAGERS)]
+        if len(keep) == len(original.items):
+            return updated
+        if any(o.asname is not None for o, _ in zip(original.items, updated.items) if self._is(o.item, MANAGERS)):
+            self.todo(original, "hub_neuronx_cache(...) as a bound name: remove it and its uses by hand")
+            return updated
+        self.todo(original, NOTE)
+        if keep:
+            items = [u for _, u in keep]
+            items[-1] = items[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return updated.with_changes(items=items)
+        body = updated.body
+        if not isinstance(body, cst.IndentedBlock):
+            return cst.FlattenSentinel(list(body.body) and [cst.SimpleStatementLine(body=list(body.body))])
+        statements = list(body.body)
+        if statements:
+            statements[0] = statements[0].with_changes(leading_lines=[*updated.leading_lines, *statements[0].leading_lines])
+        return cst.FlattenSentinel(statements)
+
+    def leave_Expr(self, original: cst.Expr, updated: cst.Expr):
+        if self._is(original.value, STATEMENTS):
+            self.fixed(original, "synchronize_hub_cache(...) removed (no Hub compile cache on TorchNeuron)")
+            return cst.RemoveFromParent()
+        return updated
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        if self.ctx.matches(original.func, QUERIES) or (self.ctx.matches(original.func, STATEMENTS) and id(original) not in self._flagged):
+            statement = self.current_statement()
+            body = getattr(statement, "body", None)
+            if isinstance(body, (list, tuple)) and len(body) == 1 and isinstance(body[0], cst.Expr) and body[0].value is original \
+                    and self.ctx.matches(original.func, STATEMENTS):
+                return updated  # a bare statement: leave_Expr removes it
+            self.todo(original, "optimum-neuron Hub cache lookups have no stock equivalent (no Hub compile cache): "
+                      "remove this and the logic that depends on it")
+        return updated

@@ -1,0 +1,68 @@
+"""NM104 exporters-neuron: ``optimum.exporters.neuron`` (ahead-of-time export) -> a ``todo`` at each use.
+
+What it reports (migration map 1.12, rule A18; trap T25):
+
+TorchNeuron compiles just in time, on the first call per input shape, and caches NEFFs locally; there is
+no ahead-of-time export step and no exported artifact a stock library could load. Every call of
+``main_export``, ``export``, ``export_models``, ``validate_model_outputs`` ... and every use of an
+``optimum.exporters.neuron`` name (``NeuronDefaultConfig``, model configs, ``python -m
+optimum.exporters.neuron`` in ``subprocess`` argument lists) gets a ``todo`` saying what replaces it:
+load the source checkpoint with the stock class where the exported folder was loaded, and (optionally)
+run one warm-up call with the old static shapes to fill the NEFF cache.
+
+The calls are not deleted: what they wrote (an output folder) may be read later, and only a human can
+see whether that reader has been migrated (NM110/NM120/NM140 report such loads).
+
+Before::
+
+    from optimum.exporters.neuron import main_export
+
+    main_export("bert-base-uncased", output="bert_neuron/", task="text-classification", batch_size=1, sequence_length=128)
+
+After::
+
+    from optimum.exporters.neuron import main_export
+
+    # neuron-migrate: no ahead-of-time export on TorchNeuron: delete this main_export(...) call ...
+    main_export("bert-base-uncased", output="bert_neuron/", task="text-classification", batch_size=1, sequence_length=128)
+
+Fix safety: manual only. Known limits: the shell form ``optimum-cli export neuron`` is the launch-layer
+family's (NM4xx).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib.inference import InferenceRule, code
+from codemods._tables.inference_symbols import EXPORTERS_PREFIX
+from migrate.rule import Safety
+
+
+class ExportersNeuron(InferenceRule):
+    """optimum.exporters.neuron calls and names -> todo (no ahead-of-time export on TorchNeuron)."""
+
+    id = "NM104"
+    name = "exporters-neuron"
+    safety = Safety.MANUAL_ONLY
+    triggers = ("optimum.exporters.neuron",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = next((q for q in sorted(self.ctx.qualnames(node.func)) if q.startswith(EXPORTERS_PREFIX + ".")), None)
+        if qualified is not None:
+            name = qualified.rsplit(".", 1)[1]
+            model = next((a for a in node.args if a.keyword is None and not a.star), None)
+            model = model or next((a for a in node.args if a.keyword is not None and a.keyword.value in ("model_name_or_path", "model", "model_id")), None)
+            source = code(model.value) if model is not None else "the source checkpoint"
+            self.todo(node, f"no ahead-of-time export on TorchNeuron: delete this {name}(...) call and load {source} "
+                      "with the stock class where its output folder was loaded (it compiles on first call; one warm-up "
+                      "call with the old shapes fills the NEFF cache)")
+            return
+        for element in node.args:
+            value = element.value
+            if isinstance(value, (cst.List, cst.Tuple)):
+                for item in value.elements:
+                    if isinstance(item.value, cst.SimpleString) and EXPORTERS_PREFIX in item.value.value:
+                        self.todo(node, "`python -m optimum.exporters.neuron` has no TorchNeuron equivalent: drop this "
+                                  "command and load the source checkpoint with the stock class")
+                        return

@@ -1,0 +1,100 @@
+"""NM160 compiled-artifacts-save-push: ``save_pretrained`` / ``push_to_hub`` on migrated Neuron inference models.
+
+What it rewrites (migration map 2.1/2.2 ``save_pretrained``/``push_to_hub`` rows, rule B7; trap T25):
+
+* ``model.save_pretrained(dir)`` where ``model`` was loaded by an optimum-neuron inference class in the
+  same file: kept (it now writes an ordinary checkpoint), with a ``todo``: folders written by the old code
+  hold Neuron-compiled artifacts that stock libraries cannot load;
+* ``model.push_to_hub(save_directory, repository_id=repo, use_auth_token=t)`` (the optimum signature) ->
+  ``model.push_to_hub(repo, token=t)`` (the stock signature uploads the in-memory model, not a folder).
+
+Before::
+
+    model = NeuronModelForCausalLM.from_pretrained(MODEL, export=True, batch_size=1, sequence_length=512)
+    model.save_pretrained("llama_neuron/")
+    model.push_to_hub("llama_neuron/", repository_id="me/llama-neuron")
+
+After (with NM110)::
+
+    model = AutoModelForCausalLM.from_pretrained(MODEL, device_map=...)
+    ...
+    # neuron-migrate: save_pretrained now writes ordinary weights (no NEFFs) ...
+    model.save_pretrained("llama_neuron/")
+    model.push_to_hub("me/llama-neuron")
+
+Fix safety: needs review. Known limits: only receivers assigned (``x = Cls.from_pretrained(...)``) in the
+same file are recognised.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib.inference import InferenceRule, code, kwarg, with_commas
+from codemods._tables.inference_symbols import (
+    decoder_moves, diffusion_moves, embedding_moves, seq2seq_moves, traced_moves,
+)
+from migrate.rule import Safety, dotted_name
+
+CLASSES = {**traced_moves(), **seq2seq_moves(), **decoder_moves(), **embedding_moves(), **diffusion_moves()}
+
+
+class CompiledArtifactsSavePush(InferenceRule):
+    """save_pretrained / push_to_hub of Neuron inference models: stock signatures, compiled-artifact todo."""
+
+    id = "NM160"
+    name = "compiled-artifacts-save-push"
+    safety = Safety.NEEDS_REVIEW
+    triggers = ("optimum.neuron",)
+
+    def prepare(self, module: cst.Module) -> None:
+        rule = self
+        self._models: set[str] = set()
+
+        class Finder(cst.CSTVisitor):
+            def visit_Assign(self, node: cst.Assign) -> None:
+                value = node.value
+                while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "to":
+                    value = value.func.value
+                if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                        and value.func.attr.value in ("from_pretrained", "export") and rule.ctx.matches(value.func.value, CLASSES):
+                    for target in node.targets:
+                        name = dotted_name(target.target)
+                        if name:
+                            rule._models.add(name)
+
+        module.visit(Finder())
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = original.func
+        if not (isinstance(func, cst.Attribute) and dotted_name(func.value) in self._models):
+            return updated
+        if func.attr.value == "save_pretrained":
+            self.todo(original, "save_pretrained now writes ordinary weights (no NEFFs); folders written by the old code "
+                      "hold Neuron-compiled artifacts that stock libraries cannot load - re-create them from the source "
+                      "checkpoint")
+            return updated
+        if func.attr.value != "push_to_hub":
+            return updated
+        arguments = self.arguments(updated)
+        repo = arguments.get("repository_id")
+        if repo is None or arguments.opaque:
+            if arguments.positional and repo is None and len(arguments.positional) == 1 and not arguments.keywords:
+                return updated  # already the stock form push_to_hub(repo_id)
+            self.todo(original, "optimum push_to_hub(save_directory, repository_id=...) -> stock push_to_hub(repo_id): "
+                      "pass the repository id only")
+            return updated
+        args = [repo.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)]
+        for key, arg in arguments.keywords:
+            if key in ("repository_id", "save_directory"):
+                continue
+            if key == "use_auth_token":
+                args.append(kwarg("token", arg.value))
+            elif key in ("private", "token", "revision", "commit_message", "create_pr"):
+                args.append(arg)
+            else:
+                self.todo(original, f"push_to_hub `{key}=` is not in the stock signature: check it")
+                args.append(arg)
+        dropped = code(arguments.positional[0].value) if arguments.positional else "save_directory"
+        self.fixed(original, f"push_to_hub: optimum signature -> stock push_to_hub(repo_id) (uploads the loaded model, not {dropped})")
+        return updated.with_changes(args=with_commas(args))
