@@ -1,0 +1,227 @@
+"""One requirement specifier at a time: what the optimum-neuron / PyTorch-XLA dependency stack becomes on
+TorchNeuron (map 3.I, 1.15; torchneuron.md 1.1). Shared by every dependency rule (requirements files,
+pyproject, setup.py, setup.cfg, ``pip install`` lines) so they all agree.
+
+``rewrite(spec, planner)`` returns None (leave the specifier alone) or a ``Rewrite``: the specifiers that
+replace it (empty = remove it), a severity and a message. A ``Planner`` is made once per file: it knows which
+packages the file already names, so a package is added once and never next to an existing line for it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+from migrate.findings import Severity
+
+#: The TorchNeuron line to move to: torch-neuronx X.Y.* must match torch X.Y.* (SDK 2.33: 2.13 or 2.14).
+TORCH_LINE = "2.14"
+TORCH_NEURONX_SPEC = f"torch-neuronx=={TORCH_LINE}.*"
+TORCH_SPEC = f"torch=={TORCH_LINE}.*"
+#: Native (TorchNeuron) torch-neuronx versions; XLA-era builds are 1.x and 2.x.y.2.z up to 2.9.
+NATIVE_TORCH_NEURONX = ("2.13.3.0", "2.14.3.0")
+NEURONX_CC_SDK = "2.28.7631.0"  # neuronx-cc shipped with Neuron SDK 2.33 (torchneuron.md 1.1)
+NEURONX_CC_SPEC = "neuronx-cc==2.28.*"
+
+#: Stock minimums verified in this project's environment (map section 0).
+STOCK_MIN = {
+    "transformers": "5.24",
+    "accelerate": "1.15",
+    "trl": "1.16",
+    "peft": "0.21",
+    "diffusers": "0.42",
+    "sentence-transformers": "6.2",
+}
+
+EXTRA_PACKAGES = {
+    "training": ["trl", "peft", "datasets"],
+    "diffusers": ["diffusers", "peft"],
+    "sentence-transformers": ["sentence-transformers"],
+}
+
+XLA_ONLY = {
+    "torch-xla": "torch-xla is the PyTorch/XLA runtime; TorchNeuron does not use it, and while it is installed "
+                 "transformers still takes its XLA branches (removed)",
+    "libneuronxla": "libneuronxla is the PyTorch/XLA Neuron plugin; not used by TorchNeuron (removed)",
+    "neuronx-distributed": "neuronx-distributed (NxD) runs on PyTorch/XLA; TorchNeuron shards with DTensor / "
+                           "transformers DistributedConfig (removed)",
+    "neuronx-distributed-training": "neuronx-distributed-training runs on PyTorch/XLA (removed)",
+    "neuronx-distributed-inference": "neuronx-distributed-inference runs on PyTorch/XLA (removed)",
+    "transformers-neuronx": "transformers-neuronx runs on PyTorch/XLA; stock transformers runs on TorchNeuron (removed)",
+}
+
+INF1 = {"torch-neuron", "neuron-cc"}
+
+REPOSITORY_NOTE = (
+    "torch-neuronx (and neuronx-cc) are published in AWS's Neuron package repository, not on PyPI (PyPI only has "
+    "placeholders): install with pip's --extra-index-url pointing at AWS's Neuron package repository, or use a "
+    "Neuron DLAMI/DLC"
+)
+
+_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?")
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@dataclass
+class Parsed:
+    name: str  # canonical
+    raw_name: str
+    extras: list[str]
+    spec: str  # the version part ("==1.2", ">=1,<2", "" or "@ url")
+    marker: str  # "; python_version>='3.8'" as written, or ""
+    url: bool = False
+
+
+def parse(text: str) -> Parsed | None:
+    """A PEP 508 specifier (or a VCS/URL line naming optimum-neuron); None when it is something else."""
+    text = text.strip()
+    if not text or text.startswith(("-", "#")) and "optimum-neuron" not in text:
+        return None
+    if "://" in text and not _NAME.match(text.split("@")[0].strip() or "?"):
+        pass
+    if re.match(r"^(-e\s+)?(git\+|https?://|file:)", text):
+        if "optimum-neuron" in text or "optimum_neuron" in text:
+            extras = re.search(r"optimum[-_]neuron\[([^\]]*)\]", text)
+            return Parsed("optimum-neuron", "optimum-neuron", _split_extras(extras.group(1) if extras else ""), "", "", url=True)
+        return None
+    if text.startswith("-"):
+        return None
+    match = _NAME.match(text)
+    if not match:
+        return None
+    rest = text[match.end():].strip()
+    marker = ""
+    if ";" in rest and "://" not in rest.split(";")[0] or rest.startswith(";"):
+        rest, _, marker_text = rest.partition(";")
+        marker = "; " + marker_text.strip()
+        rest = rest.strip()
+    extras = _split_extras(match.group(2)[1:-1]) if match.group(2) else []
+    return Parsed(canonical(match.group(1)), match.group(1), extras, rest, marker, url=rest.startswith("@"))
+
+
+def _split_extras(text: str) -> list[str]:
+    return [canonical(part) for part in text.split(",") if part.strip()]
+
+
+def admits(spec: str, version: str) -> bool:
+    """Whether the version specifier ``spec`` allows ``version`` (True for no specifier)."""
+    spec = spec.strip()
+    if not spec:
+        return True
+    try:
+        return SpecifierSet(spec).contains(Version(version), prereleases=True)
+    except (InvalidSpecifier, ValueError):
+        return True  # something we do not understand: leave it alone
+
+
+@dataclass
+class Rewrite:
+    specs: list[str]  # replacement specifiers (empty = remove)
+    severity: Severity
+    message: str
+    keep: bool = False  # leave the original specifier in place (a todo about it)
+
+
+@dataclass
+class Planner:
+    """Per-file state: names already present, names added so far, whether a Neuron repository is configured."""
+
+    present: set[str] = field(default_factory=set)
+    added: set[str] = field(default_factory=set)
+    repository_configured: bool = False
+    needs_repository: bool = False
+
+    @classmethod
+    def for_specs(cls, specs: list[str], text: str = "") -> "Planner":
+        present = {parsed.name for parsed in (parse(spec) for spec in specs) if parsed}
+        return cls(present=present, repository_configured=bool(re.search(r"index-url\S*\s*=?\s*\S*neuron", text, re.I)))
+
+    def new(self, name: str, spec: str) -> list[str]:
+        """``spec`` unless the file already names ``name`` (its own line is rewritten) or it was added."""
+        if name in self.present or name in self.added:
+            return []
+        self.added.add(name)
+        return [spec]
+
+
+def stock_spec(name: str) -> str:
+    return f"{name}>={STOCK_MIN[name]}" if name in STOCK_MIN else name
+
+
+def rewrite(text: str, planner: Planner) -> Rewrite | None:
+    parsed = parse(text)
+    if parsed is None:
+        return None
+    name = parsed.name
+    if name == "optimum-neuron" or (name == "optimum" and {"neuron", "neuronx"} & set(parsed.extras)):
+        return _optimum_neuron(parsed, planner)
+    if name == "optimum" and "optimum-neuron" in planner.present:
+        return Rewrite([], Severity.TODO, "optimum was a dependency of optimum-neuron: remove it unless the project "
+                       "uses optimum itself", keep=True)
+    if name in XLA_ONLY:
+        return Rewrite([], Severity.FIXED, XLA_ONLY[name])
+    if name in INF1:
+        return Rewrite([], Severity.TODO, f"{parsed.raw_name} is the Inf1 stack, which has no TorchNeuron path (Trn2/Trn3 "
+                       "only): keep it only for Inf1 deployments, remove it for the TorchNeuron port", keep=True)
+    if name == "torch-neuronx":
+        if parsed.url or any(admits(parsed.spec, version) for version in NATIVE_TORCH_NEURONX):
+            return None
+        planner.needs_repository = True
+        return Rewrite([TORCH_NEURONX_SPEC + parsed.marker], Severity.FIXED,
+                       f"torch-neuronx{parsed.spec} is an XLA-era build -> {TORCH_NEURONX_SPEC} (TorchNeuron; same package "
+                       f"name, native backend)")
+    if name == "neuronx-cc":
+        if parsed.url or admits(parsed.spec, NEURONX_CC_SDK):
+            return None
+        return Rewrite([NEURONX_CC_SPEC + parsed.marker], Severity.TODO,
+                       f"neuronx-cc{parsed.spec} -> {NEURONX_CC_SPEC}: match the compiler of your Neuron SDK "
+                       f"({NEURONX_CC_SDK} in SDK 2.33)")
+    if name == "torch":
+        if parsed.url or admits(parsed.spec, f"{TORCH_LINE}.0"):
+            return None
+        return Rewrite([TORCH_SPEC + parsed.marker], Severity.FIXED,
+                       f"torch{parsed.spec} -> {TORCH_SPEC}: torch-neuronx {TORCH_LINE}.* needs the same torch {TORCH_LINE}")
+    if name in {"torchvision", "torchaudio"}:
+        if parsed.url or not parsed.spec or parsed.spec.startswith(">"):
+            return None
+        return Rewrite([], Severity.TODO, f"{parsed.raw_name}{parsed.spec} was pinned for the old torch: pin the release "
+                       f"that matches torch {TORCH_LINE}", keep=True)
+    if name in STOCK_MIN:
+        if parsed.url or admits(parsed.spec, STOCK_MIN[name] + ".0") or admits(parsed.spec, STOCK_MIN[name]):
+            return None
+        extras = f"[{','.join(parsed.extras)}]" if parsed.extras else ""
+        new = f"{parsed.raw_name}{extras}>={STOCK_MIN[name]}{parsed.marker}"
+        return Rewrite([new], Severity.FIXED, f"{parsed.raw_name}{parsed.spec} (an optimum-neuron pin) -> "
+                       f">={STOCK_MIN[name]}, the version the TorchNeuron port is tested with")
+    return None
+
+
+def _optimum_neuron(parsed: Parsed, planner: Planner) -> Rewrite:
+    label = f"{parsed.raw_name}[{','.join(parsed.extras)}]" if parsed.extras else parsed.raw_name
+    if "neuron" in parsed.extras and parsed.name == "optimum" or (parsed.name == "optimum-neuron" and "neuron" in parsed.extras):
+        return Rewrite([], Severity.TODO, f"{label} is the Inf1 (torch-neuron) stack, which has no TorchNeuron path "
+                       "(Trn2/Trn3 only): remove it for the TorchNeuron port, keep it only for Inf1", keep=True)
+    planner.needs_repository = True
+    marker = parsed.marker
+    specs = planner.new("torch-neuronx", TORCH_NEURONX_SPEC) + planner.new("torch", TORCH_SPEC)
+    specs += planner.new("transformers", stock_spec("transformers")) + planner.new("accelerate", stock_spec("accelerate"))
+    notes = []
+    for extra in parsed.extras:
+        for package in EXTRA_PACKAGES.get(extra, []):
+            specs += planner.new(package, stock_spec(package))
+        if extra == "vllm":
+            notes.append("[vllm]: install the vLLM-Neuron plugin (vllm-project/vllm-neuron) instead, from source or a "
+                         "Neuron DLAMI/DLC")
+    specs = [spec + marker for spec in specs]
+    message = f"{label} -> the TorchNeuron stack ({', '.join(s.split(';')[0] for s in specs) or 'already listed'})"
+    severity = Severity.FIXED
+    if notes:
+        message += "; " + "; ".join(notes)
+        severity = Severity.TODO
+    return Rewrite(specs, severity, message)

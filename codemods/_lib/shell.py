@@ -1,0 +1,962 @@
+"""Shell-line editing shared by the launch-layer rules (NM4xx), the pip-install rule (NM5xx) and the rule that
+edits command strings inside Python (NM410).
+
+Everything here edits a ``TextDocument`` minimally: a word is cut out of a line (with the blank that
+separated it), comments, quoting, line continuations and heredocs are left as they were. The unit of work is
+a *command line*: the part of a physical line that is shell code (after a Dockerfile ``RUN``, a YAML
+``- `` / ``key:`` prefix; before a comment). A rule calls one of the ``edit_*`` functions with a ``report``
+callback ``report(line, severity, message)``; the Python-string rule calls ``edit_shell_text`` which runs
+them all on a throw-away document.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from migrate.filekinds import FileKind
+from migrate.findings import Severity
+from migrate.textdoc import Line, TextDocument
+
+Report = Callable[[Line, Severity, str], None]
+
+NPC = "neuron_parallel_compile"
+
+# ------------------------------------------------------------------------------------------ lexing
+
+
+@dataclass
+class Tok:
+    kind: str  # "word" | "op"
+    start: int
+    end: int
+    text: str
+
+
+_OPS2 = ("&&", "||", ";;", "|&")
+_OPCHARS = ";|&()"
+
+
+def lex(text: str, start: int = 0, end: int | None = None) -> tuple[list[Tok], int]:
+    """Words and operators of ``text[start:end]`` and where the code ends (a ``#`` comment or a final ``\\``)."""
+    end = len(text) if end is None else end
+    toks: list[Tok] = []
+    i = start
+    while i < end:
+        c = text[i]
+        if c in " \t":
+            i += 1
+            continue
+        if c == "#":
+            return toks, i
+        if c == "\\" and text[i + 1:end].strip() == "":
+            return toks, i
+        if text.startswith(_OPS2, i):
+            toks.append(Tok("op", i, i + 2, text[i:i + 2]))
+            i += 2
+            continue
+        if c in _OPCHARS:
+            toks.append(Tok("op", i, i + 1, c))
+            i += 1
+            continue
+        j = _word_end(text, i, end)
+        toks.append(Tok("word", i, j, text[i:j]))
+        i = j
+    return toks, end
+
+
+def _word_end(text: str, i: int, end: int) -> int:
+    depth = 0
+    while i < end:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "'":
+            close = text.find("'", i + 1, end)
+            i = end if close < 0 else close + 1
+            continue
+        if c == '"':
+            j = i + 1
+            while j < end and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            i = min(j + 1, end)
+            continue
+        if c == "`":
+            close = text.find("`", i + 1, end)
+            i = end if close < 0 else close + 1
+            continue
+        if c == "$" and i + 1 < end and text[i + 1] in "({":
+            depth += 1
+            i += 2
+            continue
+        if depth and c in ")}":
+            depth -= 1
+            i += 1
+            continue
+        if depth and c == "(":
+            depth += 1
+            i += 1
+            continue
+        if not depth and (c in " \t" or c in _OPCHARS):
+            return i
+        i += 1
+    return end
+
+
+def unquote(word: str) -> str:
+    """The value of a shell word with its quotes removed (expansions are left as written)."""
+    out, i = [], 0
+    while i < len(word):
+        c = word[i]
+        if c == "'":
+            close = word.find("'", i + 1)
+            close = len(word) if close < 0 else close
+            out.append(word[i + 1:close])
+            i = close + 1
+        elif c == '"':
+            j = i + 1
+            while j < len(word) and word[j] != '"':
+                if word[j] == "\\" and j + 1 < len(word):
+                    out.append(word[j + 1])
+                    j += 2
+                    continue
+                out.append(word[j])
+                j += 1
+            i = j + 1
+        elif c == "\\" and i + 1 < len(word):
+            out.append(word[i + 1])
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def simple_commands(toks: list[Tok]) -> list[list[Tok]]:
+    """Words of each simple command (split at operators)."""
+    commands: list[list[Tok]] = [[]]
+    for tok in toks:
+        if tok.kind == "op":
+            commands.append([])
+        else:
+            commands[-1].append(tok)
+    return [command for command in commands if command]
+
+
+_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
+_EXPORTERS = {"export", "env", "declare", "typeset", "readonly", "local", "ENV", "ARG", "unset", "set"}
+
+
+def assignment_name(word: str) -> str | None:
+    match = _ASSIGN.match(word)
+    return match.group(1) if match else None
+
+
+def command_word(words: list[Tok]) -> Tok | None:
+    """The first word of a simple command that is neither an assignment nor an export-like builtin."""
+    for word in words:
+        if assignment_name(word.text) or word.text in _EXPORTERS or word.text.startswith("-") and word is not words[0]:
+            continue
+        return word
+    return None
+
+
+# ---------------------------------------------------------------------------------- command lines
+
+
+@dataclass
+class CommandLine:
+    """The shell code of one physical line: ``line.text[start:end]``."""
+
+    line: Line
+    start: int
+    end: int
+    continued: bool  # the previous line ended with a backslash (this line continues a command)
+    dockerfile_env: bool = False  # a Dockerfile ENV instruction (or its continuation)
+    exec_form: bool = False  # a JSON array (Dockerfile CMD/ENTRYPOINT/RUN exec form, YAML flow list)
+    yaml_item: bool = False  # a YAML list item / value holding one argument
+
+
+_DOCKER_INSTR = re.compile(r"^(\s*)([A-Za-z]+)(\s+)")
+_YAML_PREFIX = re.compile(r"^(\s*)(-\s+)?(?:([\w.-]+|\"[^\"]*\"|'[^']*'):(\s+|$))?(-\s+)?")
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
+_SHELLISH_HEREDOC = re.compile(r"\b(sbatch|bash|sh|srun|ssh|zsh)\b|>\s*\S+\.(sh|bash|sbatch|slurm)\b")
+
+
+def command_lines(doc: TextDocument) -> Iterator[CommandLine]:
+    """Every piece of shell code in ``doc`` (kinds SHELL, DOCKERFILE, YAML), comments and non-shell heredocs left out."""
+    lines = list(doc)
+    if doc.kind is FileKind.DOCKERFILE:
+        yield from _dockerfile_lines(lines)
+    elif doc.kind is FileKind.YAML:
+        yield from _yaml_lines(lines)
+    else:
+        yield from _shell_lines(lines)
+
+
+def _shell_lines(lines: list[Line]) -> Iterator[CommandLine]:
+    heredoc: str | None = None
+    heredoc_shell = False
+    continued = False
+    for line in lines:
+        text = line.text
+        if heredoc is not None:
+            if text.strip() == heredoc:
+                heredoc = None
+                continue
+            if heredoc_shell and not text.lstrip().startswith("#"):
+                yield CommandLine(line, len(text) - len(text.lstrip()), len(text), False)
+            continue
+        stripped = text.lstrip()
+        if not stripped or (stripped.startswith("#") and not continued):
+            continued = False
+            continue
+        yield CommandLine(line, len(text) - len(stripped), len(text), continued)
+        continued = text.rstrip().endswith("\\") and not stripped.startswith("#")
+        match = _HEREDOC.search(text)
+        if match and not stripped.startswith("#"):
+            heredoc = match.group(2)
+            heredoc_shell = bool(_SHELLISH_HEREDOC.search(text))
+
+
+def _dockerfile_lines(lines: list[Line]) -> Iterator[CommandLine]:
+    instruction = ""
+    continued = False
+    for line in lines:
+        text = line.text
+        stripped = text.lstrip()
+        if not stripped or stripped.startswith("#"):
+            continue  # comment lines inside a continued instruction are removed by Docker; skip them too
+        start = len(text) - len(stripped)
+        if not continued:
+            match = _DOCKER_INSTR.match(text)
+            instruction = match.group(2).upper() if match else ""
+            start = match.end() if match else start
+        if instruction in {"RUN", "CMD", "ENTRYPOINT", "ENV", "ARG"}:
+            body = text[start:].lstrip()
+            yield CommandLine(
+                line, start, len(text), continued,
+                dockerfile_env=instruction in {"ENV", "ARG"},
+                exec_form=body.startswith("["),
+            )
+        continued = text.rstrip().endswith("\\")
+
+
+def _yaml_lines(lines: list[Line]) -> Iterator[CommandLine]:
+    for line in lines:
+        text = line.text
+        stripped = text.lstrip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        match = _YAML_PREFIX.match(text)
+        start = match.end() if match else 0
+        body = text[start:]
+        end = len(text)
+        comment = re.search(r"\s#", body)
+        if comment and body[:comment.start()].count('"') % 2 == 0 and body[:comment.start()].count("'") % 2 == 0:
+            end = start + comment.start()
+        if body.startswith(("|", ">")):
+            continue  # block scalar header; its lines come next with their own indentation
+        yield CommandLine(line, start, end, False, exec_form=body.startswith("["), yaml_item=bool(match and match.group(2)))
+
+
+# ------------------------------------------------------------------------------------------- edits
+
+
+def cut(line: Line, spans: list[tuple[int, int]]) -> None:
+    """Remove ``spans`` of ``line.text`` with the blanks that separated them, so the other words stay
+    separated and a final `` \\`` continuation stays in place."""
+    text = line.text
+    for start, end in sorted(spans, reverse=True):
+        after = end
+        while after < len(text) and text[after] in " \t":
+            after += 1
+        rest = text[after:]
+        if rest and not (rest.startswith("\\") and rest[1:].strip() == ""):
+            text = text[:start] + rest  # a word in the middle: take the blanks after it
+            continue
+        while start > 0 and text[start - 1] in " \t":
+            start -= 1  # the last word on the line: take the blanks before it
+        head = text[:start]
+        text = head + ((" " if head.strip() else head[len(head):]) + rest if rest else "")
+    line.text = text
+
+
+_BLOCK_OPEN = re.compile(r"(\bthen|\bdo|\belse|\{|\bin|&&|\|\||\|)\s*(#.*)?$")
+_BLOCK_CLOSE = re.compile(r"^\s*(fi|done|else|elif|esac|\}|;;)\b")
+
+
+def drop_line(doc: TextDocument, line: Line, indent: str | None = None) -> None:
+    """Delete a line whose code became empty, keeping the script valid: a continuation before it is
+    closed, and a block that would become empty gets ``:``."""
+    indent = line.indent if indent is None else indent
+    previous = _previous_code(doc, line)
+    following = _next_code(doc, line)
+    continues = line.text.rstrip().endswith("\\")
+    if doc.kind is FileKind.SHELL and previous is not None and not continues and _BLOCK_OPEN.search(previous.text.rstrip()) \
+            and (following is None or _BLOCK_CLOSE.match(following.text)):
+        line.text = indent + ":"
+        return
+    if previous is not None and previous.text.rstrip().endswith("\\") and not continues:
+        body = previous.text.rstrip()[:-1].rstrip()
+        if doc.kind is FileKind.DOCKERFILE and _DOCKER_INSTR.match(body + " ") and not body.strip().count(" "):
+            pass
+        previous.text = body
+    doc.delete(line)
+
+
+def _previous_code(doc: TextDocument, line: Line) -> Line | None:
+    index = doc._index(line)
+    for candidate in reversed(doc.lines[:index]):
+        if not candidate.deleted and candidate.text.strip() and not candidate.text.lstrip().startswith("#"):
+            return candidate
+    return None
+
+
+def _next_code(doc: TextDocument, line: Line) -> Line | None:
+    index = doc._index(line)
+    for candidate in doc.lines[index + 1:]:
+        if not candidate.deleted and candidate.text.strip() and not candidate.text.lstrip().startswith("#"):
+            return candidate
+    return None
+
+
+def code_is_empty(cl: CommandLine) -> bool:
+    text = cl.line.text
+    toks, _ = lex(text, cl.start)
+    return not toks
+
+
+def remove_words(doc: TextDocument, cl: CommandLine, command: list[Tok], doomed: list[Tok], toks: list[Tok]) -> None:
+    """Remove ``doomed`` words of the simple command ``command``; drop the whole command (and an adjacent
+    ``&&``/``;``) when only ``export``-like words would be left, and the line when nothing is left."""
+    left = [word for word in command if word not in doomed]
+    spans = [(word.start, word.end) for word in doomed]
+    if all(word.text in _EXPORTERS or word.text.startswith("-") for word in left):
+        spans = [(word.start, word.end) for word in command]
+        index = toks.index(command[-1])
+        before = toks.index(command[0]) - 1
+        if index + 1 < len(toks) and toks[index + 1].kind == "op" and toks[index + 1].text in {"&&", ";", "||"}:
+            spans.append((toks[index + 1].start, toks[index + 1].end))
+        elif before >= 0 and toks[before].kind == "op" and toks[before].text in {"&&", ";", "||"}:
+            spans.append((toks[before].start, toks[before].end))
+    line = cl.line
+    original = line.text
+    cut(line, spans)
+    if original != line.text and not line.text[cl.start:].strip(" \t\\"):
+        drop_line(doc, line, original[:len(original) - len(original.lstrip())])
+
+
+# -------------------------------------------------------------------------- neuron_parallel_compile
+
+_NPC_WORD = re.compile(
+    r"(?<![\w./-])(?:\S*/)?neuron_parallel_compile(?:\s+--num[_-]parallel(?:=|\s+)\S+|\s+--command(?:=|\s+)compile)*(?:\s+|(?=[\"'`;)&|]|$))"
+)
+_NPC_EXEC = re.compile(
+    r"([\"'])(?:\S*/)?neuron_parallel_compile\1\s*,\s*(?:([\"'])--num[_-]parallel\2\s*,\s*([\"'])?\d+\3?\s*,\s*)?"
+)
+def _wraps_command(rest: str) -> bool:
+    """Whether the text after a ``neuron_parallel_compile`` word starts with something that runs (not prose)."""
+    if rest.strip() in {"", "\\"} or rest.lstrip()[:1] in {"\"", "'", ";", ")", "`", "&", "|"}:
+        return True
+    words = words_of(rest)
+    if not words:
+        return False
+    first = unquote(words[0]).rsplit("/", 1)[-1]
+    return first in COMMAND_WORDS or first.startswith(("$", ".")) or first.endswith((".sh", ".py")) \
+        or bool(assignment_name(first)) or first in {"uv", "conda", "make", "ssh", "sudo", "singularity", "apptainer"}
+
+
+_NPC_OTHER_OPTION = re.compile(r"neuron_parallel_compile\s+--(?!num[_-]parallel|command(?:=|\s+)compile)")
+
+
+def edit_npc(doc: TextDocument, report: Report) -> None:
+    """Drop the ``neuron_parallel_compile`` prefix (and its ``--num_parallel N``), keeping the command it wrapped."""
+    for cl in list(command_lines(doc)):
+        line = cl.line
+        code = line.text[cl.start:cl.end]
+        if NPC not in code:
+            continue
+        toks, _ = lex(line.text, cl.start, cl.end)
+        quiet = [(command[0].start - cl.start, command[-1].end - cl.start) for command in simple_commands(toks)
+                 if (word := command_word(command)) is not None and word.text in {"echo", "printf"}]
+        if _NPC_OTHER_OPTION.search(code):
+            report(line, Severity.TODO, "neuron_parallel_compile with options other than --num_parallel: TorchNeuron "
+                   "compiles on first call, so drop this pre-compile step and keep the command it wrapped")
+            continue
+        if cl.exec_form:
+            new_code = _NPC_EXEC.sub("", code)
+        elif cl.yaml_item and code.strip().strip("\"'") == NPC:
+            drop_line(doc, line)
+            report(line, Severity.FIXED, "dropped the neuron_parallel_compile argument: TorchNeuron compiles on first call")
+            continue
+        else:
+            new_code = _NPC_WORD.sub(
+                lambda m: m.group(0) if any(a <= m.start() < b for a, b in quiet) or not _wraps_command(code[m.end():]) else "",
+                code)
+        if new_code == code:
+            continue
+        line.text = line.text[:cl.start] + new_code + line.text[cl.end:]
+        report(line, Severity.FIXED, "dropped the neuron_parallel_compile prefix: TorchNeuron compiles on first call "
+               "and caches the NEFFs (TORCH_NEURONX_NEFF_CACHE_DIR); the wrapped command now trains for real")
+        if not line.text[cl.start:].strip(" \t\\"):
+            drop_line(doc, line)
+
+
+# ---------------------------------------------------------------------------------- environment
+
+EnvDecision = Callable[[str], "tuple[str, str, bool] | None"]  # name -> (action, message, todo)
+
+
+def env_decision(name: str):
+    """(action, message, todo) for variable ``name`` from the shared table, or None when it is not ours."""
+    from codemods._tables import env_vars
+
+    action = env_vars.lookup(name)
+    if action is None or action.action == "keep":
+        return None
+    return action, env_vars.message_for(name, action)
+
+
+_TRUTHY = {"1", "true", "yes", "on", "True", "TRUE"}
+
+
+@dataclass
+class EnvSite:
+    cl: CommandLine
+    name: str
+    value: str | None  # None for `export NAME` / `unset NAME` / YAML name lines
+    word: Tok | None  # the word holding it (shell/Dockerfile), None for YAML
+    command: list[Tok] | None
+    toks: list[Tok] | None
+    prefix: bool  # `NAME=value cmd`: the variable is set for that command only
+    unset: bool = False
+
+
+def env_sites(doc: TextDocument) -> Iterator[EnvSite]:
+    """Assignments / exports / unsets of environment variables in shell code, Dockerfile ENV and YAML env lists."""
+    lines = list(command_lines(doc))
+    for index, cl in enumerate(lines):
+        text = cl.line.text
+        if doc.kind is FileKind.YAML and not cl.exec_form:
+            yield from _yaml_env(lines, index, cl)
+            continue
+        if cl.exec_form:
+            continue
+        if cl.dockerfile_env:
+            toks, _ = lex(text, cl.start, cl.end)
+            words = [tok for tok in toks if tok.kind == "word"]
+            if not cl.continued and len(words) >= 2 and "=" not in words[0].text:  # ENV NAME value (legacy form)
+                yield EnvSite(cl, words[0].text, " ".join(unquote(w.text) for w in words[1:]), words[0], words, toks, False)
+                continue
+            for word in words:
+                name = assignment_name(word.text)
+                if name:
+                    yield EnvSite(cl, name, unquote(word.text[len(name) + 1:]), word, words, toks, False)
+            continue
+        toks, _ = lex(text, cl.start, cl.end)
+        for command in simple_commands(toks):
+            head = command[0].text
+            if head == "unset":
+                for word in command[1:]:
+                    if not word.text.startswith("-"):
+                        yield EnvSite(cl, word.text, None, word, command, toks, False, unset=True)
+                continue
+            exporting = head in {"export", "declare", "typeset", "readonly", "env"}
+            cmd_word = None
+            for position, word in enumerate(command):
+                if exporting and position == 0:
+                    continue
+                if word.text.startswith("-") and exporting:
+                    continue
+                name = assignment_name(word.text)
+                if name:
+                    yield EnvSite(cl, name, unquote(word.text[len(name) + 1:]), word, command, toks, False)
+                    continue
+                if exporting and head != "env" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", word.text):
+                    yield EnvSite(cl, word.text, None, word, command, toks, False)
+                    continue
+                cmd_word = word
+                break
+            if cmd_word is not None:
+                # assignments before a command word only set the variable for that command
+                pass
+
+
+_YAML_NAME = re.compile(r"^(\s*)-\s+name:\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)[\"']?\s*(#.*)?$")
+_YAML_VALUE = re.compile(r"^(\s*)value:\s*(.*?)\s*(#.*)?$")
+_YAML_MAP = re.compile(r"^(\s*)[\"']?([A-Z_][A-Z0-9_]*)[\"']?:\s*(.*?)\s*(#.*)?$")
+_YAML_LIST = re.compile(r"^(\s*)-\s+[\"']?([A-Z_][A-Z0-9_]*)=(.*?)[\"']?\s*(#.*)?$")
+
+
+def _yaml_env(lines: list[CommandLine], index: int, cl: CommandLine) -> Iterator[EnvSite]:
+    text = cl.line.text
+    match = _YAML_NAME.match(text)
+    if match:
+        value = None
+        if index + 1 < len(lines):
+            value_match = _YAML_VALUE.match(lines[index + 1].line.text)
+            if value_match:
+                value = value_match.group(2).strip("\"'")
+        yield EnvSite(cl, match.group(2), value, None, None, None, False)
+        return
+    match = _YAML_LIST.match(text) or _YAML_MAP.match(text)
+    if match and (match.group(3) or "").strip() not in {"", "|", ">"}:
+        yield EnvSite(cl, match.group(2), match.group(3).strip("\"'"), None, None, None, False)
+
+
+def remove_env_site(doc: TextDocument, site: EnvSite) -> None:
+    cl = site.cl
+    if site.word is None:  # YAML
+        line = cl.line
+        following = doc.next_live(line)
+        drop_line(doc, line)
+        if _YAML_NAME.match(line.text) and following is not None and _YAML_VALUE.match(following.text):
+            doc.delete(following)
+        return
+    if cl.dockerfile_env and site.command and len(site.command) >= 2 and "=" not in site.command[0].text and not cl.continued:
+        doomed = list(site.command)  # ENV NAME value: the whole instruction
+    else:
+        doomed = [site.word]
+    _remove_from_command(doc, cl, site.command or [], doomed, site.toks or [])
+
+
+def _remove_from_command(doc: TextDocument, cl: CommandLine, command: list[Tok], doomed: list[Tok], toks: list[Tok]) -> None:
+    line = cl.line
+    if cl.dockerfile_env:
+        remaining = [word for word in command if word not in doomed]
+        cut(line, [(word.start, word.end) for word in doomed])
+        if not remaining and not line.text[cl.start:].strip(" \t\\"):
+            _drop_docker_env_line(doc, cl)
+        return
+    remove_words(doc, cl, command, doomed, toks)
+
+
+def _drop_docker_env_line(doc: TextDocument, cl: CommandLine) -> None:
+    """An ENV line with no assignment left: drop it; when it started the instruction, the next continued line
+    (if any) becomes the instruction."""
+    line = cl.line
+    continues = line.text.rstrip().endswith("\\")
+    if not cl.continued and continues:
+        following = _next_code(doc, line)
+        if following is not None:
+            keyword = _DOCKER_INSTR.match(line.text)
+            following.text = (keyword.group(1) + keyword.group(2) + " " if keyword else "") + following.text.lstrip()
+        doc.delete(line)
+        return
+    if not cl.continued and not continues:
+        doc.delete(line)
+        return
+    drop_line(doc, line)
+
+
+def edit_env(doc: TextDocument, report: Report, names: Callable[[str], bool]) -> None:
+    """Apply the shared env-var table to every variable for which ``names(var)`` is true."""
+    from codemods._tables import env_vars
+
+    for site in list(env_sites(doc)):
+        if site.cl.line.deleted or not names(site.name):
+            continue
+        action = env_vars.lookup(site.name)
+        if action is None or action.action == "keep":
+            continue
+        message = env_vars.message_for(site.name, action)
+        line = site.cl.line
+        if action.action == "review":
+            if site.unset:
+                continue
+            report(line, Severity.TODO, message)
+            continue
+        if action.action == "replace" and action.replacement and site.word is not None:
+            word = site.word
+            offset = word.text.find(site.name)
+            line.text = line.text[:word.start + offset] + action.replacement + line.text[word.start + offset + len(site.name):]
+            report(line, Severity.TODO if action.todo else Severity.FIXED, message)
+            continue
+        if action.action in {"remove", "replace"}:
+            severity = Severity.TODO if action.todo else Severity.FIXED
+            if site.unset:
+                severity, message = Severity.FIXED, f"removed `unset {site.name}`: the variable is no longer set"
+            anchor = _anchor_after(doc, line)
+            remove_env_site(doc, site)
+            report(line if not line.deleted else (anchor or line), severity, message)
+
+
+def _anchor_after(doc: TextDocument, line: Line) -> Line | None:
+    return doc.next_live(line)
+
+
+# ---------------------------------------------------------------------------------- helpers
+
+
+def words_of(text: str) -> list[str]:
+    toks, _ = lex(text)
+    return [tok.text for tok in toks if tok.kind == "word"]
+
+
+# ------------------------------------------------------------------------ pre-compile pass (NM402)
+
+_COMPILE_ONLY_VARS = ("NEURON_EXTRACT_GRAPHS_ONLY", "NEURON_PARALLEL_COMPILE")
+_READ_VAR = re.compile(r"\$\{?(NEURON_EXTRACT_GRAPHS_ONLY|NEURON_PARALLEL_COMPILE)\b")
+
+COMPILE_PASS_TODO = (
+    "{name}={value} made this a graph-extraction (pre-compile) pass; on TorchNeuron it would train for real: "
+    "delete the command (or keep it as a short warm-up run)"
+)
+BRANCH_TODO = (
+    "{name} is never set on TorchNeuron: this test is always false; keep only the real-run branch and delete the "
+    "pre-compile-only one"
+)
+
+
+def edit_compile_only(doc: TextDocument, report: Report) -> None:
+    """Drop NEURON_EXTRACT_GRAPHS_ONLY / NEURON_PARALLEL_COMPILE settings; flag the runs they made compile-only
+    and the branches that test them."""
+    for cl in list(command_lines(doc)):
+        match = _READ_VAR.search(cl.line.text[cl.start:cl.end])
+        if match:
+            report(cl.line, Severity.TODO, BRANCH_TODO.format(name=match.group(1)))
+    for site in list(env_sites(doc)):
+        if site.name not in _COMPILE_ONLY_VARS or site.cl.line.deleted:
+            continue
+        line = site.cl.line
+        truthy = site.value is not None and site.value.strip() in _TRUTHY
+        has_command = site.command is not None and command_word(site.command) is not None and not site.cl.dockerfile_env \
+            and site.command[0].text not in _EXPORTERS
+        following = _next_code(doc, line)
+        remove_env_site(doc, site)
+        anchor = line if not line.deleted else following
+        if site.unset:
+            report(anchor or line, Severity.FIXED, f"removed `unset {site.name}`: nothing sets it any more")
+            continue
+        from codemods._tables import env_vars
+
+        report(anchor or line, Severity.FIXED, env_vars.message_for(site.name, env_vars.lookup(site.name)))
+        if truthy and (has_command or (anchor is not None and anchor is following)):
+            report(anchor or line, Severity.TODO, COMPILE_PASS_TODO.format(name=site.name, value=site.value))
+
+
+# ------------------------------------------------------------------------------ optimum-cli (NM406)
+
+_OPTIMUM_CLI = re.compile(r"(?<![\w-])optimum-cli\s+(export\s+neuronx?|neuron\s+(cache|consolidate|serve)|env)\b")
+
+
+def _option(words: list[str], *names: str) -> str | None:
+    for index, word in enumerate(words):
+        for name in names:
+            if word == name and index + 1 < len(words):
+                return words[index + 1]
+            if word.startswith(name + "="):
+                return word[len(name) + 1:]
+    return None
+
+
+def _positionals(words: list[str], skip: int) -> list[str]:
+    out, index = [], skip
+    while index < len(words):
+        word = words[index]
+        if word.startswith("-"):
+            index += 1 if "=" in word or word in _FLAG_ONLY else 2
+            continue
+        out.append(word)
+        index += 1
+    return out
+
+
+_FLAG_ONLY = {"--disable-validation", "--inline-weights-neff", "--disable-weights-neff-inline", "--disable_neuron_cache",
+              "--dynamic-batch-size", "--trust-remote-code", "--output_attentions", "--output_hidden_states", "-O1", "-O2",
+              "-O3", "--disable-fast-relayout", "--disable-fallback", "--public", "--allow_non_cached_model",
+              "--allow-non-cached-model"}
+
+
+def export_todo(words: list[str]) -> str:
+    """The todo for ``optimum-cli export neuron`` (words: the argv after ``optimum-cli``)."""
+    model = _option(words, "-m", "--model") or "<model id>"
+    positional = _positionals(words, 2)
+    output = positional[-1] if positional else None
+    shapes = [f"{flag}={value}" for flag in ("--batch_size", "--sequence_length", "--height", "--width", "--num_images_per_prompt")
+              if (value := _option(words, flag)) is not None]
+    dtype = _option(words, "--auto_cast_type", "--torch_dtype")
+    cores = _option(words, "--num_cores", "--tensor_parallel_size")
+    steps = [f"delete this export: TorchNeuron compiles on first call, there is nothing to pre-compile; load {model} "
+             f"with from_pretrained (optionally torch.compile(backend=\"neuron\"))"]
+    if output:
+        steps.append(f"point later uses of {output} at {model}")
+    if shapes:
+        steps.append(f"keep {' '.join(shapes)} as fixed input padding/batch size")
+    if dtype:
+        steps.append(f"--auto_cast_type/--torch_dtype {dtype} -> dtype= at load")
+    if cores:
+        steps.append(f"{cores} cores -> DistributedConfig(tp_size={cores}) under torchrun")
+    return "; ".join(steps)
+
+
+def edit_optimum_cli(doc: TextDocument, report: Report) -> None:
+    for cl in list(command_lines(doc)):
+        line = cl.line
+        code = line.text[cl.start:cl.end]
+        if cl.exec_form:
+            words = exec_words(code)
+            if words and words[0].endswith("optimum-cli") and _OPTIMUM_CLI.search(" ".join(words)):
+                report(line, Severity.TODO, export_todo(words[1:]) if words[1:2] == ["export"] else
+                       "optimum-cli Neuron command: see `neuron-migrate --explain NM406` for what replaces it")
+            continue
+        match = _OPTIMUM_CLI.search(code)
+        if not match:
+            continue
+        words = [unquote(word) for word in words_of(code[match.start():])]
+        words = words[1:] if words and words[0].endswith("optimum-cli") else words
+        verb = match.group(1).split()
+        if verb[0] == "export":
+            report(line, Severity.TODO, export_todo(words))
+        elif verb[0] == "env":
+            start = cl.start + match.start()
+            line.text = line.text[:start] + "transformers env" + line.text[start + len(match.group(0)):]
+            report(line, Severity.FIXED, "`optimum-cli env` -> `transformers env`")
+        elif verb[1] == "cache":
+            toks, _ = lex(line.text, cl.start, cl.end)
+            commands = simple_commands(toks)
+            standalone = len(commands) == 1 and not cl.continued and not line.text.rstrip().endswith("\\") \
+                and doc.kind in (FileKind.SHELL,) and code.strip().startswith("optimum-cli")
+            if standalone:
+                drop_line(doc, line)
+                report(line, Severity.FIXED, "removed `optimum-cli neuron cache ...`: there is no Hub compile cache on "
+                       "TorchNeuron (NEFFs are cached locally in TORCH_NEURONX_NEFF_CACHE_DIR)")
+            else:
+                report(line, Severity.TODO, "delete `optimum-cli neuron cache ...`: there is no Hub compile cache on "
+                       "TorchNeuron (NEFFs are cached locally in TORCH_NEURONX_NEFF_CACHE_DIR)")
+        elif verb[1] == "consolidate":
+            report(line, Severity.TODO, "delete `optimum-cli neuron consolidate`: stock save_pretrained already writes "
+                   "a consolidated checkpoint; convert checkpoints saved by optimum-neuron once, on the old stack, "
+                   "before uninstalling it")
+        else:  # serve
+            model = _option(words, "-m", "--model") or "<model id>"
+            flags = [f"--tensor-parallel-size {v}" for v in [_option(words, "--tensor_parallel_size", "--tensor-parallel-size")] if v]
+            flags += [f"--max-num-seqs {v}" for v in [_option(words, "--batch_size", "--batch-size")] if v]
+            flags += [f"--max-model-len {v}" for v in [_option(words, "--sequence_length", "--sequence-length")] if v]
+            flags += [f"--port {v}" for v in [_option(words, "--port")] if v]
+            report(line, Severity.TODO, f"replace with `vllm serve {' '.join([model, *flags])}` with the vLLM-Neuron "
+                   "plugin installed (optimum-neuron's vLLM platform is gone)")
+
+
+# ---------------------------------------------------------------------------------- torchrun (NM407)
+
+_TORCHRUN = re.compile(r"(?<![\w-])(torchrun|torch\.distributed\.(?:run|launch))\b")
+_NPROC = re.compile(r"--nproc[_-]per[_-]node(?:=|\s+)[\"']?([^\s\"']+)")
+_XLA_LAUNCH = re.compile(r"torch_xla\.distributed\.xla_dist|\bxla_spawn\b|torch_xla\.distributed\.xla_multiprocessing")
+TRN1_CORES = {"32"}
+
+
+def edit_torchrun(doc: TextDocument, report: Report, trn1: bool = False) -> None:
+    """torchrun stays; flag --nproc_per_node values that came from a trn1 recipe and torch_xla launchers."""
+    for cl in list(command_lines(doc)):
+        line = cl.line
+        code = line.text[cl.start:cl.end]
+        if _XLA_LAUNCH.search(code):
+            report(line, Severity.TODO, "torch_xla launcher: start the script with `torchrun --nproc_per_node <NeuronCores>` "
+                   "instead (one process per logical NeuronCore)")
+            continue
+        match = _NPROC.search(code)
+        if not match:
+            continue
+        value = match.group(1)
+        if value in TRN1_CORES or (trn1 and value.isdigit()):
+            report(line, Severity.TODO, f"--nproc_per_node {value} looks like a trn1 NeuronCore count; TorchNeuron runs on "
+                   "Trn2/Trn3 with one process per logical NeuronCore (trn2.48xlarge: 64): set it to the product of "
+                   "your DistributedConfig dims")
+
+
+def mentions_trn1(text: str) -> bool:
+    return bool(re.search(r"\btrn1\b|\btrn1[.n]|\binf2\.", text))
+
+
+# --------------------------------------------------------------------------- trainer flags (NM408)
+
+
+def training_args():
+    from codemods._tables.training_args import TRAINING_ARGS
+
+    return TRAINING_ARGS
+
+
+_FLAG = re.compile(r"^--([A-Za-z][\w-]*)(=.*)?$")
+
+
+def flag_mapping(flag: str):
+    """The FieldMapping of a ``--flag`` word (underscores or dashes), or None."""
+    match = _FLAG.match(flag)
+    if not match:
+        return None
+    table = training_args()
+    name = match.group(1)
+    return table.get(name) or table.get(name.replace("-", "_"))
+
+
+def edit_flags(doc: TextDocument, report: Report) -> None:
+    """Neuron trainer ``--flags`` on command lines, mapped through the shared training-arguments table."""
+    from codemods._tables.training_args import FieldAction
+
+    statements: list[list[CommandLine]] = []
+    for cl in command_lines(doc):
+        last = statements[-1][-1] if statements else None
+        same_list = doc.kind is FileKind.YAML and cl.yaml_item and last is not None and last.yaml_item \
+            and last.line.indent == cl.line.indent
+        if (cl.continued or same_list) and statements:
+            statements[-1].append(cl)
+        else:
+            statements.append([cl])
+    for statement in statements:
+        joined = " ".join(cl.line.text[cl.start:cl.end] for cl in statement)
+        if "optimum-cli" in joined or "--" not in joined:
+            continue
+        items: list[tuple[CommandLine, Tok]] = []
+        for cl in statement:
+            toks, _ = lex(cl.line.text, cl.start, cl.end)
+            items.extend((cl, tok) for tok in toks)
+        edits: dict[int, list[tuple[int, int, str | None]]] = {}  # id(line) -> (start, end, replacement or None=cut)
+        owners: dict[int, CommandLine] = {}
+        for index, (cl, tok) in enumerate(items):
+            if tok.kind != "word" or not tok.text.startswith("--"):
+                continue
+            mapping = flag_mapping(unquote(tok.text))
+            if mapping is None or mapping.action is FieldAction.KEEP:
+                continue
+            line = cl.line
+            owners[id(line)] = cl
+            value_item = None
+            if "=" not in tok.text and index + 1 < len(items):
+                nxt_cl, nxt = items[index + 1]
+                if nxt.kind == "word" and not nxt.text.startswith("-"):
+                    value_item = (nxt_cl, nxt)
+            value = tok.text.split("=", 1)[1] if "=" in tok.text else (value_item[1].text if value_item else None)
+            flag = unquote(tok.text).split("=", 1)[0]
+            message = mapping.message or f"{flag}: {mapping.action.value}"
+            if mapping.action is FieldAction.RENAME and mapping.target:
+                new = tok.text.replace(flag, "--" + mapping.target, 1)
+                edits.setdefault(id(line), []).append((tok.start, tok.end, new))
+                report(line, Severity.FIXED, message)
+                continue
+            if mapping.action is FieldAction.TODO:
+                report(line, Severity.TODO, message)
+                continue
+            # DROP / DISTRIBUTED_CONFIG / MODEL_INIT_KWARGS: the flag goes (HfArgumentParser would reject it)
+            severity = Severity.FIXED if mapping.action is FieldAction.DROP else Severity.TODO
+            if mapping.action is not FieldAction.DROP and value is not None:
+                message = f"{message} (was {flag} {unquote(value)})"
+            edits.setdefault(id(line), []).append((tok.start, tok.end, None))
+            if value_item is not None:
+                owners[id(value_item[0].line)] = value_item[0]
+                edits.setdefault(id(value_item[0].line), []).append((value_item[1].start, value_item[1].end, None))
+            report(line, severity, message)
+        for key, line_edits in edits.items():
+            cl = owners[key]
+            for start, end, new in sorted(line_edits, reverse=True):
+                if new is None:
+                    cut(cl.line, [(start, end)])
+                else:
+                    cl.line.text = cl.line.text[:start] + new + cl.line.text[end:]
+            if not cl.line.text[cl.start:].strip(" \t\\"):
+                drop_line(doc, cl.line)
+
+
+def exec_words(code: str) -> list[str]:
+    """The argv of a JSON-array (exec form) command, or [] when it is not one."""
+    import json
+
+    try:
+        value = json.loads(code.strip().rstrip(","))
+    except ValueError:
+        return []
+    return [str(item) for item in value] if isinstance(value, list) else []
+
+
+# ------------------------------------------------------------------------- deployment glue (NM409/NM411)
+
+_DEPLOY = [
+    (re.compile(r"(?:huggingface-)?pytorch-(?:training|inference)-neuronx?\b[\w.:-]*"), "a Neuron (PyTorch/XLA-era) deep-learning container"),
+    (re.compile(r"\b(?:tgi|text-generation-inference)[-_]?neuronx?\b[\w.:-]*|\bneuronx-tgi\b[\w.:-]*|huggingface-neuronx\b"), "a TGI-neuronx serving image"),
+    (re.compile(r"--entrypoint[= ]optimum-cli\b"), "a container started through optimum-cli"),
+    (re.compile(r"\bHF_NUM_CORES\b|\bHF_AUTO_CAST_TYPE\b"), "TGI-neuronx compile settings"),
+    (re.compile(r"\bml\.(?:inf1|inf2|trn1n?)\.\w+"), "an instance type without TorchNeuron support (Trn2/Trn3 only)"),
+]
+DEPLOY_TODO = ("deployment glue: {what} ({hit}); TorchNeuron runs on Trn2/Trn3 and serves through the vLLM-Neuron "
+               "plugin or a TorchNeuron container: replace the image/instance and its settings by hand")
+
+
+def deployment_hits(text: str) -> list[tuple[str, str]]:
+    """(what, matched text) for every XLA-era Neuron deployment reference in ``text``."""
+    hits = []
+    for pattern, what in _DEPLOY:
+        match = pattern.search(text)
+        if match:
+            hits.append((what, match.group(0)))
+    return hits
+
+
+def edit_deployment(doc: TextDocument, report: Report) -> None:
+    for line in list(doc):
+        stripped = line.text.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        for what, hit in deployment_hits(line.text):
+            report(line, Severity.TODO, DEPLOY_TODO.format(what=what, hit=hit))
+
+
+# ------------------------------------------------------------------------ command strings (NM410)
+
+STRING_TRIGGERS = ("neuron_parallel_compile", "optimum-cli", "NEURON_EXTRACT_GRAPHS_ONLY", "NEURON_PARALLEL_COMPILE",
+                   "XLA_USE_BF16", "XLA_DOWNCAST_BF16", "PJRT_DEVICE", "--nproc_per_node", "--nproc-per-node",
+                   "--tensor_parallel_size", "--tensor-parallel-size")
+
+
+def edit_shell_text(text: str) -> tuple[str, list[tuple[Severity, str]]]:
+    """Every launch-layer shell edit applied to one command string (as in a Python literal); the findings
+    come back as (severity, message) without line information."""
+    from codemods._tables import env_vars
+
+    doc = TextDocument(text, FileKind.SHELL)
+    found: list[tuple[Severity, str]] = []
+
+    def report(line: Line, severity: Severity, message: str) -> None:
+        found.append((severity, " ".join(message.split())))
+
+    def removable(name: str) -> bool:
+        action = env_vars.lookup(name)
+        return name not in _COMPILE_ONLY_VARS and action is not None and action.action in {"remove", "replace"}
+
+    edit_npc(doc, report)
+    edit_compile_only(doc, report)
+    edit_env(doc, report, removable)
+    edit_optimum_cli(doc, report)
+    edit_torchrun(doc, report)
+    edit_flags(doc, report)
+    try:
+        from codemods._lib.pip import edit_pip_install
+    except ImportError:  # pragma: no cover
+        pass
+    else:
+        edit_pip_install(doc, report)
+    return doc.text(), found
+
+
+COMMAND_WORDS = {"neuron_parallel_compile", "torchrun", "python", "python3", "optimum-cli", "srun", "sbatch", "bash", "sh",
+                 "accelerate", "pip", "pip3", "env", "export", "mpirun", "deepspeed", "time", "nohup", "exec", "unset",
+                 "docker"}
+
+
+def looks_like_command(text: str) -> bool:
+    """Whether some simple command of ``text`` starts (after variable assignments) with a launcher word."""
+    for raw in text.splitlines():
+        toks, _ = lex(raw)
+        for command in simple_commands(toks):
+            words = [word for word in command if not assignment_name(word.text)]
+            if not words:
+                if command:
+                    return True  # `XLA_USE_BF16=1` alone: an environment setting
+                continue
+            first = unquote(words[0].text).rsplit("/", 1)[-1]
+            if first in COMMAND_WORDS or first.endswith(".sh"):
+                return True
+    return False

@@ -1,0 +1,1 @@
+"""Dependency rules (NM5xx): requirements files, pyproject.toml, setup.py/setup.cfg and pip install lines."""

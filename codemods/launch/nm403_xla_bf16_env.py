@@ -1,0 +1,42 @@
+"""NM403 xla-bf16-env: remove ``XLA_USE_BF16`` / ``XLA_DOWNCAST_BF16`` and say how to keep the precision.
+
+With torch_xla these made every fp32 tensor (weights, gradients, optimizer state) live in bf16 (map 3.H H1;
+trap T19; corpus A9 item 24). TorchNeuron ignores them, so dropping them silently turns a full-bf16 run into
+an fp32 run with about twice the weight memory. The variable is removed (shell ``export``, ``VAR=1 cmd``
+prefixes, Dockerfile ``ENV``, YAML env lists) and a ``todo`` says what replaces it: load the model with
+``dtype=torch.bfloat16`` for full bf16, or ``bf16=True`` / ``torch.autocast`` for mixed precision. The
+message comes from the shared env-var table (``codemods/_tables/env_vars.py``).
+
+Before::
+
+    export XLA_USE_BF16=1
+    torchrun train.py --bf16
+
+After::
+
+    # neuron-migrate: XLA_USE_BF16 made torch_xla hold every fp32 tensor in bf16; removed: ...
+    torchrun train.py --bf16
+
+Fix safety: needs review (the dtype decision is the user's).
+"""
+
+from __future__ import annotations
+
+from codemods._lib import shell
+from codemods.launch._base import LaunchRule
+from migrate.rule import Safety
+from migrate.textdoc import TextDocument
+
+NAMES = ("XLA_USE_BF16", "XLA_DOWNCAST_BF16")
+
+
+class XlaBf16Env(LaunchRule):
+    """Remove XLA_USE_BF16 / XLA_DOWNCAST_BF16 with a todo on the dtype that replaces them."""
+
+    id = "NM403"
+    name = "xla-bf16-env"
+    safety = Safety.NEEDS_REVIEW
+    triggers = NAMES
+
+    def apply(self, doc: TextDocument) -> None:
+        shell.edit_env(doc, self.report, lambda name: name in NAMES)

@@ -1,0 +1,49 @@
+"""NM404 xla-era-env: remove torch_xla / optimum-neuron environment variables that TorchNeuron ignores.
+
+Map 3.H H4, H9, H10 (decisions in the shared table ``codemods/_tables/env_vars.py``): ``PJRT_DEVICE``,
+``XLA_FLAGS`` and the other ``XLA_*`` switches, ``NEURON_FUSE_SOFTMAX``, ``NEURON_FRAMEWORK_DEBUG``,
+``CUSTOM_CACHE_REPO``, ``OPTIMUM_NEURON_*``, ``ALLREDUCE_GRADIENTS_BUCKET_SIZE_MB`` ... are removed with a
+``fixed`` finding that says why; ``XLA_USE_SPMD`` is removed with a ``todo`` (sharding moves to DTensor);
+``NEURONX_DUMP_TO`` is renamed to ``TORCH_NEURONX_DEBUG_DIR``. Handles shell ``export``/prefix
+assignments/``unset``, Dockerfile ``ENV`` (both forms, continued lines) and YAML env lists (K8s
+``- name:``/``value:``, compose lists and mappings).
+
+Before::
+
+    export PJRT_DEVICE=NEURON
+    ENV NEURON_FUSE_SOFTMAX=1 MALLOC_ARENA_MAX=64
+
+After::
+
+    ENV MALLOC_ARENA_MAX=64
+
+Fix safety: needs review only for the table's ``todo`` entries. ``XLA_USE_BF16``/``XLA_DOWNCAST_BF16`` are
+NM403, the compile-only variables NM402, the ones kept for review NM405.
+"""
+
+from __future__ import annotations
+
+from codemods._lib import shell
+from codemods._tables import env_vars
+from codemods.launch._base import LaunchRule
+from migrate.rule import Safety
+from migrate.textdoc import TextDocument
+
+OTHERS = {"XLA_USE_BF16", "XLA_DOWNCAST_BF16", "NEURON_EXTRACT_GRAPHS_ONLY", "NEURON_PARALLEL_COMPILE"}
+
+
+def _ours(name: str) -> bool:
+    action = env_vars.lookup(name)
+    return name not in OTHERS and action is not None and action.action in {"remove", "replace"}
+
+
+class XlaEraEnv(LaunchRule):
+    """Remove torch_xla / optimum-neuron environment variables that have no effect on TorchNeuron."""
+
+    id = "NM404"
+    name = "xla-era-env"
+    safety = Safety.NEEDS_REVIEW
+    triggers = tuple(sorted({name for name in env_vars.ENV_VARS if _ours(name)} | {"XLA_", "OPTIMUM_NEURON_"}))
+
+    def apply(self, doc: TextDocument) -> None:
+        shell.edit_env(doc, self.report, _ours)

@@ -1,0 +1,62 @@
+"""NM405 review-neuron-env: keep ``NEURON_CC_FLAGS`` and ``NEURON_RT_*`` settings, and say what to review.
+
+TorchNeuron still appends ``NEURON_CC_FLAGS`` to the neuronx-cc command line but derives ``--target`` and
+``--lnc`` itself; the XLA-era cache flags (``--cache_dir``, ``--retry_failed_compilation``) belong to the old
+compile cache (map 3.H H2; torchneuron.md 2.4; corpus A9 item 25). The rule names the flags of the value
+that the shared table (``CC_FLAGS`` in ``codemods/_tables/env_vars.py``) marks as XLA-only, with what
+replaces them. Runtime knobs (``NEURON_RT_VISIBLE_CORES``, ``NEURON_RT_NUM_CORES``,
+``NEURON_RT_STOCHASTIC_ROUNDING_EN``, ``NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS``,
+``NEURON_COMPILE_CACHE_URL`` ...) get the table's review note (map H5, H6; torchneuron.md 2.5).
+
+Before::
+
+    export NEURON_CC_FLAGS="--model-type=transformer --cache_dir=/shared/cache --retry_failed_compilation"
+
+After::
+
+    # neuron-migrate: review NEURON_CC_FLAGS: TorchNeuron still passes it to neuronx-cc; drop --cache_dir=/shared/cache (...)
+    export NEURON_CC_FLAGS="--model-type=transformer --cache_dir=/shared/cache --retry_failed_compilation"
+
+Fix safety: manual only: nothing is rewritten (whether a flag still helps needs a run on the device).
+"""
+
+from __future__ import annotations
+
+from codemods._lib import shell
+from codemods._tables import env_vars
+from codemods.launch._base import LaunchRule
+from migrate.findings import Severity
+from migrate.rule import Safety
+from migrate.textdoc import TextDocument
+
+
+def cc_flags_message(value: str | None) -> str:
+    flagged = env_vars.cc_flag_actions(value or "")
+    if not flagged:
+        return ("review NEURON_CC_FLAGS: TorchNeuron still passes it to neuronx-cc (it sets --target/--lnc itself); "
+                "check each flag against the neuronx-cc of your SDK")
+    parts = "; ".join(f"drop {token} ({action.message})" for token, action in flagged)
+    return f"review NEURON_CC_FLAGS: TorchNeuron still passes it to neuronx-cc; {parts}"
+
+
+def _review(name: str) -> bool:
+    action = env_vars.lookup(name)
+    return action is not None and action.action == "review"
+
+
+class ReviewNeuronEnv(LaunchRule):
+    """Keep NEURON_CC_FLAGS and NEURON_RT_* settings and flag the XLA-only parts for review."""
+
+    id = "NM405"
+    name = "review-neuron-env"
+    safety = Safety.MANUAL_ONLY
+    triggers = tuple(sorted({name for name in env_vars.ENV_VARS if _review(name)} | {"NEURON_RT_"}))
+
+    def apply(self, doc: TextDocument) -> None:
+        for site in shell.env_sites(doc):
+            if site.unset or not _review(site.name):
+                continue
+            if site.name == "NEURON_CC_FLAGS":
+                self.report(site.cl.line, Severity.TODO, cc_flags_message(site.value))
+            else:
+                self.report(site.cl.line, Severity.TODO, env_vars.message_for(site.name, env_vars.lookup(site.name)))

@@ -1,0 +1,107 @@
+"""NM408 neuron-trainer-flags: Neuron trainer ``--flags`` and config keys, through the shared field map.
+
+``HfArgumentParser`` aborts on arguments it does not know (map trap T35), so the launch scripts must change
+together with the Python code. Every ``--flag`` of a command line (shell, Dockerfile, YAML argument lists)
+and every top-level key of an argument-parser config (``parse_json_file`` JSON, ``parse_yaml_file`` YAML) is
+looked up in THE shared table ``codemods/_tables/training_args.py`` (``TRAINING_ARGS``, also used by the
+Python training rules; map 2.7, 3.G G4-G9):
+
+* ``rename``: ``--old`` -> ``--new`` (value kept), ``fixed``;
+* ``drop``: the flag and its value are removed, ``fixed``;
+* ``distributed_config`` / ``model_init_kwargs``: removed, with a ``todo`` that carries the old value and the
+  table's next step (the value moves to model loading);
+* ``todo``: left in place with the table's message; ``keep``: nothing.
+
+Both spellings ``--tensor_parallel_size`` and ``--tensor-parallel-size`` are recognised. ``optimum-cli``
+lines are not touched (their flags are export options, NM406).
+
+Before::
+
+    torchrun train.py --tensor_parallel_size 8 --zero_1 true --max_seq_length 1024
+
+After (with the table's entries)::
+
+    # neuron-migrate: tensor_parallel_size -> DistributedConfig(tp_size=...) ... (was --tensor_parallel_size 8)
+    torchrun train.py --max_length 1024
+
+Fix safety: needs review. A boolean flag followed by a positional argument would take it as its value
+(HfArgumentParser scripts rarely have positionals). JSON files get findings only (no comments in JSON).
+"""
+
+from __future__ import annotations
+
+import re
+
+from codemods._lib import shell
+from codemods._tables.training_args import TRAINING_ARGS, FieldAction
+from codemods.launch._base import LAUNCH_KINDS, LaunchRule
+from migrate.filekinds import FileKind
+from migrate.findings import Severity
+from migrate.rule import Safety
+from migrate.textdoc import Line, TextDocument
+
+_BASE_TRIGGERS = ("--tensor_parallel_size", "--tensor-parallel-size", "--zero_1", "--pipeline_parallel_size",
+                  "tensor_parallel_size", "--disable_sequence_parallel")
+_KEY = re.compile(r"^(\s*)(\"?)([A-Za-z_][\w-]*)\2(\s*:\s*)(.*?)(,?)\s*$")
+
+
+def _triggers() -> tuple[str, ...]:
+    names = {name for name, mapping in TRAINING_ARGS.items() if mapping.action is not FieldAction.KEEP}
+    return tuple(sorted(set(_BASE_TRIGGERS) | names))
+
+
+class NeuronTrainerFlags(LaunchRule):
+    """Map Neuron trainer --flags and argument-parser config keys through the shared training-arguments table."""
+
+    id = "NM408"
+    name = "neuron-trainer-flags"
+    safety = Safety.NEEDS_REVIEW
+    kinds = LAUNCH_KINDS | {FileKind.JSON}
+    triggers = _triggers()
+
+    def apply(self, doc: TextDocument) -> None:
+        if doc.kind in (FileKind.JSON, FileKind.YAML):
+            self._config_keys(doc)
+        if doc.kind is not FileKind.JSON:
+            shell.edit_flags(doc, self.report)
+
+    def _config_keys(self, doc: TextDocument) -> None:
+        lines = list(doc)
+        indents = [len(line.text) - len(line.text.lstrip()) for line in lines if line.text.strip() and not line.text.lstrip().startswith(("#", "{", "}"))]
+        if not indents:
+            return
+        level = min(indents)
+        for index, line in enumerate(lines):
+            match = _KEY.match(line.text)
+            if not match or len(match.group(1)) != level or (doc.kind is FileKind.JSON and not match.group(2)):
+                continue
+            mapping = TRAINING_ARGS.get(match.group(3))
+            value = match.group(5)
+            if mapping is None or mapping.action is FieldAction.KEEP or value.endswith(("{", "[")) or value in {"|", ">"}:
+                continue
+            message = mapping.message or f"{mapping.source}: {mapping.action.value}"
+            if mapping.action is FieldAction.RENAME and mapping.target:
+                q = match.group(2)
+                line.text = line.text[:match.start(3)] + mapping.target + line.text[match.end(3):]
+                self.report(line, Severity.FIXED, message)
+            elif mapping.action is FieldAction.TODO:
+                self.report(line, Severity.TODO, message)
+            else:
+                if mapping.action is not FieldAction.DROP:
+                    message = f"{message} (was {mapping.source}: {value})"
+                anchor = self._delete_key(doc, lines, index, bool(match.group(6)))
+                self.report(anchor, Severity.FIXED if mapping.action is FieldAction.DROP else Severity.TODO, message)
+
+    @staticmethod
+    def _delete_key(doc: TextDocument, lines: list[Line], index: int, had_comma: bool) -> Line:
+        line = lines[index]
+        doc.delete(line)
+        if doc.kind is FileKind.JSON and not had_comma:  # it was the last member: the one before loses its comma
+            for previous in reversed(lines[:index]):
+                if previous.deleted or not previous.text.strip():
+                    continue
+                if previous.text.rstrip().endswith(","):
+                    stripped = previous.text.rstrip()
+                    previous.text = stripped[:-1] + previous.text[len(stripped):]
+                break
+        return doc.next_live(line) or line

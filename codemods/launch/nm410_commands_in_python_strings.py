@@ -1,0 +1,220 @@
+"""NM410 neuron-commands-in-python-strings: the launch-layer edits, applied to command strings inside Python.
+
+Launch commands often live in Python (corpus A8/A9 item 23: 33 files keep ``neuron_parallel_compile``
+commands in strings run through ``subprocess``/``os.system``; ``optimum-cli`` from Python strings in 9).
+This rule finds string literals holding such commands and applies THE SAME edits as the shell rules
+(``codemods._lib.shell.edit_shell_text``: NM401 prefix, NM402/NM403/NM404 variables, NM406 optimum-cli,
+NM407 torchrun, NM408 trainer flags, NM505 pip install):
+
+* plain and raw string literals: edited in place (quotes and prefix kept);
+* f-strings: edited when every ``{...}`` survives unchanged and in order; otherwise a ``todo``;
+* argv lists (``subprocess.run(["neuron_parallel_compile", "torchrun", ...])``, ``sys.argv = [...]``,
+  ``parse_args([...])``): the ``neuron_parallel_compile`` element (and ``--num_parallel N``) is removed,
+  ``NAME=value`` elements of removed variables go, trainer flags follow the shared field map;
+* literals whose escapes make an edit unsafe (backslashes in a non-raw string): a ``todo``.
+
+Before::
+
+    cmd = f"XLA_USE_BF16=1 neuron_parallel_compile torchrun --nproc_per_node={n} train.py"
+    subprocess.run(["neuron_parallel_compile", "torchrun", "train.py"], check=True)
+
+After::
+
+    # neuron-migrate: XLA_USE_BF16 made torch_xla hold every fp32 tensor in bf16; removed: ...
+    cmd = f"torchrun --nproc_per_node={n} train.py"
+    subprocess.run(["torchrun", "train.py"], check=True)
+
+Fix safety: needs review (the notes carried over from the shell rules). Strings built by concatenation or
+``%``/``.format`` pieces are only edited piece by piece.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from codemods._lib import shell
+from codemods._tables import env_vars
+from codemods._tables.training_args import FieldAction
+from migrate.findings import Severity
+from migrate.rule import PythonRule, Safety
+
+_PLACEHOLDER = "__nm_expr_{}__"
+_PREFIX = re.compile(r"^([rRbBuUfF]*)('''|\"\"\"|'|\")")
+_LAUNCHERS = {"python", "python3", "torchrun", "accelerate", "srun", "mpirun", "env", "bash", "sh", "deepspeed"}
+
+
+def _split_literal(raw: str) -> tuple[str, str, str] | None:
+    match = _PREFIX.match(raw)
+    if not match:
+        return None
+    prefix, quote = match.groups()
+    return prefix, quote, raw[len(prefix) + len(quote):len(raw) - len(quote)]
+
+
+class CommandsInPythonStrings(PythonRule):
+    """Apply the launch-layer shell edits to command strings and argv lists inside Python code."""
+
+    id = "NM410"
+    name = "neuron-commands-in-python-strings"
+    safety = Safety.NEEDS_REVIEW
+    triggers = shell.STRING_TRIGGERS + ("pip install",)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.argv_lists: set[int] = set()
+
+    # ---------------------------------------------------------------------------------- strings
+
+    def _edit(self, original: cst.CSTNode, body: str) -> str | None:
+        if not any(trigger in body for trigger in self.triggers) or not shell.looks_like_command(body):
+            return None
+        new, found = shell.edit_shell_text(body)
+        if new != body and not new.strip():
+            self.todo(original, "this command string would become empty: " + "; ".join(m for _, m in found[:1])
+                      + "; delete the call that runs it")
+            return None
+        for severity, message in found:
+            (self.fixed if severity is Severity.FIXED else self.todo)(original, message)
+        return new if new != body else None
+
+    def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString) -> cst.BaseExpression:
+        parts = _split_literal(updated.value)
+        if parts is None or "b" in parts[0].lower():
+            return updated
+        prefix, quote, body = parts
+        if not body.strip() or len(body.split()) == 1:
+            return updated  # one word: an argv element (see leave_List), not a command line
+        if not any(trigger in body for trigger in self.triggers) or not shell.looks_like_command(body):
+            return updated
+        if "\\" in body and "r" not in prefix.lower():
+            new, found = shell.edit_shell_text(body)
+            if new != body:
+                self.todo(original, "this string holds a Neuron launch command but has escapes: edit it by hand "
+                          "(" + "; ".join(message for _, message in found[:2]) + ")")
+            return updated
+        new = self._edit(original, body)
+        return updated if new is None else updated.with_changes(value=f"{prefix}{quote}{new}{quote}")
+
+    def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString) -> cst.BaseExpression:
+        texts, expressions = [], []
+        for part in updated.parts:
+            if isinstance(part, cst.FormattedStringText):
+                texts.append(part.value)
+            else:
+                texts.append(_PLACEHOLDER.format(len(expressions)))
+                expressions.append(part)
+        body = "".join(texts)
+        if not any(trigger in body for trigger in self.triggers) or not shell.looks_like_command(body):
+            return updated
+        if "\\" in body and "r" not in updated.start.lower():
+            self.todo(original, "this f-string holds a Neuron launch command but has escapes: edit it by hand")
+            return updated
+        new, found = shell.edit_shell_text(body)
+        if new == body:
+            for severity, message in found:
+                self.todo(original, message)
+            return updated
+        if not new.strip():
+            self.todo(original, "this command string would become empty: delete the call that runs it")
+            return updated
+        placeholders = re.findall(r"__nm_expr_(\d+)__", new)
+        if placeholders != [str(index) for index in range(len(expressions))]:
+            self.todo(original, "this f-string holds a Neuron launch command whose edit would drop an interpolated "
+                      "value: " + "; ".join(message for _, message in found[:2]))
+            return updated
+        for severity, message in found:
+            (self.fixed if severity is Severity.FIXED else self.todo)(original, message)
+        parts: list[cst.BaseFormattedStringContent] = []
+        for index, chunk in enumerate(re.split(r"__nm_expr_\d+__", new)):
+            if chunk:
+                parts.append(cst.FormattedStringText(chunk))
+            if index < len(expressions):
+                parts.append(expressions[index])
+        return updated.with_changes(parts=parts)
+
+    # ------------------------------------------------------------------------------------ argv lists
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(self._is_sys_argv(target.target) for target in node.targets) and isinstance(node.value, cst.List):
+            self.argv_lists.add(id(node.value))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if self._is_sys_argv(node.target) and isinstance(node.value, cst.List):
+            self.argv_lists.add(id(node.value))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if name.startswith("parse_args") or name in {"run", "call", "check_call", "check_output", "Popen", "execvp", "execv"}:
+            for arg in node.args:
+                if isinstance(arg.value, cst.List):
+                    self.argv_lists.add(id(arg.value))
+
+    def _is_sys_argv(self, node: cst.BaseExpression) -> bool:
+        return isinstance(node, cst.Attribute) and node.attr.value == "argv" and "sys" in {
+            *self.ctx.qualnames(node.value), getattr(node.value, "value", "")}
+
+    def leave_List(self, original: cst.List, updated: cst.List) -> cst.BaseExpression:
+        values = [_string_value(element.value) for element in original.elements]
+        strings = [value for value in values if value is not None]
+        if not strings:
+            return updated
+        argv_like = id(original) in self.argv_lists or any(value.endswith(".py") or value in _LAUNCHERS for value in strings)
+        if shell.NPC not in strings and not argv_like:
+            return updated
+        drop: set[int] = set()
+        renames: dict[int, str] = {}
+        for index, value in enumerate(values):
+            if value is None:
+                continue
+            if value.endswith(shell.NPC) and " " not in value:
+                drop.add(index)
+                if index + 2 < len(values) and values[index + 1] in ("--num_parallel", "--num-parallel"):
+                    drop.update({index + 1, index + 2})
+                self.fixed(original, "dropped the neuron_parallel_compile element: TorchNeuron compiles on first call")
+                continue
+            if not argv_like:
+                continue
+            name = shell.assignment_name(value)
+            if name:
+                action = env_vars.lookup(name)
+                if action is not None and action.action == "remove":
+                    drop.add(index)
+                    (self.todo if action.todo else self.fixed)(original, env_vars.message_for(name, action))
+                continue
+            mapping = shell.flag_mapping(value)
+            if mapping is None or mapping.action is FieldAction.KEEP:
+                continue
+            message = mapping.message or f"{value}: {mapping.action.value}"
+            if mapping.action is FieldAction.RENAME and mapping.target:
+                renames[index] = value.replace(value.split("=", 1)[0], "--" + mapping.target, 1)
+                self.fixed(original, message)
+            elif mapping.action is FieldAction.TODO:
+                self.todo(original, message)
+            else:
+                drop.add(index)
+                if "=" not in value and index + 1 < len(values) and not (values[index + 1] or "").startswith("-"):
+                    drop.add(index + 1)
+                (self.fixed if mapping.action is FieldAction.DROP else self.todo)(original, message)
+        if not drop and not renames:
+            return updated
+        elements = []
+        for index, element in enumerate(updated.elements):
+            if index in drop:
+                continue
+            if index in renames:
+                quote = _split_literal(element.value.value)
+                element = element.with_changes(value=element.value.with_changes(value=f"{quote[0]}{quote[1]}{renames[index]}{quote[1]}"))
+            elements.append(element)
+        if elements and updated.elements and elements[-1] is not updated.elements[-1]:
+            elements[-1] = elements[-1].with_changes(comma=updated.elements[-1].comma)
+        return updated.with_changes(elements=elements)
+
+
+def _string_value(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.SimpleString) and "b" not in node.prefix.lower():
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
