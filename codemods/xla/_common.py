@@ -12,29 +12,10 @@ import libcst as cst
 
 from migrate.rule import PythonRule, Safety  # noqa: F401  (re-exported for the rule modules)
 
-#: Substrings that show a project targets AWS Neuron (precise on purpose: "NEURON" alone is not).
-MARKERS: tuple[str, ...] = (
-    "optimum.neuron",
-    "optimum-neuron",
-    "optimum[neuron",
-    "neuron_parallel_compile",
-    "NEURON_CC_FLAGS",
-    "NEURON_RT_",
-    "NEURON_EXTRACT_GRAPHS_ONLY",
-    "NEURON_PARALLEL_COMPILE",
-    "NEURON_COMPILE_CACHE_URL",
-    "torch_neuronx",
-    "torch-neuronx",
-    "neuronx_distributed",
-    "neuronx-distributed",
-    "neuronx-cc",
-    "neuronxcc",
-    "libneuronxla",
-    "PJRT_DEVICE=NEURON",
-    '"PJRT_DEVICE"] = "NEURON"',
-    "'PJRT_DEVICE'] = 'NEURON'",
-    "aws-neuron",
-)
+#: What shows that a project targets AWS Neuron: the project-wide table (anchor + precise regex per
+#: file kind). Plain substrings were not enough: transformers names optimum.neuron / torch_neuronx in
+#: availability checks and messages, and must not count as a Neuron project.
+from codemods._tables.project_markers import MARKERS  # noqa: E402
 
 #: Files are parsed only when they mention torch_xla or a literal xla device / env var.
 TRIGGERS: tuple[str, ...] = ("torch_xla", '"xla"', "'xla'")
@@ -71,6 +52,10 @@ class XlaRule(PythonRule):
     def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString) -> cst.FormattedString:
         self._fstrings.pop()
         return updated
+
+    def code_text(self) -> str:
+        """The file's source without comment lines (notes mention the APIs they recommend)."""
+        return "\n".join(line for line in self.ctx.source.splitlines() if not line.lstrip().startswith("#"))
 
     def quote_safe(self, source: str) -> str:
         quotes = getattr(self, "_fstrings", [])

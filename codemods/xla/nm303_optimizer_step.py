@@ -42,7 +42,7 @@ class OptimizerStep(XlaRule):
     safety = Safety.NEEDS_REVIEW
 
     def _wrapped(self) -> bool:
-        source = self.ctx.source.replace("XlaFullyShardedDataParallel", "")
+        source = self.code_text().replace("XlaFullyShardedDataParallel", "")
         return any(w in source for w in WRAPPERS)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:

@@ -62,7 +62,7 @@ class XlaSave(XlaRule):
             body=[cst.Expr(cst.Call(func=cst.parse_expression("torch.save"), args=[cst.Arg(new_obj), cst.Arg(new_path)]))]
         )
         self.ctx.add_import("torch")
-        if "fully_shard" in self.ctx.source or "FullyShardedDataParallel" in self.ctx.source:
+        if "fully_shard" in self.code_text() or "FullyShardedDataParallel" in self.code_text():
             self.todo(call, "a sharded model is saved: use torch.distributed.checkpoint.save or get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True)) before torch.save")
         if not master_only:
             self.fixed(call, "xm.save(master_only=False) -> torch.save on every rank (tensors stay on their device: load with map_location=\"cpu\" off-device)")

@@ -110,7 +110,8 @@ class XlaEnvVars(XlaRule):
         name = string_value(node.args[0].value)
         action = lookup(name) if name else None
         if action is not None and action.action == "remove":
-            self.todo(node, f"{name} is no longer set on TorchNeuron (it is always unset now): simplify this branch; for dtype choices pick torch.bfloat16 explicitly")
+            hint = "; choose the dtype explicitly (torch.bfloat16)" if "BF16" in name else ""
+            self.todo(node, f"{name} is no longer set on TorchNeuron (always unset now): simplify this code{hint}")
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         # reads: os.environ["XLA_USE_BF16"] in an expression (assignments are handled above)
