@@ -1,0 +1,208 @@
+"""Helpers for the training (NM2xx) and stock-drift (NM6xx) rules: keyword-argument surgery that keeps the
+call's formatting (one-line or one-argument-per-line), and the field-map application shared by the
+Neuron and stock argument rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from codemods._tables.training_args import TRAINING_ARGS, FieldAction, FieldMapping
+
+
+def kwarg(call: cst.Call, name: str) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def has_star_kwargs(call: cst.Call) -> bool:
+    return any(arg.star == "**" for arg in call.args)
+
+
+def literal(node: cst.BaseExpression) -> object:
+    """The Python value of a simple literal (numbers, strings, True/False/None), else a sentinel."""
+    try:
+        import ast
+
+        return ast.literal_eval(cst.Module(body=[]).code_for_node(node))
+    except Exception:  # noqa: BLE001
+        return _NOT_LITERAL
+
+
+_NOT_LITERAL = object()
+
+
+def is_literal(value: object) -> bool:
+    return value is not _NOT_LITERAL
+
+
+def source(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def set_args(call: cst.Call, args: list[cst.Arg]) -> cst.Call:
+    """Replace the call's arguments, fixing commas: the last argument keeps the original last comma
+    (a trailing comma in multi-line calls), every other one gets a comma in the call's style."""
+    if not args:
+        return call.with_changes(args=[])
+    original = list(call.args)
+    trailing = original[-1].comma if original else cst.MaybeSentinel.DEFAULT
+    trailing_ws = original[-1].whitespace_after_arg if original else cst.SimpleWhitespace("")
+    separator = next((a.comma for a in original[:-1] if isinstance(a.comma, cst.Comma)), None)
+    if separator is None:
+        separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    fixed = []
+    for index, arg in enumerate(args):
+        if index == len(args) - 1:
+            fixed.append(arg.with_changes(comma=trailing, whitespace_after_arg=trailing_ws))
+            continue
+        if arg.whitespace_after_arg is trailing_ws and original and arg.whitespace_after_arg is not cst.SimpleWhitespace(""):
+            arg = arg.with_changes(whitespace_after_arg=cst.SimpleWhitespace(""))
+        if not isinstance(arg.comma, cst.Comma) or arg.comma is trailing:
+            arg = arg.with_changes(comma=separator)
+        fixed.append(arg)
+    return call.with_changes(args=fixed)
+
+
+def new_kwarg(name: str, value: cst.BaseExpression | str) -> cst.Arg:
+    expression = cst.parse_expression(value) if isinstance(value, str) else value
+    return cst.Arg(
+        keyword=cst.Name(name),
+        value=expression,
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+    )
+
+
+def rename_kwarg(arg: cst.Arg, name: str) -> cst.Arg:
+    return arg.with_changes(keyword=cst.Name(name))
+
+
+@dataclass
+class FieldResult:
+    """What applying the field map to one call did."""
+
+    args: list[cst.Arg]
+    fixed: list[tuple[cst.CSTNode, str]] = field(default_factory=list)
+    todo: list[tuple[cst.CSTNode, str]] = field(default_factory=list)
+    distributed: dict[str, cst.BaseExpression] = field(default_factory=dict)  # DistributedConfig key -> value
+    moved: dict[str, cst.Arg] = field(default_factory=dict)  # source field -> its (removed) argument
+
+
+OWNERS = {  # stock target class -> table owners whose decisions apply to it
+    "TrainingArguments": {"TrainingArguments"},
+    "Seq2SeqTrainingArguments": {"TrainingArguments", "Seq2SeqTrainingArguments"},
+    "SFTConfig": {"TrainingArguments", "SFTConfig"},
+    "ORPOConfig": {"TrainingArguments", "ORPOConfig"},
+}
+
+
+def apply_field_map(call: cst.Call, original: cst.Call, target: str, only: set[str] | None = None) -> FieldResult:
+    """Apply ``TRAINING_ARGS`` to the keyword arguments of ``call`` (built from) / ``original`` (reported on).
+
+    ``target`` is the stock class name the call now builds (rows owned by another class are left alone:
+    ORPO's old ``truncation_mode`` is not SFTConfig's); ``only`` restricts the decisions to those source names (the drift rule passes the removed fields)."""
+    result = FieldResult(args=[])
+    present = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+    for arg, original_arg in zip(call.args, original.args):
+        name = arg.keyword.value if arg.keyword is not None else None
+        mapping: FieldMapping | None = TRAINING_ARGS.get(name) if name else None
+        if (mapping is None or mapping.action is FieldAction.KEEP or (only is not None and name not in only)
+                or mapping.owner not in OWNERS[target]):
+            result.args.append(arg)
+            continue
+        value = literal(arg.value)
+        if mapping.action is FieldAction.RENAME and mapping.target:
+            if mapping.target in present:
+                result.todo.append((original_arg, f"both {name} and {mapping.target} given: {mapping.message}; {name} removed, check {mapping.target}"))
+                continue
+            if mapping.value is not None:
+                if value is True:
+                    result.args.append(new_kwarg(mapping.target, mapping.value).with_changes(comma=arg.comma))
+                    result.fixed.append((original_arg, mapping.message))
+                elif value is False:
+                    result.fixed.append((original_arg, f"{name}=False is the default: removed"))
+                else:
+                    result.args.append(arg)
+                    result.todo.append((original_arg, f"{mapping.message}; {name} is not a literal, rewrite it by hand"))
+                continue
+            result.args.append(rename_kwarg(arg, mapping.target))
+            result.fixed.append((original_arg, mapping.message))
+        elif mapping.action is FieldAction.DISTRIBUTED_CONFIG and mapping.target:
+            result.distributed[mapping.target] = arg.value
+            result.moved[name] = arg
+        elif mapping.action is FieldAction.MODEL_INIT_KWARGS and mapping.target:
+            result.moved[name] = arg
+        elif mapping.action is FieldAction.DROP:
+            result.fixed.append((original_arg, f"{name}: {mapping.message}"))
+        else:  # TODO: the stock class rejects the field, so it goes; the note keeps its value
+            shown = source(arg.value)
+            result.todo.append((original_arg, f"{name}={shown}: {mapping.message}"))
+            result.moved[name] = arg
+    return result
+
+
+# ------------------------------------------------------------------------------------ shared rewrites
+
+WORLD_SIZE = 'int(os.environ.get("WORLD_SIZE", "1"))'
+
+
+def distributed_dict(tp: cst.BaseExpression) -> str:
+    """Source of the DistributedConfig dict the seed's training example uses (tp_size x fsdp_size = WORLD_SIZE)."""
+    tp_source = source(tp)
+    divisor = tp_source if isinstance(tp, (cst.Integer, cst.Name, cst.Attribute)) else f"({tp_source})"
+    return f'{{"tp_size": {tp_source}, "fsdp_size": {WORLD_SIZE} // {divisor}}}'
+
+
+def distributed_config_call(tp: cst.BaseExpression) -> str:
+    tp_source = source(tp)
+    divisor = tp_source if isinstance(tp, (cst.Integer, cst.Name, cst.Attribute)) else f"({tp_source})"
+    return f"DistributedConfig(tp_size={tp_source}, fsdp_size={WORLD_SIZE} // {divisor})"
+
+
+def tokenizer_to_processing_class(rule, updated: cst.Call, original: cst.Call) -> cst.Call:
+    """``tokenizer=`` -> ``processing_class=`` (transformers 5 Trainer / trl 1.x trainers, map T33)."""
+    arg = kwarg(updated, "tokenizer")
+    if arg is None:
+        return updated
+    if kwarg(updated, "processing_class") is not None:
+        rule.todo(kwarg(original, "tokenizer"), "both tokenizer= and processing_class= given: tokenizer= was removed in transformers 5, keep processing_class=")
+        return set_args(updated, [a for a in updated.args if a is not arg])
+    rule.fixed(kwarg(original, "tokenizer"), "tokenizer= -> processing_class= (removed in transformers 5 / trl 1.x)")
+    return updated.with_changes(args=[rename_kwarg(a, "processing_class") if a is arg else a for a in updated.args])
+
+
+PREAMBLE = (
+    "torch._dynamo.config.automatic_dynamic_shapes = False",
+    'os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")',
+)
+
+
+def insert_preamble(module: cst.Module, ctx) -> cst.Module:
+    """Insert the seed's static-shape / loader settings after the module's leading imports (once)."""
+    text = module.code
+    missing = [line for line in PREAMBLE if line.split("=")[0].split("(")[0].strip() not in text or line not in text]
+    missing = [line for line in missing if not (line.startswith("torch._dynamo") and "automatic_dynamic_shapes" in text)
+               and not (line.startswith("os.environ") and "HF_DEACTIVATE_ASYNC_LOAD" in text)]
+    if not missing:
+        return module
+    body = list(module.body)
+    index = 0
+    for position, statement in enumerate(body):
+        if isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body):
+            index = position + 1
+        elif isinstance(statement, cst.SimpleStatementLine) and position == 0 and isinstance(statement.body[0], cst.Expr) \
+                and isinstance(statement.body[0].value, cst.SimpleString):
+            index = 1  # docstring
+        elif isinstance(statement, cst.Try) and index == position:
+            index = position + 1  # guarded imports at the top
+        else:
+            break
+    new = [cst.parse_statement(line + "\n") for line in missing]
+    new[0] = new[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine(comment=cst.Comment(
+        "# TorchNeuron: one compiled graph per shape (pad to fixed lengths); synchronous weight loading"))])
+    ctx.add_import("torch")
+    ctx.add_import("os")
+    return module.with_changes(body=body[:index] + new + body[index:])

@@ -1,0 +1,119 @@
+"""NM202 training-arguments: NeuronTrainingArguments / NeuronSFTConfig / NeuronORPOConfig fields -> stock.
+
+Map sections 2.7, 2.8, rules C1 and C3, traps T5, T6, T12, T17, T19, T31. Every keyword argument is looked
+up in THE shared field map ``codemods/_tables/training_args.py`` (``TRAINING_ARGS``, generated from every
+optimum-neuron wheel; the launch-layer rules use the same table for ``--flags``):
+
+* KEEP: unchanged; RENAME: new name (``warmup_ratio`` -> ``warmup_steps``, ``max_seq_length`` ->
+  ``max_length``, boolean flags such as ``group_by_length=True`` -> ``train_sampling_strategy="group_by_length"``);
+* DISTRIBUTED_CONFIG: ``tensor_parallel_size=T`` leaves the arguments. For ``SFTConfig`` it becomes
+  ``model_init_kwargs={"distributed_config": {"tp_size": T, "fsdp_size": WORLD_SIZE // T}, "device_map": None}``
+  (``device_map`` must be None next to a distributed config, T17); for ``TrainingArguments`` a todo says to
+  pass ``distributed_config=DistributedConfig(...)`` to ``from_pretrained`` (NM204 does it for the
+  optimum training model classes);
+* DROP: removed with a ``fixed`` finding; TODO: removed (the stock class rejects it) with a todo that
+  keeps the old value and says what to do.
+
+It also adds ``torch_compile=True`` (backend chosen automatically on Neuron), and for ``SFTConfig``
+``pad_to_multiple_of=<max_length>`` (optimum padded every example to max_length: one shape, T5) and
+``packing_strategy="wrapped"`` when ``packing=True`` (trl's default ``bfd`` packing is padding-free, T6).
+Once per file it inserts, after the imports, ``torch._dynamo.config.automatic_dynamic_shapes = False`` and
+``os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")`` (the seed's training example).
+
+Before::
+
+    args = NeuronSFTConfig(output_dir="out", tensor_parallel_size=8, zero_1=True, max_seq_length=1024, packing=True)
+
+After::
+
+    args = SFTConfig(output_dir="out", max_length=1024, packing=True, torch_compile=True,
+                     model_init_kwargs={"distributed_config": {"tp_size": 8, "fsdp_size": int(os.environ.get("WORLD_SIZE", "1")) // 8}, "device_map": None},
+                     pad_to_multiple_of=1024, packing_strategy="wrapped")
+
+(with a todo for ``zero_1``). Fix safety: needs review: defaults differ (0.4.x batch size 1 vs 8,
+``adamw_torch`` vs ``adamw_torch_fused``, T31) and bf16 meant full-bf16 weights in 0.4.x (T19).
+Limits: ``**kwargs`` splats and arguments parsed from the command line are not seen (the launch layer
+rewrites ``--flags`` with the same table).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib.training import (apply_field_map, distributed_dict, has_star_kwargs, insert_preamble, kwarg,
+                                    literal, new_kwarg, set_args, source)
+from codemods._tables.training_symbols import NEURON_ARGS_CLASSES
+from migrate.rule import PythonRule, Safety
+
+
+class TrainingArguments(PythonRule):
+    """Map NeuronTrainingArguments / NeuronSFTConfig / NeuronORPOConfig fields onto stock ones (shared field map)."""
+
+    id = "NM202"
+    name = "training-arguments"
+    safety = Safety.NEEDS_REVIEW
+    triggers = ("TrainingArguments", "SFTConfig", "ORPOConfig")
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.migrated = False
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        qualified = self.ctx.matches(original.func, NEURON_ARGS_CLASSES)
+        if qualified is None:
+            return updated
+        target = NEURON_ARGS_CLASSES[qualified]
+        self.migrated = True
+        result = apply_field_map(updated, original, target)
+        for node, message in result.fixed:
+            self.fixed(node, message)
+        for node, message in result.todo:
+            self.todo(node, message)
+        args = result.args
+        names = {a.keyword.value for a in args if a.keyword is not None}
+        tp = result.distributed.get("tp_size")
+        if tp is not None:
+            args = self._tensor_parallel(original, args, names, target, tp)
+        splat = has_star_kwargs(updated)
+        if "torch_compile" not in names and not splat:
+            args.append(new_kwarg("torch_compile", "True"))
+            self.fixed(original, "torch_compile=True added: the Trainer compiles with the neuron backend on Neuron (map 2.7)")
+        if target == "SFTConfig" and not splat:
+            max_length = next((a for a in args if a.keyword is not None and a.keyword.value == "max_length"), None)
+            if max_length is not None and "pad_to_multiple_of" not in names:
+                args.append(new_kwarg("pad_to_multiple_of", max_length.value.deep_clone()))
+                self.fixed(original, "pad_to_multiple_of=max_length added: optimum padded every example to max_length (one compiled shape); trl pads to a multiple of 128 on Neuron otherwise (T5)")
+            packing = next((a for a in args if a.keyword is not None and a.keyword.value == "packing"), None)
+            if packing is not None and literal(packing.value) is not False and "packing_strategy" not in names:
+                args.append(new_kwarg("packing_strategy", '"wrapped"'))
+                self.fixed(original, 'packing_strategy="wrapped" added: trl 1.x default bfd packing is padding-free, which optimum forbade on Neuron (T6)')
+        return set_args(updated, args)
+
+    def _tensor_parallel(self, original: cst.Call, args: list[cst.Arg], names: set[str], target: str, tp) -> list[cst.Arg]:
+        original_arg = kwarg(original, "tensor_parallel_size")
+        if literal(tp) == 1:
+            self.fixed(original_arg, "tensor_parallel_size=1: no tensor parallelism, removed")
+            return args
+        if target in ("SFTConfig", "ORPOConfig"):
+            self.ctx.add_import("os")
+            existing = next((a for a in args if a.keyword is not None and a.keyword.value == "model_init_kwargs"), None)
+            entries = f'"distributed_config": {distributed_dict(tp)}, "device_map": None'
+            if existing is None:
+                self.fixed(original_arg, f"tensor_parallel_size -> model_init_kwargs distributed_config (tp_size={source(tp)}, fsdp_size=WORLD_SIZE // tp_size) with device_map None (T17); launch with torchrun, one process per NeuronCore")
+                return [*args, new_kwarg("model_init_kwargs", "{" + entries + "}")]
+            if isinstance(existing.value, cst.Dict) and not any(
+                isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value in ("distributed_config", "device_map")
+                for e in existing.value.elements
+            ):
+                merged = cst.parse_expression("{" + ", ".join([source(e).rstrip(", \n") for e in existing.value.elements] + [entries]) + "}")
+                self.fixed(original_arg, "tensor_parallel_size -> model_init_kwargs distributed_config with device_map None (T17)")
+                return [a.with_changes(value=merged) if a is existing else a for a in args]
+            self.todo(original_arg, f"tensor_parallel_size={source(tp)}: add distributed_config={distributed_dict(tp)} and device_map=None to model_init_kwargs")
+            return args
+        self.todo(original_arg, f"tensor_parallel_size={source(tp)}: load the model with from_pretrained(..., distributed_config=DistributedConfig(tp_size={source(tp)}, fsdp_size=WORLD_SIZE // {source(tp)})) and launch one process per NeuronCore with torchrun")
+        return args
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        if not self.migrated:
+            return updated
+        return insert_preamble(updated, self.ctx)
