@@ -22,6 +22,7 @@ One row per job (architecture x mode), one JSON object per line in ``OUT/results
 ``timings``         dict of seconds: ``load``, ``first_call`` (includes compilation), ``steady_decode_step``,
                     ``total``; missing keys mean "not reached"
 ``peak_memory_mb``  peak resident memory of the job (host RSS on CPU, device memory on accelerators)
+``model_path``      optional: the local checkpoint folder scanned instead of a tiny random model
 ``details``         dict, all optional: ``params``, ``parity`` {``max_abs_diff``, ``tolerance``,
                     ``tokens_match``}, ``cache`` {``requested``, ``used``}, ``graphs``, ``graph_breaks``
                     [{``reason``, ``count``}], ``recompiles``, ``fallback_ops`` [aten names],
@@ -49,6 +50,7 @@ STATUSES = (
     "fail_generate",
     "no_static_cache",  # generate ran, but the static cache was silently ignored (shapes change every step)
     "fail_compile",
+    "graph_breaks",  # compiled generate ran, but Dynamo split the forward (fullgraph=True, recommended on Neuron, fails)
     "fail_lowering",  # the graph does not legalise to StableHLO (torch-mlir), see checks/lowering.py
     "fail_accuracy",
     "recompiles",  # compiled decode recompiled across steps: a recompile per step is a failure on Neuron

@@ -1,0 +1,98 @@
+"""Building result rows (see ``schema.py``) and the verdict a row's status implies. Pure Python: the runner uses it
+for rows it writes itself (timeouts, crashes) without importing torch."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+from typing import Any
+
+from compat_matrix.schema import SCHEMA_VERSION
+
+#: Row verdict for each status, per mode: what this row alone says about the architecture in that mode.
+#: ``fail_generate`` is split: "chunked prefill fails but plain static generate works" is partial everywhere;
+#: a generate that cannot run at all is partial in eager (the forward works) and unsupported in compiled mode.
+_UNSUPPORTED = {"fail_load", "fail_forward", "fail_accuracy", "timeout", "oom", "crash", "skipped"}
+_PARTIAL_ALWAYS = {"no_static_cache", "fail_lowering", "graph_breaks", "no_tp_plan"}
+
+
+def verdict_for(status: str, mode: str, *, generate_runs: bool = False) -> str:
+    if status == "pass":
+        return "supported"
+    if status in _UNSUPPORTED:
+        return "unsupported"
+    if status in _PARTIAL_ALWAYS:
+        return "partial"
+    if status == "fail_generate":
+        return "partial" if (mode == "eager" or generate_runs) else "unsupported"
+    if status in ("fail_compile", "recompiles", "fail_shard"):
+        return "unsupported"
+    return "unsupported"
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def host_versions() -> dict[str, Any]:
+    """Versions without importing torch (package metadata)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def get(name: str) -> str | None:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return None
+
+    return {
+        "torch": get("torch"),
+        "transformers": get("transformers"),
+        "torch_neuronx": None,
+        "python": platform.python_version(),
+    }
+
+
+def tool_version() -> str:
+    try:
+        from migrate import __version__
+
+        return __version__
+    except Exception:  # noqa: BLE001
+        return "unknown"
+
+
+def base_row(job: dict[str, Any], versions: dict[str, Any] | None = None) -> dict[str, Any]:
+    mode = job["mode"]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool_version": tool_version(),
+        "model_type": job["model_type"],
+        "rank": job.get("rank"),
+        "mode": mode,
+        "status": "skipped",
+        "verdict": "unsupported",
+        "reasons": [],
+        "device": job["device"],
+        "backend": job["backend"] if mode != "eager" else None,
+        "dtype": job["dtype"],
+        "versions": versions or host_versions(),
+        "error": None,
+        "timings": {},
+        "peak_memory_mb": None,
+        "details": {},
+        "started_at": now(),
+        "finished_at": None,
+        "shard": job.get("shard"),
+        "model_path": job.get("model_path"),
+    }
+
+
+def harness_row(job: dict[str, Any], status: str, error: str, seconds: float | None = None,
+                versions: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A row written by the runner for a job whose worker did not report (timeout, crash, oom)."""
+    row = base_row(job, versions)
+    row.update(status=status, verdict=verdict_for(status, job["mode"]), error=error, finished_at=now())
+    row["reasons"] = [error]
+    if seconds is not None:
+        row["timings"] = {"total": round(seconds, 3)}
+    return row
