@@ -933,7 +933,7 @@ def edit_shell_text(text: str) -> tuple[str, list[tuple[Severity, str]]]:
     edit_torchrun(doc, report)
     edit_flags(doc, report)
     try:
-        from codemods._lib.pip import edit_pip_install
+        from codemods._lib.deps import edit_pip_install
     except ImportError:  # pragma: no cover
         pass
     else:

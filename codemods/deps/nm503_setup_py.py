@@ -1,0 +1,123 @@
+"""NM503 setup-py-neuron-stack: the NM501 requirement rewrite for ``setup.py``.
+
+Rewrites the string elements of ``install_requires=[...]``, ``setup_requires``, ``tests_require`` and every
+list of ``extras_require={...}`` in a ``setup(...)`` call (setuptools or distutils), and of module-level
+lists those keywords name (``install_requires=REQUIRED``). Same decisions as NM501 (map 3.I); elements keep
+their quotes and the list its layout.
+
+Before::
+
+    setup(name="trainer", install_requires=["optimum-neuron[neuronx]==0.0.20", "torch-xla"])
+
+After::
+
+    setup(name="trainer", install_requires=["torch-neuronx==2.14.*", "torch==2.14.*", "transformers>=5.24", "accelerate>=1.15"])
+
+Fix safety: needs review (see NM501). Requirements computed at run time (read from a file, built in a
+loop) are not seen.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib import requirements as req
+from migrate.findings import Severity
+from migrate.rule import PythonRule, Safety
+
+from codemods.deps._base import DEP_TRIGGERS
+
+_KEYWORDS = {"install_requires", "setup_requires", "tests_require", "extras_require"}
+_SETUP = {"setuptools.setup", "distutils.core.setup"}
+
+
+class SetupPyNeuronStack(PythonRule):
+    """Rewrite optimum-neuron / torch-xla requirements in setup.py to the TorchNeuron stack."""
+
+    id = "NM503"
+    name = "setup-py-neuron-stack"
+    safety = Safety.NEEDS_REVIEW
+    triggers = DEP_TRIGGERS
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.lists: set[int] = set()  # ids of the List nodes holding requirements
+        self.named: set[str] = set()  # module-level names passed to those keywords
+        self.planner = req.Planner.for_specs([], ctx.source)
+        self.first: cst.CSTNode | None = None
+        self.noted = False
+
+    def visit_Module(self, node: cst.Module) -> None:
+        if not self.ctx.path.name.startswith("setup"):
+            return
+        outer = self
+
+        class Finder(cst.CSTVisitor):
+            def visit_Call(self, call: cst.Call) -> None:
+                if not (outer.ctx.matches(call.func, _SETUP) or (isinstance(call.func, cst.Name) and call.func.value == "setup")):
+                    return
+                for arg in call.args:
+                    if arg.keyword is not None and arg.keyword.value in _KEYWORDS:
+                        outer._collect(arg.value)
+
+        node.visit(Finder())
+        if self.named:
+            for statement in node.body:
+                if isinstance(statement, cst.SimpleStatementLine):
+                    for small in statement.body:
+                        if isinstance(small, cst.Assign) and any(
+                                isinstance(t.target, cst.Name) and t.target.value in self.named for t in small.targets):
+                            self._collect(small.value, follow_names=False)
+        strings = []
+
+        class Strings(cst.CSTVisitor):
+            def visit_List(self, lst: cst.List) -> None:
+                if id(lst) in outer.lists:
+                    strings.extend(e.value.evaluated_value for e in lst.elements if isinstance(e.value, cst.SimpleString))
+
+        node.visit(Strings())
+        self.planner.present = {p.name for p in (req.parse(s) for s in strings if isinstance(s, str)) if p}
+
+    def _collect(self, value: cst.BaseExpression, follow_names: bool = True) -> None:
+        if isinstance(value, cst.List):
+            self.lists.add(id(value))
+        elif isinstance(value, cst.Dict):
+            for element in value.elements:
+                if isinstance(element, cst.DictElement):
+                    self._collect(element.value, follow_names)
+        elif isinstance(value, cst.Name) and follow_names:
+            self.named.add(value.value)
+
+    def leave_List(self, original: cst.List, updated: cst.List) -> cst.BaseExpression:
+        if id(original) not in self.lists:
+            return updated
+        elements: list[cst.Element] = []
+        changed = False
+        for original_element, element in zip(original.elements, updated.elements):
+            value = element.value
+            if not isinstance(value, cst.SimpleString) or not isinstance(value.evaluated_value, str):
+                elements.append(element)
+                continue
+            rewrite = req.rewrite(value.evaluated_value, self.planner)
+            if rewrite is None:
+                elements.append(element)
+                continue
+            report = self.fixed if rewrite.severity is Severity.FIXED else self.todo
+            report(original_element.value, rewrite.message)
+            if rewrite.keep:
+                elements.append(element)
+                continue
+            changed = True
+            self.first = self.first or original_element.value
+            quote = value.quote
+            for spec in rewrite.specs:
+                elements.append(element.with_changes(value=cst.SimpleString(f"{value.prefix}{quote}{spec}{quote}")))
+        if self.planner.needs_repository and not self.planner.repository_configured and self.first is not None \
+                and not self.noted:
+            self.noted = True
+            self.todo(self.first, req.REPOSITORY_NOTE)
+        if not changed:
+            return updated
+        if elements and updated.elements and elements[-1].comma is not updated.elements[-1].comma:
+            elements[-1] = elements[-1].with_changes(comma=updated.elements[-1].comma)
+        return updated.with_changes(elements=elements)

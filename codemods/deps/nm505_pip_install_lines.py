@@ -1,0 +1,40 @@
+"""NM505 pip-install-neuron-stack: the NM501 requirement rewrite for ``pip install`` command lines.
+
+Shell scripts, Dockerfile ``RUN`` lines, YAML ``run:`` blocks, notebook ``!pip``/``%pip`` lines (through the
+notebook handler) and Python command strings (NM410) install the Neuron stack directly (corpus A5: 27 files
+in 14 repositories). Each requirement argument of ``pip``/``pip3``/``python -m pip install`` (options and
+their values such as ``-r file``, ``--extra-index-url URL`` skipped) gets the NM501 decision; a replacement
+with shell-special characters is quoted (``"torch==2.14.*"``). A command that would be left with nothing to
+install gets a ``todo`` instead of an edit.
+
+Before::
+
+    RUN pip install --upgrade optimum-neuron[neuronx]==0.0.25 torch-xla
+
+After::
+
+    RUN pip install --upgrade "torch-neuronx==2.14.*" "torch==2.14.*" "transformers>=5.24" "accelerate>=1.15"
+
+Fix safety: needs review (see NM501).
+"""
+
+from __future__ import annotations
+
+from codemods._lib import deps
+from codemods.deps._base import DEP_TRIGGERS, DepsTextRule
+from migrate.filekinds import FileKind
+from migrate.rule import Safety
+from migrate.textdoc import TextDocument
+
+
+class PipInstallNeuronStack(DepsTextRule):
+    """Rewrite the Neuron stack in pip install command lines."""
+
+    id = "NM505"
+    name = "pip-install-neuron-stack"
+    safety = Safety.NEEDS_REVIEW
+    kinds = frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML})
+    triggers = DEP_TRIGGERS
+
+    def apply(self, doc: TextDocument) -> None:
+        deps.edit_pip_install(doc, self.report)
