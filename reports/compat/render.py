@@ -18,7 +18,7 @@ from compat_matrix.schema import HARNESS_STATUSES, STATUSES
 from reports.compat import charts
 from reports.compat.results import VERDICT_ORDER
 from reports.compat.summary import graph_breaks, recompiles, timing
-from reports.templating import render, seconds
+from reports.templating import number, render, seconds
 
 #: Version of the JSON report document (reports/schemas/compat-results.schema.json). Bump on any change
 #: that breaks a reader: a removed or renamed key, or a changed meaning. Added keys do not bump it.
@@ -64,6 +64,29 @@ def compile_time(arch: Mapping[str, Any]) -> float | None:
     values = [timing(row, "first_call") for mode, row in arch["modes"].items() if mode != "eager"]
     values = [value for value in values if value is not None]
     return max(values) if values else None
+
+
+def parity_text(parity: Any) -> str:
+    """One line for the parity details of a row, flat ({max_abs_diff, tolerance, tokens_match}, as tp rows
+    write them) or per check ({"forward": {...}, "generate": {...}}, as eager/compiled rows write them)."""
+    if not isinstance(parity, Mapping) or not parity:
+        return "–"
+    flat = any(key in parity for key in ("max_abs_diff", "tolerance", "tokens_match", "ok", "error"))
+    checks = [("", parity)] if flat else [(name, value) for name, value in parity.items() if isinstance(value, Mapping)]
+    texts = []
+    for name, check in checks:
+        if check.get("error"):
+            text = f"error: {check['error']}"
+        else:
+            diff = check.get("max_abs_diff")
+            text = "non-finite" if diff is None and check.get("finite") is False else number(diff)
+            text += f" / {number(check.get('tolerance'))}"
+            if check.get("tokens_match") is False:
+                text += " · tokens differ"
+            elif check.get("tokens_match"):
+                text += " · tokens match"
+        texts.append(f"{name}: {text}" if name else text)
+    return "; ".join(texts) or "–"
 
 
 def _compact(value: Any) -> str:
@@ -115,6 +138,7 @@ def render_html(summary: Mapping[str, Any]) -> str:
         graph_breaks=graph_breaks,
         recompiles=recompiles,
         extra_details=extra_details,
+        parity_text=parity_text,
     )
 
 

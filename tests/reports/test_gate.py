@@ -253,7 +253,7 @@ def test_required_supported_architecture_passes(cli):
 def test_required_partial_architecture_fails_unless_partial_is_enough(cli):
     strict = cli("gate", RESULTS, "--require", "llama,qwen2")
     assert strict.exit_code == 1
-    assert gate_lines(strict.output)["qwen2"] == ("FAIL", "partial; compiled: 2 graph breaks")
+    assert gate_lines(strict.output)["qwen2"] == ("FAIL", "partial; compiled: 2 graph break(s): data-dependent branching on a tensor value (torch.any(mask))")
     lenient = cli("gate", RESULTS, "--require", "llama,qwen2", "--min-verdict", "partial")
     assert lenient.exit_code == 0, lenient.output
 

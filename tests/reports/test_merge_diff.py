@@ -15,7 +15,7 @@ def shard(rows, count):
     """Split rows into ``count`` shards the way a sharded scan would (round-robin over jobs, labelled i/n)."""
     shards = [[] for _ in range(count)]
     for index, row in enumerate(rows):
-        shards[index % count].append(dict(row, shard=f"{index % count}/{count}"))
+        shards[index % count].append(dict(row, shard=f"{index % count + 1}/{count}"))  # 1-based, like the scan
     return shards
 
 
@@ -34,7 +34,7 @@ def test_merge_of_shards_equals_a_single_run(tmp_path, rows, cli):
     merged = read_jsonl(tmp_path / "merged" / "results.jsonl")
     single = load_results(RESULTS).rows
     assert without_shard(merged) == without_shard(single)  # same rows, same order
-    assert {row["shard"] for row in merged} == {"0/3", "1/3", "2/3"}  # provenance is kept
+    assert {row["shard"] for row in merged} == {"1/3", "2/3", "3/3"}  # provenance is kept
     merged_summary = build_summary(load_results(tmp_path / "merged"))
     single_summary = build_summary(load_results(RESULTS))
     assert render_markdown(merged_summary) == render_markdown(single_summary)
@@ -48,7 +48,7 @@ def test_missing_shard_is_reported(tmp_path, rows, cli):
     paths = [write_jsonl(tmp_path / f"s{i}.jsonl", parts[i]) for i in (0, 2)]
     result = cli("merge", *paths, "-o", tmp_path / "merged.jsonl")
     assert result.exit_code == 0
-    assert "only 2 of 3 shards present (seen 0, 2)" in result.output
+    assert "only 2 of 3 shards present (seen 1, 3)" in result.output
 
 
 def test_duplicates_are_reported_and_kept_once(tmp_path, rows, cli):
