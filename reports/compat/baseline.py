@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 
 from compat_matrix.schema import MODES, STATUSES, VERDICTS
 
-from reports.compat.results import Results, verdict_rank
+from reports.compat.results import Results, environment, verdict_rank
 from reports.compat.summary import architectures, fallback_ops, graph_breaks, recompiles
 
 BASELINE_FORMAT = "neuron-compat-baseline"
@@ -57,7 +57,7 @@ def entries(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def single(results: Results, key: str) -> str | None:
-    values = sorted({row[key] for row in results.rows if row[key] is not None})
+    values = environment(results.rows)[key]
     if len(values) > 1:
         raise BaselineError(f"the results mix {key}s ({', '.join(values)}); a baseline is made from one {key}")
     return values[0] if values else None
