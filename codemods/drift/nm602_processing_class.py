@@ -1,0 +1,39 @@
+"""NM602 processing-class: ``tokenizer=`` -> ``processing_class=`` on stock trainers.
+
+Map trap T33 and section 2.9. transformers 5 ``Trainer`` / ``Seq2SeqTrainer`` and trl 1.x trainers
+(``SFTTrainer``, ``DPOTrainer``, ``KTOTrainer``, ``RewardTrainer``, ``GRPOTrainer``, ``RLOOTrainer``,
+``trl.experimental.orpo.ORPOTrainer`` ...) accept only ``processing_class``; ``tokenizer=`` raises a TypeError.
+(NM203 does the same for the optimum-neuron trainers.)
+
+Before::
+
+    trainer = Trainer(model=model, args=args, train_dataset=ds, tokenizer=tok)
+
+After::
+
+    trainer = Trainer(model=model, args=args, train_dataset=ds, processing_class=tok)
+
+Fix safety: safe. Limits: a subclass of Trainer is matched only when it is the stock class itself.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib.training import tokenizer_to_processing_class
+from codemods._tables.training_symbols import STOCK_TRAINERS
+from migrate.rule import PythonRule, Safety
+
+
+class ProcessingClass(PythonRule):
+    """tokenizer= -> processing_class= on transformers / TRL trainers."""
+
+    id = "NM602"
+    name = "processing-class"
+    safety = Safety.SAFE
+    triggers = ("tokenizer=",)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if self.ctx.matches(original.func, STOCK_TRAINERS) is None:
+            return updated
+        return tokenizer_to_processing_class(self, updated, original)

@@ -1,0 +1,46 @@
+"""NM604 torch-dtype: ``from_pretrained(..., torch_dtype=X)`` -> ``dtype=X`` for transformers models.
+
+transformers 5 renamed the loading keyword (``torch_dtype`` is a deprecated alias, map section 0). Only
+``from_pretrained`` on classes imported from ``transformers`` (Auto classes, model classes, pipelines'
+``model_kwargs`` excluded) and ``model_init_kwargs={"torch_dtype": ...}`` dict keys in a TRL config are
+rewritten; diffusers and other libraries keep their own ``torch_dtype`` and are left alone.
+
+Before::
+
+    model = AutoModelForCausalLM.from_pretrained(model_id, torch_dtype=torch.bfloat16)
+
+After::
+
+    model = AutoModelForCausalLM.from_pretrained(model_id, dtype=torch.bfloat16)
+
+Fix safety: safe.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib.training import kwarg, rename_kwarg
+from migrate.rule import PythonRule, Safety
+
+
+class TorchDtype(PythonRule):
+    """torch_dtype= -> dtype= in transformers from_pretrained calls."""
+
+    id = "NM604"
+    name = "torch-dtype"
+    safety = Safety.SAFE
+    triggers = ("torch_dtype",)
+
+    def _is_transformers(self, node: cst.BaseExpression) -> bool:
+        return any(q.startswith(("transformers.", "optimum.neuron.models.training")) for q in self.ctx.qualnames(node))
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = original.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and self._is_transformers(func.value)):
+            return updated
+        arg = kwarg(updated, "torch_dtype")
+        if arg is None or kwarg(updated, "dtype") is not None:
+            return updated
+        self.fixed(kwarg(original, "torch_dtype"), "torch_dtype= -> dtype= (transformers 5)")
+        return updated.with_changes(args=[rename_kwarg(a, "dtype") if a is arg else a for a in updated.args])

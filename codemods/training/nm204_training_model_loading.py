@@ -1,0 +1,128 @@
+"""NM204 training-model-loading: optimum training models and TrainingNeuronConfig -> transformers + DistributedConfig.
+
+Map sections 1.6 and 2.10, rules C5, C6, C1b, traps T32, T36. ``optimum.neuron.models.training`` classes
+(moved by NM201) took a ``trn_config`` (a ``TrainingNeuronConfig``) as their second argument:
+
+* ``NeuronModelForCausalLM.from_pretrained(id, trn_config, ...)`` -> ``AutoModelForCausalLM.from_pretrained(id,
+  distributed_config=trn_config, ...)`` (also ``trn_config=``); ``torch_dtype=`` -> ``dtype=``;
+  ``attn_implementation="flash_attention_2"`` -> ``"sdpa"`` (it meant an NKI kernel in optimum, the CUDA
+  flash-attn package in transformers);
+* ``LlamaForCausalLM(config, trn_config)`` (custom modeling) -> ``LlamaForCausalLM(config)`` with a todo;
+* ``TrainingNeuronConfig(tensor_parallel_size=T, ...)`` -> ``DistributedConfig(tp_size=T, fsdp_size=WORLD_SIZE // T)``;
+  ``pipeline_parallel_size`` and the optimum-only fields are removed with findings;
+* ``<args>.trn_config`` reads get a todo (the DistributedConfig is built explicitly now).
+
+Before::
+
+    trn_config = TrainingNeuronConfig(tensor_parallel_size=8, sequence_parallel_enabled=True)
+    model = NeuronModelForCausalLM.from_pretrained(model_id, trn_config, torch_dtype=torch.bfloat16,
+                                                   attn_implementation="flash_attention_2")
+
+After::
+
+    trn_config = DistributedConfig(tp_size=8, fsdp_size=int(os.environ.get("WORLD_SIZE", "1")) // 8)
+    model = AutoModelForCausalLM.from_pretrained(model_id, distributed_config=trn_config, dtype=torch.bfloat16,
+                                                 attn_implementation="sdpa")
+
+Fix safety: needs review (sequence parallelism and KV replication are gone, T15/T16; the process group is
+initialised by from_pretrained now, T36).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib.training import WORLD_SIZE, kwarg, literal, new_kwarg, rename_kwarg, set_args, source
+from codemods._tables.training_symbols import TRAINING_MOVES
+from migrate.rule import PythonRule, Safety
+
+MODEL_CLASSES = {old for old, new in TRAINING_MOVES.items() if ".models.training" in old and new != "transformers.distributed.DistributedConfig"}
+CONFIG_CLASSES = {old for old, new in TRAINING_MOVES.items() if new == "transformers.distributed.DistributedConfig"}
+CONFIG_FIELDS = {  # TrainingNeuronConfig field -> (DistributedConfig key or None, message)
+    "tensor_parallel_size": ("tp_size", ""),
+    "pipeline_parallel_size": (None, "pipeline parallelism is manual on TorchNeuron (DistributedConfig(pp_size=...) cannot combine with FSDP, T18)"),
+    "virtual_pipeline_parallel_size": (None, "pipeline parallelism is manual on TorchNeuron (T18)"),
+    "pipeline_parallel_num_microbatches": (None, "pipeline parallelism is manual on TorchNeuron (T18)"),
+    "pipeline_parallel_use_zero1_optimizer": (None, "no ZeRO-1 switch: fsdp_size shards parameters, gradients and optimizer state"),
+    "sequence_parallel_enabled": (None, "sequence parallelism is not wired in transformers 5 (T16)"),
+    "kv_size_multiplier": (None, "stock TP does not replicate KV heads: choose a tp_size dividing num_key_value_heads (T15)"),
+    "gradient_checkpointing": (None, "set gradient_checkpointing in TrainingArguments / SFTConfig instead"),
+    "checkpoint_dir": (None, "pass the directory as trainer.train(resume_from_checkpoint=...) instead"),
+    "fuse_qkv": (None, ""), "recompute_causal_mask": (None, ""), "transpose_nki_inputs": (None, ""),
+    "num_local_ranks_per_step": (None, ""), "use_xser": (None, ""), "async_save": (None, ""),
+}
+
+
+class TrainingModelLoading(PythonRule):
+    """optimum training models and TrainingNeuronConfig -> transformers classes with a DistributedConfig."""
+
+    id = "NM204"
+    name = "training-model-loading"
+    safety = Safety.NEEDS_REVIEW
+    triggers = ("optimum.neuron.models.training", "trn_config", "lazy_load_for_parallelism")
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = original.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and self.ctx.matches(func.value, MODEL_CLASSES):
+            return self._from_pretrained(original, updated)
+        if self.ctx.matches(func, MODEL_CLASSES) and len(updated.args) >= 2 and updated.args[1].keyword is None:
+            self.todo(original.args[1], f"the stock class takes no trn_config: {source(updated.args[1].value)} removed; for tensor parallelism load with from_pretrained(..., distributed_config=...)")
+            return set_args(updated, [updated.args[0], *updated.args[2:]])
+        if self.ctx.matches(func, CONFIG_CLASSES):
+            return self._config(original, updated)
+        return updated
+
+    def _from_pretrained(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        args = list(updated.args)
+        positional = [a for a in args if a.keyword is None and not a.star]
+        if len(positional) >= 2:
+            second = positional[1]
+            args = [new_kwarg("distributed_config", second.value).with_changes(comma=second.comma) if a is second else a for a in args]
+            self.fixed(original, "trn_config (2nd positional) -> distributed_config= (must be a DistributedConfig; see NM204 on TrainingNeuronConfig)")
+        elif kwarg(updated, "trn_config") is not None:
+            args = [rename_kwarg(a, "distributed_config") if a is kwarg(updated, "trn_config") else a for a in args]
+            self.fixed(kwarg(original, "trn_config"), "trn_config= -> distributed_config=")
+        dtype = kwarg(updated, "torch_dtype")
+        if dtype is not None and kwarg(updated, "dtype") is None:
+            args = [rename_kwarg(a, "dtype") if a is dtype else a for a in args]
+            self.fixed(kwarg(original, "torch_dtype"), "torch_dtype= -> dtype= (transformers 5)")
+        attn = kwarg(updated, "attn_implementation")
+        if attn is not None and literal(attn.value) == "flash_attention_2":
+            args = [a.with_changes(value=cst.SimpleString('"sdpa"')) if a is attn else a for a in args]
+            self.fixed(kwarg(original, "attn_implementation"), 'attn_implementation "flash_attention_2" meant an NKI kernel in optimum-neuron; in transformers it is the CUDA flash-attn package: -> "sdpa" (T32)')
+        if kwarg(updated, "distributed_config") is not None or any(a.keyword and a.keyword.value == "distributed_config" for a in args):
+            if kwarg(updated, "device_map") is not None:
+                self.todo(kwarg(original, "device_map"), "device_map and distributed_config are mutually exclusive in transformers 5: remove device_map")
+        return set_args(updated, args)
+
+    def _config(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        args = []
+        tp = None
+        for arg, original_arg in zip(updated.args, original.args):
+            name = arg.keyword.value if arg.keyword is not None else None
+            if name is None:
+                self.todo(original_arg, "positional TrainingNeuronConfig argument: rewrite as DistributedConfig keywords by hand")
+                args.append(arg)
+                continue
+            key, message = CONFIG_FIELDS.get(name, (None, "no DistributedConfig counterpart"))
+            if key == "tp_size":
+                tp = arg
+                args.append(rename_kwarg(arg, "tp_size"))
+            elif message:
+                self.todo(original_arg, f"{name}={source(arg.value)} removed: {message}")
+            else:
+                self.fixed(original_arg, f"{name}: optimum-only option removed")
+        if tp is not None and literal(tp.value) != 1 and kwarg(updated, "fsdp_size") is None:
+            self.ctx.add_import("os")
+            tp_source = source(tp.value)
+            divisor = tp_source if isinstance(tp.value, (cst.Integer, cst.Name, cst.Attribute)) else f"({tp_source})"
+            args.append(new_kwarg("fsdp_size", f"{WORLD_SIZE} // {divisor}"))
+            self.fixed(original, "TrainingNeuronConfig -> DistributedConfig(tp_size, fsdp_size=WORLD_SIZE // tp_size): the product of the mesh must equal WORLD_SIZE (T12)")
+        return set_args(updated, args)
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
+        if original.attr.value == "trn_config" and not self.ctx.qualnames(original):
+            self.todo(original, "trn_config is gone: use the DistributedConfig you pass to from_pretrained (model.config.distributed_config)")
+        elif original.attr.value == "tensor_parallel_size" and not self.ctx.qualnames(original):
+            self.todo(original, "training arguments have no tensor_parallel_size any more: keep the value in a script variable or read model.config.distributed_config.tp_size (C1c)")
+        return updated

@@ -1,0 +1,102 @@
+"""NM205 lazy-load-for-parallelism: remove ``with lazy_load_for_parallelism(...)`` and lazy optimizer constructors.
+
+Map sections 1.7 and 2.10, rules C7, D5, A16. optimum-neuron 0.0.8-0.2.0 built models on the meta device
+inside ``with lazy_load_for_parallelism(tensor_parallel_size=T, pipeline_parallel_size=P):`` and
+parallelized them later. Stock transformers shards at load time, so the ``with`` goes (its body is
+dedented) and every ``from_pretrained`` call inside gets
+``distributed_config=DistributedConfig(tp_size=T, fsdp_size=WORLD_SIZE // T)`` when T is not 1.
+``make_optimizer_constructor_lazy(AdamW)`` becomes ``AdamW``.
+
+Before::
+
+    with lazy_load_for_parallelism(tensor_parallel_size=training_args.tensor_parallel_size):
+        model = AutoModelForCausalLM.from_pretrained(model_id)
+
+After::
+
+    model = AutoModelForCausalLM.from_pretrained(model_id, distributed_config=DistributedConfig(tp_size=training_args.tensor_parallel_size, fsdp_size=int(os.environ.get("WORLD_SIZE", "1")) // training_args.tensor_parallel_size))
+
+(``training_args.tensor_parallel_size`` itself no longer exists after NM202: a todo points at it).
+Fix safety: needs review; a pipeline size other than 1 gets a todo (pipeline parallelism is manual, T18).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib.training import distributed_config_call, kwarg, literal, new_kwarg, set_args, source
+from migrate.rule import PythonRule, Safety
+
+DIST = ("optimum.neuron.distributed", "optimum.neuron.distributed.utils")
+LAZY_LOAD = {f"{m}.lazy_load_for_parallelism" for m in DIST}
+LAZY_OPTIMIZER = {f"{m}.make_optimizer_constructor_lazy" for m in DIST}
+
+
+class LazyLoadForParallelism(PythonRule):
+    """Remove lazy_load_for_parallelism blocks (dedent) and make_optimizer_constructor_lazy wrappers."""
+
+    id = "NM205"
+    name = "lazy-load-for-parallelism"
+    safety = Safety.NEEDS_REVIEW
+    triggers = ("lazy_load_for_parallelism", "make_optimizer_constructor_lazy")
+    legacy_modules = ("optimum.neuron.distributed",)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.tp_stack: list[cst.BaseExpression | None] = []
+
+    def _lazy_item(self, node: cst.With) -> cst.WithItem | None:
+        for item in node.items:
+            if isinstance(item.item, cst.Call) and self.ctx.matches(item.item.func, LAZY_LOAD):
+                return item
+        return None
+
+    def visit_With(self, node: cst.With) -> None:
+        item = self._lazy_item(node)
+        if item is None:
+            self.tp_stack.append(None)
+            return
+        call = item.item
+        tp = kwarg(call, "tensor_parallel_size")
+        tp_value = tp.value if tp is not None else (call.args[0].value if call.args and call.args[0].keyword is None else None)
+        pp = kwarg(call, "pipeline_parallel_size")
+        if pp is not None and literal(pp.value) != 1:
+            self.todo(pp, f"pipeline_parallel_size={source(pp.value)}: pipeline parallelism is manual on TorchNeuron (T18)")
+        self.tp_stack.append(tp_value if tp_value is not None and literal(tp_value) != 1 else _NO_TP)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if self.ctx.matches(original.func, LAZY_OPTIMIZER) and len(updated.args) == 1:
+            self.fixed(original, "make_optimizer_constructor_lazy(cls) -> cls: optimizers are built directly")
+            return updated.args[0].value
+        tp = next((value for value in reversed(self.tp_stack) if value is not None), None)
+        if tp is None or tp is _NO_TP:
+            return updated
+        func = original.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and kwarg(updated, "distributed_config") is None:
+            self.ctx.add_import("os")
+            self.ctx.add_import("transformers.distributed", "DistributedConfig")
+            self.fixed(original, "from_pretrained inside lazy_load_for_parallelism: distributed_config=DistributedConfig(tp_size, fsdp_size=WORLD_SIZE // tp_size) added (C7)")
+            return set_args(updated, [*updated.args, new_kwarg("distributed_config", distributed_config_call(tp))])
+        return updated
+
+    def leave_With(self, original: cst.With, updated: cst.With):
+        self.tp_stack.pop()
+        item = self._lazy_item(original)
+        if item is None:
+            return updated
+        self.fixed(original, "with lazy_load_for_parallelism(...) removed: transformers shards the model at load time (D5)")
+        if len(original.items) > 1:
+            index = original.items.index(item)
+            items = [i for n, i in enumerate(updated.items) if n != index]
+            items[-1] = items[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return updated.with_changes(items=items)
+        body = updated.body
+        statements = list(body.body) if isinstance(body, cst.IndentedBlock) else [cst.SimpleStatementLine(body=list(body.body))]
+        if not statements:
+            return cst.RemoveFromParent()
+        first = statements[0]
+        statements[0] = first.with_changes(leading_lines=[*updated.leading_lines, *first.leading_lines])
+        return cst.FlattenSentinel(statements)
+
+
+_NO_TP = cst.Name("__no_tensor_parallelism__")
