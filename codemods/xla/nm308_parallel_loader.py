@@ -1,72 +1,184 @@
-"""NM308 parallel-loader: ``pl.MpDeviceLoader`` / ``pl.ParallelLoader`` become the plain loader (map 3.E E22).
+"""NM308 parallel-loader: ``pl.MpDeviceLoader`` / ``pl.ParallelLoader`` become the plain loader, and the loop
+moves each batch to the device (map 3.E E22).
+
+The XLA loaders moved every batch to the device (in a background thread). The rewrite iterates the
+underlying ``DataLoader`` and, where the loop unpacks the batch into names
+(``for x, y in loader`` / ``for step, (x, y) in enumerate(loader)``), moves them at the top of the loop
+body. Where the batch keeps one name (``for batch in loader``) its structure is unknown (tensor, dict,
+``BatchEncoding``, list ...), so a ``todo`` asks for the move.
 
 Before::
 
     train_device_loader = pl.MpDeviceLoader(train_loader, device)
-    loader = pl.ParallelLoader(train_loader, [device]).per_device_loader(device)
+    for step, (x, y) in enumerate(train_device_loader):
+        loss = loss_fn(model(x), y)
 
 After::
 
-    # neuron-migrate: MpDeviceLoader moved every batch to the device: ...
     train_device_loader = train_loader
-    loader = train_loader
+    for step, (x, y) in enumerate(train_device_loader):
+        x, y = x.to(device), y.to(device)
+        loss = loss_fn(model(x), y)
 
-Fix safety: needs review. The XLA loaders moved each batch to the device in a background thread; the plain
-``DataLoader`` yields CPU tensors, so the loop must move them (``batch = batch.to(device)`` or
-``{k: v.to(device) for k, v in batch.items()}``): the ``todo`` says so. On the CPU the script runs as is;
-on a NeuronCore a forgotten move fails loudly (device mismatch), never silently. For several processes
-the loader also needs a ``DistributedSampler``. ``ParallelLoader(...)`` kept as an object (without the
-chained ``per_device_loader``) gets a ``todo``.
+``pl.ParallelLoader(loader, [device]).per_device_loader(device)`` is handled the same way, also when the
+``ParallelLoader`` is kept in a variable that is only used through ``.per_device_loader(device)``.
+
+Fix safety: needs review where a ``todo`` is left (single-name batches, loaders used outside a ``for``):
+on the CPU the script runs as is; on a NeuronCore a forgotten move fails loudly (device mismatch), never
+silently. ``ParallelLoader(...)`` kept as an object without the chained ``per_device_loader`` gets a
+``todo``. Sharding the data across processes is unchanged (it was always the sampler's job).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from codemods._lib import device as dev
 from codemods.xla._common import Safety, XlaRule, arg, names
 
 PL = "torch_xla.distributed.parallel_loader"
 MP_LOADER = names((PL, ["MpDeviceLoader"]))
 PARALLEL_LOADER = names((PL, ["ParallelLoader"]))
 MOVE = (
-    "MpDeviceLoader/ParallelLoader moved every batch to the device: move batches in the loop "
-    "(batch = batch.to(device) or {k: v.to(device) for k, v in batch.items()}) and give the DataLoader a "
-    "DistributedSampler when several processes train"
+    "MpDeviceLoader/ParallelLoader moved every batch to the device: move the batch at the top of the loop "
+    "(batch = batch.to(device), or {k: v.to(device) for k, v in batch.items()} for dict batches)"
 )
 
 
 class ParallelLoader(XlaRule):
-    """pl.MpDeviceLoader(loader, device) -> loader (batches must be moved in the loop: todo)."""
+    """pl.MpDeviceLoader(loader, device) -> loader, with the batch moved to the device in the loop."""
 
     id = "NM308"
     name = "parallel-loader"
     safety = Safety.NEEDS_REVIEW
 
+    # ---------------------------------------------------------------- planning (original tree)
+    def _loader_call(self, node: cst.CSTNode):
+        """(loader call, device node) when ``node`` is an XLA device loader expression."""
+        if not isinstance(node, cst.Call):
+            return None
+        if self.ctx.matches(node.func, MP_LOADER):
+            device = arg(node, 1, "device")
+            return node, device.value if device is not None else None
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "per_device_loader" and (
+            (isinstance(func.value, cst.Call) and self.ctx.matches(func.value.func, PARALLEL_LOADER))
+            or (isinstance(func.value, cst.Name) and func.value.value in getattr(self, "parallel_objects", {}))
+        ):
+            device = arg(node, 0, "device")
+            return node, device.value if device is not None else None
+        return None
+
+    @staticmethod
+    def _batch_names(target: cst.BaseExpression) -> list[str] | None:
+        if isinstance(target, (cst.Tuple, cst.List)) and target.elements and all(
+            isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements
+        ):
+            return [e.value.value for e in target.elements]
+        return None
+
+    def _loop_source(self, loop: cst.For):
+        """(iterated expression, batch target) of ``for t in X`` / ``for i, t in enumerate(X)``."""
+        it, target = loop.iter, loop.target
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "enumerate" and it.args:
+            if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                return it.args[0].value, target.elements[1].value
+            return None
+        return it, target
+
+    def visit_Module(self, node: cst.Module) -> None:
+        assigns: dict[str, list[cst.BaseExpression]] = {}
+        loops: list[cst.For] = []
+        references: dict[str, int] = {}
+        per_device: dict[str, int] = {}
+
+        class _Scan(cst.CSTVisitor):
+            def visit_Name(self, n: cst.Name) -> None:
+                references[n.value] = references.get(n.value, 0) + 1
+
+            def visit_Attribute(self, n: cst.Attribute) -> None:
+                if n.attr.value == "per_device_loader" and isinstance(n.value, cst.Name):
+                    per_device[n.value.value] = per_device.get(n.value.value, 0) + 1
+
+            def visit_Assign(self, n: cst.Assign) -> None:
+                for t in n.targets:
+                    if isinstance(t.target, cst.Name):
+                        assigns.setdefault(t.target.value, []).append(n.value)
+
+            def visit_For(self, n: cst.For) -> None:
+                loops.append(n)
+
+        node.visit(_Scan())
+        # para_loader = pl.ParallelLoader(loader, [device]) used only as para_loader.per_device_loader(device)
+        self.parallel_objects: dict[str, cst.Call] = {}
+        for name, values in assigns.items():
+            value = values[0]
+            if (
+                len(values) == 1 and isinstance(value, cst.Call) and self.ctx.matches(value.func, PARALLEL_LOADER)
+                and arg(value, 0, "loader") is not None and per_device.get(name, 0) >= 1
+                and references.get(name, 0) == per_device.get(name, 0) + 1  # the assignment target + the .per_device_loader uses
+            ):
+                self.parallel_objects[name] = value
+        self.plans: dict[int, tuple[list[str], cst.BaseExpression | None]] = {}
+        self.handled: set[int] = set()
+        loaders = {}
+        for name, values in assigns.items():
+            found = self._loader_call(values[0]) if len(values) == 1 else None
+            if found:
+                loaders[name] = found
+        by_call: dict[int, list[tuple[cst.For, list[str] | None, cst.BaseExpression | None]]] = {}
+        for loop in loops:
+            source = self._loop_source(loop)
+            if source is None:
+                continue
+            iterated, target = source
+            found = loaders.get(iterated.value) if isinstance(iterated, cst.Name) else self._loader_call(iterated)
+            if found:
+                by_call.setdefault(id(found[0]), []).append((loop, self._batch_names(target), found[1]))
+        for call_id, entries in by_call.items():
+            if all(batch for _, batch, _ in entries):
+                self.handled.add(call_id)
+                for loop, batch, device in entries:
+                    self.plans[id(loop)] = (batch, device)
+
+    # ---------------------------------------------------------------- rewriting
+    def _device_source(self, device: cst.BaseExpression | None) -> str:
+        if isinstance(device, cst.Name):
+            return device.value
+        return self.quote_safe(self.code(self.emit(dev.device(self.ctx.options.device_style))))
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if self._loader_call(original) is None:
+            return updated
         if self.ctx.matches(original.func, MP_LOADER):
             loader = arg(updated, 0, "loader")
-            if loader is None:
-                return updated
-            self.todo(original, MOVE)
-            return loader.value
-        # pl.ParallelLoader(loader, [device]).per_device_loader(device)
-        func = original.func
-        if (
-            isinstance(func, cst.Attribute)
-            and func.attr.value == "per_device_loader"
-            and isinstance(func.value, cst.Call)
-            and self.ctx.matches(func.value.func, PARALLEL_LOADER)
-        ):
+        elif isinstance(original.func.value, cst.Name):  # para_loader.per_device_loader(device) -> para_loader
+            loader = cst.Arg(updated.func.value)
+        else:
             inner = updated.func.value if isinstance(updated.func, cst.Attribute) else None
             loader = arg(inner, 0, "loader") if isinstance(inner, cst.Call) else None
-            if loader is not None:
-                self.todo(original, MOVE)
-                return loader.value
-        return updated
+        if loader is None:
+            return updated
+        if id(original) in self.handled:
+            self.fixed(original, "XLA device loader -> the DataLoader; the loop moves each batch to the device")
+        else:
+            self.todo(original, MOVE)
+        return loader.value
 
+    def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
+        plan = getattr(self, "plans", {}).get(id(original))
+        if plan is None or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        batch, device = plan
+        device_source = self._device_source(device)
+        move = cst.parse_statement(f"{', '.join(batch)} = {', '.join(f'{n}.to({device_source})' for n in batch)}\n")
+        return updated.with_changes(body=updated.body.with_changes(body=[move, *updated.body.body]))
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
         value = original.value
+        if len(original.targets) == 1 and isinstance(original.targets[0].target, cst.Name) and original.targets[0].target.value in getattr(self, "parallel_objects", {}):
+            self.fixed(original, "pl.ParallelLoader(loader, devices) -> loader")
+            return updated.with_changes(value=arg(updated.value, 0, "loader").value)
         if isinstance(value, cst.Call) and self.ctx.matches(value.func, PARALLEL_LOADER):
             self.todo(original, "pl.ParallelLoader object: iterate the underlying DataLoader directly (per_device_loader(device) -> the loader) and move batches with .to(device)")
         return updated
