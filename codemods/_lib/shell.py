@@ -579,9 +579,8 @@ def edit_env(doc: TextDocument, report: Report, names: Callable[[str], bool]) ->
             severity = Severity.TODO if action.todo else Severity.FIXED
             if site.unset:
                 severity, message = Severity.FIXED, f"removed `unset {site.name}`: the variable is no longer set"
-            anchor = _anchor_after(doc, line)
             remove_env_site(doc, site)
-            report(line if not line.deleted else (anchor or line), severity, message)
+            report(line, severity, message)  # a deleted line keeps its number; its note goes to the next line
 
 
 def _anchor_after(doc: TextDocument, line: Line) -> Line | None:
@@ -629,11 +628,11 @@ def edit_compile_only(doc: TextDocument, report: Report) -> None:
         remove_env_site(doc, site)
         anchor = line if not line.deleted else following
         if site.unset:
-            report(anchor or line, Severity.FIXED, f"removed `unset {site.name}`: nothing sets it any more")
+            report(line, Severity.FIXED, f"removed `unset {site.name}`: nothing sets it any more")
             continue
         from codemods._tables import env_vars
 
-        report(anchor or line, Severity.FIXED, env_vars.message_for(site.name, env_vars.lookup(site.name)))
+        report(line, Severity.FIXED, env_vars.message_for(site.name, env_vars.lookup(site.name)))
         if truthy and (has_command or (anchor is not None and anchor is following)):
             report(anchor or line, Severity.TODO, COMPILE_PASS_TODO.format(name=site.name, value=site.value))
 
@@ -794,10 +793,47 @@ def flag_mapping(flag: str):
     return table.get(name) or table.get(name.replace("-", "_"))
 
 
-def edit_flags(doc: TextDocument, report: Report) -> None:
-    """Neuron trainer ``--flags`` on command lines, mapped through the shared training-arguments table."""
+_TRUE = {"true", "1", "yes", "y", "on"}
+_FALSE = {"false", "0", "no", "n", "off"}
+
+
+@dataclass
+class FlagPlan:
+    words: list[str] | None  # replacement words for the flag (None: keep the flag; []: remove it)
+    consume_value: bool  # the value word after the flag goes too (or is replaced)
+    severity: Severity
+    message: str
+
+
+def flag_plan(mapping, flag: str, value: str | None) -> FlagPlan | None:
+    """What to do with ``flag`` (``--name``) and the word after it (``value``, unquoted, or None) per the
+    shared field map. Fields with no stock counterpart are removed, because HfArgumentParser rejects
+    unknown flags (map T35); the message keeps the old value when a human must carry it somewhere."""
     from codemods._tables.training_args import FieldAction
 
+    if mapping is None or mapping.action is FieldAction.KEEP:
+        return None
+    message = mapping.message or f"{flag}: {mapping.action.value}"
+    lowered = (value or "").lower()
+    if mapping.action is FieldAction.RENAME and mapping.target:
+        if mapping.value is None:
+            return FlagPlan(["--" + mapping.target], False, Severity.FIXED, message)
+        if value is not None and lowered in _FALSE:
+            return FlagPlan([], True, Severity.FIXED, f"{flag} {value}: the option was off; removed")
+        import ast
+
+        literal = ast.literal_eval(mapping.value)
+        words = [literal] if isinstance(literal, str) else [str(item) for item in literal]
+        return FlagPlan(["--" + mapping.target, *words], value is not None and lowered in _TRUE, Severity.FIXED, message)
+    if mapping.action is FieldAction.DROP:
+        return FlagPlan([], value is not None, Severity.FIXED, message)
+    if value is not None:
+        message = f"{message} (was {flag} {value})"
+    return FlagPlan([], value is not None, Severity.TODO, message)
+
+
+def edit_flags(doc: TextDocument, report: Report) -> None:
+    """Neuron trainer ``--flags`` on command lines, mapped through the shared training-arguments table."""
     statements: list[list[CommandLine]] = []
     for cl in command_lines(doc):
         last = statements[-1][-1] if statements else None
@@ -817,39 +853,36 @@ def edit_flags(doc: TextDocument, report: Report) -> None:
             items.extend((cl, tok) for tok in toks)
         edits: dict[int, list[tuple[int, int, str | None]]] = {}  # id(line) -> (start, end, replacement or None=cut)
         owners: dict[int, CommandLine] = {}
+        skip: set[int] = set()
         for index, (cl, tok) in enumerate(items):
-            if tok.kind != "word" or not tok.text.startswith("--"):
+            if index in skip or tok.kind != "word" or not tok.text.startswith("--"):
                 continue
-            mapping = flag_mapping(unquote(tok.text))
-            if mapping is None or mapping.action is FieldAction.KEEP:
-                continue
-            line = cl.line
-            owners[id(line)] = cl
+            text = unquote(tok.text)
+            flag, _, inline = text.partition("=")
             value_item = None
-            if "=" not in tok.text and index + 1 < len(items):
+            if not _ and index + 1 < len(items):
                 nxt_cl, nxt = items[index + 1]
                 if nxt.kind == "word" and not nxt.text.startswith("-"):
                     value_item = (nxt_cl, nxt)
-            value = tok.text.split("=", 1)[1] if "=" in tok.text else (value_item[1].text if value_item else None)
-            flag = unquote(tok.text).split("=", 1)[0]
-            message = mapping.message or f"{flag}: {mapping.action.value}"
-            if mapping.action is FieldAction.RENAME and mapping.target:
-                new = tok.text.replace(flag, "--" + mapping.target, 1)
+            value = inline if _ else (unquote(value_item[1].text) if value_item else None)
+            plan = flag_plan(flag_mapping(flag), flag, value)
+            if plan is None:
+                continue
+            line = cl.line
+            owners[id(line)] = cl
+            if plan.words is not None and plan.words:
+                if _ and not plan.consume_value and len(plan.words) == 1:
+                    new = plan.words[0] + "=" + tok.text.split("=", 1)[1]
+                else:
+                    new = " ".join(_shell_quote(word) for word in plan.words)
                 edits.setdefault(id(line), []).append((tok.start, tok.end, new))
-                report(line, Severity.FIXED, message)
-                continue
-            if mapping.action is FieldAction.TODO:
-                report(line, Severity.TODO, message)
-                continue
-            # DROP / DISTRIBUTED_CONFIG / MODEL_INIT_KWARGS: the flag goes (HfArgumentParser would reject it)
-            severity = Severity.FIXED if mapping.action is FieldAction.DROP else Severity.TODO
-            if mapping.action is not FieldAction.DROP and value is not None:
-                message = f"{message} (was {flag} {unquote(value)})"
-            edits.setdefault(id(line), []).append((tok.start, tok.end, None))
-            if value_item is not None:
+            else:
+                edits.setdefault(id(line), []).append((tok.start, tok.end, None))
+            if plan.consume_value and value_item is not None:
+                skip.add(index + 1)
                 owners[id(value_item[0].line)] = value_item[0]
                 edits.setdefault(id(value_item[0].line), []).append((value_item[1].start, value_item[1].end, None))
-            report(line, severity, message)
+            report(line, plan.severity, plan.message)
         for key, line_edits in edits.items():
             cl = owners[key]
             for start, end, new in sorted(line_edits, reverse=True):
@@ -861,15 +894,8 @@ def edit_flags(doc: TextDocument, report: Report) -> None:
                 drop_line(doc, cl.line)
 
 
-def exec_words(code: str) -> list[str]:
-    """The argv of a JSON-array (exec form) command, or [] when it is not one."""
-    import json
-
-    try:
-        value = json.loads(code.strip().rstrip(","))
-    except ValueError:
-        return []
-    return [str(item) for item in value] if isinstance(value, list) else []
+def _shell_quote(word: str) -> str:
+    return word if re.fullmatch(r"[\w@%+=:,./-]+", word) else "'" + word.replace("'", "'\\''") + "'"
 
 
 # ------------------------------------------------------------------------- deployment glue (NM409/NM411)

@@ -30,6 +30,8 @@ Fix safety: needs review. A boolean flag followed by a positional argument would
 
 from __future__ import annotations
 
+import ast
+import json
 import re
 
 from codemods._lib import shell
@@ -76,21 +78,23 @@ class NeuronTrainerFlags(LaunchRule):
             if not match or len(match.group(1)) != level or (doc.kind is FileKind.JSON and not match.group(2)):
                 continue
             mapping = TRAINING_ARGS.get(match.group(3))
-            value = match.group(5)
+            value = re.sub(r"\s+#.*$", "", match.group(5)) if doc.kind is FileKind.YAML else match.group(5)
             if mapping is None or mapping.action is FieldAction.KEEP or value.endswith(("{", "[")) or value in {"|", ">"}:
                 continue
-            message = mapping.message or f"{mapping.source}: {mapping.action.value}"
-            if mapping.action is FieldAction.RENAME and mapping.target:
-                q = match.group(2)
-                line.text = line.text[:match.start(3)] + mapping.target + line.text[match.end(3):]
-                self.report(line, Severity.FIXED, message)
-            elif mapping.action is FieldAction.TODO:
-                self.report(line, Severity.TODO, message)
-            else:
-                if mapping.action is not FieldAction.DROP:
-                    message = f"{message} (was {mapping.source}: {value})"
-                anchor = self._delete_key(doc, lines, index, bool(match.group(6)))
-                self.report(anchor, Severity.FIXED if mapping.action is FieldAction.DROP else Severity.TODO, message)
+            plan = shell.flag_plan(mapping, mapping.source, value.strip("\"'"))
+            if plan is None:
+                continue
+            if plan.words:
+                new_value = match.group(5)
+                if mapping.value is not None:
+                    new_value = json.dumps(ast.literal_eval(mapping.value))
+                line.text = (line.text[:match.start(3)] + plan.words[0][2:] + line.text[match.end(3):match.start(5)]
+                             + new_value + line.text[match.end(5):])
+                self.report(line, plan.severity, plan.message)
+                continue
+            message = plan.message.replace(f"(was {mapping.source} ", f"(was {mapping.source}: ")
+            self._delete_key(doc, lines, index, bool(match.group(6)))
+            self.report(line, plan.severity, message)  # a deleted line keeps its number; its note goes below
 
     @staticmethod
     def _delete_key(doc: TextDocument, lines: list[Line], index: int, had_comma: bool) -> Line:

@@ -36,7 +36,6 @@ import libcst as cst
 
 from codemods._lib import shell
 from codemods._tables import env_vars
-from codemods._tables.training_args import FieldAction
 from migrate.findings import Severity
 from migrate.rule import PythonRule, Safety
 
@@ -184,29 +183,30 @@ class CommandsInPythonStrings(PythonRule):
                     drop.add(index)
                     (self.todo if action.todo else self.fixed)(original, env_vars.message_for(name, action))
                 continue
-            mapping = shell.flag_mapping(value)
-            if mapping is None or mapping.action is FieldAction.KEEP:
+            flag, eq, inline = value.partition("=")
+            following = values[index + 1] if index + 1 < len(values) else None
+            has_value = not eq and index + 1 < len(values) and not (following or "").startswith("-")
+            plan = shell.flag_plan(shell.flag_mapping(flag), flag, inline if eq else (following if has_value else None))
+            if plan is None:
                 continue
-            message = mapping.message or f"{value}: {mapping.action.value}"
-            if mapping.action is FieldAction.RENAME and mapping.target:
-                renames[index] = value.replace(value.split("=", 1)[0], "--" + mapping.target, 1)
-                self.fixed(original, message)
-            elif mapping.action is FieldAction.TODO:
-                self.todo(original, message)
+            (self.fixed if plan.severity is Severity.FIXED else self.todo)(original, plan.message)
+            if plan.words:
+                renames[index] = plan.words if not (eq and len(plan.words) == 1) else [plan.words[0] + "=" + inline]
             else:
                 drop.add(index)
-                if "=" not in value and index + 1 < len(values) and not (values[index + 1] or "").startswith("-"):
-                    drop.add(index + 1)
-                (self.fixed if mapping.action is FieldAction.DROP else self.todo)(original, message)
+            if plan.consume_value and has_value:
+                drop.add(index + 1)
         if not drop and not renames:
             return updated
         elements = []
         for index, element in enumerate(updated.elements):
             if index in drop:
                 continue
-            if index in renames:
-                quote = _split_literal(element.value.value)
-                element = element.with_changes(value=element.value.with_changes(value=f"{quote[0]}{quote[1]}{renames[index]}{quote[1]}"))
+            if index in renames and isinstance(element.value, cst.SimpleString):
+                prefix, quote, _ = _split_literal(element.value.value)
+                for word in renames[index]:
+                    elements.append(element.with_changes(value=cst.SimpleString(f"{prefix}{quote}{word}{quote}")))
+                continue
             elements.append(element)
         if elements and updated.elements and elements[-1] is not updated.elements[-1]:
             elements[-1] = elements[-1].with_changes(comma=updated.elements[-1].comma)
