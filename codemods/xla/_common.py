@@ -95,6 +95,12 @@ class XlaRule(PythonRule):
             return None
         return self.call_of(original, names_)
 
+    def suite_todo(self, node: cst.SimpleStatementSuite, names_: Iterable[str], message: str) -> None:
+        """One-line suites (``if x: xm.save(...)``) are not rewritten: say so."""
+        for stmt in node.body:
+            if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and self.ctx.matches(stmt.value.func, names_):
+                self.todo(stmt.value, message)
+
     def replace_line(
         self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine, new: cst.BaseStatement | list
     ):

@@ -104,3 +104,9 @@ class XlaDevice(XlaRule):
             return updated
         self.fixed(original, '"xla" device -> accelerator device')
         return updated.with_changes(value=self._device())
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        # device.type == "xla": the device type is "neuron" (or "cpu") now
+        operands = [node.left, *(c.comparator for c in node.comparisons)]
+        if any(is_xla_string(o) for o in operands):
+            self.todo(node, 'comparison with "xla": the migrated device type is "neuron" on Trainium (and "cpu" elsewhere); update this check')

@@ -58,3 +58,6 @@ class MasterPrint(XlaRule):
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.matches(node.func, MASTER_PRINT) and id(node) not in getattr(self, "_statement_calls", set()):
             self.todo(node, "xm.master_print used inside an expression: print only when int(os.environ.get(\"RANK\", 0)) == 0")
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self.suite_todo(node, MASTER_PRINT, "xm.master_print in a one-line block: put it on its own line (the rule then rewrites it) or print under int(os.environ.get(\"RANK\", 0)) == 0")

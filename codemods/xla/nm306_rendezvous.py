@@ -46,3 +46,6 @@ class Rendezvous(XlaRule):
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.matches(node.func, RENDEZVOUS) and id(node) not in getattr(self, "_statement_calls", set()):
             self.todo(node, "the result of xm.rendezvous (every replica's payload) is used: replace with objs = [None] * dist.get_world_size(); dist.all_gather_object(objs, payload)")
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self.suite_todo(node, RENDEZVOUS, "xm.rendezvous in a one-line block: put it on its own line (the rule then rewrites it) or use dist.barrier() when dist.is_initialized()")

@@ -75,3 +75,6 @@ class XlaSave(XlaRule):
         else:
             self.fixed(call, "xm.save -> torch.save on global rank 0 (xm.save wrote one copy per host; guard with LOCAL_RANK for per-host disks; load with map_location=\"cpu\" off-device)")
         return self.replace_line(original, updated, guard)
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self.suite_todo(node, SAVE, "xm.save in a one-line block: put it on its own line (the rule then rewrites it) or use torch.save under a RANK == 0 check")

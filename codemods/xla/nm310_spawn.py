@@ -52,3 +52,6 @@ class XmpSpawn(XlaRule):
         self.todo(call, f"launch this script with torchrun --nproc_per_node <NeuronCores> (was xmp.spawn nprocs={n}); each process runs fn once with its LOCAL_RANK")
         statement = updated.body[0].with_changes(value=cst.Call(func=fn.value, args=call_args))
         return updated.with_changes(body=[statement])
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self.suite_todo(node, SPAWN, "xmp.spawn in a one-line block: put it on its own line (the rule then rewrites it) and launch with torchrun")
