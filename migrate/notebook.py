@@ -40,7 +40,7 @@ from migrate.findings import Finding, Severity
 from migrate.pipeline import Migrated, migrate_source
 from migrate.rule import Rule, RuleOptions
 
-NOTEBOOK_RULE = "notebook"  # the rule id of findings the handler itself reports
+NOTEBOOK_RULE = "NM000"  # findings of the handler itself, like the engine's (bad JSON, a cell that does not parse)
 
 # ------------------------------------------------------------------------------- JSON with positions
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from codemods._lib import shell
 from codemods.launch._base import LaunchRule
+from codemods._tables.project_markers import MARKERS
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
 
@@ -36,6 +37,8 @@ class XlaBf16Env(LaunchRule):
     id = "NM403"
     name = "xla-bf16-env"
     safety = Safety.NEEDS_REVIEW
+    scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
+    markers = MARKERS
     triggers = NAMES
 
     def apply(self, doc: TextDocument) -> None:

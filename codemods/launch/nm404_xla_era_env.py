@@ -26,6 +26,7 @@ from __future__ import annotations
 from codemods._lib import shell
 from codemods._tables import env_vars
 from codemods.launch._base import LaunchRule
+from codemods._tables.project_markers import MARKERS
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
 
@@ -43,6 +44,8 @@ class XlaEraEnv(LaunchRule):
     id = "NM404"
     name = "xla-era-env"
     safety = Safety.NEEDS_REVIEW
+    scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
+    markers = MARKERS
     triggers = tuple(sorted({name for name in env_vars.ENV_VARS if _ours(name)} | {"XLA_", "OPTIMUM_NEURON_"}))
 
     def apply(self, doc: TextDocument) -> None:

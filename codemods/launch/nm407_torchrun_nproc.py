@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from codemods._lib import shell
 from codemods.launch._base import LaunchRule
+from codemods._tables.project_markers import MARKERS
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
 
@@ -30,6 +31,8 @@ class TorchrunNprocPerNeuronCore(LaunchRule):
     id = "NM407"
     name = "torchrun-nproc-per-neuroncore"
     safety = Safety.MANUAL_ONLY
+    scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
+    markers = MARKERS
     triggers = ("--nproc_per_node", "--nproc-per-node", "xla_dist", "xla_spawn", "xla_multiprocessing")
 
     def apply(self, doc: TextDocument) -> None:

@@ -39,6 +39,7 @@ from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods.launch._base import LAUNCH_KINDS, LaunchRule
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
+from codemods._tables.project_markers import MARKERS
 from migrate.rule import Safety
 from migrate.textdoc import Line, TextDocument
 
@@ -58,6 +59,8 @@ class NeuronTrainerFlags(LaunchRule):
     id = "NM408"
     name = "neuron-trainer-flags"
     safety = Safety.NEEDS_REVIEW
+    scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
+    markers = MARKERS
     kinds = LAUNCH_KINDS | {FileKind.JSON}
     triggers = _triggers()
 

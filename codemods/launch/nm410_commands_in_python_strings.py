@@ -37,6 +37,7 @@ import libcst as cst
 from codemods._lib import shell
 from codemods._tables import env_vars
 from migrate.findings import Severity
+from codemods._tables.project_markers import MARKERS
 from migrate.rule import PythonRule, Safety
 
 _PLACEHOLDER = "__nm_expr_{}__"
@@ -58,6 +59,8 @@ class CommandsInPythonStrings(PythonRule):
     id = "NM410"
     name = "neuron-commands-in-python-strings"
     safety = Safety.NEEDS_REVIEW
+    scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
+    markers = MARKERS
     triggers = shell.STRING_TRIGGERS + ("pip install",)
 
     def __init__(self, ctx) -> None:
