@@ -13,7 +13,7 @@ Owned by the inference rules; other families may import it but should not rely o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import libcst as cst
 
@@ -42,17 +42,19 @@ def kwarg(name: str, value: cst.BaseExpression | str) -> cst.Arg:
     )
 
 
-def with_commas(args: list[cst.Arg]) -> list[cst.Arg]:
-    """Normalise commas: a comma after every argument but the last (keeps the call on its original lines)."""
+def with_commas(args: list[cst.Arg], like: Sequence[cst.Arg] = ()) -> list[cst.Arg]:
+    """Normalise commas. ``like`` (the original call's arguments) gives the layout: one argument per line
+    (and a trailing comma) when the original call was written that way, otherwise ``a, b, c``."""
+    separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    trailing: cst.Comma | cst.MaybeSentinel = cst.MaybeSentinel.DEFAULT
+    if len(like) > 1 and isinstance(like[0].comma, cst.Comma) and isinstance(like[0].comma.whitespace_after, cst.ParenthesizedWhitespace):
+        separator = like[0].comma
+    if like and isinstance(like[-1].comma, cst.Comma):
+        trailing = like[-1].comma
     out = []
     for index, arg in enumerate(args):
         last = index == len(args) - 1
-        if last:
-            out.append(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT))
-        elif isinstance(arg.comma, cst.Comma):
-            out.append(arg)
-        else:
-            out.append(arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))))
+        out.append(arg.with_changes(comma=trailing if last else separator))
     return out
 
 
@@ -66,6 +68,8 @@ class _ScopeGatherer(cst.CSTVisitor):
         self.stack: list[cst.CSTNode] = []
         self.values: dict[int, dict[str, Any]] = {}  # scope id -> name -> value node, or None when opaque
         self.name_counts: dict[str, int] = {}
+        self.assignments: dict[str, list[cst.SimpleStatementLine]] = {}  # name -> `name = ...` statements
+        self._statement: cst.SimpleStatementLine | None = None
 
     def _scope(self) -> dict[str, Any]:
         return self.values.setdefault(id(self.stack[-1]), {})
@@ -88,6 +92,13 @@ class _ScopeGatherer(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self.name_counts[node.value] = self.name_counts.get(node.value, 0) + 1
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._statement = node
+        if len(node.body) == 1 and isinstance(node.body[0], cst.Assign) and len(node.body[0].targets) == 1:
+            target = node.body[0].targets[0].target
+            if isinstance(target, cst.Name):
+                self.assignments.setdefault(target.value, []).append(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -161,6 +172,37 @@ class InferenceRule(PythonRule):
         self._after: dict[int, list[cst.BaseStatement]] = {}
         self._remove: set[int] = set()
         self.prepare(node)
+        self._plan_dict_removals(node, gatherer.assignments)
+
+    def is_target_call(self, call: cst.Call) -> bool:
+        """Hook: True for the calls this rule rewrites (their ``**shapes`` dicts are then folded in)."""
+        return False
+
+    def _plan_dict_removals(self, module: cst.Module, assignments: dict[str, list[cst.SimpleStatementLine]]) -> None:
+        """``shapes = {...}`` used only as ``**shapes`` (or ``input_shapes=shapes``) in a rewritten call is
+        folded into that call, so its now-unused assignment is removed."""
+        rule = self
+        names: list[str] = []
+
+        class Finder(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if not rule.is_target_call(node):
+                    return
+                for arg in node.args:
+                    folded = arg.star == "**" or (arg.keyword is not None and arg.keyword.value in ("input_shapes", "compiler_args"))
+                    if folded and isinstance(arg.value, cst.Name):
+                        names.append(arg.value.value)
+
+        module.visit(Finder())
+        for name in names:
+            statements = assignments.get(name, [])
+            if self.name_count(name) != 2 or len(statements) != 1:
+                continue
+            value = statements[0].body[0].value  # type: ignore[union-attr]
+            if isinstance(value, cst.Dict) or (isinstance(value, cst.Call) and dotted_name(value.func) == "dict"):
+                if self.dict_items(value) is not None:
+                    self._remove.add(id(statements[0]))
+                    self.fixed(statements[0], f"`{name}` folded into the rewritten call; its assignment is removed")
 
     def prepare(self, module: cst.Module) -> None:
         """Hook: a rule's own pre-pass over the original module."""
@@ -410,7 +452,7 @@ def split_traced(rule: InferenceRule, arguments: Arguments, keep: frozenset[str]
                 out.dropped.append(key)
             elif mapped is not None:
                 out.dtype = out.dtype if out.dtype is not None else mapped
-                if auto_cast == "matmul":
+                if auto_cast == "matmul" and mapped != "torch.float32":
                     out.notes.append(f'auto_cast="matmul" (only matmuls in {mapped}) has no stock equivalent: the whole '
                                      "model now runs in that dtype; for closer numerics load fp32 and wrap calls in "
                                      f"torch.autocast(<device>.type, dtype={mapped})")

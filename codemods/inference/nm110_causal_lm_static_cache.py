@@ -121,6 +121,9 @@ class CausalLMStaticCache(InferenceRule):
                 self._neuron_configs[name] = call
                 self.remove_statement(statement)
 
+    def is_target_call(self, call: cst.Call) -> bool:
+        return self._method(call) in ("from_pretrained", "export") and any(a.keyword is None and not a.star for a in call.args)
+
     def _method(self, node: cst.CSTNode) -> str | None:
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             if self.ctx.matches(node.func.value, DECODERS):
@@ -267,7 +270,7 @@ class CausalLMStaticCache(InferenceRule):
         self.fixed(original, f"{'export' if method == 'export' else 'from_pretrained'} of a compiled Neuron decoder -> "
                    "AutoModelForCausalLM.from_pretrained + static-cache generation config")
         func = updated.func.with_changes(attr=cst.Name("from_pretrained")) if isinstance(updated.func, cst.Attribute) else updated.func
-        return updated.with_changes(func=func, args=with_commas(new_args))
+        return updated.with_changes(func=func, args=with_commas(new_args, updated.args))
 
 
 def _neuron_config_arg(call: cst.Call) -> cst.BaseExpression | None:

@@ -62,6 +62,10 @@ class TracedModelToAutoClass(InferenceRule):
     moves = TRACED
     legacy_modules = ("optimum.neuron",)
 
+    def is_target_call(self, call: cst.Call) -> bool:
+        func = call.func
+        return isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and bool(self.ctx.matches(func.value, TRACED))
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and self.ctx.matches(func.value, TRACED)):
@@ -96,4 +100,4 @@ class TracedModelToAutoClass(InferenceRule):
         for message in notes:
             self.todo(original, message)
         self.fixed(original, "traced Neuron model -> stock transformers class on the device, compiled with backend=\"neuron\"")
-        return updated.with_changes(args=with_commas(split.args))
+        return updated.with_changes(args=with_commas(split.args, updated.args))

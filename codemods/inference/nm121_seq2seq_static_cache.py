@@ -54,6 +54,10 @@ class Seq2SeqStaticCache(InferenceRule):
     moves = SEQ2SEQ
     legacy_modules = ("optimum.neuron",)
 
+    def is_target_call(self, call: cst.Call) -> bool:
+        func = call.func
+        return isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and bool(self.ctx.matches(func.value, SEQ2SEQ))
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and self.ctx.matches(func.value, SEQ2SEQ)):
@@ -94,4 +98,4 @@ class Seq2SeqStaticCache(InferenceRule):
         for message in notes:
             self.todo(original, message)
         self.fixed(original, "Neuron encoder-decoder -> stock class with a static-cache generation config")
-        return updated.with_changes(args=with_commas(split.args))
+        return updated.with_changes(args=with_commas(split.args, updated.args))

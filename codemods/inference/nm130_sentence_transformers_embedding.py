@@ -58,6 +58,10 @@ class SentenceTransformersEmbedding(InferenceRule):
     moves = MOVES
     legacy_modules = ("optimum.neuron",)
 
+    def is_target_call(self, call: cst.Call) -> bool:
+        func = call.func
+        return isinstance(func, cst.Attribute) and func.attr.value in ("from_pretrained", "export") and bool(self.ctx.matches(func.value, MOVES))
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
         if not (isinstance(func, cst.Attribute) and func.attr.value in ("from_pretrained", "export")):
@@ -112,7 +116,7 @@ class SentenceTransformersEmbedding(InferenceRule):
             self.todo(original, message)
         self.fixed(original, "Neuron sentence-transformers model -> SentenceTransformer(id, device=...)")
         owner = updated.func.value if isinstance(updated.func, cst.Attribute) else updated.func
-        return updated.with_changes(func=owner, args=with_commas(split.args))
+        return updated.with_changes(func=owner, args=with_commas(split.args, updated.args))
 
     def _embedding(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         arguments = self.arguments(updated)
@@ -134,4 +138,4 @@ class SentenceTransformersEmbedding(InferenceRule):
             self.todo(original, message)
         self.fixed(original, "NeuronModelForEmbedding -> AutoModel on the device")
         func = updated.func.with_changes(attr=cst.Name("from_pretrained")) if isinstance(updated.func, cst.Attribute) else updated.func
-        return updated.with_changes(func=func, args=with_commas(split.args))
+        return updated.with_changes(func=func, args=with_commas(split.args, updated.args))

@@ -71,6 +71,10 @@ class DiffusionPipeline(InferenceRule):
     moves = MOVES
     legacy_modules = ("optimum.neuron",)
 
+    def is_target_call(self, call: cst.Call) -> bool:
+        func = call.func
+        return isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and bool(self.ctx.matches(func.value, MOVES))
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained"):
@@ -114,7 +118,7 @@ class DiffusionPipeline(InferenceRule):
         for message in notes:
             self.todo(original, message)
         self.fixed(original, f"Neuron diffusion pipeline -> diffusers pipeline on the device, {method} of the {component}")
-        loaded = updated.with_changes(args=with_commas(split.args))
+        loaded = updated.with_changes(args=with_commas(split.args, updated.args))
         return cst.Call(func=cst.Attribute(value=loaded, attr=cst.Name("to")), args=[cst.Arg(self.device())])
 
 

@@ -59,6 +59,9 @@ class NeuronPipelineFunction(InferenceRule):
     moves = MOVES
     legacy_modules = ("optimum.neuron",)
 
+    def is_target_call(self, call: cst.Call) -> bool:
+        return bool(self.ctx.matches(call.func, MOVES))
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if not self.ctx.matches(original.func, MOVES):
             return updated
@@ -110,4 +113,4 @@ class NeuronPipelineFunction(InferenceRule):
         for message in notes:
             self.todo(original, message)
         self.fixed(original, "optimum.neuron.pipeline -> transformers.pipeline on the device")
-        return updated.with_changes(args=with_commas(split.args))
+        return updated.with_changes(args=with_commas(split.args, updated.args))
