@@ -35,9 +35,9 @@ def split_requirement_line(text: str) -> tuple[int, int] | None:
     return start, start + len(body)
 
 
-def rewrite_lines(doc: TextDocument, items: list[tuple[Line, int, int]], report: Report, repository_text: str = "") -> None:
+def rewrite_lines(doc: TextDocument, items: list[tuple[Line, int, int]], report: Report, neuron_project: bool = True) -> None:
     """Rewrite the requirement ``line.text[start:end]`` of each item; extra specifiers become new lines below."""
-    planner = req.Planner.for_specs([line.text[s:e] for line, s, e in items], repository_text or doc.text())
+    planner = req.Planner.for_specs([line.text[s:e] for line, s, e in items], doc.text(), neuron_project)
     first_changed: Line | None = None
     for line, start, end in items:
         spec = line.text[start:end]
@@ -133,7 +133,7 @@ def _quote(spec: str, like: str) -> str:
     return f"{quote}{spec}{quote}"
 
 
-def edit_pip_install(doc: TextDocument, report: Report) -> None:
+def edit_pip_install(doc: TextDocument, report: Report, neuron_project: bool = True) -> None:
     """Rewrite the Neuron stack in ``pip install`` commands (shell, Dockerfile RUN, YAML run blocks, !pip)."""
     statements: list[list[CommandLine]] = []
     for cl in command_lines(doc):
@@ -160,7 +160,7 @@ def edit_pip_install(doc: TextDocument, report: Report) -> None:
                 continue
             owner = {id(tok): cl for cl, tok in group}
             joined = " ".join(word.text for word in words)
-            planner = req.Planner.for_specs([unquote(word.text) for word in requirements], joined)
+            planner = req.Planner.for_specs([unquote(word.text) for word in requirements], joined, neuron_project)
             if re.search(r"index-url\S*\s*=?\s*\S*neuron", full_text, re.I):
                 planner.repository_configured = True
             plans = []

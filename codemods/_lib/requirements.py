@@ -55,6 +55,10 @@ XLA_ONLY = {
 
 INF1 = {"torch-neuron", "neuron-cc"}
 
+#: Packages that only a Neuron project depends on.
+NEURON_PACKAGES = {"optimum-neuron", "torch-neuronx", "neuronx-cc", "libneuronxla", "neuronx-distributed",
+                   "neuronx-distributed-training", "neuronx-distributed-inference", "transformers-neuronx", *INF1}
+
 REPOSITORY_NOTE = (
     "torch-neuronx (and neuronx-cc) are published in AWS's Neuron package repository, not on PyPI (PyPI only has "
     "placeholders): install with pip's --extra-index-url pointing at AWS's Neuron package repository, or use a "
@@ -136,11 +140,15 @@ class Planner:
     added: set[str] = field(default_factory=set)
     repository_configured: bool = False
     needs_repository: bool = False
+    #: the file names a Neuron package, or the project targets Neuron: only then are torch-xla and the stock
+    #: pins touched (a TPU project's torch-xla stays)
+    neuron: bool = True
 
     @classmethod
-    def for_specs(cls, specs: list[str], text: str = "") -> "Planner":
+    def for_specs(cls, specs: list[str], text: str = "", neuron_project: bool = True) -> "Planner":
         present = {parsed.name for parsed in (parse(spec) for spec in specs) if parsed}
-        return cls(present=present, repository_configured=bool(re.search(r"index-url\S*\s*=?\s*\S*neuron", text, re.I)))
+        return cls(present=present, repository_configured=bool(re.search(r"index-url\S*\s*=?\s*\S*neuron", text, re.I)),
+                   neuron=neuron_project or bool(present & NEURON_PACKAGES))
 
     def new(self, name: str, spec: str) -> list[str]:
         """``spec`` unless the file already names ``name`` (its own line is rewritten) or it was added."""
@@ -159,6 +167,8 @@ def rewrite(text: str, planner: Planner) -> Rewrite | None:
     if parsed is None:
         return None
     name = parsed.name
+    if not planner.neuron and name not in NEURON_PACKAGES and name != "optimum":
+        return None  # torch-xla / stock pins of a project that does not target Neuron (a TPU project)
     if name == "optimum-neuron" or (name == "optimum" and {"neuron", "neuronx"} & set(parsed.extras)):
         return _optimum_neuron(parsed, planner)
     if name == "optimum" and "optimum-neuron" in planner.present:

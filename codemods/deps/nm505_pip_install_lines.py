@@ -37,4 +37,4 @@ class PipInstallNeuronStack(DepsTextRule):
     triggers = DEP_TRIGGERS
 
     def apply(self, doc: TextDocument) -> None:
-        deps.edit_pip_install(doc, self.report)
+        deps.edit_pip_install(doc, self.report, self.ctx.options.neuron_project)
