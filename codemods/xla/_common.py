@@ -45,12 +45,16 @@ class XlaRule(PythonRule):
 
     # ------------------------------------------------------------------ helpers
     # f-strings: before Python 3.12 an expression inside f"..." cannot use the same quote character.
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._fstrings = []  # f-strings never span statements: resets a stack another rule's leave may have skipped
+
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         self._fstrings = getattr(self, "_fstrings", [])
         self._fstrings.append(node.start[-1:])
 
     def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString) -> cst.FormattedString:
-        self._fstrings.pop()
+        if getattr(self, "_fstrings", None):
+            self._fstrings.pop()
         return updated
 
     def code_text(self) -> str:
