@@ -1,0 +1,63 @@
+"""Shared fixtures for the training-family tests: a tiny tokenizer and a tiny llama, built offline."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+WORDS = "the a cat dog sat ran on mat log fast slow red blue big small and then".split()
+
+
+@pytest.fixture(scope="session")
+def tiny_assets(tmp_path_factory) -> dict[str, str]:
+    """A WordLevel tokenizer wrapped in PreTrainedTokenizerFast and a 2-layer llama, saved to disk."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import AutoConfig, AutoModelForCausalLM, PreTrainedTokenizerFast
+
+    root = tmp_path_factory.mktemp("tiny")
+    vocab = {token: index for index, token in enumerate(["[PAD]", "[UNK]", "[EOS]", *WORDS])}
+    backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="[PAD]", unk_token="[UNK]", eos_token="[EOS]")
+    tokenizer.chat_template = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
+    tokenizer.save_pretrained(root / "tok")
+    config = AutoConfig.for_model(
+        "llama", hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, vocab_size=64, pad_token_id=0, eos_token_id=2, bos_token_id=2,
+    )
+    AutoModelForCausalLM.from_config(config).save_pretrained(root / "model")
+    return {"TOK_DIR": str(root / "tok"), "MODEL_DIR": str(root / "model")}
+
+
+RUNNER = textwrap.dedent(
+    """
+    import os, runpy, sys
+    if os.environ.get("NM_TEST_DISABLE_DYNAMO") == "1":
+        # The migrated script keeps torch_compile=True (what runs on Neuron). On this shared 2-core CPU the
+        # test skips the inductor compile: dynamo is disabled, so torch.compile returns the eager module.
+        import torch._dynamo
+        torch._dynamo.config.disable = True
+    runpy.run_path(sys.argv[1], run_name="__main__")
+    """
+)
+
+
+def run_script(path: Path, env_extra: dict[str, str], timeout: int = 240) -> dict:
+    """Run a migrated script in a fresh interpreter; it prints one JSON line prefixed RESULT=."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1", "WANDB_DISABLED": "true",
+           "TRL_EXPERIMENTAL_SILENCE": "1", **env_extra}
+    runner = path.parent / "_runner.py"
+    runner.write_text(RUNNER)
+    done = subprocess.run([sys.executable, str(runner), str(path)], env=env, capture_output=True, text=True, timeout=timeout,
+                          cwd=path.parent)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT=")]
+    assert lines, done.stdout[-3000:] + done.stderr[-3000:]
+    return json.loads(lines[-1][len("RESULT="):])
