@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Callable, Iterator, Sequence
 
+import ahocorasick
 import libcst
 
 from migrate.discovery import Candidate, discover
@@ -82,13 +83,30 @@ class _Plan:
     rules: list[type[Rule]]
     options: RuleOptions
     diff: bool
+    markers: dict[FileKind, list[tuple[str, str]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        triggers = {t for rule in self.rules for t in rule.triggers}
-        markers = {m for rule in self.rules for m in rule.markers}
-        everything = sorted(triggers | markers, key=len, reverse=True)
-        self.any_pattern = re.compile("|".join(map(re.escape, everything))) if everything else None
-        self.markers = sorted(markers)
+        # One Aho-Corasick automaton over every trigger and marker anchor: a file is read once and
+        # scanned once, in C, whatever the number of rules (a regex alternation is 10x slower here).
+        words = {t for rule in self.rules for t in rule.triggers} | {a for pairs in self.markers.values() for a, _ in pairs}
+        self.automaton = ahocorasick.Automaton() if words else None
+        for word in words:
+            self.automaton.add_word(word, word)
+        if self.automaton is not None:
+            self.automaton.make_automaton()
+        self.marker_patterns = {
+            kind: [(anchor, re.compile(regex, re.MULTILINE)) for anchor, regex in pairs] for kind, pairs in self.markers.items()
+        }
+
+
+def _collect_markers(rules: Sequence[type[Rule]]) -> dict[FileKind, list[tuple[str, str]]]:
+    markers: dict[FileKind, list[tuple[str, str]]] = {}
+    for rule in rules:
+        for kind, pairs in rule.markers.items():
+            for pair in pairs:
+                if pair not in markers.setdefault(kind, []):
+                    markers[kind].append(pair)
+    return markers
 
 
 @dataclass
@@ -120,14 +138,17 @@ def _scan(candidate: Candidate) -> _Scanned:
         return _Scanned(candidate, candidate.kind, error=f"cannot read: {error.strerror or error}")
     kind = candidate.kind or kind_from_content(data[:256])
     scanned = _Scanned(candidate, kind)
-    if kind is None or plan.any_pattern is None:
+    if kind is None or plan.automaton is None:
         return scanned
     text = data.decode("utf-8", errors="replace")
-    if not plan.any_pattern.search(text):
+    found = {word for _, word in plan.automaton.iter(text)}
+    if not found:
         return scanned
-    scanned.has_marker = any(marker in text for marker in plan.markers)
+    scanned.has_marker = any(
+        anchor in found and pattern.search(text) for anchor, pattern in plan.marker_patterns.get(kind, ())
+    )
     for rule in plan.rules:
-        if _handles(rule, kind) and any(trigger in text for trigger in rule.triggers):
+        if _handles(rule, kind) and not found.isdisjoint(rule.triggers):
             if rule.scope == "neuron-project":
                 scanned.needs_if_neuron = True
             else:
@@ -207,17 +228,19 @@ def run(
     """Migrate ``paths`` with ``rules`` (default: every registered rule, filtered by --select/--ignore).
     Raises DiscoveryError / UnknownRuleError for bad input, before touching anything."""
     started = time.perf_counter()
-    rules = select_rules(all_rules() if rules is None else rules, options.select, options.ignore)
+    registered = all_rules() if rules is None else rules
+    markers = _collect_markers(registered)  # from every rule: --ignore must not change what a Neuron project is
+    rules = select_rules(registered, options.select, options.ignore)
     candidates = list(discover(paths, options.exclude))
     jobs = options.jobs or os.cpu_count() or 1
     rule_options = RuleOptions(device_style=options.device_style, inline_notes=options.inline_notes)
-    plan = _Plan(rules, rule_options, options.diff)
+    plan = _Plan(rules, rule_options, options.diff, markers)
 
     scanned = list(_map(_scan, candidates, plan, jobs))
     neuron_project = options.xla or any(item.has_marker for item in scanned)
     if not neuron_project:
         rules = [rule for rule in rules if rule.scope != "neuron-project"]
-    plan = _Plan(rules, RuleOptions(options.device_style, options.inline_notes, neuron_project), options.diff)
+    plan = _Plan(rules, RuleOptions(options.device_style, options.inline_notes, neuron_project), options.diff)  # no markers needed now
 
     result = RunResult([str(path) for path in paths], options, rules, neuron_project)
     work: list[tuple[Candidate, FileKind]] = []

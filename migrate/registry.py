@@ -11,7 +11,7 @@ import importlib
 import inspect
 import pkgutil
 import re
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from migrate.rule import PythonRule, Rule, SweepRule, TextRule
 
@@ -59,6 +59,10 @@ def _validate(rule: type[Rule]) -> None:
         raise RegistryError(f"{rule.id}: a rule needs a name, file kinds and triggers")
     if not rule.summary():
         raise RegistryError(f"{rule.id}: a rule needs a docstring")
+    if not isinstance(rule.markers, Mapping) or not all(
+        isinstance(pair, tuple) and len(pair) == 2 for pairs in rule.markers.values() for pair in pairs
+    ):
+        raise RegistryError(f"{rule.id}: markers must map file kinds to (anchor, regex) pairs")
 
 
 def select_rules(

@@ -64,8 +64,10 @@ class Rule:
     triggers: ClassVar[tuple[str, ...]] = ()
     #: "any" or "neuron-project": the latter only runs when the project targets Neuron (see ``markers``).
     scope: ClassVar[str] = "any"
-    #: Substrings that show a project targets Neuron (used to decide whether torch_xla code is Neuron code).
-    markers: ClassVar[tuple[str, ...]] = ()
+    #: What shows that a project targets Neuron, per file kind: (literal anchor, regex) pairs. The anchor
+    #: makes the engine's one-pass scan cheap; the regex (multiline) must match for the marker to count.
+    #: If any file of a run carries one, "neuron-project" rules run. See codemods/_tables/project_markers.py.
+    markers: ClassVar[Mapping[FileKind, tuple[tuple[str, str], ...]]] = {}
 
     @classmethod
     def summary(cls) -> str:

@@ -26,6 +26,7 @@ from typing import Iterable
 from migrate.filekinds import FileKind
 from migrate.rule import Safety, SweepHit, SweepRule
 
+from codemods._tables.project_markers import MARKERS
 from codemods.sweep._patterns import pattern, scan
 
 PATTERNS = (
@@ -62,10 +63,7 @@ class OptimumNeuronLeftovers(SweepRule):
     kinds = frozenset(FileKind) - {FileKind.NOTEBOOK}
     triggers = ("optimum.neuron", "optimum.exporters.neuron", "neuronx_distributed", "neuron_parallel_compile",
                 "optimum-cli", "optimum-neuron", "optimum[neuron")
-    markers = ("from optimum.neuron", "import optimum.neuron", "from optimum.exporters.neuron", "neuron_parallel_compile",
-               "optimum-cli export neuron", "NEURON_CC_FLAGS", "NEURON_RT_", "NEURON_EXTRACT_GRAPHS_ONLY",
-               "NEURON_PARALLEL_COMPILE", "PJRT_DEVICE=NEURON", "import neuronx_distributed", "from neuronx_distributed",
-               "optimum-neuron==", "optimum-neuron[", "optimum-neuron>", "optimum[neuron")
+    markers = MARKERS  # the project-wide Neuron markers live with this rule: it is always active
 
     def scan(self, text: str, kind: FileKind) -> Iterable[SweepHit]:
         patterns = PATTERNS if kind is not FileKind.PYTHON else PATTERNS[:-1]

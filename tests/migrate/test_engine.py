@@ -57,7 +57,7 @@ class ScopedToy(PythonRule):
     id = "NM992"
     name = "toy-scoped"
     scope = "neuron-project"
-    markers = ("MARKER_OF_NEURON",)
+    markers = {FileKind.SHELL: (("MARKER_OF_NEURON", r"^export MARKER_OF_NEURON=1"),)}
     triggers = ("tpu_thing",)
     moves = {"tpu.tpu_thing": "neuron.thing"}
 
