@@ -54,7 +54,11 @@ def with_commas(args: list[cst.Arg], like: Sequence[cst.Arg] = ()) -> list[cst.A
     out = []
     for index, arg in enumerate(args):
         last = index == len(args) - 1
-        out.append(arg.with_changes(comma=trailing if last else separator))
+        if last:
+            after = like[-1].whitespace_after_arg if like else cst.SimpleWhitespace("")
+            out.append(arg.with_changes(comma=trailing, whitespace_after_arg=after))
+        else:
+            out.append(arg.with_changes(comma=separator, whitespace_after_arg=cst.SimpleWhitespace("")))
     return out
 
 
@@ -70,6 +74,7 @@ class _ScopeGatherer(cst.CSTVisitor):
         self.name_counts: dict[str, int] = {}
         self.assignments: dict[str, list[cst.SimpleStatementLine]] = {}  # name -> `name = ...` statements
         self._statement: cst.SimpleStatementLine | None = None
+        self._not_references: set[int] = set()  # attribute names and keyword names
 
     def _scope(self) -> dict[str, Any]:
         return self.values.setdefault(id(self.stack[-1]), {})
@@ -91,7 +96,15 @@ class _ScopeGatherer(cst.CSTVisitor):
         self.stack.pop()
 
     def visit_Name(self, node: cst.Name) -> None:
-        self.name_counts[node.value] = self.name_counts.get(node.value, 0) + 1
+        if id(node) not in self._not_references:
+            self.name_counts[node.value] = self.name_counts.get(node.value, 0) + 1
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._not_references.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._not_references.add(id(node.keyword))
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._statement = node
@@ -301,6 +314,23 @@ class InferenceRule(PythonRule):
                 result.positional.append(arg)
         return result
 
+    def match_class(self, owner: cst.BaseExpression, table, call: cst.Call) -> str | None:
+        """The Neuron class ``owner`` names (from ``table``), or None. A name bound both to the Neuron class
+        and to its stock target (``try: from optimum.neuron import X as Auto... except ImportError: from
+        transformers import Auto...``) only counts when the call carries Neuron-only arguments."""
+        qualified = self.ctx.matches(owner, table)
+        if qualified is None:
+            return None
+        bindings = self.ctx.qualnames(owner)
+        target = table[qualified] if isinstance(table, dict) else None
+        if target is not None and target in bindings:
+            neuron_only = any(
+                arg.star == "**" or (arg.keyword is not None and arg.keyword.value in NEURON_ONLY) for arg in call.args
+            )
+            if not neuron_only:
+                return None
+        return qualified
+
     def name_count(self, name: str) -> int:
         return self._name_counts.get(name, 0)
 
@@ -408,6 +438,12 @@ TRACED_DROP = frozenset({
     "neuron_config", "encoder_file_name", "decoder_file_name", "dynamic_batch_size", "auto_cast",
     "compiler_args", "input_shapes", "disable_validation", "atol",
 })
+
+
+NEURON_ONLY = frozenset(SHAPE_KEYS) | {
+    "export", "auto_cast", "auto_cast_type", "num_cores", "tensor_parallel_size", "compiler_args", "input_shapes",
+    "dynamic_batch_size", "inline_weights_to_neff", "optlevel", "disable_neuron_cache", "compiler_workdir",
+}
 
 
 @dataclass

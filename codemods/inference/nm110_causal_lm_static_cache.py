@@ -126,7 +126,7 @@ class CausalLMStaticCache(InferenceRule):
 
     def _method(self, node: cst.CSTNode) -> str | None:
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            if self.ctx.matches(node.func.value, DECODERS):
+            if self.match_class(node.func.value, DECODERS, node):
                 return node.func.attr.value
         return None
 
@@ -208,7 +208,7 @@ class CausalLMStaticCache(InferenceRule):
             new_args.append(kwarg("dtype", dtype))
             if isinstance(dtype, str) and dtype.startswith("torch."):
                 self.ctx.add_import("torch")
-        elif not compiled and "auto_cast_type" not in values:
+        elif not compiled and method == "from_pretrained" and "auto_cast_type" not in values:
             notes.append("auto_cast_type not given: optimum compiled in fp32 (<= 0.1.0) or bf16 (0.2.0-0.3.0); now "
                          "the checkpoint dtype is used - pass dtype= to pin it")
 

@@ -64,11 +64,11 @@ class TracedModelToAutoClass(InferenceRule):
 
     def is_target_call(self, call: cst.Call) -> bool:
         func = call.func
-        return isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and bool(self.ctx.matches(func.value, TRACED))
+        return isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and bool(self.match_class(func.value, TRACED, call))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and self.ctx.matches(func.value, TRACED)):
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and self.match_class(func.value, TRACED, original)):
             return updated
         arguments = self.arguments(updated)
         split = split_traced(self, arguments, default_cast="torch.float32")

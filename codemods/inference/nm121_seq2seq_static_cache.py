@@ -56,11 +56,11 @@ class Seq2SeqStaticCache(InferenceRule):
 
     def is_target_call(self, call: cst.Call) -> bool:
         func = call.func
-        return isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and bool(self.ctx.matches(func.value, SEQ2SEQ))
+        return isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and bool(self.match_class(func.value, SEQ2SEQ, call))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and self.ctx.matches(func.value, SEQ2SEQ)):
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and self.match_class(func.value, SEQ2SEQ, original)):
             return updated
         arguments = self.arguments(updated)
         split = split_traced(self, arguments, default_cast="torch.float32")

@@ -60,13 +60,13 @@ class SentenceTransformersEmbedding(InferenceRule):
 
     def is_target_call(self, call: cst.Call) -> bool:
         func = call.func
-        return isinstance(func, cst.Attribute) and func.attr.value in ("from_pretrained", "export") and bool(self.ctx.matches(func.value, MOVES))
+        return isinstance(func, cst.Attribute) and func.attr.value in ("from_pretrained", "export") and bool(self.match_class(func.value, MOVES, call))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
         if not (isinstance(func, cst.Attribute) and func.attr.value in ("from_pretrained", "export")):
             return updated
-        qualified = self.ctx.matches(func.value, MOVES)
+        qualified = self.match_class(func.value, MOVES, original)
         if qualified is None:
             return updated
         if qualified in ST and func.attr.value == "from_pretrained":

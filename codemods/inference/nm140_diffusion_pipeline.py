@@ -73,26 +73,29 @@ class DiffusionPipeline(InferenceRule):
 
     def is_target_call(self, call: cst.Call) -> bool:
         func = call.func
-        return isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and bool(self.ctx.matches(func.value, MOVES))
+        return isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and bool(self.match_class(func.value, MOVES, call))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained"):
             return updated
-        qualified = self.ctx.matches(func.value, MOVES)
+        qualified = self.match_class(func.value, MOVES, original)
         if qualified is None:
             return updated
         arguments = self.arguments(updated)
         split = split_traced(self, arguments, keep=DIFFUSERS_KEEP)
         notes = list(split.notes)
+        groups: dict[str, list[str]] = {}
         for key, arg in split.other.items():
             if key in ADAPTERS:
-                if ADAPTERS[key]:
-                    notes.append(f"{key}={arg.value and _short(arg)}: {ADAPTERS[key]}")
+                lead = key if ADAPTERS[key] else next(k for k in ADAPTERS if ADAPTERS[k] and k.split("_")[0] == key.split("_")[0])
+                groups.setdefault(lead, []).append(f"{key}={_short(arg)}")
                 split.dropped.append(key)
             else:
                 split.args.append(arg)
                 notes.append(f"`{key}=` is not an argument this rule knows: check it is valid for the diffusers from_pretrained")
+        for lead, given in groups.items():
+            notes.append(f"{', '.join(given)}: {ADAPTERS[lead]}")
         values = dict(arguments.keywords)
         if split.dtype is not None:
             split.args.append(kwarg("dtype", split.dtype))

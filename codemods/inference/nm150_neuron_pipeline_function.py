@@ -60,10 +60,10 @@ class NeuronPipelineFunction(InferenceRule):
     legacy_modules = ("optimum.neuron",)
 
     def is_target_call(self, call: cst.Call) -> bool:
-        return bool(self.ctx.matches(call.func, MOVES))
+        return bool(self.match_class(call.func, MOVES, call))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        if not self.ctx.matches(original.func, MOVES):
+        if not self.match_class(original.func, MOVES, original):
             return updated
         arguments = self.arguments(updated)
         split = split_traced(self, arguments, keep=PIPELINE_KEEP)
@@ -83,8 +83,9 @@ class NeuronPipelineFunction(InferenceRule):
             split.args.append(kwarg("dtype", split.dtype))
         if "device" not in values and "device_map" not in values:
             split.args.append(kwarg("device", self.device()))
-        if split.export is not True and "model" in values and isinstance(values["model"].value, (cst.SimpleString, cst.Name, cst.Attribute)):
-            notes.append(compiled_note(values["model"]))
+        model = values.get("model") or (arguments.positional[1] if len(arguments.positional) > 1 else None)
+        if split.export is not True and model is not None and isinstance(model.value, (cst.SimpleString, cst.Name, cst.Attribute)):
+            notes.append(compiled_note(model))
         task = self.literal(arguments.positional[0].value) if arguments.positional else (
             self.literal(values["task"].value) if "task" in values else None)
         target = self.assignment_target(original)
