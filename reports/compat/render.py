@@ -93,10 +93,11 @@ def _compact(value: Any) -> str:
     return json.dumps(finite(value), sort_keys=True, separators=(", ", ": "))
 
 
-def extra_details(details: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Details not shown elsewhere in the panel (lowering, tp, cache, graphs ...), as compact JSON."""
+def extra_details(details: Mapping[str, Any], limit: int = 240) -> list[tuple[str, str]]:
+    """Details not shown elsewhere in the panel (lowering, tp, cache, graphs ...), as compact JSON cut at
+    ``limit`` characters (the JSON report has them whole)."""
     return [
-        (key, _compact(value))
+        (key, short(_compact(value), limit))
         for key, value in sorted(details.items())
         if key not in DETAIL_KEYS_SHOWN and value not in (None, [], {}, "")
     ]

@@ -23,7 +23,7 @@ from reports.compat.results import load_results
 from reports.compat.summary import build_summary
 from reports.schemas import COMPAT_RESULTS
 
-from .conftest import GOLDEN, RESULTS, find
+from .conftest import FIXTURES, GOLDEN, RESULTS, find
 
 UPDATE = os.environ.get("NEURON_COMPAT_UPDATE_GOLDEN") == "1"
 
@@ -268,3 +268,17 @@ def test_shared_layout_works_from_a_plain_jinja_environment():
     ).render(generator="neuron-migrate 0.1.0", name="<x>")
     assert "<h1>&lt;x&gt;</h1>" in page and "nm-stat warn" in page and "--ok:" in page
     assert 'data-table="t1"' in page and "applyFilters" in page
+
+
+def test_rows_captured_from_a_real_cpu_scan_read_validate_and_render(validator):
+    """fixtures/scan-cpu-llama.jsonl: two rows written by compat_matrix.worker.run_job (llama, eager and compiled,
+    CPU/inductor/float32): the contract between the scan and the reports, with every detail key it writes."""
+    results = load_results(FIXTURES / "scan-cpu-llama.jsonl")
+    assert results.problems == [] and len(results.rows) == 2
+    summary = build_summary(results)
+    validator.validate(json.loads(render_json(summary)))
+    html = render_html(summary)
+    assert "forward: 0 / 0.000157; generate: 1.192e-07 / 0.000154 · tokens match" in html
+    lowering = re.search(r"<dt>lowering</dt><dd><code>(.*?)</code>", html).group(1)  # 930 characters of JSON
+    assert lowering.endswith("…") and len(lowering.replace("&#34;", '"')) == 240  # cut in the page, whole in JSON
+    assert ET.fromstring(render_junit(summary)).get("failures") == "0"
