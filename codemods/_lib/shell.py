@@ -274,6 +274,11 @@ def cut(line: Line, spans: list[tuple[int, int]]) -> None:
         while after < len(text) and text[after] in " \t":
             after += 1
         rest = text[after:]
+        if rest.startswith("#"):  # a comment follows: keep its spacing, take the blanks before the word
+            while start > 0 and text[start - 1] in " \t":
+                start -= 1
+            text = text[:start] + (text[end:] if text[:start].strip() else rest)
+            continue
         if rest and not (rest.startswith("\\") and rest[1:].strip() == ""):
             text = text[:start] + rest  # a word in the middle: take the blanks after it
             continue
@@ -456,6 +461,12 @@ def env_sites(doc: TextDocument) -> Iterator[EnvSite]:
                 if name:
                     yield EnvSite(cl, name, unquote(word.text[len(name) + 1:]), word, words, toks, False)
             continue
+        make = _MAKE_ASSIGN.match(text[cl.start:cl.end])
+        if make:  # Makefile `[export] NAME = value` (never an assignment in shell, where it would run NAME)
+            whole = Tok("word", cl.start, cl.end - (len(text[cl.start:cl.end]) - len(text[cl.start:cl.end].rstrip())),
+                        text[cl.start:cl.end].rstrip())
+            yield EnvSite(cl, make.group(2), make.group(3).strip(), whole, [whole], [whole], False)
+            continue
         toks, _ = lex(text, cl.start, cl.end)
         for command in simple_commands(toks):
             head = command[0].text
@@ -485,6 +496,7 @@ def env_sites(doc: TextDocument) -> Iterator[EnvSite]:
                 pass
 
 
+_MAKE_ASSIGN = re.compile(r"^(export\s+)?([A-Za-z_][A-Za-z0-9_]*)(?:\s+(?:[:?+!]|::)?=\s*|\s*(?:[:?+!]|::)=\s*)(.*)$")
 _YAML_NAME = re.compile(r"^(\s*)-\s+name:\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)[\"']?\s*(#.*)?$")
 _YAML_VALUE = re.compile(r"^(\s*)value:\s*(.*?)\s*(#.*)?$")
 _YAML_MAP = re.compile(r"^(\s*)[\"']?([A-Z_][A-Z0-9_]*)[\"']?:\s*(.*?)\s*(#.*)?$")
@@ -693,9 +705,14 @@ def export_todo(words: list[str]) -> str:
 
 
 def edit_optimum_cli(doc: TextDocument, report: Report) -> None:
-    for cl in list(command_lines(doc)):
+    all_lines = list(command_lines(doc))
+    for position, cl in enumerate(all_lines):
         line = cl.line
         code = line.text[cl.start:cl.end]
+        for later in all_lines[position + 1:]:  # the command's continuation lines carry more flags
+            if not later.continued or not code.rstrip().endswith("\\"):
+                break
+            code = code.rstrip()[:-1] + " " + later.line.text[later.start:later.end]
         if cl.exec_form:
             words = exec_words(code)
             if words and words[0].endswith("optimum-cli") and _OPTIMUM_CLI.search(" ".join(words)):

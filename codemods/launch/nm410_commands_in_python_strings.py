@@ -114,6 +114,10 @@ class CommandsInPythonStrings(PythonRule):
             self.todo(original, "this f-string holds a Neuron launch command but has escapes: edit it by hand")
             return updated
         new, found = shell.edit_shell_text(body)
+        sources = {_PLACEHOLDER.format(index): "{" + cst.Module([]).code_for_node(part.expression) + "}"
+                   for index, part in enumerate(expressions)}
+        found = [(severity, re.sub(r"__nm_expr_\d+__", lambda m: sources.get(m.group(0), m.group(0)), message))
+                 for severity, message in found]
         if new == body:
             for severity, message in found:
                 self.todo(original, message)
@@ -162,6 +166,13 @@ class CommandsInPythonStrings(PythonRule):
         values = [_string_value(element.value) for element in original.elements]
         strings = [value for value in values if value is not None]
         if not strings:
+            return updated
+        if strings[0].rsplit("/", 1)[-1] == "optimum-cli" and values[0] is not None:
+            import shlex
+
+            _, found = shell.edit_shell_text(shlex.join(value for value in values if value is not None))
+            for _, message in found:
+                self.todo(original, message)
             return updated
         argv_like = id(original) in self.argv_lists or any(value.endswith(".py") or value in _LAUNCHERS for value in strings)
         if shell.NPC not in strings and not argv_like:
