@@ -90,10 +90,15 @@ class _Dispatcher(cst.CSTTransformer):
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):  # type: ignore[override]
         result: object = updated
         node_type = type(original)
+        if isinstance(updated, cst.SimpleStatementLine) and not updated.body:
+            result = cst.RemoveFromParent()  # every statement on the line was removed by a child's rule
         for leave in self.leavers.get(node_type.__name__, ()):
-            result = leave(original, result)
-            if not isinstance(result, node_type):  # removed, flattened or replaced: later rules see no such node
-                break
+            if isinstance(result, node_type):
+                result = leave(original, result)
+            else:
+                # Removed, flattened or replaced by an earlier rule: later rules still get their leave
+                # call (so visit/leave state stays balanced) but cannot change the node any more.
+                leave(original, original)
         if isinstance(original, _STATEMENT_TYPES):
             result = self._attach_notes(original, result)
         return result

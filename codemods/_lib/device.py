@@ -48,7 +48,7 @@ def process_group_backend(style: DeviceStyle, device_source: str | None = None) 
     """The ``backend=`` for ``init_process_group``. ``device_source`` names a device variable in scope."""
     if style is DeviceStyle.NEURON:
         return Code('"neuron"')
-    target = device_source or f"({PORTABLE_DEVICE})"
+    target = device_source or PORTABLE_DEVICE  # an argument needs no parentheses around the `or`
     return Code(f"dist.get_default_backend_for_device({target})", (("torch", None, None), ("torch.distributed", None, "dist")))
 
 
