@@ -137,6 +137,8 @@ def apply_field_map(call: cst.Call, original: cst.Call, target: str, only: set[s
             result.moved[name] = arg
         elif mapping.action is FieldAction.DROP:
             result.fixed.append((original_arg, f"{name}: {mapping.message}"))
+        elif name in ("pipeline_parallel_size", "pipeline_parallel_num_microbatches") and value in (1, -1):
+            result.fixed.append((original_arg, f"{name}={value}: the optimum default (no pipeline parallelism), removed"))
         else:  # TODO: the stock class rejects the field, so it goes; the note keeps its value
             shown = source(arg.value)
             result.todo.append((original_arg, f"{name}={shown}: {mapping.message}"))

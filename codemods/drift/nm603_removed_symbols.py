@@ -59,6 +59,11 @@ class RemovedSymbols(PythonRule):
             elif qualified in CAVEATS:
                 self.todo(alias, CAVEATS[qualified])
 
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.ctx.matches(node.func, NO_REPLACEMENT)
+        if qualified is not None and qualified not in TELEMETRY and not isinstance(node.func, cst.Attribute):
+            self.todo(node, NO_REPLACEMENT[qualified])
+
     def visit_Attribute(self, node: cst.Attribute) -> None:
         qualified = self.ctx.matches(node, NO_REPLACEMENT)
         if qualified is not None and qualified not in TELEMETRY and not isinstance(node.value, cst.Call):
