@@ -102,9 +102,10 @@ def parse(text: str) -> Parsed | None:
     rest = text[match.end():].strip()
     marker = ""
     if ";" in rest and "://" not in rest.split(";")[0] or rest.startswith(";"):
-        rest, _, marker_text = rest.partition(";")
-        marker = "; " + marker_text.strip()
-        rest = rest.strip()
+        before, _, marker_text = rest.partition(";")
+        gap = before[len(before.rstrip()):]
+        marker = gap + ";" + marker_text  # as written, spacing included
+        rest = before.strip()
     extras = _split_extras(match.group(2)[1:-1]) if match.group(2) else []
     return Parsed(canonical(match.group(1)), match.group(1), extras, rest, marker, url=rest.startswith("@"))
 
