@@ -186,20 +186,30 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
         state["stage"] = "op_coverage"
         t0 = time.perf_counter()
 
-        def exercise() -> None:
+        def run_forward() -> None:
             generate.forward(model, input_ids)
+
+        def run_generate() -> None:
             generate.greedy(model, input_ids, chunked="chunked_prefill_error" not in gen, new_tokens=2)
 
         try:
-            coverage = (op_coverage.measured_on_neuron(exercise) if device == "neuron"
-                        else op_coverage.predicted(exercise, job.get("ops_file")))
+            coverage = (op_coverage.measured_on_neuron(run_forward, run_generate) if device == "neuron"
+                        else op_coverage.predicted(run_forward, run_generate, job.get("ops_file")))
             details.update(coverage)
         except Exception as exc:  # noqa: BLE001 - op coverage is evidence, not a gate
             details["op_coverage_error"] = one_line(exc)
         timings["op_coverage"] = round(time.perf_counter() - t0, 3)
         if details.get("fallback_ops"):
             label = "predicted CPU fallback" if details.get("fallback_ops_source") == "predicted" else "CPU fallback"
-            reasons.append(f"{label}: {', '.join(details['fallback_ops'])}")
+            model_ops = details.get("fallback_ops_forward")
+            loop_ops = details.get("fallback_ops_generation")
+            if model_ops is None:
+                reasons.append(f"{label}: {', '.join(details['fallback_ops'])}")
+            else:
+                if model_ops:
+                    reasons.append(f"{label}: {', '.join(model_ops)}")
+                if loop_ops:
+                    reasons.append(f"{label} in the generation loop: {', '.join(loop_ops)}")
         if details.get("float64_ops"):
             reasons.append(f"float64 ops (computed as float32 on Neuron): {', '.join(details['float64_ops'][:6])}")
         if details.get("complex_ops"):

@@ -12,11 +12,16 @@ A graph compiled at decode step >= 2 is a recompile across decode steps: on Neur
 from __future__ import annotations
 
 import logging
+import re
 import time
 from typing import Any
 
 from compat_matrix.checks import CheckFailed, one_line
 from compat_matrix.checks.generate import StepClock, static_generate
+
+
+_GUARD = re.compile(r"^- \d+/\d+: (.*)$")
+_LOCATION = re.compile(r"([\w./-]+\.py:\d+)")
 
 
 class CountingBackend:
@@ -51,9 +56,15 @@ class _RecompileLog(logging.Handler):
             return
         if "Recompiling" not in message:
             return
-        lines = [line.strip() for line in message.splitlines()]
-        guards = [line[2:] for line in lines if line.startswith("- ") and "User stack trace" not in line]
-        self.reasons.append(" ".join(guards[-1].split())[:300] if guards else lines[0][:300])
+        for line in message.splitlines():
+            match = _GUARD.match(line.strip())
+            if match:  # the first guard listed is the one that failed for the newest cache entry
+                guard, _, where = match.group(1).partition("#")
+                guard = re.sub(r"== -?\d+\b", "== <int>", " ".join(guard.split()))  # one entry per guard, not per value
+                location = _LOCATION.search(where or "")
+                self.reasons.append((guard + (f" at {location.group(1)}" if location else ""))[:300])
+                return
+        self.reasons.append(" ".join(message.splitlines()[0].split())[:300])
 
 
 def is_compile_error(exc: BaseException) -> bool:
@@ -74,11 +85,13 @@ def compiled_generate(model, input_ids, *, backend: str, fullgraph: bool) -> dic
     config = CompileConfig(backend=counting, fullgraph=fullgraph, dynamic=False, mode="default")
     config._compile_all_devices = True  # HF only auto-compiles on accelerators; the stand-in run must compile too
     log = _RecompileLog()
+    torch._logging.set_logs(recompiles=True)  # first: set_logs reconfigures the artifact loggers
     recompile_logger = logging.getLogger("torch._dynamo.guards.__recompiles")
-    old_propagate = recompile_logger.propagate
+    old_propagate, old_handlers = recompile_logger.propagate, list(recompile_logger.handlers)
+    for handler in old_handlers:
+        recompile_logger.removeHandler(handler)
     recompile_logger.addHandler(log)
     recompile_logger.propagate = False
-    torch._logging.set_logs(recompiles=True)
     started = time.perf_counter()
     error: BaseException | None = None
     try:
@@ -87,9 +100,11 @@ def compiled_generate(model, input_ids, *, backend: str, fullgraph: bool) -> dic
         error = exc
         result = None
     finally:
-        torch._logging.set_logs()
         recompile_logger.removeHandler(log)
+        for handler in old_handlers:
+            recompile_logger.addHandler(handler)
         recompile_logger.propagate = old_propagate
+        torch._logging.set_logs()
     elapsed = time.perf_counter() - started
     breaks = [{"reason": " ".join(str(reason).split())[:300], "count": count}
               for reason, count in sorted(counters["graph_break"].items(), key=lambda kv: -kv[1])]

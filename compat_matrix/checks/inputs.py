@@ -5,7 +5,7 @@ from __future__ import annotations
 
 PROMPT_LEN = 8
 PREFILL_CHUNK = 4  # two equal chunks: chunked prefill as in the TorchNeuron HF inference tutorial
-NEW_TOKENS = 6  # >= 1 prefill-produced token + 5 decode steps: at least three decode steps after the first compile
+NEW_TOKENS = 5  # 1 token from prefill + 4 decode steps: three decode steps after the one that compiles
 
 
 def special_ids(config) -> set[int]:

@@ -12,9 +12,11 @@ Calibration (see docs/compat-scan.md): a naive comparison flags ops that can nev
    ``NO_KERNEL_OPS`` (``_unsafe_view`` ...): they need no kernel and TorchNeuron does not report them as fallbacks;
 2. CPU-only kernel variants are mapped to the op the device dispatches instead (``CPU_VARIANTS``: SDPA's
    ``_scaled_dot_product_flash_attention_for_cpu`` -> ``_scaled_dot_product_fused_attention_overrideable``);
-3. ops with a ``CompositeExplicitAutograd`` kernel run that kernel on any backend without a registration of their own
-   (the dispatcher prefers it to the backend's boxed CPU fallback), so they are reported as ``composite_ops``, not as
-   fallbacks (``index_put_`` -> ``_index_put_impl_``, ``new_zeros`` ...).
+3. ops with a ``CompositeExplicitAutograd`` kernel and no Neuron kernel run that composite kernel on the device (the
+   dispatcher prefers it to the backend's boxed CPU fallback), so the op the composite calls is judged instead
+   (``COMPOSITE_CALLS``: ``index_put_`` -> ``_index_put_impl_``, which has a kernel: no fallback; ``sort`` ->
+   ``sort.stable``, which has none: fallback). Unmapped composites are judged by their own name. All are listed in
+   ``composite_ops``.
 
 What is left (``sort`` and ``argmax`` in routing and sampling, ``cumsum`` variants ...) is the signal.
 float64 and complex tensors seen by any op are reported too (Neuron computes float64 as float32).
@@ -46,6 +48,30 @@ CPU_VARIANTS = {
     "_scaled_dot_product_cudnn_attention": "_scaled_dot_product_fused_attention_overrideable",
     "_efficient_attention_forward": "_scaled_dot_product_fused_attention_overrideable",
     "_flash_attention_forward": "_scaled_dot_product_fused_attention_overrideable",
+}
+
+
+#: CompositeExplicitAutograd ops -> the op their composite kernel calls on a backend without its own kernel.
+#: (Reading the PyTorch sources; composites not listed here are judged by their own name, i.e. conservatively.)
+COMPOSITE_CALLS = {
+    "index_put_": "_index_put_impl_",
+    "index_put": "_index_put_impl_",
+    "sort": "sort.stable",
+    "empty_like": "empty_strided",
+    "zeros_like": "zero_",
+    "ones_like": "fill_",
+    "full_like": "fill_",
+    "new_zeros": "zero_",
+    "new_ones": "fill_",
+    "new_full": "fill_",
+    "new_empty": "empty",
+    "new_empty_strided": "empty_strided",
+    "zeros": "zero_",
+    "ones": "fill_",
+    "full": "fill_",
+    "fill": "fill_",
+    "rsub.Scalar": "sub",
+    "argsort": "argsort.stable",
 }
 
 
@@ -87,8 +113,8 @@ def _has_composite_explicit(qualified: str) -> bool:
         return False
 
 
-def make_recorder():
-    """A ``TorchDispatchMode`` that counts ops (base name and overload) and float64/complex use."""
+def make_recorder(ops_file: str | None = None):
+    """A ``TorchDispatchMode`` that counts ops (``name`` or ``name.overload``) and float64/complex use."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_leaves
@@ -105,15 +131,16 @@ def make_recorder():
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            out = func(*args, **kwargs)
             if func.namespace != "aten":
-                return out
+                return func(*args, **kwargs)
             base = func._schema.name.split("::", 1)[-1]
-            self.ops[base] += 1
-            self.funcs.setdefault(base, func)
+            key = base if func._overloadname == "default" else f"{base}.{func._overloadname}"
+            self.ops[key] += 1
+            self.funcs.setdefault(key, func)
+            out = func(*args, **kwargs)
             for leaf in tree_leaves((args, kwargs, out)):
                 if isinstance(leaf, torch.Tensor) and leaf.dtype in wide:
-                    (self.float64 if leaf.dtype == torch.float64 else self.complex).add(base)
+                    (self.float64 if leaf.dtype == torch.float64 else self.complex).add(key)
             return out
 
     return OpRecorder()
@@ -122,9 +149,10 @@ def make_recorder():
 def classify(recorder, ops_file: str | None = None) -> dict[str, Any]:
     """Turn the recorded ops into the op-coverage details (predicted fallbacks after calibration)."""
     supported = supported_ops(ops_file)
-    views, mapped, composite, fallback = set(), {}, set(), Counter()
-    for base, count in recorder.ops.items():
-        func = recorder.funcs[base]
+    views, mapped, composite, fallback = set(), {}, {}, Counter()
+    for key, count in recorder.ops.items():
+        func = recorder.funcs[key]
+        base = key.split(".", 1)[0]
         if base in NO_KERNEL_OPS or _is_view(func):
             views.add(base)
             continue
@@ -134,8 +162,14 @@ def classify(recorder, ops_file: str | None = None) -> dict[str, Any]:
         if target in supported:
             continue
         if target == base and _has_composite_explicit(func._schema.name):
-            composite.add(base)
-            continue
+            inner = COMPOSITE_CALLS.get(key) or COMPOSITE_CALLS.get(base)
+            if inner is not None:
+                composite[key] = inner
+                if inner.split(".", 1)[0] in supported:
+                    continue
+                target = inner.split(".", 1)[0]
+            else:
+                composite[key] = None  # composite kernel not mapped: judged by its own name (conservative)
         fallback[target] += count
     return {
         "fallback_ops": sorted(fallback),
@@ -143,29 +177,43 @@ def classify(recorder, ops_file: str | None = None) -> dict[str, Any]:
         "fallback_ops_source": "predicted",
         "excluded_view_ops": sorted(views),
         "mapped_variants": mapped,
-        "composite_ops": sorted(composite),
+        "composite_ops": dict(sorted(composite.items())),
         "float64_ops": sorted(recorder.float64),
         "complex_ops": sorted(recorder.complex),
         "distinct_ops": len(recorder.ops),
     }
 
 
-def predicted(run, ops_file: str | None = None) -> dict[str, Any]:
-    """Run ``run()`` under the recorder and classify what it executed."""
-    recorder = make_recorder()
+def predicted(forward, generate=None, ops_file: str | None = None) -> dict[str, Any]:
+    """Run ``forward()`` (the model) and ``generate()`` (the generation loop) under recorders; classify what ran.
+
+    ``fallback_ops`` is the union; ``fallback_ops_forward`` the part the model's own forward needs, so the
+    generation loop's ops (``argmax`` of greedy decoding, ``isin`` of the stopping criteria) can be told apart."""
+    recorder = make_recorder(ops_file)
     with recorder:
-        run()
-    return classify(recorder, ops_file)
+        forward()
+    result = classify(recorder, ops_file)
+    result["fallback_ops_forward"] = list(result["fallback_ops"])
+    if generate is not None:
+        with recorder:
+            generate()
+        merged = classify(recorder, ops_file)
+        merged["fallback_ops_forward"] = result["fallback_ops_forward"]
+        result = merged
+    result["fallback_ops_generation"] = sorted(set(result["fallback_ops"]) - set(result["fallback_ops_forward"]))
+    return result
 
 
-def measured_on_neuron(run) -> dict[str, Any]:
+def measured_on_neuron(forward, generate=None) -> dict[str, Any]:
     """On a Neuron device: TorchNeuron's own op tracking (deduplicated op names that ran on CPU)."""
     import torch_neuronx  # noqa: PLC0415 - only importable on a Neuron host
 
     recorder = make_recorder()
     torch_neuronx.clear_op_tracking()
     with recorder:
-        run()
+        forward()
+        if generate is not None:
+            generate()
     fallback = sorted(str(op).split("::", 1)[-1] for op in torch_neuronx.get_fallback_ops())
     return {
         "fallback_ops": fallback,
