@@ -24,9 +24,7 @@ from reports.compat.results import RESULTS_FILE, Problem, environment, sort_key
 @dataclass
 class MergeResult:
     rows: list[dict[str, Any]]
-    problems: list[Problem] = field(default_factory=list)
-    duplicates: int = 0
-    conflicts: int = 0
+    problems: list[Problem] = field(default_factory=list)  # kinds: duplicate, conflict, environment, shards
 
 
 def outcome(row: Mapping[str, Any]) -> tuple[str, str]:
@@ -50,7 +48,6 @@ def merge_rows(
             winner = (where, row) if newer else (old_where, old)
             job = f"{key[0]}/{key[1]}"
             if outcome(row) == outcome(old):
-                result.duplicates += 1
                 result.problems.append(
                     Problem(
                         "warning",
@@ -60,7 +57,6 @@ def merge_rows(
                     )
                 )
             else:
-                result.conflicts += 1
                 message = (
                     f"conflict: {old_where} says {'/'.join(outcome(old))}, {where} says {'/'.join(outcome(row))}"
                 )
