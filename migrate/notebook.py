@@ -347,7 +347,15 @@ def _migrate_python(text: str, path: PurePath, rules, options) -> tuple[str, lis
     if sorted(seen) != list(range(len(magics))):
         return text, [(1, Severity.ERROR, NOTEBOOK_RULE, "the Python rules moved or removed an IPython magic line; "
                        "cell left unchanged: migrate it by hand")]
-    return "".join(restored), findings
+    new_text = "".join(restored)
+    if new_text != text and result.text == masked:  # only magic lines changed: the Python side was never parsed
+        import libcst
+
+        try:
+            libcst.parse_module(masked)
+        except Exception as error:
+            return text, [(1, Severity.ERROR, NOTEBOOK_RULE, f"does not parse as Python ({type(error).__name__}); left unchanged")]
+    return new_text, findings
 
 
 _SHELL_LINE_MAGICS = {"sx", "system"}
