@@ -261,7 +261,6 @@ class CausalLMStaticCache(InferenceRule):
             setup.append(f"compile_config={self.compile_config(target)}")
             self.add_after([f"{target}.generation_config.update({', '.join(setup)})\n"])
         else:
-            self.ctx.add_import("transformers", "CompileConfig")
             notes.append("set up generation on the loaded model: model.generation_config.update("
                          f"{', '.join(setup)}, compile_config=CompileConfig(backend=\"neuron\", dynamic=False, "
                          "mode=\"default\"))")
