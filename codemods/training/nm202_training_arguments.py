@@ -42,7 +42,21 @@ import libcst as cst
 
 from codemods._lib.training import (apply_field_map, distributed_dict, has_star_kwargs, insert_preamble, kwarg,
                                     literal, new_kwarg, set_args, source)
-from codemods._tables.training_symbols import NEURON_ARGS_CLASSES
+from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS, TRAINING_MOVES
+
+NEURON_CLASSES = {**NEURON_ARGS_CLASSES, **NEURON_TRAINERS}
+PARSERS = {old for old, new in TRAINING_MOVES.items() if new == "transformers.HfArgumentParser"} | {"transformers.HfArgumentParser"}
+#: 0.4.x NeuronTrainingArguments defaults that differ from stock (map 2.7 "Default differences")
+DEFAULTS_04 = (
+    ("per_device_train_batch_size", "per_device_train_batch_size 1 (stock 8)"),
+    ("optim", 'optim "adamw_torch" (stock "adamw_torch_fused")'),
+)
+
+
+def _names(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [element.value for element in node.elements]
+    return [node]
 from migrate.rule import PythonRule, Safety
 
 
@@ -57,8 +71,23 @@ class TrainingArguments(PythonRule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.migrated = False
+        #: the file binds a Neuron arguments class (parsed or called): attribute reads get the T13 note
+        self.neuron_args = any(q in NEURON_ARGS_CLASSES for qs in ctx.imports.bindings.values() for q in qs)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if not self.migrated and self.ctx.matches(node, NEURON_CLASSES):
+            self.migrated = True  # the preamble goes into every entry script that used the Neuron trainer stack
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if not self.migrated and self.ctx.matches(node, NEURON_CLASSES):
+            self.migrated = True
+        if self.neuron_args and node.attr.value == "world_size" and not self.ctx.qualnames(node):
+            self.todo(node, "optimum-neuron's training_args.world_size was the data-parallel size; stock world_size is the process count (use model.config.distributed_config.dp_size) (T13)")
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if self.ctx.matches(original.func, PARSERS) is not None:
+            self._parser(original)
+            return updated
         qualified = self.ctx.matches(original.func, NEURON_ARGS_CLASSES)
         if qualified is None:
             return updated
@@ -72,9 +101,11 @@ class TrainingArguments(PythonRule):
         args = result.args
         names = {a.keyword.value for a in args if a.keyword is not None}
         tp = result.distributed.get("tp_size")
+        self.dtype_added = False
         if tp is not None:
             args = self._tensor_parallel(original, args, names, target, tp)
         splat = has_star_kwargs(updated)
+        args = self._precision_and_defaults(original, args, names, target, tp, splat)
         if "torch_compile" not in names and not splat:
             args.append(new_kwarg("torch_compile", "True"))
             self.fixed(original, "torch_compile=True added: the Trainer compiles with the neuron backend on Neuron (map 2.7)")
@@ -89,6 +120,27 @@ class TrainingArguments(PythonRule):
                 self.fixed(original, 'packing_strategy="wrapped" added: trl 1.x default bfd packing is padding-free, which optimum forbade on Neuron (T6)')
         return set_args(updated, args)
 
+    def _parser(self, original: cst.Call) -> None:
+        parsed = [a for a in original.args if any(self.ctx.matches(n, NEURON_ARGS_CLASSES) for n in _names(a.value))]
+        if parsed:
+            self.todo(original, "arguments parsed from the command line: the launch-layer rules rewrite the Neuron --flags with the same field map; add --torch_compile true (and for tensor parallelism pass distributed_config to from_pretrained / model_init_kwargs)")
+
+    def _precision_and_defaults(self, original: cst.Call, args: list[cst.Arg], names: set[str], target: str, tp, splat: bool) -> list[cst.Arg]:
+        optim = next((a for a in args if a.keyword is not None and a.keyword.value == "optim"), None)
+        if optim is not None and literal(optim.value) == "adamw_torch_xla":
+            args = [a.with_changes(value=cst.SimpleString('"adamw_torch"')) if a is optim else a for a in args]
+            self.fixed(kwarg(original, "optim"), 'optim "adamw_torch_xla" -> "adamw_torch" (no XLA optimizer on TorchNeuron)')
+        bf16 = kwarg(original, "bf16")
+        if self.dtype_added:
+            self.fixed(bf16, 'bf16=True: "dtype": "bfloat16" added to model_init_kwargs (optimum-neuron 0.4.x trained bf16 weights; trl loads float32 otherwise) (T19)')
+        elif bf16 is not None and literal(bf16.value) is True and "use_autocast" not in names and kwarg(original, "use_autocast") is None:
+            self.todo(bf16, "bf16=True meant full-bf16 weights in optimum-neuron 0.4.x (XLA_USE_BF16 before); stock bf16=True is autocast over fp32 weights: load the model with dtype=torch.bfloat16 to keep bf16 weights (T19)")
+        if not splat:
+            missing = [text for field, text in DEFAULTS_04 if field not in names]
+            if missing:
+                self.todo(original, "defaults differ from optimum-neuron 0.4.x: " + ", ".join(missing) + "; set them explicitly if the old run relied on them (T31)")
+        return args
+
     def _tensor_parallel(self, original: cst.Call, args: list[cst.Arg], names: set[str], target: str, tp) -> list[cst.Arg]:
         original_arg = kwarg(original, "tensor_parallel_size")
         if literal(tp) == 1:
@@ -98,6 +150,10 @@ class TrainingArguments(PythonRule):
             self.ctx.add_import("os")
             existing = next((a for a in args if a.keyword is not None and a.keyword.value == "model_init_kwargs"), None)
             entries = f'"distributed_config": {distributed_dict(tp)}, "device_map": None'
+            bf16 = next((a for a in args if a.keyword is not None and a.keyword.value == "bf16"), None)
+            if bf16 is not None and literal(bf16.value) is True:
+                entries += ', "dtype": "bfloat16"'  # trl loads in float32 otherwise (T17); optimum kept bf16 weights (T19)
+                self.dtype_added = True
             if existing is None:
                 self.fixed(original_arg, f"tensor_parallel_size -> model_init_kwargs distributed_config (tp_size={source(tp)}, fsdp_size=WORLD_SIZE // tp_size) with device_map None (T17); launch with torchrun, one process per NeuronCore")
                 return [*args, new_kwarg("model_init_kwargs", "{" + entries + "}")]
