@@ -103,7 +103,7 @@ def gate_baseline(
     env = baseline["environment"]
     result.header = (
         f"neuron-compat gate: {results_arg} against {baseline_path} "
-        f"(device {env['device']}, backend {env['backend']}, dtype {env['dtype']})"
+        f"(device {env['device'] or '–'}, backend {env['backend'] or '–'}, dtype {env['dtype'] or '–'})"
     )
     if not check_usable(results, env, allow_device_change, result):
         return result
