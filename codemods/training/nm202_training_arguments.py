@@ -100,6 +100,7 @@ class TrainingArguments(PythonRule):
             self.todo(node, message)
         args = result.args
         names = {a.keyword.value for a in args if a.keyword is not None}
+        args = [self._model_init_kwargs(original, a) if a.keyword is not None and a.keyword.value == "model_init_kwargs" else a for a in args]
         tp = result.distributed.get("tp_size")
         self.dtype_added = False
         if tp is not None:
@@ -119,6 +120,23 @@ class TrainingArguments(PythonRule):
                 args.append(new_kwarg("packing_strategy", '"wrapped"'))
                 self.fixed(original, 'packing_strategy="wrapped" added: trl 1.x default bfd packing is padding-free, which optimum forbade on Neuron (T6)')
         return set_args(updated, args)
+
+    def _model_init_kwargs(self, original: cst.Call, arg: cst.Arg) -> cst.Arg:
+        """``torch_dtype`` -> ``dtype`` and ``attn_implementation="flash_attention_2"`` -> ``"sdpa"`` in a dict literal."""
+        if not isinstance(arg.value, cst.Dict):
+            return arg
+        elements = []
+        for element in arg.value.elements:
+            if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+                key = element.key.evaluated_value
+                if key == "torch_dtype":
+                    element = element.with_changes(key=cst.SimpleString(element.key.value.replace("torch_dtype", "dtype")))
+                    self.fixed(kwarg(original, "model_init_kwargs"), 'model_init_kwargs "torch_dtype" -> "dtype" (transformers 5)')
+                elif key == "attn_implementation" and literal(element.value) == "flash_attention_2":
+                    element = element.with_changes(value=cst.SimpleString('"sdpa"'))
+                    self.fixed(kwarg(original, "model_init_kwargs"), 'attn_implementation "flash_attention_2" meant an NKI kernel in optimum-neuron; in transformers it is the CUDA flash-attn package: -> "sdpa" (T32)')
+            elements.append(element)
+        return arg.with_changes(value=arg.value.with_changes(elements=elements))
 
     def _parser(self, original: cst.Call) -> None:
         parsed = [a for a in original.args if any(self.ctx.matches(n, NEURON_ARGS_CLASSES) for n in _names(a.value))]
