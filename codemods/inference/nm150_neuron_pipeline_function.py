@@ -84,13 +84,18 @@ class NeuronPipelineFunction(InferenceRule):
         if "device" not in values and "device_map" not in values:
             split.args.append(kwarg("device", self.device()))
         model = values.get("model") or (arguments.positional[1] if len(arguments.positional) > 1 else None)
-        if split.export is not True and model is not None and isinstance(model.value, (cst.SimpleString, cst.Name, cst.Attribute)):
+        # a model object loaded in this file (``model = X.from_pretrained(...)``) was placed and compiled there
+        loaded = model is not None and isinstance(model.value, cst.Name) and isinstance(self.lookup(model.value.value), cst.Call)
+        if split.export is not True and model is not None and not loaded \
+                and isinstance(model.value, (cst.SimpleString, cst.Name, cst.Attribute)):
             notes.append(compiled_note(model))
         task = self.literal(arguments.positional[0].value) if arguments.positional else (
             self.literal(values["task"].value) if "task" in values else None)
         target = self.assignment_target(original)
         seq = split.shapes.get("sequence_length")
-        if task == "text-generation":
+        if loaded:
+            pass
+        elif task == "text-generation":
             setup = ['cache_implementation="static"'] + ([f"max_cache_len={code(seq)}"] if seq is not None else [])
             if target is not None:
                 setup.append(f"compile_config={self.compile_config(target + '.model')}")
