@@ -209,6 +209,7 @@ def run_scan(
         store.repair(results)
         done = store.finished(results)
     todo = deque(job for job in jobs if job_key(job) not in done)
+    already_done = len(jobs) - len(todo)
     if on_start:
         on_start(len(todo))
     started = time.monotonic()
@@ -282,7 +283,7 @@ def run_scan(
         for worker in workers:
             if worker is not None:
                 worker.kill() if worker.job is not None else worker.close()
-    return ScanResult(rows=rows, skipped_done=len(jobs) - len(todo) if options.resume else 0,
+    return ScanResult(rows=rows, skipped_done=already_done,
                       wall_seconds=time.monotonic() - started, planned=len(jobs))
 
 
