@@ -15,10 +15,14 @@ After::
 
     RUN pip install --upgrade "torch-neuronx==2.14.*" "torch==2.14.*" "transformers>=5.24" "accelerate>=1.15"
 
+conda ``environment.yml`` files get the same rewrite for the items of their ``- pip:`` section.
+
 Fix safety: needs review (see NM501).
 """
 
 from __future__ import annotations
+
+import re
 
 from codemods._lib import deps
 from codemods.deps._base import DEP_TRIGGERS, DepsTextRule
@@ -38,3 +42,27 @@ class PipInstallNeuronStack(DepsTextRule):
 
     def apply(self, doc: TextDocument) -> None:
         deps.edit_pip_install(doc, self.report, self.ctx.options.neuron_project)
+        if doc.kind is FileKind.YAML:
+            self._conda_pip_section(doc)
+
+    def _conda_pip_section(self, doc: TextDocument) -> None:
+        """conda ``environment.yml``: the requirement items under ``- pip:``."""
+        items, pip_indent = [], None
+        for line in doc:
+            text = line.text
+            indent = len(text) - len(text.lstrip())
+            if re.match(r"^\s*-\s*pip:\s*(#.*)?$", text):
+                pip_indent = indent
+                continue
+            if pip_indent is None or not text.strip() or text.lstrip().startswith("#"):
+                continue
+            if indent <= pip_indent:
+                pip_indent = None
+                continue
+            match = re.match(r"^(\s*-\s+)", text)
+            if match:
+                span = deps.split_requirement_line(text[match.end():])
+                if span is not None:
+                    items.append((line, match.end() + span[0], match.end() + span[1]))
+        if items:
+            deps.rewrite_lines(doc, items, self.report, self.ctx.options.neuron_project)
