@@ -21,6 +21,7 @@ from codemods._lib import device as devlib
 from migrate.rule import DeviceStyle, PythonRule, dotted_name
 
 _NOTHING = object()
+MODEL_KEYWORDS = ("model_id", "model_name_or_path", "pretrained_model_name_or_path")
 MUTATING_METHODS = frozenset({"update", "pop", "popitem", "setdefault", "clear", "__setitem__", "__delitem__"})
 
 
@@ -298,6 +299,10 @@ class InferenceRule(PythonRule):
         """Positional args, keywords (with resolvable ``**dict`` splats expanded) and opaque splats."""
         result = Arguments()
         for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value in MODEL_KEYWORDS and not any(
+                    a.keyword is None and not a.star for a in call.args):
+                result.positional.insert(0, arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT))
+                continue
             if arg.star == "**":
                 items = self.dict_items(arg.value)
                 if items is None:

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.inference import InferenceRule
+from codemods._lib.inference import InferenceRule, code
 from codemods._tables.inference_symbols import EXPORTERS_PREFIX, INTERNAL_BASES, INTERNAL_PREFIXES, INTERNALS, ON, internals_moves
 from migrate.rule import Safety, dotted_name
 
@@ -106,7 +106,18 @@ class NeuronInternals(InferenceRule):
                 new = self._replace_bases(o.value, u.value)
                 changed |= new is not None
                 elements.append(u.with_changes(value=new) if new is not None else u)
-            return updated.with_changes(elements=elements) if changed else None
+            if not changed:
+                return None
+            unique, seen = [], set()
+            for element in elements:
+                text = code(element.value)
+                if text not in seen:
+                    seen.add(text)
+                    unique.append(element)
+            if len(unique) == 1:
+                return unique[0].value
+            unique[-1] = unique[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return updated.with_changes(elements=unique)
         return None
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:

@@ -247,7 +247,9 @@ class CausalLMStaticCache(InferenceRule):
         if batch_arg is not None:
             notes.append(f"compiled for batch_size={code(batch_arg.value)}: call generate() with exactly that many "
                          "prompts (pad the batch; a new batch size recompiles) and tokenizer.padding_side = \"left\" "
-                         "for batched prompts (optimum used right padding)")
+                         "for batched prompts (optimum used right padding)"
+                         + ("; optimum served batch_size > 1 with continuous batching, stock generate() batches "
+                            "statically" if isinstance(self.literal(batch_arg.value), int) and self.literal(batch_arg.value) > 1 else ""))
         if dropped:
             self.fixed(original, f"dropped export/compiler-only arguments: {', '.join(dropped)}")
 
