@@ -145,6 +145,7 @@ def simple_commands(toks: list[Tok]) -> list[list[Tok]]:
     return [command for command in commands if command]
 
 
+_RESERVED = {"then", "do", "else", "elif", "if", "while", "until", "{", "!", "time"}
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
 _EXPORTERS = {"export", "env", "declare", "typeset", "readonly", "local", "ENV", "ARG", "unset", "set"}
 
@@ -352,6 +353,22 @@ def remove_words(doc: TextDocument, cl: CommandLine, command: list[Tok], doomed:
     cut(line, spans)
     if original != line.text and not line.text[cl.start:].strip(" \t\\"):
         drop_line(doc, line, original[:len(original) - len(original.lstrip())])
+    elif original != line.text and doc.kind is FileKind.SHELL:
+        line.text = fill_empty_blocks(line.text)
+
+
+_EMPTY_BLOCKS = [
+    (re.compile(r"\{(\s*)\}"), r"{ :;\1}"),
+    (re.compile(r"\b(then|do|else)(\s+)(fi|done|else|elif)\b"), r"\1 :;\2\3"),
+    (re.compile(r"\b(then|do|else)\s*;(\s*)(fi|done|else|elif)\b"), r"\1 :;\2\3"),
+]
+
+
+def fill_empty_blocks(text: str) -> str:
+    """``{ }``, ``then fi``, ``do done`` left by a removed command get ``:`` so the line stays valid shell."""
+    for pattern, replacement in _EMPTY_BLOCKS:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 # -------------------------------------------------------------------------- neuron_parallel_compile
@@ -469,6 +486,10 @@ def env_sites(doc: TextDocument) -> Iterator[EnvSite]:
             continue
         toks, _ = lex(text, cl.start, cl.end)
         for command in simple_commands(toks):
+            while command and command[0].text in _RESERVED:
+                command = command[1:]  # `then export X=1`, `{ export X=1; }`: the command starts after the keyword
+            if not command:
+                continue
             head = command[0].text
             if head == "unset":
                 for word in command[1:]:

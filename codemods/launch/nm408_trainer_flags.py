@@ -26,6 +26,8 @@ After (with the table's entries)::
 
 Fix safety: needs review. A boolean flag followed by a positional argument would take it as its value
 (HfArgumentParser scripts rarely have positionals). JSON files get findings only (no comments in JSON).
+A JSON/YAML file counts as an argument-parser config only when at least two of its top-level keys are
+training-argument fields (so a compiled model's ``neuron_config.json`` is not edited).
 """
 
 from __future__ import annotations
@@ -76,6 +78,9 @@ class NeuronTrainerFlags(LaunchRule):
         if not indents:
             return
         level = min(indents)
+        keys = [m.group(3) for line in lines if (m := _KEY.match(line.text)) and len(m.group(1)) == level]
+        if sum(1 for key in keys if key in TRAINING_ARGS) < 2:
+            return  # not an argument-parser config (e.g. a compiled model's neuron_config.json)
         for index, line in enumerate(lines):
             match = _KEY.match(line.text)
             if not match or len(match.group(1)) != level or (doc.kind is FileKind.JSON and not match.group(2)):

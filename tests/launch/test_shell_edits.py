@@ -27,6 +27,8 @@ def shell(text: str, select=("NM4",), kind=FileKind.SHELL, path="run.sh") -> str
         # a block that would become empty gets ':'
         ("if true; then\n  export XLA_USE_BF16=1\nfi\n", "if true; then\n  :\nfi\n"),
         ("export XLA_USE_BF16=1; python x.py\n", "python x.py\n"),
+        ("setup() { export XLA_USE_BF16=1; }\n", "setup() { :; }\n"),
+        ("if [ -n \"$A\" ]; then export PJRT_DEVICE=NEURON; fi\n", "if [ -n \"$A\" ]; then :; fi\n"),
         ("env XLA_USE_BF16=1 PJRT_DEVICE=NEURON python x.py\n", "env python x.py\n"),
         ("export XLA_USE_BF16=1 A=2  # comment\n", "export A=2  # comment\n"),
         ("python x.py --max_seq_length=128 --no_cuda\n", "python x.py --max_length=128 --use_cpu\n"),
@@ -59,3 +61,8 @@ def test_pip_install_quotes_globs_and_leaves_options() -> None:
     out = shell(before, select=("NM5",))
     assert out.startswith('pip install -i https://example.invalid/simple "torch-neuronx==2.14.*" "torch==2.14.*"')
     assert out.rstrip().endswith("--no-deps")
+
+
+def test_json_that_is_not_an_argument_config_is_left_alone() -> None:
+    text = '{\n  "tensor_parallel_size": 2,\n  "sequence_length": 2048,\n  "auto_cast_type": "bf16"\n}\n'
+    assert apply_rules(text, FileKind.JSON, select=["NM4"], path="neuron_config.json").text == text
