@@ -8,8 +8,8 @@ ops -> architectures, the other failures, and the StableHLO ops the architecture
 Tiny models come from ``compat_matrix.tiny_configs.build_tiny_model`` when that module imports, else from the small
 local shrinker below (``_local_tiny_model``); the docs record which one was used.
 
-Each architecture runs in a long-lived worker subprocess (restarted after a crash or a timeout), so a native abort in
-MLIR or a hang costs one architecture, not the run.
+Each architecture runs in a long-lived worker subprocess (restarted after a crash, a timeout or passing
+``MAX_RSS_MB`` of resident memory), so a native abort in MLIR, a hang or a memory blow-up costs one architecture, not the run.
 
     nice .venv/bin/python benchmarks/lowering_top100.py [--top 100] [--jsonl OUT.jsonl] [--docs docs/lowering.md]
 """
@@ -37,6 +37,8 @@ BEGIN = "<!-- BEGIN GENERATED: benchmarks/lowering_top100.py -->"
 END = "<!-- END GENERATED -->"
 SEQ_LEN = 8
 TIMEOUT_S = 300
+#: The machine is shared: a worker whose resident memory passes this is killed and the architecture reported.
+MAX_RSS_MB = 6144
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -159,7 +161,11 @@ class Worker:
             if left <= 0:
                 self.kill()
                 return {"model_type": model_type, "harness_error": f"timeout after {timeout:.0f} s"}
-            if not selector.select(timeout=left):
+            if not selector.select(timeout=min(left, 1.0)):
+                rss = self.rss_mb()
+                if rss > MAX_RSS_MB:
+                    self.kill()
+                    return {"model_type": model_type, "harness_error": f"killed: worker memory {rss:.0f} MB > {MAX_RSS_MB} MB"}
                 continue
             line = self.proc.stdout.readline()
             if not line:
@@ -167,6 +173,16 @@ class Worker:
                 return {"model_type": model_type, "harness_error": f"worker died (exit code {code})"}
             if line.startswith(MARKER):
                 return json.loads(line[len(MARKER) :])
+
+    def rss_mb(self) -> float:
+        try:
+            with open(f"/proc/{self.proc.pid}/status") as handle:
+                for line in handle:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return 0.0
 
     def kill(self) -> None:
         self.proc.kill()

@@ -8,22 +8,27 @@ strong sign it will not compile on Neuron either, and the op that failed is what
 What :func:`check_lowering` does, per stage (``forward``, then one static-cache ``decode`` step):
 
 1. ``torch.export`` (non-strict, static shapes, ``torch.no_grad``, eval mode) of a thin wrapper around the model;
-2. ``run_decompositions`` with torch-mlir's FX decomposition table (what ``torch_mlir.fx.export_and_import`` does);
-3. torch-mlir's ``FxImporter.import_frozen_program`` (parameters and buffers become literals);
+2. ``run_decompositions`` with torch-mlir's FX decomposition table (what ``torch_mlir.fx.export_and_import`` does),
+   then the ``aten._assert_tensor_metadata`` checks that ``torch.export`` inserts for ``.to()`` calls are dropped
+   (a Dynamo/AOTAutograd capture, which is what TorchNeuron lowers, has none);
+3. torch-mlir's ``FxImporter.import_stateless_graph``: parameters, buffers and lifted constants stay function
+   arguments, as in the AOTAutograd graphs TorchNeuron lowers;
 4. the torch-mlir pass pipelines FX IR -> Torch backend IR -> StableHLO, with MLIR diagnostics captured;
 5. the ops of the result are counted (``op_histogram``); ops still in a ``torch.*`` dialect are ``unlowered_ops``.
 
-Two things are done differently from ``torch_mlir.fx.export_and_import`` on purpose:
+Why not ``torch_mlir.fx.export_and_import(..., output_type="stablehlo")``, which freezes the weights into literals:
 
-* non-persistent buffers (the rotary ``inv_freq`` of llama-like models, the static KV cache of the decode step) are
-  kept by ``torch.export`` in ``ExportedProgram.constants``, not in ``state_dict``, and the importer only looks in
-  ``state_dict`` ("Could not find state mapping for buffer"). We copy them into the *exported program's*
-  ``state_dict`` before importing; the user's model is not touched;
-* the pipelines are run with our own MLIR diagnostic handler instead of ``run_pipeline_with_repro_report`` (which
-  swaps ``sys.stderr`` and writes a repro file into the temp folder on every failure).
+* non-persistent buffers (the rotary ``inv_freq`` of llama-like models) are kept by ``torch.export`` in
+  ``ExportedProgram.constants``, not ``state_dict``, and the frozen importer only looks in ``state_dict``: a tiny
+  llama fails with "Could not find state mapping for buffer" (pinned by the tests);
+* frozen bfloat16 weights need the ``ml_dtypes`` package, which torch-mlir does not declare;
+* frozen cache state trips the importer ("Heterogeneous lists are not supported") when a state-space layer
+  concatenates it with a computed tensor;
+* it runs the pipelines through ``run_pipeline_with_repro_report``, which swaps ``sys.stderr`` and writes a repro file
+  into the temp folder on every failure; we attach our own MLIR diagnostic handler instead.
 
 The decode stage builds its own ``transformers.StaticCache``, fills it with one eager prefill of ``input_ids`` and
-exports the next single-token step (the cache tensors are graph buffers that the step mutates in place). If the model
+exports the next single-token step (the cache tensors are graph inputs that the step mutates in place). If the model
 cannot run that eager prefill (no ``cache`` argument, no static-cache support ...) the decode stage is not lowered and
 the result says so in ``reason`` (with ``status`` from the forward stage): that is a static-cache problem, which the
 scan reports on its own, not a lowering failure.
@@ -33,7 +38,8 @@ The result dict (``details["lowering"]`` of the row; the scan maps ``failed`` to
     status              "lowered" | "failed" | "skipped"
     stage               "forward" | "decode" for the stage that failed, else None
     failed_ops          ["aten::histc", ...]: ops the pipeline reported it could not legalise (MLIR stops at the
-                        first illegal op, so normally one; fixing it may reveal the next)
+                        first illegal op, so normally one; fixing it may reveal the next). Non-aten ops keep their
+                        MLIR name (``torch.runtime.assert``: a data-dependent runtime check)
     unlowered_ops       ["aten::foo", ...]: ops left in the torch dialect after a pipeline that did not fail
     reason              one line, or None when everything lowered
     seconds             wall time of the whole check (export + lowering of every stage)
@@ -212,8 +218,8 @@ class _DecodeStep(torch.nn.Module):
 
     Every tensor the cache layers hold (keys, values, cumulative lengths, and the per-layer dicts/lists of state-space
     and linear-attention layers) becomes a program input that the step mutates in place, as in a compiled decode step
-    (where the cache tensors are static-address graph inputs). Frozen as literals instead, such state trips torch-mlir's
-    importer ("Heterogeneous lists are not supported") as soon as a layer concatenates it with a computed tensor.
+    (where the cache tensors are static-address graph inputs). Left as attributes of the cache object, they would be
+    captured as constants that the graph mutates, which ``run_decompositions`` rejects.
     """
 
     def __init__(self, model: torch.nn.Module, cache: Any):
@@ -264,6 +270,102 @@ def _export(module: torch.nn.Module, args: tuple) -> torch.export.ExportedProgra
     return torch.export.export(module, args, strict=False)
 
 
+#: Nodes ``torch.export`` inserts to check ``.to()`` metadata; not part of the model's computation (a Dynamo/AOTAutograd
+#: capture, which is what TorchNeuron lowers, has none), and torch-mlir cannot canonicalise them on complex tensors.
+EXPORT_ONLY_TARGETS = ("aten._assert_tensor_metadata",)
+
+_LEGALIZE_RE = re.compile(r"failed to legalize operation '([^']+)'")
+_OP_ERROR_RE = re.compile(r"^'([^']+)' op ")
+_OPERATOR_NAME_RE = re.compile(r'name = "(?:torch\.)?([A-Za-z0-9_]+)\.([A-Za-z0-9_]+)')
+_SOURCE_RE = re.compile(r'"([^"]+)":(\d+):\d+')
+
+
+def _mlir_op_to_aten(mlir_name: str, text: str) -> str:
+    """``torch.aten.add.Tensor`` -> ``aten::add``; ``torch.operator`` -> its ``name`` attribute; others unchanged."""
+    if mlir_name == "torch.operator":
+        match = _OPERATOR_NAME_RE.search(text)
+        return f"{match.group(1)}::{match.group(2)}" if match else mlir_name
+    if mlir_name.startswith("torch.aten."):
+        return "aten::" + mlir_name[len("torch.aten.") :].split(".")[0]
+    return mlir_name
+
+
+def _source_of(location: str) -> str | None:
+    """Innermost ``file:line`` of an MLIR location, shortened to the package path."""
+    match = _SOURCE_RE.search(location)
+    if not match:
+        return None
+    return f"{_short_path(match.group(1))}:{match.group(2)}"
+
+
+def _short_path(path: str) -> str:
+    for anchor in ("site-packages/", "dist-packages/"):
+        if anchor in path:
+            return path.split(anchor, 1)[1]
+    return path
+
+
+def _diagnosed_failure(label: str, diagnostics: list[tuple[str, str, str]], error: Exception | None) -> LoweringFailed:
+    """Turn the MLIR error diagnostics of a failed pipeline into ``LoweringFailed`` with aten names."""
+    failed: list[str] = []
+    for message, notes, _ in diagnostics:
+        match = _LEGALIZE_RE.search(message) or _OP_ERROR_RE.search(message)
+        if match:
+            failed.append(_mlir_op_to_aten(match.group(1), message + notes))
+    if not failed:
+        failed = aten_names("\n".join(message + "\n" + notes for message, notes, _ in diagnostics))
+    failed = list(dict.fromkeys(failed))
+    # The most telling diagnostic: a legalisation failure, else an op's own error, else the first one.
+    headline = next(
+        (diag for diag in diagnostics if _LEGALIZE_RE.search(diag[0])),
+        next((diag for diag in diagnostics if _OP_ERROR_RE.search(diag[0])), diagnostics[0] if diagnostics else None),
+    )
+    if headline is None:
+        return LoweringFailed(f"torch-mlir lowering to {label} failed: {_exception_line(error)}", failed)
+    message, notes, location = headline
+    detail = message.split(": %", 1)[0].split(': "torch.', 1)[0]  # drop the dumped op, the names are in `failed`
+    subject = f"could not legalise {', '.join(failed)}" if failed else "failed"
+    if "complex<" in message + notes:
+        subject += " (complex dtype)"
+    source = _source_of(location)
+    where = f" (at {source})" if source else ""
+    return LoweringFailed(_one_line(f"torch-mlir lowering to {label} {subject}: {detail}{where}"), failed)
+
+
+def _refuse_open_slice_scatter(graph: torch.fx.Graph) -> None:
+    """Fail fast on ``aten.slice_scatter`` with an open end (``x[..., a:] = y``: end None / INT64_MAX).
+
+    torch-mlir 20261001 does not legalise such a node: in a small graph it reports "failed to legalize operation
+    'torch.aten.slice_scatter'", but in tiny ``youtu`` the StableHLO pipeline instead grew past 17 GB of resident memory
+    and ended in ``std::bad_alloc`` after two minutes. That is not an acceptable way to find out on a shared machine,
+    so the node is reported as the op that does not lower without running the pipeline. (With the end clamped to the
+    dimension size, youtu's graph still fails, on the stablehlo.scatter verifier, like qwen3_5: the fix belongs in
+    torch-mlir.)
+    """
+    for node in graph.nodes:
+        if node.op != "call_function" or not str(node.target).startswith("aten.slice_scatter"):
+            continue
+        base = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
+        dim = node.args[2] if len(node.args) > 2 else node.kwargs.get("dim", 0)
+        end = node.args[4] if len(node.args) > 4 else node.kwargs.get("end")
+        if not (isinstance(base, torch.Tensor) and isinstance(dim, int)):
+            continue
+        if end is None or (isinstance(end, int) and end > base.shape[dim]):
+            end = "None" if end is None else end
+            source = (node.meta.get("stack_trace") or "").strip().splitlines()
+            where = ""
+            if len(source) >= 2:
+                match = re.search(r'File "([^"]+)", line (\d+)', source[-2])
+                if match:
+                    where = f" (at {_short_path(match.group(1))}:{match.group(2)})"
+            raise LoweringFailed(
+                f"torch-mlir lowering to StableHLO could not legalise aten::slice_scatter: open end ({end}) on a "
+                f"dimension of size {base.shape[dim]} (pipeline not run: it can allocate for the whole int64 "
+                f"range){where}",
+                ["aten::slice_scatter"],
+            )
+
+
 def _lower_program(mlir: types.SimpleNamespace, program: torch.export.ExportedProgram) -> collections.Counter:
     """Lower one exported program to StableHLO; return its op histogram or raise ``LoweringFailed``."""
     try:
@@ -271,28 +373,32 @@ def _lower_program(mlir: types.SimpleNamespace, program: torch.export.ExportedPr
     except Exception as exc:  # noqa: BLE001
         raise LoweringFailed(f"decomposition failed: {_exception_line(exc)}", aten_names(str(exc))) from exc
 
-    # Non-persistent buffers live in `constants`; the importer only reads `state_dict` (see the module docstring).
-    state = program.state_dict
-    for buffer_name in program.graph_signature.inputs_to_buffers.values():
-        if buffer_name not in state and buffer_name in program.constants:
-            state[buffer_name] = program.constants[buffer_name]
+    graph = program.graph
+    for node in list(graph.nodes):
+        if node.op == "call_function" and str(node.target).startswith(EXPORT_ONLY_TARGETS) and not node.users:
+            graph.erase_node(node)
 
+    _refuse_open_slice_scatter(graph)
+
+    # Stateless import: parameters, buffers and lifted constants stay function arguments, as in the AOTAutograd
+    # graphs TorchNeuron lowers. (A frozen import would inline them as literals: it needs ml_dtypes for bfloat16
+    # weights, and misses non-persistent buffers, see the module docstring.)
     context = mlir.ir.Context()
     mlir.torch_dialect.register_dialect(context)
     importer = mlir.FxImporter(context=context)
     try:
-        importer.import_frozen_program(program)
+        importer.import_stateless_graph(graph)
     except Exception as exc:  # noqa: BLE001
         raise LoweringFailed(f"torch-mlir import failed: {_exception_line(exc)}", aten_names(str(exc))) from exc
     module = importer.module
 
     for label, pipeline in (("Torch backend IR", TORCH_BACKEND_PIPELINE), ("StableHLO", STABLEHLO_PIPELINE)):
-        diagnostics: list[str] = []
+        diagnostics: list[tuple[str, str, str]] = []  # (message, notes, location)
 
         def handler(diagnostic, sink=diagnostics):
             if diagnostic.severity == mlir.ir.DiagnosticSeverity.ERROR:
-                sink.append(str(diagnostic.message))
-                sink.extend(str(note.message) for note in diagnostic.notes)
+                notes = "\n".join(str(note.message) for note in diagnostic.notes)
+                sink.append((str(diagnostic.message), notes, str(diagnostic.location)))
             return True  # handled: keep it off stderr
 
         with context:
@@ -303,19 +409,12 @@ def _lower_program(mlir: types.SimpleNamespace, program: torch.export.ExportedPr
                 error = None
             except Exception as exc:  # noqa: BLE001
                 error = exc
-                diagnostics.extend(
-                    str(getattr(info, "message", info)) for info in getattr(exc, "error_diagnostics", ()) or ()
-                )
+                for info in getattr(exc, "error_diagnostics", ()) or ():
+                    diagnostics.append((str(getattr(info, "message", info)), "", str(getattr(info, "location", ""))))
             finally:
                 handle.detach()
         if error is not None or diagnostics:
-            text = "\n".join(diagnostics) or str(error)
-            failed = aten_names(text)
-            headline = next((line for line in diagnostics if "legalize" in line), diagnostics[0] if diagnostics else "")
-            headline = headline.split(": %", 1)[0]  # drop the dumped op, the names are in `failed`
-            detail = headline or _exception_line(error)
-            subject = f"could not legalise {', '.join(failed)}" if failed else "failed"
-            raise LoweringFailed(_one_line(f"torch-mlir lowering to {label} {subject}: {detail}"), failed)
+            raise _diagnosed_failure(label, diagnostics, error)
 
     histogram: collections.Counter = collections.Counter()
     unlowered: list[str] = []

@@ -208,3 +208,18 @@ def test_decode_step_that_cannot_be_set_up_is_reported_not_hidden(input_ids):
 
     skipped = lowering.check_lowering(NoCacheLM(), input_ids, decode_step=False)
     assert skipped["status"] == "lowered" and skipped["reason"] is None
+
+
+class OpenSliceScatter(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.slice_scatter(x, y, dim=1, start=4)  # x[:, 4:] = y, end left open
+
+
+@needs_torch_mlir
+def test_open_ended_slice_scatter_is_named_without_running_the_pipeline():
+    x, y = torch.zeros(2, 8), torch.ones(2, 4)
+    program = torch.export.export(OpenSliceScatter(), (x, y), strict=False)
+    with pytest.raises(lowering.LoweringFailed) as failure:
+        lowering._lower_program(lowering.TORCH_MLIR, program)
+    assert failure.value.failed_ops == ["aten::slice_scatter"]
+    assert "open end" in failure.value.reason
