@@ -340,7 +340,10 @@ def remove_words(doc: TextDocument, cl: CommandLine, command: list[Tok], doomed:
     ``&&``/``;``) when only ``export``-like words would be left, and the line when nothing is left."""
     left = [word for word in command if word not in doomed]
     spans = [(word.start, word.end) for word in doomed]
-    if all(word.text in _EXPORTERS or word.text.startswith("-") for word in left):
+    continues = cl.line.text.rstrip().endswith("\\") and command[-1] is toks[-1]
+    if continues:
+        pass  # `export A=1 \` + `    B=2`: the command goes on below, keep `export` for it
+    elif all(word.text in _EXPORTERS or word.text.startswith("-") for word in left):
         spans = [(word.start, word.end) for word in command]
         index = toks.index(command[-1])
         before = toks.index(command[0]) - 1
@@ -354,20 +357,23 @@ def remove_words(doc: TextDocument, cl: CommandLine, command: list[Tok], doomed:
     if original != line.text and not line.text[cl.start:].strip(" \t\\"):
         drop_line(doc, line, original[:len(original) - len(original.lstrip())])
     elif original != line.text and doc.kind is FileKind.SHELL:
-        line.text = fill_empty_blocks(line.text)
+        line.text = fill_empty_blocks(original, line.text)
 
 
 _EMPTY_BLOCKS = [
     (re.compile(r"\{(\s*)\}"), r"{ :;\1}"),
+    (re.compile(r"\((\s+)\)"), r"( :;\1)"),
     (re.compile(r"\b(then|do|else)(\s+)(fi|done|else|elif)\b"), r"\1 :;\2\3"),
     (re.compile(r"\b(then|do|else)\s*;(\s*)(fi|done|else|elif)\b"), r"\1 :;\2\3"),
 ]
 
 
-def fill_empty_blocks(text: str) -> str:
-    """``{ }``, ``then fi``, ``do done`` left by a removed command get ``:`` so the line stays valid shell."""
+def fill_empty_blocks(original: str, text: str) -> str:
+    """``{ }``, ``( )``, ``then fi``, ``do done`` left by a removed command get ``:`` so the line stays valid
+    shell (only where the edit created them: ``f ( )`` written by the user stays)."""
     for pattern, replacement in _EMPTY_BLOCKS:
-        text = pattern.sub(replacement, text)
+        if len(pattern.findall(text)) > len(pattern.findall(original)):
+            text = pattern.sub(replacement, text)
     return text
 
 
