@@ -47,3 +47,21 @@ def test_output_is_valid(path: Path) -> None:
         if shutil.which("make") is None:  # pragma: no cover
             pytest.skip("no make")
         subprocess.run(["make", "-n", "-f", str(path), "precompile", "train"], check=True, capture_output=True, cwd=path.parent)
+
+
+REQUIREMENT_AFTERS = [p for p in AFTERS if p.name.startswith("requirements")]
+
+
+@pytest.mark.parametrize("path", REQUIREMENT_AFTERS, ids=lambda p: f"{p.parts[-3]}/{p.name}")
+def test_rewritten_requirements_files_parse_with_pip(path: Path, tmp_path: Path) -> None:
+    """pip's own requirements-file parser (options, -r includes, markers, index lines) accepts the output."""
+    req_file = pytest.importorskip("pip._internal.req.req_file")
+    network = pytest.importorskip("pip._internal.network.session")
+    target = tmp_path / path.name
+    target.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    for line in target.read_text().splitlines():  # included files must exist for pip to follow them
+        if line.startswith(("-r ", "-c ")):
+            (tmp_path / line.split(None, 1)[1]).write_text("")
+    parsed = list(req_file.parse_requirements(str(target), session=network.PipSession()))
+    assert parsed
+    assert not any("optimum-neuron" in item.requirement or "torch-xla" in item.requirement for item in parsed)
