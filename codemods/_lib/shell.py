@@ -400,9 +400,50 @@ def _wraps_command(rest: str) -> bool:
 _NPC_OTHER_OPTION = re.compile(r"neuron_parallel_compile\s+--(?!num[_-]parallel|command(?:=|\s+)compile)")
 
 
+PRECOMPILE_TWIN_TODO = ("this was the pre-compile pass of a run ({target}) that this file also starts without "
+                        "neuron_parallel_compile: delete it, TorchNeuron compiles during the real run")
+
+
+def _statements(doc: TextDocument) -> list[list[CommandLine]]:
+    statements: list[list[CommandLine]] = []
+    for cl in command_lines(doc):
+        if cl.continued and statements:
+            statements[-1].append(cl)
+        else:
+            statements.append([cl])
+    return statements
+
+
+def _run_target(code: str) -> str | None:
+    """The script (``x.py``/``x.sh``) or command variable (``$CMD``) a command line runs."""
+    for word in words_of(code):
+        value = unquote(word)
+        if value.endswith((".py", ".sh", ".sbatch", ".slurm")) or re.fullmatch(r"\$\{?\w+\}?", value):
+            return value
+    return None
+
+
+def _precompile_twins(doc: TextDocument) -> dict[int, str]:
+    """id(first line) -> target, for neuron_parallel_compile statements whose target also runs without it."""
+    wrapped, plain = {}, set()
+    for statement in _statements(doc):
+        code = " ".join(cl.line.text[cl.start:cl.end] for cl in statement)
+        target = _run_target(code.split(NPC, 1)[1] if NPC in code else code)
+        if target is None:
+            continue
+        if NPC in code:
+            wrapped[id(statement[0].line)] = target
+        else:
+            plain.add(target)
+    return {key: target for key, target in wrapped.items() if target in plain}
+
+
 def edit_npc(doc: TextDocument, report: Report) -> None:
     """Drop the ``neuron_parallel_compile`` prefix (and its ``--num_parallel N``), keeping the command it wrapped."""
+    twins = _precompile_twins(doc)
     for cl in list(command_lines(doc)):
+        if id(cl.line) in twins:
+            report(cl.line, Severity.TODO, PRECOMPILE_TWIN_TODO.format(target=twins[id(cl.line)]))
         line = cl.line
         code = line.text[cl.start:cl.end]
         if NPC not in code:

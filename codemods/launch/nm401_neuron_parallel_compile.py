@@ -19,8 +19,9 @@ After::
         --output_dir out
     srun bash run.sh
 
-Fix safety: safe. A script that ran the same command twice (a pre-compile pass, then the real run) now
-trains twice: NM402 flags those passes where ``NEURON_EXTRACT_GRAPHS_ONLY`` marks them. ``neuron_parallel_compile``
+Fix safety: safe. A script that ran the same command twice (a pre-compile pass, then the real run) would now
+train twice: when the file also starts the same script (or ``$CMD``) without the prefix, the edited line gets
+a ``todo`` to delete the pre-compile pass; NM402 flags the passes marked by ``NEURON_EXTRACT_GRAPHS_ONLY``. ``neuron_parallel_compile``
 with other options (``--command analyze``) is reported, not edited. ``echo``/``printf`` text is left alone.
 """
 
