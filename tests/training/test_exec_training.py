@@ -4,7 +4,8 @@ on CPU with the installed transformers 5 / trl 1.x / peft, and save checkpoints 
 Each script is migrated with ``apply_rules`` (no hand edits), checked for leftovers, then run in a fresh
 interpreter (tiny llama + WordLevel tokenizer built offline, tiny in-memory ``datasets.Dataset``). The
 migrated scripts keep ``torch_compile=True``; the runner disables dynamo (``NM_TEST_DISABLE_DYNAMO=1``) so
-that the shared CPU does not spend minutes in inductor - set it to 0 to compile for real.
+that the shared CPU does not spend minutes in inductor - set it to 0 to compile for real (measured: the
+NeuronTrainer test takes 142 s with inductor vs about 28 s without, on the shared 2-core machine).
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def main():
     args = NeuronSFTConfig(
         output_dir=os.environ["OUT_DIR"],
         max_seq_length=16,
-        packing=False,
+        packing=os.environ.get("PACKING") == "1",
         dataset_text_field="text",
         tensor_parallel_size=int(os.environ.get("TP_SIZE", "1")),
         zero_1=True,
@@ -106,6 +107,8 @@ def main():
     print("RESULT=" + json.dumps({"loss": result.training_loss, "steps": result.global_step,
                                   "compile": trainer.args.torch_compile,
                                   "pad_to_multiple_of": trainer.args.pad_to_multiple_of,
+                                  "packing": trainer.args.packing, "packing_strategy": trainer.args.packing_strategy,
+                                  "padding_free": trainer.args.padding_free,
                                   "model_init_kwargs": {k: (v if k != "distributed_config" else dict(v)) for k, v in (trainer.args.model_init_kwargs or {}).items()}}))
 
 
@@ -175,17 +178,19 @@ def test_migrated_neuron_trainer_trains_and_saves(tiny_assets, tmp_path):
     assert reloaded.config.num_hidden_layers == 2
 
 
-def test_migrated_neuron_sft_trainer_seed_shape(tiny_assets, tmp_path):
+@pytest.mark.parametrize("packing", ["0", "1"], ids=["padded", "packed"])
+def test_migrated_neuron_sft_trainer_seed_shape(tiny_assets, tmp_path, packing):
     migrated = _migrate(SFT_SCRIPT)
     assert "from trl import SFTConfig, SFTTrainer" in migrated
     assert '"device_map": None' in migrated and '"distributed_config"' in migrated
-    assert "max_length=16" in migrated and "pad_to_multiple_of=16" in migrated
+    assert "max_length=16" in migrated and "pad_to_multiple_of=16" in migrated and 'packing_strategy="wrapped"' in migrated
     assert "zero_1" in migrated.split("args = SFTConfig")[0]  # the todo note above the call keeps the old value
     script = tmp_path / "sft.py"
     script.write_text(migrated)
-    out = run_script(script, _env(tiny_assets, tmp_path / "out"))
+    out = run_script(script, {**_env(tiny_assets, tmp_path / "out"), "PACKING": packing})
     assert out["steps"] >= 2 and math.isfinite(out["loss"]) and out["compile"] is True
     assert out["pad_to_multiple_of"] == 16
+    assert out["packing"] is (packing == "1") and out["packing_strategy"] == "wrapped" and not out["padding_free"]
     assert out["model_init_kwargs"]["device_map"] is None
     assert out["model_init_kwargs"]["distributed_config"]["tp_size"] == 1
     from transformers import AutoModelForCausalLM
