@@ -657,6 +657,8 @@ def edit_env(doc: TextDocument, report: Report, names: Callable[[str], bool]) ->
             continue
         if action.action in {"remove", "replace"}:
             severity = Severity.TODO if action.todo else Severity.FIXED
+            if action.action == "remove" and site.value is not None and site.value.strip().lower() in _FALSE | {""}:
+                severity, message = Severity.FIXED, f"{site.name}={site.value} switched nothing on; removed"
             if site.unset:
                 severity, message = Severity.FIXED, f"removed `unset {site.name}`: the variable is no longer set"
             remove_env_site(doc, site)

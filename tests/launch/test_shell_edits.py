@@ -66,3 +66,9 @@ def test_pip_install_quotes_globs_and_leaves_options() -> None:
 def test_json_that_is_not_an_argument_config_is_left_alone() -> None:
     text = '{\n  "tensor_parallel_size": 2,\n  "sequence_length": 2048,\n  "auto_cast_type": "bf16"\n}\n'
     assert apply_rules(text, FileKind.JSON, select=["NM4"], path="neuron_config.json").text == text
+
+
+def test_a_variable_set_to_off_is_removed_without_a_todo() -> None:
+    result = apply_rules("export XLA_USE_BF16=0\ntorchrun x.py\n", FileKind.SHELL, select=["NM4"], path="run.sh")
+    assert result.text == "torchrun x.py\n"
+    assert [f.severity.value for f in result.findings] == ["fixed"]
