@@ -10,7 +10,7 @@ import difflib
 import re
 
 from codemods._lib import requirements as req
-from codemods._lib.shell import CommandLine, Report, Tok, command_lines, cut, lex, simple_commands, unquote
+from codemods._lib.shell import CommandLine, Report, Tok, command_lines, cut, lex, unquote
 from migrate.findings import Severity
 from migrate.textdoc import Line, TextDocument
 

@@ -306,10 +306,7 @@ def drop_line(doc: TextDocument, line: Line, indent: str | None = None) -> None:
         line.text = indent + ":"
         return
     if previous is not None and previous.text.rstrip().endswith("\\") and not continues:
-        body = previous.text.rstrip()[:-1].rstrip()
-        if doc.kind is FileKind.DOCKERFILE and _DOCKER_INSTR.match(body + " ") and not body.strip().count(" "):
-            pass
-        previous.text = body
+        previous.text = previous.text.rstrip()[:-1].rstrip()
     doc.delete(line)
 
 
@@ -327,12 +324,6 @@ def _next_code(doc: TextDocument, line: Line) -> Line | None:
         if not candidate.deleted and candidate.text.strip() and not candidate.text.lstrip().startswith("#"):
             return candidate
     return None
-
-
-def code_is_empty(cl: CommandLine) -> bool:
-    text = cl.line.text
-    toks, _ = lex(text, cl.start)
-    return not toks
 
 
 def remove_words(doc: TextDocument, cl: CommandLine, command: list[Tok], doomed: list[Tok], toks: list[Tok]) -> None:
@@ -476,19 +467,6 @@ def edit_npc(doc: TextDocument, report: Report) -> None:
 
 # ---------------------------------------------------------------------------------- environment
 
-EnvDecision = Callable[[str], "tuple[str, str, bool] | None"]  # name -> (action, message, todo)
-
-
-def env_decision(name: str):
-    """(action, message, todo) for variable ``name`` from the shared table, or None when it is not ours."""
-    from codemods._tables import env_vars
-
-    action = env_vars.lookup(name)
-    if action is None or action.action == "keep":
-        return None
-    return action, env_vars.message_for(name, action)
-
-
 _TRUTHY = {"1", "true", "yes", "on", "True", "TRUE"}
 
 
@@ -544,7 +522,6 @@ def env_sites(doc: TextDocument) -> Iterator[EnvSite]:
                         yield EnvSite(cl, word.text, None, word, command, toks, False, unset=True)
                 continue
             exporting = head in {"export", "declare", "typeset", "readonly", "env"}
-            cmd_word = None
             for position, word in enumerate(command):
                 if exporting and position == 0:
                     continue
@@ -557,11 +534,7 @@ def env_sites(doc: TextDocument) -> Iterator[EnvSite]:
                 if exporting and head != "env" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", word.text):
                     yield EnvSite(cl, word.text, None, word, command, toks, False)
                     continue
-                cmd_word = word
-                break
-            if cmd_word is not None:
-                # assignments before a command word only set the variable for that command
-                pass
+                break  # the command word: assignments before it only set the variable for that command
 
 
 _MAKE_ASSIGN = re.compile(r"^(export\s+)?([A-Za-z_][A-Za-z0-9_]*)(?:\s+(?:[:?+!]|::)?=\s*|\s*(?:[:?+!]|::)=\s*)(.*)$")
@@ -663,10 +636,6 @@ def edit_env(doc: TextDocument, report: Report, names: Callable[[str], bool]) ->
                 severity, message = Severity.FIXED, f"removed `unset {site.name}`: the variable is no longer set"
             remove_env_site(doc, site)
             report(line, severity, message)  # a deleted line keeps its number; its note goes to the next line
-
-
-def _anchor_after(doc: TextDocument, line: Line) -> Line | None:
-    return doc.next_live(line)
 
 
 # ---------------------------------------------------------------------------------- helpers

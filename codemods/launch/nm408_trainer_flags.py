@@ -40,7 +40,6 @@ from codemods._lib import shell
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods.launch._base import LAUNCH_KINDS, LaunchRule
 from migrate.filekinds import FileKind
-from migrate.findings import Severity
 from codemods._tables.project_markers import MARKERS
 from migrate.rule import Safety
 from migrate.textdoc import Line, TextDocument

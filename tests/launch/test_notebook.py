@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path, PurePath
+from pathlib import Path
 
 import nbformat
 import pytest
