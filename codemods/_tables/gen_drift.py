@@ -39,6 +39,19 @@ EXPORTS = [  # (project, version, __init__ inside the wheel, installed module na
     ("trl", "0.11.4", "trl/__init__.py", "trl"),
     ("trl", "0.24.0", "trl/__init__.py", "trl"),
 ]
+#: modules whose own module-level definitions users import directly (docstring constants, trainer and
+#: generation helpers): (project, version, file in the wheel, installed module name)
+MODULES = [
+    ("transformers", "4.57.1", "transformers/utils/doc.py", "transformers.utils.doc"),
+    ("transformers", "4.57.1", "transformers/generation/utils.py", "transformers.generation.utils"),
+    ("transformers", "4.57.1", "transformers/trainer_utils.py", "transformers.trainer_utils"),
+    ("transformers", "4.57.1", "transformers/trainer_pt_utils.py", "transformers.trainer_pt_utils"),
+    ("transformers", "4.57.1", "transformers/training_args.py", "transformers.training_args"),
+    ("transformers", "4.57.1", "transformers/modeling_utils.py", "transformers.modeling_utils"),
+    ("transformers", "4.43.2", "transformers/utils/doc.py", "transformers.utils.doc"),
+    ("transformers", "4.43.2", "transformers/generation/utils.py", "transformers.generation.utils"),
+    ("transformers", "4.43.2", "transformers/trainer_utils.py", "transformers.trainer_utils"),
+]
 FIELDS = [  # (project, version, file, class, installed "module:Class")
     ("transformers", "4.43.2", "transformers/training_args.py", "TrainingArguments", "transformers:TrainingArguments"),
     ("transformers", "4.57.1", "transformers/training_args.py", "TrainingArguments", "transformers:TrainingArguments"),
@@ -71,6 +84,17 @@ for _kind in ("GreedySearch", "Sample", "ContrastiveSearch"):
 for _kind in ("BeamSearch", "BeamSample"):
     CURATED[f"{_GEN}.{_kind}DecoderOnlyOutput"] = (f"{_GEN}.GenerateBeamDecoderOnlyOutput", f"{_kind}DecoderOnlyOutput -> GenerateBeamDecoderOnlyOutput")
     CURATED[f"{_GEN}.{_kind}EncoderDecoderOutput"] = (f"{_GEN}.GenerateBeamEncoderDecoderOutput", f"{_kind}EncoderDecoderOutput -> GenerateBeamEncoderDecoderOutput")
+for _kind in ("GreedySearch", "Sample", "ContrastiveSearch"):
+    for _suffix, _new in (("DecoderOnlyOutput", "GenerateDecoderOnlyOutput"), ("EncoderDecoderOutput", "GenerateEncoderDecoderOutput")):
+        CURATED[f"{_GEN}.utils.{_kind}{_suffix}"] = (f"{_GEN}.utils.{_new}", f"{_kind}{_suffix} -> {_new}")
+    CURATED[f"{_GEN}.utils.{_kind}Output"] = (f"{_GEN}.utils.GenerateNonBeamOutput", f"{_kind}Output -> GenerateNonBeamOutput")
+for _kind in ("BeamSearch", "BeamSample"):
+    for _suffix, _new in (("DecoderOnlyOutput", "GenerateBeamDecoderOnlyOutput"), ("EncoderDecoderOutput", "GenerateBeamEncoderDecoderOutput")):
+        CURATED[f"{_GEN}.utils.{_kind}{_suffix}"] = (f"{_GEN}.utils.{_new}", f"{_kind}{_suffix} -> {_new}")
+    CURATED[f"{_GEN}.utils.{_kind}Output"] = (f"{_GEN}.utils.GenerateBeamOutput", f"{_kind}Output -> GenerateBeamOutput")
+CURATED["transformers.trainer_utils.EvaluationStrategy"] = ("transformers.trainer_utils.IntervalStrategy", "EvaluationStrategy -> IntervalStrategy")
+CURATED["transformers.modeling_utils.get_parameter_device"] = (None, "get_parameter_device was removed in transformers 5 with no replacement: use model.device (or next(model.parameters()).device)")
+CURATED["transformers.modeling_utils.get_parameter_dtype"] = (None, "get_parameter_dtype was removed in transformers 5 with no replacement: use model.dtype (or next(model.parameters()).dtype)")
 for _name in ("is_torch_sdpa_available", "is_torch_compile_available", "is_torchdynamo_available", "is_safetensors_available",
               "is_torch_fx_available"):
     CURATED[f"transformers.utils.{_name}"] = (None, f"{_name} was removed in transformers 5 with no replacement: it is always true with torch >= 2.2, replace the check by True")
@@ -119,6 +143,16 @@ def build(stock_dir: Path) -> tuple[dict, dict]:
             qualified = f"{installed}.{name}"
             entry = symbols.setdefault(qualified, {"versions": [], "new": None, "message": ""})
             entry["versions"].append(f"{project} {version}")
+    for project, version, member, installed in MODULES:
+        wheel = wheelscan.find_wheel(stock_dir, project, version)
+        module = importlib.import_module(installed)
+        for name in wheelscan.module_names(wheel, member):
+            if hasattr(module, name) or name in ("logger",):
+                continue
+            qualified = f"{installed}.{name}"
+            entry = symbols.setdefault(qualified, {"versions": [], "new": None, "message": ""})
+            if f"{project} {version}" not in entry["versions"]:
+                entry["versions"].append(f"{project} {version}")
     for qualified, entry in symbols.items():
         name = qualified.rsplit(".", 1)[1]
         lib = qualified.split(".")[0]

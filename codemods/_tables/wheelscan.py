@@ -118,6 +118,21 @@ def exported_names(wheel: Path, init_member: str) -> dict[str, str]:
     return {name: module for name, module in names.items() if not name.startswith("_")}
 
 
+def module_names(wheel: Path, member: str) -> list[str]:
+    """Public module-level names (assignments, functions, classes) defined in one file of the wheel."""
+    with zipfile.ZipFile(wheel) as archive:
+        tree = ast.parse(archive.read(member))
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            names.extend(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.append(node.target.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.append(node.name)
+    return [name for name in dict.fromkeys(names) if not name.startswith("_")]
+
+
 def find_wheel(directory: Path, project: str, version: str) -> Path:
     matches = sorted(directory.glob(f"{project}-{version}-*.whl"))
     if not matches:
