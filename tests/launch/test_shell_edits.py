@@ -72,3 +72,12 @@ def test_a_variable_set_to_off_is_removed_without_a_todo() -> None:
     result = apply_rules("export XLA_USE_BF16=0\ntorchrun x.py\n", FileKind.SHELL, select=["NM4"], path="run.sh")
     assert result.text == "torchrun x.py\n"
     assert [f.severity.value for f in result.findings] == ["fixed"]
+
+
+def test_note_of_a_removed_last_line_is_kept_and_does_not_drop_other_notes() -> None:
+    text = "export NEURON_RT_VISIBLE_CORES=0\ntorchrun x.py\nexport XLA_USE_BF16=1\n"
+    out = apply_rules(text, FileKind.SHELL, select=["NM4"], path="run.sh").text
+    assert out.startswith("# neuron-migrate: review NEURON_RT_VISIBLE_CORES")
+    assert out.endswith("torchrun x.py\n# neuron-migrate: XLA_USE_BF16 made torch_xla hold every fp32 tensor in bf16; removed: to keep "
+                        "full-bf16 numerics load the model with dtype=torch.bfloat16 (or model.to(torch.bfloat16)), or use "
+                        "bf16=True / torch.autocast(device_type, dtype=torch.bfloat16) for mixed precision\n")
