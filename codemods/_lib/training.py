@@ -185,9 +185,7 @@ PREAMBLE = (
 def insert_preamble(module: cst.Module, ctx) -> cst.Module:
     """Insert the seed's static-shape / loader settings after the module's leading imports (once)."""
     text = module.code
-    missing = [line for line in PREAMBLE if line.split("=")[0].split("(")[0].strip() not in text or line not in text]
-    missing = [line for line in missing if not (line.startswith("torch._dynamo") and "automatic_dynamic_shapes" in text)
-               and not (line.startswith("os.environ") and "HF_DEACTIVATE_ASYNC_LOAD" in text)]
+    missing = [line for line, marker in zip(PREAMBLE, ("automatic_dynamic_shapes", "HF_DEACTIVATE_ASYNC_LOAD")) if marker not in text]
     if not missing:
         return module
     body = list(module.body)
@@ -205,6 +203,8 @@ def insert_preamble(module: cst.Module, ctx) -> cst.Module:
     new = [cst.parse_statement(line + "\n") for line in missing]
     new[0] = new[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine(comment=cst.Comment(
         "# TorchNeuron: one compiled graph per shape (pad to fixed lengths); synchronous weight loading"))])
-    ctx.add_import("torch")
-    ctx.add_import("os")
+    if any(line.startswith("torch.") for line in missing):
+        ctx.add_import("torch")
+    if any(line.startswith("os.") for line in missing):
+        ctx.add_import("os")
     return module.with_changes(body=body[:index] + new + body[index:])
