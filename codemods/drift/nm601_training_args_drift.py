@@ -20,7 +20,8 @@ After::
 
     TrainingArguments(output_dir="out", eval_strategy="steps", warmup_steps=0.1)
 
-Fix safety: safe for renames and drops of no-op fields; todos where the value must move elsewhere.
+Fix safety: needs review: renames and drops of no-op fields are mechanical; todos where the value must move
+elsewhere (``logging_dir``, ``dispatch_batches``, FSDP options ...).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class TrainingArgsDrift(PythonRule):
 
     id = "NM601"
     name = "training-args-drift"
-    safety = Safety.SAFE
+    safety = Safety.NEEDS_REVIEW
     triggers = ("TrainingArguments", "SFTConfig", "ORPOConfig")
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:

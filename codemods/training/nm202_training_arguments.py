@@ -106,6 +106,8 @@ class TrainingArguments(PythonRule):
         if tp is not None:
             args = self._tensor_parallel(original, args, names, target, tp)
         splat = has_star_kwargs(updated)
+        if splat:
+            self.todo(original, "arguments passed through ** are not checked: remove the Neuron-only fields (see the field map), rename the changed ones, and add torch_compile=True")
         args = self._precision_and_defaults(original, args, names, target, tp, splat)
         if "torch_compile" not in names and not splat:
             args.append(new_kwarg("torch_compile", "True"))
