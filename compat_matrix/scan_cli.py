@@ -69,6 +69,19 @@ def _model_paths(paths: tuple[str, ...], mapping_file: str | None, trust_remote_
     return found
 
 
+#: Dynamo's built-in backends: checked without importing torch._dynamo in the parent (seconds of start-up).
+_BUILTIN_BACKENDS = {"eager", "aot_eager", "aot_eager_default_partitioner", "aot_eager_decomp_partition", "inductor",
+                     "cudagraphs", "openxla", "tvm", "onnxrt"}
+
+
+def _known_backend(name: str) -> bool:
+    if name in _BUILTIN_BACKENDS:
+        return True
+    from importlib.metadata import entry_points
+
+    return any(ep.name == name for ep in entry_points(group="torch_dynamo_backends"))
+
+
 def _print_list() -> None:
     from compat_matrix.registry import METHOD_NOTE, shipped
     from compat_matrix.tiny_configs import load_overrides
@@ -161,7 +174,7 @@ def scan(top, arch, every, list_only, mode_text, out, device, backend, dtype, jo
     except ValueError as exc:
         raise _UsageError(str(exc)) from None
     backend_name = backend or devices.default_backend(chosen)
-    if "compiled" in modes:
+    if "compiled" in modes and not _known_backend(backend_name):
         import torch._dynamo
 
         if backend_name not in torch._dynamo.list_backends(exclude_tags=()):

@@ -35,7 +35,7 @@ TARGET_HEAD_DIM = TARGET_HIDDEN // TARGET_HEADS
 TARGET_VOCAB = 512
 TARGET_EXPERTS = 4
 TARGET_TOPK = 2
-MIN_LAYERS = 2
+MIN_LAYERS = 1
 MAX_SSM_STATE = 16
 
 OVERRIDES_PATH = Path(__file__).with_name("data") / "overrides.yaml"
@@ -191,7 +191,7 @@ def _layer_plan(values: dict[str, Any], num_layers: int, layer_key: str) -> tupl
         if sig not in seen:
             seen.add(sig)
             chosen.append(i)
-    # Homogeneous stacks still get MIN_LAYERS layers (layer-index handling, cache per layer).
+    # One layer of each kind (MIN_LAYERS raises the floor for homogeneous stacks if ever needed).
     extra = [i for i in range(num_layers) if i not in chosen]
     while len(chosen) < min(MIN_LAYERS, num_layers) and extra:
         chosen.append(extra.pop(0))
@@ -419,8 +419,14 @@ def shrink_overrides(model_type: str, *, use_overrides: bool = True) -> dict[str
         if sub_out:
             out[name] = sub_out
     if use_overrides:
-        entry = load_overrides().get(model_type) or {}
-        out = _deep_merge(out, entry.get("config") or {})
+        extra = (load_overrides().get(model_type) or {}).get("config") or {}
+        out = _deep_merge(out, extra)
+        # An override that spells out the layer kinds also fixes the layer count, unless it sets it itself.
+        layer_key = next((k for k in LAYER_KEYS if _is_int(top.get(k))), None)
+        kinds = next((v for k, v in extra.items() if k.endswith("types") and isinstance(v, list)
+                      and all(isinstance(x, str) for x in v)), None)
+        if layer_key and kinds and layer_key not in extra:
+            out[layer_key] = len(kinds)
     return out
 
 
