@@ -151,6 +151,75 @@ if __name__ == "__main__":
 '''
 
 
+CUSTOM_MODELING_SCRIPT = '''
+import json, os
+import torch
+from datasets import Dataset
+from transformers import AutoTokenizer, DataCollatorForLanguageModeling
+from optimum.neuron import NeuronTrainer, NeuronTrainingArguments
+from optimum.neuron.models.training import NeuronModelForCausalLM, TrainingNeuronConfig
+''' + DATA + '''
+
+def main():
+    tok = AutoTokenizer.from_pretrained(os.environ["TOK_DIR"])
+    ds = Dataset.from_dict({"text": TEXTS}).map(
+        lambda batch: tok(batch["text"], padding="max_length", max_length=16, truncation=True),
+        batched=True, remove_columns=["text"],
+    )
+    tp = int(os.environ.get("TP_SIZE", "1"))
+    trn_config = TrainingNeuronConfig(tensor_parallel_size=tp, sequence_parallel_enabled=True, fuse_qkv=True)
+    model = NeuronModelForCausalLM.from_pretrained(
+        os.environ["MODEL_DIR"], trn_config, torch_dtype=torch.float32, attn_implementation="flash_attention_2"
+    )
+    args = NeuronTrainingArguments(output_dir=os.environ["OUT_DIR"], per_device_train_batch_size=2, max_steps=2,
+                                   learning_rate=1e-3, logging_steps=1, save_strategy="no", report_to="none",
+                                   tensor_parallel_size=tp, zero_1=True)
+    trainer = NeuronTrainer(model=model, args=args, train_dataset=ds, tokenizer=tok,
+                            data_collator=DataCollatorForLanguageModeling(tok, mlm=False))
+    result = trainer.train()
+    trainer.save_model(os.environ["OUT_DIR"])
+    print("RESULT=" + json.dumps({"loss": result.training_loss, "steps": result.global_step,
+                                  "attn": model.config._attn_implementation,
+                                  "tp": model.config.distributed_config.tp_size}))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+LAZY_LOAD_SCRIPT = '''
+import json, os
+import torch
+from datasets import Dataset
+from transformers import AutoModelForCausalLM, AutoTokenizer, DataCollatorForLanguageModeling
+from optimum.neuron import NeuronTrainer, NeuronTrainingArguments
+from optimum.neuron.distributed import lazy_load_for_parallelism, make_optimizer_constructor_lazy
+''' + DATA + '''
+
+def main():
+    tok = AutoTokenizer.from_pretrained(os.environ["TOK_DIR"])
+    ds = Dataset.from_dict({"text": TEXTS}).map(
+        lambda batch: tok(batch["text"], padding="max_length", max_length=16, truncation=True),
+        batched=True, remove_columns=["text"],
+    )
+    tp = int(os.environ.get("TP_SIZE", "1"))
+    with lazy_load_for_parallelism(tensor_parallel_size=tp):
+        model = AutoModelForCausalLM.from_pretrained(os.environ["MODEL_DIR"])
+    optimizer = make_optimizer_constructor_lazy(torch.optim.AdamW)(model.parameters(), lr=1e-3)
+    args = NeuronTrainingArguments(output_dir=os.environ["OUT_DIR"], per_device_train_batch_size=2, max_steps=2,
+                                   logging_steps=1, save_strategy="no", report_to="none")
+    trainer = NeuronTrainer(model=model, args=args, train_dataset=ds, optimizers=(optimizer, None),
+                            data_collator=DataCollatorForLanguageModeling(tok, mlm=False))
+    result = trainer.train()
+    trainer.save_model(os.environ["OUT_DIR"])
+    print("RESULT=" + json.dumps({"loss": result.training_loss, "steps": result.global_step}))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
 def _migrate(source: str) -> str:
     result = apply_rules(source, select=["NM2", "NM6"])
     ast.parse(result.text)
@@ -215,3 +284,30 @@ def test_migrated_peft_lora_fine_tune(tiny_assets, tmp_path):
     assert any("lora_A" in name for name, _ in adapter.named_parameters())
     merged = AutoModelForCausalLM.from_pretrained(out["merged"])
     assert merged.config.num_hidden_layers == 2
+
+
+def test_migrated_custom_modeling_with_trn_config(tiny_assets, tmp_path):
+    migrated = _migrate(CUSTOM_MODELING_SCRIPT)
+    assert "from transformers import AutoModelForCausalLM" in migrated
+    assert "DistributedConfig(tp_size=tp, fsdp_size=" in migrated and "distributed_config=trn_config" in migrated
+    assert 'attn_implementation="sdpa"' in migrated and "dtype=torch.float32" in migrated
+    script = tmp_path / "custom.py"
+    script.write_text(migrated)
+    out = run_script(script, _env(tiny_assets, tmp_path / "out"))
+    assert out["steps"] >= 2 and math.isfinite(out["loss"]) and out["attn"] == "sdpa" and out["tp"] == 1
+    from transformers import AutoModelForCausalLM
+
+    assert AutoModelForCausalLM.from_pretrained(tmp_path / "out").config.num_hidden_layers == 2
+
+
+def test_migrated_lazy_load_for_parallelism(tiny_assets, tmp_path):
+    migrated = _migrate(LAZY_LOAD_SCRIPT)
+    assert "lazy_load_for_parallelism" not in migrated and "make_optimizer_constructor_lazy" not in migrated
+    assert "    model = AutoModelForCausalLM.from_pretrained(os.environ[\"MODEL_DIR\"], distributed_config=DistributedConfig(tp_size=tp" in migrated
+    script = tmp_path / "lazy.py"
+    script.write_text(migrated)
+    out = run_script(script, _env(tiny_assets, tmp_path / "out"))
+    assert out["steps"] >= 2 and math.isfinite(out["loss"])
+    from transformers import AutoModelForCausalLM
+
+    assert AutoModelForCausalLM.from_pretrained(tmp_path / "out").config.vocab_size == 64
