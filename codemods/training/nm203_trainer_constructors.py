@@ -4,7 +4,8 @@ Map sections 2.9 and 2.11, rules C2, C3b, C4, D1, trap T33. On the constructor c
 (matched through its import, so ``NeuronTrainer as Trainer`` counts):
 
 * ``tokenizer=`` -> ``processing_class=`` (transformers 5 / trl 1.x accept only the latter);
-* ``NeuronSFTTrainer(model_init=...)`` -> removed with a todo (``SFTTrainer`` has no ``model_init``).
+* ``NeuronSFTTrainer(model_init=...)`` -> removed with a todo (``SFTTrainer`` has no ``model_init``);
+* a class deriving from a Neuron trainer gets a todo: overridden methods must be checked against the stock base.
 
 On ``NeuronAccelerator(...)``: the Neuron-only keywords ``mp_plugin``, ``zero_1``, ``autocast_backend``,
 ``trn_config`` and ``mixed_precision_config`` are removed with a todo naming the stock replacement
@@ -47,6 +48,11 @@ class TrainerConstructors(PythonRule):
     name = "trainer-constructors"
     safety = Safety.NEEDS_REVIEW
     triggers = ("Trainer", "NeuronAccelerator")
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        for base in node.bases:
+            if self.ctx.matches(base.value, NEURON_TRAINERS) is not None:
+                self.todo(node, "subclass of an optimum-neuron trainer: the base is now the stock one; check every overridden method against it (optimum 0.4.x re-implemented the training loop, XLA hooks such as _save_xla_checkpoint are gone)")
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         trainer = self.ctx.matches(original.func, NEURON_TRAINERS)
