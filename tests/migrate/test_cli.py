@@ -121,7 +121,7 @@ def test_reports_in_three_formats(project: Path, tmp_path_factory) -> None:
     markdown = (out / "r.md").read_text()
     assert "## What a human must do" in markdown and "- [ ] line 1: **NM901**" in markdown
     html = (out / "r.html").read_text()
-    assert html.index('id="todos"') < html.index('id="changes"') and 'href="#file-1-L1"' in html
+    assert html.index('id="todos"') < html.index('id="changes"') and 'href="#file-legacy-py-L1"' in html
 
 
 def test_version_and_quiet(project: Path) -> None:
