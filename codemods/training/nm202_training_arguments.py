@@ -50,6 +50,7 @@ PARSERS = {old for old, new in TRAINING_MOVES.items() if new == "transformers.Hf
 DEFAULTS_04 = (
     ("per_device_train_batch_size", "per_device_train_batch_size 1 (stock 8)"),
     ("optim", 'optim "adamw_torch" (stock "adamw_torch_fused")'),
+    ("zero_1", "zero_1 True, i.e. ZeRO-1 sharded optimizer state (stock: none; closest DistributedConfig(fsdp_size=...))"),
 )
 
 

@@ -106,3 +106,20 @@ def test_every_source_field_of_every_version_is_handled():
     for neuron_only in ("tensor_parallel_size", "zero_1", "pipeline_parallel_size", "disable_sequence_parallel",
                         "kv_size_multiplier", "fuse_qkv", "async_save", "num_local_ranks_per_step", "use_xser", "skip_cache_push"):
         assert neuron_only in fields and TRAINING_ARGS[neuron_only].action is not FieldAction.KEEP
+
+
+#: map 2.7 "Neuron-only fields" (every one must be decided, offline check that needs no wheels)
+MAP_27_FIELDS = """tensor_parallel_size pipeline_parallel_size pipeline_parallel_num_microbatches zero_1 disable_sequence_parallel
+sequence_parallel_enabled kv_size_multiplier disable_embedding_parallelization fuse_qkv recompute_causal_mask
+num_local_ranks_per_step num_ranks_per_loading_step use_xser async_save skip_cache_push half_precision_backend
+neuron_cc_optlevel use_autocast stochastic_rounding_enabled optimizer_use_master_weights optimizer_use_fp32_grad_acc
+optimizer_save_master_weights_in_ckpt dataloader_prefetch_size enable_throughput_metrics enable_mfu_metrics
+enable_efficiency_metrics metrics_window_size overwrite_output_dir logging_dir warmup_ratio max_seq_length""".split()
+
+
+def test_map_section_2_7_fields_are_decided():
+    for name in MAP_27_FIELDS:
+        assert name in TRAINING_ARGS and TRAINING_ARGS[name].action is not FieldAction.KEEP, name
+    assert TRAINING_ARGS["tensor_parallel_size"].action is FieldAction.DISTRIBUTED_CONFIG
+    assert TRAINING_ARGS["tensor_parallel_size"].versions.startswith("0.0.7")
+    assert "0.4.0" in TRAINING_ARGS["zero_1"].message or "0.4" in TRAINING_ARGS["zero_1"].message
