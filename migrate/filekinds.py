@@ -40,9 +40,10 @@ def kind_from_name(path: PurePath) -> FileKind | None:
         return FileKind.NOTEBOOK
     if suffix in _SHELL_SUFFIXES or name in {"Makefile", "makefile", "GNUmakefile"} or suffix == ".mk":
         return FileKind.SHELL
-    if name.startswith("Dockerfile") or name.endswith(".Dockerfile") or name.startswith("Containerfile"):
+    lowered = name.lower()
+    if lowered.startswith(("dockerfile", "containerfile")) or lowered.endswith(".dockerfile"):
         return FileKind.DOCKERFILE
-    if _REQUIREMENTS.match(name):
+    if _REQUIREMENTS.match(name) or (suffix in {".txt", ".in"} and path.parent.name == "requirements"):
         return FileKind.REQUIREMENTS
     if name == "pyproject.toml":
         return FileKind.PYPROJECT

@@ -116,11 +116,16 @@ def add_notes(doc: TextDocument, notes: list[tuple[Line, str]]) -> None:
         return
     for line, message in notes:
         target = line
-        while target.deleted:
-            following = doc.next_live(target)
-            if following is None:
-                return
-            target = following
+        while target is not None and target.deleted:
+            target = doc.next_live(target)
+        if target is None:  # the line was deleted and nothing follows it: the note goes at the end
+            live = list(doc)
+            note = f"# {NOTE_PREFIX} {message}"
+            if not live:
+                doc.lines.append(Line(note, doc.newline, None))
+            elif live[-1].text.strip() != note:
+                doc.insert_after(live[-1], [note])
+            continue
         target = doc.statement_start(target)
         note = f"{target.indent}# {NOTE_PREFIX} {message}"
         if note.strip() in _comment_block_above(doc, target):

@@ -71,3 +71,14 @@ def test_explicit_files_and_several_targets(tmp_path: Path) -> None:
 def test_missing_path_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(DiscoveryError, match="no such file"):
         list(discover([tmp_path / "missing"]))
+
+
+def test_requirements_folder_and_lowercase_dockerfile() -> None:
+    from pathlib import PurePath
+
+    from migrate.filekinds import kind_from_name
+
+    assert kind_from_name(PurePath("requirements/base.txt")) is FileKind.REQUIREMENTS
+    assert kind_from_name(PurePath("docs/notes.txt")) is None
+    assert kind_from_name(PurePath("docker/train.dockerfile")) is FileKind.DOCKERFILE
+    assert kind_from_name(PurePath("dockerfile")) is FileKind.DOCKERFILE

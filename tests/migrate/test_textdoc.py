@@ -1,0 +1,34 @@
+"""Notes in text documents: placement (continuations, heredocs, deleted lines) and idempotence."""
+
+from __future__ import annotations
+
+from migrate.filekinds import FileKind
+from migrate.textdoc import TextDocument, add_notes
+
+
+def test_note_goes_above_the_first_line_of_a_continued_command() -> None:
+    doc = TextDocument("#!/bin/bash\ntorchrun \\\n  --flag \\\n  train.py\n", FileKind.SHELL)
+    add_notes(doc, [(doc.lines[2], "check --flag")])
+    assert doc.text() == "#!/bin/bash\n# neuron-migrate: check --flag\ntorchrun \\\n  --flag \\\n  train.py\n"
+    add_notes(doc, [(doc.lines[4], "check --flag")])  # same note again: nothing added
+    assert doc.text().count("neuron-migrate") == 1
+
+
+def test_note_never_lands_inside_a_heredoc() -> None:
+    doc = TextDocument("cat > run.sh <<'EOF'\nexport XLA_USE_BF16=1\nEOF\necho done\n", FileKind.SHELL)
+    add_notes(doc, [(doc.lines[1], "bf16")])
+    assert doc.text().startswith("# neuron-migrate: bf16\ncat > run.sh <<'EOF'\n")
+
+
+def test_notes_of_deleted_lines_move_down_or_to_the_end() -> None:
+    doc = TextDocument("a\nb\nc", FileKind.SHELL)
+    doc.delete(doc.lines[1])
+    doc.delete(doc.lines[2])
+    add_notes(doc, [(doc.lines[1], "b was removed"), (doc.lines[2], "c was removed")])
+    assert doc.text() == "a\n# neuron-migrate: b was removed\n# neuron-migrate: c was removed\n"
+
+
+def test_crlf_survives_insertions() -> None:
+    doc = TextDocument("x=1\r\ny=2\r\n", FileKind.SHELL)
+    add_notes(doc, [(doc.lines[1], "note")])
+    assert doc.text() == "x=1\r\n# neuron-migrate: note\r\ny=2\r\n"
