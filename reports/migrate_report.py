@@ -165,7 +165,7 @@ def view(data: dict) -> dict[str, Any]:
                 rules[finding["rule"]] = rules.get(finding["rule"], 0) + 1
         findings = [
             {**f, "href": "#" + lines[f["line"]] if f["severity"] != "fixed" and f["line"] in lines else None}
-            for f in file["findings"]
+            for f in sorted(file["findings"], key=lambda f: f["line"])  # stable: same-line findings keep their order
         ]
         files.append({
             **file,

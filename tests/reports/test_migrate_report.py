@@ -90,7 +90,7 @@ RUN: dict = {
             "findings": [finding("NM501", "todo", 2, "neuronx-cc==2.14.* -> neuronx-cc==2.28.*: match your SDK")],
         },
         {"path": "src/clean.py", "kind": "python", "status": "unchanged", "reason": None, "findings": []},
-        {"path": "vendor/big.py", "kind": "python", "status": "skipped", "reason": "larger than 2 MB", "findings": []},
+        {"path": "vendor/link.py", "kind": "python", "status": "skipped", "reason": "symbolic link (not followed)", "findings": []},
     ],
 }
 
@@ -140,7 +140,7 @@ def test_markdown_order_counts_todos_then_changes(run):
     assert "pad &lt;prompts> to that batch | or recompile" in md and "`torchrun --nproc_per_node 2`" in md
     # the changes table: rules applied per rewritten file, the reason for a skipped or failed one
     assert "| `src/infer.py` | python | ✅ rewritten | 3 | 2 | NM110, NM301 ×2 |" in md
-    assert "| `vendor/big.py` | python | ⏭️ skipped | 0 | 0 | larger than 2 MB |" in md
+    assert "| `vendor/link.py` | python | ⏭️ skipped | 0 | 0 | symbolic link (not followed) |" in md
     assert "| `src/broken.py` | python | ❌ error | 0 | 1 | does not parse: invalid syntax (line 2); left untouched |" in md
     assert "src/clean.py" not in md  # unchanged and nothing to say
 
