@@ -16,6 +16,7 @@ import argparse
 import csv
 import gc
 import json
+import os
 import platform
 import re
 import shlex
@@ -76,6 +77,18 @@ def _one_line(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def render(args) -> None:
+    """Rewrite the doc block from an existing --jsonl and its .meta.json (written at the end of a run)."""
+    rows = _read_csv(Path(args.csv), args.top)
+    done = {}
+    for line in Path(args.jsonl).read_text().splitlines():
+        if line.strip():
+            record = json.loads(line)
+            done[record["model_type"]] = record
+    meta = json.loads(Path(args.jsonl + ".meta.json").read_text())
+    write_doc(Path(args.doc), [done[r["model_type"]] for r in rows if r["model_type"] in done], meta, args)
+
+
 def run(args) -> None:
     from compat_matrix.tp import run_tp_job
 
@@ -96,6 +109,7 @@ def run(args) -> None:
     print(f"builder: {builder_name}; {len(rows)} architectures, {len(done)} already done", flush=True)
     work = Path(tempfile.mkdtemp(prefix="tp-top100-"))
     started = time.monotonic()
+    load_start = os.getloadavg()[0]
     try:
         for row in rows:
             model_type = row["model_type"]
@@ -135,7 +149,9 @@ def run(args) -> None:
         "command": args.command,
         "builder": builder_name,
         "finished_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "load": (round(load_start, 1), round(os.getloadavg()[0], 1), os.cpu_count()),
     }
+    Path(str(out) + ".meta.json").write_text(json.dumps(meta, indent=1))
     ordered = [done[row["model_type"]] for row in rows if row["model_type"] in done]
     if args.doc:
         write_doc(Path(args.doc), ordered, meta, args)
@@ -145,7 +161,9 @@ def run(args) -> None:
 def _normalise(error: str | None) -> str:
     if not error:
         return "-"
-    text = re.sub(r"0x[0-9a-f]+", "0x…", error)
+    # One group for "`XForCausalLM` has no `tp_plan`" whatever X is.
+    text = re.sub(r"`[A-Za-z0-9_]+(ForCausalLM|LMHeadModel|ModelWithLMHead|ForConditionalGeneration)`", "`<Model>`", error)
+    text = re.sub(r"0x[0-9a-f]+", "0x…", text)
     text = re.sub(r"\d+", "N", text)
     return _one_line(text, 150)
 
@@ -164,7 +182,6 @@ def write_doc(path: Path, results: list[dict], meta: dict, args) -> None:
 
     n = len(results)
     status = Counter(r["status"] for r in results)
-    tps = [r["details"]["tp"] for r in results]
     built = [r for r in results if r["details"]["tp"].get("stage") != "build"]
     has_plan = [r for r in built if r["details"]["tp"].get("has_tp_plan")]
     layers = [r for r in has_plan if r["details"]["tp"].get("plan_scope") == "layers"]
@@ -184,6 +201,9 @@ def write_doc(path: Path, results: list[dict], meta: dict, args) -> None:
         f"* Command: `{meta['command']}`",
         f"* Wall time of the run: **{meta['wall_s']:.0f} s** ({meta['wall_s'] / 60:.1f} min) for {n} architectures "
         f"(sum of job totals {sum(totals):.0f} s; checkpoint building is the rest).",
+        f"* Machine load (1-min load average, start / end, on {meta['load'][2]} cores; the machine is shared): "
+        f"{meta['load'][0]} / {meta['load'][1]}." if isinstance(meta.get("load"), (list, tuple))
+        else f"* Machine load: {meta.get('load', 'not recorded')}.",
         f"* Tiny checkpoints: `{meta['builder']}`.",
         f"* Per-job timeout: {args.timeout:.0f} s.",
         "",
@@ -261,10 +281,11 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=180.0)
     parser.add_argument("--jsonl", default="/tmp/tp_top100.jsonl")
     parser.add_argument("--resume", action="store_true", help="keep the results already in --jsonl")
+    parser.add_argument("--render-only", action="store_true", help="only rewrite the doc from --jsonl")
     parser.add_argument("--doc", default=str(ROOT / "docs" / "tp-mode.md"), help="'' to skip the doc")
     args = parser.parse_args()
     args.command = "nice -n 10 .venv/bin/python benchmarks/tp_top100.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    run(args)
+    render(args) if args.render_only else run(args)
 
 
 if __name__ == "__main__":

@@ -205,16 +205,6 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _job_pids(token: str) -> list[int]:
     """Processes whose environment carries this job's token: everything the group started, wherever its session."""
     pids = []
