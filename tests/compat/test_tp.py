@@ -181,7 +181,8 @@ def test_killed_caller_takes_the_group_down(tmp_path):
         "from compat_matrix.tp import run_tp_job\n"
         f"run_tp_job({model_dir!r}, 'llama', 2, 'cpu', 'float32', 300)\n"
     )
-    caller = subprocess.Popen([sys.executable, "-c", code])
+    # A SIGKILLed caller cannot remove its job folder (a few KB): keep it inside tmp_path.
+    caller = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "TMPDIR": str(tmp_path)})
     deadline = time.monotonic() + 60
     # Wait until the ranks exist (their command line names the checkpoint), then kill the caller only.
     while time.monotonic() < deadline and len([p for p in _job_processes(model_dir) if p != caller.pid]) < 3:
