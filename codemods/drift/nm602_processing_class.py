@@ -31,7 +31,7 @@ class ProcessingClass(PythonRule):
     id = "NM602"
     name = "processing-class"
     safety = Safety.SAFE
-    triggers = ("tokenizer=",)
+    triggers = ("tokenizer=", "tokenizer =")
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if self.ctx.matches(original.func, STOCK_TRAINERS) is None:
