@@ -9,7 +9,8 @@ Tiny models come from ``compat_matrix.tiny_configs.build_tiny_model`` when that 
 local shrinker below (``_local_tiny_model``); the docs record which one was used.
 
 Each architecture runs in a long-lived worker subprocess (restarted after a crash, a timeout or passing
-``MAX_RSS_MB`` of resident memory), so a native abort in MLIR, a hang or a memory blow-up costs one architecture, not the run.
+``MAX_RSS_MB`` of resident memory), so a native abort in MLIR, a hang or a memory blow-up costs one architecture,
+not the run.
 
     nice .venv/bin/python benchmarks/lowering_top100.py [--top 100] [--jsonl OUT.jsonl] [--docs docs/lowering.md]
 """

@@ -332,15 +332,16 @@ def _diagnosed_failure(label: str, diagnostics: list[tuple[str, str, str]], erro
     return LoweringFailed(_one_line(f"torch-mlir lowering to {label} {subject}: {detail}{where}"), failed)
 
 
-def _refuse_open_slice_scatter(graph: torch.fx.Graph) -> None:
-    """Fail fast on ``aten.slice_scatter`` with an open end (``x[..., a:] = y``: end None / INT64_MAX).
+def _open_slice_scatter(graph: torch.fx.Graph) -> LoweringFailed | None:
+    """The failure to report for an ``aten.slice_scatter`` with an open end (``x[..., a:] = y``: end None / INT64_MAX).
 
     torch-mlir 20261001 does not legalise such a node: in a small graph it reports "failed to legalize operation
     'torch.aten.slice_scatter'", but in tiny ``youtu`` the StableHLO pipeline instead grew past 17 GB of resident memory
     and ended in ``std::bad_alloc`` after two minutes. That is not an acceptable way to find out on a shared machine,
-    so the node is reported as the op that does not lower without running the pipeline. (With the end clamped to the
-    dimension size, youtu's graph still fails, on the stablehlo.scatter verifier, like qwen3_5: the fix belongs in
-    torch-mlir.)
+    so the node is reported as an op that does not lower without running the StableHLO pipeline (the Torch backend
+    pipeline still runs first, so that its own failures, e.g. ``aten::histc``, are reported too). With the end
+    clamped to the dimension size, youtu's graph still fails, on the stablehlo.scatter verifier, like qwen3_5: the
+    fix belongs in torch-mlir.
     """
     for node in graph.nodes:
         if node.op != "call_function" or not str(node.target).startswith("aten.slice_scatter"):
@@ -358,12 +359,13 @@ def _refuse_open_slice_scatter(graph: torch.fx.Graph) -> None:
                 match = re.search(r'File "([^"]+)", line (\d+)', source[-2])
                 if match:
                     where = f" (at {_short_path(match.group(1))}:{match.group(2)})"
-            raise LoweringFailed(
+            return LoweringFailed(
                 f"torch-mlir lowering to StableHLO could not legalise aten::slice_scatter: open end ({end}) on a "
                 f"dimension of size {base.shape[dim]} (pipeline not run: it can allocate for the whole int64 "
                 f"range){where}",
                 ["aten::slice_scatter"],
             )
+    return None
 
 
 def _lower_program(mlir: types.SimpleNamespace, program: torch.export.ExportedProgram) -> collections.Counter:
@@ -378,7 +380,7 @@ def _lower_program(mlir: types.SimpleNamespace, program: torch.export.ExportedPr
         if node.op == "call_function" and str(node.target).startswith(EXPORT_ONLY_TARGETS) and not node.users:
             graph.erase_node(node)
 
-    _refuse_open_slice_scatter(graph)
+    open_slice_scatter = _open_slice_scatter(graph)
 
     # Stateless import: parameters, buffers and lifted constants stay function arguments, as in the AOTAutograd
     # graphs TorchNeuron lowers. (A frozen import would inline them as literals: it needs ml_dtypes for bfloat16
@@ -414,7 +416,13 @@ def _lower_program(mlir: types.SimpleNamespace, program: torch.export.ExportedPr
             finally:
                 handle.detach()
         if error is not None or diagnostics:
-            raise _diagnosed_failure(label, diagnostics, error)
+            failure = _diagnosed_failure(label, diagnostics, error)
+            if open_slice_scatter is not None:
+                failure.failed_ops.append("aten::slice_scatter")
+                failure.reason = _one_line(f"{failure.reason}; and {open_slice_scatter.reason}")
+            raise failure
+        if open_slice_scatter is not None:
+            raise open_slice_scatter  # before the StableHLO pipeline, see _open_slice_scatter
 
     histogram: collections.Counter = collections.Counter()
     unlowered: list[str] = []
