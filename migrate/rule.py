@@ -22,7 +22,7 @@ import inspect
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Mapping
 
 import libcst as cst
 
@@ -129,8 +129,15 @@ def dotted_name(node: cst.BaseExpression | None) -> str:
 
 
 class _ImportGatherer(cst.CSTVisitor):
+    """Imports and definitions are statements: expressions are never entered (most of a tree's nodes)."""
+
     def __init__(self, imports: ImportMap) -> None:
         self.imports = imports
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.BaseExpression):
+            return False
+        return super().on_visit(node)
 
     def visit_Import(self, node: cst.Import) -> bool:
         for alias in node.names:
@@ -186,6 +193,14 @@ class PythonContext:
     needed_imports: list[tuple[str, str | None, str | None]] = field(default_factory=list)
     #: Set by the traversal: the statement being visited (inline notes attach to it).
     statement_stack: list[cst.CSTNode] = field(default_factory=list)
+    #: Per-file results shared by rules (see ``memo``).
+    shared: dict[str, Any] = field(default_factory=dict)
+
+    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        """Compute a per-file pre-pass once for all rules that need it (e.g. a scope gatherer)."""
+        if key not in self.shared:
+            self.shared[key] = compute()
+        return self.shared[key]
 
     def qualnames(self, node: cst.CSTNode) -> set[str]:
         return self.imports.resolve(node)

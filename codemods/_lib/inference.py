@@ -173,13 +173,18 @@ class Arguments:
         return [key for key, _ in self.keywords]
 
 
+def _gather_scopes(module: cst.Module) -> "_ScopeGatherer":
+    gatherer = _ScopeGatherer()
+    module.visit(gatherer)
+    return gatherer
+
+
 class InferenceRule(PythonRule):
     """Base of the NM1xx rules: scope lookups, splat expansion, statements added after an assignment."""
 
     # ----------------------------------------------------------------------------- traversal state
     def visit_Module(self, node: cst.Module) -> None:
-        gatherer = _ScopeGatherer()
-        node.visit(gatherer)
+        gatherer = self.ctx.memo("inference.scopes", lambda: _gather_scopes(node))  # one walk for every NM1xx rule
         self._scopes = gatherer.values
         self._name_counts = gatherer.name_counts
         self._scope_stack: list[cst.CSTNode] = [node]
@@ -195,6 +200,8 @@ class InferenceRule(PythonRule):
     def _plan_dict_removals(self, module: cst.Module, assignments: dict[str, list[cst.SimpleStatementLine]]) -> None:
         """``shapes = {...}`` used only as ``**shapes`` (or ``input_shapes=shapes``) in a rewritten call is
         folded into that call, so its now-unused assignment is removed."""
+        if "**" not in self.ctx.source and "input_shapes" not in self.ctx.source and "compiler_args" not in self.ctx.source:
+            return  # nothing could be folded: spare the walk
         rule = self
         names: list[str] = []
 
