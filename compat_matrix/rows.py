@@ -47,7 +47,7 @@ def host_versions() -> dict[str, Any]:
     return {
         "torch": get("torch"),
         "transformers": get("transformers"),
-        "torch_neuronx": None,
+        "torch_neuronx": get("torch-neuronx"),
         "python": platform.python_version(),
     }
 

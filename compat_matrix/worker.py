@@ -101,7 +101,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
             _fail(row, job, STAGE_STATUS.get(state["stage"], "fail_forward"), one_line(exc),
                   {"traceback_tail": traceback.format_exc().splitlines()[-3:]}, state)
     row["timings"]["total"] = round(time.perf_counter() - started, 3)
-    row["peak_memory_mb"] = devices.peak_memory_mb(job["device"])
+    if row.get("peak_memory_mb") is None:  # tp mode reports its ranks' peak itself
+        row["peak_memory_mb"] = devices.peak_memory_mb(job["device"])
     row["finished_at"] = now()
     known = _known_failure(job["model_type"], job["mode"])
     if known and row["status"] != "pass":
@@ -304,7 +305,7 @@ def _run_tp(job: dict[str, Any], row: dict[str, Any], folder: str, state: dict[s
     _inject(job, "forward")
     remaining = max(1.0, float(job.get("timeout") or 600) - (time.perf_counter() - started) - 5.0)
     fields = run_tp_job(path, job["model_type"], int(job.get("tp_size") or 2), job["device"], job["dtype"], remaining)
-    for key in ("status", "verdict", "error"):
+    for key in ("status", "verdict", "error", "backend", "peak_memory_mb"):
         if key in fields:
             row[key] = fields[key]
     row["reasons"] = list(fields.get("reasons") or [])

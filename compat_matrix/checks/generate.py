@@ -46,12 +46,24 @@ def forward(model, input_ids) -> tuple[Any, float]:
 
 
 def cache_used(past) -> dict[str, Any]:
+    """The cache generate returned, and whether the model wrote to it at all.
+
+    ``generate`` creates the requested StaticCache even for a model that ignores cache objects (openai-gpt recomputes
+    the whole sequence every step): an attention cache that holds no tokens afterwards was not used."""
     if past is None:
         return {"used": "none"}
     layers = sorted({type(layer).__name__ for layer in getattr(past, "layers", []) or []})
     info: dict[str, Any] = {"used": type(past).__name__}
     if layers:
         info["layers"] = layers
+    try:
+        length = past.get_seq_length()
+    except Exception:  # noqa: BLE001 - caches made only of recurrent/linear-attention layers have no length
+        length = None
+    if length is not None:
+        info["tokens"] = int(length)
+        if length == 0:
+            info["used"] = f"none ({type(past).__name__} created but never written)"
     return info
 
 
