@@ -163,3 +163,16 @@ def test_list():
     done = subprocess.run([*CLI, "scan", "--list"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0
     assert "llama" in done.stdout and "mimo_v2_flash" in done.stdout and "known upstream failure" in done.stdout
+
+
+def test_local_checkpoint_via_model_path(tmp_path):
+    from compat_matrix.tiny_configs import save_tiny_checkpoint
+
+    folder = save_tiny_checkpoint("gpt2", tmp_path / "ckpt")
+    out = tmp_path / "out"
+    done = subprocess.run([*CLI, "scan", "--model-path", folder, "--mode", "eager", "--out", str(out),
+                           "--no-progress", "--jobs", "1"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    (row,) = list(store.read_rows(out / "results.jsonl"))
+    assert row["model_type"] == "gpt2" and row["model_path"] == str(Path(folder).resolve())
+    assert row["status"] == "pass" and row["details"]["parity"]["generate"]["tokens_match"]
