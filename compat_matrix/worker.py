@@ -128,6 +128,7 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
 
     device, dtype, mode = job["device"], job["dtype"], job["mode"]
     timings, details, reasons = row["timings"], row["details"], row["reasons"]
+    notes: list[str] = []  # evidence that did not decide the status (details["notes"])
 
     # Reference: CPU fp32 eager, the same weights.
     t0 = time.perf_counter()
@@ -205,16 +206,16 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
             model_ops = details.get("fallback_ops_forward")
             loop_ops = details.get("fallback_ops_generation")
             if model_ops is None:
-                reasons.append(f"{label}: {', '.join(details['fallback_ops'])}")
+                notes.append(f"{label}: {', '.join(details['fallback_ops'])}")
             else:
                 if model_ops:
-                    reasons.append(f"{label}: {', '.join(model_ops)}")
+                    notes.append(f"{label}: {', '.join(model_ops)}")
                 if loop_ops:
-                    reasons.append(f"{label} in the generation loop: {', '.join(loop_ops)}")
+                    notes.append(f"{label} in the generation loop: {', '.join(loop_ops)}")
         if details.get("float64_ops"):
-            reasons.append(f"float64 ops (computed as float32 on Neuron): {', '.join(details['float64_ops'][:6])}")
+            notes.append(f"float64 ops (computed as float32 on Neuron): {', '.join(details['float64_ops'][:6])}")
         if details.get("complex_ops"):
-            reasons.append(f"complex ops: {', '.join(details['complex_ops'][:6])}")
+            notes.append(f"complex ops: {', '.join(details['complex_ops'][:6])}")
 
     lowering_status = None
     if mode == "compiled" and job.get("lowering", True):
@@ -261,12 +262,15 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
     elif gen["status"] == "fail_generate":
         status = "fail_generate"
         reasons.insert(0, gen["reason"][:300])
-    if status == "pass" and mode == "compiled" and details.get("graphs_by_step", {}).get("prefill", 0) > 1:
-        reasons.append(f"prefill compiled {details['graphs_by_step']['prefill']} graphs for equal-shape chunks")
+    if mode == "compiled" and details.get("graphs_by_step", {}).get("prefill", 0) > 1:
+        notes.append(f"prefill compiled {details['graphs_by_step']['prefill']} graphs for equal-shape chunks")
     if status == "pass" and device == "neuron" and details.get("fallback_ops"):
         row["verdict"] = "partial"  # measured CPU fallbacks on the device: works, not natively
+        reasons.extend(note for note in notes if "CPU fallback" in note)
     else:
         row["verdict"] = verdict_for(status, mode, generate_runs=True)
+    if notes:
+        details["notes"] = notes
     row["status"] = status
     if status in ("fail_generate", "no_static_cache") and not row["error"]:
         row["error"] = (gen.get("chunked_prefill_error") or gen["reason"])[:400]

@@ -50,6 +50,8 @@ def test_crash_hang_and_exception_become_rows_and_the_rest_survives(tmp_path):
         assert key in llama["timings"]
     assert llama["details"]["parity"]["forward"]["ok"] and llama["details"]["cache"]["used"] == "StaticCache"
     assert llama["versions"]["torch"] and llama["tool_version"] and llama["backend"] is None
+    assert llama["reasons"] == []  # nothing decided against it; evidence lives in the notes
+    assert any("generation loop" in note and "argmax" in note for note in llama["details"]["notes"])
     for row in rows.values():
         check_row(row)
         assert row["device"] == "cpu" and row["dtype"] == "float32" and row["verdict"]
