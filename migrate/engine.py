@@ -147,8 +147,9 @@ def _scan(candidate: Candidate) -> _Scanned:
     scanned.has_marker = any(
         anchor in found and pattern.search(text) for anchor, pattern in plan.marker_patterns.get(kind, ())
     )
+    name = candidate.path.name
     for rule in plan.rules:
-        if _handles(rule, kind) and not found.isdisjoint(rule.triggers):
+        if _handles(rule, kind, name) and not found.isdisjoint(rule.triggers):
             if rule.scope == "neuron-project":
                 scanned.needs_if_neuron = True
             else:
@@ -156,9 +157,9 @@ def _scan(candidate: Candidate) -> _Scanned:
     return scanned
 
 
-def _handles(rule: type[Rule], kind: FileKind) -> bool:
-    # Notebooks hold Python and shell code: every rule may apply to one of their cells.
-    return kind is FileKind.NOTEBOOK or kind in rule.kinds
+def _handles(rule: type[Rule], kind: FileKind, name: str) -> bool:
+    # Notebooks hold Python and shell code (and %%writefile cells named anything): any rule may apply.
+    return kind is FileKind.NOTEBOOK or (kind in rule.kinds and rule.handles_name(name))
 
 
 def _migrate(job: tuple[Candidate, FileKind]) -> FileResult:

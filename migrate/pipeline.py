@@ -29,16 +29,19 @@ class Migrated:
     findings: list[Finding]
 
 
-def rules_for(kind: FileKind, rules: Sequence[type[Rule]], text: str) -> list[type[Rule]]:
-    """The rules that handle ``kind`` and whose triggers occur in ``text``."""
-    return [rule for rule in rules if kind in rule.kinds and any(trigger in text for trigger in rule.triggers)]
+def rules_for(kind: FileKind, rules: Sequence[type[Rule]], text: str, name: str = "") -> list[type[Rule]]:
+    """The rules that handle ``kind`` (and a file called ``name``) and whose triggers occur in ``text``."""
+    return [
+        rule for rule in rules
+        if kind in rule.kinds and rule.handles_name(name) and any(trigger in text for trigger in rule.triggers)
+    ]
 
 
 def migrate_source(
     text: str, kind: FileKind, path: PurePath, rules: Sequence[type[Rule]], options: RuleOptions
 ) -> Migrated:
     """Rewrite ``text`` (a file of ``kind``) with ``rules``. Raises on code that does not parse."""
-    active = rules_for(kind, rules, text)
+    active = rules_for(kind, rules, text, path.name)
     findings: list[Finding] = []
     new_text = text
     python_rules = [rule for rule in active if issubclass(rule, PythonRule)]

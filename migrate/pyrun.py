@@ -238,7 +238,9 @@ class SymbolMover:
             if local == old_name and self.renames.get(local) == new_name:
                 local = new_name
             asname = None if local == new_name else cst.AsName(name=cst.Name(local))
-            groups.setdefault(new_module, []).append(cst.ImportAlias(name=cst.Name(new_name), asname=asname))
+            group = groups.setdefault(new_module, [])
+            if not any(a.name.value == new_name and a.evaluated_alias == (asname and local) for a in group):
+                group.append(cst.ImportAlias(name=cst.Name(new_name), asname=asname))  # two old names, one new
             self._report_once(self.moves[qualified][1], original_alias, qualified, target)
         if not changed:
             return updated

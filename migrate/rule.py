@@ -18,6 +18,7 @@ Every rule reports through ``self.fixed(...)`` / ``self.todo(...)``; a ``todo`` 
 from __future__ import annotations
 
 import enum
+import fnmatch
 import inspect
 import textwrap
 from dataclasses import dataclass, field
@@ -62,6 +63,12 @@ class Rule:
     kinds: ClassVar[frozenset[FileKind]] = frozenset()
     #: Plain substrings; the rule runs on a file only if its text contains one of them.
     triggers: ClassVar[tuple[str, ...]] = ()
+    #: fnmatch patterns on the file name (e.g. "setup.py"); empty: every file of the rule's kinds.
+    filenames: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def handles_name(cls, name: str) -> bool:
+        return not cls.filenames or any(fnmatch.fnmatchcase(name, pattern) for pattern in cls.filenames)
     #: "any" or "neuron-project": the latter only runs when the project targets Neuron (see ``markers``).
     scope: ClassVar[str] = "any"
     #: What shows that a project targets Neuron, per file kind: (literal anchor, regex) pairs. The anchor

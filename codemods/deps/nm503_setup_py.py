@@ -38,6 +38,7 @@ class SetupPyNeuronStack(PythonRule):
     name = "setup-py-neuron-stack"
     safety = Safety.NEEDS_REVIEW
     triggers = DEP_TRIGGERS
+    filenames = ("setup.py",)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

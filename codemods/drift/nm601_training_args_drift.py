@@ -46,6 +46,8 @@ class TrainingArgsDrift(PythonRule):
     name = "training-args-drift"
     safety = Safety.NEEDS_REVIEW
     triggers = ("TrainingArguments", "SFTConfig", "ORPOConfig")
+    # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
+    scope = "neuron-project"
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         qualified = self.ctx.matches(original.func, ARGS_CLASSES)

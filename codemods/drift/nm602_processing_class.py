@@ -32,6 +32,8 @@ class ProcessingClass(PythonRule):
     name = "processing-class"
     safety = Safety.SAFE
     triggers = ("tokenizer=", "tokenizer =")
+    # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
+    scope = "neuron-project"
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if self.ctx.matches(original.func, STOCK_TRAINERS) is None:

@@ -46,6 +46,8 @@ class RemovedSymbols(PythonRule):
     name = "removed-symbols"
     safety = Safety.NEEDS_REVIEW
     triggers = ("transformers", "from trl", "import trl")
+    # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
+    scope = "neuron-project"
     moves = MOVES
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:

@@ -31,6 +31,8 @@ class TorchDtype(PythonRule):
     name = "torch-dtype"
     safety = Safety.SAFE
     triggers = ("torch_dtype",)
+    # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
+    scope = "neuron-project"
 
     def _is_transformers(self, node: cst.BaseExpression) -> bool:
         return any(q.startswith(("transformers.", "optimum.neuron.models.training")) for q in self.ctx.qualnames(node))

@@ -68,6 +68,8 @@ class TrainingArguments(PythonRule):
     name = "training-arguments"
     safety = Safety.NEEDS_REVIEW
     triggers = ("TrainingArguments", "SFTConfig", "ORPOConfig")
+    # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
+    scope = "neuron-project"
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

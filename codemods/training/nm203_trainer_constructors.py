@@ -48,6 +48,8 @@ class TrainerConstructors(PythonRule):
     name = "trainer-constructors"
     safety = Safety.NEEDS_REVIEW
     triggers = ("Trainer", "NeuronAccelerator")
+    # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
+    scope = "neuron-project"
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         for base in node.bases:

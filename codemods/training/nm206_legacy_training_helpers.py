@@ -67,6 +67,8 @@ class LegacyTrainingHelpers(PythonRule):
     name = "legacy-training-helpers"
     safety = Safety.MANUAL_ONLY
     triggers = ("consolidate_", "training_utils", "optimum.neuron.distributed", "optimum.neuron.trainers.metrics")
+    # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
+    scope = "neuron-project"
 
     def visit_Call(self, node: cst.Call) -> None:
         for qualified in self.ctx.qualnames(node.func):

@@ -44,6 +44,8 @@ class ProcessHelpers(PythonRule):
     name = "process-helpers"
     safety = Safety.NEEDS_REVIEW
     triggers = ("is_main_worker", "is_precompilation")
+    # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
+    scope = "neuron-project"
     legacy_modules = ("optimum.neuron",)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
