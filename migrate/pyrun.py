@@ -71,7 +71,6 @@ class _Dispatcher(cst.CSTTransformer):
                     self.visitors[attribute[6:]].append(getattr(rule, attribute))
                 elif attribute.startswith("leave_") and attribute.count("_") == 1:
                     self.leavers[attribute[6:]].append(getattr(rule, attribute))
-        self.notes: dict[int, list[str]] = defaultdict(list)
         self.carried: list[tuple[int, list[str]]] = []  # notes of removed statements, for the next one
         self.first_statement = module.body[0] if module.body else None
         self.header_comments = {line.comment.value for line in module.header if line.comment}
@@ -104,7 +103,7 @@ class _Dispatcher(cst.CSTTransformer):
         self.ctx.statement_stack.pop()
         if not self.ctx.options.inline_notes:
             return result
-        messages = [f.message for f in self.ctx.findings if f.statement is original and f.severity is Severity.TODO]
+        messages = list(self.ctx.todos_by_statement.get(id(original), ()))
         while self.carried and self.carried[-1][0] >= depth:
             messages = self.carried.pop()[1] + messages
         if not messages:

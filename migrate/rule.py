@@ -200,6 +200,8 @@ class PythonContext:
     needed_imports: list[tuple[str, str | None, str | None]] = field(default_factory=list)
     #: Set by the traversal: the statement being visited (inline notes attach to it).
     statement_stack: list[cst.CSTNode] = field(default_factory=list)
+    #: todo messages by the id of the statement they were reported in (inline notes attach there).
+    todos_by_statement: dict[int, list[str]] = field(default_factory=dict)
     #: Per-file results shared by rules (see ``memo``).
     shared: dict[str, Any] = field(default_factory=dict)
 
@@ -227,7 +229,10 @@ class PythonContext:
 
     def report(self, rule: str, node: cst.CSTNode, severity: Severity, message: str) -> None:
         statement = self.statement_stack[-1] if self.statement_stack else None
-        self.findings.append(PendingFinding(rule, severity, node, statement, " ".join(message.split())))
+        finding = PendingFinding(rule, severity, node, statement, " ".join(message.split()))
+        self.findings.append(finding)
+        if severity is Severity.TODO and statement is not None:
+            self.todos_by_statement.setdefault(id(statement), []).append(finding.message)
 
 
 class PythonRule(Rule):
