@@ -269,3 +269,21 @@ def test_sweep_reports_on_original_lines(tmp_path: Path) -> None:
     assert "# neuron-migrate: legacy still used\nlegacy.other()" in text
     again = run_toy([tmp_path], rules=[RenameLegacy, ToySweep])
     assert status_of(again, "a.py") is FileStatus.UNCHANGED
+
+
+def test_read_failure_is_an_error_not_a_crash(tmp_path: Path, monkeypatch) -> None:
+    """Root reads any file whatever its mode, so the failing read is simulated at the filesystem call."""
+    (tmp_path / "locked.py").write_text(LEGACY)
+    (tmp_path / "open.py").write_text(LEGACY)
+    real_read = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        if self.name == "locked.py":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    result = run_toy([tmp_path])
+    locked = next(f for f in result.files if f.path == "locked.py")
+    assert locked.status is FileStatus.ERROR and locked.findings[0].message == "cannot read: Permission denied"
+    assert status_of(result, "open.py") is FileStatus.CHANGED
