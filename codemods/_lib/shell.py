@@ -1042,22 +1042,3 @@ def looks_like_command(text: str) -> bool:
             if first in COMMAND_WORDS or first.endswith(".sh"):
                 return True
     return False
-
-
-def anchor_orphan_notes(doc: TextDocument, findings: list) -> None:
-    """Give a place to the note of a ``todo`` reported on a deleted line with no live line after it.
-
-    ``migrate.textdoc.add_notes`` moves such a note to the next live line; when there is none it stops and
-    the notes still to be placed are dropped as well. Reviving the document's last line as an empty line
-    (with no line ending, so the text is unchanged) gives those notes somewhere to go."""
-    if not doc.lines or not doc.lines[-1].deleted:
-        return
-    for finding in findings:
-        line = finding[2]
-        if finding[1] is Severity.TODO and line.deleted and doc.next_live(line) is None:
-            last = doc.lines[-1]
-            last.deleted, last.text, last.ending = False, "", ""
-            previous = next((c for c in reversed(doc.lines[:-1]) if not c.deleted), None)
-            if previous is not None and not previous.ending:
-                previous.ending = doc.newline
-            return

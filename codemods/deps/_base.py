@@ -15,20 +15,3 @@ DEP_TRIGGERS = ("optimum-neuron", "optimum_neuron", "optimum[neuron", "torch-neu
 class DepsTextRule(TextRule):
     def report(self, line: Line, severity: Severity, message: str) -> None:
         (self.fixed if severity is Severity.FIXED else self.todo)(line, message)
-
-    def __init_subclass__(cls, **kwargs) -> None:
-        """Every rule's ``apply`` ends by keeping the notes of todos on deleted last lines (see
-        ``codemods._lib.shell.anchor_orphan_notes``)."""
-        super().__init_subclass__(**kwargs)
-        apply = cls.__dict__.get("apply")
-        if apply is None:
-            return
-
-        def wrapped(self, doc, _apply=apply):
-            _apply(self, doc)
-            from codemods._lib.shell import anchor_orphan_notes
-
-            anchor_orphan_notes(doc, self.ctx.findings)
-
-        wrapped.__doc__ = apply.__doc__
-        cls.apply = wrapped

@@ -23,20 +23,3 @@ class LaunchRule(TextRule):
 
     def apply(self, doc: TextDocument) -> None:  # pragma: no cover - interface
         raise NotImplementedError
-
-    def __init_subclass__(cls, **kwargs) -> None:
-        """Every rule's ``apply`` ends by keeping the notes of todos on deleted last lines (see
-        ``codemods._lib.shell.anchor_orphan_notes``)."""
-        super().__init_subclass__(**kwargs)
-        apply = cls.__dict__.get("apply")
-        if apply is None:
-            return
-
-        def wrapped(self, doc, _apply=apply):
-            _apply(self, doc)
-            from codemods._lib.shell import anchor_orphan_notes
-
-            anchor_orphan_notes(doc, self.ctx.findings)
-
-        wrapped.__doc__ = apply.__doc__
-        cls.apply = wrapped
