@@ -13,7 +13,7 @@ Owned by the inference rules; other families may import it but should not rely o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import libcst as cst
 
@@ -193,9 +193,17 @@ class InferenceRule(PythonRule):
         self.prepare(node)
         self._plan_dict_removals(node, gatherer.assignments)
 
+    #: Classes whose ``Class.from_pretrained(...)`` this rule rewrites (qualified name -> stock target).
+    loads: Mapping[str, str | None] = {}
+
     def is_target_call(self, call: cst.Call) -> bool:
-        """Hook: True for the calls this rule rewrites (their ``**shapes`` dicts are then folded in)."""
-        return False
+        """True for the calls this rule rewrites (their ``**shapes`` dicts are then folded in). By default:
+        ``from_pretrained`` on one of the ``loads`` classes."""
+        func = call.func
+        return (
+            bool(self.loads) and isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained"
+            and bool(self.match_class(func.value, self.loads, call))
+        )
 
     def _plan_dict_removals(self, module: cst.Module, assignments: dict[str, list[cst.SimpleStatementLine]]) -> None:
         """``shapes = {...}`` used only as ``**shapes`` (or ``input_shapes=shapes``) in a rewritten call is

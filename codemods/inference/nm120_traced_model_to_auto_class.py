@@ -62,13 +62,10 @@ class TracedModelToAutoClass(InferenceRule):
     moves = TRACED
     legacy_modules = ("optimum.neuron",)
 
-    def is_target_call(self, call: cst.Call) -> bool:
-        func = call.func
-        return isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and bool(self.match_class(func.value, TRACED, call))
+    loads = TRACED
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        func = original.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and self.match_class(func.value, TRACED, original)):
+        if not self.is_target_call(original):
             return updated
         arguments = self.arguments(updated)
         split = split_traced(self, arguments, default_cast="torch.float32")

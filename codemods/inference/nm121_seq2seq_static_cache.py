@@ -54,13 +54,10 @@ class Seq2SeqStaticCache(InferenceRule):
     moves = SEQ2SEQ
     legacy_modules = ("optimum.neuron",)
 
-    def is_target_call(self, call: cst.Call) -> bool:
-        func = call.func
-        return isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and bool(self.match_class(func.value, SEQ2SEQ, call))
+    loads = SEQ2SEQ
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        func = original.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and self.match_class(func.value, SEQ2SEQ, original)):
+        if not self.is_target_call(original):
             return updated
         arguments = self.arguments(updated)
         split = split_traced(self, arguments, default_cast="torch.float32")

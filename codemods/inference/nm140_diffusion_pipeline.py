@@ -71,9 +71,7 @@ class DiffusionPipeline(InferenceRule):
     moves = MOVES
     legacy_modules = ("optimum.neuron",)
 
-    def is_target_call(self, call: cst.Call) -> bool:
-        func = call.func
-        return isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and bool(self.match_class(func.value, MOVES, call))
+    loads = MOVES
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
