@@ -11,6 +11,7 @@ them all on a throw-away document.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Callable, Iterator
@@ -741,6 +742,17 @@ def export_todo(words: list[str]) -> str:
     if cores:
         steps.append(f"{cores} cores -> DistributedConfig(tp_size={cores}) under torchrun")
     return "; ".join(steps)
+
+
+def exec_words(code: str) -> list[str]:
+    """The words of an exec-form command (``["optimum-cli", "export", ...]``): a JSON list of strings, or the
+    quoted strings of a YAML flow list; [] when the text is neither."""
+    text = code.strip().rstrip(",")
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return [double or single for double, single in re.findall(r'"((?:[^"\\]|\\.)*)"|\'([^\']*)\'', text)]
+    return [word for word in value if isinstance(word, str)] if isinstance(value, list) else []
 
 
 def edit_optimum_cli(doc: TextDocument, report: Report) -> None:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods._lib.inference import InferenceRule, code
-from codemods._tables.inference_symbols import EXPORTERS_PREFIX, INTERNAL_BASES, INTERNAL_PREFIXES, INTERNALS, ON, internals_moves
+from codemods._tables.inference_symbols import EXPORTERS_PREFIX, INTERNAL_BASES, INTERNAL_PREFIXES, ON, internals_moves
 from migrate.rule import Safety, dotted_name
 
 MOVES = internals_moves()

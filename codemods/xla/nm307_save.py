@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.xla._common import LOCAL_RANK, RANK, XM, Safety, XlaRule, arg, has_star, names
+from codemods.xla._common import RANK, XM, Safety, XlaRule, arg, has_star, names
 
 SAVE = names((XM, ["save"]))
 OS = ("os", None, None)

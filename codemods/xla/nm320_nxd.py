@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.xla._common import MARKERS, Safety, XlaRule, arg
+from codemods.xla._common import Safety, XlaRule
 
 NXD = "neuronx_distributed"
 MESSAGES = {

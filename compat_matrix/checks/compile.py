@@ -16,7 +16,7 @@ import re
 import time
 from typing import Any
 
-from compat_matrix.checks import CheckFailed, one_line
+from compat_matrix.checks import CheckFailed
 from compat_matrix.checks.generate import StepClock, static_generate
 
 
