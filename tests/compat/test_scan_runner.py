@@ -111,7 +111,10 @@ def test_resume_after_kill_has_no_lost_or_duplicated_rows(tmp_path):
     out = tmp_path / "out"
     args = [*CLI, "scan", "--arch", "llama,gpt2,opt", "--mode", "eager", "--jobs", "1", "--out", str(out),
             "--no-progress", "--no-lowering"]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    # opt hangs in the first run, so the kill always lands before the last row (tiny jobs can all finish
+    # between two polls otherwise); the resumed run has no injection
+    env = {**os.environ, worker.INJECT_ENV: "opt:eager:hang"}
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
     results = out / "results.jsonl"
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and not (results.exists() and results.read_text().count("\n") >= 1):
