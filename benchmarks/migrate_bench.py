@@ -24,11 +24,15 @@ import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-WORK = ROOT / "benchmarks" / "_work"
+WORK = ROOT / "benchmarks" / "_work"  # the TorchFix virtualenv
+# The trees live OUTSIDE this repository: inside it they would be gitignored (benchmarks/_work/ is), and
+# neuron-migrate honours .gitignore while TorchFix does not.
+TREES = Path(tempfile.gettempdir()) / "neuron-migrate-bench"
 RESULTS = ROOT / "benchmarks" / "results"
 
 MEASURE = r"""
@@ -62,7 +66,7 @@ def best_of(runs: int, command: list[str]) -> dict:
 def negative_tree() -> Path:
     import transformers
 
-    target = WORK / "transformers-src"
+    target = TREES / "transformers-src"
     if not target.exists():
         shutil.copytree(Path(transformers.__file__).parent, target, ignore=shutil.ignore_patterns("__pycache__"))
     return target
@@ -80,7 +84,7 @@ def positive_sources() -> list[tuple[str, str]]:
 
 
 def positive_tree(files: int) -> Path:
-    target = WORK / f"positive-{files}"
+    target = TREES / f"positive-{files}"
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
@@ -121,7 +125,8 @@ def torchfix_command() -> list[str] | None:
 
 
 def versions() -> dict:
-    import libcst
+    from importlib import metadata
+
     import migrate
 
     cpu = "unknown"
@@ -129,7 +134,7 @@ def versions() -> dict:
         cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    return {"python": platform.python_version(), "libcst": libcst.__version__ if hasattr(libcst, "__version__") else "?",
+    return {"python": platform.python_version(), "libcst": metadata.version("libcst"),
             "neuron_migrate": migrate.__version__, "cpu": cpu, "cores": os.cpu_count()}
 
 
@@ -152,6 +157,8 @@ def main() -> None:
     tree = negative_tree()
     py_files = sum(1 for _ in tree.rglob("*.py"))
     negative = best_of(repeats, [*tool, "--check", "-q", str(tree)])
+    scanned = int(negative["stderr_tail"].split(" files scanned")[0].split()[-1])
+    assert scanned >= py_files, f"neuron-migrate looked at {scanned} files of {py_files}: is the tree gitignored?"
     results["negative"] = {"tree": "installed transformers package source", "py_files": py_files,
                            "neuron_migrate_check": negative}
     print(f"negative tree ({py_files} .py): neuron-migrate --check {negative['seconds']:.2f}s "
@@ -170,6 +177,7 @@ def main() -> None:
     runs = {}
     for jobs in (1, 2):
         run = best_of(repeats, [*tool, "--check", "-q", "--jobs", str(jobs), str(small)])
+        assert f"{floor['files'] + 1} files scanned" in run["stderr_tail"], run["stderr_tail"]
         run["files_per_s"] = floor["files"] / run["seconds"]
         runs[jobs] = run
         print(f"positive tree ({floor['files']} files) --jobs {jobs}: {run['seconds']:.2f}s, "
