@@ -65,3 +65,8 @@ MARKERS: dict[FileKind, tuple[tuple[str, str], ...]] = {
     FileKind.SETUP_CFG: DEPENDENCIES,
     FileKind.NOTEBOOK: NOTEBOOK,
 }
+
+#: Triggers for rules that rewrite optimum-neuron APIs. They resolve names through imports, so a file they
+#: can change imports optimum-neuron in one of these forms; the bare dotted name would also wake them for
+#: libraries that only mention the package in a string (transformers does, in 3,000-line files).
+OPTIMUM_NEURON_IMPORTS = ("from optimum.neuron", "import optimum.neuron", "from optimum import neuron")

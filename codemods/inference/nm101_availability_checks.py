@@ -41,6 +41,7 @@ import libcst as cst
 from codemods._lib.inference import InferenceRule
 from codemods._tables.inference_symbols import AVAILABILITY_FIND_SPEC, AVAILABILITY_MODULES, availability_moves
 from migrate.rule import Safety
+from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 
 MOVES = availability_moves()
 FIND_SPEC = {f"{m}.{name}": package for name, package in AVAILABILITY_FIND_SPEC.items() for m in AVAILABILITY_MODULES}
@@ -52,7 +53,7 @@ class AvailabilityChecks(InferenceRule):
     id = "NM101"
     name = "availability-checks"
     safety = Safety.SAFE
-    triggers = ("optimum.neuron",)
+    triggers = OPTIMUM_NEURON_IMPORTS
     moves = {**MOVES, **{name: None for name in FIND_SPEC}}
     legacy_modules = ("optimum.neuron",)
 

@@ -40,6 +40,7 @@ import libcst as cst
 from codemods._lib.inference import InferenceRule, code
 from codemods._tables.inference_symbols import EXPORTERS_PREFIX, INTERNAL_BASES, INTERNAL_PREFIXES, ON, internals_moves
 from migrate.rule import Safety, dotted_name
+from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 
 MOVES = internals_moves()
 BASES = {old: INTERNAL_BASES[old.rsplit(".", 1)[1]] for old in MOVES if old.rsplit(".", 1)[1] in INTERNAL_BASES}
@@ -55,7 +56,7 @@ class NeuronInternals(InferenceRule):
     id = "NM102"
     name = "neuron-internals"
     safety = Safety.NEEDS_REVIEW
-    triggers = ("optimum.neuron", "optimum.exporters.neuron")
+    triggers = (*OPTIMUM_NEURON_IMPORTS, "optimum.exporters.neuron")
     moves = MOVES
     legacy_modules = ("optimum.neuron",)
 

@@ -35,6 +35,7 @@ import libcst as cst
 from codemods._lib.inference import InferenceRule
 from codemods._tables.inference_symbols import CACHE_CONTEXT_MANAGERS, CACHE_MODULES, CACHE_QUERIES, CACHE_STATEMENTS
 from migrate.rule import Safety
+from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 
 
 def _q(names: tuple[str, ...]) -> set[str]:
@@ -52,7 +53,7 @@ class HubCompileCache(InferenceRule):
     id = "NM103"
     name = "hub-compile-cache"
     safety = Safety.NEEDS_REVIEW
-    triggers = ("optimum.neuron",)
+    triggers = OPTIMUM_NEURON_IMPORTS
     moves = {name: None for name in MANAGERS | STATEMENTS | QUERIES}
     legacy_modules = ("optimum.neuron",)
 

@@ -66,6 +66,7 @@ import libcst as cst
 from codemods._lib.inference import InferenceRule, code, dtype_for, kwarg, torch_dtype_attr, with_commas
 from codemods._tables.inference_symbols import decoder_moves
 from migrate.rule import Safety
+from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 
 DECODERS = decoder_moves()
 KEEP = frozenset({
@@ -88,7 +89,7 @@ class CausalLMStaticCache(InferenceRule):
     id = "NM110"
     name = "causal-lm-static-cache"
     safety = Safety.NEEDS_REVIEW
-    triggers = ("optimum.neuron",)
+    triggers = OPTIMUM_NEURON_IMPORTS
     moves = DECODERS
     legacy_modules = ("optimum.neuron",)
 

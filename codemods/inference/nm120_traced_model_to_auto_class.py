@@ -47,6 +47,7 @@ import libcst as cst
 from codemods._lib.inference import InferenceRule, compiled_note, kwarg, padding_note, split_traced, with_commas
 from codemods._tables.inference_symbols import traced_moves
 from migrate.rule import Safety
+from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 
 TRACED = traced_moves()
 COMPILE = 'compile(backend="neuron", fullgraph=True, dynamic=False)'
@@ -58,7 +59,7 @@ class TracedModelToAutoClass(InferenceRule):
     id = "NM120"
     name = "traced-model-to-auto-class"
     safety = Safety.NEEDS_REVIEW
-    triggers = ("optimum.neuron",)
+    triggers = OPTIMUM_NEURON_IMPORTS
     moves = TRACED
     legacy_modules = ("optimum.neuron",)
 

@@ -40,6 +40,7 @@ import libcst as cst
 from codemods._lib.inference import InferenceRule, code, compiled_note, kwarg, padding_note, split_traced, with_commas
 from codemods._tables.inference_symbols import seq2seq_moves
 from migrate.rule import Safety
+from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 
 SEQ2SEQ = seq2seq_moves()
 
@@ -50,7 +51,7 @@ class Seq2SeqStaticCache(InferenceRule):
     id = "NM121"
     name = "seq2seq-static-cache"
     safety = Safety.NEEDS_REVIEW
-    triggers = ("optimum.neuron",)
+    triggers = OPTIMUM_NEURON_IMPORTS
     moves = SEQ2SEQ
     legacy_modules = ("optimum.neuron",)
 

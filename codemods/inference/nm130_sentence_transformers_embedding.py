@@ -40,6 +40,7 @@ import libcst as cst
 from codemods._lib.inference import InferenceRule, code, compiled_note, kwarg, padding_note, split_traced, with_commas
 from codemods._tables.inference_symbols import EMBEDDING_CLASSES, SENTENCE_TRANSFORMER_CLASSES, embedding_moves
 from migrate.rule import Safety
+from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 
 MOVES = embedding_moves()
 ST = {f"{m}.{name}" for name, modules in SENTENCE_TRANSFORMER_CLASSES.items() for m in modules}
@@ -54,7 +55,7 @@ class SentenceTransformersEmbedding(InferenceRule):
     id = "NM130"
     name = "sentence-transformers-embedding"
     safety = Safety.NEEDS_REVIEW
-    triggers = ("optimum.neuron",)
+    triggers = OPTIMUM_NEURON_IMPORTS
     moves = MOVES
     legacy_modules = ("optimum.neuron",)
 

@@ -44,6 +44,7 @@ import libcst as cst
 from codemods._lib.inference import InferenceRule, compiled_note, kwarg, shape_text, split_traced, with_commas
 from codemods._tables.inference_symbols import DIFFUSION_MODULES, DIFFUSION_PIPELINES, diffusion_moves
 from migrate.rule import Safety
+from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 
 MOVES = diffusion_moves()
 HOW = {f"{m}.{name}": (component, how) for name, (_, component, how) in DIFFUSION_PIPELINES.items() for m in DIFFUSION_MODULES}
@@ -67,7 +68,7 @@ class DiffusionPipeline(InferenceRule):
     id = "NM140"
     name = "diffusion-pipeline"
     safety = Safety.NEEDS_REVIEW
-    triggers = ("optimum.neuron",)
+    triggers = OPTIMUM_NEURON_IMPORTS
     moves = MOVES
     legacy_modules = ("optimum.neuron",)
 

@@ -41,6 +41,7 @@ import libcst as cst
 from codemods._lib.inference import InferenceRule, code, compiled_note, kwarg, padding_note, split_traced, with_commas
 from codemods._tables.inference_symbols import pipeline_moves
 from migrate.rule import Safety
+from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 
 MOVES = pipeline_moves()
 PIPELINE_KEEP = frozenset({
@@ -55,7 +56,7 @@ class NeuronPipelineFunction(InferenceRule):
     id = "NM150"
     name = "neuron-pipeline-function"
     safety = Safety.NEEDS_REVIEW
-    triggers = ("optimum.neuron",)
+    triggers = OPTIMUM_NEURON_IMPORTS
     moves = MOVES
     legacy_modules = ("optimum.neuron",)
 

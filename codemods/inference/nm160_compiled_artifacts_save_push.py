@@ -35,6 +35,7 @@ from codemods._tables.inference_symbols import (
     decoder_moves, diffusion_moves, embedding_moves, seq2seq_moves, traced_moves,
 )
 from migrate.rule import Safety, dotted_name
+from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 
 CLASSES = {**traced_moves(), **seq2seq_moves(), **decoder_moves(), **embedding_moves(), **diffusion_moves()}
 
@@ -45,7 +46,7 @@ class CompiledArtifactsSavePush(InferenceRule):
     id = "NM160"
     name = "compiled-artifacts-save-push"
     safety = Safety.NEEDS_REVIEW
-    triggers = ("optimum.neuron",)
+    triggers = OPTIMUM_NEURON_IMPORTS
 
     def prepare(self, module: cst.Module) -> None:
         rule = self

@@ -32,7 +32,7 @@ class NeuronDeploymentGluePython(PythonRule):
     id = "NM411"
     name = "neuron-deployment-glue-python"
     safety = Safety.MANUAL_ONLY
-    triggers = ("neuronx", "HF_NUM_CORES", "HF_AUTO_CAST_TYPE", "ml.inf", "ml.trn1", "--entrypoint")
+    triggers = ("-neuronx", "neuronx-tgi", "HF_NUM_CORES", "HF_AUTO_CAST_TYPE", "ml.inf", "ml.trn1", "--entrypoint")
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         value = node.evaluated_value

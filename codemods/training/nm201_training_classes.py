@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from codemods._tables.training_symbols import TRAINING_MOVES
 from migrate.rule import PythonRule, Safety
+from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 
 
 class TrainingClasses(PythonRule):
@@ -38,6 +39,6 @@ class TrainingClasses(PythonRule):
     id = "NM201"
     name = "training-classes"
     safety = Safety.SAFE
-    triggers = ("optimum.neuron", "optimum import neuron")
+    triggers = OPTIMUM_NEURON_IMPORTS
     moves = TRAINING_MOVES
     legacy_modules = ("optimum.neuron",)

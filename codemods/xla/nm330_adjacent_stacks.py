@@ -35,7 +35,9 @@ class AdjacentStacks(XlaRule):
     id = "NM330"
     name = "adjacent-stacks"
     safety = Safety.MANUAL_ONLY
-    scope = "any"
+    # a project that really uses torch_neuronx imports it at module level, which marks it as a Neuron project;
+    # libraries that only probe for it (transformers' availability check) are left alone, and unparsed
+    scope = "neuron-project"
     triggers = ("torch_neuronx", "neuronxcc")
     legacy_modules = ()
 
