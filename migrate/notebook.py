@@ -33,12 +33,12 @@ import re
 from dataclasses import dataclass, field
 from json.decoder import scanstring
 from pathlib import PurePath
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from migrate.filekinds import FileKind, kind_from_name
 from migrate.findings import Finding, Severity
 from migrate.pipeline import Migrated, migrate_source
-from migrate.rule import Rule, RuleOptions
+from migrate.rule import Rule, RuleOptions, SharedNamespace, SweepRule
 
 NOTEBOOK_RULE = "NM000"  # findings of the handler itself, like the engine's (bad JSON, a cell that does not parse)
 
@@ -125,6 +125,19 @@ def parse_positions(text: str) -> Node:
 
 
 def migrate_notebook(text: str, path: PurePath, rules: Sequence[type[Rule]], options: RuleOptions) -> Migrated:
+    """Migrate the cells. The kernel cells share one namespace (see ``SharedNamespace``); a legacy import is
+    dropped only once no cell uses its name, which is known after the cells were migrated: hence a second
+    pass when the first changed anything. Sweep findings come from that last pass (what is left)."""
+    first = _migrate_cells(text, path, rules, options)
+    if first.text == text or any(f.severity is Severity.ERROR for f in first.findings):
+        return first
+    second = _migrate_cells(first.text, path, rules, options)
+    sweeps = {rule.id for rule in rules if issubclass(rule, SweepRule)}
+    return Migrated(second.text, [f for f in first.findings if f.rule not in sweeps] +
+                    [f for f in second.findings if f.rule in sweeps])
+
+
+def _migrate_cells(text: str, path: PurePath, rules: Sequence[type[Rule]], options: RuleOptions) -> Migrated:
     try:
         json.loads(text)
         root = parse_positions(text)
@@ -139,6 +152,7 @@ def migrate_notebook(text: str, path: PurePath, rules: Sequence[type[Rule]], opt
     ascii_only = not any(ord(char) > 127 for char in text)
     edits: list[tuple[int, int, str]] = []
     findings: list[Finding] = []
+    namespace = _kernel_namespace(cells)
     for number, cell in enumerate(cells.items, start=1):
         if cell.kind != "object":
             continue
@@ -154,7 +168,7 @@ def migrate_notebook(text: str, path: PurePath, rules: Sequence[type[Rule]], opt
             line_nodes = source.items
         else:
             continue
-        new, cell_findings = migrate_cell(original, number, path, rules, options)
+        new, cell_findings = migrate_cell(original, number, path, rules, options, namespace)
         for line, severity, rule, message in cell_findings:
             findings.append(Finding(rule, severity, _file_line(text, source, line_nodes, line), 0, f"cell {number}, line {line}: {message}"))
         if new != original:
@@ -228,7 +242,30 @@ _PLACEHOLDER = "...  # __nm_magic_{}__"
 _PLACEHOLDER_LINE = re.compile(r"^(\s*)\.\.\.  # __nm_magic_(\d+)__$")
 
 
-def migrate_cell(source: str, number: int, path: PurePath, rules: Sequence[type[Rule]], options: RuleOptions) -> tuple[str, list[CellFinding]]:
+def _code_sources(cells: Node) -> Iterator[str]:
+    for cell in cells.items:
+        if cell.kind != "object" or getattr(cell.members.get("cell_type"), "value", None) != "code":
+            continue
+        source = cell.members.get("source")
+        if source is not None and source.kind == "string":
+            yield str(source.value)
+        elif source is not None and source.kind == "array":
+            yield "".join(str(item.value) for item in source.items if item.kind == "string")
+
+
+_IMPORT_LINE = re.compile(r"^\s*(?:import|from)\s")
+
+
+def _kernel_namespace(cells: Node) -> SharedNamespace:
+    """The code cells run in one kernel: what one cell imports, the next one uses (see SharedNamespace).
+    A name counts as used when it appears outside import statements in any cell."""
+    code = "\n".join(_code_sources(cells))
+    used = "\n".join(line for line in code.splitlines() if not _IMPORT_LINE.match(line))
+    return SharedNamespace(trigger_text=code, names=set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", used)))
+
+
+def migrate_cell(source: str, number: int, path: PurePath, rules: Sequence[type[Rule]], options: RuleOptions,
+                 namespace: SharedNamespace | None = None) -> tuple[str, list[CellFinding]]:
     lines = source.splitlines(keepends=True)
     if not lines:
         return source, []
@@ -250,14 +287,17 @@ def migrate_cell(source: str, number: int, path: PurePath, rules: Sequence[type[
             kind, cell_path = FileKind.PYTHON, path.with_name(f"{path.stem}.cell{number}.py")
         else:
             return source, []
-        new_body, found = _migrate_text(body, kind, cell_path, rules, options)
+        # a %%writefile cell is a file of its own; a %%time cell runs in the kernel's namespace
+        shared = namespace if name in _PY_BODY_MAGICS else None
+        new_body, found = _migrate_text(body, kind, cell_path, rules, options, shared)
         return lines[0] + new_body, [(line + 1, severity, rule, message) for line, severity, rule, message in found]
-    return _migrate_text(source, FileKind.PYTHON, path.with_name(f"{path.stem}.cell{number}.py"), rules, options)
+    return _migrate_text(source, FileKind.PYTHON, path.with_name(f"{path.stem}.cell{number}.py"), rules, options, namespace)
 
 
-def _migrate_text(text: str, kind: FileKind, path: PurePath, rules, options) -> tuple[str, list[CellFinding]]:
+def _migrate_text(text: str, kind: FileKind, path: PurePath, rules, options,
+                  namespace: SharedNamespace | None = None) -> tuple[str, list[CellFinding]]:
     if kind is FileKind.PYTHON:
-        return _migrate_python(text, path, rules, options)
+        return _migrate_python(text, path, rules, options, namespace)
     try:
         result = migrate_source(text, kind, path, rules, options)
     except Exception as error:  # a rule crashed or the text does not parse: leave it
@@ -315,11 +355,12 @@ def _string_lines(text: str) -> set[int]:
 _CONT_PLACEHOLDER = re.compile(r"^\s*\.\.\.  # __nm_magic_\d+c__\r?\n?$")
 
 
-def _migrate_python(text: str, path: PurePath, rules, options) -> tuple[str, list[CellFinding]]:
+def _migrate_python(text: str, path: PurePath, rules, options,
+                    namespace: SharedNamespace | None = None) -> tuple[str, list[CellFinding]]:
     masked, magics = _mask(text)
     findings: list[CellFinding] = []
     try:
-        result = migrate_source(masked, FileKind.PYTHON, path, rules, options)
+        result = migrate_source(masked, FileKind.PYTHON, path, rules, options, namespace)
     except Exception as error:
         return text, [(1, Severity.ERROR, NOTEBOOK_RULE, f"does not parse as Python ({type(error).__name__}); left unchanged")]
     findings.extend((f.line, f.severity, f.rule, f.message) for f in result.findings)

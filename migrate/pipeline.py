@@ -17,7 +17,9 @@ from typing import Sequence
 from migrate.filekinds import HASH_COMMENT_KINDS, FileKind
 from migrate.findings import Finding, Severity
 from migrate.pyrun import transform_module
-from migrate.rule import ImportMap, PythonContext, PythonRule, Rule, RuleOptions, SweepRule, TextContext, TextRule
+from migrate.rule import (
+    ImportMap, PythonContext, PythonRule, Rule, RuleOptions, SharedNamespace, SweepRule, TextContext, TextRule,
+)
 from migrate.textdoc import NOTE_PREFIX, TextDocument, add_notes
 
 PYTHON_KINDS = frozenset({FileKind.PYTHON})
@@ -38,16 +40,18 @@ def rules_for(kind: FileKind, rules: Sequence[type[Rule]], text: str, name: str 
 
 
 def migrate_source(
-    text: str, kind: FileKind, path: PurePath, rules: Sequence[type[Rule]], options: RuleOptions
+    text: str, kind: FileKind, path: PurePath, rules: Sequence[type[Rule]], options: RuleOptions,
+    namespace: SharedNamespace | None = None,
 ) -> Migrated:
-    """Rewrite ``text`` (a file of ``kind``) with ``rules``. Raises on code that does not parse."""
-    active = rules_for(kind, rules, text, path.name)
+    """Rewrite ``text`` (a file of ``kind``) with ``rules``. Raises on code that does not parse.
+    ``namespace``: set when ``text`` is one of several sources sharing a Python namespace (notebook cells)."""
+    active = rules_for(kind, rules, namespace.trigger_text if namespace else text, path.name)
     findings: list[Finding] = []
     new_text = text
     python_rules = [rule for rule in active if issubclass(rule, PythonRule)]
     text_rules = [rule for rule in active if issubclass(rule, TextRule)]
     if kind in PYTHON_KINDS and python_rules:
-        ctx = PythonContext(path=path, source=text, options=options, imports=ImportMap())
+        ctx = PythonContext(path=path, source=text, options=options, imports=ImportMap(), namespace=namespace)
         new_text, found = transform_module(text, python_rules, ctx)
         findings.extend(found)
     elif text_rules:

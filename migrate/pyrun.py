@@ -29,6 +29,9 @@ def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: Python
     """Apply ``rules`` to ``source``. Raises ``libcst.ParserSyntaxError`` for code that does not parse."""
     module = cst.parse_module(source)
     ctx.imports = ImportMap.from_module(module)
+    if ctx.namespace is not None:  # a notebook cell: earlier cells' imports are in scope here
+        ctx.namespace.imports = ctx.namespace.imports.merged_with(ctx.imports)
+        ctx.imports = ctx.namespace.imports
     instances: list[object] = [rule(ctx) for rule in rules]
     moves = {old: (new, rule.id) for rule in rules for old, new in rule.moves.items()}
     if moves:
@@ -36,7 +39,8 @@ def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: Python
     new_module = module.visit(_Dispatcher(instances, ctx, module))
     legacy = tuple(prefix for rule in rules for prefix in rule.legacy_modules)
     if legacy and _imports_any(ctx.imports, legacy):
-        new_module = _remove_unused_imports(new_module, legacy)
+        still_used = ctx.namespace.names if ctx.namespace is not None else set()
+        new_module = _remove_unused_imports(new_module, legacy, still_used)
     if ctx.needed_imports:
         new_module = add_imports(new_module, ctx.needed_imports)
     return new_module.code, _positioned(module, ctx)
@@ -277,8 +281,8 @@ def _imports_any(imports: ImportMap, prefixes: tuple[str, ...]) -> bool:
     )
 
 
-def _remove_unused_imports(module: cst.Module, prefixes: tuple[str, ...]) -> cst.Module:
-    used: set[str] = set()
+def _remove_unused_imports(module: cst.Module, prefixes: tuple[str, ...], used_elsewhere: set[str]) -> cst.Module:
+    used: set[str] = set(used_elsewhere)
 
     class Uses(cst.CSTVisitor):
         def visit_Import(self, node: cst.Import) -> bool:

@@ -111,6 +111,16 @@ class ImportMap:
     def bind(self, local: str, qualified: str) -> None:
         self.bindings.setdefault(local, set()).add(qualified)
 
+    def merged_with(self, other: "ImportMap") -> "ImportMap":
+        """This map followed by ``other`` (a later cell of the same notebook)."""
+        merged = ImportMap()
+        for source in (self, other):
+            for local, qualifieds in source.bindings.items():
+                merged.bindings.setdefault(local, set()).update(qualifieds)
+            merged.star_modules.extend(source.star_modules)
+            merged.defined |= source.defined
+        return merged
+
     def resolve(self, node: cst.CSTNode) -> set[str]:
         """Qualified names an expression may refer to (empty when it is not an imported name)."""
         parts: list[str] = []
@@ -180,6 +190,19 @@ class _ImportGatherer(cst.CSTVisitor):
 
 
 @dataclass
+class SharedNamespace:
+    """Sources that share one Python namespace: the code cells of a notebook run in one kernel.
+
+    A rule that applies anywhere in the notebook applies to every cell (``trigger_text``), an import made in
+    a cell counts in the cells after it (``imports`` accumulates in order), and an import is kept while any
+    cell still uses its name (``names``: every identifier of every cell, a superset on purpose)."""
+
+    trigger_text: str
+    names: set[str]
+    imports: ImportMap = field(default_factory=ImportMap)
+
+
+@dataclass
 class PendingFinding:
     rule: str
     severity: Severity
@@ -202,6 +225,8 @@ class PythonContext:
     statement_stack: list[cst.CSTNode] = field(default_factory=list)
     #: todo messages by the id of the statement they were reported in (inline notes attach there).
     todos_by_statement: dict[int, list[str]] = field(default_factory=dict)
+    #: Set when this source shares a namespace with others (notebook cells).
+    namespace: SharedNamespace | None = None
     #: Per-file results shared by rules (see ``memo``).
     shared: dict[str, Any] = field(default_factory=dict)
 
