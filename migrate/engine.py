@@ -241,7 +241,7 @@ def run(
     neuron_project = options.xla or any(item.has_marker for item in scanned)
     if not neuron_project:
         rules = [rule for rule in rules if rule.scope != "neuron-project"]
-    plan = _Plan(rules, RuleOptions(options.device_style, options.inline_notes, neuron_project), options.diff)  # no markers needed now
+    plan = _Plan(rules, RuleOptions(options.device_style, options.inline_notes, neuron_project), options.diff)
 
     result = RunResult([str(path) for path in paths], options, rules, neuron_project)
     work: list[tuple[Candidate, FileKind]] = []
@@ -265,6 +265,7 @@ def run(
         done += 1
         if file_result.status is FileStatus.CHANGED and options.write:
             _write(by_display[file_result.path].path, file_result, dirty)
+        file_result.new_bytes = None  # written or not wanted (--check/--diff): never kept for the whole tree
         result.files.append(file_result)
         if progress:
             progress(done, len(work))
@@ -274,7 +275,7 @@ def run(
 
 
 def _write(path: Path, file_result: FileResult, dirty: set[Path]) -> None:
-    data, file_result.new_bytes = file_result.new_bytes, None  # do not keep every rewritten file in memory
+    data = file_result.new_bytes
     if path.resolve() in dirty:
         message = "has uncommitted changes: commit or stash them first, or pass --force; left untouched"
         file_result.status = FileStatus.ERROR
