@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.torchrun_exit import assert_ok_or_teardown_abort
+
 from migrate.testing import apply_rules
 from tests.inference import tiny
 
@@ -250,7 +252,7 @@ def test_tensor_parallel_decoder_under_torchrun(tmp_path: Path) -> None:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
     proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2", str(path)],
                           capture_output=True, text=True, timeout=240, env=env, cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert_ok_or_teardown_abort(proc)  # every rank's tokens are checked below
     result = values(proc.stdout)
     assert result["world"] == "2 tp=2"
     assert result["rank0"] == result["rank1"] == reference["rank0"]
