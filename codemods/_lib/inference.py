@@ -575,3 +575,23 @@ def compiled_note(model: cst.Arg | None) -> str:
     return (f"if {where} is a Neuron-compiled folder/repo (model.neuron, neuron_config.json), stock libraries cannot "
             "load it: use the source checkpoint id (config.json `_name_or_path`, or `checkpoint_id` in "
             "neuron_config.json) and its static shapes (config.json `neuron` section)")
+
+
+def traced_load(rule: InferenceRule, arguments: Arguments, tp_note: str) -> tuple[Any, list[str]]:
+    """The ``from_pretrained`` arguments of a traced or seq2seq Neuron load, mapped to stock ones: the split
+    (arguments kept, static shapes, dtype, device placement added) and the todo notes so far."""
+    split = split_traced(rule, arguments, default_cast="torch.float32")
+    notes = list(split.notes)
+    for key, arg in split.other.items():
+        if key == "tensor_parallel_size":
+            notes.append(tp_note)
+        else:
+            split.args.append(arg)
+            notes.append(f"`{key}=` is not an optimum-neuron argument this rule knows: check it is valid for from_pretrained")
+    if split.dtype is not None:
+        split.args.append(kwarg("dtype", split.dtype))
+    if "device_map" not in dict(arguments.keywords):
+        split.args.append(kwarg("device_map", rule.device_map()))
+    if split.export is not True:
+        notes.append(compiled_note(arguments.positional[0] if arguments.positional else None))
+    return split, notes

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.inference import InferenceRule, compiled_note, kwarg, padding_note, split_traced, with_commas
+from codemods._lib.inference import InferenceRule, padding_note, traced_load, with_commas
 from codemods._tables.inference_symbols import traced_moves
 from migrate.rule import Safety
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
@@ -69,22 +69,8 @@ class TracedModelToAutoClass(InferenceRule):
         if not self.is_target_call(original):
             return updated
         arguments = self.arguments(updated)
-        split = split_traced(self, arguments, default_cast="torch.float32")
-        notes = list(split.notes)
-        for key, arg in split.other.items():
-            if key == "tensor_parallel_size":
-                notes.append("tensor_parallel_size: encoder models have no transformers TP plan; run one process "
-                             "per core (torchrun) instead")
-            else:
-                split.args.append(arg)
-                notes.append(f"`{key}=` is not an optimum-neuron argument this rule knows: check it is valid for "
-                             "from_pretrained")
-        if split.dtype is not None:
-            split.args.append(kwarg("dtype", split.dtype))
-        if "device_map" not in dict(arguments.keywords):
-            split.args.append(kwarg("device_map", self.device_map()))
-        if split.export is not True:
-            notes.append(compiled_note(arguments.positional[0] if arguments.positional else None))
+        split, notes = traced_load(self, arguments, "tensor_parallel_size: encoder models have no transformers TP plan; "
+                                   "run one process per core (torchrun) instead")
         note = padding_note(split.shapes)
         if note:
             notes.append(note)
