@@ -31,8 +31,8 @@ def _fail(message: str) -> None:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--diff", is_flag=True, help="Print unified diffs; write nothing.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if a file would change or legacy usage remains.")
-@click.option("--select", "select", multiple=True, metavar="RULES", help="Only these rule ids or prefixes (NM1, NM301,...).")
-@click.option("--ignore", "ignore", multiple=True, metavar="RULES", help="Skip these rule ids or prefixes.")
+@click.option("--select", "select", multiple=True, metavar="RULES", help="Only these rule ids or prefixes, comma-separated or repeated (NM1,NM301).")
+@click.option("--ignore", "ignore", multiple=True, metavar="RULES", help="Skip these rule ids or prefixes, comma-separated or repeated.")
 @click.option("--exclude", "exclude", multiple=True, metavar="GLOB", help="Skip paths matching this gitignore-style glob.")
 @click.option("--list-rules", is_flag=True, help="List every rule: id, name, safety, summary.")
 @click.option("--explain", metavar="RULE", help="Show a rule's documentation with its before/after example.")
@@ -49,6 +49,7 @@ def _fail(message: str) -> None:
 def main(paths, diff, check, select, ignore, exclude, list_rules, explain, reports, jobs, force, no_inline_notes,
          device_style, xla, quiet, verbose) -> None:
     """Rewrite optimum-neuron / torch_xla code under PATHS into stock Hugging Face + PyTorch for TorchNeuron."""
+    select, ignore = _codes(select), _codes(ignore)
     try:
         rules = all_rules()
     except Exception as error:  # a broken rule module must not look like a crash of the user's project
@@ -104,6 +105,11 @@ def main(paths, diff, check, select, ignore, exclude, list_rules, explain, repor
     todos = any(True for _ in result.findings(Severity.TODO))
     if result.count(FileStatus.ERROR) or (check and (would_change or todos)):
         sys.exit(1)
+
+
+def _codes(values) -> tuple[str, ...]:
+    """--select NM1,NM3 and --select NM1 --select NM3 mean the same."""
+    return tuple(code.strip() for value in values for code in value.split(",") if code.strip())
 
 
 def _check_reports(reports) -> None:

@@ -68,6 +68,9 @@ def test_no_inline_notes_leaves_file_alone(project: Path) -> None:
 def test_select_and_ignore(project: Path) -> None:
     ignored = invoke(str(project), "--check", "--select", "NM9", "--ignore", "NM901")
     assert ignored.exit_code == 0 and "NM901" not in ignored.stdout
+    listed = invoke(str(project), "--check", "--select", "NM1,NM9", "--ignore", "NM901,NM902")
+    assert listed.exit_code == 0 and "NM901" not in listed.stdout
+    assert invoke(str(project), "--check", "--select", "NM1,NM777").exit_code == 2
 
 
 @pytest.mark.parametrize(
