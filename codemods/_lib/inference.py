@@ -193,6 +193,14 @@ class InferenceRule(PythonRule):
         self.prepare(node)
         self._plan_dict_removals(node, gatherer.assignments)
 
+    def report_load(self, original: cst.Call, dropped: Sequence[str], notes: Sequence[str], summary: str) -> None:
+        """The findings of a rewritten load, in this order: dropped export-only arguments, each todo, the summary."""
+        if dropped:
+            self.fixed(original, f"dropped export/compiler-only arguments: {', '.join(dropped)}")
+        for message in notes:
+            self.todo(original, message)
+        self.fixed(original, summary)
+
     #: Classes whose ``Class.from_pretrained(...)`` this rule rewrites (qualified name -> stock target).
     loads: Mapping[str, str | None] = {}
 

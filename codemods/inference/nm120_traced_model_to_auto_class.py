@@ -79,9 +79,5 @@ class TracedModelToAutoClass(InferenceRule):
             self.add_after(self.on_neuron(target, [f"{target}.{COMPILE}"]))
         else:
             notes.append(f"compile the loaded model on Trainium: model.{COMPILE}")
-        if split.dropped:
-            self.fixed(original, f"dropped export/compiler-only arguments: {', '.join(split.dropped)}")
-        for message in notes:
-            self.todo(original, message)
-        self.fixed(original, "traced Neuron model -> stock transformers class on the device, compiled with backend=\"neuron\"")
+        self.report_load(original, split.dropped, notes, "traced Neuron model -> stock transformers class on the device, compiled with backend=\"neuron\"")
         return updated.with_changes(args=with_commas(split.args, updated.args))

@@ -78,9 +78,5 @@ class Seq2SeqStaticCache(InferenceRule):
             notes.append(f"set up generation on the loaded model: model.generation_config.update({', '.join(setup)})")
         notes.append("the decoder's static cache is sized from generate's max_length/max_new_tokens: keep them "
                      "constant across calls (each new size compiles again)")
-        if split.dropped:
-            self.fixed(original, f"dropped export/compiler-only arguments: {', '.join(split.dropped)}")
-        for message in notes:
-            self.todo(original, message)
-        self.fixed(original, "Neuron encoder-decoder -> stock class with a static-cache generation config")
+        self.report_load(original, split.dropped, notes, "Neuron encoder-decoder -> stock class with a static-cache generation config")
         return updated.with_changes(args=with_commas(split.args, updated.args))

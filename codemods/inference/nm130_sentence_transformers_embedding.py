@@ -111,11 +111,7 @@ class SentenceTransformersEmbedding(InferenceRule):
         if old_api:
             notes.append("NeuronModelForSentenceTransformers was called like a model (model(**inputs)[\"sentence_embedding\"]): "
                          "call model.encode(sentences, convert_to_tensor=True) instead")
-        if split.dropped:
-            self.fixed(original, f"dropped export/compiler-only arguments: {', '.join(split.dropped)}")
-        for message in notes:
-            self.todo(original, message)
-        self.fixed(original, "Neuron sentence-transformers model -> SentenceTransformer(id, device=...)")
+        self.report_load(original, split.dropped, notes, "Neuron sentence-transformers model -> SentenceTransformer(id, device=...)")
         owner = updated.func.value if isinstance(updated.func, cst.Attribute) else updated.func
         return updated.with_changes(func=owner, args=with_commas(split.args, updated.args))
 

@@ -115,11 +115,7 @@ class DiffusionPipeline(InferenceRule):
             self.add_after(self.on_neuron(target, [f"{target}.{step}"]))
         else:
             notes.append(f"compile on Trainium: pipe.{step}")
-        if split.dropped:
-            self.fixed(original, f"dropped export/compiler-only arguments: {', '.join(split.dropped)}")
-        for message in notes:
-            self.todo(original, message)
-        self.fixed(original, f"Neuron diffusion pipeline -> diffusers pipeline on the device, {method} of the {component}")
+        self.report_load(original, split.dropped, notes, f"Neuron diffusion pipeline -> diffusers pipeline on the device, {method} of the {component}")
         loaded = updated.with_changes(args=with_commas(split.args, updated.args))
         return cst.Call(func=cst.Attribute(value=loaded, attr=cst.Name("to")), args=[cst.Arg(self.device())])
 
