@@ -11,6 +11,7 @@ Order of work for a file:
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -61,6 +62,15 @@ def _positioned(module: cst.Module, ctx: PythonContext) -> list[Finding]:
 # ------------------------------------------------------------------------------------------ dispatch
 
 
+@functools.lru_cache(maxsize=None)
+def _callbacks(rule_class: type) -> tuple[str, ...]:
+    """The libcst callbacks (``visit_X`` / ``leave_X``) a rule class defines: looked up once per class, not per file."""
+    return tuple(
+        name for name in dir(rule_class)
+        if name.startswith(("visit_", "leave_")) and name.count("_") == 1
+    )
+
+
 class _Dispatcher(cst.CSTTransformer):
     """One traversal for all rules (batched, like TorchFix): each node goes to every rule's callback."""
 
@@ -70,11 +80,9 @@ class _Dispatcher(cst.CSTTransformer):
         self.visitors: dict[str, list[Callable]] = defaultdict(list)
         self.leavers: dict[str, list[Callable]] = defaultdict(list)
         for rule in rules:
-            for attribute in dir(rule):
-                if attribute.startswith("visit_") and attribute.count("_") == 1:
-                    self.visitors[attribute[6:]].append(getattr(rule, attribute))
-                elif attribute.startswith("leave_") and attribute.count("_") == 1:
-                    self.leavers[attribute[6:]].append(getattr(rule, attribute))
+            for attribute in _callbacks(type(rule)):
+                table = self.visitors if attribute.startswith("visit_") else self.leavers
+                table[attribute[6:]].append(getattr(rule, attribute))
         self.carried: list[tuple[int, list[str]]] = []  # notes of removed statements, for the next one
         self.first_statement = module.body[0] if module.body else None
         self.header_comments = {line.comment.value for line in module.header if line.comment}
