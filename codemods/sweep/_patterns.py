@@ -10,6 +10,7 @@ In other files, comment lines are skipped and everything else counts.
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import tokenize
@@ -31,7 +32,8 @@ def pattern(expression: str, message: str, in_strings: bool = False) -> Pattern:
     return Pattern(re.compile(expression), message, in_strings)
 
 
-def python_views(text: str) -> tuple[list[str], list[str]]:
+@functools.lru_cache(maxsize=4)  # both sweep rules read the same final text: tokenize it once
+def python_views(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Two views of each line: code only (strings and comments blanked) and code+strings (comments blanked)."""
     lines = text.splitlines()
     code = list(lines)
@@ -39,7 +41,7 @@ def python_views(text: str) -> tuple[list[str], list[str]]:
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
-        return lines, lines
+        return tuple(lines), tuple(lines)
     for token in tokens:
         kind = token.type
         is_string = kind == tokenize.STRING or kind in _FSTRING_PARTS
@@ -53,7 +55,7 @@ def python_views(text: str) -> tuple[list[str], list[str]]:
                 begin = start_col if number == start_line else 0
                 end = end_col if number == end_line else len(line)
                 view[number - 1] = line[:begin] + " " * (end - begin) + line[end:]
-    return code, with_strings
+    return tuple(code), tuple(with_strings)
 
 
 _FSTRING_PARTS = {getattr(tokenize, name) for name in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END") if hasattr(tokenize, name)}
