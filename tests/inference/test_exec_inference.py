@@ -235,8 +235,12 @@ out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=6,
 rank = dist.get_rank() if dist.is_initialized() else 0
 world = dist.get_world_size() if dist.is_initialized() else 1
 tp = getattr(model.config, "distributed_config", None)
-print("RESULT rank%d=%s" % (rank, out[0].tolist()))
-print("RESULT world=%d tp=%s" % (world, tp.tp_size if tp is not None else 1))
+# the ranks share one pipe: each line goes out whole, in one write (print writes text and newline apart)
+print("RESULT rank%d=%s\\n" % (rank, out[0].tolist()), end="", flush=True)
+print("RESULT world=%d tp=%s\\n" % (world, tp.tp_size if tp is not None else 1), end="", flush=True)
+if dist.is_initialized():  # leave together: a rank that exits early tears down gloo under its peer
+    dist.barrier()
+    dist.destroy_process_group()
 '''
 
 

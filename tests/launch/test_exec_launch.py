@@ -51,6 +51,7 @@ TRAIN = textwrap.dedent(
                 "env_bf16": os.environ.get("XLA_USE_BF16"),
                 "model_id": script_args.model_id,
             }, handle)
+    dist.barrier()  # leave together: a rank that exits early tears down gloo under its peer
     dist.destroy_process_group()
     '''
 )

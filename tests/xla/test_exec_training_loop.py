@@ -72,6 +72,7 @@ LEGACY = textwrap.dedent(
                   "master": xm.is_master_ordinal()}
         with open(os.path.join(out_dir, f"result_{xm.get_ordinal()}.json"), "w") as f:
             json.dump(result, f)
+        xm.rendezvous("done")  # leave together: a rank that exits early tears down gloo under its peer
         if world > 1:
             dist.destroy_process_group()
 
