@@ -3,10 +3,12 @@
 Order of work for a file:
 1. ``ImportMap`` from the original tree (qualified-name resolution for every rule);
 2. one traversal that dispatches each node to every rule's ``visit_X``/``leave_X`` (the symbol mover
-   first), keeping track of the statement being visited so that a ``todo`` becomes an inline note;
+   first), keeping track of the statement being visited so that a ``todo`` becomes an inline note.
+   The traversal is ``migrate.cstwalk``'s: libcst's callback semantics at a tenth of its cost;
 3. unused imports of legacy modules are removed (emptied blocks get ``pass``);
 4. scheduled imports are added (``migrate.imports``: libcst's ``AddImportsVisitor`` behaviour, cheaper);
-5. findings get positions from the ORIGINAL tree (line numbers refer to the file before the run).
+5. findings get positions from the ORIGINAL tree (line numbers refer to the file before the run), see
+   ``migrate.positions``.
 """
 
 from __future__ import annotations
@@ -16,14 +18,24 @@ from collections import defaultdict
 from typing import Callable, Iterable, Mapping, Sequence
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
+from migrate import cstwalk, positions
 from migrate.findings import Finding, Severity
 from migrate.imports import add_imports
 from migrate.rule import ImportMap, PythonContext, PythonRule, dotted_name
 from migrate.textdoc import NOTE_PREFIX
 
 _STATEMENT_TYPES = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+
+
+def _concrete_subclasses(base: type) -> frozenset[type]:
+    found = set()
+    for subclass in base.__subclasses__():
+        found |= {subclass} | _concrete_subclasses(subclass)
+    return frozenset(found)
+
+
+_STATEMENT_CLASSES = frozenset({cst.SimpleStatementLine}) | _concrete_subclasses(cst.BaseCompoundStatement)
 
 
 def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: PythonContext) -> tuple[str, list[Finding]]:
@@ -37,7 +49,7 @@ def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: Python
     moves = {old: (new, rule.id) for rule in rules for old, new in rule.moves.items()}
     if moves:
         instances.insert(0, SymbolMover(ctx, moves))
-    new_module = module.visit(_Dispatcher(instances, ctx, module))
+    new_module = cstwalk.transform(module, _Dispatcher(instances, ctx, module))
     legacy = tuple(prefix for rule in rules for prefix in rule.legacy_modules)
     if legacy and _imports_any(ctx.imports, legacy):
         still_used = ctx.namespace.names if ctx.namespace is not None else set()
@@ -50,11 +62,14 @@ def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: Python
 def _positioned(module: cst.Module, ctx: PythonContext) -> list[Finding]:
     if not ctx.findings:
         return []
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    found = positions.starts(module, [
+        node for pending in ctx.findings for node in (pending.node, pending.statement) if node is not None
+    ])
     findings = []
     for pending in ctx.findings:
-        where = positions.get(pending.node) or (positions.get(pending.statement) if pending.statement else None)
-        line, column = (where.start.line, where.start.column) if where else (0, 0)
+        # a node a rule made itself is not in the parsed tree: the statement it was reported in is
+        where = found.get(id(pending.node)) or (found.get(id(pending.statement)) if pending.statement else None)
+        line, column = where or (0, 0)
         findings.append(Finding(pending.rule, pending.severity, line, column, pending.message))
     return findings
 
@@ -71,18 +86,18 @@ def _callbacks(rule_class: type) -> tuple[str, ...]:
     )
 
 
-class _Dispatcher(cst.CSTTransformer):
+class _Dispatcher(cstwalk.Hooks):
     """One traversal for all rules (batched, like TorchFix): each node goes to every rule's callback."""
 
     def __init__(self, rules: Iterable[object], ctx: PythonContext, module: cst.Module) -> None:
-        super().__init__()
         self.ctx = ctx
-        self.visitors: dict[str, list[Callable]] = defaultdict(list)
-        self.leavers: dict[str, list[Callable]] = defaultdict(list)
+        self.visitors: dict[type, list[Callable]] = defaultdict(list)
+        self.leavers: dict[type, list[Callable]] = defaultdict(list)
         for rule in rules:
             for attribute in _callbacks(type(rule)):
                 table = self.visitors if attribute.startswith("visit_") else self.leavers
-                table[attribute[6:]].append(getattr(rule, attribute))
+                table[getattr(cst, attribute[6:])].append(getattr(rule, attribute))
+        self.hooked = frozenset(self.visitors) | frozenset(self.leavers) | _STATEMENT_CLASSES
         self.carried: list[tuple[int, list[str]]] = []  # notes of removed statements, for the next one
         self.first_statement = module.body[0] if module.body else None
         self.header_comments = {line.comment.value for line in module.header if line.comment}
@@ -90,7 +105,7 @@ class _Dispatcher(cst.CSTTransformer):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, _STATEMENT_TYPES):
             self.ctx.statement_stack.append(node)
-        for visit in self.visitors.get(type(node).__name__, ()):
+        for visit in self.visitors.get(type(node), ()):
             visit(node)
         return True
 
@@ -99,7 +114,7 @@ class _Dispatcher(cst.CSTTransformer):
         node_type = type(original)
         if isinstance(updated, cst.SimpleStatementLine) and not updated.body:
             result = cst.RemoveFromParent()  # every statement on the line was removed by a child's rule
-        for leave in self.leavers.get(node_type.__name__, ()):
+        for leave in self.leavers.get(node_type, ()):
             if isinstance(result, node_type):
                 result = leave(original, result)
             else:
@@ -302,8 +317,9 @@ def _remove_unused_imports(module: cst.Module, prefixes: tuple[str, ...], used_e
         def visit_Name(self, node: cst.Name) -> None:
             used.add(node.value)
 
-    module.visit(Uses())
-    return module.visit(_UnusedImportRemover(prefixes, used))
+    cstwalk.visit(module, Uses())
+    # imports are statements: expressions (most of a tree's nodes) hold none
+    return cstwalk.transform(module, _UnusedImportRemover(prefixes, used), skip=(cst.BaseExpression,))
 
 
 class _UnusedImportRemover(cst.CSTTransformer):
@@ -311,11 +327,6 @@ class _UnusedImportRemover(cst.CSTTransformer):
         super().__init__()
         self.prefixes = prefixes
         self.used = used
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.BaseExpression):
-            return False  # imports are statements: expressions hold none
-        return super().on_visit(node)
 
     def leave_Import(self, original: cst.Import, updated: cst.Import):
         keep = []

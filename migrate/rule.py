@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Mapping
 
 import libcst as cst
 
+from migrate import cstwalk
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 
@@ -105,7 +106,8 @@ class ImportMap:
     @classmethod
     def from_module(cls, module: cst.Module) -> "ImportMap":
         imports = cls()
-        module.visit(_ImportGatherer(imports))
+        # imports and definitions are statements: expressions (most of a tree's nodes) are never entered
+        cstwalk.visit(module, _ImportGatherer(imports), skip=(cst.BaseExpression,))
         return imports
 
     def bind(self, local: str, qualified: str) -> None:
@@ -146,15 +148,8 @@ def dotted_name(node: cst.BaseExpression | None) -> str:
 
 
 class _ImportGatherer(cst.CSTVisitor):
-    """Imports and definitions are statements: expressions are never entered (most of a tree's nodes)."""
-
     def __init__(self, imports: ImportMap) -> None:
         self.imports = imports
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.BaseExpression):
-            return False
-        return super().on_visit(node)
 
     def visit_Import(self, node: cst.Import) -> bool:
         for alias in node.names:

@@ -17,6 +17,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import libcst as cst
 
+from migrate import cstwalk
+
 from codemods._lib import device as devlib
 from migrate.rule import DeviceStyle, PythonRule, dotted_name
 
@@ -175,7 +177,7 @@ class Arguments:
 
 def _gather_scopes(module: cst.Module) -> "_ScopeGatherer":
     gatherer = _ScopeGatherer()
-    module.visit(gatherer)
+    cstwalk.visit(module, gatherer)
     return gatherer
 
 
@@ -230,7 +232,7 @@ class InferenceRule(PythonRule):
                     if folded and isinstance(arg.value, cst.Name):
                         names.append(arg.value.value)
 
-        module.visit(Finder())
+        cstwalk.visit(module, Finder())
         for name in names:
             statements = assignments.get(name, [])
             if self.name_count(name) != 2 or len(statements) != 1:

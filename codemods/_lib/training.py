@@ -184,7 +184,7 @@ PREAMBLE = (
 
 def insert_preamble(module: cst.Module, ctx) -> cst.Module:
     """Insert the seed's static-shape / loader settings after the module's leading imports (once)."""
-    text = module.code
+    text = ctx.source  # no rule writes these settings but this one: the file as read tells if they are there
     missing = [line for line, marker in zip(PREAMBLE, ("automatic_dynamic_shapes", "HF_DEACTIVATE_ASYNC_LOAD")) if marker not in text]
     if not missing:
         return module

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from migrate import cstwalk
+
 from codemods._lib import requirements as req
 from migrate.findings import Severity
 from migrate.rule import PythonRule, Safety
@@ -61,7 +63,7 @@ class SetupPyNeuronStack(PythonRule):
                     if arg.keyword is not None and arg.keyword.value in _KEYWORDS:
                         outer._collect(arg.value)
 
-        node.visit(Finder())
+        cstwalk.visit(node, Finder())
         if self.named:
             for statement in node.body:
                 if isinstance(statement, cst.SimpleStatementLine):
@@ -76,7 +78,7 @@ class SetupPyNeuronStack(PythonRule):
                 if id(lst) in outer.lists:
                     strings.extend(e.value.evaluated_value for e in lst.elements if isinstance(e.value, cst.SimpleString))
 
-        node.visit(Strings())
+        cstwalk.visit(node, Strings())
         self.planner.present = {p.name for p in (req.parse(s) for s in strings if isinstance(s, str)) if p}
         self.planner.neuron = self.ctx.options.neuron_project or bool(self.planner.present & req.NEURON_PACKAGES)
 

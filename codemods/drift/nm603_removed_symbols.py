@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from migrate import cstwalk
+
 from codemods._tables.drift_data import REMOVED_SYMBOLS
 from migrate.rule import PythonRule, Safety
 
@@ -74,17 +76,28 @@ class RemovedSymbols(PythonRule):
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
         if len(original.body) == 1 and isinstance(original.body[0], cst.Expr) and isinstance(original.body[0].value, cst.Call):
             if self.ctx.matches(original.body[0].value.func, TELEMETRY):
+                self._deleted_telemetry = True
                 self.fixed(original, "send_example_telemetry was removed in transformers 5 (telemetry only): call deleted")
                 return cst.RemoveFromParent()
         return updated
 
+    _deleted_telemetry = False
+
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        return _drop_unused_telemetry_import(updated)
+        return _drop_unused_telemetry_import(updated) if self._deleted_telemetry else updated
+
+
+def _is_telemetry_call(node: cst.CSTNode) -> bool:
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    return (isinstance(func, cst.Name) and func.value == "send_example_telemetry") or (
+        isinstance(func, cst.Attribute) and func.attr.value == "send_example_telemetry")
 
 
 def _drop_unused_telemetry_import(module: cst.Module) -> cst.Module:
-    if "send_example_telemetry(" in module.code:
-        return module
+    if cstwalk.find(module, _is_telemetry_call):
+        return module  # a call the rule could not delete still needs the import
 
     class Drop(cst.CSTTransformer):
         def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
@@ -103,4 +116,4 @@ def _drop_unused_telemetry_import(module: cst.Module) -> cst.Module:
         def leave_SimpleStatementLine(self, original, updated):
             return updated if updated.body else cst.RemoveFromParent()
 
-    return module.visit(Drop())
+    return cstwalk.transform(module, Drop())

@@ -63,6 +63,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from migrate import cstwalk
+
 from codemods._lib.inference import InferenceRule, code, dtype_for, kwarg, torch_dtype_attr, with_commas
 from codemods._tables.inference_symbols import decoder_moves
 from migrate.rule import Safety
@@ -116,7 +118,7 @@ class CausalLMStaticCache(InferenceRule):
                         self.exports.add(config.value)
 
         finder = Finder()
-        module.visit(finder)
+        cstwalk.visit(module, finder)
         for name, (statement, call) in finder.getters.items():
             if name in finder.exports and self.name_count(name) == 2:
                 self._neuron_configs[name] = call

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from migrate import cstwalk
+
 from codemods._lib.inference import InferenceRule, code, kwarg, with_commas
 from codemods._tables.inference_symbols import (
     decoder_moves, diffusion_moves, embedding_moves, seq2seq_moves, traced_moves,
@@ -64,7 +66,7 @@ class CompiledArtifactsSavePush(InferenceRule):
                         if name:
                             rule._models.add(name)
 
-        module.visit(Finder())
+        cstwalk.visit(module, Finder())
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func

@@ -10,6 +10,8 @@ from typing import Callable, Iterable
 
 import libcst as cst
 
+from migrate import cstwalk
+
 from migrate.rule import PythonRule, Safety  # noqa: F401  (re-exported for the rule modules)
 
 #: What shows that a project targets AWS Neuron: the project-wide table (anchor + precise regex per
@@ -154,17 +156,4 @@ def is_xla_string(node: cst.CSTNode | None) -> bool:
 
 def walk(node: cst.CSTNode, test: Callable[[cst.CSTNode], bool]) -> bool:
     """True if ``test`` holds for ``node`` or any node below it."""
-    found = False
-
-    class _V(cst.CSTVisitor):
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            nonlocal found
-            if found:
-                return False
-            if test(n):
-                found = True
-                return False
-            return True
-
-    node.visit(_V())
-    return found
+    return cstwalk.find(node, test)

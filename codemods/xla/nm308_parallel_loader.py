@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from migrate import cstwalk
+
 from codemods._lib import device as dev
 from codemods.xla._common import Safety, XlaRule, arg, names
 
@@ -108,7 +110,7 @@ class ParallelLoader(XlaRule):
             def visit_For(self, n: cst.For) -> None:
                 loops.append(n)
 
-        node.visit(_Scan())
+        cstwalk.visit(node, _Scan())
         # para_loader = pl.ParallelLoader(loader, [device]) used only as para_loader.per_device_loader(device)
         self.parallel_objects: dict[str, cst.Call] = {}
         for name, values in assigns.items():

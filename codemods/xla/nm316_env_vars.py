@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from migrate import cstwalk
+
 from codemods._tables.env_vars import cc_flag_actions, lookup, message_for
 from codemods.xla._common import Safety, XlaRule, string_value
 
@@ -100,7 +102,7 @@ class XlaEnvVars(XlaRule):
                 if string_value(n) == name and not found:
                     found.append(n)
 
-        node.visit(_V())
+        cstwalk.visit(node, _V())
         return found[0] if found else None
 
     def visit_Call(self, node: cst.Call) -> None:

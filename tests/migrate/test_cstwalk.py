@@ -1,0 +1,203 @@
+"""The engine's traversal (``migrate.cstwalk``) and positions (``migrate.positions``) against libcst's own.
+
+Both replace libcst machinery for speed, so each is held to libcst's result on real code: the golden
+inputs and a slice of the installed transformers package (large, varied modern Python)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+import transformers
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from migrate import cstwalk, positions
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+TRANSFORMERS = Path(transformers.__file__).parent
+
+
+def _corpus() -> list[tuple[str, cst.Module]]:
+    paths = sorted(FIXTURES.glob("*/*/before/**/*.py"))
+    paths += sorted((TRANSFORMERS / "models" / "llama").glob("*.py"))
+    paths += [TRANSFORMERS / name for name in ("trainer_pt_utils.py", "training_args.py", "modeling_utils.py")]
+    return [(str(path), cst.parse_module(path.read_text(encoding="utf-8"))) for path in paths]
+
+
+CORPUS = _corpus()
+
+
+def _all_nodes(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _all_nodes(child)
+
+
+def _plan_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    children = []
+    for name, kind in cstwalk._plan(type(node)):
+        value = getattr(node, name)
+        if kind in (cstwalk.SEQUENCE, cstwalk.BODY) or (kind == cstwalk.EITHER and isinstance(value, (tuple, list))):
+            children.extend(value)
+        elif isinstance(value, cst.CSTNode):
+            children.append(value)
+    return children
+
+
+def test_the_plan_lists_every_child_in_libcst_order():
+    checked = 0
+    for _, module in CORPUS:
+        for node in _all_nodes(module):
+            assert [id(c) for c in _plan_children(node)] == [id(c) for c in node.children], type(node).__name__
+            checked += 1
+    assert checked > 50_000
+
+
+class _Recorder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.events: list[tuple[str, int]] = []
+
+    def visit_Name(self, node):
+        self.events.append(("Name", id(node)))
+
+    def visit_Call(self, node):
+        self.events.append(("Call", id(node)))
+
+    def leave_Call(self, node):
+        self.events.append(("/Call", id(node)))
+
+    def visit_Comment(self, node):  # a leaf class: entered only because a callback asks for it
+        self.events.append(("Comment", id(node)))
+
+    def visit_FunctionDef(self, node):
+        self.events.append(("FunctionDef", id(node)))
+        return not node.name.value.startswith("_")  # False skips the body, as in libcst
+
+
+def test_visit_calls_the_same_callbacks_in_the_same_order_as_libcst():
+    for path, module in CORPUS:
+        theirs, ours = _Recorder(), _Recorder()
+        module.visit(theirs)
+        cstwalk.visit(module, ours)
+        assert ours.events == theirs.events, path
+
+
+class _Rewriter(cst.CSTTransformer):
+    """Exercises every way a transformer changes a tree: replace, remove from a sequence, from an
+    optional and a sentinel field, flatten into a body, and empty a statement line."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def leave_Name(self, original, updated):
+        self.calls += 1
+        return updated.with_changes(value=updated.value.upper()) if len(updated.value) == 1 else updated
+
+    def leave_Arg(self, original, updated):
+        if updated.keyword is not None and updated.keyword.value.startswith("r"):
+            return cst.RemoveFromParent()
+        return updated
+
+    def leave_Annotation(self, original, updated):  # optional field: Param.annotation
+        return cst.RemoveFromParent()
+
+    def leave_Comma(self, original, updated):  # sentinel field on elements, sequence items elsewhere
+        return cst.RemoveFromParent() if isinstance(original.whitespace_after, cst.ParenthesizedWhitespace) else updated
+
+    def leave_Expr(self, original, updated):
+        if isinstance(updated.value, cst.SimpleString):
+            return cst.RemoveFromParent()  # docstrings go: their lines empty, the body drops them
+        return updated
+
+    def leave_Import(self, original, updated):
+        return cst.FlattenSentinel([updated, updated])
+
+    def leave_Pass(self, original, updated):
+        return cst.RemoveFromParent()
+
+
+def test_transform_gives_libcst_s_result():
+    for path, module in CORPUS:
+        theirs, ours = _Rewriter(), _Rewriter()
+        try:
+            expected = module.visit(theirs).code
+        except Exception as error:  # the rewriter can make a tree libcst refuses; then both must refuse
+            with pytest.raises(type(error)):
+                cstwalk.transform(module, ours)
+            continue
+        assert cstwalk.transform(module, ours).code == expected, path
+        assert ours.calls == theirs.calls
+
+
+def test_an_unchanged_tree_is_returned_as_it_is():
+    class Nothing(cst.CSTTransformer):
+        def leave_Call(self, original, updated):
+            return updated
+
+    for _, module in CORPUS:
+        assert cstwalk.transform(module, Nothing()) is module
+
+
+def test_skipped_subtrees_are_not_entered():
+    module = cst.parse_module("import os\nx = os.path.join(a, b)\ndef f():\n    import sys\n")
+    seen = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node):
+            seen.append(node.value)
+
+    cstwalk.visit(module, Names(), skip=(cst.BaseExpression,))
+    assert seen == []  # every Name is inside an expression or an import alias's name... expressions
+    cstwalk.visit(module, Names())
+    assert seen == ["os", "x", "os", "path", "join", "a", "b", "f", "sys"]
+
+
+def test_find_stops_at_the_first_match():
+    module = cst.parse_module("a = f(1)\nb = g(2)\n")
+    tested = []
+
+    def is_call(node):
+        tested.append(type(node).__name__)
+        return isinstance(node, cst.Call)
+
+    assert cstwalk.find(module, is_call)
+    assert tested == ["Module", "SimpleStatementLine", "Assign", "AssignTarget", "Name", "Call"]  # parents first
+    assert not cstwalk.find(module, lambda node: isinstance(node, cst.Lambda))
+
+
+def test_removing_a_required_child_is_refused_like_libcst():
+    class DropValue(cst.CSTTransformer):
+        def leave_Integer(self, original, updated):
+            return cst.RemoveFromParent()
+
+    module = cst.parse_module("x = 1\n")
+    with pytest.raises(TypeError):
+        module.visit(DropValue())
+    with pytest.raises(TypeError):
+        cstwalk.transform(module, DropValue())
+
+
+def test_positions_equal_libcst_position_provider_for_every_node():
+    checked = 0
+    for path, module in CORPUS:
+        expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        nodes = list(_all_nodes(module))
+        found = positions.starts(module, nodes)
+        for node in nodes:
+            start = expected[node].start
+            assert found[id(node)] == (start.line, start.column), (path, type(node).__name__)
+            checked += 1
+    assert checked > 50_000
+
+
+def test_positions_of_a_few_nodes_and_of_nodes_not_in_the_tree():
+    module = cst.parse_module("import os\n\n\n# a comment\ndef f(\n    a,\n):\n    return os.sep\n")
+    function = module.body[1]
+    returned = function.body.body[0].body[0].value
+    stranger = cst.Name("elsewhere")
+    found = positions.starts(module, [function, returned, function.body, stranger])
+    assert found[id(function)] == (5, 0)
+    assert found[id(returned)] == (8, 11)
+    assert found[id(function.body)] == (8, 4)  # an indented block starts at its first statement
+    assert id(stranger) not in found
