@@ -61,9 +61,18 @@ def python_views(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 _FSTRING_PARTS = {getattr(tokenize, name) for name in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END") if hasattr(tokenize, name)}
 
 
+@functools.lru_cache(maxsize=None)
+def _any_of(patterns: tuple[Pattern, ...]) -> re.Pattern:
+    return re.compile("|".join(f"(?:{item.regex.pattern})" for item in patterns))
+
+
 def scan(text: str, kind: FileKind, patterns: Iterable[Pattern]) -> Iterator[SweepHit]:
     """One hit per line at most: the first pattern that matches it."""
-    patterns = list(patterns)
+    patterns = tuple(patterns)
+    # Blanking strings and comments only removes matches, so a text none of whose lines matches a pattern
+    # as it is has no hit: most migrated files end here, without being tokenized.
+    if not any(map(_any_of(patterns).search, text.splitlines())):
+        return
     if kind is FileKind.PYTHON:
         code, with_strings = python_views(text)
     else:
