@@ -102,6 +102,7 @@ class ImportMap:
         self.bindings: dict[str, set[str]] = {}
         self.star_modules: list[str] = []
         self.defined: set[str] = set()  # classes, functions and assigned names of the file itself
+        self._resolved: dict[cst.CSTNode, frozenset[str]] = {}  # every rule asks about the same nodes
 
     @classmethod
     def from_module(cls, module: cst.Module) -> "ImportMap":
@@ -112,6 +113,7 @@ class ImportMap:
 
     def bind(self, local: str, qualified: str) -> None:
         self.bindings.setdefault(local, set()).add(qualified)
+        self._resolved.clear()
 
     def merged_with(self, other: "ImportMap") -> "ImportMap":
         """This map followed by ``other`` (a later cell of the same notebook)."""
@@ -123,16 +125,22 @@ class ImportMap:
             merged.defined |= source.defined
         return merged
 
-    def resolve(self, node: cst.CSTNode) -> set[str]:
+    def resolve(self, node: cst.CSTNode) -> frozenset[str]:
         """Qualified names an expression may refer to (empty when it is not an imported name)."""
+        resolved = self._resolved.get(node)  # nodes hash by identity, and the cache keeps them alive
+        if resolved is None:
+            resolved = self._resolved[node] = self._resolve(node)
+        return resolved
+
+    def _resolve(self, node: cst.CSTNode) -> frozenset[str]:
         parts: list[str] = []
         while isinstance(node, cst.Attribute):
             parts.append(node.attr.value)
             node = node.value
-        if not isinstance(node, cst.Name):
-            return set()
+        if not isinstance(node, cst.Name) or node.value not in self.bindings:
+            return frozenset()
         suffix = ".".join(reversed(parts))
-        return {f"{base}.{suffix}" if suffix else base for base in self.bindings.get(node.value, ())}
+        return frozenset(f"{base}.{suffix}" if suffix else base for base in self.bindings[node.value])
 
 
 def dotted_name(node: cst.BaseExpression | None) -> str:
@@ -231,15 +239,15 @@ class PythonContext:
             self.shared[key] = compute()
         return self.shared[key]
 
-    def qualnames(self, node: cst.CSTNode) -> set[str]:
+    def qualnames(self, node: cst.CSTNode) -> frozenset[str]:
         return self.imports.resolve(node)
 
     def matches(self, node: cst.CSTNode, names: Iterable[str] | Mapping[str, Any]) -> str | None:
         """The first qualified name of ``node`` found in ``names``, or None."""
-        for qualified in sorted(self.imports.resolve(node)):
-            if qualified in names:
-                return qualified
-        return None
+        qualifieds = self.imports.resolve(node)
+        if len(qualifieds) <= 1:  # the usual case: no sort
+            return next((qualified for qualified in qualifieds if qualified in names), None)
+        return next((qualified for qualified in sorted(qualifieds) if qualified in names), None)
 
     def add_import(self, module: str, name: str | None = None, asname: str | None = None) -> None:
         """Schedule ``from module import name [as asname]`` (or ``import module`` when name is None)."""

@@ -78,6 +78,9 @@ class _ScopeGatherer(cst.CSTVisitor):
         self.assignments: dict[str, list[cst.SimpleStatementLine]] = {}  # name -> `name = ...` statements
         self._statement: cst.SimpleStatementLine | None = None
         self._not_references: set[int] = set()  # attribute names and keyword names
+        #: calls with an argument a rewritten call could fold in (``**shapes``, ``input_shapes=shapes``),
+        #: with those names: every NM1xx rule checks them against its own targets, no walk of its own
+        self.folding_calls: list[tuple[cst.Call, list[str]]] = []
 
     def _scope(self) -> dict[str, Any]:
         return self.values.setdefault(id(self.stack[-1]), {})
@@ -148,6 +151,13 @@ class _ScopeGatherer(cst.CSTVisitor):
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in MUTATING_METHODS:
             self._bind(func.value.value, None)
             self._bind(func.value.value, None)
+        folded = [
+            arg.value.value for arg in node.args
+            if (arg.star == "**" or (arg.keyword is not None and arg.keyword.value in ("input_shapes", "compiler_args")))
+            and isinstance(arg.value, cst.Name)
+        ]
+        if folded:
+            self.folding_calls.append((node, folded))
 
     def visit_Del(self, node: cst.Del) -> None:
         target = node.target
@@ -193,7 +203,7 @@ class InferenceRule(PythonRule):
         self._after: dict[int, list[cst.BaseStatement]] = {}
         self._remove: set[int] = set()
         self.prepare(node)
-        self._plan_dict_removals(node, gatherer.assignments)
+        self._plan_dict_removals(gatherer)
 
     def report_load(self, original: cst.Call, dropped: Sequence[str], notes: Sequence[str], summary: str) -> None:
         """The findings of a rewritten load, in this order: dropped export-only arguments, each todo, the summary."""
@@ -215,26 +225,12 @@ class InferenceRule(PythonRule):
             and bool(self.match_class(func.value, self.loads, call))
         )
 
-    def _plan_dict_removals(self, module: cst.Module, assignments: dict[str, list[cst.SimpleStatementLine]]) -> None:
+    def _plan_dict_removals(self, gatherer: "_ScopeGatherer") -> None:
         """``shapes = {...}`` used only as ``**shapes`` (or ``input_shapes=shapes``) in a rewritten call is
         folded into that call, so its now-unused assignment is removed."""
-        if "**" not in self.ctx.source and "input_shapes" not in self.ctx.source and "compiler_args" not in self.ctx.source:
-            return  # nothing could be folded: spare the walk
-        rule = self
-        names: list[str] = []
-
-        class Finder(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                if not rule.is_target_call(node):
-                    return
-                for arg in node.args:
-                    folded = arg.star == "**" or (arg.keyword is not None and arg.keyword.value in ("input_shapes", "compiler_args"))
-                    if folded and isinstance(arg.value, cst.Name):
-                        names.append(arg.value.value)
-
-        cstwalk.visit(module, Finder())
+        names = [name for call, folded in gatherer.folding_calls if self.is_target_call(call) for name in folded]
         for name in names:
-            statements = assignments.get(name, [])
+            statements = gatherer.assignments.get(name, [])
             if self.name_count(name) != 2 or len(statements) != 1:
                 continue
             value = statements[0].body[0].value  # type: ignore[union-attr]
