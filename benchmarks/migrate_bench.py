@@ -11,6 +11,8 @@ in the same run; it needs libcst < 1.6, so it gets its own virtualenv under benc
 Positive tree: N files that all need rewriting, generated from the golden fixtures (every
 tests/fixtures/**/before/*.py whose expected output differs). Throughput in files/s for --jobs 1 and 2,
 against the floor: parse + codegen of the same files with libcst and no rules, in one process.
+In the same run, in one process, where the time goes: the floor, the engine with no rule (parse, import
+map, one traversal with the statement bookkeeping, codegen) and the whole migration of each file.
 
 Memory: peak RSS of the positive run at N and 4N files (flat means no whole-tree state per file).
 """
@@ -111,6 +113,49 @@ def libcst_floor(tree: Path) -> dict:
     return {"files": len(paths), "seconds": seconds, "files_per_s": len(paths) / seconds}
 
 
+def in_process_split(tree: Path, repeats: int) -> dict:
+    """Seconds for every .py file under ``tree``, in this process (best of ``repeats``): libcst alone
+    (parse + codegen), the engine with no rule, and the whole migration (every rule, the findings'
+    positions, import clean-up, the sweep)."""
+    import libcst
+
+    from migrate.filekinds import FileKind
+    from migrate.pipeline import migrate_source
+    from migrate.pyrun import transform_module
+    from migrate.registry import all_rules
+    from migrate.rule import ImportMap, PythonContext, RuleOptions
+
+    texts = [path.read_text() for path in sorted(tree.rglob("*.py"))]
+    rules, options = list(all_rules()), RuleOptions()
+
+    def floor() -> None:
+        for text in texts:
+            libcst.parse_module(text).code
+
+    def engine() -> None:
+        for text in texts:
+            context = PythonContext(path=Path("x.py"), source=text, options=options, imports=ImportMap())
+            transform_module(text, [], context)
+
+    def migration() -> None:
+        for text in texts:
+            migrate_source(text, FileKind.PYTHON, Path("x.py"), rules, options)
+
+    seconds = {}
+    for name, work in (("floor", floor), ("engine_no_rules", engine), ("migration", migration)):
+        timings = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            work()
+            timings.append(time.perf_counter() - started)
+        seconds[name] = min(timings)
+    return {
+        "files": len(texts), "seconds": seconds,
+        "engine_share_of_floor": seconds["floor"] / seconds["engine_no_rules"],
+        "migration_share_of_floor": seconds["floor"] / seconds["migration"],
+    }
+
+
 def torchfix_command() -> list[str] | None:
     venv = WORK / "torchfix-venv"
     executable = venv / "bin" / "torchfix"
@@ -191,12 +236,17 @@ def main() -> None:
         print(f"positive tree ({floor['files']} files) --jobs {jobs}: {run['seconds']:.2f}s, "
               f"{run['files_per_s']:.0f} files/s, peak RSS {run['peak_rss_mb']:.0f} MB", flush=True)
     print(f"  libcst floor (parse + codegen, 1 process): {floor['files_per_s']:.0f} files/s", flush=True)
+    split = in_process_split(small, 3)
+    print(f"  in one process: floor {split['seconds']['floor']:.2f}s, engine with no rule "
+          f"{split['seconds']['engine_no_rules']:.2f}s ({split['engine_share_of_floor']:.0%} of the floor's speed), "
+          f"whole migration {split['seconds']['migration']:.2f}s ({split['migration_share_of_floor']:.0%})", flush=True)
     big = positive_tree(files * 4)
     big_run = measure([*tool, "--check", "-q", "--jobs", "2", str(big)])
     print(f"positive tree ({files * 4} files) --jobs 2: peak RSS {big_run['peak_rss_mb']:.0f} MB", flush=True)
     results["positive"] = {
-        "files": floor["files"], "floor": floor, "jobs": runs,
+        "files": floor["files"], "floor": floor, "jobs": runs, "in_process": split,
         "ratio_to_floor_jobs1": runs[1]["files_per_s"] / floor["files_per_s"],
+        "ratio_to_floor_jobs2": runs[2]["files_per_s"] / floor["files_per_s"],
         "scaling_jobs2_over_jobs1": runs[2]["files_per_s"] / runs[1]["files_per_s"],
         "memory": {"files": [files, files * 4], "peak_rss_mb": [runs[2]["peak_rss_mb"], big_run["peak_rss_mb"]]},
     }
