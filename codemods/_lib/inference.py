@@ -17,9 +17,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import libcst as cst
 
-from migrate import cstwalk
-
 from codemods._lib import device as devlib
+from migrate import cstwalk
 from migrate.rule import DeviceStyle, PythonRule, dotted_name
 
 _NOTHING = object()

@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrate import cstwalk
-
 from codemods._lib import requirements as req
+from migrate import cstwalk
 from migrate.findings import Severity
 from migrate.rule import PythonRule, Safety
 

@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrate import cstwalk
-
 from codemods._tables.drift_data import REMOVED_SYMBOLS
+from migrate import cstwalk
 from migrate.rule import PythonRule, Safety
 
 MOVES = {old: new for old, (new, _, _) in REMOVED_SYMBOLS.items() if new is not None}
@@ -51,6 +50,7 @@ class RemovedSymbols(PythonRule):
     # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
     scope = "neuron-project"
     moves = MOVES
+    _deleted_telemetry = False  # set when a send_example_telemetry call is deleted: its import may go too
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
@@ -80,8 +80,6 @@ class RemovedSymbols(PythonRule):
                 self.fixed(original, "send_example_telemetry was removed in transformers 5 (telemetry only): call deleted")
                 return cst.RemoveFromParent()
         return updated
-
-    _deleted_telemetry = False
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         return _drop_unused_telemetry_import(updated) if self._deleted_telemetry else updated

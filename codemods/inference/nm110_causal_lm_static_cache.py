@@ -63,10 +63,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrate import cstwalk
-
 from codemods._lib.inference import InferenceRule, code, dtype_for, kwarg, torch_dtype_attr, with_commas
 from codemods._tables.inference_symbols import decoder_moves
+from migrate import cstwalk
 from migrate.rule import Safety
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 

@@ -30,12 +30,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrate import cstwalk
-
 from codemods._lib.inference import InferenceRule, code, kwarg, with_commas
 from codemods._tables.inference_symbols import (
     decoder_moves, diffusion_moves, embedding_moves, seq2seq_moves, traced_moves,
 )
+from migrate import cstwalk
 from migrate.rule import Safety, dotted_name
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 

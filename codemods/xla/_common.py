@@ -11,7 +11,6 @@ from typing import Callable, Iterable
 import libcst as cst
 
 from migrate import cstwalk
-
 from migrate.rule import PythonRule, Safety  # noqa: F401  (re-exported for the rule modules)
 
 #: What shows that a project targets AWS Neuron: the project-wide table (anchor + precise regex per

@@ -33,10 +33,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrate import cstwalk
-
 from codemods._lib import device as dev
 from codemods.xla._common import Safety, XlaRule, arg, names
+from migrate import cstwalk
 
 PL = "torch_xla.distributed.parallel_loader"
 MP_LOADER = names((PL, ["MpDeviceLoader"]))

@@ -32,10 +32,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrate import cstwalk
-
 from codemods._tables.env_vars import cc_flag_actions, lookup, message_for
 from codemods.xla._common import Safety, XlaRule, string_value
+from migrate import cstwalk
 
 ENVIRON = frozenset({"os.environ"})
 SETTERS = frozenset({"os.environ.setdefault", "os.putenv"})
