@@ -127,7 +127,21 @@ def _line_map(old: str, new: str):
         return lambda line: line
     old_lines, new_lines = old.splitlines(), new.splitlines()
     table: list[int] = [0] * (len(new_lines) + 1)
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes():
+    # Lines the two texts share at both ends map one to one; only the middle needs a diff (a rewrite
+    # touches a few statements of a long file, and difflib's cost grows with the square of the length).
+    head = 0
+    while head < min(len(old_lines), len(new_lines)) and old_lines[head] == new_lines[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old_lines), len(new_lines)) - head and old_lines[-1 - tail] == new_lines[-1 - tail]:
+        tail += 1
+    for j in range(head):
+        table[j + 1] = j + 1
+    for k in range(1, tail + 1):
+        table[len(new_lines) - k + 1] = len(old_lines) - k + 1
+    old_middle, new_middle = old_lines[head:len(old_lines) - tail], new_lines[head:len(new_lines) - tail]
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_middle, new_middle, autojunk=False).get_opcodes():
+        i1, j1, j2 = i1 + head, j1 + head, j2 + head
         for offset, j in enumerate(range(j1, j2)):
             table[j + 1] = (i1 + offset + 1) if tag == "equal" else (i1 + 1 if i1 < len(old_lines) else max(i1, 1))
     return lambda line: table[line] if 0 < line < len(table) else line
@@ -135,7 +149,7 @@ def _line_map(old: str, new: str):
 
 def _add_notes_to_text(text: str, kind: FileKind, notes: list[tuple[int, str]]) -> str:
     if kind in PYTHON_KINDS:
-        starts = _python_statement_starts(text)
+        starts = _python_statement_starts(text, max(line for line, _ in notes))
         doc = TextDocument(text, FileKind.PYTHON)  # placement comes from the tokenizer below
         add_notes(doc, [(doc.lines[starts.get(line, line) - 1], message) for line, message in notes])
         return doc.text()
@@ -144,12 +158,15 @@ def _add_notes_to_text(text: str, kind: FileKind, notes: list[tuple[int, str]]) 
     return doc.text()
 
 
-def _python_statement_starts(text: str) -> dict[int, int]:
-    """Physical line -> first line of its logical line, so a note never lands inside brackets or strings."""
+def _python_statement_starts(text: str, through: int) -> dict[int, int]:
+    """Physical line -> first line of its logical line, so a note never lands inside brackets or strings;
+    for the lines up to ``through`` (the tokenizer stops there)."""
     starts: dict[int, int] = {}
     start = None
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.start[0] > through:
+                break
             if token.type in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING):
                 if start is None:
                     continue

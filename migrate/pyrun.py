@@ -56,15 +56,21 @@ def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: Python
         new_module = _remove_unused_imports(new_module, legacy, still_used)
     if ctx.needed_imports:
         new_module = add_imports(new_module, ctx.needed_imports)
-    return new_module.code, _positioned(module, ctx)
+    return new_module.code, _positioned(module, source, ctx)
 
 
-def _positioned(module: cst.Module, ctx: PythonContext) -> list[Finding]:
+def _positioned(module: cst.Module, source: str, ctx: PythonContext) -> list[Finding]:
     if not ctx.findings:
         return []
-    found = positions.starts(module, [
-        node for pending in ctx.findings for node in (pending.node, pending.statement) if node is not None
-    ])
+    wanted = [node for pending in ctx.findings for node in (pending.node, pending.statement) if node is not None]
+    found = None
+    if all(pending.top is not None for pending in ctx.findings):  # reported in a rule's pre-pass: not known
+        by_statement: dict[cst.CSTNode, list[cst.CSTNode]] = {}
+        for pending in ctx.findings:
+            by_statement.setdefault(pending.top, []).extend(n for n in (pending.node, pending.statement) if n is not None)
+        found = positions.starts_by_statement(module, source, by_statement)
+    if found is None:
+        found = positions.starts(module, wanted)
     findings = []
     for pending in ctx.findings:
         # a node a rule made itself is not in the parsed tree: the statement it was reported in is

@@ -210,8 +210,9 @@ class PendingFinding:
     rule: str
     severity: Severity
     node: cst.CSTNode
-    statement: cst.CSTNode | None
+    statement: cst.CSTNode | None  # the innermost statement being visited
     message: str
+    top: cst.CSTNode | None = None  # the module-level statement holding it (positions are computed per one)
 
 
 @dataclass
@@ -257,7 +258,8 @@ class PythonContext:
 
     def report(self, rule: str, node: cst.CSTNode, severity: Severity, message: str) -> None:
         statement = self.statement_stack[-1] if self.statement_stack else None
-        finding = PendingFinding(rule, severity, node, statement, " ".join(message.split()))
+        top = self.statement_stack[0] if self.statement_stack else None
+        finding = PendingFinding(rule, severity, node, statement, " ".join(message.split()), top)
         self.findings.append(finding)
         if severity is Severity.TODO and statement is not None:
             self.todos_by_statement.setdefault(id(statement), []).append(finding.message)

@@ -33,13 +33,18 @@ def pattern(expression: str, message: str, in_strings: bool = False) -> Pattern:
 
 
 @functools.lru_cache(maxsize=4)  # both sweep rules read the same final text: tokenize it once
-def python_views(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Two views of each line: code only (strings and comments blanked) and code+strings (comments blanked)."""
+def python_views(text: str, through: int | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Two views of each line: code only (strings and comments blanked) and code+strings (comments blanked).
+    ``through``: the last line whose views are needed; tokenizing stops there (later lines stay as they are)."""
     lines = text.splitlines()
     code = list(lines)
     with_strings = list(lines)
+    tokens = []
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if through is not None and token.start[0] > through:
+                break
+            tokens.append(token)
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return tuple(lines), tuple(lines)
     for token in tokens:
@@ -69,17 +74,19 @@ def _any_of(patterns: tuple[Pattern, ...]) -> re.Pattern:
 def scan(text: str, kind: FileKind, patterns: Iterable[Pattern]) -> Iterator[SweepHit]:
     """One hit per line at most: the first pattern that matches it."""
     patterns = tuple(patterns)
-    # Blanking strings and comments only removes matches, so a text none of whose lines matches a pattern
-    # as it is has no hit: most migrated files end here, without being tokenized.
-    if not any(map(_any_of(patterns).search, text.splitlines())):
+    # Blanking strings and comments only removes matches, so only lines that match a pattern as they are
+    # can hit: most migrated files have none and are not tokenized; the others up to their last such line.
+    lines = text.splitlines()
+    candidates = [number for number, line in enumerate(lines, start=1) if _any_of(patterns).search(line)]
+    if not candidates:
         return
     if kind is FileKind.PYTHON:
-        code, with_strings = python_views(text)
+        code, with_strings = python_views(text, candidates[-1])
     else:
-        plain = text.splitlines()
         comment = kind in HASH_COMMENT_KINDS
-        code = with_strings = ["" if comment and line.lstrip().startswith("#") else line for line in plain]
-    for number, (code_line, string_line) in enumerate(zip(code, with_strings), start=1):
+        code = with_strings = ["" if comment and line.lstrip().startswith("#") else line for line in lines]
+    for number in candidates:
+        code_line, string_line = code[number - 1], with_strings[number - 1]
         for item in patterns:
             match = item.regex.search(string_line if item.in_strings else code_line)
             if match:

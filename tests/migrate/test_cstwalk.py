@@ -18,14 +18,15 @@ FIXTURES = Path(__file__).parents[1] / "fixtures"
 TRANSFORMERS = Path(transformers.__file__).parent
 
 
-def _corpus() -> list[tuple[str, cst.Module]]:
+def _sources() -> list[tuple[str, str]]:
     paths = sorted(FIXTURES.glob("*/*/before/**/*.py"))
     paths += sorted((TRANSFORMERS / "models" / "llama").glob("*.py"))
     paths += [TRANSFORMERS / name for name in ("trainer_pt_utils.py", "training_args.py", "modeling_utils.py")]
-    return [(str(path), cst.parse_module(path.read_text(encoding="utf-8"))) for path in paths]
+    return [(str(path), path.read_text(encoding="utf-8")) for path in paths]
 
 
-CORPUS = _corpus()
+SOURCES = _sources()
+CORPUS = [(path, cst.parse_module(source)) for path, source in SOURCES]
 
 
 def _all_nodes(node: cst.CSTNode):
@@ -189,6 +190,30 @@ def test_positions_equal_libcst_position_provider_for_every_node():
             assert found[id(node)] == (start.line, start.column), (path, type(node).__name__)
             checked += 1
     assert checked > 50_000
+
+
+def test_positions_by_statement_equal_position_provider_for_every_node():
+    checked = 0
+    for (path, source), (_, module) in zip(SOURCES, CORPUS):
+        expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        groups = {statement: list(_all_nodes(statement)) for statement in module.body}
+        found = positions.starts_by_statement(module, source, groups)
+        assert found is not None, path
+        for nodes in groups.values():
+            for node in nodes:
+                start = expected[node].start
+                assert found[id(node)] == (start.line, start.column), (path, type(node).__name__)
+                checked += 1
+    assert checked > 50_000
+
+
+def test_positions_by_statement_decline_what_the_standard_parser_cannot_place():
+    module = cst.parse_module("a = 1\rb = 2\r")  # lone carriage returns: ast and libcst may count lines apart
+    assert positions.starts_by_statement(module, "a = 1\rb = 2\r", {module.body[1]: []}) is None
+    newer = "type Alias = int\n"  # PEP 695: libcst parses it, this Python's ast may not
+    module = cst.parse_module(newer)
+    found = positions.starts_by_statement(module, newer, {module.body[0]: [module.body[0]]})
+    assert found is None or found[id(module.body[0])] == (1, 0)
 
 
 def test_positions_of_a_few_nodes_and_of_nodes_not_in_the_tree():
