@@ -20,6 +20,8 @@ from typing import Sequence
 
 import libcst as cst
 
+from migrate.snippets import parse_statement
+
 
 def _skip_first(module: cst.Module) -> bool:
     """A docstring or ``__strict__`` flag stays first."""
@@ -132,7 +134,7 @@ def add_imports(module: cst.Module, needed: Sequence[tuple[str, str | None, str 
 
     def from_line(mod: str, pairs) -> cst.BaseStatement:
         listed = ", ".join(name if alias is None else f"{name} as {alias}" for name, alias in sorted(pairs, key=_key))
-        return cst.parse_statement(f"from {mod} import {listed}", config=module.config_for_parsing)
+        return parse_statement(f"from {mod} import {listed}", config=module.config_for_parsing)
 
     after = body[block_end:]
     if after:
@@ -145,8 +147,8 @@ def add_imports(module: cst.Module, needed: Sequence[tuple[str, str | None, str 
         *body[:start],
         *(from_line(mod, pairs) for mod, pairs in grouped.items() if mod == "__future__"),
         *body[start:block_end],
-        *(cst.parse_statement(f"import {mod}", config=module.config_for_parsing) for mod in sorted(module_imports)),
-        *(cst.parse_statement(f"import {mod} as {alias}", config=module.config_for_parsing) for mod, alias in module_aliases.items()),
+        *(parse_statement(f"import {mod}", config=module.config_for_parsing) for mod in sorted(module_imports)),
+        *(parse_statement(f"import {mod} as {alias}", config=module.config_for_parsing) for mod, alias in module_aliases.items()),
         *(from_line(mod, pairs) for mod, pairs in grouped.items() if mod != "__future__"),
         *after,
     ]

@@ -23,6 +23,7 @@ from migrate import cstwalk, positions
 from migrate.findings import Finding, Severity
 from migrate.imports import add_imports
 from migrate.rule import ImportMap, PythonContext, PythonRule, dotted_name
+from migrate.snippets import parse_expression
 from migrate.textdoc import NOTE_PREFIX
 
 _STATEMENT_TYPES = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
@@ -242,7 +243,7 @@ class SymbolMover:
         self._report_once(rule_id, original, qualified, target)
         if self._bound_elsewhere(name, target):
             self.ctx.add_import(module_name)
-            return cst.parse_expression(target)
+            return parse_expression(target)
         self.ctx.add_import(module_name, name)
         return cst.Name(name)
 
@@ -277,7 +278,7 @@ class SymbolMover:
         if not changed:
             return updated
         lines = [
-            cst.SimpleStatementLine(body=[cst.ImportFrom(module=cst.parse_expression(mod), names=_fix_commas(aliases))])
+            cst.SimpleStatementLine(body=[cst.ImportFrom(module=parse_expression(mod), names=_fix_commas(aliases))])
             for mod, aliases in groups.items()
         ]
         if kept:

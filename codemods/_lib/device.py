@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from migrate.rule import DeviceStyle
+from migrate.snippets import parse_expression
 
 PORTABLE_DEVICE = 'torch.accelerator.current_accelerator() or torch.device("cpu")'
 NEURON_DEVICE = 'torch.device("neuron")'
@@ -62,8 +63,6 @@ def autocast_device_type(style: DeviceStyle, device_source: str | None = None) -
 
 def emit(ctx, code: Code):
     """Schedule ``code``'s imports on the rule context and return it as a libcst expression."""
-    import libcst as cst
-
     for module, name, asname in code.imports:
         ctx.add_import(module, name, asname)
-    return cst.parse_expression(code.source)
+    return parse_expression(code.source)

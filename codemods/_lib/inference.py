@@ -20,6 +20,7 @@ import libcst as cst
 from codemods._lib import device as devlib
 from migrate import cstwalk
 from migrate.rule import DeviceStyle, PythonRule, dotted_name
+from migrate.snippets import parse_expression, parse_statement
 
 _NOTHING = object()
 MODEL_KEYWORDS = ("model_id", "model_name_or_path", "pretrained_model_name_or_path")
@@ -32,7 +33,7 @@ def code(node: cst.CSTNode) -> str:
 
 
 def expr(source: str) -> cst.BaseExpression:
-    return cst.parse_expression(source)
+    return parse_expression(source)
 
 
 def kwarg(name: str, value: cst.BaseExpression | str) -> cst.Arg:
@@ -380,7 +381,7 @@ class InferenceRule(PythonRule):
         statement = self.current_statement()
         if statement is None:
             return
-        parsed = [cst.parse_statement(s) if isinstance(s, str) else s for s in statements]
+        parsed = [parse_statement(s) if isinstance(s, str) else s for s in statements]
         self._after.setdefault(id(statement), []).extend(parsed)
 
     def remove_statement(self, statement: cst.CSTNode) -> None:

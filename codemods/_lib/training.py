@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction, FieldMapping
+from migrate.snippets import parse_expression, parse_statement
 
 
 def kwarg(call: cst.Call, name: str) -> cst.Arg | None:
@@ -68,7 +69,7 @@ def set_args(call: cst.Call, args: list[cst.Arg]) -> cst.Call:
 
 
 def new_kwarg(name: str, value: cst.BaseExpression | str) -> cst.Arg:
-    expression = cst.parse_expression(value) if isinstance(value, str) else value
+    expression = parse_expression(value) if isinstance(value, str) else value
     return cst.Arg(
         keyword=cst.Name(name),
         value=expression,
@@ -200,7 +201,7 @@ def insert_preamble(module: cst.Module, ctx) -> cst.Module:
             index = position + 1  # guarded imports at the top
         else:
             break
-    new = [cst.parse_statement(line + "\n") for line in missing]
+    new = [parse_statement(line + "\n") for line in missing]
     new[0] = new[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine(comment=cst.Comment(
         "# TorchNeuron: one compiled graph per shape (pad to fixed lengths); synchronous weight loading"))])
     if any(line.startswith("torch.") for line in missing):

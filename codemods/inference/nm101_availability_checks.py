@@ -42,6 +42,7 @@ from codemods._lib.inference import InferenceRule
 from codemods._tables.inference_symbols import AVAILABILITY_FIND_SPEC, AVAILABILITY_MODULES, availability_moves
 from migrate.rule import Safety
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
+from migrate.snippets import parse_expression
 
 MOVES = availability_moves()
 FIND_SPEC = {f"{m}.{name}": package for name, package in AVAILABILITY_FIND_SPEC.items() for m in AVAILABILITY_MODULES}
@@ -69,4 +70,4 @@ class AvailabilityChecks(InferenceRule):
             return cst.Name("False")
         self.ctx.add_import("importlib.util")
         self.fixed(original, f"{name}() -> importlib.util.find_spec(\"{package}\") is not None")
-        return cst.parse_expression(f'importlib.util.find_spec("{package}") is not None')
+        return parse_expression(f'importlib.util.find_spec("{package}") is not None')

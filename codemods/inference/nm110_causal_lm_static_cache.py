@@ -68,6 +68,7 @@ from codemods._tables.inference_symbols import decoder_moves
 from migrate import cstwalk
 from migrate.rule import Safety
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
+from migrate.snippets import parse_expression
 
 DECODERS = decoder_moves()
 KEEP = frozenset({
@@ -227,7 +228,7 @@ class CausalLMStaticCache(InferenceRule):
             new_args.append(kwarg("distributed_config", f"DistributedConfig(tp_size={degree})"))
             device = self.device_map().with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             new_args.append(kwarg("device_map", cst.IfExp(
-                test=cst.parse_expression(f"{degree} == 1"), body=device, orelse=cst.Name("None"))))
+                test=parse_expression(f"{degree} == 1"), body=device, orelse=cst.Name("None"))))
             notes.append(_tp_note(degree))
         else:
             if tp_arg is not None and not isinstance(tp_value, int):

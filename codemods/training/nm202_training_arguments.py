@@ -43,6 +43,8 @@ import libcst as cst
 from codemods._lib.training import (apply_field_map, distributed_dict, has_star_kwargs, insert_preamble, kwarg,
                                     literal, new_kwarg, set_args, source)
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS, TRAINING_MOVES
+from migrate.rule import PythonRule, Safety
+from migrate.snippets import parse_expression
 
 NEURON_CLASSES = {**NEURON_ARGS_CLASSES, **NEURON_TRAINERS}
 PARSERS = {old for old, new in TRAINING_MOVES.items() if new == "transformers.HfArgumentParser"} | {"transformers.HfArgumentParser"}
@@ -58,7 +60,6 @@ def _names(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(node, (cst.Tuple, cst.List)):
         return [element.value for element in node.elements]
     return [node]
-from migrate.rule import PythonRule, Safety
 
 
 class TrainingArguments(PythonRule):
@@ -184,7 +185,7 @@ class TrainingArguments(PythonRule):
                 isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value in ("distributed_config", "device_map")
                 for e in existing.value.elements
             ):
-                merged = cst.parse_expression("{" + ", ".join([source(e).rstrip(", \n") for e in existing.value.elements] + [entries]) + "}")
+                merged = parse_expression("{" + ", ".join([source(e).rstrip(", \n") for e in existing.value.elements] + [entries]) + "}")
                 self.fixed(original_arg, "tensor_parallel_size -> model_init_kwargs distributed_config with device_map None (T17)")
                 return [a.with_changes(value=merged) if a is existing else a for a in args]
             self.todo(original_arg, f"tensor_parallel_size={source(tp)}: add distributed_config={distributed_dict(tp)} and device_map=None to model_init_kwargs")

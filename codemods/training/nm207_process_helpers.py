@@ -31,6 +31,7 @@ from __future__ import annotations
 import libcst as cst
 
 from migrate.rule import PythonRule, Safety
+from migrate.snippets import parse_expression
 
 _MODULES = ("optimum.neuron", "optimum.neuron.utils", "optimum.neuron.utils.misc", "optimum.neuron.utils.training_utils")
 MAIN_WORKER = {f"{m}.is_main_worker" for m in _MODULES}
@@ -54,7 +55,7 @@ class ProcessHelpers(PythonRule):
         if self.ctx.matches(original.func, MAIN_WORKER):
             self.ctx.add_import("accelerate", "PartialState")
             self.fixed(original, "is_main_worker() -> PartialState().is_main_process")
-            return cst.parse_expression("PartialState().is_main_process")
+            return parse_expression("PartialState().is_main_process")
         if self.ctx.matches(original.func, PRECOMPILATION):
             self.todo(original, "is_precompilation() is always False on TorchNeuron (no neuron_parallel_compile extraction pass, T8): simplify the branch")
             return cst.Name("False")

@@ -12,6 +12,7 @@ import libcst as cst
 
 from migrate import cstwalk
 from migrate.rule import PythonRule, Safety  # noqa: F401  (re-exported for the rule modules)
+from migrate.snippets import parse_expression, parse_statement
 
 #: What shows that a project targets AWS Neuron: the project-wide table (anchor + precise regex per
 #: file kind). Plain substrings were not enough: transformers names optimum.neuron / torch_neuronx in
@@ -71,7 +72,7 @@ class XlaRule(PythonRule):
     def expr(self, source: str, *imports: tuple[str, str | None, str | None]) -> cst.BaseExpression:
         for module, name, asname in imports:
             self.ctx.add_import(module, name, asname)
-        return cst.parse_expression(self.quote_safe(source))
+        return parse_expression(self.quote_safe(source))
 
     def emit(self, code) -> cst.BaseExpression:
         """``codemods._lib.device.emit`` made safe inside f-strings."""
@@ -80,7 +81,7 @@ class XlaRule(PythonRule):
     def statement(self, source: str, *imports: tuple[str, str | None, str | None]) -> cst.BaseStatement:
         for module, name, asname in imports:
             self.ctx.add_import(module, name, asname)
-        return cst.parse_statement(source)
+        return parse_statement(source)
 
     def code(self, node: cst.CSTNode) -> str:
         return cst.Module(body=[]).code_for_node(node)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods.xla._common import RANK, XM, Safety, XlaRule, names
+from migrate.snippets import parse_statement
 
 MASTER_PRINT = names((XM, ["master_print"]))
 
@@ -46,7 +47,7 @@ class MasterPrint(XlaRule):
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         printed = updated.body[0].with_changes(value=new_call.with_changes(func=cst.Name("print"), args=args))
         self.ctx.add_import("os")
-        guard = cst.parse_statement(f"if {RANK} == 0:\n    pass\n")
+        guard = parse_statement(f"if {RANK} == 0:\n    pass\n")
         guard = guard.with_changes(body=guard.body.with_changes(body=[cst.SimpleStatementLine(body=[printed])]))
         self.fixed(call, "xm.master_print -> print on global rank 0")
         return self.replace_line(original, updated, guard)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods.xla._common import RANK, XM, Safety, XlaRule, arg, has_star, names
+from migrate.snippets import parse_expression, parse_statement
 
 SAVE = names((XM, ["save"]))
 OS = ("os", None, None)
@@ -59,7 +60,7 @@ class XlaSave(XlaRule):
         new_obj = arg(new, 0, "data").value
         new_path = arg(new, 1, "file_or_path").value
         save = cst.SimpleStatementLine(
-            body=[cst.Expr(cst.Call(func=cst.parse_expression("torch.save"), args=[cst.Arg(new_obj), cst.Arg(new_path)]))]
+            body=[cst.Expr(cst.Call(func=parse_expression("torch.save"), args=[cst.Arg(new_obj), cst.Arg(new_path)]))]
         )
         self.ctx.add_import("torch")
         if "fully_shard" in self.code_text() or "FullyShardedDataParallel" in self.code_text():
@@ -67,7 +68,7 @@ class XlaSave(XlaRule):
         if not master_only:
             self.fixed(call, "xm.save(master_only=False) -> torch.save on every rank (tensors stay on their device: load with map_location=\"cpu\" off-device)")
             return self.replace_line(original, updated, save)
-        guard = cst.parse_statement(f"if {RANK} == 0:\n    pass\n")
+        guard = parse_statement(f"if {RANK} == 0:\n    pass\n")
         guard = guard.with_changes(body=guard.body.with_changes(body=[save]))
         self.ctx.add_import("os")
         if global_master:

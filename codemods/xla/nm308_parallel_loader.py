@@ -36,6 +36,7 @@ import libcst as cst
 from codemods._lib import device as dev
 from codemods.xla._common import Safety, XlaRule, arg, names
 from migrate import cstwalk
+from migrate.snippets import parse_statement
 
 PL = "torch_xla.distributed.parallel_loader"
 MP_LOADER = names((PL, ["MpDeviceLoader"]))
@@ -172,7 +173,7 @@ class ParallelLoader(XlaRule):
             return updated
         batch, device = plan
         device_source = self._device_source(device)
-        move = cst.parse_statement(f"{', '.join(batch)} = {', '.join(f'{n}.to({device_source})' for n in batch)}\n")
+        move = parse_statement(f"{', '.join(batch)} = {', '.join(f'{n}.to({device_source})' for n in batch)}\n")
         return updated.with_changes(body=updated.body.with_changes(body=[move, *updated.body.body]))
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods.xla._common import XM, Safety, XlaRule, arg, names
+from migrate.snippets import parse_expression, parse_statement
 
 OPS = {"REDUCE_SUM": "SUM", "REDUCE_MUL": "PRODUCT", "REDUCE_AND": "BAND", "REDUCE_OR": "BOR", "REDUCE_MIN": "MIN", "REDUCE_MAX": "MAX"}
 CONSTANTS = {f"{XM}.{name}": op for name, op in OPS.items()}
@@ -122,7 +123,7 @@ class XlaCollectives(XlaRule):
             if scale_src:
                 after.append(f"{target}.mul_({scale_src})")
         guarded = "if dist.is_initialized():\n" + "".join(f"    {line}\n" for line in reduce)
-        statements = [cst.parse_statement(line + "\n") for line in before] + [cst.parse_statement(guarded)] + [cst.parse_statement(line + "\n") for line in after]
+        statements = [parse_statement(line + "\n") for line in before] + [parse_statement(guarded)] + [parse_statement(line + "\n") for line in after]
         self.fixed(call, f"xm.all_reduce -> dist.all_reduce(op=dist.ReduceOp.{op}) (in place)")
         return self.replace_line(original, updated, statements)
 
@@ -135,7 +136,7 @@ class XlaCollectives(XlaRule):
         if qualified is None or id(original) in getattr(self, "_in_xm_call", set()):
             return updated  # an argument of an xm call keeps its xm form (the call is rewritten whole or not at all)
         self.ctx.add_import("torch.distributed", None, "dist")
-        return cst.parse_expression(f"dist.ReduceOp.{CONSTANTS[qualified]}")
+        return parse_expression(f"dist.ReduceOp.{CONSTANTS[qualified]}")
 
     def visit_Call(self, node: cst.Call) -> None:
         if any(q.startswith(XM + ".") for q in self.ctx.qualnames(node.func)):
