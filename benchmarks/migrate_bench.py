@@ -14,6 +14,10 @@ against the floor: parse + codegen of the same files with libcst and no rules, i
 In the same run, in one process, where the time goes: the floor, the engine with no rule (parse, import
 map, one traversal with the statement bookkeeping, codegen) and the whole migration of each file.
 
+Mixed tree: files that all need rewriting at the density of a real project: each is one golden input
+followed by a pure-Python standard-library module standing for the project's own code (about 32 KB a
+file, a few legacy references among a thousand lines). Same measurements as the positive tree.
+
 Memory: peak RSS of the positive run at N and 4N files (flat means no whole-tree state per file).
 """
 
@@ -98,6 +102,57 @@ def positive_tree(files: int) -> Path:
         folder.mkdir(exist_ok=True)
         (folder / f"{name}_{index}.py").write_text(source)
     return target
+
+
+#: Pure-Python standard-library modules with no torch, transformers or XLA in them: a project's own code.
+STDLIB_MODULES = (
+    "textwrap.py", "statistics.py", "fractions.py", "heapq.py", "bisect.py", "shlex.py", "string.py",
+    "calendar.py", "difflib.py", "glob.py", "fnmatch.py", "colorsys.py", "csv.py", "dataclasses.py", "enum.py",
+    "functools.py", "ipaddress.py", "pprint.py", "random.py", "tempfile.py",
+)
+
+
+def mixed_tree(files: int) -> Path:
+    import sysconfig
+
+    target = TREES / f"mixed-{files}"
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    library = Path(sysconfig.get_paths()["stdlib"])
+    padding = [
+        "\n".join(line for line in (library / name).read_text().splitlines() if not line.startswith("from __future__"))
+        for name in STDLIB_MODULES
+    ]
+    sources = positive_sources()
+    (target / "requirements.txt").write_text("optimum-neuron==0.4.5\n")
+    for index in range(files):
+        name, source = sources[index % len(sources)]
+        folder = target / f"pkg{index // 100:03d}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"{name}_{index}.py").write_text(source + "\n\n" + padding[index % len(padding)] + "\n")
+    return target
+
+
+def throughput(tree: Path, repeats: int, label: str) -> dict:
+    """The libcst floor and ``neuron-migrate --check`` with --jobs 1 and 2 over ``tree``."""
+    floor = libcst_floor(tree)
+    runs = {}
+    for jobs in (1, 2):
+        run = best_of(repeats, [sys.executable, "-m", "migrate", "--check", "-q", "--jobs", str(jobs), str(tree)])
+        assert f"{floor['files'] + 1} files scanned" in run["stderr_tail"], run["stderr_tail"]
+        run["files_per_s"] = floor["files"] / run["seconds"]
+        runs[jobs] = run
+        print(f"{label} ({floor['files']} files) --jobs {jobs}: {run['seconds']:.2f}s, "
+              f"{run['files_per_s']:.0f} files/s ({run['files_per_s'] / floor['files_per_s']:.0%} of the floor), "
+              f"peak RSS {run['peak_rss_mb']:.0f} MB", flush=True)
+    print(f"  libcst floor (parse + codegen, 1 process): {floor['files_per_s']:.0f} files/s", flush=True)
+    return {
+        "files": floor["files"], "floor": floor, "jobs": runs,
+        "ratio_to_floor_jobs1": runs[1]["files_per_s"] / floor["files_per_s"],
+        "ratio_to_floor_jobs2": runs[2]["files_per_s"] / floor["files_per_s"],
+        "scaling_jobs2_over_jobs1": runs[2]["files_per_s"] / runs[1]["files_per_s"],
+    }
 
 
 def libcst_floor(tree: Path) -> dict:
@@ -226,30 +281,20 @@ def main() -> None:
             print(f"  torchfix {torchfix['seconds']:.1f}s -> neuron-migrate is {ratio:.0f}x faster", flush=True)
 
     small = positive_tree(files)
-    floor = libcst_floor(small)
-    runs = {}
-    for jobs in (1, 2):
-        run = best_of(repeats, [*tool, "--check", "-q", "--jobs", str(jobs), str(small)])
-        assert f"{floor['files'] + 1} files scanned" in run["stderr_tail"], run["stderr_tail"]
-        run["files_per_s"] = floor["files"] / run["seconds"]
-        runs[jobs] = run
-        print(f"positive tree ({floor['files']} files) --jobs {jobs}: {run['seconds']:.2f}s, "
-              f"{run['files_per_s']:.0f} files/s, peak RSS {run['peak_rss_mb']:.0f} MB", flush=True)
-    print(f"  libcst floor (parse + codegen, 1 process): {floor['files_per_s']:.0f} files/s", flush=True)
+    results["positive"] = throughput(small, repeats, "positive tree")
     split = in_process_split(small, 3)
+    results["positive"]["in_process"] = split
     print(f"  in one process: floor {split['seconds']['floor']:.2f}s, engine with no rule "
           f"{split['seconds']['engine_no_rules']:.2f}s ({split['engine_share_of_floor']:.0%} of the floor's speed), "
           f"whole migration {split['seconds']['migration']:.2f}s ({split['migration_share_of_floor']:.0%})", flush=True)
     big = positive_tree(files * 4)
     big_run = measure([*tool, "--check", "-q", "--jobs", "2", str(big)])
     print(f"positive tree ({files * 4} files) --jobs 2: peak RSS {big_run['peak_rss_mb']:.0f} MB", flush=True)
-    results["positive"] = {
-        "files": floor["files"], "floor": floor, "jobs": runs, "in_process": split,
-        "ratio_to_floor_jobs1": runs[1]["files_per_s"] / floor["files_per_s"],
-        "ratio_to_floor_jobs2": runs[2]["files_per_s"] / floor["files_per_s"],
-        "scaling_jobs2_over_jobs1": runs[2]["files_per_s"] / runs[1]["files_per_s"],
-        "memory": {"files": [files, files * 4], "peak_rss_mb": [runs[2]["peak_rss_mb"], big_run["peak_rss_mb"]]},
+    results["positive"]["memory"] = {
+        "files": [files, files * 4], "peak_rss_mb": [results["positive"]["jobs"][2]["peak_rss_mb"], big_run["peak_rss_mb"]],
     }
+    mixed_files = 50 if args.quick else 200
+    results["mixed"] = throughput(mixed_tree(mixed_files), repeats, "mixed tree")
     output = RESULTS / ("migrate-quick.json" if args.quick else "migrate.json")
     output.write_text(json.dumps(results, indent=2))
     print(f"results: {output}")
