@@ -37,6 +37,7 @@ def _concrete_subclasses(base: type) -> frozenset[type]:
 
 
 _STATEMENT_CLASSES = frozenset({cst.SimpleStatementLine}) | _concrete_subclasses(cst.BaseCompoundStatement)
+_NAME_BOOKKEEPING = frozenset({cst.Name, cst.Import, cst.ImportFrom})  # names used, outside imports
 
 
 def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: PythonContext) -> tuple[str, list[Finding]]:
@@ -50,11 +51,12 @@ def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: Python
     moves = {old: (new, rule.id) for rule in rules for old, new in rule.moves.items()}
     if moves:
         instances.insert(0, SymbolMover(ctx, moves))
-    new_module = cstwalk.transform(module, _Dispatcher(instances, ctx, module))
+    dispatcher = _Dispatcher(instances, ctx, module)
+    new_module = cstwalk.transform(module, dispatcher)
     legacy = tuple(prefix for rule in rules for prefix in rule.legacy_modules)
     if legacy and _imports_any(ctx.imports, legacy):
         still_used = ctx.namespace.names if ctx.namespace is not None else set()
-        new_module = _remove_unused_imports(new_module, legacy, still_used)
+        new_module = _remove_unused_imports(new_module, legacy, still_used, dispatcher.names_by_statement)
     if ctx.needed_imports:
         new_module = add_imports(new_module, ctx.needed_imports)
     return new_module.code, _positioned(module, source, ctx)
@@ -64,12 +66,16 @@ def _positioned(module: cst.Module, source: str, ctx: PythonContext) -> list[Fin
     if not ctx.findings:
         return []
     wanted = [node for pending in ctx.findings for node in (pending.node, pending.statement) if node is not None]
-    found = None
-    if all(pending.top is not None for pending in ctx.findings):  # reported in a rule's pre-pass: not known
-        by_statement: dict[cst.CSTNode, list[cst.CSTNode]] = {}
-        for pending in ctx.findings:
-            by_statement.setdefault(pending.top, []).extend(n for n in (pending.node, pending.statement) if n is not None)
-        found = positions.starts_by_statement(module, source, by_statement)
+    by_statement: dict[cst.CSTNode, list[cst.CSTNode]] | None = {}
+    for pending in ctx.findings:
+        nodes = [node for node in (pending.node, pending.statement) if node is not None]
+        # a finding reported in a rule's pre-pass was not inside a visited statement: find the one holding it
+        top = pending.top or _statement_holding(module, pending.node)
+        if top is None:
+            by_statement = None  # the module itself, or a node that is not in it: see the whole module
+            break
+        by_statement.setdefault(top, []).extend(nodes)
+    found = positions.starts_by_statement(module, source, by_statement) if by_statement is not None else None
     if found is None:
         found = positions.starts(module, wanted)
     findings = []
@@ -79,6 +85,10 @@ def _positioned(module: cst.Module, source: str, ctx: PythonContext) -> list[Fin
         line, column = where or (0, 0)
         findings.append(Finding(pending.rule, pending.severity, line, column, pending.message))
     return findings
+
+
+def _statement_holding(module: cst.Module, node: cst.CSTNode) -> cst.CSTNode | None:
+    return next((statement for statement in module.body if cstwalk.find(statement, lambda n: n is node)), None)
 
 
 # ------------------------------------------------------------------------------------------ dispatch
@@ -104,23 +114,39 @@ class _Dispatcher(cstwalk.Hooks):
             for attribute in _callbacks(type(rule)):
                 table = self.visitors if attribute.startswith("visit_") else self.leavers
                 table[getattr(cst, attribute[6:])].append(getattr(rule, attribute))
-        self.hooked = frozenset(self.visitors) | frozenset(self.leavers) | _STATEMENT_CLASSES
+        self.visitors, self.leavers = dict(self.visitors), dict(self.leavers)
+        self.hooked = frozenset(self.visitors) | frozenset(self.leavers) | _STATEMENT_CLASSES | _NAME_BOOKKEEPING
         self.carried: list[tuple[int, list[str]]] = []  # notes of removed statements, for the next one
         self.first_statement = module.body[0] if module.body else None
         self.header_comments = {line.comment.value for line in module.header if line.comment}
+        #: id(module-level statement) -> names it uses outside imports; for the statements the traversal
+        #: leaves as they were, the unused-import pass reads this instead of walking them again
+        self.names_by_statement: dict[int, set[str]] = {}
+        self._names: set[str] = set()
+        self._in_import = 0
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, _STATEMENT_TYPES):
+        node_type = type(node)
+        if node_type is cst.Name:
+            if not self._in_import:
+                self._names.add(node.value)
+        elif node_type in _STATEMENT_CLASSES:
+            if not self.ctx.statement_stack:
+                self._names = self.names_by_statement[id(node)] = set()
             self.ctx.statement_stack.append(node)
-        for visit in self.visitors.get(type(node), ()):
+        elif node_type is cst.Import or node_type is cst.ImportFrom:
+            self._in_import += 1
+        for visit in self.visitors.get(node_type, ()):
             visit(node)
         return True
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):  # type: ignore[override]
         result: object = updated
         node_type = type(original)
-        if isinstance(updated, cst.SimpleStatementLine) and not updated.body:
+        if node_type is cst.SimpleStatementLine and not updated.body:
             result = cst.RemoveFromParent()  # every statement on the line was removed by a child's rule
+        elif node_type is cst.Import or node_type is cst.ImportFrom:
+            self._in_import -= 1
         for leave in self.leavers.get(node_type, ()):
             if isinstance(result, node_type):
                 result = leave(original, result)
@@ -128,7 +154,7 @@ class _Dispatcher(cstwalk.Hooks):
                 # Removed, flattened or replaced by an earlier rule: later rules still get their leave
                 # call (so visit/leave state stays balanced) but cannot change the node any more.
                 leave(original, original)
-        if isinstance(original, _STATEMENT_TYPES):
+        if node_type in _STATEMENT_CLASSES:
             result = self._attach_notes(original, result)
         return result
 
@@ -311,7 +337,11 @@ def _imports_any(imports: ImportMap, prefixes: tuple[str, ...]) -> bool:
     )
 
 
-def _remove_unused_imports(module: cst.Module, prefixes: tuple[str, ...], used_elsewhere: set[str]) -> cst.Module:
+def _remove_unused_imports(
+    module: cst.Module, prefixes: tuple[str, ...], used_elsewhere: set[str], known: Mapping[int, set[str]],
+) -> cst.Module:
+    """``known``: names used by module-level statements of the parsed tree, by id; a statement still there
+    unchanged is not walked again."""
     used: set[str] = set(used_elsewhere)
 
     class Uses(cst.CSTVisitor):
@@ -324,7 +354,12 @@ def _remove_unused_imports(module: cst.Module, prefixes: tuple[str, ...], used_e
         def visit_Name(self, node: cst.Name) -> None:
             used.add(node.value)
 
-    cstwalk.visit(module, Uses())
+    for statement in module.body:
+        names = known.get(id(statement))  # ids of the parsed tree: it is alive, none was reused
+        if names is not None:
+            used |= names
+        else:
+            cstwalk.visit(statement, Uses())
     # imports are statements: expressions (most of a tree's nodes) hold none
     return cstwalk.transform(module, _UnusedImportRemover(prefixes, used), skip=(cst.BaseExpression,))
 

@@ -207,9 +207,45 @@ def test_positions_by_statement_equal_position_provider_for_every_node():
     assert checked > 50_000
 
 
-def test_positions_by_statement_decline_what_the_standard_parser_cannot_place():
+TRICKY = [
+    "@decorator\n@other(\n    1)\ndef f():\n    pass\n\n\nasync def g():\n    pass\n",
+    "if a:\n    pass\nelif b:\n    pass\nelse:\n    pass\ntry:\n    x\nexcept E:\n    y\nfinally:\n    z\nw = 1\n",
+    "match = 1\nmatch command:\n    case 1:\n        pass\nprint(match)\n",
+    "a = 1; b = 2\ns = '''\ndef not_code():\n'''\ncall(\nx,\n)\ny = 1 + \\\n2\nclass C: pass\n",
+    "x = 'a#b'  # comment\n# def commented():\nz = \"\"\"\\\"\"\"\"\nt = f\"{x!r}\"\n",
+    "a = 1\r\nif a:\r\n    b = 2\r\nc = 3",
+    "a = 1\rb = (\r2)\rc = 3\r",
+    "\fdef after_form_feed():\n    pass\nx = 1\n",
+]
+
+
+@pytest.mark.parametrize("source", TRICKY)
+def test_module_level_lines_from_the_scan_equal_libcst_s(source):
+    module = cst.parse_module(source)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    lines = positions._scanned_lines(module, source)
+    assert lines == {id(statement): expected[statement].start.line for statement in module.body}
+
+
+def test_module_level_lines_from_the_scan_equal_the_standard_parser_s_on_real_code():
+    for path, source in SOURCES:
+        module = cst.parse_module(source)
+        assert positions._scanned_lines(module, source) == positions._parsed_lines(module, source), path
+
+
+def test_a_scan_that_disagrees_with_the_tree_gives_way():
+    source = "def f():\n    pass\n"
+    module = cst.parse_module(source)
+    assert positions._scanned_lines(module, "class f:\n    pass\n") is None  # keyword check
+    assert positions._scanned_lines(module, "x = 1\ny = 2\n") is None  # count and kind
+    assert positions._statement_lines(module, source) == {id(module.body[0]): 1}
+
+
+def test_positions_by_statement_where_the_standard_parser_cannot_place_statements():
     module = cst.parse_module("a = 1\rb = 2\r")  # lone carriage returns: ast and libcst may count lines apart
-    assert positions.starts_by_statement(module, "a = 1\rb = 2\r", {module.body[1]: []}) is None
+    assert positions._parsed_lines(module, "a = 1\rb = 2\r") is None
+    assert positions.starts_by_statement(module, "a = 1\rb = 2\r", {module.body[1]: [module.body[1]]}) == {
+        id(module.body[1]): (2, 0)}  # the scan counts line breaks as libcst does
     newer = "type Alias = int\n"  # PEP 695: libcst parses it, this Python's ast may not
     module = cst.parse_module(newer)
     found = positions.starts_by_statement(module, newer, {module.body[0]: [module.body[0]]})
