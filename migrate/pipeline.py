@@ -8,11 +8,14 @@ for what the sweep found. Line numbers in findings refer to the text as it was g
 from __future__ import annotations
 
 import difflib
+import functools
 import io
 import tokenize
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Sequence
+
+import ahocorasick
 
 from migrate.filekinds import HASH_COMMENT_KINDS, FileKind
 from migrate.findings import Finding, Severity
@@ -33,10 +36,25 @@ class Migrated:
 
 def rules_for(kind: FileKind, rules: Sequence[type[Rule]], text: str, name: str = "") -> list[type[Rule]]:
     """The rules that handle ``kind`` (and a file called ``name``) and whose triggers occur in ``text``."""
+    automaton = _triggers(tuple(rules))
+    found = {word for _, word in automaton.iter(text)} if automaton is not None else set()
     return [
         rule for rule in rules
-        if kind in rule.kinds and rule.handles_name(name) and any(trigger in text for trigger in rule.triggers)
+        if kind in rule.kinds and rule.handles_name(name) and not found.isdisjoint(rule.triggers)
     ]
+
+
+@functools.lru_cache(maxsize=8)
+def _triggers(rules: tuple[type[Rule], ...]) -> "ahocorasick.Automaton | None":
+    """Every trigger of ``rules`` in one automaton: one pass over a text finds them all."""
+    words = {trigger for rule in rules for trigger in rule.triggers}
+    if not words:
+        return None
+    automaton = ahocorasick.Automaton()
+    for word in words:
+        automaton.add_word(word, word)
+    automaton.make_automaton()
+    return automaton
 
 
 def migrate_source(
