@@ -81,6 +81,9 @@ class _ScopeGatherer(cst.CSTVisitor):
         #: calls with an argument a rewritten call could fold in (``**shapes``, ``input_shapes=shapes``),
         #: with those names: every NM1xx rule checks them against its own targets, no walk of its own
         self.folding_calls: list[tuple[cst.Call, list[str]]] = []
+        #: every call and every assignment, in file order: what rules' pre-passes look through
+        self.calls: list[cst.Call] = []
+        self.assigns: list[cst.Assign] = []
 
     def _scope(self) -> dict[str, Any]:
         return self.values.setdefault(id(self.stack[-1]), {})
@@ -120,6 +123,7 @@ class _ScopeGatherer(cst.CSTVisitor):
                 self.assignments.setdefault(target.value, []).append(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        self.assigns.append(node)
         for target in node.targets:
             if isinstance(target.target, cst.Name):
                 self._bind(target.target.value, node.value if len(node.targets) == 1 else None)
@@ -147,6 +151,7 @@ class _ScopeGatherer(cst.CSTVisitor):
             self._bind(node.target.value, None)
 
     def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
         func = node.func
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in MUTATING_METHODS:
             self._bind(func.value.value, None)
@@ -197,6 +202,7 @@ class InferenceRule(PythonRule):
     # ----------------------------------------------------------------------------- traversal state
     def visit_Module(self, node: cst.Module) -> None:
         gatherer = self.ctx.memo("inference.scopes", lambda: _gather_scopes(node))  # one walk for every NM1xx rule
+        self.gathered = gatherer
         self._scopes = gatherer.values
         self._name_counts = gatherer.name_counts
         self._scope_stack: list[cst.CSTNode] = [node]
@@ -240,7 +246,8 @@ class InferenceRule(PythonRule):
                     self.fixed(statements[0], f"`{name}` folded into the rewritten call; its assignment is removed")
 
     def prepare(self, module: cst.Module) -> None:
-        """Hook: a rule's own pre-pass over the original module."""
+        """Hook: a rule's own pre-pass over the original module. ``self.gathered`` holds what the shared walk
+        found (every call and assignment, in file order): look there rather than walk the module again."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scope_stack.append(node)

@@ -65,7 +65,6 @@ import libcst as cst
 
 from codemods._lib.inference import InferenceRule, code, dtype_for, kwarg, torch_dtype_attr, with_commas
 from codemods._tables.inference_symbols import decoder_moves
-from migrate import cstwalk
 from migrate.rule import Safety
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from migrate.snippets import parse_expression
@@ -98,29 +97,20 @@ class CausalLMStaticCache(InferenceRule):
     def prepare(self, module: cst.Module) -> None:
         """Find ``nc = X.get_neuron_config(...)`` consumed only by ``X.export(id, nc)``: expanded, then removed."""
         self._neuron_configs: dict[str, cst.Call] = {}
-        rule = self
-
-        class Finder(cst.CSTVisitor):
-            def __init__(self) -> None:
-                self.exports: set[str] = set()
-                self.getters: dict[str, tuple[cst.SimpleStatementLine, cst.Call]] = {}
-
-            def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-                if len(node.body) == 1 and isinstance(node.body[0], cst.Assign) and len(node.body[0].targets) == 1:
-                    target, value = node.body[0].targets[0].target, node.body[0].value
-                    if isinstance(target, cst.Name) and rule._method(value) == "get_neuron_config":
-                        self.getters[target.value] = (node, value)
-
-            def visit_Call(self, node: cst.Call) -> None:
-                if rule._method(node) == "export":
-                    config = _neuron_config_arg(node)
-                    if isinstance(config, cst.Name):
-                        self.exports.add(config.value)
-
-        finder = Finder()
-        cstwalk.visit(module, finder)
-        for name, (statement, call) in finder.getters.items():
-            if name in finder.exports and self.name_count(name) == 2:
+        exports = set()
+        for call in self.gathered.calls:
+            if self._method(call) == "export":
+                config = _neuron_config_arg(call)
+                if isinstance(config, cst.Name):
+                    exports.add(config.value)
+        getters: dict[str, tuple[cst.SimpleStatementLine, cst.Call]] = {}
+        for name, statements in self.gathered.assignments.items():  # `name = ...` lines, in file order
+            for statement in statements:
+                value = statement.body[0].value  # type: ignore[union-attr]
+                if self._method(value) == "get_neuron_config":
+                    getters[name] = (statement, value)
+        for name, (statement, call) in getters.items():
+            if name in exports and self.name_count(name) == 2:
                 self._neuron_configs[name] = call
                 self.remove_statement(statement)
 

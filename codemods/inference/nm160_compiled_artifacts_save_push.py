@@ -34,7 +34,6 @@ from codemods._lib.inference import InferenceRule, code, kwarg, with_commas
 from codemods._tables.inference_symbols import (
     decoder_moves, diffusion_moves, embedding_moves, seq2seq_moves, traced_moves,
 )
-from migrate import cstwalk
 from migrate.rule import Safety, dotted_name
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 
@@ -50,22 +49,17 @@ class CompiledArtifactsSavePush(InferenceRule):
     triggers = OPTIMUM_NEURON_IMPORTS
 
     def prepare(self, module: cst.Module) -> None:
-        rule = self
         self._models: set[str] = set()
-
-        class Finder(cst.CSTVisitor):
-            def visit_Assign(self, node: cst.Assign) -> None:
-                value = node.value
-                while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "to":
-                    value = value.func.value
-                if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
-                        and value.func.attr.value in ("from_pretrained", "export") and rule.ctx.matches(value.func.value, CLASSES):
-                    for target in node.targets:
-                        name = dotted_name(target.target)
-                        if name:
-                            rule._models.add(name)
-
-        cstwalk.visit(module, Finder())
+        for assign in self.gathered.assigns:
+            value = assign.value
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "to":
+                value = value.func.value
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                    and value.func.attr.value in ("from_pretrained", "export") and self.ctx.matches(value.func.value, CLASSES):
+                for target in assign.targets:
+                    name = dotted_name(target.target)
+                    if name:
+                        self._models.add(name)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
