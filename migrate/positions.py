@@ -87,8 +87,8 @@ def starts_by_statement(
 ) -> dict[int, tuple[int, int]] | None:
     """Like ``starts`` for nodes grouped under the module-level statements (of ``module.body``) that hold
     them, generating only those statements. ``source`` is the text ``module`` was parsed from. None when
-    the standard library cannot give the statements' lines (syntax newer than this Python, a lone carriage
-    return as a newline): ``starts`` on the whole module then."""
+    neither the scan nor the standard parser agrees with the tree (syntax newer than this Python on top of
+    a source the scan misreads): ``starts`` on the whole module then."""
     first_lines = _statement_lines(module, source)
     if first_lines is None:
         return None
