@@ -10,7 +10,7 @@ import difflib
 import re
 
 from codemods._lib import requirements as req
-from codemods._lib.shell import CommandLine, Report, Tok, command_lines, cut, lex, unquote
+from codemods._lib.shell import CommandLine, Report, Tok, command_statements, cut, lex, unquote
 from migrate.findings import Severity
 from migrate.textdoc import Line, TextDocument
 
@@ -135,14 +135,8 @@ def _quote(spec: str, like: str) -> str:
 
 def edit_pip_install(doc: TextDocument, report: Report, neuron_project: bool = True) -> None:
     """Rewrite the Neuron stack in ``pip install`` commands (shell, Dockerfile RUN, YAML run blocks, !pip)."""
-    statements: list[list[CommandLine]] = []
-    for cl in command_lines(doc):
-        if cl.continued and statements:
-            statements[-1].append(cl)
-        else:
-            statements.append([cl])
     full_text = doc.text()
-    for statement in statements:
+    for statement in command_statements(doc):
         items: list[tuple[CommandLine, Tok]] = []
         for cl in statement:
             toks, _ = lex(cl.line.text, cl.start, cl.end)

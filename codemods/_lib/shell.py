@@ -396,7 +396,8 @@ PRECOMPILE_TWIN_TODO = ("this was the pre-compile pass of a run ({target}) that 
                         "neuron_parallel_compile: delete it, TorchNeuron compiles during the real run")
 
 
-def _statements(doc: TextDocument) -> list[list[CommandLine]]:
+def command_statements(doc: TextDocument) -> list[list[CommandLine]]:
+    """The document's command lines grouped by shell statement (a line and the lines continuing it)."""
     statements: list[list[CommandLine]] = []
     for cl in command_lines(doc):
         if cl.continued and statements:
@@ -418,7 +419,7 @@ def _run_target(code: str) -> str | None:
 def _precompile_twins(doc: TextDocument) -> dict[int, str]:
     """id(first line) -> target, for neuron_parallel_compile statements whose target also runs without it."""
     wrapped, plain = {}, set()
-    for statement in _statements(doc):
+    for statement in command_statements(doc):
         code = " ".join(cl.line.text[cl.start:cl.end] for cl in statement)
         target = _run_target(code.split(NPC, 1)[1] if NPC in code else code)
         if target is None:
