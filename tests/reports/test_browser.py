@@ -8,10 +8,6 @@ use another binary.
 
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
-
 import pytest
 
 from reports.compat.render import write_report
@@ -19,49 +15,19 @@ from reports.compat.results import load_results
 from reports.compat.summary import build_summary
 
 from .conftest import RESULTS
+from .report_page import ARTIFACTS, open_report, reset, select
+from .report_page import visible_rows as rows_of
 
 pytestmark = pytest.mark.browser
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-
-
-def chromium() -> str | None:
-    candidates = [os.environ.get("NEURON_COMPAT_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"]
-    for candidate in filter(None, candidates):
-        found = shutil.which(candidate)
-        if found:
-            return found
-    return None
-
-
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    executable = chromium()
-    if executable is None:
-        pytest.skip("headless Chromium not found (apt-get install -y chromium, or set NEURON_COMPAT_CHROMIUM)")
-    pytest.importorskip("websocket", reason="websocket-client is not installed (pip install websocket-client)")
-    from .cdp import Browser
-
     html = write_report(build_summary(load_results(RESULTS)), tmp_path_factory.mktemp("html") / "report.html")
-    with Browser.launch(executable) as browser:
-        browser.call("Emulation.setDeviceMetricsOverride", width=1400, height=1000, deviceScaleFactor=1, mobile=False)
-        browser.navigate(html.as_uri())
-        browser.html_url = html.as_uri()
-        yield browser
+    yield from open_report(html, height=1000)
 
 
 def visible_rows(page) -> list[str]:
-    return page.evaluate(
-        "[...document.querySelectorAll('#matrix-table tbody tr')].filter(r => !r.hidden && r.offsetParent !== null)"
-        ".map(r => r.dataset.key)"
-    )
-
-
-def reset(page) -> None:
-    page.evaluate(
-        "document.querySelectorAll('.nm-filters [data-filter]').forEach(c => {"
-        " c.value = ''; c.dispatchEvent(new Event('input', {bubbles: true})); })"
-    )
+    return rows_of(page, "#matrix-table")
 
 
 def test_loads_without_console_errors_or_network(page):
@@ -87,16 +53,10 @@ def test_filtering_by_typed_text_and_selects(page):
     # the detail panels of filtered-out architectures hide too
     assert page.evaluate("document.getElementById('arch-llama').hidden") is True
     assert page.evaluate("document.getElementById('arch-qwen3').hidden") is False
-    page.evaluate(
-        "(() => { const s = document.querySelector('select[data-filter=verdict]'); s.value = 'unsupported';"
-        " s.dispatchEvent(new Event('change', {bubbles: true})); })()"
-    )
+    select(page, "verdict", "unsupported")
     assert visible_rows(page) == ["qwen3_moe"]
     reset(page)
-    page.evaluate(
-        "(() => { const s = document.querySelector('select[data-filter=status]'); s.value = 'recompiles';"
-        " s.dispatchEvent(new Event('change', {bubbles: true})); })()"
-    )
+    select(page, "status", "recompiles")
     assert visible_rows(page) == ["qwen3", "gpt2"]
     reset(page)
     page.type_text(".nm-filters input[type=search]", "no such architecture")

@@ -9,13 +9,12 @@ use another binary.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from reports.migrate_report import write
 
-from .test_browser import ARTIFACTS, chromium
+from .report_page import ARTIFACTS, open_report, reset, select
+from .report_page import visible_rows as rows_of
 from .test_migrate_report import RUN
 
 pytestmark = pytest.mark.browser
@@ -25,19 +24,9 @@ PANELS = ["file-src-infer-py", "file-scripts-launch-sh", "file-src-broken-py", "
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    executable = chromium()
-    if executable is None:
-        pytest.skip("headless Chromium not found (apt-get install -y chromium, or set NEURON_COMPAT_CHROMIUM)")
-    pytest.importorskip("websocket", reason="websocket-client is not installed (pip install websocket-client)")
-    from .cdp import Browser
-
     html = tmp_path_factory.mktemp("html") / "migrate-report.html"
     write(RUN, html)
-    with Browser.launch(executable) as browser:
-        browser.call("Emulation.setDeviceMetricsOverride", width=1400, height=900, deviceScaleFactor=1, mobile=False)
-        browser.html_url = html.as_uri()
-        browser.navigate(browser.html_url)
-        yield browser
+    yield from open_report(html, height=900)
 
 
 def fresh(page, fragment: str = "") -> None:
@@ -51,29 +40,12 @@ def open_panels(page) -> list[str]:
 
 
 def visible_rows(page) -> list[str]:
-    return page.evaluate(
-        "[...document.querySelectorAll('#changes tbody tr')].filter(r => !r.hidden && r.offsetParent !== null)"
-        ".map(r => r.dataset.key)"
-    )
+    return rows_of(page, "#changes")
 
 
 def column(page, n: int) -> list[str]:
     return page.evaluate(
         f"[...document.querySelectorAll('#changes tbody tr')].filter(r => !r.hidden).map(r => r.cells[{n}].textContent.trim())"
-    )
-
-
-def select(page, name: str, value: str) -> None:
-    page.evaluate(
-        f"(() => {{ const s = document.querySelector('.nm-filters select[data-filter={name}]'); s.value = '{value}';"
-        " s.dispatchEvent(new Event('change', {bubbles: true})); })()"
-    )
-
-
-def reset(page) -> None:
-    page.evaluate(
-        "document.querySelectorAll('.nm-filters [data-filter]').forEach(c => {"
-        " c.value = ''; c.dispatchEvent(new Event('input', {bubbles: true})); })"
     )
 
 
