@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -16,6 +17,16 @@ from compat_matrix.cli import main
 FIXTURES = Path(__file__).parent / "fixtures"
 GOLDEN = Path(__file__).parent / "golden"
 RESULTS = FIXTURES / "results.jsonl"
+
+
+def check_golden(name: str, text: str, update_variable: str) -> None:
+    """``text`` must equal golden/``name``; with ``update_variable``=1 in the environment, it is (re)written."""
+    path = GOLDEN / name
+    if os.environ.get(update_variable) == "1":
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"missing golden {path}; run with {update_variable}=1"
+    assert text == path.read_text(encoding="utf-8"), f"{name} differs from its golden file (see module docstring)"
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

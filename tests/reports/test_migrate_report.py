@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -22,8 +20,7 @@ from click.testing import CliRunner
 from reports import migrate_report
 from reports.migrate_report import md_code, md_text, render, view, when
 
-GOLDEN = Path(__file__).parent / "golden"
-UPDATE = os.environ.get("NEURON_MIGRATE_UPDATE_GOLDEN") == "1"
+from .conftest import check_golden as golden
 
 
 def finding(rule: str, severity: str, line: int, message: str, column: int = 0) -> dict:
@@ -101,12 +98,7 @@ def run() -> dict:
 
 
 def check_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if UPDATE:
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"missing golden {path}; run with NEURON_MIGRATE_UPDATE_GOLDEN=1"
-    assert text == path.read_text(encoding="utf-8"), f"{name} differs from its golden file (see module docstring)"
+    golden(name, text, "NEURON_MIGRATE_UPDATE_GOLDEN")
 
 
 @pytest.mark.parametrize(("name", "fmt"), [("migrate-report.md", "markdown"), ("migrate-report.json", "json")])

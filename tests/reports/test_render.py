@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 import xml.etree.ElementTree as ET
 
@@ -23,9 +22,9 @@ from reports.compat.results import load_results
 from reports.compat.summary import build_summary
 from reports.schemas import COMPAT_RESULTS
 
-from .conftest import FIXTURES, GOLDEN, RESULTS, find
+from .conftest import FIXTURES, RESULTS, find
+from .conftest import check_golden as golden
 
-UPDATE = os.environ.get("NEURON_COMPAT_UPDATE_GOLDEN") == "1"
 
 
 @pytest.fixture(scope="module")
@@ -34,13 +33,7 @@ def summary():
 
 
 def check_golden(name: str, text: str) -> None:
-    text = text.replace(GENERATOR, "neuron-compat VERSION")
-    path = GOLDEN / name
-    if UPDATE:
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"missing golden {path}; run with NEURON_COMPAT_UPDATE_GOLDEN=1"
-    assert text == path.read_text(encoding="utf-8"), f"{name} differs from its golden file (see module docstring)"
+    golden(name, text.replace(GENERATOR, "neuron-compat VERSION"), "NEURON_COMPAT_UPDATE_GOLDEN")
 
 
 @pytest.mark.parametrize(
