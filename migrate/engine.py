@@ -25,14 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Callable, Iterator, Sequence
 
-import ahocorasick
 import libcst
 
 from migrate.discovery import Candidate, discover
 from migrate.filekinds import FileKind, kind_from_content
 from migrate.findings import FileResult, FileStatus, Finding, Severity
 from migrate.gitstate import uncommitted_files
-from migrate.pipeline import migrate_file_text
+from migrate.pipeline import automaton_of, migrate_file_text
 from migrate.registry import all_rules, select_rules
 from migrate.rule import DeviceStyle, Rule, RuleOptions
 from migrate.textio import DecodeError, atomic_write, decode
@@ -84,16 +83,15 @@ class _Plan:
     options: RuleOptions
     diff: bool
     markers: dict[FileKind, list[tuple[str, str]]] = field(default_factory=dict)
+    scan: bool = False  # the plan of the scan pass: it needs the automaton and the marker patterns
 
     def __post_init__(self) -> None:
-        # One Aho-Corasick automaton over every trigger and marker anchor: a file is read once and
-        # scanned once, in C, whatever the number of rules (a regex alternation is 10x slower here).
-        words = {t for rule in self.rules for t in rule.triggers} | {a for pairs in self.markers.values() for a, _ in pairs}
-        self.automaton = ahocorasick.Automaton() if words else None
-        for word in words:
-            self.automaton.add_word(word, word)
-        if self.automaton is not None:
-            self.automaton.make_automaton()
+        if not self.scan:
+            return
+        # One automaton over every trigger and marker anchor: a file is read once and scanned once.
+        self.automaton = automaton_of(
+            {t for rule in self.rules for t in rule.triggers} | {a for pairs in self.markers.values() for a, _ in pairs}
+        )
         self.marker_patterns = {
             kind: [(anchor, re.compile(regex, re.MULTILINE)) for anchor, regex in pairs] for kind, pairs in self.markers.items()
         }
@@ -235,7 +233,7 @@ def run(
     candidates = list(discover(paths, options.exclude))
     jobs = options.jobs or os.cpu_count() or 1
     rule_options = RuleOptions(device_style=options.device_style, inline_notes=options.inline_notes)
-    plan = _Plan(rules, rule_options, options.diff, markers)
+    plan = _Plan(rules, rule_options, options.diff, markers, scan=True)
 
     scanned = list(_map(_scan, candidates, plan, jobs))
     neuron_project = options.xla or any(item.has_marker for item in scanned)

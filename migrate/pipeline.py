@@ -13,7 +13,7 @@ import io
 import tokenize
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import ahocorasick
 
@@ -47,7 +47,13 @@ def rules_for(kind: FileKind, rules: Sequence[type[Rule]], text: str, name: str 
 @functools.lru_cache(maxsize=8)
 def _triggers(rules: tuple[type[Rule], ...]) -> "ahocorasick.Automaton | None":
     """Every trigger of ``rules`` in one automaton: one pass over a text finds them all."""
-    words = {trigger for rule in rules for trigger in rule.triggers}
+    return automaton_of({trigger for rule in rules for trigger in rule.triggers})
+
+
+def automaton_of(words: Iterable[str]) -> "ahocorasick.Automaton | None":
+    """An Aho-Corasick automaton whose hits are the words themselves; None for no words. One pass over a
+    text, in C, finds them all, whatever their number (a regex alternation is 10x slower here)."""
+    words = set(words)
     if not words:
         return None
     automaton = ahocorasick.Automaton()
