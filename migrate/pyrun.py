@@ -26,9 +26,6 @@ from migrate.rule import ImportMap, PythonContext, PythonRule, dotted_name
 from migrate.snippets import parse_expression
 from migrate.textdoc import NOTE_PREFIX
 
-_STATEMENT_TYPES = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
-
-
 def _concrete_subclasses(base: type) -> frozenset[type]:
     found = set()
     for subclass in base.__subclasses__():
@@ -65,19 +62,17 @@ def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: Python
 def _positioned(module: cst.Module, source: str, ctx: PythonContext) -> list[Finding]:
     if not ctx.findings:
         return []
-    wanted = [node for pending in ctx.findings for node in (pending.node, pending.statement) if node is not None]
     by_statement: dict[cst.CSTNode, list[cst.CSTNode]] | None = {}
     for pending in ctx.findings:
-        nodes = [node for node in (pending.node, pending.statement) if node is not None]
         # a finding reported in a rule's pre-pass was not inside a visited statement: find the one holding it
         top = pending.top or _statement_holding(module, pending.node)
         if top is None:
             by_statement = None  # the module itself, or a node that is not in it: see the whole module
             break
-        by_statement.setdefault(top, []).extend(nodes)
+        by_statement.setdefault(top, []).extend(_located(pending))
     found = positions.starts_by_statement(module, source, by_statement) if by_statement is not None else None
     if found is None:
-        found = positions.starts(module, wanted)
+        found = positions.starts(module, [node for pending in ctx.findings for node in _located(pending)])
     findings = []
     for pending in ctx.findings:
         # a node a rule made itself is not in the parsed tree: the statement it was reported in is
@@ -85,6 +80,11 @@ def _positioned(module: cst.Module, source: str, ctx: PythonContext) -> list[Fin
         line, column = where or (0, 0)
         findings.append(Finding(pending.rule, pending.severity, line, column, pending.message))
     return findings
+
+
+def _located(pending) -> list[cst.CSTNode]:
+    """The nodes whose positions a finding may take: its own, else its statement's."""
+    return [node for node in (pending.node, pending.statement) if node is not None]
 
 
 def _statement_holding(module: cst.Module, node: cst.CSTNode) -> cst.CSTNode | None:
@@ -169,7 +169,7 @@ class _Dispatcher(cstwalk.Hooks):
         if not messages:
             return result
         target = result.nodes[0] if isinstance(result, cst.FlattenSentinel) and result.nodes else result
-        if not isinstance(target, _STATEMENT_TYPES) or not hasattr(target, "leading_lines"):
+        if type(target) not in _STATEMENT_CLASSES or not hasattr(target, "leading_lines"):
             self.carried.append((depth, messages))
             return result
         annotated = _with_notes(target, messages, self.header_comments if original is self.first_statement else set())
