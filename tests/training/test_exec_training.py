@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import math
 import os
-import textwrap
 
 import pytest
 
@@ -27,6 +26,13 @@ TEXTS = [
     "the cat sat on the mat", "a dog ran fast", "the big red dog sat on a log", "a small blue cat ran then sat",
     "the slow dog and the fast cat", "a big cat sat", "the red mat and the blue log", "a dog sat on the mat",
 ]
+
+
+def padded_dataset(tok):
+    return Dataset.from_dict({"text": TEXTS}).map(
+        lambda batch: tok(batch["text"], padding="max_length", max_length=16, truncation=True),
+        batched=True, remove_columns=["text"],
+    )
 '''
 
 TRAINER_SCRIPT = '''
@@ -39,10 +45,7 @@ from optimum.neuron import NeuronTrainer as Trainer, NeuronTrainingArguments as 
 
 def main():
     tok = AutoTokenizer.from_pretrained(os.environ["TOK_DIR"])
-    ds = Dataset.from_dict({"text": TEXTS}).map(
-        lambda batch: tok(batch["text"], padding="max_length", max_length=16, truncation=True),
-        batched=True, remove_columns=["text"],
-    )
+    ds = padded_dataset(tok)
     args = TrainingArguments(
         output_dir=os.environ["OUT_DIR"],
         overwrite_output_dir=True,
@@ -127,10 +130,7 @@ from optimum.neuron.peft import get_peft_model
 
 def main():
     tok = AutoTokenizer.from_pretrained(os.environ["TOK_DIR"])
-    ds = Dataset.from_dict({"text": TEXTS}).map(
-        lambda batch: tok(batch["text"], padding="max_length", max_length=16, truncation=True),
-        batched=True, remove_columns=["text"],
-    )
+    ds = padded_dataset(tok)
     model = AutoModelForCausalLM.from_pretrained(os.environ["MODEL_DIR"])
     model = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM"))
     args = NeuronTrainingArguments(
@@ -162,10 +162,7 @@ from optimum.neuron.models.training import NeuronModelForCausalLM, TrainingNeuro
 
 def main():
     tok = AutoTokenizer.from_pretrained(os.environ["TOK_DIR"])
-    ds = Dataset.from_dict({"text": TEXTS}).map(
-        lambda batch: tok(batch["text"], padding="max_length", max_length=16, truncation=True),
-        batched=True, remove_columns=["text"],
-    )
+    ds = padded_dataset(tok)
     tp = int(os.environ.get("TP_SIZE", "1"))
     trn_config = TrainingNeuronConfig(tensor_parallel_size=tp, sequence_parallel_enabled=True, fuse_qkv=True)
     model = NeuronModelForCausalLM.from_pretrained(
@@ -198,10 +195,7 @@ from optimum.neuron.distributed import lazy_load_for_parallelism, make_optimizer
 
 def main():
     tok = AutoTokenizer.from_pretrained(os.environ["TOK_DIR"])
-    ds = Dataset.from_dict({"text": TEXTS}).map(
-        lambda batch: tok(batch["text"], padding="max_length", max_length=16, truncation=True),
-        batched=True, remove_columns=["text"],
-    )
+    ds = padded_dataset(tok)
     tp = int(os.environ.get("TP_SIZE", "1"))
     with lazy_load_for_parallelism(tensor_parallel_size=tp):
         model = AutoModelForCausalLM.from_pretrained(os.environ["MODEL_DIR"])
@@ -227,8 +221,12 @@ def _migrate(source: str) -> str:
     return result.text
 
 
-def _env(tiny_assets, out) -> dict[str, str]:
-    return {**tiny_assets, "OUT_DIR": str(out), "NM_TEST_DISABLE_DYNAMO": os.environ.get("NM_TEST_DISABLE_DYNAMO", "1")}
+def _run(migrated: str, tiny_assets, tmp_path, **env: str) -> dict:
+    """Run the migrated script in a fresh interpreter; it writes its checkpoint to tmp_path/out."""
+    script = tmp_path / "migrated.py"
+    script.write_text(migrated)
+    dynamo = os.environ.get("NM_TEST_DISABLE_DYNAMO", "1")
+    return run_script(script, {**tiny_assets, "OUT_DIR": str(tmp_path / "out"), "NM_TEST_DISABLE_DYNAMO": dynamo, **env})
 
 
 def test_migrated_neuron_trainer_trains_and_saves(tiny_assets, tmp_path):
@@ -237,9 +235,7 @@ def test_migrated_neuron_trainer_trains_and_saves(tiny_assets, tmp_path):
     assert "processing_class=tok" in migrated and "torch_compile=True" in migrated and "warmup_steps=0.1" in migrated
     assert "overwrite_output_dir" not in migrated and "tensor_parallel_size" not in migrated
     assert "torch._dynamo.config.automatic_dynamic_shapes = False" in migrated
-    script = tmp_path / "train.py"
-    script.write_text(migrated)
-    out = run_script(script, _env(tiny_assets, tmp_path / "out"))
+    out = _run(migrated, tiny_assets, tmp_path)
     assert out["steps"] >= 2 and math.isfinite(out["loss"]) and out["compile"] is True
     from transformers import AutoModelForCausalLM
 
@@ -254,9 +250,7 @@ def test_migrated_neuron_sft_trainer_seed_shape(tiny_assets, tmp_path, packing):
     assert '"device_map": None' in migrated and '"distributed_config"' in migrated
     assert "max_length=16" in migrated and "pad_to_multiple_of=16" in migrated and 'packing_strategy="wrapped"' in migrated
     assert "zero_1" in migrated.split("args = SFTConfig")[0]  # the todo note above the call keeps the old value
-    script = tmp_path / "sft.py"
-    script.write_text(migrated)
-    out = run_script(script, {**_env(tiny_assets, tmp_path / "out"), "PACKING": packing})
+    out = _run(migrated, tiny_assets, tmp_path, PACKING=packing)
     assert out["steps"] >= 2 and math.isfinite(out["loss"]) and out["compile"] is True
     assert out["pad_to_multiple_of"] == 16
     assert out["packing"] is (packing == "1") and out["packing_strategy"] == "wrapped" and not out["padding_free"]
@@ -272,9 +266,7 @@ def test_migrated_peft_lora_fine_tune(tiny_assets, tmp_path):
     migrated = _migrate(LORA_SCRIPT)
     assert "from peft import get_peft_model" in migrated
     assert 'eval_strategy="no"' in migrated and "skip_cache_push" not in migrated
-    script = tmp_path / "lora.py"
-    script.write_text(migrated)
-    out = run_script(script, _env(tiny_assets, tmp_path / "out"))
+    out = _run(migrated, tiny_assets, tmp_path)
     assert out["steps"] >= 2 and math.isfinite(out["loss"])
     assert (tmp_path / "out" / "adapter_config.json").exists()
     from peft import PeftModel
@@ -291,9 +283,7 @@ def test_migrated_custom_modeling_with_trn_config(tiny_assets, tmp_path):
     assert "from transformers import AutoModelForCausalLM" in migrated
     assert "DistributedConfig(tp_size=tp, fsdp_size=" in migrated and "distributed_config=trn_config" in migrated
     assert 'attn_implementation="sdpa"' in migrated and "dtype=torch.float32" in migrated
-    script = tmp_path / "custom.py"
-    script.write_text(migrated)
-    out = run_script(script, _env(tiny_assets, tmp_path / "out"))
+    out = _run(migrated, tiny_assets, tmp_path)
     assert out["steps"] >= 2 and math.isfinite(out["loss"]) and out["attn"] == "sdpa" and out["tp"] == 1
     from transformers import AutoModelForCausalLM
 
@@ -304,9 +294,7 @@ def test_migrated_lazy_load_for_parallelism(tiny_assets, tmp_path):
     migrated = _migrate(LAZY_LOAD_SCRIPT)
     assert "lazy_load_for_parallelism" not in migrated and "make_optimizer_constructor_lazy" not in migrated
     assert "    model = AutoModelForCausalLM.from_pretrained(os.environ[\"MODEL_DIR\"], distributed_config=DistributedConfig(tp_size=tp" in migrated
-    script = tmp_path / "lazy.py"
-    script.write_text(migrated)
-    out = run_script(script, _env(tiny_assets, tmp_path / "out"))
+    out = _run(migrated, tiny_assets, tmp_path)
     assert out["steps"] >= 2 and math.isfinite(out["loss"])
     from transformers import AutoModelForCausalLM
 
