@@ -32,6 +32,7 @@ def _echo_problems(results: Results, limit: int = 20) -> None:
 @click.option("--strict", is_flag=True, help="exit 1 when any input row is invalid or conflicting")
 def report(inputs: tuple[str, ...], outputs: tuple[str, ...], strict: bool) -> None:
     """Render scan results as HTML, Markdown, JSON or JUnit XML."""
+    from reports.compat.output import OutputError, check_target
     from reports.compat.render import render_markdown, renderer_for, write_report
     from reports.compat.summary import build_summary
 
@@ -40,13 +41,20 @@ def report(inputs: tuple[str, ...], outputs: tuple[str, ...], strict: bool) -> N
             renderer_for(output)
         except ValueError as error:
             raise click.BadParameter(str(error), param_hint="-o")
+        try:
+            check_target(output)
+        except OutputError as error:
+            raise click.ClickException(str(error))
     results = load_results(inputs)
     _echo_problems(results)
     if not results.rows:
         raise click.ClickException("no usable result rows: nothing to report")
     summary = build_summary(results)
     for output in outputs:
-        click.echo(f"wrote {write_report(summary, output)}", err=True)
+        try:
+            click.echo(f"wrote {write_report(summary, output)}", err=True)
+        except OutputError as error:
+            raise click.ClickException(str(error))
     if not outputs:
         click.echo(render_markdown(summary), nl=False)
     if strict and results.errors:
@@ -60,8 +68,13 @@ def report(inputs: tuple[str, ...], outputs: tuple[str, ...], strict: bool) -> N
 @click.option("--skip-invalid", is_flag=True, help="leave invalid rows out (reported) instead of refusing to merge")
 def merge(inputs: tuple[str, ...], output: str, prefer_latest: bool, skip_invalid: bool) -> None:
     """Merge scan shards into one results.jsonl; duplicates and conflicts are reported, never silently dropped."""
-    from reports.compat.merge import write_rows
+    from reports.compat.merge import merge_target, write_rows
+    from reports.compat.output import OutputError, check_target
 
+    try:
+        check_target(merge_target(output))
+    except OutputError as error:
+        raise click.ClickException(str(error))
     results = load_results(inputs, prefer_latest=prefer_latest)
     _echo_problems(results, limit=200)
     conflicts = [p for p in results.errors if p.kind == "conflict"]
@@ -72,7 +85,10 @@ def merge(inputs: tuple[str, ...], output: str, prefer_latest: bool, skip_invali
         raise click.ClickException(f"{len(invalid)} invalid input(s); nothing written (or pass --skip-invalid)")
     if not results.rows:
         raise click.ClickException("no usable result rows: nothing to merge")
-    path = write_rows(results.rows, output)
+    try:
+        path = write_rows(results.rows, output)
+    except OutputError as error:
+        raise click.ClickException(str(error))
     click.echo(
         f"merged {len(results.rows)} jobs from {len(inputs)} input(s) into {path}: "
         f"{len(results.of_kind('duplicate'))} duplicate(s), {len(results.of_kind('conflict'))} conflict(s) resolved, "
@@ -106,14 +122,22 @@ def diff(old: str, new: str, fmt: str, exit_code: bool) -> None:
 def baseline(results_arg: str, output: str) -> None:
     """Write the baseline the gate compares against (refuses unusable results)."""
     from reports.compat.baseline import BaselineError, make_baseline, write_baseline
+    from reports.compat.output import OutputError, check_target
 
+    try:
+        check_target(output)
+    except OutputError as error:
+        raise click.ClickException(str(error))
     results = load_results(results_arg)
     _echo_problems(results)
     try:
         data = make_baseline(results)
     except BaselineError as error:
         raise click.ClickException(str(error))
-    path = write_baseline(data, output)
+    try:
+        path = write_baseline(data, output)
+    except OutputError as error:
+        raise click.ClickException(str(error))
     click.echo(f"wrote {path}: {len(data['architectures'])} architectures, device {data['environment']['device']}")
 
 

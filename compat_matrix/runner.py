@@ -1,13 +1,20 @@
 """The scan runner: plans jobs (architecture x mode), feeds them to a pool of reusable worker processes, turns crashes,
 hangs and OOM kills into rows, and appends every row to ``OUT/results.jsonl`` as soon as it exists.
 
-* Each worker is ``python -m compat_matrix.worker`` in its own session (``start_new_session``), so a timeout kills
-  its whole process group (tensor-parallel ranks included) with ``SIGKILL``; the worker is then replaced.
+* Each worker is a fresh interpreter in its own session (``start_new_session``), so a timeout kills its whole process
+  group (tensor-parallel ranks included) with ``SIGKILL``; the worker is then replaced. It starts from a bootstrap that
+  drops the current directory from ``sys.path`` first (``python -m`` would import a ``tempfile.py`` lying in the
+  cwd), and it watches its parent: if the scan dies, even by ``SIGKILL``, the worker kills its own group.
+* ``SIGTERM`` and ``SIGHUP`` end the scan like ``SIGINT``: its workers are killed before it exits.
+* A worker killed by ``SIGKILL`` that the scan did not send is ``oom`` only when the kernel's OOM-kill counter moved
+  while its job ran (the worker's memory cgroup, else ``/proc/vmstat``); otherwise it is a ``crash``.
 * Workers are pinned: ``NEURON_RT_VISIBLE_CORES=<slot>`` on Neuron, ``CUDA_VISIBLE_DEVICES=<slot>`` on cuda, and
   ``OMP_NUM_THREADS`` = cores / workers on cpu.
 * A job's clock starts when it is handed to a ready worker (imports are not billed to the first job).
-* ``--resume`` skips every job that already has a row; a torn last line (a kill mid-write) is cut first, so a killed
-  scan continues with no lost and no duplicated rows. ``--shard i/n`` keeps a deterministic slice of the job list.
+* ``--resume`` skips every job that already has a row for the same run settings (device, backend, dtype, model
+  source); rows of other settings for a planned job are a ``RunnerError``, never silently counted as done. Lines that
+  are not valid rows are moved aside first (``store.repair``), so a killed scan continues with no lost and no
+  duplicated rows. ``--shard i/n`` keeps a deterministic slice of the job list.
 """
 
 from __future__ import annotations
@@ -26,14 +33,27 @@ from typing import Any, Callable
 
 from compat_matrix import store
 from compat_matrix.rows import harness_row, host_versions
-from compat_matrix.schema import job_key
+from compat_matrix.schema import RUN_SETTINGS, job_key, run_key
 
 STARTUP_TIMEOUT = 300.0
 MAX_STARTUP_FAILURES = 3
 
+#: The worker's entry point. ``-c`` puts ``''`` (the cwd) first on ``sys.path`` after start-up; removing it before
+#: any import means a module in the user's folder can never shadow the standard library or a dependency.
+WORKER_BOOTSTRAP = ("import sys\nif sys.path[:1] == ['']: del sys.path[0]\n"
+                    "from compat_matrix.worker import main\nsys.exit(main())")
+
 
 class RunnerError(RuntimeError):
     """The scan cannot run at all (workers cannot start)."""
+
+
+class ScanTerminated(BaseException):
+    """SIGTERM or SIGHUP arrived: like ``KeyboardInterrupt``, it unwinds the scan so its workers are killed."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
 
 
 @dataclass
@@ -86,7 +106,7 @@ def plan_jobs(architectures: list[Any], options: ScanOptions) -> list[dict[str, 
 class _Worker:
     def __init__(self, slot: int, options: ScanOptions, log_dir: Path):
         from compat_matrix.devices import pin_env
-        from compat_matrix.worker import RESULT_FD_ENV
+        from compat_matrix.worker import PARENT_PID_ENV, RESULT_FD_ENV
 
         self.slot = slot
         read_fd, write_fd = os.pipe()
@@ -96,18 +116,20 @@ class _Worker:
             env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // max(1, options.jobs)))
         env.update(options.extra_env)
         env[RESULT_FD_ENV] = str(write_fd)
+        env[PARENT_PID_ENV] = str(os.getpid())
         env["PYTHONUNBUFFERED"] = "1"
         self.log_path = log_dir / f"worker-{slot}.log"
         log = open(self.log_path, "ab")
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "compat_matrix.worker"],
+                [sys.executable, "-c", WORKER_BOOTSTRAP],
                 stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, pass_fds=(write_fd,), env=env,
                 start_new_session=True, cwd=os.getcwd(),
             )
         finally:
             os.close(write_fd)
             log.close()
+        self.oom_counter = oom_counter_file(self.proc.pid)
         self.fd = read_fd
         self.buffer = b""
         self.ready = False
@@ -115,12 +137,14 @@ class _Worker:
         self.job: dict[str, Any] | None = None
         self.deadline = 0.0
         self.job_started = 0.0
+        self.oom_kills_at_start: int | None = None
         self.killed = False
 
     def send(self, job: dict[str, Any], timeout: float) -> None:
         self.job = job
         self.job_started = time.monotonic()
         self.deadline = self.job_started + timeout
+        self.oom_kills_at_start = read_oom_kills(self.oom_counter)
         assert self.proc.stdin is not None
         self.proc.stdin.write((json.dumps(job) + "\n").encode())
         self.proc.stdin.flush()
@@ -174,7 +198,12 @@ class _Worker:
         if code is not None and code < 0:
             name = signal.Signals(-code).name
             if -code == signal.SIGKILL:
-                return "oom", f"worker killed by {name} (not by the scan: most likely the kernel OOM killer)"
+                before, after = self.oom_kills_at_start, read_oom_kills(self.oom_counter)
+                if before is not None and after is not None and after > before:
+                    return "oom", (f"worker killed by {name}: the kernel OOM killer "
+                                   f"({after - before} OOM kill(s) during the job)")
+                known = "did not move" if before is not None and after is not None else "is not readable"
+                return "crash", f"worker killed by {name}, not by the scan (the kernel's OOM-kill counter {known})"
             return "crash", f"worker died with {name}"
         return "crash", f"worker exited with code {code} while running the job"
 
@@ -199,16 +228,23 @@ def run_scan(
     options: ScanOptions,
     on_row: Callable[[dict[str, Any]], None] | None = None,
     on_start: Callable[[int], None] | None = None,
+    on_notice: Callable[[str], None] | None = None,
 ) -> ScanResult:
     results = store.prepare(options.out)
     log_dir = Path(options.out) / "logs"
     log_dir.mkdir(exist_ok=True)
     jobs = plan_jobs(architectures, options)
-    done: set[tuple[str, str]] = set()
+    done: set[tuple] = set()
     if options.resume:
-        store.repair(results)
+        try:
+            moved, aside = store.repair(results)
+        except store.StoreError as exc:
+            raise RunnerError(str(exc)) from None
+        if moved and on_notice:
+            on_notice(f"{results}: {moved} line(s) that are not valid rows moved to {aside}")
         done = store.finished(results)
-    todo = deque(job for job in jobs if job_key(job) not in done)
+        _refuse_other_settings(jobs, store.read_rows(results), results)
+    todo = deque(job for job in jobs if run_key(job) not in done)
     already_done = len(jobs) - len(todo)
     if on_start:
         on_start(len(todo))
@@ -217,6 +253,7 @@ def run_scan(
     rows: list[dict[str, Any]] = []
     workers: list[_Worker | None] = [None] * max(1, min(options.jobs, len(todo) or 1))
     startup_failures = 0
+    restore_signals = _raise_on_termination()
 
     def finish(row: dict[str, Any]) -> None:
         store.append_row(results, _json_safe(row))
@@ -283,8 +320,45 @@ def run_scan(
         for worker in workers:
             if worker is not None:
                 worker.kill() if worker.job is not None else worker.close()
+        restore_signals()
     return ScanResult(rows=rows, skipped_done=already_done,
                       wall_seconds=time.monotonic() - started, planned=len(jobs))
+
+
+def _refuse_other_settings(jobs: list[dict[str, Any]], rows: Any, results: Path) -> None:
+    """A planned job whose existing row was produced with other settings (``--dtype bfloat16`` over float32 rows, a
+    checkpoint over the tiny model ...) would mix two scans in one file: ``RunnerError`` naming the difference."""
+    planned = {job_key(job): job for job in jobs}
+    for row in rows:
+        job = planned.get(job_key(row))
+        if job is None or run_key(job) == run_key(row):
+            continue
+        pairs = zip(RUN_SETTINGS, run_key(row)[2:], run_key(job)[2:])
+        differ = [f"{name} {old!r} (asked {new!r})" for name, old, new in pairs if old != new]
+        raise RunnerError(f"--resume: {results} has {row['model_type']}/{row['mode']} with {', '.join(differ)}: "
+                          "resume with the same settings, or use another --out (or --overwrite)")
+
+
+def _raise_on_termination() -> Callable[[], None]:
+    """Turn SIGTERM and SIGHUP into ``ScanTerminated`` while the scan runs (their default action would end the
+    process without the ``finally`` that kills the workers); return the function that restores the old handlers."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def handler(signum, frame):
+        for other in previous:  # once: a second signal must not interrupt the clean-up
+            signal.signal(other, signal.SIG_IGN)
+        raise ScanTerminated(signum)
+
+    previous = {signum: signal.signal(signum, handler) for signum in (signal.SIGTERM, signal.SIGHUP)}
+
+    def restore() -> None:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+    return restore
 
 
 def _json_safe(value: Any) -> Any:
@@ -296,3 +370,38 @@ def _json_safe(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_json_safe(v) for v in value]
     return value
+
+
+def oom_counter_file(pid: int) -> Path | None:
+    """The file in which the kernel counts OOM kills of ``pid``'s processes: its memory cgroup (v2 ``memory.events``,
+    v1 ``memory.oom_control``; inside a container the cgroup is often mounted at the root), else the host-wide
+    ``/proc/vmstat``. ``None`` where none is readable (not Linux)."""
+    paths: list[Path] = []
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        lines = []
+    root = Path("/sys/fs/cgroup")
+    for line in lines:
+        _, controllers, group = line.split(":", 2)
+        group = group.lstrip("/")
+        if controllers == "":
+            paths += [root / group / "memory.events", root / "memory.events"]
+        elif "memory" in controllers.split(","):
+            paths += [root / "memory" / group / "memory.oom_control", root / "memory" / "memory.oom_control"]
+    paths.append(Path("/proc/vmstat"))
+    return next((path for path in paths if read_oom_kills(path) is not None), None)
+
+
+def read_oom_kills(path: Path | None) -> int | None:
+    """The ``oom_kill`` counter of a cgroup events file or ``/proc/vmstat``; ``None`` when it cannot be read."""
+    if path is None:
+        return None
+    try:
+        for line in path.read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+    except (OSError, ValueError):
+        pass
+    return None

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -129,11 +131,14 @@ def scan(top, arch, every, list_only, mode_text, out, device, backend, dtype, jo
         _print_list()
         return
     from compat_matrix import devices, registry, store
-    from compat_matrix.runner import RunnerError, ScanOptions, run_scan
+    from compat_matrix.runner import RunnerError, ScanOptions, ScanTerminated, run_scan
 
     modes = _modes(mode_text)
-    if sum(bool(x) for x in (top is not None, arch, every)) > 1:
+    if sum(bool(x) for x in (top is not None, arch is not None, every)) > 1:
         raise _UsageError("choose one of --top, --arch, --all")
+    arch_names = [a.strip() for a in arch.split(",") if a.strip()] if arch is not None else None
+    if arch_names == []:  # `--arch ""` or `--arch ,` must not fall back to the whole list
+        raise _UsageError(f"--arch {arch!r} names no architecture")
     if timeout <= 0:
         raise _UsageError("--timeout must be positive")
     if tp_size < 1:
@@ -153,11 +158,10 @@ def scan(top, arch, every, list_only, mode_text, out, device, backend, dtype, jo
         results.unlink()
     paths = _model_paths(model_path, model_map, trust_remote_code)
     try:
-        if paths and not (arch or every or top is not None):
+        if paths and not (arch_names or every or top is not None):
             selection = registry.select(arch=list(paths))
         else:
-            selection = registry.select(top=top, arch=[a.strip() for a in arch.split(",") if a.strip()] if arch else None,
-                                        every=every)
+            selection = registry.select(top=top, arch=arch_names, every=every)
     except registry.RegistryError as exc:
         raise _UsageError(str(exc)) from None
 
@@ -197,9 +201,16 @@ def scan(top, arch, every, list_only, mode_text, out, device, backend, dtype, jo
                 selection, options,
                 on_row=lambda row: progress_bar.update(task, advance=1, description=f"{row['model_type']}/{row['mode']}: {row['status']}"),
                 on_start=lambda total: progress_bar.update(task, total=total),
+                on_notice=lambda text: progress_bar.console.print(f"neuron-compat scan: {text}", markup=False,
+                                                                  soft_wrap=True),
             )
     except RunnerError as exc:
         raise _UsageError(str(exc).splitlines()[0]) from None
+    except (KeyboardInterrupt, ScanTerminated) as exc:
+        name = "SIGINT" if isinstance(exc, KeyboardInterrupt) else str(exc)
+        click.echo(f"neuron-compat scan: stopped by {name}; workers ended, the rows written so far are kept in "
+                   f"{results} (--resume continues)", err=True)
+        sys.exit(128 + (exc.signum if isinstance(exc, ScanTerminated) else signal.SIGINT))
     all_rows = list(store.read_rows(results))
     _summary(all_rows, result, options)
     _write_summary(Path(out), all_rows, result, options)

@@ -106,8 +106,20 @@ def check_row(row: Mapping[str, Any]) -> None:
 
 
 def job_key(row: Mapping[str, Any]) -> tuple[str, str]:
-    """The identity of a job: one architecture in one mode."""
+    """The identity of a job in a report: one architecture in one mode."""
     return (row["model_type"], row["mode"])
+
+
+#: What besides the job decides a row's outcome, as ``run_key`` compares it (for messages).
+RUN_SETTINGS = ("device", "backend", "dtype", "model_path")
+
+
+def run_key(row: Mapping[str, Any]) -> tuple:
+    """The identity of a job in a scan: the job plus the settings its outcome depends on (device, compile backend in
+    compiled mode, dtype, and the model source: a checkpoint folder or ``None`` for the tiny random model). Jobs and
+    rows both have these fields, so ``--resume`` compares them directly."""
+    backend = row.get("backend") if row["mode"] == "compiled" else None
+    return (row["model_type"], row["mode"], row.get("device"), backend, row.get("dtype"), row.get("model_path"))
 
 
 def architecture_verdict(rows: Iterable[Mapping[str, Any]]) -> tuple[str, list[str]]:

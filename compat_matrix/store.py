@@ -1,8 +1,9 @@
 """``OUT/results.jsonl``: atomic appends, resume, and deterministic shards.
 
 One JSON object per line. A row is written with a single ``write`` on an ``O_APPEND`` descriptor under an exclusive
-``flock`` and fsynced, so concurrent writers never interleave and a kill leaves at most one torn last line, which
-``repair`` cuts off before the next append (the job is then simply run again).
+``flock`` and fsynced, so concurrent writers never interleave and a kill leaves at most one torn last line. Before a
+resumed scan appends, ``repair`` keeps every valid row (a valid last row without its newline included) and moves every
+other line to ``OUT/results.rejected`` (the job of a torn row is then simply run again).
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from compat_matrix.schema import check_row, job_key
+from compat_matrix.schema import SCHEMA_VERSION, SchemaError, check_row, run_key
 
 RESULTS = "results.jsonl"
+#: Lines ``repair`` took out of the results (appended, never overwritten), next to them.
+REJECTED = "results.rejected"
 
 try:
     import fcntl
@@ -59,18 +62,55 @@ def append_row(path: str | os.PathLike[str], row: Mapping[str, Any]) -> None:
         os.close(fd)  # closing releases the lock
 
 
-def repair(path: str | os.PathLike[str]) -> int:
-    """Cut a torn last line (a kill during a write); return the number of bytes removed."""
+def repair(path: str | os.PathLike[str]) -> tuple[int, Path | None]:
+    """Keep every valid row of ``path``, move the other lines to ``results.rejected`` beside it; return how many
+    lines were moved and where (``0, None`` when the file was already clean). Rows of a newer schema are not ours to
+    judge: ``StoreError``."""
     file = Path(path)
     if not file.exists():
-        return 0
-    with file.open("rb+") as handle:
-        data = handle.read()
-        if not data or data.endswith(b"\n"):
-            return 0
-        keep = data.rfind(b"\n") + 1
-        handle.truncate(keep)
-        return len(data) - keep
+        return 0, None
+    fd = os.open(file, os.O_RDWR)
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # no append lands between the read and the replace
+        with open(fd, "rb", closefd=False) as handle:
+            data = handle.read()
+        kept: list[bytes] = []
+        rejected: list[bytes] = []
+        for line in data.splitlines():
+            if not line.strip():
+                continue
+            (kept if _valid_line(line, file) else rejected).append(line)
+        if not rejected and (not data or data.endswith(b"\n")):
+            return 0, None
+        if rejected:
+            with open(file.with_name(REJECTED), "ab") as aside:
+                aside.write(b"".join(line + b"\n" for line in rejected))
+                aside.flush()
+                os.fsync(aside.fileno())
+        temporary = file.with_name(f".{file.name}.repair-{os.getpid()}")
+        temporary.write_bytes(b"".join(line + b"\n" for line in kept))
+        with open(temporary, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(temporary, file)
+    finally:
+        os.close(fd)
+    return len(rejected), (file.with_name(REJECTED) if rejected else None)
+
+
+def _valid_line(line: bytes, file: Path) -> bool:
+    try:
+        row = json.loads(line.decode("utf-8"))
+        check_row(row)
+    except SchemaError:
+        version = row.get("schema_version") if isinstance(row, dict) else None
+        if isinstance(version, int) and version > SCHEMA_VERSION:
+            raise StoreError(f"{file} holds rows of schema {row['schema_version']} (a newer neuron-compat; this one "
+                             f"reads <= {SCHEMA_VERSION}): use another --out") from None
+        return False
+    except (ValueError, TypeError):
+        return False
+    return True
 
 
 def read_rows(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
@@ -91,9 +131,9 @@ def read_rows(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
             yield row
 
 
-def finished(path: str | os.PathLike[str]) -> set[tuple[str, str]]:
-    """Job keys that already have a row (any status: a crash or timeout is a result too)."""
-    return {job_key(row) for row in read_rows(path)}
+def finished(path: str | os.PathLike[str]) -> set[tuple]:
+    """Run keys (``schema.run_key``) that already have a row (any status: a crash or timeout is a result too)."""
+    return {run_key(row) for row in read_rows(path)}
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:

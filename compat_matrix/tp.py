@@ -199,6 +199,10 @@ def probe_tp_plan(model_dir: str, tp_size: int = 2) -> dict[str, Any]:
     return result
 
 
+_TORCHRUN_BOOTSTRAP = ("import sys\nif sys.path[:1] == ['']: del sys.path[0]\n"
+                      "from torch.distributed.run import main\nmain()")
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -447,13 +451,14 @@ def _launch(row, tp, job_dir: Path, model_dir, tp_size, device, dtype, budget: f
     timed_out = False
     for attempt in range(2):
         port = _free_port()
-        launcher = [
-            sys.executable, "-m", "torch.distributed.run",
+        options = [
             "--nnodes=1", f"--nproc-per-node={tp_size}",
             "--master-addr=127.0.0.1", f"--master-port={port}",
             "--max-restarts=0",
         ]
-        tp["launcher"] = "python " + " ".join(launcher[1:])
+        # torchrun without the cwd on sys.path (what `-m` would put first), as the scan worker itself starts
+        launcher = [sys.executable, "-c", _TORCHRUN_BOOTSTRAP, *options]
+        tp["launcher"] = "python -m torch.distributed.run " + " ".join(options)
         cmd = [
             *launcher, str(WORKER),
             "--model-dir", str(model_dir), "--out-dir", str(job_dir),

@@ -1,12 +1,14 @@
 """The scan worker: a long-lived process that runs jobs (architecture x mode) one at a time.
 
-Started by :mod:`compat_matrix.runner` as ``python -m compat_matrix.worker`` in its own session (process group), so a
-timeout can kill it together with anything it spawned (tensor-parallel ranks). Protocol: one JSON job per line on
-stdin, one JSON row per line on the file descriptor named by ``NEURON_COMPAT_RESULT_FD``; stdout/stderr go to a log
-file. Importing torch and transformers once per worker, not once per job, is what keeps a 200-job CPU scan short.
+Started by :mod:`compat_matrix.runner` (``runner.WORKER_BOOTSTRAP``, the cwd off ``sys.path``) in its own session
+(process group), so a timeout can kill it together with anything it spawned (tensor-parallel ranks). Being in its own
+session, it would outlive a scan killed by ``SIGKILL``: a watcher thread kills the group when the parent is gone.
+Protocol: one JSON job per line on stdin, one JSON row per line on the file descriptor named by
+``NEURON_COMPAT_RESULT_FD``; stdout/stderr go to a log file. Importing torch and transformers once per worker, not once per job, is what keeps a 200-job CPU scan short.
 
-Test seam: ``NEURON_COMPAT_INJECT="model_type:mode:kind,..."`` (kind ``crash`` | ``hang`` | ``raise`` | ``oom``) makes
-the worker misbehave on purpose for that job; the runner tests use it to prove that the other rows survive.
+Test seam: ``NEURON_COMPAT_INJECT="model_type:mode:kind,..."`` (kind ``crash`` | ``kill`` (SIGKILL itself) | ``hang`` |
+``raise`` | ``oom``) makes the worker misbehave on purpose for that job; the runner tests use it to prove that the
+other rows survive. A hang first prints ``injected hang`` to the worker log.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from compat_matrix.checks import CheckFailed, one_line
 from compat_matrix.rows import base_row, now, verdict_for
 
 RESULT_FD_ENV = "NEURON_COMPAT_RESULT_FD"
+PARENT_PID_ENV = "NEURON_COMPAT_PARENT_PID"
 INJECT_ENV = "NEURON_COMPAT_INJECT"
 
 #: Where an unexpected exception lands, by the stage that was running.
@@ -50,7 +53,10 @@ def _inject(job: dict[str, Any], stage: str) -> None:
             return
         if kind == "crash":
             os.kill(os.getpid(), signal.SIGSEGV)
+        elif kind == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
         elif kind == "hang":
+            print(f"injected hang for {job['model_type']}/{job['mode']}", flush=True)
             while True:
                 time.sleep(1)
         elif kind == "raise":
@@ -321,9 +327,27 @@ def _run_tp(job: dict[str, Any], row: dict[str, Any], folder: str, state: dict[s
         row["verdict"] = verdict_for(row["status"], "tp")
 
 
+def _watch_parent(parent_pid: int) -> None:
+    """Kill this worker's process group once its parent is gone (re-parented: ``getppid`` changed). A hung job never
+    reads stdin again, so the end of file alone would not stop it."""
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        if os.getpgrp() == os.getpid():  # leader of its own group (the runner's start_new_session)
+            os.killpg(os.getpgrp(), signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="scan-parent-watch", daemon=True).start()
+
+
 def main() -> int:
     """Worker loop: read jobs from stdin, write rows to the result descriptor."""
     import warnings
+
+    if os.environ.get(PARENT_PID_ENV):
+        _watch_parent(int(os.environ[PARENT_PID_ENV]))
 
     warnings.filterwarnings("ignore")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

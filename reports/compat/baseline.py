@@ -98,10 +98,10 @@ def dumps(baseline: Mapping[str, Any]) -> str:
 
 
 def write_baseline(baseline: Mapping[str, Any], path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps(baseline), encoding="utf-8")
-    return path
+    """Write atomically; ``output.OutputError`` (one line) when ``path`` cannot be written."""
+    from reports.compat.output import write_text
+
+    return write_text(path, dumps(baseline))
 
 
 def load_baseline(path: str | Path) -> dict[str, Any]:

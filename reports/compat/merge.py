@@ -99,13 +99,12 @@ def environment_problems(rows: Sequence[Mapping[str, Any]]) -> list[Problem]:
 
 def write_rows(rows: Sequence[Mapping[str, Any]], out: str | Path) -> Path:
     """Write rows as ``results.jsonl`` (``out`` is a folder, created if needed) or to ``out`` itself (a file)."""
+    from reports.compat.output import write_text
+
+    return write_text(merge_target(out), "".join(json.dumps(row, sort_keys=True) + "\n" for row in rows))
+
+
+def merge_target(out: str | Path) -> Path:
+    """The file ``merge -o OUT`` writes: ``OUT`` itself when it ends in ``.jsonl``, else ``OUT/results.jsonl``."""
     out = Path(out)
-    if out.suffix != ".jsonl":
-        out.mkdir(parents=True, exist_ok=True)
-        out = out / RESULTS_FILE
-    else:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text("".join(json.dumps(row, sort_keys=True) + "\n" for row in rows), encoding="utf-8")
-    tmp.replace(out)
-    return out
+    return out if out.suffix == ".jsonl" else out / RESULTS_FILE

@@ -297,8 +297,7 @@ def renderer_for(path: str | Path) -> Callable[[Mapping[str, Any]], str]:
 
 
 def write_report(summary: Mapping[str, Any], path: str | Path) -> Path:
-    path = Path(path)
-    text = renderer_for(path)(summary)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+    """Render and write atomically; ``output.OutputError`` (one line) when ``path`` cannot be written."""
+    from reports.compat.output import write_text
+
+    return write_text(path, renderer_for(path)(summary))
