@@ -44,6 +44,7 @@ def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: Python
     if ctx.namespace is not None:  # a notebook cell: earlier cells' imports are in scope here
         ctx.namespace.imports = ctx.namespace.imports.merged_with(ctx.imports)
         ctx.imports = ctx.namespace.imports
+    ctx.shared["module"] = module  # the original tree, for rule pre-passes that need more than one node
     instances: list[object] = [rule(ctx) for rule in rules]
     moves = {old: (new, rule.id) for rule in rules for old, new in rule.moves.items()}
     if moves:

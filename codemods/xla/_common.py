@@ -23,6 +23,7 @@ from codemods._tables.project_markers import MARKERS  # noqa: E402
 TRIGGERS: tuple[str, ...] = ("torch_xla", '"xla"', "'xla'")
 
 LEGACY = ("torch_xla",)
+ACTIVE_RULES = "xla-active-rules"  # ctx.shared key: ids of the torch_xla rules running on the file
 
 XM = "torch_xla.core.xla_model"
 XR = "torch_xla.runtime"
@@ -44,6 +45,15 @@ class XlaRule(PythonRule):
     markers = MARKERS
     triggers = TRIGGERS
     legacy_modules = LEGACY
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        ctx.shared.setdefault(ACTIVE_RULES, set()).add(self.id)  # see codemods/xla/_values.py
+
+    @property
+    def module(self) -> cst.Module | None:
+        """The file's original tree."""
+        return self.ctx.shared.get("module")
 
     # ------------------------------------------------------------------ helpers
     # f-strings: before Python 3.12 an expression inside f"..." cannot use the same quote character.

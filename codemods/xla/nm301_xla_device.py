@@ -30,12 +30,12 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods._lib import device as dev
+from codemods.xla import _values as values
 from codemods.xla._common import XM, Safety, XlaRule, arg, is_xla_string, names
 
 DEVICE_CALLS = names((XM, ["xla_device"]), ("torch_xla", ["device"]))
 TORCH_DEVICE = frozenset({"torch.device"})
 SUPPORTED = names((XM, ["get_xla_supported_devices"]))
-_DEVICE_WORDS = ("device", "dev")
 
 
 class XlaDevice(XlaRule):
@@ -95,18 +95,35 @@ class XlaDevice(XlaRule):
         return updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
-        # device = "xla"
+        # device = "xla": rewritten only when every read of the name takes the new value (codemods/xla/_values.py)
         if not is_xla_string(original.value) or len(original.targets) != 1:
             return updated
-        target = original.targets[0].target
-        name = target.value if isinstance(target, cst.Name) else target.attr.value if isinstance(target, cst.Attribute) else ""
-        if not any(word in name.lower() for word in _DEVICE_WORDS):
+        value = values.plan(self).values.get(id(original))
+        if value is None:
             return updated
-        self.fixed(original, '"xla" device -> accelerator device')
-        return updated.with_changes(value=self._device())
+        if value.kind == values.DEVICE:
+            self.fixed(original, '"xla" device -> accelerator device')
+            return updated.with_changes(value=self._device())
+        device = dev.device(self.ctx.options.device_style).source
+        if value.blocker is not None:
+            self.todo(original, f'{value.name} = "xla" also reaches `{self.code(value.blocker).strip()}`, which may not accept a torch.device: set {value.name} to {device} and check that use (init_process_group wants dist.get_default_backend_for_device({value.name}), autocast {value.name}.type)')
+        elif value.rebound and any(word in value.name.lower() for word in values.DEVICE_WORDS):
+            self.todo(original, f'{value.name} is assigned more than once, so its uses were not followed: "xla" is not a TorchNeuron device, use {device} and check every use of {value.name}')
+        return updated
+
+    def leave_If(self, original: cst.If, updated: cst.If):
+        folded = values.fold(values.plan(self), original, updated, values.DEVICE)
+        if folded is None:
+            return updated
+        self.fixed(original, 'test of a variable that held "xla": decided, the branch that ran is kept')
+        return values.as_statements(folded, updated)
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         # device.type == "xla": the device type is "neuron" (or "cpu") now
         operands = [node.left, *(c.comparator for c in node.comparisons)]
-        if any(is_xla_string(o) for o in operands):
-            self.todo(node, 'comparison with "xla": the migrated device type is "neuron" on Trainium (and "cpu" elsewhere); update this check')
+        if not any(is_xla_string(o) for o in operands):
+            return
+        plan = values.plan(self)
+        if id(node) in plan.decided or any(id(o) in plan.reads for o in operands):
+            return  # a followed variable: decided with its if, or left holding "xla"
+        self.todo(node, 'comparison with "xla": the migrated device type is "neuron" on Trainium (and "cpu" elsewhere); update this check')

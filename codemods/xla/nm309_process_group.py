@@ -27,7 +27,8 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods._lib import device as dev
-from codemods.xla._common import Safety, XlaRule, arg, is_xla_string
+from codemods.xla import _values as values
+from codemods.xla._common import RANK, WORLD_SIZE, Safety, XlaRule, arg, is_xla_string
 
 INIT = frozenset({"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"})
 SIDE_EFFECT = ("torch_xla.distributed.xla_backend", "torch_xla.experimental.pjrt_backend")
@@ -45,22 +46,67 @@ class XlaProcessGroup(XlaRule):
         if not self.ctx.matches(original.func, INIT):
             return updated
         backend = arg(original, 0, "backend")
-        if backend is None or not is_xla_string(backend.value):
+        if backend is None:
             return updated
-        new_backend = self.emit(dev.process_group_backend(self.ctx.options.device_style, dev.PORTABLE_DEVICE))
+        style = self.ctx.options.device_style
+        value = values.plan(self).backend_reads.get(id(backend.value))
+        if is_xla_string(backend.value) or (value is not None and value.kind == values.DEVICE):
+            # a variable now holding the device gives its backend; a literal gets the accelerator's
+            device_source = value.name if value is not None else dev.PORTABLE_DEVICE
+            new_backend = self.emit(dev.process_group_backend(style, device_source))
+        elif value is not None and value.kind == values.BACKEND:
+            new_backend = None  # the variable holds the native backend now (leave_Assign)
+        else:
+            return updated
         args = []
+        dropped_method = False
         for o, a in zip(original.args, updated.args):
-            if o is backend:
+            if o is backend and new_backend is not None:
                 args.append(a.with_changes(value=new_backend))
             elif o.keyword is not None and o.keyword.value == "init_method" and isinstance(o.value, cst.SimpleString) and any(
                 str(o.value.evaluated_value).startswith(m) for m in XLA_METHODS
             ):
-                continue
+                dropped_method = True
             else:
                 args.append(a)
-        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        self.fixed(original, 'init_process_group("xla") -> native backend (neuron on Trainium, gloo on CPU)')
+        if dropped_method and args:
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        args.extend(self._group_of_one(original))
+        self.fixed(original, 'init_process_group("xla") -> native backend (neuron on Trainium, gloo on CPU); a process group of one without torchrun')
         return updated.with_changes(args=args)
+
+    def _group_of_one(self, call: cst.Call) -> list[cst.Arg]:
+        """torch_xla's rendezvous worked in a plain ``python train.py``; env:// needs torchrun's RANK and
+        MASTER_ADDR. Without them the group is one process over an in-memory store."""
+        if arg(call, None, "store") is not None or (
+            arg(call, 1, "init_method") is not None and not _is_xla_method(arg(call, 1, "init_method"))
+        ):
+            return []  # the script chose its own rendezvous
+        extra = [("store", 'None if "RANK" in os.environ else dist.HashStore()')]
+        if arg(call, None, "rank") is None:
+            extra.append(("rank", RANK))
+        if arg(call, None, "world_size") is None:
+            extra.append(("world_size", WORLD_SIZE))
+        imports = (("os", None, None), ("torch.distributed", None, "dist"))
+        return [
+            cst.Arg(keyword=cst.Name(name), value=self.expr(source, *imports), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+            for name, source in extra
+        ]
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
+        # backend = "xla", only ever used as a backend (codemods/xla/_values.py)
+        value = values.plan(self).values.get(id(original)) if is_xla_string(original.value) else None
+        if value is None or value.kind != values.BACKEND:
+            return updated
+        self.fixed(original, '"xla" backend -> native backend (neuron on Trainium, gloo on CPU)')
+        return updated.with_changes(value=self.emit(dev.process_group_backend(self.ctx.options.device_style, dev.PORTABLE_DEVICE)))
+
+    def leave_If(self, original: cst.If, updated: cst.If):
+        folded = values.fold(values.plan(self), original, updated, values.BACKEND)
+        if folded is None:
+            return updated
+        self.fixed(original, 'test of a variable that held "xla": decided, the branch that ran is kept')
+        return values.as_statements(folded, updated)
 
     def leave_Import(self, original: cst.Import, updated: cst.Import):
         keep = []
@@ -90,3 +136,8 @@ class XlaProcessGroup(XlaRule):
             return cst.RemoveFromParent()
         keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated.with_changes(names=keep)
+
+
+def _is_xla_method(argument: cst.Arg) -> bool:
+    value = argument.value
+    return isinstance(value, cst.SimpleString) and any(str(value.evaluated_value).startswith(m) for m in XLA_METHODS)

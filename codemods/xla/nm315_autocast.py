@@ -23,6 +23,7 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods._lib import device as dev
+from codemods.xla import _values as values
 from codemods.xla._common import Safety, XlaRule, arg, is_xla_string
 
 TORCH_AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast"})
@@ -41,9 +42,16 @@ class XlaAutocast(XlaRule):
         if not is_xla and not self.ctx.matches(original.func, TORCH_AUTOCAST):
             return updated
         device_arg = arg(original, 0, "device_type") if not is_xla else arg(original, 0, "device")
-        if device_arg is None or (not is_xla and not is_xla_string(device_arg.value)):
+        if device_arg is None:
             return updated
-        device_type = self.emit(dev.autocast_device_type(self.ctx.options.device_style, dev.PORTABLE_DEVICE.join("()")))
+        value = values.plan(self).type_reads.get(id(device_arg.value))
+        if value is not None and value.kind == values.DEVICE:
+            device_source = value.name  # a variable that held "xla" and holds the device now (NM301)
+        elif is_xla or is_xla_string(device_arg.value):
+            device_source = dev.PORTABLE_DEVICE.join("()")
+        else:
+            return updated
+        device_type = self.emit(dev.autocast_device_type(self.ctx.options.device_style, device_source))
         args = [cst.Arg(keyword=cst.Name("device_type"), value=device_type, equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))]
         for o, a in zip(original.args, updated.args):
             if o is not device_arg:

@@ -1,0 +1,297 @@
+"""The "xla" string held in a variable, followed to every read before it is rewritten (not a rule module).
+
+``device = "xla"`` is a device for ``.to(device)`` and a process-group backend for
+``init_process_group(device)``; ``if device == "xla":`` tests it. After a rewrite every read must still
+be valid, so each binding of the literal is planned once per file, from its reads:
+
+* a read that takes a device (``.to(v)``, ``device=v``, ``torch.device(v)``, a torch_xla call whose rule
+  rewrites it, a function of the file whose parameter is only read that way) or only displays it
+  (``print``, logging, f-strings): fine with a ``torch.device``;
+* ``init_process_group(v)`` / ``torch.autocast(v)``: NM309 / NM315 rewrite the argument itself;
+* ``if v == "xla":`` (or ``!=``, ``in``, another literal): the value is a constant, so the test is
+  decided now and the branch that ran stays (the owner rule folds the ``if``);
+* anything else (returned, stored, passed to a function the tool cannot see, compared in an expression):
+  the binding stays as it is and gets a todo naming that read.
+
+The binding becomes the device expression (NM301) when some read takes a device, else the backend
+expression (NM309) when some read is a backend; a name read nowhere is a device only when it is called so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from codemods._lib.uses import Flow
+from migrate import cstwalk
+from codemods.xla._common import ACTIVE_RULES, is_xla_string, string_value
+
+DEVICE = "device"
+BACKEND = "backend"
+OWNER = {DEVICE: "NM301", BACKEND: "NM309"}  # the rule that rewrites the binding and decides its tests
+
+INIT = frozenset({"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"})
+AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast"})
+DEVICE_KEYWORDS = frozenset({"device", "map_location", "device_map"})
+DISPLAY_FUNCTIONS = frozenset({"print", "str", "repr"})
+DISPLAY_METHODS = frozenset({"info", "debug", "warning", "warn", "error", "critical", "exception", "log", "format", "write"})
+DEVICE_WORDS = ("device", "dev")
+_PARAMETER_DEPTH = 2  # functions of the file followed through their parameters
+
+
+@dataclass
+class XlaValue:
+    assign: cst.Assign
+    name: str
+    literal: str  # "xla" or "xla:N"
+    kind: str | None  # DEVICE, BACKEND, or None: left as it is
+    blocker: cst.CSTNode | None = None  # the first read that cannot take the rewritten value
+    rebound: bool = False  # the name is bound more than once in its scope: its reads are not followed
+
+
+@dataclass
+class Plan:
+    values: dict[int, XlaValue] = field(default_factory=dict)  # id(Assign) ->
+    #: id(read) -> the value, for reads that name a process-group backend / an autocast device type
+    backend_reads: dict[int, XlaValue] = field(default_factory=dict)
+    type_reads: dict[int, XlaValue] = field(default_factory=dict)
+    #: id(Comparison) -> (its value now, the value tested)
+    decided: dict[int, tuple[bool, XlaValue]] = field(default_factory=dict)
+    reads: dict[int, XlaValue] = field(default_factory=dict)  # every followed read
+    elifs: set[int] = field(default_factory=set)  # ids of the `elif` Ifs: folded with the chain's first `if`
+
+_CANDIDATE = re.compile(r"""=\s*[rRuU]?["']xla(:\d+)?["']""")
+
+
+def plan(rule) -> Plan:
+    """The file's plan (computed once, shared by NM301, NM309 and NM315)."""
+    module = getattr(rule, "module", None)
+    if module is None or not _CANDIDATE.search(rule.ctx.source):
+        return Plan()
+    return rule.ctx.memo("xla-values", lambda: _Planner(rule.ctx, module).plan())
+
+
+def decided_test(plan_: Plan, test: cst.BaseExpression, kind: str) -> bool | None:
+    """The value of an ``if`` test that compares a planned value of ``kind``, else None."""
+    found = plan_.decided.get(id(test))
+    return found[0] if found is not None and found[1].kind == kind else None
+
+
+def fold(plan_: Plan, original: cst.If, updated: cst.If, kind: str):
+    """``if``/``elif`` chain with decided tests -> the statements that run (None: nothing to fold)."""
+    if id(original) in plan_.elifs:
+        return None
+    if decided_test(plan_, original.test, kind) is None and not _chain_decides(plan_, original.orelse, kind):
+        return None
+    return _fold(plan_, original, updated, kind)
+
+
+def as_statements(folded, updated: cst.If):
+    """What ``leave_If`` returns for a folded chain: the If left, the statements that run, or nothing."""
+    if isinstance(folded, cst.If):
+        return folded
+    if not folded:
+        return cst.RemoveFromParent()  # the emptied block gets a `pass` from the traversal
+    first = folded[0]
+    folded[0] = first.with_changes(leading_lines=[*updated.leading_lines, *first.leading_lines])
+    return cst.FlattenSentinel(folded)
+
+
+def _chain_decides(plan_: Plan, orelse, kind: str) -> bool:
+    while isinstance(orelse, cst.If):
+        if decided_test(plan_, orelse.test, kind) is not None:
+            return True
+        orelse = orelse.orelse
+    return False
+
+
+def _fold(plan_: Plan, original: cst.If, updated: cst.If, kind: str):
+    """An ``If`` (tests left) or a list of statements."""
+    value = decided_test(plan_, original.test, kind)
+    if value is True:
+        return _statements(updated.body)
+    rest = _fold_else(plan_, original.orelse, updated.orelse, kind)
+    if value is False:
+        return rest
+    if isinstance(rest, cst.If) or rest is None:
+        return updated.with_changes(orelse=rest)
+    if not rest:
+        return updated.with_changes(orelse=None)
+    return updated.with_changes(orelse=cst.Else(body=cst.IndentedBlock(body=rest)))
+
+
+def _fold_else(plan_: Plan, original, updated, kind: str):
+    if original is None:
+        return []
+    if isinstance(original, cst.Else):
+        return _statements(updated.body)
+    folded = _fold(plan_, original, updated, kind)
+    return folded
+
+
+def _statements(body: cst.BaseSuite) -> list[cst.BaseStatement]:
+    if isinstance(body, cst.SimpleStatementSuite):
+        return [cst.SimpleStatementLine(body=list(body.body))]
+    return list(body.body)
+
+
+class _Planner:
+    def __init__(self, ctx, module: cst.Module) -> None:
+        self.ctx = ctx
+        self.module = module
+        self.flow: Flow | None = None
+
+    def plan(self) -> Plan:
+        result = Plan()
+        assigns = _xla_assignments(self.module)
+        if not assigns:
+            return result
+        self.flow = Flow(self.module)
+        active = self.ctx.shared.get(ACTIVE_RULES, set())
+        for assign in assigns:
+            target = assign.targets[0].target
+            if isinstance(target, cst.Name):
+                name, reads = target.value, self.flow.reads(target)
+            else:
+                name, reads = target.attr.value, self.flow.attribute_reads(target.attr.value)
+            value = XlaValue(assign, name, string_value(assign.value), None)
+            result.values[id(assign)] = value
+            if reads is None:
+                value.rebound = True
+                continue
+            uses = []
+            for read in reads:
+                result.reads[id(read)] = value
+                use = self._use(read, value.literal, 0)
+                if use is None:
+                    value.blocker = self._statement_of(read)
+                    break
+                uses.append((read, use))
+            if value.blocker is not None:
+                continue
+            kinds = {use if isinstance(use, str) else "test" for _, use in uses}
+            if kinds & {"device", "type"} or (not kinds & {"backend"} and any(word in name.lower() for word in DEVICE_WORDS)):
+                value.kind = DEVICE
+            elif "backend" in kinds:
+                value.kind = BACKEND
+            needed = {OWNER[value.kind]} if value.kind else set()
+            needed |= {rule for use, rule in (("backend", "NM309"), ("type", "NM315")) if use in kinds}
+            if value.kind is None or not needed <= active:
+                value.kind = None  # the rule that would rewrite a read is not selected: leave the value
+                continue
+            for read, use in uses:
+                if use == "backend":
+                    result.backend_reads[id(read)] = value
+                elif use == "type":
+                    result.type_reads[id(read)] = value
+                elif isinstance(use, tuple):
+                    result.decided[id(use[0])] = (use[1], value)
+                    holder = self.flow.parent(use[0])
+                    while isinstance(self.flow.parent(holder), cst.If):  # an elif: its chain starts above
+                        result.elifs.add(id(holder))
+                        holder = self.flow.parent(holder)
+        return result
+
+    def _statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The smallest call or statement around a read: what the todo quotes."""
+        parent = self.flow.parent(node)
+        while parent is not None and not isinstance(parent, (cst.Call, cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            node, parent = parent, self.flow.parent(parent)
+        return parent if parent is not None else node
+
+    def _use(self, read: cst.CSTNode, literal: str, depth: int):
+        """What a read does with the value: "device", "display", "backend", "type", (comparison, value) for
+        a decided ``if`` test, or None (cannot follow)."""
+        parent = self.flow.parent(read)
+        if isinstance(parent, cst.FormattedStringExpression):
+            return "display"
+        if isinstance(parent, cst.Comparison):
+            return self._test(parent, literal)
+        if not isinstance(parent, cst.Arg) or parent.value is not read or parent.star:
+            return None
+        call = self.flow.parent(parent)
+        if not isinstance(call, cst.Call):
+            return None
+        keyword = parent.keyword.value if parent.keyword is not None else None
+        position = None if keyword is not None else [a for a in call.args if a.keyword is None].index(parent)
+        if self.ctx.matches(call.func, INIT):
+            return "backend" if keyword == "backend" or position == 0 else None
+        if self.ctx.matches(call.func, AUTOCAST):
+            return "type" if keyword == "device_type" or position == 0 else None
+        if keyword in DEVICE_KEYWORDS:
+            return "device"
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and position == 0:
+            return "device"
+        if self.ctx.matches(call.func, {"torch.device"}) and position == 0:
+            return "device"
+        if any(name.startswith("torch_xla.") for name in self.ctx.qualnames(call.func)):
+            return "device"  # torch_xla calls take the device; their own rules rewrite them
+        if isinstance(call.func, cst.Name) and call.func.value in DISPLAY_FUNCTIONS and not self.ctx.qualnames(call.func):
+            return "display"
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in DISPLAY_METHODS:
+            return "display"
+        if isinstance(call.func, cst.Name) and depth < _PARAMETER_DEPTH:
+            return self._through_parameter(call, keyword, position, literal, depth)
+        return None
+
+    def _through_parameter(self, call: cst.Call, keyword, position, literal: str, depth: int):
+        """A function of the file receiving the value: fine when its parameter is only read as a device."""
+        function = self.flow.function(call.func)
+        if function is None or any(a.star for a in call.args):
+            return None
+        parameters = [*function.params.posonly_params, *function.params.params]
+        if keyword is not None:
+            parameter = next((p for p in [*parameters, *function.params.kwonly_params] if p.name.value == keyword), None)
+        else:
+            parameter = parameters[position] if position < len(parameters) else None
+        if parameter is None:
+            return None
+        reads = self.flow.reads(parameter.name)
+        if reads is None:
+            return None
+        uses = [self._use(read, literal, depth + 1) for read in reads]
+        return "device" if all(use in ("device", "display") for use in uses) else None
+
+    def _test(self, comparison: cst.Comparison, literal: str):
+        """``v == "lit"`` as the whole test of an ``if``/``elif``: decided (the value is a constant literal)."""
+        holder = self.flow.parent(comparison)
+        if not (isinstance(holder, cst.If) and holder.test is comparison) or len(comparison.comparisons) != 1:
+            return None
+        left, target = comparison.left, comparison.comparisons[0]
+        other = target.comparator if isinstance(left, cst.Name) else left
+        literals = _literals(other)
+        if literals is None:
+            return None
+        operator = target.operator
+        if isinstance(operator, cst.Equal) and len(literals) == 1:
+            return comparison, literals[0] == literal
+        if isinstance(operator, cst.NotEqual) and len(literals) == 1:
+            return comparison, literals[0] != literal
+        if isinstance(operator, cst.In) and isinstance(other, (cst.Tuple, cst.List, cst.Set)) and isinstance(left, cst.Name):
+            return comparison, literal in literals
+        if isinstance(operator, cst.NotIn) and isinstance(other, (cst.Tuple, cst.List, cst.Set)) and isinstance(left, cst.Name):
+            return comparison, literal not in literals
+        return None
+
+
+def _literals(node: cst.BaseExpression) -> list[str] | None:
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        values = [string_value(element.value) for element in node.elements]
+    else:
+        values = [string_value(node)]
+    return None if any(value is None for value in values) else values
+
+
+def _xla_assignments(module: cst.Module) -> list[cst.Assign]:
+    """``name = "xla"`` / ``obj.attr = "xla"`` (one target), anywhere in the file."""
+    found: list[cst.Assign] = []
+
+    class Gather(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if len(node.targets) == 1 and is_xla_string(node.value) and isinstance(node.targets[0].target, (cst.Name, cst.Attribute)):
+                found.append(node)
+
+    cstwalk.visit(module, Gather(), skip=(cst.BaseExpression,))  # assignments are statements
+    return found
