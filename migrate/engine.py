@@ -15,6 +15,8 @@ which is left byte-for-byte untouched; the run always finishes.
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import difflib
 import multiprocessing
 import os
@@ -31,7 +33,8 @@ from migrate.discovery import Candidate, discover
 from migrate.filekinds import FileKind, kind_from_content
 from migrate.findings import FileResult, FileStatus, Finding, Severity
 from migrate.gitstate import uncommitted_files
-from migrate.pipeline import automaton_of, migrate_file_text
+from migrate.notes import NOTE_MARK, NOTE_RULE, NOTE_RULE_NAME, note_lines, unresolved_notes
+from migrate.pipeline import _line_map, automaton_of, migrate_file_text
 from migrate.registry import all_rules, select_rules
 from migrate.rule import DeviceStyle, Rule, RuleOptions
 from migrate.textio import DecodeError, atomic_write, decode
@@ -91,6 +94,7 @@ class _Plan:
         # One automaton over every trigger and marker anchor: a file is read once and scanned once.
         self.automaton = automaton_of(
             {t for rule in self.rules for t in rule.triggers} | {a for pairs in self.markers.values() for a, _ in pairs}
+            | {NOTE_MARK}
         )
         self.marker_patterns = {
             kind: [(anchor, re.compile(regex, re.MULTILINE)) for anchor, regex in pairs] for kind, pairs in self.markers.items()
@@ -114,6 +118,7 @@ class _Scanned:
     needs: bool = False  # a rule that may run in any project has a trigger here
     needs_if_neuron: bool = False  # only Neuron-project rules have triggers here
     has_marker: bool = False
+    has_note: bool = False  # a `# neuron-migrate:` note is work until deleted, trigger or not
     error: str | None = None
 
 
@@ -142,6 +147,7 @@ def _scan(candidate: Candidate) -> _Scanned:
     found = {word for _, word in plan.automaton.iter(text)}
     if not found:
         return scanned
+    scanned.has_note = NOTE_MARK in found
     scanned.has_marker = any(
         anchor in found and pattern.search(text) for anchor, pattern in plan.marker_patterns.get(kind, ())
     )
@@ -169,12 +175,16 @@ def _migrate(job: tuple[Candidate, FileKind]) -> FileResult:
         data = path.read_bytes()
         decoded = decode(data, kind)
         migrated = migrate_file_text(decoded.text, kind, PurePath(candidate.display), plan.rules, plan.options)
-        findings = sorted(migrated.findings, key=lambda f: (f.line, f.column, f.rule))
+        to_original = _line_map(decoded.text, migrated.text)
+        notes = unresolved_notes(migrated.text, kind, migrated.findings, to_original)
+        findings = sorted([*migrated.findings, *notes], key=lambda f: (f.line, f.column, f.rule))
         if migrated.text == decoded.text:
             return FileResult(candidate.display, kind.value, FileStatus.UNCHANGED, findings)
         new_bytes = decoded.encode(migrated.text)
         diff = _unified_diff(candidate.display, decoded.text, migrated.text) if plan.diff else None
-        return FileResult(candidate.display, kind.value, FileStatus.CHANGED, findings, new_bytes=new_bytes, diff=diff)
+        written = _written_lines(findings, to_original, migrated.text, kind)
+        return FileResult(candidate.display, kind.value, FileStatus.CHANGED, findings, new_bytes=new_bytes, diff=diff,
+                          written_lines=written)
     except OSError as error:
         return _error(candidate, kind, f"cannot read: {error.strerror or error}")
     except DecodeError as error:
@@ -189,6 +199,28 @@ def _migrate(job: tuple[Candidate, FileKind]) -> FileResult:
             candidate, kind,
             f"internal error {type(error).__name__}: {error} (at {os.path.basename(where.filename)}:{where.lineno}); left untouched",
         )
+
+
+def _written_lines(findings: list[Finding], to_original: Callable[[int], int], new_text: str, kind: FileKind) -> list[int]:
+    """The line of each finding in the rewritten text. A `todo` points at the note that says it (a note goes
+    above its statement, and a rewritten block maps to its first old line only); any other finding at the
+    first line that came from its line or from below it. Line 0 (the whole file) stays 0."""
+    new_count = len(new_text.splitlines())
+    table = [to_original(line) for line in range(1, new_count + 1)]
+    notes = note_lines(new_text, kind) if NOTE_MARK in new_text else []
+    written = []
+    for finding in findings:
+        if finding.line <= 0:
+            written.append(finding.line)
+            continue
+        line = bisect.bisect_left(table, finding.line) + 1  # the map is monotonic
+        line = min(line, new_count)
+        if finding.severity is Severity.TODO:
+            saying = [number for number, message in notes if finding.message.endswith(message)]
+            if saying:
+                line = min(saying, key=lambda number: abs(number - line))
+        written.append(line)
+    return written
 
 
 def _error(candidate: Candidate, kind: FileKind | None, message: str, line: int = 0) -> FileResult:
@@ -251,7 +283,7 @@ def run(
             result.files.append(_error(item.candidate, item.kind, item.error))
         elif item.kind is None:
             continue  # no telling name and no shebang: not a file we handle
-        elif item.needs or (item.needs_if_neuron and neuron_project):
+        elif item.needs or item.has_note or (item.needs_if_neuron and neuron_project):
             work.append((item.candidate, item.kind))
         else:
             result.files.append(FileResult(item.candidate.display, item.kind.value, FileStatus.UNCHANGED))
@@ -263,6 +295,12 @@ def run(
         done += 1
         if file_result.status is FileStatus.CHANGED and options.write:
             _write(by_display[file_result.path].path, file_result, dirty)
+            if file_result.status is FileStatus.CHANGED:  # written: point into the file as it now is
+                file_result.findings = [
+                    dataclasses.replace(f, line=line, original_line=f.line)
+                    for f, line in zip(file_result.findings, file_result.written_lines)
+                ]
+        file_result.written_lines = None
         file_result.new_bytes = None  # written or not wanted (--check/--diff): never kept for the whole tree
         result.files.append(file_result)
         if progress:
@@ -289,7 +327,8 @@ def _write(path: Path, file_result: FileResult, dirty: set[Path]) -> None:
         file_result.findings.insert(0, Finding(ENGINE_RULE, Severity.ERROR, 0, 0, message))
 
 
-REPORT_SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION = 2  # 2: `line` is in the file as written, `original_line` before the run
+_ENGINE_NAMES = {ENGINE_RULE: "engine", NOTE_RULE: NOTE_RULE_NAME}  # findings that no registered rule makes
 
 
 def report_data(result: RunResult, generated_at: str) -> dict:
@@ -321,7 +360,7 @@ def report_data(result: RunResult, generated_at: str) -> dict:
             "errors": result.count(FileStatus.ERROR),
             "findings": by_severity,
             "by_rule": {
-                rule_id: {"name": rules[rule_id].name if rule_id in rules else "engine", **counts}
+                rule_id: {"name": rules[rule_id].name if rule_id in rules else _ENGINE_NAMES.get(rule_id, "engine"), **counts}
                 for rule_id, counts in sorted(by_rule.items())
             },
         },
@@ -332,7 +371,9 @@ def report_data(result: RunResult, generated_at: str) -> dict:
                 "status": file.status.value,
                 "reason": file.reason,
                 "findings": [
-                    {"rule": f.rule, "severity": f.severity.value, "line": f.line, "column": f.column, "message": f.message}
+                    {"rule": f.rule, "severity": f.severity.value, "line": f.line,
+                     "original_line": f.line if f.original_line is None else f.original_line,
+                     "column": f.column, "message": f.message}
                     for f in file.findings
                 ],
             }

@@ -23,9 +23,10 @@ class FileStatus(str, enum.Enum):
 class Finding:
     rule: str
     severity: Severity
-    line: int  # 1-based, in the file as it was before the run; 0 when it concerns the whole file
+    line: int  # 1-based, in the file as it was before the run (after a rewrite: as written); 0: the whole file
     column: int  # 0-based
     message: str
+    original_line: int | None = None  # set once the file is rewritten: ``line`` before the run
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -42,6 +43,7 @@ class FileResult:
     reason: str | None = None  # why it was skipped or errored
     new_bytes: bytes | None = None  # the rewritten content when status is CHANGED (not yet written)
     diff: str | None = None
+    written_lines: list[int] | None = None  # the line of each finding in the rewritten text (CHANGED only)
 
     def count(self, severity: Severity) -> int:
         return sum(1 for finding in self.findings if finding.severity is severity)

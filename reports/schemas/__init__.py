@@ -5,3 +5,4 @@ from pathlib import Path
 SCHEMAS = Path(__file__).parent
 COMPAT_RESULTS = SCHEMAS / "compat-results.schema.json"
 COMPAT_BASELINE = SCHEMAS / "compat-baseline.schema.json"
+MIGRATE_REPORT = SCHEMAS / "migrate-report.schema.json"

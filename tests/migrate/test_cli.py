@@ -116,7 +116,7 @@ def test_reports_in_three_formats(project: Path, tmp_path_factory) -> None:
                     "--report", str(out / "r.md"), "--report", str(out / "r.html"))
     assert result.exit_code == 1
     data = json.loads((out / "r.json").read_text())
-    assert data["schema_version"] == 1 and data["tool_version"] == __version__ and data["mode"] == "check"
+    assert data["schema_version"] == 2 and data["tool_version"] == __version__ and data["mode"] == "check"
     assert data["summary"]["changed"] == 1 and data["summary"]["findings"]["todo"] == 1
     legacy = next(f for f in data["files"] if f["path"] == "legacy.py")
     assert legacy["status"] == "changed" and legacy["findings"][0]["rule"] == "NM901"

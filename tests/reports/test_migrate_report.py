@@ -23,15 +23,16 @@ from reports.migrate_report import md_code, md_text, render, view, when
 from .conftest import check_golden as golden
 
 
-def finding(rule: str, severity: str, line: int, message: str, column: int = 0) -> dict:
-    return {"rule": rule, "severity": severity, "line": line, "column": column, "message": message}
+def finding(rule: str, severity: str, line: int, message: str, column: int = 0, original_line: int | None = None) -> dict:
+    original = line if original_line is None else original_line
+    return {"rule": rule, "severity": severity, "line": line, "original_line": original, "column": column, "message": message}
 
 
 #: A run over a small project in write mode: a Python file with fixes and two TODOs on one line, a shell script
 #: with TODOs only, a file that failed to parse (an engine error), a skipped file, an unchanged one, two paths
 #: whose anchors would clash, and messages holding `code`, <tags> and pipes.
 RUN: dict = {
-    "schema_version": 1,
+    "schema_version": 2,
     "tool": "neuron-migrate",
     "tool_version": "0.1.0",
     "generated_at": "2026-11-29T21:39:04+00:00",
@@ -60,10 +61,10 @@ RUN: dict = {
             "path": "src/infer.py", "kind": "python", "status": "changed", "reason": None,
             "findings": [
                 finding("NM110", "fixed", 2, "`optimum.neuron.NeuronModelForCausalLM` -> `transformers.AutoModelForCausalLM`", 27),
-                finding("NM110", "todo", 10, "tensor parallel degree 2: launch with `torchrun --nproc_per_node 2`", 8),
-                finding("NM110", "todo", 10, "compiled for batch_size=1: pad <prompts> to that batch | or recompile", 8),
-                finding("NM301", "fixed", 14, "`xm.xla_device()` -> `torch.device(\"neuron\")`"),
-                finding("NM301", "fixed", 15, "`xm.mark_step()` removed"),
+                finding("NM110", "todo", 10, "tensor parallel degree 2: launch with `torchrun --nproc_per_node 2`", 8, 9),
+                finding("NM110", "todo", 10, "compiled for batch_size=1: pad <prompts> to that batch | or recompile", 8, 9),
+                finding("NM301", "fixed", 14, "`xm.xla_device()` -> `torch.device(\"neuron\")`", 0, 12),
+                finding("NM301", "fixed", 15, "`xm.mark_step()` removed", 0, 13),
             ],
         },
         {
