@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from compat_matrix import store
+from compat_matrix.preflight import COMPAT_EXTRA
 from compat_matrix.rows import harness_row, host_versions
 from compat_matrix.schema import RUN_SETTINGS, job_key, run_key
 
@@ -281,6 +282,8 @@ def run_scan(
                         if "ready" in message:
                             worker.ready = True
                             startup_failures = 0
+                        elif "environment_error" in message:
+                            raise RunnerError(f"scan workers: {message['environment_error']} ({COMPAT_EXTRA})")
                         elif worker.job is not None:
                             finish(message)
                             worker.job = None

@@ -147,6 +147,12 @@ def scan(top, arch, every, list_only, mode_text, out, device, backend, dtype, jo
         raise _UsageError("--jobs must be at least 1")
     if resume and overwrite:
         raise _UsageError("--resume and --overwrite exclude each other")
+    from compat_matrix import preflight
+
+    try:
+        preflight.check(lowering=lowering and "compiled" in modes, device=device)
+    except preflight.PreflightError as exc:
+        raise _UsageError(str(exc)) from None
     try:
         shard_spec = store.parse_shard(shard)
         results = store.prepare(out)

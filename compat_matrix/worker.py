@@ -353,6 +353,14 @@ def main() -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     fd = int(os.environ[RESULT_FD_ENV])
     out = os.fdopen(fd, "w", buffering=1, encoding="utf-8")
+    from compat_matrix.preflight import WORKER_IMPORTS
+
+    for module in WORKER_IMPORTS:  # every job would fail the same way: the environment's problem, not a row
+        try:
+            __import__(module)
+        except Exception as exc:  # noqa: BLE001 - any failure to import the runtime
+            out.write(json.dumps({"environment_error": f"cannot import {module}: {one_line(exc)}"}) + "\n")
+            return 3
     try:
         from transformers.utils import logging as hf_logging
 
