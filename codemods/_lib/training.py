@@ -149,6 +149,85 @@ def apply_field_map(call: cst.Call, original: cst.Call, target: str, only: set[s
 
 # ------------------------------------------------------------------------------------ shared rewrites
 
+
+class TracksScope:
+    """Mixin for rules: ``self.scope_path`` is the enclosing def/class names joined by dots ("" at module level),
+    the same keys ``codemods._lib.parsed_args`` gives variables. A rule that defines these callbacks itself
+    calls the mixin's."""
+
+    @property
+    def scopes(self) -> list[str]:
+        return self.__dict__.setdefault("_scopes", [])
+
+    @property
+    def scope_path(self) -> str:  # not ``scope``: that is the rule's project scope
+        return ".".join(self.scopes)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.append(node.name.value)
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        self.scopes.pop()
+        return updated
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scopes.append(node.name.value)
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        self.scopes.pop()
+        return updated
+
+
+def moved_value(holder, attr: str) -> cst.BaseExpression | None:
+    """What a read of ``<holder>.tensor_parallel_size`` / ``.trn_config`` becomes: the script dataclass's field
+    (NM208 moved it there) or the literal degree the arguments were built with; None when neither exists."""
+    from codemods._lib.parsed_args import MOVED_FIELD
+
+    if holder is None:
+        return None
+    if holder.script_var is not None:
+        degree = cst.Attribute(value=cst.Name(holder.script_var), attr=cst.Name(MOVED_FIELD))
+    elif holder.degree is not None:
+        degree = cst.Integer(str(holder.degree))
+    else:
+        return None
+    return degree if attr == MOVED_FIELD else parse_expression(distributed_config_call(degree))
+
+
+def follow_moved_field(plan, scope: str, expression: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``expression`` with each read of the Neuron arguments' tensor_parallel_size / trn_config replaced by the
+    script dataclass's field (NM208 moves it there); None when a read stays (nothing may be built on it). Reads of
+    the script's own argparse options are kept as they are."""
+    from codemods._lib.parsed_args import MOVED_FIELD, TRN_CONFIG
+
+    blocked = False
+
+    class Follow(cst.CSTTransformer):
+        def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+            nonlocal blocked
+            if original.attr.value not in (MOVED_FIELD, TRN_CONFIG):
+                return updated
+            name = original.value.value if isinstance(original.value, cst.Name) else None
+            holder = plan.args_var(scope, name) if name else None
+            if name is not None and holder is None and (scope, name) in plan.argparse_vars:
+                return updated
+            followed = moved_value(holder, original.attr.value)
+            if followed is None:
+                blocked = True
+                return updated
+            return followed
+
+    followed = expression.visit(Follow())
+    return None if blocked else followed
+
+
+def args_plan(ctx):
+    """The file's parsed-arguments plan (see codemods/_lib/parsed_args.py), computed once for all rules."""
+    from codemods._lib.parsed_args import ArgsPlan, analyse
+
+    return ctx.memo("parsed-args-plan", lambda: analyse(ctx.source) or ArgsPlan())
+
+
 WORLD_SIZE = 'int(os.environ.get("WORLD_SIZE", "1"))'
 
 

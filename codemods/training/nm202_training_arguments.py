@@ -40,14 +40,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.training import (apply_field_map, distributed_dict, has_star_kwargs, insert_preamble, kwarg,
+from codemods._lib.parsed_args import PARSERS
+from codemods._lib.training import (apply_field_map, args_plan, distributed_dict, has_star_kwargs, insert_preamble, kwarg,
                                     literal, new_kwarg, set_args, source)
-from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS, TRAINING_MOVES
+from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
 from migrate.rule import PythonRule, Safety
 from migrate.snippets import parse_expression
 
 NEURON_CLASSES = {**NEURON_ARGS_CLASSES, **NEURON_TRAINERS}
-PARSERS = {old for old, new in TRAINING_MOVES.items() if new == "transformers.HfArgumentParser"} | {"transformers.HfArgumentParser"}
+#: what shows that the model loading of a file gets its tensor parallel degree itself (NM205, NM204)
+CARRIERS = ("lazy_load_for_parallelism", "TrainingNeuronConfig", "trn_config")
 #: 0.4.x NeuronTrainingArguments defaults that differ from stock (map 2.7 "Default differences")
 DEFAULTS_04 = (
     ("per_device_train_batch_size", "per_device_train_batch_size 1 (stock 8)"),
@@ -146,8 +148,18 @@ class TrainingArguments(PythonRule):
 
     def _parser(self, original: cst.Call) -> None:
         parsed = [a for a in original.args if any(self.ctx.matches(n, NEURON_ARGS_CLASSES) for n in _names(a.value))]
-        if parsed:
-            self.todo(original, "arguments parsed from the command line: the launch-layer rules rewrite the Neuron --flags with the same field map; add --torch_compile true (and for tensor parallelism pass distributed_config to from_pretrained / model_init_kwargs)")
+        if not parsed:
+            return
+        plan = args_plan(self.ctx)
+        if plan.moved:
+            parallel = f"--tensor_parallel_size is now a field of {plan.script_class} (NM208)"
+        else:
+            parallel = ("optimum's trainer applied --tensor_parallel_size itself: declare it in a dataclass of your own "
+                        "and pass distributed_config=DistributedConfig(tp_size=..., fsdp_size=WORLD_SIZE // tp_size) to from_pretrained")
+        self.todo(original, "arguments parsed from the command line or a config file: the launch-layer rules map the Neuron "
+                            "flags and keys with the shared field map; " + parallel + "; torch_compile is off unless the "
+                            "launch passes --torch_compile true; defaults differ from optimum-neuron 0.4.x: "
+                            + ", ".join(text for _, text in DEFAULTS_04) + " (T31)")
 
     def _precision_and_defaults(self, original: cst.Call, args: list[cst.Arg], names: set[str], target: str, tp, splat: bool) -> list[cst.Arg]:
         optim = next((a for a in args if a.keyword is not None and a.keyword.value == "optim"), None)
@@ -190,8 +202,16 @@ class TrainingArguments(PythonRule):
                 return [a.with_changes(value=merged) if a is existing else a for a in args]
             self.todo(original_arg, f"tensor_parallel_size={source(tp)}: add distributed_config={distributed_dict(tp)} and device_map=None to model_init_kwargs")
             return args
-        self.todo(original_arg, f"tensor_parallel_size={source(tp)}: load the model with from_pretrained(..., distributed_config=DistributedConfig(tp_size={source(tp)}, fsdp_size=WORLD_SIZE // {source(tp)})) and launch one process per NeuronCore with torchrun")
-        return args
+        load = f"from_pretrained(..., distributed_config=DistributedConfig(tp_size={source(tp)}, fsdp_size=WORLD_SIZE // {source(tp)}))"
+        if any(marker in self.ctx.source for marker in CARRIERS):
+            self.todo(original_arg, f"tensor_parallel_size={source(tp)} removed: check that the model is loaded with {load} (NM204/NM205 add it where the old code sharded at load) and launch one process per NeuronCore with torchrun")
+            return args
+        # nothing in this file carries the degree to the model: dropping it would silently train without tensor parallelism
+        self.todo(original_arg, f"tensor_parallel_size={source(tp)} left in place (the stock TrainingArguments rejects it): load the model with {load}, launch one process per NeuronCore with torchrun, then delete this argument")
+        kept = new_kwarg("tensor_parallel_size", tp)
+        following = [a.keyword.value for a in original.args[original.args.index(original_arg) + 1:] if a.keyword is not None]
+        at = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value in following), len(args))
+        return [*args[:at], kept, *args[at:]]
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         if not self.migrated:

@@ -10,7 +10,8 @@ Map sections 1.6 and 2.10, rules C5, C6, C1b, traps T32, T36. ``optimum.neuron.m
 * ``LlamaForCausalLM(config, trn_config)`` (custom modeling) -> ``LlamaForCausalLM(config)`` with a todo;
 * ``TrainingNeuronConfig(tensor_parallel_size=T, ...)`` -> ``DistributedConfig(tp_size=T, fsdp_size=WORLD_SIZE // T)``;
   ``pipeline_parallel_size`` and the optimum-only fields are removed with findings;
-* ``<args>.trn_config`` reads get a todo (the DistributedConfig is built explicitly now).
+* ``<args>.trn_config`` / ``<args>.tensor_parallel_size`` reads are NM208's; a positional ``trn_config`` that
+  NM208 leaves in place stays positional, with a todo.
 
 Before::
 
@@ -32,7 +33,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.training import WORLD_SIZE, kwarg, literal, new_kwarg, rename_kwarg, set_args, source
+from codemods._lib.training import (WORLD_SIZE, TracksScope, args_plan, follow_moved_field, kwarg, literal, new_kwarg,
+                                    rename_kwarg, set_args, source)
 from codemods._tables.training_symbols import TRAINING_MOVES
 from migrate.rule import PythonRule, Safety
 
@@ -53,7 +55,7 @@ CONFIG_FIELDS = {  # TrainingNeuronConfig field -> (DistributedConfig key or Non
 }
 
 
-class TrainingModelLoading(PythonRule):
+class TrainingModelLoading(TracksScope, PythonRule):
     """optimum training models and TrainingNeuronConfig -> transformers classes with a DistributedConfig."""
 
     id = "NM204"
@@ -75,7 +77,12 @@ class TrainingModelLoading(PythonRule):
     def _from_pretrained(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         args = list(updated.args)
         positional = [a for a in args if a.keyword is None and not a.star]
-        if len(positional) >= 2:
+        original_positional = [a for a in original.args if a.keyword is None and not a.star]
+        if len(positional) >= 2 and follow_moved_field(args_plan(self.ctx), self.scope_path, original_positional[1].value) is None:
+            self.todo(original_positional[1], f"{source(original_positional[1].value)} left as it is: the stock arguments have no "
+                                              "trn_config (see NM208); pass distributed_config=DistributedConfig(tp_size=..., "
+                                              "fsdp_size=WORLD_SIZE // tp_size) instead")
+        elif len(positional) >= 2:
             second = positional[1]
             args = [new_kwarg("distributed_config", second.value).with_changes(comma=second.comma) if a is second else a for a in args]
             self.fixed(original, "trn_config (2nd positional) -> distributed_config= (must be a DistributedConfig; see NM204 on TrainingNeuronConfig)")
@@ -112,17 +119,12 @@ class TrainingModelLoading(PythonRule):
                 self.todo(original_arg, f"{name}={source(arg.value)} removed: {message}")
             else:
                 self.fixed(original_arg, f"{name}: optimum-only option removed")
-        if tp is not None and literal(tp.value) != 1 and kwarg(updated, "fsdp_size") is None:
+        original_tp = kwarg(original, "tensor_parallel_size")
+        carried = original_tp is None or follow_moved_field(args_plan(self.ctx), self.scope_path, original_tp.value) is not None
+        if tp is not None and literal(tp.value) != 1 and kwarg(updated, "fsdp_size") is None and carried:
             self.ctx.add_import("os")
             tp_source = source(tp.value)
             divisor = tp_source if isinstance(tp.value, (cst.Integer, cst.Name, cst.Attribute)) else f"({tp_source})"
             args.append(new_kwarg("fsdp_size", f"{WORLD_SIZE} // {divisor}"))
             self.fixed(original, "TrainingNeuronConfig -> DistributedConfig(tp_size, fsdp_size=WORLD_SIZE // tp_size): the product of the mesh must equal WORLD_SIZE (T12)")
         return set_args(updated, args)
-
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
-        if original.attr.value == "trn_config" and not self.ctx.qualnames(original):
-            self.todo(original, "trn_config is gone: use the DistributedConfig you pass to from_pretrained (model.config.distributed_config)")
-        elif original.attr.value == "tensor_parallel_size" and not self.ctx.qualnames(original):
-            self.todo(original, "training arguments have no tensor_parallel_size any more: keep the value in a script variable or read model.config.distributed_config.tp_size (C1c)")
-        return updated

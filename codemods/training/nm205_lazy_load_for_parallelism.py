@@ -16,7 +16,8 @@ After::
 
     model = AutoModelForCausalLM.from_pretrained(model_id, distributed_config=DistributedConfig(tp_size=training_args.tensor_parallel_size, fsdp_size=int(os.environ.get("WORLD_SIZE", "1")) // training_args.tensor_parallel_size))
 
-(``training_args.tensor_parallel_size`` itself no longer exists after NM202: a todo points at it).
+(``training_args.tensor_parallel_size`` is read from the script's dataclass when NM208 moves the field there,
+``script_args.tensor_parallel_size``; when it cannot move, the block stays as it is with a todo).
 Fix safety: needs review; a pipeline size other than 1 gets a todo (pipeline parallelism is manual, T18).
 """
 
@@ -24,7 +25,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.training import distributed_config_call, kwarg, literal, new_kwarg, set_args, source
+from codemods._lib.training import (TracksScope, args_plan, distributed_config_call, follow_moved_field, kwarg, literal,
+                                    new_kwarg, set_args, source)
 from migrate.rule import PythonRule, Safety
 
 DIST = ("optimum.neuron.distributed", "optimum.neuron.distributed.utils")
@@ -32,7 +34,7 @@ LAZY_LOAD = {f"{m}.lazy_load_for_parallelism" for m in DIST}
 LAZY_OPTIMIZER = {f"{m}.make_optimizer_constructor_lazy" for m in DIST}
 
 
-class LazyLoadForParallelism(PythonRule):
+class LazyLoadForParallelism(TracksScope, PythonRule):
     """Remove lazy_load_for_parallelism blocks (dedent) and make_optimizer_constructor_lazy wrappers."""
 
     id = "NM205"
@@ -44,6 +46,7 @@ class LazyLoadForParallelism(PythonRule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.tp_stack: list[cst.BaseExpression | None] = []
+        self.kept: set[cst.With] = set()  # blocks left in place: their tensor parallel degree cannot be carried
 
     def _lazy_item(self, node: cst.With) -> cst.WithItem | None:
         for item in node.items:
@@ -59,6 +62,17 @@ class LazyLoadForParallelism(PythonRule):
         call = item.item
         tp = kwarg(call, "tensor_parallel_size")
         tp_value = tp.value if tp is not None else (call.args[0].value if call.args and call.args[0].keyword is None else None)
+        if tp_value is not None:
+            followed = follow_moved_field(args_plan(self.ctx), self.scope_path, tp_value)
+            if followed is None:
+                self.kept.add(node)
+                self.tp_stack.append(_NO_TP)
+                self.todo(node, f"lazy_load_for_parallelism left as it is: its tensor_parallel_size={source(tp_value)} reads "
+                                "a field the stock training arguments do not have (see NM208): declare tensor_parallel_size in "
+                                "a dataclass of your own, then remove this block and pass distributed_config=DistributedConfig("
+                                "tp_size=..., fsdp_size=WORLD_SIZE // tp_size) to from_pretrained")
+                return
+            tp_value = followed
         pp = kwarg(call, "pipeline_parallel_size")
         if pp is not None and literal(pp.value) != 1:
             self.todo(pp, f"pipeline_parallel_size={source(pp.value)}: pipeline parallelism is manual on TorchNeuron (T18)")
@@ -82,7 +96,7 @@ class LazyLoadForParallelism(PythonRule):
     def leave_With(self, original: cst.With, updated: cst.With):
         self.tp_stack.pop()
         item = self._lazy_item(original)
-        if item is None:
+        if item is None or original in self.kept:
             return updated
         self.fixed(original, "with lazy_load_for_parallelism(...) removed: transformers shards the model at load time (D5)")
         if len(original.items) > 1:

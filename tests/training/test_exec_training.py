@@ -214,6 +214,45 @@ if __name__ == "__main__":
 '''
 
 
+PARSED_TP_SCRIPT = '''
+import json, os
+from dataclasses import dataclass, field
+from datasets import Dataset
+from transformers import AutoModelForCausalLM, AutoTokenizer
+from trl import TrlParser
+from optimum.neuron import NeuronSFTConfig, NeuronSFTTrainer
+from optimum.neuron.distributed import lazy_load_for_parallelism
+''' + DATA + '''
+
+def training_function(script_args, training_args):
+    tok = AutoTokenizer.from_pretrained(script_args.tokenizer_dir)
+    with lazy_load_for_parallelism(tensor_parallel_size=training_args.tensor_parallel_size):
+        model = AutoModelForCausalLM.from_pretrained(script_args.model_id, torch_dtype="auto")
+    trainer = NeuronSFTTrainer(model=model, args=training_args, tokenizer=tok,
+                               train_dataset=Dataset.from_dict({"text": TEXTS}))
+    result = trainer.train()
+    print("RESULT=" + json.dumps({"loss": result.training_loss, "steps": result.global_step,
+                                  "tp": model.config.distributed_config.tp_size,
+                                  "tp_arg": script_args.tensor_parallel_size}))
+
+
+@dataclass
+class ScriptArguments:
+    model_id: str = field(metadata={"help": "model to fine-tune"})
+    tokenizer_dir: str = field(default=None)
+
+
+def main():
+    parser = TrlParser([ScriptArguments, NeuronSFTConfig])
+    script_args, training_args = parser.parse_args_and_config()
+    training_function(script_args, training_args)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
 def _migrate(source: str) -> str:
     result = apply_rules(source, select=["NM2", "NM6"])
     ast.parse(result.text)
@@ -221,12 +260,13 @@ def _migrate(source: str) -> str:
     return result.text
 
 
-def _run(migrated: str, tiny_assets, tmp_path, **env: str) -> dict:
+def _run(migrated: str, tiny_assets, tmp_path, args: tuple[str, ...] = (), **env: str) -> dict:
     """Run the migrated script in a fresh interpreter; it writes its checkpoint to tmp_path/out."""
     script = tmp_path / "migrated.py"
     script.write_text(migrated)
     dynamo = os.environ.get("NM_TEST_DISABLE_DYNAMO", "1")
-    return run_script(script, {**tiny_assets, "OUT_DIR": str(tmp_path / "out"), "NM_TEST_DISABLE_DYNAMO": dynamo, **env})
+    return run_script(script, {**tiny_assets, "OUT_DIR": str(tmp_path / "out"), "NM_TEST_DISABLE_DYNAMO": dynamo, **env},
+                      args=args)
 
 
 def test_migrated_neuron_trainer_trains_and_saves(tiny_assets, tmp_path):
@@ -299,3 +339,26 @@ def test_migrated_lazy_load_for_parallelism(tiny_assets, tmp_path):
     from transformers import AutoModelForCausalLM
 
     assert AutoModelForCausalLM.from_pretrained(tmp_path / "out").config.vocab_size == 64
+
+
+@pytest.mark.parametrize("where", ["flag", "config"])
+def test_migrated_parsed_tensor_parallel_size_still_parses_and_arrives(tiny_assets, tmp_path, where):
+    """Class 2: the parsed tensor_parallel_size moves into the script's dataclass; the launch flag and the YAML key
+    keep working and the value reaches DistributedConfig at model loading (tp 1 on one CPU process)."""
+    migrated = _migrate(PARSED_TP_SCRIPT)
+    assert "training_args.tensor_parallel_size" not in migrated
+    assert "    tensor_parallel_size: int = 1\n" in migrated
+    assert "distributed_config=DistributedConfig(tp_size=script_args.tensor_parallel_size" in migrated
+    common = ["--output_dir", str(tmp_path / "out"), "--max_steps", "2", "--per_device_train_batch_size", "2",
+              "--max_length", "16", "--report_to", "none", "--save_strategy", "no", "--logging_steps", "1",
+              "--bf16", "false"]  # trl 1.x defaults to bf16, which this CPU cannot run
+    if where == "flag":
+        args = ("--model_id", tiny_assets["MODEL_DIR"], "--tokenizer_dir", tiny_assets["TOK_DIR"],
+                "--tensor_parallel_size", "1", *common)
+    else:
+        config = tmp_path / "sft.yaml"
+        config.write_text(f"model_id: {tiny_assets['MODEL_DIR']}\ntokenizer_dir: {tiny_assets['TOK_DIR']}\n"
+                          "tensor_parallel_size: 1\n")
+        args = ("--config", str(config), *common)
+    out = _run(migrated, tiny_assets, tmp_path, args=args)
+    assert out["steps"] == 2 and math.isfinite(out["loss"]) and out["tp"] == 1 and out["tp_arg"] == 1

@@ -1,0 +1,314 @@
+"""Where the fields of parsed Neuron training arguments go: one analysis of a script's source (stdlib ``ast``,
+no libcst, so the launch layer can call it from the scan pass) shared by the training rules and the launch rules.
+
+The stock ``TrainingArguments`` / ``SFTConfig`` have no ``tensor_parallel_size`` (nor ``trn_config``), and
+``HfArgumentParser`` aborts on a flag that no parsed dataclass declares. When a script parses a Neuron arguments
+class together with a dataclass of its own and every read of ``<training_args>.tensor_parallel_size`` (or
+``.trn_config``) can reach that dataclass's variable, the field moves into the dataclass: the flag and the
+config key keep working and the reads follow it. Otherwise nothing moves and the reads get todos.
+See docs/rules-training.md, "Parsed training arguments".
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from codemods._tables.training_args import TRAINING_ARGS, FieldAction
+from codemods._tables.training_symbols import ARGS_CLASSES, NEURON_ARGS_CLASSES, TRAINING_MOVES
+
+#: every arguments class whose objects lack the Neuron-only fields: the Neuron ones and their stock targets (a
+#: second run sees the stock ones, and must judge the same reads the same way)
+ANY_ARGS_CLASSES = {**NEURON_ARGS_CLASSES, **ARGS_CLASSES}
+
+PARSERS = ({old for old, new in TRAINING_MOVES.items() if new == "transformers.HfArgumentParser"}
+           | {"transformers.HfArgumentParser", "transformers.hf_argparser.HfArgumentParser", "trl.TrlParser",
+              "trl.scripts.utils.TrlParser"})
+PARSE_METHODS = {"parse_args_into_dataclasses", "parse_args_and_config", "parse_json_file", "parse_yaml_file", "parse_dict"}
+DATACLASS = {"dataclasses.dataclass"}
+#: the one field whose value has somewhere to arrive once it leaves the arguments: DistributedConfig(tp_size=...)
+MOVED_FIELD = "tensor_parallel_size"
+#: optimum-neuron's NeuronTrainingArguments.trn_config was built from tensor_parallel_size (and optimum-only options)
+TRN_CONFIG = "trn_config"
+#: attributes of the Neuron arguments that a read may name and the stock classes lack (KEEP fields read fine)
+GONE_FIELDS = frozenset({TRN_CONFIG} | {name for name, row in TRAINING_ARGS.items() if row.action is not FieldAction.KEEP})
+
+Scope = str  # "" for the module, "main", "Trainer.train": the enclosing def/class names joined by dots
+
+
+@dataclass(frozen=True)
+class ArgsVar:
+    """A variable that holds the parsed Neuron arguments (directly, or a parameter every call passes them to)."""
+
+    scope: Scope
+    name: str
+    script_var: str | None  # the variable holding the script dataclass there, when the field moved and one reaches
+    #: for arguments built in the script (``NeuronTrainingArguments(..., tensor_parallel_size=8)``): the literal
+    #: degree it was given (optimum's default 1 when absent); None when it is not a literal
+    degree: int | None = None
+    target: str = "TrainingArguments"  # the stock class it is now (TrainingArguments, SFTConfig, ...)
+
+
+@dataclass
+class ArgsPlan:
+    script_class: str | None = None  # the dataclass that receives MOVED_FIELD, when the move is made
+    args_vars: dict[tuple[Scope, str], ArgsVar] = field(default_factory=dict)
+    argparse_vars: set[tuple[Scope, str]] = field(default_factory=set)  # argparse Namespaces: the script's own options
+    blocked: str = ""  # why MOVED_FIELD was not moved although the script reads it ("" when moved or not read)
+    cli_fields: frozenset[str] = frozenset()  # fields of the script's parsed dataclasses after the migration
+
+    @property
+    def moved(self) -> bool:
+        return self.script_class is not None
+
+    def args_var(self, scope: Scope, name: str) -> ArgsVar | None:
+        return self.args_vars.get((scope, name))
+
+
+def script_cli_fields(source: str) -> frozenset[str]:
+    """The fields that the script's own dataclasses parsed by HfArgumentParser / TrlParser declare after the
+    training migration (declared ones plus the moved ``tensor_parallel_size``). Same answer before and after the
+    migration. A ``--flag`` or config key in this set belongs to the script: the launch layer keeps it."""
+    plan = analyse(source)
+    return plan.cli_fields if plan is not None else frozenset()
+
+
+def analyse(source: str) -> ArgsPlan | None:
+    """The plan for one Python source (None when it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    return _Analysis(tree).plan()
+
+
+class _Analysis:
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.imports = _imports(tree)
+        self.scopes: dict[ast.AST, Scope] = {}
+        self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}  # module-level defs
+        self._index(tree)
+        self.dataclasses = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)
+                            and any(self._resolves(_decorator(d), DATACLASS) for d in node.decorator_list)}
+
+    # ----------------------------------------------------------------------------------- name resolution
+    def _qualnames(self, node: ast.AST) -> set[str]:
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in self.imports:
+            return set()
+        suffix = ".".join(reversed(parts))
+        return {f"{base}.{suffix}" if suffix else base for base in self.imports[node.id]}
+
+    def _neuron_target(self, node: ast.AST) -> str | None:
+        return next((ANY_ARGS_CLASSES[q] for q in sorted(self._qualnames(node)) if q in ANY_ARGS_CLASSES), None)
+
+    def _resolves(self, node: ast.AST, names) -> bool:
+        return any(q in names for q in self._qualnames(node))
+
+    def _index(self, tree: ast.Module) -> None:
+        """The scope of every node (iterative: long expression chains would exceed the recursion limit)."""
+        stack: list[tuple[ast.AST, Scope]] = [(child, "") for child in tree.body]
+        while stack:
+            node, scope = stack.pop()
+            self.scopes[node] = scope
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if scope == "" and not isinstance(node, ast.ClassDef):
+                    self.functions[node.name] = node
+                inner = f"{scope}.{node.name}" if scope else node.name
+                outer = {id(part) for part in (*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ()))}
+                stack.extend((child, scope if id(child) in outer else inner) for child in ast.iter_child_nodes(node))
+            else:
+                stack.extend((child, scope) for child in ast.iter_child_nodes(node))
+
+    # ------------------------------------------------------------------------------------------- parsers
+    def _parser_classes(self, call: ast.Call) -> list[str] | None:
+        """For ``Parser((A, B))``: per position "neuron", "script:<Name>" or "other"; None if not a parser call."""
+        if not self._resolves(call.func, PARSERS):
+            return None
+        if not call.args:
+            return []
+        spec = call.args[0]
+        elements = spec.elts if isinstance(spec, (ast.Tuple, ast.List)) else [spec]
+        kinds = []
+        for element in elements:
+            target = self._neuron_target(element)
+            if target:
+                kinds.append(f"{'neuron' if self._resolves(element, NEURON_ARGS_CLASSES) else 'stock'}:{target}")
+            elif isinstance(element, ast.Name) and element.id in self.dataclasses:
+                kinds.append(f"script:{element.id}")
+            else:
+                kinds.append("other")
+        return kinds
+
+    def _parse_sites(self):
+        """(scope, classes, target names) of every ``a, b = parser.parse_...(...)``."""
+        parsers: dict[tuple[Scope, str], list[str]] = {}
+        every: list[list[str]] = []
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call):
+                kinds = self._parser_classes(node)
+                if kinds is not None:
+                    every.append(kinds)
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and isinstance(node.value, ast.Call):
+                kinds = self._parser_classes(node.value)
+                if kinds is not None:
+                    parsers[(self.scopes.get(node, ""), node.targets[0].id)] = kinds
+        sites = []
+        for node in ast.walk(self.tree):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)
+                    and isinstance(node.value.func, ast.Attribute) and node.value.func.attr in PARSE_METHODS):
+                continue
+            scope, receiver = self.scopes.get(node, ""), node.value.func.value
+            if isinstance(receiver, ast.Call):
+                kinds = self._parser_classes(receiver)
+            elif isinstance(receiver, ast.Name):
+                kinds = parsers.get((scope, receiver.id), parsers.get(("", receiver.id)))
+            else:
+                kinds = None
+            target = node.targets[0]
+            names = [e.id if isinstance(e, ast.Name) else None for e in target.elts] if isinstance(target, (ast.Tuple, ast.List)) \
+                else [target.id] if isinstance(target, ast.Name) and kinds is not None and len(kinds) == 1 else []
+            if kinds is not None and len(names) >= len(kinds):
+                sites.append((scope, kinds, names))
+        return sites, every
+
+    def _argparse_vars(self) -> set[tuple[Scope, str]]:
+        found = set()
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
+                    and node.value.func.attr in ("parse_args", "parse_known_args"):
+                target = node.targets[0]
+                first = target.elts[0] if isinstance(target, (ast.Tuple, ast.List)) and target.elts else target
+                if isinstance(first, ast.Name):
+                    found.add((self.scopes.get(node, ""), first.id))
+        return found
+
+    # ---------------------------------------------------------------------------------------------- plan
+    def plan(self) -> ArgsPlan:
+        plan = ArgsPlan(argparse_vars=self._argparse_vars())
+        sites, every = self._parse_sites()
+        direct: dict[tuple[Scope, str], str | None] = {}  # Neuron-args var -> script var of its parse
+        targets: dict[tuple[Scope, str], str] = {}  # Neuron-args var -> the stock class it is now
+        script_classes = set()
+        for scope, kinds, names in sites:
+            script = next((i for i, kind in enumerate(kinds) if kind.startswith("script:")), None)
+            for index, kind in enumerate(kinds):
+                if kind.startswith(("neuron:", "stock:")) and names[index]:
+                    direct[(scope, names[index])] = names[script] if script is not None else None
+                    targets[(scope, names[index])] = kind.split(":", 1)[1]
+            if any(kind.startswith("neuron:") for kind in kinds) and script is not None:
+                script_classes.add(kinds[script].split(":", 1)[1])
+        built = self._constructed()
+        direct.update({key: None for key in built})
+        targets.update({key: target for key, (_, target) in built.items()})
+        reachable = {**self._through_parameters(direct, targets), **direct}
+        needing = {(self.scopes.get(node, ""), node.value.id) for node in ast.walk(self.tree)
+                   if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                   and node.attr in (MOVED_FIELD, TRN_CONFIG)} & (reachable.keys() - built.keys())
+        if needing:
+            unreachable = sorted(key for key in needing if reachable[key] is None)
+            if len(script_classes) != 1:
+                plan.blocked = ("the script parses no dataclass of its own beside the Neuron arguments" if not script_classes
+                                else "the Neuron arguments are parsed with several script dataclasses")
+            elif unreachable:
+                scope, var = unreachable[0]
+                plan.blocked = f"no variable of the script dataclass reaches {var} in {scope or 'the module'}"
+            else:
+                plan.script_class = next(iter(script_classes))
+        plan.args_vars = {key: ArgsVar(key[0], key[1], script_var if plan.moved else None,
+                                       built[key][0] if key in built else None, targets.get(key, "TrainingArguments"))
+                          for key, script_var in reachable.items()}
+        fields: set[str] = set()
+        for kinds in every:
+            for kind in kinds:
+                if kind.startswith("script:"):
+                    fields |= _fields(self.dataclasses[kind.split(":", 1)[1]])
+        if plan.moved:
+            fields.add(MOVED_FIELD)
+        plan.cli_fields = frozenset(fields)
+        return plan
+
+    def _constructed(self) -> dict[tuple[Scope, str], tuple[int | None, str]]:
+        """``args = NeuronTrainingArguments(...)``: the variable, the literal tensor parallel degree it was given and
+        the stock class it is now."""
+        found = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and isinstance(node.value, ast.Call) and self._resolves(node.value.func, ANY_ARGS_CLASSES):
+                call = node.value
+                given = next((k.value for k in call.keywords if k.arg == MOVED_FIELD), None)
+                splat = any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
+                if not self._resolves(call.func, NEURON_ARGS_CLASSES):
+                    degree = None  # a stock class: whatever degree it had is not written here any more
+                elif given is None:
+                    degree = None if splat else 1  # optimum's default
+                else:
+                    degree = given.value if isinstance(given, ast.Constant) and type(given.value) is int else None
+                found[(self.scopes.get(node, ""), node.targets[0].id)] = (degree, self._neuron_target(call.func))
+        return found
+
+    def _through_parameters(self, direct: dict[tuple[Scope, str], str | None],
+                            targets: dict[tuple[Scope, str], str]) -> dict[tuple[Scope, str], str | None]:
+        """Parameters of module-level functions that every call passes a Neuron-args variable (and, when it
+        does so every time, the parameter that receives the script dataclass variable of the same parse)."""
+        calls: dict[str, list[ast.Call]] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.functions:
+                calls.setdefault(node.func.id, []).append(node)
+        found: dict[tuple[Scope, str], str | None] = {}
+        for name, sites in calls.items():
+            function = self.functions[name]
+            params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+            bound = [_bind(call, params) for call in sites]
+            for param in params:
+                passed = [(self.scopes.get(call, ""), b.get(param)) for call, b in zip(sites, bound)]
+                if not all(isinstance(arg, ast.Name) and (scope, arg.id) in direct for scope, arg in passed):
+                    continue
+                wanted = [direct[(scope, arg.id)] for scope, arg in passed]
+                script_params = {p for p in params if all(
+                    isinstance(b.get(p), ast.Name) and b[p].id == w for b, w in zip(bound, wanted))} if all(wanted) else set()
+                found[(name, param)] = sorted(script_params)[0] if len(script_params) == 1 else None
+                targets[(name, param)] = targets.get((passed[0][0], passed[0][1].id), "TrainingArguments")
+        return found
+
+
+def _bind(call: ast.Call, params: list[str]) -> dict[str, ast.AST]:
+    bound = {}
+    for param, arg in zip(params, call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        bound[param] = arg
+    for keyword in call.keywords:
+        if keyword.arg is not None:
+            bound[keyword.arg] = keyword.value
+    return bound
+
+
+def _decorator(node: ast.AST) -> ast.AST:
+    return node.func if isinstance(node, ast.Call) else node
+
+
+def _fields(node: ast.ClassDef) -> set[str]:
+    return {s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+
+
+def _imports(tree: ast.Module) -> dict[str, set[str]]:
+    bindings: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    bindings.setdefault(alias.asname, set()).add(alias.name)
+                else:
+                    top = alias.name.split(".")[0]
+                    bindings.setdefault(top, set()).add(top)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                if alias.name != "*":
+                    bindings.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
+    return bindings

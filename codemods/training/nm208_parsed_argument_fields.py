@@ -1,0 +1,126 @@
+"""NM208 parsed-argument-fields: reads of Neuron training-argument fields the stock classes do not have.
+
+Map sections 2.7 and 2.10, rule C1c. After NM201 the arguments object is a stock ``TrainingArguments`` /
+``SFTConfig``, which has no ``tensor_parallel_size`` or ``trn_config``: every read of them raises. The decision
+(docs/rules-training.md, "Parsed training arguments") is computed once per file by
+``codemods/_lib/parsed_args.py``:
+
+* the script parses the Neuron arguments with ``HfArgumentParser`` / ``TrlParser`` next to a dataclass of its
+  own, and every read reaches that dataclass's variable (same function, or a function every call of which
+  passes both): ``tensor_parallel_size: int = 1`` is added to the dataclass (``--tensor_parallel_size`` and the
+  config key keep working), ``training_args.tensor_parallel_size`` becomes ``script_args.tensor_parallel_size``
+  and ``training_args.trn_config`` becomes the ``DistributedConfig`` built from it;
+* otherwise every such read stays, with a todo that says why and what to do.
+
+Reads of the other optimum-only fields on the same variables are renamed when the field map renames the field
+(``max_seq_length`` -> ``max_length``) and get a todo otherwise (``zero_1``, ``pipeline_parallel_size``...).
+
+Before::
+
+    @dataclass
+    class ScriptArguments:
+        model_id: str = "meta-llama/Llama-3.2-1B"
+
+    parser = HfArgumentParser((ScriptArguments, NeuronTrainingArguments))
+    script_args, training_args = parser.parse_args_into_dataclasses()
+    model = NeuronModelForCausalLM.from_pretrained(script_args.model_id, training_args.trn_config)
+
+After::
+
+    @dataclass
+    class ScriptArguments:
+        model_id: str = "meta-llama/Llama-3.2-1B"
+        # tensor parallel degree (was a Neuron training argument): DistributedConfig(tp_size=...) at model loading
+        tensor_parallel_size: int = 1
+
+    parser = HfArgumentParser((ScriptArguments, TrainingArguments))
+    script_args, training_args = parser.parse_args_into_dataclasses()
+    model = AutoModelForCausalLM.from_pretrained(script_args.model_id, distributed_config=DistributedConfig(
+        tp_size=script_args.tensor_parallel_size, fsdp_size=int(os.environ.get("WORLD_SIZE", "1")) // script_args.tensor_parallel_size))
+
+Fix safety: needs review (the value now arrives at model loading only; optimum also applied it to the optimizer
+and checkpoints). Limits: reads through other objects (``self.args`` in a Trainer subclass) get a todo.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib.parsed_args import MOVED_FIELD, TRN_CONFIG, GONE_FIELDS
+from codemods._lib.training import OWNERS, TracksScope, args_plan, moved_value
+from codemods._tables.training_args import TRAINING_ARGS, FieldAction
+from codemods._tables.training_symbols import NEURON_ARGS_CLASSES
+from migrate.rule import PythonRule, Safety
+from migrate.snippets import parse_expression, parse_statement
+
+FIELD_COMMENT = "# tensor parallel degree (was a Neuron training argument): DistributedConfig(tp_size=...) at model loading"
+
+
+class ParsedArgumentFields(TracksScope, PythonRule):
+    """Move a parsed tensor_parallel_size into the script's dataclass and follow its reads; todo the rest."""
+
+    id = "NM208"
+    name = "parsed-argument-fields"
+    safety = Safety.NEEDS_REVIEW
+    scope = "neuron-project"  # stock names are among the triggers: only a project that targets Neuron is ours
+    triggers = (MOVED_FIELD, TRN_CONFIG, *sorted({name.rsplit(".", 1)[1] for name in NEURON_ARGS_CLASSES}))
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.plan = args_plan(ctx)
+        self.neuron_training = any(q.startswith("optimum.neuron") for qs in ctx.imports.bindings.values() for q in qs)
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        updated = super().leave_ClassDef(original, updated)
+        if self.scope_path or original.name.value != self.plan.script_class or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        declared = {s.body[0].target.value for s in updated.body.body if isinstance(s, cst.SimpleStatementLine)
+                    and isinstance(s.body[0], cst.AnnAssign) and isinstance(s.body[0].target, cst.Name)}
+        if MOVED_FIELD in declared:
+            return updated
+        line = parse_statement(f"{MOVED_FIELD}: int = 1\n").with_changes(
+            leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(FIELD_COMMENT))])
+        self.fixed(original, f"{MOVED_FIELD} moved from the Neuron training arguments into {original.name.value}: "
+                             f"--{MOVED_FIELD} and the config key keep working and are parsed here")
+        return updated.with_changes(body=updated.body.with_changes(body=[*updated.body.body, line]))
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
+        attr = original.attr.value
+        if attr not in GONE_FIELDS or self.ctx.qualnames(original):
+            return updated
+        holder = self.plan.args_var(self.scope_path, original.value.value) if isinstance(original.value, cst.Name) else None
+        if holder is None:
+            if attr in (MOVED_FIELD, TRN_CONFIG) and self.neuron_training and not self._argparse(original):
+                self.todo(original, f"if this reads the training arguments: the stock classes have no {attr}; keep the "
+                                    f"tensor parallel degree in a variable of your own and pass DistributedConfig(tp_size=...) "
+                                    f"to from_pretrained (the loaded model has it as model.config.distributed_config)")
+            return updated
+        var = holder.name
+        if attr in (MOVED_FIELD, TRN_CONFIG):
+            followed = moved_value(holder, attr)
+            if followed is None:
+                why = self.plan.blocked or f"{var} is not parsed together with a dataclass of the script, nor built with a literal degree"
+                self.todo(original, f"{var}.{attr}: the stock arguments have no {attr} and it was left as it is ({why}): "
+                                    f"declare tensor_parallel_size in a dataclass of your own parsed with the arguments and "
+                                    f"pass DistributedConfig(tp_size=...) to from_pretrained")
+                return updated
+            shown = cst.Module(body=[]).code_for_node(followed)
+            if attr == TRN_CONFIG:
+                self.ctx.add_import("os")
+                self.ctx.add_import("transformers.distributed", "DistributedConfig")
+                shown = "DistributedConfig(tp_size, fsdp_size=WORLD_SIZE // tp_size); its optimum-only options (sequence parallelism, pipeline sizes) have no stock counterpart"
+            where = f"the field moved into {self.plan.script_class}" if holder.script_var else f"{var} was built with that degree"
+            self.fixed(original, f"{var}.{attr} -> {shown} ({where})")
+            return followed
+        row = TRAINING_ARGS[attr]
+        if row.owner not in OWNERS[holder.target]:
+            return updated  # not a field of this arguments class: the read is about something else
+        if row.action is FieldAction.RENAME and row.value is None and row.target:
+            self.fixed(original, f"{var}.{attr} -> {var}.{row.target}: {row.message}")
+            return updated.with_changes(attr=cst.Name(row.target))
+        self.todo(original, f"{var}.{attr}: the stock arguments have no {attr} ({row.message}); remove this use")
+        return updated
+
+    def _argparse(self, node: cst.Attribute) -> bool:
+        """The script's own argparse options (``args = parser.parse_args()``) are not the training arguments."""
+        return isinstance(node.value, cst.Name) and (self.scope_path, node.value.value) in self.plan.argparse_vars
