@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import functools
 import io
+import re
 import tokenize
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -20,6 +21,7 @@ import ahocorasick
 from migrate.filekinds import HASH_COMMENT_KINDS, FileKind
 from migrate.findings import Finding, Severity
 from migrate.pyrun import transform_module
+from migrate.registry import all_rules
 from migrate.rule import (
     ImportMap, PythonContext, PythonRule, Rule, RuleOptions, SharedNamespace, SweepRule, TextContext, TextRule,
 )
@@ -70,6 +72,8 @@ def migrate_source(
     """Rewrite ``text`` (a file of ``kind``) with ``rules``. Raises on code that does not parse.
     ``namespace``: set when ``text`` is one of several sources sharing a Python namespace (notebook cells)."""
     active = rules_for(kind, rules, namespace.trigger_text if namespace else text, path.name)
+    if other_accelerator_file(kind, namespace.trigger_text if namespace else text, tuple(rules)):
+        active = [rule for rule in active if rule.scope != "neuron-project"]  # a CUDA baseline beside Neuron code
     findings: list[Finding] = []
     new_text = text
     python_rules = [rule for rule in active if issubclass(rule, PythonRule)]
@@ -86,6 +90,26 @@ def migrate_source(
         new_text, found = _sweep(text, new_text, kind, sweeps, options, findings)
         findings.extend(found)
     return Migrated(new_text, findings)
+
+
+def other_accelerator_file(kind: FileKind, text: str, rules: tuple[type[Rule], ...]) -> bool:
+    """Whether the file's own code targets another accelerator and shows no Neuron code (``Rule.other_accelerator``):
+    scope per file, not per repository."""
+    other, neuron = _file_scope_patterns(rules, kind)
+    return any(anchor in text and pattern.search(text) for anchor, pattern in other) and not any(
+        anchor in text and pattern.search(text) for anchor, pattern in neuron
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _file_scope_patterns(rules: tuple[type[Rule], ...], kind: FileKind):
+    def compiled(pairs):
+        return tuple({(anchor, re.compile(regex, re.MULTILINE)) for anchor, regex in pairs})
+
+    every = {*all_rules(), *rules}  # like the project markers: --select/--ignore do not change what a file is
+    other = [pair for rule in every for pair in rule.other_accelerator.get(kind, ())]
+    neuron = [pair for rule in every for pair in (*rule.markers.get(kind, ()), *rule.neuron_code.get(kind, ()))]
+    return compiled(other), compiled(neuron)
 
 
 def _transform_text(

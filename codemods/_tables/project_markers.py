@@ -70,3 +70,31 @@ MARKERS: dict[FileKind, tuple[tuple[str, str], ...]] = {
 #: can change imports optimum-neuron in one of these forms; the bare dotted name would also wake them for
 #: libraries that only mention the package in a string (transformers does, in 3,000-line files).
 OPTIMUM_NEURON_IMPORTS = ("from optimum.neuron", "import optimum.neuron", "from optimum import neuron")
+
+#: Scope per FILE (``Rule.other_accelerator``): code for another accelerator. A GPU baseline script beside the
+#: Neuron code of a repository (``train_gpu.py`` with ``.cuda()`` / ``"cuda"`` / ``"nccl"``) is not Neuron code:
+#: with none of a file's own Neuron evidence (a marker above or ``NEURON_CODE``) the Neuron-project rules skip it.
+#: The quote may be JSON-escaped (notebooks).
+_Q = r"""\\?["']"""
+OTHER_ACCELERATOR_PYTHON = (
+    ("cuda", rf"{_Q}cuda(?::\d+)?{_Q}"),
+    (".cuda(", r"\.cuda\("),
+    ("torch.cuda.", r"\btorch\.cuda\.(?!is_available\b)"),  # an availability check alone is portable code
+    ("nccl", rf"{_Q}nccl{_Q}"),
+)
+#: Neuron evidence of a file beyond the project markers: in a Neuron project torch_xla code is Neuron code.
+NEURON_CODE_PYTHON = (
+    ("torch_xla", r"^[ \t]*(?:from|import)[ \t]+torch_xla\b"),
+    ("xla", rf"{_Q}xla(?::\d+)?{_Q}"),
+    ("neuron", rf"{_Q}neuron{_Q}"),
+)
+NEURON_CODE_NOTEBOOK = (("torch_xla", r"\"[ \t]*(?:from|import)[ \t]+torch_xla\b"), *NEURON_CODE_PYTHON[1:])
+
+OTHER_ACCELERATOR: dict[FileKind, tuple[tuple[str, str], ...]] = {
+    FileKind.PYTHON: OTHER_ACCELERATOR_PYTHON,
+    FileKind.NOTEBOOK: OTHER_ACCELERATOR_PYTHON,
+}
+NEURON_CODE: dict[FileKind, tuple[tuple[str, str], ...]] = {
+    FileKind.PYTHON: NEURON_CODE_PYTHON,
+    FileKind.NOTEBOOK: NEURON_CODE_NOTEBOOK,
+}

@@ -17,7 +17,7 @@ from migrate.snippets import parse_expression, parse_statement
 #: What shows that a project targets AWS Neuron: the project-wide table (anchor + precise regex per
 #: file kind). Plain substrings were not enough: transformers names optimum.neuron / torch_neuronx in
 #: availability checks and messages, and must not count as a Neuron project.
-from codemods._tables.project_markers import MARKERS  # noqa: E402
+from codemods._tables.project_markers import MARKERS, NEURON_CODE, OTHER_ACCELERATOR  # noqa: E402
 
 #: Files are parsed only when they mention torch_xla or a literal xla device / env var.
 TRIGGERS: tuple[str, ...] = ("torch_xla", '"xla"', "'xla'")
@@ -43,6 +43,8 @@ class XlaRule(PythonRule):
 
     scope = "neuron-project"
     markers = MARKERS
+    other_accelerator = OTHER_ACCELERATOR  # a CUDA baseline file in a Neuron project is left alone
+    neuron_code = NEURON_CODE
     triggers = TRIGGERS
     legacy_modules = LEGACY
 
