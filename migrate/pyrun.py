@@ -116,7 +116,9 @@ class _Dispatcher(cstwalk.Hooks):
                 table = self.visitors if attribute.startswith("visit_") else self.leavers
                 table[getattr(cst, attribute[6:])].append(getattr(rule, attribute))
         self.visitors, self.leavers = dict(self.visitors), dict(self.leavers)
-        self.hooked = frozenset(self.visitors) | frozenset(self.leavers) | _STATEMENT_CLASSES | _NAME_BOOKKEEPING
+        self.hooked = (
+            frozenset(self.visitors) | frozenset(self.leavers) | _STATEMENT_CLASSES | _NAME_BOOKKEEPING | {cst.IndentedBlock}
+        )
         self.carried: list[tuple[int, list[str]]] = []  # notes of removed statements, for the next one
         self.first_statement = module.body[0] if module.body else None
         self.header_comments = {line.comment.value for line in module.header if line.comment}
@@ -155,6 +157,10 @@ class _Dispatcher(cstwalk.Hooks):
                 # Removed, flattened or replaced by an earlier rule: later rules still get their leave
                 # call (so visit/leave state stays balanced) but cannot change the node any more.
                 leave(original, original)
+        if node_type is cst.IndentedBlock and isinstance(result, cst.IndentedBlock) and not result.body:
+            result = result.with_changes(body=[cst.SimpleStatementLine(body=[cst.Pass()])])  # every statement removed
+        elif node_type is cst.If and isinstance(result, cst.If) and _emptied(original, result):
+            result = cst.RemoveFromParent()  # `if x: pass else: pass` left by removals does nothing
         if node_type in _STATEMENT_CLASSES:
             result = self._attach_notes(original, result)
         return result
@@ -177,6 +183,42 @@ class _Dispatcher(cstwalk.Hooks):
         if isinstance(result, cst.FlattenSentinel):
             return cst.FlattenSentinel([annotated, *result.nodes[1:]])
         return annotated
+
+
+def _branches(node: cst.If) -> list[cst.BaseSuite]:
+    suites = [node.body]
+    orelse = node.orelse
+    while isinstance(orelse, cst.If):
+        suites.append(orelse.body)
+        orelse = orelse.orelse
+    if orelse is not None:
+        suites.append(orelse.body)
+    return suites
+
+
+def _only_pass(suite: cst.BaseSuite) -> bool:
+    statements = suite.body if isinstance(suite, cst.IndentedBlock) else [suite]
+    return all(
+        isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+        and all(isinstance(small, cst.Pass) for small in statement.body)
+        for statement in statements
+    )
+
+
+_SIDE_EFFECTS = (cst.Call, cst.Await, cst.Yield, cst.NamedExpr, cst.Lambda)
+
+
+def _emptied(original: cst.If, updated: cst.If) -> bool:
+    """Rules removed every statement of every branch (the user did not write it so) and the tests do nothing
+    but test: the whole `if` can go."""
+    if not all(_only_pass(suite) for suite in _branches(updated)) or all(_only_pass(suite) for suite in _branches(original)):
+        return False
+    tests = [updated.test]
+    orelse = updated.orelse
+    while isinstance(orelse, cst.If):
+        tests.append(orelse.test)
+        orelse = orelse.orelse
+    return not any(cstwalk.find(test, lambda node: isinstance(node, _SIDE_EFFECTS)) for test in tests)
 
 
 def _with_notes(statement, messages: list[str], also_present: set[str]):

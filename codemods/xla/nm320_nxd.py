@@ -26,6 +26,10 @@ After (unchanged code, with notes)::
     # neuron-migrate: NxD initialize_model_parallel: dist.init_process_group(...) then mesh = init_device_mesh(...)
     parallel_state.initialize_model_parallel(tensor_model_parallel_size=8)
 
+A modeling file (its classes call NxD ``WHOLESALE`` times or more, like a ``modeling_llama_nxd.py``)
+gets ONE note above its first NxD import instead of one per layer: such a file is replaced wholesale by the
+stock transformers model, not ported line by line.
+
 Fix safety: manual only, except the two rewrites above (safe / needs review).
 """
 
@@ -34,6 +38,8 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods.xla._common import Safety, XlaRule
+from migrate import cstwalk
+from migrate.rule import dotted_name
 
 NXD = "neuronx_distributed"
 MESSAGES = {
@@ -61,6 +67,7 @@ MESSAGES = {
     NXD: "neuronx_distributed has no TorchNeuron build: replace with torch.distributed (DeviceMesh, DTensor, FSDP2) or transformers DistributedConfig",
 }
 MOVE_TO_DEVICE = frozenset({f"{NXD}.utils.model_utils.move_model_to_device", f"{NXD}.parallel_layers.move_model_to_device", f"{NXD}.parallel_layers.utils.move_model_to_device"})
+WHOLESALE = 6  # NxD calls in a file that defines classes: a modeling file, to replace rather than port
 CLIP = frozenset({f"{NXD}.parallel_layers.grads.clip_grad_norm", f"{NXD}.parallel_layers.clip_grad_norm"})
 
 
@@ -79,6 +86,45 @@ class Nxd(XlaRule):
             if qualified == NXD or qualified.startswith(NXD + "."):
                 return qualified
         return None
+
+    def _modeling_file_calls(self) -> int:
+        """How many NxD calls the file makes when it is a modeling file (classes built on NxD layers), else 0."""
+        def count() -> int:
+            module = self.module
+            calls: list[cst.Call] = []
+
+            class Calls(cst.CSTVisitor):
+                def visit_Call(inner, node: cst.Call) -> None:
+                    if self._nxd(node.func) is not None:
+                        calls.append(node)
+
+            for statement in module.body if module is not None else ():
+                if isinstance(statement, cst.ClassDef):  # layers built in model classes, not a training loop
+                    cstwalk.visit(statement, Calls())
+            return len(calls) if len(calls) >= WHOLESALE else 0
+
+        return self.ctx.memo("nxd-modeling-file", count)
+
+    def _wholesale_note(self, node: cst.CSTNode, module_name: str) -> None:
+        if not (module_name == NXD or module_name.startswith(NXD + ".")) or getattr(self, "_noted", False):
+            return
+        calls = self._modeling_file_calls()
+        if calls:
+            self._noted = True
+            self.todo(node, f"neuronx-distributed modeling file ({calls} NxD layer/parallel_state calls in its classes): replace it wholesale, do not port it line by line: load the stock transformers model (e.g. AutoModelForCausalLM.from_pretrained(..., distributed_config=DistributedConfig(tp_size=T))) or write plain nn.Linear/nn.Embedding layers sharded with a parallelize_module plan (ColwiseParallel/RowwiseParallel) on init_device_mesh; convert NxD checkpoints with torch.distributed.checkpoint on the old stack")
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.module is not None and not node.relative:
+            self._wholesale_note(node, dotted_name(node.module))
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            self._wholesale_note(node, dotted_name(alias.name))
+
+    def todo(self, node: cst.CSTNode, message: str) -> None:
+        if self._modeling_file_calls() and not message.startswith("neuronx-distributed modeling file"):
+            return  # the file's one note says it all
+        super().todo(node, message)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         qualified = self._nxd(original.func)
