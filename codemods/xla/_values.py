@@ -161,9 +161,9 @@ class _Planner:
             if reads is None:
                 value.rebound = True
                 continue
+            result.reads.update((id(read), value) for read in reads)
             uses = []
             for read in reads:
-                result.reads[id(read)] = value
                 use = self._use(read, value.literal, 0)
                 if use is None:
                     value.blocker = self._statement_of(read)
