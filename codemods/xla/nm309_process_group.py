@@ -17,7 +17,14 @@ After::
 
     import torch
     import torch.distributed as dist
-    dist.init_process_group(dist.get_default_backend_for_device(torch.accelerator.current_accelerator() or torch.device("cpu")))
+    dist.init_process_group(dist.get_default_backend_for_device(torch.accelerator.current_accelerator() or torch.device("cpu")),
+                            store=None if "RANK" in os.environ else dist.HashStore(),
+                            rank=int(os.environ.get("RANK", 0)), world_size=int(os.environ.get("WORLD_SIZE", 1)))
+
+torch_xla's rendezvous also worked in a plain ``python train.py``; ``env://`` needs torchrun's variables, so
+without ``RANK`` the group is one process over an in-memory store. A backend held in a variable is followed
+(``codemods/xla/_values.py``): ``init_process_group(device)`` after ``device = "xla"`` gets
+``dist.get_default_backend_for_device(device)``; ``backend = "xla"`` read only as a backend becomes the backend.
 
 Fix safety: safe. Launch with ``torchrun`` (see NM310 for ``xmp.spawn``).
 """
