@@ -7,6 +7,7 @@ import datetime as _dt
 import platform
 from typing import Any
 
+from compat_matrix.evidence import ran_on, row_evidence
 from compat_matrix.schema import SCHEMA_VERSION
 
 #: Row verdict for each status, per mode: what this row alone says about the architecture in that mode.
@@ -71,6 +72,7 @@ def base_row(job: dict[str, Any], versions: dict[str, Any] | None = None) -> dic
         "mode": mode,
         "status": "skipped",
         "verdict": "unsupported",
+        "evidence": ran_on(job["device"]),
         "reasons": [],
         "device": job["device"],
         "backend": job["backend"] if mode != "eager" else None,
@@ -91,7 +93,8 @@ def harness_row(job: dict[str, Any], status: str, error: str, seconds: float | N
                 versions: dict[str, Any] | None = None) -> dict[str, Any]:
     """A row written by the runner for a job whose worker did not report (timeout, crash, oom)."""
     row = base_row(job, versions)
-    row.update(status=status, verdict=verdict_for(status, job["mode"]), error=error, finished_at=now())
+    row.update(status=status, verdict=verdict_for(status, job["mode"]), evidence=row_evidence(job["device"], status),
+               error=error, finished_at=now())
     row["reasons"] = [error]
     if seconds is not None:
         row["timings"] = {"total": round(seconds, 3)}

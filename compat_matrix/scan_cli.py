@@ -239,7 +239,10 @@ def _summary(rows: list[dict[str, Any]], result, options) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from compat_matrix.evidence import architecture_evidence
     from compat_matrix.schema import architecture_verdict
+    from reports.compat.render import published_lines
+    from reports.compat.summary import architectures, evidence_headline, published_comparison
 
     by_arch: dict[str, dict[str, dict]] = defaultdict(dict)
     ranks: dict[str, Any] = {}
@@ -253,6 +256,7 @@ def _summary(rows: list[dict[str, Any]], result, options) -> None:
     for mode in modes:
         table.add_column(mode)
     table.add_column("verdict")
+    table.add_column("evidence")
     table.add_column("reason")
     verdicts: Counter[str] = Counter()
     order = sorted(by_arch, key=lambda mt: (ranks[mt] is None, ranks[mt] or 0, mt))
@@ -260,14 +264,20 @@ def _summary(rows: list[dict[str, Any]], result, options) -> None:
         per = by_arch[model_type]
         verdict, reasons = architecture_verdict(per.values())
         verdicts[verdict] += 1
-        table.add_row(str(ranks[model_type] or "-"), model_type,
-                      *[per[m]["status"] if m in per else "" for m in modes], verdict, (reasons[0] if reasons else "")[:70])
+        table.add_row(str(ranks[model_type] or "-"), model_type, *[per[m]["status"] if m in per else "" for m in modes],
+                      verdict, architecture_evidence(per.values(), verdict), (reasons[0] if reasons else "")[:70])
     console = Console(stderr=False, width=160)
     console.print(table)
     counts = Counter((row["mode"], row["status"]) for row in rows)
     for mode in modes:
         parts = ", ".join(f"{status} {n}" for (m, status), n in sorted(counts.items()) if m == mode)
         console.print(f"{mode}: {parts}")
+    headline = evidence_headline(rows, modes)
+    published = published_comparison(architectures(rows))
+    console.print(headline["text"], markup=False, soft_wrap=True)
+    console.print("beside the published figures: " + " · ".join(
+        f"{label} {n}/{of}" for label, n, of in published_lines({"published": published, "evidence": headline})),
+        markup=False, soft_wrap=True)
     console.print(f"architectures: {', '.join(f'{v} {verdicts[v]}' for v in ('supported', 'partial', 'unsupported'))}"
                   f" | this run: {len(result.rows)} job(s) in {result.wall_seconds:.0f}s"
                   + (f", {result.skipped_done} already done" if result.skipped_done else ""))

@@ -6,13 +6,16 @@ running stays apart from rendering.
 One row per job (architecture x mode), one JSON object per line in ``OUT/results.jsonl``. Fields:
 
 ==================  =========================================================================================
-``schema_version``  int, ``SCHEMA_VERSION``; readers refuse rows of a newer major version
+``schema_version``  int, ``SCHEMA_VERSION``; readers refuse rows of a newer version and bring older ones up to
+                    date with ``migrate_row`` (see docs/results-schema.md, "Versions")
 ``tool_version``    version of this package that produced the row
 ``model_type``      transformers ``model_type`` (``llama``, ``qwen3_moe`` ...)
 ``rank``            position in the shipped top-100 list, or ``None`` for architectures outside it
 ``mode``            one of ``MODES``
 ``status``          one of ``STATUSES`` (closed vocabulary)
 ``verdict``         one of ``VERDICTS``: what this row alone says about the architecture in this mode
+``evidence``        one of ``evidence.LEVELS`` (since version 2): ``observed`` (ran on neuron), ``stand-in`` (ran
+                    on cpu/cuda), ``proxy`` (decided by the torch-mlir lowering proxy: ``fail_lowering``)
 ``reasons``         list of short strings that decided the verdict (``"predicted CPU fallback: sort"``)
 ``device``          ``neuron`` / ``cuda`` / ``cpu``: where the model ran
 ``backend``         compile backend (``neuron``, ``inductor``, ``eager`` ...); ``None`` in eager mode
@@ -27,7 +30,8 @@ One row per job (architecture x mode), one JSON object per line in ``OUT/results
                     ``tokens_match``}, ``cache`` {``requested``, ``used``}, ``graphs``, ``graph_breaks``
                     [{``reason``, ``count``}], ``recompiles``, ``fallback_ops`` [aten names],
                     ``fallback_ops_source`` (``predicted`` | ``torch_neuronx``), ``float64_ops``,
-                    ``complex_ops``, ``lowering`` {...}, ``tp`` {...}
+                    ``complex_ops``, ``lowering`` {..., ``outcome``: ``lowers`` | ``inconclusive`` |
+                    ``predicted_failure``, ``unlisted_ops``, ``listed_ops``}, ``tp`` {...}
 ``started_at``      ISO-8601 UTC
 ``finished_at``     ISO-8601 UTC
 ``shard``           ``"i/n"`` or ``None``
@@ -38,7 +42,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-SCHEMA_VERSION = 1
+from compat_matrix.evidence import LEVELS
+
+#: 2: ``evidence`` on every row; a lowering failure on an op TorchNeuron implements no longer lowers the row.
+SCHEMA_VERSION = 2
 
 MODES = ("eager", "compiled", "tp")
 
@@ -103,6 +110,43 @@ def check_row(row: Mapping[str, Any]) -> None:
         raise SchemaError(f"unknown verdict {row['verdict']!r}")
     if not isinstance(row["model_type"], str) or not row["model_type"]:
         raise SchemaError("model_type must be a non-empty string")
+    if row["schema_version"] >= 2 and row.get("evidence") not in LEVELS:
+        raise SchemaError(f"unknown evidence {row.get('evidence')!r}")
+
+
+def migrate_row(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A row of an older schema as this version writes it (a new dict; current rows are returned as they are).
+
+    1 -> 2: ``evidence`` from the device and status, ``details.lowering`` classified; a ``fail_lowering`` whose
+    failed ops TorchNeuron all implements becomes what the stand-in run found (``pass``, or ``fail_generate`` when
+    chunked prefill had failed: version 1 ranked the lowering above it).
+    """
+    from compat_matrix import evidence
+
+    version = row.get("schema_version") if isinstance(row, Mapping) else None
+    if not isinstance(version, int) or isinstance(version, bool) or version != 1:
+        return row
+    new = {**row, "schema_version": SCHEMA_VERSION, "details": dict(row.get("details") or {})}
+    lowering = new["details"].get("lowering")
+    if isinstance(lowering, Mapping):
+        judged = evidence.classify_lowering(lowering)
+        if judged:
+            new["details"]["lowering"] = {**lowering, **judged}
+            if new.get("status") == "fail_lowering" and judged["outcome"] != evidence.PREDICTED_FAILURE:
+                _undo_lowering_failure(new)
+    new["evidence"] = evidence.row_evidence(new.get("device"), new.get("status"))
+    return new
+
+
+def _undo_lowering_failure(row: dict[str, Any]) -> None:
+    from compat_matrix.rows import verdict_for
+
+    row["reasons"] = [reason for reason in row.get("reasons") or [] if not reason.startswith("StableHLO lowering")]
+    chunked_error = row["details"].get("chunked_prefill_error")
+    row["status"] = "fail_generate" if chunked_error else "pass"
+    if chunked_error:
+        row["reasons"].insert(0, str(chunked_error)[:300])
+    row["verdict"] = verdict_for(row["status"], row["mode"], generate_runs=True)
 
 
 def job_key(row: Mapping[str, Any]) -> tuple[str, str]:

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from compat_matrix.schema import SCHEMA_VERSION, SchemaError, check_row, run_key
+from compat_matrix.schema import SCHEMA_VERSION, SchemaError, check_row, migrate_row, run_key
 
 RESULTS = "results.jsonl"
 #: Lines ``repair`` took out of the results (appended, never overwritten), next to them.
@@ -114,7 +114,7 @@ def _valid_line(line: bytes, file: Path) -> bool:
 
 
 def read_rows(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
-    """Rows of a results file; torn or foreign lines are skipped."""
+    """Rows of a results file, older schema versions brought up to date; torn or foreign lines are skipped."""
     file = Path(path)
     if not file.exists():
         return
@@ -124,7 +124,7 @@ def read_rows(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
             if not line:
                 continue
             try:
-                row = json.loads(line)
+                row = migrate_row(json.loads(line))
                 check_row(row)
             except (ValueError, TypeError):
                 continue

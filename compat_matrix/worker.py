@@ -22,6 +22,7 @@ import time
 import traceback
 from typing import Any
 
+from compat_matrix import evidence
 from compat_matrix.checks import CheckFailed, one_line
 from compat_matrix.rows import base_row, now, verdict_for
 
@@ -110,6 +111,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     if row.get("peak_memory_mb") is None:  # tp mode reports its ranks' peak itself
         row["peak_memory_mb"] = devices.peak_memory_mb(job["device"])
     row["finished_at"] = now()
+    row["evidence"] = evidence.row_evidence(row["device"], row["status"])
     known = _known_failure(job["model_type"], job["mode"])
     if known and row["status"] != "pass":
         row["details"]["known_failure"] = {"check": known.get("check"), "evidence": " ".join(known["evidence"].split())}
@@ -223,7 +225,7 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
         if details.get("complex_ops"):
             notes.append(f"complex ops: {', '.join(details['complex_ops'][:6])}")
 
-    lowering_status = None
+    lowering_status = lowering_reason = None
     if mode == "compiled" and job.get("lowering", True):
         check_lowering = _lowering_check()
         if check_lowering is not None:
@@ -232,13 +234,18 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
                 lowering = check_lowering(model, input_ids.to(model.device))
             except Exception as exc:  # noqa: BLE001 - a crash of the lowering check is its own failure
                 lowering = {"status": "failed", "failed_ops": [], "reason": one_line(exc), "seconds": None}
-            details["lowering"] = lowering
+            judged = evidence.classify_lowering(lowering)
+            details["lowering"] = {**lowering, **(judged or {})}
             if lowering.get("seconds") is not None:
                 timings["lowering"] = round(float(lowering["seconds"]), 3)
-            if lowering.get("status") == "failed":
+            if judged and judged["outcome"] == evidence.PREDICTED_FAILURE:
                 lowering_status = "fail_lowering"
-                failed = ", ".join(lowering.get("failed_ops") or []) or (lowering.get("reason") or "")
-                reasons.append(f"StableHLO lowering fails: {failed}"[:300])
+                lowering_reason = ("StableHLO lowering fails (predicted: not in TorchNeuron's op list): "
+                                   f"{', '.join(judged['unlisted_ops'])}")[:300]
+            elif judged and judged["outcome"] == evidence.INCONCLUSIVE:
+                failed = ", ".join(judged["listed_ops"]) or (lowering.get("reason") or "no op named")[:160]
+                notes.append(f"lowering proxy inconclusive: upstream torch-mlir cannot lower {failed}, which "
+                             "TorchNeuron implements (or the failure names no op)")
 
     # Status: the first failure along the pipeline; then the caveats, most severe first.
     status = "pass"
@@ -263,11 +270,14 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
         status = "graph_breaks"
         total = sum(b["count"] for b in compile_details["graph_breaks"])
         reasons.insert(0, f"{total} graph break(s): {compile_details['graph_breaks'][0]['reason'][:160]}")
-    elif lowering_status:
-        status = lowering_status
     elif gen["status"] == "fail_generate":
         status = "fail_generate"
         reasons.insert(0, gen["reason"][:300])
+    elif lowering_status:  # the proxy only speaks where everything that really ran passed
+        status = lowering_status
+        reasons.insert(0, lowering_reason)
+    if lowering_reason and status != "fail_lowering":
+        notes.append(lowering_reason)
     if mode == "compiled" and details.get("graphs_by_step", {}).get("prefill", 0) > 1:
         notes.append(f"prefill compiled {details['graphs_by_step']['prefill']} graphs for equal-shape chunks")
     if status == "pass" and device == "neuron" and details.get("fallback_ops"):

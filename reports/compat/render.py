@@ -134,6 +134,8 @@ def render_html(summary: Mapping[str, Any]) -> str:
         verdict_chart=charts.verdict_chart(summary),
         timing_chart=charts.timing_chart(summary),
         per_mode_line=per_mode_line,
+        published_lines=published_lines,
+        percent=percent,
         cell_kind=cell_kind,
         compile_time=compile_time,
         graph_breaks=graph_breaks,
@@ -145,6 +147,27 @@ def render_html(summary: Mapping[str, Any]) -> str:
 
 def short(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def percent(part: int, whole: int) -> str:
+    return f"{round(100 * part / whole)}%" if whole else "–"
+
+
+def published_lines(summary: Mapping[str, Any]) -> list[tuple[str, int, int]]:
+    """(label, supported, of) for the before/after table: the published figures beside this scan's."""
+    published = summary["published"]
+    figures = published["figures"]
+    ours = published["ours"]
+    eager = next((part for part in summary["evidence"]["modes"] if part["mode"] == "eager"), None)
+    lines = [(figures[0]["label"], figures[0]["supported"], figures[0]["of"]),
+             ("this scan: predicted supported (every mode)", ours["supported"], ours["of"])]
+    if eager and eager["total"]:
+        lines.append((f"this scan: eager pass ({', '.join(eager['evidence'])})", eager["pass"], eager["total"]))
+    lines += [(figure["label"], figure["supported"], figure["of"]) for figure in figures[1:]]
+    optimum = published["optimum_neuron_045"]
+    if optimum["known"]:
+        lines.append(("optimum-neuron 0.4.5: shipped list, scanned architectures", optimum["supported"], optimum["known"]))
+    return lines
 
 
 def render_markdown(summary: Mapping[str, Any], collapse_over: int = 30) -> str:
@@ -166,7 +189,9 @@ def render_markdown(summary: Mapping[str, Any], collapse_over: int = 30) -> str:
                 arch["rank"] if arch["rank"] is not None else "–",
                 f"`{arch['model_type']}`",
                 f"{ICONS[charts.KIND[arch['verdict']]]} {arch['verdict']}",
+                arch["evidence"],
                 *cells,
+                arch.get("optimum_neuron_045") or "–",
                 seconds(compile_time(arch)),
                 short("; ".join(arch["reasons"])) if arch["verdict"] != "supported" else "",
             ]
@@ -178,8 +203,18 @@ def render_markdown(summary: Mapping[str, Any], collapse_over: int = 30) -> str:
         date=scan_date(summary),
         counts_header=["", "supported:", "partial:", "unsupported:", "skipped:", "total:"],
         counts_rows=counts_rows,
-        matrix_header=["Rank:", "Architecture", "Verdict", *modes, "First call:", "Why"],
+        matrix_header=["Rank:", "Architecture", "Verdict", "Evidence", *modes, "optimum-neuron 0.4.5", "First call:",
+                       "Why"],
         matrix_rows=matrix_rows,
+        published_header=["", "supported:", "of:", "share:"],
+        published_rows=[[label, n, of, percent(n, of)] for label, n, of in published_lines(summary)],
+        difference_header=["Rank:", "Architecture", "Verdict", "Evidence", *modes, "optimum-neuron 0.4.5", "Why"],
+        difference_rows=[
+            [entry["rank"] if entry["rank"] is not None else "–", f"`{entry['model_type']}`", entry["verdict"],
+             entry["evidence"], *(entry["statuses"].get(mode, "–") for mode in modes),
+             entry["optimum_neuron_045"] or "–", short(entry["reason"])]
+            for entry in summary["published"]["difference"]
+        ],
         collapse=len(matrix_rows) > collapse_over,
         errors=[p for p in summary["problems"] if p["severity"] == "error"],
     )
@@ -197,14 +232,21 @@ def report_document(summary: Mapping[str, Any]) -> dict[str, Any]:
                 "architectures": summary["headline"]["architectures"],
                 "modes": summary["headline"]["modes"],
                 "statuses": summary["statuses"],
+                "evidence": summary["evidence"],
+                "published": summary["published"],
             },
             "architectures": [
                 {
                     "model_type": arch["model_type"],
                     "rank": arch["rank"],
                     "verdict": arch["verdict"],
+                    "evidence": arch["evidence"],
+                    "optimum_neuron_045": arch["optimum_neuron_045"],
                     "reasons": arch["reasons"],
-                    "modes": {mode: {"status": row["status"], "verdict": row["verdict"]} for mode, row in arch["modes"].items()},
+                    "modes": {
+                        mode: {"status": row["status"], "verdict": row["verdict"], "evidence": row["evidence"]}
+                        for mode, row in arch["modes"].items()
+                    },
                     "graph_breaks": arch["graph_breaks"],
                     "recompiles": arch["recompiles"],
                     "fallback_ops": arch["fallback_ops"],

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from compat_matrix.schema import HARNESS_STATUSES, MODES, SCHEMA_VERSION, SchemaError, check_row, job_key
+from compat_matrix.schema import (HARNESS_STATUSES, MODES, SCHEMA_VERSION, SchemaError, check_row, job_key,
+                                  migrate_row)
 
 RESULTS_FILE = "results.jsonl"
 
@@ -132,6 +133,7 @@ def read_rows(path: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[Proble
         except json.JSONDecodeError as error:
             problems.append(Problem("error", where, f"not JSON: {error.msg} (column {error.colno})"))
             continue
+        row = migrate_row(row)
         reasons = validate_row(row)
         if reasons:
             problems.extend(Problem("error", where, reason) for reason in reasons)

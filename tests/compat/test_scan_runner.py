@@ -72,18 +72,25 @@ def test_compiled_mode_counts_graphs_and_the_lowering_seam(monkeypatch):
 
     def fake_lowering(model, input_ids):  # the seam's contract; the real check has its own tests
         seen["shape"] = tuple(input_ids.shape)
-        return {"status": "failed", "failed_ops": ["aten::histc"], "reason": "illegal op", "seconds": 0.01,
+        return {"status": "failed", "failed_ops": [seen["op"]], "reason": "illegal op", "seconds": 0.01,
                 "op_histogram": {}}
 
     monkeypatch.setattr(worker, "_lowering_check", lambda: fake_lowering)
     job = {"model_type": "gpt2", "mode": "compiled", "device": "cpu", "backend": "aot_eager", "dtype": "float32"}
+    seen["op"] = "aten::_fft_r2c"  # not in TorchNeuron's op list: a predicted failure, named
     row = run_job(job)
     details = row["details"]
     assert row["backend"] == "aot_eager"
     assert details["graphs"] >= 2 and details["recompiles"] == 0 and details["graphs_by_step"]["decode_1"] == 1
     assert details["parity"]["generate"]["tokens_match"]
     assert row["status"] == "fail_lowering" and row["verdict"] == "partial" and seen["shape"][0] == 1
-    assert details["lowering"]["failed_ops"] == ["aten::histc"]
+    assert row["evidence"] == "proxy" and "predicted" in row["reasons"][0] and "aten::_fft_r2c" in row["reasons"][0]
+    assert details["lowering"]["outcome"] == "predicted_failure" and details["lowering"]["failed_ops"] == ["aten::_fft_r2c"]
+    seen["op"] = "aten::histc"  # TorchNeuron implements it: the proxy is inconclusive and the row stands
+    row = run_job(job)
+    assert row["status"] == "pass" and row["verdict"] == "supported" and row["evidence"] == "stand-in"
+    assert row["details"]["lowering"]["outcome"] == "inconclusive"
+    assert any("inconclusive" in note and "aten::histc" in note for note in row["details"]["notes"])
     row = run_job({**job, "lowering": False})
     assert row["status"] == "pass" and "lowering" not in row["details"]
 

@@ -14,6 +14,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from compat_matrix import schema  # noqa: E402
+from compat_matrix.evidence import row_evidence  # noqa: E402
 from compat_matrix.tp import probe_tp_plan, run_tp_job  # noqa: E402
 
 TIMEOUT = 180.0
@@ -46,6 +47,7 @@ def _full_row(result, model_type):
         "versions": {"torch": torch.__version__, "transformers": transformers.__version__},
         **result,
     }
+    row.setdefault("evidence", row_evidence(row["device"], row["status"]))  # the worker's part
     schema.check_row(row)
     assert row["mode"] == "tp" and row["model_type"] == model_type
     return row

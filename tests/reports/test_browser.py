@@ -68,7 +68,7 @@ def test_filtering_by_typed_text_and_selects(page):
 
 def test_sorting_by_clicking_headers(page):
     reset(page)
-    first_call = "#matrix-table thead th:nth-child(7)"
+    first_call = "#matrix-table thead th:nth-child(9)"
     assert page.evaluate(f"document.querySelector('{first_call}').textContent") == "First call"
     page.click(first_call)
     assert visible_rows(page)[:3] == ["mamba", "mistral", "gpt2"]  # ascending; no time (qwen3_moe, falcon_h1) last
@@ -77,6 +77,26 @@ def test_sorting_by_clicking_headers(page):
     assert visible_rows(page)[:2] == ["gemma3_text", "qwen2"]  # descending: the slowest compile first
     page.click("#matrix-table thead th:nth-child(1)")
     assert visible_rows(page)[:3] == ["llama", "qwen2", "mistral"]
+
+
+def test_headline_per_evidence_level_and_the_published_figures(page):
+    reset(page)
+    headline = page.evaluate("document.getElementById('evidence-headline').innerText")
+    assert headline == ("eager: 7 of 10 pass (observed, neuron) · compiled: 3 of 9 pass (observed, neuron) · "
+                        "tp: 3 of 7 pass (observed, neuron)")
+    labels = page.evaluate("[...document.querySelectorAll('#published-table tbody td:first-child')].map(c => c.innerText)")
+    assert labels[0] == "TorchNeuron (launch post)" and "optimum-neuron 0.4.5 (launch post)" in labels
+    shares = page.evaluate("[...document.querySelectorAll('#published-table tbody td:last-child')].map(c => c.innerText)")
+    assert shares[0] == "89%" and shares[1] == "10%"
+    headers = page.evaluate("[...document.querySelectorAll('#matrix-table thead th')].map(c => c.innerText)")
+    assert headers[3] == "Evidence" and headers[7] == "optimum-neuron 0.4.5"
+    cells = page.evaluate("[...document.querySelectorAll('#matrix-table tbody tr[data-key=llama] td')].map(c => c.innerText)")
+    assert cells[3] == "observed" and cells[7] == "yes"
+    page.click("#difference summary")
+    page.evaluate("new Promise(r => setTimeout(r, 50))")
+    assert page.evaluate("document.getElementById('difference').open") is True
+    rows = page.evaluate("[...document.querySelectorAll('#difference-table tbody tr')].map(r => r.dataset.arch)")
+    assert len(rows) == 9 and "llama" not in rows and rows[0] == "qwen2"
 
 
 def test_architecture_link_opens_its_detail_panel(page):

@@ -198,9 +198,9 @@ def test_nan_timing_fails(rows, jsonl, baseline, cli):
 
 def test_unknown_schema_version_fails(rows, jsonl, baseline, cli):
     for row in rows:
-        row["schema_version"] = 2
+        row["schema_version"] = 3
     result = cli("gate", jsonl(rows), "--baseline", baseline)
-    assert result.exit_code == 1 and "unsupported schema_version 2" in result.output
+    assert result.exit_code == 1 and "unsupported schema_version 3" in result.output
 
 
 def test_one_bad_row_fails_even_if_the_rest_match(rows, jsonl, baseline, cli):

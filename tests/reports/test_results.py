@@ -62,7 +62,7 @@ def test_nan_literal_in_the_file_is_caught(tmp_path, rows):
     assert "timings.first_call is nan" in load_results(path).problems[0].message
 
 
-@pytest.mark.parametrize("version", [0, 2, "1", None])
+@pytest.mark.parametrize("version", [0, 3, "1", None])
 def test_unknown_schema_version_is_an_error(rows, jsonl, version):
     rows[0]["schema_version"] = version
     results = load_results(jsonl(rows))
