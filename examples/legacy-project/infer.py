@@ -1,8 +1,10 @@
 """Generate with a Llama model compiled for Neuron at load time."""
+import os
+
 from optimum.neuron import NeuronModelForCausalLM
 from transformers import AutoTokenizer
 
-model_id = "meta-llama/Llama-3.2-1B"
+model_id = os.environ.get("MODEL_ID", "meta-llama/Llama-3.2-1B")
 
 compiler_args = {"num_cores": 2, "auto_cast_type": "bf16"}
 input_shapes = {"batch_size": 1, "sequence_length": 2048}

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 import torch
 from datasets import load_dataset
-from transformers import AutoTokenizer
+from transformers import AutoTokenizer, DataCollatorForLanguageModeling
 
 from optimum.neuron import NeuronHfArgumentParser as HfArgumentParser
 from optimum.neuron import NeuronTrainer as Trainer
@@ -44,6 +44,8 @@ def main():
         args=training_args,
         train_dataset=dataset,
         tokenizer=tokenizer,
+        # causal-LM labels are the inputs: the collator copies input_ids to labels (padding masked out)
+        data_collator=DataCollatorForLanguageModeling(tokenizer, mlm=False),
     )
     trainer.train()
     trainer.save_model(training_args.output_dir)
