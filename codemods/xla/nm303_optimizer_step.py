@@ -1,12 +1,17 @@
-"""NM303 optimizer-step: ``xm.optimizer_step(opt)`` becomes ``opt.step()`` (map 3.E E4, E5; trap T38).
+"""NM303 optimizer-step: ``xm.optimizer_step(opt)`` keeps its meaning: average the gradients, then ``opt.step()``.
 
-``xm.optimizer_step`` all-reduced (averaged) the gradients over all replicas and then stepped. With native
-``torch.distributed`` the averaging is done by ``DistributedDataParallel`` / FSDP2 ``fully_shard`` / the
-``Trainer`` / ``Accelerator``. When the file visibly uses one of them the rewrite is reported as ``fixed``;
-otherwise it carries a ``todo``: single-process runs are fine, multi-process runs must wrap the model in
-DDP (or all-reduce the gradients) or the replicas drift apart.
+``xm.optimizer_step`` all-reduced (averaged) the gradients over all replicas and then stepped; a plain
+``opt.step()`` in a multi-process run would let the replicas drift apart silently. So the statement becomes the same
+two steps in native ``torch.distributed``: an explicit average over ``opt.param_groups`` (only when a process
+group of more than one rank is up: a single process steps as before) and ``opt.step()``. When the file visibly
+hands its model to a wrapper that averages gradients itself (``DistributedDataParallel``, FSDP2 ``fully_shard``,
+``Trainer``, ``Accelerator``), ``opt.step()`` alone is enough. Averaging twice would still be correct (the
+replicas already agree), only slower.
 
-``xm.reduce_gradients(opt)`` is removed when DDP/FSDP is visible, else left with a ``todo``.
+``xm.reduce_gradients(opt)`` becomes the same average without the step.
+
+A call that is not a statement of its own (inside an expression, a one-line ``if x: xm.optimizer_step(o)``, or
+with ``*args``) is left as it is with a todo: the average cannot be placed there.
 
 Before::
 
@@ -16,10 +21,17 @@ Before::
 After::
 
     loss.backward()
-    # neuron-migrate: xm.optimizer_step averaged gradients across replicas; ...
+    if dist.is_initialized() and dist.get_world_size() > 1:  # average the gradients over the replicas (as optimizer_step did on XLA)
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
     optimizer.step(**{"closure": None})
 
-Fix safety: needs review (see above). ``barrier=`` is dropped (eager execution has no graph to cut).
+Fix safety: needs review (the averaging is explicit; once the model is wrapped in DDP or FSDP2 it can go).
+``barrier=`` is dropped (eager execution has no graph to cut). Reference:
+https://pytorch.org/docs/stable/distributed.html#torch.distributed.all_reduce
 """
 
 from __future__ import annotations
@@ -32,10 +44,18 @@ OPTIMIZER_STEP = names((XM, ["optimizer_step"]))
 REDUCE_GRADIENTS = names((XM, ["reduce_gradients"]))
 #: Text that shows gradients are averaged by a wrapper (DDP, FSDP, Trainer, Accelerator).
 WRAPPERS = ("DistributedDataParallel", "fully_shard", "FullyShardedDataParallel", "Trainer(", "accelerator.prepare", "Accelerator(")
+DIST = ("torch.distributed", None, "dist")
+AVERAGE = """if dist.is_initialized() and dist.get_world_size() > 1:  # average the gradients over the replicas (as {name} did on XLA)
+    for group in {optimizer}.param_groups:
+        for param in group["params"]:
+            if param.grad is not None:
+                dist.all_reduce(param.grad)
+                param.grad /= dist.get_world_size()
+"""
 
 
 class OptimizerStep(XlaRule):
-    """xm.optimizer_step(opt) -> opt.step(); todo unless DDP/FSDP/Trainer averages gradients."""
+    """xm.optimizer_step(opt) -> an explicit gradient average and opt.step(); reduce_gradients -> the average."""
 
     id = "NM303"
     name = "optimizer-step"
@@ -45,29 +65,50 @@ class OptimizerStep(XlaRule):
         source = self.code_text().replace("XlaFullyShardedDataParallel", "")
         return any(w in source for w in WRAPPERS)
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._statement_calls: set[cst.Call] = set()  # calls that are a statement line of their own
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        super().visit_SimpleStatementLine(node)
+        call = self.call_of(node, OPTIMIZER_STEP | REDUCE_GRADIENTS)
+        if call is not None and not has_star(call):
+            self._statement_calls.add(call)
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        if not self.ctx.matches(original.func, OPTIMIZER_STEP):
-            return updated
-        optimizer = arg(updated, 0, "optimizer")
-        if optimizer is None or has_star(original):
-            self.todo(original, "xm.optimizer_step with unusual arguments: call optimizer.step() yourself (gradients must be averaged by DDP/FSDP)")
-            return updated
-        extra = arg(updated, None, "optimizer_args")
-        args = []
-        if extra is not None:
-            args = [cst.Arg(value=extra.value, star="**")]
-        if self._wrapped():
-            self.fixed(original, "xm.optimizer_step(opt) -> opt.step(); gradients are averaged by the DDP/FSDP/Trainer wrapper")
-        else:
-            self.todo(original, "xm.optimizer_step averaged gradients across replicas; for multi-process runs wrap the model in torch.nn.parallel.DistributedDataParallel (or FSDP2 fully_shard) so optimizer.step() sees averaged gradients")
-        return cst.Call(func=cst.Attribute(value=optimizer.value.with_changes(), attr=cst.Name("step")), args=args)
+        # statement-level calls are rewritten in leave_SimpleStatementLine; any other place cannot hold the average
+        if self.ctx.matches(original.func, OPTIMIZER_STEP | REDUCE_GRADIENTS) and original not in self._statement_calls:
+            self.todo(original, "xm.optimizer_step / reduce_gradients inside an expression or a one-line block: put it on "
+                      "a line of its own (the rule then rewrites it), or average the gradients yourself "
+                      "(dist.all_reduce(p.grad); p.grad /= dist.get_world_size()) before optimizer.step()")
+        return updated
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
-        call = self.line_call(original, updated, REDUCE_GRADIENTS)
-        if call is None:
+        call = self.line_call(original, updated, OPTIMIZER_STEP | REDUCE_GRADIENTS)
+        if call is None or call not in self._statement_calls:
             return updated
-        if self._wrapped():
-            self.fixed(call, "xm.reduce_gradients removed: the DDP/FSDP wrapper averages gradients")
-            return cst.RemoveFromParent()
-        self.todo(call, "xm.reduce_gradients(opt): wrap the model in DistributedDataParallel, or replace with: for p in model.parameters(): dist.all_reduce(p.grad); p.grad /= dist.get_world_size()")
-        return updated
+        stepping = self.ctx.matches(call.func, OPTIMIZER_STEP)
+        optimizer = arg(call, 0, "optimizer")
+        if optimizer is None:
+            self.todo(call, "xm.optimizer_step without an optimizer argument: call optimizer.step() yourself after "
+                      "averaging the gradients")
+            return updated
+        optimizer_code = self.code(optimizer.value)
+        statements: list[cst.BaseStatement] = []
+        wrapped = self._wrapped()
+        if not wrapped:
+            name = "optimizer_step" if stepping else "reduce_gradients"
+            statements.append(self.statement(AVERAGE.format(name=name, optimizer=optimizer_code), DIST))
+        if stepping:
+            extra = arg(call, None, "optimizer_args")
+            step = f"{optimizer_code}.step(**{self.code(extra.value)})" if extra is not None else f"{optimizer_code}.step()"
+            statements.append(self.statement(step + "\n"))
+        if wrapped:
+            self.fixed(call, "xm.optimizer_step(opt) -> opt.step(); gradients are averaged by the DDP/FSDP/Trainer wrapper"
+                       if stepping else "xm.reduce_gradients removed: the DDP/FSDP wrapper averages gradients")
+        else:
+            self.fixed(call, ("xm.optimizer_step(opt) -> the same gradient average in torch.distributed, then opt.step()"
+                              if stepping else "xm.reduce_gradients(opt) -> the same gradient average in torch.distributed")
+                       + "; once the model is wrapped in DistributedDataParallel or FSDP2 the average can go")
+        return self.replace_line(original, updated, statements)
+
