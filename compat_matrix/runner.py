@@ -9,7 +9,7 @@ hangs and OOM kills into rows, and appends every row to ``OUT/results.jsonl`` as
 * A worker killed by ``SIGKILL`` that the scan did not send is ``oom`` only when the kernel's OOM-kill counter moved
   while its job ran (the worker's memory cgroup, else ``/proc/vmstat``); otherwise it is a ``crash``.
 * Workers are pinned: ``NEURON_RT_VISIBLE_CORES=<slot>`` on Neuron, ``CUDA_VISIBLE_DEVICES=<slot>`` on cuda, and
-  ``OMP_NUM_THREADS`` = cores / workers on cpu.
+  ``OMP_NUM_THREADS`` = cores / workers on cpu (``devices.cpu_threads``; the default is one worker per core).
 * A job's clock starts when it is handed to a ready worker (imports are not billed to the first job).
 * ``--resume`` skips every job that already has a row for the same run settings (device, backend, dtype, model
   source); rows of other settings for a planned job are a ``RunnerError``, never silently counted as done. Lines that
@@ -106,7 +106,7 @@ def plan_jobs(architectures: list[Any], options: ScanOptions) -> list[dict[str, 
 
 class _Worker:
     def __init__(self, slot: int, options: ScanOptions, log_dir: Path):
-        from compat_matrix.devices import pin_env
+        from compat_matrix.devices import cpu_threads, pin_env
         from compat_matrix.worker import PARENT_PID_ENV, RESULT_FD_ENV
 
         self.slot = slot
@@ -114,7 +114,7 @@ class _Worker:
         env = dict(os.environ)
         env.update(pin_env(options.device, slot, options.device_count))
         if options.device == "cpu" and "OMP_NUM_THREADS" not in os.environ:
-            env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // max(1, options.jobs)))
+            env["OMP_NUM_THREADS"] = str(cpu_threads(options.jobs))
         env.update(options.extra_env)
         env[RESULT_FD_ENV] = str(write_fd)
         env[PARENT_PID_ENV] = str(os.getpid())

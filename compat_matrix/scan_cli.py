@@ -111,7 +111,7 @@ def _print_list() -> None:
 @click.option("--device", default="auto", show_default=True, type=click.Choice(["auto", "cpu", "cuda", "neuron"]))
 @click.option("--backend", default=None, help="Compile backend (default: neuron on Neuron, else aot_eager).")
 @click.option("--dtype", default=None, help="float32 | bfloat16 | float16 (default: bf16 on neuron/cuda, fp32 on cpu).")
-@click.option("--jobs", type=int, default=None, help="Parallel workers (default: one per NeuronCore / GPU; cores/2 on cpu).")
+@click.option("--jobs", type=int, default=None, help="Parallel workers (default: one per NeuronCore / GPU; one per core on cpu).")
 @click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds per job before its worker is killed.")
 @click.option("--resume", is_flag=True, help="Skip jobs that already have a row in OUT/results.jsonl.")
 @click.option("--overwrite", is_flag=True, help="Start over: remove OUT/results.jsonl first.")
@@ -191,7 +191,7 @@ def scan(top, arch, every, list_only, mode_text, out, device, backend, dtype, jo
             raise _UsageError(f"unknown compile backend {backend_name!r} (available: "
                               f"{', '.join(sorted(torch._dynamo.list_backends(exclude_tags=())))})")
     count = devices.device_count(chosen)
-    workers = jobs or (count if chosen in ("neuron", "cuda") else max(1, (os.cpu_count() or 2) // 2))
+    workers = jobs or devices.default_jobs(chosen, count)
     options = ScanOptions(
         out=out, modes=modes, device=chosen, backend=backend_name, dtype=dtype_name, jobs=workers, timeout=timeout,
         resume=resume, shard=shard_spec, fullgraph=fullgraph, lowering=lowering, tp_size=tp_size,
