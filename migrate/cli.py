@@ -1,7 +1,8 @@
 """`neuron-migrate`: rewrite a project in place, or show (`--diff`) / check (`--check`) what would change.
 
 Exit codes: 0 success; 1 `--check` found work (a file would change, or something is left for a human),
-or a file ended in error; 2 bad usage or input (unknown rule, missing path, unknown report format).
+or a file (or part of one) ended in error, or a report could not be written; 2 bad usage or input (unknown
+rule, missing path, unknown report format, a report target that cannot be written); 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from migrate.discovery import DiscoveryError
 from migrate.findings import FileStatus, Severity
 from migrate.registry import UnknownRuleError, all_rules, find_rule, select_rules
 from migrate.rule import DeviceStyle
+from migrate.textio import printable, replace_file
 
 PROGRESS_THRESHOLD = 200  # files to migrate before a progress bar is worth drawing
 
@@ -42,12 +44,14 @@ def _fail(message: str) -> None:
 @click.option("--no-inline-notes", is_flag=True, help="Do not write `# neuron-migrate:` notes next to the code a human must fix.")
 @click.option("--device-style", type=click.Choice([s.value for s in DeviceStyle]), default=DeviceStyle.PORTABLE.value, show_default=True,
               help="How migrated code names its device: portable (neuron on Trainium, cpu elsewhere) or the literal 'neuron'.")
+@click.option("--time-limit", type=click.FloatRange(min=0), default=300, show_default=True, metavar="SECONDS",
+              help="Stop a file that takes longer than this (it is reported as an error, left untouched); 0: no limit.")
 @click.option("--xla", is_flag=True, help="Treat torch_xla code as Neuron code even if nothing in the project names Neuron.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Also print what was fixed, file by file.")
 @click.version_option(__version__, prog_name="neuron-migrate")
 def main(paths, diff, check, select, ignore, exclude, list_rules, explain, reports, jobs, force, no_inline_notes,
-         device_style, xla, quiet, verbose) -> None:
+         device_style, time_limit, xla, quiet, verbose) -> None:
     """Rewrite optimum-neuron / torch_xla code under PATHS into stock Hugging Face + PyTorch for TorchNeuron."""
     select, ignore = _codes(select), _codes(ignore)
     try:
@@ -77,17 +81,22 @@ def main(paths, diff, check, select, ignore, exclude, list_rules, explain, repor
     options = RunOptions(
         select=select, ignore=ignore, exclude=exclude, jobs=jobs, write=not (diff or check), diff=diff, force=force,
         inline_notes=not no_inline_notes, device_style=DeviceStyle(device_style), xla=xla,
+        time_limit=time_limit or None,
     )
     progress = _Progress() if sys.stderr.isatty() and not quiet else None
     try:
         result = run(list(paths), options, progress=progress.update if progress else None)
     except (DiscoveryError, UnknownRuleError) as error:
         _fail(str(error))
+    except KeyboardInterrupt:  # workers are ended; every file is either rewritten whole or untouched
+        click.echo("neuron-migrate: interrupted; files already rewritten stay rewritten, the others are untouched", err=True)
+        sys.exit(130)
     finally:
         if progress:
             progress.close()
 
     shown = _shower(paths)
+    report_failed, written = False, []
     if diff:
         for file in result.files:
             if file.diff:
@@ -96,14 +105,20 @@ def main(paths, diff, check, select, ignore, exclude, list_rules, explain, repor
         _print_findings(result, shown, verbose, check, to_stderr=diff)
     if reports:
         data = report_data(result, _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat())
-        from reports.migrate_report import write
+        from reports.migrate_report import format_for, render
 
         for path in reports:
-            write(data, path)
-    _print_summary(result, reports)
+            try:
+                replace_file(path, render(data, format_for(path)).encode("utf-8"))
+                written.append(path)
+            except OSError as error:
+                report_failed = True
+                click.echo(f"neuron-migrate: error: cannot write report {path}: {error.strerror or error}", err=True)
+    _print_summary(result, written)
     would_change = result.count(FileStatus.CHANGED) > 0
     todos = any(True for _ in result.findings(Severity.TODO))
-    if result.count(FileStatus.ERROR) or (check and (would_change or todos)):
+    errors = result.count(FileStatus.ERROR) or any(True for _ in result.findings(Severity.ERROR))
+    if errors or report_failed or (check and (would_change or todos)):
         sys.exit(1)
 
 
@@ -120,16 +135,21 @@ def _check_reports(reports) -> None:
             format_for(path)
         except UnknownFormatError as error:
             _fail(str(error))
+        # checked before any file is touched: a report that cannot be written must not be found out after the rewrite
         parent = path.parent if str(path.parent) else Path(".")
-        if not parent.is_dir():
+        if not os.path.isdir(parent):
             _fail(f"{path}: folder {parent} does not exist")
+        if os.path.isdir(path):
+            _fail(f"{path}: is a folder, not a report file")
+        if not os.access(parent, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+            _fail(f"{path}: cannot write there (permission denied)")
 
 
 def _shower(paths):
     """How to print a file path so that the user can open it from where they stand."""
     if len(paths) == 1 and paths[0].is_dir():
-        return lambda display: os.path.join(str(paths[0]), display)
-    return lambda display: display
+        return lambda display: printable(os.path.join(str(paths[0]), display))
+    return printable
 
 
 def _print_rules(rules) -> None:
@@ -167,7 +187,7 @@ def _print_summary(result, reports) -> None:
     if not result.neuron_project:
         lines.append("no Neuron usage found: torch_xla code was left alone (pass --xla if it targets Neuron)")
     for path in reports:
-        lines.append(f"report: {path}")
+        lines.append(f"report: {printable(str(path))}")
     for line in lines:
         click.echo(line, err=True)
 

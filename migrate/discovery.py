@@ -27,7 +27,7 @@ PRUNED_DIRS = frozenset(
 
 
 class DiscoveryError(ValueError):
-    """A path given on the command line does not exist or cannot be read."""
+    """A path given on the command line does not exist or cannot be read, or an --exclude pattern is invalid."""
 
 
 @dataclass(frozen=True)
@@ -53,18 +53,19 @@ def discover(paths: Sequence[Path], exclude: Sequence[str] = ()) -> Iterator[Can
 
 
 def _discover_one(given: Path, exclude: Sequence[str], prefix: str) -> Iterator[Candidate]:
-    if given.is_symlink():
+    # os.path's tests answer False where Path's raise (a folder we may not enter: EACCES)
+    if os.path.islink(given):
         yield Candidate(given.absolute(), str(given), kind_from_name(given), "symbolic link (not followed)")
         return
-    if given.is_file():
+    if os.path.isfile(given):
         kind = kind_from_name(given)
         reason = None if kind or may_need_content(given) else "not a kind of file neuron-migrate handles"
         yield Candidate(given.resolve(), str(given), kind, reason)
         return
-    if not given.is_dir():
+    if not os.path.isdir(given):
         raise DiscoveryError(f"{given}: not a regular file or directory")
     root = given.resolve()
-    excluded = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+    excluded = _exclude_spec(exclude) if exclude else None
     yield from _walk(root, root, _enclosing_ignores(root), excluded, prefix)
 
 
@@ -72,13 +73,13 @@ def _enclosing_ignores(root: Path) -> list[tuple[Path, pathspec.GitIgnoreSpec]]:
     """.gitignore files of the folders above ``root``, up to the work-tree root, outermost first."""
     chain: list[Path] = []
     folder = root.parent
-    if not (root / ".git").exists():
+    if not os.path.lexists(root / ".git"):
         while True:
             chain.append(folder)
-            if (folder / ".git").exists() or folder.parent == folder:
+            if os.path.lexists(folder / ".git") or folder.parent == folder:
                 break
             folder = folder.parent
-        if not (chain[-1] / ".git").exists():
+        if not os.path.lexists(chain[-1] / ".git"):
             chain = []  # not inside a work tree: outer .gitignore files do not apply
     specs = []
     for folder in reversed(chain):
@@ -94,7 +95,26 @@ def _load_ignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
         lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except ValueError:  # pathspec's GitWildMatchPatternError
+        # git accepts lines pathspec rejects (a lone "!" matches nothing): drop those lines, as git does
+        return pathspec.GitIgnoreSpec.from_lines([line for line in lines if _valid_pattern(line)])
+
+
+def _valid_pattern(line: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except ValueError:  # pathspec's GitWildMatchPatternError
+        return False
+    return True
+
+
+def _exclude_spec(patterns: Sequence[str]) -> pathspec.GitIgnoreSpec:
+    for pattern in patterns:
+        if not _valid_pattern(pattern):
+            raise DiscoveryError(f"--exclude {pattern!r}: not a valid gitignore pattern")
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
 def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.GitIgnoreSpec]]) -> bool:
@@ -108,7 +128,7 @@ def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.GitIgnor
 
 
 def _is_environment(folder: Path) -> bool:
-    return (folder / "pyvenv.cfg").exists() or (folder / "conda-meta").is_dir()
+    return os.path.exists(folder / "pyvenv.cfg") or os.path.isdir(folder / "conda-meta")
 
 
 def _walk(root, folder, specs, excluded, prefix) -> Iterator[Candidate]:
@@ -121,27 +141,35 @@ def _walk(root, folder, specs, excluded, prefix) -> Iterator[Candidate]:
         yield Candidate(folder, _display(prefix, root, folder), None, f"cannot list folder: {error.strerror}")
         return
     for entry in entries:
-        path = Path(entry.path)
-        relative = path.relative_to(root).as_posix()
-        display = f"{prefix.rstrip('/')}/{relative}" if prefix else relative
-        if entry.is_dir(follow_symlinks=False):
-            if entry.name in PRUNED_DIRS or entry.name.endswith(".egg-info") or _is_environment(path):
-                continue
-            if _ignored(path, True, specs) or (excluded and excluded.match_file(relative + "/")):
-                continue
-            yield from _walk(root, path, specs, excluded, prefix)
-            continue
-        kind = kind_from_name(path)
-        if kind is None and not may_need_content(path):
-            continue
-        if _ignored(path, False, specs) or (excluded and excluded.match_file(relative)):
-            continue
-        if entry.is_symlink():
-            if kind is not None:
-                yield Candidate(path, display, kind, "symbolic link (not followed)")
-            continue
-        if entry.is_file(follow_symlinks=False):
-            yield Candidate(path, display, kind)
+        try:
+            yield from _visit(root, entry, specs, excluded, prefix)
+        except OSError as error:  # an entry that vanished or cannot be examined: say so, go on
+            path = Path(entry.path)
+            yield Candidate(path, _display(prefix, root, path), None, f"cannot examine: {error.strerror or error}")
+
+
+def _visit(root, entry: os.DirEntry, specs, excluded, prefix) -> Iterator[Candidate]:
+    path = Path(entry.path)
+    relative = path.relative_to(root).as_posix()
+    display = f"{prefix.rstrip('/')}/{relative}" if prefix else relative
+    if entry.is_dir(follow_symlinks=False):
+        if entry.name in PRUNED_DIRS or entry.name.endswith(".egg-info") or _is_environment(path):
+            return
+        if _ignored(path, True, specs) or (excluded and excluded.match_file(relative + "/")):
+            return
+        yield from _walk(root, path, specs, excluded, prefix)
+        return
+    kind = kind_from_name(path)
+    if kind is None and not may_need_content(path):
+        return
+    if _ignored(path, False, specs) or (excluded and excluded.match_file(relative)):
+        return
+    if entry.is_symlink():
+        if kind is not None:
+            yield Candidate(path, display, kind, "symbolic link (not followed)")
+        return
+    if entry.is_file(follow_symlinks=False):
+        yield Candidate(path, display, kind)
 
 
 def _display(prefix: str, root: Path, path: Path) -> str:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import difflib
-import multiprocessing
 import os
 import re
 import time
@@ -32,12 +31,13 @@ import libcst
 from migrate.discovery import Candidate, discover
 from migrate.filekinds import FileKind, kind_from_content
 from migrate.findings import FileResult, FileStatus, Finding, Severity
-from migrate.gitstate import uncommitted_files
+from migrate.gitstate import refusals
 from migrate.notes import NOTE_MARK, NOTE_RULE, NOTE_RULE_NAME, note_lines, unresolved_notes
 from migrate.pipeline import _line_map, automaton_of, migrate_file_text
 from migrate.registry import all_rules, select_rules
 from migrate.rule import DeviceStyle, Rule, RuleOptions
-from migrate.textio import DecodeError, atomic_write, decode
+from migrate.textio import DecodeError, atomic_write, decode, printable, remove_stale_temp_files
+from migrate.workers import run_tasks
 
 ENGINE_RULE = "NM000"  # findings of the engine itself (unreadable, undecodable, unparsable, refused)
 
@@ -54,6 +54,7 @@ class RunOptions:
     inline_notes: bool = True
     device_style: DeviceStyle = DeviceStyle.PORTABLE
     xla: bool = False  # treat the project as a Neuron project even without markers
+    time_limit: float | None = 300.0  # seconds one file may take; None: no limit
 
 
 @dataclass
@@ -179,6 +180,9 @@ def _migrate(job: tuple[Candidate, FileKind]) -> FileResult:
         notes = unresolved_notes(migrated.text, kind, migrated.findings, to_original)
         findings = sorted([*migrated.findings, *notes], key=lambda f: (f.line, f.column, f.rule))
         if migrated.text == decoded.text:
+            errors = [finding for finding in findings if finding.severity is Severity.ERROR]
+            if errors:  # nothing could be processed (a notebook that is not valid JSON, a cell that does not parse)
+                return FileResult(candidate.display, kind.value, FileStatus.ERROR, findings, reason=errors[0].message)
             return FileResult(candidate.display, kind.value, FileStatus.UNCHANGED, findings)
         new_bytes = decoded.encode(migrated.text)
         diff = _unified_diff(candidate.display, decoded.text, migrated.text) if plan.diff else None
@@ -230,7 +234,7 @@ def _error(candidate: Candidate, kind: FileKind | None, message: str, line: int 
 
 def _unified_diff(name: str, old: str, new: str) -> str:
     lines = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{name}", tofile=f"b/{name}"
+        old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{printable(name)}", tofile=f"b/{printable(name)}"
     )
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
@@ -238,16 +242,30 @@ def _unified_diff(name: str, old: str, new: str) -> str:
 # --------------------------------------------------------------------------------------------- runner
 
 
-def _map(function: Callable, items: Sequence, plan: _Plan, jobs: int) -> Iterator:
-    """Apply ``function`` to ``items``, in a pool when that pays off; results stream in any order."""
-    if jobs <= 1 or len(items) < 2:
+SCAN_BATCH = 64  # files per scan task: a scan is a read and one automaton pass, too cheap to send alone
+
+
+def _scan_all(candidates: Sequence[Candidate], plan: _Plan, jobs: int) -> list[_Scanned]:
+    """The scan pass: in this process for one job (it reads and searches, it never parses), else in workers."""
+    if jobs <= 1 or len(candidates) <= SCAN_BATCH:
         _init_worker(plan)
-        yield from map(function, items)
-        return
-    context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-    chunk = max(1, min(64, len(items) // (jobs * 8) or 1))
-    with context.Pool(jobs, initializer=_init_worker, initargs=(plan,)) as pool:
-        yield from pool.imap_unordered(function, items, chunksize=chunk)
+        return [_scan(candidate) for candidate in candidates]
+    batches = [candidates[start:start + SCAN_BATCH] for start in range(0, len(candidates), SCAN_BATCH)]
+    scanned: list[_Scanned] = []
+    for batch, results, failure in run_tasks(_scan_batch, batches, _init_worker, plan, jobs, None):
+        scanned.extend(results if failure is None else [_Scanned(c, c.kind, error=failure) for c in batch])
+    return scanned
+
+
+def _scan_batch(batch: Sequence[Candidate]) -> list[_Scanned]:
+    return [_scan(candidate) for candidate in batch]
+
+
+def _migrate_all(work: Sequence[tuple[Candidate, FileKind]], plan: _Plan, jobs: int, time_limit: float | None) -> Iterator[FileResult]:
+    """The migrate pass, always in worker processes (one for --jobs 1): a file that crashes the parser
+    or runs past the time limit ends as that file's ``error``, never as the end of the run."""
+    for (candidate, kind), result, failure in run_tasks(_migrate, work, _init_worker, plan, jobs, time_limit):
+        yield result if failure is None else _error(candidate, kind, f"{failure}; left untouched")
 
 
 def run(
@@ -267,7 +285,7 @@ def run(
     rule_options = RuleOptions(device_style=options.device_style, inline_notes=options.inline_notes)
     plan = _Plan(rules, rule_options, options.diff, markers, scan=True)
 
-    scanned = list(_map(_scan, candidates, plan, jobs))
+    scanned = _scan_all(candidates, plan, jobs)
     neuron_project = options.xla or any(item.has_marker for item in scanned)
     if not neuron_project:
         rules = [rule for rule in rules if rule.scope != "neuron-project"]
@@ -288,13 +306,18 @@ def run(
         else:
             result.files.append(FileResult(item.candidate.display, item.kind.value, FileStatus.UNCHANGED))
 
-    dirty = uncommitted_files(paths) if options.write and not options.force else set()
+    # Asked before the first write, of the files that may change: a file's own repository says whether
+    # rewriting it could destroy work git cannot give back.
+    refused = refusals(candidate.path for candidate, _ in work) if options.write and not options.force else {}
+    if options.write:  # what a run killed mid-write left behind where this one writes
+        for folder in {candidate.path.parent for candidate, _ in work}:
+            remove_stale_temp_files(folder)
     by_display = {candidate.display: candidate for candidate, _ in work}
     done = 0
-    for file_result in _map(_migrate, work, plan, jobs):
+    for file_result in _migrate_all(work, plan, jobs, options.time_limit):
         done += 1
         if file_result.status is FileStatus.CHANGED and options.write:
-            _write(by_display[file_result.path].path, file_result, dirty)
+            _write(by_display[file_result.path].path, file_result, refused)
             if file_result.status is FileStatus.CHANGED:  # written: point into the file as it now is
                 file_result.findings = [
                     dataclasses.replace(f, line=line, original_line=f.line)
@@ -310,10 +333,10 @@ def run(
     return result
 
 
-def _write(path: Path, file_result: FileResult, dirty: set[Path]) -> None:
+def _write(path: Path, file_result: FileResult, refused: dict[Path, str]) -> None:
     data = file_result.new_bytes
-    if path.resolve() in dirty:
-        message = "has uncommitted changes: commit or stash them first, or pass --force; left untouched"
+    if path in refused:
+        message = f"{refused[path]}; left untouched"
         file_result.status = FileStatus.ERROR
         file_result.reason = message
         file_result.findings.insert(0, Finding(ENGINE_RULE, Severity.ERROR, 0, 0, message))
@@ -347,7 +370,7 @@ def report_data(result: RunResult, generated_at: str) -> dict:
         "tool": "neuron-migrate",
         "tool_version": __version__,
         "generated_at": generated_at,
-        "targets": result.targets,
+        "targets": [printable(target) for target in result.targets],
         "mode": "write" if result.options.write else ("diff" if result.options.diff else "check"),
         "neuron_project": result.neuron_project,
         "device_style": result.options.device_style.value,
@@ -366,7 +389,7 @@ def report_data(result: RunResult, generated_at: str) -> dict:
         },
         "files": [
             {
-                "path": file.path,
+                "path": printable(file.path),
                 "kind": file.kind,
                 "status": file.status.value,
                 "reason": file.reason,

@@ -7,6 +7,7 @@ for what the sweep found. Line numbers in findings refer to the text as it was g
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import functools
 import io
@@ -81,6 +82,7 @@ def migrate_source(
     if kind in PYTHON_KINDS and python_rules:
         ctx = PythonContext(path=path, source=text, options=options, imports=ImportMap(), namespace=namespace)
         new_text, found = transform_module(text, python_rules, ctx)
+        new_text = _keep_final_newline(text, new_text)
         findings.extend(found)
     elif text_rules:
         new_text, found = _transform_text(text, kind, path, text_rules, options)
@@ -90,6 +92,33 @@ def migrate_source(
         new_text, found = _sweep(text, new_text, kind, sweeps, options, findings)
         findings.extend(found)
     return Migrated(new_text, findings)
+
+
+def other_accelerator_file(kind: FileKind, text: str, rules: tuple[type[Rule], ...]) -> bool:
+    """Whether the file's own code targets another accelerator and shows no Neuron code (``Rule.other_accelerator``):
+    scope per file, not per repository."""
+    other, neuron = _file_scope_patterns(rules, kind)
+    return any(anchor in text and pattern.search(text) for anchor, pattern in other) and not any(
+        anchor in text and pattern.search(text) for anchor, pattern in neuron
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _file_scope_patterns(rules: tuple[type[Rule], ...], kind: FileKind):
+    def compiled(pairs):
+        return tuple({(anchor, re.compile(regex, re.MULTILINE)) for anchor, regex in pairs})
+
+    every = {*all_rules(), *rules}  # like the project markers: --select/--ignore do not change what a file is
+    other = [pair for rule in every for pair in rule.other_accelerator.get(kind, ())]
+    neuron = [pair for rule in every for pair in (*rule.markers.get(kind, ()), *rule.neuron_code.get(kind, ()))]
+    return compiled(other), compiled(neuron)
+
+
+def _keep_final_newline(old: str, new: str) -> str:
+    """libcst drops the final ``\r`` of a file whose lines end in CR alone: give it back."""
+    if old.endswith("\r") and new and not new.endswith(("\r", "\n")):
+        return new + "\r"
+    return new
 
 
 def other_accelerator_file(kind: FileKind, text: str, rules: tuple[type[Rule], ...]) -> bool:
@@ -170,29 +199,90 @@ def _sweep(
 
 
 def _line_map(old: str, new: str):
-    """Maps a 1-based line of ``new`` to the line of ``old`` it came from (or the nearest one above)."""
+    """Maps a 1-based line of ``new`` to the line of ``old`` it came from; a line that came from none (a note,
+    a rewritten statement) maps to the old line it replaces or is inserted before."""
     if old == new:
         return lambda line: line
     old_lines, new_lines = old.splitlines(), new.splitlines()
+    origin = dict((j, i) for i, j in _matching_lines(old_lines, new_lines))
     table: list[int] = [0] * (len(new_lines) + 1)
-    # Lines the two texts share at both ends map one to one; only the middle needs a diff (a rewrite
-    # touches a few statements of a long file, and difflib's cost grows with the square of the length).
-    head = 0
-    while head < min(len(old_lines), len(new_lines)) and old_lines[head] == new_lines[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(old_lines), len(new_lines)) - head and old_lines[-1 - tail] == new_lines[-1 - tail]:
-        tail += 1
-    for j in range(head):
-        table[j + 1] = j + 1
-    for k in range(1, tail + 1):
-        table[len(new_lines) - k + 1] = len(old_lines) - k + 1
-    old_middle, new_middle = old_lines[head:len(old_lines) - tail], new_lines[head:len(new_lines) - tail]
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_middle, new_middle, autojunk=False).get_opcodes():
-        i1, j1, j2 = i1 + head, j1 + head, j2 + head
-        for offset, j in enumerate(range(j1, j2)):
-            table[j + 1] = (i1 + offset + 1) if tag == "equal" else (i1 + 1 if i1 < len(old_lines) else max(i1, 1))
+    previous = -1  # the old line (0-based) of the last matched line above
+    for j in range(len(new_lines)):
+        if j in origin:
+            previous = origin[j]
+            table[j + 1] = previous + 1
+        else:
+            table[j + 1] = max(1, min(previous + 2, len(old_lines)))
     return lambda line: table[line] if 0 < line < len(table) else line
+
+
+_DIFFLIB_GAP = 40_000  # old x new lines of a gap small enough for difflib (quadratic) to finish at once
+
+
+def _matching_lines(a: list[str], b: list[str]) -> list[tuple[int, int]]:
+    """Pairs (i, j) of equal lines ``a[i] == b[j]``, increasing in both, in time close to linear: common
+    ends first, then lines that occur once on each side as anchors (patience diff,
+    https://bramcohen.livejournal.com/73318.html), recursively between them; difflib only for small gaps.
+    difflib over a whole file is quadratic when edits sit at both ends of it."""
+    pairs: list[tuple[int, int]] = []
+    gaps = [(0, len(a), 0, len(b))]
+    while gaps:
+        a0, a1, b0, b1 = gaps.pop()
+        while a0 < a1 and b0 < b1 and a[a0] == b[b0]:
+            pairs.append((a0, b0))
+            a0, b0 = a0 + 1, b0 + 1
+        while a0 < a1 and b0 < b1 and a[a1 - 1] == b[b1 - 1]:
+            a1, b1 = a1 - 1, b1 - 1
+            pairs.append((a1, b1))
+        if a0 == a1 or b0 == b1:
+            continue
+        anchors = _unique_anchors(a, b, a0, a1, b0, b1)
+        if anchors:
+            for i, j in anchors:
+                pairs.append((i, j))
+                gaps.append((a0, i, b0, j))
+                a0, b0 = i + 1, j + 1
+            gaps.append((a0, a1, b0, b1))
+        elif (a1 - a0) * (b1 - b0) <= _DIFFLIB_GAP:
+            matcher = difflib.SequenceMatcher(None, a[a0:a1], b[b0:b1], autojunk=False)
+            for block in matcher.get_matching_blocks():
+                pairs.extend((a0 + block.a + k, b0 + block.b + k) for k in range(block.size))
+        # else: a long run of lines each repeated on both sides: left unmatched (they map to the run's start)
+    return sorted(pairs, key=lambda pair: pair[1])
+
+
+def _unique_anchors(a, b, a0, a1, b0, b1) -> list[tuple[int, int]]:
+    """Lines found exactly once in ``a[a0:a1]`` and once in ``b[b0:b1]``, the longest chain of them in the
+    same order on both sides (a longest increasing subsequence, by patience sorting)."""
+    counts: dict[str, list[int]] = {}
+    for i in range(a0, a1):
+        entry = counts.setdefault(a[i], [0, i, 0, 0])
+        entry[0] += 1
+    for j in range(b0, b1):
+        entry = counts.get(b[j])
+        if entry is not None:
+            entry[2] += 1
+            entry[3] = j
+    candidates = sorted((j, i) for count_a, i, count_b, j in counts.values() if count_a == 1 and count_b == 1)
+    tops: list[int] = []  # tops[k]: the smallest old index ending an increasing chain of length k + 1
+    top_index: list[int] = []
+    back: list[int] = [-1] * len(candidates)
+    for position, (_, i) in enumerate(candidates):
+        k = bisect.bisect_left(tops, i)
+        if k == len(tops):
+            tops.append(i)
+            top_index.append(position)
+        else:
+            tops[k] = i
+            top_index[k] = position
+        back[position] = top_index[k - 1] if k else -1
+    chain: list[tuple[int, int]] = []
+    position = top_index[-1] if top_index else -1
+    while position >= 0:
+        j, i = candidates[position]
+        chain.append((i, j))
+        position = back[position]
+    return chain[::-1]
 
 
 def _add_notes_to_text(text: str, kind: FileKind, notes: list[tuple[int, str]]) -> str:
