@@ -126,10 +126,10 @@ class XlaRule(PythonRule):
         statements = new if isinstance(new, list) else [new]
         if not statements:
             return cst.RemoveFromParent()
-        first = statements[0].with_changes(leading_lines=updated.leading_lines)
-        if isinstance(first, cst.SimpleStatementLine) and len(statements) == 1:
-            first = first.with_changes(trailing_whitespace=updated.trailing_whitespace)
-        statements[0] = first
+        statements[0] = statements[0].with_changes(leading_lines=updated.leading_lines)
+        last = statements[-1]
+        if isinstance(last, cst.SimpleStatementLine):  # a trailing comment stays on the line that does the work
+            statements[-1] = last.with_changes(trailing_whitespace=updated.trailing_whitespace)
         return statements[0] if len(statements) == 1 else cst.FlattenSentinel(statements)
 
 

@@ -17,6 +17,13 @@ calls ``fn`` once with its ``LOCAL_RANK``; run alone it is a single process with
 command changes, hence the ``todo`` (the launch-layer rules edit shell scripts). ``torch_xla.launch(fn,
 args)`` is handled the same way.
 
+``xmp.spawn`` also joined the processes: torch_xla's collectives (``xm.all_reduce``, ``xm.optimizer_step``)
+worked without ``init_process_group``. Their native replacements need a process group, so when the file never
+creates one, the rewritten call is preceded by one, made only when torchrun started more than one process::
+
+    if int(os.environ.get("WORLD_SIZE", 1)) > 1 and not dist.is_initialized():  # xmp.spawn joined the processes
+        dist.init_process_group(dist.get_default_backend_for_device(...))
+
 Fix safety: needs review (launcher). Non-literal ``args`` or ``*args`` get a ``todo`` only.
 """
 
@@ -24,8 +31,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from codemods._lib import device as dev
 from codemods.xla._common import LOCAL_RANK, Safety, XlaRule, arg, has_star, names
 
+JOIN = """if int(os.environ.get("WORLD_SIZE", 1)) > 1 and not dist.is_initialized():  # xmp.spawn joined the processes
+    dist.init_process_group({backend})
+"""
 SPAWN = names(("torch_xla.distributed.xla_multiprocessing", ["spawn"]), ("torch_xla", ["launch"]))
 
 
@@ -50,8 +61,12 @@ class XmpSpawn(XlaRule):
         if args is not None:
             call_args += [cst.Arg(e.value if not isinstance(e, cst.StarredElement) else e.value, star="*" if isinstance(e, cst.StarredElement) else "") for e in args.value.elements]
         self.todo(call, f"launch this script with torchrun --nproc_per_node <NeuronCores> (was xmp.spawn nprocs={n}); each process runs fn once with its LOCAL_RANK")
-        statement = updated.body[0].with_changes(value=cst.Call(func=fn.value, args=call_args))
-        return updated.with_changes(body=[statement])
+        statement = updated.with_changes(body=[updated.body[0].with_changes(value=cst.Call(func=fn.value, args=call_args))])
+        if "init_process_group" in self.code_text():
+            return statement
+        backend = dev.process_group_backend(self.ctx.options.device_style)
+        join = self.statement(JOIN.format(backend=backend.source), ("os", None, None), *backend.imports)
+        return self.replace_line(original, updated, [join, statement.with_changes(leading_lines=())])
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
         self.suite_todo(node, SPAWN, "xmp.spawn in a one-line block: put it on its own line (the rule then rewrites it) and launch with torchrun")

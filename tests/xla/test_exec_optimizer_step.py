@@ -59,6 +59,13 @@ LEGACY = textwrap.dedent(
 )
 
 
+#: The same training through xmp.spawn, which joined the processes without init_process_group.
+SPAWNED = LEGACY.replace('    dist.init_process_group("xla")\n', "").replace(
+    "    dist.destroy_process_group()\n", "").replace(
+    "import torch_xla.distributed.xla_backend\n", "import torch_xla.distributed.xla_multiprocessing as xmp\n").replace(
+    "def main(out_dir):", "def main(index, out_dir):").replace("    main(sys.argv[1])", "    xmp.spawn(main, args=(sys.argv[1],))")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -77,8 +84,10 @@ def test_statement_and_expression_forms():
 
 
 @pytest.mark.execution
-def test_replicas_stay_identical_under_torchrun(tmp_path):
-    migrated = apply_rules(LEGACY, select=["NM3"], path="train.py").text
+@pytest.mark.parametrize("legacy", [LEGACY, SPAWNED], ids=["init_process_group", "xmp_spawn"])
+def test_replicas_stay_identical_under_torchrun(tmp_path, legacy):
+    assert "xmp.spawn" in SPAWNED and "init_process_group" not in SPAWNED
+    migrated = apply_rules(legacy, select=["NM3"], path="train.py").text
     assert "xm." not in "\n".join(line for line in migrated.splitlines() if not line.lstrip().startswith("#"))
     script = tmp_path / "train.py"
     script.write_text(migrated)
