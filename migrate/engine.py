@@ -28,6 +28,7 @@ from typing import Callable, Iterator, Sequence
 
 import libcst
 
+from migrate import facts as project_facts
 from migrate.discovery import Candidate, discover
 from migrate.filekinds import FileKind, kind_from_content
 from migrate.findings import FileResult, FileStatus, Finding, Severity
@@ -88,14 +89,15 @@ class _Plan:
     diff: bool
     markers: dict[FileKind, list[tuple[str, str]]] = field(default_factory=dict)
     scan: bool = False  # the plan of the scan pass: it needs the automaton and the marker patterns
+    facts: list[project_facts.ProjectFact] = field(default_factory=list)  # gathered by the scan pass
 
     def __post_init__(self) -> None:
         if not self.scan:
             return
-        # One automaton over every trigger and marker anchor: a file is read once and scanned once.
+        # One automaton over every trigger, marker and fact anchor: a file is read once and scanned once.
         self.automaton = automaton_of(
             {t for rule in self.rules for t in rule.triggers} | {a for pairs in self.markers.values() for a, _ in pairs}
-            | {NOTE_MARK}
+            | {a for fact in self.facts for a in fact.anchors} | {NOTE_MARK}
         )
         self.marker_patterns = {
             kind: [(anchor, re.compile(regex, re.MULTILINE)) for anchor, regex in pairs] for kind, pairs in self.markers.items()
@@ -121,6 +123,7 @@ class _Scanned:
     has_marker: bool = False
     has_note: bool = False  # a `# neuron-migrate:` note is work until deleted, trigger or not
     error: str | None = None
+    facts: dict = field(default_factory=dict)  # fact name -> this file's value
 
 
 _PLAN: _Plan | None = None
@@ -152,6 +155,7 @@ def _scan(candidate: Candidate) -> _Scanned:
     scanned.has_marker = any(
         anchor in found and pattern.search(text) for anchor, pattern in plan.marker_patterns.get(kind, ())
     )
+    scanned.facts = project_facts.collect(plan.facts, kind, text, found)
     name = candidate.path.name
     for rule in plan.rules:
         if _handles(rule, kind, name) and not found.isdisjoint(rule.triggers):
@@ -283,13 +287,16 @@ def run(
     candidates = list(discover(paths, options.exclude))
     jobs = options.jobs or os.cpu_count() or 1
     rule_options = RuleOptions(device_style=options.device_style, inline_notes=options.inline_notes)
-    plan = _Plan(rules, rule_options, options.diff, markers, scan=True)
+    plan = _Plan(rules, rule_options, options.diff, markers, scan=True, facts=project_facts.facts_of(rules))
 
     scanned = _scan_all(candidates, plan, jobs)
     neuron_project = options.xla or any(item.has_marker for item in scanned)
     if not neuron_project:
         rules = [rule for rule in rules if rule.scope != "neuron-project"]
-    plan = _Plan(rules, RuleOptions(options.device_style, options.inline_notes, neuron_project), options.diff)
+    project = project_facts.merge(
+        (item.candidate.display for item in scanned), ((item.candidate.display, item.facts) for item in scanned)
+    )
+    plan = _Plan(rules, RuleOptions(options.device_style, options.inline_notes, neuron_project, project), options.diff)
 
     result = RunResult([str(path) for path in paths], options, rules, neuron_project)
     work: list[tuple[Candidate, FileKind]] = []

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Mapping
 import libcst as cst
 
 from migrate import cstwalk
+from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 
@@ -53,6 +54,7 @@ class RuleOptions:
     device_style: DeviceStyle = DeviceStyle.PORTABLE
     inline_notes: bool = True
     neuron_project: bool = True  # the project targets Neuron (torch_xla rules only run then)
+    project: ProjectFacts = ProjectFacts()  # the rules' project facts, from the scan pass (see migrate/facts.py)
 
 
 class Rule:
@@ -76,6 +78,8 @@ class Rule:
     #: makes the engine's one-pass scan cheap; the regex (multiline) must match for the marker to count.
     #: If any file of a run carries one, "neuron-project" rules run. See codemods/_tables/project_markers.py.
     markers: ClassVar[Mapping[FileKind, tuple[tuple[str, str], ...]]] = {}
+    #: What the rule needs to know about other files of the run; gathered in the scan pass (migrate/facts.py).
+    facts: ClassVar[tuple[ProjectFact, ...]] = ()
     #: Per FILE, (anchor, regex) pairs showing code for another accelerator (a CUDA baseline script). Such a
     #: file with no Neuron evidence of its own (a marker, or ``neuron_code``) is not Neuron code even in a
     #: Neuron project: "neuron-project" rules skip it. See codemods/_tables/project_markers.py.

@@ -10,6 +10,8 @@ Layout (one folder per case)::
                                                   inline_notes
     tests/fixtures/<family>/<case>/findings.txt   optional: expected findings, one "LINE SEVERITY RULE"
                                                   per line (order-insensitive, exact set)
+    tests/fixtures/<family>/<case>/project/<file> optional: other files of the project (the scripts a launcher
+                                                  runs), seen by the rules' project facts, not migrated here
 
 Every case is also checked for idempotence (a second run changes nothing) and, for Python output, that
 the result parses. Set NM_UPDATE_GOLDEN=1 to (re)write after/ files from the current output; then READ
@@ -59,6 +61,10 @@ def test_golden(family: Path, case: Path, source: Path) -> None:
     kind = _kind(source)
     relative = source.relative_to(case / "before")
     text = source.read_bytes().decode("utf-8")
+    # before/ and project/ are the project: rules with project facts see its other files
+    project = {p.relative_to(folder).as_posix(): p.read_bytes().decode("utf-8", "replace")
+               for folder in (case / "project", case / "before") for p in sorted(folder.rglob("*")) if p.is_file()}
+    options = {**options, "project": project}
     result = apply_rules(text, kind, path=str(relative), **options)
     expected_path = case / "after" / relative
     if os.environ.get("NM_UPDATE_GOLDEN") and result.text != text:

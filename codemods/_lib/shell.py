@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from codemods._lib.launch_targets import NOT_TRAINERS, Program, Resolved, Target, program_of
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.textdoc import Line, TextDocument
@@ -53,11 +54,11 @@ def lex(text: str, start: int = 0, end: int | None = None) -> tuple[list[Tok], i
             return toks, i
         if c == "\\" and text[i + 1:end].strip() == "":
             return toks, i
-        if text.startswith(_OPS2, i):
+        if text.startswith(_OPS2, i) and not text.startswith("&>", i):
             toks.append(Tok("op", i, i + 2, text[i:i + 2]))
             i += 2
             continue
-        if c in _OPCHARS:
+        if c in _OPCHARS and not text.startswith("&>", i):
             toks.append(Tok("op", i, i + 1, c))
             i += 1
             continue
@@ -99,6 +100,9 @@ def _word_end(text: str, i: int, end: int) -> int:
         if depth and c == "(":
             depth += 1
             i += 1
+            continue
+        if c == "&" and (text[i - 1:i] in ("<", ">") or text[i + 1:i + 2] == ">"):
+            i += 1  # `2>&1`, `&>log`: a redirection, not the `&` operator
             continue
         if not depth and (c in " \t" or c in _OPCHARS):
             return i
@@ -901,8 +905,25 @@ def flag_plan(mapping, flag: str, value: str | None) -> FlagPlan | None:
     return FlagPlan([], value is not None, Severity.TODO, message)
 
 
-def edit_flags(doc: TextDocument, report: Report) -> None:
-    """Neuron trainer ``--flags`` on command lines, mapped through the shared training-arguments table."""
+Resolve = Callable[[Program], Resolved]
+
+COMPILE_FLAG = "--torch_compile true"
+COMPILE_ADDED = ("--torch_compile true added: TorchNeuron's Hugging Face recipe trains with torch_compile (the Trainer "
+                 "picks the neuron backend)")
+COMPILE_TODO = ("add --torch_compile true to this command: TorchNeuron's Hugging Face recipe trains with torch_compile "
+                "(the Trainer picks the neuron backend)")
+UNRESOLVED_TODO = ("{flag} was left as it is: {name} is not a script of this project that parses optimum-neuron "
+                   "training arguments (HfArgumentParser/TrlParser over NeuronTrainingArguments, NeuronSFTConfig ...), "
+                   "so the flag may be its own; if it is an optimum-neuron trainer script: {message}")
+
+
+def unresolved(program: Program) -> Resolved:
+    """The resolution used when no project is known: nothing is a Neuron trainer script."""
+    return Resolved(Target.UNKNOWN, program.name)
+
+
+def flag_statements(doc: TextDocument) -> list[list[CommandLine]]:
+    """Command lines grouped by statement; a YAML list's items (one argument each) form one statement."""
     statements: list[list[CommandLine]] = []
     for cl in command_lines(doc):
         last = statements[-1][-1] if statements else None
@@ -912,55 +933,107 @@ def edit_flags(doc: TextDocument, report: Report) -> None:
             statements[-1].append(cl)
         else:
             statements.append([cl])
-    for statement in statements:
+    return statements
+
+
+def edit_flags(doc: TextDocument, report: Report, resolve: Resolve = unresolved) -> None:
+    """Neuron trainer ``--flags`` on command lines, mapped through the shared training-arguments table, for the
+    commands that run a script of the project parsing Neuron training arguments (``resolve``); on commands
+    whose program cannot be resolved the flags stay, with a todo; other programs' flags are theirs."""
+    for statement in flag_statements(doc):
         joined = " ".join(cl.line.text[cl.start:cl.end] for cl in statement)
-        if "optimum-cli" in joined or "--" not in joined:
+        if "--" not in joined:
             continue
         items: list[tuple[CommandLine, Tok]] = []
         for cl in statement:
             toks, _ = lex(cl.line.text, cl.start, cl.end)
             items.extend((cl, tok) for tok in toks)
-        edits: dict[int, list[tuple[int, int, str | None]]] = {}  # id(line) -> (start, end, replacement or None=cut)
-        owners: dict[int, CommandLine] = {}
-        skip: set[int] = set()
-        for index, (cl, tok) in enumerate(items):
-            if index in skip or tok.kind != "word" or not tok.text.startswith("--"):
-                continue
-            text = unquote(tok.text)
-            flag, _, inline = text.partition("=")
-            value_item = None
-            if not _ and index + 1 < len(items):
-                nxt_cl, nxt = items[index + 1]
-                if nxt.kind == "word" and not nxt.text.startswith("-"):
-                    value_item = (nxt_cl, nxt)
-            value = inline if _ else (unquote(value_item[1].text) if value_item else None)
-            plan = flag_plan(flag_mapping(flag), flag, value)
-            if plan is None:
-                continue
-            line = cl.line
-            owners[id(line)] = cl
-            if plan.words is not None and plan.words:
-                if _ and not plan.consume_value and len(plan.words) == 1:
-                    new = plan.words[0] + "=" + tok.text.split("=", 1)[1]
-                else:
-                    new = " ".join(_shell_quote(word) for word in plan.words)
-                edits.setdefault(id(line), []).append((tok.start, tok.end, new))
+        command: list[tuple[CommandLine, Tok]] = []
+        for item in items + [(statement[-1], Tok("op", 0, 0, ";"))]:
+            if item[1].kind == "op":
+                if command:
+                    _edit_command_flags(doc, report, resolve, command)
+                command = []
             else:
-                edits.setdefault(id(line), []).append((tok.start, tok.end, None))
-            if plan.consume_value and value_item is not None:
-                skip.add(index + 1)
-                owners[id(value_item[0].line)] = value_item[0]
-                edits.setdefault(id(value_item[0].line), []).append((value_item[1].start, value_item[1].end, None))
-            report(line, plan.severity, plan.message)
-        for key, line_edits in edits.items():
-            cl = owners[key]
-            for start, end, new in sorted(line_edits, reverse=True):
-                if new is None:
-                    cut(cl.line, [(start, end)])
-                else:
-                    cl.line.text = cl.line.text[:start] + new + cl.line.text[end:]
-            if not cl.line.text[cl.start:].strip(" \t\\"):
-                drop_line(doc, cl.line)
+                command.append(item)
+
+
+def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, command: list[tuple[CommandLine, Tok]]) -> None:
+    program = program_of([unquote(tok.text) for _, tok in command])
+    if program is None or program.kind == "program" and program.name in NOT_TRAINERS:
+        return
+    resolved = resolve(program)
+    if resolved.target is Target.OTHER:
+        return
+    arguments = command[program.start + 1:]
+    plans = []
+    for index, (cl, tok) in enumerate(arguments):
+        if not tok.text.startswith("--"):
+            continue
+        flag, eq, inline = unquote(tok.text).partition("=")
+        value_item = None
+        if not eq and index + 1 < len(arguments) and not arguments[index + 1][1].text.startswith("-"):
+            value_item = arguments[index + 1]
+        value = inline if eq else (unquote(value_item[1].text) if value_item else None)
+        mapping = flag_mapping(flag)
+        if mapping is None or resolved.owns(mapping.source):
+            continue
+        plan = flag_plan(mapping, flag, value)
+        if plan is not None:
+            plans.append((cl, tok, eq, value_item, plan, mapping))
+    if resolved.target is Target.UNKNOWN:
+        for cl, tok, _, value_item, plan, mapping in plans:
+            shown = f"{unquote(tok.text)} {unquote(value_item[1].text)}" if value_item and "=" not in tok.text else unquote(tok.text)
+            report(cl.line, Severity.TODO, UNRESOLVED_TODO.format(flag=shown, name=resolved.name, message=plan.message))
+        return
+    edits: dict[int, list[tuple[int, int, str | None]]] = {}  # id(line) -> (start, end, replacement or None=cut)
+    owners: dict[int, CommandLine] = {}
+    for cl, tok, eq, value_item, plan, _ in plans:
+        owners[id(cl.line)] = cl
+        if plan.words:
+            if eq and not plan.consume_value and len(plan.words) == 1:
+                new = plan.words[0] + "=" + tok.text.split("=", 1)[1]
+            else:
+                new = " ".join(_shell_quote(word) for word in plan.words)
+            edits.setdefault(id(cl.line), []).append((tok.start, tok.end, new))
+        else:
+            edits.setdefault(id(cl.line), []).append((tok.start, tok.end, None))
+        if plan.consume_value and value_item is not None and not eq:
+            owners[id(value_item[0].line)] = value_item[0]
+            edits.setdefault(id(value_item[0].line), []).append((value_item[1].start, value_item[1].end, None))
+        report(cl.line, plan.severity, plan.message)
+    _set_torch_compile(report, command, arguments, edits, owners)
+    for key, line_edits in edits.items():
+        cl = owners[key]
+        for start, end, new in sorted(line_edits, key=lambda edit: edit[:2], reverse=True):
+            if new is None:
+                cut(cl.line, [(start, end)])
+            else:
+                cl.line.text = cl.line.text[:start] + new + cl.line.text[end:]
+        if not cl.line.text[cl.start:].strip(" \t\\"):
+            drop_line(doc, cl.line)
+
+
+_REDIRECTION = re.compile(r"^\d*(?:[<>]|&>)")
+
+
+def _set_torch_compile(report: Report, command: list[tuple[CommandLine, Tok]], arguments: list[tuple[CommandLine, Tok]],
+                       edits: dict[int, list[tuple[int, int, str | None]]], owners: dict[int, CommandLine]) -> None:
+    """A command that feeds Neuron training arguments trains with ``--torch_compile true`` (issue 15, class 8)."""
+    if any(unquote(tok.text).split("=", 1)[0] in ("--torch_compile", "--torch-compile") for _, tok in arguments):
+        return
+    words = [tok.text for _, tok in command]
+    last_index = len(command) - 1
+    for index, word in enumerate(words):  # redirections (`> log`, `2>&1`) come after the arguments
+        if _REDIRECTION.match(word):
+            last_index = min(last_index, index - 1)
+    cl, last = command[max(last_index, 0)]
+    if cl.exec_form or cl.yaml_item:
+        report(command[0][0].line, Severity.TODO, COMPILE_TODO)
+        return
+    owners[id(cl.line)] = cl
+    edits.setdefault(id(cl.line), []).append((last.end, last.end, " " + COMPILE_FLAG))
+    report(command[0][0].line, Severity.FIXED, COMPILE_ADDED)
 
 
 def _shell_quote(word: str) -> str:
@@ -1006,9 +1079,9 @@ STRING_TRIGGERS = ("neuron_parallel_compile", "optimum-cli", "NEURON_EXTRACT_GRA
                    "--tensor_parallel_size", "--tensor-parallel-size")
 
 
-def edit_shell_text(text: str) -> tuple[str, list[tuple[Severity, str]]]:
+def edit_shell_text(text: str, resolve: Resolve = unresolved) -> tuple[str, list[tuple[Severity, str]]]:
     """Every launch-layer shell edit applied to one command string (as in a Python literal); the findings
-    come back as (severity, message) without line information."""
+    come back as (severity, message) without line information. ``resolve``: see ``edit_flags``."""
     from codemods._tables import env_vars
 
     doc = TextDocument(text, FileKind.SHELL)
@@ -1026,7 +1099,7 @@ def edit_shell_text(text: str) -> tuple[str, list[tuple[Severity, str]]]:
     edit_env(doc, report, removable)
     edit_optimum_cli(doc, report)
     edit_torchrun(doc, report)
-    edit_flags(doc, report)
+    edit_flags(doc, report, resolve)
     try:
         from codemods._lib.deps import edit_pip_install
     except ImportError:  # pragma: no cover

@@ -37,15 +37,19 @@ import json
 import re
 
 from codemods._lib import shell
+from codemods._lib.launch_targets import PARSER_SCRIPTS, config_feeds_neuron_parser, resolver
+from codemods._tables.project_markers import MARKERS
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods.launch._base import LAUNCH_KINDS, LaunchRule
 from migrate.filekinds import FileKind
-from codemods._tables.project_markers import MARKERS
+from migrate.findings import Severity
 from migrate.rule import Safety
 from migrate.textdoc import Line, TextDocument
 
 _BASE_TRIGGERS = ("--tensor_parallel_size", "--tensor-parallel-size", "--zero_1", "--pipeline_parallel_size",
                   "tensor_parallel_size", "--disable_sequence_parallel")
+_UNFED_TODO = ("{key} was left as it is: no script of this project parses optimum-neuron training arguments from a "
+               "config file, so this may not be one; if it feeds NeuronTrainingArguments/NeuronSFTConfig: {message}")
 _KEY = re.compile(r"^(\s*)(\"?)([A-Za-z_][\w-]*)\2(\s*:\s*)(.*?)(,?)\s*$")
 
 
@@ -64,14 +68,16 @@ class NeuronTrainerFlags(LaunchRule):
     markers = MARKERS
     kinds = LAUNCH_KINDS | {FileKind.JSON}
     triggers = _triggers()
+    facts = (PARSER_SCRIPTS,)
 
     def apply(self, doc: TextDocument) -> None:
+        project = self.ctx.options.project
         if doc.kind in (FileKind.JSON, FileKind.YAML):
-            self._config_keys(doc)
+            self._config_keys(doc, config_feeds_neuron_parser(project))
         if doc.kind is not FileKind.JSON:
-            shell.edit_flags(doc, self.report)
+            shell.edit_flags(doc, self.report, resolver(project, self.ctx.path))
 
-    def _config_keys(self, doc: TextDocument) -> None:
+    def _config_keys(self, doc: TextDocument, feeds_neuron: bool) -> None:
         lines = list(doc)
         indents = [len(line.text) - len(line.text.lstrip()) for line in lines if line.text.strip() and not line.text.lstrip().startswith(("#", "{", "}"))]
         if not indents:
@@ -80,6 +86,7 @@ class NeuronTrainerFlags(LaunchRule):
         keys = [m.group(3) for line in lines if (m := _KEY.match(line.text)) and len(m.group(1)) == level]
         if sum(1 for key in keys if key in TRAINING_ARGS) < 2:
             return  # not an argument-parser config (e.g. a compiled model's neuron_config.json)
+        edited = False
         for index, line in enumerate(lines):
             match = _KEY.match(line.text)
             if not match or len(match.group(1)) != level or (doc.kind is FileKind.JSON and not match.group(2)):
@@ -91,6 +98,10 @@ class NeuronTrainerFlags(LaunchRule):
             plan = shell.flag_plan(mapping, mapping.source, value.strip("\"'"))
             if plan is None:
                 continue
+            if not feeds_neuron:
+                self.report(line, Severity.TODO, _UNFED_TODO.format(key=mapping.source, message=plan.message))
+                continue
+            edited = True
             if plan.words:
                 new_value = match.group(5)
                 if mapping.value is not None:
@@ -102,6 +113,23 @@ class NeuronTrainerFlags(LaunchRule):
             message = plan.message.replace(f"(was {mapping.source} ", f"(was {mapping.source}: ")
             self._delete_key(doc, lines, index, bool(match.group(6)))
             self.report(line, plan.severity, message)  # a deleted line keeps its number; its note goes below
+        if edited and "torch_compile" not in keys:
+            self._add_torch_compile(doc, lines, level)
+
+    def _add_torch_compile(self, doc: TextDocument, lines: list[Line], level: int) -> None:
+        """The config feeds Neuron training arguments: it trains with torch_compile (issue 15, class 8). The key
+        goes after a top-level scalar member (which in JSON is followed by another, so the new one takes a comma)."""
+        json_file = doc.kind is FileKind.JSON
+        for line in lines:
+            match = _KEY.match(line.text)
+            if line.deleted or not match or len(match.group(1)) != level or match.group(5).endswith(("{", "[")) \
+                    or (json_file and not (match.group(2) and match.group(6))):
+                continue
+            indent = match.group(1)
+            doc.insert_after(line, [indent + ('"torch_compile": true,' if json_file else "torch_compile: true")])
+            self.report(line, Severity.FIXED, shell.COMPILE_ADDED.replace("--torch_compile true", "torch_compile: true"))
+            return
+        self.report(lines[0], Severity.TODO, shell.COMPILE_TODO.replace("--torch_compile true", "torch_compile: true"))
 
     @staticmethod
     def _delete_key(doc: TextDocument, lines: list[Line], index: int, had_comma: bool) -> Line:

@@ -31,13 +31,15 @@ Fix safety: needs review (the notes carried over from the shell rules). Strings 
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 import libcst as cst
 
 from codemods._lib import shell
+from codemods._lib.launch_targets import PARSER_SCRIPTS, Program, Target, program_of, resolver
 from codemods._tables import env_vars
-from migrate.findings import Severity
 from codemods._tables.project_markers import MARKERS
+from migrate.findings import Severity
 from migrate.rule import PythonRule, Safety
 
 _PLACEHOLDER = "__nm_expr_{}__"
@@ -62,17 +64,20 @@ class CommandsInPythonStrings(PythonRule):
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
     triggers = shell.STRING_TRIGGERS + ("pip install",)
+    facts = (PARSER_SCRIPTS,)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.argv_lists: set[int] = set()
+        self.argv_lists: set[int] = set()  # lists this file's own parser reads (sys.argv = [...], parse_args([...]))
+        self.command_lists: set[int] = set()  # lists run as a command (subprocess.run([...]), os.execvp(...))
+        self.resolve = resolver(ctx.options.project, ctx.path)
 
     # ---------------------------------------------------------------------------------- strings
 
     def _edit(self, original: cst.CSTNode, body: str) -> str | None:
         if not any(trigger in body for trigger in self.triggers) or not shell.looks_like_command(body):
             return None
-        new, found = shell.edit_shell_text(body)
+        new, found = shell.edit_shell_text(body, self.resolve)
         if new != body and not new.strip():
             self.todo(original, "this command string would become empty: " + "; ".join(m for _, m in found[:1])
                       + "; delete the call that runs it")
@@ -91,7 +96,7 @@ class CommandsInPythonStrings(PythonRule):
         if not any(trigger in body for trigger in self.triggers) or not shell.looks_like_command(body):
             return updated
         if "\\" in body and "r" not in prefix.lower():
-            new, found = shell.edit_shell_text(body)
+            new, found = shell.edit_shell_text(body, self.resolve)
             if new != body:
                 self.todo(original, "this string holds a Neuron launch command but has escapes: edit it by hand "
                           "(" + "; ".join(message for _, message in found[:2]) + ")")
@@ -113,7 +118,7 @@ class CommandsInPythonStrings(PythonRule):
         if "\\" in body and "r" not in updated.start.lower():
             self.todo(original, "this f-string holds a Neuron launch command but has escapes: edit it by hand")
             return updated
-        new, found = shell.edit_shell_text(body)
+        new, found = shell.edit_shell_text(body, self.resolve)
         sources = {_PLACEHOLDER.format(index): "{" + cst.Module([]).code_for_node(part.expression) + "}"
                    for index, part in enumerate(expressions)}
         found = [(severity, re.sub(r"__nm_expr_\d+__", lambda m: sources.get(m.group(0), m.group(0)), message))
@@ -156,7 +161,7 @@ class CommandsInPythonStrings(PythonRule):
         if name.startswith("parse_args") or name in {"run", "call", "check_call", "check_output", "Popen", "execvp", "execv"}:
             for arg in node.args:
                 if isinstance(arg.value, cst.List):
-                    self.argv_lists.add(id(arg.value))
+                    (self.argv_lists if name.startswith("parse_args") else self.command_lists).add(id(arg.value))
 
     def _is_sys_argv(self, node: cst.BaseExpression) -> bool:
         return isinstance(node, cst.Attribute) and node.attr.value == "argv" and "sys" in {
@@ -174,43 +179,21 @@ class CommandsInPythonStrings(PythonRule):
             for _, message in found:
                 self.todo(original, message)
             return updated
-        argv_like = id(original) in self.argv_lists or any(value.endswith(".py") or value in _LAUNCHERS for value in strings)
+        own_argv = id(original) in self.argv_lists
+        argv_like = own_argv or id(original) in self.command_lists or any(
+            value.endswith(".py") or value in _LAUNCHERS for value in strings)
         if shell.NPC not in strings and not argv_like:
             return updated
         drop: set[int] = set()
-        renames: dict[int, str] = {}
+        renames: dict[int, list[str]] = {}
         for index, value in enumerate(values):
-            if value is None:
-                continue
-            if value.endswith(shell.NPC) and " " not in value:
+            if value is not None and value.endswith(shell.NPC) and " " not in value:
                 drop.add(index)
                 if index + 2 < len(values) and values[index + 1] in ("--num_parallel", "--num-parallel"):
                     drop.update({index + 1, index + 2})
                 self.fixed(original, "dropped the neuron_parallel_compile element: TorchNeuron compiles on first call")
-                continue
-            if not argv_like:
-                continue
-            name = shell.assignment_name(value)
-            if name:
-                action = env_vars.lookup(name)
-                if action is not None and action.action == "remove":
-                    drop.add(index)
-                    (self.todo if action.todo else self.fixed)(original, env_vars.message_for(name, action))
-                continue
-            flag, eq, inline = value.partition("=")
-            following = values[index + 1] if index + 1 < len(values) else None
-            has_value = not eq and index + 1 < len(values) and not (following or "").startswith("-")
-            plan = shell.flag_plan(shell.flag_mapping(flag), flag, inline if eq else (following if has_value else None))
-            if plan is None:
-                continue
-            (self.fixed if plan.severity is Severity.FIXED else self.todo)(original, plan.message)
-            if plan.words:
-                renames[index] = plan.words if not (eq and len(plan.words) == 1) else [plan.words[0] + "=" + inline]
-            else:
-                drop.add(index)
-            if plan.consume_value and has_value:
-                drop.add(index + 1)
-        if not drop and not renames:
+        add_compile = argv_like and self._argv_edits(original, values, own_argv, drop, renames)
+        if not drop and not renames and not add_compile:
             return updated
         elements = []
         for index, element in enumerate(updated.elements):
@@ -222,9 +205,74 @@ class CommandsInPythonStrings(PythonRule):
                     elements.append(element.with_changes(value=cst.SimpleString(f"{prefix}{quote}{word}{quote}")))
                 continue
             elements.append(element)
+        if add_compile:
+            elements = _with_torch_compile(elements, updated.elements)
         if elements and updated.elements and elements[-1] is not updated.elements[-1]:
             elements[-1] = elements[-1].with_changes(comma=updated.elements[-1].comma)
         return updated.with_changes(elements=elements)
+
+    def _argv_edits(self, original: cst.List, values: list[str | None], own_argv: bool, drop: set[int],
+                    renames: dict[int, list[str]]) -> bool:
+        """Environment assignments and trainer flags of an argv list; the flags only when the list feeds a script
+        of the project that parses Neuron training arguments (this file for its own ``sys.argv``/``parse_args``).
+        True when ``--torch_compile true`` must be added."""
+        words = [value if value is not None else "" for value in values]
+        program = None if own_argv else program_of(words)
+        if own_argv:
+            resolved, start = self.resolve(Program("script", self.ctx.path.name, -1)), 0
+            if resolved.target is not Target.NEURON and words[0].endswith(".py"):  # sys.argv[0] names the program
+                resolved, start = self.resolve(Program("script", words[0], 0)), 1
+        elif program is None or program.kind == "program" and program.name in shell.NOT_TRAINERS:
+            return False
+        else:
+            resolved, start = self.resolve(program), program.start + 1
+        for index, value in enumerate(values):
+            if value is None or index in drop:
+                continue
+            name = shell.assignment_name(value)
+            if name and index < start:
+                action = env_vars.lookup(name)
+                if action is not None and action.action == "remove":
+                    drop.add(index)
+                    (self.todo if action.todo else self.fixed)(original, env_vars.message_for(name, action))
+                continue
+            if index < start or resolved.target is Target.OTHER:
+                continue
+            flag, eq, inline = value.partition("=")
+            following = values[index + 1] if index + 1 < len(values) else None
+            has_value = not eq and index + 1 < len(values) and not (following or "").startswith("-")
+            mapping = shell.flag_mapping(flag)
+            if mapping is None or resolved.owns(mapping.source):
+                continue
+            plan = shell.flag_plan(mapping, flag, inline if eq else (following if has_value else None))
+            if plan is None:
+                continue
+            if resolved.target is Target.UNKNOWN:
+                shown = value if eq or not has_value or following is None else f"{value} {following}"
+                self.todo(original, shell.UNRESOLVED_TODO.format(flag=shown, name=resolved.name, message=plan.message))
+                continue
+            (self.fixed if plan.severity is Severity.FIXED else self.todo)(original, plan.message)
+            if plan.words:
+                renames[index] = plan.words if not (eq and len(plan.words) == 1) else [plan.words[0] + "=" + inline]
+            else:
+                drop.add(index)
+            if plan.consume_value and has_value:
+                drop.add(index + 1)  # the value goes with its flag, whatever expression it is
+        if resolved.target is Target.NEURON and not any(
+                (value or "").split("=", 1)[0] in ("--torch_compile", "--torch-compile") for value in values):
+            self.fixed(original, shell.COMPILE_ADDED)
+            return True
+        return False
+
+
+def _with_torch_compile(elements: list[cst.Element], originals: Sequence[cst.BaseElement]) -> list[cst.Element]:
+    """``elements`` followed by ``"--torch_compile", "true"`` in the list's quote style."""
+    quote = next((e.value.value[-1] for e in originals if isinstance(e, cst.Element) and isinstance(e.value, cst.SimpleString)), '"')
+    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    if elements:
+        elements = [*elements[:-1], elements[-1].with_changes(comma=comma)]
+    return [*elements, cst.Element(cst.SimpleString(f"{quote}--torch_compile{quote}"), comma=comma),
+            cst.Element(cst.SimpleString(f"{quote}true{quote}"))]
 
 
 def _string_value(node: cst.BaseExpression) -> str | None:

@@ -50,6 +50,7 @@ TRAIN = textwrap.dedent(
                 "train_sampling_strategy": getattr(training_args, "train_sampling_strategy", None),
                 "env_bf16": os.environ.get("XLA_USE_BF16"),
                 "model_id": script_args.model_id,
+                "torch_compile": training_args.torch_compile,
             }, handle)
     dist.barrier()  # leave together: a rank that exits early tears down gloo under its peer
     dist.destroy_process_group()
@@ -78,6 +79,10 @@ LAUNCHER = textwrap.dedent(
 )
 
 
+#: the script as it was before migration: the launch rules map its flags because it parses NeuronSFTConfig
+LEGACY_PROJECT = {"train.py": TRAIN.replace("from trl import SFTConfig", "from optimum.neuron import NeuronSFTConfig as SFTConfig")}
+
+
 def _env(tmp_path: Path, port: int) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
@@ -97,13 +102,14 @@ def _check(tmp_path: Path) -> None:
     assert result["train_sampling_strategy"] == "group_by_length"
     assert result["env_bf16"] is None  # the XLA_USE_BF16 export is gone
     assert result["model_id"] == "tiny-llama"
+    assert result["torch_compile"] is True  # the migrated launch line turns compilation on
 
 
 @pytest.mark.execution
 def test_migrated_shell_launcher_runs_under_torchrun(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text(TRAIN)
     (tmp_path / "out").mkdir()
-    migrated = apply_rules(LAUNCHER, FileKind.SHELL, select=["NM4"], path="run.sh")
+    migrated = apply_rules(LAUNCHER, FileKind.SHELL, select=["NM4"], path="run.sh", project=LEGACY_PROJECT)
     code = "\n".join(line for line in migrated.text.splitlines() if not line.lstrip().startswith("#"))
     assert "neuron_parallel_compile" not in code and "--tensor_parallel_size" not in code and "XLA_USE_BF16" not in code
     (tmp_path / "run.sh").write_text(migrated.text)
@@ -132,7 +138,7 @@ PY_LAUNCHER = textwrap.dedent(
 def test_migrated_python_launcher_runs_its_argv_list(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text(TRAIN)
     (tmp_path / "out").mkdir()
-    migrated = apply_rules(PY_LAUNCHER, FileKind.PYTHON, select=["NM4"], path="launch.py")
+    migrated = apply_rules(PY_LAUNCHER, FileKind.PYTHON, select=["NM4"], path="launch.py", project=LEGACY_PROJECT)
     code = "\n".join(line for line in migrated.text.splitlines() if not line.lstrip().startswith("#"))
     assert '"neuron_parallel_compile"' not in code and '"--zero_1"' not in code
     (tmp_path / "launch.py").write_text(migrated.text)

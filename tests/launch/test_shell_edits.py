@@ -8,8 +8,17 @@ from migrate.filekinds import FileKind
 from migrate.testing import apply_rules
 
 
-def shell(text: str, select=("NM4",), kind=FileKind.SHELL, path="run.sh") -> str:
-    return apply_rules(text, kind, select=list(select), path=path, inline_notes=False).text
+#: the project's x.py: a script that parses optimum-neuron training arguments (so its flags are trainer flags)
+NEURON_SCRIPT = (
+    "from transformers import HfArgumentParser\n"
+    "from optimum.neuron import NeuronTrainingArguments\n"
+    "(args,) = HfArgumentParser(NeuronTrainingArguments).parse_args_into_dataclasses()\n"
+)
+PROJECT = {"x.py": NEURON_SCRIPT}
+
+
+def shell(text: str, select=("NM4",), kind=FileKind.SHELL, path="run.sh", project=PROJECT) -> str:
+    return apply_rules(text, kind, select=list(select), path=path, inline_notes=False, project=project).text
 
 
 @pytest.mark.parametrize(
@@ -31,9 +40,13 @@ def shell(text: str, select=("NM4",), kind=FileKind.SHELL, path="run.sh") -> str
         ("if [ -n \"$A\" ]; then export PJRT_DEVICE=NEURON; fi\n", "if [ -n \"$A\" ]; then :; fi\n"),
         ("env XLA_USE_BF16=1 PJRT_DEVICE=NEURON python x.py\n", "env python x.py\n"),
         ("export XLA_USE_BF16=1 A=2  # comment\n", "export A=2  # comment\n"),
-        ("python x.py --max_seq_length=128 --no_cuda\n", "python x.py --max_length=128 --use_cpu\n"),
-        ("python x.py --adafactor false --output_dir o\n", "python x.py --output_dir o\n"),
-        ("python x.py --tensor-parallel-size 8 --output_dir o\n", "python x.py --output_dir o\n"),
+        ("python x.py --max_seq_length=128 --no_cuda\n", "python x.py --max_length=128 --use_cpu --torch_compile true\n"),
+        ("python x.py --adafactor false --output_dir o\n", "python x.py --output_dir o --torch_compile true\n"),
+        ("python x.py --tensor-parallel-size 8 --output_dir o\n", "python x.py --output_dir o --torch_compile true\n"),
+        # the flag goes with its value; the compile flag goes at the end of the trainer's command, not after a pipe
+        ("torchrun x.py --zero_1 true 2>&1 | tee log\n", "torchrun x.py --torch_compile true 2>&1 | tee log\n"),
+        ("torchrun x.py --zero_1 true > log &\n", "torchrun x.py --torch_compile true > log &\n"),
+        ("python x.py --output_dir o --torch_compile false\n", "python x.py --output_dir o --torch_compile false\n"),
     ],
 )
 def test_shell_edit(before: str, after: str) -> None:
@@ -81,3 +94,60 @@ def test_note_of_a_removed_last_line_is_kept_and_does_not_drop_other_notes() -> 
     assert out.endswith("torchrun x.py\n# neuron-migrate: XLA_USE_BF16 made torch_xla hold every fp32 tensor in bf16; removed: to keep "
                         "full-bf16 numerics load the model with dtype=torch.bfloat16 (or model.to(torch.bfloat16)), or use "
                         "bf16=True / torch.autocast(device_type, dtype=torch.bfloat16) for mixed precision\n")
+
+
+OWN_ARGPARSE = (
+    "import argparse\n"
+    "parser = argparse.ArgumentParser()\n"
+    "parser.add_argument('--tensor_parallel_size', type=int)\n"
+    "args = parser.parse_args()\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text, project",
+    [
+        ("vllm serve meta-llama/Llama-3.2-1B --tensor-parallel-size 2\n", PROJECT),
+        ("python -m vllm.entrypoints.openai.api_server --tensor-parallel-size 2\n", PROJECT),
+        ("torchrun my_script.py --tensor_parallel_size $TP --sequence_parallel_enabled\n", {"my_script.py": OWN_ARGPARSE}),
+    ],
+)
+def test_flags_of_programs_that_are_not_neuron_trainers_stay_without_a_note(text: str, project: dict) -> None:
+    result = apply_rules(text, FileKind.SHELL, select=["NM4"], path="run.sh", project=project)
+    assert result.text == text
+    assert not result.findings
+
+
+def test_a_dataclass_field_of_the_script_itself_is_its_own_flag() -> None:
+    script = NEURON_SCRIPT.replace("(args,) =", "from dataclasses import dataclass\n@dataclass\nclass A:\n    zero_1: bool = False\n(args,) =")
+    text = "torchrun x.py --zero_1 true --torch_compile true\n"
+    assert shell(text, project={"x.py": script}) == text
+
+
+def test_a_script_the_project_does_not_hold_keeps_its_flags_with_a_todo() -> None:
+    text = "torchrun /opt/ml/code/other.py --tensor_parallel_size 8 --output_dir o\n"
+    result = apply_rules(text, FileKind.SHELL, select=["NM4"], path="run.sh", project=PROJECT)
+    assert result.text.endswith(text)
+    assert [(f.severity.value, f.message.split(" was left")[0]) for f in result.findings] == [("todo", "--tensor_parallel_size 8")]
+
+
+@pytest.mark.parametrize(
+    "path, command",
+    [
+        ("scripts/run.sh", "torchrun train.py --zero_1 true"),  # beside the launcher
+        ("scripts/run.sh", "torchrun scripts/train.py --zero_1 true"),  # from the project root
+        ("run.sh", 'torchrun "${SCRIPT_DIR}/scripts/train.py" --zero_1 true'),  # after an expansion
+        ("docker/run.sh", "torchrun /opt/ml/code/train.py --zero_1 true"),  # the machine's path: the project's one train.py
+        ("run.sh", "python -m scripts.train --zero_1 true"),
+        ("/srv/project/scripts/run.sh", "torchrun train.py --zero_1 true"),  # an absolute path given on the command line
+    ],
+)
+def test_the_script_is_found_in_the_project(path: str, command: str) -> None:
+    out = shell(command + "\n", path=path, project={"scripts/train.py": NEURON_SCRIPT})
+    assert "--zero_1" not in out and out.rstrip().endswith("--torch_compile true")
+
+
+def test_a_second_run_changes_nothing_once_the_script_is_migrated() -> None:
+    migrated_script = NEURON_SCRIPT.replace("from optimum.neuron import NeuronTrainingArguments", "from transformers import TrainingArguments").replace("NeuronTrainingArguments)", "TrainingArguments)")
+    once = shell("torchrun x.py --zero_1 true --max_seq_length 8\n")
+    assert shell(once, project={"x.py": migrated_script}) == once

@@ -1,0 +1,155 @@
+"""Which program a launch command runs, and whether that program parses optimum-neuron training arguments.
+
+A trainer ``--flag`` may be renamed or removed only when the command feeds it to optimum-neuron's argument
+parser: ``HfArgumentParser`` / ``NeuronHfArgumentParser`` / ``TrlParser`` over ``NeuronTrainingArguments``,
+``NeuronSFTConfig`` ... A ``vllm serve --tensor-parallel-size 2`` line, or a ``torchrun my_script.py
+--tensor_parallel_size 8`` whose script has its own argparse, must keep its flags (issue 15, class 1).
+
+The knowledge is a project fact (``migrate/facts.py``): the scan pass records, for every Python file that
+builds an argument parser, whether it parses a Neuron dataclass, whether it reads a config file, and which
+fields its own dataclasses declare. The launch rules resolve a command's script against the project's files
+(relative to the launching file's folder and each folder above it) and read that record.
+"""
+
+from __future__ import annotations
+
+import enum
+import posixpath
+import re
+from dataclasses import dataclass
+from pathlib import PurePath
+
+from migrate.facts import ProjectFact, ProjectFacts
+from migrate.filekinds import FileKind
+
+NEURON_ARGUMENT_CLASSES = ("NeuronTrainingArguments", "TrainiumTrainingArguments", "Seq2SeqNeuronTrainingArguments",
+                           "Seq2SeqTrainiumTrainingArguments", "NeuronSFTConfig", "NeuronORPOConfig")
+PARSERS = ("HfArgumentParser", "NeuronHfArgumentParser", "TrainiumHfArgumentParser", "TrlParser")
+
+_NEURON_CLASS = re.compile(r"\b(?:%s)\b" % "|".join(NEURON_ARGUMENT_CLASSES))
+_PARSER = re.compile(r"\b(?:%s)\s*\(" % "|".join(PARSERS))
+_READS_CONFIG = re.compile(r"\bparse_(?:json|yaml)_file\b|\bTrlParser\b|\bparse_args_and_config\b")
+# `name: type = ...` at class-body indentation: the fields of the script's own dataclasses
+_FIELD = re.compile(r"^[ \t]+([A-Za-z_]\w*)[ \t]*:[ \t]*[\w.\[\], |\"']+(?:=|$)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class ParserScript:
+    neuron: bool  # the parser is built over a Neuron training-arguments dataclass
+    reads_config: bool  # the arguments may come from a JSON/YAML file (parse_json_file, TrlParser --config)
+    own_fields: frozenset[str]  # fields the script's own dataclasses declare (their flags are the script's)
+
+
+def _collect(text: str) -> ParserScript | None:
+    if not _PARSER.search(text):
+        return None
+    return ParserScript(bool(_NEURON_CLASS.search(text)), bool(_READS_CONFIG.search(text)),
+                        frozenset(_FIELD.findall(text)))
+
+
+PARSER_SCRIPTS = ProjectFact("launch.parser-scripts", frozenset({FileKind.PYTHON}), PARSERS, _collect)
+
+
+class Target(str, enum.Enum):
+    NEURON = "neuron"  # a script of the project that parses Neuron training arguments
+    OTHER = "other"  # a script of the project that does not (its flags are its own), or a program that is not a trainer
+    UNKNOWN = "unknown"  # a script or command the project does not hold: cannot tell
+
+
+@dataclass(frozen=True)
+class Resolved:
+    target: Target
+    name: str  # the script as written (for messages)
+    script: ParserScript | None = None
+
+    def owns(self, field_name: str) -> bool:
+        """Whether the script's own dataclass declares the field (so its flag is not a trainer flag)."""
+        return self.script is not None and field_name in self.script.own_fields
+
+
+def resolve_script(project: ProjectFacts, origin: PurePath, script: str, module: bool = False) -> Resolved:
+    """``script`` (a path as written on a command line in ``origin``, or a ``-m`` module) among the project's files."""
+    path = _find(project, origin, script, module)
+    if path is None:
+        # an installed module (`python -m vllm.entrypoints...`) is somebody else's program, not the user's trainer
+        return Resolved(Target.OTHER if module else Target.UNKNOWN, script)
+    record = project.of(PARSER_SCRIPTS.name).get(path)
+    return Resolved(Target.NEURON if record is not None and record.neuron else Target.OTHER, script, record)
+
+
+def _find(project: ProjectFacts, origin: PurePath, script: str, module: bool) -> str | None:
+    if module:
+        base = script.replace(".", "/")
+        names = [base + ".py", base + "/__main__.py"]
+    else:
+        # `$SCRIPT_DIR/train.py`, `${ROOT}/src/train.py`: what follows the expansion is the part we can place
+        names = [re.sub(r"^.*\$(?:\{[^}]*\}|\w+)/?", "", script)]
+    for name in names:
+        if not name or "$" in name or "`" in name:
+            continue
+        if not name.startswith("/"):
+            folder = origin.parent.as_posix()
+            while True:
+                candidate = posixpath.normpath(posixpath.join(folder, name)) if folder not in ("", ".") else posixpath.normpath(name)
+                if candidate in project.files:
+                    return candidate
+                if folder in ("", ".") or posixpath.dirname(folder) == folder:  # the top: "" or "/"
+                    break
+                folder = posixpath.dirname(folder)
+        # run from another folder, or a path of the machine that runs it (/opt/ml/code/train.py): the project's
+        # one file that ends so
+        tail = posixpath.basename(name) if name.startswith("/") else posixpath.normpath(name).lstrip("./")
+        matches = [path for path in project.files if ("/" + path).endswith("/" + tail)]
+        if len(matches) == 1:
+            return matches[0]
+    return None
+
+
+@dataclass(frozen=True)
+class Program:
+    """What a simple command runs: a script (``x.py``), a module (``-m pkg.mod``) or another program."""
+
+    kind: str  # "script" | "module" | "program"
+    name: str
+    start: int  # index of the word naming it: the program's own arguments come after it
+
+
+_WRAPPERS = {"srun", "sudo", "nohup", "time", "exec", "env", "nice", "ionice", "stdbuf", "numactl", "taskset", "uv", "run",
+             "conda", "mpirun", "mpiexec"}
+#: programs whose --flags are their own (serving, containers, the shell's echo): never a trainer's
+NOT_TRAINERS = {"vllm", "text-generation-launcher", "sglang", "docker", "podman", "kubectl", "echo", "printf", "optimum-cli",
+                "huggingface-cli", "hf", "aws", "gcloud", "pip", "pip3", "git"}
+
+
+def program_of(words: list[str]) -> Program | None:
+    """The program of a simple command given as unquoted words; None when it has no command word."""
+    words = [word.strip("[],") for word in words]  # exec-form arrays lexed as shell words
+    if words and words[0].startswith("-"):
+        return Program("program", "the command these arguments are passed to", -1)  # a YAML `args:` list
+    for index, word in enumerate(words):
+        if word.endswith(".py") and not word.startswith("-"):
+            return Program("script", word, index)
+        if word == "-m" and index + 1 < len(words) and any(w.rsplit("/", 1)[-1].startswith("python") for w in words[:index]):
+            return Program("module", words[index + 1], index + 1)
+    for index, word in enumerate(words):
+        base = word.rsplit("/", 1)[-1]
+        if re.match(r"^[A-Za-z_]\w*=", word) or word.startswith("-") or base in _WRAPPERS:
+            continue
+        return Program("program", base, index)
+    return None
+
+
+def resolver(project: ProjectFacts, origin: PurePath):
+    """``resolve(program) -> Resolved`` for the commands of the file ``origin``."""
+
+    def resolve(program: Program) -> Resolved:
+        if program.kind == "program":
+            return Resolved(Target.UNKNOWN, program.name)
+        return resolve_script(project, origin, program.name, program.kind == "module")
+
+    return resolve
+
+
+def config_feeds_neuron_parser(project: ProjectFacts) -> bool:
+    """Whether some script of the project parses Neuron training arguments from a JSON/YAML config file."""
+    return any(record.neuron and record.reads_config for record in project.of(PARSER_SCRIPTS.name).values())

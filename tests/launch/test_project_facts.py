@@ -1,0 +1,38 @@
+"""The engine carries the launch rules' project fact (which scripts parse Neuron training arguments) from
+its scan pass to the rules: a launcher's flags are mapped only for a script of the run that parses them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from migrate.engine import RunOptions, run
+
+NEURON_SCRIPT = (
+    "from transformers import HfArgumentParser\n"
+    "from optimum.neuron import NeuronTrainingArguments\n"
+    "(args,) = HfArgumentParser(NeuronTrainingArguments).parse_args_into_dataclasses()\n"
+)
+OWN_ARGPARSE = "import argparse\nargparse.ArgumentParser().parse_args()\n"
+LAUNCHER = "#!/bin/bash\ntorchrun train.py --zero_1 true --output_dir out\ntorchrun bench.py --zero_1 true\n"
+
+
+def test_the_scan_pass_tells_the_launch_rules_which_script_parses_neuron_arguments(tmp_path: Path) -> None:
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "run.sh").write_text(LAUNCHER)
+    (tmp_path / "scripts" / "train.py").write_text(NEURON_SCRIPT)
+    (tmp_path / "scripts" / "bench.py").write_text(OWN_ARGPARSE)
+    result = run([tmp_path], RunOptions(select=("NM4",), write=False, jobs=1))
+    assert result.options.write is False
+    launcher = next(item for item in result.files if item.path.endswith("run.sh"))
+    messages = [finding.message for finding in launcher.findings]
+    assert any(message.startswith("ZeRO-1") for message in messages)  # train.py: mapped
+    assert any(message.startswith("--torch_compile true added") for message in messages)
+    assert len([m for m in messages if "ZeRO-1" in m]) == 1  # bench.py has its own argparse: its flag is its own
+
+
+def test_a_launcher_given_alone_keeps_its_flags(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text(LAUNCHER)
+    (tmp_path / "train.py").write_text(NEURON_SCRIPT)
+    result = run([tmp_path / "run.sh"], RunOptions(select=("NM4",), write=False, jobs=1, xla=True))
+    findings = result.files[0].findings
+    assert findings and all(f.severity.value == "todo" and "was left as it is" in f.message for f in findings)
