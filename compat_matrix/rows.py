@@ -8,27 +8,15 @@ import platform
 from typing import Any
 
 from compat_matrix.evidence import ran_on, row_evidence
-from compat_matrix.schema import SCHEMA_VERSION
-
-#: Row verdict for each status, per mode: what this row alone says about the architecture in that mode.
-#: ``fail_generate`` is split: "chunked prefill fails but plain static generate works" is partial everywhere;
-#: a generate that cannot run at all is partial in eager (the forward works) and unsupported in compiled mode.
-_UNSUPPORTED = {"fail_load", "fail_forward", "fail_accuracy", "timeout", "oom", "crash", "skipped"}
-_PARTIAL_ALWAYS = {"no_static_cache", "fail_lowering", "graph_breaks", "no_tp_plan"}
+from compat_matrix.schema import SCHEMA_VERSION, STATUS_VERDICTS
 
 
 def verdict_for(status: str, mode: str, *, generate_runs: bool = False) -> str:
-    if status == "pass":
-        return "supported"
-    if status in _UNSUPPORTED:
-        return "unsupported"
-    if status in _PARTIAL_ALWAYS:
+    """The verdict ``status`` implies in ``mode`` (``schema.STATUS_VERDICTS``); ``generate_runs``: plain generate
+    worked although chunked prefill failed, which keeps a ``fail_generate`` partial outside eager mode too."""
+    if status == "fail_generate" and (mode == "eager" or generate_runs):
         return "partial"
-    if status == "fail_generate":
-        return "partial" if (mode == "eager" or generate_runs) else "unsupported"
-    if status in ("fail_compile", "recompiles", "fail_shard"):
-        return "unsupported"
-    return "unsupported"
+    return STATUS_VERDICTS[status]
 
 
 def now() -> str:

@@ -71,6 +71,30 @@ STATUSES = (
 
 VERDICTS = ("supported", "partial", "unsupported")
 
+#: The verdict each status implies: the one table that rows.py, tp.py, the version migration and docs/compat-scan.md
+#: follow. Two refinements, both in ``rows.verdict_for``: ``fail_generate`` is ``partial`` where the model still
+#: generates (eager, where the forward works; compiled/tp when only chunked prefill fails); and a ``pass`` becomes
+#: ``partial`` when the row names a caveat it measured (CPU fallbacks on Neuron, a TP plan that shards only the
+#: embeddings).
+STATUS_VERDICTS = {
+    "pass": "supported",
+    "fail_load": "unsupported",
+    "fail_forward": "unsupported",
+    "fail_generate": "unsupported",
+    "no_static_cache": "partial",  # generate works, with shapes that change every step
+    "fail_compile": "unsupported",
+    "graph_breaks": "partial",  # runs compiled, in pieces
+    "fail_lowering": "partial",  # runs for real; the lowering proxy predicts a failure on Neuron
+    "fail_accuracy": "unsupported",
+    "recompiles": "unsupported",  # a neuronx-cc compile per decode step
+    "no_tp_plan": "unsupported",  # tensor parallelism cannot start without a plan (the other modes are unaffected)
+    "fail_shard": "unsupported",
+    "timeout": "unsupported",
+    "oom": "unsupported",
+    "crash": "unsupported",
+    "skipped": "unsupported",  # no evidence: architecture_verdict ignores it
+}
+
 #: Statuses that mean the job itself never produced evidence about the model.
 HARNESS_STATUSES = ("skipped",)
 

@@ -67,6 +67,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from compat_matrix.rows import verdict_for
+
 #: Logits tolerance (max absolute difference, sharded vs unsharded) per dtype. Greedy tokens must match exactly.
 TOLERANCES = {"float32": 1e-4, "bfloat16": 5e-2, "float16": 1e-2}
 
@@ -410,7 +412,7 @@ def _run(row, tp, model_dir, model_type, tp_size, device, dtype, timeout, starte
         tp["probe_error"] = probe["probe_error"]
     if probe["has_tp_plan"] is False:
         cls = probe["model_class"] or model_type
-        row.update(status="no_tp_plan", verdict="unsupported", error=probe["error"])
+        row.update(status="no_tp_plan", verdict=verdict_for("no_tp_plan", "tp"), error=probe["error"])
         row["reasons"] = [f"no tensor-parallel plan in transformers for {cls}"]
         return
 
@@ -556,7 +558,7 @@ def _fold(row, tp, ranks: dict[int, dict], log: str, timed_out: bool, budget: fl
         return
     if first is not None and stage == "shard_load" and "no `tp_plan`" in first["error"]:
         tp.update(has_tp_plan=False, tp_plan={}, plan_scope=None, plan_source="loaded model")
-        row.update(status="no_tp_plan", verdict="unsupported", error=first["error"])
+        row.update(status="no_tp_plan", verdict=verdict_for("no_tp_plan", "tp"), error=first["error"])
         row["reasons"] = ["no tensor-parallel plan in transformers (sharded load refused)"]
         return
     if first is not None:

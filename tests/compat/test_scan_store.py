@@ -56,3 +56,16 @@ def test_unwritable_out(tmp_path):
     blocker.write_text("")
     with pytest.raises(store.StoreError):
         store.prepare(blocker / "out")
+
+
+def test_one_status_verdict_table_covers_every_status():
+    from compat_matrix.rows import verdict_for
+    from compat_matrix.schema import STATUS_VERDICTS, STATUSES, VERDICTS
+
+    assert set(STATUS_VERDICTS) == set(STATUSES) and set(STATUS_VERDICTS.values()) <= set(VERDICTS)
+    for status in STATUSES:
+        for mode in ("compiled", "tp"):
+            assert verdict_for(status, mode) == STATUS_VERDICTS[status]
+    assert verdict_for("no_tp_plan", "tp") == "unsupported"  # tp.py wrote this; rows.py used to say partial
+    assert verdict_for("fail_generate", "eager") == "partial"
+    assert verdict_for("fail_generate", "compiled", generate_runs=True) == "partial"
