@@ -16,6 +16,7 @@ import click
 
 from migrate import __version__
 from migrate.discovery import DiscoveryError
+from migrate.explain import plain_explanation
 from migrate.findings import FileStatus, Severity
 from migrate.registry import UnknownRuleError, all_rules, find_rule, select_rules
 from migrate.rule import DeviceStyle
@@ -32,10 +33,11 @@ def _fail(message: str) -> None:
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--diff", is_flag=True, help="Print unified diffs; write nothing.")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 if a file would change or legacy usage remains.")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 while anything is left: a file would change, a todo or an unresolved `# neuron-migrate:` note remains, or a file fails.")
 @click.option("--select", "select", multiple=True, metavar="RULES", help="Only these rule ids or prefixes, comma-separated or repeated (NM1,NM301).")
 @click.option("--ignore", "ignore", multiple=True, metavar="RULES", help="Skip these rule ids or prefixes, comma-separated or repeated.")
 @click.option("--exclude", "exclude", multiple=True, metavar="GLOB", help="Skip paths matching this gitignore-style glob.")
+@click.option("--force-exclude", is_flag=True, help="Apply --exclude to the paths given too (pre-commit passes files one by one).")
 @click.option("--list-rules", is_flag=True, help="List every rule: id, name, safety, summary.")
 @click.option("--explain", metavar="RULE", help="Show a rule's documentation with its before/after example.")
 @click.option("--report", "reports", multiple=True, type=click.Path(path_type=Path), help="Write a report; format by extension: .json, .md, .html. Repeatable.")
@@ -50,7 +52,7 @@ def _fail(message: str) -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Also print what was fixed, file by file.")
 @click.version_option(__version__, prog_name="neuron-migrate")
-def main(paths, diff, check, select, ignore, exclude, list_rules, explain, reports, jobs, force, no_inline_notes,
+def main(paths, diff, check, select, ignore, exclude, force_exclude, list_rules, explain, reports, jobs, force, no_inline_notes,
          device_style, time_limit, xla, quiet, verbose) -> None:
     """Rewrite optimum-neuron / torch_xla code under PATHS into stock Hugging Face + PyTorch for TorchNeuron."""
     select, ignore = _codes(select), _codes(ignore)
@@ -66,7 +68,7 @@ def main(paths, diff, check, select, ignore, exclude, list_rules, explain, repor
             rule = find_rule(rules, explain)
         except UnknownRuleError as error:
             _fail(str(error))
-        click.echo(f"{rule.id} {rule.name} ({rule.safety.value})\n\n{rule.explanation()}")
+        click.echo(plain_explanation(rule))
         return
     try:
         select_rules(rules, select, ignore)
@@ -80,9 +82,11 @@ def main(paths, diff, check, select, ignore, exclude, list_rules, explain, repor
 
     options = RunOptions(
         select=select, ignore=ignore, exclude=exclude, jobs=jobs, write=not (diff or check), diff=diff, force=force,
-        inline_notes=not no_inline_notes, device_style=DeviceStyle(device_style), xla=xla,
+        inline_notes=not no_inline_notes, device_style=DeviceStyle(device_style), xla=xla, force_exclude=force_exclude,
         time_limit=time_limit or None,
     )
+    if options.write:
+        _warn_outside_git(paths)
     progress = _Progress() if sys.stderr.isatty() and not quiet else None
     try:
         result = run(list(paths), options, progress=progress.update if progress else None)
@@ -120,6 +124,15 @@ def main(paths, diff, check, select, ignore, exclude, list_rules, explain, repor
     errors = result.count(FileStatus.ERROR) or any(True for _ in result.findings(Severity.ERROR))
     if errors or report_failed or (check and (would_change or todos)):
         sys.exit(1)
+
+
+def _warn_outside_git(paths) -> None:
+    from migrate.project import work_tree
+
+    for path in paths:
+        if os.path.lexists(path) and work_tree(Path(path)) is None:
+            click.echo(f"neuron-migrate: warning: {printable(str(path))} is not in git: no uncommitted-work guard; "
+                       "run --diff first", err=True)
 
 
 def _codes(values) -> tuple[str, ...]:
@@ -170,13 +183,15 @@ def _print_findings(result, shown, verbose: bool, check: bool, to_stderr: bool) 
 
 
 def _print_summary(result, reports) -> None:
+    from reports.templating import plural
+
     fixed = sum(1 for _ in result.findings(Severity.FIXED))
     todo = sum(1 for _ in result.findings(Severity.TODO))
     changed_word = "changed" if result.options.write else "would change"
     lines = [
-        f"{len(result.files)} files scanned in {result.seconds:.2f}s: {result.count(FileStatus.CHANGED)} {changed_word}, "
+        f"{plural(len(result.files), 'file')} scanned in {result.seconds:.2f}s: {result.count(FileStatus.CHANGED)} {changed_word}, "
         f"{result.count(FileStatus.UNCHANGED)} unchanged, {result.count(FileStatus.SKIPPED)} skipped, "
-        f"{result.count(FileStatus.ERROR)} errors",
+        f"{plural(result.count(FileStatus.ERROR), 'error')}",
         f"findings: {fixed} fixed, {todo} todo, {sum(1 for _ in result.findings(Severity.ERROR))} error",
     ]
     by_rule: dict[str, int] = {}

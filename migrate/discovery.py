@@ -38,10 +38,14 @@ class Candidate:
     skip_reason: str | None = None
 
 
-def discover(paths: Sequence[Path], exclude: Sequence[str] = ()) -> Iterator[Candidate]:
+def discover(paths: Sequence[Path], exclude: Sequence[str] = (), force_exclude: bool = False) -> Iterator[Candidate]:
+    """``force_exclude``: ``exclude`` applies to the paths themselves too (pre-commit names files one by one)."""
     for given in paths:
         if not os.path.lexists(given):
             raise DiscoveryError(f"{given}: no such file or directory")
+    if force_exclude and exclude:
+        forced = _exclude_spec(exclude)
+        paths = [given for given in paths if not _named_excluded(given, forced)]
     seen: set[Path] = set()
     # One folder: paths relative to it (what the reports show). Several targets: keep them apart.
     single_folder = len(paths) == 1 and paths[0].is_dir() and not paths[0].is_symlink()
@@ -66,7 +70,20 @@ def _discover_one(given: Path, exclude: Sequence[str], prefix: str) -> Iterator[
         raise DiscoveryError(f"{given}: not a regular file or directory")
     root = given.resolve()
     excluded = _exclude_spec(exclude) if exclude else None
-    yield from _walk(root, root, _enclosing_ignores(root), excluded, prefix)
+    specs = _enclosing_ignores(root)
+    if _ignored(root, True, specs):  # a folder named on the command line is scanned, as a file named there is
+        specs = []
+    yield from _walk(root, root, specs, excluded, prefix)
+
+
+def _named_excluded(given: Path, spec: pathspec.GitIgnoreSpec) -> bool:
+    """Whether --exclude matches a path named on the command line: as given, relative to the current folder."""
+    path = Path(os.path.abspath(given))
+    try:
+        relative = path.relative_to(Path.cwd()).as_posix()
+    except ValueError:  # outside the current folder: the path as given
+        relative = Path(os.path.normpath(given)).as_posix()
+    return spec.match_file(relative + ("/" if os.path.isdir(given) else ""))
 
 
 def _enclosing_ignores(root: Path) -> list[tuple[Path, pathspec.GitIgnoreSpec]]:

@@ -29,6 +29,7 @@ from typing import Callable, Iterator, Sequence
 import libcst
 
 from migrate import facts as project_facts
+from migrate import project as project_context
 from migrate.discovery import Candidate, discover
 from migrate.filekinds import FileKind, kind_from_content
 from migrate.findings import FileResult, FileStatus, Finding, Severity
@@ -55,6 +56,7 @@ class RunOptions:
     inline_notes: bool = True
     device_style: DeviceStyle = DeviceStyle.PORTABLE
     xla: bool = False  # treat the project as a Neuron project even without markers
+    force_exclude: bool = False  # --exclude applies to the paths given too
     time_limit: float | None = 300.0  # seconds one file may take; None: no limit
 
 
@@ -284,13 +286,15 @@ def run(
     registered = all_rules() if rules is None else rules
     markers = _collect_markers(registered)  # from every rule: --ignore must not change what a Neuron project is
     rules = select_rules(registered, options.select, options.ignore)
-    candidates = list(discover(paths, options.exclude))
+    candidates = list(discover(paths, options.exclude, options.force_exclude))
     jobs = options.jobs or os.cpu_count() or 1
     rule_options = RuleOptions(device_style=options.device_style, inline_notes=options.inline_notes)
     plan = _Plan(rules, rule_options, options.diff, markers, scan=True, facts=project_facts.facts_of(rules))
 
     scanned = _scan_all(candidates, plan, jobs)
     neuron_project = options.xla or any(item.has_marker for item in scanned)
+    if not neuron_project:  # staged files, a subfolder: the markers may sit elsewhere in their project
+        neuron_project = _project_has_marker(paths, options.exclude, plan, scanned)
     if not neuron_project:
         rules = [rule for rule in rules if rule.scope != "neuron-project"]
     project = project_facts.merge(
@@ -338,6 +342,19 @@ def run(
     result.files.sort(key=lambda item: item.path)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _project_has_marker(paths: Sequence[Path], exclude: Sequence[str], plan: _Plan, scanned: list[_Scanned]) -> bool:
+    """Whether a file of the projects around ``paths`` (migrate/project.py) carries a Neuron marker; read
+    in this process, one file at a time, until the first marker."""
+    seen = {item.candidate.path for item in scanned}
+    _init_worker(plan)
+    for candidate in project_context.context_candidates(paths, exclude):
+        if candidate.path not in seen:
+            seen.add(candidate.path)
+            if _scan(candidate).has_marker:
+                return True
+    return False
 
 
 def _write(path: Path, file_result: FileResult, refused: dict[Path, str]) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from reports.templating import environment, slug
+from reports.templating import environment, plural, slug
 
 FORMATS = {".json": "json", ".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html"}
 
@@ -93,10 +93,6 @@ def when(value: Any) -> str:
         moment = moment.astimezone(_dt.timezone.utc)
         return moment.strftime("%Y-%m-%d %H:%M UTC")
     return moment.strftime("%Y-%m-%d %H:%M")
-
-
-def plural(n: int, word: str, words: str | None = None) -> str:
-    return f"{n} {word if n == 1 else (words or word + 's')}"
 
 
 def todo_text(counts: dict) -> str:

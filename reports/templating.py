@@ -7,7 +7,7 @@ Shared templates (``reports/templates/``):
 - ``_macros.html.j2``  ``badge``, ``stat_card``, ``meta_list``, ``stacked_bars`` (inline SVG), ``filter_bar``
 
 Shared globals: ``md_table(header, rows)`` (a GitHub Markdown table, cells escaped; a title ending in ``:`` is
-right-aligned); filters ``md_cell``, ``seconds``, ``number``, ``slug``.
+right-aligned); filters ``md_cell``, ``seconds``, ``number``, ``slug``; ``plural(n, word)`` for counts in prose.
 
 A report template starts with ``{% extends "_layout.html.j2" %}`` and fills ``title``, ``header`` and
 ``content``; see ``compat_report.html.j2``.
@@ -23,6 +23,11 @@ from typing import Any
 import jinja2
 
 TEMPLATES = Path(__file__).parent / "templates"
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 file``, ``2 files``; ``words`` for an irregular plural (``fix``/``fixes``)."""
+    return f"{n} {word if n == 1 else (words or word + 's')}"
 
 
 def md_cell(value: Any) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 from reports.compat.baseline import compare, entries
 from reports.compat.results import Results
-from reports.templating import md_table
+from reports.templating import md_table, plural
 
 
 @dataclass
@@ -68,7 +68,7 @@ def format_markdown(diff: Diff) -> str:
     rows += [[f"`{k}`", "🆕 new", v] for k, v in diff.new_architectures.items()]
     rows += [[f"`{k}`", "➖ removed", f"was {v}"] for k, v in diff.removed_architectures.items()]
     head = (
-        f"### neuron-compat diff: {len(diff.regressions)} regressions, {len(diff.improvements)} improvements, "
+        f"### neuron-compat diff: {plural(len(diff.regressions), 'regression')}, {plural(len(diff.improvements), 'improvement')}, "
         f"{len(diff.new_architectures)} new, {len(diff.removed_architectures)} removed, {diff.unchanged} unchanged\n"
     )
     return head + ("\n" + md_table(["Architecture", "Change", "Details"], rows) + "\n" if rows else "")

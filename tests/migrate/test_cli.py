@@ -106,7 +106,8 @@ def test_list_rules_and_explain() -> None:
     line = next(line for line in listing.stdout.splitlines() if line.startswith("NM901"))
     assert "optimum-neuron-leftovers" in line and "manual-only" in line
     explain = CliRunner().invoke(main, ["--explain", "NM901"])
-    assert explain.exit_code == 0 and "Before::" in explain.stdout and "After" in explain.stdout
+    assert explain.exit_code == 0 and "Before:\n" in explain.stdout and "After" in explain.stdout
+    assert "``" not in explain.stdout and "::\n" not in explain.stdout  # plain text, not reST
     assert CliRunner().invoke(main, ["--explain", "optimum-neuron-leftovers"]).exit_code == 0
 
 

@@ -33,7 +33,7 @@ def hook():
 def test_hook_definition(hook):
     assert hook["id"] == "neuron-migrate-check"
     assert hook["language"] == "python"  # pre-commit pip-installs this repository: the entry must be its script
-    assert shlex.split(hook["entry"]) == ["neuron-migrate", "--check"]
+    assert shlex.split(hook["entry"]) == ["neuron-migrate", "--check", "--force-exclude"]
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert "neuron-migrate" in scripts
     assert hook.get("pass_filenames", True) is True and hook["types"] == ["text"]

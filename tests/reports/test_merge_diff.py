@@ -138,7 +138,7 @@ def test_diff_exit_code_and_formats(rows, jsonl, cli):
     data = json.loads(cli("diff", RESULTS, new, "--format", "json").output)
     assert set(data["regressions"]) == {"llama"} and data["removed_architectures"] == {"mamba": "partial"}
     markdown = cli("diff", RESULTS, new, "--format", "markdown").output
-    assert markdown.startswith("### neuron-compat diff: 1 regressions, 1 improvements, 1 new, 1 removed, 7 unchanged")
+    assert markdown.startswith("### neuron-compat diff: 1 regression, 1 improvement, 1 new, 1 removed, 7 unchanged")
     assert "| `llama` | ❌ regression |" in markdown
 
 
