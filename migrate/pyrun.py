@@ -23,7 +23,7 @@ from migrate import cstwalk, positions
 from migrate.findings import Finding, Severity
 from migrate.imports import add_imports
 from migrate.rule import ImportMap, PythonContext, PythonRule, dotted_name
-from migrate.snippets import parse_expression
+from migrate.snippets import parse_expression, parse_statement
 from migrate.textdoc import NOTE_PREFIX
 
 def _concrete_subclasses(base: type) -> frozenset[type]:
@@ -56,7 +56,8 @@ def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: Python
         still_used = ctx.namespace.names if ctx.namespace is not None else set()
         new_module = _remove_unused_imports(new_module, legacy, still_used, dispatcher.names_by_statement)
     if ctx.needed_imports:
-        new_module = add_imports(new_module, ctx.needed_imports)
+        new_module, needed = _keep_lazy_imports_lazy(new_module, ctx.needed_imports, ctx.imports)
+        new_module = add_imports(new_module, needed)
     return new_module.code, _positioned(module, source, ctx)
 
 
@@ -364,6 +365,87 @@ class SymbolMover:
 
 def _fix_commas(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
     return [alias.with_changes(comma=cst.MaybeSentinel.DEFAULT) for alias in aliases]
+
+
+# ---------------------------------------------------------------------------------- lazy imports
+
+
+def _keep_lazy_imports_lazy(module: cst.Module, needed, imports: ImportMap):
+    """A module that imports a package only inside functions (a CLI that starts fast, a launcher without
+    torch) keeps it so: an import the rules need goes into each function that uses it, not to the top. Only
+    when module-level code uses the name does it go to the top."""
+    if not any(entry[1] is None and _local_name(entry) in imports.bindings for entry in needed):
+        return module, needed  # the file imports none of them anywhere: nothing can be lazy
+    lazy = _bound_in_functions_only(module)
+    moved = [entry for entry in needed if entry[1] is None and _local_name(entry) in lazy]
+    if not moved:
+        return module, needed
+    body = list(module.body)
+    keep = [entry for entry in needed if entry not in moved]
+    for entry in moved:
+        local = _local_name(entry)
+        if any(not isinstance(s, (cst.FunctionDef, cst.ClassDef)) and _uses(s, local) for s in body):
+            keep.append(entry)  # module-level code reads it
+            continue
+        line = f"import {entry[0]}" + (f" as {entry[2]}" if entry[2] else "")
+        body = [_import_into_functions(statement, local, line) for statement in body]
+    return module.with_changes(body=body), keep
+
+
+def _local_name(entry) -> str:
+    module_name, _, alias = entry
+    return alias or module_name.split(".")[0]
+
+
+def _bound_in_functions_only(module: cst.Module) -> set[str]:
+    """Names that imports bind inside functions and nowhere at module level."""
+    anywhere: set[str] = set()
+    top: set[str] = set()
+
+    class Imports(cst.CSTVisitor):
+        def __init__(self, into: set[str]) -> None:
+            self.into = into
+
+        def visit_Import(self, node: cst.Import) -> None:
+            for alias in node.names:
+                self.into.add(alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name)
+                              else dotted_name(alias.name).split(".")[0])
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return self.into is anywhere
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return self.into is anywhere
+
+    cstwalk.visit(module, Imports(anywhere), skip=(cst.BaseExpression,))
+    cstwalk.visit(module, Imports(top), skip=(cst.BaseExpression,))
+    return anywhere - top
+
+
+def _uses(node: cst.CSTNode, name: str) -> bool:
+    return cstwalk.find(node, lambda n: isinstance(n, cst.Name) and n.value == name)
+
+
+def _binds(node: cst.CSTNode, name: str) -> bool:
+    return cstwalk.find(node, lambda n: isinstance(n, cst.Import) and any(
+        (a.asname.name.value if a.asname and isinstance(a.asname.name, cst.Name) else dotted_name(a.name).split(".")[0]) == name
+        for a in n.names
+    ))
+
+
+def _import_into_functions(statement: cst.BaseStatement, local: str, line: str) -> cst.BaseStatement:
+    if isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
+        inner = [_import_into_functions(s, local, line) for s in statement.body.body]
+        return statement.with_changes(body=statement.body.with_changes(body=inner))
+    if not isinstance(statement, cst.FunctionDef) or not _uses(statement.body, local) or _binds(statement.body, local):
+        return statement
+    block = statement.body
+    if not isinstance(block, cst.IndentedBlock):
+        block = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=list(block.body))])
+    inner = list(block.body)
+    start = 1 if inner and isinstance(inner[0], cst.SimpleStatementLine) and len(inner[0].body) == 1 and isinstance(
+        inner[0].body[0], cst.Expr) and isinstance(inner[0].body[0].value, cst.SimpleString) else 0  # after a docstring
+    return statement.with_changes(body=block.with_changes(body=[*inner[:start], parse_statement(line + "\n"), *inner[start:]]))
 
 
 # ---------------------------------------------------------------------------------- import cleanup
