@@ -243,9 +243,12 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
                 lowering_reason = ("StableHLO lowering fails (predicted: not in TorchNeuron's op list): "
                                    f"{', '.join(judged['unlisted_ops'])}")[:300]
             elif judged and judged["outcome"] == evidence.INCONCLUSIVE:
-                failed = ", ".join(judged["listed_ops"]) or (lowering.get("reason") or "no op named")[:160]
-                notes.append(f"lowering proxy inconclusive: upstream torch-mlir cannot lower {failed}, which "
-                             "TorchNeuron implements (or the failure names no op)")
+                if judged["listed_ops"]:
+                    notes.append("lowering proxy inconclusive: upstream torch-mlir cannot lower "
+                                 f"{', '.join(judged['listed_ops'])}, which TorchNeuron implements")
+                else:
+                    notes.append("lowering proxy inconclusive: the lowering failed without naming an op: "
+                                 f"{(lowering.get('reason') or 'no reason given')[:160]}")
 
     # Status: the first failure along the pipeline; then the caveats, most severe first.
     status = "pass"
