@@ -134,6 +134,8 @@ def check_row(row: Mapping[str, Any]) -> None:
         raise SchemaError(f"unknown verdict {row['verdict']!r}")
     if not isinstance(row["model_type"], str) or not row["model_type"]:
         raise SchemaError("model_type must be a non-empty string")
+    if not isinstance(row.get("details") or {}, Mapping):
+        raise SchemaError("details must be an object")
     if row["schema_version"] >= 2 and row.get("evidence") not in LEVELS:
         raise SchemaError(f"unknown evidence {row.get('evidence')!r}")
 
@@ -148,8 +150,12 @@ def migrate_row(row: Mapping[str, Any]) -> Mapping[str, Any]:
     from compat_matrix import evidence
 
     version = row.get("schema_version") if isinstance(row, Mapping) else None
-    if not isinstance(version, int) or isinstance(version, bool) or version != 1:
+    if version != 1 or isinstance(version, bool):
         return row
+    try:
+        check_row(row)
+    except (SchemaError, TypeError):
+        return row  # not a valid version 1 row: the reader reports it as it is
     new = {**row, "schema_version": SCHEMA_VERSION, "details": dict(row.get("details") or {})}
     lowering = new["details"].get("lowering")
     if isinstance(lowering, Mapping):

@@ -107,3 +107,12 @@ def test_rows_and_the_report_validate_against_the_shipped_schema(summary):
     assert not jsonschema.Draft202012Validator(row_schema).is_valid(bad)
     with pytest.raises(schema.SchemaError, match="evidence"):
         schema.check_row(bad)
+
+
+@pytest.mark.parametrize("broken", [{"details": [1, 2]}, {"mode": "fast"}, {"status": None}])
+def test_a_broken_version_1_row_is_reported_not_raised(broken, tmp_path):
+    row = {**read_jsonl(EVIDENCE_RESULTS)[-3], **broken}
+    path = tmp_path / "results.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    results = load_results(path)
+    assert not results.rows and len(results.errors) == 1
