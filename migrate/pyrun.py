@@ -121,6 +121,8 @@ class _Dispatcher(cstwalk.Hooks):
             frozenset(self.visitors) | frozenset(self.leavers) | _STATEMENT_CLASSES | _NAME_BOOKKEEPING | {cst.IndentedBlock}
         )
         self.carried: list[tuple[int, list[str]]] = []  # notes of removed statements, for the next one
+        #: id(enclosing statement) -> the notes above the import statement just left in that block
+        self.previous_import: dict[int | None, set[str]] = {}
         self.first_statement = module.body[0] if module.body else None
         self.header_comments = {line.comment.value for line in module.header if line.comment}
         #: id(module-level statement) -> names it uses outside imports; for the statements the traversal
@@ -169,6 +171,15 @@ class _Dispatcher(cstwalk.Hooks):
     def _attach_notes(self, original: cst.CSTNode, result: object) -> object:
         depth = len(self.ctx.statement_stack)
         self.ctx.statement_stack.pop()
+        # an import the symbol mover split puts its notes above the first of the new imports: a second run must
+        # see them from the remaining import that follows it
+        parent = id(self.ctx.statement_stack[-1]) if self.ctx.statement_stack else None
+        preceding = self.previous_import.pop(parent, None)
+        if _is_import(original):
+            self.previous_import[parent] = {line.comment.value for line in original.leading_lines if line.comment}
+            above = preceding or set()
+        else:
+            above = set()
         if not self.ctx.options.inline_notes:
             return result
         messages = list(self.ctx.todos_by_statement.get(id(original), ()))
@@ -180,10 +191,18 @@ class _Dispatcher(cstwalk.Hooks):
         if type(target) not in _STATEMENT_CLASSES or not hasattr(target, "leading_lines"):
             self.carried.append((depth, messages))
             return result
-        annotated = _with_notes(target, messages, self.header_comments if original is self.first_statement else set())
+        # a note above an enclosing statement already says it: a rewrite that wrapped this statement (an `if` guard)
+        # left its note above the wrapper, and a second run must not add it again inside
+        enclosing = {line.comment.value for statement in self.ctx.statement_stack
+                     for line in getattr(statement, "leading_lines", ()) if line.comment}
+        annotated = _with_notes(target, messages, enclosing | above | (self.header_comments if original is self.first_statement else set()))
         if isinstance(result, cst.FlattenSentinel):
             return cst.FlattenSentinel([annotated, *result.nodes[1:]])
         return annotated
+
+
+def _is_import(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
 
 
 def _branches(node: cst.If) -> list[cst.BaseSuite]:

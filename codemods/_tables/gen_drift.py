@@ -1,7 +1,9 @@
 """Generate ``drift_data.py``: what transformers 4.x -> 5.x and TRL 0.x -> 1.x removed, from the real packages.
 
 Old APIs are read from downloaded wheels AS DATA (zip + ast): the public names of ``transformers``,
-``transformers.utils``, ``transformers.generation`` (4.43.2 and 4.57.1) and ``trl`` (0.11.4 and 0.24.0),
+``transformers.utils``, ``transformers.generation`` (4.43.2 and 4.57.1) and ``trl`` (0.11.4 and 0.24.0), the
+module-level names of common architectures' modeling modules (``ARCHITECTURES``: attention/rotary variants and
+docstring constants that custom modeling code imports),
 and the dataclass fields of ``TrainingArguments`` / ``SFTConfig`` / ``ORPOConfig``. New APIs are the
 INSTALLED packages (transformers 5.x, trl 1.x). A name that is gone gets:
 
@@ -25,6 +27,7 @@ import pkgutil
 import re
 import sys
 import warnings
+import zipfile
 from pathlib import Path
 
 from codemods._tables import wheelscan
@@ -52,6 +55,12 @@ MODULES = [
     ("transformers", "4.43.2", "transformers/generation/utils.py", "transformers.generation.utils"),
     ("transformers", "4.43.2", "transformers/trainer_utils.py", "transformers.trainer_utils"),
 ]
+#: architectures whose modeling modules custom training/inference code imports internals from (attention and rotary
+#: classes, docstring constants): the Neuron projects' models and the common decoder/encoder families
+ARCHITECTURES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma2", "phi3", "granite", "gpt2",
+                 "gpt_neox", "falcon", "opt", "bloom", "bert", "roberta", "t5", "bart", "whisper")
+MODULES += [("transformers", version, f"transformers/models/{arch}/modeling_{arch}.py", f"transformers.models.{arch}.modeling_{arch}")
+            for arch in ARCHITECTURES for version in ("4.57.1", "4.43.2")]
 FIELDS = [  # (project, version, file, class, installed "module:Class")
     ("transformers", "4.43.2", "transformers/training_args.py", "TrainingArguments", "transformers:TrainingArguments"),
     ("transformers", "4.57.1", "transformers/training_args.py", "TrainingArguments", "transformers:TrainingArguments"),
@@ -101,6 +110,37 @@ for _name in ("is_torch_sdpa_available", "is_torch_compile_available", "is_torch
     CURATED[f"transformers.{_name}"] = CURATED[f"transformers.utils.{_name}"]
 
 
+_DOCSTRING = re.compile(r"^[A-Z0-9_]+_(?:START|INPUTS|GENERATION)_DOCSTRING$")
+_ATTENTION_VARIANT = re.compile(r"^(\w+?)(?:FlashAttention2|FlashAttention|SdpaAttention)$")
+_ROTARY_VARIANT = re.compile(r"^(\w+?)(Linear|DynamicNTK)Scaling(RotaryEmbedding)$")
+
+
+def _modeling_internal(qualified: str) -> tuple[str | None, str] | None:
+    """Decisions for the modeling-module names transformers 5 removed, by their shape (None: no such shape)."""
+    module, _, name = qualified.rpartition(".")
+    if ".models." not in module:
+        return None
+    if _DOCSTRING.match(name):
+        return None, (f"{name} was removed in transformers 5 (model docstrings come from @auto_docstring): delete the "
+                      f"@add_start_docstrings / @add_start_docstrings_to_model_forward decorators that use it")
+    if name.endswith("_ATTENTION_CLASSES"):
+        return None, (f"{name} was removed in transformers 5: one attention class per model, and the attention function "
+                      f"is chosen by config._attn_implementation (transformers.modeling_utils.ALL_ATTENTION_FUNCTIONS); "
+                      f"set attn_implementation= at from_pretrained instead of picking a class")
+    attention = _ATTENTION_VARIANT.match(name)
+    if attention and _resolves(f"{module}.{attention.group(1)}Attention"):
+        return (f"{module}.{attention.group(1)}Attention",
+                f"{name} -> {attention.group(1)}Attention: one attention class, the kernel is chosen by "
+                f"attn_implementation (\"sdpa\", \"eager\") at from_pretrained")
+    rotary = _ROTARY_VARIANT.match(name)
+    if rotary and _resolves(f"{module}.{rotary.group(1)}{rotary.group(3)}"):
+        kind = "linear" if rotary.group(2) == "Linear" else "dynamic"
+        return None, (f"{name} was removed in transformers 5: build {rotary.group(1)}{rotary.group(3)}(config) with "
+                      f"config.rope_parameters = {{\"rope_type\": \"{kind}\", \"factor\": ..., \"rope_theta\": ...}} "
+                      f"(the scaling lives in the config now)")
+    return None
+
+
 def _resolves(qualified: str) -> bool:
     module, _, name = qualified.rpartition(".")
     try:
@@ -145,6 +185,10 @@ def build(stock_dir: Path) -> tuple[dict, dict]:
             entry["versions"].append(f"{project} {version}")
     for project, version, member, installed in MODULES:
         wheel = wheelscan.find_wheel(stock_dir, project, version)
+        with zipfile.ZipFile(wheel) as archive:
+            present = member in archive.namelist()
+        if not present:
+            continue  # an architecture that version did not have yet
         module = importlib.import_module(installed)
         for name in wheelscan.module_names(wheel, member):
             if hasattr(module, name) or name in ("logger",):
@@ -159,6 +203,8 @@ def build(stock_dir: Path) -> tuple[dict, dict]:
         major = "transformers 5" if lib == "transformers" else "trl 1.x"
         if qualified in CURATED:
             entry["new"], entry["message"] = CURATED[qualified]
+        elif _modeling_internal(qualified) is not None:
+            entry["new"], entry["message"] = _modeling_internal(qualified)
         elif lib == "trl" and name in experimental:
             entry["new"] = experimental[name]
             entry["message"] = f"{name} moved to {experimental[name].rsplit('.', 1)[0]} in trl 1.x (experimental API)"

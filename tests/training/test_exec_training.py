@@ -253,6 +253,27 @@ if __name__ == "__main__":
 '''
 
 
+OLD_OBJECTS_SCRIPT = '''
+import json, os
+import torch
+from transformers import AutoModelForCausalLM
+from transformers.models.llama.modeling_llama import LlamaSdpaAttention
+from optimum.neuron import NeuronTrainingArguments
+
+
+def main():
+    args = NeuronTrainingArguments(output_dir=os.environ["OUT_DIR"], tensor_parallel_size=1, max_steps=1, report_to="none")
+    model = AutoModelForCausalLM.from_pretrained(os.environ["MODEL_DIR"], torch_dtype=torch.float32,
+                                                 use_flash_attention_2=os.environ.get("FLASH") == "1")
+    print("RESULT=" + json.dumps({"tp": args.tensor_parallel_size, "attn": model.config._attn_implementation,
+                                  "attention_class": isinstance(model.model.layers[0].self_attn, LlamaSdpaAttention)}))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
 def _migrate(source: str) -> str:
     result = apply_rules(source, select=["NM2", "NM6"])
     ast.parse(result.text)
@@ -362,3 +383,14 @@ def test_migrated_parsed_tensor_parallel_size_still_parses_and_arrives(tiny_asse
         args = ("--config", str(config), *common)
     out = _run(migrated, tiny_assets, tmp_path, args=args)
     assert out["steps"] == 2 and math.isfinite(out["loss"]) and out["tp"] == 1 and out["tp_arg"] == 1
+
+
+def test_migrated_reads_of_what_the_old_objects_carried(tiny_assets, tmp_path):
+    """Class 6: a read of the arguments' tensor_parallel_size takes the degree they were built with, the removed
+    use_flash_attention_2 flag becomes attn_implementation, and a removed attention variant its merged class."""
+    migrated = _migrate(OLD_OBJECTS_SCRIPT)
+    assert '"tp": 1,' in migrated and "use_flash_attention_2" not in migrated
+    assert 'attn_implementation="flash_attention_2" if os.environ.get("FLASH") == "1" else None' in migrated
+    assert "import LlamaAttention" in migrated
+    out = _run(migrated, tiny_assets, tmp_path, FLASH="0")
+    assert out == {"tp": 1, "attn": "sdpa", "attention_class": True}

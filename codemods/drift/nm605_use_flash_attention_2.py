@@ -1,0 +1,70 @@
+"""NM605 use-flash-attention-2: ``from_pretrained(..., use_flash_attention_2=X)`` -> ``attn_implementation=``.
+
+transformers 4.36 deprecated the flag for ``attn_implementation="flash_attention_2"``; transformers 5 removed it,
+and the keyword now reaches the model's ``__init__``: ``TypeError: ... got an unexpected keyword argument
+'use_flash_attention_2'``. The rewrite keeps the meaning (the CUDA flash-attn kernel, which needs the
+``flash_attn`` package and a GPU: on Neuron and CPU choose ``"sdpa"``):
+
+* ``use_flash_attention_2=True`` -> ``attn_implementation="flash_attention_2"``; ``=False`` is the default: removed;
+* any other value ``X`` -> ``attn_implementation="flash_attention_2" if X else None`` (None: the default kernel);
+* with an ``attn_implementation=`` already given the flag is redundant when it is False or the implementation is
+  ``"flash_attention_2"`` (removed); otherwise transformers 4.x raised "not compatible": the flag stays, with a todo.
+
+``from_pretrained`` and ``from_config`` of classes imported from ``transformers`` only.
+
+Before::
+
+    model = AutoModelForCausalLM.from_pretrained(model_id, use_flash_attention_2=args.flash)
+
+After::
+
+    model = AutoModelForCausalLM.from_pretrained(model_id, attn_implementation="flash_attention_2" if args.flash else None)
+
+Fix safety: safe (same behaviour as transformers 4.x).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib.training import kwarg, literal, new_kwarg, set_args, source
+from migrate.rule import PythonRule, Safety
+
+FLAG = "use_flash_attention_2"
+LOADERS = ("from_pretrained", "from_config", "_from_config")
+
+
+class UseFlashAttention2(PythonRule):
+    """use_flash_attention_2= -> attn_implementation= in transformers model loading."""
+
+    id = "NM605"
+    name = "use-flash-attention-2"
+    safety = Safety.SAFE
+    triggers = (FLAG,)
+    # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
+    scope = "neuron-project"
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = original.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in LOADERS
+                and any(q.startswith("transformers.") for q in self.ctx.qualnames(func.value))):
+            return updated
+        flag = kwarg(updated, FLAG)
+        if flag is None:
+            return updated
+        reported = kwarg(original, FLAG)
+        value = literal(flag.value)
+        given = kwarg(updated, "attn_implementation")
+        if given is not None and value is not False and literal(given.value) != "flash_attention_2":
+            self.todo(reported, f"{FLAG} was removed in transformers 5 (TypeError at load), and transformers 4.x refused it "
+                                f"when true beside attn_implementation={source(given.value)}: delete {FLAG}=")
+            return updated
+        if value is False or given is not None:
+            self.fixed(reported, f"{FLAG} was removed in transformers 5 and says nothing here (False, or attn_implementation "
+                                 f"is given): removed")
+            return set_args(updated, [a for a in updated.args if a is not flag])
+        implementation = '"flash_attention_2"' if value is True else f'"flash_attention_2" if {source(flag.value)} else None'
+        self.fixed(reported, f"{FLAG} -> attn_implementation ({FLAG} was removed in transformers 5); flash_attention_2 "
+                             f"needs the flash_attn package and a CUDA GPU: use \"sdpa\" on Neuron or CPU")
+        replaced = new_kwarg("attn_implementation", implementation).with_changes(comma=flag.comma)
+        return updated.with_changes(args=[replaced if a is flag else a for a in updated.args])
