@@ -15,7 +15,7 @@ import json
 import os
 import signal
 import sys
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -236,48 +236,38 @@ def _progress(enabled: bool):
 
 
 def _summary(rows: list[dict[str, Any]], result, options) -> None:
+    """The terminal summary: one line per architecture, the status counts per mode, then the same headline and
+    published-figures comparison the reports lead with (``reports.compat.summary``)."""
     from rich.console import Console
     from rich.table import Table
 
-    from compat_matrix.evidence import architecture_evidence
-    from compat_matrix.schema import architecture_verdict
     from reports.compat.render import published_lines
     from reports.compat.summary import architectures, evidence_headline, published_comparison
 
-    by_arch: dict[str, dict[str, dict]] = defaultdict(dict)
-    ranks: dict[str, Any] = {}
-    for row in rows:
-        by_arch[row["model_type"]][row["mode"]] = row
-        ranks[row["model_type"]] = row.get("rank")
-    modes = [m for m in MODES if any(m in per for per in by_arch.values())]
+    archs = architectures(rows)
+    modes = [m for m in MODES if any(m in arch["modes"] for arch in archs)]
     table = Table(title="neuron-compat scan", show_lines=False)
     table.add_column("rank", justify="right")
     table.add_column("model_type")
     for mode in modes:
         table.add_column(mode)
-    table.add_column("verdict")
-    table.add_column("evidence")
-    table.add_column("reason")
-    verdicts: Counter[str] = Counter()
-    order = sorted(by_arch, key=lambda mt: (ranks[mt] is None, ranks[mt] or 0, mt))
-    for model_type in order:
-        per = by_arch[model_type]
-        verdict, reasons = architecture_verdict(per.values())
-        verdicts[verdict] += 1
-        table.add_row(str(ranks[model_type] or "-"), model_type, *[per[m]["status"] if m in per else "" for m in modes],
-                      verdict, architecture_evidence(per.values(), verdict), (reasons[0] if reasons else "")[:70])
+    for column in ("verdict", "evidence", "reason"):
+        table.add_column(column)
+    for arch in archs:
+        table.add_row(str(arch["rank"] or "-"), arch["model_type"],
+                      *[arch["modes"][m]["status"] if m in arch["modes"] else "" for m in modes],
+                      arch["verdict"], arch["evidence"], (arch["reasons"][0] if arch["reasons"] else "")[:70])
     console = Console(stderr=False, width=160)
     console.print(table)
     counts = Counter((row["mode"], row["status"]) for row in rows)
     for mode in modes:
         parts = ", ".join(f"{status} {n}" for (m, status), n in sorted(counts.items()) if m == mode)
         console.print(f"{mode}: {parts}")
-    headline = evidence_headline(rows, modes)
-    published = published_comparison(architectures(rows))
-    console.print(headline["text"], markup=False, soft_wrap=True)
+    view = {"evidence": evidence_headline(rows, modes), "published": published_comparison(archs)}
+    console.print(view["evidence"]["text"], markup=False, soft_wrap=True)
     console.print("beside the published figures: " + " · ".join(
-        f"{label} {n}/{of}" for label, n, of in published_lines({"published": published, "evidence": headline})),
-        markup=False, soft_wrap=True)
+        f"{label} {n}/{of}" for label, n, of in published_lines(view)), markup=False, soft_wrap=True)
+    verdicts = Counter(arch["verdict"] for arch in archs)
     console.print(f"architectures: {', '.join(f'{v} {verdicts[v]}' for v in ('supported', 'partial', 'unsupported'))}"
                   f" | this run: {len(result.rows)} job(s) in {result.wall_seconds:.0f}s"
                   + (f", {result.skipped_done} already done" if result.skipped_done else ""))
