@@ -294,13 +294,13 @@ def run(
     plan = _Plan(rules, rule_options, options.diff, markers, scan=True, facts=project_facts.facts_of(rules))
 
     scanned = _scan_all(candidates, plan, jobs)
-    neuron_project = options.xla or any(item.has_marker for item in scanned)
-    if not neuron_project:  # staged files, a subfolder: the markers may sit elsewhere in their project
-        neuron_project = _project_has_marker(paths, options.exclude, plan, scanned)
+    # staged files, a subfolder: markers and facts may sit elsewhere in their project (read, never rewritten)
+    known = [*scanned, *_scan_all(_context(paths, options.exclude, scanned), plan, jobs)]
+    neuron_project = options.xla or any(item.has_marker for item in known)
     if not neuron_project:
         rules = [rule for rule in rules if rule.scope != "neuron-project"]
     project = project_facts.merge(
-        (item.candidate.display for item in scanned), ((item.candidate.display, item.facts) for item in scanned)
+        (item.candidate.display for item in known), ((item.candidate.display, item.facts) for item in known)
     )
     plan = _Plan(rules, RuleOptions(options.device_style, options.inline_notes, neuron_project, project), options.diff)
 
@@ -346,17 +346,15 @@ def run(
     return result
 
 
-def _project_has_marker(paths: Sequence[Path], exclude: Sequence[str], plan: _Plan, scanned: list[_Scanned]) -> bool:
-    """Whether a file of the projects around ``paths`` (migrate/project.py) carries a Neuron marker; read
-    in this process, one file at a time, until the first marker."""
+def _context(paths: Sequence[Path], exclude: Sequence[str], scanned: list[_Scanned]) -> list[Candidate]:
+    """The files of the projects around ``paths`` (migrate/project.py) that the run does not scan already."""
     seen = {item.candidate.path for item in scanned}
-    _init_worker(plan)
+    context = []
     for candidate in project_context.context_candidates(paths, exclude):
-        if candidate.path not in seen:
+        if candidate.path not in seen and candidate.skip_reason is None:
             seen.add(candidate.path)
-            if _scan(candidate).has_marker:
-                return True
-    return False
+            context.append(candidate)
+    return context
 
 
 def _write(path: Path, file_result: FileResult, refused: dict[Path, str]) -> None:

@@ -17,6 +17,7 @@ class FileKind(str, enum.Enum):
     SETUP_CFG = "setup_cfg"
     YAML = "yaml"
     JSON = "json"  # argument-parser configs (HfArgumentParser.parse_json_file)
+    DOCS = "docs"  # Markdown / reStructuredText: never rewritten, legacy mentions are reported as docs to update
 
 
 #: Kinds whose lines take `#` comments, so a `todo` can be written next to the line it concerns.
@@ -27,7 +28,12 @@ HASH_COMMENT_KINDS = frozenset(
 
 _SHELL_SUFFIXES = {".sh", ".bash", ".zsh", ".ksh", ".sbatch", ".slurm", ".pbs"}
 _SHEBANG = re.compile(rb"^#!\s*\S*(?:/|\s)(?:env\s+)?(?:ba|z|k|da)?sh\b")
-_REQUIREMENTS = re.compile(r"^requirements([-_.][\w.-]*)?\.(txt|in)$|^constraints([-_.][\w.-]*)?\.txt$")
+#: pip requirement and constraint files by the names projects give them: requirements.txt, requirements-inf.txt,
+#: training_requirements.txt, dev-requirements.in, requirements.gpu.txt, constraints.txt, pip-constraints.txt
+_REQUIREMENTS = re.compile(r"^(?:[\w.-]*[-_.])?(?:requirements?|reqs|constraints?)(?:[-_.][\w.-]*)?\.(?:txt|in)$", re.I)
+#: folders whose .txt/.in files are requirement files (requirements/base.txt, requirements/dev.in)
+_REQUIREMENTS_DIRS = {"requirements", "reqs", "constraints"}
+_DOCS_SUFFIXES = {".md", ".markdown", ".rst"}
 
 
 def kind_from_name(path: PurePath) -> FileKind | None:
@@ -43,7 +49,7 @@ def kind_from_name(path: PurePath) -> FileKind | None:
     lowered = name.lower()
     if lowered.startswith(("dockerfile", "containerfile")) or lowered.endswith(".dockerfile"):
         return FileKind.DOCKERFILE
-    if _REQUIREMENTS.match(name) or (suffix in {".txt", ".in"} and path.parent.name == "requirements"):
+    if _REQUIREMENTS.match(name) or (suffix in {".txt", ".in"} and path.parent.name.lower() in _REQUIREMENTS_DIRS):
         return FileKind.REQUIREMENTS
     if name == "pyproject.toml":
         return FileKind.PYPROJECT
@@ -53,6 +59,8 @@ def kind_from_name(path: PurePath) -> FileKind | None:
         return FileKind.YAML
     if suffix == ".json":
         return FileKind.JSON
+    if suffix in _DOCS_SUFFIXES:
+        return FileKind.DOCS
     return None
 
 

@@ -10,6 +10,7 @@ class Severity(str, enum.Enum):
     FIXED = "fixed"  # the tool changed the code
     TODO = "todo"  # a human must act; the message says what to do
     ERROR = "error"  # the file could not be processed; it was left untouched
+    INFO = "info"  # docs to update: a legacy mention in prose (markdown, comments, docstrings); not work for --check
 
 
 class FileStatus(str, enum.Enum):

@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from json.decoder import scanstring
 from pathlib import PurePath
 from typing import Iterator, Sequence
 
 from migrate.filekinds import FileKind, kind_from_name
 from migrate.findings import Finding, Severity
-from migrate.pipeline import Migrated, migrate_source
+from migrate.pipeline import Migrated, _line_map, migrate_source
 from migrate.rule import Rule, RuleOptions, SharedNamespace, SweepRule
 
 NOTEBOOK_RULE = "NM000"  # findings of the handler itself, like the engine's (bad JSON, a cell that does not parse)
@@ -133,8 +133,9 @@ def migrate_notebook(text: str, path: PurePath, rules: Sequence[type[Rule]], opt
         return first
     second = _migrate_cells(first.text, path, rules, options)
     sweeps = {rule.id for rule in rules if issubclass(rule, SweepRule)}
+    to_original = _line_map(text, first.text)  # the second pass numbers the lines of the first one's output
     return Migrated(second.text, [f for f in first.findings if f.rule not in sweeps] +
-                    [f for f in second.findings if f.rule in sweeps])
+                    [replace(f, line=to_original(f.line)) for f in second.findings if f.rule in sweeps])
 
 
 def _migrate_cells(text: str, path: PurePath, rules: Sequence[type[Rule]], options: RuleOptions) -> Migrated:
@@ -158,7 +159,7 @@ def _migrate_cells(text: str, path: PurePath, rules: Sequence[type[Rule]], optio
             continue
         cell_type = cell.members.get("cell_type")
         source = cell.members.get("source")
-        if cell_type is None or cell_type.value != "code" or source is None:
+        if cell_type is None or cell_type.value not in {"code", "markdown", "raw"} or source is None:
             continue
         if source.kind == "string":
             original = str(source.value)
@@ -167,6 +168,11 @@ def _migrate_cells(text: str, path: PurePath, rules: Sequence[type[Rule]], optio
             original = "".join(str(item.value) for item in source.items)
             line_nodes = source.items
         else:
+            continue
+        if cell_type.value != "code":  # prose: reported as docs to update (the sweep rules of DOCS), never edited
+            prose = migrate_source(original, FileKind.DOCS, path.with_name(f"{path.stem}.cell{number}.md"), rules, options)
+            findings.extend(Finding(f.rule, f.severity, _file_line(text, source, line_nodes, f.line), 0,
+                                    f"cell {number}, line {f.line}: {f.message}") for f in prose.findings)
             continue
         new, cell_findings = migrate_cell(original, number, path, rules, options, namespace)
         for line, severity, rule, message in cell_findings:

@@ -180,6 +180,7 @@ def _sweep(
 ) -> tuple[str, list[Finding]]:
     to_original = _line_map(original, text)
     todo_lines = {finding.line for finding in earlier if finding.severity is Severity.TODO}
+    reported_lines = {finding.line for finding in earlier}
     findings: list[Finding] = []
     noted: list[tuple[int, str]] = []
     lines = text.splitlines()
@@ -190,7 +191,13 @@ def _sweep(
             line = to_original(hit.line)
             if line in todo_lines:  # a rule already said what to do here
                 continue
+            if hit.severity is Severity.INFO:  # prose: once per line, never beside another finding, no note
+                if line not in reported_lines:
+                    reported_lines.add(line)
+                    findings.append(Finding(sweep.id, Severity.INFO, line, hit.column, hit.message))
+                continue
             todo_lines.add(line)
+            reported_lines.add(line)
             findings.append(Finding(sweep.id, Severity.TODO, line, hit.column, hit.message))
             noted.append((hit.line, hit.message))
     if noted and options.inline_notes and kind in HASH_COMMENT_KINDS:

@@ -333,6 +333,7 @@ class SweepHit:
     line: int  # 1-based, in the text given to ``scan``
     column: int
     message: str
+    severity: Severity = Severity.TODO  # INFO for a mention in prose (no inline note is written for it)
 
 
 class SweepRule(Rule):

@@ -20,10 +20,10 @@ from reports.templating import environment, plural, slug
 FORMATS = {".json": "json", ".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html"}
 
 #: colour kind (``_base.css``) of each finding severity and file status
-SEVERITY_KIND = {"fixed": "ok", "todo": "warn", "error": "bad"}
+SEVERITY_KIND = {"fixed": "ok", "todo": "warn", "error": "bad", "info": "info"}  # info: docs to update
 STATUS_KIND = {"changed": "ok", "unchanged": "skip", "skipped": "skip", "error": "bad"}
 ICONS = {"ok": "✅", "warn": "🟡", "bad": "❌", "skip": "⏭️"}
-SEVERITIES = ("todo", "error", "fixed")
+SEVERITIES = ("todo", "error", "fixed", "info")
 MODE_TEXT = {"write": "files rewritten in place", "diff": "diff only, nothing written", "check": "check only, nothing written"}
 
 #: the Markdown is meant for a PR comment (GitHub caps those at 65,536 characters): past these, it says how many
@@ -211,7 +211,7 @@ def view(data: dict) -> dict[str, Any]:
         "rule_options": [(rule_id, f"{rule_id} {name}") for rule_id, name in rule_names.items()],
         "mode_text": MODE_TEXT.get(data["mode"], data["mode"]),
         "severity_kind": SEVERITY_KIND,
-        "severity_rank": {"error": 0, "todo": 1, "fixed": 2},
+        "severity_rank": {"error": 0, "todo": 1, "fixed": 2, "info": 3},
         "icons": ICONS,
         "generator": f"{data['tool']} {data['tool_version']}",
         "generated": when(data["generated_at"]),

@@ -12,6 +12,7 @@ import re
 from codemods._lib import requirements as req
 from codemods._lib.shell import CommandLine, Report, Tok, command_statements, cut, lex, unquote
 from migrate.findings import Severity
+from migrate.rule import RuleOptions
 from migrate.textdoc import Line, TextDocument
 
 # ------------------------------------------------------------------------------- requirement lines
@@ -35,9 +36,10 @@ def split_requirement_line(text: str) -> tuple[int, int] | None:
     return start, start + len(body)
 
 
-def rewrite_lines(doc: TextDocument, items: list[tuple[Line, int, int]], report: Report, neuron_project: bool = True) -> None:
+def rewrite_lines(doc: TextDocument, items: list[tuple[Line, int, int]], report: Report,
+                  options: RuleOptions | None = None) -> None:
     """Rewrite the requirement ``line.text[start:end]`` of each item; extra specifiers become new lines below."""
-    planner = req.Planner.for_specs([line.text[s:e] for line, s, e in items], doc.text(), neuron_project)
+    planner = req.Planner.for_specs([line.text[s:e] for line, s, e in items], doc.text(), options)
     first_changed: Line | None = None
     for line, start, end in items:
         spec = line.text[start:end]
@@ -133,7 +135,7 @@ def _quote(spec: str, like: str) -> str:
     return f"{quote}{spec}{quote}"
 
 
-def edit_pip_install(doc: TextDocument, report: Report, neuron_project: bool = True) -> None:
+def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | None = None) -> None:
     """Rewrite the Neuron stack in ``pip install`` commands (shell, Dockerfile RUN, YAML run blocks, !pip)."""
     full_text = doc.text()
     for statement in command_statements(doc):
@@ -154,7 +156,7 @@ def edit_pip_install(doc: TextDocument, report: Report, neuron_project: bool = T
                 continue
             owner = {id(tok): cl for cl, tok in group}
             joined = " ".join(word.text for word in words)
-            planner = req.Planner.for_specs([unquote(word.text) for word in requirements], joined, neuron_project)
+            planner = req.Planner.for_specs([unquote(word.text) for word in requirements], joined, options)
             if re.search(r"index-url\S*\s*=?\s*\S*neuron", full_text, re.I):
                 planner.repository_configured = True
             plans = []

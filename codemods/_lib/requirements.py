@@ -12,10 +12,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import Version
+from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
+from codemods._tables.stock_floors_data import KNOWN_GOOD, REQUIRES, TARGET_VERSIONS
+from migrate.facts import ProjectFact
+from migrate.filekinds import FileKind
 from migrate.findings import Severity
+from migrate.rule import RuleOptions
 
 #: The TorchNeuron line to move to: torch-neuronx X.Y.* must match torch X.Y.* (SDK 2.33: 2.13 or 2.14).
 TORCH_LINE = "2.14"
@@ -64,6 +68,66 @@ REPOSITORY_NOTE = (
     "placeholders): install with pip's --extra-index-url pointing at AWS's Neuron package repository, or use a "
     "Neuron DLAMI/DLC"
 )
+
+#: distributions that install a top-level module under another name than their own
+_MODULE_NAMES = {"pyyaml": "yaml", "scikit-learn": "sklearn", "pillow": "PIL"}
+#: packages whose removal (XLA-era) or major-version bump (a floor of the stock stack) depends on whether the
+#: project's own code imports them
+WATCHED = ("neuronx-distributed", "neuronx-distributed-training", "neuronx-distributed-inference", "transformers-neuronx",
+           "huggingface-hub", "tokenizers", "datasets", "safetensors", "numpy", "pyarrow", "pandas")
+
+
+def module_of(name: str) -> str:
+    """The top-level module the distribution ``name`` (canonical) installs."""
+    return _MODULE_NAMES.get(name, name.replace("-", "_"))
+
+
+_IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*(?:from|import)[ \t]+([A-Za-z_]\w*)""")  # Python lines, notebook JSON strings
+_WATCHED_MODULES = frozenset(module_of(name) for name in WATCHED)
+_OPTIMUM_NEURON = re.compile(r"optimum[.\-_]neuron|optimum\[neuronx?\]")
+
+
+def imported_modules(text: str) -> frozenset[str] | None:
+    """Project fact: the watched modules a Python file or notebook imports (comments are not imports)."""
+    found = frozenset(match.group(1) for match in _IMPORT.finditer(text)) & _WATCHED_MODULES
+    return found or None
+
+
+def names_optimum_neuron(text: str) -> bool | None:
+    """Project fact: the file imports or depends on optimum-neuron."""
+    return True if _OPTIMUM_NEURON.search(text) else None
+
+
+FACTS = (
+    ProjectFact("deps.imports", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), tuple(sorted(_WATCHED_MODULES)),
+                imported_modules),
+    ProjectFact("deps.optimum-neuron", frozenset(FileKind) - {FileKind.DOCS},
+                ("optimum.neuron", "optimum-neuron", "optimum_neuron", "optimum[neuron"), names_optimum_neuron),
+)
+
+
+@dataclass(frozen=True)
+class ProjectDeps:
+    """What the dependency decisions need to know about the whole project (from the scan pass's facts)."""
+
+    neuron: bool = True  # the project targets Neuron
+    imported: dict[str, tuple[str, ...]] = field(default_factory=dict)  # watched module -> files importing it
+    optimum_neuron: bool = False  # some file imports or depends on optimum-neuron
+
+    @classmethod
+    def of(cls, options: RuleOptions | None) -> "ProjectDeps":
+        if options is None:
+            return cls()
+        imported: dict[str, list[str]] = {}
+        for path, modules in options.project.of("deps.imports").items():
+            for module in modules:
+                imported.setdefault(module, []).append(path)
+        return cls(options.neuron_project, {module: tuple(sorted(paths)) for module, paths in imported.items()},
+                   bool(options.project.of("deps.optimum-neuron")))
+
+    def importers(self, name: str) -> tuple[str, ...]:
+        return self.imported.get(module_of(name), ())
+
 
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?")
 
@@ -144,12 +208,21 @@ class Planner:
     #: the file names a Neuron package, or the project targets Neuron: only then are torch-xla and the stock
     #: pins touched (a TPU project's torch-xla stays)
     neuron: bool = True
+    project: ProjectDeps = field(default_factory=ProjectDeps)
 
     @classmethod
-    def for_specs(cls, specs: list[str], text: str = "", neuron_project: bool = True) -> "Planner":
+    def for_specs(cls, specs: list[str], text: str = "", options: RuleOptions | None = None) -> "Planner":
         present = {parsed.name for parsed in (parse(spec) for spec in specs) if parsed}
+        project = ProjectDeps.of(options)
         return cls(present=present, repository_configured=bool(re.search(r"index-url\S*\s*=?\s*\S*neuron", text, re.I)),
-                   neuron=neuron_project or bool(present & NEURON_PACKAGES))
+                   neuron=project.neuron or bool(present & NEURON_PACKAGES), project=project)
+
+    def stack(self) -> set[str]:
+        """The stock packages the file will install: the TorchNeuron core and the ones it names or had added."""
+        return {"transformers", "accelerate"} | ((self.present | self.added) & set(STOCK_MIN))
+
+    def optimum_neuron(self) -> bool:
+        return self.project.optimum_neuron or "optimum-neuron" in self.present
 
     def new(self, name: str, spec: str) -> list[str]:
         """``spec`` unless the file already names ``name`` (its own line is rewritten) or it was added."""
@@ -176,6 +249,10 @@ def rewrite(text: str, planner: Planner) -> Rewrite | None:
         return Rewrite([], Severity.TODO, "optimum was a dependency of optimum-neuron: remove it unless the project "
                        "uses optimum itself", keep=True)
     if name in XLA_ONLY:
+        importers = planner.project.importers(name) if name in WATCHED else ()
+        if importers:  # never drop a package the code still imports: the import would fail
+            return Rewrite([], Severity.TODO, f"{parsed.raw_name} is still imported by {_files(importers)}: remove it "
+                           f"once that code is ported ({XLA_ONLY[name].removesuffix(' (removed)')})", keep=True)
         return Rewrite([], Severity.FIXED, XLA_ONLY[name])
     if name in INF1:
         return Rewrite([], Severity.TODO, f"{parsed.raw_name} is the Inf1 stack, which has no TorchNeuron path (Trn2/Trn3 "
@@ -208,9 +285,71 @@ def rewrite(text: str, planner: Planner) -> Rewrite | None:
             return None
         extras = f"[{','.join(parsed.extras)}]" if parsed.extras else ""
         new = f"{parsed.raw_name}{extras}>={STOCK_MIN[name]}{parsed.marker}"
-        return Rewrite([new], Severity.FIXED, f"{parsed.raw_name}{parsed.spec} (an optimum-neuron pin) -> "
+        origin = "an optimum-neuron pin" if planner.optimum_neuron() else "a pin of the XLA-era stack"
+        return Rewrite([new], Severity.FIXED, f"{parsed.raw_name}{parsed.spec} ({origin}) -> "
                        f">={STOCK_MIN[name]}, the version the TorchNeuron port is tested with")
+    if name in KNOWN_GOOD and not parsed.url and parsed.spec:
+        return _floor(parsed, planner)
     return None
+
+
+def combine(specifiers: list[SpecifierSet]) -> SpecifierSet:
+    """One specifier set for all of them (the usual operators): the highest lower bound, the lowest upper bound,
+    every exclusion and exact or compatible pin."""
+    lower: Specifier | None = None
+    upper: Specifier | None = None
+    others: set[str] = set()
+    for spec in (spec for group in specifiers for spec in group):
+        version = Version(spec.version.replace(".*", ""))
+        if spec.operator in {">=", ">"}:
+            if lower is None or version > Version(lower.version) or (version == Version(lower.version) and spec.operator == ">"):
+                lower = spec
+        elif spec.operator in {"<", "<="}:
+            if upper is None or version < Version(upper.version) or (version == Version(upper.version) and spec.operator == "<"):
+                upper = spec
+        else:
+            others.add(str(spec))
+    return SpecifierSet(",".join([str(spec) for spec in (lower, upper) if spec is not None] + sorted(others)))
+
+
+def _floor(parsed: Parsed, planner: Planner) -> Rewrite | None:
+    """A pin the stock stack cannot be installed beside (``huggingface_hub==0.24`` next to transformers 5) is
+    replaced by what the stack requires; a todo when the project's code imports the package and the bump
+    crosses a major version (its own calls may need porting)."""
+    requirers = sorted(target for target in planner.stack() if parsed.name in REQUIRES.get(target, {}))
+    if not requirers:
+        return None
+    wanted = combine([SpecifierSet(REQUIRES[target][parsed.name]) for target in requirers])
+    try:
+        pin = SpecifierSet(parsed.spec)
+        candidates = {Version(KNOWN_GOOD[parsed.name])} | {Version(s.version.replace(".*", "")) for s in [*pin, *wanted]}
+    except (InvalidSpecifier, InvalidVersion):
+        return None  # something we do not understand: leave it alone
+    if any(pin.contains(version, prereleases=True) and wanted.contains(version, prereleases=True) for version in candidates):
+        return None
+    extras = f"[{','.join(parsed.extras)}]" if parsed.extras else ""
+    new = f"{parsed.raw_name}{extras}{_ordered(wanted)}{parsed.marker}"
+    by = ", ".join(f"{target} {TARGET_VERSIONS[target]}" for target in requirers)
+    message = (f"{parsed.raw_name}{parsed.spec} cannot be installed beside the migrated stack ({by} "
+               f"require{'s' if len(requirers) == 1 else ''} {parsed.name}{_ordered(wanted)}) -> {_ordered(wanted)}")
+    importers = planner.project.importers(parsed.name)
+    old_majors = {s.version.split(".")[0] for s in pin if s.operator in {"==", "~=", "<=", "<", "==="}}
+    lowest = min((Version(s.version) for s in wanted if s.operator in {">=", ">"}), default=None)
+    if importers and lowest is not None and old_majors and str(lowest.major) not in old_majors:
+        return Rewrite([new], Severity.TODO, f"{message}; the project imports {module_of(parsed.name)} "
+                       f"({_files(importers)}): check those calls against its {lowest.major}.x release notes")
+    return Rewrite([new], Severity.FIXED, message)
+
+
+def _ordered(specifiers: SpecifierSet) -> str:
+    """``>=1.32.0,<3.0``: lower bounds first, the way people write ranges (SpecifierSet sorts them as text)."""
+    rank = {">=": 0, ">": 0, "~=": 0, "==": 0, "===": 0, "<": 1, "<=": 1, "!=": 2}
+    return ",".join(str(s) for s in sorted(specifiers, key=lambda s: (rank.get(s.operator, 3), str(s))))
+
+
+def _files(paths: tuple[str, ...]) -> str:
+    shown = ", ".join(paths[:3])
+    return shown + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
 
 
 def _optimum_neuron(parsed: Parsed, planner: Planner) -> Rewrite:

@@ -61,4 +61,4 @@ class RequirementsNeuronStack(DepsTextRule):
             span = deps.split_requirement_line(line.text)
             if span is not None:
                 items.append((line, *span))
-        deps.rewrite_lines(doc, items, self.report, self.ctx.options.neuron_project)
+        deps.rewrite_lines(doc, items, self.report, self.ctx.options)

@@ -66,7 +66,7 @@ class PyprojectNeuronStack(DepsTextRule):
         for table in (project.get("optional-dependencies", {}), toml.get("dependency-groups", {})):
             arrays.extend(value for value in table.values() if isinstance(value, Array))
         planner = req.Planner.for_specs([str(item) for array in arrays for item in array if isinstance(item, str)], text,
-                                        self.ctx.options.neuron_project)
+                                        self.ctx.options)
         events: list[tuple[str, Severity, str]] = []  # (original specifier, severity, message)
         first_changed = None
         for array in arrays:

@@ -40,12 +40,13 @@ class SetupPyNeuronStack(PythonRule):
     safety = Safety.NEEDS_REVIEW
     triggers = DEP_TRIGGERS
     filenames = ("setup.py",)
+    facts = req.FACTS
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.lists: set[int] = set()  # ids of the List nodes holding requirements
         self.named: set[str] = set()  # module-level names passed to those keywords
-        self.planner = req.Planner.for_specs([], ctx.source, ctx.options.neuron_project)
+        self.planner = req.Planner.for_specs([], ctx.source, ctx.options)
         self.first: cst.CSTNode | None = None
         self.noted = False
 
@@ -79,7 +80,7 @@ class SetupPyNeuronStack(PythonRule):
 
         cstwalk.visit(node, Strings())
         self.planner.present = {p.name for p in (req.parse(s) for s in strings if isinstance(s, str)) if p}
-        self.planner.neuron = self.ctx.options.neuron_project or bool(self.planner.present & req.NEURON_PACKAGES)
+        self.planner.neuron = self.planner.project.neuron or bool(self.planner.present & req.NEURON_PACKAGES)
 
     def _collect(self, value: cst.BaseExpression, follow_names: bool = True) -> None:
         if isinstance(value, cst.List):

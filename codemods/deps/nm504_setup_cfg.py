@@ -72,4 +72,4 @@ class SetupCfgNeuronStack(DepsTextRule):
                 span = deps.split_requirement_line(text)
                 if span is not None:
                     items.append((line, *span))
-        deps.rewrite_lines(doc, items, self.report, self.ctx.options.neuron_project)
+        deps.rewrite_lines(doc, items, self.report, self.ctx.options)

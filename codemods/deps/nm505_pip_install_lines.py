@@ -41,7 +41,7 @@ class PipInstallNeuronStack(DepsTextRule):
     triggers = DEP_TRIGGERS
 
     def apply(self, doc: TextDocument) -> None:
-        deps.edit_pip_install(doc, self.report, self.ctx.options.neuron_project)
+        deps.edit_pip_install(doc, self.report, self.ctx.options)
         if doc.kind is FileKind.YAML:
             self._conda_pip_section(doc)
 
@@ -65,4 +65,4 @@ class PipInstallNeuronStack(DepsTextRule):
                 if span is not None:
                     items.append((line, match.end() + span[0], match.end() + span[1]))
         if items:
-            deps.rewrite_lines(doc, items, self.report, self.ctx.options.neuron_project)
+            deps.rewrite_lines(doc, items, self.report, self.ctx.options)

@@ -47,12 +47,14 @@ def python_views(text: str, through: int | None = None) -> tuple[tuple[str, ...]
             tokens.append(token)
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return tuple(lines), tuple(lines)
-    for token in tokens:
+    docstrings = _statement_strings(tokens)
+    for index, token in enumerate(tokens):
         kind = token.type
         is_string = kind == tokenize.STRING or kind in _FSTRING_PARTS
         if kind != tokenize.COMMENT and not is_string:
             continue
-        views = (code, with_strings) if kind == tokenize.COMMENT else (code,)
+        # a docstring (a string that is a whole statement) is prose, like a comment: it runs nothing
+        views = (code, with_strings) if kind == tokenize.COMMENT or index in docstrings else (code,)
         (start_line, start_col), (end_line, end_col) = token.start, token.end
         for view in views:
             for number in range(start_line, end_line + 1):
@@ -61,6 +63,21 @@ def python_views(text: str, through: int | None = None) -> tuple[tuple[str, ...]
                 end = end_col if number == end_line else len(line)
                 view[number - 1] = line[:begin] + " " * (end - begin) + line[end:]
     return tuple(code), tuple(with_strings)
+
+
+def _statement_strings(tokens: list[tokenize.TokenInfo]) -> set[int]:
+    """Indexes of the STRING tokens that are a statement on their own (docstrings, bare string literals)."""
+    skip = {tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING}
+    found, at_start = set(), True
+    for index, token in enumerate(tokens):
+        if token.type in skip:
+            continue
+        if at_start and token.type == tokenize.STRING:
+            following = next((t for t in tokens[index + 1:] if t.type not in (tokenize.NL, tokenize.COMMENT)), None)
+            if following is None or following.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                found.add(index)
+        at_start = token.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT) or (token.type == tokenize.OP and token.string == ";")
+    return found
 
 
 _FSTRING_PARTS = {getattr(tokenize, name) for name in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END") if hasattr(tokenize, name)}

@@ -60,7 +60,7 @@ class OptimumNeuronLeftovers(SweepRule):
     id = "NM901"
     name = "optimum-neuron-leftovers"
     safety = Safety.MANUAL_ONLY
-    kinds = frozenset(FileKind) - {FileKind.NOTEBOOK}
+    kinds = frozenset(FileKind) - {FileKind.NOTEBOOK, FileKind.DOCS}  # prose is NM903's
     triggers = ("optimum.neuron", "optimum.exporters.neuron", "neuronx_distributed", "neuron_parallel_compile",
                 "optimum-cli", "optimum-neuron", "optimum[neuron")
     markers = MARKERS  # the project-wide Neuron markers live with this rule: it is always active

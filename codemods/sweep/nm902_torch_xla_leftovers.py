@@ -49,7 +49,7 @@ class TorchXlaLeftovers(SweepRule):
     name = "torch-xla-leftovers"
     safety = Safety.MANUAL_ONLY
     scope = "neuron-project"
-    kinds = frozenset(FileKind) - {FileKind.NOTEBOOK}
+    kinds = frozenset(FileKind) - {FileKind.NOTEBOOK, FileKind.DOCS}  # prose is NM903's
     triggers = ("torch_xla", "torch-xla", "xm.", "xmp.", "XLA_USE_BF16", "XLA_DOWNCAST_BF16",
                 "NEURON_EXTRACT_GRAPHS_ONLY", "NEURON_PARALLEL_COMPILE", "libneuronxla")
 

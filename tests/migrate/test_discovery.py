@@ -56,15 +56,16 @@ def test_kinds_by_name_and_unknown_files_ignored(tmp_path: Path) -> None:
         "a.py": FileKind.PYTHON, "nb.ipynb": FileKind.NOTEBOOK, "run.sbatch": FileKind.SHELL,
         "Dockerfile.neuron": FileKind.DOCKERFILE, "requirements-dev.txt": FileKind.REQUIREMENTS,
         "pyproject.toml": FileKind.PYPROJECT, "setup.cfg": FileKind.SETUP_CFG, "k8s.yaml": FileKind.YAML,
-        "args.json": FileKind.JSON, "launch": None,  # no suffix: the shebang decides later
+        "args.json": FileKind.JSON, "README.md": FileKind.DOCS,  # prose: its legacy mentions are reported
+        "launch": None,  # no suffix: the shebang decides later
     }
 
 
 def test_explicit_files_and_several_targets(tmp_path: Path) -> None:
-    touch(tmp_path, "one/train.py", "two/train.py", "notes.md")
+    touch(tmp_path, "one/train.py", "two/train.py", "notes.csv")
     displays = names([tmp_path / "one", tmp_path / "two"])
     assert displays == [f"{tmp_path}/one/train.py", f"{tmp_path}/two/train.py"]
-    skipped = [c for c in discover([tmp_path / "notes.md"]) if c.skip_reason]
+    skipped = [c for c in discover([tmp_path / "notes.csv"]) if c.skip_reason]
     assert len(skipped) == 1 and "not a kind" in skipped[0].skip_reason
 
 

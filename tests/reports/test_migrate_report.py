@@ -47,13 +47,13 @@ RUN: dict = {
         "unchanged": 1,
         "skipped": 1,
         "errors": 1,
-        "findings": {"fixed": 4, "todo": 5, "error": 1},
+        "findings": {"fixed": 4, "todo": 5, "error": 1, "info": 0},
         "by_rule": {
-            "NM000": {"name": "engine", "fixed": 0, "todo": 0, "error": 1},
-            "NM110": {"name": "causal-lm-static-cache", "fixed": 1, "todo": 2, "error": 0},
-            "NM301": {"name": "xla-device", "fixed": 2, "todo": 0, "error": 0},
-            "NM405": {"name": "review-neuron-env", "fixed": 0, "todo": 2, "error": 0},
-            "NM501": {"name": "requirements-neuron-stack", "fixed": 1, "todo": 1, "error": 0},
+            "NM000": {"name": "engine", "fixed": 0, "todo": 0, "error": 1, "info": 0},
+            "NM110": {"name": "causal-lm-static-cache", "fixed": 1, "todo": 2, "error": 0, "info": 0},
+            "NM301": {"name": "xla-device", "fixed": 2, "todo": 0, "error": 0, "info": 0},
+            "NM405": {"name": "review-neuron-env", "fixed": 0, "todo": 2, "error": 0, "info": 0},
+            "NM501": {"name": "requirements-neuron-stack", "fixed": 1, "todo": 1, "error": 0, "info": 0},
         },
     },
     "files": [
@@ -305,6 +305,22 @@ def test_fixture_has_the_shape_of_a_real_run(tmp_path):
 def test_view_counts(run):
     v = view(run)
     infer = v["files"][0]
-    assert infer["counts"] == {"todo": 2, "error": 0, "fixed": 3} and infer["note"] == "NM110, NM301 ×2"
+    assert infer["counts"] == {"todo": 2, "error": 0, "fixed": 3, "info": 0} and infer["note"] == "NM110, NM301 ×2"
     assert [f["path"] for f in v["todo_files"]] == ["src/infer.py", "scripts/launch.sh", "src/broken.py", "requirements-a.txt"]
     assert [f["anchor"] for f in v["files"][3:5]] == ["file-requirements-a-txt", "file-requirements-a-txt-2"]
+
+
+def test_info_findings_are_shown_but_are_not_work(run):
+    """`info` (docs to update) is listed with the other findings and counted in the headline, never as a TODO."""
+    run["summary"]["findings"]["info"] = 1
+    run["summary"]["by_rule"]["NM903"] = {"name": "legacy-mentions-in-prose", "fixed": 0, "todo": 0, "error": 0, "info": 1}
+    run["files"].append({"path": "README.md", "kind": "docs", "status": "unchanged", "reason": None, "findings": [
+        finding("NM903", "info", 3, "docs to update: mentions `neuron_parallel_compile`: drop that step")]})
+    v = view(run)
+    readme = next(f for f in v["files"] if f["path"] == "README.md")
+    assert readme["counts"]["info"] == 1 and readme["todos"] == [] and readme not in v["todo_files"]
+    markdown = render(run, "markdown")
+    assert "1 legacy mention in docs and comments to update" in markdown
+    assert "neuron_parallel_compile" not in markdown  # the PR comment lists work only
+    html = render(run, "html")
+    assert "1 legacy mention in docs to update" in html and 'data-severity="info"' in html

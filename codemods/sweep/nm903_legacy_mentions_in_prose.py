@@ -1,0 +1,107 @@
+"""NM903 legacy-mentions-in-prose: in a Neuron project, report each line of prose that still names the old stack.
+
+Runs after every other rule, on the final text, and only reports: one ``info`` finding per line ("docs to
+update"), never an inline note, never work for ``--check``. Prose is what the code rules and the other sweeps
+do not read: Python comments, docstrings and other string literals; comment lines of shell scripts,
+Dockerfiles, requirements and YAML; Markdown / reStructuredText files; notebook markdown and raw cells. A
+line another rule or sweep already reported is not reported again, so code keeps its ``todo``.
+
+What counts as a mention: optimum-neuron (``optimum.neuron``, ``optimum-neuron``), torch_xla / PyTorch/XLA,
+``xm.``/``xmp.`` calls, ``neuron_parallel_compile``, ``optimum-cli ... neuron``, the XLA environment variables,
+optimum-neuron's Neuron* classes, neuronx-distributed and transformers-neuronx. Each message says what the
+text should say now (torchneuron.md; the migration map docs/ and /work/shared/reference/).
+
+Before::
+
+    # XLA: use xm.save instead of torch.save to move tensors back to the CPU first
+    torch.save(model.state_dict(), path)
+
+After (unchanged; the report lists)::
+
+    info  NM903  docs to update: mentions `xm.save`: torch_xla is gone; describe the native torch call ...
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from codemods._tables.training_symbols import TRAINING_MOVES
+from codemods.sweep._patterns import python_views
+from migrate.filekinds import HASH_COMMENT_KINDS, FileKind
+from migrate.findings import Severity
+from migrate.rule import Safety, SweepHit, SweepRule
+
+#: optimum-neuron training class -> its stock class, for the message ("say `Trainer` instead")
+_STOCK_NAME = {old.rsplit(".", 1)[1]: new for old, new in TRAINING_MOVES.items()}
+
+_MENTIONS: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(expression), advice) for expression, advice in (
+    (r"optimum[.\-_]neuron\w*|optimum\[neuronx?\]",
+     "the project now runs stock transformers / trl / accelerate on TorchNeuron (torch-neuronx); update the text"),
+    (r"\bneuron_parallel_compile\b",
+     "there is no ahead-of-time compile pass on TorchNeuron (torch.compile compiles on first call); drop that step"),
+    (r"\boptimum-cli\s+(?:export\s+)?neuron\b",
+     "there is no export or cache step on TorchNeuron; load the source checkpoint with from_pretrained"),
+    (r"\bNeuron(?:Model\w*|Trainer|Seq2SeqTrainer|SFTTrainer|ORPOTrainer|TrainingArguments|SFTConfig|ORPOConfig"
+     r"|Accelerator|HfArgumentParser|\w+Pipeline|PeftModel\w*)\b",
+     "an optimum-neuron class; name its stock counterpart"),
+    (r"\bxmp?\.[A-Za-z_]\w*",
+     "a torch_xla API; describe the native torch / torch.distributed call (launch with torchrun instead of xmp)"),
+    (r"\btorch[_-]xla\b|\bPyTorch/XLA\b|\bpytorch-xla\b",
+     "TorchNeuron runs native PyTorch eagerly on the `neuron` device; torch_xla is not used"),
+    (r"\b(?:XLA_[A-Z0-9_]+|PJRT_DEVICE|NEURON_EXTRACT_GRAPHS_ONLY|NEURON_PARALLEL_COMPILE)\b",
+     "an XLA-era setting that has no effect on TorchNeuron (bf16 comes from the model dtype or autocast)"),
+    (r"\bneuronx[_-]distributed\w*|\bNxD\b",
+     "neuronx-distributed runs on PyTorch/XLA; TorchNeuron shards with DTensor / DistributedConfig(tp_size=...)"),
+    (r"\btransformers[_-]neuronx\b",
+     "transformers-neuronx runs on PyTorch/XLA; stock transformers runs on TorchNeuron"),
+))
+_ANY = re.compile("|".join(f"(?:{pattern.pattern})" for pattern, _ in _MENTIONS))
+
+
+def _message(mention: str, in_string: bool = False) -> str:
+    advice = next((advice for pattern, advice in _MENTIONS if pattern.fullmatch(mention)), "")
+    stock = _STOCK_NAME.get(mention)
+    if stock:
+        advice = f"say `{stock.rsplit('.', 1)[1]}` ({stock}) instead"
+    if in_string:  # a string literal may be text, or a name the code looks up (an import check, a command)
+        return (f"docs to update: a string mentions `{mention}`: update the text, or port the code if it looks "
+                f"the name up (nothing of the old stack is installed on TorchNeuron); {advice}")
+    return f"docs to update: mentions `{mention}`: {advice}"
+
+
+class LegacyMentionsInProse(SweepRule):
+    """In a Neuron project, report prose (comments, docstrings, docs, markdown cells) that names the old stack."""
+
+    id = "NM903"
+    name = "legacy-mentions-in-prose"
+    safety = Safety.MANUAL_ONLY
+    scope = "neuron-project"
+    kinds = frozenset(FileKind) - {FileKind.NOTEBOOK, FileKind.JSON}  # notebook cells come through their own kinds
+    triggers = ("optimum.neuron", "optimum-neuron", "optimum_neuron", "optimum[neuron", "neuron_parallel_compile",
+                "optimum-cli", "Neuron", "xm.", "xmp.", "torch_xla", "torch-xla", "PyTorch/XLA", "pytorch-xla",
+                "XLA_", "PJRT_DEVICE", "NEURON_EXTRACT_GRAPHS_ONLY", "NEURON_PARALLEL_COMPILE", "neuronx_distributed",
+                "neuronx-distributed", "NxD", "transformers_neuronx", "transformers-neuronx")
+
+    def scan(self, text: str, kind: FileKind) -> Iterable[SweepHit]:
+        lines = text.splitlines()
+        candidates = [(number, match) for number, line in enumerate(lines, start=1) for match in [_ANY.search(line)] if match]
+        if not candidates:
+            return
+        if kind is FileKind.PYTHON:
+            code, with_strings = python_views(text, candidates[-1][0])
+        for number, _ in candidates:
+            line = lines[number - 1]
+            in_string = False
+            if kind is FileKind.PYTHON:
+                # a mention inside a comment, docstring or string: the code view has it blanked out (the
+                # strings view keeps string literals, not comments and docstrings)
+                prose = code[number - 1]
+                mention = next((m for m in _ANY.finditer(line) if not prose[m.start():m.end()].strip()), None)
+                in_string = mention is not None and bool(with_strings[number - 1][mention.start():mention.end()].strip())
+            elif kind is FileKind.DOCS or (kind in HASH_COMMENT_KINDS and line.lstrip().startswith("#")):
+                mention = _ANY.search(line)
+            else:
+                mention = None
+            if mention is not None:
+                yield SweepHit(number, mention.start(), _message(mention.group(0), in_string), Severity.INFO)

@@ -1,0 +1,121 @@
+"""The dependency layer beyond the golden cases: which files are requirement files, what the project facts
+change (a package still imported is kept, a plain pin is not called an optimum-neuron pin), the floors of the
+stock stack (a pin the migrated transformers 5 cannot be installed beside is bumped, a compatible one is left),
+and the generated floors table against the installed distributions."""
+
+from __future__ import annotations
+
+import subprocess
+from importlib import metadata
+from pathlib import Path, PurePath
+
+import pytest
+
+from codemods._lib import requirements as req
+from codemods._tables import gen_stock_floors
+from codemods._tables.stock_floors_data import TARGET_VERSIONS
+from migrate.engine import RunOptions, run
+from migrate.filekinds import FileKind, kind_from_name
+from migrate.findings import Severity
+from migrate.testing import apply_rules
+
+
+@pytest.mark.parametrize("name", ["requirements.txt", "training_requirements.txt", "requirements-inf.txt",
+                                  "requirements/neuron.in", "reqs/base.txt", "constraints.txt", "pip-constraints.txt",
+                                  "dev-requirements.in", "Requirements.GPU.txt", "requirement.txt"])
+def test_requirement_files_by_name(name: str) -> None:
+    assert kind_from_name(PurePath(name)) is FileKind.REQUIREMENTS
+
+
+@pytest.mark.parametrize("name", ["prerequisites.txt", "notes.txt", "CMakeLists.txt", "docs/requirements.md"])
+def test_other_text_files_are_not_requirement_files(name: str) -> None:
+    assert kind_from_name(PurePath(name)) is not FileKind.REQUIREMENTS
+
+
+def _requirements(text: str, project: dict[str, str], neuron_project: bool = True):
+    return apply_rules(text, FileKind.REQUIREMENTS, select=["NM5"], path="requirements.txt", neuron_project=neuron_project,
+                       project={"requirements.txt": text, **project})
+
+
+def test_a_plain_pin_is_called_an_optimum_neuron_pin_only_where_optimum_neuron_was_used() -> None:
+    pin = "transformers==4.31.0\n"
+    xla = _requirements(pin, {"train.py": "import torch_xla.core.xla_model as xm\n"})
+    assert xla.text == "transformers>=5.24\n"
+    assert "a pin of the XLA-era stack" in xla.findings[0].message and "optimum-neuron" not in xla.findings[0].message
+    optimum = _requirements(pin, {"train.py": "from optimum.neuron import NeuronTrainer\n"})
+    assert "an optimum-neuron pin" in optimum.findings[0].message
+
+
+def test_a_package_still_imported_is_kept_with_a_todo_naming_the_importers() -> None:
+    text = "neuronx-distributed==0.9.0\n"
+    kept = _requirements(text, {"src/tp.py": "from neuronx_distributed.parallel_layers import ColumnParallelLinear\n"})
+    assert "neuronx-distributed==0.9.0" in kept.text
+    [finding] = kept.findings
+    assert finding.severity is Severity.TODO and "src/tp.py" in finding.message
+    # a commented-out import is no import: the package goes
+    gone = _requirements(text, {"src/tp.py": "# from neuronx_distributed import parallel_layers\nimport torch\n"})
+    assert gone.text == "" and gone.findings[0].severity is Severity.FIXED
+
+
+@pytest.mark.parametrize("pin", ["huggingface_hub>=0.20", "huggingface-hub", "huggingface_hub!=1.32.0",
+                                 "huggingface_hub~=1.33", "tokenizers>=0.15,<0.24", "numpy>=1.26,<3",
+                                 "safetensors>=0.4", "pyarrow!=15.0.0"])
+def test_pins_the_stack_can_live_with_are_left_alone(pin: str) -> None:
+    result = _requirements(f"optimum-neuron[training]==0.0.25\n{pin}\n", {})
+    assert result.text.splitlines()[-1] == pin
+    assert all(finding.line != 2 for finding in result.findings)
+
+
+@pytest.mark.parametrize("pin, expected", [
+    ("huggingface_hub==0.24.0", "huggingface_hub>=1.31.0,<3.0"),
+    ("huggingface-hub<1.0", "huggingface-hub>=1.31.0,<3.0"),
+    ("tokenizers~=0.15.2", "tokenizers>=0.23.1,<0.24.0"),
+    ("numpy==1.24.4 ; python_version < '3.12'", "numpy>=1.26.0 ; python_version < '3.12'"),
+])
+def test_pins_the_stack_cannot_be_installed_beside_are_bumped(pin: str, expected: str) -> None:
+    result = _requirements(f"optimum-neuron[training]==0.0.25\n{pin}\n", {})  # trl 1.16 needs numpy>=1.26
+    assert expected in result.text.splitlines()
+    [finding] = [f for f in result.findings if f.line == 2]
+    assert finding.severity is Severity.FIXED and "cannot be installed beside the migrated stack" in finding.message
+
+
+def test_floors_come_from_the_packages_the_file_installs() -> None:
+    """numpy 1.24 is fine for transformers and accelerate; trl 1.16 (the [training] extra) needs 1.26."""
+    assert _requirements("optimum-neuron==0.0.25\nnumpy==1.24.4\n", {}).text.endswith("\nnumpy==1.24.4\n")
+    assert _requirements("optimum-neuron[training]==0.0.25\nnumpy==1.24.4\n", {}).text.endswith("\nnumpy>=1.26.0\n")
+
+
+def test_a_bump_across_a_major_version_of_an_imported_package_is_a_todo() -> None:
+    result = _requirements("huggingface_hub==0.24.0\n", {"dl.py": "from huggingface_hub import HfFolder\n"})
+    assert result.text.splitlines()[-1] == "huggingface_hub>=1.31.0,<3.0"
+    assert result.findings[0].severity is Severity.TODO and "dl.py" in result.findings[0].message
+
+
+def test_stock_pins_of_a_project_that_does_not_target_neuron_are_left_alone() -> None:
+    text = "transformers==4.31.0\nhuggingface_hub==0.16.4\n"
+    assert _requirements(text, {}, neuron_project=False).text == text
+
+
+def test_the_engine_gathers_the_imports_in_its_scan_pass(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("optimum-neuron==0.0.25\nneuronx-distributed\n")
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "layers.py").write_text("import neuronx_distributed as nxd\n\nnxd.parallel_layers\n")
+    result = run([tmp_path], RunOptions(jobs=1, write=False, force=True))
+    [requirements] = [f for f in result.files if f.path.endswith("requirements.txt")]
+    assert any("still imported by model/layers.py" in f.message for f in requirements.findings)
+
+
+def test_the_floors_table_is_current_for_the_installed_stack() -> None:
+    installed = {name: metadata.version(name) for name in TARGET_VERSIONS}
+    if installed != TARGET_VERSIONS:
+        pytest.skip(f"the environment has {installed}, the table was generated for {TARGET_VERSIONS}")
+    table, known = gen_stock_floors.build(gen_stock_floors.requires_installed())
+    expected = gen_stock_floors.render(table, known, installed)
+    assert gen_stock_floors.OUT.read_text(encoding="utf-8") == expected, "run python -m codemods._tables.gen_stock_floors"
+
+
+def test_combine_keeps_the_tightest_bounds() -> None:
+    from packaging.specifiers import SpecifierSet
+
+    combined = req.combine([SpecifierSet("<3.0,>=1.31.0"), SpecifierSet(">=0.34.0"), SpecifierSet(">=1.32.0,!=1.40.0")])
+    assert combined == SpecifierSet(">=1.32.0,<3.0,!=1.40.0")
