@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import libcst as cst
 
+from migrate.findings import Severity
 from migrate.snippets import parse_statement
 
 
-def place(module: cst.Module, ctx, lines: list[str], comment: str) -> tuple[cst.Module, bool]:
+def place(module: cst.Module, ctx, lines: list[str], comment: str, rule_id: str | None = None) -> tuple[cst.Module, bool]:
     """Insert ``lines`` (statements) with ``comment`` above them at the module's entry point.
-    Returns the module and whether there was an entry point."""
+    Returns the module and whether there was an entry point; with ``rule_id``, a module without one gets
+    a todo saying where the settings go."""
     body = list(module.body)
     lazy_torch = (  # imported, but only inside functions
         any(line.startswith("torch.") for line in lines) and "torch" in ctx.imports.bindings
@@ -45,6 +47,10 @@ def place(module: cst.Module, ctx, lines: list[str], comment: str) -> tuple[cst.
             body[index] = _prepend(statement, statements, after_docstring=True)
             return module.with_changes(body=body), True
     if not any(_runs(statement) for statement in body):
+        original = ctx.shared.get("module")
+        if rule_id is not None and original is not None and original.body:
+            settings = "; ".join(lines)
+            ctx.report(rule_id, original.body[0], Severity.TODO, f"this module has no entry point (no `if __name__ == \"__main__\":`, no main()): set {settings} once in the script that runs it")
         return module, False
     if lazy_torch:  # module-level code needs it at module level
         statements = statements[1:]

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from codemods._lib.settings import place as place_settings
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction, FieldMapping
-from migrate.snippets import parse_expression, parse_statement
+from migrate.snippets import parse_expression
 
 
 def kwarg(call: cst.Call, name: str) -> cst.Arg | None:
@@ -263,28 +264,9 @@ PREAMBLE = (
 
 
 def insert_preamble(module: cst.Module, ctx) -> cst.Module:
-    """Insert the seed's static-shape / loader settings after the module's leading imports (once)."""
+    """The seed's static-shape / loader settings, once, at the module's entry point (codemods/_lib/settings.py)."""
     text = ctx.source  # no rule writes these settings but this one: the file as read tells if they are there
     missing = [line for line, marker in zip(PREAMBLE, ("automatic_dynamic_shapes", "HF_DEACTIVATE_ASYNC_LOAD")) if marker not in text]
     if not missing:
         return module
-    body = list(module.body)
-    index = 0
-    for position, statement in enumerate(body):
-        if isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body):
-            index = position + 1
-        elif isinstance(statement, cst.SimpleStatementLine) and position == 0 and isinstance(statement.body[0], cst.Expr) \
-                and isinstance(statement.body[0].value, cst.SimpleString):
-            index = 1  # docstring
-        elif isinstance(statement, cst.Try) and index == position:
-            index = position + 1  # guarded imports at the top
-        else:
-            break
-    new = [parse_statement(line + "\n") for line in missing]
-    new[0] = new[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine(comment=cst.Comment(
-        "# TorchNeuron: one compiled graph per shape (pad to fixed lengths); synchronous weight loading"))])
-    if any(line.startswith("torch.") for line in missing):
-        ctx.add_import("torch")
-    if any(line.startswith("os.") for line in missing):
-        ctx.add_import("os")
-    return module.with_changes(body=body[:index] + new + body[index:])
+    return place_settings(module, ctx, missing, "TorchNeuron: one compiled graph per shape (pad to fixed lengths); synchronous weight loading", "NM202")[0]

@@ -17,8 +17,10 @@ optimum-neuron wheel; the launch-layer rules use the same table for ``--flags``)
 It also adds ``torch_compile=True`` (backend chosen automatically on Neuron), and for ``SFTConfig``
 ``pad_to_multiple_of=<max_length>`` (optimum padded every example to max_length: one shape, T5) and
 ``packing_strategy="wrapped"`` when ``packing=True`` (trl's default ``bfd`` packing is padding-free, T6).
-Once per file it inserts, after the imports, ``torch._dynamo.config.automatic_dynamic_shapes = False`` and
-``os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")`` (the seed's training example).
+Once, at the file's entry point (the ``if __name__ == "__main__":`` block, else ``main()``; a module of
+definitions gets a todo instead, see ``codemods/_lib/settings.py``), it inserts
+``torch._dynamo.config.automatic_dynamic_shapes = False`` and ``os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")``
+(the seed's training example).
 
 Before::
 
