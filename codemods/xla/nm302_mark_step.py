@@ -2,7 +2,8 @@
 
 Removes ``xm.mark_step()`` / ``torch_xla.sync()`` statements and the no-op graph helpers
 ``xm.optimization_barrier_(...)`` / ``xm.unlazy(...)``; ``xm.wait_device_ops()`` becomes
-``torch.accelerator.synchronize()`` (the wait is still meaningful before timing).
+``torch.accelerator.synchronize()`` (the wait is still meaningful before timing), guarded by
+``torch.accelerator.is_available()``: without an accelerator (a CPU machine) it raises.
 
 Before::
 
@@ -15,7 +16,8 @@ After::
 
     loss.backward()
     optimizer.step()
-    torch.accelerator.synchronize()
+    if torch.accelerator.is_available():
+        torch.accelerator.synchronize()
 
 Fix safety: safe. TorchNeuron executes eagerly, so there is no graph to cut. Code that timed steps right
 after ``mark_step`` should add ``torch.accelerator.synchronize()`` before reading the clock (T43). A block
@@ -30,10 +32,12 @@ from codemods.xla._common import XM, Safety, XlaRule, names
 
 STEP = names((XM, ["mark_step", "optimization_barrier_", "unlazy"]), ("torch_xla", ["sync"]))
 WAIT = names((XM, ["wait_device_ops"]))
+#: torch.accelerator.synchronize() raises on a machine without an accelerator: the migrated script runs on CPU too
+SYNCHRONIZE = "if torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n"
 
 
 class MarkStep(XlaRule):
-    """Remove xm.mark_step()/torch_xla.sync(); xm.wait_device_ops() -> torch.accelerator.synchronize()."""
+    """Remove xm.mark_step()/torch_xla.sync(); xm.wait_device_ops() -> torch.accelerator.synchronize() when there is an accelerator."""
 
     id = "NM302"
     name = "mark-step"
@@ -46,8 +50,8 @@ class MarkStep(XlaRule):
             return cst.RemoveFromParent()
         call = self.line_call(original, updated, WAIT)
         if call is not None:
-            self.fixed(call, "xm.wait_device_ops() -> torch.accelerator.synchronize()")
-            return self.replace_line(original, updated, self.statement("torch.accelerator.synchronize()", ("torch", None, None)))
+            self.fixed(call, "xm.wait_device_ops() -> torch.accelerator.synchronize() (when an accelerator is present)")
+            return self.replace_line(original, updated, self.statement(SYNCHRONIZE, ("torch", None, None)))
         return updated
 
     def leave_SimpleStatementSuite(self, original: cst.SimpleStatementSuite, updated: cst.SimpleStatementSuite):
