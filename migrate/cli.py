@@ -113,7 +113,7 @@ def main(paths, diff, check, select, ignore, exclude, force_exclude, list_rules,
 
         for path in reports:
             try:
-                replace_file(path, render(data, format_for(path)).encode("utf-8"))
+                replace_file(path, render(_printable_data(data), format_for(path)).encode("utf-8"))
                 written.append(path)
             except OSError as error:
                 report_failed = True
@@ -133,6 +133,17 @@ def _warn_outside_git(paths) -> None:
         if os.path.lexists(path) and work_tree(Path(path)) is None:
             click.echo(f"neuron-migrate: warning: {printable(str(path))} is not in git: no uncommitted-work guard; "
                        "run --diff first", err=True)
+
+
+def _printable_data(value):
+    """Report data with every string printable as UTF-8 (file names that are not UTF-8 carry surrogates)."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {_printable_data(key): _printable_data(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_printable_data(item) for item in value]
+    return value
 
 
 def _codes(values) -> tuple[str, ...]:

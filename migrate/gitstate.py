@@ -47,9 +47,12 @@ class _Undecided(Exception):
 def refusals(paths: Iterable[Path]) -> dict[Path, str]:
     """For each of ``paths`` (absolute) that must not be rewritten, why; files absent from the result may be."""
     by_repository: dict[Path, list[Path]] = {}
+    repository_of: dict[Path, Path | None] = {}  # folder -> its repository, looked up once per folder
     refused: dict[Path, str] = {}
     for path in paths:
-        top = _enclosing_repository(path.parent)
+        if path.parent not in repository_of:
+            repository_of[path.parent] = _enclosing_repository(path.parent)
+        top = repository_of[path.parent]
         if top is not None:
             by_repository.setdefault(top, []).append(path)
     for top, files in by_repository.items():
@@ -76,7 +79,8 @@ def _enclosing_repository(folder: Path) -> Path | None:
 
 def _clean_files(top: Path, files: list[Path]) -> set[Path]:
     """The ``files`` (all inside ``top``) that are tracked, unmodified and not staged."""
-    shown = _git(top, "rev-parse", "--show-toplevel").rstrip(b"\n")
+    settings = _NO_PROGRAMS + _filter_overrides(top)
+    shown = _git(top, settings, "rev-parse", "--show-toplevel").rstrip(b"\n")
     if Path(os.fsdecode(shown)).resolve() != top.resolve():
         raise _Undecided(f"{top}/.git is not a repository git reads (git answers for {os.fsdecode(shown)})")
     relative = [os.fsencode(path.relative_to(top)) for path in files]
@@ -86,9 +90,9 @@ def _clean_files(top: Path, files: list[Path]) -> set[Path]:
         names = relative[start:start + _PATHS_PER_CALL]
         # ls-files -v tags each tracked file: "H" cached; lowercase: assume-unchanged; "S": skip-worktree
         # (git does not look at those, so their edits are invisible to status).
-        listed = _git(top, "ls-files", "-v", "-z", "--cached", "--", *names, literal=True)
+        listed = _git(top, settings, "ls-files", "-v", "-z", "--cached", "--", *names, literal=True)
         tracked.update(entry[2:] for entry in listed.split(b"\0") if entry[:2] == b"H ")
-        status = _git(top, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules=all",
+        status = _git(top, settings, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules=all",
                       "--no-renames", "--", *names, literal=True)
         changed.update(entry[3:] for entry in status.split(b"\0") if len(entry) > 3)
     return {path for path, name in zip(files, relative) if name in tracked and name not in changed}
@@ -97,9 +101,19 @@ def _clean_files(top: Path, files: list[Path]) -> set[Path]:
 _PATHS_PER_CALL = 500  # file names per git call: far below any command-line limit
 
 
-def _git(cwd: Path, *args: str | bytes, literal: bool = False, nothing_found_ok: bool = False) -> bytes:
-    command = ["git", "-C", os.fsencode(cwd)]
-    for setting in _NO_PROGRAMS + _filter_overrides(cwd):
+def _filter_overrides(top: Path) -> tuple[bytes, ...]:
+    """Settings that switch off every filter driver the configuration names (``filter.<name>.clean`` and
+    friends run when git compares a file's content): git runs no filter whose command is empty.
+    Reading the configuration runs no filter."""
+    listed = _git(top, _NO_PROGRAMS, "config", "-z", "--name-only", "--get-regexp", r"^filter\.", nothing_found_ok=True)
+    drivers = sorted({entry.rsplit(b".", 1)[0] for entry in listed.split(b"\0") if entry})
+    return tuple(driver + key for driver in drivers for key in (b".clean=", b".smudge=", b".process=", b".required=false"))
+
+
+def _git(cwd: Path, settings: tuple[str | bytes, ...], *args: str | bytes, literal: bool = False,
+         nothing_found_ok: bool = False) -> bytes:
+    command: list[str | bytes] = ["git", "-C", os.fsencode(cwd)]
+    for setting in settings:
         command += ["-c", setting]
     env = {name: value for name, value in os.environ.items() if name not in _REDIRECTING_ENV}
     env.update(GIT_OPTIONAL_LOCKS="0", GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
@@ -115,19 +129,3 @@ def _git(cwd: Path, *args: str | bytes, literal: bool = False, nothing_found_ok:
         message = completed.stderr.decode("utf-8", "replace").strip().splitlines()
         raise _Undecided(f"git {args[0]!s} failed in {cwd}: {message[0] if message else f'exit code {completed.returncode}'}")
     return completed.stdout
-
-
-_FILTER_OVERRIDES: dict[Path, tuple[bytes, ...]] = {}
-
-
-def _filter_overrides(cwd: Path) -> tuple[bytes, ...]:
-    """Settings that switch off every filter driver the configuration names (``filter.<name>.clean`` and
-    friends run when git compares a file's content): git runs no filter whose command is empty."""
-    if cwd not in _FILTER_OVERRIDES:
-        _FILTER_OVERRIDES[cwd] = ()  # reading the configuration itself runs no filter
-        listed = _git(cwd, "config", "-z", "--name-only", "--get-regexp", r"^filter\.", nothing_found_ok=True)
-        drivers = sorted({entry.rsplit(b".", 1)[0] for entry in listed.split(b"\0") if entry})
-        _FILTER_OVERRIDES[cwd] = tuple(
-            driver + key for driver in drivers for key in (b".clean=", b".smudge=", b".process=", b".required=false")
-        )
-    return _FILTER_OVERRIDES[cwd]
