@@ -28,6 +28,10 @@ What it rewrites (migration map 1.2, 2.2, rules A5/B2; traps T11, T26, T27, T29)
   ``use_auth_token`` -> ``token``; compiler / export-only kwargs are dropped (reported).
 * ``**dict`` splats are expanded when the dict literal is visible in the same scope; opaque ones stay in
   the call with a ``todo``.
+* reads of what the compiled model carried (``model.neuron_config.batch_size`` 0.1+, ``model.config.neuron[
+  "sequence_length"]`` 0.0.x, the TP degree, ``auto_cast_type``) on a variable assigned once from the rewritten
+  call become the literal it was exported with; any other field (or a non-literal shape) gets a todo: a stock
+  model has neither attribute.
 * ``from_pretrained(path)`` without ``export=True`` loads Neuron-compiled artifacts, which transformers
   cannot read: the call is rewritten but keeps ``path``, with a ``todo`` to use the source checkpoint
   (``checkpoint_id`` in ``<path>/neuron_config.json``, which also records sequence_length/batch_size/tp_degree).
@@ -82,6 +86,10 @@ DROP = frozenset({
     "max_context_length", "disable_fast_relayout", "disable_fallback", "library_name", "file_name", "model_save_dir",
 })
 TP_KEYS = ("num_cores", "tensor_parallel_size", "tp_degree")
+#: fields of the compiled model's config (``model.neuron_config.<f>`` 0.1+, ``model.config.neuron["<f>"]`` 0.0.x) that
+#: hold a shape or degree given at export: a read becomes that literal
+COMPILED_FIELDS = {"batch_size": "batch_size", "sequence_length": "sequence_length", "num_cores": "tp",
+                   "tp_degree": "tp", "tensor_parallel_size": "tp", "auto_cast_type": "auto_cast_type"}
 
 
 class CausalLMStaticCache(InferenceRule):
@@ -113,6 +121,83 @@ class CausalLMStaticCache(InferenceRule):
             if name in exports and self.name_count(name) == 2:
                 self._neuron_configs[name] = call
                 self.remove_statement(statement)
+        self._compiled: dict[str, dict[str, object]] = {}  # model variable -> the literal shapes it was exported with
+        for name, statements in self.gathered.assignments.items():
+            values = [statement.body[0].value for statement in statements]  # type: ignore[union-attr]
+            if len(values) == 1 and self._method(values[0]) in ("from_pretrained", "export"):
+                self._compiled[name] = self._export_shapes(values[0])
+        self._config_holders: set[cst.CSTNode] = set()  # `m.neuron_config` / `m.config.neuron` nodes read through
+        self._fstrings: list[str] = []  # the openings (f", f') of the f-strings being visited
+
+    def _export_shapes(self, call: cst.Call) -> dict[str, object]:
+        keywords = dict(self.arguments(call).keywords)
+        config = _neuron_config_arg(call)
+        if isinstance(config, cst.Name) and config.value in self._neuron_configs:
+            keywords.update(self.arguments(self._neuron_configs[config.value]).keywords)
+        shapes = {}
+        for key, field in COMPILED_FIELDS.items():
+            if key in keywords and self.known(self.literal(keywords[key].value)):
+                shapes[field] = self.literal(keywords[key].value)
+        return shapes
+
+    # ------------------------------------------------------------------ what the compiled model carried
+    def _compiled_config(self, node: cst.BaseExpression) -> str | None:
+        """The model variable when ``node`` is ``<model>.neuron_config`` or ``<model>.config.neuron`` of a model this
+        rule rewrote (a stock model has neither)."""
+        if not isinstance(node, cst.Attribute):
+            return None
+        if node.attr.value == "neuron_config" and isinstance(node.value, cst.Name) and node.value.value in self._compiled:
+            return node.value.value
+        if node.attr.value == "neuron" and isinstance(node.value, cst.Attribute) and node.value.attr.value == "config" \
+                and isinstance(node.value.value, cst.Name) and node.value.value.value in self._compiled:
+            return node.value.value.value
+        return None
+
+    def _compiled_read(self, original: cst.BaseExpression, model: str, field: str) -> cst.BaseExpression | None:
+        """A literal for ``<model>'s compiled <field>``, or None (with a todo)."""
+        value = self._compiled[model].get(COMPILED_FIELDS.get(field, ""))
+        if isinstance(value, (int, str)) and not isinstance(value, bool):
+            self.fixed(original, f"{model}'s compiled {field} -> {value!r}, the value it was exported with (a stock model "
+                                 "has no compiled config)")
+            if isinstance(value, str):  # inside an f-string, the quote the f-string does not use (before 3.12)
+                quote = "'" if any('"' in start for start in self._fstrings) else '"'
+                return cst.SimpleString(quote + value + quote)
+            return cst.Integer(str(value))
+        self.todo(original, f"{model} is a stock model now and has no compiled config ({code(original)}): use the value "
+                            "it was exported with (batch size: the prompts you pad to, sequence length: "
+                            "generation_config.max_cache_len, tensor parallel degree: the DistributedConfig tp_size)")
+        return None
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self._compiled_config(node.value) is not None:
+            self._config_holders.add(node.value)
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self._fstrings.append(node.start)
+
+    def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString) -> cst.FormattedString:
+        self._fstrings.pop()
+        return updated
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if self._compiled_config(node.value) is not None:
+            self._config_holders.add(node.value)
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
+        model = self._compiled_config(original.value)
+        if model is not None:
+            return self._compiled_read(original, model, original.attr.value) or updated
+        model = self._compiled_config(original)
+        if model is not None and original not in self._config_holders:
+            self._compiled_read(original, model, "")
+        return updated
+
+    def leave_Subscript(self, original: cst.Subscript, updated: cst.BaseExpression) -> cst.BaseExpression:
+        model = self._compiled_config(original.value)
+        if model is None:
+            return updated
+        key = self.literal(original.slice[0].slice.value) if len(original.slice) == 1 and isinstance(original.slice[0].slice, cst.Index) else None
+        return self._compiled_read(original, model, key if isinstance(key, str) else "") or updated
 
     def is_target_call(self, call: cst.Call) -> bool:
         return self._method(call) in ("from_pretrained", "export") and any(a.keyword is None and not a.star for a in call.args)
