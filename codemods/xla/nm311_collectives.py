@@ -20,8 +20,13 @@ After::
 The reduction is guarded by ``dist.is_initialized()``: a single process (no process group) keeps the value,
 as ``xm.all_reduce`` did with one replica.
 
-Fix safety: needs review. ``groups=``/``pin_layout=`` or any other shape gets a ``todo``;
-``xm.all_gather``, ``xm.reduce_scatter``, ``xm.all_to_all``, ``xm.mesh_reduce``,
+* ``x = xm.mesh_reduce(tag, data, fn)`` -> ``fn`` over ``dist.all_gather_object`` of every rank's ``data``
+  (``fn([data])`` in a single process, as torch_xla did with one replica).
+* An ``xm.REDUCE_*`` constant handed to code that is not ``torch.distributed`` (torch_xla's FSDP
+  ``all_reduce_op``, a helper of the project) keeps its torch_xla value, with a ``todo``: that code reads it.
+
+Fix safety: needs review. ``pin_layout=`` (an XLA compiler detail) and ``groups=None`` are dropped; real replica
+``groups=`` or any other shape gets a ``todo``; ``xm.all_gather``, ``xm.reduce_scatter``, ``xm.all_to_all``,
 ``xm.collective_permute``, ``xm.send``/``recv`` get precise ``todo``s (no p2p on ProcessGroupNeuron).
 
 """
@@ -36,6 +41,7 @@ from migrate.snippets import parse_expression, parse_statement
 OPS = {"REDUCE_SUM": "SUM", "REDUCE_MUL": "PRODUCT", "REDUCE_AND": "BAND", "REDUCE_OR": "BOR", "REDUCE_MIN": "MIN", "REDUCE_MAX": "MAX"}
 CONSTANTS = {f"{XM}.{name}": op for name, op in OPS.items()}
 ALL_REDUCE = names((XM, ["all_reduce"]))
+MESH_REDUCE = names((XM, ["mesh_reduce"]))
 OTHERS = {
     f"{XM}.all_gather": "xm.all_gather(t, dim=d): use torch.distributed.all_gather_into_tensor(out, t) (dim 0) or functional collectives all_gather_tensor(t, d, group)",
     f"{XM}.reduce_scatter": "xm.reduce_scatter: use torch.distributed.reduce_scatter_tensor(out, t, op=...) (note xm's scale/shard_count arguments)",
@@ -68,8 +74,12 @@ class XlaCollectives(XlaRule):
         """(op, tensors-node, scale-node) for a rewritable all_reduce, else None."""
         if any(a.star for a in call.args):
             return None
-        allowed = {"reduce_type", "inputs", "scale"}
-        if any(a.keyword is not None and a.keyword.value not in allowed for a in call.args) or len([a for a in call.args if a.keyword is None]) > 3:
+        allowed = {"reduce_type", "inputs", "scale", "pin_layout"}  # layout pinning is an XLA compiler detail
+        groups = arg(call, 3, "groups")
+        if groups is not None and not (isinstance(groups.value, cst.Name) and groups.value.value == "None"):
+            return None  # replica groups need a dist.new_group: the todo says so
+        positional = [a for a in call.args if a.keyword is None]
+        if any(a.keyword is not None and a.keyword.value not in allowed | {"groups"} for a in call.args) or len(positional) > 4:
             return None
         op_arg, inputs, scale = arg(call, 0, "reduce_type"), arg(call, 1, "inputs"), arg(call, 2, "scale")
         op = self._op(op_arg.value) if op_arg is not None else None
@@ -88,11 +98,13 @@ class XlaCollectives(XlaRule):
             call, new_call, target = stmt.value, new_stmt.value, stmt.targets[0].target.value
         else:
             return updated
+        if isinstance(call, cst.Call) and target is not None and self.ctx.matches(call.func, MESH_REDUCE):
+            return self._mesh_reduce(original, updated, call, new_call, target)
         if not isinstance(call, cst.Call) or not self.ctx.matches(call.func, ALL_REDUCE):
             return updated
         plan = self._plan(call)
         if plan is None or not isinstance(new_call, cst.Call):
-            self.todo(call, "xm.all_reduce with groups/pin_layout or an unknown op: use dist.all_reduce(t, op=dist.ReduceOp.<OP>, group=...) (in place; the xm single-tensor form returned a new tensor)")
+            self.todo(call, "xm.all_reduce over replica groups or with an unknown op: use dist.all_reduce(t, op=dist.ReduceOp.<OP>, group=dist.new_group(ranks)) (in place; the xm single-tensor form returned a new tensor)")
             return updated
         op, _, scale = plan
         new_inputs = arg(new_call, 1, "inputs").value
@@ -127,21 +139,61 @@ class XlaCollectives(XlaRule):
         self.fixed(call, f"xm.all_reduce -> dist.all_reduce(op=dist.ReduceOp.{op}) (in place)")
         return self.replace_line(original, updated, statements)
 
+    def _mesh_reduce(self, original, updated, call: cst.Call, new_call: cst.BaseExpression, target: str):
+        """``x = xm.mesh_reduce(tag, data, fn)``: ``fn`` over the list of every rank's ``data``."""
+        data, fn = arg(call, 1, "data"), arg(call, 2, "reduce_fn")
+        if data is None or fn is None or any(a.star for a in call.args) or not isinstance(new_call, cst.Call):
+            self.todo(call, OTHERS[f"{XM}.mesh_reduce"])
+            return updated
+        new_fn = arg(new_call, 2, "reduce_fn").value
+        data_src, fn_src = self.code(arg(new_call, 1, "data").value), self.code(new_fn)
+        if not isinstance(new_fn, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            fn_src = f"({fn_src})"  # a lambda (or any operator) must be called as a whole
+        self.ctx.add_import("torch.distributed", None, "dist")
+        gathered = f"_{target}_per_rank"
+        source = (f"if dist.is_initialized():\n"
+                  f"    {gathered} = [None] * dist.get_world_size()\n"
+                  f"    dist.all_gather_object({gathered}, {data_src})\n"
+                  f"    {target} = {fn_src}({gathered})\n"
+                  f"else:\n"
+                  f"    {target} = {fn_src}([{data_src}])\n")
+        self.fixed(call, "xm.mesh_reduce(tag, data, fn) -> fn over dist.all_gather_object of every rank's data")
+        return self.replace_line(original, updated, parse_statement(source))
+
     @staticmethod
     def _maybe_list(call: cst.Call) -> bool:
         return True  # a bare name may hold a list (in place) or a tensor (new value): the statement form is ambiguous
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._argument_of: dict[int, cst.Call] = {}  # id(argument value) -> the call it is passed to
+        self._assigned_mesh_reduces: set[cst.Call] = set()  # `x = xm.mesh_reduce(...)`: rewritten whole
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        super().visit_SimpleStatementLine(node)
+        statement = node.body[0] if len(node.body) == 1 else None
+        if (isinstance(statement, cst.Assign) and len(statement.targets) == 1
+                and isinstance(statement.targets[0].target, cst.Name) and isinstance(statement.value, cst.Call)
+                and self.ctx.matches(statement.value.func, MESH_REDUCE)):
+            self._assigned_mesh_reduces.add(statement.value)
+
     def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
         qualified = self.ctx.matches(original, CONSTANTS)
-        if qualified is None or id(original) in getattr(self, "_in_xm_call", set()):
-            return updated  # an argument of an xm call keeps its xm form (the call is rewritten whole or not at all)
+        if qualified is None:
+            return updated
+        # a constant handed to anything but torch.distributed (an xm call, torch_xla's FSDP all_reduce_op ...) is
+        # read by code that wants torch_xla's value: it keeps its xm form there (an xm call is rewritten whole or not)
+        if id(original) in self._argument_of:
+            if not self.ctx.matches(self._argument_of[id(original)].func, ALL_REDUCE | MESH_REDUCE):
+                self.todo(original, f"{qualified.rsplit('.', 1)[1]} is passed to code that still expects torch_xla's "
+                          f"reduce type: once that code is ported, use dist.ReduceOp.{CONSTANTS[qualified]}")
+            return updated
         self.ctx.add_import("torch.distributed", None, "dist")
         return parse_expression(f"dist.ReduceOp.{CONSTANTS[qualified]}")
 
     def visit_Call(self, node: cst.Call) -> None:
-        if any(q.startswith(XM + ".") for q in self.ctx.qualnames(node.func)):
-            self._in_xm_call = getattr(self, "_in_xm_call", set())
-            self._in_xm_call.update(id(a.value) for a in node.args)
+        if not any(name.startswith("torch.distributed.") for name in self.ctx.qualnames(node.func)):
+            self._argument_of.update((id(a.value), node) for a in node.args)
         qualified = self.ctx.matches(node.func, OTHERS)
-        if qualified:
+        if qualified and node not in self._assigned_mesh_reduces:
             self.todo(node, OTHERS[qualified])

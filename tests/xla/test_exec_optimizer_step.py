@@ -2,7 +2,8 @@
 
 Each rank trains on different data with no DDP wrapper, exactly as a torch_xla script relying on
 ``xm.optimizer_step`` does. If the migrated step did not average the gradients, the replicas would drift apart;
-they must end with identical weights, equal to one process stepping on the averaged gradient."""
+they must end with identical weights, equal to one process stepping on the averaged gradient. NM311's
+``xm.mesh_reduce`` rewrite is checked on the way (every rank sees the reduction over both ranks' values)."""
 
 from __future__ import annotations
 
@@ -47,8 +48,9 @@ LEGACY = textwrap.dedent(
             xm.optimizer_step(optimizer)
             xm.mark_step()
         weights = [p.detach().cpu().flatten().tolist() for p in model.parameters()]
+        mean_rank = xm.mesh_reduce("rank", float(rank), lambda ranks: sum(ranks) / len(ranks))
         with open(os.path.join(out_dir, f"weights_{rank}.json"), "w") as f:
-            json.dump(weights, f)
+            json.dump({"weights": weights, "mean_rank": mean_rank}, f)
         xm.rendezvous("done")
         dist.destroy_process_group()
 
@@ -96,9 +98,11 @@ def test_replicas_stay_identical_under_torchrun(tmp_path, legacy):
     command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
                "--master_port", str(_free_port()), str(script), str(tmp_path)]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
-    weights = [json.loads((tmp_path / f"weights_{rank}.json").read_text()) for rank in (0, 1)]
+    results = [json.loads((tmp_path / f"weights_{rank}.json").read_text()) for rank in (0, 1)]
     assert_ok_or_teardown_abort(proc)
+    weights = [result["weights"] for result in results]
     assert weights[0] == weights[1]  # averaged gradients: the replicas agree
+    assert [result["mean_rank"] for result in results] == [0.5, 0.5]  # mesh_reduce saw both ranks
 
     # and they equal one process stepping on the mean of the two ranks' gradients
     torch.manual_seed(0)
