@@ -9,7 +9,8 @@ from dataclasses import asdict, dataclass, field
 class Severity(str, enum.Enum):
     FIXED = "fixed"  # the tool changed the code
     TODO = "todo"  # a human must act; the message says what to do
-    ERROR = "error"  # the file could not be processed; it was left untouched
+    ERROR = "error"  # the file could not be processed and was left untouched; from a verification rule
+    # (NM7xx, migrate/verification.py): the line will raise at run time, and the file is written
     INFO = "info"  # docs to update: a legacy mention in prose (markdown, comments, docstrings); not work for --check
 
 

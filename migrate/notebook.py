@@ -39,6 +39,7 @@ from migrate.filekinds import FileKind, kind_from_name
 from migrate.findings import Finding, Severity
 from migrate.pipeline import Migrated, _line_map, migrate_source
 from migrate.rule import Rule, RuleOptions, SharedNamespace, SweepRule
+from migrate.verification import VerifyRule, is_processing_error
 
 NOTEBOOK_RULE = "NM000"  # findings of the handler itself, like the engine's (bad JSON, a cell that does not parse)
 
@@ -129,10 +130,11 @@ def migrate_notebook(text: str, path: PurePath, rules: Sequence[type[Rule]], opt
     dropped only once no cell uses its name, which is known after the cells were migrated: hence a second
     pass when the first changed anything. Sweep findings come from that last pass (what is left)."""
     first = _migrate_cells(text, path, rules, options)
-    if first.text == text or any(f.severity is Severity.ERROR for f in first.findings):
+    if first.text == text or any(is_processing_error(f) for f in first.findings):
         return first
     second = _migrate_cells(first.text, path, rules, options)
-    sweeps = {rule.id for rule in rules if issubclass(rule, SweepRule)}
+    # what is left is what the last pass sees: the sweep's and the verification's findings
+    sweeps = {rule.id for rule in rules if issubclass(rule, (SweepRule, VerifyRule))}
     to_original = _line_map(text, first.text)  # the second pass numbers the lines of the first one's output
     return Migrated(second.text, [f for f in first.findings if f.rule not in sweeps] +
                     [replace(f, line=to_original(f.line)) for f in second.findings if f.rule in sweeps])

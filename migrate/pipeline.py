@@ -27,6 +27,7 @@ from migrate.rule import (
     ImportMap, PythonContext, PythonRule, Rule, RuleOptions, SharedNamespace, SweepRule, TextContext, TextRule,
 )
 from migrate.textdoc import NOTE_PREFIX, TextDocument, add_notes
+from migrate.verification import VerifyRule, verified
 
 PYTHON_KINDS = frozenset({FileKind.PYTHON})
 
@@ -80,9 +81,15 @@ def migrate_source(
     python_rules = [rule for rule in active if issubclass(rule, PythonRule)]
     text_rules = [rule for rule in active if issubclass(rule, TextRule)]
     if kind in PYTHON_KINDS and python_rules:
-        ctx = PythonContext(path=path, source=text, options=options, imports=ImportMap(), namespace=namespace)
-        new_text, found = transform_module(text, python_rules, ctx)
-        new_text = _keep_final_newline(text, new_text)
+        def transform(chosen: Sequence[type[PythonRule]]) -> tuple[str, list[Finding]]:
+            ctx = PythonContext(path=path, source=text, options=options, imports=ImportMap(), namespace=namespace)
+            rewritten, found = transform_module(text, chosen, ctx)
+            return _keep_final_newline(text, rewritten), found
+
+        # the verification pass (NM7xx) checks what the rules leave (whatever the text had before) and
+        # withdraws a failing rewrite
+        verifiers = [rule for rule in rules if issubclass(rule, VerifyRule)]
+        new_text, found = verified(text, python_rules, verifiers, transform, options.inline_notes)
         findings.extend(found)
     elif text_rules:
         new_text, found = _transform_text(text, kind, path, text_rules, options)

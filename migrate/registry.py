@@ -14,6 +14,7 @@ import re
 from typing import Iterable, Mapping, Sequence
 
 from migrate.rule import PythonRule, Rule, SweepRule, TextRule
+from migrate.verification import VerifyRule
 
 RULE_ID = re.compile(r"^NM\d{3}$")
 
@@ -41,7 +42,7 @@ def all_rules(package_name: str = "codemods") -> tuple[type[Rule], ...]:
     for module_name in _iter_rule_modules(package_name):
         module = importlib.import_module(module_name)
         for _, obj in inspect.getmembers(module, inspect.isclass):
-            if obj.__module__ != module.__name__ or not issubclass(obj, (PythonRule, TextRule, SweepRule)):
+            if obj.__module__ != module.__name__ or not issubclass(obj, (PythonRule, TextRule, SweepRule, VerifyRule)):
                 continue
             if not obj.id:  # abstract helpers inside a rule module
                 continue

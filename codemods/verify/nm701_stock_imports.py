@@ -1,0 +1,79 @@
+"""NM701 stock-imports: an import from transformers / trl / accelerate / peft / diffusers / torch that the
+target versions do not have (``ImportError`` / ``ModuleNotFoundError`` at run time).
+
+Checked against the generated index (``codemods/_tables/stock_api_data.py``): the names each module
+exports and every module of each package. An import under ``try: ... except ImportError`` or under an
+``if`` (a version or availability test) is the user's own fallback and is not reported.
+
+Before (after migration)::
+
+    from transformers.models.llama.modeling_llama import LlamaLinearScalingRotaryEmbedding
+
+Reported: ``error``: will raise ImportError: transformers.models.llama.modeling_llama (transformers 5.x)
+has no ``LlamaLinearScalingRotaryEmbedding``.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from typing import Iterable
+
+from codemods._tables.drift_data import REMOVED_SYMBOLS
+from codemods.verify import _index
+from codemods.verify._facts import facts_for
+from migrate.verification import VerifyRule, Violation
+
+IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
+class StockImports(VerifyRule):
+    """Imports of names or modules the target stock libraries do not have."""
+
+    id = "NM701"
+    name = "stock-imports"
+
+    def check(self, tree: ast.Module, shared: dict) -> Iterable[Violation]:
+        facts = facts_for(tree, shared)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                modules = [node.module]
+            else:
+                continue
+            if facts.guarded(node, IMPORT_ERRORS) or facts.conditional(node):
+                continue
+            for module in modules:
+                exists, parent = _index.module_state(module)
+                if exists is False:
+                    package = _index.package_of(module)
+                    yield facts.violation(node, ("module", module), (
+                        f"`{module}` will raise ModuleNotFoundError: {_index.checked_against(package)} has no "
+                        f"module `{module}` (in `{parent}`); remove the import or import from an existing module"))
+            if isinstance(node, ast.ImportFrom) and _index.module_state(node.module)[0]:
+                yield from self._names(facts, node)
+
+    def _names(self, facts, node: ast.ImportFrom) -> Iterable[Violation]:
+        names = _index.exports(node.module)
+        if names is None:
+            return
+        for alias in node.names:
+            if alias.name == "*" or alias.name in names:
+                continue
+            qualified = f"{node.module}.{alias.name}"
+            yield facts.violation(node, ("name", qualified), (
+                f"`from {node.module} import {alias.name}` will raise ImportError: "
+                f"{_index.checked_against(_index.package_of(node.module))} has no `{alias.name}` there; "
+                f"{_fix(qualified, alias.name, names)}"))
+
+
+def _fix(qualified: str, name: str, names: frozenset[str]) -> str:
+    removed = REMOVED_SYMBOLS.get(qualified)
+    if removed is not None:
+        replacement, _, message = removed
+        return f"use `{replacement}`" if replacement else message
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.85)
+    if close:
+        return f"did you mean `{close[0]}`?"
+    return "remove the import and its uses, or replace them with a stock equivalent"

@@ -1,0 +1,107 @@
+"""NM702 stock-keywords: a keyword argument the target stock API does not accept (``TypeError`` at run
+time): constructors of indexed classes (``TrainingArguments``, ``SFTConfig``, ``LoraConfig``,
+``DistributedConfig``, ``Trainer`` ...; a local subclass adds its dataclass fields), indexed functions
+(``init_process_group``, ``get_peft_model`` ...), methods called on a value of known stock type, and
+``from_pretrained`` keywords that transformers 5 no longer takes (it hands them to the model's
+``__init__``).
+
+A callee with ``**kwargs`` accepts anything and is not checked; a call under ``try: ... except
+TypeError`` is the user's own fallback.
+
+Before (after migration)::
+
+    args = TrainingArguments(output_dir="out", tensor_parallel_size=8)
+    model = AutoModelForCausalLM.from_pretrained(name, use_flash_attention_2=True)
+
+Reported: ``error`` on each: will raise TypeError, with the fix (``attn_implementation="flash_attention_2"``).
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from typing import Iterable
+
+from codemods.verify import _index
+from codemods.verify._facts import MODEL, _is_model_class, facts_for
+from migrate.verification import VerifyRule, Violation
+
+TYPE_ERRORS = frozenset({"TypeError"})
+#: what an optimum-neuron keyword becomes in stock code (the verification message names the fix)
+NEURON_FIXES = {
+    "tensor_parallel_size": "pass `distributed_config=DistributedConfig(tp_size=N)` to from_pretrained and launch with `torchrun --nproc_per_node N`",
+    "trn_config": "build a `transformers.distributed.DistributedConfig` and pass it to from_pretrained",
+    "zero_1": "remove it (no ZeRO-1 switch in stock TrainingArguments; use FSDP through DistributedConfig(fsdp_size=N))",
+}
+
+
+class StockKeywords(VerifyRule):
+    """Keyword arguments the target stock classes, functions and methods do not accept."""
+
+    id = "NM702"
+    name = "stock-keywords"
+
+    def check(self, tree: ast.Module, shared: dict) -> Iterable[Violation]:
+        facts = facts_for(tree, shared)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or not node.keywords or facts.guarded(node, TYPE_ERRORS):
+                continue
+            keywords = [k.arg for k in node.keywords if k.arg is not None]
+            for what, accepted, package in self._callee(facts, node.func):
+                for keyword in keywords:
+                    if keyword not in accepted:
+                        yield facts.violation(node, ("keyword", what, keyword), (
+                            f"`{what}(..., {keyword}=...)` will raise TypeError: {_index.checked_against(package)} "
+                            f"does not accept `{keyword}`; {_fix(keyword, accepted)}"))
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "from_pretrained":
+                yield from self._from_pretrained(facts, node, keywords)
+
+    def _callee(self, facts, func: ast.expr):
+        """(name shown, accepted keywords, package) for a callee whose keywords are known exactly."""
+        class_type = facts.class_type(func)
+        if class_type is not None:
+            accepted = facts.init_keywords(class_type)
+            if accepted is not None:
+                shown = class_type.stock or class_type.local.name
+                stock = class_type.stock or facts.stock_base(class_type.local)
+                yield shown, accepted, _index.package_of(stock)
+            return
+        qualified = facts.qualified(func)
+        if qualified is not None:
+            text = _index.function_signature(qualified)
+            if text is not None:
+                signature = _index.Signature.parse(text)
+                if not signature.var_keyword:
+                    yield qualified, signature.keywords, _index.package_of(qualified)
+            return
+        if isinstance(func, ast.Attribute):
+            owner = facts.type_of(func.value)
+            if owner is None or owner.parses is not None:
+                return
+            stock = owner.stock or facts.stock_base(owner.local)
+            if owner.local is not None and any(func.attr in local.names for local in facts.local_chain(owner.local)):
+                return  # the user's own method
+            text = _index.class_info(stock).methods.get(func.attr)
+            if text is None:
+                return
+            signature = _index.Signature.parse(text, drop_first=True)
+            if not signature.var_keyword:
+                yield f"{stock.rsplit('.', 1)[-1]}.{func.attr}", signature.keywords, _index.package_of(stock)
+
+    def _from_pretrained(self, facts, node: ast.Call, keywords: list[str]) -> Iterable[Violation]:
+        owner = facts.qualified(node.func.value)
+        if not _is_model_class(owner):
+            return
+        for keyword in keywords:
+            fix = _index.removed_from_pretrained(keyword)
+            if fix is not None:
+                yield facts.violation(node, ("keyword", f"{MODEL}.from_pretrained", keyword), (
+                    f"`{owner.rsplit('.', 1)[-1]}.from_pretrained(..., {keyword}=...)` will raise TypeError: "
+                    f"{_index.checked_against('transformers')} hands `{keyword}` to the model's __init__; {fix}"))
+
+
+def _fix(keyword: str, accepted: frozenset[str]) -> str:
+    if keyword in NEURON_FIXES:
+        return NEURON_FIXES[keyword]
+    close = difflib.get_close_matches(keyword, accepted, n=1, cutoff=0.8)
+    return f"did you mean `{close[0]}`?" if close else "remove it"

@@ -1,0 +1,81 @@
+"""NM703 stock-attributes: an attribute read on a value of known stock type that the type does not have
+(``AttributeError`` at run time), e.g. ``training_args.tensor_parallel_size`` or ``args.trn_config``
+once ``NeuronTrainingArguments`` became ``TrainingArguments``.
+
+Types come from simple local inference (``codemods/verify/_facts.py``). Attributes come from the
+generated index: dataclass fields, properties, methods (inherited too) and everything the class's
+methods assign to ``self``; a class with ``__getattr__`` or ``setattr(self, ...)`` (models, configs
+built from ``**kwargs``) is not checked. Not reported either: an attribute the file sets anywhere
+(``args.foo = ...``), probes (``hasattr``), reads with a default (``getattr(x, "a", None)``), or reads
+under ``try: ... except AttributeError``; a local subclass's own fields and methods.
+
+Before (after migration)::
+
+    training_args = TrainingArguments(output_dir="out")
+    tp = training_args.tensor_parallel_size
+
+Reported: ``error``: will raise AttributeError, with the fix.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from typing import Iterable
+
+from codemods.verify import _index
+from codemods.verify._facts import facts_for
+from migrate.verification import VerifyRule, Violation
+
+ATTRIBUTE_ERRORS = frozenset({"AttributeError"})
+#: what an optimum-neuron attribute became (the message names the fix)
+NEURON_FIXES = {
+    "tensor_parallel_size": "keep the degree in your own argument (or `DistributedConfig.tp_size`): stock TrainingArguments has none",
+    "trn_config": "build a `transformers.distributed.DistributedConfig(tp_size=...)` yourself and pass it to from_pretrained",
+    "pipeline_parallel_size": "keep it in your own argument: stock TrainingArguments has no pipeline parallelism",
+    "neuron_config": "read the value from your own settings or the GenerationConfig: stock models carry no neuron_config",
+}
+
+
+class StockAttributes(VerifyRule):
+    """Attributes read on values of known stock type that the type does not have."""
+
+    id = "NM703"
+    name = "stock-attributes"
+
+    def check(self, tree: ast.Module, shared: dict) -> Iterable[Violation]:
+        facts = facts_for(tree, shared)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                target, attribute = node.value, node.attr
+            elif _is_getattr_without_default(node):
+                target, attribute = node.args[0], node.args[1].value
+            else:
+                continue
+            if attribute in facts.exempt_attrs or attribute.startswith("__"):
+                continue
+            type_ = facts.type_of(target)
+            if type_ is None or type_.parses is not None:
+                continue
+            known = facts.attributes(type_)
+            if known is None or attribute in known or facts.guarded(node, ATTRIBUTE_ERRORS):
+                continue
+            stock = type_.stock or facts.stock_base(type_.local)
+            shown = type_.stock or f"{type_.local.name} (a {stock})"
+            yield facts.violation(node, ("attribute", stock, attribute), (
+                f"`{target.id}.{attribute}` will raise AttributeError: {shown} "
+                f"({_index.checked_against(_index.package_of(stock))}) has no attribute `{attribute}`; "
+                f"{_fix(attribute, known)}"))
+
+
+def _is_getattr_without_default(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and len(node.args) == 2 and not node.keywords and isinstance(node.args[0], ast.Name)
+            and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str))
+
+
+def _fix(attribute: str, known: frozenset[str]) -> str:
+    if attribute in NEURON_FIXES:
+        return NEURON_FIXES[attribute]
+    close = difflib.get_close_matches(attribute, known, n=1, cutoff=0.8)
+    return f"did you mean `{close[0]}`?" if close else "keep the value in your own variable or argument"

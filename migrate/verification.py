@@ -1,0 +1,215 @@
+"""The verification pass: the Python a run leaves is checked against the stock libraries (rules NM7xx,
+``codemods/verify/``), and a rule whose own rewrite fails the check is withdrawn.
+
+After the Python rules ran on a text, every ``VerifyRule`` reads the result (``ast``; the code is never
+imported or run). A violation is an ``error`` finding: the line will raise at run time. When a violation
+was not in the text before and sits in a statement the rules rewrote, the rules are re-run without the
+rule whose rewrite made it (found by trying: the violation must disappear without it), and that rule's
+``fixed`` findings become ``todo``s carrying the verification message: the tool never ships a ``fixed``
+that fails verification. Violations on lines nobody rewrote stay errors, whoever wrote them.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from collections import Counter
+from dataclasses import dataclass, replace
+from typing import Callable, ClassVar, Iterable, Sequence
+
+from migrate.filekinds import FileKind
+from migrate.findings import Finding, Severity
+from migrate.rule import PythonRule, Rule, Safety
+from migrate.textdoc import NOTE_PREFIX
+
+#: The id family of verification findings: their ``error`` means "will raise at run time", and the file
+#: is written with the other rewrites (an ``error`` of any other rule means "could not be processed").
+VERIFY_FAMILY = "NM7"
+MAX_TRIALS = 12  # re-runs spent finding the rule behind violations, per text
+
+
+def is_processing_error(finding: Finding) -> bool:
+    """An ``error`` that left the file untouched (not a verification finding)."""
+    return finding.severity is Severity.ERROR and not finding.rule.startswith(VERIFY_FAMILY)
+
+
+@dataclass(frozen=True)
+class Violation:
+    line: int  # 1-based, in the checked text
+    column: int
+    end_line: int  # the last line of the statement holding it
+    key: tuple  # what is wrong, independent of where (to compare two texts)
+    message: str  # what will raise, and the fix
+
+
+class VerifyRule(Rule):
+    """Reads the final Python text of a migrated file and reports what will raise. Runs only on files
+    other rules migrated (``scope = "migrated"``: its triggers never make a file be parsed)."""
+
+    kinds = frozenset({FileKind.PYTHON})
+    safety = Safety.MANUAL_ONLY
+    scope = "migrated"
+    triggers: ClassVar[tuple[str, ...]] = ("transformers", "trl", "accelerate", "peft", "diffusers", "torch")
+
+    def check(self, tree: ast.Module, shared: dict) -> Iterable[Violation]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+def violations(text: str, verifiers: Sequence[type[VerifyRule]]) -> list[tuple[str, Violation]]:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []  # the engine reports code that does not parse; nothing to verify
+    shared: dict = {}
+    return [(rule.id, violation) for rule in verifiers for violation in rule().check(tree, shared)]
+
+
+Transform = Callable[[Sequence[type[PythonRule]]], "tuple[str, list[Finding]]"]
+
+
+def verified(
+    text: str, rules: Sequence[type[PythonRule]], verifiers: Sequence[type[VerifyRule]], transform: Transform,
+    inline_notes: bool = True,
+) -> tuple[str, list[Finding]]:
+    """``transform(rules)`` checked by ``verifiers``, with the rules whose rewrites fail withdrawn."""
+    new_text, findings = transform(rules)
+    if not verifiers:
+        return new_text, findings
+    found = violations(new_text, verifiers)
+    if not found:
+        return new_text, findings
+    before = Counter((rule, v.key) for rule, v in violations(text, verifiers))
+    first_findings = findings
+    active = list(rules)
+    withdrawn: dict[str, str] = {}
+    trials = 0
+    while trials < MAX_TRIALS:
+        target = _introduced_in_rewrite(text, new_text, found, before)
+        if target is None:
+            break
+        key = (target[0], target[1].key)
+        for rule_id in _suspects(text, new_text, target[1], findings, withdrawn):
+            if trials >= MAX_TRIALS:
+                break
+            trials += 1
+            trial = [rule for rule in active if rule.id != rule_id]
+            trial_text, trial_findings = transform(trial)
+            trial_found = violations(trial_text, verifiers)
+            if _count(trial_found, key) < _count(found, key):
+                active, new_text, findings, found = trial, trial_text, trial_findings, trial_found
+                withdrawn[rule_id] = target[1].message
+                break
+        else:
+            break  # no rule's withdrawal removes it: it stays an error
+    to_original = _line_map(text, new_text)
+    results = list(findings)
+    notes: list[tuple[int, str]] = []
+    for finding in first_findings:
+        if finding.rule not in withdrawn:
+            continue
+        if finding.severity is Severity.FIXED:
+            message = f"not rewritten: the rewrite would fail verification ({withdrawn[finding.rule]}); it would have done: {finding.message}"
+            finding = replace(finding, severity=Severity.TODO, message=message)
+        elif finding.severity is not Severity.TODO:
+            continue
+        results.append(finding)
+        notes.append((finding.line, finding.message))
+    todos = {}
+    for finding in results:
+        if finding.severity is Severity.TODO:
+            todos.setdefault(finding.line, []).append(finding.message)
+    for rule_id, violation in found:
+        line = to_original(violation.line)
+        name = str(violation.key[-1])
+        if any(f"`{name}`" in message or f" {name} " in f" {message} " for message in todos.get(line, ())):
+            continue  # a rule already said what to do with this very name here
+        results.append(Finding(rule_id, Severity.ERROR, line, violation.column, violation.message))
+    if notes and inline_notes:
+        new_text = _add_notes(text, new_text, notes)
+    return new_text, results
+
+
+def _count(found: list[tuple[str, Violation]], key: tuple) -> int:
+    return sum(1 for rule, v in found if (rule, v.key) == key)
+
+
+def _introduced_in_rewrite(text: str, new_text: str, found, before: Counter) -> tuple[str, Violation] | None:
+    """A violation that was not in ``text`` and lies in a statement the rules changed."""
+    counts = Counter((rule, v.key) for rule, v in found)
+    changed = _changed_lines(text, new_text)
+    for rule, violation in found:
+        if counts[(rule, violation.key)] > before[(rule, violation.key)] and any(
+                line in changed for line in range(violation.line, violation.end_line + 1)):
+            return rule, violation
+    return None
+
+
+def _suspects(text: str, new_text: str, violation: Violation, findings: list[Finding], withdrawn) -> list[str]:
+    """Rules with a fixed finding, those reported in the violation's statement first."""
+    to_original = _line_map(text, new_text)
+    low, high = to_original(violation.line), to_original(violation.end_line)
+    fixed = [f for f in findings if f.severity is Severity.FIXED and f.rule not in withdrawn]
+    near = [f.rule for f in fixed if low <= f.line <= high]
+    return list(dict.fromkeys([*near, *(f.rule for f in fixed)]))
+
+
+def _changed_lines(old: str, new: str) -> set[int]:
+    """1-based lines of ``new`` that are not an unchanged line of ``old``."""
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    kept = set()
+    for block in difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_matching_blocks():
+        kept |= set(range(block.b + 1, block.b + block.size + 1))
+    return set(range(1, len(new_lines) + 1)) - kept
+
+
+def _line_map(old: str, new: str) -> Callable[[int], int]:
+    """A line of ``new`` -> the line of ``old`` it came from (or the one it stands in for)."""
+    table: dict[int, int] = {}
+    matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for offset, j in enumerate(range(j1, j2)):
+            table[j + 1] = i1 + offset + 1 if tag == "equal" else i1 + 1
+    return lambda line: table.get(line, line)
+
+
+def _add_notes(old: str, new: str, notes: list[tuple[int, str]]) -> str:
+    """``# neuron-migrate:`` notes above the statements holding ``notes`` (lines of ``old``), in ``new``."""
+    old_lines = old.splitlines()
+    lines = new.splitlines(keepends=True)
+    to_new: dict[int, int] = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, [l.rstrip("\r\n") for l in lines], autojunk=False).get_opcodes():
+        for offset in range(i2 - i1):
+            to_new.setdefault(i1 + offset + 1, (j1 + offset + 1) if tag == "equal" else j1 + 1)
+    starts = _statement_starts(new)
+    newline = "\r\n" if "\r\n" in new else "\n"
+    inserts: dict[int, list[str]] = {}
+    for line, message in notes:
+        target = starts.get(to_new.get(line, line), to_new.get(line, line))
+        if not 0 < target <= len(lines):
+            continue
+        indent = lines[target - 1][: len(lines[target - 1]) - len(lines[target - 1].lstrip())]
+        note = f"{indent}# {NOTE_PREFIX} {message}{newline}"
+        above = {l.strip() for l in lines[max(0, target - 6):target - 1]}
+        if note.strip() not in above and note not in inserts.get(target, []):
+            inserts.setdefault(target, []).append(note)
+    for target in sorted(inserts, reverse=True):
+        lines[target - 1:target - 1] = inserts[target]
+    return "".join(lines)
+
+
+def _statement_starts(text: str) -> dict[int, int]:
+    """Each line -> the first line of the innermost statement holding it."""
+    starts: dict[int, int] = {}
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return starts
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt):
+            end = node.end_lineno or node.lineno
+            body_start = min((child.lineno for field in ("body", "orelse", "finalbody", "handlers")
+                              for child in getattr(node, field, []) or [] if hasattr(child, "lineno")), default=end + 1)
+            for line in range(node.lineno, min(end, body_start - 1) + 1):
+                if line not in starts or starts[line] < node.lineno:
+                    starts[line] = node.lineno
+    return starts

@@ -1,0 +1,73 @@
+"""A rule's rewrite that fails verification is withdrawn and becomes a todo; the verification pass runs
+with the other rules (--select/--ignore NM7), never on files nobody migrated, and changes nothing twice."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from migrate.engine import RunOptions, run
+from migrate.findings import FileStatus, Severity
+from migrate.testing import apply_rules
+
+# NeuronTrainingArguments -> TrainingArguments (NM201) is right in general; here the script passes a
+# field of its own that stock TrainingArguments refuses, so the rewritten call would raise TypeError
+CUSTOM_FIELD = '''from optimum.neuron import NeuronTrainingArguments
+
+args = NeuronTrainingArguments(output_dir="out", my_custom_flag=3)
+'''
+
+
+def test_a_rewrite_that_would_raise_is_withdrawn_and_becomes_a_todo() -> None:
+    result = apply_rules(CUSTOM_FIELD)
+    assert "NeuronTrainingArguments(" in result.text and "TrainingArguments(output_dir" not in result.text.replace(
+        "NeuronTrainingArguments(output_dir", "")
+    nm201 = [f for f in result.findings if f.rule == "NM201"]
+    assert [f.severity for f in nm201] == [Severity.TODO]
+    assert "not rewritten" in nm201[0].message and "my_custom_flag" in nm201[0].message
+    assert not any(f.rule == "NM201" and f.severity is Severity.FIXED for f in result.findings)
+    assert not any(f.severity is Severity.ERROR for f in result.findings)  # nothing shipped fails
+    assert f"# neuron-migrate: {nm201[0].message}" in result.text  # the todo is inline, like any other
+    assert apply_rules(result.text).text == result.text  # a second run changes nothing
+
+
+def test_the_same_rewrite_without_the_unknown_field_is_made() -> None:
+    result = apply_rules(CUSTOM_FIELD.replace(", my_custom_flag=3", ""))
+    assert "args = TrainingArguments(output_dir=" in result.text
+    assert any(f.rule == "NM201" and f.severity is Severity.FIXED for f in result.findings)
+    assert not any(f.rule.startswith("NM7") for f in result.findings)
+
+
+def test_a_failure_the_user_wrote_stays_an_error_and_the_rewrites_stay() -> None:
+    source = CUSTOM_FIELD + "import torch_xla.core.xla_model as xm\ndevice = xm.xla_device()\n" \
+        "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('m', use_auth_token='t')\n"
+    result = apply_rules(source)
+    assert "torch.accelerator" in result.text  # NM301's rewrite is fine and kept
+    errors = [f for f in result.findings if f.severity is Severity.ERROR]
+    assert [(f.rule, f.line) for f in errors] == [("NM702", 7)]
+    assert "use_auth_token" in errors[0].message and "token=" in errors[0].message
+
+
+def test_ignore_nm7_turns_the_pass_off() -> None:
+    result = apply_rules(CUSTOM_FIELD, ignore=("NM7",))
+    assert "args = TrainingArguments(output_dir=\"out\", my_custom_flag=3" in result.text
+
+
+def test_the_pass_parses_no_file_nobody_migrated(tmp_path: Path) -> None:
+    (tmp_path / "stock.py").write_text("from peft import NotAPeftName\n")  # no rule's trigger: never parsed
+    (tmp_path / "train.py").write_text(CUSTOM_FIELD)
+    result = run([tmp_path], RunOptions(jobs=1, write=False))
+    by_path = {Path(f.path).name: f for f in result.files}
+    assert by_path["stock.py"].status is FileStatus.UNCHANGED and by_path["stock.py"].findings == []
+    assert by_path["train.py"].status is FileStatus.CHANGED  # written with its other rewrites
+
+
+def test_the_example_project_migrates_with_no_verification_error(tmp_path: Path) -> None:
+    project = tmp_path / "legacy-project"
+    shutil.copytree(Path(__file__).parents[2] / "examples" / "legacy-project", project)
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    result = run([project], RunOptions(jobs=1, write=False))
+    assert [f.path for f in result.files if f.status is FileStatus.ERROR] == []
+    assert [(f.path, finding.message) for f in result.files for finding in f.findings
+            if finding.rule.startswith("NM7")] == []
