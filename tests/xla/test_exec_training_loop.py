@@ -64,6 +64,7 @@ LEGACY = textwrap.dedent(
             xm.master_print(f"step {step} loss {loss.item():.4f}")
             if step == 1:
                 break
+        xm.wait_device_ops()  # before reading results: a no-op without an accelerator
         rank_value = torch.tensor([float(xm.get_ordinal() + 1)], device=device)
         total = xm.all_reduce(xm.REDUCE_SUM, rank_value)
         xm.rendezvous("trained")
