@@ -260,3 +260,30 @@ def test_tensor_parallel_decoder_under_torchrun(tmp_path: Path) -> None:
     result = values(proc.stdout)
     assert result["world"] == "2 tp=2"
     assert result["rank0"] == result["rank1"] == reference["rank0"]
+
+
+COMPILED_CONFIG_READS = '''
+from optimum.neuron import NeuronModelForCausalLM
+from transformers import AutoTokenizer
+
+MODEL = {model!r}
+model = NeuronModelForCausalLM.from_pretrained(MODEL, export=True, batch_size=2, sequence_length=40, num_cores=1,
+                                               auto_cast_type="fp32")
+tokenizer = AutoTokenizer.from_pretrained(MODEL)
+prompts = ["hello world the cat"] * model.neuron_config.batch_size
+inputs = tokenizer(prompts, return_tensors="pt")
+budget = model.neuron_config.sequence_length - inputs["input_ids"].shape[1]
+outputs = model.generate(**inputs, max_new_tokens=budget, min_new_tokens=budget, do_sample=False)
+print("RESULT shape=%s" % list(outputs.shape))
+print(f"RESULT dtype={{model.config.neuron['auto_cast_type']}}")
+'''
+
+
+def test_reads_of_the_compiled_config_take_the_exported_values(tmp_path: Path) -> None:
+    """Class 6: a stock model has no neuron_config; its reads become the shapes the model was exported with."""
+    model = tiny.llama(tmp_path / "llama")
+    script = migrate(COMPILED_CONFIG_READS.format(model=str(model)))
+    assert "neuron_config" not in script and "config.neuron" not in script
+    result = values(run(script, tmp_path))
+    assert result["shape"] == "[2, 40]"  # the batch, and the prompt plus the budget filling the static cache
+    assert result["dtype"] == "fp32"
