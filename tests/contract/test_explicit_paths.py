@@ -143,3 +143,22 @@ def test_pre_commit_hook_fails_on_a_staged_legacy_file_and_passes_a_clean_tree(h
     git(hooked_repo, "add", "step.py")
     passed = pre_commit(hooked_repo)
     assert passed.returncode == 0, passed.stdout + passed.stderr
+
+
+def _diffs_by_file(patch: str) -> dict[str, str]:
+    files: dict[str, str] = {}
+    for chunk in patch.split("--- a/")[1:]:
+        files[chunk.split("\n", 1)[0]] = chunk
+    return files
+
+
+def test_each_file_named_alone_is_rewritten_as_the_whole_project_run_rewrites_it(tmp_path: Path) -> None:
+    """What pre-commit does (one staged file at a time) gives, file by file, the full run's patch: the markers
+    and the project facts (which scripts parse Neuron training arguments) come from the project either way."""
+    root = tmp_path / "legacy-project"
+    shutil.copytree(REPO / "examples" / "legacy-project", root)
+    whole = _diffs_by_file(invoke("--diff", ".", cwd=root).stdout)
+    assert len(whole) == len([path for path in root.iterdir() if path.is_file()])
+    for name, patch in whole.items():
+        alone = _diffs_by_file(invoke("--diff", name, cwd=root).stdout)
+        assert alone == {name: patch}, name
