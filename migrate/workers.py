@@ -37,8 +37,8 @@ def run_tasks(
     try:
         for _ in range(max(1, min(jobs, len(items)))):
             workers.append(_Worker.start(context, function, initializer, state))
-        for worker in workers:
-            worker.give(pending)
+        for index in range(len(workers)):
+            workers[index] = _given(workers[index], pending, context, function, initializer, state)
         while any(worker.task is not None for worker in workers):
             busy = [worker for worker in workers if worker.task is not None]
             timeout = None
@@ -70,10 +70,19 @@ def run_tasks(
                     workers[index] = worker = worker.replace(context, function, initializer, state)
                 else:
                     continue
-                worker.give(pending)
+                workers[index] = _given(worker, pending, context, function, initializer, state)
     finally:
         for worker in workers:
             worker.stop()
+
+
+def _given(worker: "_Worker", pending, context, function, initializer, state) -> "_Worker":
+    """``worker`` with the next pending task, or a fresh worker with it if this one died while idle."""
+    if worker.give(pending):
+        return worker
+    worker = worker.replace(context, function, initializer, state)
+    worker.give(pending)
+    return worker
 
 
 def _death(worker: "_Worker") -> str:
@@ -108,12 +117,18 @@ class _Worker:
         child_end.close()
         return cls(process, parent_end)
 
-    def give(self, pending: list[tuple[int, Any]]) -> None:
+    def give(self, pending: list[tuple[int, Any]]) -> bool:
+        """Send the next task; False (the task stays pending) when the worker died while idle."""
         if not pending:
-            return
-        index, item = pending.pop()
-        self.connection.send((item,))
+            return True
+        index, item = pending[-1]
+        try:
+            self.connection.send((item,))
+        except OSError:
+            return False
+        pending.pop()
         self.task, self.started = index, time.monotonic()
+        return True
 
     def replace(self, context, function, initializer, state) -> "_Worker":
         self.stop()
