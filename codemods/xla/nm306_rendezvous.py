@@ -1,5 +1,8 @@
 """NM306 rendezvous: ``xm.rendezvous(tag)`` barriers become ``dist.barrier()`` (map 3.E E11; trap T41).
 
+A one-line block holding only the rendezvous (``if not master: xm.rendezvous("download")``, the master-first
+download idiom) becomes an indented block with the same guarded barrier.
+
 Before::
 
     xm.rendezvous("checkpoint saved")
@@ -48,4 +51,20 @@ class Rendezvous(XlaRule):
             self.todo(node, "the result of xm.rendezvous (every replica's payload) is used: replace with objs = [None] * dist.get_world_size(); dist.all_gather_object(objs, payload)")
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
-        self.suite_todo(node, RENDEZVOUS, "xm.rendezvous in a one-line block: put it on its own line (the rule then rewrites it) or use dist.barrier() when dist.is_initialized()")
+        if not self._lone_rendezvous(node):
+            self.suite_todo(node, RENDEZVOUS, "xm.rendezvous in a one-line block: put it on its own line (the rule then rewrites it) or use dist.barrier() when dist.is_initialized()")
+
+    def leave_SimpleStatementSuite(self, original: cst.SimpleStatementSuite, updated: cst.SimpleStatementSuite):
+        """``if not master: xm.rendezvous("download")`` (the master-first idiom) becomes an indented block."""
+        call = self._lone_rendezvous(original)
+        if call is None or len(updated.body) != 1:
+            return updated
+        self.fixed(call, "xm.rendezvous -> dist.barrier()")
+        barrier = self.statement("if dist.is_initialized():\n    dist.barrier()\n", DIST)
+        return cst.IndentedBlock(body=[barrier], header=updated.trailing_whitespace)
+
+    def _lone_rendezvous(self, suite: cst.SimpleStatementSuite) -> cst.Call | None:
+        if len(suite.body) != 1 or not isinstance(suite.body[0], cst.Expr):
+            return None
+        call = suite.body[0].value
+        return call if isinstance(call, cst.Call) and self.ctx.matches(call.func, RENDEZVOUS) else None

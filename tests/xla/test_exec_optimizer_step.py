@@ -40,6 +40,8 @@ LEGACY = textwrap.dedent(
         model = nn.Linear(4, 1).to(device)
         optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
         rank = xm.get_ordinal()
+        if not xm.is_master_ordinal(): xm.rendezvous("prepare")  # noqa: E701 (the master-first idiom)
+        if xm.is_master_ordinal(): xm.rendezvous("prepare")
         torch.manual_seed(100 + rank)  # every rank sees other data
         for _ in range(2):
             x, y = torch.randn(8, 4).to(device), torch.randn(8, 1).to(device)
