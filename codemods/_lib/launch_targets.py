@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from codemods._lib.parsed_args import script_cli_fields
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
 
@@ -29,22 +30,21 @@ PARSERS = ("HfArgumentParser", "NeuronHfArgumentParser", "TrainiumHfArgumentPars
 _NEURON_CLASS = re.compile(r"\b(?:%s)\b" % "|".join(NEURON_ARGUMENT_CLASSES))
 _PARSER = re.compile(r"\b(?:%s)\s*\(" % "|".join(PARSERS))
 _READS_CONFIG = re.compile(r"\bparse_(?:json|yaml)_file\b|\bTrlParser\b|\bparse_args_and_config\b")
-# `name: type = ...` at class-body indentation: the fields of the script's own dataclasses
-_FIELD = re.compile(r"^[ \t]+([A-Za-z_]\w*)[ \t]*:[ \t]*[\w.\[\], |\"']+(?:=|$)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
 class ParserScript:
     neuron: bool  # the parser is built over a Neuron training-arguments dataclass
     reads_config: bool  # the arguments may come from a JSON/YAML file (parse_json_file, TrlParser --config)
-    own_fields: frozenset[str]  # fields the script's own dataclasses declare (their flags are the script's)
+    #: fields the script's own parsed dataclasses declare once migrated (tensor_parallel_size moved there
+    #: included, docs/rules-training.md): their flags and config keys are the script's and stay
+    own_fields: frozenset[str]
 
 
 def _collect(text: str) -> ParserScript | None:
     if not _PARSER.search(text):
         return None
-    return ParserScript(bool(_NEURON_CLASS.search(text)), bool(_READS_CONFIG.search(text)),
-                        frozenset(_FIELD.findall(text)))
+    return ParserScript(bool(_NEURON_CLASS.search(text)), bool(_READS_CONFIG.search(text)), script_cli_fields(text))
 
 
 PARSER_SCRIPTS = ProjectFact("launch.parser-scripts", frozenset({FileKind.PYTHON}), PARSERS, _collect)
@@ -150,6 +150,6 @@ def resolver(project: ProjectFacts, origin: PurePath):
     return resolve
 
 
-def config_feeds_neuron_parser(project: ProjectFacts) -> bool:
-    """Whether some script of the project parses Neuron training arguments from a JSON/YAML config file."""
-    return any(record.neuron and record.reads_config for record in project.of(PARSER_SCRIPTS.name).values())
+def config_parsers(project: ProjectFacts) -> list[ParserScript]:
+    """The scripts of the project that parse Neuron training arguments from a JSON/YAML config file."""
+    return [record for record in project.of(PARSER_SCRIPTS.name).values() if record.neuron and record.reads_config]

@@ -12,11 +12,13 @@ them all on a throw-away document.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from codemods._lib.launch_targets import NOT_TRAINERS, Program, Resolved, Target, program_of
+from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.textdoc import Line, TextDocument
@@ -227,12 +229,23 @@ def _shell_lines(lines: list[Line]) -> Iterator[CommandLine]:
             heredoc_shell = bool(_SHELLISH_HEREDOC.search(text))
 
 
+_RUN_HEREDOC = re.compile(r"^\s*RUN\s+(?:--\S+\s+)*<<", re.I)  # BuildKit: the heredoc is the script RUN runs
+
+
 def _dockerfile_lines(lines: list[Line]) -> Iterator[CommandLine]:
     instruction = ""
     continued = False
+    heredoc: str | None = None
+    heredoc_shell = False
     for line in lines:
         text = line.text
         stripped = text.lstrip()
+        if heredoc is not None:  # a BuildKit heredoc body: shell for RUN <<EOF, file content otherwise
+            if stripped.rstrip() == heredoc:
+                heredoc = None
+            elif heredoc_shell and stripped and not stripped.startswith("#"):
+                yield CommandLine(line, len(text) - len(stripped), len(text), False)
+            continue
         if not stripped or stripped.startswith("#"):
             continue  # comment lines inside a continued instruction are removed by Docker; skip them too
         start = len(text) - len(stripped)
@@ -248,6 +261,10 @@ def _dockerfile_lines(lines: list[Line]) -> Iterator[CommandLine]:
                 exec_form=body.startswith("["),
             )
         continued = text.rstrip().endswith("\\")
+        match = _HEREDOC.search(text)
+        if match and not continued:
+            heredoc = match.group(2)
+            heredoc_shell = bool(_RUN_HEREDOC.match(text) or (instruction == "RUN" and _SHELLISH_HEREDOC.search(text)))
 
 
 def _yaml_lines(lines: list[Line]) -> Iterator[CommandLine]:
@@ -396,8 +413,20 @@ def _wraps_command(rest: str) -> bool:
 _NPC_OTHER_OPTION = re.compile(r"neuron_parallel_compile\s+--(?!num[_-]parallel|command(?:=|\s+)compile)")
 
 
-PRECOMPILE_TWIN_TODO = ("this was the pre-compile pass of a run ({target}) that this file also starts without "
-                        "neuron_parallel_compile: delete it, TorchNeuron compiles during the real run")
+COMPILE_PASS_DELETED = ("deleted this neuron_parallel_compile pass: it ran {target} only to extract and compile its graphs "
+                        "(on placeholder data, training nothing) before {why}; TorchNeuron compiles during the real run "
+                        "and caches the NEFFs (TORCH_NEURONX_NEFF_CACHE_DIR)")
+NPC_PASS_TODO = ("neuron_parallel_compile ran this command only to extract and compile its graphs (it trained "
+                     "nothing) and does not exist on TorchNeuron, which compiles during the real run: delete this "
+                     "pre-compile step{where}; if it was meant to train, drop the neuron_parallel_compile prefix instead")
+CLEAR_LOCKS_DELETED = ("deleted `neuron_parallel_compile --command clear-locks`: it cleared stale locks of the torch_xla "
+                       "compile cache, which TorchNeuron does not have")
+VARIABLE_TODO = ("dropped neuron_parallel_compile from this variable: the command it builds now trains for real; if it "
+                 "was the pre-compile pass of a run, delete the line that runs it")
+SHORT_RUN_STEPS = 100  # a wrapped run with --max_steps at most this is the graph-extraction recipe's short pass
+
+_CLEAR_LOCKS = re.compile(r"neuron_parallel_compile\s+--command(?:=|\s+)clear-locks\b")
+_MAX_STEPS = re.compile(r"--max[_-]steps(?:=|\s+)[\"']?(\d+)\b")
 
 
 def command_statements(doc: TextDocument) -> list[list[CommandLine]]:
@@ -420,27 +449,144 @@ def _run_target(code: str) -> str | None:
     return None
 
 
-def _precompile_twins(doc: TextDocument) -> dict[int, str]:
-    """id(first line) -> target, for neuron_parallel_compile statements whose target also runs without it."""
-    wrapped, plain = {}, set()
-    for statement in command_statements(doc):
-        code = " ".join(cl.line.text[cl.start:cl.end] for cl in statement)
-        target = _run_target(code.split(NPC, 1)[1] if NPC in code else code)
-        if target is None:
-            continue
+_TARGET_WORD = re.compile(r"[\w./${}-]+\.(?:py|sh|sbatch|slurm)\b")
+
+
+def plain_run_targets(text: str) -> frozenset[str]:
+    """File names of the scripts a launch file runs without neuron_parallel_compile (a cheap, generous read:
+    it is only used to recognise a neuron_parallel_compile pass, which is safe to delete in any case)."""
+    names = set()
+    for line in text.splitlines():
+        code = line.split("#", 1)[0]
         if NPC in code:
-            wrapped[id(statement[0].line)] = target
-        else:
+            continue
+        names.update(posixpath.basename(match) for match in _TARGET_WORD.findall(code))
+    return frozenset(names)
+
+
+PLAIN_RUNS = ProjectFact("launch.plain-runs", frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML, FileKind.PYTHON,
+                                                    FileKind.NOTEBOOK}), (".py", ".sh", ".sbatch", ".slurm"), plain_run_targets)
+
+
+def runs_elsewhere(project: ProjectFacts) -> Callable[[str], bool]:
+    """``runs(file name)``: whether a file of the project (a launcher, a notebook's other cell) mentions that script
+    on a line without neuron_parallel_compile."""
+    runs = project.of(PLAIN_RUNS.name)
+    return lambda name: any(name in names for names in runs.values())
+
+
+def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], bool] = lambda name: False) -> None:
+    """``neuron_parallel_compile <cmd>`` ran ``<cmd>`` in graph-extraction mode only. A pass whose command the
+    file (or, through ``runs_elsewhere(file name)``, another launcher of the project) also runs without it, or a
+    short ``--max_steps`` run, is deleted; when the tool cannot tell, the line stays with a todo.
+    ``--command clear-locks`` is deleted; the prefix is dropped from variables that build commands."""
+    statements = command_statements(doc)
+    plain = set()
+    for statement in statements:
+        code = " ".join(cl.line.text[cl.start:cl.end] for cl in statement)
+        if NPC not in code and (target := _run_target(code)):
             plain.add(target)
-    return {key: target for key, target in wrapped.items() if target in plain}
+    for statement in statements:
+        code = " ".join(cl.line.text[cl.start:cl.end] for cl in statement)
+        if NPC not in code:
+            continue
+        first = statement[0]
+        if _CLEAR_LOCKS.search(code):
+            if _delete_npc_command(doc, statement):
+                report(first.line, Severity.FIXED, CLEAR_LOCKS_DELETED)
+            else:
+                report(first.line, Severity.TODO, CLEAR_LOCKS_DELETED.replace("deleted", "delete", 1))
+            continue
+        if _NPC_OTHER_OPTION.search(code):
+            report(first.line, Severity.TODO, "neuron_parallel_compile with options other than --num_parallel: TorchNeuron "
+                   "compiles on first call, so drop this pre-compile step and keep the command it wrapped")
+            continue
+        if first.exec_form or first.yaml_item or not _runs_npc(statement):
+            _drop_npc_words(doc, statement, report)
+            continue
+        target = _run_target(code.split(NPC, 1)[1])
+        steps = _MAX_STEPS.search(code.split(NPC, 1)[1])
+        why = None
+        if target is not None and target in plain:
+            why = f"the real run of {target} in this file"
+        elif target is not None and runs_elsewhere(posixpath.basename(target)):
+            why = f"the real run of {target} elsewhere in the project"
+        elif steps is not None and 0 < int(steps.group(1)) <= SHORT_RUN_STEPS:
+            why = f"the real run (a short --max_steps {steps.group(1)} pass)"
+        if why is not None and _delete_npc_command(doc, statement):
+            report(first.line, Severity.FIXED, COMPILE_PASS_DELETED.format(target=target or "its command", why=why))
+        else:
+            report(first.line, Severity.TODO, NPC_PASS_TODO.format(where=f" (it came before {why})" if why else ""))
 
 
-def edit_npc(doc: TextDocument, report: Report) -> None:
-    """Drop the ``neuron_parallel_compile`` prefix (and its ``--num_parallel N``), keeping the command it wrapped."""
-    twins = _precompile_twins(doc)
-    for cl in list(command_lines(doc)):
-        if id(cl.line) in twins:
-            report(cl.line, Severity.TODO, PRECOMPILE_TWIN_TODO.format(target=twins[id(cl.line)]))
+def _npc_commands(statement: list[CommandLine]) -> list[tuple[CommandLine, list[Tok], list[Tok]]]:
+    """(line, simple command, all tokens of the line) for the simple commands that run neuron_parallel_compile
+    (as their program, after ``srun``/``sudo``..., or in a quoted ``--wrap``/``bash -c`` argument)."""
+    found = []
+    for cl in statement:
+        toks, _ = lex(cl.line.text, cl.start, cl.end)
+        for command in simple_commands(toks):
+            while command and command[0].text in _RESERVED:
+                command = command[1:]  # `then npc cmd`: the command starts after the keyword
+            word = command_word(command) if command else None
+            if word is None or word.text in {"echo", "printf"} or assignment_name(command[0].text) and len(command) == 1:
+                continue
+            if any(NPC in tok.text for tok in command):
+                found.append((cl, command, toks))
+    return found
+
+
+def _runs_npc(statement: list[CommandLine]) -> bool:
+    """Whether the statement runs neuron_parallel_compile as a command (not in an assignment, echo text or prose)."""
+    for cl, command, _ in _npc_commands(statement):
+        word = next(tok for tok in command if NPC in tok.text)
+        if assignment_name(word.text):
+            continue  # PREFIX=neuron_parallel_compile, CMD="neuron_parallel_compile torchrun ..."
+        code = cl.line.text[word.start:command[-1].end]
+        match = _NPC_WORD.search(code)
+        if match is not None and _wraps_command(code[match.end():] or "\\"):
+            return True
+    return False
+
+
+def _delete_npc_command(doc: TextDocument, statement: list[CommandLine]) -> bool:
+    """Delete the simple command running neuron_parallel_compile: the whole statement when it is the only
+    command, else (on one line) the command and an adjacent ``&&``/``;``. False when it cannot be cut out."""
+    commands = _npc_commands(statement)
+    if len(commands) != 1:
+        return False
+    cl, command, toks = commands[0]
+    alone = all(len(simple_commands(lex(c.line.text, c.start, c.end)[0])) <= 1 and
+                not any(tok.kind == "op" for tok in lex(c.line.text, c.start, c.end)[0]) for c in statement)
+    if alone and cl.start == statement[0].start:
+        for later in reversed(statement[1:]):
+            doc.delete(later.line)
+        head = statement[0].line
+        head.text = head.text[:statement[0].start] + head.text[statement[0].start:statement[0].end].rstrip().rstrip("\\").rstrip()
+        drop_line(doc, head)
+        return True
+    if len(statement) != 1 and (cl is not statement[0] or command[-1] is toks[-1]):
+        return False  # only `npc cmd && \` on a statement's first line can be cut out of a continued statement
+    if len(statement) == 1:
+        remove_words(doc, cl, command, command, toks)
+        return True
+    following = toks[toks.index(command[-1]) + 1]
+    if following.kind != "op" or following.text not in {"&&", ";"}:
+        return False
+    line = cl.line
+    cut(line, [(command[0].start, following.end)])
+    if not line.text[cl.start:].strip(" \t\\"):  # nothing left on the line: the next one starts the statement
+        keyword = line.text[:cl.start]
+        doc.delete(line)
+        second = statement[1].line
+        second.text = (keyword.rstrip() + " " if keyword.strip() else second.indent) + second.text.lstrip()
+    return True
+
+
+def _drop_npc_words(doc: TextDocument, statement: list[CommandLine], report: Report) -> None:
+    """Assignments (``PREFIX=neuron_parallel_compile``, ``CMD="neuron_parallel_compile torchrun ..."``), exec-form
+    arrays and YAML argument lists: the neuron_parallel_compile word goes, the command stays."""
+    for cl in statement:
         line = cl.line
         code = line.text[cl.start:cl.end]
         if NPC not in code:
@@ -448,15 +594,11 @@ def edit_npc(doc: TextDocument, report: Report) -> None:
         toks, _ = lex(line.text, cl.start, cl.end)
         quiet = [(command[0].start - cl.start, command[-1].end - cl.start) for command in simple_commands(toks)
                  if (word := command_word(command)) is not None and word.text in {"echo", "printf"}]
-        if _NPC_OTHER_OPTION.search(code):
-            report(line, Severity.TODO, "neuron_parallel_compile with options other than --num_parallel: TorchNeuron "
-                   "compiles on first call, so drop this pre-compile step and keep the command it wrapped")
-            continue
         if cl.exec_form:
             new_code = _NPC_EXEC.sub("", code)
         elif cl.yaml_item and code.strip().strip("\"'") == NPC:
             drop_line(doc, line)
-            report(line, Severity.FIXED, "dropped the neuron_parallel_compile argument: TorchNeuron compiles on first call")
+            report(line, Severity.TODO, "dropped the neuron_parallel_compile argument: " + VARIABLE_TODO.split(": ", 1)[1])
             continue
         else:
             new_code = _NPC_WORD.sub(
@@ -465,8 +607,7 @@ def edit_npc(doc: TextDocument, report: Report) -> None:
         if new_code == code:
             continue
         line.text = line.text[:cl.start] + new_code + line.text[cl.end:]
-        report(line, Severity.FIXED, "dropped the neuron_parallel_compile prefix: TorchNeuron compiles on first call "
-               "and caches the NEFFs (TORCH_NEURONX_NEFF_CACHE_DIR); the wrapped command now trains for real")
+        report(line, Severity.TODO, VARIABLE_TODO if not cl.exec_form else VARIABLE_TODO.replace("this variable", "this command"))
         if not line.text[cl.start:].strip(" \t\\"):
             drop_line(doc, line)
 
@@ -1079,9 +1220,11 @@ STRING_TRIGGERS = ("neuron_parallel_compile", "optimum-cli", "NEURON_EXTRACT_GRA
                    "--tensor_parallel_size", "--tensor-parallel-size")
 
 
-def edit_shell_text(text: str, resolve: Resolve = unresolved) -> tuple[str, list[tuple[Severity, str]]]:
+def edit_shell_text(text: str, resolve: Resolve = unresolved, runs: Callable[[str], bool] = lambda name: False
+                    ) -> tuple[str, list[tuple[Severity, str]]]:
     """Every launch-layer shell edit applied to one command string (as in a Python literal); the findings
-    come back as (severity, message) without line information. ``resolve``: see ``edit_flags``."""
+    come back as (severity, message) without line information. ``resolve``: see ``edit_flags``; ``runs``: see
+    ``edit_npc``."""
     from codemods._tables import env_vars
 
     doc = TextDocument(text, FileKind.SHELL)
@@ -1094,7 +1237,7 @@ def edit_shell_text(text: str, resolve: Resolve = unresolved) -> tuple[str, list
         action = env_vars.lookup(name)
         return name not in _COMPILE_ONLY_VARS and action is not None and action.action in {"remove", "replace"}
 
-    edit_npc(doc, report)
+    edit_npc(doc, report, runs)
     edit_compile_only(doc, report)
     edit_env(doc, report, removable)
     edit_optimum_cli(doc, report)

@@ -1,28 +1,34 @@
-"""NM401 drop-neuron-parallel-compile: remove the ``neuron_parallel_compile`` launcher prefix.
+"""NM401 drop-neuron-parallel-compile: delete ``neuron_parallel_compile`` pre-compile passes.
 
-``neuron_parallel_compile <cmd>`` ran ``<cmd>`` once in graph-extraction mode and compiled the graphs in
-parallel before the real run (map 1.13, 3.G G1, 3.J J6; trap T8). TorchNeuron compiles each graph on first
-call and caches the NEFFs (``TORCH_NEURONX_NEFF_CACHE_DIR``), so the prefix goes and the wrapped command
-stays, in every form the corpus shows (A9 items 23): a prefix to ``torchrun``, ``srun neuron_parallel_compile
-bash x.sh``, ``neuron_parallel_compile $CMD``, with ``--num_parallel N``, ``PREFIX=neuron_parallel_compile``,
-inside quoted ``--wrap``/``CMD="..."`` strings, Dockerfile exec-form arrays and YAML argument lists.
+``neuron_parallel_compile <cmd>`` ran ``<cmd>`` in graph-extraction mode (on placeholder data, training
+nothing) and compiled the graphs in parallel before the real run
+(https://awsdocs-neuron.readthedocs-hosted.com/en/latest/tools/neuron-sys-tools/neuron-parallel-compile.html).
+TorchNeuron compiles each graph on first call and caches the NEFFs (``TORCH_NEURONX_NEFF_CACHE_DIR``), so a
+pass is obsolete; dropping only the prefix would turn it into a second training run beside the real one.
+
+* A pass whose command the file also runs without the prefix (the same script or ``$CMD``), or that another
+  file of the project runs (a ``compile.sh`` beside ``train.sh``, another notebook cell; a project fact
+  gathered in the scan pass), or a short ``--max_steps N`` run: the command is deleted (``srun``, ``sbatch --wrap "..."`` and
+  ``if ...; then ...; fi`` one-liners included; an emptied block gets ``:``).
+* ``neuron_parallel_compile --command clear-locks``: deleted (TorchNeuron has no compile-cache locks).
+* Otherwise (the tool cannot tell whether the line was the project's only run): the line stays, with a todo.
+* ``PREFIX=neuron_parallel_compile``, ``CMD="neuron_parallel_compile torchrun ..."``, Dockerfile exec-form
+  arrays and YAML argument lists: the word goes, with a todo (the command now trains for real).
+* ``echo``/``printf`` text, comments and prose are left alone; other ``--command`` values get a todo.
 
 Before::
 
     neuron_parallel_compile --num_parallel 8 torchrun --nproc_per_node 2 train.py \\
         --output_dir out
-    srun neuron_parallel_compile bash run.sh
+    torchrun --nproc_per_node 2 train.py \\
+        --output_dir out
 
 After::
 
     torchrun --nproc_per_node 2 train.py \\
         --output_dir out
-    srun bash run.sh
 
-Fix safety: safe. A script that ran the same command twice (a pre-compile pass, then the real run) would now
-train twice: when the file also starts the same script (or ``$CMD``) without the prefix, the edited line gets
-a ``todo`` to delete the pre-compile pass; NM402 flags the passes marked by ``NEURON_EXTRACT_GRAPHS_ONLY``. ``neuron_parallel_compile``
-with other options (``--command analyze``) is reported, not edited. ``echo``/``printf`` text is left alone.
+Fix safety: needs review (a kept line or an edited variable carries a todo).
 """
 
 from __future__ import annotations
@@ -34,12 +40,13 @@ from migrate.textdoc import TextDocument
 
 
 class DropNeuronParallelCompile(LaunchRule):
-    """Drop the neuron_parallel_compile prefix and keep the command it wrapped."""
+    """Delete neuron_parallel_compile pre-compile passes; keep (with a todo) what the tool cannot tell."""
 
     id = "NM401"
     name = "drop-neuron-parallel-compile"
-    safety = Safety.SAFE
+    safety = Safety.NEEDS_REVIEW
     triggers = ("neuron_parallel_compile",)
+    facts = (shell.PLAIN_RUNS,)
 
     def apply(self, doc: TextDocument) -> None:
-        shell.edit_npc(doc, self.report)
+        shell.edit_npc(doc, self.report, shell.runs_elsewhere(self.ctx.options.project))

@@ -37,7 +37,7 @@ import json
 import re
 
 from codemods._lib import shell
-from codemods._lib.launch_targets import PARSER_SCRIPTS, config_feeds_neuron_parser, resolver
+from codemods._lib.launch_targets import PARSER_SCRIPTS, config_parsers, resolver
 from codemods._tables.project_markers import MARKERS
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods.launch._base import LAUNCH_KINDS, LaunchRule
@@ -73,11 +73,14 @@ class NeuronTrainerFlags(LaunchRule):
     def apply(self, doc: TextDocument) -> None:
         project = self.ctx.options.project
         if doc.kind in (FileKind.JSON, FileKind.YAML):
-            self._config_keys(doc, config_feeds_neuron_parser(project))
+            self._config_keys(doc, config_parsers(project))
         if doc.kind is not FileKind.JSON:
             shell.edit_flags(doc, self.report, resolver(project, self.ctx.path))
 
-    def _config_keys(self, doc: TextDocument, feeds_neuron: bool) -> None:
+    def _config_keys(self, doc: TextDocument, parsers: list) -> None:
+        """Keys of an argument-parser config, mapped when a script of the project parses Neuron training
+        arguments from a config file (a key one of them declares in its own dataclass stays)."""
+        owned = {name for parser in parsers for name in parser.own_fields}
         lines = list(doc)
         indents = [len(line.text) - len(line.text.lstrip()) for line in lines if line.text.strip() and not line.text.lstrip().startswith(("#", "{", "}"))]
         if not indents:
@@ -93,12 +96,13 @@ class NeuronTrainerFlags(LaunchRule):
                 continue
             mapping = TRAINING_ARGS.get(match.group(3))
             value = re.sub(r"\s+#.*$", "", match.group(5)) if doc.kind is FileKind.YAML else match.group(5)
-            if mapping is None or mapping.action is FieldAction.KEEP or value.endswith(("{", "[")) or value in {"|", ">"}:
+            if mapping is None or mapping.action is FieldAction.KEEP or value.endswith(("{", "[")) or value in {"|", ">"} \
+                    or mapping.source in owned:
                 continue
             plan = shell.flag_plan(mapping, mapping.source, value.strip("\"'"))
             if plan is None:
                 continue
-            if not feeds_neuron:
+            if not parsers:
                 self.report(line, Severity.TODO, _UNFED_TODO.format(key=mapping.source, message=plan.message))
                 continue
             edited = True

@@ -31,6 +31,7 @@ Fix safety: needs review (the notes carried over from the shell rules). Strings 
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Sequence
 
 import libcst as cst
@@ -64,23 +65,23 @@ class CommandsInPythonStrings(PythonRule):
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
     triggers = shell.STRING_TRIGGERS + ("pip install",)
-    facts = (PARSER_SCRIPTS,)
+    facts = (PARSER_SCRIPTS, shell.PLAIN_RUNS)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.argv_lists: set[int] = set()  # lists this file's own parser reads (sys.argv = [...], parse_args([...]))
         self.command_lists: set[int] = set()  # lists run as a command (subprocess.run([...]), os.execvp(...))
         self.resolve = resolver(ctx.options.project, ctx.path)
+        self.runs_elsewhere = shell.runs_elsewhere(ctx.options.project)
 
     # ---------------------------------------------------------------------------------- strings
 
     def _edit(self, original: cst.CSTNode, body: str) -> str | None:
         if not any(trigger in body for trigger in self.triggers) or not shell.looks_like_command(body):
             return None
-        new, found = shell.edit_shell_text(body, self.resolve)
+        new, found = shell.edit_shell_text(body, self.resolve, self.runs_elsewhere)
         if new != body and not new.strip():
-            self.todo(original, "this command string would become empty: " + "; ".join(m for _, m in found[:1])
-                      + "; delete the call that runs it")
+            self.todo(original, _empty_command_todo(found))
             return None
         for severity, message in found:
             (self.fixed if severity is Severity.FIXED else self.todo)(original, message)
@@ -96,7 +97,7 @@ class CommandsInPythonStrings(PythonRule):
         if not any(trigger in body for trigger in self.triggers) or not shell.looks_like_command(body):
             return updated
         if "\\" in body and "r" not in prefix.lower():
-            new, found = shell.edit_shell_text(body, self.resolve)
+            new, found = shell.edit_shell_text(body, self.resolve, self.runs_elsewhere)
             if new != body:
                 self.todo(original, "this string holds a Neuron launch command but has escapes: edit it by hand "
                           "(" + "; ".join(message for _, message in found[:2]) + ")")
@@ -118,7 +119,7 @@ class CommandsInPythonStrings(PythonRule):
         if "\\" in body and "r" not in updated.start.lower():
             self.todo(original, "this f-string holds a Neuron launch command but has escapes: edit it by hand")
             return updated
-        new, found = shell.edit_shell_text(body, self.resolve)
+        new, found = shell.edit_shell_text(body, self.resolve, self.runs_elsewhere)
         sources = {_PLACEHOLDER.format(index): "{" + cst.Module([]).code_for_node(part.expression) + "}"
                    for index, part in enumerate(expressions)}
         found = [(severity, re.sub(r"__nm_expr_\d+__", lambda m: sources.get(m.group(0), m.group(0)), message))
@@ -128,7 +129,7 @@ class CommandsInPythonStrings(PythonRule):
                 self.todo(original, message)
             return updated
         if not new.strip():
-            self.todo(original, "this command string would become empty: delete the call that runs it")
+            self.todo(original, _empty_command_todo(found))
             return updated
         placeholders = re.findall(r"__nm_expr_(\d+)__", new)
         if placeholders != [str(index) for index in range(len(expressions))]:
@@ -173,8 +174,6 @@ class CommandsInPythonStrings(PythonRule):
         if not strings:
             return updated
         if strings[0].rsplit("/", 1)[-1] == "optimum-cli" and values[0] is not None:
-            import shlex
-
             _, found = shell.edit_shell_text(shlex.join(value for value in values if value is not None))
             for _, message in found:
                 self.todo(original, message)
@@ -184,14 +183,17 @@ class CommandsInPythonStrings(PythonRule):
             value.endswith(".py") or value in _LAUNCHERS for value in strings)
         if shell.NPC not in strings and not argv_like:
             return updated
+        if any(value is not None and value.endswith(shell.NPC) and " " not in value for value in values):
+            # a pre-compile pass as an argv list: the call that runs it is the user's to delete (see edit_npc)
+            _, found = shell.edit_shell_text(shlex.join(value for value in values if value is not None), self.resolve,
+                                             self.runs_elsewhere)
+            for severity, message in found:
+                if shell.NPC in message:
+                    self.todo(original, message.replace("deleted this", "delete the call that runs this")
+                              .replace("deleted `", "delete the call that runs `"))
+            return updated
         drop: set[int] = set()
         renames: dict[int, list[str]] = {}
-        for index, value in enumerate(values):
-            if value is not None and value.endswith(shell.NPC) and " " not in value:
-                drop.add(index)
-                if index + 2 < len(values) and values[index + 1] in ("--num_parallel", "--num-parallel"):
-                    drop.update({index + 1, index + 2})
-                self.fixed(original, "dropped the neuron_parallel_compile element: TorchNeuron compiles on first call")
         add_compile = argv_like and self._argv_edits(original, values, own_argv, drop, renames)
         if not drop and not renames and not add_compile:
             return updated
@@ -263,6 +265,13 @@ class CommandsInPythonStrings(PythonRule):
             self.fixed(original, shell.COMPILE_ADDED)
             return True
         return False
+
+
+def _empty_command_todo(found: list[tuple[Severity, str]]) -> str:
+    """The todo for a command string the shell edits would empty: the call that runs it is the user's to delete."""
+    reason = found[0][1] if found else ""
+    reason = reason[len("deleted "):] if reason.startswith("deleted ") else reason
+    return "delete the call that runs this command (its string would become empty)" + (f": {reason}" if reason else "")
 
 
 def _with_torch_compile(elements: list[cst.Element], originals: Sequence[cst.BaseElement]) -> list[cst.Element]:

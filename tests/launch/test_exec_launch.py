@@ -41,6 +41,8 @@ TRAIN = textwrap.dedent(
     value = torch.tensor([float(dist.get_rank() + 1)])
     dist.all_reduce(value)
     if dist.get_rank() == 0:
+        with open(os.path.join(training_args.output_dir, "runs.log"), "a") as handle:
+            handle.write("run\\n")
         with open(os.path.join(training_args.output_dir, "result.json"), "w") as handle:
             json.dump({
                 "world_size": dist.get_world_size(),
@@ -57,26 +59,29 @@ TRAIN = textwrap.dedent(
     '''
 )
 
+_FLAGS = """ \\
+    --model_id tiny-llama \\
+    --output_dir "$OUT" \\
+    --tensor_parallel_size 1 \\
+    --zero_1 true \\
+    --max_seq_length 256 \\
+    --evaluation_strategy steps \\
+    --group_by_length \\
+    --overwrite_output_dir \\
+    --bf16 false \\
+    --report_to none
+"""
+# the optimum-neuron recipe: a neuron_parallel_compile pass, then the real run of the same command
 LAUNCHER = textwrap.dedent(
-    '''\
+    """\
     #!/bin/bash
     set -euo pipefail
     export XLA_USE_BF16=1
     export PJRT_DEVICE=NEURON
     export NEURON_CC_FLAGS="--model-type=transformer --cache_dir=$OUT/neuron-cache"
-    neuron_parallel_compile --num_parallel 2 torchrun --nproc_per_node=2 --master_port=$PORT train.py \\
-        --model_id tiny-llama \\
-        --output_dir "$OUT" \\
-        --tensor_parallel_size 1 \\
-        --zero_1 true \\
-        --max_seq_length 256 \\
-        --evaluation_strategy steps \\
-        --group_by_length \\
-        --overwrite_output_dir \\
-        --bf16 false \
-        --report_to none
-    '''
-)
+    """
+) + "neuron_parallel_compile --num_parallel 2 torchrun --nproc_per_node=2 --master_port=$PORT train.py" + _FLAGS \
+    + "torchrun --nproc_per_node=2 --master_port=$PORT train.py" + _FLAGS
 
 
 #: the script as it was before migration: the launch rules map its flags because it parses NeuronSFTConfig
@@ -103,6 +108,7 @@ def _check(tmp_path: Path) -> None:
     assert result["env_bf16"] is None  # the XLA_USE_BF16 export is gone
     assert result["model_id"] == "tiny-llama"
     assert result["torch_compile"] is True  # the migrated launch line turns compilation on
+    assert (tmp_path / "out" / "runs.log").read_text() == "run\n"  # one training run: the compile pass is gone
 
 
 @pytest.mark.execution
@@ -126,10 +132,10 @@ PY_LAUNCHER = textwrap.dedent(
     import subprocess
     import sys
 
-    cmd = ["neuron_parallel_compile", "torchrun", "--nproc_per_node=2", "--master_port=29533", "train.py",
+    cmd = ["XLA_USE_BF16=1", "torchrun", "--nproc_per_node=2", "--master_port=29533", "train.py",
            "--output_dir", sys.argv[1], "--zero_1", "true", "--max_seq_length=256", "--evaluation_strategy", "steps",
            "--group_by_length", "--model_id", "tiny-llama", "--bf16", "false", "--report_to", "none"]
-    subprocess.run(cmd, check=True)
+    subprocess.run(["env", *cmd], check=True)
     '''
 )
 
@@ -140,7 +146,7 @@ def test_migrated_python_launcher_runs_its_argv_list(tmp_path: Path) -> None:
     (tmp_path / "out").mkdir()
     migrated = apply_rules(PY_LAUNCHER, FileKind.PYTHON, select=["NM4"], path="launch.py", project=LEGACY_PROJECT)
     code = "\n".join(line for line in migrated.text.splitlines() if not line.lstrip().startswith("#"))
-    assert '"neuron_parallel_compile"' not in code and '"--zero_1"' not in code
+    assert '"XLA_USE_BF16=1"' not in code and '"--zero_1"' not in code
     (tmp_path / "launch.py").write_text(migrated.text)
     env = _env(tmp_path, 29533)
     env.pop("XLA_USE_BF16", None)

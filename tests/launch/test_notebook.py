@@ -62,7 +62,7 @@ def test_unchanged_notebook_is_returned_as_is() -> None:
 
 
 def test_unchanged_lines_keep_their_original_json_tokens() -> None:
-    text = make("x = 'caf\u00e9'\n!neuron_parallel_compile torchrun train.py\nprint(x)", ensure_ascii=True)
+    text = make("x = 'caf\u00e9'\n!PJRT_DEVICE=NEURON torchrun train.py\nprint(x)", ensure_ascii=True)
     result = run(text)
     assert '"x = \'caf\\u00e9\'\\n"' in result.text  # the untouched line kept its \\u escape
     assert "!torchrun train.py\n" in json.loads(result.text)["cells"][0]["source"]
@@ -70,14 +70,14 @@ def test_unchanged_lines_keep_their_original_json_tokens() -> None:
 
 def test_string_source_stays_a_string() -> None:
     data = json.loads(make("print(1)"))
-    data["cells"][0]["source"] = "!neuron_parallel_compile torchrun train.py"
+    data["cells"][0]["source"] = "!PJRT_DEVICE=NEURON torchrun train.py"
     text = json.dumps(data, indent=1)
     result = run(text)
     assert json.loads(result.text)["cells"][0]["source"] == "!torchrun train.py"
 
 
 def test_single_line_list_source_keeps_list_layout() -> None:
-    text = make("!neuron_parallel_compile torchrun train.py")
+    text = make("!PJRT_DEVICE=NEURON torchrun train.py")
     result = run(text)
     assert json.loads(result.text)["cells"][0]["source"] == ["!torchrun train.py"]
     assert _outside_sources(result.text) == _outside_sources(text)
@@ -89,13 +89,13 @@ def test_magics_survive_with_indentation_and_assignment() -> None:
         "files = !ls\n"
         "%matplotlib inline\n"
         "for i in range(2):\n"
-        "    !neuron_parallel_compile torchrun train.py --seed {i}\n"
+        "    !PJRT_DEVICE=NEURON torchrun train.py --seed {i}\n"
         "text = '''\n%d items\n'''\n"
-        "os.system('neuron_parallel_compile torchrun train.py')"
+        "os.system('PJRT_DEVICE=NEURON torchrun train.py')"
     )
     result = run(make(source))
     new = "".join(json.loads(result.text)["cells"][0]["source"])
-    assert new == source.replace("neuron_parallel_compile ", "")
+    assert new == source.replace("PJRT_DEVICE=NEURON ", "")
 
 
 def test_env_magic_removed_with_its_note_and_pip_magic_rewritten() -> None:
@@ -108,11 +108,11 @@ def test_env_magic_removed_with_its_note_and_pip_magic_rewritten() -> None:
 
 
 def test_findings_name_cell_and_line_and_point_at_the_file_line() -> None:
-    text = make("print(1)", "import os\n!neuron_parallel_compile torchrun train.py")
+    text = make("print(1)", "import os\n!PJRT_DEVICE=NEURON torchrun train.py")
     result = run(text)
-    finding = next(f for f in result.findings if f.rule == "NM401")
+    finding = next(f for f in result.findings if f.rule == "NM404")
     assert finding.message.startswith("cell 2, line 2: ")
-    assert "neuron_parallel_compile" in text.splitlines()[finding.line - 1]
+    assert "PJRT_DEVICE" in text.splitlines()[finding.line - 1]
 
 
 @pytest.mark.parametrize("text", ["{not json", '{"nbformat": 3, "worksheets": []}'])
@@ -123,10 +123,10 @@ def test_unparseable_notebook_is_left_untouched_with_an_error(text: str) -> None
 
 
 def test_cell_that_does_not_parse_is_left_alone_with_an_error() -> None:
-    text = make("def broken(:\n    !neuron_parallel_compile torchrun train.py", "!neuron_parallel_compile torchrun ok.py")
+    text = make("def broken(:\n    !PJRT_DEVICE=NEURON torchrun train.py", "!PJRT_DEVICE=NEURON torchrun ok.py")
     result = run(text)
     cells = json.loads(result.text)["cells"]
-    assert "neuron_parallel_compile" in "".join(cells[0]["source"])
+    assert "PJRT_DEVICE" in "".join(cells[0]["source"])
     assert "".join(cells[1]["source"]) == "!torchrun ok.py"
     assert any(f.severity is Severity.ERROR and f.message.startswith("cell 1, line 1:") for f in result.findings)
 

@@ -24,9 +24,17 @@ def shell(text: str, select=("NM4",), kind=FileKind.SHELL, path="run.sh", projec
 @pytest.mark.parametrize(
     "before, after",
     [
-        ("neuron_parallel_compile torchrun x.py\n", "torchrun x.py\n"),
-        ("neuron_parallel_compile --num_parallel=4 python x.py\n", "python x.py\n"),
-        ("srun -N 2 neuron_parallel_compile bash x.sh\n", "srun -N 2 bash x.sh\n"),
+        # a pre-compile pass before the real run of the same command goes, with its continuation lines
+        ("neuron_parallel_compile torchrun x.py\ntorchrun x.py --torch_compile true\n", "torchrun x.py --torch_compile true\n"),
+        ("neuron_parallel_compile --num_parallel=4 python x.py \\\n    --a 1\npython x.py --torch_compile true\n",
+         "python x.py --torch_compile true\n"),
+        ("srun -N 2 neuron_parallel_compile bash x.sh\nsrun -N 2 bash x.sh\n", "srun -N 2 bash x.sh\n"),
+        ("neuron_parallel_compile torchrun x.py --max_steps 10\n", ""),  # the recipe's short pass
+        ("if [ -n \"$C\" ]; then neuron_parallel_compile bash x.sh; fi\nbash x.sh\n", "if [ -n \"$C\" ]; then :; fi\nbash x.sh\n"),
+        ("neuron_parallel_compile --command clear-locks\n", ""),
+        # the only run of its command: the tool cannot tell whether it was a compile-only job, the line stays
+        ("neuron_parallel_compile torchrun y.py\n", "neuron_parallel_compile torchrun y.py\n"),
+        ('PREFIX=neuron_parallel_compile; $PREFIX torchrun y.py\n', 'PREFIX=; $PREFIX torchrun y.py\n'),
         ('CMD="neuron_parallel_compile torchrun x.py"\n', 'CMD="torchrun x.py"\n'),
         ("echo neuron_parallel_compile torchrun x.py\n", "echo neuron_parallel_compile torchrun x.py\n"),
         ("neuron_parallel_compile is a tool\n", "neuron_parallel_compile is a tool\n"),
@@ -119,7 +127,9 @@ def test_flags_of_programs_that_are_not_neuron_trainers_stay_without_a_note(text
 
 
 def test_a_dataclass_field_of_the_script_itself_is_its_own_flag() -> None:
-    script = NEURON_SCRIPT.replace("(args,) =", "from dataclasses import dataclass\n@dataclass\nclass A:\n    zero_1: bool = False\n(args,) =")
+    script = NEURON_SCRIPT.replace("(args,) = HfArgumentParser(NeuronTrainingArguments)",
+                                   "from dataclasses import dataclass\n@dataclass\nclass A:\n    zero_1: bool = False\n"
+                                   "(a, args) = HfArgumentParser((A, NeuronTrainingArguments))")
     text = "torchrun x.py --zero_1 true --torch_compile true\n"
     assert shell(text, project={"x.py": script}) == text
 
