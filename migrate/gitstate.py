@@ -24,14 +24,17 @@ from pathlib import Path
 from typing import Iterable
 
 
-#: settings that make git run a program; each is switched off on every call
-_NO_PROGRAMS = (
+#: on every call: settings that make git run a program, switched off, and settings that make git
+#: trust file stamps instead of looking (``core.ignoreStat`` hides every edit), set back to git's default
+_SAFE_SETTINGS = (
     "core.fsmonitor=false",
     "core.hooksPath=/dev/null",
     "core.untrackedCache=false",
     "diff.external=",
     "status.submoduleSummary=false",
     "protocol.allow=never",
+    "core.ignoreStat=false",
+    "core.checkStat=default",
 )
 
 #: what git reads from the environment to find or redirect a repository: the guard finds it itself
@@ -79,7 +82,7 @@ def _enclosing_repository(folder: Path) -> Path | None:
 
 def _clean_files(top: Path, files: list[Path]) -> set[Path]:
     """The ``files`` (all inside ``top``) that are tracked, unmodified and not staged."""
-    settings = _NO_PROGRAMS + _filter_overrides(top)
+    settings = _SAFE_SETTINGS + _filter_overrides(top)
     shown = _git(top, settings, "rev-parse", "--show-toplevel").rstrip(b"\n")
     if Path(os.fsdecode(shown)).resolve() != top.resolve():
         raise _Undecided(f"{top}/.git is not a repository git reads (git answers for {os.fsdecode(shown)})")
@@ -105,7 +108,7 @@ def _filter_overrides(top: Path) -> tuple[bytes, ...]:
     """Settings that switch off every filter driver the configuration names (``filter.<name>.clean`` and
     friends run when git compares a file's content): git runs no filter whose command is empty.
     Reading the configuration runs no filter."""
-    listed = _git(top, _NO_PROGRAMS, "config", "-z", "--name-only", "--get-regexp", r"^filter\.", nothing_found_ok=True)
+    listed = _git(top, _SAFE_SETTINGS, "config", "-z", "--name-only", "--get-regexp", r"^filter\.", nothing_found_ok=True)
     drivers = sorted({entry.rsplit(b".", 1)[0] for entry in listed.split(b"\0") if entry})
     return tuple(driver + key for driver in drivers for key in (b".clean=", b".smudge=", b".process=", b".required=false"))
 

@@ -77,11 +77,15 @@ def test_files_git_is_told_not_to_look_at_are_refused(tmp_path: Path) -> None:
     repo = committed_repo(tmp_path / "repo", {"hidden.py": LEGACY, "sparse.py": LEGACY})
     git(repo, "update-index", "--assume-unchanged", "hidden.py")
     git(repo, "update-index", "--skip-worktree", "sparse.py")
-    (repo / "hidden.py").write_bytes(EDITED)  # git status says nothing about these edits
-    (repo / "sparse.py").write_bytes(EDITED)
+    git(repo, "config", "core.ignoreStat", "true")
+    (repo / "stamped.py").write_bytes(LEGACY)
+    git(repo, "add", "stamped.py")
+    git(repo, "commit", "-qm", "added while git trusts stamps")
+    for name in ("hidden.py", "sparse.py", "stamped.py"):
+        (repo / name).write_bytes(EDITED)  # git status says nothing about these edits
     cli(repo)
-    assert (repo / "hidden.py").read_bytes() == EDITED
-    assert (repo / "sparse.py").read_bytes() == EDITED
+    for name in ("hidden.py", "sparse.py", "stamped.py"):
+        assert (repo / name).read_bytes() == EDITED, name
 
 
 def test_ignored_files_are_refused_since_git_cannot_give_them_back(tmp_path: Path) -> None:
