@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import difflib
 import re
+from pathlib import PurePath
 
 from codemods._lib import requirements as req
 from codemods._lib.shell import CommandLine, Report, Tok, command_statements, cut, lex, unquote
+from migrate.filekinds import FileKind, kind_from_name
 from migrate.findings import Severity
 from migrate.rule import RuleOptions
 from migrate.textdoc import Line, TextDocument
@@ -93,6 +95,47 @@ def replace_text(doc: TextDocument, new_text: str) -> dict[int, Line]:
             for offset, line in enumerate(inserted):
                 mapping[j1 + len(olds) + offset] = line
     return mapping
+
+
+# ------------------------------------------------------------------------- requirements in heredocs
+
+_HEREDOC_START = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
+#: where a heredoc's text goes: a redirect or tee to a file, ``COPY <<EOF dest``, or pip reading it (-r /dev/stdin)
+_HEREDOC_TARGET = re.compile(r"(?:>>?|\btee(?:\s+-a)?)\s*['\"]?([^\s'\"<>|;&]+)|^\s*COPY\s+(?:--\S+\s+)*<<-?\s*['\"]?\w+['\"]?\s+(\S+)",
+                            re.I)
+_PIP_STDIN = re.compile(r"\bpip3?\b.*\binstall\b.*(?:-r|--requirement)\s*(?:/dev/stdin|-)(?:\s|$)")
+
+
+def requirement_heredocs(doc: TextDocument) -> list[list[Line]]:
+    """The bodies of heredocs that are requirement files: written to a file named like one (``cat > requirements.txt
+    <<EOF``, ``tee constraints.txt``, a Dockerfile ``COPY <<EOF requirements.txt``) or read by ``pip install -r
+    /dev/stdin``. Heredocs holding shell code are the command rules' business."""
+    bodies: list[list[Line]] = []
+    lines = list(doc)
+    index = 0
+    while index < len(lines):
+        text = lines[index].text
+        match = _HEREDOC_START.search(text)
+        index += 1
+        if match is None or text.lstrip().startswith("#"):
+            continue
+        body = []
+        while index < len(lines) and lines[index].text.strip() != match.group(2):
+            body.append(lines[index])
+            index += 1
+        index += 1  # the delimiter
+        target = _HEREDOC_TARGET.search(text)
+        name = next((group for group in (target.groups() if target else ()) if group), "")
+        if _PIP_STDIN.search(text) or (name and kind_from_name(PurePath(name)) is FileKind.REQUIREMENTS):
+            bodies.append(body)
+    return bodies
+
+
+def rewrite_heredoc_requirements(doc: TextDocument, report: Report, options: RuleOptions | None = None) -> None:
+    for body in requirement_heredocs(doc):
+        items = [(line, *span) for line in body for span in [split_requirement_line(line.text)] if span is not None]
+        if items:
+            rewrite_lines(doc, items, report, options)
 
 
 # ----------------------------------------------------------------------------------- pip install

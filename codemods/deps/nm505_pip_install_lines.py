@@ -15,7 +15,9 @@ After::
 
     RUN pip install --upgrade "torch-neuronx==2.14.*" "torch==2.14.*" "transformers>=5.24" "accelerate>=1.15"
 
-conda ``environment.yml`` files get the same rewrite for the items of their ``- pip:`` section.
+conda ``environment.yml`` files get the same rewrite for the items of their ``- pip:`` section, and so do the
+bodies of heredocs that are requirement files (``cat > requirements.txt <<EOF``, a Dockerfile ``COPY <<EOF
+requirements.txt``, ``pip install -r /dev/stdin <<EOF``).
 
 Fix safety: needs review (see NM501).
 """
@@ -42,6 +44,8 @@ class PipInstallNeuronStack(DepsTextRule):
 
     def apply(self, doc: TextDocument) -> None:
         deps.edit_pip_install(doc, self.report, self.ctx.options)
+        if doc.kind in {FileKind.SHELL, FileKind.DOCKERFILE}:
+            deps.rewrite_heredoc_requirements(doc, self.report, self.ctx.options)
         if doc.kind is FileKind.YAML:
             self._conda_pip_section(doc)
 
