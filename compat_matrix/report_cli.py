@@ -7,6 +7,7 @@ import sys
 import click
 
 from reports.compat.results import Results, load_results
+from reports.templating import plural
 
 INPUTS_HELP = "scan output folders (containing results.jsonl) or results.jsonl files"
 
@@ -80,7 +81,7 @@ def merge(inputs: tuple[str, ...], output: str, prefer_latest: bool, skip_invali
     conflicts = [p for p in results.errors if p.kind == "conflict"]
     invalid = [p for p in results.errors if p.kind != "conflict"]
     if conflicts:
-        raise click.ClickException(f"{len(conflicts)} conflicting job(s); nothing written (see above)")
+        raise click.ClickException(f"{plural(len(conflicts), 'conflicting job')}; nothing written (see above)")
     if invalid and not skip_invalid:
         raise click.ClickException(f"{len(invalid)} invalid input(s); nothing written (or pass --skip-invalid)")
     if not results.rows:
@@ -90,9 +91,9 @@ def merge(inputs: tuple[str, ...], output: str, prefer_latest: bool, skip_invali
     except OutputError as error:
         raise click.ClickException(str(error))
     click.echo(
-        f"merged {len(results.rows)} jobs from {len(inputs)} input(s) into {path}: "
-        f"{len(results.of_kind('duplicate'))} duplicate(s), {len(results.of_kind('conflict'))} conflict(s) resolved, "
-        f"{len(results.of_kind('invalid'))} invalid row(s) left out"
+        f"merged {plural(len(results.rows), 'job')} from {plural(len(inputs), 'input')} into {path}: "
+        f"{plural(len(results.of_kind('duplicate')), 'duplicate')}, {plural(len(results.of_kind('conflict')), 'conflict')} resolved, "
+        f"{plural(len(results.of_kind('invalid')), 'invalid row')} left out"
     )
 
 
@@ -138,7 +139,7 @@ def baseline(results_arg: str, output: str) -> None:
         path = write_baseline(data, output)
     except OutputError as error:
         raise click.ClickException(str(error))
-    click.echo(f"wrote {path}: {len(data['architectures'])} architectures, device {data['environment']['device']}")
+    click.echo(f"wrote {path}: {plural(len(data['architectures']), 'architecture')}, device {data['environment']['device']}")
 
 
 @click.command()

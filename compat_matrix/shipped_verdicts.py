@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from reports.compat.results import load_results
+from reports.templating import plural
 
 DEFAULT = Path(__file__).with_name("data") / "shipped_verdicts.json"
 
@@ -32,7 +33,7 @@ def compact(scan: Path) -> dict:
     devices = sorted({f"{r['device']}/{r.get('backend') or 'eager'}/{r.get('evidence', 'stand-in')}" for r in rows})
     finished = max((r.get("finished_at") or "" for r in rows), default="")[:10]
     versions = sorted({f"transformers {r['versions'].get('transformers')}" for r in rows if r.get("versions")})
-    source = f"{len(verdicts)} architectures, {', '.join(devices)}, {', '.join(versions)}, scanned {finished}"
+    source = f"{plural(len(verdicts), 'architecture')}, {', '.join(devices)}, {', '.join(versions)}, scanned {finished}"
     return {"source": source, "verdicts": verdicts}
 
 

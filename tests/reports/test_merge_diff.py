@@ -30,7 +30,7 @@ def test_merge_of_shards_equals_a_single_run(tmp_path, rows, cli):
         write_jsonl(dirs[-1] / "results.jsonl", list(reversed(part)))
     result = cli("merge", *dirs, "-o", tmp_path / "merged")
     assert result.exit_code == 0, result.output
-    assert "merged 28 jobs from 3 input(s)" in result.output and "0 duplicate(s)" in result.output
+    assert "merged 28 jobs from 3 inputs" in result.output and "0 duplicates" in result.output
     merged = read_jsonl(tmp_path / "merged" / "results.jsonl")
     single = load_results(RESULTS).rows
     assert without_shard(merged) == without_shard(single)  # same rows, same order
@@ -59,7 +59,7 @@ def test_duplicates_are_reported_and_kept_once(tmp_path, rows, cli):
     b = write_jsonl(tmp_path / "b.jsonl", again)
     result = cli("merge", a, b, "-o", tmp_path / "out")
     assert result.exit_code == 0, result.output
-    assert "3 duplicate(s)" in result.output
+    assert "3 duplicates" in result.output
     assert result.output.count("duplicate: in ") == 3 and "llama/compiled" in result.output
     merged = read_jsonl(tmp_path / "out" / "results.jsonl")
     assert len(merged) == 28
@@ -77,7 +77,7 @@ def test_conflicts_fail_and_write_nothing(tmp_path, rows, cli):
     result = cli("merge", a, b, "-o", tmp_path / "out")
     assert result.exit_code == 1
     assert "phi3/compiled: conflict:" in result.output and "fail_accuracy/unsupported" in result.output
-    assert "1 conflicting job(s); nothing written" in result.output
+    assert "1 conflicting job; nothing written" in result.output
     assert not (tmp_path / "out").exists()
 
 
@@ -85,7 +85,7 @@ def test_conflicts_resolved_by_prefer_latest_are_still_reported(tmp_path, rows, 
     a, b = conflicting(tmp_path, rows)
     result = cli("merge", a, b, "-o", tmp_path / "out", "--prefer-latest")
     assert result.exit_code == 0, result.output
-    assert "warning: phi3/compiled: conflict:" in result.output and "1 conflict(s) resolved" in result.output
+    assert "warning: phi3/compiled: conflict:" in result.output and "1 conflict resolved" in result.output
     assert find(read_jsonl(tmp_path / "out" / "results.jsonl"), "phi3", "compiled")["status"] == "pass"
 
 
@@ -96,7 +96,7 @@ def test_invalid_rows_block_the_merge_unless_skipped(tmp_path, rows, cli):
     assert refused.exit_code == 1 and "timings.total is nan" in refused.output
     assert not (tmp_path / "out").exists()
     skipped = cli("merge", path, "-o", tmp_path / "out", "--skip-invalid")
-    assert skipped.exit_code == 0 and "1 invalid row(s) left out" in skipped.output
+    assert skipped.exit_code == 0 and "1 invalid row left out" in skipped.output
     assert len(read_jsonl(tmp_path / "out" / "results.jsonl")) == 27
 
 
