@@ -101,6 +101,12 @@ for _kind in ("BeamSearch", "BeamSample"):
     for _suffix, _new in (("DecoderOnlyOutput", "GenerateBeamDecoderOnlyOutput"), ("EncoderDecoderOutput", "GenerateBeamEncoderDecoderOutput")):
         CURATED[f"{_GEN}.utils.{_kind}{_suffix}"] = (f"{_GEN}.utils.{_new}", f"{_kind}{_suffix} -> {_new}")
     CURATED[f"{_GEN}.utils.{_kind}Output"] = (f"{_GEN}.utils.GenerateBeamOutput", f"{_kind}Output -> GenerateBeamOutput")
+CURATED["transformers.utils.is_offline_mode"] = ("huggingface_hub.is_offline_mode", "is_offline_mode -> huggingface_hub.is_offline_mode (transformers 5 imports it from there)")
+#: names the old versions re-exported from another package (``from huggingface_hub import get_full_repo_name`` in
+#: transformers/utils/__init__.py): not definitions of their own files, so the scan above does not see them
+REEXPORTED: dict[str, tuple[str, str]] = {
+    "transformers.utils.get_full_repo_name": ("huggingface_hub.get_full_repo_name", "transformers 4.43.2, transformers 4.57.1"),
+}
 CURATED["transformers.trainer_utils.EvaluationStrategy"] = ("transformers.trainer_utils.IntervalStrategy", "EvaluationStrategy -> IntervalStrategy")
 CURATED["transformers.modeling_utils.get_parameter_device"] = (None, "get_parameter_device was removed in transformers 5 with no replacement: use model.device (or next(model.parameters()).device)")
 CURATED["transformers.modeling_utils.get_parameter_dtype"] = (None, "get_parameter_dtype was removed in transformers 5 with no replacement: use model.dtype (or next(model.parameters()).dtype)")
@@ -197,6 +203,10 @@ def build(stock_dir: Path) -> tuple[dict, dict]:
             entry = symbols.setdefault(qualified, {"versions": [], "new": None, "message": ""})
             if f"{project} {version}" not in entry["versions"]:
                 entry["versions"].append(f"{project} {version}")
+    for qualified, (new, versions) in REEXPORTED.items():
+        if not _resolves(qualified):
+            symbols[qualified] = {"versions": versions.split(", "), "new": None, "message": ""}
+            CURATED[qualified] = (new, f"{qualified.rsplit('.', 1)[1]} -> {new} (transformers re-exported it from there)")
     for qualified, entry in symbols.items():
         name = qualified.rsplit(".", 1)[1]
         lib = qualified.split(".")[0]

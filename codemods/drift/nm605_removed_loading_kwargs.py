@@ -1,24 +1,28 @@
-"""NM605 use-flash-attention-2: ``from_pretrained(..., use_flash_attention_2=X)`` -> ``attn_implementation=``.
+"""NM605 removed-loading-kwargs: loading keywords transformers 5 removed: ``use_flash_attention_2``, ``use_auth_token``.
 
-transformers 4.36 deprecated the flag for ``attn_implementation="flash_attention_2"``; transformers 5 removed it,
-and the keyword now reaches the model's ``__init__``: ``TypeError: ... got an unexpected keyword argument
-'use_flash_attention_2'``. The rewrite keeps the meaning (the CUDA flash-attn kernel, which needs the
-``flash_attn`` package and a GPU: on Neuron and CPU choose ``"sdpa"``):
+transformers 5 removed both deprecated aliases, and the keyword now reaches the model's ``__init__``: ``TypeError:
+... got an unexpected keyword argument``. Each rewrite keeps the meaning.
+
+``use_auth_token=X`` -> ``token=X`` (``True``, a token string or None mean the same for ``token``); beside a
+``token=`` (transformers 4.x refused both) it stays, with a todo.
+
+``use_flash_attention_2`` (deprecated in 4.36 for ``attn_implementation="flash_attention_2"``: the CUDA flash-attn
+kernel, which needs the ``flash_attn`` package and a GPU; on Neuron and CPU choose ``"sdpa"``):
 
 * ``use_flash_attention_2=True`` -> ``attn_implementation="flash_attention_2"``; ``=False`` is the default: removed;
 * any other value ``X`` -> ``attn_implementation="flash_attention_2" if X else None`` (None: the default kernel);
 * with an ``attn_implementation=`` already given the flag is redundant when it is False or the implementation is
   ``"flash_attention_2"`` (removed); otherwise transformers 4.x raised "not compatible": the flag stays, with a todo.
 
-``from_pretrained`` and ``from_config`` of classes imported from ``transformers`` only.
+``from_pretrained`` and ``from_config`` of classes imported from ``transformers``, and ``transformers.pipeline``.
 
 Before::
 
-    model = AutoModelForCausalLM.from_pretrained(model_id, use_flash_attention_2=args.flash)
+    model = AutoModelForCausalLM.from_pretrained(model_id, use_flash_attention_2=args.flash, use_auth_token=True)
 
 After::
 
-    model = AutoModelForCausalLM.from_pretrained(model_id, attn_implementation="flash_attention_2" if args.flash else None)
+    model = AutoModelForCausalLM.from_pretrained(model_id, attn_implementation="flash_attention_2" if args.flash else None, token=True)
 
 Fix safety: safe (same behaviour as transformers 4.x).
 """
@@ -27,28 +31,44 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.training import kwarg, literal, new_kwarg, set_args, source
+from codemods._lib.training import kwarg, literal, new_kwarg, rename_kwarg, set_args, source
 from migrate.rule import PythonRule, Safety
 
 FLAG = "use_flash_attention_2"
+AUTH = "use_auth_token"
 LOADERS = ("from_pretrained", "from_config", "_from_config")
 
 
-class UseFlashAttention2(PythonRule):
-    """use_flash_attention_2= -> attn_implementation= in transformers model loading."""
+class RemovedLoadingKwargs(PythonRule):
+    """use_flash_attention_2= -> attn_implementation=, use_auth_token= -> token= in transformers loading calls."""
 
     id = "NM605"
-    name = "use-flash-attention-2"
+    name = "removed-loading-kwargs"
     safety = Safety.SAFE
-    triggers = (FLAG,)
+    triggers = (FLAG, AUTH)
     # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
     scope = "neuron-project"
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value in LOADERS
-                and any(q.startswith("transformers.") for q in self.ctx.qualnames(func.value))):
+        loader = isinstance(func, cst.Attribute) and func.attr.value in LOADERS and any(
+            q.startswith("transformers.") for q in self.ctx.qualnames(func.value))
+        if not (loader or self.ctx.matches(func, ("transformers.pipeline",))):
             return updated
+        return self._flash_attention(original, self._auth_token(original, updated))
+
+    def _auth_token(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        auth = kwarg(updated, AUTH)
+        if auth is None:
+            return updated
+        if kwarg(updated, "token") is not None:
+            self.todo(kwarg(original, AUTH), f"{AUTH} was removed in transformers 5 (TypeError at load) and transformers 4.x "
+                                             f"refused it beside token=: delete {AUTH}=")
+            return updated
+        self.fixed(kwarg(original, AUTH), f"{AUTH}= -> token= ({AUTH} was removed in transformers 5)")
+        return updated.with_changes(args=[rename_kwarg(a, "token") if a is auth else a for a in updated.args])
+
+    def _flash_attention(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         flag = kwarg(updated, FLAG)
         if flag is None:
             return updated
