@@ -9,15 +9,18 @@ dedented) and every ``from_pretrained`` call inside gets
 
 Before::
 
+    script_args, training_args = parser.parse_args_into_dataclasses()
     with lazy_load_for_parallelism(tensor_parallel_size=training_args.tensor_parallel_size):
-        model = AutoModelForCausalLM.from_pretrained(model_id)
+        model = AutoModelForCausalLM.from_pretrained(script_args.model_id)
 
 After::
 
-    model = AutoModelForCausalLM.from_pretrained(model_id, distributed_config=DistributedConfig(tp_size=training_args.tensor_parallel_size, fsdp_size=int(os.environ.get("WORLD_SIZE", "1")) // training_args.tensor_parallel_size))
+    script_args, training_args = parser.parse_args_into_dataclasses()
+    model = AutoModelForCausalLM.from_pretrained(script_args.model_id, distributed_config=DistributedConfig(tp_size=script_args.tensor_parallel_size, fsdp_size=int(os.environ.get("WORLD_SIZE", "1")) // script_args.tensor_parallel_size))
 
-(``training_args.tensor_parallel_size`` is read from the script's dataclass when NM208 moves the field there,
-``script_args.tensor_parallel_size``; when it cannot move, the block stays as it is with a todo).
+The degree is followed the way NM208 decides (docs/rules-training.md, "Parsed training arguments"): a parsed
+``training_args.tensor_parallel_size`` is read from the script's own dataclass, which NM208 gives the field; a
+degree that reads a field the stock arguments lack and cannot move leaves the block as it is, with a todo.
 Fix safety: needs review; a pipeline size other than 1 gets a todo (pipeline parallelism is manual, T18).
 """
 
