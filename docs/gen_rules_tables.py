@@ -19,7 +19,7 @@ DOCS = Path(__file__).resolve().parent
 HEADER = re.compile(r"^\| id \| name \| safety \|")
 KIND_LABELS = {"python": "Python", "notebook": "notebook", "shell": "shell", "dockerfile": "Dockerfile",
                "yaml": "YAML", "json": "JSON", "requirements": "requirements", "pyproject": "pyproject.toml",
-               "setup_cfg": "setup.cfg"}
+               "setup_cfg": "setup.cfg", "docs": "Markdown/reST"}
 
 
 def _cells(row: str) -> list[str]:
