@@ -1,0 +1,429 @@
+"""Runs the rules over a tree: discover -> scan (prefilter) -> migrate (pool) -> write.
+
+Two passes over the files, in worker processes (migrate/workers.py; the scan runs in this process for
+one job, since it never parses):
+
+1. scan: read each file and look for the triggers of every enabled rule (one regular expression over
+   all triggers at once) and for the markers that show the project targets Neuron. A file without a
+   trigger costs a read and a scan, nothing more: it is never parsed.
+2. migrate: only files with a trigger of a rule that may run are parsed and rewritten. Rules scoped to
+   Neuron projects (torch_xla idioms) run only if some file of the run carries a marker, or ``--xla``.
+
+The parent writes results as they stream in (bounded memory), atomically, and never over a file with
+uncommitted changes unless forced (migrate/gitstate.py). Any failure inside a file, a worker that dies on
+it or a file past the time limit included, becomes an ``error`` result for that file, which is left
+byte-for-byte untouched; the run always finishes. See docs/reliability.md.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import difflib
+import os
+import re
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+from typing import Callable, Iterator, Sequence
+
+import libcst
+
+from migrate import facts as project_facts
+from migrate import project as project_context
+from migrate.discovery import Candidate, discover
+from migrate.filekinds import FileKind, kind_from_content
+from migrate.findings import FileResult, FileStatus, Finding, Severity
+from migrate.gitstate import refusals
+from migrate.notes import NOTE_KINDS, NOTE_MARK, NOTE_RULE, NOTE_RULE_NAME, note_lines, unresolved_notes
+from migrate.pipeline import _line_map, automaton_of, migrate_file_text
+from migrate.registry import all_rules, select_rules
+from migrate.rule import DeviceStyle, Rule, RuleOptions
+from migrate.textio import DecodeError, atomic_write, decode, printable, remove_stale_temp_files
+from migrate.workers import run_tasks
+
+ENGINE_RULE = "NM000"  # findings of the engine itself (unreadable, undecodable, unparsable, refused)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    jobs: int = 0  # 0: all cores
+    write: bool = True
+    diff: bool = False
+    force: bool = False
+    inline_notes: bool = True
+    device_style: DeviceStyle = DeviceStyle.PORTABLE
+    xla: bool = False  # treat the project as a Neuron project even without markers
+    force_exclude: bool = False  # --exclude applies to the paths given too
+    time_limit: float | None = 300.0  # seconds one file may take; None: no limit
+
+
+@dataclass
+class RunResult:
+    targets: list[str]
+    options: RunOptions
+    rules: list[type[Rule]]
+    neuron_project: bool
+    files: list[FileResult] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def count(self, status: FileStatus) -> int:
+        return sum(1 for result in self.files if result.status is status)
+
+    def findings(self, severity: Severity | None = None) -> Iterator[tuple[FileResult, Finding]]:
+        for result in self.files:
+            for finding in result.findings:
+                if severity is None or finding.severity is severity:
+                    yield result, finding
+
+
+# ------------------------------------------------------------------------------------------- workers
+
+
+@dataclass
+class _Plan:
+    """What the workers need; built once in the parent and inherited (fork) or pickled (spawn)."""
+
+    rules: list[type[Rule]]
+    options: RuleOptions
+    diff: bool
+    markers: dict[FileKind, list[tuple[str, str]]] = field(default_factory=dict)
+    scan: bool = False  # the plan of the scan pass: it needs the automaton and the marker patterns
+    facts: list[project_facts.ProjectFact] = field(default_factory=list)  # gathered by the scan pass
+
+    def __post_init__(self) -> None:
+        if not self.scan:
+            return
+        # One automaton over every trigger, marker and fact anchor: a file is read once and scanned once.
+        self.automaton = automaton_of(
+            {t for rule in self.rules for t in rule.triggers} | {a for pairs in self.markers.values() for a, _ in pairs}
+            | {a for fact in self.facts for a in fact.anchors} | {NOTE_MARK}
+        )
+        self.marker_patterns = {
+            kind: [(anchor, re.compile(regex, re.MULTILINE)) for anchor, regex in pairs] for kind, pairs in self.markers.items()
+        }
+
+
+def _collect_markers(rules: Sequence[type[Rule]]) -> dict[FileKind, list[tuple[str, str]]]:
+    markers: dict[FileKind, list[tuple[str, str]]] = {}
+    for rule in rules:
+        for kind, pairs in rule.markers.items():
+            for pair in pairs:
+                if pair not in markers.setdefault(kind, []):
+                    markers[kind].append(pair)
+    return markers
+
+
+@dataclass
+class _Scanned:
+    candidate: Candidate
+    kind: FileKind | None
+    needs: bool = False  # a rule that may run in any project has a trigger here
+    needs_if_neuron: bool = False  # only Neuron-project rules have triggers here
+    has_marker: bool = False
+    has_note: bool = False  # a `# neuron-migrate:` note is work until deleted, trigger or not
+    error: str | None = None
+    facts: dict = field(default_factory=dict)  # fact name -> this file's value
+
+
+_PLAN: _Plan | None = None
+
+
+def _init_worker(plan: _Plan) -> None:
+    global _PLAN
+    _PLAN = plan
+
+
+def _scan(candidate: Candidate) -> _Scanned:
+    plan = _PLAN
+    assert plan is not None
+    if candidate.skip_reason:
+        return _Scanned(candidate, candidate.kind)
+    try:
+        data = candidate.path.read_bytes()
+    except OSError as error:
+        return _Scanned(candidate, candidate.kind, error=f"cannot read: {error.strerror or error}")
+    kind = candidate.kind or kind_from_content(data[:256])
+    scanned = _Scanned(candidate, kind)
+    if kind is None or plan.automaton is None:
+        return scanned
+    text = data.decode("utf-8", errors="replace")
+    found = {word for _, word in plan.automaton.iter(text)}
+    if not found:
+        return scanned
+    scanned.has_note = NOTE_MARK in found and kind in NOTE_KINDS
+    scanned.has_marker = any(
+        anchor in found and pattern.search(text) for anchor, pattern in plan.marker_patterns.get(kind, ())
+    )
+    scanned.facts = project_facts.collect(plan.facts, kind, text, found)
+    name = candidate.path.name
+    for rule in plan.rules:
+        if _handles(rule, kind, name) and not found.isdisjoint(rule.triggers):
+            if rule.scope == "neuron-project":
+                scanned.needs_if_neuron = True
+            else:
+                scanned.needs = True
+    return scanned
+
+
+def _handles(rule: type[Rule], kind: FileKind, name: str) -> bool:
+    # Notebooks hold Python and shell code (and %%writefile cells named anything): any rule may apply.
+    return kind is FileKind.NOTEBOOK or (kind in rule.kinds and rule.handles_name(name))
+
+
+def _migrate(job: tuple[Candidate, FileKind]) -> FileResult:
+    plan = _PLAN
+    assert plan is not None
+    candidate, kind = job
+    path = candidate.path
+    try:
+        data = path.read_bytes()
+        decoded = decode(data, kind)
+        migrated = migrate_file_text(decoded.text, kind, PurePath(candidate.display), plan.rules, plan.options)
+        to_original = _line_map(decoded.text, migrated.text)
+        notes = unresolved_notes(migrated.text, kind, migrated.findings, to_original)
+        findings = sorted([*migrated.findings, *notes], key=lambda f: (f.line, f.column, f.rule))
+        if migrated.text == decoded.text:
+            errors = [finding for finding in findings if finding.severity is Severity.ERROR]
+            if errors:  # nothing could be processed (a notebook that is not valid JSON, a cell that does not parse)
+                return FileResult(candidate.display, kind.value, FileStatus.ERROR, findings, reason=errors[0].message)
+            return FileResult(candidate.display, kind.value, FileStatus.UNCHANGED, findings)
+        new_bytes = decoded.encode(migrated.text)
+        diff = _unified_diff(candidate.display, decoded.text, migrated.text) if plan.diff else None
+        written = _written_lines(findings, to_original, migrated.text, kind)
+        return FileResult(candidate.display, kind.value, FileStatus.CHANGED, findings, new_bytes=new_bytes, diff=diff,
+                          written_lines=written)
+    except OSError as error:
+        return _error(candidate, kind, f"cannot read: {error.strerror or error}")
+    except DecodeError as error:
+        return _error(candidate, kind, str(error))
+    except libcst.ParserSyntaxError as error:
+        return _error(candidate, kind, f"does not parse: {error.message} (line {error.raw_line}); left untouched", error.raw_line)
+    except UnicodeEncodeError as error:
+        return _error(candidate, kind, f"the rewrite cannot be written in the file's encoding ({error.reason}); left untouched")
+    except Exception as error:  # a rule raised: the file stays as it was and the run goes on
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        return _error(
+            candidate, kind,
+            f"internal error {type(error).__name__}: {error} (at {os.path.basename(where.filename)}:{where.lineno}); left untouched",
+        )
+
+
+def _written_lines(findings: list[Finding], to_original: Callable[[int], int], new_text: str, kind: FileKind) -> list[int]:
+    """The line of each finding in the rewritten text. A `todo` points at the note that says it (a note goes
+    above its statement, and a rewritten block maps to its first old line only); any other finding at the
+    first line that came from its line or from below it. Line 0 (the whole file) stays 0."""
+    new_count = len(new_text.splitlines())
+    table = [to_original(line) for line in range(1, new_count + 1)]
+    notes = note_lines(new_text, kind) if NOTE_MARK in new_text else []
+    written = []
+    for finding in findings:
+        if finding.line <= 0:
+            written.append(finding.line)
+            continue
+        line = bisect.bisect_left(table, finding.line) + 1  # the map is monotonic
+        line = min(line, new_count)
+        if finding.severity is Severity.TODO:
+            saying = [number for number, message in notes if finding.message.endswith(message)]
+            if saying:
+                line = min(saying, key=lambda number: abs(number - line))
+        written.append(line)
+    return written
+
+
+def _error(candidate: Candidate, kind: FileKind | None, message: str, line: int = 0) -> FileResult:
+    finding = Finding(ENGINE_RULE, Severity.ERROR, line, 0, message)
+    return FileResult(candidate.display, kind.value if kind else "unknown", FileStatus.ERROR, [finding], reason=message)
+
+
+def _unified_diff(name: str, old: str, new: str) -> str:
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{printable(name)}", tofile=f"b/{printable(name)}"
+    )
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+# --------------------------------------------------------------------------------------------- runner
+
+
+SCAN_BATCH = 64  # files per scan task: a scan is a read and one automaton pass, too cheap to send alone
+
+
+def _scan_all(candidates: Sequence[Candidate], plan: _Plan, jobs: int) -> list[_Scanned]:
+    """The scan pass: in this process for one job (it reads and searches, it never parses), else in workers."""
+    if jobs <= 1 or len(candidates) <= SCAN_BATCH:
+        _init_worker(plan)
+        return [_scan(candidate) for candidate in candidates]
+    batches = [candidates[start:start + SCAN_BATCH] for start in range(0, len(candidates), SCAN_BATCH)]
+    scanned: list[_Scanned] = []
+    for batch, results, failure in run_tasks(_scan_batch, batches, _init_worker, plan, jobs, None):
+        scanned.extend(results if failure is None else [_Scanned(c, c.kind, error=failure) for c in batch])
+    return scanned
+
+
+def _scan_batch(batch: Sequence[Candidate]) -> list[_Scanned]:
+    return [_scan(candidate) for candidate in batch]
+
+
+def _migrate_all(work: Sequence[tuple[Candidate, FileKind]], plan: _Plan, jobs: int, time_limit: float | None) -> Iterator[FileResult]:
+    """The migrate pass, always in worker processes (one for --jobs 1): a file that crashes the parser
+    or runs past the time limit ends as that file's ``error``, never as the end of the run."""
+    for (candidate, kind), result, failure in run_tasks(_migrate, work, _init_worker, plan, jobs, time_limit):
+        yield result if failure is None else _error(candidate, kind, f"{failure}; left untouched")
+
+
+def run(
+    paths: Sequence[Path],
+    options: RunOptions,
+    progress: Callable[[int, int], None] | None = None,
+    rules: Sequence[type[Rule]] | None = None,
+) -> RunResult:
+    """Migrate ``paths`` with ``rules`` (default: every registered rule, filtered by --select/--ignore).
+    Raises DiscoveryError / UnknownRuleError for bad input, before touching anything."""
+    started = time.perf_counter()
+    registered = all_rules() if rules is None else rules
+    markers = _collect_markers(registered)  # from every rule: --ignore must not change what a Neuron project is
+    rules = select_rules(registered, options.select, options.ignore)
+    candidates = list(discover(paths, options.exclude, options.force_exclude))
+    jobs = options.jobs or os.cpu_count() or 1
+    rule_options = RuleOptions(device_style=options.device_style, inline_notes=options.inline_notes)
+    plan = _Plan(rules, rule_options, options.diff, markers, scan=True, facts=project_facts.facts_of(rules))
+
+    scanned = _scan_all(candidates, plan, jobs)
+    # staged files, a subfolder: markers and facts may sit elsewhere in their project (read, never rewritten)
+    known = [*scanned, *_scan_all(_context(paths, options.exclude, scanned), plan, jobs)]
+    neuron_project = options.xla or any(item.has_marker for item in known)
+    if not neuron_project:
+        rules = [rule for rule in rules if rule.scope != "neuron-project"]
+    project = project_facts.merge(
+        (item.candidate.display for item in known), ((item.candidate.display, item.facts) for item in known)
+    )
+    plan = _Plan(rules, RuleOptions(options.device_style, options.inline_notes, neuron_project, project), options.diff)
+
+    result = RunResult([str(path) for path in paths], options, rules, neuron_project)
+    work: list[tuple[Candidate, FileKind]] = []
+    for item in scanned:
+        kind_name = item.kind.value if item.kind else "unknown"
+        if item.candidate.skip_reason:
+            result.files.append(FileResult(item.candidate.display, kind_name, FileStatus.SKIPPED, reason=item.candidate.skip_reason))
+        elif item.error:
+            result.files.append(_error(item.candidate, item.kind, item.error))
+        elif item.kind is None:
+            continue  # no telling name and no shebang: not a file we handle
+        elif item.needs or item.has_note or (item.needs_if_neuron and neuron_project):
+            work.append((item.candidate, item.kind))
+        else:
+            result.files.append(FileResult(item.candidate.display, item.kind.value, FileStatus.UNCHANGED))
+
+    # Asked before the first write, of the files that may change: a file's own repository says whether
+    # rewriting it could destroy work git cannot give back.
+    refused = refusals(candidate.path for candidate, _ in work) if options.write and not options.force else {}
+    if options.write:  # what a run killed mid-write left behind where this one writes
+        for folder in {candidate.path.parent for candidate, _ in work}:
+            remove_stale_temp_files(folder)
+    by_display = {candidate.display: candidate for candidate, _ in work}
+    done = 0
+    for file_result in _migrate_all(work, plan, jobs, options.time_limit):
+        done += 1
+        if file_result.status is FileStatus.CHANGED and options.write:
+            _write(by_display[file_result.path].path, file_result, refused)
+            if file_result.status is FileStatus.CHANGED:  # written: point into the file as it now is
+                file_result.findings = [
+                    dataclasses.replace(f, line=line, original_line=f.line)
+                    for f, line in zip(file_result.findings, file_result.written_lines)
+                ]
+        file_result.written_lines = None
+        file_result.new_bytes = None  # written or not wanted (--check/--diff): never kept for the whole tree
+        result.files.append(file_result)
+        if progress:
+            progress(done, len(work))
+    result.files.sort(key=lambda item: item.path)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _context(paths: Sequence[Path], exclude: Sequence[str], scanned: list[_Scanned]) -> list[Candidate]:
+    """The files of the projects around ``paths`` (migrate/project.py) that the run does not scan already."""
+    seen = {item.candidate.path for item in scanned}
+    context = []
+    for candidate in project_context.context_candidates(paths, exclude):
+        if candidate.path not in seen and candidate.skip_reason is None:
+            seen.add(candidate.path)
+            context.append(candidate)
+    return context
+
+
+def _write(path: Path, file_result: FileResult, refused: dict[Path, str]) -> None:
+    data = file_result.new_bytes
+    if path in refused:
+        message = f"{refused[path]}; left untouched"
+        file_result.status = FileStatus.ERROR
+        file_result.reason = message
+        file_result.findings.insert(0, Finding(ENGINE_RULE, Severity.ERROR, 0, 0, message))
+        return
+    try:
+        atomic_write(path, data or b"")
+    except OSError as error:
+        message = f"cannot write: {error.strerror or error}; left untouched"
+        file_result.status = FileStatus.ERROR
+        file_result.reason = message
+        file_result.findings.insert(0, Finding(ENGINE_RULE, Severity.ERROR, 0, 0, message))
+
+
+REPORT_SCHEMA_VERSION = 2  # 2: `line` is in the file as written, `original_line` before the run
+_ENGINE_NAMES = {ENGINE_RULE: "engine", NOTE_RULE: NOTE_RULE_NAME}  # findings that no registered rule makes
+
+
+def report_data(result: RunResult, generated_at: str) -> dict:
+    """The run as plain data: what every migrate report format renders (see docs/migrate-report.md)."""
+    from migrate import __version__
+
+    rules = {rule.id: rule for rule in result.rules}
+    by_rule: dict[str, dict[str, int]] = {}
+    by_severity = {severity.value: 0 for severity in Severity}
+    for _, finding in result.findings():
+        by_severity[finding.severity.value] += 1
+        counts = by_rule.setdefault(finding.rule, {severity.value: 0 for severity in Severity})
+        counts[finding.severity.value] += 1
+    return {
+        "schema_version": REPORT_SCHEMA_VERSION,
+        "tool": "neuron-migrate",
+        "tool_version": __version__,
+        "generated_at": generated_at,
+        "targets": [printable(target) for target in result.targets],
+        "mode": "write" if result.options.write else ("diff" if result.options.diff else "check"),
+        "neuron_project": result.neuron_project,
+        "device_style": result.options.device_style.value,
+        "seconds": round(result.seconds, 3),
+        "summary": {
+            "files_scanned": len(result.files),
+            "changed": result.count(FileStatus.CHANGED),
+            "unchanged": result.count(FileStatus.UNCHANGED),
+            "skipped": result.count(FileStatus.SKIPPED),
+            "errors": result.count(FileStatus.ERROR),
+            "findings": by_severity,
+            "by_rule": {
+                rule_id: {"name": rules[rule_id].name if rule_id in rules else _ENGINE_NAMES.get(rule_id, "engine"), **counts}
+                for rule_id, counts in sorted(by_rule.items())
+            },
+        },
+        "files": [
+            {
+                "path": printable(file.path),
+                "kind": file.kind,
+                "status": file.status.value,
+                "reason": file.reason,
+                "findings": [
+                    {"rule": f.rule, "severity": f.severity.value, "line": f.line,
+                     "original_line": f.line if f.original_line is None else f.original_line,
+                     "column": f.column, "message": f.message}
+                    for f in file.findings
+                ],
+            }
+            for file in result.files
+        ],
+    }

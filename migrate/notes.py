@@ -15,7 +15,7 @@ import re
 import tokenize
 from typing import Callable, Sequence
 
-from migrate.filekinds import FileKind
+from migrate.filekinds import HASH_COMMENT_KINDS, FileKind
 from migrate.findings import Finding, Severity
 from migrate.textdoc import NOTE_PREFIX
 
@@ -23,6 +23,8 @@ NOTE_RULE = "NM001"
 NOTE_RULE_NAME = "unresolved-note"
 #: what the scan pass looks for: a file holding it goes to the migrate pass even without a rule trigger
 NOTE_MARK = f"# {NOTE_PREFIX}"
+#: where the tool writes notes; elsewhere (Markdown, JSON) the mark can only be quoted text
+NOTE_KINDS = HASH_COMMENT_KINDS | {FileKind.NOTEBOOK}
 
 # In a notebook the note is inside a JSON string of a cell's source: the message runs to the closing quote.
 _JSON_NOTE = re.compile(r'"[ \t]*' + re.escape(NOTE_MARK) + r'((?:[^"\\]|\\.)*)"')
@@ -33,7 +35,7 @@ def unresolved_notes(
 ) -> list[Finding]:
     """A `todo` for each note in ``text`` (a file's final text) that no `todo` in ``findings`` already says;
     ``to_original`` maps a line of ``text`` to the line of the file before the run (what findings carry)."""
-    if NOTE_MARK not in text:
+    if kind not in NOTE_KINDS or NOTE_MARK not in text:
         return []
     said = [finding.message for finding in findings if finding.severity is Severity.TODO]
     notes = []

@@ -57,13 +57,14 @@ def test_a_note_in_a_notebook_cell_is_work_too(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "NM001 [todo] unresolved note: tensor parallel degree 2" in result.stdout
 
 
-@pytest.mark.parametrize("text", [
-    f'"""How a note looks:\n\n{NOTE}\n"""\nimport torch\n',  # shown in a docstring
-    f'MESSAGE = "{NOTE}"\n',  # inside a string
-    "# see the neuron-migrate: notes of the README\nimport torch\n",  # not a note: it does not start the comment
+@pytest.mark.parametrize("name, text", [
+    ("docs.py", f'"""How a note looks:\n\n{NOTE}\n"""\nimport torch\n'),  # shown in a docstring
+    ("docs.py", f'MESSAGE = "{NOTE}"\n'),  # inside a string
+    ("docs.py", "# see the neuron-migrate: notes of the README\nimport torch\n"),  # does not start the comment
+    ("README.md", f"Notes look like this:\n\n```python\n{NOTE}\n```\n"),  # the tool writes no notes in Markdown
 ])
-def test_text_that_only_quotes_a_note_is_not_work(tmp_path: Path, text: str) -> None:
-    (tmp_path / "docs.py").write_text(text)
+def test_text_that_only_quotes_a_note_is_not_work(tmp_path: Path, name: str, text: str) -> None:
+    (tmp_path / name).write_text(text)
     result = invoke(str(tmp_path), "--check")
     assert result.exit_code == 0, result.output
 
