@@ -6,6 +6,7 @@ engine decides that from ``MARKERS`` (any file of the run containing one) or ``-
 
 from __future__ import annotations
 
+import re
 from typing import Callable, Iterable
 
 import libcst as cst
@@ -162,8 +163,12 @@ def string_value(node: cst.CSTNode | None) -> str | None:
 
 
 def is_xla_string(node: cst.CSTNode | None) -> bool:
+    """``"xla"`` or ``"xla:N"`` (a device), not ``"xla://"`` (an init_method)."""
     value = string_value(node)
-    return value is not None and (value == "xla" or value.startswith("xla:"))
+    return value is not None and _XLA_DEVICE.fullmatch(value) is not None
+
+
+_XLA_DEVICE = re.compile(r"xla(:\d+)?")
 
 
 def walk(node: cst.CSTNode, test: Callable[[cst.CSTNode], bool]) -> bool:

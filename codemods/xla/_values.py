@@ -60,17 +60,22 @@ class Plan:
     #: id(Comparison) -> (its value now, the value tested)
     decided: dict[int, tuple[bool, XlaValue]] = field(default_factory=dict)
     reads: dict[int, XlaValue] = field(default_factory=dict)  # every followed read
+    #: id("xla" literal) -> what it is, for literals no rule rewrites or notes (they get NM301's todo)
+    unhandled: dict[int, str] = field(default_factory=dict)
     elifs: set[int] = field(default_factory=set)  # ids of the `elif` Ifs: folded with the chain's first `if`
 
-_CANDIDATE = re.compile(r"""=\s*[rRuU]?["']xla(:\d+)?["']""")
+_CANDIDATE = re.compile(r"""[rRuU]?["']xla(:\d+)?["']""")
 
 
 def plan(rule) -> Plan:
     """The file's plan (computed once, shared by NM301, NM309 and NM315)."""
-    module = getattr(rule, "module", None)
-    if module is None or not _CANDIDATE.search(rule.ctx.source):
-        return Plan()
-    return rule.ctx.memo("xla-values", lambda: _Planner(rule.ctx, module).plan())
+    def compute() -> Plan:
+        module = getattr(rule, "module", None)
+        if module is None or not _CANDIDATE.search(rule.ctx.source):
+            return Plan()
+        return _Planner(rule.ctx, module).plan()
+
+    return rule.ctx.memo("xla-values", compute)
 
 
 def decided_test(plan_: Plan, test: cst.BaseExpression, kind: str) -> bool | None:
@@ -145,10 +150,55 @@ class _Planner:
 
     def plan(self) -> Plan:
         result = Plan()
-        assigns = _xla_assignments(self.module)
-        if not assigns:
+        assigns, literals = _xla_literals(self.module)
+        if not literals:
             return result
+        if not any(name.startswith("torch_xla") for names in self.ctx.imports.bindings.values() for name in names):
+            literals = []  # without torch_xla code an "xla" string is a label, not a device: nothing to say about it
         self.flow = Flow(self.module)
+        self._plan_values(result, assigns)
+        for literal in literals:
+            what = self._unhandled(literal, result)
+            if what is not None:
+                result.unhandled[id(literal)] = what
+        return result
+
+    def _unhandled(self, literal: cst.SimpleString, result: Plan) -> str | None:
+        """Where a literal sits that no rule rewrites: "option" (an argparse default/choice), "value", or None."""
+        node, parent = literal, self.flow.parent(literal)
+        while isinstance(parent, (cst.Element, cst.Tuple, cst.List, cst.Set)):  # `in ("xla", "cuda")`
+            node, parent = parent, self.flow.parent(parent)
+        if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+            return None  # decided with its if, or NM301's comparison todo
+        if isinstance(parent, cst.Assign) and parent.value is literal:
+            value = result.values.get(id(parent))
+            if value is not None and (value.kind or value.blocker is not None or
+                                      (value.rebound and any(word in value.name.lower() for word in DEVICE_WORDS))):
+                return None
+            return "value"
+        if isinstance(parent, cst.Arg) and parent.value is literal:
+            call = self.flow.parent(parent)
+            if isinstance(call, cst.Call):
+                keyword = parent.keyword.value if parent.keyword is not None else None
+                first = parent is next((a for a in call.args if a.keyword is None), None)
+                if self.ctx.matches(call.func, INIT) and (keyword == "backend" or first):
+                    return None
+                if self.ctx.matches(call.func, AUTOCAST) and (keyword == "device_type" or first):
+                    return None
+                if self.ctx.matches(call.func, {"torch.device"}) and (keyword == "type" or first):
+                    return None
+                if keyword == "device" or (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and first):
+                    return None
+                if isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument" and keyword in ("default", "const"):
+                    return "option"
+        if isinstance(parent, cst.Arg) and isinstance(self.flow.parent(parent), cst.Call):
+            call = self.flow.parent(parent)
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument" and parent.keyword is not None \
+                    and parent.keyword.value == "choices":
+                return "option"
+        return "value"
+
+    def _plan_values(self, result: Plan, assigns: list[cst.Assign]) -> None:
         active = self.ctx.shared.get(ACTIVE_RULES, set())
         for assign in assigns:
             target = assign.targets[0].target
@@ -192,7 +242,6 @@ class _Planner:
                     while isinstance(self.flow.parent(holder), cst.If):  # an elif: its chain starts above
                         result.elifs.add(id(holder))
                         holder = self.flow.parent(holder)
-        return result
 
     def _statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
         """The smallest call or statement around a read: what the todo quotes."""
@@ -284,14 +333,19 @@ def _literals(node: cst.BaseExpression) -> list[str] | None:
     return None if any(value is None for value in values) else values
 
 
-def _xla_assignments(module: cst.Module) -> list[cst.Assign]:
-    """``name = "xla"`` / ``obj.attr = "xla"`` (one target), anywhere in the file."""
-    found: list[cst.Assign] = []
+def _xla_literals(module: cst.Module) -> tuple[list[cst.Assign], list[cst.SimpleString]]:
+    """``name = "xla"`` / ``obj.attr = "xla"`` assignments (one target) and every "xla" literal of the file."""
+    assigns: list[cst.Assign] = []
+    literals: list[cst.SimpleString] = []
 
     class Gather(cst.CSTVisitor):
         def visit_Assign(self, node: cst.Assign) -> None:
             if len(node.targets) == 1 and is_xla_string(node.value) and isinstance(node.targets[0].target, (cst.Name, cst.Attribute)):
-                found.append(node)
+                assigns.append(node)
 
-    cstwalk.visit(module, Gather(), skip=(cst.BaseExpression,))  # assignments are statements
-    return found
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            if is_xla_string(node):
+                literals.append(node)
+
+    cstwalk.visit(module, Gather())
+    return assigns, literals

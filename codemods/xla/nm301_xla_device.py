@@ -45,6 +45,10 @@ class XlaDevice(XlaRule):
     name = "xla-device"
     safety = Safety.SAFE
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._noted_literals: set[tuple[int, str]] = set()
+
     def _device(self) -> cst.BaseExpression:
         return self.emit(dev.device(self.ctx.options.device_style))
 
@@ -117,6 +121,19 @@ class XlaDevice(XlaRule):
             return updated
         self.fixed(original, 'test of a variable that held "xla": decided, the branch that ran is kept')
         return values.as_statements(folded, updated)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        # an "xla" literal no rule rewrites (an option default, a choice, a dict key, a conditional value)
+        what = values.plan(self).unhandled.get(id(node))
+        statement = id(self.ctx.statement_stack[-1]) if self.ctx.statement_stack else 0
+        if what is None or (statement, what) in self._noted_literals:
+            return
+        self._noted_literals.add((statement, what))  # one note per statement: `default="xla", choices=["xla", ...]`
+        device = dev.device(self.ctx.options.device_style).source
+        if what == "option":
+            self.todo(node, f'option value "xla": TorchNeuron has no xla device or backend; default to None and resolve it in the code: device {device}, backend dist.get_default_backend_for_device(device)')
+        else:
+            self.todo(node, f'"xla" names the torch_xla device/backend, which TorchNeuron does not have: use the device {device} (type "neuron" on Trainium, "cpu" elsewhere) or the backend dist.get_default_backend_for_device(device)')
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         # device.type == "xla": the device type is "neuron" (or "cpu") now
