@@ -564,6 +564,10 @@ def _delete_npc_command(doc: TextDocument, statement: list[CommandLine]) -> bool
         head = statement[0].line
         head.text = head.text[:statement[0].start] + head.text[statement[0].start:statement[0].end].rstrip().rstrip("\\").rstrip()
         drop_line(doc, head)
+        following = doc.next_live(head) if head.deleted else None
+        before = next((line for line in reversed(doc.lines[:doc._index(head)]) if not line.deleted), None)
+        if following is not None and before is not None and not following.text.strip() and not before.text.strip():
+            doc.delete(following)  # the pass stood between blank lines: one blank line stays
         return True
     if len(statement) != 1 and (cl is not statement[0] or command[-1] is toks[-1]):
         return False  # only `npc cmd && \` on a statement's first line can be cut out of a continued statement

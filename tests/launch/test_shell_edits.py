@@ -32,6 +32,8 @@ def shell(text: str, select=("NM4",), kind=FileKind.SHELL, path="run.sh", projec
         ("neuron_parallel_compile torchrun x.py --max_steps 10\n", ""),  # the recipe's short pass
         ("if [ -n \"$C\" ]; then neuron_parallel_compile bash x.sh; fi\nbash x.sh\n", "if [ -n \"$C\" ]; then :; fi\nbash x.sh\n"),
         ("neuron_parallel_compile --command clear-locks\n", ""),
+        ("set -e\n\nneuron_parallel_compile torchrun x.py\n\ntorchrun x.py --torch_compile true\n",
+         "set -e\n\ntorchrun x.py --torch_compile true\n"),  # one blank line stays where the pass was
         # the only run of its command: the tool cannot tell whether it was a compile-only job, the line stays
         ("neuron_parallel_compile torchrun y.py\n", "neuron_parallel_compile torchrun y.py\n"),
         ('PREFIX=neuron_parallel_compile; $PREFIX torchrun y.py\n', 'PREFIX=; $PREFIX torchrun y.py\n'),

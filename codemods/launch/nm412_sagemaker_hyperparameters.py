@@ -1,0 +1,150 @@
+"""NM412 sagemaker-trainer-hyperparameters: trainer fields in SageMaker ``hyperparameters={...}``, through the shared field map.
+
+A SageMaker estimator (``HuggingFace(entry_point="train.py", hyperparameters={...})``, ``PyTorch(...)``) passes
+each hyperparameter to its entry point as ``--key value``
+(https://sagemaker.readthedocs.io/en/stable/frameworks/huggingface/sagemaker.huggingface.html), so the dict
+carries the same optimum-neuron trainer fields as a launch line and is mapped with THE same table
+(``codemods/_tables/training_args.py``) under the same rule as NM408:
+
+* the entry point (``source_dir``/``entry_point``, relative to this file or a folder above it) is a script of
+  the project that parses Neuron training arguments: keys are renamed or removed as on a command line (a
+  removed key takes its value with it), ``"torch_compile": True`` is added; keys the script's own dataclass
+  declares (the moved ``tensor_parallel_size``, docs/rules-training.md) stay;
+* the entry point is not in the project: the keys stay, each with a todo;
+* a script of the project that does not parse Neuron training arguments: nothing (the keys are its own).
+
+The dict may be written in the call or bound to a name the call passes (``hyperparameters=hyperparameters``).
+
+Before::
+
+    hyperparameters = {"model_id": "meta-llama/Llama-3.2-1B", "zero_1": True, "max_seq_length": 1024}
+    estimator = HuggingFace(entry_point="train.py", source_dir="scripts", hyperparameters=hyperparameters)
+
+After::
+
+    # neuron-migrate: ZeRO-1 has no stock switch ...
+    hyperparameters = {"model_id": "meta-llama/Llama-3.2-1B", "max_length": 1024, "torch_compile": True}
+    estimator = HuggingFace(entry_point="train.py", source_dir="scripts", hyperparameters=hyperparameters)
+
+Fix safety: needs review (removed fields with a next step become todos).
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+import libcst as cst
+
+from codemods._lib import shell
+from codemods._lib.launch_targets import PARSER_SCRIPTS, Resolved, Target, resolve_script
+from codemods._tables.project_markers import MARKERS
+from migrate.findings import Severity
+from migrate.rule import PythonRule, Safety
+
+
+class _Estimators(cst.CSTVisitor):
+    """Calls with ``hyperparameters=`` and a literal ``entry_point=``; dicts bound to names at module level."""
+
+    def __init__(self) -> None:
+        self.bound: dict[str, cst.Dict] = {}
+        self.calls: list[tuple[cst.Call, str, cst.BaseExpression]] = []  # (call, entry point path, hyperparameters)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and isinstance(node.value, cst.Dict):
+            self.bound[node.targets[0].target.value] = node.value
+
+    def visit_Call(self, node: cst.Call) -> None:
+        keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
+        entry = _string(keywords.get("entry_point"))
+        if entry is None or "hyperparameters" not in keywords:
+            return
+        source_dir = _string(keywords.get("source_dir"))
+        self.calls.append((node, posixpath.join(source_dir, entry) if source_dir else entry, keywords["hyperparameters"]))
+
+
+def _string(node: cst.BaseExpression | None) -> str | None:
+    value = node.evaluated_value if isinstance(node, cst.SimpleString) else None
+    return value if isinstance(value, str) else None
+
+
+def _cli_value(node: cst.BaseExpression) -> str | None:
+    """The text SageMaker passes for a literal value (``True`` -> ``True``), None for an expression."""
+    if isinstance(node, cst.Name) and node.value in {"True", "False"}:
+        return node.value
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return node.value
+    return _string(node)
+
+
+class SageMakerHyperparameters(PythonRule):
+    """Map optimum-neuron trainer fields of SageMaker hyperparameters dicts through the shared field map."""
+
+    id = "NM412"
+    name = "sagemaker-trainer-hyperparameters"
+    safety = Safety.NEEDS_REVIEW
+    scope = "neuron-project"
+    markers = MARKERS
+    triggers = ("hyperparameters",)
+    facts = (PARSER_SCRIPTS,)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.targets: dict[int, Resolved] = {}  # id(dict node) -> the entry point it feeds
+
+    def visit_Module(self, node: cst.Module) -> None:
+        estimators = _Estimators()
+        node.visit(estimators)
+        for call, entry, value in estimators.calls:
+            if isinstance(value, cst.Name):
+                value = estimators.bound.get(value.value)
+            if isinstance(value, cst.Dict):
+                self.targets[id(value)] = resolve_script(self.ctx.options.project, self.ctx.path, entry)
+
+    def leave_Dict(self, original: cst.Dict, updated: cst.Dict) -> cst.BaseExpression:
+        resolved = self.targets.get(id(original))
+        if resolved is None or resolved.target is Target.OTHER:
+            return updated
+        elements: list[cst.BaseDictElement] = []
+        keys = set()
+        changed = False
+        for element, old in zip(updated.elements, original.elements):
+            key = _string(old.key) if isinstance(old, cst.DictElement) else None
+            keys.add(key)
+            mapping = shell.flag_mapping("--" + key) if key else None
+            plan = None
+            if mapping is not None and not resolved.owns(mapping.source):
+                plan = shell.flag_plan(mapping, key, _cli_value(old.value))
+            if plan is None:
+                elements.append(element)
+                continue
+            if resolved.target is Target.UNKNOWN:
+                self.todo(old, shell.UNRESOLVED_TODO.format(flag=f'"{key}"', name=resolved.name, message=plan.message))
+                elements.append(element)
+                continue
+            changed = True
+            self.report_plan(old, plan)
+            if plan.words:
+                new_key = element.key.with_changes(value=element.key.value.replace(key, plan.words[0][2:]))
+                element = element.with_changes(key=new_key)
+                if len(plan.words) == 2:
+                    element = element.with_changes(value=cst.SimpleString(repr(plan.words[1]).replace("'", '"')))
+                elements.append(element)
+        if resolved.target is not Target.NEURON:
+            return updated
+        if "torch_compile" not in keys:
+            changed = True
+            self.fixed(original, shell.COMPILE_ADDED.replace("--torch_compile true", '"torch_compile": True'))
+            if elements:  # the separator the dict already uses between its members (one per line, or inline)
+                separator = next((e.comma for e in original.elements[:-1] if isinstance(e.comma, cst.Comma)),
+                                 cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                elements[-1] = elements[-1].with_changes(comma=separator)
+            elements.append(cst.DictElement(cst.SimpleString('"torch_compile"'), cst.Name("True")))
+        if not changed:
+            return updated
+        if elements and updated.elements:
+            elements[-1] = elements[-1].with_changes(comma=updated.elements[-1].comma)
+        return updated.with_changes(elements=elements)
+
+    def report_plan(self, node: cst.CSTNode, plan: shell.FlagPlan) -> None:
+        (self.fixed if plan.severity is Severity.FIXED else self.todo)(node, plan.message)
+
