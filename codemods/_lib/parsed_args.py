@@ -15,7 +15,7 @@ import ast
 from dataclasses import dataclass, field
 
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
-from codemods._tables.training_symbols import ARGS_CLASSES, NEURON_ARGS_CLASSES, TRAINING_MOVES
+from codemods._tables.training_symbols import ARGS_CLASSES, NEURON_ARGS_CLASSES, NEURON_TRAINERS, TRAINING_MOVES
 
 #: every arguments class whose objects lack the Neuron-only fields: the Neuron ones and their stock targets (a
 #: second run sees the stock ones, and must judge the same reads the same way)
@@ -54,6 +54,9 @@ class ArgsPlan:
     script_class: str | None = None  # the dataclass that receives MOVED_FIELD, when the move is made
     args_vars: dict[tuple[Scope, str], ArgsVar] = field(default_factory=dict)
     argparse_vars: set[tuple[Scope, str]] = field(default_factory=set)  # argparse Namespaces: the script's own options
+    #: (scope, model variable) -> script variable: a model the Neuron trainer sharded itself (the script never read
+    #: the degree); its from_pretrained gets distributed_config from the moved field
+    loads: dict[tuple[Scope, str], str] = field(default_factory=dict)
     blocked: str = ""  # why MOVED_FIELD was not moved although the script reads it ("" when moved or not read)
     cli_fields: frozenset[str] = frozenset()  # fields of the script's parsed dataclasses after the migration
 
@@ -210,7 +213,8 @@ class _Analysis:
         needing = {(self.scopes.get(node, ""), node.value.id) for node in ast.walk(self.tree)
                    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                    and node.attr in (MOVED_FIELD, TRN_CONFIG)} & (reachable.keys() - built.keys())
-        if needing:
+        loads = self._trainer_loads({key: value for key, value in reachable.items() if key not in built})
+        if needing or loads:
             unreachable = sorted(key for key in needing if reachable[key] is None)
             if len(script_classes) != 1:
                 plan.blocked = ("the script parses no dataclass of its own beside the Neuron arguments" if not script_classes
@@ -220,6 +224,7 @@ class _Analysis:
                 plan.blocked = f"no variable of the script dataclass reaches {var} in {scope or 'the module'}"
             else:
                 plan.script_class = next(iter(script_classes))
+                plan.loads = loads
         plan.args_vars = {key: ArgsVar(key[0], key[1], script_var if plan.moved else None,
                                        built[key][0] if key in built else None, targets.get(key, "TrainingArguments"))
                           for key, script_var in reachable.items()}
@@ -232,6 +237,33 @@ class _Analysis:
             fields.add(MOVED_FIELD)
         plan.cli_fields = frozenset(fields)
         return plan
+
+    def _trainer_loads(self, parsed: dict[tuple[Scope, str], str | None]) -> dict[tuple[Scope, str], str]:
+        """``trainer = NeuronTrainer(model=m, args=training_args)`` where ``training_args`` was parsed with a script
+        dataclass that reaches this scope and ``m`` comes from ONE transformers ``from_pretrained`` there, outside
+        any ``lazy_load_for_parallelism`` block (NM205 handles those) and without a distributed_config: optimum's
+        trainer sharded that model with --tensor_parallel_size, so the load must now."""
+        lazy = {id(inner) for node in ast.walk(self.tree) if isinstance(node, ast.With) and any(
+            isinstance(item.context_expr, ast.Call) and _callee_name(item.context_expr.func) == "lazy_load_for_parallelism"
+            for item in node.items) for inner in ast.walk(node)}
+        loads = {}
+        for node in ast.walk(self.tree):
+            if not (isinstance(node, ast.Call) and self._resolves(node.func, NEURON_TRAINERS)):
+                continue
+            scope = self.scopes.get(node, "")
+            keywords = {k.arg: k.value for k in node.keywords if k.arg}
+            args, model = keywords.get("args"), keywords.get("model")
+            if not (isinstance(args, ast.Name) and isinstance(model, ast.Name) and parsed.get((scope, args.id))):
+                continue
+            sources = [n for n in ast.walk(self.tree) if isinstance(n, ast.Assign) and self.scopes.get(n, "") == scope
+                       and any(isinstance(t, ast.Name) and t.id == model.id for t in n.targets)
+                       and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute)
+                       and n.value.func.attr == "from_pretrained"
+                       and any(q.startswith("transformers.") for q in self._qualnames(n.value.func.value))]
+            if len(sources) == 1 and id(sources[0]) not in lazy and not any(
+                    k.arg in ("distributed_config", "tp_plan", "device_map") for k in sources[0].value.keywords):
+                loads[(scope, model.id)] = parsed[(scope, args.id)]
+        return loads
 
     def _constructed(self) -> dict[tuple[Scope, str], tuple[int | None, str]]:
         """``args = NeuronTrainingArguments(...)``: the variable, the literal tensor parallel degree it was given and
@@ -287,6 +319,10 @@ def _bind(call: ast.Call, params: list[str]) -> dict[str, ast.AST]:
         if keyword.arg is not None:
             bound[keyword.arg] = keyword.value
     return bound
+
+
+def _callee_name(node: ast.AST) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
 
 
 def _decorator(node: ast.AST) -> ast.AST:

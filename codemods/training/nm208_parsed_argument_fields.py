@@ -10,6 +10,9 @@ Map sections 2.7 and 2.10, rule C1c. After NM201 the arguments object is a stock
   passes both): ``tensor_parallel_size: int = 1`` is added to the dataclass (``--tensor_parallel_size`` and the
   config key keep working), ``training_args.tensor_parallel_size`` becomes ``script_args.tensor_parallel_size``
   and ``training_args.trn_config`` becomes the ``DistributedConfig`` built from it;
+* the same move is made when the script never reads the degree but hands a model it loads with ``from_pretrained``
+  to a Neuron trainer (optimum's trainer sharded it with ``--tensor_parallel_size``): that ``from_pretrained``
+  gets ``distributed_config=DistributedConfig(tp_size=script_args.tensor_parallel_size, ...)``;
 * otherwise every such read stays, with a todo that says why and what to do.
 
 Reads of the other optimum-only fields on the same variables are renamed when the field map renames the field
@@ -47,7 +50,8 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods._lib.parsed_args import MOVED_FIELD, TRN_CONFIG, GONE_FIELDS
-from codemods._lib.training import OWNERS, TracksScope, args_plan, moved_value
+from codemods._lib.training import (OWNERS, TracksScope, args_plan, distributed_config_call, kwarg, moved_value, new_kwarg,
+                                    set_args)
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES
 from migrate.rule import PythonRule, Safety
@@ -69,6 +73,24 @@ class ParsedArgumentFields(TracksScope, PythonRule):
         super().__init__(ctx)
         self.plan = args_plan(ctx)
         self.neuron_training = any(q.startswith("optimum.neuron") for qs in ctx.imports.bindings.values() for q in qs)
+        self.loads: dict[cst.Call, str] = {}  # from_pretrained calls the Neuron trainer sharded -> script variable
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and isinstance(node.value, cst.Call):
+            script_var = self.plan.loads.get((self.scope_path, node.targets[0].target.value))
+            if script_var is not None:
+                self.loads[node.value] = script_var
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        script_var = self.loads.get(original)
+        if script_var is None or kwarg(updated, "distributed_config") is not None:
+            return updated
+        degree = cst.Attribute(value=cst.Name(script_var), attr=cst.Name(MOVED_FIELD))
+        self.ctx.add_import("os")
+        self.ctx.add_import("transformers.distributed", "DistributedConfig")
+        self.fixed(original, f"optimum's trainer sharded this model with --{MOVED_FIELD} itself: from_pretrained now gets "
+                             f"distributed_config=DistributedConfig(tp_size={script_var}.{MOVED_FIELD}, fsdp_size=WORLD_SIZE // tp_size)")
+        return set_args(updated, [*updated.args, new_kwarg("distributed_config", distributed_config_call(degree))])
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         updated = super().leave_ClassDef(original, updated)

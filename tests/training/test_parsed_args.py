@@ -24,6 +24,7 @@ def _source(case: str) -> str:
     ("parsed_tp_no_script_dataclass", set()),  # nothing moves: the launch layer removes the flag
     ("nochange_tp_in_script_dataclass", {"model_id", "tensor_parallel_size"}),  # the script's own field
     ("argparse_tp_option", set()),  # argparse options are not dataclass fields
+    ("trainer_drop_in_alias", {"model_name_or_path", "tensor_parallel_size"}),  # the trainer sharded the model itself
 ])
 def test_cli_fields_same_before_and_after_migration(case, fields):
     source = _source(case)
@@ -71,3 +72,24 @@ def main():
 
 def test_unparsable_source_has_no_fields():
     assert script_cli_fields("def broken(:\n") == frozenset()
+
+
+def test_a_model_the_trainer_sharded_needs_one_visible_load():
+    source = '''
+from dataclasses import dataclass
+from transformers import AutoModelForCausalLM
+from optimum.neuron import NeuronHfArgumentParser, NeuronTrainer, NeuronTrainingArguments
+
+@dataclass
+class ScriptArguments:
+    model_id: str = "m"
+
+def main():
+    script_args, training_args = NeuronHfArgumentParser((ScriptArguments, NeuronTrainingArguments)).parse_args_into_dataclasses()
+    model = AutoModelForCausalLM.from_pretrained(script_args.model_id)
+    if script_args.model_id.endswith("-small"):
+        model = AutoModelForCausalLM.from_pretrained("gpt2")
+    NeuronTrainer(model=model, args=training_args).train()
+'''
+    assert not analyse(source).moved  # two loads: which one the trainer got is not known
+    assert "distributed_config=" not in apply_rules(source, select=["NM2"], inline_notes=False).text
