@@ -56,7 +56,8 @@ def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: Python
         still_used = ctx.namespace.names if ctx.namespace is not None else set()
         new_module = _remove_unused_imports(new_module, legacy, still_used, dispatcher.names_by_statement)
     if ctx.needed_imports:
-        new_module, needed = _keep_lazy_imports_lazy(new_module, ctx.needed_imports, ctx.imports)
+        new_module, needed = _reuse_module_imports(new_module, ctx.needed_imports, ctx.imports)
+        new_module, needed = _keep_lazy_imports_lazy(new_module, needed, ctx.imports)
         new_module = add_imports(new_module, needed)
     return new_module.code, _positioned(module, source, ctx)
 
@@ -385,6 +386,82 @@ class SymbolMover:
 
 def _fix_commas(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
     return [alias.with_changes(comma=cst.MaybeSentinel.DEFAULT) for alias in aliases]
+
+
+# ------------------------------------------------------------------------- imports already there
+
+
+def _reuse_module_imports(module: cst.Module, needed, imports: ImportMap):
+    """No second import of what the module already imports: ``add_imports`` sees only the leading block, so
+    an ``import torch`` below a first statement, or ``torch.distributed`` bound as ``D``, would be imported
+    again. A module import (``import m [as a]``) is dropped when a plain module-level import binds it before
+    any module-level code reads it; one bound under another name takes that name in the emitted code."""
+    bound = _module_level_bindings(module)
+    keep, renames = [], {}
+    for entry in needed:
+        module_name, name, alias = entry
+        local = alias or module_name.split(".")[0]
+        if name is not None or (alias is None and "." in module_name):
+            keep.append(entry)
+            continue
+        found = bound.get(module_name if alias else local)
+        if found is None:
+            keep.append(entry)
+            continue
+        index, existing_local = found
+        if any(_uses(statement, existing_local) for statement in module.body[:index]
+               if not isinstance(statement, (cst.FunctionDef, cst.ClassDef))):
+            keep.append(entry)  # read above its import at module level: the top import is needed
+        elif existing_local != local:
+            if local in imports.bindings or local in imports.defined or cstwalk.find(
+                module, lambda node: isinstance(node, cst.Param) and node.name.value == local
+            ):
+                keep.append(entry)  # the emitted name means something else here already
+            else:
+                renames[local] = existing_local
+    if renames:
+        module = cstwalk.transform(module, _Rename(renames))
+    return module, keep
+
+
+def _module_level_bindings(module: cst.Module) -> dict[str, tuple[int, str]]:
+    """Module imported at module level (plain statements, not try/if) -> (statement index, local name).
+    Keys: the local name for ``import m``, the module for ``import m as a`` / ``from p import m as a``."""
+    found: dict[str, tuple[int, str]] = {}
+    for index, statement in enumerate(module.body):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    full = dotted_name(alias.name)
+                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                        found.setdefault(full, (index, alias.asname.name.value))
+                    else:
+                        found.setdefault(full.split(".")[0], (index, full.split(".")[0]))
+            elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative \
+                    and not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else dotted_name(alias.name)
+                    found.setdefault(f"{dotted_name(small.module)}.{dotted_name(alias.name)}", (index, local))
+    return found
+
+
+class _Rename(cst.CSTTransformer):
+    """Emitted names that the module binds under another name (``dist`` -> ``D``); attributes stay."""
+
+    def __init__(self, renames: dict[str, str]) -> None:
+        super().__init__()
+        self.renames = renames
+        self.attributes: set[int] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.attributes.add(id(node.attr))
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        if id(original) in self.attributes or original.value not in self.renames:
+            return updated
+        return updated.with_changes(value=self.renames[original.value])
 
 
 # ---------------------------------------------------------------------------------- lazy imports
