@@ -131,6 +131,9 @@ def program_of(words: list[str]) -> Program | None:
             return Program("script", word, index)
         if word == "-m" and index + 1 < len(words) and any(w.rsplit("/", 1)[-1].startswith("python") for w in words[:index]):
             return Program("module", words[index + 1], index + 1)
+    variable = re.match(r"^([A-Za-z_]\w*)=\S", words[0]) if words else None
+    if variable and any(word.startswith("--") for word in words[1:]):  # ARGS="--a 1 \ --b 2": arguments kept in a variable
+        return Program("program", f"the command ${variable.group(1)} is passed to", -1)
     for index, word in enumerate(words):
         base = word.rsplit("/", 1)[-1]
         if re.match(r"^[A-Za-z_]\w*=", word) or word.startswith("-") or base in _WRAPPERS:

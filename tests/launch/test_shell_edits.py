@@ -128,6 +128,14 @@ def test_flags_of_programs_that_are_not_neuron_trainers_stay_without_a_note(text
     assert not result.findings
 
 
+def test_arguments_kept_in_a_variable_stay_with_a_todo() -> None:
+    text = 'ARGS="--model_path m --tensor_parallel_size 8 \\\n    --sequence_parallel_enabled"\ntorchrun run.py $ARGS\n'
+    result = apply_rules(text, FileKind.SHELL, select=["NM4"], path="run.sh", project=PROJECT)
+    assert result.text.endswith(text)
+    assert "--sequence_parallel_enabled was left as it is: the command $ARGS is passed to is not a script" in {
+        f.message.split(" of this project")[0] for f in result.findings}
+
+
 def test_a_dataclass_field_of_the_script_itself_is_its_own_flag() -> None:
     script = NEURON_SCRIPT.replace("(args,) = HfArgumentParser(NeuronTrainingArguments)",
                                    "from dataclasses import dataclass\n@dataclass\nclass A:\n    zero_1: bool = False\n"
