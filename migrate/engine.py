@@ -41,6 +41,7 @@ from migrate.pipeline import _line_map, automaton_of, migrate_file_text
 from migrate.registry import all_rules, select_rules
 from migrate.rule import DeviceStyle, Rule, RuleOptions
 from migrate.textio import DecodeError, atomic_write, decode, printable, remove_stale_temp_files
+from migrate.verification import is_processing_error
 from migrate.workers import run_tasks
 
 ENGINE_RULE = "NM000"  # findings of the engine itself (unreadable, undecodable, unparsable, refused)
@@ -165,7 +166,7 @@ def _scan(candidate: Candidate) -> _Scanned:
         if _handles(rule, kind, name) and not found.isdisjoint(rule.triggers):
             if rule.scope == "neuron-project":
                 scanned.needs_if_neuron = True
-            else:
+            elif rule.scope == "any":  # "migrated" (verification) rules never make a file be parsed
                 scanned.needs = True
     return scanned
 
@@ -188,7 +189,7 @@ def _migrate(job: tuple[Candidate, FileKind]) -> FileResult:
         notes = unresolved_notes(migrated.text, kind, migrated.findings, to_original)
         findings = sorted([*migrated.findings, *notes], key=lambda f: (f.line, f.column, f.rule))
         if migrated.text == decoded.text:
-            errors = [finding for finding in findings if finding.severity is Severity.ERROR]
+            errors = [finding for finding in findings if is_processing_error(finding)]
             if errors:  # nothing could be processed (a notebook that is not valid JSON, a cell that does not parse)
                 return FileResult(candidate.display, kind.value, FileStatus.ERROR, findings, reason=errors[0].message)
             return FileResult(candidate.display, kind.value, FileStatus.UNCHANGED, findings)

@@ -120,9 +120,10 @@ def verified(
             todos.setdefault(finding.line, []).append(finding.message)
     for rule_id, violation in found:
         line = to_original(violation.line)
-        name = str(violation.key[-1])
-        if any(f"`{name}`" in message or f" {name} " in f" {message} " for message in todos.get(line, ())):
-            continue  # a rule already said what to do with this very name here
+        name = str(violation.key[-1]).rsplit(".", 1)[-1]
+        said = [m for at in range(line, to_original(violation.end_line) + 1) for m in todos.get(at, ())]
+        if any(f"`{name}`" in message or f" {name} " in f" {message} " for message in said):
+            continue  # a rule already said what to do with this very name in this statement
         results.append(Finding(rule_id, Severity.ERROR, line, violation.column, violation.message))
     if notes and inline_notes:
         new_text = _add_notes(text, new_text, notes)

@@ -116,21 +116,31 @@ def package_folders(package: str) -> dict[str, list[str]]:
         stems.discard("__init__")
         found[".".join((package, *relative))] = sorted(stems)
         # below private, test and deep folders (torch's, diffusers' pipelines) nothing is checked
-        keep = len(relative) < 3
+        keep = len(relative) < (1 if package == "diffusers" else 2)
         dirs[:] = [d for d in dirs if keep and not d.startswith("_") and d not in ("tests", "testing")]
     return found
 
 
-def exports(module_name: str) -> str | None:
-    """Names ``from module import NAME`` accepts besides its submodules; None when they are dynamic."""
+def exports(module_name: str) -> tuple[str | None, str]:
+    """(names ``from module import NAME`` accepts besides its submodules, or None when they are dynamic;
+    the name endings a lazy module resolves by fallback, e.g. transformers 5 serves ``*TokenizerFast``
+    through the non-Fast class: names with them are never reported)."""
     module = importlib.import_module(module_name)
     names = set(dir(module))
     getattr_hook = module.__dict__.get("__getattr__")
+    suffixes = ""
     if module_name == "torch":  # its __getattr__ serves these tables only (see torch/__init__.py)
         names |= set(module._lazy_modules) | set(module._deprecated_attrs) | {"set_vital"}
-    elif getattr_hook is not None and type(module).__name__ != "_LazyModule":
-        return None
-    return " ".join(sorted(name for name in names if not name.startswith("__")))
+    elif type(module).__name__ == "_LazyModule":
+        for table in ("_class_to_module", "_objects", "_object_missing_backend", "_modules"):
+            names |= set(getattr(module, table, ()) or ())
+        for values in (getattr(module, "_explicit_import_shortcut", None) or {}).values():
+            names |= set(values)
+        source = inspect.getsource(type(module).__getattr__)
+        suffixes = " ".join(sorted(set(re.findall(r"name\.endswith\(\s*[\"'](\w+)[\"']", source))))
+    elif getattr_hook is not None:
+        return None, ""
+    return " ".join(sorted(name for name in names if not name.startswith("__"))), suffixes
 
 
 # ---------------------------------------------------------------------------------------------- classes
@@ -368,6 +378,7 @@ def main(old_transformers_wheel: Path) -> None:
     versions = {package: importlib.metadata.version(package) for package in PACKAGES}
     folders = {name: stems for package in PACKAGES for name, stems in package_folders(package).items()}
     exported = {name: exports(name) for name in EXPORT_MODULES}
+    fallbacks = {name: suffixes for name, (_, suffixes) in exported.items() if suffixes}
     entries = {name: class_entry(name) for name in CLASSES}
     classes = {name: as_delta(name, entry, entries) for name, entry in entries.items()}
     functions = {name: signature_text(_obj(name)) for name in FUNCTIONS}
@@ -385,13 +396,17 @@ def main(old_transformers_wheel: Path) -> None:
             handle.write(f"    {name!r}: {text!r},\n")
         handle.write("}\n\n# module -> the names `from module import NAME` accepts besides submodules (None: dynamic)\n")
         handle.write("EXPORTS = {\n")
-        for name, names in exported.items():
+        for name, (names, _) in exported.items():
             handle.write(f"    {name!r}: {names!r},\n")
-        handle.write("}\n\n")
+        handle.write("}\n\n# lazy module -> name endings its __getattr__ resolves by fallback (never reported)\n")
+        handle.write(f"FALLBACK_SUFFIXES = {pprint.pformat(fallbacks, width=120)}\n\n")
         handle.write("# class -> defined, base (nearest indexed base: the entry adds to it), init (accepted keywords, None for\n"
                      "# **kwargs), attrs (None: dynamic), methods (signature text), calls (how the library calls its own\n"
                      "# methods on self: 'positional count|keywords')\n")
-        handle.write(f"CLASSES = {pprint.pformat(classes, width=120, compact=True)}\n\n")
+        handle.write("CLASSES = {\n")  # one line per class: an indented dump is a third bigger
+        for name, entry in classes.items():
+            handle.write(f"    {name!r}: {entry!r},\n")
+        handle.write("}\n\n")
         handle.write(f"FUNCTIONS = {pprint.pformat(functions, width=120)}\n\n")
         handle.write("# keywords transformers 4 from_pretrained took and transformers 5 hands to the model (TypeError)\n")
         handle.write(f"FROM_PRETRAINED_REMOVED = {pprint.pformat(removed, width=120)}\n")

@@ -54,6 +54,12 @@ def exports(module: str) -> frozenset[str] | None:
     return frozenset(names.split()) | (submodules(module) or frozenset())
 
 
+def resolved_by_fallback(module: str, name: str) -> bool:
+    """A lazy module serves names with these endings through a fallback (transformers 5: ``*TokenizerFast``
+    -> the tokenizer class): whether they import is not known here."""
+    return name.endswith(tuple(data.FALLBACK_SUFFIXES.get(module, "").split() or ("\0",)))
+
+
 def module_state(module: str) -> tuple[bool | None, str]:
     """(exists, the first missing component's parent) for a dotted module of a stock package: True, False
     (certainly missing), or None (not known)."""

@@ -59,7 +59,7 @@ class StockImports(VerifyRule):
         if names is None:
             return
         for alias in node.names:
-            if alias.name == "*" or alias.name in names:
+            if alias.name == "*" or alias.name in names or _index.resolved_by_fallback(node.module, alias.name):
                 continue
             qualified = f"{node.module}.{alias.name}"
             yield facts.violation(node, ("name", qualified), (

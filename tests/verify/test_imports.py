@@ -36,6 +36,8 @@ PRESENT = [
     "from peft import LoraConfig, get_peft_model",
     "from accelerate import Accelerator",
     "from diffusers import DiffusionPipeline",
+    # not listed by dir(transformers): its lazy module serves them through the non-Fast class
+    "from transformers import MBart50TokenizerFast, LlamaTokenizerFast",
 ]
 
 

@@ -41,12 +41,12 @@ def test_the_same_rewrite_without_the_unknown_field_is_made() -> None:
 
 def test_a_failure_the_user_wrote_stays_an_error_and_the_rewrites_stay() -> None:
     source = CUSTOM_FIELD + "import torch_xla.core.xla_model as xm\ndevice = xm.xla_device()\n" \
-        "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('m', use_auth_token='t')\n"
+        "from transformers import TrainingArguments\nstock = TrainingArguments(output_dir='o', learning_rat=1e-4)\n"
     result = apply_rules(source)
     assert "torch.accelerator" in result.text  # NM301's rewrite is fine and kept
     errors = [f for f in result.findings if f.severity is Severity.ERROR]
     assert [(f.rule, f.line) for f in errors] == [("NM702", 7)]
-    assert "use_auth_token" in errors[0].message and "token=" in errors[0].message
+    assert "`learning_rat`" in errors[0].message and "did you mean `learning_rate`?" in errors[0].message
 
 
 def test_ignore_nm7_turns_the_pass_off() -> None:
