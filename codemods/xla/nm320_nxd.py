@@ -68,6 +68,7 @@ MESSAGES = {
 }
 MOVE_TO_DEVICE = frozenset({f"{NXD}.utils.model_utils.move_model_to_device", f"{NXD}.parallel_layers.move_model_to_device", f"{NXD}.parallel_layers.utils.move_model_to_device"})
 WHOLESALE = 6  # NxD calls in a file that defines classes: a modeling file, to replace rather than port
+_WHOLESALE_NOTE = "neuronx-distributed modeling file (its classes are built on NxD layers and parallel_state)"
 CLIP = frozenset({f"{NXD}.parallel_layers.grads.clip_grad_norm", f"{NXD}.parallel_layers.clip_grad_norm"})
 
 
@@ -101,6 +102,8 @@ class Nxd(XlaRule):
             for statement in module.body if module is not None else ():
                 if isinstance(statement, cst.ClassDef):  # layers built in model classes, not a training loop
                     cstwalk.visit(statement, Calls())
+            if len(calls) < WHOLESALE and _WHOLESALE_NOTE in self.ctx.source:
+                return WHOLESALE  # an earlier run said so, then rewrote some of those calls: the file is what it was
             return len(calls) if len(calls) >= WHOLESALE else 0
 
         return self.ctx.memo("nxd-modeling-file", count)
@@ -111,7 +114,8 @@ class Nxd(XlaRule):
         calls = self._modeling_file_calls()
         if calls:
             self._noted = True
-            self.todo(node, f"neuronx-distributed modeling file ({calls} NxD layer/parallel_state calls in its classes): replace it wholesale, do not port it line by line: load the stock transformers model (e.g. AutoModelForCausalLM.from_pretrained(..., distributed_config=DistributedConfig(tp_size=T))) or write plain nn.Linear/nn.Embedding layers sharded with a parallelize_module plan (ColwiseParallel/RowwiseParallel) on init_device_mesh; convert NxD checkpoints with torch.distributed.checkpoint on the old stack")
+            # no count in the message: the rules rewrite some of those calls, and a second run must find the same note
+            self.todo(node, f"{_WHOLESALE_NOTE}: replace it wholesale, do not port it line by line: load the stock transformers model (e.g. AutoModelForCausalLM.from_pretrained(..., distributed_config=DistributedConfig(tp_size=T))) or write plain nn.Linear/nn.Embedding layers sharded with a parallelize_module plan (ColwiseParallel/RowwiseParallel) on init_device_mesh; convert NxD checkpoints with torch.distributed.checkpoint on the old stack")
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.module is not None and not node.relative:
