@@ -159,8 +159,8 @@ class TrainingArguments(PythonRule):
             parallel = ("optimum's trainer applied --tensor_parallel_size itself: declare it in a dataclass of your own "
                         "and pass distributed_config=DistributedConfig(tp_size=..., fsdp_size=WORLD_SIZE // tp_size) to from_pretrained")
         self.todo(original, "arguments parsed from the command line or a config file: the launch-layer rules map the Neuron "
-                            "flags and keys with the shared field map; " + parallel + "; torch_compile is off unless the "
-                            "launch passes --torch_compile true; defaults differ from optimum-neuron 0.4.x: "
+                            "flags and keys with the shared field map and add --torch_compile true where they edit the launch line "
+                            "or config (NM408); " + parallel + "; defaults differ from optimum-neuron 0.4.x: "
                             + ", ".join(text for _, text in DEFAULTS_04) + " (T31)")
 
     def _precision_and_defaults(self, original: cst.Call, args: list[cst.Arg], names: set[str], target: str, tp, splat: bool) -> list[cst.Arg]:
