@@ -54,9 +54,11 @@ class ArgsPlan:
     script_class: str | None = None  # the dataclass that receives MOVED_FIELD, when the move is made
     args_vars: dict[tuple[Scope, str], ArgsVar] = field(default_factory=dict)
     argparse_vars: set[tuple[Scope, str]] = field(default_factory=set)  # argparse Namespaces: the script's own options
-    #: (scope, model variable) -> script variable: a model the Neuron trainer sharded itself (the script never read
-    #: the degree); its from_pretrained gets distributed_config from the moved field
+    #: (scope, model variable) -> the degree's source: a model the Neuron trainer sharded itself (the script never
+    #: read the degree); its from_pretrained gets distributed_config with that degree
     loads: dict[tuple[Scope, str], str] = field(default_factory=dict)
+    #: arguments built in the script whose non-trivial tensor_parallel_size one of ``loads`` carries to the model
+    carried: set[tuple[Scope, str]] = field(default_factory=set)
     blocked: str = ""  # why MOVED_FIELD was not moved although the script reads it ("" when moved or not read)
     cli_fields: frozenset[str] = frozenset()  # fields of the script's parsed dataclasses after the migration
 
@@ -92,6 +94,7 @@ class _Analysis:
         self.scopes: dict[ast.AST, Scope] = {}
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}  # module-level defs
         self._index(tree)
+        self.built_degrees: dict[tuple[Scope, str], ast.expr] = {}  # constructed Neuron arguments -> degree given
         self.dataclasses = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)
                             and any(self._resolves(_decorator(d), DATACLASS) for d in node.decorator_list)}
 
@@ -214,6 +217,7 @@ class _Analysis:
                    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                    and node.attr in (MOVED_FIELD, TRN_CONFIG)} & (reachable.keys() - built.keys())
         loads = self._trainer_loads({key: value for key, value in reachable.items() if key not in built})
+        carried = self._trainer_loads_built()
         if needing or loads:
             unreachable = sorted(key for key in needing if reachable[key] is None)
             if len(script_classes) != 1:
@@ -224,7 +228,10 @@ class _Analysis:
                 plan.blocked = f"no variable of the script dataclass reaches {var} in {scope or 'the module'}"
             else:
                 plan.script_class = next(iter(script_classes))
-                plan.loads = loads
+                plan.loads = {key: f"{script_var}.{MOVED_FIELD}" for key, (script_var, _) in loads.items()}
+        for key, (degree, args_key) in carried.items():
+            plan.loads.setdefault(key, degree)
+            plan.carried.add(args_key)
         plan.args_vars = {key: ArgsVar(key[0], key[1], script_var if plan.moved else None,
                                        built[key][0] if key in built else None, targets.get(key, "TrainingArguments"))
                           for key, script_var in reachable.items()}
@@ -238,32 +245,66 @@ class _Analysis:
         plan.cli_fields = frozenset(fields)
         return plan
 
-    def _trainer_loads(self, parsed: dict[tuple[Scope, str], str | None]) -> dict[tuple[Scope, str], str]:
-        """``trainer = NeuronTrainer(model=m, args=training_args)`` where ``training_args`` was parsed with a script
-        dataclass that reaches this scope and ``m`` comes from ONE transformers ``from_pretrained`` there, outside
-        any ``lazy_load_for_parallelism`` block (NM205 handles those) and without a distributed_config: optimum's
-        trainer sharded that model with --tensor_parallel_size, so the load must now."""
+    def _trainer_loads(self, parsed: dict[tuple[Scope, str], str | None]) -> dict[tuple[Scope, str], tuple[str, tuple[Scope, str]]]:
+        """Parsed arguments: ``trainer = NeuronTrainer(model=m, args=training_args)`` where ``training_args`` was
+        parsed with a script dataclass that reaches this scope (model variable -> (script variable, args variable))."""
+        return {key: (parsed[args_key], args_key) for key, args_key, _ in self._sharded_models()
+                if parsed.get(args_key)}
+
+    def _trainer_loads_built(self) -> dict[tuple[Scope, str], tuple[str, tuple[Scope, str]]]:
+        """Built arguments: ``args = NeuronTrainingArguments(..., tensor_parallel_size=X)`` handed to a Neuron trainer
+        with ``m``: the load of ``m`` gets X when every name X reads is bound there (model variable -> (X's source,
+        args variable))."""
+        found = {}
+        for key, args_key, load in self._sharded_models(any_loader=True):
+            degree = self.built_degrees.get(args_key)
+            if degree is not None and self._bound_before(degree, key[0], load.lineno):
+                found[key] = (ast.unparse(degree), args_key)
+        return found
+
+    def _sharded_models(self, any_loader: bool = False):
+        """(scope, model variable), (scope, args variable), the load: for ``NeuronTrainer(model=m, args=a)`` whose
+        ``m`` comes from ONE ``from_pretrained`` in the same function (of a transformers class; with ``any_loader``
+        also of a class the file builds itself, e.g. with eval), outside any ``lazy_load_for_parallelism`` block
+        (NM205 handles those) and without a distributed_config / tp_plan / device_map: optimum's trainer sharded that
+        model with tensor_parallel_size, so the load must now."""
         lazy = {id(inner) for node in ast.walk(self.tree) if isinstance(node, ast.With) and any(
             isinstance(item.context_expr, ast.Call) and _callee_name(item.context_expr.func) == "lazy_load_for_parallelism"
             for item in node.items) for inner in ast.walk(node)}
-        loads = {}
         for node in ast.walk(self.tree):
             if not (isinstance(node, ast.Call) and self._resolves(node.func, NEURON_TRAINERS)):
                 continue
             scope = self.scopes.get(node, "")
             keywords = {k.arg: k.value for k in node.keywords if k.arg}
             args, model = keywords.get("args"), keywords.get("model")
-            if not (isinstance(args, ast.Name) and isinstance(model, ast.Name) and parsed.get((scope, args.id))):
+            if not (isinstance(args, ast.Name) and isinstance(model, ast.Name)):
                 continue
             sources = [n for n in ast.walk(self.tree) if isinstance(n, ast.Assign) and self.scopes.get(n, "") == scope
                        and any(isinstance(t, ast.Name) and t.id == model.id for t in n.targets)
                        and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute)
-                       and n.value.func.attr == "from_pretrained"
-                       and any(q.startswith("transformers.") for q in self._qualnames(n.value.func.value))]
+                       and n.value.func.attr == "from_pretrained" and self._transformers_loader(n.value.func.value, any_loader)]
             if len(sources) == 1 and id(sources[0]) not in lazy and not any(
                     k.arg in ("distributed_config", "tp_plan", "device_map") for k in sources[0].value.keywords):
-                loads[(scope, model.id)] = parsed[(scope, args.id)]
-        return loads
+                yield (scope, model.id), (scope, args.id), sources[0]
+
+    def _transformers_loader(self, owner: ast.AST, any_loader: bool) -> bool:
+        qualnames = self._qualnames(owner)
+        if any(q.startswith("transformers.") for q in qualnames):
+            return True
+        return any_loader and not qualnames and isinstance(owner, ast.Name)  # built in the file (AutoModel = eval(...))
+
+    def _bound_before(self, expression: ast.expr, scope: Scope, line: int) -> bool:
+        """Every name ``expression`` reads is a literal's, an import, a parameter of ``scope`` or assigned before ``line``."""
+        for name in {n.id for n in ast.walk(expression) if isinstance(n, ast.Name)}:
+            if name in self.imports:
+                continue
+            function = self.functions.get(scope.split(".")[-1]) if scope else None
+            if function is not None and name in {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}:
+                continue
+            if not any(isinstance(n, (ast.Assign, ast.AnnAssign)) and n.lineno < line and self.scopes.get(n, "") in (scope, "")
+                       and any(isinstance(t, ast.Name) and t.id == name for t in _targets(n)) for n in ast.walk(self.tree)):
+                return False
+        return True
 
     def _constructed(self) -> dict[tuple[Scope, str], tuple[int | None, str]]:
         """``args = NeuronTrainingArguments(...)``: the variable, the literal tensor parallel degree it was given and
@@ -282,6 +323,8 @@ class _Analysis:
                 else:
                     degree = given.value if isinstance(given, ast.Constant) and type(given.value) is int else None
                 found[(self.scopes.get(node, ""), node.targets[0].id)] = (degree, self._neuron_target(call.func))
+                if given is not None and self._resolves(call.func, NEURON_ARGS_CLASSES) and degree != 1:
+                    self.built_degrees[(self.scopes.get(node, ""), node.targets[0].id)] = given
         return found
 
     def _through_parameters(self, direct: dict[tuple[Scope, str], str | None],
@@ -319,6 +362,14 @@ def _bind(call: ast.Call, params: list[str]) -> dict[str, ast.AST]:
         if keyword.arg is not None:
             bound[keyword.arg] = keyword.value
     return bound
+
+
+def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.AST]:
+    """The names an assignment binds (tuple targets unpacked)."""
+    found = []
+    for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+        found.extend(target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])
+    return found
 
 
 def _callee_name(node: ast.AST) -> str:

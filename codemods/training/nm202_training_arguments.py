@@ -43,8 +43,8 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods._lib.parsed_args import PARSERS
-from codemods._lib.training import (apply_field_map, args_plan, distributed_dict, has_star_kwargs, insert_preamble, kwarg,
-                                    literal, new_kwarg, set_args, source)
+from codemods._lib.training import (TracksScope, apply_field_map, args_plan, distributed_dict, has_star_kwargs,
+                                    insert_preamble, kwarg, literal, new_kwarg, set_args, source)
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
 from migrate.rule import PythonRule, Safety
 from migrate.snippets import parse_expression
@@ -66,7 +66,7 @@ def _names(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [node]
 
 
-class TrainingArguments(PythonRule):
+class TrainingArguments(TracksScope, PythonRule):
     """Map NeuronTrainingArguments / NeuronSFTConfig / NeuronORPOConfig fields onto stock ones (shared field map)."""
 
     id = "NM202"
@@ -205,6 +205,10 @@ class TrainingArguments(PythonRule):
             self.todo(original_arg, f"tensor_parallel_size={source(tp)}: add distributed_config={distributed_dict(tp)} and device_map=None to model_init_kwargs")
             return args
         load = f"from_pretrained(..., distributed_config=DistributedConfig(tp_size={source(tp)}, fsdp_size=WORLD_SIZE // {source(tp)}))"
+        if (self.scope_path, self._assigned_to(original)) in args_plan(self.ctx).carried:
+            self.fixed(original_arg, f"tensor_parallel_size={source(tp)} -> {load} of the model the trainer gets (NM208); "
+                                     "launch one process per NeuronCore with torchrun")
+            return args
         if any(marker in self.ctx.source for marker in CARRIERS):
             self.todo(original_arg, f"tensor_parallel_size={source(tp)} removed: check that the model is loaded with {load} (NM204/NM205 add it where the old code sharded at load) and launch one process per NeuronCore with torchrun")
             return args
@@ -214,6 +218,14 @@ class TrainingArguments(PythonRule):
         following = [a.keyword.value for a in original.args[original.args.index(original_arg) + 1:] if a.keyword is not None]
         at = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value in following), len(args))
         return [*args[:at], kept, *args[at:]]
+
+    def _assigned_to(self, call: cst.Call) -> str | None:
+        statement = self.ctx.statement_stack[-1] if self.ctx.statement_stack else None
+        if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Assign):
+            assign = statement.body[0]
+            if assign.value is call and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
+                return assign.targets[0].target.value
+        return None
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         if not self.migrated:

@@ -73,24 +73,23 @@ class ParsedArgumentFields(TracksScope, PythonRule):
         super().__init__(ctx)
         self.plan = args_plan(ctx)
         self.neuron_training = any(q.startswith("optimum.neuron") for qs in ctx.imports.bindings.values() for q in qs)
-        self.loads: dict[cst.Call, str] = {}  # from_pretrained calls the Neuron trainer sharded -> script variable
+        self.loads: dict[cst.Call, str] = {}  # from_pretrained calls the Neuron trainer sharded -> the degree's source
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and isinstance(node.value, cst.Call):
-            script_var = self.plan.loads.get((self.scope_path, node.targets[0].target.value))
-            if script_var is not None:
-                self.loads[node.value] = script_var
+            degree = self.plan.loads.get((self.scope_path, node.targets[0].target.value))
+            if degree is not None:
+                self.loads[node.value] = degree
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        script_var = self.loads.get(original)
-        if script_var is None or kwarg(updated, "distributed_config") is not None:
+        degree = self.loads.get(original)
+        if degree is None or kwarg(updated, "distributed_config") is not None:
             return updated
-        degree = cst.Attribute(value=cst.Name(script_var), attr=cst.Name(MOVED_FIELD))
         self.ctx.add_import("os")
         self.ctx.add_import("transformers.distributed", "DistributedConfig")
-        self.fixed(original, f"optimum's trainer sharded this model with --{MOVED_FIELD} itself: from_pretrained now gets "
-                             f"distributed_config=DistributedConfig(tp_size={script_var}.{MOVED_FIELD}, fsdp_size=WORLD_SIZE // tp_size)")
-        return set_args(updated, [*updated.args, new_kwarg("distributed_config", distributed_config_call(degree))])
+        self.fixed(original, f"optimum's trainer sharded this model with tensor_parallel_size itself: from_pretrained now gets "
+                             f"distributed_config=DistributedConfig(tp_size={degree}, fsdp_size=WORLD_SIZE // tp_size)")
+        return set_args(updated, [*updated.args, new_kwarg("distributed_config", distributed_config_call(parse_expression(degree)))])
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         updated = super().leave_ClassDef(original, updated)

@@ -253,6 +253,31 @@ if __name__ == "__main__":
 '''
 
 
+BUILT_TP_SCRIPT = '''
+import argparse, json, os
+from datasets import Dataset
+from transformers import AutoModelForCausalLM, AutoTokenizer, DataCollatorForLanguageModeling
+from optimum.neuron import NeuronTrainer as Trainer
+from optimum.neuron import NeuronTrainingArguments as TrainingArguments
+''' + DATA + '''
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tensor_parallel_size", type=int, default=1)
+    args, _ = parser.parse_known_args()
+    tok = AutoTokenizer.from_pretrained(os.environ["TOK_DIR"])
+    model = AutoModelForCausalLM.from_pretrained(os.environ["MODEL_DIR"])
+    training_args = TrainingArguments(output_dir=os.environ["OUT_DIR"], per_device_train_batch_size=2, max_steps=2,
+                                      logging_steps=1, save_strategy="no", report_to="none",
+                                      tensor_parallel_size=args.tensor_parallel_size)
+    trainer = Trainer(model=model, args=training_args, train_dataset=padded_dataset(tok),
+                      data_collator=DataCollatorForLanguageModeling(tok, mlm=False))
+    result = trainer.train()
+    print("RESULT=" + json.dumps({"loss": result.training_loss, "steps": result.global_step,
+                                  "tp": model.config.distributed_config.tp_size}))
+'''
+
+
 OLD_OBJECTS_SCRIPT = '''
 import json, os
 import torch
@@ -394,3 +419,13 @@ def test_migrated_reads_of_what_the_old_objects_carried(tiny_assets, tmp_path):
     assert "import LlamaAttention" in migrated
     out = _run(migrated, tiny_assets, tmp_path, FLASH="0")
     assert out == {"tp": 1, "attn": "sdpa", "attention_class": True}
+
+
+def test_migrated_built_tensor_parallel_size_reaches_the_model(tiny_assets, tmp_path):
+    """Class 2: the degree a script gave NeuronTrainingArguments (its own --tensor_parallel_size option) leaves the
+    arguments and arrives at the from_pretrained of the model the trainer gets."""
+    migrated = _migrate(BUILT_TP_SCRIPT)
+    assert "tensor_parallel_size=args.tensor_parallel_size" not in migrated.split("TrainingArguments(")[-1]
+    assert "distributed_config=DistributedConfig(tp_size=args.tensor_parallel_size" in migrated
+    out = _run(migrated, tiny_assets, tmp_path, args=("--tensor_parallel_size", "1"))
+    assert out["steps"] == 2 and math.isfinite(out["loss"]) and out["tp"] == 1
