@@ -21,7 +21,8 @@ After::
 
 Fix safety: safe. ``xm.xla_device(n)`` / ``torch.device("xla", n)`` picked core ``n`` of a multi-core
 process; TorchNeuron runs one process per NeuronCore, so the index is dropped with a ``todo``.
-``xm.get_xla_supported_devices()`` becomes a ``todo`` (one device per process now).
+``xm.get_xla_supported_devices()`` becomes a ``todo`` (one device per process now). ``xm.xla_device_hw(d)`` and
+``xr.device_type()`` become the device type in upper case (``NEURON`` on Trainium as before, ``CPU`` on a CPU).
 Known limits: device strings built at run time (``f"xla:{i}"``) are not recognised.
 """
 
@@ -31,11 +32,13 @@ import libcst as cst
 
 from codemods._lib import device as dev
 from codemods.xla import _values as values
-from codemods.xla._common import XM, Safety, XlaRule, arg, is_xla_string, names
+from codemods.xla._common import XM, XR, Safety, XlaRule, arg, is_xla_string, names
 
 DEVICE_CALLS = names((XM, ["xla_device"]), ("torch_xla", ["device"]))
 TORCH_DEVICE = frozenset({"torch.device"})
 SUPPORTED = names((XM, ["get_xla_supported_devices"]))
+HARDWARE = names((XM, ["xla_device_hw"]))
+RUNTIME_TYPE = names((XR, ["device_type"]))
 
 
 class XlaDevice(XlaRule):
@@ -63,6 +66,14 @@ class XlaDevice(XlaRule):
         return False
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if self.ctx.matches(original.func, HARDWARE) and len(updated.args) == 1 and not updated.args[0].star:
+            # "NEURON" on Trainium as before, "CPU" on a CPU machine as torch_xla's CPU device said
+            self.fixed(original, "xm.xla_device_hw(device) -> torch.device(device).type.upper()")
+            device = self.code(updated.args[0].value)
+            return self.expr(f"torch.device({device}).type.upper()", ("torch", None, None))
+        if self.ctx.matches(original.func, RUNTIME_TYPE) and not original.args:
+            self.fixed(original, "xr.device_type() -> the accelerator's type, upper case (NEURON on Trainium)")
+            return self.expr(f"({dev.device(self.ctx.options.device_style).source}).type.upper()", ("torch", None, None))
         if self.ctx.matches(original.func, SUPPORTED):
             self.todo(original, "xm.get_xla_supported_devices(): TorchNeuron runs one process per NeuronCore; use the process's device (torch.accelerator.current_accelerator()) and launch one process per core with torchrun")
             return updated

@@ -7,7 +7,15 @@
 ``xr.world_size()``                                ``int(os.environ.get("WORLD_SIZE", 1))``
 ``xm.is_master_ordinal()`` (``local=True``)        ``int(os.environ.get("LOCAL_RANK", 0)) == 0``
 ``xm.is_master_ordinal(local=False)``              ``int(os.environ.get("RANK", 0)) == 0``
+``xr.process_index()``                             ``int(os.environ.get("RANK", 0))``
+``xr.process_count()``, ``xr.global_device_count()`` ``int(os.environ.get("WORLD_SIZE", 1))``
+``xr.local_process_count()``,
+``xr.local_device_count()``                        ``int(os.environ.get("LOCAL_WORLD_SIZE", 1))``
+``xr.addressable_device_count()``                  ``1``
 ================================================  =============================================
+
+The process-level calls follow from one process per NeuronCore under torchrun: a process addresses one
+device, so its index is its rank and a host runs LOCAL_WORLD_SIZE of them.
 
 Why the environment and not ``dist.get_rank()``: torchrun sets these variables for every worker, and the
 expressions also work in a single process where no process group exists (``dist.get_rank()`` would raise
@@ -36,7 +44,11 @@ from codemods.xla._common import LOCAL_RANK, RANK, WORLD_SIZE, XM, XR, Safety, X
 
 GLOBAL = names((XM, ["get_ordinal"]), (XR, ["global_ordinal"]))
 LOCAL = names((XM, ["get_local_ordinal"]), (XR, ["local_ordinal"]))
-WORLD = names((XM, ["xrt_world_size", "world_size"]), (XR, ["world_size", "global_runtime_device_count"]))
+WORLD = names((XM, ["xrt_world_size", "world_size"]), (XR, ["world_size", "global_runtime_device_count", "process_count", "global_device_count"]))
+PROCESS = names((XR, ["process_index"]))
+LOCAL_WORLD = names((XR, ["local_process_count", "local_device_count"]))
+ADDRESSABLE = names((XR, ["addressable_device_count", "addressable_runtime_device_count"]))
+LOCAL_WORLD_SIZE = 'int(os.environ.get("LOCAL_WORLD_SIZE", 1))'
 MASTER = names((XM, ["is_master_ordinal"]))
 OS = ("os", None, None)
 
@@ -53,6 +65,15 @@ class Ranks(XlaRule):
         if self.ctx.matches(func, GLOBAL):
             self.fixed(original, "global ordinal -> RANK")
             return self.expr(RANK, OS)
+        if self.ctx.matches(func, PROCESS):
+            self.fixed(original, "process index -> RANK (one process per NeuronCore)")
+            return self.expr(RANK, OS)
+        if self.ctx.matches(func, LOCAL_WORLD):
+            self.fixed(original, "processes (devices) on this host -> LOCAL_WORLD_SIZE")
+            return self.expr(LOCAL_WORLD_SIZE, OS)
+        if self.ctx.matches(func, ADDRESSABLE):
+            self.fixed(original, "devices this process addresses -> 1 (one NeuronCore per process)")
+            return self.expr("1")
         if self.ctx.matches(func, LOCAL):
             self.fixed(original, "local ordinal -> LOCAL_RANK")
             return self.expr(LOCAL_RANK, OS)
