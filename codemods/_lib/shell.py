@@ -812,9 +812,100 @@ BRANCH_TODO = (
 )
 
 
+BRANCH_FOLDED = "{name} is never set on TorchNeuron: kept only the real-run branch of this test"
+REGION_DELETED = ("deleted: this command ran under {name}=1, a graph-extraction (pre-compile) pass that trained "
+                  "nothing; TorchNeuron compiles during the real run")
+_VARS = "|".join(_COMPILE_ONLY_VARS)
+_BRANCH_TEST = re.compile(
+    rf"""^(\s*)if\s+\[\[?\s+(?:"?\$\{{?({_VARS})\}}?"?\s*(==?|!=)\s*["']?(?:1|true)["']?|(!\s+)?(-[nz])\s+"?\$\{{?({_VARS})\}}?"?)"""
+    r"\s*\]\]?\s*;\s*then\s*(#.*)?$")
+_CONTROL = re.compile(r"^\s*(if|fi|for|while|until|done|case|esac|function)\b|\(\)\s*\{")
+
+
+def _fold_branches(doc: TextDocument, report: Report) -> None:
+    """``if [ "$NEURON_EXTRACT_GRAPHS_ONLY" = "1" ]; then A; else B; fi`` written over lines: the test is always
+    false on TorchNeuron, so B stays (one level less indented) and the rest goes; ``!=`` / ``-z`` keep A."""
+    if doc.kind is not FileKind.SHELL:
+        return
+    lines = [line for line in doc if not line.deleted]
+    for index, line in enumerate(lines):
+        match = _BRANCH_TEST.match(line.text)
+        if not match or line.deleted:
+            continue
+        indent, name = match.group(1), match.group(2) or match.group(6)
+        else_at = fi_at = None
+        for later in range(index + 1, len(lines)):
+            text = lines[later].text
+            if not text.strip():
+                continue
+            own = len(text) - len(text.lstrip())
+            if own < len(indent) or own == len(indent) and text.strip() not in {"else", "fi"}:
+                break  # a block this simple reading cannot follow (elif, a dedent, code at the test's level)
+            if own == len(indent):
+                if text.strip() == "else" and else_at is None:
+                    else_at = later
+                    continue
+                if text.strip() == "fi":
+                    fi_at = later
+                break
+        if fi_at is None:
+            continue
+        true_body = lines[index + 1:else_at if else_at is not None else fi_at]
+        false_body = lines[else_at + 1:fi_at] if else_at is not None else []
+        always_true = match.group(3) == "!=" or (match.group(5) == "-z") != bool(match.group(4))  # `! -z` is `-n`
+        taken = true_body if always_true else false_body
+        for dropped in lines[index:fi_at + 1]:
+            if dropped not in taken:
+                doc.delete(dropped)
+        code = [kept for kept in taken if kept.text.strip()]
+        level = min((len(kept.text) - len(kept.text.lstrip()) for kept in code), default=len(indent))
+        for kept in code:
+            kept.text = indent + kept.text[level:]
+        report(line, Severity.FIXED, BRANCH_FOLDED.format(name=name))
+
+
+def _delete_regions(doc: TextDocument, report: Report) -> set[int]:
+    """A command run as ``NEURON_EXTRACT_GRAPHS_ONLY=1 cmd`` (alone on its line), and the plain commands between
+    ``export NEURON_EXTRACT_GRAPHS_ONLY=1`` and ``unset NEURON_EXTRACT_GRAPHS_ONLY`` (no control flow between): they
+    ran a graph-extraction pass only, so they go. Returns the ids of the lines of the settings so handled."""
+    sites = [site for site in env_sites(doc) if site.name in _COMPILE_ONLY_VARS and site.command is not None]
+    statements = command_statements(doc)
+    handled: set[int] = set()
+    for site in sites:
+        if site.unset or site.value is None or site.value.strip() not in _TRUTHY or site.cl.dockerfile_env:
+            continue
+        if command_word(site.command) is not None and site.command[0].text not in _EXPORTERS:
+            statement = next((st for st in statements if st[0].line is site.cl.line), None)
+            toks = lex(site.cl.line.text, site.cl.start, site.cl.end)[0]
+            if statement is not None and len(statement) == 1 and not any(tok.kind == "op" for tok in toks):
+                drop_line(doc, site.cl.line)
+                report(site.cl.line, Severity.FIXED, REGION_DELETED.format(name=site.name))
+                handled.add(id(site.cl.line))
+            continue
+        end = next((other for other in sites if other.unset and other.name == site.name
+                    and doc._index(other.cl.line) > doc._index(site.cl.line)), None)
+        if end is None or end.cl.line.indent != site.cl.line.indent:
+            continue
+        between = [statement for statement in statements
+                   if doc._index(site.cl.line) < doc._index(statement[0].line) < doc._index(end.cl.line)]
+        if not between or any(_CONTROL.search(cl.line.text) for statement in between for cl in statement):
+            continue
+        for statement in between:
+            toks = [tok for cl in statement for tok in lex(cl.line.text, cl.start, cl.end)[0]]
+            if command_word([tok for tok in toks if tok.kind == "word"]) is None:
+                continue
+            for cl in reversed(statement):
+                doc.delete(cl.line)
+            report(statement[0].line, Severity.FIXED, REGION_DELETED.format(name=site.name))
+            handled.add(id(site.cl.line))
+    return handled
+
+
 def edit_compile_only(doc: TextDocument, report: Report) -> None:
-    """Drop NEURON_EXTRACT_GRAPHS_ONLY / NEURON_PARALLEL_COMPILE settings; flag the runs they made compile-only
-    and the branches that test them."""
+    """Drop NEURON_EXTRACT_GRAPHS_ONLY / NEURON_PARALLEL_COMPILE settings, the commands they made a compile-only
+    pass (between ``export ...=1`` and ``unset``) and the branches that test them, or flag what cannot be told."""
+    _fold_branches(doc, report)
+    handled = _delete_regions(doc, report)
     for cl in list(command_lines(doc)):
         match = _READ_VAR.search(cl.line.text[cl.start:cl.end])
         if match:
@@ -835,7 +926,7 @@ def edit_compile_only(doc: TextDocument, report: Report) -> None:
         from codemods._tables import env_vars
 
         report(line, Severity.FIXED, env_vars.message_for(site.name, env_vars.lookup(site.name)))
-        if truthy and (has_command or (anchor is not None and anchor is following)):
+        if truthy and id(line) not in handled and (has_command or (anchor is not None and anchor is following)):
             report(anchor or line, Severity.TODO, COMPILE_PASS_TODO.format(name=site.name, value=site.value))
 
 

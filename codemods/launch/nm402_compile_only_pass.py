@@ -1,26 +1,37 @@
-"""NM402 compile-only-pass: remove ``NEURON_EXTRACT_GRAPHS_ONLY`` / ``NEURON_PARALLEL_COMPILE`` and flag what they did.
+"""NM402 compile-only-pass: remove ``NEURON_EXTRACT_GRAPHS_ONLY`` / ``NEURON_PARALLEL_COMPILE`` and what they marked.
 
-These variables marked the graph-extraction pass of ``neuron_parallel_compile`` (map 3.H H3; trap T8; corpus
-A9 item 23). They are removed wherever they are set (``export``, ``VAR=1 cmd`` prefixes, ``unset``,
-Dockerfile ``ENV``, YAML env lists). Two things cannot be fixed mechanically and become ``todo`` notes:
+These variables marked the graph-extraction pass of ``neuron_parallel_compile``: a command run with one set
+to ``1`` extracted and compiled its graphs on placeholder data and trained nothing
+(https://awsdocs-neuron.readthedocs-hosted.com/en/latest/tools/neuron-sys-tools/neuron-parallel-compile.html).
+On TorchNeuron nothing sets them, so:
 
-* a command that ran with the variable set to ``1`` was a pre-compile pass; on TorchNeuron it would train
-  for real, so it must be deleted (or kept on purpose as a short warm-up);
-* a test that reads the variable (``if [ "$NEURON_EXTRACT_GRAPHS_ONLY" = "1" ]; then ...``) is now always
-  false: keep the real-run branch (map 3.G G2).
+* the settings go wherever they are (``export``, ``VAR=1 cmd`` prefixes, ``unset``, Dockerfile ``ENV``, YAML
+  env lists);
+* a command run as ``NEURON_EXTRACT_GRAPHS_ONLY=1 cmd`` (alone on its line), and the plain commands between
+  ``export NEURON_EXTRACT_GRAPHS_ONLY=1`` and ``unset NEURON_EXTRACT_GRAPHS_ONLY``, are deleted: kept, they
+  would now train for real beside the real run;
+* a multi-line ``if [ "$NEURON_EXTRACT_GRAPHS_ONLY" = "1" ]; then A else B fi`` keeps B (``!=`` / ``-z``: A);
+* what this reading cannot follow (an ``export`` with no ``unset``, control flow inside the region, other
+  tests of the variable) stays with a ``todo``.
 
 Before::
 
+    if [ "$NEURON_EXTRACT_GRAPHS_ONLY" = "1" ]; then
+        MAX_STEPS=10
+    else
+        MAX_STEPS=-1
+    fi
     export NEURON_EXTRACT_GRAPHS_ONLY=1
     torchrun train.py --max_steps 10
     unset NEURON_EXTRACT_GRAPHS_ONLY
+    torchrun train.py --max_steps $MAX_STEPS
 
 After::
 
-    # neuron-migrate: NEURON_EXTRACT_GRAPHS_ONLY=1 made this a graph-extraction (pre-compile) pass; ...
-    torchrun train.py --max_steps 10
+    MAX_STEPS=-1
+    torchrun train.py --max_steps $MAX_STEPS
 
-Fix safety: needs review (the notes above). Python reads of these variables belong to the torch_xla rules.
+Fix safety: needs review (the todos above). Python reads of these variables belong to the torch_xla rules.
 """
 
 from __future__ import annotations
@@ -32,7 +43,7 @@ from migrate.textdoc import TextDocument
 
 
 class CompileOnlyPass(LaunchRule):
-    """Remove NEURON_EXTRACT_GRAPHS_ONLY / NEURON_PARALLEL_COMPILE and flag the pre-compile runs and branches."""
+    """Remove NEURON_EXTRACT_GRAPHS_ONLY / NEURON_PARALLEL_COMPILE, the compile-only runs they marked and the branches that test them."""
 
     id = "NM402"
     name = "compile-only-pass"

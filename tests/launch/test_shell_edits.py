@@ -32,6 +32,13 @@ def shell(text: str, select=("NM4",), kind=FileKind.SHELL, path="run.sh", projec
         ("neuron_parallel_compile torchrun x.py --max_steps 10\n", ""),  # the recipe's short pass
         ("if [ -n \"$C\" ]; then neuron_parallel_compile bash x.sh; fi\nbash x.sh\n", "if [ -n \"$C\" ]; then :; fi\nbash x.sh\n"),
         ("neuron_parallel_compile --command clear-locks\n", ""),
+        # NEURON_EXTRACT_GRAPHS_ONLY: the test is always false (the real-run branch stays, dedented); a run under it goes
+        ('if [ "$NEURON_EXTRACT_GRAPHS_ONLY" = "1" ]; then\n    S=10\nelse\n    S=-1\nfi\n', "S=-1\n"),
+        ('if [[ -z "${NEURON_EXTRACT_GRAPHS_ONLY}" ]]; then\n  S=-1\nfi\n', "S=-1\n"),
+        ('if [ ! -z "$NEURON_EXTRACT_GRAPHS_ONLY" ]; then\n  S=5\nfi\necho $S\n', "echo $S\n"),
+        ('if [ -z "$NEURON_EXTRACT_GRAPHS_ONLY" ]; then\n  if [ -e x ]; then\n    a\n  else\n    b\n  fi\nfi\n',
+         "if [ -e x ]; then\n  a\nelse\n  b\nfi\n"),  # a nested block moves out whole
+        ("NEURON_EXTRACT_GRAPHS_ONLY=1 bash y.sh\nbash y.sh\n", "bash y.sh\n"),
         ("set -e\n\nneuron_parallel_compile torchrun x.py\n\ntorchrun x.py --torch_compile true\n",
          "set -e\n\ntorchrun x.py --torch_compile true\n"),  # one blank line stays where the pass was
         # the only run of its command: the tool cannot tell whether it was a compile-only job, the line stays
