@@ -64,7 +64,7 @@ class Plan:
     unhandled: dict[int, str] = field(default_factory=dict)
     elifs: set[int] = field(default_factory=set)  # ids of the `elif` Ifs: folded with the chain's first `if`
 
-_CANDIDATE = re.compile(r"""[rRuU]?["']xla(:\d+)?["']""")
+_CANDIDATE = re.compile(r"""["']xla(:\d+)?["']""")  # a file without the literal needs no plan
 
 
 def plan(rule) -> Plan:
@@ -95,8 +95,8 @@ def fold(plan_: Plan, original: cst.If, updated: cst.If, kind: str):
 
 def as_statements(folded, updated: cst.If):
     """What ``leave_If`` returns for a folded chain: the If left, the statements that run, or nothing."""
-    if isinstance(folded, cst.If):
-        return folded
+    if isinstance(folded, cst.If):  # an elif that became the first test keeps the comments above the if
+        return folded.with_changes(leading_lines=[*updated.leading_lines, *folded.leading_lines]) if folded is not updated else folded
     if not folded:
         return cst.RemoveFromParent()  # the emptied block gets a `pass` from the traversal
     first = folded[0]
@@ -120,7 +120,7 @@ def _fold(plan_: Plan, original: cst.If, updated: cst.If, kind: str):
     rest = _fold_else(plan_, original.orelse, updated.orelse, kind)
     if value is False:
         return rest
-    if isinstance(rest, cst.If) or rest is None:
+    if isinstance(rest, cst.If):
         return updated.with_changes(orelse=rest)
     if not rest:
         return updated.with_changes(orelse=None)
@@ -132,8 +132,7 @@ def _fold_else(plan_: Plan, original, updated, kind: str):
         return []
     if isinstance(original, cst.Else):
         return _statements(updated.body)
-    folded = _fold(plan_, original, updated, kind)
-    return folded
+    return _fold(plan_, original, updated, kind)
 
 
 def _statements(body: cst.BaseSuite) -> list[cst.BaseStatement]:
