@@ -39,7 +39,10 @@ class Migrated:
 
 
 def rules_for(kind: FileKind, rules: Sequence[type[Rule]], text: str, name: str = "") -> list[type[Rule]]:
-    """The rules that handle ``kind`` (and a file called ``name``) and whose triggers occur in ``text``."""
+    """The rules that handle ``kind`` (and a file called ``name``) and whose triggers occur in ``text``. The tool's
+    own notes are not code: a name quoted in one must not wake a rule on the next run (idempotence)."""
+    if NOTE_PREFIX in text:
+        text = "\n".join(line for line in text.splitlines() if NOTE_PREFIX not in line)
     automaton = _triggers(tuple(rules))
     found = {word for _, word in automaton.iter(text)} if automaton is not None else set()
     return [

@@ -37,7 +37,7 @@ import json
 import re
 
 from codemods._lib import shell
-from codemods._lib.launch_targets import PARSER_SCRIPTS, config_parsers, resolver
+from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, config_parsers, resolver
 from codemods._tables.project_markers import MARKERS
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods.launch._base import LAUNCH_KINDS, LaunchRule
@@ -68,19 +68,22 @@ class NeuronTrainerFlags(LaunchRule):
     markers = MARKERS
     kinds = LAUNCH_KINDS | {FileKind.JSON}
     triggers = _triggers()
-    facts = (PARSER_SCRIPTS,)
+    facts = (PARSER_SCRIPTS, NOTEBOOK_SCRIPTS)
 
     def apply(self, doc: TextDocument) -> None:
         project = self.ctx.options.project
         if doc.kind in (FileKind.JSON, FileKind.YAML):
-            self._config_keys(doc, config_parsers(project))
+            # a key that a config-reading script declares in its own dataclass is that script's, Neuron parser or
+            # not: after a first run migrated the script it is no longer a Neuron parser, and the key is still its own
+            owned = {name for record in project.of(PARSER_SCRIPTS.name).values() if record.reads_config
+                     for name in record.own_fields}
+            self._config_keys(doc, config_parsers(project), owned)
         if doc.kind is not FileKind.JSON:
             shell.edit_flags(doc, self.report, resolver(project, self.ctx.path))
 
-    def _config_keys(self, doc: TextDocument, parsers: list) -> None:
+    def _config_keys(self, doc: TextDocument, parsers: list, owned: set[str]) -> None:
         """Keys of an argument-parser config, mapped when a script of the project parses Neuron training
-        arguments from a config file (a key one of them declares in its own dataclass stays)."""
-        owned = {name for parser in parsers for name in parser.own_fields}
+        arguments from a config file (a key a config-reading script declares in its own dataclass stays)."""
         lines = list(doc)
         indents = [len(line.text) - len(line.text.lstrip()) for line in lines if line.text.strip() and not line.text.lstrip().startswith(("#", "{", "}"))]
         if not indents:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._tables.env_vars import cc_flag_actions, lookup, message_for
+from codemods._tables.env_vars import ENV_PREFIXES, ENV_VARS, cc_flag_actions, lookup, message_for
 from codemods.xla._common import Safety, XlaRule, string_value
 from migrate import cstwalk
 
@@ -47,7 +47,10 @@ class XlaEnvVars(XlaRule):
     id = "NM316"
     name = "xla-env-vars"
     safety = Safety.NEEDS_REVIEW
-    triggers = ("XLA_", "NEURON_", "PJRT_DEVICE", "NEURONX_")
+    #: every variable the table acts on (CUSTOM_CACHE_REPO, MALLOC_ARENA_MAX ...): a file naming only one of those
+    #: was skipped by a first run, then woken by the text of another rule's note in a second one
+    triggers = tuple(sorted({"XLA_", "NEURON_", "PJRT_DEVICE", "NEURONX_"}
+                            | {name for name, action in {**ENV_VARS, **ENV_PREFIXES}.items() if action.action != "keep"}))
 
     def _target(self, stmt: cst.BaseSmallStatement):
         """(variable name, name node, value node) of an env assignment statement, else None."""
