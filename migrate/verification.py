@@ -12,7 +12,6 @@ that fails verification. Violations on lines nobody rewrote stay errors, whoever
 from __future__ import annotations
 
 import ast
-import difflib
 from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Callable, ClassVar, Iterable, Sequence
@@ -154,38 +153,36 @@ def _suspects(text: str, new_text: str, violation: Violation, findings: list[Fin
     return list(dict.fromkeys([*near, *(f.rule for f in fixed)]))
 
 
+def _matched(old: str, new: str) -> dict[int, int]:
+    """0-based line of ``new`` -> the equal line of ``old`` it is (near-linear: the sweep's line matcher)."""
+    from migrate.pipeline import _matching_lines  # pipeline imports this module
+
+    return {j: i for i, j in _matching_lines(old.splitlines(), new.splitlines())}
+
+
 def _changed_lines(old: str, new: str) -> set[int]:
     """1-based lines of ``new`` that are not an unchanged line of ``old``."""
-    old_lines, new_lines = old.splitlines(), new.splitlines()
-    kept = set()
-    for block in difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_matching_blocks():
-        kept |= set(range(block.b + 1, block.b + block.size + 1))
-    return set(range(1, len(new_lines) + 1)) - kept
+    matched = _matched(old, new)
+    return {j + 1 for j in range(len(new.splitlines())) if j not in matched}
 
 
 def _line_map(old: str, new: str) -> Callable[[int], int]:
     """A line of ``new`` -> the line of ``old`` it came from (or the one it stands in for)."""
-    table: dict[int, int] = {}
-    matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        for offset, j in enumerate(range(j1, j2)):
-            table[j + 1] = i1 + offset + 1 if tag == "equal" else i1 + 1
-    return lambda line: table.get(line, line)
+    from migrate.pipeline import _line_map as line_map  # pipeline imports this module
+
+    return line_map(old, new)
 
 
 def _add_notes(old: str, new: str, notes: list[tuple[int, str]]) -> str:
     """``# neuron-migrate:`` notes above the statements holding ``notes`` (lines of ``old``), in ``new``."""
-    old_lines = old.splitlines()
     lines = new.splitlines(keepends=True)
-    to_new: dict[int, int] = {}
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, [l.rstrip("\r\n") for l in lines], autojunk=False).get_opcodes():
-        for offset in range(i2 - i1):
-            to_new.setdefault(i1 + offset + 1, (j1 + offset + 1) if tag == "equal" else j1 + 1)
+    to_new = {i + 1: j + 1 for j, i in _matched(old, new).items()}
     starts = _statement_starts(new)
     newline = "\r\n" if "\r\n" in new else "\n"
     inserts: dict[int, list[str]] = {}
     for line, message in notes:
-        target = starts.get(to_new.get(line, line), to_new.get(line, line))
+        at = to_new.get(line) or next((to_new[above] + 1 for above in range(line - 1, 0, -1) if above in to_new), 1)
+        target = starts.get(at, at)
         if not 0 < target <= len(lines):
             continue
         indent = lines[target - 1][: len(lines[target - 1]) - len(lines[target - 1].lstrip())]

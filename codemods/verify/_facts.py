@@ -11,8 +11,9 @@ variable, a second assignment of another kind, ``global``) leaves it untyped: no
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
 from codemods.verify import _index
 from migrate.verification import Violation
@@ -58,8 +59,9 @@ class Facts:
         #: getattr(x, "a", default), setattr(x, "a", ...)): never reported
         self.exempt_attrs: set[str] = set()
         self.dynamic_names: set[str] = set()  # variables passed to setattr/vars or whose __dict__ is used
+        self._by_type: dict[type, list[ast.AST]] = {}  # the checks read nodes from this one walk
         self._types: dict[tuple[int, str], Type | None] = {}
-        self._assigned: dict[int, set[str]] = {}  # scope id -> names bound in it
+        self._binders: dict[int, dict[str, list]] = {}  # scope id -> name -> typing thunks
         self._gather()
 
     # ---------------------------------------------------------------------------------------- gathering
@@ -67,9 +69,11 @@ class Facts:
     def _gather(self) -> None:
         bindings: dict[str, set[str]] = {}
         defined: set[str] = set()
+        duplicated: set[str] = set()  # classes defined twice: which one a name means is not known
         for node in ast.walk(self.tree):
             for child in ast.iter_child_nodes(node):
                 self.parents[id(child)] = node
+            self._by_type.setdefault(type(node), []).append(node)
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     local = alias.asname or alias.name.split(".")[0]
@@ -80,6 +84,8 @@ class Facts:
                         bindings.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
             elif isinstance(node, ast.ClassDef):
                 defined.add(node.name)
+                if node.name in self.classes:
+                    duplicated.add(node.name)
                 self.classes[node.name] = self._local_class(node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 defined.add(node.name)
@@ -93,8 +99,6 @@ class Facts:
                 self.dynamic_names.add(node.value.id)
         # a name bound by one import and nothing else resolves; two meanings (or a local def) do not
         self.imports = {local: next(iter(q)) for local, q in bindings.items() if len(q) == 1 and local not in defined}
-        duplicated = {name for name in self.classes if sum(
-            isinstance(n, ast.ClassDef) and n.name == name for n in ast.walk(self.tree)) > 1}
         for name in duplicated:
             del self.classes[name]
 
@@ -140,6 +144,11 @@ class Facts:
             elif isinstance(inner, ast.Attribute) and inner.attr == "__dict__":
                 local.dynamic = True
         return local
+
+    def nodes(self, *types: type) -> Iterator[ast.AST]:
+        """Every node of these classes, in walk order per class."""
+        for node_type in types:
+            yield from self._by_type.get(node_type, ())
 
     # ----------------------------------------------------------------------------------------- resolving
 
@@ -248,66 +257,75 @@ class Facts:
             scope = self.tree
         return self._scope_type(scope, node.id)
 
-    def _bound_in(self, scope: ast.AST) -> set[str]:
-        names = self._assigned.get(id(scope))
-        if names is None:
-            names = self._assigned[id(scope)] = {name for name, _ in self._bindings(scope, typed=False)}
-        return names
+    def _bound_in(self, scope: ast.AST) -> dict[str, list]:
+        """Name -> how each binding of it in ``scope`` is typed (thunks: typing may need other names of
+        the scope, so it waits until asked). One walk per scope."""
+        binders = self._binders.get(id(scope))
+        if binders is None:
+            binders = self._binders[id(scope)] = {}
+            for name, thunk in self._bindings(scope):
+                binders.setdefault(name, []).append(thunk)
+        return binders
 
     def _scope_type(self, scope: ast.AST, name: str) -> Type | None:
         key = (id(scope), name)
         if key not in self._types:
             self._types[key] = None  # a cycle (x = f(x)) stays unknown
-            kinds = {binding for bound, binding in self._bindings(scope) if bound == name}
+            kinds = {thunk() for thunk in self._bound_in(scope).get(name, ())}
             self._types[key] = kinds.pop() if len(kinds) == 1 else None
         return self._types[key]
 
-    def _bindings(self, scope: ast.AST, typed: bool = True) -> Iterator[tuple[str, Type | None]]:
-        """(name, the type it is bound to or None) for every binding made directly in ``scope``; with
-        ``typed`` false, the names only (every type None)."""
+    def _bindings(self, scope: ast.AST) -> Iterator[tuple[str, Callable[[], "Type | None"]]]:
+        """(name, a thunk giving the type it is bound to or None) for every binding made directly in ``scope``."""
+        untyped = _untyped
         if isinstance(scope, FUNCTION_SCOPES):
             arguments = scope.args
             for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
-                yield arg.arg, self._annotation_type(arg.annotation) if typed else None
+                yield arg.arg, functools.partial(self._annotation_type, arg.annotation)
             for arg in (arguments.vararg, arguments.kwarg):
                 if arg is not None:
-                    yield arg.arg, None
+                    yield arg.arg, untyped
         typed_targets: set[int] = set()  # Name nodes an assignment below gives its type
         for node in _walk_scope(scope):
             if isinstance(node, ast.Assign):
-                value_type = self._value_type(node.value) if typed else None
+                value_type = functools.lru_cache(maxsize=1)(functools.partial(self._value_type, node.value))
                 for target in node.targets:
                     typed_targets |= {id(n) for n in ast.walk(target) if isinstance(n, ast.Name)}
                     if isinstance(target, ast.Name):
                         yield target.id, value_type
                     elif isinstance(target, (ast.Tuple, ast.List)):
-                        yield from self._unpack(target, node.value if typed else None)
+                        yield from self._unpack(target, node.value)
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
                 typed_targets.add(id(node.target))
-                yield node.target.id, self._annotation_type(node.annotation) if typed else None
+                yield node.target.id, functools.partial(self._annotation_type, node.annotation)
             elif isinstance(node, (ast.Global, ast.Nonlocal)):
                 for name in node.names:
-                    yield name, None
+                    yield name, untyped
             elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
                 if id(node) not in typed_targets:
-                    yield node.id, None  # for, with, augmented assignment, walrus, del ...
+                    yield node.id, untyped  # for, with, augmented assignment, walrus, del ...
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 for alias in node.names:
-                    yield (alias.asname or alias.name.split(".")[0]), None
+                    yield (alias.asname or alias.name.split(".")[0]), untyped
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not scope:
-                yield node.name, None
+                yield node.name, untyped
             elif isinstance(node, ast.ExceptHandler) and node.name:
-                yield node.name, None
+                yield node.name, untyped
 
-    def _unpack(self, target: ast.Tuple | ast.List, value: ast.expr | None) -> Iterator[tuple[str, Type | None]]:
-        parsed = self._parsed_types(value) if value is not None else None
+    def _unpack(self, target: ast.Tuple | ast.List, value: ast.expr) -> Iterator[tuple[str, Callable[[], "Type | None"]]]:
         elements = target.elts
         starred = any(isinstance(e, ast.Starred) for e in elements)
+        parsed = functools.lru_cache(maxsize=1)(functools.partial(self._parsed_types, value))
+
+        def element_type(index: int) -> Type | None:
+            types = parsed()
+            fits = types is not None and not starred and index < len(types) <= len(elements)
+            return types[index] if fits else None
+
         for index, element in enumerate(elements):
-            typed = parsed[index] if parsed is not None and not starred and index < len(parsed) and len(elements) >= len(parsed) else None
             for name in ast.walk(element):
                 if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
-                    yield name.id, typed if name is element else None
+                    yield name.id, functools.partial(element_type, index) if name is element else _untyped
 
     def _annotation_type(self, annotation: ast.expr | None) -> Type | None:
         if annotation is None:
@@ -384,6 +402,10 @@ class Facts:
                 return True
             child, parent = parent, self.parents.get(id(parent))
         return False
+
+
+def _untyped() -> None:
+    return None
 
 
 def _walk_scope(scope: ast.AST) -> Iterator[ast.AST]:

@@ -35,7 +35,7 @@ class StockImports(VerifyRule):
 
     def check(self, tree: ast.Module, shared: dict) -> Iterable[Violation]:
         facts = facts_for(tree, shared)
-        for node in ast.walk(tree):
+        for node in facts.nodes(ast.Import, ast.ImportFrom):
             if isinstance(node, ast.Import):
                 modules = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and not node.level and node.module:

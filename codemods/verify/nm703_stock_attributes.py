@@ -45,7 +45,7 @@ class StockAttributes(VerifyRule):
 
     def check(self, tree: ast.Module, shared: dict) -> Iterable[Violation]:
         facts = facts_for(tree, shared)
-        for node in ast.walk(tree):
+        for node in facts.nodes(ast.Attribute, ast.Call):
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 target, attribute = node.value, node.attr
             elif _is_getattr_without_default(node):
