@@ -14,6 +14,7 @@ fields its own dataclasses declare. The launch rules resolve a command's script 
 from __future__ import annotations
 
 import enum
+import json
 import posixpath
 import re
 from dataclasses import dataclass
@@ -48,6 +49,27 @@ def _collect(text: str) -> ParserScript | None:
 
 
 PARSER_SCRIPTS = ProjectFact("launch.parser-scripts", frozenset({FileKind.PYTHON}), PARSERS, _collect)
+_WRITEFILE = re.compile(r"^%%writefile(?:\s+-a)?\s+(\S+\.py)\s*$")
+
+
+def _collect_notebook(text: str) -> dict[str, ParserScript] | None:
+    """The parser scripts a notebook writes with ``%%writefile NAME.py`` cells (name as written -> record)."""
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (ValueError, AttributeError):
+        return None
+    written = {}
+    for cell in cells if isinstance(cells, list) else []:
+        source = cell.get("source", "") if isinstance(cell, dict) else ""
+        source = "".join(source) if isinstance(source, list) else source
+        head, _, body = source.partition("\n")
+        match = _WRITEFILE.match(head.strip())
+        if match and (record := _collect(body)) is not None:
+            written[match.group(1)] = record
+    return written or None
+
+
+NOTEBOOK_SCRIPTS = ProjectFact("launch.notebook-scripts", frozenset({FileKind.NOTEBOOK}), PARSERS, _collect_notebook)
 
 
 class Target(str, enum.Enum):
@@ -69,15 +91,19 @@ class Resolved:
 
 def resolve_script(project: ProjectFacts, origin: PurePath, script: str, module: bool = False) -> Resolved:
     """``script`` (a path as written on a command line in ``origin``, or a ``-m`` module) among the project's files."""
-    path = _find(project, origin, script, module)
+    records = dict(project.of(PARSER_SCRIPTS.name))
+    for notebook, written in project.of(NOTEBOOK_SCRIPTS.name).items():  # scripts a notebook writes count as files
+        for name, written_record in written.items():
+            records[posixpath.normpath(posixpath.join(posixpath.dirname(notebook), name))] = written_record
+    path = _find(project.files | records.keys(), origin, script, module)
     if path is None:
         # an installed module (`python -m vllm.entrypoints...`) is somebody else's program, not the user's trainer
         return Resolved(Target.OTHER if module else Target.UNKNOWN, script)
-    record = project.of(PARSER_SCRIPTS.name).get(path)
+    record = records.get(path)
     return Resolved(Target.NEURON if record is not None and record.neuron else Target.OTHER, script, record)
 
 
-def _find(project: ProjectFacts, origin: PurePath, script: str, module: bool) -> str | None:
+def _find(files: frozenset[str], origin: PurePath, script: str, module: bool) -> str | None:
     if module:
         base = script.replace(".", "/")
         names = [base + ".py", base + "/__main__.py"]
@@ -91,7 +117,7 @@ def _find(project: ProjectFacts, origin: PurePath, script: str, module: bool) ->
             folder = origin.parent.as_posix()
             while True:
                 candidate = posixpath.normpath(posixpath.join(folder, name)) if folder not in ("", ".") else posixpath.normpath(name)
-                if candidate in project.files:
+                if candidate in files:
                     return candidate
                 if folder in ("", ".") or posixpath.dirname(folder) == folder:  # the top: "" or "/"
                     break
@@ -99,7 +125,7 @@ def _find(project: ProjectFacts, origin: PurePath, script: str, module: bool) ->
         # run from another folder, or a path of the machine that runs it (/opt/ml/code/train.py): the project's
         # one file that ends so
         tail = posixpath.basename(name) if name.startswith("/") else posixpath.normpath(name).lstrip("./")
-        matches = [path for path in project.files if ("/" + path).endswith("/" + tail)]
+        matches = [path for path in files if ("/" + path).endswith("/" + tail)]
         if len(matches) == 1:
             return matches[0]
     return None
@@ -155,4 +181,5 @@ def resolver(project: ProjectFacts, origin: PurePath):
 
 def config_parsers(project: ProjectFacts) -> list[ParserScript]:
     """The scripts of the project that parse Neuron training arguments from a JSON/YAML config file."""
-    return [record for record in project.of(PARSER_SCRIPTS.name).values() if record.neuron and record.reads_config]
+    written = [record for scripts in project.of(NOTEBOOK_SCRIPTS.name).values() for record in scripts.values()]
+    return [record for record in [*project.of(PARSER_SCRIPTS.name).values(), *written] if record.neuron and record.reads_config]

@@ -37,7 +37,7 @@ from typing import Sequence
 import libcst as cst
 
 from codemods._lib import shell
-from codemods._lib.launch_targets import PARSER_SCRIPTS, Program, Target, program_of, resolver
+from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, Program, Target, program_of, resolver
 from codemods._tables import env_vars
 from codemods._tables.project_markers import MARKERS
 from migrate.findings import Severity
@@ -65,7 +65,7 @@ class CommandsInPythonStrings(PythonRule):
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
     triggers = shell.STRING_TRIGGERS + ("pip install",)
-    facts = (PARSER_SCRIPTS, shell.PLAIN_RUNS)
+    facts = (PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, shell.PLAIN_RUNS)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

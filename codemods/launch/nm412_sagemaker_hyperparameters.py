@@ -36,7 +36,7 @@ import posixpath
 import libcst as cst
 
 from codemods._lib import shell
-from codemods._lib.launch_targets import PARSER_SCRIPTS, Resolved, Target, resolve_script
+from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, Resolved, Target, resolve_script
 from codemods._tables.project_markers import MARKERS
 from migrate.findings import Severity
 from migrate.rule import PythonRule, Safety
@@ -85,7 +85,7 @@ class SageMakerHyperparameters(PythonRule):
     scope = "neuron-project"
     markers = MARKERS
     triggers = ("hyperparameters",)
-    facts = (PARSER_SCRIPTS,)
+    facts = (PARSER_SCRIPTS, NOTEBOOK_SCRIPTS)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
