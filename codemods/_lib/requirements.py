@@ -84,7 +84,6 @@ def module_of(name: str) -> str:
 
 _IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*(?:from|import)[ \t]+([A-Za-z_]\w*)""")  # Python lines, notebook JSON strings
 _WATCHED_MODULES = frozenset(module_of(name) for name in WATCHED)
-_OPTIMUM_NEURON = re.compile(r"optimum[.\-_]neuron|optimum\[neuronx?\]")
 
 
 def imported_modules(text: str) -> frozenset[str] | None:
@@ -93,16 +92,9 @@ def imported_modules(text: str) -> frozenset[str] | None:
     return found or None
 
 
-def names_optimum_neuron(text: str) -> bool | None:
-    """Project fact: the file imports or depends on optimum-neuron."""
-    return True if _OPTIMUM_NEURON.search(text) else None
-
-
 FACTS = (
     ProjectFact("deps.imports", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), tuple(sorted(_WATCHED_MODULES)),
                 imported_modules),
-    ProjectFact("deps.optimum-neuron", frozenset(FileKind) - {FileKind.DOCS},
-                ("optimum.neuron", "optimum-neuron", "optimum_neuron", "optimum[neuron"), names_optimum_neuron),
 )
 
 
@@ -112,7 +104,6 @@ class ProjectDeps:
 
     neuron: bool = True  # the project targets Neuron
     imported: dict[str, tuple[str, ...]] = field(default_factory=dict)  # watched module -> files importing it
-    optimum_neuron: bool = False  # some file imports or depends on optimum-neuron
 
     @classmethod
     def of(cls, options: RuleOptions | None) -> "ProjectDeps":
@@ -122,8 +113,7 @@ class ProjectDeps:
         for path, modules in options.project.of("deps.imports").items():
             for module in modules:
                 imported.setdefault(module, []).append(path)
-        return cls(options.neuron_project, {module: tuple(sorted(paths)) for module, paths in imported.items()},
-                   bool(options.project.of("deps.optimum-neuron")))
+        return cls(options.neuron_project, {module: tuple(sorted(paths)) for module, paths in imported.items()})
 
     def importers(self, name: str) -> tuple[str, ...]:
         return self.imported.get(module_of(name), ())
@@ -221,8 +211,6 @@ class Planner:
         """The stock packages the file will install: the TorchNeuron core and the ones it names or had added."""
         return {"transformers", "accelerate"} | ((self.present | self.added) & set(STOCK_MIN))
 
-    def optimum_neuron(self) -> bool:
-        return self.project.optimum_neuron or "optimum-neuron" in self.present
 
     def new(self, name: str, spec: str) -> list[str]:
         """``spec`` unless the file already names ``name`` (its own line is rewritten) or it was added."""
@@ -285,7 +273,9 @@ def rewrite(text: str, planner: Planner) -> Rewrite | None:
             return None
         extras = f"[{','.join(parsed.extras)}]" if parsed.extras else ""
         new = f"{parsed.raw_name}{extras}>={STOCK_MIN[name]}{parsed.marker}"
-        origin = "an optimum-neuron pin" if planner.optimum_neuron() else "a pin of the XLA-era stack"
+        # optimum-neuron's pin only beside optimum-neuron itself (the same file or command): elsewhere, even in a
+        # project that used it, the pin is the project's own
+        origin = "an optimum-neuron pin" if planner.present & {"optimum-neuron", "optimum"} else "pinned for the old stack"
         return Rewrite([new], Severity.FIXED, f"{parsed.raw_name}{parsed.spec} ({origin}) -> "
                        f">={STOCK_MIN[name]}, the version the TorchNeuron port is tested with")
     if name in KNOWN_GOOD and not parsed.url and parsed.spec:

@@ -17,6 +17,6 @@ DEP_TRIGGERS = ("optimum-neuron", "optimum_neuron", "optimum[neuron", "torch-neu
 
 
 class DepsTextRule(TextRule):
-    facts = req.FACTS  # what the project imports, whether it used optimum-neuron
+    facts = req.FACTS  # what the project's code imports
     def report(self, line: Line, severity: Severity, message: str) -> None:
         (self.fixed if severity is Severity.FIXED else self.todo)(line, message)

@@ -37,13 +37,14 @@ def _requirements(text: str, project: dict[str, str], neuron_project: bool = Tru
                        project={"requirements.txt": text, **project})
 
 
-def test_a_plain_pin_is_called_an_optimum_neuron_pin_only_where_optimum_neuron_was_used() -> None:
+def test_a_plain_pin_is_called_an_optimum_neuron_pin_only_beside_optimum_neuron() -> None:
     pin = "transformers==4.31.0\n"
-    xla = _requirements(pin, {"train.py": "import torch_xla.core.xla_model as xm\n"})
-    assert xla.text == "transformers>=5.24\n"
-    assert "a pin of the XLA-era stack" in xla.findings[0].message and "optimum-neuron" not in xla.findings[0].message
-    optimum = _requirements(pin, {"train.py": "from optimum.neuron import NeuronTrainer\n"})
-    assert "an optimum-neuron pin" in optimum.findings[0].message
+    for other in ("import torch_xla.core.xla_model as xm\n", "from optimum.neuron import NeuronTrainer\n"):
+        plain = _requirements(pin, {"train.py": other})
+        assert plain.text == "transformers>=5.24\n"
+        assert "pinned for the old stack" in plain.findings[0].message and "optimum-neuron" not in plain.findings[0].message
+    beside = _requirements("optimum-neuron==0.0.25\n" + pin, {})
+    assert any("(an optimum-neuron pin)" in finding.message for finding in beside.findings)
 
 
 def test_a_package_still_imported_is_kept_with_a_todo_naming_the_importers() -> None:
