@@ -109,7 +109,7 @@ class _Analysis:
         suffix = ".".join(reversed(parts))
         return {f"{base}.{suffix}" if suffix else base for base in self.imports[node.id]}
 
-    def _neuron_target(self, node: ast.AST) -> str | None:
+    def _args_target(self, node: ast.AST) -> str | None:
         return next((ANY_ARGS_CLASSES[q] for q in sorted(self._qualnames(node)) if q in ANY_ARGS_CLASSES), None)
 
     def _resolves(self, node: ast.AST, names) -> bool:
@@ -141,7 +141,7 @@ class _Analysis:
         elements = spec.elts if isinstance(spec, (ast.Tuple, ast.List)) else [spec]
         kinds = []
         for element in elements:
-            target = self._neuron_target(element)
+            target = self._args_target(element)
             if target:
                 kinds.append(f"{'neuron' if self._resolves(element, NEURON_ARGS_CLASSES) else 'stock'}:{target}")
             elif isinstance(element, ast.Name) and element.id in self.dataclasses:
@@ -322,7 +322,7 @@ class _Analysis:
                     degree = None if splat else 1  # optimum's default
                 else:
                     degree = given.value if isinstance(given, ast.Constant) and type(given.value) is int else None
-                found[(self.scopes.get(node, ""), node.targets[0].id)] = (degree, self._neuron_target(call.func))
+                found[(self.scopes.get(node, ""), node.targets[0].id)] = (degree, self._args_target(call.func))
                 if given is not None and self._resolves(call.func, NEURON_ARGS_CLASSES) and degree != 1:
                     self.built_degrees[(self.scopes.get(node, ""), node.targets[0].id)] = given
         return found
