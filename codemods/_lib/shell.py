@@ -1175,11 +1175,24 @@ def flag_statements(doc: TextDocument) -> list[list[CommandLine]]:
 def edit_flags(doc: TextDocument, report: Report, resolve: Resolve = unresolved) -> None:
     """Neuron trainer ``--flags`` on command lines, mapped through the shared training-arguments table, for the
     commands that run a script of the project parsing Neuron training arguments (``resolve``); on commands
-    whose program cannot be resolved the flags stay, with a todo; other programs' flags are theirs."""
-    for statement in flag_statements(doc):
+    whose program cannot be resolved the flags stay, with a todo; other programs' flags are theirs. A YAML
+    ``args:`` list right after a ``command:`` (a Kubernetes container) goes to that command's script."""
+    statements = flag_statements(doc)
+    for position, statement in enumerate(statements):
         joined = " ".join(cl.line.text[cl.start:cl.end] for cl in statement)
         if "--" not in joined:
             continue
+        container = None
+        if doc.kind is FileKind.YAML and statement[0].yaml_item:
+            for earlier in reversed(statements[max(0, position - 2):position]):
+                words = [unquote(word) for cl in earlier for word in words_of(cl.line.text[cl.start:cl.end])]
+                container = program_of(words) if words else None
+                if container is not None and container.kind != "program":
+                    break
+                container = None
+        # a `command:` whose arguments follow in an `args:` list: the list gets --torch_compile, not the command
+        args_follow = doc.kind is FileKind.YAML and statement[0].exec_form and any(
+            later[0].yaml_item for later in statements[position + 1:position + 3])
         items: list[tuple[CommandLine, Tok]] = []
         for cl in statement:
             toks, _ = lex(cl.line.text, cl.start, cl.end)
@@ -1188,14 +1201,17 @@ def edit_flags(doc: TextDocument, report: Report, resolve: Resolve = unresolved)
         for item in items + [(statement[-1], Tok("op", 0, 0, ";"))]:
             if item[1].kind == "op":
                 if command:
-                    _edit_command_flags(doc, report, resolve, command)
+                    _edit_command_flags(doc, report, resolve, command, container, not args_follow)
                 command = []
             else:
                 command.append(item)
 
 
-def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, command: list[tuple[CommandLine, Tok]]) -> None:
+def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, command: list[tuple[CommandLine, Tok]],
+                        container: Program | None = None, compile_here: bool = True) -> None:
     program = program_of([unquote(tok.text) for _, tok in command])
+    if program is not None and program.start < 0 and container is not None:  # `args:` of a `command:`
+        program = Program(container.kind, container.name, -1)
     if program is None or program.kind == "program" and program.name in NOT_TRAINERS:
         return
     resolved = resolve(program)
@@ -1238,7 +1254,8 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
             owners[id(value_item[0].line)] = value_item[0]
             edits.setdefault(id(value_item[0].line), []).append((value_item[1].start, value_item[1].end, None))
         report(cl.line, plan.severity, plan.message)
-    _set_torch_compile(report, command, arguments, edits, owners)
+    if compile_here:
+        _set_torch_compile(doc, report, command, arguments, edits, owners)
     for key, line_edits in edits.items():
         cl = owners[key]
         for start, end, new in sorted(line_edits, key=lambda edit: edit[:2], reverse=True):
@@ -1253,7 +1270,7 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
 _REDIRECTION = re.compile(r"^\d*(?:[<>]|&>)")
 
 
-def _set_torch_compile(report: Report, command: list[tuple[CommandLine, Tok]], arguments: list[tuple[CommandLine, Tok]],
+def _set_torch_compile(doc: TextDocument, report: Report, command: list[tuple[CommandLine, Tok]], arguments: list[tuple[CommandLine, Tok]],
                        edits: dict[int, list[tuple[int, int, str | None]]], owners: dict[int, CommandLine]) -> None:
     """A command that feeds Neuron training arguments trains with ``--torch_compile true`` (issue 15, class 8)."""
     if any(unquote(tok.text).split("=", 1)[0] in ("--torch_compile", "--torch-compile") for _, tok in arguments):
@@ -1264,7 +1281,12 @@ def _set_torch_compile(report: Report, command: list[tuple[CommandLine, Tok]], a
         if _REDIRECTION.match(word):
             last_index = min(last_index, index - 1)
     cl, last = command[max(last_index, 0)]
-    if cl.exec_form or cl.yaml_item:
+    if cl.yaml_item:  # one argument per list item: two more items
+        item = cl.line.text[:cl.line.text.index("-") + 1]
+        doc.insert_after(cl.line, [f"{item} --torch_compile", f'{item} "true"'])
+        report(command[0][0].line, Severity.FIXED, COMPILE_ADDED)
+        return
+    if cl.exec_form:
         report(command[0][0].line, Severity.TODO, COMPILE_TODO)
         return
     owners[id(cl.line)] = cl
