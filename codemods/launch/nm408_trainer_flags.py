@@ -12,8 +12,15 @@ Python training rules; map 2.7, 3.G G4-G9):
   table's next step (the value moves to model loading);
 * ``todo``: left in place with the table's message; ``keep``: nothing.
 
-Both spellings ``--tensor_parallel_size`` and ``--tensor-parallel-size`` are recognised. ``optimum-cli``
-lines are not touched (their flags are export options, NM406).
+Both spellings ``--tensor_parallel_size`` and ``--tensor-parallel-size`` are recognised.
+
+A flag is mapped only on a command whose script is a file of the project that parses Neuron training
+arguments (``HfArgumentParser`` / ``TrlParser`` over ``NeuronTrainingArguments``, ``NeuronSFTConfig`` ...; a
+project fact, see docs/rules-launch.md), and then ``--torch_compile true`` is added (``torch_compile: true`` in
+a config), the way TorchNeuron's Hugging Face guide trains. A script the project does not hold keeps its flags,
+each with a todo; ``vllm serve``, a script with its own argparse, an installed module (``python -m ...``),
+``optimum-cli`` (NM406) and fields the script's own dataclass declares keep theirs without a word. A config
+file is mapped only when a Neuron script of the project reads its arguments from one.
 
 Before::
 
@@ -22,7 +29,7 @@ Before::
 After (with the table's entries)::
 
     # neuron-migrate: tensor_parallel_size -> DistributedConfig(tp_size=...) ... (was --tensor_parallel_size 8)
-    torchrun train.py --max_length 1024
+    torchrun train.py --max_length 1024 --torch_compile true
 
 Fix safety: needs review. A boolean flag followed by a positional argument would take it as its value
 (HfArgumentParser scripts rarely have positionals). JSON files get findings only (no comments in JSON).

@@ -8,21 +8,25 @@ NM407 torchrun, NM408 trainer flags, NM505 pip install):
 
 * plain and raw string literals: edited in place (quotes and prefix kept);
 * f-strings: edited when every ``{...}`` survives unchanged and in order; otherwise a ``todo``;
-* argv lists (``subprocess.run(["neuron_parallel_compile", "torchrun", ...])``, ``sys.argv = [...]``,
-  ``parse_args([...])``): the ``neuron_parallel_compile`` element (and ``--num_parallel N``) is removed,
-  ``NAME=value`` elements of removed variables go, trainer flags follow the shared field map;
+* argv lists (``subprocess.run(["torchrun", "train.py", ...])``, ``sys.argv = [...]``, ``parse_args([...])``):
+  ``NAME=value`` elements of removed variables go; trainer flags follow the shared field map (a removed flag
+  takes its value element with it, ``"--torch_compile", "true"`` is appended) when the list feeds a project
+  script that parses Neuron training arguments (this file itself for ``sys.argv``/``parse_args``), as NM408;
+* a ``neuron_parallel_compile`` pass or ``--command clear-locks`` (string or list): a todo to delete the call
+  (NM401 decides what a pass is; the call's statement is the user's to remove);
 * literals whose escapes make an edit unsafe (backslashes in a non-raw string): a ``todo``.
 
 Before::
 
-    cmd = f"XLA_USE_BF16=1 neuron_parallel_compile torchrun --nproc_per_node={n} train.py"
-    subprocess.run(["neuron_parallel_compile", "torchrun", "train.py"], check=True)
+    cmd = f"XLA_USE_BF16=1 torchrun --nproc_per_node={n} train.py"
+    subprocess.run(["torchrun", "train.py", "--zero_1", "true"], check=True)
 
-After::
+After (train.py parses NeuronTrainingArguments)::
 
     # neuron-migrate: XLA_USE_BF16 made torch_xla hold every fp32 tensor in bf16; removed: ...
-    cmd = f"torchrun --nproc_per_node={n} train.py"
-    subprocess.run(["torchrun", "train.py"], check=True)
+    cmd = f"torchrun --nproc_per_node={n} train.py --torch_compile true"
+    # neuron-migrate: ZeRO-1 has no stock switch ...
+    subprocess.run(["torchrun", "train.py", "--torch_compile", "true"], check=True)
 
 Fix safety: needs review (the notes carried over from the shell rules). Strings built by concatenation or
 ``%``/``.format`` pieces are only edited piece by piece.
