@@ -135,7 +135,7 @@ def _find(files: frozenset[str], origin: PurePath, script: str, module: bool) ->
 class Program:
     """What a simple command runs: a script (``x.py``), a module (``-m pkg.mod``) or another program."""
 
-    kind: str  # "script" | "module" | "program"
+    kind: str  # "script" | "module" | "program" (anything else, a shell wrapper script included)
     name: str
     start: int  # index of the word naming it: the program's own arguments come after it
 
@@ -155,6 +155,8 @@ def program_of(words: list[str]) -> Program | None:
     for index, word in enumerate(words):
         if word.endswith(".py") and not word.startswith("-"):
             return Program("script", word, index)
+        if word.endswith((".sh", ".bash")) and not word.startswith("-"):
+            return Program("program", word, index)  # a wrapper script: where its "$@" goes is not known
         if word == "-m" and index + 1 < len(words) and any(w.rsplit("/", 1)[-1].startswith("python") for w in words[:index]):
             return Program("module", words[index + 1], index + 1)
     variable = re.match(r"^([A-Za-z_]\w*)=\S", words[0]) if words else None

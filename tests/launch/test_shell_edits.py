@@ -135,6 +135,13 @@ def test_flags_of_programs_that_are_not_neuron_trainers_stay_without_a_note(text
     assert not result.findings
 
 
+def test_flags_passed_to_a_wrapper_script_stay_with_a_todo() -> None:
+    text = "bash scripts/train.sh --zero_1 true\n"
+    result = apply_rules(text, FileKind.SHELL, select=["NM4"], path="run.sh", project={**PROJECT, "scripts/train.sh": "#!/bin/bash\n"})
+    assert result.text.endswith(text)
+    assert [f.message.split(" is not")[0] for f in result.findings] == ["--zero_1 true was left as it is: scripts/train.sh"]
+
+
 def test_arguments_kept_in_a_variable_stay_with_a_todo() -> None:
     text = 'ARGS="--model_path m --tensor_parallel_size 8 \\\n    --sequence_parallel_enabled"\ntorchrun run.py $ARGS\n'
     result = apply_rules(text, FileKind.SHELL, select=["NM4"], path="run.sh", project=PROJECT)
