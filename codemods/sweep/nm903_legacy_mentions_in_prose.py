@@ -9,7 +9,8 @@ line another rule or sweep already reported is not reported again, so code keeps
 What counts as a mention: optimum-neuron (``optimum.neuron``, ``optimum-neuron``), torch_xla / PyTorch/XLA,
 ``xm.``/``xmp.`` calls, ``neuron_parallel_compile``, ``optimum-cli ... neuron``, the XLA environment variables,
 optimum-neuron's Neuron* classes, neuronx-distributed and transformers-neuronx. Each message says what the
-text should say now (torchneuron.md; the migration map docs/ and /work/shared/reference/).
+text should say now (for a class, its stock counterpart). A string literal's message also says to port the code
+when the string is a name the code looks up (``"torch_xla" in sys.modules``).
 
 Before::
 
@@ -18,7 +19,8 @@ Before::
 
 After (unchanged; the report lists)::
 
-    info  NM903  docs to update: mentions `xm.save`: torch_xla is gone; describe the native torch call ...
+    info  NM903  docs to update: mentions `xm.save`: a torch_xla API; describe the native torch / torch.distributed
+                 call (launch with torchrun instead of xmp)
 """
 
 from __future__ import annotations
