@@ -129,8 +129,10 @@ def migrate_notebook(text: str, path: PurePath, rules: Sequence[type[Rule]], opt
     """Migrate the cells. The kernel cells share one namespace (see ``SharedNamespace``); a legacy import is
     dropped only once no cell uses its name, which is known after the cells were migrated: hence a second
     pass when the first changed anything. Sweep findings come from that last pass (what is left)."""
-    first = _migrate_cells(text, path, rules, options)
-    if first.text == text or any(is_processing_error(f) for f in first.findings):
+    # the sweep reports what is left, so it runs in the last pass only: a note it wrote in the first pass could
+    # be about an import the second pass drops
+    first = _migrate_cells(text, path, [rule for rule in rules if not issubclass(rule, SweepRule)], options)
+    if any(is_processing_error(f) for f in first.findings):
         return first
     second = _migrate_cells(first.text, path, rules, options)
     # what is left is what the last pass sees: the sweep's and the verification's findings
