@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import importlib
 import importlib.metadata
 import inspect
@@ -154,6 +155,7 @@ def signature_text(function) -> str | None:
     except (TypeError, ValueError):
         return None
     parts = []
+    wrapped = _renames_keywords(function)
     for index, parameter in enumerate(parameters):
         kind = parameter.kind
         if kind is parameter.VAR_POSITIONAL:
@@ -167,7 +169,20 @@ def signature_text(function) -> str | None:
             following = parameters[index + 1].kind if index + 1 < len(parameters) else None
             if kind is parameter.POSITIONAL_ONLY and following is not parameter.POSITIONAL_ONLY:
                 parts.append("/")
+    if wrapped and "**" not in parts:
+        parts.append("**")
     return ",".join(parts)
+
+
+def _renames_keywords(function) -> bool:
+    """Wrapped by a deprecation decorator (``@deprecate_kwarg``): it accepts old keyword names the wrapped
+    function does not have, so its keywords are not known. Plain pass-through wrappers (torch's loggers)
+    are read through."""
+    while function is not None:
+        if "deprecat" in getattr(function, "__qualname__", "").lower():
+            return True
+        function = getattr(function, "__wrapped__", None)
+    return False
 
 
 def _library_classes(cls) -> list[type]:
@@ -223,6 +238,8 @@ def attributes(cls) -> str | None:
                     return None
             if isinstance(node, ast.Attribute) and node.attr == "__dict__":
                 return None
+    if cls.__name__.endswith(("Arguments", "Config")):
+        names |= stored_from_outside()
     return " ".join(sorted(names))
 
 
@@ -246,6 +263,26 @@ def _literal_strings(node: ast.expr, klass) -> set[str] | None:
                 return None
             found |= inner
     return found
+
+
+@functools.lru_cache(maxsize=None)
+def stored_from_outside() -> frozenset[str]:
+    """Attribute names the libraries set on argument and config objects from other classes
+    (``self.args.x = ...``, ``training_args.x = ...``): an instance may have them too."""
+    names = set()
+    for package in ("transformers", "trl", "accelerate", "peft"):
+        root = Path(importlib.import_module(package).__file__).parent
+        for path in root.rglob("*.py"):
+            try:
+                tree = ast.parse(path.read_text(encoding="utf-8"))
+            except (SyntaxError, UnicodeDecodeError):
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                    owner = ast.unparse(node.value)
+                    if owner != "self" and owner.rsplit(".", 1)[-1].endswith(("args", "config", "arguments")):
+                        names.add(node.attr)
+    return frozenset(names)
 
 
 def methods(cls) -> dict[str, str]:
@@ -293,7 +330,8 @@ def class_entry(qualified: str) -> dict:
     cls = _obj(qualified)
     init = inspect.signature(cls)
     accepted = None
-    if not any(p.kind is p.VAR_KEYWORD for p in init.parameters.values()):
+    decorated = _renames_keywords(cls.__init__)
+    if not decorated and not any(p.kind is p.VAR_KEYWORD for p in init.parameters.values()):
         accepted = " ".join(p.name for p in init.parameters.values()
                             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
     found = methods(cls)

@@ -91,6 +91,7 @@ class Facts:
                 defined.add(node.name)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
                 defined.add(node.id)
+                duplicated.add(node.id)  # a class name bound again (Args = Other): not known which
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
                 self.exempt_attrs.add(node.attr)
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
@@ -99,7 +100,7 @@ class Facts:
                 self.dynamic_names.add(node.value.id)
         # a name bound by one import and nothing else resolves; two meanings (or a local def) do not
         self.imports = {local: next(iter(q)) for local, q in bindings.items() if len(q) == 1 and local not in defined}
-        for name in duplicated:
+        for name in duplicated & set(self.classes):
             del self.classes[name]
 
     def _note_reflection(self, node: ast.Call) -> None:

@@ -81,3 +81,10 @@ def test_accepted_or_uncertain_keyword_is_not_reported(name: str) -> None:
 def test_reported_calls_raise_and_the_others_run() -> None:
     found = outcomes([source for source, _ in REPORTED.values()] + list(NOT_REPORTED.values()))
     assert found == ["TypeError"] * len(REPORTED) + [""] * len(NOT_REPORTED)
+
+
+def test_a_local_class_name_bound_again_is_not_followed() -> None:
+    source = ("from transformers import TrainingArguments\n"
+              "class Args(TrainingArguments):\n    pass\n"
+              "Args = dict\nArgs(anything=1)\n")
+    assert check(source) == []
