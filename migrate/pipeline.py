@@ -92,7 +92,8 @@ def migrate_source(
         # the verification pass (NM7xx) checks what the rules leave (whatever the text had before) and
         # withdraws a failing rewrite
         verifiers = [rule for rule in rules if issubclass(rule, VerifyRule)]
-        new_text, found = verified(text, python_rules, verifiers, transform, options.inline_notes)
+        outer = namespace.imports.bindings if namespace is not None else None  # earlier cells' imports
+        new_text, found = verified(text, python_rules, verifiers, transform, options.inline_notes, outer)
         findings.extend(found)
     elif text_rules:
         new_text, found = _transform_text(text, kind, path, text_rules, options)

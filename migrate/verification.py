@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Callable, ClassVar, Iterable, Sequence
+from typing import Callable, ClassVar, Iterable, Mapping, Sequence
 
 from migrate.filekinds import FileKind
 from migrate.findings import Finding, Severity
@@ -54,12 +54,15 @@ class VerifyRule(Rule):
         raise NotImplementedError
 
 
-def violations(text: str, verifiers: Sequence[type[VerifyRule]]) -> list[tuple[str, Violation]]:
+def violations(
+    text: str, verifiers: Sequence[type[VerifyRule]], outer_imports: Mapping[str, set[str]] | None = None,
+) -> list[tuple[str, Violation]]:
+    """``outer_imports``: local name -> qualified names imported before this text runs (earlier notebook cells)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return []  # the engine reports code that does not parse; nothing to verify
-    shared: dict = {}
+    shared: dict = {"outer_imports": outer_imports or {}}
     return [(rule.id, violation) for rule in verifiers for violation in rule().check(tree, shared)]
 
 
@@ -68,16 +71,17 @@ Transform = Callable[[Sequence[type[PythonRule]]], "tuple[str, list[Finding]]"]
 
 def verified(
     text: str, rules: Sequence[type[PythonRule]], verifiers: Sequence[type[VerifyRule]], transform: Transform,
-    inline_notes: bool = True,
+    inline_notes: bool = True, outer_imports: Mapping[str, set[str]] | None = None,
 ) -> tuple[str, list[Finding]]:
-    """``transform(rules)`` checked by ``verifiers``, with the rules whose rewrites fail withdrawn."""
+    """``transform(rules)`` checked by ``verifiers``, with the rules whose rewrites fail withdrawn.
+    ``outer_imports``: what earlier notebook cells imported (see ``violations``)."""
     new_text, findings = transform(rules)
     if not verifiers:
         return new_text, findings
-    found = violations(new_text, verifiers)
+    found = violations(new_text, verifiers, outer_imports)
     if not found:
         return new_text, findings
-    before = Counter((rule, v.key) for rule, v in violations(text, verifiers))
+    before = Counter((rule, v.key) for rule, v in violations(text, verifiers, outer_imports))
     first_findings = findings
     active = list(rules)
     withdrawn: dict[str, str] = {}
@@ -93,7 +97,7 @@ def verified(
             trials += 1
             trial = [rule for rule in active if rule.id != rule_id]
             trial_text, trial_findings = transform(trial)
-            trial_found = violations(trial_text, verifiers)
+            trial_found = violations(trial_text, verifiers, outer_imports)
             if _count(trial_found, key) < _count(found, key):
                 active, new_text, findings, found = trial, trial_text, trial_findings, trial_found
                 withdrawn[rule_id] = target[1].message

@@ -50,8 +50,9 @@ class Type:
 
 
 class Facts:
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, outer_imports: dict[str, set[str]] | None = None) -> None:
         self.tree = tree
+        self._outer_imports = outer_imports or {}  # earlier notebook cells' imports
         self.parents: dict[int, ast.AST] = {}
         self.imports: dict[str, str] = {}  # local name -> qualified, for names bound only by imports
         self.classes: dict[str, LocalClass] = {}
@@ -67,7 +68,7 @@ class Facts:
     # ---------------------------------------------------------------------------------------- gathering
 
     def _gather(self) -> None:
-        bindings: dict[str, set[str]] = {}
+        bindings: dict[str, set[str]] = {local: set(q) for local, q in self._outer_imports.items()}
         defined: set[str] = set()
         duplicated: set[str] = set()  # classes defined twice: which one a name means is not known
         for node in ast.walk(self.tree):
@@ -453,5 +454,5 @@ def _is_model_class(qualified: str | None) -> bool:
 def facts_for(tree: ast.Module, shared: dict) -> Facts:
     """One ``Facts`` per text, shared by every check."""
     if "facts" not in shared:
-        shared["facts"] = Facts(tree)
+        shared["facts"] = Facts(tree, shared.get("outer_imports"))
     return shared["facts"]

@@ -3,11 +3,13 @@ with the other rules (--select/--ignore NM7), never on files nobody migrated, an
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
 
 from migrate.engine import RunOptions, run
+from migrate.filekinds import FileKind
 from migrate.findings import FileStatus, Severity
 from migrate.testing import apply_rules
 
@@ -71,3 +73,16 @@ def test_the_example_project_migrates_with_no_verification_error(tmp_path: Path)
     assert [f.path for f in result.files if f.status is FileStatus.ERROR] == []
     assert [(f.path, finding.message) for f in result.files for finding in f.findings
             if finding.rule.startswith("NM7")] == []
+
+
+def test_notebook_cells_are_verified_with_the_imports_of_the_cells_before() -> None:
+    cells = [["from optimum.neuron import NeuronTrainingArguments\n", "from transformers import TrainingArguments as TA"],
+             ["stock = TA(output_dir='o', learning_rat=1e-4)"]]
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "source": source, "outputs": [], "execution_count": None}
+                          for source in cells],
+                "metadata": {"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}},
+                "nbformat": 4, "nbformat_minor": 5}
+    result = apply_rules(json.dumps(notebook, indent=1), FileKind.NOTEBOOK, path="train.ipynb")
+    errors = [f for f in result.findings if f.severity is Severity.ERROR]
+    assert [f.rule for f in errors] == ["NM702"]
+    assert errors[0].message.startswith("cell 2, line 1: ") and "`learning_rat`" in errors[0].message
