@@ -184,6 +184,11 @@ class TrainingArguments(TracksScope, PythonRule):
         if literal(tp) == 1:
             self.fixed(original_arg, "tensor_parallel_size=1: no tensor parallelism, removed")
             return args
+        if (self.scope_path, self._assigned_to(original)) in args_plan(self.ctx).carried:
+            self.fixed(original_arg, f"tensor_parallel_size={source(tp)} -> from_pretrained(..., distributed_config="
+                                     f"DistributedConfig(tp_size={source(tp)}, fsdp_size=WORLD_SIZE // {source(tp)})) of the "
+                                     "model the trainer gets (NM208); launch one process per NeuronCore with torchrun")
+            return args
         if target in ("SFTConfig", "ORPOConfig"):
             self.ctx.add_import("os")
             existing = next((a for a in args if a.keyword is not None and a.keyword.value == "model_init_kwargs"), None)
@@ -205,10 +210,6 @@ class TrainingArguments(TracksScope, PythonRule):
             self.todo(original_arg, f"tensor_parallel_size={source(tp)}: add distributed_config={distributed_dict(tp)} and device_map=None to model_init_kwargs")
             return args
         load = f"from_pretrained(..., distributed_config=DistributedConfig(tp_size={source(tp)}, fsdp_size=WORLD_SIZE // {source(tp)}))"
-        if (self.scope_path, self._assigned_to(original)) in args_plan(self.ctx).carried:
-            self.fixed(original_arg, f"tensor_parallel_size={source(tp)} -> {load} of the model the trainer gets (NM208); "
-                                     "launch one process per NeuronCore with torchrun")
-            return args
         if any(marker in self.ctx.source for marker in CARRIERS):
             self.todo(original_arg, f"tensor_parallel_size={source(tp)} removed: check that the model is loaded with {load} (NM204/NM205 add it where the old code sharded at load) and launch one process per NeuronCore with torchrun")
             return args
