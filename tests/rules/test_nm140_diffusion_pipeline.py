@@ -1,0 +1,32 @@
+"""NM140: a Neuron diffusion pipeline becomes the diffusers pipeline on the device, its repeated blocks compiled."""
+
+from tests.rules.case import findings, migrate, unchanged
+
+
+def test_sdxl_pipeline_becomes_the_diffusers_pipeline() -> None:
+    result = migrate(
+        """
+        from optimum.neuron import NeuronStableDiffusionXLPipeline
+
+        pipe = NeuronStableDiffusionXLPipeline.from_pretrained("sdxl_neuron/")
+        image = pipe(prompt="a lighthouse at dusk").images[0]
+        """,
+        "NM140",
+    )
+    assert "from diffusers import StableDiffusionXLPipeline" in result.text
+    assert 'StableDiffusionXLPipeline.from_pretrained("sdxl_neuron/"' in result.text
+    assert "compile_repeated_blocks(backend=\"neuron\"" in result.text
+    assert (3, "fixed") in findings(result, "NM140")
+
+
+def test_stock_diffusers_pipeline_is_left_alone() -> None:
+    unchanged(
+        """
+        from optimum.neuron import NeuronTrainer
+        from diffusers import StableDiffusionXLPipeline
+
+        pipe = StableDiffusionXLPipeline.from_pretrained("stabilityai/stable-diffusion-xl-base-1.0")
+        trainer = NeuronTrainer(model=model)  # another rule's business: its import stays
+        """,
+        "NM140",
+    )
