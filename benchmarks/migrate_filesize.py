@@ -34,7 +34,8 @@ TAIL = "\nimport torch_xla.core.xla_model as xm\n\ndevice = xm.xla_device()\nxm.
 def stdlib_code(size: int) -> str:
     """About ``size`` bytes of real Python: whole standard-library modules one after another."""
     parts, total = [], 0
-    for path in sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py")):
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    for path in sorted(stdlib.glob("*.py")) + sorted(p for p in stdlib.glob("*/**/*.py") if "site-packages" not in p.parts):
         text = path.read_text(encoding="utf-8", errors="replace")
         if "from __future__" in text or "\t" in text:
             continue
