@@ -11,6 +11,7 @@ variable, a second assignment of another kind, ``global``) leaves it untyped: no
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
@@ -47,6 +48,9 @@ class Type:
     stock: str | None = None
     local: LocalClass | None = None
     parses: tuple["Type | None", ...] | None = None
+    #: False for an annotation: the value may be an instance of a subclass defined elsewhere, with more
+    #: attributes and methods than the class
+    exact: bool = True
 
 
 class Facts:
@@ -337,7 +341,8 @@ class Facts:
                 annotation = ast.parse(annotation.value, mode="eval").body
             except SyntaxError:
                 return None
-        return self.class_type(annotation)
+        class_type = self.class_type(annotation)
+        return dataclasses.replace(class_type, exact=False) if class_type is not None else None
 
     def _value_type(self, value: ast.expr) -> Type | None:
         if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) and isinstance(value.slice.value, int):

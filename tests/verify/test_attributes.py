@@ -74,6 +74,11 @@ NOT_REPORTED = {
         "model = AutoModelForCausalLM.from_pretrained(folder)\nprint(model.lm_head, model.model.layers)"),
     "kwargs_class": (
         "from transformers import GenerationConfig\nconfig = GenerationConfig(my_flag=1)\nprint(config.my_flag)"),
+    "annotated_may_be_a_subclass": (  # a subclass from another module may add the field: only Neuron names count
+        "from dataclasses import dataclass\nfrom transformers import TrainingArguments\n"
+        "def main(args: TrainingArguments):\n    return args.lora_rank\n"
+        "@dataclass\nclass Elsewhere(TrainingArguments):\n    lora_rank: int = 8\n"
+        "main(Elsewhere(output_dir='out'))"),
     "user_subclass_with_getattr": (
         "from transformers import TrainingArguments\n"
         "class Args(TrainingArguments):\n    def __getattr__(self, name):\n        return 1\n"
