@@ -5,6 +5,10 @@ inputs and a slice of the installed transformers package (large, varied modern P
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
+import typing
+from importlib.metadata import version
 from pathlib import Path
 
 import libcst as cst
@@ -283,3 +287,53 @@ def test_module_level_lines_from_the_scan_equal_the_standard_parser_s_on_every_s
         assert parsed is None or scanned == parsed, path
         checked += 1
     assert checked > 1_500
+
+
+# --- the libcst internals cstwalk reads (pyproject.toml bounds libcst to the versions these tests passed on) ---
+
+LIBCST = f"libcst {version('libcst')}"
+CHANGED = f"{LIBCST} changed an internal that migrate/cstwalk.py reads; adapt cstwalk, then raise the bound in pyproject.toml"
+
+
+def _holds_a_node(annotation: object) -> bool:
+    if isinstance(annotation, type):
+        return issubclass(annotation, cst.CSTNode)
+    return any(_holds_a_node(arg) for arg in typing.get_args(annotation))
+
+
+def _node_classes() -> list[type]:
+    return [value for value in vars(cst).values()
+            if isinstance(value, type) and issubclass(value, cst.CSTNode) and dataclasses.is_dataclass(value)
+            and not inspect.isabstract(value)]
+
+
+def test_libcst_still_has_the_visit_helpers_whose_names_the_plan_reads():
+    from libcst._nodes import internal
+
+    missing = [name for name in cstwalk._KINDS if not callable(getattr(internal, name, None))]
+    assert not missing, f"{CHANGED}: libcst._nodes.internal no longer has {missing}"
+    assert callable(getattr(cst.CSTNode, "_is_removable", None)), f"{CHANGED}: CSTNode._is_removable is gone"
+
+
+def test_the_plan_read_from_libcst_s_source_names_every_child_field_of_every_node_class():
+    """cstwalk reads each class's ``_visit_and_replace_children`` source: one constructor call with
+    ``field=visit_<kind>(...)`` keywords. Every dataclass field that can hold a node must be in that plan."""
+    wrong = {}
+    for node_class in _node_classes():
+        try:
+            planned = {name for name, _ in cstwalk._plan(node_class)}
+        except (OSError, TypeError, SyntaxError) as error:  # no source to read, or not one constructor call
+            wrong[node_class.__name__] = f"source of _visit_and_replace_children unreadable: {error}"
+            continue
+        hints = typing.get_type_hints(node_class)
+        children = {field.name for field in dataclasses.fields(node_class) if _holds_a_node(hints[field.name])}
+        if planned != children:
+            wrong[node_class.__name__] = f"plan {sorted(planned)} but child fields {sorted(children)}"
+    assert len(_node_classes()) > 150, f"{CHANGED}: libcst exports only {len(_node_classes())} node classes"
+    assert not wrong, f"{CHANGED}: {wrong}"
+
+
+def test_the_leaf_classes_still_come_from_libcst_s_whitespace_and_operator_modules():
+    expected = {cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.Comment, cst.EmptyLine, cst.Newline,
+                cst.TrailingWhitespace, cst.Comma, cst.Dot, cst.AssignEqual, cst.Colon, cst.Add, cst.Equal}
+    assert expected <= cstwalk.LEAF_CLASSES, f"{CHANGED}: libcst._nodes.op / .whitespace moved {expected - cstwalk.LEAF_CLASSES}"
