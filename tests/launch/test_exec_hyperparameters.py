@@ -1,6 +1,7 @@
 """Execution proof for NM412: the migrated SageMaker hyperparameters, passed the way SageMaker passes them to the
 entry point (``--key value``, Python's str() of each value), are accepted by the stock, strict HfArgumentParser
-over TrainingArguments (an unknown key would abort it, map T35), and mean what the legacy ones meant."""
+over TrainingArguments (an unknown key would abort it: HfArgumentParser raises on leftover arguments), and mean
+what the legacy ones meant."""
 
 from __future__ import annotations
 

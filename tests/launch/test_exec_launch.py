@@ -1,7 +1,7 @@
 """Execution proof for the launch layer: a legacy Neuron launcher (neuron_parallel_compile, XLA env vars,
 optimum-neuron trainer flags) is migrated, then RUN with bash: torchrun starts 2 CPU workers (gloo), the
-training script parses its flags with the stock, strict HfArgumentParser (unknown flags abort it, map T35)
-and all-reduces across the workers. The same for a Python launcher that runs an argv list (NM410)."""
+training script parses its flags with the stock, strict HfArgumentParser (unknown flags abort it:
+parse_args_into_dataclasses raises on leftover arguments) and all-reduces across the workers. The same for a Python launcher that runs an argv list (NM410)."""
 
 from __future__ import annotations
 

@@ -108,8 +108,9 @@ def test_every_source_field_of_every_version_is_handled():
         assert neuron_only in fields and TRAINING_ARGS[neuron_only].action is not FieldAction.KEEP
 
 
-#: map 2.7 "Neuron-only fields" (every one must be decided, offline check that needs no wheels)
-MAP_27_FIELDS = """tensor_parallel_size pipeline_parallel_size pipeline_parallel_num_microbatches zero_1 disable_sequence_parallel
+#: the fields NeuronTrainingArguments adds to transformers' TrainingArguments (over optimum-neuron 0.0.x-0.4.x): every
+#: one must be decided by codemods/_tables/training_args.py (an offline check that needs no wheels)
+NEURON_ONLY_FIELDS = """tensor_parallel_size pipeline_parallel_size pipeline_parallel_num_microbatches zero_1 disable_sequence_parallel
 sequence_parallel_enabled kv_size_multiplier disable_embedding_parallelization fuse_qkv recompute_causal_mask
 num_local_ranks_per_step num_ranks_per_loading_step use_xser async_save skip_cache_push half_precision_backend
 neuron_cc_optlevel use_autocast stochastic_rounding_enabled optimizer_use_master_weights optimizer_use_fp32_grad_acc
@@ -117,8 +118,8 @@ optimizer_save_master_weights_in_ckpt dataloader_prefetch_size enable_throughput
 enable_efficiency_metrics metrics_window_size overwrite_output_dir logging_dir warmup_ratio max_seq_length""".split()
 
 
-def test_map_section_2_7_fields_are_decided():
-    for name in MAP_27_FIELDS:
+def test_neuron_only_fields_are_decided():
+    for name in NEURON_ONLY_FIELDS:
         assert name in TRAINING_ARGS and TRAINING_ARGS[name].action is not FieldAction.KEEP, name
     assert TRAINING_ARGS["tensor_parallel_size"].action is FieldAction.DISTRIBUTED_CONFIG
     assert TRAINING_ARGS["tensor_parallel_size"].versions.startswith("0.0.7")
