@@ -400,6 +400,15 @@ class Facts:
             child, parent = parent, self.parents.get(id(parent))
         return False
 
+    def version_guarded(self, node: ast.AST) -> bool:
+        """Inside a branch of an ``if`` that tests versions or availability."""
+        child, parent = node, self.parents.get(id(node))
+        while parent is not None:
+            if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test and _tests_versions(parent.test):
+                return True
+            child, parent = parent, self.parents.get(id(parent))
+        return False
+
     def conditional(self, node: ast.AST) -> bool:
         """Under an ``if`` (other than ``if __name__ == "__main__"``): a version or availability test may
         keep it from running."""
@@ -413,6 +422,13 @@ class Facts:
 
 def _untyped() -> None:
     return None
+
+
+def _tests_versions(test: ast.expr) -> bool:
+    """An ``if`` test about versions or availability (``transformers.__version__ >= ...``,
+    ``is_torch_xla_available()``): the branch is written for another version of the stack."""
+    text = ast.unparse(test).lower()
+    return "version" in text or "available" in text
 
 
 def _walk_scope(scope: ast.AST) -> Iterator[ast.AST]:

@@ -44,7 +44,7 @@ class StockKeywords(VerifyRule):
     def check(self, tree: ast.Module, shared: dict) -> Iterable[Violation]:
         facts = facts_for(tree, shared)
         for node in facts.nodes(ast.Call):
-            if not node.keywords or facts.guarded(node, TYPE_ERRORS):
+            if not node.keywords or facts.guarded(node, TYPE_ERRORS) or facts.version_guarded(node):
                 continue
             keywords = [k.arg for k in node.keywords if k.arg is not None]
             for what, accepted, package in self._callee(facts, node.func):

@@ -61,7 +61,7 @@ class StockAttributes(VerifyRule):
             if type_ is None or type_.parses is not None:
                 continue
             known = facts.attributes(type_)
-            if known is None or attribute in known or facts.guarded(node, ATTRIBUTE_ERRORS):
+            if known is None or attribute in known or facts.guarded(node, ATTRIBUTE_ERRORS) or facts.version_guarded(node):
                 continue
             if not type_.exact and attribute not in NEURON_ONLY:
                 continue  # an annotated value may be a subclass from elsewhere: only the Neuron-era names are sure

@@ -67,6 +67,10 @@ NOT_REPORTED = {
     "type_error_expected": (
         "from transformers import TrainingArguments\n"
         "try:\n    TrainingArguments(output_dir='out', old_flag=1)\nexcept TypeError:\n    pass"),
+    "other_version_branch": (
+        "import transformers\nfrom transformers import TrainingArguments\n"
+        "if transformers.__version__ < '4.46':\n    TrainingArguments(output_dir='out', evaluation_strategy='steps')\n"
+        "else:\n    TrainingArguments(output_dir='out', eval_strategy='steps')"),
     "shadowed_name": (
         "from transformers import TrainingArguments\n"
         "def TrainingArguments(**kw):\n    return kw\nTrainingArguments(anything=1)"),
