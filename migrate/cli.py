@@ -48,12 +48,15 @@ def _fail(message: str) -> None:
               help="How migrated code names its device: portable (neuron on Trainium, cpu elsewhere) or the literal 'neuron'.")
 @click.option("--time-limit", type=click.FloatRange(min=0), default=300, show_default=True, metavar="SECONDS",
               help="Stop a file that takes longer than this (it is reported as an error, left untouched); 0: no limit.")
+@click.option("--compat-results", type=click.Path(exists=True, path_type=Path), metavar="SCAN",
+              help="Say whether the models the project loads run, from this neuron-compat scan (folder or results.jsonl) "
+                   "instead of the matrix shipped with the package.")
 @click.option("--xla", is_flag=True, help="Treat torch_xla code as Neuron code even if nothing in the project names Neuron.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Also print what was fixed, file by file.")
 @click.version_option(__version__, prog_name="neuron-migrate")
 def main(paths, diff, check, select, ignore, exclude, force_exclude, list_rules, explain, reports, jobs, force, no_inline_notes,
-         device_style, time_limit, xla, quiet, verbose) -> None:
+         device_style, time_limit, compat_results, xla, quiet, verbose) -> None:
     """Rewrite optimum-neuron / torch_xla code under PATHS into stock Hugging Face + PyTorch for TorchNeuron."""
     select, ignore = _codes(select), _codes(ignore)
     try:
@@ -101,6 +104,7 @@ def main(paths, diff, check, select, ignore, exclude, force_exclude, list_rules,
 
     shown = _shower(paths)
     report_failed, written = False, []
+    models = _models(result, paths, compat_results)
     if diff:
         for file in result.files:
             if file.diff:
@@ -109,6 +113,8 @@ def main(paths, diff, check, select, ignore, exclude, force_exclude, list_rules,
         _print_findings(result, shown, verbose, check, to_stderr=diff)
     if reports:
         data = report_data(result, _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat())
+        if models:
+            data["models"] = models
         from reports.migrate_report import format_for, render
 
         for path in reports:
@@ -118,7 +124,7 @@ def main(paths, diff, check, select, ignore, exclude, force_exclude, list_rules,
             except OSError as error:
                 report_failed = True
                 click.echo(f"neuron-migrate: error: cannot write report {path}: {error.strerror or error}", err=True)
-    _print_summary(result, written)
+    _print_summary(result, written, models)
     would_change = result.count(FileStatus.CHANGED) > 0
     todos = any(True for _ in result.findings(Severity.TODO))
     errors = result.count(FileStatus.ERROR) or any(True for _ in result.findings(Severity.ERROR))
@@ -193,7 +199,22 @@ def _print_findings(result, shown, verbose: bool, check: bool, to_stderr: bool) 
             click.echo(f"{location}: {finding.rule} [{finding.severity.value}] {finding.message}", err=to_stderr)
 
 
-def _print_summary(result, reports) -> None:
+def _models(result, paths, compat_results) -> dict | None:
+    """The checkpoints a Neuron project loads, with the matrix verdicts (see migrate/models.py)."""
+    if not result.neuron_project and compat_results is None:
+        return None
+    from migrate.models import models_section
+
+    roots = [Path(p).resolve() for p in paths if Path(p).is_dir()]
+
+    def located(name: str) -> Path:  # file paths are relative to the folder they were found under
+        return next((root / name for root in roots if (root / name).is_file()), Path(name).resolve())
+
+    return models_section((located(file.path) for file in result.files), roots[0] if len(roots) == 1 else None,
+                          compat_results)
+
+
+def _print_summary(result, reports, models=None) -> None:
     from reports.templating import plural
 
     fixed = sum(1 for _ in result.findings(Severity.FIXED))
@@ -213,12 +234,22 @@ def _print_summary(result, reports) -> None:
         by_rule[finding.rule] = by_rule.get(finding.rule, 0) + 1
     if by_rule:
         lines.append("by rule: " + ", ".join(f"{rule} x{count}" for rule, count in sorted(by_rule.items())))
+    for use in (models or {}).get("uses", [])[:10]:
+        lines.append(f"this project loads {_model_line(use)}")
+    if models:
+        lines.append(f"  (compatibility: {models['source']})")
     if not result.neuron_project:
         lines.append("no Neuron usage found: torch_xla code was left alone (pass --xla if it targets Neuron)")
     for path in reports:
         lines.append(f"report: {printable(str(path))}")
     for line in lines:
         click.echo(line, err=True)
+
+
+def _model_line(use: dict) -> str:
+    from migrate.models import ModelUse
+
+    return ModelUse(**use).summary()
 
 
 class _Progress:

@@ -220,6 +220,11 @@ def view(data: dict) -> dict[str, Any]:
         "md_changes": md_changes,
         "md_changes_left": len(touched) - len(md_changes),
         "md_rules": md_rules,
+        "md_models": [
+            [md_code(use["checkpoint"]), f"{use['model_type']} ({use['how']})" if use["model_type"] else "unknown",
+             *[use["verdicts"].get(mode, "–") for mode in data["models"]["modes"]], ", ".join(use["where"][:3])]
+            for use in (data.get("models") or {}).get("uses", [])
+        ],
         "md_collapse": MD_COLLAPSE,
         "md_text": md_text,
         "md_code": md_code,
