@@ -68,5 +68,7 @@ def gather(rules: Iterable[type], files: Mapping[str, tuple[FileKind, str]]) -> 
     """Facts for an in-memory project (display path -> (kind, text)): what the scan pass computes, for tests."""
     facts = facts_of(rules)
     anchors = {anchor for fact in facts for anchor in fact.anchors}
-    per_file = [(path, collect(facts, kind, text, {a for a in anchors if a in text})) for path, (kind, text) in files.items()]
+    per_file = [
+        (path, collect(facts, kind, text, {a for a in anchors if a in text})) for path, (kind, text) in files.items()
+    ]
     return merge(files, per_file)

@@ -23,7 +23,6 @@ import subprocess
 from pathlib import Path
 from typing import Iterable
 
-
 #: on every call: settings that make git run a program, switched off, and settings that make git
 #: trust file stamps instead of looking (``core.ignoreStat`` hides every edit), set back to git's default
 _SAFE_SETTINGS = (
@@ -63,7 +62,9 @@ def refusals(paths: Iterable[Path]) -> dict[Path, str]:
             clean = _clean_files(top, files)
         except _Undecided as reason:
             for path in files:
-                refused[path] = f"cannot tell whether it has uncommitted changes ({reason}): pass --force to rewrite it anyway"
+                refused[path] = (
+                    f"cannot tell whether it has uncommitted changes ({reason}): pass --force to rewrite it anyway"
+                )
             continue
         for path in files:
             if path not in clean:
@@ -95,8 +96,19 @@ def _clean_files(top: Path, files: list[Path]) -> set[Path]:
         # (git does not look at those, so their edits are invisible to status).
         listed = _git(top, settings, "ls-files", "-v", "-z", "--cached", "--", *names, literal=True)
         tracked.update(entry[2:] for entry in listed.split(b"\0") if entry[:2] == b"H ")
-        status = _git(top, settings, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules=all",
-                      "--no-renames", "--", *names, literal=True)
+        status = _git(
+            top,
+            settings,
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=no",
+            "--ignore-submodules=all",
+            "--no-renames",
+            "--",
+            *names,
+            literal=True,
+        )
         changed.update(entry[3:] for entry in status.split(b"\0") if len(entry) > 3)
     return {path for path, name in zip(files, relative) if name in tracked and name not in changed}
 
@@ -108,9 +120,13 @@ def _filter_overrides(top: Path) -> tuple[bytes, ...]:
     """Settings that switch off every filter driver the configuration names (``filter.<name>.clean`` and
     friends run when git compares a file's content): git runs no filter whose command is empty.
     Reading the configuration runs no filter."""
-    listed = _git(top, _SAFE_SETTINGS, "config", "-z", "--name-only", "--get-regexp", r"^filter\.", nothing_found_ok=True)
+    listed = _git(
+        top, _SAFE_SETTINGS, "config", "-z", "--name-only", "--get-regexp", r"^filter\.", nothing_found_ok=True
+    )
     drivers = sorted({entry.rsplit(b".", 1)[0] for entry in listed.split(b"\0") if entry})
-    return tuple(driver + key for driver in drivers for key in (b".clean=", b".smudge=", b".process=", b".required=false"))
+    return tuple(
+        driver + key for driver in drivers for key in (b".clean=", b".smudge=", b".process=", b".required=false")
+    )
 
 
 def _git(cwd: Path, settings: tuple[str | bytes, ...], *args: str | bytes, literal: bool = False,
@@ -123,12 +139,16 @@ def _git(cwd: Path, settings: tuple[str | bytes, ...], *args: str | bytes, liter
     if literal:
         env["GIT_LITERAL_PATHSPECS"] = "1"  # a file called "*.py" is that file, not a glob
     try:
-        completed = subprocess.run([*command, *args], capture_output=True, check=False, env=env, stdin=subprocess.DEVNULL)
+        completed = subprocess.run(
+            [*command, *args], capture_output=True, check=False, env=env, stdin=subprocess.DEVNULL
+        )
     except OSError as error:
         raise _Undecided(f"cannot run git ({error.strerror or error})") from None
     if completed.returncode == 1 and nothing_found_ok:
         return b""
     if completed.returncode != 0:
         message = completed.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise _Undecided(f"git {args[0]!s} failed in {cwd}: {message[0] if message else f'exit code {completed.returncode}'}")
+        raise _Undecided(
+            f"git {args[0]!s} failed in {cwd}: {message[0] if message else f'exit code {completed.returncode}'}"
+        )
     return completed.stdout

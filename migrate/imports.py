@@ -148,7 +148,10 @@ def add_imports(module: cst.Module, needed: Sequence[tuple[str, str | None, str 
         *(from_line(mod, pairs) for mod, pairs in grouped.items() if mod == "__future__"),
         *body[start:block_end],
         *(parse_statement(f"import {mod}", config=module.config_for_parsing) for mod in sorted(module_imports)),
-        *(parse_statement(f"import {mod} as {alias}", config=module.config_for_parsing) for mod, alias in module_aliases.items()),
+        *(
+            parse_statement(f"import {mod} as {alias}", config=module.config_for_parsing)
+            for mod, alias in module_aliases.items()
+        ),
         *(from_line(mod, pairs) for mod, pairs in grouped.items() if mod != "__future__"),
         *after,
     ]

@@ -69,7 +69,9 @@ def context_candidates(paths: Sequence[Path], exclude: Sequence[str] = ()) -> It
                 if folder == top:
                     break
         for candidate in found:
-            display = candidate.path.as_posix() if base is None else Path(os.path.relpath(candidate.path, base)).as_posix()
+            display = (
+                candidate.path.as_posix() if base is None else Path(os.path.relpath(candidate.path, base)).as_posix()
+            )
             yield dataclasses.replace(candidate, display=display)
 
 

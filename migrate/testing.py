@@ -31,8 +31,12 @@ def apply_rules(
         file_kind = kind_from_name(PurePath(name)) or kind_from_content(text[:256].encode())
         if file_kind is not None:
             known[name] = (file_kind, text)
-    options = RuleOptions(device_style=DeviceStyle(device_style), inline_notes=inline_notes, neuron_project=neuron_project,
-                          project=facts.gather(rules, known))
+    options = RuleOptions(
+        device_style=DeviceStyle(device_style),
+        inline_notes=inline_notes,
+        neuron_project=neuron_project,
+        project=facts.gather(rules, known),
+    )
     if not neuron_project:
         rules = [rule for rule in rules if rule.scope != "neuron-project"]
     return migrate_file_text(source, kind, PurePath(path), rules, options)

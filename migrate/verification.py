@@ -111,7 +111,8 @@ def verified(
         if finding.rule not in withdrawn:
             continue
         if finding.severity is Severity.FIXED:
-            message = f"not rewritten: the rewrite would fail verification ({withdrawn[finding.rule]}); it would have done: {finding.message}"
+            message = (f"not rewritten: the rewrite would fail verification ({withdrawn[finding.rule]}); "
+                       f"it would have done: {finding.message}")
             finding = replace(finding, severity=Severity.TODO, message=message)
         elif finding.severity is not Severity.TODO:
             continue
@@ -191,7 +192,7 @@ def _add_notes(old: str, new: str, notes: list[tuple[int, str]]) -> str:
             continue
         indent = lines[target - 1][: len(lines[target - 1]) - len(lines[target - 1].lstrip())]
         note = f"{indent}# {NOTE_PREFIX} {message}{newline}"
-        above = {l.strip() for l in lines[max(0, target - 6):target - 1]}
+        above = {earlier.strip() for earlier in lines[max(0, target - 6):target - 1]}
         if note.strip() not in above and note not in inserts.get(target, []):
             inserts.setdefault(target, []).append(note)
     for target in sorted(inserts, reverse=True):

@@ -16,6 +16,7 @@ import time
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Iterator, Sequence
 
+
 def run_tasks(
     function: Callable[[Any], Any],
     items: Sequence,

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from compat_matrix.schema import MODES, STATUSES, VERDICTS
-
 from reports.compat.results import Results, environment, verdict_rank
 from reports.compat.summary import architectures, fallback_ops, graph_breaks, recompiles
 
@@ -166,5 +165,7 @@ def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[list[str], 
     for name in METRICS:
         if old.get(name) is None or new.get(name) is None or old[name] == new[name]:
             continue
-        (regressions if new[name] > old[name] else improvements).append(f"{name.replace('_', ' ')} {old[name]} -> {new[name]}")
+        (regressions if new[name] > old[name] else improvements).append(
+            f"{name.replace('_', ' ')} {old[name]} -> {new[name]}"
+        )
     return regressions, improvements

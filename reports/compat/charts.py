@@ -27,7 +27,9 @@ def verdict_chart(summary: Mapping[str, Any]) -> dict[str, Any]:
             if not n:
                 continue
             w = bar_width * n / total
-            segments.append({"x": round(x, 1), "w": round(w, 1), "n": n, "kind": KIND[name], "title": f"{label}: {n} {name}"})
+            segments.append(
+                {"x": round(x, 1), "w": round(w, 1), "n": n, "kind": KIND[name], "title": f"{label}: {n} {name}"}
+            )
             x += w
         rows.append({"label": label, "y": top + index * (bar + gap), "total": total, "segments": segments})
     return {

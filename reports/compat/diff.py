@@ -68,7 +68,8 @@ def format_markdown(diff: Diff) -> str:
     rows += [[f"`{k}`", "🆕 new", v] for k, v in diff.new_architectures.items()]
     rows += [[f"`{k}`", "➖ removed", f"was {v}"] for k, v in diff.removed_architectures.items()]
     head = (
-        f"### neuron-compat diff: {plural(len(diff.regressions), 'regression')}, {plural(len(diff.improvements), 'improvement')}, "
+        f"### neuron-compat diff: {plural(len(diff.regressions), 'regression')}, "
+        f"{plural(len(diff.improvements), 'improvement')}, "
         f"{len(diff.new_architectures)} new, {len(diff.removed_architectures)} removed, {diff.unchanged} unchanged\n"
     )
     return head + ("\n" + md_table(["Architecture", "Change", "Details"], rows) + "\n" if rows else "")

@@ -79,7 +79,9 @@ def environment_mismatch(results: Results, expected: Mapping[str, Any] | None) -
     return problems
 
 
-def check_usable(results: Results, expected_env: Mapping[str, Any] | None, allow_device_change: bool, result: GateResult) -> bool:
+def check_usable(
+    results: Results, expected_env: Mapping[str, Any] | None, allow_device_change: bool, result: GateResult
+) -> bool:
     result.unusable.extend(results.unusable_reasons())
     mismatch = environment_mismatch(results, expected_env) if results.rows else []
     if mismatch and not allow_device_change:
@@ -114,7 +116,11 @@ def gate_baseline(
             result.lines.append(GateLine(name, "NEW", [f"{now['verdict']} (not in the baseline)"]))
             continue
         regressions, improvements = compare(expected[name], now)
-        added = [f"{mode}: {status} (not in the baseline)" for mode, status in now["modes"].items() if mode not in expected[name]["modes"]]
+        added = [
+            f"{mode}: {status} (not in the baseline)"
+            for mode, status in now["modes"].items()
+            if mode not in expected[name]["modes"]
+        ]
         if regressions:
             result.lines.append(GateLine(name, "FAIL", regressions + improvements + added))
         elif improvements:
@@ -122,7 +128,9 @@ def gate_baseline(
         else:
             result.lines.append(GateLine(name, "PASS", [now["verdict"], *added]))
     for name in sorted(set(expected) - set(current)):
-        result.lines.append(GateLine(name, "MISSING", [f"in the baseline ({expected[name]['verdict']}), not in the results"]))
+        result.lines.append(
+            GateLine(name, "MISSING", [f"in the baseline ({expected[name]['verdict']}), not in the results"])
+        )
     return result
 
 
@@ -135,7 +143,9 @@ def gate_required(
     allow_device_change: bool = False,
 ) -> GateResult:
     result = GateResult()
-    result.header = f"neuron-compat gate: {results_arg} requires {len(required)} architecture(s) to be at least {min_verdict}"
+    result.header = (
+        f"neuron-compat gate: {results_arg} requires {len(required)} architecture(s) to be at least {min_verdict}"
+    )
     if not check_usable(results, None, allow_device_change, result):
         return result
     by_name = {arch["model_type"]: arch for arch in architectures(results.rows)}
@@ -177,7 +187,9 @@ def format_gate(result: GateResult) -> str:
         verdict = "PASS" if result.passed else "FAIL"
         out.append(f"\n{verdict}: {counts or 'nothing to compare'}")
         if result.count("IMPROVED") and not result.allow_improvements:
-            out.append("Improvements fail the ratchet: refresh the baseline to lock them in (or pass --allow-improvements).")
+            out.append(
+                "Improvements fail the ratchet: refresh the baseline to lock them in (or pass --allow-improvements)."
+            )
     for warning in result.warnings:
         out.append(f"warning: {warning}")
     if result.refresh and not result.unusable:

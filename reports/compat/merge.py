@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from compat_matrix.schema import job_key
-
 from reports.compat.results import RESULTS_FILE, Problem, environment, sort_key
 
 
@@ -79,7 +78,9 @@ def environment_problems(rows: Sequence[Mapping[str, Any]]) -> list[Problem]:
     env = environment(rows)
     for key in ("device", "backend", "dtype"):
         if len(env[key]) > 1:
-            problems.append(Problem("warning", "results", f"rows come from different {key}s: {', '.join(env[key])}", "environment"))
+            problems.append(
+                Problem("warning", "results", f"rows come from different {key}s: {', '.join(env[key])}", "environment")
+            )
     totals: dict[str, set[str]] = {}
     for label in env["shards"]:
         index, _, total = str(label).partition("/")

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from compat_matrix.schema import HARNESS_STATUSES, STATUSES
-
 from reports.compat import charts
 from reports.compat.results import VERDICT_ORDER
 from reports.compat.summary import graph_breaks, recompiles, timing
@@ -166,7 +165,9 @@ def published_lines(summary: Mapping[str, Any]) -> list[tuple[str, int, int]]:
     lines += [(figure["label"], figure["supported"], figure["of"]) for figure in figures[1:]]
     optimum = published["optimum_neuron_045"]
     if optimum["known"]:
-        lines.append(("optimum-neuron 0.4.5: shipped list, scanned architectures", optimum["supported"], optimum["known"]))
+        lines.append(
+            ("optimum-neuron 0.4.5: shipped list, scanned architectures", optimum["supported"], optimum["known"])
+        )
     return lines
 
 
@@ -174,7 +175,9 @@ def render_markdown(summary: Mapping[str, Any], collapse_over: int = 30) -> str:
     """Headline, counts per mode and the matrix: short enough for a PR comment or a step summary."""
     modes = summary["modes"]
     head = summary["headline"]
-    counts_rows = [["architectures", *(head["architectures"][v] for v in VERDICT_ORDER), "–", head["architectures"]["total"]]]
+    counts_rows = [
+        ["architectures", *(head["architectures"][v] for v in VERDICT_ORDER), "–", head["architectures"]["total"]]
+    ]
     counts_rows += [
         [f"{mode} jobs", *(head["modes"][mode][v] for v in (*VERDICT_ORDER, "skipped", "total"))] for mode in modes
     ]

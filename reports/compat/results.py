@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from compat_matrix.schema import (HARNESS_STATUSES, MODES, SCHEMA_VERSION, SchemaError, check_row, job_key,
-                                  migrate_row)
+from compat_matrix.schema import HARNESS_STATUSES, MODES, SCHEMA_VERSION, SchemaError, check_row, job_key, migrate_row
 
 RESULTS_FILE = "results.jsonl"
 

@@ -14,7 +14,6 @@ from typing import Any, Mapping, Sequence
 from compat_matrix.evidence import LEVELS, LOWERING_OUTCOMES, architecture_evidence, lowering_outcome, ran_on
 from compat_matrix.registry import DATA, shipped
 from compat_matrix.schema import HARNESS_STATUSES, MODES, STATUSES, VERDICTS, architecture_verdict
-
 from reports.compat.results import Results, environment, sort_key
 
 #: Per-mode headline buckets: the three verdicts, plus jobs that produced no evidence.
