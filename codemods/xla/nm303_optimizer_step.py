@@ -10,6 +10,9 @@ replicas already agree), only slower.
 
 ``xm.reduce_gradients(opt)`` becomes the same average without the step.
 
+A call with ``groups=`` (the data-parallel replica groups of a tensor-parallel run) is left with a todo: an
+average over the whole world would mix the shards of different tensor-parallel ranks.
+
 A call that is not a statement of its own (inside an expression, a one-line ``if x: xm.optimizer_step(o)``, or
 with ``*args``) is left as it is with a todo: the average cannot be placed there.
 
@@ -89,6 +92,13 @@ class OptimizerStep(XlaRule):
             return updated
         stepping = self.ctx.matches(call.func, OPTIMIZER_STEP)
         optimizer = arg(call, 0, "optimizer")
+        groups = arg(call, None, "groups") or (arg(call, 2, "groups") if not stepping else None)
+        if groups is not None:  # replica groups (data-parallel ranks beside tensor parallelism): not the world
+            self.todo(call, "xm.optimizer_step / reduce_gradients over replica groups: average each gradient over "
+                      "that group only (dist.all_reduce(p.grad, group=dist.new_group(ranks)); p.grad /= len(ranks)), "
+                      "or wrap the model in DDP/FSDP2 on a device mesh; averaging over the whole world would mix "
+                      "tensor-parallel shards")
+            return updated
         if optimizer is None:
             self.todo(call, "xm.optimizer_step without an optimizer argument: call optimizer.step() yourself after "
                       "averaging the gradients")
