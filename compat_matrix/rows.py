@@ -8,7 +8,7 @@ import platform
 from typing import Any
 
 from compat_matrix.evidence import ran_on, row_evidence
-from compat_matrix.schema import SCHEMA_VERSION, STATUS_VERDICTS
+from compat_matrix.schema import SCHEMA_VERSION, STATUS_VERDICTS, VERDICTS
 
 
 def verdict_for(status: str, mode: str, *, generate_runs: bool = False) -> str:
@@ -17,6 +17,11 @@ def verdict_for(status: str, mode: str, *, generate_runs: bool = False) -> str:
     if status == "fail_generate" and (mode == "eager" or generate_runs):
         return "partial"
     return STATUS_VERDICTS[status]
+
+
+def worst_verdict(*verdicts: str) -> str:
+    """The least supported of ``verdicts`` (``schema.VERDICTS`` is ordered best first)."""
+    return max(verdicts, key=VERDICTS.index)
 
 
 def now() -> str:

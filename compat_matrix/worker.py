@@ -24,7 +24,7 @@ from typing import Any
 
 from compat_matrix import evidence
 from compat_matrix.checks import CheckFailed, one_line
-from compat_matrix.rows import base_row, now, verdict_for
+from compat_matrix.rows import base_row, now, verdict_for, worst_verdict
 
 RESULT_FD_ENV = "NEURON_COMPAT_RESULT_FD"
 PARENT_PID_ENV = "NEURON_COMPAT_PARENT_PID"
@@ -265,17 +265,19 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
         status = "fail_compile"
         row["error"] = "generate did not compile the forward (transformers skipped compilation for this model)"
         reasons.insert(0, row["error"])
-    elif mode == "compiled" and compile_details.get("recompiles"):
-        status = "recompiles"
-        why = "; ".join(compile_details.get("recompile_reasons") or [])[:200]
-        reasons.insert(0, f"{compile_details['recompiles']} recompile(s) across decode steps" + (f" ({why})" if why else ""))
-    elif mode == "compiled" and compile_details.get("graph_breaks"):
-        status = "graph_breaks"
-        total = sum(b["count"] for b in compile_details["graph_breaks"])
-        reasons.insert(0, f"{total} graph break(s): {compile_details['graph_breaks'][0]['reason'][:160]}")
     elif gen["status"] == "fail_generate":
+        # Before the compile findings: chunked prefill is the first step of generation, and the findings below come
+        # from the plain-generate fallback (they stay as notes, and the verdict keeps the worse of the two).
         status = "fail_generate"
         reasons.insert(0, gen["reason"][:300])
+        if mode == "compiled":
+            notes.extend(f"plain-generate fallback: {finding}" for finding in _compile_findings(compile_details))
+    elif mode == "compiled" and compile_details.get("recompiles"):
+        status = "recompiles"
+        reasons.insert(0, _compile_findings(compile_details)[0])
+    elif mode == "compiled" and compile_details.get("graph_breaks"):
+        status = "graph_breaks"
+        reasons.insert(0, _compile_findings(compile_details)[0])
     elif lowering_status:  # the proxy only speaks where everything that really ran passed
         status = lowering_status
         reasons.insert(0, lowering_reason)
@@ -288,6 +290,11 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
         reasons.extend(note for note in notes if "CPU fallback" in note)
     else:
         row["verdict"] = verdict_for(status, mode, generate_runs=True)
+    if status == "fail_generate" and mode == "compiled":
+        hidden = ("recompiles" if compile_details.get("recompiles")
+                  else "graph_breaks" if compile_details.get("graph_breaks") else None)
+        if hidden:
+            row["verdict"] = worst_verdict(row["verdict"], verdict_for(hidden, mode))
     if notes:
         details["notes"] = notes
     row["status"] = status
@@ -296,6 +303,46 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
     del model
     if device == "cuda":
         torch.cuda.empty_cache()
+
+
+def _compile_findings(compile_details: dict[str, Any]) -> list[str]:
+    """What compiled generate found, most severe first: recompiles (with where Dynamo gave up, and the remedy where
+    one is known), then graph breaks with the generation step of each."""
+    findings = []
+    if compile_details.get("recompiles"):
+        why = "; ".join(compile_details.get("recompile_reasons") or [])[:200]
+        text = f"{compile_details['recompiles']} recompile(s) across decode steps" + (f" ({why})" if why else "")
+        limit = compile_details.get("recompile_limit")
+        if limit:
+            text += (f"; Dynamo's recompile_limit ({limit['limit']}) was hit at decode step {limit['hit_at_step']}, "
+                     "after which the forward runs eagerly: on Neuron, up to that many neuronx-cc compiles, "
+                     "then eager decoding")
+        remedy = recompile_remedy(compile_details.get("recompile_reasons") or [])
+        if remedy:
+            text += f"; remedy: {remedy}"
+        findings.append(text)
+    if compile_details.get("graph_breaks"):
+        breaks = compile_details["graph_breaks"]
+        total = sum(b["count"] for b in breaks)
+        steps = sorted({step for b in breaks for step in (b.get("steps") or {})}, key=_step_order)
+        where = f" in {', '.join(steps)}" if steps else ""
+        findings.append(f"{total} graph break(s){where}: {breaks[0]['reason'][:160]}")
+    return findings
+
+
+def _step_order(step: str) -> int:
+    return 0 if step == "prefill" else int(step.rpartition("_")[2])
+
+
+def recompile_remedy(recompile_reasons: list[str]) -> str | None:
+    """The known fix for a recompile guard, or None. The sliding-window cache layers guard on the Python int
+    ``cumulative_length_int`` (transformers/cache_utils.py), a new value every decode step."""
+    if any("cumulative_length_int" in reason for reason in recompile_reasons):
+        return ("the sliding-window cache layers guard on the int cumulative_length_int: load the config with "
+                "sliding_window=None (one decode graph; only where the checkpoint's context fits without the window), "
+                "or mark the int dynamic with torch.compiler.config.dynamic_sources = '.*cumulative_length_int' "
+                "(environment: TORCH_COMPILE_DYNAMIC_SOURCES)")
+    return None
 
 
 def _parity_reason(parity_details: dict[str, Any]) -> str:

@@ -17,6 +17,9 @@ class StepClock:
     """A logits processor that only timestamps: it runs once per generated token, outside the model forward."""
 
     def __init__(self) -> None:
+        self.restart()
+
+    def restart(self) -> None:
         self.step = 0
         self.stamps: list[float] = []
 
@@ -105,8 +108,11 @@ def greedy(model, input_ids, *, chunked: bool, static: bool = True, compile_conf
     return tokens, logits, cache_used(getattr(out, "past_key_values", None))
 
 
-def static_generate(model, input_ids, *, compile_config=None, clock: StepClock | None = None) -> dict[str, Any]:
+def static_generate(model, input_ids, *, compile_config=None, clock: StepClock | None = None,
+                    before_retry=None) -> dict[str, Any]:
     """Chunked-prefill static-cache generate; falls back to plain static generate to tell the two failures apart.
+    ``before_retry()`` runs before the fallback (compiled mode resets Dynamo there, so the fallback neither reuses nor
+    is counted against the graphs of the failed attempt).
 
     Returns ``{"tokens", "logits", "cache": {...}, "status": None|"no_static_cache"|"fail_generate", "reason"}``;
     raises ``CheckFailed("fail_generate")`` when neither form runs."""
@@ -116,7 +122,9 @@ def static_generate(model, input_ids, *, compile_config=None, clock: StepClock |
     except Exception as chunk_exc:  # noqa: BLE001
         chunk_error = one_line(chunk_exc)
         if clock is not None:
-            clock.__init__()
+            clock.restart()
+        if before_retry is not None:
+            before_retry()
         try:
             tokens, logits, cache = greedy(model, input_ids, chunked=False, compile_config=compile_config, clock=clock)
         except Exception as exc:  # noqa: BLE001

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 PROMPT_LEN = 8
 PREFILL_CHUNK = 4  # two equal chunks: chunked prefill as in the TorchNeuron HF inference tutorial
-NEW_TOKENS = 5  # 1 token from prefill + 4 decode steps: three decode steps after the one that compiles
+# 1 token from prefill + 11 decode steps: more decode steps than Dynamo's recompile_limit (8), so a model that
+# recompiles every step shows where Dynamo gives up and decodes eagerly (what a long generation on Neuron meets).
+NEW_TOKENS = 12
 
 
 def special_ids(config) -> set[int]:

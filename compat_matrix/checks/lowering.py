@@ -27,8 +27,9 @@ Why not ``torch_mlir.fx.export_and_import(..., output_type="stablehlo")``, which
 * it runs the pipelines through ``run_pipeline_with_repro_report``, which swaps ``sys.stderr`` and writes a repro file
   into the temp folder on every failure; we attach our own MLIR diagnostic handler instead.
 
-The decode stage builds its own ``transformers.StaticCache``, fills it with one eager prefill of ``input_ids`` and
-exports the next single-token step (the cache tensors are graph inputs that the step mutates in place). If the model
+The decode stage runs an eager static-cache ``generate`` up to its first single-token step and exports that step with
+the inputs generate gave it (attention mask, position ids, the prefilled cache, whose tensors are graph inputs that
+the step mutates in place): the step compiled mode captures. If the model
 cannot run that eager prefill (no ``cache`` argument, no static-cache support ...) the decode stage is not lowered and
 the result says so in ``reason`` (with ``status`` from the forward stage): that is a static-cache problem, which the
 scan reports on its own, not a lowering failure.
@@ -74,6 +75,9 @@ STABLEHLO_PIPELINE = "builtin.module(torch-backend-to-stablehlo-backend-pipeline
 
 #: Ops that only give the module its shape; not counted in ``op_histogram``.
 STRUCTURAL_OPS = frozenset({"builtin.module", "func.func", "func.return"})
+
+#: ``x[a:]`` traces as ``slice_scatter(..., end=INT64_MAX)``: the open end.
+INT64_MAX = 2**63 - 1
 
 #: Extra cache slots after the prompt for the decode stage.
 DECODE_HEADROOM = 8
@@ -219,13 +223,17 @@ class _DecodeStep(torch.nn.Module):
     Every tensor the cache layers hold (keys, values, cumulative lengths, and the per-layer dicts/lists of state-space
     and linear-attention layers) becomes a program input that the step mutates in place, as in a compiled decode step
     (where the cache tensors are static-address graph inputs). Left as attributes of the cache object, they would be
-    captured as constants that the graph mutates, which ``run_decompositions`` rejects.
+    captured as constants that the graph mutates, which ``run_decompositions`` rejects. The other tensors generate
+    passes to the step (``attention_mask``, ``position_ids`` ...) are program inputs too, placed before the state.
     """
 
-    def __init__(self, model: torch.nn.Module, cache: Any):
+    def __init__(self, model: torch.nn.Module, cache: Any, inputs: dict[str, Any]):
         super().__init__()
         self.model = model
         self.cache = cache
+        self.tensor_names = [name for name, value in inputs.items() if isinstance(value, torch.Tensor)]
+        self.tensors = [inputs[name] for name in self.tensor_names]
+        self.constants = {name: value for name, value in inputs.items() if name not in self.tensor_names}
         self.slots: list[tuple[Any, Any]] = []  # (holder, key); holder is a layer object, a dict or a list
         self.state: list[torch.Tensor] = []
         for layer in cache.layers:
@@ -240,26 +248,53 @@ class _DecodeStep(torch.nn.Module):
                             self.slots.append((value, key))
                             self.state.append(item)
 
-    def forward(self, input_ids: torch.Tensor, *state: torch.Tensor) -> torch.Tensor:
+    def forward(self, *tensors: torch.Tensor) -> torch.Tensor:
+        named, state = tensors[: len(self.tensor_names)], tensors[len(self.tensor_names):]
         for (holder, key), tensor in zip(self.slots, state):
             if isinstance(holder, (dict, list)):
                 holder[key] = tensor
             else:
                 setattr(holder, key, tensor)
-        out = self.model(input_ids=input_ids, cache=self.cache, use_cache=True)
+        out = self.model(**dict(zip(self.tensor_names, named)), **self.constants, cache=self.cache)
         return _first_tensor(out)
 
 
-def _prefilled_static_cache(model: torch.nn.Module, input_ids: torch.Tensor) -> Any:
-    """A ``StaticCache`` filled by one eager prefill of ``input_ids``; raises when the model cannot do that."""
-    from transformers import StaticCache
+class _DecodeInputsSeen(Exception):
+    """Stops generate at its first decode step, once that step's inputs are recorded."""
 
+
+def _first_decode_step(model: torch.nn.Module, input_ids: torch.Tensor) -> tuple[Any, dict[str, Any]]:
+    """The prefilled ``StaticCache`` and the keyword arguments of generate's first single-token decode step.
+
+    What generate passes is what compiled mode captures: besides the token and the cache, a decode step gets the
+    attention mask generate built for the whole cache and the position ids (without them opt, biogpt and xglm do not
+    export). Raises when the model cannot prefill a static cache."""
     if "cache" not in inspect.signature(model.forward).parameters:
         raise TypeError(f"{type(model).__name__}.forward takes no `cache` argument")
-    config = model.config.get_text_config(decoder=True)
-    cache = StaticCache(config=config, max_cache_len=input_ids.shape[1] + DECODE_HEADROOM)
-    model(input_ids=input_ids, cache=cache, use_cache=True)
-    return cache
+    seen: dict[str, Any] = {}
+
+    def record(module, args, kwargs):
+        ids = kwargs.get("input_ids")
+        if isinstance(ids, torch.Tensor) and ids.shape[1] == 1 and kwargs.get("cache") is not None:
+            seen.update(kwargs)
+            raise _DecodeInputsSeen
+
+    handle = model.register_forward_pre_hook(record, with_kwargs=True)
+    pad = getattr(model.generation_config, "pad_token_id", None)
+    try:
+        model.generate(input_ids, attention_mask=torch.ones_like(input_ids), max_new_tokens=DECODE_HEADROOM,
+                       do_sample=False, cache_implementation="static", disable_compile=True,
+                       pad_token_id=pad if pad is not None else 0)
+    except _DecodeInputsSeen:
+        pass
+    finally:
+        handle.remove()
+    if not seen:
+        raise RuntimeError("generate ran no single-token decode step on a static cache")
+    cache = seen.pop("cache")
+    if type(cache).__name__ != "StaticCache":
+        raise TypeError(f"generate used {type(cache).__name__}, not the requested StaticCache")
+    return cache, seen
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -351,7 +386,9 @@ def _open_slice_scatter(graph: torch.fx.Graph) -> LoweringFailed | None:
         end = node.args[4] if len(node.args) > 4 else node.kwargs.get("end")
         if not (isinstance(base, torch.Tensor) and isinstance(dim, int)):
             continue
-        if end is None or (isinstance(end, int) and end > base.shape[dim]):
+        # Only the open end is known to break torch-mlir; a finite end past the size is clamped like any slice and
+        # goes through the pipeline.
+        if end is None or (isinstance(end, int) and end >= INT64_MAX):
             end = "None" if end is None else end
             source = (node.meta.get("stack_trace") or "").strip().splitlines()
             where = ""
@@ -492,14 +529,14 @@ def check_lowering(model: torch.nn.Module, input_ids: torch.Tensor, *, decode_st
             if decode_step:
                 stage = "decode"
                 try:
-                    cache = _prefilled_static_cache(model, input_ids)
+                    cache, inputs = _first_decode_step(model, input_ids)
                 except Exception as exc:  # noqa: BLE001
                     cache = None
                     notes.append(f"decode step not checked: static-cache prefill failed: {_exception_line(exc)}")
                 if cache is not None:
                     try:
-                        step = _DecodeStep(model, cache)
-                        program = _export(step, (input_ids[:, -1:], *step.state))
+                        step = _DecodeStep(model, cache, inputs)
+                        program = _export(step, (*step.tensors, *step.state))
                     except Exception as exc:  # noqa: BLE001
                         raise LoweringFailed(
                             f"torch.export failed: {_exception_line(exc)}", aten_names(str(exc))

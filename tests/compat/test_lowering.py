@@ -223,3 +223,37 @@ def test_open_ended_slice_scatter_is_named_without_running_the_pipeline():
         lowering._lower_program(lowering.TORCH_MLIR, program)
     assert failure.value.failed_ops == ["aten::slice_scatter"]
     assert "open end" in failure.value.reason
+
+
+class PastTheEndSliceScatter(torch.nn.Module):
+    def forward(self, x, y):
+        out = x.clone()
+        out[:, 2:10] = y  # a finite end past the size (4): clamped like any slice, not the open end
+        return out * 2
+
+
+@needs_torch_mlir
+def test_a_finite_end_past_the_size_runs_the_pipeline():
+    x, y = torch.zeros(3, 4), torch.ones(3, 2)
+    program = torch.export.export(PastTheEndSliceScatter(), (x, y), strict=False)
+    assert lowering._open_slice_scatter(program.run_decompositions(lowering.TORCH_MLIR.get_decomposition_table())
+                                        .graph) is None
+    with pytest.raises(lowering.LoweringFailed) as failure:  # upstream's own verdict, whatever it is, is the one shown
+        lowering._lower_program(lowering.TORCH_MLIR, program)
+    assert "open end" not in failure.value.reason and "pipeline not run" not in failure.value.reason
+
+
+@needs_torch_mlir
+@pytest.mark.parametrize("model_type", ["opt", "biogpt", "xglm"])
+def test_the_decode_step_is_exported_with_the_inputs_generate_passes(model_type):
+    # Without generate's attention mask and position ids, the decode step of these models does not export
+    # (a data-dependent guard in their position/mask code).
+    from compat_matrix.checks.inputs import prompt_ids
+    from compat_matrix.tiny_configs import build_tiny_model
+
+    model = build_tiny_model(model_type)
+    result = lowering.check_lowering(model, prompt_ids(model.config))
+    assert result["status"] == "lowered", result["reason"]
+    assert result["reason"] is None  # the decode step ran
+    cache, inputs = lowering._first_decode_step(model, prompt_ids(model.config))
+    assert {"attention_mask", "position_ids"} <= set(inputs) and inputs["input_ids"].shape == (1, 1)

@@ -1,0 +1,103 @@
+"""Verdicts that must be the model's, not the scanner's (issue 17, item 6): status precedence between a failed chunked
+prefill and what the compiled fallback found, recompiles past Dynamo's recompile_limit with the remedy named, and the
+generation step of every graph break. Tiny models from configs, CPU, stand-in backend."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from compat_matrix.checks.inputs import NEW_TOKENS  # noqa: E402
+from compat_matrix.worker import run_job  # noqa: E402
+
+
+def _compiled(model_type: str, **job) -> dict:
+    return run_job({"model_type": model_type, "mode": "compiled", "device": "cpu", "backend": "aot_eager",
+                    "dtype": "float32", "lowering": False, **job})
+
+
+def _tiny_model(model_type: str, **config_values):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from compat_matrix.tiny_configs import tiny_config
+
+    config = tiny_config(model_type)
+    for key, value in config_values.items():
+        setattr(config, key, value)
+    torch.manual_seed(0)
+    return AutoModelForCausalLM.from_config(config).eval()
+
+
+def test_a_failed_chunked_prefill_is_the_status_and_the_fallback_starts_from_a_clean_dynamo():
+    # recurrent_gemma: chunked prefill fails (the recurrent block's output has no .cache), plain generate works and
+    # recompiles on its sliding-window layer. The failure comes first; the recompiles stay visible.
+    row = _compiled("recurrent_gemma")
+    assert row["status"] == "fail_generate"
+    assert row["reasons"][0].startswith("chunked prefill fails")
+    assert row["verdict"] == "unsupported"  # the worse of fail_generate (partial) and the fallback's recompiles
+    details = row["details"]
+    assert any(note.startswith("plain-generate fallback: ") and "recompile" in note for note in details["notes"])
+    # Without a Dynamo reset the fallback's first decode step hit the chunked attempt's prefill graph (guarded on 4
+    # input ids) and was counted as a recompile.
+    assert not any("input_ids" in reason for reason in details["recompile_reasons"])
+    assert "prefill" not in details["graphs_by_step"]
+    assert details["chunked_prefill_compile"]["graphs_by_step"] == {"prefill": 1}
+
+
+def test_recompiles_past_the_limit_report_the_eager_fallback_and_the_remedy(tmp_path):
+    # A mistral checkpoint with a sliding window (mistral-7b-v0.1 has 4096): one graph per decode step until Dynamo's
+    # recompile_limit, then eager decoding.
+    _tiny_model("mistral", sliding_window=4096).save_pretrained(tmp_path)
+    row = _compiled("mistral", model_path=str(tmp_path))
+    assert NEW_TOKENS - 1 > 8
+    assert row["status"] == "recompiles" and row["verdict"] == "unsupported"
+    limit = row["details"]["recompile_limit"]
+    assert limit["limit"] == 8 and limit["decode_steps"] == NEW_TOKENS - 1 and limit["hit_at_step"] < NEW_TOKENS - 1
+    reason = row["reasons"][0]
+    assert "recompile_limit (8)" in reason and "eager decoding" in reason
+    assert "sliding_window=None" in reason and "dynamic_sources = '.*cumulative_length_int'" in reason
+
+
+_ONE_DECODE_GRAPH = """
+import json, sys, torch
+from transformers import AutoModelForCausalLM
+from compat_matrix.tiny_configs import tiny_config
+from compat_matrix.checks.compile import compiled_generate
+from compat_matrix.checks.inputs import prompt_ids
+config = tiny_config("mistral")
+config.sliding_window = json.loads(sys.argv[1])
+torch.manual_seed(0)
+model = AutoModelForCausalLM.from_config(config).eval()
+found = compiled_generate(model, prompt_ids(config), backend="aot_eager", fullgraph=False)["compile"]
+print(json.dumps({k: found.get(k) for k in ("recompiles", "graphs_by_step", "recompile_limit")}))
+"""
+
+
+@pytest.mark.parametrize("sliding_window, dynamic_sources", [(None, ""), (4096, ".*cumulative_length_int")])
+def test_each_named_remedy_compiles_one_decode_graph(sliding_window, dynamic_sources):
+    # A subprocess: Dynamo reads dynamic_sources once and keeps it, so it would leak into the other tests' compiles.
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TORCH_COMPILE_DYNAMIC_SOURCES": dynamic_sources}
+    done = subprocess.run([sys.executable, "-c", _ONE_DECODE_GRAPH, json.dumps(sliding_window)], env=env,
+                          capture_output=True, text=True, timeout=300, check=True)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["recompiles"] == 0 and found["graphs_by_step"]["decode_1"] == 1
+    assert found["recompile_limit"] is None
+
+
+@pytest.mark.parametrize("model_type", ["opt", "biogpt"])
+def test_graph_breaks_name_the_generation_step(model_type):
+    # The first prefill chunk arrives without an attention mask: the breaks are in chunked prefill; decode is one graph.
+    row = _compiled(model_type)
+    assert row["status"] == "graph_breaks"
+    breaks = row["details"]["graph_breaks"]
+    assert breaks and all(b["steps"] == {"prefill": b["count"]} for b in breaks)
+    assert row["details"]["graphs_by_step"]["decode_1"] == 1
+    assert " in prefill: " in row["reasons"][0]
