@@ -1,7 +1,8 @@
 """Forward on the fixed input, and static-cache ``generate`` with chunked prefill (as in the TorchNeuron HF inference
 tutorial). Reports the cache that was really used: some models (rwkv, xlnet, reformer, mpt ...) do not take cache
-objects and ``generate`` silently ignores ``cache_implementation="static"``; on Neuron that means new shapes every step,
-so it is reported as ``no_static_cache``, not as a pass."""
+objects and ``generate`` silently ignores ``cache_implementation="static"``; that is reported as ``no_static_cache``,
+not as a pass, with what the model does instead (:func:`why_no_static_cache`: no cache, a cache the config disables,
+a fixed-size recurrent state)."""
 
 from __future__ import annotations
 
@@ -139,5 +140,20 @@ def static_generate(model, input_ids, *, compile_config=None, clock: StepClock |
     result.update(tokens=tokens, logits=logits, cache=cache)
     if cache["used"] != "StaticCache":
         result["status"] = "no_static_cache"
-        result["reason"] = f"static cache requested but generate used {cache['used']} (shapes change every step)"
+        result["reason"] = f"static cache requested but generate used {cache['used']} ({why_no_static_cache(model)})"
     return result
+
+
+def why_no_static_cache(model) -> str:
+    """What generate does instead of a static cache, by what the model declares."""
+    import inspect
+
+    if getattr(model.config, "use_cache", True) is False:
+        # mpt: MptConfig.use_cache defaults to False; generate then keeps no cache at all unless told otherwise.
+        return (f"cache disabled by config: {type(model.config).__name__}.use_cache=False, so generate recomputes "
+                "the whole sequence every step; pass use_cache=True to generate or set it in the config")
+    if "state" in inspect.signature(model.forward).parameters:
+        # rwkv: a fixed-size recurrent state passed as `state`, outside transformers' Cache classes.
+        return ("recurrent state of fixed size, kept outside transformers' Cache classes: shapes do not grow, but "
+                "transformers does not auto-compile generate for it (compile the decode step by hand)")
+    return "the model takes no cache object: shapes change every step"

@@ -101,3 +101,35 @@ def test_graph_breaks_name_the_generation_step(model_type):
     assert breaks and all(b["steps"] == {"prefill": b["count"]} for b in breaks)
     assert row["details"]["graphs_by_step"]["decode_1"] == 1
     assert " in prefill: " in row["reasons"][0]
+
+
+def _eager(model_type: str) -> dict:
+    return run_job({"model_type": model_type, "mode": "eager", "device": "cpu", "backend": "aot_eager",
+                    "dtype": "float32"})
+
+
+def test_mpt_says_its_cache_is_disabled_by_config_and_the_named_fix_works():
+    import torch
+
+    from compat_matrix.checks.generate import cache_used
+    from compat_matrix.checks.inputs import prompt_ids
+    from compat_matrix.tiny_configs import build_tiny_model
+
+    row = _eager("mpt")
+    assert row["status"] == "no_static_cache"
+    assert "cache disabled by config: MptConfig.use_cache=False" in row["reasons"][0]
+    assert "shapes change every step" not in row["reasons"][0]
+    model = build_tiny_model("mpt")
+    ids = prompt_ids(model.config)
+    with torch.no_grad():
+        out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=3, do_sample=False,
+                             cache_implementation="static", use_cache=True, return_dict_in_generate=True,
+                             disable_compile=True, pad_token_id=0)
+    assert cache_used(out.past_key_values)["used"] == "StaticCache"
+
+
+def test_rwkv_is_a_recurrent_state_not_growing_shapes():
+    row = _eager("rwkv")
+    assert row["status"] == "no_static_cache"
+    assert "recurrent state of fixed size" in row["reasons"][0] and "does not auto-compile" in row["reasons"][0]
+    assert "shapes change every step" not in row["reasons"][0]
