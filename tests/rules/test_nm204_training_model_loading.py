@@ -4,8 +4,8 @@ from tests.rules.case import findings, migrate, unchanged
 
 
 def test_training_config_becomes_a_distributed_config() -> None:
-    # run with its family: the import of TrainingNeuronConfig is moved by a sibling rule (alone, a second
-    # run of NM204 strips the already rewritten arguments: see the report of issue 14)
+    # run with its family: NM201 renames TrainingNeuronConfig; with NM204 alone a second run strips the
+    # arguments NM204 already rewrote (TrainingNeuronConfig(tp_size=8, ...) -> TrainingNeuronConfig() and todos)
     result = migrate(
         """
         import torch
@@ -17,7 +17,7 @@ def test_training_config_becomes_a_distributed_config() -> None:
         "NM204",
         family="NM2",
     )
-    assert "DistributedConfig(tp_size=8, fsdp_size=" in result.text
+    assert "trn_config = DistributedConfig(tp_size=8, " in result.text and "TrainingNeuronConfig" not in result.text
     assert "distributed_config=trn_config, dtype=torch.bfloat16)" in result.text
     assert {(4, "fixed"), (5, "fixed")} <= findings(result, "NM204")
 
