@@ -8,6 +8,10 @@ After::
 
     if int(os.environ.get("RANK", 0)) == 0:
         torch.save(model.state_dict(), "model.pt")
+    if dist.is_initialized():
+        dist.barrier()
+
+The barrier is the rendezvous ``xm.save`` ended with: no rank goes on (to load the file, say) before it is written.
 
 ``xm.save`` wrote on each host's LOCAL master by default (``master_only=True, global_master=False``: one copy
 per host) and moved tensors to the CPU first. The rewrite writes once, on global rank 0 (right for a shared
@@ -65,9 +69,11 @@ class XlaSave(XlaRule):
         self.ctx.add_import("torch")
         if "fully_shard" in self.code_text() or "FullyShardedDataParallel" in self.code_text():
             self.todo(call, "a sharded model is saved: use torch.distributed.checkpoint.save or get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True)) before torch.save")
+        # xm.save ended with a rendezvous: no rank goes on (to load the file, say) before it is written
+        barrier = self.statement("if dist.is_initialized():\n    dist.barrier()\n", ("torch.distributed", None, "dist"))
         if not master_only:
-            self.fixed(call, "xm.save(master_only=False) -> torch.save on every rank (tensors stay on their device: load with map_location=\"cpu\" off-device)")
-            return self.replace_line(original, updated, save)
+            self.fixed(call, "xm.save(master_only=False) -> torch.save on every rank, then a barrier (tensors stay on their device: load with map_location=\"cpu\" off-device)")
+            return self.replace_line(original, updated, [save, barrier])
         guard = parse_statement(f"if {RANK} == 0:\n    pass\n")
         guard = guard.with_changes(body=guard.body.with_changes(body=[save]))
         self.ctx.add_import("os")
@@ -75,7 +81,7 @@ class XlaSave(XlaRule):
             self.fixed(call, "xm.save -> torch.save on global rank 0")
         else:
             self.fixed(call, "xm.save -> torch.save on global rank 0 (xm.save wrote one copy per host; guard with LOCAL_RANK for per-host disks; load with map_location=\"cpu\" off-device)")
-        return self.replace_line(original, updated, guard)
+        return self.replace_line(original, updated, [guard, barrier])
 
     def visit_Expr(self, node: cst.Expr) -> None:
         self._statement_calls = getattr(self, "_statement_calls", set())
