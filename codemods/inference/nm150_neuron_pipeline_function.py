@@ -38,16 +38,18 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.inference import InferenceRule, code, compiled_note, kwarg, padding_note, split_traced, with_commas
+from codemods._lib.inference import Arguments, InferenceRule, code, compiled_note, kwarg, padding_note, split_traced, with_commas
 from codemods._tables.inference_symbols import pipeline_moves
 from migrate.rule import Safety
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 
 MOVES = pipeline_moves()
-PIPELINE_KEEP = frozenset({
-    "model", "config", "tokenizer", "feature_extractor", "image_processor", "processor", "revision", "use_fast",
-    "token", "device", "device_map", "trust_remote_code", "model_kwargs", "pipeline_class", "framework",
-})
+#: what optimum.neuron.pipeline(...) itself consumed; every other keyword went on to transformers.pipeline
+#: (optimum's signature: task, model, tokenizer, feature_extractor, [image_processor,] use_fast, export,
+#: input_shapes, compiler_args, token/use_auth_token, revision, trust_remote_code, **kwargs -> transformers)
+NEURON_ARGS = frozenset({"export", "input_shapes", "compiler_args"})
+#: optimum's positional order after (task, model); transformers.pipeline puts config= third
+OPTIMUM_POSITIONAL = ("tokenizer", "feature_extractor")
 
 
 class NeuronPipelineFunction(InferenceRule):
@@ -67,18 +69,33 @@ class NeuronPipelineFunction(InferenceRule):
         if not self.match_class(original.func, MOVES, original):
             return updated
         arguments = self.arguments(updated)
-        split = split_traced(self, arguments, keep=PIPELINE_KEEP)
-        split.args = list(arguments.positional)  # task (and model) stay positional
-        for key, arg in arguments.keywords:
-            if key in PIPELINE_KEEP:
-                split.args.append(arg)
-            elif key == "use_auth_token":
-                split.args.append(kwarg("token", arg.value))
+        # only the Neuron export arguments are sorted into shapes / dtype / dropped: the pipeline's own
+        # arguments (task, batch_size, chunk_length_s, ...) are transformers.pipeline's and stay as written
+        split = split_traced(self, Arguments(keywords=[(k, a) for k, a in arguments.keywords if k in NEURON_ARGS]))
         notes = list(split.notes)
-        for key, arg in split.other.items():
+        for key in split.other:
+            split.dropped.append(key)
+            notes.append(f"`{key}` (in input_shapes/compiler_args) has no transformers.pipeline equivalent: dropped")
+        if len(arguments.positional) <= 2 + len(OPTIMUM_POSITIONAL):
+            split.args = list(arguments.positional[:2]) + [
+                kwarg(name, arg.value) for name, arg in zip(OPTIMUM_POSITIONAL, arguments.positional[2:])]
+        else:
+            split.args = list(arguments.positional)
+            notes.append("more than four positional arguments: pass the ones after model by keyword (optimum read "
+                         "them as tokenizer, feature_extractor, ...; transformers.pipeline as config, tokenizer, ...)")
+        for key, arg in arguments.keywords:
+            if key in NEURON_ARGS:
+                continue
+            if key == "use_auth_token":
+                split.args.append(kwarg("token", arg.value))
+            elif key in ("torch_dtype", "dtype"):
+                split.dtype = arg.value
+            else:
+                split.args.append(arg)
+        for arg in arguments.opaque:
             split.args.append(arg)
-            if key not in ("framework",):
-                notes.append(f"`{key}=` is not an argument this rule knows: check it is valid for transformers.pipeline")
+            notes.append(f"`{code(arg.value)}` cannot be resolved statically: remove the export/input_shapes/"
+                         "compiler_args keys it carries (transformers.pipeline rejects them)")
         values = dict(arguments.keywords)
         if split.dtype is not None:
             split.args.append(kwarg("dtype", split.dtype))
