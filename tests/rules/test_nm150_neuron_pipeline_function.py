@@ -8,7 +8,7 @@ def test_neuron_pipeline_becomes_the_transformers_pipeline() -> None:
         """
         from optimum.neuron import pipeline as neuron_pipeline
 
-        classifier = neuron_pipeline("sentiment-analysis", model="distilbert-base-uncased-finetuned-sst-2-english", export=True)
+        classifier = neuron_pipeline("sentiment-analysis", model="distilbert/distilbert-base-uncased", export=True)
         print(classifier("great"))
         """,
         "NM150",

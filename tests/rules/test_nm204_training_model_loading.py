@@ -12,7 +12,7 @@ def test_training_config_becomes_a_distributed_config() -> None:
         from optimum.neuron.models.training import NeuronModelForCausalLM, TrainingNeuronConfig
 
         trn_config = TrainingNeuronConfig(tensor_parallel_size=8)
-        model = NeuronModelForCausalLM.from_pretrained("meta-llama/Llama-3.2-1B", trn_config, torch_dtype=torch.bfloat16)
+        model = NeuronModelForCausalLM.from_pretrained("Qwen/Qwen3-0.6B", trn_config, torch_dtype=torch.bfloat16)
         """,
         "NM204",
         family="NM2",
