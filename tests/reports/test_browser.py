@@ -88,7 +88,7 @@ def test_headline_per_evidence_level_and_the_published_figures(page):
     assert labels[0] == "TorchNeuron (launch post)" and "optimum-neuron 0.4.5 (launch post)" in labels
     shares = page.evaluate("[...document.querySelectorAll('#published-table tbody td:last-child')].map(c => c.innerText)")
     assert shares[0] == "89%" and shares[1] == "10%"
-    headers = page.evaluate("[...document.querySelectorAll('#matrix-table thead th')].map(c => c.innerText)")
+    headers = page.evaluate("[...document.querySelectorAll('#matrix-table thead th')].map(c => c.textContent.trim())")  # innerText follows the CSS uppercase
     assert headers[3] == "Evidence" and headers[7] == "optimum-neuron 0.4.5"
     cells = page.evaluate("[...document.querySelectorAll('#matrix-table tbody tr[data-key=llama] td')].map(c => c.innerText)")
     assert cells[3] == "observed" and cells[7] == "yes"
