@@ -165,7 +165,7 @@ def parse(text: str) -> Parsed | None:
 
 
 def _split_extras(text: str) -> list[str]:
-    return [canonical(part) for part in text.split(",") if part.strip()]
+    return [canonical(part.strip()) for part in text.split(",") if part.strip()]  # PEP 508 allows "a, b"
 
 
 def admits(spec: str, version: str) -> bool:

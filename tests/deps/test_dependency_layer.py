@@ -120,3 +120,12 @@ def test_combine_keeps_the_tightest_bounds() -> None:
 
     combined = req.combine([SpecifierSet("<3.0,>=1.31.0"), SpecifierSet(">=0.34.0"), SpecifierSet(">=1.32.0,!=1.40.0")])
     assert combined == SpecifierSet(">=1.32.0,<3.0,!=1.40.0")
+
+
+@pytest.mark.parametrize("line", ['optimum[neuronx, diffusers]\n', 'optimum[neuronx,diffusers]\n',
+                                  'optimum-neuron[neuronx, diffusers]==0.0.25\n'])
+def test_extras_of_the_replaced_requirement_are_carried_whatever_their_spacing(line: str) -> None:
+    # PEP 508 allows spaces in the extras list: `optimum[neuronx, diffusers]` must not lose diffusers
+    migrated = _requirements(line, {"compile.py": "from diffusers import StableDiffusionPipeline\n"})
+    assert any(requirement.startswith("diffusers") for requirement in migrated.text.splitlines()), migrated.text
+    assert req.parse("optimum[neuronx, diffusers]").extras == ["neuronx", "diffusers"]
