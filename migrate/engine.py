@@ -361,18 +361,23 @@ def _context(paths: Sequence[Path], exclude: Sequence[str], scanned: list[_Scann
 def _write(path: Path, file_result: FileResult, refused: dict[Path, str]) -> None:
     data = file_result.new_bytes
     if path in refused:
-        message = f"{refused[path]}; left untouched"
-        file_result.status = FileStatus.ERROR
-        file_result.reason = message
-        file_result.findings.insert(0, Finding(ENGINE_RULE, Severity.ERROR, 0, 0, message))
+        _not_written(file_result, f"{refused[path]}; left untouched")
         return
     try:
         atomic_write(path, data or b"")
     except OSError as error:
-        message = f"cannot write: {error.strerror or error}; left untouched"
-        file_result.status = FileStatus.ERROR
-        file_result.reason = message
-        file_result.findings.insert(0, Finding(ENGINE_RULE, Severity.ERROR, 0, 0, message))
+        _not_written(file_result, f"cannot write: {error.strerror or error}; left untouched")
+
+
+def _not_written(file_result: FileResult, message: str) -> None:
+    """The file stays as it was: its rewrites were not made, so none of them may be reported as fixed."""
+    file_result.status = FileStatus.ERROR
+    file_result.reason = message
+    file_result.findings = [Finding(ENGINE_RULE, Severity.ERROR, 0, 0, message)] + [
+        dataclasses.replace(f, severity=Severity.TODO, message=f"not written: {f.message}")
+        if f.severity is Severity.FIXED else f
+        for f in file_result.findings
+    ]
 
 
 REPORT_SCHEMA_VERSION = 2  # 2: `line` is in the file as written, `original_line` before the run
