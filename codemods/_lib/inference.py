@@ -18,6 +18,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import libcst as cst
 
 from codemods._lib import device as devlib
+from codemods._tables.inference_symbols import OPTIMUM_RUNTIME_ARGS
 from migrate import cstwalk
 from migrate.rule import DeviceStyle, PythonRule, dotted_name
 from migrate.snippets import parse_expression, parse_statement
@@ -179,6 +180,9 @@ class Arguments:
     keywords: list[tuple[str, cst.Arg]] = field(default_factory=list)  # in order, splat keys included
     opaque: list[cst.Arg] = field(default_factory=list)  # *args / **kwargs that could not be resolved
     expanded: list[str] = field(default_factory=list)  # names of the dicts that were expanded
+    #: keys that came out of a dict of Neuron export arguments (a ``**dict`` splat holding a shape / compiler
+    #: key, ``input_shapes={...}``, ``compiler_args={...}``): optimum's own, whatever their name
+    neuron_keys: dict[str, str] = field(default_factory=dict)  # key -> where it came from (``**input_shapes``)
 
     def get(self, name: str) -> cst.Arg | None:
         for key, arg in self.keywords:
@@ -338,6 +342,8 @@ class InferenceRule(PythonRule):
                     continue
                 if isinstance(arg.value, cst.Name):
                     result.expanded.append(arg.value.value)
+                if any(key in NEURON_ONLY or key in TRACED_DROP for key, _ in items):
+                    result.neuron_keys.update((key, f"**{code(arg.value)}") for key, _ in items)
                 result.keywords.extend((key, kwarg(key, value)) for key, value in items)
             elif arg.star == "*":
                 result.opaque.append(arg)
@@ -479,6 +485,19 @@ NEURON_ONLY = frozenset(SHAPE_KEYS) | {
 }
 
 
+def neuron_argument_note(key: str, arg: cst.Arg, arguments: Arguments) -> str | None:
+    """The todo for dropping a keyword that no rule table sorts but that surely is optimum-neuron's, so a
+    stock call would reject or ignore it: a known runtime argument, or a key of a dict of Neuron export
+    arguments. None when the keyword may be the stock library's (the rule keeps it and asks to check)."""
+    if key in OPTIMUM_RUNTIME_ARGS:
+        return f"`{key}={code(arg.value)}` dropped: {OPTIMUM_RUNTIME_ARGS[key]}"
+    if key in arguments.neuron_keys:
+        return (f"`{key}={code(arg.value)}` (from {arguments.neuron_keys[key]}, optimum's export arguments) dropped: "
+                "the stock from_pretrained has no such argument (it raises TypeError on unknown model arguments); "
+                "what it fixed at compile time is now a call-time choice (prompt length, padding, generate kwargs)")
+    return None
+
+
 @dataclass
 class SplitArgs:
     """What a traced-model / pipeline ``from_pretrained`` call carried, sorted by what it becomes."""
@@ -506,6 +525,7 @@ def split_traced(rule: InferenceRule, arguments: Arguments, keep: frozenset[str]
                                  "values to input padding and its auto_cast_type to dtype=")
             else:
                 arguments.keywords.extend((key, kwarg(key, value)) for key, value in items)
+                arguments.neuron_keys.update((key, f"{nested}=") for key, _ in items)
     values = dict(arguments.keywords)
     auto_cast = rule.literal(values["auto_cast"].value) if "auto_cast" in values else _NOTHING
     for key, arg in arguments.keywords:
@@ -539,6 +559,8 @@ def split_traced(rule: InferenceRule, arguments: Arguments, keep: frozenset[str]
         elif key in drop:
             if key not in ("compiler_args", "input_shapes"):
                 out.dropped.append(key)
+        elif (note := neuron_argument_note(key, arg, arguments)) is not None:
+            out.notes.append(note)
         else:
             out.other[key] = arg
     if "dynamic_batch_size" in values and rule.literal(values["dynamic_batch_size"].value) is not False:

@@ -194,6 +194,19 @@ CACHE_QUERIES = ("get_hub_cached_entries", "get_hub_cached_models", "ModelCacheE
                  "MultiModelCacheEntry", "patch_neuron_cc_wrapper")
 
 
+# ----------------------------------------------------------------------- optimum runtime arguments
+
+#: load-time arguments of optimum's compiled models and pipelines that place or run the compiled graphs
+#: (``device_ids`` in https://github.com/huggingface/optimum-neuron/blob/v0.0.20/optimum/neuron/modeling_diffusion.py):
+#: no stock counterpart, so they are dropped with what to do instead
+OPTIMUM_RUNTIME_ARGS: dict[str, str] = {
+    "device_ids": "optimum loaded the compiled graphs on these NeuronCores (several ids: data parallel, each "
+                  "batch - for diffusion the classifier-free-guidance pair - split between them); a stock model/pipeline lives on one device and diffusers ignores "
+                  "the argument - for the same throughput run one process per core (torchrun --nproc_per_node "
+                  "<len(device_ids)>, each on its own core) and split the requests/prompts by rank",
+}
+
+
 # ------------------------------------------------------------------------------------ moves builders
 
 

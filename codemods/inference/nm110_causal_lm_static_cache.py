@@ -67,7 +67,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.inference import InferenceRule, code, dtype_for, kwarg, torch_dtype_attr, with_commas
+from codemods._lib.inference import (
+    InferenceRule, code, dtype_for, kwarg, neuron_argument_note, torch_dtype_attr, with_commas,
+)
 from codemods._tables.inference_symbols import decoder_moves
 from migrate.rule import Safety
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
@@ -273,6 +275,8 @@ class CausalLMStaticCache(InferenceRule):
                 dropped.append(key)
             elif key in TP_KEYS or key in ("batch_size", "sequence_length"):
                 continue
+            elif (note := neuron_argument_note(key, arg, args)) is not None:
+                notes.append(note)
             else:
                 new_args.append(arg)
                 notes.append(f"`{key}=` is not an optimum-neuron argument this rule knows: check it is valid for "

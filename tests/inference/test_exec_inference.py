@@ -56,7 +56,8 @@ from transformers import AutoTokenizer
 
 MODEL = {model!r}
 compiler_args = {{"num_cores": 1, "auto_cast_type": "fp32"}}
-input_shapes = {{"batch_size": 1, "sequence_length": 48}}
+# prompt_len: an optimum export argument no rule table names; the stock from_pretrained would raise TypeError on it
+input_shapes = {{"batch_size": 1, "sequence_length": 48, "prompt_len": 16}}
 model = NeuronModelForCausalLM.from_pretrained(MODEL, export=True, **compiler_args, **input_shapes)
 tokenizer = AutoTokenizer.from_pretrained(MODEL)
 
@@ -201,7 +202,8 @@ PIPELINE = '''
 from optimum.neuron.pipelines import pipeline
 
 MODEL = {model!r}
-clf = pipeline("text-classification", model=MODEL, export=True,
+# task= and batch_size= are the pipeline's own arguments (without task= a model object raises RuntimeError)
+clf = pipeline(task="text-classification", model=MODEL, export=True, batch_size=1,
                input_shapes={{"batch_size": 1, "sequence_length": 16}}, compiler_args={{"auto_cast_type": "fp32"}})
 print("RESULT out=%s" % clf("good day")[0]["label"])
 '''
