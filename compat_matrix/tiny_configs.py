@@ -391,6 +391,52 @@ def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _split(total: int, weights: list[float]) -> list[int]:
+    """``total`` split in proportion to ``weights`` (largest remainder), so the parts still sum to ``total``."""
+    scale = sum(weights) or 1
+    raw = [w / scale * total for w in weights]
+    parts = [int(x) for x in raw]
+    for i in sorted(range(len(raw)), key=lambda i: parts[i] - raw[i])[: total - sum(parts)]:
+        parts[i] += 1
+    return parts
+
+
+def _scale_mrope_section(values: dict[str, Any], out: dict[str, Any], config_class: type) -> None:
+    """Multimodal RoPE splits the rotary frequencies into (temporal, height, width) sections that must sum to the
+    number of frequencies. Left at the checkpoint's value over a shrunk head dim they index past it (qwen3_5's
+    [11, 11, 10] over 2 frequencies); scaled with the head dim, the model computes what the full-size one does.
+    Applies where the config carries ``mrope_section`` or its class declares the key (the model code then reads its
+    own default: :func:`_model_code_mrope_default`)."""
+    rope_key = next((k for k in ("rope_parameters", "rope_scaling") if isinstance(values.get(k), dict)), None)
+    if rope_key is None:
+        return
+    rope = values[rope_key]
+    declared = "mrope_section" in (getattr(config_class, "ignore_keys_at_rope_validation", None) or ())
+    if not (isinstance(rope.get("mrope_section"), list) or declared):
+        return
+    hidden = next((values[k] for k in HIDDEN_KEYS if _is_int(values.get(k))), None)
+    heads = next((values[k] for k in HEAD_KEYS if _is_int(values.get(k))), None)
+    head_dim = out.get("head_dim") or (TARGET_HEAD_DIM if hidden and heads else None)
+    if not head_dim:
+        return
+    frequencies = int(head_dim * float(rope.get("partial_rotary_factor", 1.0))) // 2
+    section = rope.get("mrope_section") or _model_code_mrope_default(config_class) or [1, 1, 1]
+    out[rope_key] = {**rope, **(out.get(rope_key) or {}), "mrope_section": _split(frequencies, section)}
+
+
+def _model_code_mrope_default(config_class: type) -> list[int] | None:
+    """The split the modeling file falls back to (``rope_parameters.get("mrope_section", [16, 24, 24])`` in qwen2_vl),
+    read from the source of the modeling module next to the configuration module."""
+    import importlib.util
+    import re
+
+    spec = importlib.util.find_spec(config_class.__module__.replace(".configuration_", ".modeling_"))
+    if spec is None or not spec.origin:
+        return None
+    match = re.search(r'\.get\(\s*"mrope_section"\s*,\s*\[([\d,\s]+)\]', Path(spec.origin).read_text(encoding="utf-8"))
+    return [int(x) for x in match.group(1).split(",") if x.strip()] if match else None
+
+
 def shrink_overrides(model_type: str, *, use_overrides: bool = True) -> dict[str, Any]:
     """The keyword arguments passed to ``AutoConfig.for_model(model_type, **kwargs)`` for the tiny model."""
     from transformers import AutoConfig, CONFIG_MAPPING
@@ -405,6 +451,7 @@ def shrink_overrides(model_type: str, *, use_overrides: bool = True) -> dict[str
     _collect_token_ids(default.to_dict(), all_ids)
     mapping = _token_remap(all_ids, TARGET_VOCAB)
     _apply_token_remap(top, top, mapping, _field_names(config_class), out)
+    _scale_mrope_section(top, out, config_class)
     hidden = next((top[k] for k in HIDDEN_KEYS if _is_int(top.get(k))), None)
     for name, sub_class in (getattr(config_class, "sub_configs", None) or {}).items():
         sub = getattr(default, name, None)
@@ -416,6 +463,8 @@ def shrink_overrides(model_type: str, *, use_overrides: bool = True) -> dict[str
             sub_values, sub_fields, parent_hidden=hidden, attribute_map=getattr(sub, "attribute_map", {}) or {}
         )
         _apply_token_remap(sub_values, sub_values, mapping, sub_fields, sub_out)
+        if not isinstance(sub, dict):
+            _scale_mrope_section(sub_values, sub_out, type(sub))
         if sub_out:
             out[name] = sub_out
     if use_overrides:

@@ -133,3 +133,26 @@ def test_rwkv_is_a_recurrent_state_not_growing_shapes():
     assert row["status"] == "no_static_cache"
     assert "recurrent state of fixed size" in row["reasons"][0] and "does not auto-compile" in row["reasons"][0]
     assert "shapes change every step" not in row["reasons"][0]
+
+
+@pytest.mark.parametrize("model_type", ["qwen3_5", "qwen3_5_moe"])
+def test_mrope_sections_are_shrunk_with_the_head_dim(model_type):
+    # The modeling code falls back to [11, 11, 10] (32 frequencies of the full head dim); the tiny head dim has 2.
+    from compat_matrix.tiny_configs import tiny_config
+
+    text = tiny_config(model_type).get_text_config()
+    rope = text.rope_parameters
+    frequencies = int(text.head_dim * rope.get("partial_rotary_factor", 1.0)) // 2
+    assert sum(rope["mrope_section"]) == frequencies and len(rope["mrope_section"]) == 3
+
+
+def test_qwen3_5_forward_lowers_once_its_mrope_section_fits():
+    from compat_matrix.checks import lowering
+    from compat_matrix.checks.inputs import prompt_ids
+    from compat_matrix.tiny_configs import build_tiny_model
+
+    if lowering.TORCH_MLIR is None:
+        pytest.skip("torch-mlir is not installed")
+    model = build_tiny_model("qwen3_5")
+    result = lowering.check_lowering(model, prompt_ids(model.config), decode_step=False)
+    assert result["status"] == "lowered", result["reason"]
