@@ -11,6 +11,8 @@ touched), migrated in write mode, committed, and migrated again. Per project and
   outputs are not code and are not counted);
 * ``removed``: references gone after the run (the tool's own verification findings say when a rewrite that
   removed one cannot work: see ``verify errors``);
+* ``prose``: of those, the ones on lines the tool reports as prose (``info`` findings: comments, docstrings,
+  Markdown); they are never rewritten, so the share removed is also given over code references alone;
 * ``silent``: references left with no finding within 3 lines (in the original file) and no inline
   ``neuron-migrate:`` note within 3 lines above them (in the written file);
 * ``verify errors``: error findings of the verification family (NM7xx): calls into stock libraries that
@@ -60,6 +62,8 @@ class Figures:
     files: int = 0
     refs_before: int = 0
     refs_after: int = 0
+    prose_before: int = 0  # on lines the tool reports as prose (info: docs to update), never rewritten
+    prose_after: int = 0
     silent: int = 0
     verify_errors: int = 0
     changed: int = 0
@@ -73,8 +77,14 @@ class Figures:
     def removed(self) -> int:
         return self.refs_before - self.refs_after
 
+    @property
+    def code_removed_share(self) -> float:
+        """Of the references in code (not prose), the share the run removed."""
+        code_before = self.refs_before - self.prose_before
+        return (code_before - (self.refs_after - self.prose_after)) / code_before if code_before else 0.0
+
     def add(self, other: "Figures") -> None:
-        for name in ("files", "refs_before", "refs_after", "silent", "verify_errors", "changed", "again", "broken",
+        for name in ("files", "refs_before", "refs_after", "prose_before", "prose_after", "silent", "verify_errors", "changed", "again", "broken",
                      "parse_errors_before"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.seconds += other.seconds
@@ -205,8 +215,11 @@ def measure(project: Path, work: Path) -> Figures:
         figures.refs_before += len(old_refs)
         figures.refs_after += len(new_refs)
         reported = {f.get("original_line", f["line"]) for f in findings.get(name, [])}
+        prose = {f.get("original_line", f["line"]) for f in findings.get(name, []) if f["severity"] == "info"}
         new_lines = new_text.splitlines()
         to_old = old_line_of(old_text.splitlines(), new_lines)
+        figures.prose_before += sum(1 for line, _ in old_refs if line in prose)
+        figures.prose_after += sum(1 for line, _ in new_refs if to_old.get(line, line) in prose)
         for line, kind in new_refs:
             noted = any(NOTE in new_lines[i - 1] for i in range(max(1, line - 3), line + 1))
             old = to_old.get(line, line)
@@ -262,12 +275,15 @@ def main(argv: list[str] | None = None) -> int:
         if not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)
     if args.json:
-        args.json.write_text(json.dumps([asdict(f) | {"removed": f.removed} for f in results + [total]], indent=1))
+        args.json.write_text(json.dumps([asdict(f) | {"removed": f.removed, "code_removed_share": f.code_removed_share}
+                                         for f in results + [total]], indent=1))
     print("-" * len(header))
     print(row(total))
     share = 100 * total.removed / total.refs_before if total.refs_before else 0.0
     print(f"legacy references: {total.refs_before} before, {total.refs_after} after, {total.removed} removed "
-          f"({share:.0f}%), {total.silent} silent")
+          f"({share:.0f}%), {total.silent} silent; in code (prose reported as docs to update left out): "
+          f"{100 * total.code_removed_share:.0f}% removed ({total.prose_before} prose mentions before, "
+          f"{total.prose_after} after)")
     print(f"verification errors: {total.verify_errors}; files changed: {total.changed}; changed again by a second "
           f"run: {total.again}; broken by the run: {total.broken} (parse errors before: {total.parse_errors_before})")
     print(f"time: {total.seconds:.2f} s for {total.files} files")
