@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from codemods._lib.optimum_version import Line, data_parallel_key, optimum_line
 from codemods._lib.settings import place as place_settings
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction, FieldMapping
 from migrate.snippets import parse_expression
@@ -179,9 +180,10 @@ class TracksScope:
         return updated
 
 
-def moved_value(holder, attr: str) -> cst.BaseExpression | None:
+def moved_value(holder, attr: str, key: str) -> cst.BaseExpression | None:
     """What a read of ``<holder>.tensor_parallel_size`` / ``.trn_config`` becomes: the script dataclass's field
-    (NM208 moved it there) or the literal degree the arguments were built with; None when neither exists."""
+    (NM208 moved it there) or the literal degree the arguments were built with; None when neither exists.
+    ``key``: where the data-parallel rest of the mesh goes (``mesh_key``)."""
     from codemods._lib.parsed_args import MOVED_FIELD
 
     if holder is None:
@@ -192,10 +194,10 @@ def moved_value(holder, attr: str) -> cst.BaseExpression | None:
         degree = cst.Integer(str(holder.degree))
     else:
         return None
-    return degree if attr == MOVED_FIELD else parse_expression(distributed_config_call(degree))
+    return degree if attr == MOVED_FIELD else parse_expression(distributed_config_call(degree, key))
 
 
-def follow_moved_field(plan, scope: str, expression: cst.BaseExpression) -> cst.BaseExpression | None:
+def follow_moved_field(plan, scope: str, expression: cst.BaseExpression, key: str) -> cst.BaseExpression | None:
     """``expression`` with each read of the Neuron arguments' tensor_parallel_size / trn_config replaced by the
     script dataclass's field (NM208 moves it there); None when a read stays (nothing may be built on it). Reads of
     the script's own argparse options are kept as they are."""
@@ -212,7 +214,7 @@ def follow_moved_field(plan, scope: str, expression: cst.BaseExpression) -> cst.
             holder = plan.args_var(scope, name) if name else None
             if name is not None and holder is None and (scope, name) in plan.argparse_vars:
                 return updated
-            followed = moved_value(holder, original.attr.value)
+            followed = moved_value(holder, original.attr.value, key)
             if followed is None:
                 blocked = True
                 return updated
@@ -232,17 +234,28 @@ def args_plan(ctx):
 WORLD_SIZE = 'int(os.environ.get("WORLD_SIZE", "1"))'
 
 
-def distributed_dict(tp: cst.BaseExpression) -> str:
-    """Source of the DistributedConfig dict the seed's training example uses (tp_size x fsdp_size = WORLD_SIZE)."""
-    tp_source = source(tp)
-    divisor = tp_source if isinstance(tp, (cst.Integer, cst.Name, cst.Attribute)) else f"({tp_source})"
-    return f'{{"tp_size": {tp_source}, "fsdp_size": {WORLD_SIZE} // {divisor}}}'
+def mesh_key(ctx) -> str:
+    """The DistributedConfig key for the data-parallel rest of the mesh in this file: ``fsdp_size`` for a project
+    on optimum-neuron 0.4.x (zero_1 on by default), ``dp_replicate_size`` otherwise (codemods/_lib/optimum_version.py)."""
+    return data_parallel_key(project_line(ctx))
 
 
-def distributed_config_call(tp: cst.BaseExpression) -> str:
+def project_line(ctx) -> Line:
+    return ctx.memo("optimum-neuron-line", lambda: optimum_line(ctx.options.project, ctx.path))
+
+
+def _divisor(tp: cst.BaseExpression) -> str:
     tp_source = source(tp)
-    divisor = tp_source if isinstance(tp, (cst.Integer, cst.Name, cst.Attribute)) else f"({tp_source})"
-    return f"DistributedConfig(tp_size={tp_source}, fsdp_size={WORLD_SIZE} // {divisor})"
+    return tp_source if isinstance(tp, (cst.Integer, cst.Name, cst.Attribute)) else f"({tp_source})"
+
+
+def distributed_dict(tp: cst.BaseExpression, key: str) -> str:
+    """Source of the DistributedConfig dict the seed's training example uses (tp_size x the rest = WORLD_SIZE)."""
+    return f'{{"tp_size": {source(tp)}, "{key}": {WORLD_SIZE} // {_divisor(tp)}}}'
+
+
+def distributed_config_call(tp: cst.BaseExpression, key: str) -> str:
+    return f"DistributedConfig(tp_size={source(tp)}, {key}={WORLD_SIZE} // {_divisor(tp)})"
 
 
 def tokenizer_to_processing_class(rule, updated: cst.Call, original: cst.Call) -> cst.Call:

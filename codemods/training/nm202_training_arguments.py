@@ -1,6 +1,6 @@
 """NM202 training-arguments: NeuronTrainingArguments / NeuronSFTConfig / NeuronORPOConfig fields -> stock.
 
-Map sections 2.7, 2.8, rules C1 and C3, traps T5, T6, T12, T17, T19, T31. Every keyword argument is looked
+Every keyword argument is looked
 up in THE shared field map ``codemods/_tables/training_args.py`` (``TRAINING_ARGS``, generated from every
 optimum-neuron wheel; the launch-layer rules use the same table for ``--flags``):
 
@@ -8,15 +8,17 @@ optimum-neuron wheel; the launch-layer rules use the same table for ``--flags``)
   ``max_length``, boolean flags such as ``group_by_length=True`` -> ``train_sampling_strategy="group_by_length"``);
 * DISTRIBUTED_CONFIG: ``tensor_parallel_size=T`` leaves the arguments. For ``SFTConfig`` it becomes
   ``model_init_kwargs={"distributed_config": {"tp_size": T, "fsdp_size": WORLD_SIZE // T}, "device_map": None}``
-  (``device_map`` must be None next to a distributed config, T17); for ``TrainingArguments`` a todo says to
+  (``device_map`` must be None next to a distributed config). The data-parallel rest of the mesh is ``fsdp_size``
+  (the closest to ZeRO-1) when the call sets ``zero_1=True`` or the project pins optimum-neuron 0.4.x (zero_1 on
+  by default), ``dp_replicate_size`` (plain data parallelism) otherwise (codemods/_lib/optimum_version.py); for ``TrainingArguments`` a todo says to
   pass ``distributed_config=DistributedConfig(...)`` to ``from_pretrained`` (NM204 does it for the
   optimum training model classes);
 * DROP: removed with a ``fixed`` finding; TODO: removed (the stock class rejects it) with a todo that
   keeps the old value and says what to do.
 
 It also adds ``torch_compile=True`` (backend chosen automatically on Neuron), and for ``SFTConfig``
-``pad_to_multiple_of=<max_length>`` (optimum padded every example to max_length: one shape, T5) and
-``packing_strategy="wrapped"`` when ``packing=True`` (trl's default ``bfd`` packing is padding-free, T6).
+``pad_to_multiple_of=<max_length>`` (optimum padded every example to max_length: one shape) and
+``packing_strategy="wrapped"`` when ``packing=True`` (trl's default ``bfd`` packing is padding-free).
 Once, at the file's entry point (the ``if __name__ == "__main__":`` block, else ``main()``; a module of
 definitions gets a todo instead, see ``codemods/_lib/settings.py``), it inserts
 ``torch._dynamo.config.automatic_dynamic_shapes = False`` and ``os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")``
@@ -32,8 +34,9 @@ After::
                      model_init_kwargs={"distributed_config": {"tp_size": 8, "fsdp_size": int(os.environ.get("WORLD_SIZE", "1")) // 8}, "device_map": None},
                      pad_to_multiple_of=1024, packing_strategy="wrapped")
 
-(with a todo for ``zero_1``). Fix safety: needs review: defaults differ (0.4.x batch size 1 vs 8,
-``adamw_torch`` vs ``adamw_torch_fused``, T31) and bf16 meant full-bf16 weights in 0.4.x (T19).
+(with a todo for ``zero_1``). Fix safety: needs review: the 0.4.x defaults differ (batch size 1 vs 8,
+``adamw_torch`` vs ``adamw_torch_fused``, zero_1 True; up to 0.3.0 the classes kept the transformers defaults, so
+the note follows the project's pin) and bf16 meant full-bf16 weights in 0.4.x.
 Limits: ``**kwargs`` splats and arguments parsed from the command line are not seen (the launch layer
 rewrites ``--flags`` with the same table).
 """
@@ -42,9 +45,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from codemods._lib.optimum_version import PINS, Line, zero_1_note
 from codemods._lib.parsed_args import PARSERS
 from codemods._lib.training import (TracksScope, apply_field_map, args_plan, distributed_dict, has_star_kwargs,
-                                    insert_preamble, kwarg, literal, new_kwarg, set_args, source)
+                                    insert_preamble, kwarg, literal, mesh_key, new_kwarg, project_line, set_args,
+                                    source)
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
 from migrate.rule import PythonRule, Safety
 from migrate.snippets import parse_expression
@@ -52,12 +57,24 @@ from migrate.snippets import parse_expression
 NEURON_CLASSES = {**NEURON_ARGS_CLASSES, **NEURON_TRAINERS}
 #: what shows that the model loading of a file gets its tensor parallel degree itself (NM205, NM204)
 CARRIERS = ("lazy_load_for_parallelism", "TrainingNeuronConfig", "trn_config")
-#: 0.4.x NeuronTrainingArguments defaults that differ from stock (map 2.7 "Default differences")
+#: 0.4.x NeuronTrainingArguments defaults that differ from stock; up to 0.3.0 the classes kept the transformers
+#: defaults (zero_1 False), so only a project on 0.4.x (or of unknown version) gets them in a note
 DEFAULTS_04 = (
     ("per_device_train_batch_size", "per_device_train_batch_size 1 (stock 8)"),
     ("optim", 'optim "adamw_torch" (stock "adamw_torch_fused")'),
     ("zero_1", "zero_1 True, i.e. ZeRO-1 sharded optimizer state (stock: none; closest DistributedConfig(fsdp_size=...))"),
 )
+
+
+def defaults_note(line: Line, missing: list[str]) -> str:
+    """The note on optimum-neuron's own defaults (``missing``: the DEFAULTS_04 texts of fields not given), or ''."""
+    if not missing or line is Line.UP_TO_03:
+        return ""
+    if line is Line.FROM_04:
+        return "defaults differ from optimum-neuron 0.4.x: " + ", ".join(missing) + "; set them explicitly if the old run relied on them"
+    return ("the project's optimum-neuron version is not pinned: if it ran 0.4.x, defaults differ: " + ", ".join(missing)
+            + " (set them explicitly if the old run relied on them); up to 0.3.0 the arguments kept the transformers "
+            "defaults and zero_1 was False")
 
 
 def _names(node: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -75,6 +92,7 @@ class TrainingArguments(TracksScope, PythonRule):
     triggers = ("TrainingArguments", "SFTConfig", "ORPOConfig")
     # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
     scope = "neuron-project"
+    facts = (PINS,)  # the project's optimum-neuron pin decides which defaults the old run had
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -157,11 +175,12 @@ class TrainingArguments(TracksScope, PythonRule):
             parallel = f"--tensor_parallel_size is now a field of {plan.script_class} (NM208)"
         else:
             parallel = ("optimum's trainer applied --tensor_parallel_size itself: declare it in a dataclass of your own "
-                        "and pass distributed_config=DistributedConfig(tp_size=..., fsdp_size=WORLD_SIZE // tp_size) to from_pretrained")
+                        f"and pass distributed_config=DistributedConfig(tp_size=..., {mesh_key(self.ctx)}=WORLD_SIZE // tp_size) "
+                        "to from_pretrained")
+        defaults = defaults_note(project_line(self.ctx), [text for _, text in DEFAULTS_04])
         self.todo(original, "arguments parsed from the command line or a config file: the launch-layer rules map the Neuron "
                             "flags and keys with the shared field map and add --torch_compile true where they edit the launch line "
-                            "or config (NM408); " + parallel + "; defaults differ from optimum-neuron 0.4.x: "
-                            + ", ".join(text for _, text in DEFAULTS_04) + " (T31)")
+                            "or config (NM408); " + parallel + ("; " + defaults if defaults else ""))
 
     def _precision_and_defaults(self, original: cst.Call, args: list[cst.Arg], names: set[str], target: str, tp, splat: bool) -> list[cst.Arg]:
         optim = next((a for a in args if a.keyword is not None and a.keyword.value == "optim"), None)
@@ -174,10 +193,26 @@ class TrainingArguments(TracksScope, PythonRule):
         elif bf16 is not None and literal(bf16.value) is True and "use_autocast" not in names and kwarg(original, "use_autocast") is None:
             self.todo(bf16, "bf16=True meant full-bf16 weights in optimum-neuron 0.4.x (XLA_USE_BF16 before); stock bf16=True is autocast over fp32 weights: load the model with dtype=torch.bfloat16 to keep bf16 weights (T19)")
         if not splat:
-            missing = [text for field, text in DEFAULTS_04 if field not in names]
-            if missing:
-                self.todo(original, "defaults differ from optimum-neuron 0.4.x: " + ", ".join(missing) + "; set them explicitly if the old run relied on them (T31)")
+            defaults = defaults_note(project_line(self.ctx), [text for field, text in DEFAULTS_04 if field not in names])
+            if defaults:
+                self.todo(original, defaults)
         return args
+
+    def _mesh_key(self, call: cst.Call) -> str:
+        """A literal zero_1 in the call says what the old run did; otherwise the project's optimum-neuron line does."""
+        zero_1 = kwarg(call, "zero_1")
+        value = literal(zero_1.value) if zero_1 is not None else None
+        if value is True:
+            return "fsdp_size"  # ZeRO-1 sharded the optimizer state: FSDP2 is the closest
+        if value is False:
+            return "dp_replicate_size"
+        return mesh_key(self.ctx)
+
+    def _mesh_note(self, call: cst.Call) -> str:
+        zero_1 = kwarg(call, "zero_1")
+        if zero_1 is not None and literal(zero_1.value) in (True, False):
+            return f"zero_1={source(zero_1.value)} decides the data-parallel rest of the mesh"
+        return zero_1_note(project_line(self.ctx))
 
     def _tensor_parallel(self, original: cst.Call, args: list[cst.Arg], names: set[str], target: str, tp) -> list[cst.Arg]:
         original_arg = kwarg(original, "tensor_parallel_size")
@@ -186,19 +221,22 @@ class TrainingArguments(TracksScope, PythonRule):
             return args
         if (self.scope_path, self._assigned_to(original)) in args_plan(self.ctx).carried:
             self.fixed(original_arg, f"tensor_parallel_size={source(tp)} -> from_pretrained(..., distributed_config="
-                                     f"DistributedConfig(tp_size={source(tp)}, fsdp_size=WORLD_SIZE // {source(tp)})) of the "
+                                     f"DistributedConfig(tp_size={source(tp)}, {self._mesh_key(original)}=WORLD_SIZE // {source(tp)})) of the "
                                      "model the trainer gets (NM208); launch one process per NeuronCore with torchrun")
             return args
         if target in ("SFTConfig", "ORPOConfig"):
             self.ctx.add_import("os")
             existing = next((a for a in args if a.keyword is not None and a.keyword.value == "model_init_kwargs"), None)
-            entries = f'"distributed_config": {distributed_dict(tp)}, "device_map": None'
+            entries = f'"distributed_config": {distributed_dict(tp, self._mesh_key(original))}, "device_map": None'
             bf16 = next((a for a in args if a.keyword is not None and a.keyword.value == "bf16"), None)
             if bf16 is not None and literal(bf16.value) is True:
                 entries += ', "dtype": "bfloat16"'  # trl loads in float32 otherwise (T17); optimum kept bf16 weights (T19)
                 self.dtype_added = True
             if existing is None:
-                self.fixed(original_arg, f"tensor_parallel_size -> model_init_kwargs distributed_config (tp_size={source(tp)}, fsdp_size=WORLD_SIZE // tp_size) with device_map None (T17); launch with torchrun, one process per NeuronCore")
+                self.fixed(original_arg, f"tensor_parallel_size -> model_init_kwargs distributed_config (tp_size={source(tp)}, "
+                                         f"{self._mesh_key(original)}=WORLD_SIZE // tp_size) with device_map None (transformers rejects a "
+                                         "device_map next to a distributed config); launch with torchrun, one process per "
+                                         "NeuronCore; " + self._mesh_note(original))
                 return [*args, new_kwarg("model_init_kwargs", "{" + entries + "}")]
             if isinstance(existing.value, cst.Dict) and not any(
                 isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value in ("distributed_config", "device_map")
@@ -207,9 +245,9 @@ class TrainingArguments(TracksScope, PythonRule):
                 merged = parse_expression("{" + ", ".join([source(e).rstrip(", \n") for e in existing.value.elements] + [entries]) + "}")
                 self.fixed(original_arg, "tensor_parallel_size -> model_init_kwargs distributed_config with device_map None (T17)")
                 return [a.with_changes(value=merged) if a is existing else a for a in args]
-            self.todo(original_arg, f"tensor_parallel_size={source(tp)}: add distributed_config={distributed_dict(tp)} and device_map=None to model_init_kwargs")
+            self.todo(original_arg, f"tensor_parallel_size={source(tp)}: add distributed_config={distributed_dict(tp, self._mesh_key(original))} and device_map=None to model_init_kwargs")
             return args
-        load = f"from_pretrained(..., distributed_config=DistributedConfig(tp_size={source(tp)}, fsdp_size=WORLD_SIZE // {source(tp)}))"
+        load = f"from_pretrained(..., distributed_config=DistributedConfig(tp_size={source(tp)}, {self._mesh_key(original)}=WORLD_SIZE // {source(tp)}))"
         if any(marker in self.ctx.source for marker in CARRIERS):
             self.todo(original_arg, f"tensor_parallel_size={source(tp)} removed: check that the model is loaded with {load} (NM204/NM205 add it where the old code sharded at load) and launch one process per NeuronCore with torchrun")
             return args

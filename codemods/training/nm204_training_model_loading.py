@@ -8,7 +8,9 @@ Map sections 1.6 and 2.10, rules C5, C6, C1b, traps T32, T36. ``optimum.neuron.m
   ``attn_implementation="flash_attention_2"`` -> ``"sdpa"`` (it meant an NKI kernel in optimum, the CUDA
   flash-attn package in transformers);
 * ``LlamaForCausalLM(config, trn_config)`` (custom modeling) -> ``LlamaForCausalLM(config)`` with a todo;
-* ``TrainingNeuronConfig(tensor_parallel_size=T, ...)`` -> ``DistributedConfig(tp_size=T, fsdp_size=WORLD_SIZE // T)``;
+* ``TrainingNeuronConfig(tensor_parallel_size=T, ...)`` -> ``DistributedConfig(tp_size=T, <rest>=WORLD_SIZE // T)``,
+  the rest ``dp_replicate_size`` (plain data parallelism) or, for a project pinned to optimum-neuron 0.4.x where
+  zero_1 defaulted to True, ``fsdp_size`` (codemods/_lib/optimum_version.py);
   ``pipeline_parallel_size`` and the optimum-only fields are removed with findings;
 * ``<args>.trn_config`` / ``<args>.tensor_parallel_size`` reads are NM208's; a positional ``trn_config`` that
   NM208 leaves in place stays positional, with a todo.
@@ -33,8 +35,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.training import (WORLD_SIZE, TracksScope, args_plan, follow_moved_field, kwarg, literal, new_kwarg,
-                                    rename_kwarg, set_args, source)
+from codemods._lib.optimum_version import PINS, zero_1_note
+from codemods._lib.training import (WORLD_SIZE, TracksScope, args_plan, follow_moved_field, kwarg, literal, mesh_key,
+                                    new_kwarg, project_line, rename_kwarg, set_args, source)
 from codemods._tables.training_symbols import TRAINING_MOVES
 from migrate.rule import PythonRule, Safety
 
@@ -45,7 +48,7 @@ CONFIG_FIELDS = {  # TrainingNeuronConfig field -> (DistributedConfig key or Non
     "pipeline_parallel_size": (None, "pipeline parallelism is manual on TorchNeuron (DistributedConfig(pp_size=...) cannot combine with FSDP, T18)"),
     "virtual_pipeline_parallel_size": (None, "pipeline parallelism is manual on TorchNeuron (T18)"),
     "pipeline_parallel_num_microbatches": (None, "pipeline parallelism is manual on TorchNeuron (T18)"),
-    "pipeline_parallel_use_zero1_optimizer": (None, "no ZeRO-1 switch: fsdp_size shards parameters, gradients and optimizer state"),
+    "pipeline_parallel_use_zero1_optimizer": (None, "no ZeRO-1 switch: DistributedConfig(fsdp_size=...) shards parameters, gradients and optimizer state"),
     "sequence_parallel_enabled": (None, "sequence parallelism is not wired in transformers 5 (T16)"),
     "kv_size_multiplier": (None, "stock TP does not replicate KV heads: choose a tp_size dividing num_key_value_heads (T15)"),
     "gradient_checkpointing": (None, "set gradient_checkpointing in TrainingArguments / SFTConfig instead"),
@@ -62,6 +65,7 @@ class TrainingModelLoading(TracksScope, PythonRule):
     name = "training-model-loading"
     safety = Safety.NEEDS_REVIEW
     triggers = ("optimum.neuron.models.training", "trn_config", "lazy_load_for_parallelism")
+    facts = (PINS,)  # the project's optimum-neuron pin decides where the data-parallel rest of the mesh goes
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
@@ -78,10 +82,10 @@ class TrainingModelLoading(TracksScope, PythonRule):
         args = list(updated.args)
         positional = [a for a in args if a.keyword is None and not a.star]
         original_positional = [a for a in original.args if a.keyword is None and not a.star]
-        if len(positional) >= 2 and follow_moved_field(args_plan(self.ctx), self.scope_path, original_positional[1].value) is None:
+        if len(positional) >= 2 and follow_moved_field(args_plan(self.ctx), self.scope_path, original_positional[1].value, mesh_key(self.ctx)) is None:
             self.todo(original_positional[1], f"{source(original_positional[1].value)} left as it is: the stock arguments have no "
                                               "trn_config (see NM208); pass distributed_config=DistributedConfig(tp_size=..., "
-                                              "fsdp_size=WORLD_SIZE // tp_size) instead")
+                                              f"{mesh_key(self.ctx)}=WORLD_SIZE // tp_size) instead")
         elif len(positional) >= 2:
             second = positional[1]
             args = [new_kwarg("distributed_config", second.value).with_changes(comma=second.comma) if a is second else a for a in args]
@@ -120,11 +124,14 @@ class TrainingModelLoading(TracksScope, PythonRule):
             else:
                 self.fixed(original_arg, f"{name}: optimum-only option removed")
         original_tp = kwarg(original, "tensor_parallel_size")
-        carried = original_tp is None or follow_moved_field(args_plan(self.ctx), self.scope_path, original_tp.value) is not None
-        if tp is not None and literal(tp.value) != 1 and kwarg(updated, "fsdp_size") is None and carried:
+        carried = original_tp is None or follow_moved_field(args_plan(self.ctx), self.scope_path, original_tp.value, mesh_key(self.ctx)) is not None
+        key = mesh_key(self.ctx)
+        given = any(kwarg(updated, name) is not None for name in ("fsdp_size", "dp_replicate_size"))
+        if tp is not None and literal(tp.value) != 1 and not given and carried:
             self.ctx.add_import("os")
             tp_source = source(tp.value)
             divisor = tp_source if isinstance(tp.value, (cst.Integer, cst.Name, cst.Attribute)) else f"({tp_source})"
-            args.append(new_kwarg("fsdp_size", f"{WORLD_SIZE} // {divisor}"))
-            self.fixed(original, "TrainingNeuronConfig -> DistributedConfig(tp_size, fsdp_size=WORLD_SIZE // tp_size): the product of the mesh must equal WORLD_SIZE (T12)")
+            args.append(new_kwarg(key, f"{WORLD_SIZE} // {divisor}"))
+            self.fixed(original, f"TrainingNeuronConfig -> DistributedConfig(tp_size, {key}=WORLD_SIZE // tp_size): the product of "
+                                 "the mesh must equal WORLD_SIZE; " + zero_1_note(project_line(self.ctx)))
         return set_args(updated, args)

@@ -1,10 +1,12 @@
 """NM205 lazy-load-for-parallelism: remove ``with lazy_load_for_parallelism(...)`` and lazy optimizer constructors.
 
-Map sections 1.7 and 2.10, rules C7, D5, A16. optimum-neuron 0.0.8-0.2.0 built models on the meta device
-inside ``with lazy_load_for_parallelism(tensor_parallel_size=T, pipeline_parallel_size=P):`` and
-parallelized them later. Stock transformers shards at load time, so the ``with`` goes (its body is
-dedented) and every ``from_pretrained`` call inside gets
-``distributed_config=DistributedConfig(tp_size=T, fsdp_size=WORLD_SIZE // T)`` when T is not 1.
+optimum-neuron 0.0.8-0.2.0 built models on the meta device inside
+``with lazy_load_for_parallelism(tensor_parallel_size=T, pipeline_parallel_size=P):`` and parallelized them
+later. Stock transformers shards at load time, so the ``with`` goes (its body is dedented) and every
+``from_pretrained`` call inside gets ``distributed_config=DistributedConfig(tp_size=T, <rest>=WORLD_SIZE // T)``
+when T is not 1. The data-parallel rest of the mesh follows the project's optimum-neuron pin
+(codemods/_lib/optimum_version.py): ``dp_replicate_size`` (plain data parallelism) where zero_1 defaulted to
+False (<= 0.3.0, or no pin), ``fsdp_size`` (the closest to ZeRO-1) for a project on 0.4.x.
 ``make_optimizer_constructor_lazy(AdamW)`` becomes ``AdamW``.
 
 Before::
@@ -16,20 +18,21 @@ Before::
 After::
 
     script_args, training_args = parser.parse_args_into_dataclasses()
-    model = AutoModelForCausalLM.from_pretrained(script_args.model_id, distributed_config=DistributedConfig(tp_size=script_args.tensor_parallel_size, fsdp_size=int(os.environ.get("WORLD_SIZE", "1")) // script_args.tensor_parallel_size))
+    model = AutoModelForCausalLM.from_pretrained(script_args.model_id, distributed_config=DistributedConfig(tp_size=script_args.tensor_parallel_size, dp_replicate_size=int(os.environ.get("WORLD_SIZE", "1")) // script_args.tensor_parallel_size))
 
 The degree is followed the way NM208 decides (docs/rules-training.md, "Parsed training arguments"): a parsed
 ``training_args.tensor_parallel_size`` is read from the script's own dataclass, which NM208 gives the field; a
 degree that reads a field the stock arguments lack and cannot move leaves the block as it is, with a todo.
-Fix safety: needs review; a pipeline size other than 1 gets a todo (pipeline parallelism is manual, T18).
+Fix safety: needs review; a pipeline size other than 1 gets a todo (pipeline parallelism is manual).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from codemods._lib.optimum_version import PINS, zero_1_note
 from codemods._lib.training import (TracksScope, args_plan, distributed_config_call, follow_moved_field, kwarg, literal,
-                                    new_kwarg, set_args, source)
+                                    mesh_key, new_kwarg, project_line, set_args, source)
 from migrate.rule import PythonRule, Safety
 
 DIST = ("optimum.neuron.distributed", "optimum.neuron.distributed.utils")
@@ -45,6 +48,7 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
     safety = Safety.NEEDS_REVIEW
     triggers = ("lazy_load_for_parallelism", "make_optimizer_constructor_lazy")
     legacy_modules = ("optimum.neuron.distributed",)
+    facts = (PINS,)  # the project's optimum-neuron pin decides where the data-parallel rest of the mesh goes
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -66,19 +70,20 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
         tp = kwarg(call, "tensor_parallel_size")
         tp_value = tp.value if tp is not None else (call.args[0].value if call.args and call.args[0].keyword is None else None)
         if tp_value is not None:
-            followed = follow_moved_field(args_plan(self.ctx), self.scope_path, tp_value)
+            followed = follow_moved_field(args_plan(self.ctx), self.scope_path, tp_value, mesh_key(self.ctx))
             if followed is None:
                 self.kept.add(node)
                 self.tp_stack.append(_NO_TP)
                 self.todo(node, f"lazy_load_for_parallelism left as it is: its tensor_parallel_size={source(tp_value)} reads "
                                 "a field the stock training arguments do not have (see NM208): declare tensor_parallel_size in "
-                                "a dataclass of your own, then remove this block and pass distributed_config=DistributedConfig("
-                                "tp_size=..., fsdp_size=WORLD_SIZE // tp_size) to from_pretrained")
+                                f"a dataclass of your own, then remove this block and pass distributed_config=DistributedConfig("
+                                f"tp_size=..., {mesh_key(self.ctx)}=WORLD_SIZE // tp_size) to from_pretrained; "
+                                + zero_1_note(project_line(self.ctx)))
                 return
             tp_value = followed
         pp = kwarg(call, "pipeline_parallel_size")
         if pp is not None and literal(pp.value) != 1:
-            self.todo(pp, f"pipeline_parallel_size={source(pp.value)}: pipeline parallelism is manual on TorchNeuron (T18)")
+            self.todo(pp, f"pipeline_parallel_size={source(pp.value)}: pipeline parallelism is manual on TorchNeuron (DistributedConfig(pp_size=...) cannot be combined with data parallelism)")
         self.tp_stack.append(tp_value if tp_value is not None and literal(tp_value) != 1 else _NO_TP)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
@@ -92,8 +97,10 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
         if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and kwarg(updated, "distributed_config") is None:
             self.ctx.add_import("os")
             self.ctx.add_import("transformers.distributed", "DistributedConfig")
-            self.fixed(original, "from_pretrained inside lazy_load_for_parallelism: distributed_config=DistributedConfig(tp_size, fsdp_size=WORLD_SIZE // tp_size) added (C7)")
-            return set_args(updated, [*updated.args, new_kwarg("distributed_config", distributed_config_call(tp))])
+            key = mesh_key(self.ctx)
+            self.fixed(original, f"from_pretrained inside lazy_load_for_parallelism: distributed_config=DistributedConfig("
+                                 f"tp_size, {key}=WORLD_SIZE // tp_size) added; " + zero_1_note(project_line(self.ctx)))
+            return set_args(updated, [*updated.args, new_kwarg("distributed_config", distributed_config_call(tp, key))])
         return updated
 
     def leave_With(self, original: cst.With, updated: cst.With):
@@ -101,7 +108,7 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
         item = self._lazy_item(original)
         if item is None or original in self.kept:
             return updated
-        self.fixed(original, "with lazy_load_for_parallelism(...) removed: transformers shards the model at load time (D5)")
+        self.fixed(original, "with lazy_load_for_parallelism(...) removed: transformers shards the model at load time")
         if len(original.items) > 1:
             index = original.items.index(item)
             items = [i for n, i in enumerate(updated.items) if n != index]

@@ -1,6 +1,6 @@
 """NM208 parsed-argument-fields: reads of Neuron training-argument fields the stock classes do not have.
 
-Map sections 2.7 and 2.10, rule C1c. After NM201 the arguments object is a stock ``TrainingArguments`` /
+After NM201 the arguments object is a stock ``TrainingArguments`` /
 ``SFTConfig``, which has no ``tensor_parallel_size`` or ``trn_config``: every read of them raises. The decision
 (docs/rules-training.md, "Parsed training arguments") is computed once per file by
 ``codemods/_lib/parsed_args.py``:
@@ -39,7 +39,10 @@ After::
     parser = HfArgumentParser((ScriptArguments, TrainingArguments))
     script_args, training_args = parser.parse_args_into_dataclasses()
     model = AutoModelForCausalLM.from_pretrained(script_args.model_id, distributed_config=DistributedConfig(
-        tp_size=script_args.tensor_parallel_size, fsdp_size=int(os.environ.get("WORLD_SIZE", "1")) // script_args.tensor_parallel_size))
+        tp_size=script_args.tensor_parallel_size, dp_replicate_size=int(os.environ.get("WORLD_SIZE", "1")) // script_args.tensor_parallel_size))
+
+The data-parallel rest of the mesh is ``dp_replicate_size`` (plain data parallelism) unless the project pins
+optimum-neuron 0.4.x, where zero_1 defaulted to True: then ``fsdp_size`` (codemods/_lib/optimum_version.py).
 
 Fix safety: needs review (the value now arrives at model loading only; optimum also applied it to the optimizer
 and checkpoints). Limits: reads through other objects (``self.args`` in a Trainer subclass) get a todo.
@@ -50,8 +53,9 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods._lib.parsed_args import MOVED_FIELD, TRN_CONFIG, GONE_FIELDS
-from codemods._lib.training import (OWNERS, TracksScope, args_plan, distributed_config_call, kwarg, moved_value, new_kwarg,
-                                    set_args)
+from codemods._lib.optimum_version import PINS, zero_1_note
+from codemods._lib.training import (OWNERS, TracksScope, args_plan, distributed_config_call, kwarg, mesh_key, moved_value,
+                                    new_kwarg, project_line, set_args)
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES
 from migrate.rule import PythonRule, Safety
@@ -68,6 +72,7 @@ class ParsedArgumentFields(TracksScope, PythonRule):
     safety = Safety.NEEDS_REVIEW
     scope = "neuron-project"  # stock names are among the triggers: only a project that targets Neuron is ours
     triggers = (MOVED_FIELD, TRN_CONFIG, *sorted({name.rsplit(".", 1)[1] for name in NEURON_ARGS_CLASSES}))
+    facts = (PINS,)  # the project's optimum-neuron pin decides where the data-parallel rest of the mesh goes
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -87,9 +92,11 @@ class ParsedArgumentFields(TracksScope, PythonRule):
             return updated
         self.ctx.add_import("os")
         self.ctx.add_import("transformers.distributed", "DistributedConfig")
+        key = mesh_key(self.ctx)
         self.fixed(original, f"optimum's trainer sharded this model with tensor_parallel_size itself: from_pretrained now gets "
-                             f"distributed_config=DistributedConfig(tp_size={degree}, fsdp_size=WORLD_SIZE // tp_size)")
-        return set_args(updated, [*updated.args, new_kwarg("distributed_config", distributed_config_call(parse_expression(degree)))])
+                             f"distributed_config=DistributedConfig(tp_size={degree}, {key}=WORLD_SIZE // tp_size); "
+                             + zero_1_note(project_line(self.ctx)))
+        return set_args(updated, [*updated.args, new_kwarg("distributed_config", distributed_config_call(parse_expression(degree), key))])
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         updated = super().leave_ClassDef(original, updated)
@@ -118,7 +125,7 @@ class ParsedArgumentFields(TracksScope, PythonRule):
             return updated
         var = holder.name
         if attr in (MOVED_FIELD, TRN_CONFIG):
-            followed = moved_value(holder, attr)
+            followed = moved_value(holder, attr, mesh_key(self.ctx))
             if followed is None:
                 why = self.plan.blocked or f"{var} is not parsed together with a dataclass of the script, nor built with a literal degree"
                 self.todo(original, f"{var}.{attr}: the stock arguments have no {attr} and it was left as it is ({why}): "
@@ -129,7 +136,8 @@ class ParsedArgumentFields(TracksScope, PythonRule):
             if attr == TRN_CONFIG:
                 self.ctx.add_import("os")
                 self.ctx.add_import("transformers.distributed", "DistributedConfig")
-                shown = "DistributedConfig(tp_size, fsdp_size=WORLD_SIZE // tp_size); its optimum-only options (sequence parallelism, pipeline sizes) have no stock counterpart"
+                shown = (f"DistributedConfig(tp_size, {mesh_key(self.ctx)}=WORLD_SIZE // tp_size); its optimum-only options "
+                         "(sequence parallelism, pipeline sizes) have no stock counterpart; " + zero_1_note(project_line(self.ctx)))
             where = f"the field moved into {self.plan.script_class}" if holder.script_var else f"{var} was built with that degree"
             self.fixed(original, f"{var}.{attr} -> {shown} ({where})")
             return followed

@@ -1,0 +1,44 @@
+"""The optimum-neuron line a file was written for, from the project's own pins (codemods/_lib/optimum_version.py)."""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+from codemods._lib.optimum_version import PINS, Line, data_parallel_key, optimum_line
+from migrate.facts import merge
+
+
+def _project(files: dict[str, str]):
+    return merge(files, [(path, {PINS.name: pins} if (pins := PINS.collect(text)) else {}) for path, text in files.items()])
+
+
+def test_notebook_pip_pin_in_the_same_folder_decides() -> None:
+    project = _project({
+        "hf_summarization/T5Large.ipynb": '"%pip install -U optimum-neuron==0.0.15 accelerate==0.23.0\\n"',
+        "hf_summarization/run_summarization.py": "import os\n",
+        "llama/requirements.txt": "optimum-neuron>=0.4.1\n",
+        "llama/train.py": "",
+    })
+    assert optimum_line(project, PurePath("hf_summarization/run_summarization.py")) is Line.UP_TO_03
+    assert optimum_line(project, PurePath("llama/train.py")) is Line.FROM_04
+    # a file with no pin in its folders, in a project whose pins disagree: unknown
+    assert optimum_line(project, PurePath("other/train.py")) is Line.UNKNOWN
+
+
+def test_pins_of_a_folder_above_and_of_the_whole_project() -> None:
+    project = _project({"requirements.txt": "optimum-neuron[training]==0.3.0\n", "src/deep/train.py": ""})
+    assert optimum_line(project, PurePath("src/deep/train.py")) is Line.UP_TO_03
+    assert optimum_line(_project({"a/setup.py": 'install_requires=["optimum-neuron~=0.4.3"]'}),
+                        PurePath("b/train.py")) is Line.FROM_04
+
+
+def test_open_or_missing_pins_are_unknown() -> None:
+    assert optimum_line(_project({"requirements.txt": "optimum-neuron>=0.0.20\n"}), PurePath("t.py")) is Line.UNKNOWN
+    assert optimum_line(_project({"requirements.txt": "optimum-neuron\n"}), PurePath("t.py")) is Line.UNKNOWN
+    assert optimum_line(_project({"t.py": ""}), PurePath("t.py")) is Line.UNKNOWN
+
+
+def test_mesh_key_keeps_plain_data_parallelism_unless_zero_1_was_on_by_default() -> None:
+    assert data_parallel_key(Line.UP_TO_03) == "dp_replicate_size"
+    assert data_parallel_key(Line.UNKNOWN) == "dp_replicate_size"
+    assert data_parallel_key(Line.FROM_04) == "fsdp_size"
