@@ -72,6 +72,32 @@ def _collect_notebook(text: str) -> dict[str, ParserScript] | None:
 NOTEBOOK_SCRIPTS = ProjectFact("launch.notebook-scripts", frozenset({FileKind.NOTEBOOK}), PARSERS, _collect_notebook)
 
 
+_Q = r"""\\?["']"""  # a quote, escaped inside a notebook's JSON
+_ENV_READ = re.compile(
+    rf"environ\s*\.\s*get\s*\(\s*{_Q}([A-Za-z_]\w*){_Q}"
+    rf"|getenv\s*\(\s*{_Q}([A-Za-z_]\w*){_Q}"
+    rf"|{_Q}([A-Za-z_]\w*){_Q}\s+(?:not\s+)?in\s+(?:os\.)?environ\b"
+    rf"|environ\s*\[\s*{_Q}([A-Za-z_]\w*){_Q}\s*\](?!\s*=[^=])"
+)
+
+
+def _collect_env_reads(text: str) -> frozenset[str] | None:
+    """The environment variables a Python file or notebook reads (``os.environ.get``, ``getenv``, ``in os.environ``,
+    ``os.environ[...]`` not assigned): a launcher setting one of them still changes what that code does."""
+    names = frozenset(next(group for group in match.groups() if group) for match in _ENV_READ.finditer(text))
+    return names or None
+
+
+ENV_READS = ProjectFact("launch.env-reads", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), ("environ", "getenv"),
+                        _collect_env_reads)
+
+
+def env_readers(project: ProjectFacts):
+    """``readers(name) -> [display path]``: the project's Python files and notebooks that read variable ``name``."""
+    reads = project.of(ENV_READS.name)
+    return lambda name: sorted(path for path, names in reads.items() if name in names)
+
+
 class Target(str, enum.Enum):
     NEURON = "neuron"  # a script of the project that parses Neuron training arguments
     OTHER = "other"  # a script of the project that does not (its flags are its own), or a program that is not a trainer

@@ -419,6 +419,9 @@ COMPILE_PASS_DELETED = ("deleted this neuron_parallel_compile pass: it ran {targ
 NPC_PASS_TODO = ("neuron_parallel_compile ran this command only to extract and compile its graphs (it trained "
                      "nothing) and does not exist on TorchNeuron, which compiles during the real run: delete this "
                      "pre-compile step{where}; if it was meant to train, drop the neuron_parallel_compile prefix instead")
+NPC_UNSEEN_TODO = ("neuron_parallel_compile was left as it is: it pre-compiles {script}, which is not in this project (so "
+                   "it was not migrated) and is a torch_xla / NxD script ({why}) that still compiles this way; once that "
+                   "script runs on TorchNeuron, delete this pre-compile step (and the switch that selects it)")
 CLEAR_LOCKS_DELETED = ("deleted `neuron_parallel_compile --command clear-locks`: it cleared stale locks of the torch_xla "
                        "compile cache, which TorchNeuron does not have")
 VARIABLE_TODO = ("dropped neuron_parallel_compile from this variable: the command it builds now trains for real; if it "
@@ -468,6 +471,36 @@ PLAIN_RUNS = ProjectFact("launch.plain-runs", frozenset({FileKind.SHELL, FileKin
                                                     FileKind.NOTEBOOK}), (".py", ".sh", ".sbatch", ".slurm"), plain_run_targets)
 
 
+def npc_wrapped_targets(text: str) -> frozenset[str] | None:
+    """File names of the scripts a file runs under neuron_parallel_compile in a pass NM401 keeps unless the script is
+    run plainly elsewhere (short ``--max_steps`` passes are deleted anyway, so they are left out)."""
+    names = set()
+    for line in text.splitlines():
+        code = line.split("#", 1)[0]
+        if NPC not in code or re.match(r"\s*(?:echo|printf|print\s*\()", code):
+            continue
+        rest = code.split(NPC, 1)[1]
+        steps = _MAX_STEPS.search(rest)
+        if steps is not None and 0 < int(steps.group(1)) <= SHORT_RUN_STEPS:
+            continue
+        match = _TARGET_WORD.search(rest)
+        if match:
+            names.add(posixpath.basename(match.group(0)))
+    return frozenset(names) or None
+
+
+NPC_WRAPPED = ProjectFact("launch.npc-wrapped", PLAIN_RUNS.kinds, (NPC,), npc_wrapped_targets)
+
+
+def compiled_by(project: ProjectFacts, path: str) -> list[str]:
+    """The other files of the project that still run the script ``path`` as a neuron_parallel_compile pass that
+    NM401 keeps (with a todo): nothing runs that script without the wrapper."""
+    name = posixpath.basename(path)
+    if runs_elsewhere(project)(name):
+        return []
+    return sorted(other for other, names in project.of(NPC_WRAPPED.name).items() if name in names and other != path)
+
+
 def runs_elsewhere(project: ProjectFacts) -> Callable[[str], bool]:
     """``runs(file name)``: whether a file of the project (a launcher, a notebook's other cell) mentions that script
     on a line without neuron_parallel_compile."""
@@ -475,7 +508,8 @@ def runs_elsewhere(project: ProjectFacts) -> Callable[[str], bool]:
     return lambda name: any(name in names for names in runs.values())
 
 
-def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], bool] = lambda name: False) -> None:
+def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], bool] = lambda name: False,
+             unseen: tuple[str, str] | None = None) -> None:
     """``neuron_parallel_compile <cmd>`` ran ``<cmd>`` in graph-extraction mode only. A pass whose command the
     file (or, through ``runs_elsewhere(file name)``, another launcher of the project) also runs without it, or a
     short ``--max_steps`` run, is deleted; when the tool cannot tell, the line stays with a todo.
@@ -513,10 +547,44 @@ def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], 
             why = f"the real run of {target} elsewhere in the project"
         elif steps is not None and 0 < int(steps.group(1)) <= SHORT_RUN_STEPS:
             why = f"the real run (a short --max_steps {steps.group(1)} pass)"
-        if why is not None and _delete_npc_command(doc, statement):
+        if why is not None and unseen is not None:
+            report(first.line, Severity.TODO, NPC_UNSEEN_TODO.format(script=unseen[0], why=unseen[1]))
+        elif why is not None and _delete_npc_command(doc, statement):
             report(first.line, Severity.FIXED, COMPILE_PASS_DELETED.format(target=target or "its command", why=why))
+            _note_print_only_block(doc, first.line, report)
         else:
             report(first.line, Severity.TODO, NPC_PASS_TODO.format(where=f" (it came before {why})" if why else ""))
+
+
+PRINT_ONLY_BLOCK_TODO = ("this block only prints now (the neuron_parallel_compile pass it ran was deleted): delete it{also}")
+_IF_THEN = re.compile(r"^(\s*)if\b.*\bthen\s*(#.*)?$")
+_PRINTS = re.compile(r"^\s*(?:echo|printf|:)(?:\s|;|$)")
+
+
+def _note_print_only_block(doc: TextDocument, removed: Line, report: Report) -> None:
+    """A multi-line ``if ...; then`` whose body is left with ``echo`` lines only (``echo "Starting
+    pre-compilation..."``) gets a todo naming the variables its test reads, which nothing else may use."""
+    if doc.kind is not FileKind.SHELL:
+        return
+    index = doc._index(removed)
+    opener = next((line for line in reversed(doc.lines[:index]) if not line.deleted and line.text.strip()
+                   and len(line.indent) < len(removed.indent)), None)
+    match = _IF_THEN.match(opener.text) if opener is not None else None
+    if match is None:
+        return
+    body = []
+    for line in doc.lines[doc._index(opener) + 1:]:
+        if line.deleted or not line.text.strip() or line.text.lstrip().startswith("#"):
+            continue
+        if line.indent == match.group(1):
+            if line.text.strip() != "fi":
+                return  # else/elif: the block does more than print
+            break
+        body.append(line)
+    if body and all(_PRINTS.match(line.text) for line in body):
+        names = sorted(set(re.findall(r"\$\{?([A-Za-z_]\w*)", opener.text)))
+        also = f" and, if nothing else reads it, {', '.join(names)}" if names else ""
+        report(opener, Severity.TODO, PRINT_ONLY_BLOCK_TODO.format(also=also))
 
 
 def _npc_commands(statement: list[CommandLine]) -> list[tuple[CommandLine, list[Tok], list[Tok]]]:
@@ -756,8 +824,18 @@ def _drop_docker_env_line(doc: TextDocument, cl: CommandLine) -> None:
     drop_line(doc, line)
 
 
-def edit_env(doc: TextDocument, report: Report, names: Callable[[str], bool]) -> None:
-    """Apply the shared env-var table to every variable for which ``names(var)`` is true."""
+READ_BY_PROJECT_TODO = ("{name} was left as it is: {readers} still read{s} it, so removing it here would change what that "
+                        "code does (TorchNeuron itself ignores it); port those reads, then remove this setting")
+UNSEEN_TARGET_TODO = ("{name} was left as it is: this file runs {script}, which is not in this project (so it was not "
+                      "migrated) and is a torch_xla / NxD script ({why}) that may still need it; remove this setting once "
+                      "that script runs on TorchNeuron")
+
+
+def edit_env(doc: TextDocument, report: Report, names: Callable[[str], bool],
+             readers: Callable[[str], list[str]] = lambda name: [], unseen: tuple[str, str] | None = None) -> None:
+    """Apply the shared env-var table to every variable for which ``names(var)`` is true. A variable the project's
+    Python still reads (``readers(var)``), or set for a torch_xla/NxD script outside the project (``unseen``:
+    (script, why)), is not removed: it gets a todo."""
     from codemods._tables import env_vars
 
     for site in list(env_sites(doc)):
@@ -773,6 +851,15 @@ def edit_env(doc: TextDocument, report: Report, names: Callable[[str], bool]) ->
                 continue
             report(line, Severity.TODO, message)
             continue
+        switched_on = site.value is None or site.value.strip().lower() not in _FALSE | {""}
+        if not site.unset and switched_on and (files := readers(site.name)):
+            shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+            report(line, Severity.TODO, READ_BY_PROJECT_TODO.format(name=site.name, readers=shown,
+                                                                    s="s" if len(files) == 1 else ""))
+            continue
+        if not site.unset and unseen is not None:
+            report(line, Severity.TODO, UNSEEN_TARGET_TODO.format(name=site.name, script=unseen[0], why=unseen[1]))
+            continue
         if action.action == "replace" and action.replacement and site.word is not None:
             word = site.word
             offset = word.text.find(site.name)
@@ -787,6 +874,36 @@ def edit_env(doc: TextDocument, report: Report, names: Callable[[str], bool]) ->
                 severity, message = Severity.FIXED, f"removed `unset {site.name}`: the variable is no longer set"
             remove_env_site(doc, site)
             report(line, severity, message)  # a deleted line keeps its number; its note goes to the next line
+
+
+# ------------------------------------------------------------------------- launched scripts outside the project
+
+_XLA_STACK = re.compile(r"\b(?:neuronx[_-]distributed(?:[_-]training)?|torch[_-]xla|xla_dist|xla_spawn)\b")
+_SCRIPT_WORD = re.compile(r"[\w./${}-]+\.py\b")
+
+
+def unseen_xla_target(doc: TextDocument, project: ProjectFacts, origin) -> tuple[str, str] | None:
+    """(script, why) when every Python script this launcher runs is outside the project and the launcher names the
+    torch_xla / NxD stack (installs neuronx_distributed, say): the tool could not migrate that script, so launcher
+    settings it reads must stay. None when no project is known or some launched script is the project's."""
+    from codemods._lib.launch_targets import Target, resolve_script
+
+    if not project.files:
+        return None
+    scripts, sign = [], None
+    for cl in command_lines(doc):
+        code = cl.line.text[cl.start:cl.end]
+        toks, _ = lex(code)
+        words = [tok.text for tok in toks if tok.kind == "word"]
+        if words and words[0] in {"echo", "printf"}:
+            continue
+        sign = sign or _XLA_STACK.search(code)
+        scripts.extend(name.strip("\"'") for name in _SCRIPT_WORD.findall(code))
+    if not scripts or sign is None:
+        return None
+    if any(resolve_script(project, origin, name).target is not Target.UNKNOWN for name in scripts):
+        return None
+    return posixpath.basename(scripts[0]), f"this launcher names {sign.group(0)}"
 
 
 # ---------------------------------------------------------------------------------- helpers
@@ -822,17 +939,30 @@ _BRANCH_TEST = re.compile(
 _CONTROL = re.compile(r"^\s*(if|fi|for|while|until|done|case|esac|function)\b|\(\)\s*\{")
 
 
-def _fold_branches(doc: TextDocument, report: Report) -> None:
+BRANCH_KEPT_TODO = ("{name} is never set on TorchNeuron, but {files} still run{s} this script as a neuron_parallel_compile "
+                    "pass (kept there with a todo), where this test picks the short compile-only settings: delete that "
+                    "pass first, then keep only the real-run branch of this test")
+
+
+def _fold_branches(doc: TextDocument, report: Report, compiled_by: list[str]) -> set[int]:
     """``if [ "$NEURON_EXTRACT_GRAPHS_ONLY" = "1" ]; then A; else B; fi`` written over lines: the test is always
-    false on TorchNeuron, so B stays (one level less indented) and the rest goes; ``!=`` / ``-z`` keep A."""
+    false on TorchNeuron, so B stays (one level less indented) and the rest goes; ``!=`` / ``-z`` keep A. Not while
+    another file still runs this script as a compile pass (``compiled_by``): that pass needs the branch. Returns
+    the ids of the tests so kept."""
+    kept: set[int] = set()
     if doc.kind is not FileKind.SHELL:
-        return
+        return kept
     lines = [line for line in doc if not line.deleted]
     for index, line in enumerate(lines):
         match = _BRANCH_TEST.match(line.text)
         if not match or line.deleted:
             continue
         indent, name = match.group(1), match.group(2) or match.group(6)
+        if compiled_by:
+            report(line, Severity.TODO, BRANCH_KEPT_TODO.format(name=name, files=", ".join(compiled_by),
+                                                                s="s" if len(compiled_by) == 1 else ""))
+            kept.add(id(line))
+            continue
         else_at = fi_at = None
         for later in range(index + 1, len(lines)):
             text = lines[later].text
@@ -862,6 +992,7 @@ def _fold_branches(doc: TextDocument, report: Report) -> None:
         for kept in code:
             kept.text = indent + kept.text[level:]
         report(line, Severity.FIXED, BRANCH_FOLDED.format(name=name))
+    return kept
 
 
 def _delete_regions(doc: TextDocument, report: Report) -> set[int]:
@@ -901,14 +1032,15 @@ def _delete_regions(doc: TextDocument, report: Report) -> set[int]:
     return handled
 
 
-def edit_compile_only(doc: TextDocument, report: Report) -> None:
+def edit_compile_only(doc: TextDocument, report: Report, compiled_by: list[str] = ()) -> None:
     """Drop NEURON_EXTRACT_GRAPHS_ONLY / NEURON_PARALLEL_COMPILE settings, the commands they made a compile-only
-    pass (between ``export ...=1`` and ``unset``) and the branches that test them, or flag what cannot be told."""
-    _fold_branches(doc, report)
+    pass (between ``export ...=1`` and ``unset``) and the branches that test them, or flag what cannot be told.
+    ``compiled_by``: the files that still run this one as a compile pass (its branches stay, see ``compiled_by``)."""
+    kept = _fold_branches(doc, report, list(compiled_by))
     handled = _delete_regions(doc, report)
     for cl in list(command_lines(doc)):
         match = _READ_VAR.search(cl.line.text[cl.start:cl.end])
-        if match:
+        if match and id(cl.line) not in kept:
             report(cl.line, Severity.TODO, BRANCH_TODO.format(name=match.group(1)))
     for site in list(env_sites(doc)):
         if site.name not in _COMPILE_ONLY_VARS or site.cl.line.deleted:
@@ -1337,11 +1469,11 @@ STRING_TRIGGERS = ("neuron_parallel_compile", "optimum-cli", "NEURON_EXTRACT_GRA
                    "--tensor_parallel_size", "--tensor-parallel-size")
 
 
-def edit_shell_text(text: str, resolve: Resolve = unresolved, runs: Callable[[str], bool] = lambda name: False
-                    ) -> tuple[str, list[tuple[Severity, str]]]:
+def edit_shell_text(text: str, resolve: Resolve = unresolved, runs: Callable[[str], bool] = lambda name: False,
+                    readers: Callable[[str], list[str]] = lambda name: []) -> tuple[str, list[tuple[Severity, str]]]:
     """Every launch-layer shell edit applied to one command string (as in a Python literal); the findings
     come back as (severity, message) without line information. ``resolve``: see ``edit_flags``; ``runs``: see
-    ``edit_npc``."""
+    ``edit_npc``; ``readers``: see ``edit_env``."""
     from codemods._tables import env_vars
 
     doc = TextDocument(text, FileKind.SHELL)
@@ -1356,7 +1488,7 @@ def edit_shell_text(text: str, resolve: Resolve = unresolved, runs: Callable[[st
 
     edit_npc(doc, report, runs)
     edit_compile_only(doc, report)
-    edit_env(doc, report, removable)
+    edit_env(doc, report, removable, readers)
     edit_optimum_cli(doc, report)
     edit_torchrun(doc, report)
     edit_flags(doc, report, resolve)

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from codemods._lib import shell
+from codemods._lib.launch_targets import ENV_READS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, env_readers
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import TextRule
 from migrate.textdoc import Line, TextDocument
 
 LAUNCH_KINDS = frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML})
+
+
+#: the facts a rule needs to leave launcher settings that the project's code, or a script it cannot see, still reads
+ENV_FACTS = (ENV_READS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS)
 
 
 class LaunchRule(TextRule):
@@ -20,6 +26,13 @@ class LaunchRule(TextRule):
             self.fixed(line, message)
         else:
             self.todo(line, message)
+
+    def unseen_target(self, doc: TextDocument) -> tuple[str, str] | None:
+        """See ``shell.unseen_xla_target``: the torch_xla/NxD script outside the project this launcher runs."""
+        return shell.unseen_xla_target(doc, self.ctx.options.project, self.ctx.path)
+
+    def env_readers(self):
+        return env_readers(self.ctx.options.project)
 
     def apply(self, doc: TextDocument) -> None:  # pragma: no cover - interface
         raise NotImplementedError

@@ -11,6 +11,8 @@ pass is obsolete; dropping only the prefix would turn it into a second training 
   gathered in the scan pass), or a short ``--max_steps N`` run: the command is deleted (``srun``, ``sbatch --wrap "..."`` and
   ``if ...; then ...; fi`` one-liners included; an emptied block gets ``:``).
 * ``neuron_parallel_compile --command clear-locks``: deleted (TorchNeuron has no compile-cache locks).
+* A launcher whose Python scripts are all outside the project and that names the torch_xla / NxD stack
+  (``pip install neuronx_distributed``): the pass stays, with a todo (that script was not migrated).
 * Otherwise (the tool cannot tell whether the line was the project's only run): the line stays, with a todo.
 * ``PREFIX=neuron_parallel_compile``, ``CMD="neuron_parallel_compile torchrun ..."``, Dockerfile exec-form
   arrays and YAML argument lists: the word goes, with a todo (the command now trains for real).
@@ -34,6 +36,7 @@ Fix safety: needs review (a kept line or an edited variable carries a todo).
 from __future__ import annotations
 
 from codemods._lib import shell
+from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS
 from codemods.launch._base import LaunchRule
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
@@ -46,7 +49,7 @@ class DropNeuronParallelCompile(LaunchRule):
     name = "drop-neuron-parallel-compile"
     safety = Safety.NEEDS_REVIEW
     triggers = ("neuron_parallel_compile",)
-    facts = (shell.PLAIN_RUNS,)
+    facts = (shell.PLAIN_RUNS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS)
 
     def apply(self, doc: TextDocument) -> None:
-        shell.edit_npc(doc, self.report, shell.runs_elsewhere(self.ctx.options.project))
+        shell.edit_npc(doc, self.report, shell.runs_elsewhere(self.ctx.options.project), self.unseen_target(doc))

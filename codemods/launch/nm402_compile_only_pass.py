@@ -11,6 +11,8 @@ On TorchNeuron nothing sets them, so:
   ``export NEURON_EXTRACT_GRAPHS_ONLY=1`` and ``unset NEURON_EXTRACT_GRAPHS_ONLY``, are deleted: kept, they
   would now train for real beside the real run;
 * a multi-line ``if [ "$NEURON_EXTRACT_GRAPHS_ONLY" = "1" ]; then A else B fi`` keeps B (``!=`` / ``-z``: A);
+* while another file of the project still runs this script as a ``neuron_parallel_compile`` pass (kept by
+  NM401 with a todo, as nothing runs the script without it), its tests stay, with a todo: that pass needs them;
 * what this reading cannot follow (an ``export`` with no ``unset``, control flow inside the region, other
   tests of the variable) stays with a ``todo``.
 
@@ -49,6 +51,7 @@ class CompileOnlyPass(LaunchRule):
     name = "compile-only-pass"
     safety = Safety.NEEDS_REVIEW
     triggers = ("NEURON_EXTRACT_GRAPHS_ONLY", "NEURON_PARALLEL_COMPILE")
+    facts = (shell.PLAIN_RUNS, shell.NPC_WRAPPED)
 
     def apply(self, doc: TextDocument) -> None:
-        shell.edit_compile_only(doc, self.report)
+        shell.edit_compile_only(doc, self.report, shell.compiled_by(self.ctx.options.project, self.ctx.path.as_posix()))

@@ -17,13 +17,17 @@ After::
     # neuron-migrate: XLA_USE_BF16 made torch_xla hold every fp32 tensor in bf16; removed: ...
     torchrun train.py --bf16
 
+A variable that the project's Python or notebooks still read (``os.environ.get("XLA_USE_BF16")``, a project
+fact gathered in the scan pass), or that a launcher sets for a script outside the project while it names the
+torch_xla / NxD stack, is left in place with a todo: removing it would change what that code does.
+
 Fix safety: needs review (the dtype decision is the user's).
 """
 
 from __future__ import annotations
 
 from codemods._lib import shell
-from codemods.launch._base import LaunchRule
+from codemods.launch._base import ENV_FACTS, LaunchRule
 from codemods._tables.project_markers import MARKERS
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
@@ -40,6 +44,7 @@ class XlaBf16Env(LaunchRule):
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
     triggers = NAMES
+    facts = ENV_FACTS
 
     def apply(self, doc: TextDocument) -> None:
-        shell.edit_env(doc, self.report, lambda name: name in NAMES)
+        shell.edit_env(doc, self.report, lambda name: name in NAMES, self.env_readers(), self.unseen_target(doc))

@@ -17,6 +17,10 @@ After::
 
     ENV MALLOC_ARENA_MAX=64
 
+A variable that the project's Python or notebooks still read (``os.environ.get("XLA_USE_BF16")``, a project
+fact gathered in the scan pass), or that a launcher sets for a script outside the project while it names the
+torch_xla / NxD stack, is left in place with a todo: removing it would change what that code does.
+
 Fix safety: needs review only for the table's ``todo`` entries. ``XLA_USE_BF16``/``XLA_DOWNCAST_BF16`` are
 NM403, the compile-only variables NM402, the ones kept for review NM405.
 """
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 from codemods._lib import shell
 from codemods._tables import env_vars
-from codemods.launch._base import LaunchRule
+from codemods.launch._base import ENV_FACTS, LaunchRule
 from codemods._tables.project_markers import MARKERS
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
@@ -46,7 +50,8 @@ class XlaEraEnv(LaunchRule):
     safety = Safety.NEEDS_REVIEW
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
+    facts = ENV_FACTS
     triggers = tuple(sorted({name for name in env_vars.ENV_VARS if _ours(name)} | {"XLA_", "OPTIMUM_NEURON_"}))
 
     def apply(self, doc: TextDocument) -> None:
-        shell.edit_env(doc, self.report, _ours)
+        shell.edit_env(doc, self.report, _ours, self.env_readers(), self.unseen_target(doc))

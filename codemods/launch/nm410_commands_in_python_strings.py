@@ -41,7 +41,8 @@ from typing import Sequence
 import libcst as cst
 
 from codemods._lib import shell
-from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, Program, Target, program_of, resolver
+from codemods._lib.launch_targets import (ENV_READS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, Program, Target, env_readers,
+                                          program_of, resolver)
 from codemods._tables import env_vars
 from codemods._tables.project_markers import MARKERS
 from migrate.findings import Severity
@@ -69,7 +70,7 @@ class CommandsInPythonStrings(PythonRule):
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
     triggers = shell.STRING_TRIGGERS + ("pip install",)
-    facts = (PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, shell.PLAIN_RUNS)
+    facts = (PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, shell.PLAIN_RUNS, ENV_READS)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -77,13 +78,14 @@ class CommandsInPythonStrings(PythonRule):
         self.command_lists: set[int] = set()  # lists run as a command (subprocess.run([...]), os.execvp(...))
         self.resolve = resolver(ctx.options.project, ctx.path)
         self.runs_elsewhere = shell.runs_elsewhere(ctx.options.project)
+        self.readers = env_readers(ctx.options.project)
 
     # ---------------------------------------------------------------------------------- strings
 
     def _edit(self, original: cst.CSTNode, body: str) -> str | None:
         if not any(trigger in body for trigger in self.triggers) or not shell.looks_like_command(body):
             return None
-        new, found = shell.edit_shell_text(body, self.resolve, self.runs_elsewhere)
+        new, found = shell.edit_shell_text(body, self.resolve, self.runs_elsewhere, self.readers)
         if new != body and not new.strip():
             self.todo(original, _empty_command_todo(found))
             return None
@@ -101,7 +103,7 @@ class CommandsInPythonStrings(PythonRule):
         if not any(trigger in body for trigger in self.triggers) or not shell.looks_like_command(body):
             return updated
         if "\\" in body and "r" not in prefix.lower():
-            new, found = shell.edit_shell_text(body, self.resolve, self.runs_elsewhere)
+            new, found = shell.edit_shell_text(body, self.resolve, self.runs_elsewhere, self.readers)
             if new != body:
                 self.todo(original, "this string holds a Neuron launch command but has escapes: edit it by hand "
                           "(" + "; ".join(message for _, message in found[:2]) + ")")
@@ -123,7 +125,7 @@ class CommandsInPythonStrings(PythonRule):
         if "\\" in body and "r" not in updated.start.lower():
             self.todo(original, "this f-string holds a Neuron launch command but has escapes: edit it by hand")
             return updated
-        new, found = shell.edit_shell_text(body, self.resolve, self.runs_elsewhere)
+        new, found = shell.edit_shell_text(body, self.resolve, self.runs_elsewhere, self.readers)
         sources = {_PLACEHOLDER.format(index): "{" + cst.Module([]).code_for_node(part.expression) + "}"
                    for index, part in enumerate(expressions)}
         found = [(severity, re.sub(r"__nm_expr_\d+__", lambda m: sources.get(m.group(0), m.group(0)), message))

@@ -21,6 +21,7 @@ After (unchanged code, plus a note)::
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from migrate.filekinds import FileKind
@@ -28,6 +29,14 @@ from migrate.rule import Safety, SweepHit, SweepRule
 
 from codemods._tables.project_markers import MARKERS
 from codemods.sweep._patterns import pattern, scan
+
+#: a neuron_parallel_compile pass ran its command only to extract and compile graphs, training nothing: the advice
+#: is to delete the pass, never to run the wrapped command (that would add a training run beside the real one)
+NPC_MESSAGE = ("`neuron_parallel_compile` is still used: it ran the wrapped command only to extract and compile its graphs "
+               "(training nothing); TorchNeuron compiles during the real run, so delete this pre-compile step (and the "
+               "code that only serves it) rather than running the command it wraps")
+#: a line that only prints or logs text naming the tool runs nothing (the command it names is flagged where it is built)
+_PRINT_LINE = re.compile(r"^\s*(?:!\s*)?(?:echo|printf|print\s*\(|(?:logger|logging|log)\.\w+\s*\()")
 
 PATTERNS = (
     pattern(r"\boptimum\.exporters\.neuron\b",
@@ -39,9 +48,7 @@ PATTERNS = (
     pattern(r"\bneuronx_distributed\b",
             "`neuronx_distributed` (NxD) is still used: port parallel layers to DTensor / "
             "transformers DistributedConfig(tp_size=...) and torch.distributed"),
-    pattern(r"\bneuron_parallel_compile\b",
-            "`neuron_parallel_compile` is still used: drop the wrapper and run the command it wrapped; "
-            "TorchNeuron compiles on first call", in_strings=True),
+    pattern(r"\bneuron_parallel_compile\b", NPC_MESSAGE, in_strings=True),
     pattern(r"\boptimum-cli\s+export\s+neuron\b",
             "`optimum-cli export neuron` is still used: nothing to pre-compile on TorchNeuron; load the source "
             "model id with from_pretrained instead of the exported folder", in_strings=True),
@@ -67,4 +74,6 @@ class OptimumNeuronLeftovers(SweepRule):
 
     def scan(self, text: str, kind: FileKind) -> Iterable[SweepHit]:
         patterns = PATTERNS if kind is not FileKind.PYTHON else PATTERNS[:-1]
-        return scan(text, kind, patterns)
+        lines = text.splitlines()
+        return [hit for hit in scan(text, kind, patterns)
+                if not (hit.message is NPC_MESSAGE and _PRINT_LINE.match(lines[hit.line - 1]))]

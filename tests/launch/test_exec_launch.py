@@ -85,7 +85,10 @@ LAUNCHER = textwrap.dedent(
 
 
 #: the script as it was before migration: the launch rules map its flags because it parses NeuronSFTConfig
-LEGACY_PROJECT = {"train.py": TRAIN.replace("from trl import SFTConfig", "from optimum.neuron import NeuronSFTConfig as SFTConfig")}
+#: (its env_bf16 probe is this test's observation, not project code: a project that reads XLA_USE_BF16 keeps the
+#: export, see tests/fixtures/launch/env_read_by_project)
+LEGACY_PROJECT = {"train.py": TRAIN.replace("from trl import SFTConfig", "from optimum.neuron import NeuronSFTConfig as SFTConfig")
+                  .replace('os.environ.get("XLA_USE_BF16")', "None")}
 
 
 def _env(tmp_path: Path, port: int) -> dict[str, str]:
