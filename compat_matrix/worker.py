@@ -130,6 +130,7 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
     import torch
 
     from compat_matrix.checks import compile as compile_check
+    from compat_matrix.checks import experts_path
     from compat_matrix.checks import generate, load, op_coverage, parity
     from compat_matrix.checks.inputs import prompt_ids
     from compat_matrix.tiny_configs import count_parameters
@@ -234,6 +235,13 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
                 lowering = check_lowering(model, input_ids.to(model.device))
             except Exception as exc:  # noqa: BLE001 - a crash of the lowering check is its own failure
                 lowering = {"status": "failed", "failed_ops": [], "reason": one_line(exc), "seconds": None}
+            if experts_path.applies(model, lowering):
+                try:
+                    alternative = experts_path.lower_batched_mm(model, input_ids.to(model.device), check_lowering)
+                    lowering["experts_alternative"] = alternative
+                    notes.append(experts_path.note(model.config._experts_implementation, alternative))
+                except Exception as exc:  # noqa: BLE001 - the alternative is evidence, not a gate
+                    lowering["experts_alternative"] = {"error": one_line(exc)}
             judged = evidence.classify_lowering(lowering)
             details["lowering"] = {**lowering, **(judged or {})}
             if lowering.get("seconds") is not None:

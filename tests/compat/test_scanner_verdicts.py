@@ -156,3 +156,18 @@ def test_qwen3_5_forward_lowers_once_its_mrope_section_fits():
     model = build_tiny_model("qwen3_5")
     result = lowering.check_lowering(model, prompt_ids(model.config), decode_step=False)
     assert result["status"] == "lowered", result["reason"]
+
+
+@pytest.mark.parametrize("model_type", ["mixtral", "qwen3_moe"])
+def test_moe_rows_say_histc_is_the_default_experts_path_and_name_the_setting_that_lowers(model_type):
+    from compat_matrix.checks import lowering
+
+    if lowering.TORCH_MLIR is None:
+        pytest.skip("torch-mlir is not installed")
+    row = _compiled(model_type, lowering=True)
+    proxy = row["details"]["lowering"]
+    assert proxy["failed_ops"] == ["aten::histc"] and proxy["outcome"] == "inconclusive"
+    alternative = proxy["experts_alternative"]
+    assert alternative["status"] == "lowered" and alternative["max_abs_logit_diff"] < 1e-5
+    note = next(n for n in row["details"]["notes"] if n.startswith("aten::histc comes from"))
+    assert "experts_implementation='grouped_mm'" in note and "experts_implementation='batched_mm'" in note
