@@ -19,6 +19,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 from pathlib import PurePath
+from typing import Iterable
 
 from codemods._lib.parsed_args import script_cli_fields
 from migrate.facts import ProjectFact, ProjectFacts
@@ -92,10 +93,16 @@ ENV_READS = ProjectFact("launch.env-reads", frozenset({FileKind.PYTHON, FileKind
                         _collect_env_reads)
 
 
-def env_readers(project: ProjectFacts):
-    """``readers(name) -> [display path]``: the project's Python files and notebooks that read variable ``name``."""
+def env_readers(project: ProjectFacts, folders: Iterable[str]):
+    """``readers(name) -> [display path]``: the project's Python files and notebooks under one of ``folders`` (the
+    launcher's, and those of the project scripts it runs: the code that sees its environment) that read ``name``."""
     reads = project.of(ENV_READS.name)
-    return lambda name: sorted(path for path, names in reads.items() if name in names)
+    roots = {folder.strip("/") for folder in folders}
+
+    def under(path: str) -> bool:
+        return any(not root or path == root or path.startswith(root + "/") for root in roots)
+
+    return lambda name: sorted(path for path, names in reads.items() if name in names and under(path))
 
 
 class Target(str, enum.Enum):
@@ -109,6 +116,7 @@ class Resolved:
     target: Target
     name: str  # the script as written (for messages)
     script: ParserScript | None = None
+    path: str | None = None  # the project file it resolved to
 
     def owns(self, field_name: str) -> bool:
         """Whether the script's own dataclass declares the field (so its flag is not a trainer flag)."""
@@ -126,7 +134,7 @@ def resolve_script(project: ProjectFacts, origin: PurePath, script: str, module:
         # an installed module (`python -m vllm.entrypoints...`) is somebody else's program, not the user's trainer
         return Resolved(Target.OTHER if module else Target.UNKNOWN, script)
     record = records.get(path)
-    return Resolved(Target.NEURON if record is not None and record.neuron else Target.OTHER, script, record)
+    return Resolved(Target.NEURON if record is not None and record.neuron else Target.OTHER, script, record, path)
 
 
 def _find(files: frozenset[str], origin: PurePath, script: str, module: bool) -> str | None:

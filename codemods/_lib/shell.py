@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from codemods._lib.launch_targets import NOT_TRAINERS, Program, Resolved, Target, program_of
+from codemods._lib.launch_targets import NOT_TRAINERS, Program, Resolved, Target, program_of, resolve_script
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
@@ -882,14 +882,9 @@ _XLA_STACK = re.compile(r"\b(?:neuronx[_-]distributed(?:[_-]training)?|torch[_-]
 _SCRIPT_WORD = re.compile(r"[\w./${}-]+\.py\b")
 
 
-def unseen_xla_target(doc: TextDocument, project: ProjectFacts, origin) -> tuple[str, str] | None:
-    """(script, why) when every Python script this launcher runs is outside the project and the launcher names the
-    torch_xla / NxD stack (installs neuronx_distributed, say): the tool could not migrate that script, so launcher
-    settings it reads must stay. None when no project is known or some launched script is the project's."""
-    from codemods._lib.launch_targets import Target, resolve_script
-
-    if not project.files:
-        return None
+def launched_scripts(doc: TextDocument, project: ProjectFacts, origin) -> tuple[list[Resolved], re.Match | None]:
+    """The Python scripts the launcher's commands name (echo/printf text left out), resolved among the project's
+    files, and the first mention of the torch_xla / NxD stack in its code (None: none)."""
     scripts, sign = [], None
     for cl in command_lines(doc):
         code = cl.line.text[cl.start:cl.end]
@@ -899,11 +894,19 @@ def unseen_xla_target(doc: TextDocument, project: ProjectFacts, origin) -> tuple
             continue
         sign = sign or _XLA_STACK.search(code)
         scripts.extend(name.strip("\"'") for name in _SCRIPT_WORD.findall(code))
-    if not scripts or sign is None:
+    return [resolve_script(project, origin, name) for name in scripts], sign
+
+
+def unseen_xla_target(doc: TextDocument, project: ProjectFacts, origin) -> tuple[str, str] | None:
+    """(script, why) when every Python script this launcher runs is outside the project and the launcher names the
+    torch_xla / NxD stack (installs neuronx_distributed, say): the tool could not migrate that script, so launcher
+    settings it reads must stay. None when no project is known or some launched script is the project's."""
+    if not project.files:
         return None
-    if any(resolve_script(project, origin, name).target is not Target.UNKNOWN for name in scripts):
+    scripts, sign = launched_scripts(doc, project, origin)
+    if not scripts or sign is None or any(script.target is not Target.UNKNOWN for script in scripts):
         return None
-    return posixpath.basename(scripts[0]), f"this launcher names {sign.group(0)}"
+    return posixpath.basename(scripts[0].name), f"this launcher names {sign.group(0)}"
 
 
 # ---------------------------------------------------------------------------------- helpers

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import posixpath
+
 from codemods._lib import shell
 from codemods._lib.launch_targets import ENV_READS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, env_readers
 from migrate.filekinds import FileKind
@@ -31,8 +33,11 @@ class LaunchRule(TextRule):
         """See ``shell.unseen_xla_target``: the torch_xla/NxD script outside the project this launcher runs."""
         return shell.unseen_xla_target(doc, self.ctx.options.project, self.ctx.path)
 
-    def env_readers(self):
-        return env_readers(self.ctx.options.project)
+    def env_readers(self, doc: TextDocument):
+        """See ``env_readers``: the code beside this launcher or beside the project scripts it runs."""
+        scripts, _ = shell.launched_scripts(doc, self.ctx.options.project, self.ctx.path)
+        folders = [self.ctx.path.parent.as_posix(), *(posixpath.dirname(s.path) for s in scripts if s.path)]
+        return env_readers(self.ctx.options.project, ["" if folder == "." else folder for folder in folders])
 
     def apply(self, doc: TextDocument) -> None:  # pragma: no cover - interface
         raise NotImplementedError

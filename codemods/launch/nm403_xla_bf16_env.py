@@ -47,4 +47,4 @@ class XlaBf16Env(LaunchRule):
     facts = ENV_FACTS
 
     def apply(self, doc: TextDocument) -> None:
-        shell.edit_env(doc, self.report, lambda name: name in NAMES, self.env_readers(), self.unseen_target(doc))
+        shell.edit_env(doc, self.report, lambda name: name in NAMES, self.env_readers(doc), self.unseen_target(doc))

@@ -54,4 +54,4 @@ class XlaEraEnv(LaunchRule):
     triggers = tuple(sorted({name for name in env_vars.ENV_VARS if _ours(name)} | {"XLA_", "OPTIMUM_NEURON_"}))
 
     def apply(self, doc: TextDocument) -> None:
-        shell.edit_env(doc, self.report, _ours, self.env_readers(), self.unseen_target(doc))
+        shell.edit_env(doc, self.report, _ours, self.env_readers(doc), self.unseen_target(doc))

@@ -78,7 +78,8 @@ class CommandsInPythonStrings(PythonRule):
         self.command_lists: set[int] = set()  # lists run as a command (subprocess.run([...]), os.execvp(...))
         self.resolve = resolver(ctx.options.project, ctx.path)
         self.runs_elsewhere = shell.runs_elsewhere(ctx.options.project)
-        self.readers = env_readers(ctx.options.project)
+        folder = ctx.path.parent.as_posix()
+        self.readers = env_readers(ctx.options.project, ["" if folder == "." else folder])  # the code beside this file
 
     # ---------------------------------------------------------------------------------- strings
 
