@@ -3,7 +3,7 @@ transformers / trl). Do not edit: change CURATED in the generator and re-run it.
 
 # removed public name -> (replacement qualified name or None, versions that had it, message)
 REMOVED_SYMBOLS = {
-    'transformers.AdamW': ('torch.optim.AdamW', 'transformers 4.43.2', 'transformers.AdamW was removed: torch.optim.AdamW defaults to weight_decay=0.01 (transformers.AdamW: 0.0) and has no correct_bias/no_deprecation_warning; pass weight_decay explicitly'),
+    'transformers.AdamW': ('torch.optim.AdamW', 'transformers 4.43.2', 'transformers.AdamW was removed: torch.optim.AdamW defaults differ (eps 1e-8 vs 1e-6, weight_decay 0.01 vs 0.0) and it has no correct_bias/no_deprecation_warning; NM603 passes eps=1e-6, weight_decay=0.0 where a call does not give them'),
     'transformers.AdamWeightDecay': (None, 'transformers 4.43.2, transformers 4.57.1', 'AdamWeightDecay was removed in transformers 5 with no replacement: remove its use'),
     'transformers.AdaptiveEmbedding': (None, 'transformers 4.43.2', 'AdaptiveEmbedding was removed in transformers 5 with no replacement: remove its use'),
     'transformers.Agent': (None, 'transformers 4.43.2', 'Agent was removed in transformers 5 with no replacement: remove its use'),

@@ -73,7 +73,7 @@ FIELDS = [  # (project, version, file, class, installed "module:Class")
 _GEN = "transformers.generation"
 #: old qualified name -> (new qualified name or None, message). Messages say what to do.
 CURATED: dict[str, tuple[str | None, str]] = {
-    "transformers.AdamW": ("torch.optim.AdamW", "transformers.AdamW was removed: torch.optim.AdamW defaults to weight_decay=0.01 (transformers.AdamW: 0.0) and has no correct_bias/no_deprecation_warning; pass weight_decay explicitly"),
+    "transformers.AdamW": ("torch.optim.AdamW", "transformers.AdamW was removed: torch.optim.AdamW defaults differ (eps 1e-8 vs 1e-6, weight_decay 0.01 vs 0.0) and it has no correct_bias/no_deprecation_warning; NM603 passes eps=1e-6, weight_decay=0.0 where a call does not give them"),
     "transformers.is_torch_tpu_available": ("transformers.is_torch_xla_available", "is_torch_tpu_available -> is_torch_xla_available"),
     "transformers.utils.is_torch_tpu_available": ("transformers.utils.is_torch_xla_available", "is_torch_tpu_available -> is_torch_xla_available"),
     "transformers.AutoModelForVision2Seq": ("transformers.AutoModelForImageTextToText", "AutoModelForVision2Seq -> AutoModelForImageTextToText"),
