@@ -144,6 +144,7 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
     reference, path = load.reference_model(job["model_type"], job.get("model_path"), folder,
                                            job.get("trust_remote_code", False))
     details["params"] = count_parameters(reference)
+    details["scanned_config"] = scanned_config(reference.config)
     input_ids = prompt_ids(reference.config)
     ref_logits, _ = generate.forward(reference, input_ids)
     try:
@@ -279,10 +280,11 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
         status = "fail_generate"
         reasons.insert(0, gen["reason"][:300])
         if mode == "compiled":
-            notes.extend(f"plain-generate fallback: {finding}" for finding in _compile_findings(compile_details))
+            notes.extend(f"plain-generate fallback: {finding}"
+                         for finding in _compile_findings(compile_details, details.get("scanned_config")))
     elif mode == "compiled" and compile_details.get("recompiles"):
         status = "recompiles"
-        reasons.insert(0, _compile_findings(compile_details)[0])
+        reasons.insert(0, _compile_findings(compile_details, details.get("scanned_config"))[0])
     elif mode == "compiled" and compile_details.get("graph_breaks"):
         status = "graph_breaks"
         reasons.insert(0, _compile_findings(compile_details)[0])
@@ -313,7 +315,17 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
         torch.cuda.empty_cache()
 
 
-def _compile_findings(compile_details: dict[str, Any]) -> list[str]:
+#: Config values that differ between checkpoints of one type and decide a verdict (sliding_window: recompiles per
+#: decode step; use_cache: whether generate keeps a cache at all). The row names the values it scanned.
+CHECKPOINT_DEPENDENT_KEYS = ("sliding_window", "use_cache")
+
+
+def scanned_config(config) -> dict[str, Any]:
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    return {key: getattr(text, key) for key in CHECKPOINT_DEPENDENT_KEYS if hasattr(text, key)}
+
+
+def _compile_findings(compile_details: dict[str, Any], scanned: dict[str, Any] | None = None) -> list[str]:
     """What compiled generate found, most severe first: recompiles (with where Dynamo gave up, and the remedy where
     one is known), then graph breaks with the generation step of each."""
     findings = []
@@ -327,7 +339,8 @@ def _compile_findings(compile_details: dict[str, Any]) -> list[str]:
                      "then eager decoding")
         remedy = recompile_remedy(compile_details.get("recompile_reasons") or [])
         if remedy:
-            text += f"; remedy: {remedy}"
+            scanned_window = (scanned or {}).get("sliding_window", "not in config")
+            text += f" (scanned sliding_window={scanned_window}); remedy: {remedy}"
         findings.append(text)
     if compile_details.get("graph_breaks"):
         breaks = compile_details["graph_breaks"]

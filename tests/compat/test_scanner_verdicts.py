@@ -59,6 +59,21 @@ def test_recompiles_past_the_limit_report_the_eager_fallback_and_the_remedy(tmp_
     reason = row["reasons"][0]
     assert "recompile_limit (8)" in reason and "eager decoding" in reason
     assert "sliding_window=None" in reason and "dynamic_sources = '.*cumulative_length_int'" in reason
+    assert "(scanned sliding_window=4096)" in reason and row["details"]["scanned_config"]["sliding_window"] == 4096
+
+
+def test_the_default_tiny_mistral_is_shaped_like_the_registry_checkpoint():
+    # MistralConfig's class default is 4096 (v0.1); the registry's example checkpoint, Mistral-7B-Instruct-v0.2, has
+    # no window. The choice is data with a reason (overrides.yaml), and the row names the value it scanned.
+    from compat_matrix import registry
+    from compat_matrix.tiny_configs import load_overrides, tiny_config
+
+    assert registry.select(arch=["mistral"])[0].example_checkpoint == "mistralai/Mistral-7B-Instruct-v0.2"
+    assert "Mistral-7B-Instruct-v0.2" in load_overrides()["mistral"]["reason"]
+    assert tiny_config("mistral").sliding_window is None
+    row = _compiled("mistral")
+    assert row["details"]["scanned_config"]["sliding_window"] is None
+    assert row["status"] == "pass" and row["details"]["recompiles"] == 0
 
 
 _ONE_DECODE_GRAPH = """
