@@ -172,6 +172,161 @@ class _ScopeGatherer(cst.CSTVisitor):
             self._bind(target.value.value, None)
 
 
+# ----------------------------------------------------------------------- calls of a loaded model
+
+#: SageMaker inference handlers: ``model_fn`` returns the model, these receive it as their second parameter
+#: (https://sagemaker.readthedocs.io/en/stable/frameworks/pytorch/using_pytorch.html#serve-a-pytorch-model)
+HANDLERS = ("predict_fn", "transform_fn")
+
+
+@dataclass
+class CallSite:
+    call: cst.Call
+    model: str  # the name the model has at the call
+    inputs: list[cst.BaseExpression]
+    scope: "_Scope"
+
+
+@dataclass
+class _Scope:
+    node: cst.CSTNode
+    params: list[str] = field(default_factory=list)
+    assigns: dict[str, list[cst.SimpleStatementLine]] = field(default_factory=dict)  # `name = value` lines
+    unpacks: list[tuple[list[str], str]] = field(default_factory=list)  # `a, b = name`
+    calls: list[cst.Call] = field(default_factory=list)
+    returns: list[cst.BaseExpression] = field(default_factory=list)
+
+
+class _ScopeWalk(cst.CSTVisitor):
+    """Per function (and the module): its parameters, one-target assignments, unpackings, calls, returns."""
+
+    def __init__(self) -> None:
+        self.scopes: dict[str, _Scope] = {}
+        self.stack: list[_Scope] = []
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.stack.append(self.scopes.setdefault("", _Scope(node)))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        scope = _Scope(node, [param.name.value for param in (*node.params.posonly_params, *node.params.params)])
+        self.scopes.setdefault(node.name.value, scope)
+        self.stack.append(scope)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.stack.pop()
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        statement = node.body[0] if len(node.body) == 1 else None
+        if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0].target
+            if isinstance(target, cst.Name):
+                self.stack[-1].assigns.setdefault(target.value, []).append(node)
+            elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(statement.value, cst.Name):
+                names = [e.value.value if isinstance(e.value, cst.Name) else "" for e in target.elements]
+                self.stack[-1].unpacks.append((names, statement.value.value))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.stack[-1].calls.append(node)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self.stack[-1].returns.append(node.value)
+
+
+def _model_call_sites(module: cst.Module, is_load) -> list[CallSite]:
+    walk = _ScopeWalk()
+    cstwalk.visit(module, walk)
+    sites = []
+    for scope_name, scope in walk.scopes.items():
+        for name, lines in scope.assigns.items():
+            value = lines[0].body[0].value  # type: ignore[union-attr]
+            if len(lines) != 1 or not (isinstance(value, cst.Call) and is_load(value)):
+                continue
+            holders = [(scope, name)]
+            if scope_name == "model_fn":
+                holders += _handed_to_handlers(walk, scope, name)
+            for holder, model in holders:
+                sites += [CallSite(call, model, _call_inputs(call), holder) for call in holder.calls if _calls_model(call, model)]
+    return sites
+
+
+def _handed_to_handlers(walk: _ScopeWalk, model_fn: _Scope, name: str) -> list[tuple[_Scope, str]]:
+    """Where ``model_fn``'s returned model is known by name in the handlers: their second parameter, or the
+    element of it unpacked at the position the model had in the returned tuple."""
+    position = None
+    for value in model_fn.returns:
+        if isinstance(value, cst.Name) and value.value == name:
+            position = -1
+        elif isinstance(value, cst.Tuple):
+            found = [i for i, e in enumerate(value.elements) if isinstance(e.value, cst.Name) and e.value.value == name]
+            position = found[0] if found else position
+    if position is None:
+        return []
+    out = []
+    for handler in HANDLERS:
+        scope = walk.scopes.get(handler)
+        if scope is None or len(scope.params) < 2:
+            continue
+        param = scope.params[1]
+        if position == -1:
+            out.append((scope, param))
+        for names, source in scope.unpacks:
+            if source == param and position != -1 and position < len(names) and names[position]:
+                out.append((scope, names[position]))
+    return out
+
+
+def _calls_model(call: cst.Call, model: str) -> bool:
+    func = call.func
+    if isinstance(func, cst.Name):
+        return func.value == model
+    return isinstance(func, cst.Attribute) and func.attr.value in ("generate", "forward") \
+        and isinstance(func.value, cst.Name) and func.value.value == model
+
+
+def _call_inputs(call: cst.Call) -> list[cst.BaseExpression]:
+    """The tensors handed to a model call: ``**inputs``, positional arguments and ``input_ids=``-like keywords
+    (plain values such as ``max_new_tokens=8`` are not tensors)."""
+    inputs = []
+    for arg in call.args:
+        if arg.star == "**" or (arg.keyword is None and not arg.star):
+            inputs.append(arg.value)
+        elif arg.keyword is not None and arg.keyword.value in TENSOR_KEYWORDS:
+            inputs.append(arg.value)
+    return inputs
+
+
+TENSOR_KEYWORDS = frozenset({
+    "input_ids", "attention_mask", "token_type_ids", "pixel_values", "input_features", "input_values",
+    "inputs_embeds", "decoder_input_ids", "position_ids",
+})
+
+
+def _tensor_producer(value: cst.BaseExpression, scope: _Scope) -> cst.SimpleStatementLine | None:
+    """``name`` (or ``name["input_ids"]`` / ``name.input_ids``) assigned once in ``scope`` from a tokenizer /
+    processor call with ``return_tensors="pt"``."""
+    if isinstance(value, (cst.Subscript, cst.Attribute)):
+        value = value.value
+    if not isinstance(value, cst.Name) or len(scope.assigns.get(value.value, [])) != 1:
+        return None
+    line = scope.assigns[value.value][0]
+    call = line.body[0].value  # type: ignore[union-attr]
+    if not isinstance(call, cst.Call):
+        return None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "return_tensors" \
+                and isinstance(arg.value, cst.SimpleString) and arg.value.evaluated_value == "pt":
+            return line
+    return None
+
+
+def _already_moved(value: cst.BaseExpression) -> bool:
+    """``x.to(...)`` / ``x.cuda()``-style values, and literals/constants that are no tensors."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda"):
+        return True
+    return isinstance(value, (cst.Integer, cst.Float, cst.SimpleString))
+
+
 @dataclass
 class Arguments:
     """A call's arguments after splat resolution."""
@@ -214,6 +369,10 @@ class InferenceRule(PythonRule):
         self._remove: set[int] = set()
         self.prepare(node)
         self._plan_dict_removals(gatherer)
+        self._input_moves: dict[int, str] = {}  # `inputs = tokenizer(...)` statement id -> the model it feeds
+        self._call_todos: dict[int, list[str]] = {}  # model call id -> what to move to the device there
+        if self.places_model and any(self.is_target_call(call) for call in gatherer.calls):
+            self._plan_input_moves(node)
 
     def report_load(self, original: cst.Call, dropped: Sequence[str], notes: Sequence[str], summary: str) -> None:
         """The findings of a rewritten load, in this order: dropped export-only arguments, each todo, the summary."""
@@ -225,6 +384,30 @@ class InferenceRule(PythonRule):
 
     #: Classes whose ``Class.from_pretrained(...)`` this rule rewrites (qualified name -> stock target).
     loads: Mapping[str, str | None] = {}
+    #: the rewritten load puts a model on the device (``device_map``): its inputs must follow it there
+    places_model = False
+
+    def _plan_input_moves(self, module: cst.Module) -> None:
+        """optimum's compiled models took CPU tensors; the stock model now sits on the device, so a call on it
+        with CPU inputs fails (device mismatch). At each call of a loaded model in the file (``model(**x)``,
+        ``model.generate(x)``, also in a SageMaker ``predict_fn`` fed by ``model_fn``), an input assigned once
+        in that scope from ``tokenizer(..., return_tensors="pt")`` gets ``.to(model.device)``; any other
+        input gets a todo at the call."""
+        for site in _model_call_sites(module, self.is_target_call):
+            for value in site.inputs:
+                producer = _tensor_producer(value, site.scope)
+                if producer is not None:
+                    self._input_moves[id(producer)] = site.model
+                    self.fixed(producer, f"inputs moved to {site.model}.device: the model is on the device now "
+                                         "(optimum's compiled model took CPU tensors)")
+                elif not _already_moved(value):  # reported when the traversal reaches the call (an inline note)
+                    self._call_todos.setdefault(id(site.call), []).append(
+                        f"{site.model} is on the device now (optimum's compiled model took CPU tensors): move "
+                        f"`{code(value)}` there first, e.g. `.to({site.model}.device)`")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        for message in self._call_todos.pop(id(node), ()):
+            self.todo(node, message)
 
     def is_target_call(self, call: cst.Call) -> bool:
         """True for the calls this rule rewrites (their ``**shapes`` dicts are then folded in). By default:
@@ -263,6 +446,11 @@ class InferenceRule(PythonRule):
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
         if id(original) in self._remove:
             return cst.RemoveFromParent()
+        model = self._input_moves.get(id(original))
+        if model is not None and isinstance(updated.body[0], cst.Assign):
+            assign = updated.body[0]
+            moved = cst.Call(func=cst.Attribute(value=assign.value, attr=cst.Name("to")), args=[cst.Arg(expr(f"{model}.device"))])
+            updated = updated.with_changes(body=[assign.with_changes(value=moved), *updated.body[1:]])
         extra = self._after.pop(id(original), None)
         if not extra:
             return updated

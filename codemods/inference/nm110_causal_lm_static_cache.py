@@ -103,6 +103,7 @@ class CausalLMStaticCache(InferenceRule):
     triggers = OPTIMUM_NEURON_IMPORTS
     moves = DECODERS
     legacy_modules = ("optimum.neuron",)
+    places_model = True
 
     def prepare(self, module: cst.Module) -> None:
         """Find ``nc = X.get_neuron_config(...)`` consumed only by ``X.export(id, nc)``: expanded, then removed."""

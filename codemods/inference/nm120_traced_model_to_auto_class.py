@@ -62,6 +62,7 @@ class TracedModelToAutoClass(InferenceRule):
     triggers = OPTIMUM_NEURON_IMPORTS
     moves = TRACED
     legacy_modules = ("optimum.neuron",)
+    places_model = True
 
     loads = TRACED
 

@@ -54,6 +54,7 @@ class Seq2SeqStaticCache(InferenceRule):
     triggers = OPTIMUM_NEURON_IMPORTS
     moves = SEQ2SEQ
     legacy_modules = ("optimum.neuron",)
+    places_model = True
 
     loads = SEQ2SEQ
 
