@@ -215,6 +215,7 @@ def _models(result, paths, compat_results) -> dict | None:
 
 
 def _print_summary(result, reports, models=None) -> None:
+    from migrate.verification import is_processing_error
     from reports.templating import plural
 
     fixed = sum(1 for _ in result.findings(Severity.FIXED))
@@ -226,6 +227,20 @@ def _print_summary(result, reports, models=None) -> None:
         f"{plural(result.count(FileStatus.ERROR), 'error')}",
         f"findings: {fixed} fixed, {todo} todo, {sum(1 for _ in result.findings(Severity.ERROR))} error",
     ]
+    errors = [finding for _, finding in result.findings(Severity.ERROR)]
+    if errors:  # what raises (verification) or was left untouched (processing errors), apart from what to review
+        verified = sum(1 for finding in errors if not is_processing_error(finding))
+        lines.append(f"will fail at run time: {plural(len(errors), 'error')} ({verified} found by verification, "
+                     f"{len(errors) - verified} left a file untouched)")
+    if todo:
+        lines.append(f"to review: {plural(todo, 'TODO')}")
+    if result.not_scanned.count:
+        reasons: dict[str, int] = {}
+        for _, reason in result.not_scanned.entries:
+            reasons[reason] = reasons.get(reason, 0) + 1
+        shown = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items()))
+        more = result.not_scanned.count - len(result.not_scanned.entries)
+        lines.append(f"not scanned: {plural(result.not_scanned.count, 'path')} ({shown}{f', {more} more' if more else ''}; --report lists them)")
     info = sum(1 for _ in result.findings(Severity.INFO))
     if info:  # prose that names the old stack: reported, never counted as work by --check
         lines.append(f"docs to update: {info} legacy mention{'s' if info != 1 else ''} in comments, docstrings and documentation")

@@ -24,6 +24,7 @@ PRUNED_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "site-packages", "__pycache__", ".tox", ".nox", ".mypy_cache",
      ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", ".eggs", "build", "dist", ".venv", "venv"}
 )
+VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 
 
 class DiscoveryError(ValueError):
@@ -38,25 +39,55 @@ class Candidate:
     skip_reason: str | None = None
 
 
-def discover(paths: Sequence[Path], exclude: Sequence[str] = (), force_exclude: bool = False) -> Iterator[Candidate]:
-    """``force_exclude``: ``exclude`` applies to the paths themselves too (pre-commit names files one by one)."""
+# Why a path was not scanned (the report lists them: docs/migrate-report.md, "not_scanned")
+UNKNOWN_KIND = "unknown kind"
+GITIGNORED = "ignored by .gitignore"
+EXCLUDED = "excluded by --exclude"
+TOOL_FOLDER = "environment, cache or build folder"
+
+
+class NotScanned:
+    """The paths a run passed over and why: the first ``limit`` kept (a tree of data files would list millions),
+    all of them counted."""
+
+    def __init__(self, limit: int = 200) -> None:
+        self.limit = limit
+        self.count = 0
+        self.entries: list[tuple[str, str]] = []  # (path as reports show it, reason)
+
+    def add(self, display: str, reason: str) -> None:
+        self.count += 1
+        if len(self.entries) < self.limit:
+            self.entries.append((display, reason))
+
+
+def discover(paths: Sequence[Path], exclude: Sequence[str] = (), force_exclude: bool = False,
+             not_scanned: NotScanned | None = None) -> Iterator[Candidate]:
+    """``force_exclude``: ``exclude`` applies to the paths themselves too (pre-commit names files one by one).
+    ``not_scanned``, if given, collects what is passed over (except version-control folders)."""
     for given in paths:
         if not os.path.lexists(given):
             raise DiscoveryError(f"{given}: no such file or directory")
     if force_exclude and exclude:
         forced = _exclude_spec(exclude)
+        if not_scanned is not None:
+            for given in paths:
+                if _named_excluded(given, forced):
+                    not_scanned.add(str(given), EXCLUDED)
         paths = [given for given in paths if not _named_excluded(given, forced)]
     seen: set[Path] = set()
     # One folder: paths relative to it (what the reports show). Several targets: keep them apart.
     single_folder = len(paths) == 1 and paths[0].is_dir() and not paths[0].is_symlink()
     for given in paths:
-        for candidate in _discover_one(given, exclude, "" if single_folder else str(given)):
+        for candidate in _discover_one(given, exclude, "" if single_folder else str(given), not_scanned):
             if candidate.path not in seen:
                 seen.add(candidate.path)
                 yield candidate
 
 
-def _discover_one(given: Path, exclude: Sequence[str], prefix: str) -> Iterator[Candidate]:
+def _discover_one(
+    given: Path, exclude: Sequence[str], prefix: str, not_scanned: NotScanned | None
+) -> Iterator[Candidate]:
     # os.path's tests answer False where Path's raise (a folder we may not enter: EACCES)
     if os.path.islink(given):
         yield Candidate(given.absolute(), str(given), kind_from_name(given), "symbolic link (not followed)")
@@ -73,7 +104,7 @@ def _discover_one(given: Path, exclude: Sequence[str], prefix: str) -> Iterator[
     specs = _enclosing_ignores(root)
     if _ignored(root, True, specs):  # a folder named on the command line is scanned, as a file named there is
         specs = []
-    yield from _walk(root, root, specs, excluded, prefix)
+    yield from _walk(root, root, specs, excluded, prefix, not_scanned)
 
 
 def _named_excluded(given: Path, spec: pathspec.GitIgnoreSpec) -> bool:
@@ -148,7 +179,7 @@ def _is_environment(folder: Path) -> bool:
     return os.path.exists(folder / "pyvenv.cfg") or os.path.isdir(folder / "conda-meta")
 
 
-def _walk(root, folder, specs, excluded, prefix) -> Iterator[Candidate]:
+def _walk(root, folder, specs, excluded, prefix, not_scanned=None) -> Iterator[Candidate]:
     own = _load_ignore(folder)
     if own is not None:
         specs = [*specs, (folder, own)]
@@ -159,27 +190,39 @@ def _walk(root, folder, specs, excluded, prefix) -> Iterator[Candidate]:
         return
     for entry in entries:
         try:
-            yield from _visit(root, entry, specs, excluded, prefix)
+            yield from _visit(root, entry, specs, excluded, prefix, not_scanned)
         except OSError as error:  # an entry that vanished or cannot be examined: say so, go on
             path = Path(entry.path)
             yield Candidate(path, _display(prefix, root, path), None, f"cannot examine: {error.strerror or error}")
 
 
-def _visit(root, entry: os.DirEntry, specs, excluded, prefix) -> Iterator[Candidate]:
+def _visit(root, entry: os.DirEntry, specs, excluded, prefix, not_scanned) -> Iterator[Candidate]:
     path = Path(entry.path)
     relative = path.relative_to(root).as_posix()
     display = f"{prefix.rstrip('/')}/{relative}" if prefix else relative
+    passed_over = not_scanned.add if not_scanned is not None else lambda display, reason: None
     if entry.is_dir(follow_symlinks=False):
         if entry.name in PRUNED_DIRS or entry.name.endswith(".egg-info") or _is_environment(path):
+            if entry.name not in VCS_DIRS:  # .git is in every project: listing it says nothing
+                passed_over(display + "/", TOOL_FOLDER)
             return
-        if _ignored(path, True, specs) or (excluded and excluded.match_file(relative + "/")):
+        if _ignored(path, True, specs):
+            passed_over(display + "/", GITIGNORED)
             return
-        yield from _walk(root, path, specs, excluded, prefix)
+        if excluded and excluded.match_file(relative + "/"):
+            passed_over(display + "/", EXCLUDED)
+            return
+        yield from _walk(root, path, specs, excluded, prefix, not_scanned)
         return
     kind = kind_from_name(path)
     if kind is None and not may_need_content(path):
+        passed_over(display, UNKNOWN_KIND)
         return
-    if _ignored(path, False, specs) or (excluded and excluded.match_file(relative)):
+    if _ignored(path, False, specs):
+        passed_over(display, GITIGNORED)
+        return
+    if excluded and excluded.match_file(relative):
+        passed_over(display, EXCLUDED)
         return
     if entry.is_symlink():
         if kind is not None:

@@ -32,7 +32,7 @@ import libcst
 
 from migrate import facts as project_facts
 from migrate import project as project_context
-from migrate.discovery import Candidate, discover
+from migrate.discovery import UNKNOWN_KIND, Candidate, NotScanned, discover
 from migrate.filekinds import FileKind, kind_from_content
 from migrate.findings import FileResult, FileStatus, Finding, Severity
 from migrate.gitstate import refusals
@@ -71,6 +71,7 @@ class RunResult:
     neuron_project: bool
     files: list[FileResult] = field(default_factory=list)
     seconds: float = 0.0
+    not_scanned: NotScanned = field(default_factory=NotScanned)  # passed over by discovery, skipped, unreadable
 
     def count(self, status: FileStatus) -> int:
         return sum(1 for result in self.files if result.status is status)
@@ -289,7 +290,8 @@ def run(
     registered = all_rules() if rules is None else rules
     markers = _collect_markers(registered)  # from every rule: --ignore must not change what a Neuron project is
     rules = select_rules(registered, options.select, options.ignore)
-    candidates = list(discover(paths, options.exclude, options.force_exclude))
+    not_scanned = NotScanned()
+    candidates = list(discover(paths, options.exclude, options.force_exclude, not_scanned))
     jobs = options.jobs or os.cpu_count() or 1
     rule_options = RuleOptions(device_style=options.device_style, inline_notes=options.inline_notes)
     plan = _Plan(rules, rule_options, options.diff, markers, scan=True, facts=project_facts.facts_of(rules))
@@ -305,16 +307,18 @@ def run(
     )
     plan = _Plan(rules, RuleOptions(options.device_style, options.inline_notes, neuron_project, project), options.diff)
 
-    result = RunResult([str(path) for path in paths], options, rules, neuron_project)
+    result = RunResult([str(path) for path in paths], options, rules, neuron_project, not_scanned=not_scanned)
     work: list[tuple[Candidate, FileKind]] = []
     for item in scanned:
         kind_name = item.kind.value if item.kind else "unknown"
         if item.candidate.skip_reason:
             result.files.append(FileResult(item.candidate.display, kind_name, FileStatus.SKIPPED, reason=item.candidate.skip_reason))
+            not_scanned.add(item.candidate.display, item.candidate.skip_reason)
         elif item.error:
             result.files.append(_error(item.candidate, item.kind, item.error))
-        elif item.kind is None:
-            continue  # no telling name and no shebang: not a file we handle
+            not_scanned.add(item.candidate.display, item.error)
+        elif item.kind is None:  # no telling name and no shebang: not a file we handle
+            not_scanned.add(item.candidate.display, UNKNOWN_KIND)
         elif item.needs or item.has_note or (item.needs_if_neuron and neuron_project):
             work.append((item.candidate, item.kind))
         else:
@@ -432,4 +436,9 @@ def report_data(result: RunResult, generated_at: str) -> dict:
             }
             for file in result.files
         ],
+        # optional in schema 2: what the run passed over and why (the first NotScanned.limit, sorted; all counted)
+        "not_scanned": {
+            "count": result.not_scanned.count,
+            "files": [{"path": printable(path), "reason": reason} for path, reason in sorted(result.not_scanned.entries)],
+        },
     }

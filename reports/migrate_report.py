@@ -30,6 +30,7 @@ MODE_TEXT = {"write": "files rewritten in place", "diff": "diff only, nothing wr
 #: more there are and points at the HTML/JSON report
 MD_TODO_LIMIT = 100
 MD_FILE_LIMIT = 60
+MD_NOT_SCANNED_LIMIT = 30
 #: past this many rows, a Markdown table is folded into <details>
 MD_COLLAPSE = 12
 
@@ -180,13 +181,22 @@ def view(data: dict) -> dict[str, Any]:
     touched = [f for f in files if f["status"] != "unchanged" or f["findings"]]
     rule_names = {rule_id: counts["name"] for rule_id, counts in data["summary"]["by_rule"].items()}
     kinds = sorted({f["kind"] for f in files if f["findings"]})
-    md_todos, budget = [], MD_TODO_LIMIT
-    for file in todo_files:
-        if budget <= 0:
-            break
-        md_todos.append({**file, "todos": file["todos"][:budget]})
-        budget -= len(md_todos[-1]["todos"])
-    md_todos_left = sum(len(f["todos"]) for f in todo_files) - sum(len(f["todos"]) for f in md_todos)
+    # two lists a reader treats differently: what will fail at run time (error findings: verification, or a file
+    # left untouched) and what to review (TODOs); a file with both is in each, with its own lines
+    fail_files = [
+        {**f, "lines": [t for t in f["todos"] if t["severity"] == "error"]}
+        for f in todo_files if f["counts"]["error"] or f["status"] == "error"
+    ]
+    review_files = [{**f, "lines": [t for t in f["todos"] if t["severity"] == "todo"]} for f in todo_files if f["counts"]["todo"]]
+    md_fail, md_review, budget = [], [], MD_TODO_LIMIT  # errors first: they take the budget before TODOs
+    for group, md_group in ((fail_files, md_fail), (review_files, md_review)):
+        for file in group:
+            if budget <= 0:
+                break
+            md_group.append({**file, "lines": file["lines"][:budget]})
+            budget -= len(md_group[-1]["lines"])
+    md_todos_left = sum(len(f["lines"]) for f in fail_files + review_files) - sum(len(f["lines"]) for f in md_fail + md_review)
+    not_scanned = data.get("not_scanned") or {"count": 0, "files": []}  # optional: older reports lack it
     md_changes = [
         [
             md_code(f["path"]),
@@ -215,7 +225,14 @@ def view(data: dict) -> dict[str, Any]:
         "icons": ICONS,
         "generator": f"{data['tool']} {data['tool_version']}",
         "generated": when(data["generated_at"]),
-        "md_todos": md_todos,
+        "fail_files": fail_files,
+        "review_files": review_files,
+        "fail_count": sum(len(f["lines"]) or 1 for f in fail_files),  # a failed file with no finding counts once
+        "not_scanned": not_scanned,
+        "md_not_scanned": [[md_code(entry["path"]), md_text(entry["reason"])] for entry in not_scanned["files"][:MD_NOT_SCANNED_LIMIT]],
+        "md_not_scanned_left": not_scanned["count"] - min(len(not_scanned["files"]), MD_NOT_SCANNED_LIMIT),
+        "md_fail": md_fail,
+        "md_review": md_review,
         "md_todos_left": md_todos_left,
         "md_changes": md_changes,
         "md_changes_left": len(touched) - len(md_changes),

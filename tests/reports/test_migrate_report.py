@@ -90,6 +90,11 @@ RUN: dict = {
         {"path": "src/clean.py", "kind": "python", "status": "unchanged", "reason": None, "findings": []},
         {"path": "vendor/link.py", "kind": "python", "status": "skipped", "reason": "symbolic link (not followed)", "findings": []},
     ],
+    "not_scanned": {"count": 3, "files": [
+        {"path": "data/train.csv", "reason": "unknown kind"},
+        {"path": "outputs/", "reason": "ignored by .gitignore"},
+        {"path": "vendor/link.py", "reason": "symbolic link (not followed)"},
+    ]},
 }
 
 
