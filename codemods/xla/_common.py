@@ -11,14 +11,13 @@ from typing import Callable, Iterable
 
 import libcst as cst
 
-from migrate import cstwalk
-from migrate.rule import PythonRule, Safety  # noqa: F401  (re-exported for the rule modules)
-from migrate.snippets import parse_expression, parse_statement
-
 #: What shows that a project targets AWS Neuron: the project-wide table (anchor + precise regex per
 #: file kind). Plain substrings were not enough: transformers names optimum.neuron / torch_neuronx in
 #: availability checks and messages, and must not count as a Neuron project.
 from codemods._tables.project_markers import MARKERS, NEURON_CODE, OTHER_ACCELERATOR  # noqa: E402
+from migrate import cstwalk
+from migrate.rule import PythonRule, Safety  # noqa: F401  (re-exported for the rule modules)
+from migrate.snippets import parse_expression, parse_statement
 
 #: Files are parsed only when they mention torch_xla or a literal xla device / env var.
 TRIGGERS: tuple[str, ...] = ("torch_xla", '"xla"', "'xla'")
@@ -32,6 +31,118 @@ XR = "torch_xla.runtime"
 RANK = 'int(os.environ.get("RANK", 0))'
 LOCAL_RANK = 'int(os.environ.get("LOCAL_RANK", 0))'
 WORLD_SIZE = 'int(os.environ.get("WORLD_SIZE", 1))'
+
+
+#: torch_xla constructs no rule of the family ports (qualified prefix -> how the note names it). A file that keeps
+#: one runs on the XLA stack only: porting its device or process group alone would leave code that runs on neither.
+BLOCKERS: dict[str, str] = {
+    "torch_xla.distributed.fsdp": "XLA FSDP",
+    "torch_xla.distributed.zero_redundancy_optimizer": "XLA ZeroRedundancyOptimizer",
+    "torch_xla.utils.serialization": "xser",
+    "torch_xla.compile": "torch_xla.compile",
+    "torch_xla.experimental.compile": "torch_xla.compile",
+    "torch_xla.distributed.spmd": "torch_xla SPMD",
+    "torch_xla.experimental.xla_sharding": "torch_xla SPMD",
+    "torch_xla.runtime.use_spmd": "torch_xla SPMD",
+    "libneuronxla": "libneuronxla",
+    "neuronx_distributed": "neuronx_distributed",
+}
+#: what each blocker becomes by hand (the file's note names only those it has)
+BLOCKER_HINTS: dict[str, str] = {
+    "XLA FSDP": "XLA FSDP -> torch.distributed.fsdp.fully_shard per block and on the root",
+    "XLA ZeroRedundancyOptimizer": "XLA ZeroRedundancyOptimizer -> torch.distributed.optim.ZeroRedundancyOptimizer or fully_shard",
+    "xser": "xser -> torch.save / torch.distributed.checkpoint (convert old xser checkpoints on the old stack)",
+    "torch_xla.compile": "torch_xla.compile -> drop it (TorchNeuron runs eagerly) or torch.compile(fn, backend=\"neuron\")",
+    "torch_xla SPMD": "torch_xla SPMD -> DTensor (init_device_mesh, parallelize_module)",
+    "libneuronxla": "libneuronxla (XLA-stack runtime hooks, e.g. HLO snapshots) -> remove; compiler artifacts: TORCH_NEURONX_DEBUG_DIR",
+    "neuronx_distributed": "neuronx_distributed (no TorchNeuron build) -> DeviceMesh / DTensor / FSDP2 or transformers DistributedConfig",
+    "replica groups": "xm collectives with groups= -> dist.<collective>(..., group=dist.new_group(ranks)) (or a DeviceMesh dim group)",
+    "gradient averaging over replica groups": "xm.optimizer_step / reduce_gradients with groups= -> average each gradient over that group only (dist.all_reduce(p.grad, group=dist.new_group(ranks)); p.grad /= len(ranks)) or DDP/FSDP2 on a device mesh",
+}
+#: xm calls whose ``groups=`` (replica groups) no rule ports: a native group needs dist.new_group(ranks) by hand
+GROUPED = {"all_reduce": "replica groups", "all_gather": "replica groups", "reduce_scatter": "replica groups",
+           "all_to_all": "replica groups", "optimizer_step": "gradient averaging over replica groups",
+           "reduce_gradients": "gradient averaging over replica groups"}
+#: the rules that stay active in a blocked file: they only report (the file's one note is NM318's)
+REPORT_ONLY = frozenset({"NM318", "NM320", "NM330"})
+BLOCKED_NOTE = "this file keeps torch_xla constructs that no rule ports"
+
+
+def blocked_note(labels: Iterable[str]) -> str:
+    """The one note of a blocked file (no line numbers: a second run must find the same text)."""
+    return (
+        f"{BLOCKED_NOTE} ({', '.join(labels)}), so it was left on torch_xla as a whole (device, process group, "
+        "loaders, steps, env vars): porting only those would leave a file that runs on neither stack. Port by hand: "
+        + "; ".join(BLOCKER_HINTS[label] for label in labels) + "; then run neuron-migrate again on this file"
+    )
+
+
+def blockers(ctx) -> tuple[str, ...]:
+    """The constructs (``BLOCKERS`` / grouped xm calls) that keep this file on torch_xla, in a stable order."""
+
+    def scan() -> tuple[str, ...]:
+        module = ctx.shared.get("module")
+        found: set[str] = set()
+
+        def note(node: cst.CSTNode) -> None:
+            for qualified in ctx.qualnames(node):
+                for prefix, label in BLOCKERS.items():
+                    if qualified == prefix or qualified.startswith(prefix + "."):
+                        found.add(label)
+
+        class _Scan(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                note(node.func)
+                qualified = ctx.matches(node.func, {f"{XM}.{name}" for name in GROUPED})
+                groups = arg(node, None, "groups")
+                if qualified and groups is not None and not (isinstance(groups.value, cst.Name) and groups.value.value == "None"):
+                    found.add(GROUPED[qualified.rsplit(".", 1)[-1]])
+
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                note(node)  # ZeroRedundancyOptimizer._clip_grad_norm = ..., FSDP used as a base class
+
+            def visit_Name(self, node: cst.Name) -> None:
+                note(node)
+
+            def visit_Import(self, node: cst.Import) -> bool:
+                return False  # an import alone runs nothing: the uses count
+
+            def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+                return False
+
+        if module is not None:
+            cstwalk.visit(module, _Scan())
+        return tuple(sorted(found))
+
+    return ctx.memo("xla-blockers", scan)
+
+
+NXD = "neuronx_distributed"
+WHOLESALE = 6  # NxD calls in a file that defines classes: a modeling file, to replace rather than port
+WHOLESALE_NOTE = "neuronx-distributed modeling file (its classes are built on NxD layers and parallel_state)"
+
+
+def nxd_modeling_file(ctx) -> int:
+    """How many NxD calls the file makes when it is a modeling file (classes built on NxD layers), else 0.
+    NM320 gives such a file one note (replace it wholesale); NM318 then adds no note of its own."""
+
+    def count() -> int:
+        module = ctx.shared.get("module")
+        calls: list[cst.Call] = []
+
+        class Calls(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if any(q == NXD or q.startswith(NXD + ".") for q in ctx.qualnames(node.func)):
+                    calls.append(node)
+
+        for statement in module.body if module is not None else ():
+            if isinstance(statement, cst.ClassDef):  # layers built in model classes, not a training loop
+                cstwalk.visit(statement, Calls())
+        if len(calls) < WHOLESALE and WHOLESALE_NOTE in ctx.source:
+            return WHOLESALE  # an earlier run said so, then rewrote some of those calls: the file is what it was
+        return len(calls) if len(calls) >= WHOLESALE else 0
+
+    return ctx.memo("nxd-modeling-file", count)
 
 
 def names(*pairs: tuple[str, Iterable[str]]) -> frozenset[str]:
@@ -52,6 +163,21 @@ class XlaRule(PythonRule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         ctx.shared.setdefault(ACTIVE_RULES, set()).add(self.id)  # see codemods/xla/_values.py
+        if self.id not in REPORT_ONLY and self.blocked:
+            self._withdraw()
+
+    @property
+    def blocked(self) -> bool:
+        """The file keeps torch_xla constructs no rule ports: it stays on torch_xla as a whole (NM318 says why)."""
+        return bool(blockers(self.ctx))
+
+    def _withdraw(self) -> None:
+        """Make this rule's callbacks pass-throughs for this file: no rewrite, no finding."""
+        for attribute in dir(type(self)):
+            if attribute.startswith("visit_") and attribute.count("_") == 1:
+                setattr(self, attribute, lambda node: None)
+            elif attribute.startswith("leave_") and attribute.count("_") == 1:
+                setattr(self, attribute, lambda original, updated: updated)
 
     @property
     def module(self) -> cst.Module | None:

@@ -1,11 +1,12 @@
 """NM308 parallel-loader: ``pl.MpDeviceLoader`` / ``pl.ParallelLoader`` become the plain loader, and the loop
 moves each batch to the device (map 3.E E22).
 
-The XLA loaders moved every batch to the device (in a background thread). The rewrite iterates the
-underlying ``DataLoader`` and, where the loop unpacks the batch into names
-(``for x, y in loader`` / ``for step, (x, y) in enumerate(loader)``), moves them at the top of the loop
-body. Where the batch keeps one name (``for batch in loader``) its structure is unknown (tensor, dict,
-``BatchEncoding``, list ...), so a ``todo`` asks for the move.
+The XLA loaders moved every batch to the device (in a background thread). The loader is replaced by the
+underlying ``DataLoader`` only when every use of it is a ``for`` loop of this file that then moves its batch:
+a loop that unpacks the batch into names (``for x, y in loader`` / ``for step, (x, y) in enumerate(loader)``)
+gets the move at the top of its body; a loop that already moves it (``batch = {k: v.to(device) ...}``) is
+kept as it is. Otherwise (the loader is passed to another function, or a loop keeps the batch in one name of
+unknown structure) the loader line stays, with a ``todo`` saying why and what to move where.
 
 Before::
 
@@ -24,8 +25,7 @@ After::
 ``ParallelLoader`` is kept in a variable that is only used through ``.per_device_loader(device)``.
 
 Fix safety: needs review where a ``todo`` is left (single-name batches, loaders used outside a ``for``):
-on the CPU the script runs as is; on a NeuronCore a forgotten move fails loudly (device mismatch), never
-silently. ``ParallelLoader(...)`` kept as an object without the chained ``per_device_loader`` gets a
+the loader line is then unchanged. ``ParallelLoader(...)`` kept as an object without the chained ``per_device_loader`` gets a
 ``todo``. Sharding the data across processes is unchanged (it was always the sampler's job).
 """
 
@@ -42,8 +42,9 @@ PL = "torch_xla.distributed.parallel_loader"
 MP_LOADER = names((PL, ["MpDeviceLoader"]))
 PARALLEL_LOADER = names((PL, ["ParallelLoader"]))
 MOVE = (
-    "MpDeviceLoader/ParallelLoader moved every batch to the device: move the batch at the top of the loop "
-    "(batch = batch.to(device), or {k: v.to(device) for k, v in batch.items()} for dict batches)"
+    "MpDeviceLoader/ParallelLoader moved every batch to the device: replace it with the DataLoader it wraps and, in "
+    "every loop over it, move the batch at its top (x, y = x.to(device), y.to(device); batch = batch.to(device); "
+    "dict batches: batch = {k: v.to(device) for k, v in batch.items()})"
 )
 
 
@@ -88,19 +89,42 @@ class ParallelLoader(XlaRule):
             return None
         return it, target
 
+    @staticmethod
+    def _moved(loop: cst.For, name: str) -> bool:
+        """The loop body already moves ``name`` (``batch = {k: v.to(device) ...}``, ``x = x.to(device)``)."""
+        if not isinstance(loop.body, cst.IndentedBlock):
+            return False
+        for statement in loop.body.body:
+            if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Assign)):
+                continue
+            assign = statement.body[0]
+            targets = [t.target for t in assign.targets]
+            assigned = {n.value for t in targets for n in ([t] if isinstance(t, cst.Name) else [e.value for e in getattr(t, "elements", ())]) if isinstance(n, cst.Name)}
+            if name in assigned and cstwalk.find(assign.value, lambda n: isinstance(n, cst.Name) and n.value == name) and cstwalk.find(
+                assign.value, lambda n: isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "to"
+            ):
+                return True
+        return False
+
     def visit_Module(self, node: cst.Module) -> None:
         assigns: dict[str, list[cst.BaseExpression]] = {}
         loops: list[cst.For] = []
         references: dict[str, int] = {}
-        per_device: dict[str, int] = {}
+        per_device: dict[str, list[cst.Call]] = {}
+        passed_to: dict[str, list[str]] = {}  # loader name -> the functions it is passed to
 
         class _Scan(cst.CSTVisitor):
             def visit_Name(self, n: cst.Name) -> None:
                 references[n.value] = references.get(n.value, 0) + 1
 
-            def visit_Attribute(self, n: cst.Attribute) -> None:
-                if n.attr.value == "per_device_loader" and isinstance(n.value, cst.Name):
-                    per_device[n.value.value] = per_device.get(n.value.value, 0) + 1
+            def visit_Call(self, n: cst.Call) -> None:
+                func = n.func
+                if isinstance(func, cst.Attribute) and func.attr.value == "per_device_loader" and isinstance(func.value, cst.Name):
+                    per_device.setdefault(func.value.value, []).append(n)
+                callee = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+                for a in n.args:
+                    if isinstance(a.value, cst.Name) and callee is not None and callee != "enumerate":
+                        passed_to.setdefault(a.value.value, []).append(callee)
 
             def visit_Assign(self, n: cst.Assign) -> None:
                 for t in n.targets:
@@ -117,18 +141,20 @@ class ParallelLoader(XlaRule):
             value = values[0]
             if (
                 len(values) == 1 and isinstance(value, cst.Call) and self.ctx.matches(value.func, PARALLEL_LOADER)
-                and arg(value, 0, "loader") is not None and per_device.get(name, 0) >= 1
-                and references.get(name, 0) == per_device.get(name, 0) + 1  # the assignment target + the .per_device_loader uses
+                and arg(value, 0, "loader") is not None and per_device.get(name)
+                and references.get(name, 0) == len(per_device[name]) + 1  # the assignment target + the .per_device_loader uses
             ):
                 self.parallel_objects[name] = value
         self.plans: dict[int, tuple[list[str], cst.BaseExpression | None]] = {}
         self.handled: set[int] = set()
-        loaders = {}
+        self.why: dict[int, str] = {}  # loader call -> why it is left as it is
+        loaders: dict[str, tuple] = {}
         for name, values in assigns.items():
             found = self._loader_call(values[0]) if len(values) == 1 else None
             if found:
                 loaders[name] = found
-        by_call: dict[int, list[tuple[cst.For, list[str] | None, cst.BaseExpression | None]]] = {}
+        calls: dict[int, tuple] = {id(found[0]): found for found in loaders.values()}
+        by_call: dict[int, list[tuple[cst.For, cst.BaseExpression, cst.BaseExpression | None]]] = {}
         for loop in loops:
             source = self._loop_source(loop)
             if source is None:
@@ -136,12 +162,35 @@ class ParallelLoader(XlaRule):
             iterated, target = source
             found = loaders.get(iterated.value) if isinstance(iterated, cst.Name) else self._loader_call(iterated)
             if found:
-                by_call.setdefault(id(found[0]), []).append((loop, self._batch_names(target), found[1]))
-        for call_id, entries in by_call.items():
-            if all(batch for _, batch, _ in entries):
+                calls[id(found[0])] = found
+                by_call.setdefault(id(found[0]), []).append((loop, target, found[1]))
+        names_by_call = {id(found[0]): name for name, found in loaders.items()}
+        for call_id in calls:
+            entries = by_call.get(call_id, [])
+            name = names_by_call.get(call_id)
+            # every use of the loader variable must be one of these loops (a loop in another function is out of reach)
+            other_uses = references.get(name, 0) - 1 - len(entries) if name else 0
+            if other_uses or not entries:
+                functions = sorted(set(passed_to.get(name, []))) if name else []
+                where = f"it is passed to {', '.join(functions)}" if functions else "it is not iterated by a for loop in this file"
+                self.why[call_id] = f"`{name}` is not iterated here ({where})" if name else where
+                continue
+            plans = {}
+            for loop, target, device in entries:
+                batch = self._batch_names(target)
+                single = target.value if isinstance(target, cst.Name) else None
+                if batch and all(self._moved(loop, n) for n in batch) or single and self._moved(loop, single):
+                    continue  # the loop already moves its batch
+                if not batch:
+                    self.why[call_id] = "a loop over it keeps the batch in one name, whose structure is unknown"
+                    break
+                plans[id(loop)] = (batch, device)
+            else:
                 self.handled.add(call_id)
-                for loop, batch, device in entries:
-                    self.plans[id(loop)] = (batch, device)
+                self.plans.update(plans)
+        self.parallel_handled = {
+            name for name in self.parallel_objects if all(id(call) in self.handled for call in per_device[name])
+        }
 
     # ---------------------------------------------------------------- rewriting
     def _device_source(self, device: cst.BaseExpression | None) -> str:
@@ -161,10 +210,11 @@ class ParallelLoader(XlaRule):
             loader = arg(inner, 0, "loader") if isinstance(inner, cst.Call) else None
         if loader is None:
             return updated
-        if id(original) in self.handled:
-            self.fixed(original, "XLA device loader -> the DataLoader; the loop moves each batch to the device")
-        else:
-            self.todo(original, MOVE)
+        if id(original) not in self.handled:
+            why = self.why.get(id(original), "it is not iterated by a for loop in this file")
+            self.todo(original, f"{MOVE} (left as it is: {why})")
+            return updated
+        self.fixed(original, "XLA device loader -> the DataLoader; the loop moves each batch to the device")
         return loader.value
 
     def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
@@ -178,7 +228,7 @@ class ParallelLoader(XlaRule):
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
         value = original.value
-        if len(original.targets) == 1 and isinstance(original.targets[0].target, cst.Name) and original.targets[0].target.value in getattr(self, "parallel_objects", {}):
+        if len(original.targets) == 1 and isinstance(original.targets[0].target, cst.Name) and original.targets[0].target.value in getattr(self, "parallel_handled", ()):
             self.fixed(original, "pl.ParallelLoader(loader, devices) -> loader")
             return updated.with_changes(value=arg(updated.value, 0, "loader").value)
         if isinstance(value, cst.Call) and self.ctx.matches(value.func, PARALLEL_LOADER):

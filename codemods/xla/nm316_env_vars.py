@@ -5,7 +5,10 @@ Handles ``os.environ["X"] = "v"``, ``os.environ.setdefault("X", "v")`` and ``os.
 statements whose variable name is a string literal:
 
 * ``remove`` (e.g. ``XLA_USE_BF16``, ``NEURON_EXTRACT_GRAPHS_ONLY``, ``PJRT_DEVICE``, ``XLA_*``): the
-  statement is deleted; ``XLA_USE_BF16``/``XLA_DOWNCAST_BF16`` leave a ``todo`` about the dtype (T19).
+  statement is deleted; ``XLA_USE_BF16``/``XLA_DOWNCAST_BF16`` leave a ``todo`` about the dtype. An
+  assignment that implements an option of the script (its value reads a variable, or the ``if`` around it
+  tests one: ``if flags.snapshot_step_list: os.environ["XLA_FLAGS"] = f"...{flags.dump_dir}"``) is kept,
+  with a ``todo`` naming the option: removing it would drop the option silently.
 * ``review`` (``NEURON_CC_FLAGS``, ``NEURON_RT_*``): kept, with a ``todo``; for a literal
   ``NEURON_CC_FLAGS`` value the XLA-era options found in it are named.
 * ``replace`` (``NEURONX_DUMP_TO`` -> ``TORCH_NEURONX_DEBUG_DIR``): the variable is renamed.
@@ -30,6 +33,9 @@ Fix safety: needs review (the table says which variables are only reported).
 
 from __future__ import annotations
 
+import builtins
+import re
+
 import libcst as cst
 
 from codemods._tables.env_vars import ENV_PREFIXES, ENV_VARS, cc_flag_actions, lookup, message_for
@@ -39,6 +45,8 @@ from migrate import cstwalk
 ENVIRON = frozenset({"os.environ"})
 SETTERS = frozenset({"os.environ.setdefault", "os.putenv"})
 GETTERS = frozenset({"os.environ.get", "os.getenv"})
+_NOT_INPUT = frozenset(dir(builtins)) | {"__name__"}
+_REMOVED = re.compile(r"\s*\(removed\)|; removed:")  # the table's wording for a deleted assignment
 
 
 class XlaEnvVars(XlaRule):
@@ -80,6 +88,12 @@ class XlaEnvVars(XlaRule):
             return updated
         message = message_for(name, action)
         if action.action == "remove":
+            driver = self._driver(value)
+            if driver is not None:  # the assignment implements an option of the script: removing it would drop the option silently
+                kept = _REMOVED.sub(lambda m: ":" if m.group(0).startswith(";") else "", message)
+                self.todo(original, f"{kept}; left as it is because it implements an option of this script (set from "
+                          f"`{driver}`): remove that option together with it, or give the option a TorchNeuron meaning")
+                return updated
             (self.todo if action.todo else self.fixed)(original, message)
             return cst.RemoveFromParent()
         if action.action == "review":
@@ -94,6 +108,46 @@ class XlaEnvVars(XlaRule):
             new_name = cst.SimpleString(f"{name_node.prefix}{quote}{action.replacement}{quote}")
             return updated.deep_replace(self._find(updated, name), new_name) if self._find(updated, name) else updated
         return updated
+
+    def _driver(self, value: cst.BaseExpression) -> str | None:
+        """What an env assignment depends on when the file does not fix it: a variable its value reads
+        (``f"--xla_dump_to={args.dump_dir}"``) or that the nearest enclosing ``if`` tests
+        (``if flags.snapshot_step_list:``). Environment reads, ``__name__`` and builtins do not count."""
+        found = self._inputs(value)
+        if not found:
+            for statement in reversed(self.ctx.statement_stack[:-1]):
+                if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                    break
+                if isinstance(statement, cst.If):
+                    found = self._inputs(statement.test)
+                    break
+        return ", ".join(dict.fromkeys(found)) if found else None
+
+    def _inputs(self, node: cst.CSTNode) -> list[str]:
+        """The variables (``args.x``, ``dump_dir``) an expression reads, in order."""
+        found: list[str] = []
+        rule = self
+
+        class _Reads(cst.CSTVisitor):
+            def visit_Attribute(self, n: cst.Attribute) -> bool:
+                root = n.value
+                while isinstance(root, cst.Attribute):
+                    root = root.value
+                if isinstance(root, cst.Name):
+                    if not rule._ignored(root):
+                        found.append(rule.code(n))
+                    return False
+                return True
+
+            def visit_Name(self, n: cst.Name) -> None:
+                if not rule._ignored(n):
+                    found.append(n.value)
+
+        cstwalk.visit(node, _Reads())
+        return found
+
+    def _ignored(self, name: cst.Name) -> bool:
+        return name.value in _NOT_INPUT or any(q == "os" or q.startswith("os.") for q in self.ctx.qualnames(name))
 
     @staticmethod
     def _find(node: cst.CSTNode, name: str):

@@ -8,6 +8,12 @@ Reports, never rewrites: ``torch_xla.distributed.fsdp`` (-> FSDP2 ``fully_shard`
 ``torch_xla.debug.profiler`` (-> ``torch.profiler``), ``torch_xla.test.test_utils``, private ``xm._*``
 helpers, and any other ``torch_xla`` call no rule of the family handles (with its name).
 
+A file that keeps constructs no rule ports (``blockers`` in codemods/xla/_common.py: XLA FSDP, XLA ZeRO, xser,
+``torch_xla.compile``, SPMD, ``libneuronxla``, ``neuronx_distributed``, xm collectives over replica ``groups=``)
+is left on torch_xla as a whole: the other NM3 rules withdraw from it, and this rule puts ONE note above its
+first torch_xla import naming those constructs (porting only the device and process group would leave a file
+that runs on neither stack).
+
 Before::
 
     model = FSDP(model, compute_dtype=torch.bfloat16)
@@ -24,7 +30,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.xla._common import XM, Safety, XlaRule
+from codemods.xla._common import XM, Safety, XlaRule, blocked_note, blockers, nxd_modeling_file
+from migrate.rule import dotted_name
 
 #: qualified prefix -> message (longest prefix wins)
 MESSAGES = {
@@ -39,6 +46,8 @@ MESSAGES = {
     "torch_xla.debug.profiler": "torch_xla profiler: use torch.profiler.profile(...) (and TORCH_NEURONX_DEBUG_DIR for compiler artifacts)",
     "torch_xla.test.test_utils": "torch_xla.test.test_utils: replace with plain logging / torch.utils.tensorboard",
     "torch_xla.core.functions": "torch_xla.core.functions: use torch.distributed functional collectives / torch ops",
+    "torch_xla.compile": "torch_xla.compile: TorchNeuron runs eagerly: call the function itself, or torch.compile(fn, backend=\"neuron\")",
+    "torch_xla.experimental.compile": "torch_xla.compile: TorchNeuron runs eagerly: call the function itself, or torch.compile(fn, backend=\"neuron\")",
     "torch_xla.amp.GradScaler": "torch_xla.amp.GradScaler scaled fp16 losses: with bf16 drop it; for fp16 use torch.amp.GradScaler(device.type) (unverified on the neuron device)",
 }
 #: names other NM3 rules handle (no catch-all report for them)
@@ -65,6 +74,24 @@ class XlaUnsupported(XlaRule):
     id = "NM318"
     name = "xla-unsupported"
     safety = Safety.MANUAL_ONLY
+
+    def _blocked_note(self, node: cst.CSTNode, module_name: str) -> None:
+        """The note of a file the family leaves on torch_xla (codemods/xla/_common.py ``blockers``): once, above its
+        first torch_xla / libneuronxla / neuronx_distributed import."""
+        if getattr(self, "_noted", False) or module_name.split(".")[0] not in ("torch_xla", "libneuronxla", "neuronx_distributed"):
+            return
+        labels = blockers(self.ctx)
+        if labels and not nxd_modeling_file(self.ctx):  # NM320's note on a modeling file says it already
+            self._noted = True
+            self.todo(node, blocked_note(labels))
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            self._blocked_note(node, dotted_name(alias.name))
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.module is not None and not node.relative:
+            self._blocked_note(node, dotted_name(node.module))
 
     def visit_Call(self, node: cst.Call) -> None:
         qualifieds = sorted(q for q in self.ctx.qualnames(node.func) if q == "torch_xla" or q.startswith("torch_xla."))

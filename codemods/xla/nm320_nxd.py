@@ -3,10 +3,12 @@ pointing to DTensor / ``DistributedConfig`` (map 3.F; traps T12, T15-T18).
 
 Automatic only where certainly equivalent:
 
-* ``move_model_to_device(model, device)`` -> ``model.to(device)`` (F9).
-* ``neuronx_distributed.parallel_layers.grads.clip_grad_norm(params, max_norm)`` ->
-  ``torch.nn.utils.clip_grad_norm_(params, max_norm)`` (F15; DTensor-aware; a ``todo`` reminds that
-  NxD reduced the norm over its TP group).
+* ``move_model_to_device(model, device)`` -> ``model.to(device)`` (F9), except in a file the family leaves on
+  torch_xla as a whole (see NM318).
+
+``neuronx_distributed.parallel_layers.grads.clip_grad_norm`` is not rewritten: NxD reduced the norm over its
+tensor-parallel group, ``torch.nn.utils.clip_grad_norm_`` does so only for DTensor parameters (on plain shards it
+clips by a per-shard norm); the ``todo`` says when to switch.
 
 Everything else is reported with the stock replacement: ``parallel_state.initialize_model_parallel`` ->
 ``init_device_mesh``; ``get_tensor_model_parallel_*``/``get_data_parallel_*`` -> ``mesh["tp"]``/``mesh["dp"]``;
@@ -30,18 +32,16 @@ A modeling file (its classes call NxD ``WHOLESALE`` times or more, like a ``mode
 gets ONE note above its first NxD import instead of one per layer: such a file is replaced wholesale by the
 stock transformers model, not ported line by line.
 
-Fix safety: manual only, except the two rewrites above (safe / needs review).
+Fix safety: manual only, except the rewrite above (safe).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from codemods.xla._common import Safety, XlaRule
-from migrate import cstwalk
+from codemods.xla._common import NXD, WHOLESALE_NOTE, Safety, XlaRule, nxd_modeling_file
 from migrate.rule import dotted_name
 
-NXD = "neuronx_distributed"
 MESSAGES = {
     f"{NXD}.parallel_layers.parallel_state.initialize_model_parallel": "NxD initialize_model_parallel(tp=T, pp=P): dist.init_process_group(backend) then mesh = torch.distributed.device_mesh.init_device_mesh(device_type, (world // T, T), mesh_dim_names=(\"dp\", \"tp\")); with transformers use from_pretrained(..., distributed_config=DistributedConfig(tp_size=T))",
     f"{NXD}.parallel_layers.parallel_state.get_tensor_model_parallel": "NxD TP rank/size/group: use mesh[\"tp\"].get_local_rank() / mesh[\"tp\"].size() / mesh[\"tp\"].get_group()",
@@ -67,8 +67,6 @@ MESSAGES = {
     NXD: "neuronx_distributed has no TorchNeuron build: replace with torch.distributed (DeviceMesh, DTensor, FSDP2) or transformers DistributedConfig",
 }
 MOVE_TO_DEVICE = frozenset({f"{NXD}.utils.model_utils.move_model_to_device", f"{NXD}.parallel_layers.move_model_to_device", f"{NXD}.parallel_layers.utils.move_model_to_device"})
-WHOLESALE = 6  # NxD calls in a file that defines classes: a modeling file, to replace rather than port
-_WHOLESALE_NOTE = "neuronx-distributed modeling file (its classes are built on NxD layers and parallel_state)"
 CLIP = frozenset({f"{NXD}.parallel_layers.grads.clip_grad_norm", f"{NXD}.parallel_layers.clip_grad_norm"})
 
 
@@ -89,24 +87,7 @@ class Nxd(XlaRule):
         return None
 
     def _modeling_file_calls(self) -> int:
-        """How many NxD calls the file makes when it is a modeling file (classes built on NxD layers), else 0."""
-        def count() -> int:
-            module = self.module
-            calls: list[cst.Call] = []
-
-            class Calls(cst.CSTVisitor):
-                def visit_Call(inner, node: cst.Call) -> None:
-                    if self._nxd(node.func) is not None:
-                        calls.append(node)
-
-            for statement in module.body if module is not None else ():
-                if isinstance(statement, cst.ClassDef):  # layers built in model classes, not a training loop
-                    cstwalk.visit(statement, Calls())
-            if len(calls) < WHOLESALE and _WHOLESALE_NOTE in self.ctx.source:
-                return WHOLESALE  # an earlier run said so, then rewrote some of those calls: the file is what it was
-            return len(calls) if len(calls) >= WHOLESALE else 0
-
-        return self.ctx.memo("nxd-modeling-file", count)
+        return nxd_modeling_file(self.ctx)
 
     def _wholesale_note(self, node: cst.CSTNode, module_name: str) -> None:
         if not (module_name == NXD or module_name.startswith(NXD + ".")) or getattr(self, "_noted", False):
@@ -115,7 +96,7 @@ class Nxd(XlaRule):
         if calls:
             self._noted = True
             # no count in the message: the rules rewrite some of those calls, and a second run must find the same note
-            self.todo(node, f"{_WHOLESALE_NOTE}: replace it wholesale, do not port it line by line: load the stock transformers model (e.g. AutoModelForCausalLM.from_pretrained(..., distributed_config=DistributedConfig(tp_size=T))) or write plain nn.Linear/nn.Embedding layers sharded with a parallelize_module plan (ColwiseParallel/RowwiseParallel) on init_device_mesh; convert NxD checkpoints with torch.distributed.checkpoint on the old stack")
+            self.todo(node, f"{WHOLESALE_NOTE}: replace it wholesale, do not port it line by line: load the stock transformers model (e.g. AutoModelForCausalLM.from_pretrained(..., distributed_config=DistributedConfig(tp_size=T))) or write plain nn.Linear/nn.Embedding layers sharded with a parallelize_module plan (ColwiseParallel/RowwiseParallel) on init_device_mesh; convert NxD checkpoints with torch.distributed.checkpoint on the old stack")
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.module is not None and not node.relative:
@@ -134,13 +115,16 @@ class Nxd(XlaRule):
         qualified = self._nxd(original.func)
         if qualified is None:
             return updated
-        if qualified in MOVE_TO_DEVICE and len(updated.args) == 2 and not any(a.star for a in updated.args):
+        if qualified in MOVE_TO_DEVICE and not self.blocked and len(updated.args) == 2 and not any(a.star for a in updated.args):
             model, device = updated.args
             self.fixed(original, "move_model_to_device(model, device) -> model.to(device)")
             return cst.Call(func=cst.Attribute(value=model.value, attr=cst.Name("to")), args=[device.with_changes(comma=cst.MaybeSentinel.DEFAULT, keyword=None, equal=cst.MaybeSentinel.DEFAULT)])
-        if qualified in CLIP:
-            self.todo(original, "NxD clip_grad_norm reduced the norm over the TP group; torch.nn.utils.clip_grad_norm_ does so for DTensor parameters only: check the model is sharded with DTensor")
-            return updated.with_changes(func=self.expr("torch.nn.utils.clip_grad_norm_", ("torch", None, None)))
+        if qualified in MOVE_TO_DEVICE:
+            self.todo(original, "move_model_to_device(model, device) is model.to(device) once this file leaves NxD")
+            return updated
+        if qualified in CLIP:  # not rewritten: on plain (non-DTensor) shards clip_grad_norm_ would clip by a per-shard norm
+            self.todo(original, "NxD clip_grad_norm reduced the norm over the tensor-parallel group; torch.nn.utils.clip_grad_norm_(params, max_norm) does so only for DTensor parameters: switch to it once the model is sharded with DTensor (parallelize_module / DistributedConfig(tp_size=...))")
+            return updated
         last = qualified.rsplit(".", 1)[-1]
         by_name = {key.rsplit(".", 1)[-1]: value for key, value in MESSAGES.items() if key.rsplit(".", 1)[-1][:1].isupper() or key.endswith("parallel_cross_entropy")}
         if last in by_name:

@@ -73,3 +73,28 @@ def test_all_reduce_constant_is_not_half_migrated():
     source = "import torch_xla.core.xla_model as xm\nxm.all_reduce(xm.REDUCE_SUM, grads, groups=g)\n"
     text = apply_rules(source, select=["NM3"]).text
     assert "xm.all_reduce(xm.REDUCE_SUM" in text and "neuron-migrate" in text
+
+
+def test_a_file_kept_on_torch_xla_gets_one_note_and_no_line_by_line_leftovers():
+    # XLA ZeRO has no rule: porting the device alone would leave a file that runs on neither stack
+    source = (
+        "import torch\nimport torch_xla.core.xla_model as xm\n"
+        "from torch_xla.distributed.zero_redundancy_optimizer import ZeroRedundancyOptimizer\n\n"
+        "device = xm.xla_device()\nopt = ZeroRedundancyOptimizer([], torch.optim.AdamW, lr=1e-3)\nxm.mark_step()\n"
+    )
+    result = apply_rules(source, select=["NM3", "NM9"])
+    assert "device = xm.xla_device()" in result.text and "xm.mark_step()" in result.text
+    assert not [f for f in result.findings if f.severity.value == "fixed"]
+    assert [f.rule for f in result.findings if "no rule ports" in f.message] == ["NM318"]
+    assert not [f for f in result.findings if f.rule == "NM902"]
+
+
+def test_leftover_precision_variable_note_says_set_or_read():
+    from codemods.sweep.nm902_torch_xla_leftovers import TorchXlaLeftovers
+    from migrate.filekinds import FileKind
+    from migrate.rule import RuleOptions
+
+    rule = TorchXlaLeftovers(RuleOptions())
+    text = 'import os\nos.environ["XLA_USE_BF16"] = "1"\nif "XLA_DOWNCAST_BF16" in os.environ:\n    pass\n'
+    messages = {hit.line: hit.message for hit in rule.scan(text, FileKind.PYTHON)}
+    assert "still set" in messages[2] and "still read" in messages[3]
