@@ -461,7 +461,7 @@ def plain_run_targets(text: str) -> frozenset[str]:
     names = set()
     for line in text.splitlines():
         code = line.split("#", 1)[0]
-        if NPC in code:
+        if NPC in code or "%%writefile" in line:  # a notebook cell that writes the script does not run it
             continue
         names.update(posixpath.basename(match) for match in _TARGET_WORD.findall(code))
     return frozenset(names)
