@@ -37,6 +37,10 @@ _STATEMENT_CLASSES = frozenset({cst.SimpleStatementLine}) | _concrete_subclasses
 _NAME_BOOKKEEPING = frozenset({cst.Name, cst.Import, cst.ImportFrom})  # names used, outside imports
 
 
+#: ``ctx.shared`` key: local names a rule found still read where no Name node shows it (``eval("on.X")``)
+KEPT_NAMES = "imports.kept_names"
+
+
 def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: PythonContext) -> tuple[str, list[Finding]]:
     """Apply ``rules`` to ``source``. Raises ``libcst.ParserSyntaxError`` for code that does not parse."""
     module = cst.parse_module(source)
@@ -53,7 +57,7 @@ def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: Python
     new_module = cstwalk.transform(module, dispatcher)
     legacy = tuple(prefix for rule in rules for prefix in rule.legacy_modules)
     if legacy and _imports_any(ctx.imports, legacy):
-        still_used = ctx.namespace.names if ctx.namespace is not None else set()
+        still_used = set(ctx.namespace.names if ctx.namespace is not None else ()) | ctx.shared.get(KEPT_NAMES, set())
         new_module = _remove_unused_imports(new_module, legacy, still_used, dispatcher.names_by_statement)
     if ctx.needed_imports:
         new_module, needed = _reuse_module_imports(new_module, ctx.needed_imports, ctx.imports)

@@ -35,10 +35,13 @@ model). Known limits: subclasses of Neuron base classes are only reported.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from codemods._lib.inference import InferenceRule, code
 from codemods._tables.inference_symbols import EXPORTERS_PREFIX, INTERNAL_BASES, INTERNAL_PREFIXES, ON, internals_moves
+from migrate.pyrun import KEPT_NAMES
 from migrate.rule import Safety, dotted_name
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 
@@ -74,12 +77,33 @@ class NeuronInternals(InferenceRule):
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass"):
             self._in_check += 1
+        if isinstance(node.func, cst.Name) and node.func.value in ("eval", "exec") and node.args:
+            kept = self._names_evaluated(node.args[0].value)
+            if kept:
+                # the import that binds them stays: removing it would turn this eval into a NameError
+                self.ctx.shared.setdefault(KEPT_NAMES, set()).update(kept)
+                self.todo(node, f"{node.func.value}(...) may use {', '.join(f'`{n}`' for n in sorted(kept))} "
+                          "(optimum-neuron, whose import is kept for it): replace it with an explicit stock class "
+                          "(AutoModelFor<Task>, a diffusers pipeline, ...), then remove the import")
+                return
         if isinstance(node.func, cst.Name) and node.func.value in ("eval", "getattr") and node.args:
             first = node.args[0].value
             names = self.ctx.qualnames(first) if node.func.value == "getattr" else set()
             if any(q == ON or q.startswith(ON + ".") for q in names) or _mentions_neuron(first):
                 self.todo(node, f"{node.func.value}(...) builds an optimum-neuron name at run time: replace it with an "
                           "explicit stock class (AutoModelFor<Task>, a diffusers pipeline, ...)")
+
+    def _names_evaluated(self, source: cst.BaseExpression) -> set[str]:
+        """The optimum-neuron names an ``eval``/``exec`` of ``source`` may read: the local names bound to
+        optimum.neuron that a string literal (f-string parts included) spells; for a string built elsewhere
+        (``eval(pipe_class)``), every name bound to an optimum.neuron module (``import optimum.neuron as on``)."""
+        legacy = {local for local, qualifieds in self.ctx.imports.bindings.items()
+                  if any(q == ON or q.startswith(ON + ".") for q in qualifieds)}
+        if isinstance(source, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return legacy & set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code(source)))
+        modules = {local for local in legacy
+                   if any(q == ON or (q.startswith(ON + ".") and q[len(ON) + 1:].islower()) for q in self.ctx.imports.bindings[local])}
+        return modules
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if not (isinstance(original.func, cst.Name) and original.func.value in ("isinstance", "issubclass")):
