@@ -114,7 +114,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     row["evidence"] = evidence.row_evidence(row["device"], row["status"])
     known = _known_failure(job["model_type"], job["mode"])
     if known and row["status"] != "pass":
-        row["details"]["known_failure"] = {"check": known.get("check"), "evidence": " ".join(known["evidence"].split())}
+        row["details"]["known_failure"] = {"check": known.get("check"), "evidence": " ".join(known["evidence"].split()),
+                                           "reproduction": known.get("reproduction")}
     return row
 
 

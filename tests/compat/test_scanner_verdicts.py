@@ -186,3 +186,22 @@ def test_moe_rows_say_histc_is_the_default_experts_path_and_name_the_setting_tha
     assert alternative["status"] == "lowered" and alternative["max_abs_logit_diff"] < 1e-5
     note = next(n for n in row["details"]["notes"] if n.startswith("aten::histc comes from"))
     assert "experts_implementation='grouped_mm'" in note and "experts_implementation='batched_mm'" in note
+
+
+def test_every_known_failure_has_a_standalone_reproduction_that_still_reproduces():
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from compat_matrix.tiny_configs import load_overrides
+
+    script = Path(__file__).resolve().parents[2] / "docs" / "known-failures" / "reproduce.py"
+    known = {name: entry["known_failure"] for name, entry in load_overrides().items() if entry.get("known_failure")}
+    assert known
+    for name, entry in known.items():
+        assert entry["reproduction"] == f"docs/known-failures/reproduce.py {name}"
+    done = subprocess.run([sys.executable, str(script), *known], capture_output=True, text=True, timeout=300)
+    results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert {r["model_type"] for r in results} == set(known)
+    assert done.returncode == 0, [r for r in results if not r["reproduces"]]
