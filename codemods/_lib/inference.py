@@ -185,6 +185,7 @@ class CallSite:
     model: str  # the name the model has at the call
     inputs: list[cst.BaseExpression]
     scope: "_Scope"
+    load: cst.Call  # the rewritten load the model comes from
 
 
 @dataclass
@@ -233,20 +234,25 @@ class _ScopeWalk(cst.CSTVisitor):
             self.stack[-1].returns.append(node.value)
 
 
-def _model_call_sites(module: cst.Module, is_load) -> list[CallSite]:
+def model_call_sites(module: cst.Module, is_load) -> list[CallSite]:
     walk = _ScopeWalk()
     cstwalk.visit(module, walk)
     sites = []
     for scope_name, scope in walk.scopes.items():
         for name, lines in scope.assigns.items():
-            value = lines[0].body[0].value  # type: ignore[union-attr]
-            if len(lines) != 1 or not (isinstance(value, cst.Call) and is_load(value)):
+            # any of the name's assignments (``if neuron: m = X.from_pretrained(...) else: m = ...``)
+            load = next((v for v in (line.body[0].value for line in lines) if isinstance(v, cst.Call) and is_load(v)), None)  # type: ignore[union-attr]
+            if load is None:
                 continue
             holders = [(scope, name)]
+            if scope_name == "":  # a module-level model is read by the functions that do not bind the name
+                holders += [(other, name) for other in walk.scopes.values()
+                            if other is not scope and name not in other.assigns and name not in other.params]
             if scope_name == "model_fn":
                 holders += _handed_to_handlers(walk, scope, name)
             for holder, model in holders:
-                sites += [CallSite(call, model, _call_inputs(call), holder) for call in holder.calls if _calls_model(call, model)]
+                sites += [CallSite(call, model, _call_inputs(call), holder, load) for call in holder.calls
+                          if _calls_model(call, model)]
     return sites
 
 
@@ -367,10 +373,10 @@ class InferenceRule(PythonRule):
         self._scope_stack: list[cst.CSTNode] = [node]
         self._after: dict[int, list[cst.BaseStatement]] = {}
         self._remove: set[int] = set()
+        self._input_moves: dict[int, str] = {}  # `inputs = tokenizer(...)` statement id -> the model it feeds
+        self._call_todos: dict[int, list[str]] = {}  # call id -> todos reported when the traversal reaches it
         self.prepare(node)
         self._plan_dict_removals(gatherer)
-        self._input_moves: dict[int, str] = {}  # `inputs = tokenizer(...)` statement id -> the model it feeds
-        self._call_todos: dict[int, list[str]] = {}  # model call id -> what to move to the device there
         if self.places_model and any(self.is_target_call(call) for call in gatherer.calls):
             self._plan_input_moves(node)
 
@@ -393,7 +399,7 @@ class InferenceRule(PythonRule):
         ``model.generate(x)``, also in a SageMaker ``predict_fn`` fed by ``model_fn``), an input assigned once
         in that scope from ``tokenizer(..., return_tensors="pt")`` gets ``.to(model.device)``; any other
         input gets a todo at the call."""
-        for site in _model_call_sites(module, self.is_target_call):
+        for site in model_call_sites(module, self.is_target_call):
             for value in site.inputs:
                 producer = _tensor_producer(value, site.scope)
                 if producer is not None:
@@ -401,9 +407,13 @@ class InferenceRule(PythonRule):
                     self.fixed(producer, f"inputs moved to {site.model}.device: the model is on the device now "
                                          "(optimum's compiled model took CPU tensors)")
                 elif not _already_moved(value):  # reported when the traversal reaches the call (an inline note)
-                    self._call_todos.setdefault(id(site.call), []).append(
+                    self.todo_at_call(site.call,
                         f"{site.model} is on the device now (optimum's compiled model took CPU tensors): move "
                         f"`{code(value)}` there first, e.g. `.to({site.model}.device)`")
+
+    def todo_at_call(self, call: cst.Call, message: str) -> None:
+        """A todo on a call found in a pre-pass, reported when the traversal reaches it (an inline note there)."""
+        self._call_todos.setdefault(id(call), []).append(message)
 
     def visit_Call(self, node: cst.Call) -> None:
         for message in self._call_todos.pop(id(node), ()):

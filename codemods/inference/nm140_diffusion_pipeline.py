@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.inference import InferenceRule, compiled_note, kwarg, shape_text, split_traced, with_commas
+from codemods._lib.inference import InferenceRule, compiled_note, kwarg, model_call_sites, shape_text, split_traced, with_commas
 from codemods._tables.inference_symbols import DIFFUSION_MODULES, DIFFUSION_PIPELINES, diffusion_moves
 from migrate.rule import Safety
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
@@ -73,6 +73,25 @@ class DiffusionPipeline(InferenceRule):
     legacy_modules = ("optimum.neuron",)
 
     loads = MOVES
+
+    def prepare(self, module: cst.Module) -> None:
+        """The compiled static shapes at every call of a loaded pipeline: a call without height=/width= ran at
+        the exported size under optimum, and now runs at diffusers' default size (unet.config.sample_size *
+        vae_scale_factor: 768x768 for stable-diffusion-2-1), which compiles a new graph."""
+        for site in model_call_sites(module, self.is_target_call):
+            given = {key for key, _ in self.arguments(site.call).keywords}
+            if self.arguments(site.call).opaque or {"height", "width"} <= given:
+                continue
+            load = dict(self.arguments(site.load).keywords)
+            for nested in ("input_shapes",):
+                if nested in load:
+                    load.update((key, kwarg(key, value)) for key, value in self.dict_items(load[nested].value) or [])
+            shapes = {key: load[key].value for key in ("height", "width", "batch_size", "num_images_per_prompt") if key in load}
+            size = (f"the compiled {shape_text(shapes)}" if shapes else "the size the pipeline was exported with "
+                    "(the `neuron` section of the compiled folder's unet/config.json)")
+            self.todo_at_call(site.call, f"{site.model}(...) without height=/width=: optimum ran it at {size}; "
+                              "diffusers now uses its default size (unet.config.sample_size x vae_scale_factor: 768x768 for stable-diffusion-2-1) and compiles "
+                              "each new shape - pass height= and width= (and the same batch) at every call")
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
