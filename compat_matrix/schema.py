@@ -28,10 +28,13 @@ One row per job (architecture x mode), one JSON object per line in ``OUT/results
 ``model_path``      optional: the local checkpoint folder scanned instead of a tiny random model
 ``details``         dict, all optional: ``params``, ``parity`` {``max_abs_diff``, ``tolerance``,
                     ``tokens_match``}, ``cache`` {``requested``, ``used``}, ``graphs``, ``graph_breaks``
-                    [{``reason``, ``count``}], ``recompiles``, ``fallback_ops`` [aten names],
+                    [{``reason``, ``count``, ``steps`` {``prefill``|``decode_N``: count}}], ``recompiles``,
+                    ``recompile_limit`` {``limit``, ``hit_at_step``, ``functions``, ``decode_steps``},
+                    ``chunked_prefill_compile``, ``scanned_config`` {``sliding_window``, ``use_cache``},
+                    ``fallback_ops`` [aten names],
                     ``fallback_ops_source`` (``predicted`` | ``torch_neuronx``), ``float64_ops``,
                     ``complex_ops``, ``lowering`` {..., ``outcome``: ``lowers`` | ``inconclusive`` |
-                    ``predicted_failure``, ``unlisted_ops``, ``listed_ops``}, ``tp`` {...}
+                    ``predicted_failure``, ``unlisted_ops``, ``listed_ops``, ``experts_alternative``}, ``tp`` {...}
 ``started_at``      ISO-8601 UTC
 ``finished_at``     ISO-8601 UTC
 ``shard``           ``"i/n"`` or ``None``
