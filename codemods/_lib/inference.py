@@ -196,6 +196,7 @@ class _Scope:
     unpacks: list[tuple[list[str], str]] = field(default_factory=list)  # `a, b = name`
     calls: list[cst.Call] = field(default_factory=list)
     returns: list[cst.BaseExpression] = field(default_factory=list)
+    bound: set[str] = field(default_factory=set)  # names unpacked or looped over (besides assigns and params)
 
 
 class _ScopeWalk(cst.CSTVisitor):
@@ -225,6 +226,17 @@ class _ScopeWalk(cst.CSTVisitor):
             elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(statement.value, cst.Name):
                 names = [e.value.value if isinstance(e.value, cst.Name) else "" for e in target.elements]
                 self.stack[-1].unpacks.append((names, statement.value.value))
+        for target in (t.target for t in statement.targets) if isinstance(statement, cst.Assign) else ():
+            for element in target.elements if isinstance(target, (cst.Tuple, cst.List)) else ():
+                if isinstance(element.value, cst.Name):
+                    self.stack[-1].bound.add(element.value.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        targets = node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]
+        for target in targets:
+            value = target.value if isinstance(target, cst.Element) else target
+            if isinstance(value, cst.Name):
+                self.stack[-1].bound.add(value.value)
 
     def visit_Call(self, node: cst.Call) -> None:
         self.stack[-1].calls.append(node)
@@ -247,7 +259,8 @@ def model_call_sites(module: cst.Module, is_load) -> list[CallSite]:
             holders = [(scope, name)]
             if scope_name == "":  # a module-level model is read by the functions that do not bind the name
                 holders += [(other, name) for other in walk.scopes.values()
-                            if other is not scope and name not in other.assigns and name not in other.params]
+                            if other is not scope and name not in other.assigns and name not in other.params
+                            and name not in other.bound]
             if scope_name == "model_fn":
                 holders += _handed_to_handlers(walk, scope, name)
             for holder, model in holders:
@@ -457,7 +470,8 @@ class InferenceRule(PythonRule):
         if id(original) in self._remove:
             return cst.RemoveFromParent()
         model = self._input_moves.get(id(original))
-        if model is not None and isinstance(updated.body[0], cst.Assign):
+        if model is not None and isinstance(updated.body[0], cst.Assign) \
+                and not code(updated.body[0].value).endswith(f".to({model}.device)"):  # another NM1xx rule moved it
             assign = updated.body[0]
             moved = cst.Call(func=cst.Attribute(value=assign.value, attr=cst.Name("to")), args=[cst.Arg(expr(f"{model}.device"))])
             updated = updated.with_changes(body=[assign.with_changes(value=moved), *updated.body[1:]])

@@ -212,6 +212,11 @@ class CausalLMStaticCache(InferenceRule):
         return None
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if _chat_template_tensors(original):
+            self.fixed(original, "apply_chat_template(..., return_tensors=...) returns a BatchEncoding under "
+                       "transformers 5 (return_dict defaults to True): return_dict=False keeps the tensor of token ids "
+                       "the code uses (ids.shape, generate(ids)), as transformers 4 returned")
+            return updated.with_changes(args=with_commas([*updated.args, kwarg("return_dict", "False")], updated.args))
         method = self._method(original)
         if method == "get_neuron_config":
             statement = self.current_statement()
@@ -355,6 +360,20 @@ class CausalLMStaticCache(InferenceRule):
                    "AutoModelForCausalLM.from_pretrained + static-cache generation config")
         func = updated.func.with_changes(attr=cst.Name("from_pretrained")) if isinstance(updated.func, cst.Attribute) else updated.func
         return updated.with_changes(func=func, args=with_commas(new_args, updated.args))
+
+
+def _chat_template_tensors(call: cst.Call) -> bool:
+    """``tok.apply_chat_template(..., return_tensors=...)`` written for transformers 4 (no return_dict=, not
+    tokenize=False): transformers 5 made return_dict=True the default, so it returns a BatchEncoding
+    (https://github.com/huggingface/transformers/blob/v5.0.0/MIGRATION_GUIDE_V5.md)."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "apply_chat_template"):
+        return False
+    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    if any(arg.star for arg in call.args) or "return_dict" in keywords or "return_tensors" not in keywords:
+        return False
+    tokenize = keywords.get("tokenize")
+    return not (isinstance(tokenize, cst.Name) and tokenize.value == "False") \
+        and not (isinstance(keywords["return_tensors"], cst.Name) and keywords["return_tensors"].value == "None")
 
 
 def _neuron_config_arg(call: cst.Call) -> cst.BaseExpression | None:

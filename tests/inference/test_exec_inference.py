@@ -289,3 +289,33 @@ def test_reads_of_the_compiled_config_take_the_exported_values(tmp_path: Path) -
     result = values(run(script, tmp_path))
     assert result["shape"] == "[2, 40]"  # the batch, and the prompt plus the budget filling the static cache
     assert result["dtype"] == "fp32"
+
+
+CHAT_HANDLER = '''
+from optimum.neuron import NeuronModelForCausalLM
+from transformers import AutoTokenizer
+
+def model_fn(model_dir, context=None):
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    tokenizer.chat_template = "{{% for m in messages %}}{{{{ m['role'] }}}} {{{{ m['content'] }}}} {{% endfor %}}"
+    model = NeuronModelForCausalLM.from_pretrained(model_dir, export=True, batch_size=1, sequence_length=32)
+    return model, tokenizer
+
+def predict_fn(prompt, model_tokenizer, context=None):
+    model, tokenizer = model_tokenizer
+    messages = [{{"content": prompt, "role": "user"}}]
+    input_ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt")
+    outputs = model.generate(input_ids, max_new_tokens=4, min_new_tokens=4, do_sample=False)
+    return outputs[0][input_ids.shape[-1]:]
+
+print("RESULT new_tokens=%d" % len(predict_fn("hello world", model_fn({model!r}))))
+'''
+
+
+def test_sagemaker_chat_handler_inputs_follow_the_model(tmp_path: Path) -> None:
+    """transformers 5's apply_chat_template returns a BatchEncoding unless return_dict=False (input_ids.shape
+    raised); the ids are moved to the model's device in predict_fn, which model_fn feeds."""
+    model = tiny.llama(tmp_path / "llama")
+    script = migrate(CHAT_HANDLER.format(model=str(model)))
+    assert 'return_tensors="pt", return_dict=False).to(model.device)' in script
+    assert values(run(script, tmp_path))["new_tokens"] == "4"
