@@ -365,7 +365,8 @@ class CausalLMStaticCache(InferenceRule):
 def _chat_template_tensors(call: cst.Call) -> bool:
     """``tok.apply_chat_template(..., return_tensors=...)`` written for transformers 4 (no return_dict=, not
     tokenize=False): transformers 5 made return_dict=True the default, so it returns a BatchEncoding
-    (https://github.com/huggingface/transformers/blob/v5.0.0/MIGRATION_GUIDE_V5.md)."""
+    (``return_dict: bool = True`` in the signature of transformers 5.24's
+    ``PreTrainedTokenizerBase.apply_chat_template``; 4.x defaulted to False)."""
     if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "apply_chat_template"):
         return False
     keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
