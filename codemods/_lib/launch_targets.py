@@ -22,6 +22,7 @@ from pathlib import PurePath
 from typing import Iterable
 
 from codemods._lib.parsed_args import script_cli_fields
+from codemods._tables.drift_data import REMOVED_FIELDS
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
 
@@ -31,6 +32,10 @@ PARSERS = ("HfArgumentParser", "NeuronHfArgumentParser", "TrainiumHfArgumentPars
 
 _NEURON_CLASS = re.compile(r"\b(?:%s)\b" % "|".join(NEURON_ARGUMENT_CLASSES))
 _PARSER = re.compile(r"\b(?:%s)\s*\(" % "|".join(PARSERS))
+#: the stock arguments classes (``\b`` keeps NeuronTrainingArguments out) and the fields transformers 5 / trl 1.x
+#: removed from them (generated from the 4.x / 0.x wheels, codemods/_tables/drift_data.py)
+_STOCK_CLASS = re.compile(r"\b(?:TrainingArguments|Seq2SeqTrainingArguments|SFTConfig|ORPOConfig)\b")
+STOCK_REMOVED = frozenset(name for fields in REMOVED_FIELDS.values() for name in fields)
 _READS_CONFIG = re.compile(r"\bparse_(?:json|yaml)_file\b|\bTrlParser\b|\bparse_args_and_config\b")
 
 
@@ -41,12 +46,16 @@ class ParserScript:
     #: fields the script's own parsed dataclasses declare once migrated (tensor_parallel_size moved there
     #: included, docs/rules-training.md): their flags and config keys are the script's and stay
     own_fields: frozenset[str]
+    #: the parser is built over a stock TrainingArguments / SFTConfig / ORPOConfig: the flags of the fields
+    #: transformers 5 / trl 1.x removed (--overwrite_output_dir ...) make its HfArgumentParser raise
+    stock: bool = False
 
 
 def _collect(text: str) -> ParserScript | None:
     if not _PARSER.search(text):
         return None
-    return ParserScript(bool(_NEURON_CLASS.search(text)), bool(_READS_CONFIG.search(text)), script_cli_fields(text))
+    return ParserScript(bool(_NEURON_CLASS.search(text)), bool(_READS_CONFIG.search(text)), script_cli_fields(text),
+                        bool(_STOCK_CLASS.search(text)))
 
 
 PARSER_SCRIPTS = ProjectFact("launch.parser-scripts", frozenset({FileKind.PYTHON}), PARSERS, _collect)
@@ -121,6 +130,14 @@ class Resolved:
     def owns(self, field_name: str) -> bool:
         """Whether the script's own dataclass declares the field (so its flag is not a trainer flag)."""
         return self.script is not None and field_name in self.script.own_fields
+
+    def feeds(self, field_name: str) -> bool:
+        """Whether ``--field`` on this command is a training-arguments flag to map: every mapped one for a Neuron
+        trainer script, only the fields transformers 5 removed for a project script parsing the stock classes
+        (its HfArgumentParser raises on them); none for other programs."""
+        if self.target is Target.NEURON:
+            return True
+        return self.target is Target.OTHER and self.script is not None and self.script.stock and field_name in STOCK_REMOVED
 
 
 def resolve_script(project: ProjectFacts, origin: PurePath, script: str, module: bool = False) -> Resolved:

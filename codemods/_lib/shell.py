@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from codemods._lib.launch_targets import NOT_TRAINERS, Program, Resolved, Target, program_of, resolve_script
+from codemods._lib.launch_targets import (NOT_TRAINERS, STOCK_REMOVED, Program, Resolved, Target, program_of,
+                                         resolve_script)
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
@@ -1288,6 +1289,17 @@ UNRESOLVED_TODO = ("{flag} was left as it is: {name} is not a script of this pro
                    "so the flag may be its own; if it is an optimum-neuron trainer script: {message}")
 
 
+STOCK_UNRESOLVED_TODO = ("{flag} was left as it is: {name} is not a script of this project, so whether it parses "
+                         "transformers' TrainingArguments is not known; if it does (HfArgumentParser raises on a flag no "
+                         "field declares): {message}")
+
+
+def unresolved_todo(flag: str, name: str, field_name: str, message: str) -> str:
+    """The todo for a mapped flag on a command whose script is not in the project."""
+    template = STOCK_UNRESOLVED_TODO if field_name in STOCK_REMOVED else UNRESOLVED_TODO
+    return template.format(flag=flag, name=name, message=message)
+
+
 def unresolved(program: Program) -> Resolved:
     """The resolution used when no project is known: nothing is a Neuron trainer script."""
     return Resolved(Target.UNKNOWN, program.name)
@@ -1350,7 +1362,7 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
     if program is None or program.kind == "program" and program.name in NOT_TRAINERS:
         return
     resolved = resolve(program)
-    if resolved.target is Target.OTHER:
+    if resolved.target is Target.OTHER and not (resolved.script is not None and resolved.script.stock):
         return
     arguments = command[program.start + 1:]
     plans = []
@@ -1363,7 +1375,7 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
             value_item = arguments[index + 1]
         value = inline if eq else (unquote(value_item[1].text) if value_item else None)
         mapping = flag_mapping(flag)
-        if mapping is None or resolved.owns(mapping.source):
+        if mapping is None or resolved.owns(mapping.source) or (resolved.target is Target.OTHER and not resolved.feeds(mapping.source)):
             continue
         plan = flag_plan(mapping, flag, value)
         if plan is not None:
@@ -1371,7 +1383,7 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
     if resolved.target is Target.UNKNOWN:
         for cl, tok, _, value_item, plan, mapping in plans:
             shown = f"{unquote(tok.text)} {unquote(value_item[1].text)}" if value_item and "=" not in tok.text else unquote(tok.text)
-            report(cl.line, Severity.TODO, UNRESOLVED_TODO.format(flag=shown, name=resolved.name, message=plan.message))
+            report(cl.line, Severity.TODO, unresolved_todo(shown, resolved.name, mapping.source, plan.message))
         return
     edits: dict[int, list[tuple[int, int, str | None]]] = {}  # id(line) -> (start, end, replacement or None=cut)
     owners: dict[int, CommandLine] = {}
@@ -1389,7 +1401,7 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
             owners[id(value_item[0].line)] = value_item[0]
             edits.setdefault(id(value_item[0].line), []).append((value_item[1].start, value_item[1].end, None))
         report(cl.line, plan.severity, plan.message)
-    if compile_here:
+    if compile_here and resolved.target is Target.NEURON:  # a stock script only loses its removed flags
         _set_torch_compile(doc, report, command, arguments, edits, owners)
     for key, line_edits in edits.items():
         cl = owners[key]

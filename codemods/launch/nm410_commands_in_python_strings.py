@@ -245,20 +245,20 @@ class CommandsInPythonStrings(PythonRule):
                     drop.add(index)
                     (self.todo if action.todo else self.fixed)(original, env_vars.message_for(name, action))
                 continue
-            if index < start or resolved.target is Target.OTHER:
+            if index < start or resolved.target is Target.OTHER and not (resolved.script is not None and resolved.script.stock):
                 continue
             flag, eq, inline = value.partition("=")
             following = values[index + 1] if index + 1 < len(values) else None
             has_value = not eq and index + 1 < len(values) and not (following or "").startswith("-")
             mapping = shell.flag_mapping(flag)
-            if mapping is None or resolved.owns(mapping.source):
+            if mapping is None or resolved.owns(mapping.source) or (resolved.target is Target.OTHER and not resolved.feeds(mapping.source)):
                 continue
             plan = shell.flag_plan(mapping, flag, inline if eq else (following if has_value else None))
             if plan is None:
                 continue
             if resolved.target is Target.UNKNOWN:
                 shown = value if eq or not has_value or following is None else f"{value} {following}"
-                self.todo(original, shell.UNRESOLVED_TODO.format(flag=shown, name=resolved.name, message=plan.message))
+                self.todo(original, shell.unresolved_todo(shown, resolved.name, mapping.source, plan.message))
                 continue
             (self.fixed if plan.severity is Severity.FIXED else self.todo)(original, plan.message)
             if plan.words:

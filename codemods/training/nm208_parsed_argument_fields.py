@@ -50,8 +50,11 @@ and checkpoints). Limits: reads through other objects (``self.args`` in a Traine
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
+from codemods._lib.launch_targets import STOCK_REMOVED
 from codemods._lib.parsed_args import MOVED_FIELD, TRN_CONFIG, GONE_FIELDS
 from codemods._lib.optimum_version import PINS, zero_1_note
 from codemods._lib.training import (OWNERS, TracksScope, args_plan, distributed_config_call, kwarg, mesh_key, moved_value,
@@ -71,7 +74,9 @@ class ParsedArgumentFields(TracksScope, PythonRule):
     name = "parsed-argument-fields"
     safety = Safety.NEEDS_REVIEW
     scope = "neuron-project"  # stock names are among the triggers: only a project that targets Neuron is ours
-    triggers = (MOVED_FIELD, TRN_CONFIG, *sorted({name.rsplit(".", 1)[1] for name in NEURON_ARGS_CLASSES}))
+    # the fields transformers 5 removed: reads of them on parsed stock arguments raise too
+    triggers = (MOVED_FIELD, TRN_CONFIG, *sorted({name.rsplit(".", 1)[1] for name in NEURON_ARGS_CLASSES}),
+                *sorted(f".{name}" for name in STOCK_REMOVED))
     facts = (PINS,)  # the project's optimum-neuron pin decides where the data-parallel rest of the mesh goes
 
     def __init__(self, ctx) -> None:
@@ -116,6 +121,8 @@ class ParsedArgumentFields(TracksScope, PythonRule):
         attr = original.attr.value
         if attr not in GONE_FIELDS or self.ctx.qualnames(original):
             return updated
+        if not self.neuron_training and attr not in STOCK_REMOVED:
+            return updated  # stock arguments: only the fields transformers 5 / trl 1.x removed are gone
         holder = self.plan.args_var(self.scope_path, original.value.value) if isinstance(original.value, cst.Name) else None
         if holder is None:
             if attr in (MOVED_FIELD, TRN_CONFIG) and self.neuron_training and not self._argparse(original):
@@ -147,7 +154,10 @@ class ParsedArgumentFields(TracksScope, PythonRule):
         if row.action is FieldAction.RENAME and row.value is None and row.target:
             self.fixed(original, f"{var}.{attr} -> {var}.{row.target}: {row.message}")
             return updated.with_changes(attr=cst.Name(row.target))
-        self.todo(original, f"{var}.{attr}: the stock arguments have no {attr} ({row.message}); remove this use")
+        reason = re.sub(r"\s*[:;]\s*removed$", "", row.message)
+        self.todo(original, f"{var}.{attr} raises AttributeError on the stock {holder.target}: {reason}; the launch rules "
+                            f"remove --{attr} from the commands that run this script: replace the read with the value the "
+                            f"run relies on, or declare {attr} in a dataclass of your own parsed with the arguments")
         return updated
 
     def _argparse(self, node: cst.Attribute) -> bool:
