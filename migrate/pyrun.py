@@ -50,12 +50,14 @@ def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: Python
         ctx.imports = ctx.namespace.imports
     ctx.shared["module"] = module  # the original tree, for rule pre-passes that need more than one node
     instances: list[object] = [rule(ctx) for rule in rules]
-    moves = {old: (new, rule.id) for rule in rules for old, new in rule.moves.items()}
+    # read from the instances: a rule may withdraw its moves and import cleanup from a file (codemods/xla/_common.py)
+    rule_instances = list(instances)
+    moves = {old: (new, rule.id) for rule in rule_instances for old, new in rule.moves.items()}
     if moves:
         instances.insert(0, SymbolMover(ctx, moves))
     dispatcher = _Dispatcher(instances, ctx, module)
     new_module = cstwalk.transform(module, dispatcher)
-    legacy = tuple(prefix for rule in rules for prefix in rule.legacy_modules)
+    legacy = tuple(prefix for rule in rule_instances for prefix in rule.legacy_modules)
     if legacy and _imports_any(ctx.imports, legacy):
         still_used = set(ctx.namespace.names if ctx.namespace is not None else ()) | ctx.shared.get(KEPT_NAMES, set())
         new_module = _remove_unused_imports(new_module, legacy, still_used, dispatcher.names_by_statement)

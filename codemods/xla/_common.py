@@ -163,8 +163,10 @@ class XlaRule(PythonRule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         ctx.shared.setdefault(ACTIVE_RULES, set()).add(self.id)  # see codemods/xla/_values.py
-        if self.id not in REPORT_ONLY and self.blocked:
-            self._withdraw()
+        if self.blocked:
+            self.legacy_modules = ()  # the file keeps using torch_xla: its imports (side-effect ones too) stay
+            if self.id not in REPORT_ONLY:
+                self._withdraw()
 
     @property
     def blocked(self) -> bool:
@@ -172,7 +174,8 @@ class XlaRule(PythonRule):
         return bool(blockers(self.ctx))
 
     def _withdraw(self) -> None:
-        """Make this rule's callbacks pass-throughs for this file: no rewrite, no finding."""
+        """Make this rule's callbacks and symbol moves pass-throughs for this file: no rewrite, no finding."""
+        self.moves = {}
         for attribute in dir(type(self)):
             if attribute.startswith("visit_") and attribute.count("_") == 1:
                 setattr(self, attribute, lambda node: None)

@@ -78,12 +78,13 @@ def test_all_reduce_constant_is_not_half_migrated():
 def test_a_file_kept_on_torch_xla_gets_one_note_and_no_line_by_line_leftovers():
     # XLA ZeRO has no rule: porting the device alone would leave a file that runs on neither stack
     source = (
-        "import torch\nimport torch_xla.core.xla_model as xm\n"
+        "import torch\nimport torch_xla.core.xla_model as xm\nimport torch_xla.distributed.xla_backend\n"
         "from torch_xla.distributed.zero_redundancy_optimizer import ZeroRedundancyOptimizer\n\n"
         "device = xm.xla_device()\nopt = ZeroRedundancyOptimizer([], torch.optim.AdamW, lr=1e-3)\nxm.mark_step()\n"
     )
     result = apply_rules(source, select=["NM3", "NM9"])
     assert "device = xm.xla_device()" in result.text and "xm.mark_step()" in result.text
+    assert "import torch_xla.distributed.xla_backend" in result.text  # it registers the backend the file still uses
     assert not [f for f in result.findings if f.severity.value == "fixed"]
     assert [f.rule for f in result.findings if "no rule ports" in f.message] == ["NM318"]
     assert not [f for f in result.findings if f.rule == "NM902"]
