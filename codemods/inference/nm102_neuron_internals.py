@@ -97,12 +97,13 @@ class NeuronInternals(InferenceRule):
         """The optimum-neuron names an ``eval``/``exec`` of ``source`` may read: the local names bound to
         optimum.neuron that a string literal (f-string parts included) spells; for a string built elsewhere
         (``eval(pipe_class)``), every name bound to an optimum.neuron module (``import optimum.neuron as on``)."""
+        # `import optimum.neuron` binds `optimum`: its attribute path reaches optimum.neuron too
         legacy = {local for local, qualifieds in self.ctx.imports.bindings.items()
-                  if any(q == ON or q.startswith(ON + ".") for q in qualifieds)}
+                  if any(q in (ON, ON.split(".")[0]) or q.startswith(ON + ".") for q in qualifieds)}
         if isinstance(source, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
             return legacy & set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code(source)))
         modules = {local for local in legacy
-                   if any(q == ON or (q.startswith(ON + ".") and q[len(ON) + 1:].islower()) for q in self.ctx.imports.bindings[local])}
+                   if any(q in (ON, ON.split(".")[0]) or (q.startswith(ON + ".") and q[len(ON) + 1:].islower()) for q in self.ctx.imports.bindings[local])}
         return modules
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
