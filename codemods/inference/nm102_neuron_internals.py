@@ -12,6 +12,8 @@ What it does (migration map 1.1/1.2 base classes, 1.9 generation, A9, A19, A22; 
   ``todo`` at the use (the import stays until the use is gone);
 * ``from optimum.neuron import *`` (any optimum.neuron / optimum.exporters.neuron module) -> a ``todo``:
   import the stock names explicitly;
+* ``eval(...)`` / ``exec(...)`` that may read an optimum-neuron name (a string spelling ``on.X``, or a string
+  built elsewhere in a file importing an optimum.neuron module) keeps that import, with a ``todo``;
 * ``eval(...)`` / ``getattr(optimum.neuron, ...)`` that builds a Neuron class name at run time -> a
   ``todo`` (nothing static can rewrite it).
 

@@ -27,7 +27,11 @@ What it rewrites (migration map 1.2, 2.2, rules A5/B2; traps T11, T26, T27, T29)
 * ``auto_cast_type`` -> ``dtype`` (``"bf16"`` -> ``torch.bfloat16`` ...), ``torch_dtype`` -> ``dtype``,
   ``use_auth_token`` -> ``token``; compiler / export-only kwargs are dropped (reported).
 * ``**dict`` splats are expanded when the dict literal is visible in the same scope; opaque ones stay in
-  the call with a ``todo``.
+  the call with a ``todo``; a key of such a dict that no table knows (``prompt_len``) is optimum's: dropped,
+  with a ``todo`` (the stock ``from_pretrained`` raises TypeError on it).
+* the inputs follow the model to the device, as in NM120 (``tokenizer(..., return_tensors="pt")`` assigned in
+  the scope of a ``model.generate`` call gets ``.to(model.device)``); ``tok.apply_chat_template(...,
+  return_tensors="pt")`` gets ``return_dict=False``: transformers 5 returns a BatchEncoding by default.
 * reads of what the compiled model carried (``model.neuron_config.batch_size`` 0.1+, ``model.config.neuron[
   "sequence_length"]`` 0.0.x, the TP degree, ``auto_cast_type``) on a variable assigned once from the rewritten
   call become the literal it was exported with; any other field (or a non-literal shape) gets a todo: a stock

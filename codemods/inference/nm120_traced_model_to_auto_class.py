@@ -15,7 +15,12 @@ What it rewrites (migration map 1.1, 2.1, rules A6/B1/B1b; traps T4, T20, T25, T
 * the static shapes become a ``todo`` with the padding to do by hand (optimum padded inputs to the
   compiled shapes and trimmed outputs; stock does not);
 * without ``export=True`` the id may name Neuron-compiled artifacts: a ``todo`` says how to find the
-  source checkpoint.
+  source checkpoint;
+* the inputs follow the model to the device (optimum's compiled model took CPU tensors): at each call of the
+  model in the file (SageMaker ``predict_fn`` fed by ``model_fn`` included), an input assigned in that scope
+  from ``tokenizer(..., return_tensors="pt")`` gets ``.to(model.device)``; other inputs get a ``todo``;
+* a keyword from a dict of Neuron export arguments that no table knows is dropped with a ``todo`` (the stock
+  ``from_pretrained`` raises TypeError on it).
 
 Before::
 

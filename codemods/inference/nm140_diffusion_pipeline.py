@@ -13,6 +13,9 @@ What it rewrites (migration map 1.3, 2.4, rules A7/B3; traps T20, T44-T46):
   (``pipe.transformer`` for Flux; ``pipe.transformer.compile(...)`` for PixArt, which has no
   ``_repeated_blocks``), guarded by ``if pipe.device.type == "neuron":`` in the portable style;
 * static shapes -> a ``todo`` (pass the same height/width/num_images_per_prompt at every call, CPU generator);
+* every call of the loaded pipeline in the file that passes no ``height=``/``width=`` gets a ``todo``: optimum
+  ran it at the compiled size, diffusers uses its default size (768x768 for stable-diffusion-2-1);
+* ``device_ids=[0, 1]`` (optimum's two-core data parallelism) is dropped with a ``todo`` (one process per core);
 * ``unet_id``, ``controlnet_ids``, ``lora_*``, ``ip_adapter_*``, ``tensor_parallel_size``,
   ``data_parallel_mode`` are removed from the call with a ``todo`` naming the diffusers replacement.
 

@@ -12,7 +12,10 @@ What it rewrites (migration map 1.9, 2.6, rules A11/B6):
   (``max_cache_len`` from the compiled ``sequence_length``), for other tasks
   ``pipe.model.compile(backend="neuron", fullgraph=True, dynamic=False)``; both only on the neuron device
   in the portable style;
-* without ``export=True`` a ``model=`` string may name Neuron-compiled artifacts: a ``todo``.
+* without ``export=True`` a ``model=`` string may name Neuron-compiled artifacts: a ``todo``;
+* every other keyword (``task=``, ``batch_size=``, ``chunk_length_s=`` ...) went on to transformers.pipeline
+  under optimum too and stays; optimum's positional ``tokenizer`` / ``feature_extractor`` (3rd and 4th) are
+  passed by keyword, because transformers.pipeline puts ``config`` third.
 
 Before::
 
