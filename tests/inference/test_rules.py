@@ -108,3 +108,28 @@ def test_rule_metadata(rule) -> None:
     assert "Before" in doc and "After" in doc and "safety" in doc.lower()
     assert isinstance(rule.safety, Safety)
     assert all(len(trigger) > 8 for trigger in rule.triggers)
+
+
+def test_unknown_keyword_from_a_neuron_dict_is_dropped_but_a_direct_one_stays() -> None:
+    """A key of a dict that holds Neuron shapes is optimum's (the stock from_pretrained raises TypeError on
+    it); a keyword written directly may be a config override (rope_theta) and stays, with a todo."""
+    result = migrate("""
+        from optimum.neuron import NeuronModelForCausalLM
+        shapes = {"batch_size": 1, "sequence_length": 64, "prompt_len": 16}
+        model = NeuronModelForCausalLM.from_pretrained("m", export=True, num_cores=1, rope_theta=1e6, **shapes)
+    """)
+    code_lines = [line for line in result.text.splitlines() if not line.lstrip().startswith("#")]
+    assert not any("prompt_len" in line for line in code_lines)
+    assert "rope_theta=1e6" in result.text
+    assert any("`prompt_len=16` (from **shapes" in m for m in todos(result))
+    assert any("`rope_theta=` is not an optimum-neuron argument" in m for m in todos(result))
+
+
+def test_a_dict_without_neuron_keys_is_not_treated_as_optimums() -> None:
+    result = migrate("""
+        from optimum.neuron import NeuronModelForSequenceClassification
+        overrides = {"num_labels": 3}
+        model = NeuronModelForSequenceClassification.from_pretrained("bert", export=True, batch_size=1, **overrides)
+    """)
+    assert "num_labels=3" in result.text
+    assert not any("num_labels" in m and "dropped" in m for m in todos(result))
