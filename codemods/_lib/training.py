@@ -259,7 +259,7 @@ def distributed_config_call(tp: cst.BaseExpression, key: str) -> str:
 
 
 def tokenizer_to_processing_class(rule, updated: cst.Call, original: cst.Call) -> cst.Call:
-    """``tokenizer=`` -> ``processing_class=`` (transformers 5 Trainer / trl 1.x trainers, map T33)."""
+    """``tokenizer=`` -> ``processing_class=`` (transformers 5 Trainer / trl 1.x trainers)."""
     arg = kwarg(updated, "tokenizer")
     if arg is None:
         return updated

@@ -180,7 +180,7 @@ CC_FLAGS: dict[str, EnvVarAction] = {
 #: Variables the map recommends adding to launchers (H11, H12): name -> (value, message).
 ADDITIONS: dict[str, tuple[str, str]] = {
     "HF_DEACTIVATE_ASYNC_LOAD": ("1", "disable transformers' threaded weight loader on Neuron hosts"),
-    "USE_TORCH_XLA": ("0", "only when torch-xla cannot be uninstalled: keeps transformers off its XLA branches (T2)"),
+    "USE_TORCH_XLA": ("0", "only when torch-xla cannot be uninstalled: keeps transformers off its XLA branches"),
 }
 
 

@@ -56,7 +56,7 @@ K, R, DC, MI, D, T = "KEEP", "RENAME", "DISTRIBUTED_CONFIG", "MODEL_INIT_KWARGS"
 CURATED: dict[str, tuple] = {
     # --- optimum-neuron parallelism
     "tensor_parallel_size": (DC, "tp_size", "tensor_parallel_size -> DistributedConfig(tp_size=..., fsdp_size=WORLD_SIZE // tp_size) at model loading; launch one process per NeuronCore with torchrun"),
-    "pipeline_parallel_size": (T, "pp_size", "pipeline parallelism is manual on TorchNeuron: DistributedConfig(pp_size=...) cannot combine with FSDP and its Trainer path is unverified (map T18); removed"),
+    "pipeline_parallel_size": (T, "pp_size", "pipeline parallelism is manual on TorchNeuron: DistributedConfig(pp_size=...) cannot combine with FSDP and its Trainer path is unverified; removed"),
     "pipeline_parallel_num_microbatches": (T, None, "no Trainer equivalent for pipeline microbatches (optimum folded gradient accumulation into the batch); removed"),
     "zero_1": (T, "fsdp_size", "ZeRO-1 has no stock switch (optimum default False <= 0.3.0, True from 0.4.0): the closest is FSDP2 sharding, DistributedConfig(fsdp_size=WORLD_SIZE // tp_size); removed"),
     "disable_sequence_parallel": (D, None, "sequence parallelism is not wired in transformers 5 (enable_sequence_parallel is reserved): removed; activation memory per core grows"),
@@ -71,8 +71,8 @@ CURATED: dict[str, tuple] = {
     "async_save": (D, None, "optimum async checkpointing: removed (custom loops: torch.distributed.checkpoint.async_save)"),
     "skip_cache_push": (D, None, "Neuron Hub compile cache: removed (no stock counterpart)"),
     "neuron_cc_optlevel": (T, None, "compiler opt level: set NEURON_COMPILER_OPT_LEVEL (or -O<n> in NEURON_CC_FLAGS) in the launch environment; removed"),
-    "half_precision_backend": (T, None, "removed in transformers 5: 'xla' meant whole-model bf16 (load with dtype=torch.bfloat16), 'amp' means bf16=True autocast (map T19)"),
-    "use_autocast": (T, None, "optimum bf16 without use_autocast was full-bf16 weights: load the model with dtype=torch.bfloat16; with use_autocast it is stock bf16=True autocast (map T19); removed"),
+    "half_precision_backend": (T, None, "removed in transformers 5: 'xla' meant whole-model bf16 (load with dtype=torch.bfloat16), 'amp' means bf16=True autocast"),
+    "use_autocast": (T, None, "optimum bf16 without use_autocast was full-bf16 weights: load the model with dtype=torch.bfloat16; with use_autocast it is stock bf16=True autocast; removed"),
     "stochastic_rounding_enabled": (T, None, "optimum set NEURON_RT_STOCHASTIC_ROUNDING_EN=1; export it in the launch environment to keep that behaviour; removed"),
     "optimizer_use_master_weights": (T, None, "fp32 master weights: keep fp32 parameters with bf16=True autocast, or DistributedConfig(fsdp_mixed_precision=True); removed"),
     "optimizer_use_fp32_grad_acc": (T, None, "fp32 gradient accumulation: keep fp32 parameters with bf16=True autocast, or DistributedConfig(fsdp_mixed_precision=True); removed"),

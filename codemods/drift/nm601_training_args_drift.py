@@ -1,6 +1,6 @@
 """NM601 training-args-drift: stock TrainingArguments / SFTConfig / ORPOConfig fields removed in transformers 5 / trl 1.x.
 
-Map section 2.7 ("Inherited/standard fields that changed") and 2.8. The removed fields are GENERATED:
+The removed fields are GENERATED:
 ``codemods/_tables/gen_drift.py`` diffs the dataclass fields of transformers 4.43.2 / 4.57.1 and trl
 0.11.4 / 0.24.0 (wheels read as data) against the installed transformers 5 / trl 1.x
 (``REMOVED_FIELDS`` in ``drift_data.py``); what to do with each comes from THE shared field map

@@ -1,6 +1,6 @@
 """NM602 processing-class: ``tokenizer=`` -> ``processing_class=`` on stock trainers.
 
-Map trap T33 and section 2.9. transformers 5 ``Trainer`` / ``Seq2SeqTrainer`` and trl 1.x trainers
+transformers 5 ``Trainer`` / ``Seq2SeqTrainer`` and trl 1.x trainers
 (``SFTTrainer``, ``DPOTrainer``, ``KTOTrainer``, ``RewardTrainer``, ``GRPOTrainer``, ``RLOOTrainer``,
 ``trl.experimental.orpo.ORPOTrainer`` ...) accept only ``processing_class``; ``tokenizer=`` raises a TypeError.
 (NM203 does the same for the optimum-neuron trainers.)

@@ -1,6 +1,6 @@
 """NM604 torch-dtype: ``from_pretrained(..., torch_dtype=X)`` -> ``dtype=X`` for transformers models.
 
-transformers 5 renamed the loading keyword (``torch_dtype`` is a deprecated alias, map section 0). Only
+transformers 5 renamed the loading keyword (``torch_dtype`` is a deprecated alias). Only
 ``from_pretrained`` on classes imported from ``transformers`` (Auto classes, model classes, pipelines'
 ``model_kwargs`` excluded) and ``model_init_kwargs={"torch_dtype": ...}`` dict keys in a TRL config are
 rewritten; diffusers and other libraries keep their own ``torch_dtype`` and are left alone.

@@ -44,7 +44,7 @@ PATTERNS = (
             "source checkpoint with from_pretrained and let torch.compile compile on first call"),
     pattern(r"\boptimum\.neuron\b",
             "optimum-neuron API `optimum.neuron` is still used: no rule could migrate it; port it to stock "
-            "transformers/trl/accelerate (see neuron-migrate --list-rules and the migration map)"),
+            "transformers/trl/accelerate (see neuron-migrate --list-rules and, for the class moves, neuron-migrate --explain NM201)"),
     pattern(r"\bneuronx_distributed\b",
             "`neuronx_distributed` (NxD) is still used: port parallel layers to DTensor / "
             "transformers DistributedConfig(tp_size=...) and torch.distributed"),

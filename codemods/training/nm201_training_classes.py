@@ -1,6 +1,6 @@
 """NM201 training-classes: optimum-neuron training classes -> their stock transformers / TRL / accelerate / PEFT twins.
 
-Map sections 1.4-1.8 and rules A1-A4, A10, A12 (3.A). Pure symbol moves, kept as data in
+Pure symbol moves, kept as data in
 ``codemods/_tables/training_symbols.py``: every import path the symbol had across optimum-neuron
 0.0.x-0.4.x (top-level re-exports, ``trainers``, ``training_args``, ``hf_argparser``, ``utils``,
 ``accelerate``, ``peft``, ``models.training``). User aliases are kept (``NeuronTrainer as Trainer`` becomes

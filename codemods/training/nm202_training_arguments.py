@@ -108,7 +108,7 @@ class TrainingArguments(TracksScope, PythonRule):
         if not self.migrated and self.ctx.matches(node, NEURON_CLASSES):
             self.migrated = True
         if self.neuron_args and node.attr.value == "world_size" and not self.ctx.qualnames(node):
-            self.todo(node, "optimum-neuron's training_args.world_size was the data-parallel size; stock world_size is the process count (use model.config.distributed_config.dp_size) (T13)")
+            self.todo(node, "optimum-neuron's training_args.world_size was the data-parallel size; stock world_size is the process count (use model.config.distributed_config.dp_size)")
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if self.ctx.matches(original.func, PARSERS) is not None:
@@ -137,16 +137,16 @@ class TrainingArguments(TracksScope, PythonRule):
         args = self._precision_and_defaults(original, args, names, target, tp, splat)
         if "torch_compile" not in names and not splat:
             args.append(new_kwarg("torch_compile", "True"))
-            self.fixed(original, "torch_compile=True added: the Trainer compiles with the neuron backend on Neuron (map 2.7)")
+            self.fixed(original, "torch_compile=True added: the Trainer compiles with the neuron backend on Neuron")
         if target == "SFTConfig" and not splat:
             max_length = next((a for a in args if a.keyword is not None and a.keyword.value == "max_length"), None)
             if max_length is not None and "pad_to_multiple_of" not in names:
                 args.append(new_kwarg("pad_to_multiple_of", max_length.value.deep_clone()))
-                self.fixed(original, "pad_to_multiple_of=max_length added: optimum padded every example to max_length (one compiled shape); trl pads to a multiple of 128 on Neuron otherwise (T5)")
+                self.fixed(original, "pad_to_multiple_of=max_length added: optimum padded every example to max_length (one compiled shape); trl pads to a multiple of 128 on Neuron otherwise")
             packing = next((a for a in args if a.keyword is not None and a.keyword.value == "packing"), None)
             if packing is not None and literal(packing.value) is not False and "packing_strategy" not in names:
                 args.append(new_kwarg("packing_strategy", '"wrapped"'))
-                self.fixed(original, 'packing_strategy="wrapped" added: trl 1.x default bfd packing is padding-free, which optimum forbade on Neuron (T6)')
+                self.fixed(original, 'packing_strategy="wrapped" added: trl 1.x default bfd packing is padding-free, which optimum forbade on Neuron')
         return set_args(updated, args)
 
     def _model_init_kwargs(self, original: cst.Call, arg: cst.Arg) -> cst.Arg:
@@ -162,7 +162,7 @@ class TrainingArguments(TracksScope, PythonRule):
                     self.fixed(kwarg(original, "model_init_kwargs"), 'model_init_kwargs "torch_dtype" -> "dtype" (transformers 5)')
                 elif key == "attn_implementation" and literal(element.value) == "flash_attention_2":
                     element = element.with_changes(value=cst.SimpleString('"sdpa"'))
-                    self.fixed(kwarg(original, "model_init_kwargs"), 'attn_implementation "flash_attention_2" meant an NKI kernel in optimum-neuron; in transformers it is the CUDA flash-attn package: -> "sdpa" (T32)')
+                    self.fixed(kwarg(original, "model_init_kwargs"), 'attn_implementation "flash_attention_2" meant an NKI kernel in optimum-neuron; in transformers it is the CUDA flash-attn package: -> "sdpa"')
             elements.append(element)
         return arg.with_changes(value=arg.value.with_changes(elements=elements))
 
@@ -189,9 +189,9 @@ class TrainingArguments(TracksScope, PythonRule):
             self.fixed(kwarg(original, "optim"), 'optim "adamw_torch_xla" -> "adamw_torch" (no XLA optimizer on TorchNeuron)')
         bf16 = kwarg(original, "bf16")
         if self.dtype_added:
-            self.fixed(bf16, 'bf16=True: "dtype": "bfloat16" added to model_init_kwargs (optimum-neuron 0.4.x trained bf16 weights; trl loads float32 otherwise) (T19)')
+            self.fixed(bf16, 'bf16=True: "dtype": "bfloat16" added to model_init_kwargs (optimum-neuron 0.4.x trained bf16 weights; trl loads float32 otherwise)')
         elif bf16 is not None and literal(bf16.value) is True and "use_autocast" not in names and kwarg(original, "use_autocast") is None:
-            self.todo(bf16, "bf16=True meant full-bf16 weights in optimum-neuron 0.4.x (XLA_USE_BF16 before); stock bf16=True is autocast over fp32 weights: load the model with dtype=torch.bfloat16 to keep bf16 weights (T19)")
+            self.todo(bf16, "bf16=True meant full-bf16 weights in optimum-neuron 0.4.x (XLA_USE_BF16 before); stock bf16=True is autocast over fp32 weights: load the model with dtype=torch.bfloat16 to keep bf16 weights")
         if not splat:
             defaults = defaults_note(project_line(self.ctx), [text for field, text in DEFAULTS_04 if field not in names])
             if defaults:
@@ -230,7 +230,7 @@ class TrainingArguments(TracksScope, PythonRule):
             entries = f'"distributed_config": {distributed_dict(tp, self._mesh_key(original))}, "device_map": None'
             bf16 = next((a for a in args if a.keyword is not None and a.keyword.value == "bf16"), None)
             if bf16 is not None and literal(bf16.value) is True:
-                entries += ', "dtype": "bfloat16"'  # trl loads in float32 otherwise (T17); optimum kept bf16 weights (T19)
+                entries += ', "dtype": "bfloat16"'  # trl loads in float32 otherwise; optimum kept bf16 weights (T19)
                 self.dtype_added = True
             if existing is None:
                 self.fixed(original_arg, f"tensor_parallel_size -> model_init_kwargs distributed_config (tp_size={source(tp)}, "
@@ -243,7 +243,7 @@ class TrainingArguments(TracksScope, PythonRule):
                 for e in existing.value.elements
             ):
                 merged = parse_expression("{" + ", ".join([source(e).rstrip(", \n") for e in existing.value.elements] + [entries]) + "}")
-                self.fixed(original_arg, "tensor_parallel_size -> model_init_kwargs distributed_config with device_map None (T17)")
+                self.fixed(original_arg, "tensor_parallel_size -> model_init_kwargs distributed_config with device_map None")
                 return [a.with_changes(value=merged) if a is existing else a for a in args]
             self.todo(original_arg, f"tensor_parallel_size={source(tp)}: add distributed_config={distributed_dict(tp, self._mesh_key(original))} and device_map=None to model_init_kwargs")
             return args

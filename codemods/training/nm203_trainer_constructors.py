@@ -1,6 +1,6 @@
 """NM203 trainer-constructors: NeuronTrainer / NeuronSFTTrainer / NeuronORPOTrainer / NeuronAccelerator calls.
 
-Map sections 2.9 and 2.11, rules C2, C3b, C4, D1, trap T33. On the constructor call of a Neuron trainer
+On the constructor call of a Neuron trainer
 (matched through its import, so ``NeuronTrainer as Trainer`` counts):
 
 * ``tokenizer=`` -> ``processing_class=`` (transformers 5 / trl 1.x accept only the latter);

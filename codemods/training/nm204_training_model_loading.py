@@ -1,6 +1,6 @@
 """NM204 training-model-loading: optimum training models and TrainingNeuronConfig -> transformers + DistributedConfig.
 
-Map sections 1.6 and 2.10, rules C5, C6, C1b, traps T32, T36. ``optimum.neuron.models.training`` classes
+``optimum.neuron.models.training`` classes
 (moved by NM201) took a ``trn_config`` (a ``TrainingNeuronConfig``) as their second argument:
 
 * ``NeuronModelForCausalLM.from_pretrained(id, trn_config, ...)`` -> ``AutoModelForCausalLM.from_pretrained(id,
@@ -27,8 +27,8 @@ After::
     model = AutoModelForCausalLM.from_pretrained(model_id, distributed_config=trn_config, dtype=torch.bfloat16,
                                                  attn_implementation="sdpa")
 
-Fix safety: needs review (sequence parallelism and KV replication are gone, T15/T16; the process group is
-initialised by from_pretrained now, T36).
+Fix safety: needs review (sequence parallelism and KV replication are gone; the process group is
+initialised by from_pretrained now).
 """
 
 from __future__ import annotations
@@ -45,12 +45,12 @@ MODEL_CLASSES = {old for old, new in TRAINING_MOVES.items() if ".models.training
 CONFIG_CLASSES = {old for old, new in TRAINING_MOVES.items() if new == "transformers.distributed.DistributedConfig"}
 CONFIG_FIELDS = {  # TrainingNeuronConfig field -> (DistributedConfig key or None, message)
     "tensor_parallel_size": ("tp_size", ""),
-    "pipeline_parallel_size": (None, "pipeline parallelism is manual on TorchNeuron (DistributedConfig(pp_size=...) cannot combine with FSDP, T18)"),
-    "virtual_pipeline_parallel_size": (None, "pipeline parallelism is manual on TorchNeuron (T18)"),
-    "pipeline_parallel_num_microbatches": (None, "pipeline parallelism is manual on TorchNeuron (T18)"),
+    "pipeline_parallel_size": (None, "pipeline parallelism is manual on TorchNeuron (DistributedConfig(pp_size=...) cannot combine with FSDP)"),
+    "virtual_pipeline_parallel_size": (None, "pipeline parallelism is manual on TorchNeuron"),
+    "pipeline_parallel_num_microbatches": (None, "pipeline parallelism is manual on TorchNeuron"),
     "pipeline_parallel_use_zero1_optimizer": (None, "no ZeRO-1 switch: DistributedConfig(fsdp_size=...) shards parameters, gradients and optimizer state"),
-    "sequence_parallel_enabled": (None, "sequence parallelism is not wired in transformers 5 (T16)"),
-    "kv_size_multiplier": (None, "stock TP does not replicate KV heads: choose a tp_size dividing num_key_value_heads (T15)"),
+    "sequence_parallel_enabled": (None, "sequence parallelism is not wired in transformers 5"),
+    "kv_size_multiplier": (None, "stock TP does not replicate KV heads: choose a tp_size dividing num_key_value_heads"),
     "gradient_checkpointing": (None, "set gradient_checkpointing in TrainingArguments / SFTConfig instead"),
     "checkpoint_dir": (None, "pass the directory as trainer.train(resume_from_checkpoint=...) instead"),
     "fuse_qkv": (None, ""), "recompute_causal_mask": (None, ""), "transpose_nki_inputs": (None, ""),
@@ -100,7 +100,7 @@ class TrainingModelLoading(TracksScope, PythonRule):
         attn = kwarg(updated, "attn_implementation")
         if attn is not None and literal(attn.value) == "flash_attention_2":
             args = [a.with_changes(value=cst.SimpleString('"sdpa"')) if a is attn else a for a in args]
-            self.fixed(kwarg(original, "attn_implementation"), 'attn_implementation "flash_attention_2" meant an NKI kernel in optimum-neuron; in transformers it is the CUDA flash-attn package: -> "sdpa" (T32)')
+            self.fixed(kwarg(original, "attn_implementation"), 'attn_implementation "flash_attention_2" meant an NKI kernel in optimum-neuron; in transformers it is the CUDA flash-attn package: -> "sdpa"')
         if kwarg(updated, "distributed_config") is not None or any(a.keyword and a.keyword.value == "distributed_config" for a in args):
             if kwarg(updated, "device_map") is not None:
                 self.todo(kwarg(original, "device_map"), "device_map and distributed_config are mutually exclusive in transformers 5: remove device_map")

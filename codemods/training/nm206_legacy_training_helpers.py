@@ -1,6 +1,6 @@
 """NM206 legacy-training-helpers: checkpoint consolidation and optimum training helpers -> findings.
 
-Map sections 1.6, 1.7, 1.10 (training_utils), rules C9, D4, A21, trap T23. Nothing here has a one-line
+Nothing here has a one-line
 stock equivalent, so the rule only reports (manual only):
 
 * ``consolidate_model_parallel_checkpoints*`` / ``consolidate_tensor_parallel_checkpoints*`` (any
@@ -57,7 +57,7 @@ HELPERS = {
 }
 CONSOLIDATE_MESSAGE = ("one-time conversion of old sharded checkpoints: run this (or `optimum-cli neuron consolidate`) in the OLD "
                        "environment before uninstalling optimum-neuron, then load the consolidated directory with from_pretrained; "
-                       "new runs save ordinary checkpoints (T23)")
+                       "new runs save ordinary checkpoints")
 
 
 class LegacyTrainingHelpers(PythonRule):

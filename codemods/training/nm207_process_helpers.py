@@ -1,6 +1,6 @@
 """NM207 process-helpers: optimum-neuron ``is_main_worker()`` and ``is_precompilation()`` -> stock.
 
-Map section 1.10 and rules A14, A15, trap T8. ``is_main_worker()`` (``optimum.neuron.utils``,
+``is_main_worker()`` (``optimum.neuron.utils``,
 ``...utils.misc``) asked whether this is global rank 0: ``accelerate.PartialState().is_main_process`` is the
 stock answer. ``is_precompilation()`` was true during the ``neuron_parallel_compile`` graph-extraction pass,
 which no longer exists on TorchNeuron (compilation is JIT): it becomes ``False`` with a todo to delete
@@ -57,6 +57,6 @@ class ProcessHelpers(PythonRule):
             self.fixed(original, "is_main_worker() -> PartialState().is_main_process")
             return parse_expression("PartialState().is_main_process")
         if self.ctx.matches(original.func, PRECOMPILATION):
-            self.todo(original, "is_precompilation() is always False on TorchNeuron (no neuron_parallel_compile extraction pass, T8): simplify the branch")
+            self.todo(original, "is_precompilation() is always False on TorchNeuron (no neuron_parallel_compile extraction pass): simplify the branch")
             return cst.Name("False")
         return updated
