@@ -163,10 +163,18 @@ class XlaRule(PythonRule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         ctx.shared.setdefault(ACTIVE_RULES, set()).add(self.id)  # see codemods/xla/_values.py
+        self._statement_values: set[int] = set()  # ids of the calls that are a statement of their own
         if self.blocked:
             self.legacy_modules = ()  # the file keeps using torch_xla: its imports (side-effect ones too) stay
             if self.id not in REPORT_ONLY:
                 self._withdraw()
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        self._statement_values.add(id(node.value))
+
+    def used_as_value(self, call: cst.Call) -> bool:
+        """Whether ``call``'s result is used (``ok = xm.save(...)``, ``f(xm.rendezvous(t))``): visited calls only."""
+        return id(call) not in self._statement_values
 
     @property
     def blocked(self) -> bool:

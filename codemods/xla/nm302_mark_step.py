@@ -65,10 +65,6 @@ class MarkStep(XlaRule):
         self.fixed(original, "step boundary removed: TorchNeuron executes eagerly")
         return updated.with_changes(body=body or [cst.Pass()])
 
-    def visit_Expr(self, node: cst.Expr) -> None:
-        self._statement_calls = getattr(self, "_statement_calls", set())
-        self._statement_calls.add(id(node.value))
-
     def visit_Call(self, node: cst.Call) -> None:
-        if self.ctx.matches(node.func, STEP) and id(node) not in getattr(self, "_statement_calls", set()):
+        if self.ctx.matches(node.func, STEP) and self.used_as_value(node):
             self.todo(node, "xm.mark_step()/torch_xla.sync() used as a value: TorchNeuron is eager, remove the call")

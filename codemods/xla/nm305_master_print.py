@@ -57,12 +57,8 @@ class MasterPrint(XlaRule):
         return any(isinstance(arg.value, cst.Call) and any(q.startswith("torch_xla.debug.metrics.") for q in
                                                              self.ctx.qualnames(arg.value.func)) for arg in call.args)
 
-    def visit_Expr(self, node: cst.Expr) -> None:
-        self._statement_calls = getattr(self, "_statement_calls", set())
-        self._statement_calls.add(id(node.value))
-
     def visit_Call(self, node: cst.Call) -> None:
-        if self.ctx.matches(node.func, MASTER_PRINT) and id(node) not in getattr(self, "_statement_calls", set()):
+        if self.ctx.matches(node.func, MASTER_PRINT) and self.used_as_value(node):
             self.todo(node, "xm.master_print used inside an expression: print only when int(os.environ.get(\"RANK\", 0)) == 0")
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:

@@ -42,12 +42,8 @@ class Rendezvous(XlaRule):
         self.fixed(call, "xm.rendezvous -> dist.barrier()")
         return self.replace_line(original, updated, self.statement("if dist.is_initialized():\n    dist.barrier()\n", DIST))
 
-    def visit_Expr(self, node: cst.Expr) -> None:
-        self._statement_calls = getattr(self, "_statement_calls", set())
-        self._statement_calls.add(id(node.value))
-
     def visit_Call(self, node: cst.Call) -> None:
-        if self.ctx.matches(node.func, RENDEZVOUS) and id(node) not in getattr(self, "_statement_calls", set()):
+        if self.ctx.matches(node.func, RENDEZVOUS) and self.used_as_value(node):
             self.todo(node, "the result of xm.rendezvous (every replica's payload) is used: replace with objs = [None] * dist.get_world_size(); dist.all_gather_object(objs, payload)")
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:

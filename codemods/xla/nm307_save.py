@@ -83,13 +83,9 @@ class XlaSave(XlaRule):
             self.fixed(call, "xm.save -> torch.save on global rank 0 (xm.save wrote one copy per host; guard with LOCAL_RANK for per-host disks; load with map_location=\"cpu\" off-device)")
         return self.replace_line(original, updated, [guard, barrier])
 
-    def visit_Expr(self, node: cst.Expr) -> None:
-        self._statement_calls = getattr(self, "_statement_calls", set())
-        self._statement_calls.add(id(node.value))
-
     def visit_Call(self, node: cst.Call) -> None:
         # `ok = xm.save(...)`, `lambda: xm.save(...)`: not a statement of its own, so not rewritten
-        if self.ctx.matches(node.func, SAVE) and id(node) not in getattr(self, "_statement_calls", set()):
+        if self.ctx.matches(node.func, SAVE) and self.used_as_value(node):
             self.todo(node, "xm.save used inside an expression (it returns None): make it a statement `if int(os.environ.get(\"RANK\", 0)) == 0: torch.save(obj, path)`")
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
