@@ -32,9 +32,10 @@ PARSERS = ("HfArgumentParser", "NeuronHfArgumentParser", "TrainiumHfArgumentPars
 
 _NEURON_CLASS = re.compile(r"\b(?:%s)\b" % "|".join(NEURON_ARGUMENT_CLASSES))
 _PARSER = re.compile(r"\b(?:%s)\s*\(" % "|".join(PARSERS))
-#: the stock arguments classes (``\b`` keeps NeuronTrainingArguments out) and the fields transformers 5 / trl 1.x
-#: removed from them (generated from the 4.x / 0.x wheels, codemods/_tables/drift_data.py)
-_STOCK_CLASS = re.compile(r"\b(?:TrainingArguments|Seq2SeqTrainingArguments|SFTConfig|ORPOConfig)\b")
+#: the stock arguments classes and the project's subclasses of them (``TrnTrainingArguments``), and the fields
+#: transformers 5 / trl 1.x removed from them (generated from the 4.x / 0.x wheels, codemods/_tables/drift_data.py);
+#: a script's own field of that name stays its own (``Resolved.owns``)
+_STOCK_CLASS = re.compile(r"\w*(?:TrainingArguments|SFTConfig|ORPOConfig)\b")
 STOCK_REMOVED = frozenset(name for fields in REMOVED_FIELDS.values() for name in fields)
 _READS_CONFIG = re.compile(r"\bparse_(?:json|yaml)_file\b|\bTrlParser\b|\bparse_args_and_config\b")
 

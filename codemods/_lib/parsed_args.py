@@ -15,6 +15,8 @@ import ast
 from dataclasses import dataclass, field
 
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
+from migrate.facts import ProjectFact
+from migrate.filekinds import FileKind
 from codemods._tables.training_symbols import ARGS_CLASSES, NEURON_ARGS_CLASSES, NEURON_TRAINERS, TRAINING_MOVES
 
 #: every arguments class whose objects lack the Neuron-only fields: the Neuron ones and their stock targets (a
@@ -78,18 +80,65 @@ def script_cli_fields(source: str) -> frozenset[str]:
     return plan.cli_fields if plan is not None else frozenset()
 
 
-def analyse(source: str) -> ArgsPlan | None:
-    """The plan for one Python source (None when it does not parse)."""
+def analyse(source: str, subclasses: dict[str, str] | None = None) -> ArgsPlan | None:
+    """The plan for one Python source (None when it does not parse). ``subclasses``: qualified names of the
+    project's own subclasses of the stock arguments classes -> the stock class (``stock_subclasses_of``)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
-    return _Analysis(tree).plan()
+    return _Analysis(tree, subclasses or {}).plan()
+
+
+_STOCK_BASES = {"TrainingArguments", "Seq2SeqTrainingArguments"}
+
+
+def stock_subclasses(text: str) -> dict[str, tuple[str, frozenset[str]]] | None:
+    """Project fact: the module-level classes of a file that subclass transformers' TrainingArguments /
+    Seq2SeqTrainingArguments (``class TrnTrainingArguments(TrainingArguments)``) -> (stock class, the fields the
+    subclass declares itself). A script importing one parses the stock fields through it."""
+    if "TrainingArguments" not in text:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    imports = _imports(tree)
+    found = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for base in node.bases:
+            name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
+            qualified = imports.get(base.id, set()) if isinstance(base, ast.Name) else {f"transformers.{name}"}
+            if name in _STOCK_BASES and any(q.startswith("transformers.") for q in qualified):
+                fields = frozenset(s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name))
+                found[node.name] = (name, fields)
+    return found or None
+
+
+def stock_subclasses_of(values: dict[str, dict[str, tuple[str, frozenset[str]]]]) -> dict[str, tuple[str, frozenset[str]]]:
+    """The fact's values (display path -> classes) as importable qualified names (``common.hf_utils.TrnTrainingArguments``)."""
+    qualified = {}
+    for path, classes in values.items():
+        module = path[:-3].replace("/", ".") if path.endswith(".py") else None
+        if module is None:
+            continue
+        parts = module.split(".")
+        for start in range(len(parts)):  # the script may import it from any folder level it runs in
+            for name, record in classes.items():
+                qualified[".".join(parts[start:] + [name])] = record
+    return qualified
+
+
+STOCK_SUBCLASSES = ProjectFact("training.stock-args-subclasses", frozenset({FileKind.PYTHON}), ("TrainingArguments",),
+                               stock_subclasses)
 
 
 class _Analysis:
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, subclasses: dict[str, str]) -> None:
         self.tree = tree
+        self.subclasses = subclasses
         self.imports = _imports(tree)
         self.scopes: dict[ast.AST, Scope] = {}
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}  # module-level defs
@@ -110,7 +159,8 @@ class _Analysis:
         return {f"{base}.{suffix}" if suffix else base for base in self.imports[node.id]}
 
     def _args_target(self, node: ast.AST) -> str | None:
-        return next((ANY_ARGS_CLASSES[q] for q in sorted(self._qualnames(node)) if q in ANY_ARGS_CLASSES), None)
+        classes = {**ANY_ARGS_CLASSES, **self.subclasses}
+        return next((classes[q] for q in sorted(self._qualnames(node)) if q in classes), None)
 
     def _resolves(self, node: ast.AST, names) -> bool:
         return any(q in names for q in self._qualnames(node))

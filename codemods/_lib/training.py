@@ -225,10 +225,19 @@ def follow_moved_field(plan, scope: str, expression: cst.BaseExpression, key: st
 
 
 def args_plan(ctx):
-    """The file's parsed-arguments plan (see codemods/_lib/parsed_args.py), computed once for all rules."""
+    """The file's parsed-arguments plan (see codemods/_lib/parsed_args.py), computed once for all rules; the
+    project's own subclasses of the stock arguments classes count as those classes."""
     from codemods._lib.parsed_args import ArgsPlan, analyse
 
-    return ctx.memo("parsed-args-plan", lambda: analyse(ctx.source) or ArgsPlan())
+    targets = {name: base for name, (base, _) in project_args_subclasses(ctx).items()}
+    return ctx.memo("parsed-args-plan", lambda: analyse(ctx.source, targets) or ArgsPlan())
+
+
+def project_args_subclasses(ctx) -> dict:
+    """Qualified name -> (stock class, fields it declares) of the project's TrainingArguments subclasses."""
+    from codemods._lib.parsed_args import STOCK_SUBCLASSES, stock_subclasses_of
+
+    return ctx.memo("stock-args-subclasses", lambda: stock_subclasses_of(ctx.options.project.of(STOCK_SUBCLASSES.name)))
 
 
 WORLD_SIZE = 'int(os.environ.get("WORLD_SIZE", "1"))'

@@ -55,10 +55,10 @@ import re
 import libcst as cst
 
 from codemods._lib.launch_targets import STOCK_REMOVED
-from codemods._lib.parsed_args import MOVED_FIELD, TRN_CONFIG, GONE_FIELDS
+from codemods._lib.parsed_args import GONE_FIELDS, MOVED_FIELD, STOCK_SUBCLASSES, TRN_CONFIG
 from codemods._lib.optimum_version import PINS, zero_1_note
 from codemods._lib.training import (OWNERS, TracksScope, args_plan, distributed_config_call, kwarg, mesh_key, moved_value,
-                                    new_kwarg, project_line, set_args)
+                                    new_kwarg, project_args_subclasses, project_line, set_args)
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES
 from migrate.rule import PythonRule, Safety
@@ -77,7 +77,9 @@ class ParsedArgumentFields(TracksScope, PythonRule):
     # the fields transformers 5 removed: reads of them on parsed stock arguments raise too
     triggers = (MOVED_FIELD, TRN_CONFIG, *sorted({name.rsplit(".", 1)[1] for name in NEURON_ARGS_CLASSES}),
                 *sorted(f".{name}" for name in STOCK_REMOVED))
-    facts = (PINS,)  # the project's optimum-neuron pin decides where the data-parallel rest of the mesh goes
+    # the project's optimum-neuron pin decides where the data-parallel rest of the mesh goes; the project's own
+    # TrainingArguments subclasses are parsed like the stock class
+    facts = (PINS, STOCK_SUBCLASSES)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -123,6 +125,8 @@ class ParsedArgumentFields(TracksScope, PythonRule):
             return updated
         if not self.neuron_training and attr not in STOCK_REMOVED:
             return updated  # stock arguments: only the fields transformers 5 / trl 1.x removed are gone
+        if any(attr in fields for _, fields in project_args_subclasses(self.ctx).values()):
+            return updated  # a project subclass of the stock arguments declares it again
         holder = self.plan.args_var(self.scope_path, original.value.value) if isinstance(original.value, cst.Name) else None
         if holder is None:
             if attr in (MOVED_FIELD, TRN_CONFIG) and self.neuron_training and not self._argparse(original):
