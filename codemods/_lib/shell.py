@@ -1294,10 +1294,29 @@ STOCK_UNRESOLVED_TODO = ("{flag} was left as it is: {name} is not a script of th
                          "field declares): {message}")
 
 
+#: the shell edits report what they did ("...; removed", "deleted ...", "--x added"); where the string is left as it
+#: is, the same message must say what to do instead
+_DONE = [
+    (re.compile(r"\((?:removed|deleted)\)"), "(remove it)"),
+    (re.compile(r"(?<=[:;] )(?:removed|deleted)(?=$|[:;,.])"), "remove it"),
+    (re.compile(r"^removed(?= [`'\"-])"), "remove"),  # "removed `unset X`", not "removed in transformers 5"
+    (re.compile(r"^deleted\b"), "delete"),
+    (re.compile(r"^dropped\b"), "drop"),
+    (re.compile(r"^(\S+(?: \S+)?) added\b"), r"add \1"),
+]
+
+
+def as_step(message: str) -> str:
+    """A report of an edit made, reworded as the step to take when the edit was not made."""
+    for pattern, step in _DONE:
+        message = pattern.sub(step, message)
+    return message
+
+
 def unresolved_todo(flag: str, name: str, field_name: str, message: str) -> str:
     """The todo for a mapped flag on a command whose script is not in the project."""
     template = STOCK_UNRESOLVED_TODO if field_name in STOCK_REMOVED else UNRESOLVED_TODO
-    return template.format(flag=flag, name=name, message=message)
+    return template.format(flag=flag, name=name, message=as_step(message))  # the flag stays: say what to do
 
 
 def unresolved(program: Program) -> Resolved:

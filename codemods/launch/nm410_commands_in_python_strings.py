@@ -107,7 +107,7 @@ class CommandsInPythonStrings(PythonRule):
             new, found = shell.edit_shell_text(body, self.resolve, self.runs_elsewhere, self.readers)
             if new != body:
                 self.todo(original, "this string holds a Neuron launch command but has escapes, so it was left as it is: "
-                          "edit it by hand (" + "; ".join(_as_step(message) for _, message in found[:2]) + ")")
+                          "edit it by hand (" + "; ".join(shell.as_step(message) for _, message in found[:2]) + ")")
             return updated
         new = self._edit(original, body)
         return updated if new is None else updated.with_changes(value=f"{prefix}{quote}{new}{quote}")
@@ -275,29 +275,10 @@ class CommandsInPythonStrings(PythonRule):
         return False
 
 
-#: the shell edits report what they did ("...; removed", "deleted ...", "--x added"); where the string is left as it
-#: is, the same message must say what to do instead
-_DONE = [
-    (re.compile(r"\((?:removed|deleted)\)"), "(remove it)"),
-    (re.compile(r"(?<=[:;] )(?:removed|deleted)(?=$|[:;,.])"), "remove it"),
-    (re.compile(r"^removed\b"), "remove"),
-    (re.compile(r"^deleted\b"), "delete"),
-    (re.compile(r"^dropped\b"), "drop"),
-    (re.compile(r"^(\S+(?: \S+)?) added\b"), r"add \1"),
-]
-
-
-def _as_step(message: str) -> str:
-    """A report of an edit made, reworded as the step to take when the edit was not made."""
-    for pattern, step in _DONE:
-        message = pattern.sub(step, message)
-    return message
-
-
 def _empty_command_todo(found: list[tuple[Severity, str]]) -> str:
     """The todo for a command string the shell edits would empty: the call that runs it is the user's to delete."""
     reason = found[0][1] if found else ""
-    reason = _as_step(reason[len("deleted "):] if reason.startswith("deleted ") else reason)
+    reason = shell.as_step(reason[len("deleted "):] if reason.startswith("deleted ") else reason)
     return "delete the call that runs this command (its string would become empty)" + (f": {reason}" if reason else "")
 
 

@@ -118,7 +118,7 @@ class SageMakerHyperparameters(PythonRule):
                 elements.append(element)
                 continue
             if resolved.target is Target.UNKNOWN:
-                self.todo(old, shell.UNRESOLVED_TODO.format(flag=f'"{key}"', name=resolved.name, message=plan.message))
+                self.todo(old, shell.unresolved_todo(f'"{key}"', resolved.name, mapping.source, plan.message))
                 elements.append(element)
                 continue
             changed = True
