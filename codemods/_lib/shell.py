@@ -1373,6 +1373,22 @@ def edit_flags(doc: TextDocument, report: Report, resolve: Resolve = unresolved)
                 command.append(item)
 
 
+USE_CPU_TODO = ("{flag}: the stock Trainer then trains on the CPU, not on the Neuron device; remove it unless a CPU "
+                "run is meant")
+
+
+def _flag_use_cpu(report: Report, arguments: list[tuple[CommandLine, Tok]]) -> None:
+    """``--use_cpu True`` is a stock field, so no mapping touches it; on TorchNeuron it moves training off the device."""
+    for index, (cl, tok) in enumerate(arguments):
+        flag, eq, inline = unquote(tok.text).partition("=")
+        if flag.replace("-", "_") != "__use_cpu":
+            continue
+        following = arguments[index + 1][1].text if index + 1 < len(arguments) else None
+        value = inline if eq else (unquote(following) if following is not None and not following.startswith("-") else "true")
+        if value.lower() in _TRUE:
+            report(cl.line, Severity.TODO, USE_CPU_TODO.format(flag=f"{flag} {value}" if not eq else unquote(tok.text)))
+
+
 def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, command: list[tuple[CommandLine, Tok]],
                         container: Program | None = None, compile_here: bool = True) -> None:
     program = program_of([unquote(tok.text) for _, tok in command])
@@ -1384,6 +1400,7 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
     if resolved.target is Target.OTHER and not (resolved.script is not None and resolved.script.stock):
         return
     arguments = command[program.start + 1:]
+    _flag_use_cpu(report, arguments)
     plans = []
     for index, (cl, tok) in enumerate(arguments):
         if not tok.text.startswith("--"):
@@ -1500,7 +1517,7 @@ def edit_deployment(doc: TextDocument, report: Report) -> None:
 
 STRING_TRIGGERS = ("neuron_parallel_compile", "optimum-cli", "NEURON_EXTRACT_GRAPHS_ONLY", "NEURON_PARALLEL_COMPILE",
                    "XLA_USE_BF16", "XLA_DOWNCAST_BF16", "PJRT_DEVICE", "--nproc_per_node", "--nproc-per-node",
-                   "--tensor_parallel_size", "--tensor-parallel-size")
+                   "--tensor_parallel_size", "--tensor-parallel-size", "--use_cpu", "--use-cpu")
 
 
 def edit_shell_text(text: str, resolve: Resolve = unresolved, runs: Callable[[str], bool] = lambda name: False,

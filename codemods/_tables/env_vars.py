@@ -95,6 +95,11 @@ ENV_VARS: dict[str, EnvVarAction] = {
         "review NEURON_RT_NUM_CORES: TorchNeuron drives one NeuronCore per process; launch with torchrun "
         "--nproc_per_node <cores> instead and remove this"
     ),
+    "NEURONCORE_NUM_DEVICES": _review(
+        "review NEURONCORE_NUM_DEVICES: an XLA-era torch-neuronx setting for how many NeuronCores the run uses; "
+        "TorchNeuron takes that from the process count (torchrun --nproc_per_node, one process per NeuronCore): "
+        "remove it once --nproc_per_node says the same"
+    ),
     "NEURON_RT_VISIBLE_CORES": _review(
         "review NEURON_RT_VISIBLE_CORES: under torchrun remove it (init_process_group(backend=\"neuron\") binds "
         "core LOCAL_RANK when it is unset); keep it only for independent single-process workers"

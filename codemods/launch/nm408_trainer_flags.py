@@ -54,7 +54,7 @@ from migrate.rule import Safety
 from migrate.textdoc import Line, TextDocument
 
 _BASE_TRIGGERS = ("--tensor_parallel_size", "--tensor-parallel-size", "--zero_1", "--pipeline_parallel_size",
-                  "tensor_parallel_size", "--disable_sequence_parallel")
+                  "tensor_parallel_size", "--disable_sequence_parallel", "--use_cpu", "--use-cpu")
 _UNFED_TODO = ("{key} was left as it is: no script of this project parses optimum-neuron training arguments from a "
                "config file, so this may not be one; if it feeds NeuronTrainingArguments/NeuronSFTConfig: {message}")
 _KEY = re.compile(r"^(\s*)(\"?)([A-Za-z_][\w-]*)\2(\s*:\s*)(.*?)(,?)\s*$")
