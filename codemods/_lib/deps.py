@@ -12,6 +12,7 @@ from pathlib import PurePath
 
 from codemods._lib import requirements as req
 from codemods._lib.shell import CommandLine, Report, Tok, command_statements, cut, lex, unquote
+from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind, kind_from_name
 from migrate.findings import Severity
 from migrate.rule import RuleOptions
@@ -178,8 +179,53 @@ def _quote(spec: str, like: str) -> str:
     return f"{quote}{spec}{quote}"
 
 
-def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | None = None) -> None:
-    """Rewrite the Neuron stack in ``pip install`` commands (shell, Dockerfile RUN, YAML run blocks, !pip)."""
+_CLONE_TAG = re.compile(r"huggingface/transformers(?:\.git)?\S*\s+(?:--branch|-b)[\s=]+\\?[\"']?(v?\d+\.[\w.]+)"
+                        r"|(?:--branch|-b)[\s=]+\\?[\"']?(v?\d+\.[\w.]+)\\?[\"']?\s+\S*huggingface/transformers\b")
+
+
+def transformers_checkout(text: str) -> str | None:
+    """The tag of a ``git clone https://github.com/huggingface/transformers --branch v4.52.3`` in a file that runs
+    that checkout's example scripts (``transformers/examples/...``), or None."""
+    match = _CLONE_TAG.search(text)
+    if match is None or "examples/" not in text:  # a checkout whose example scripts this file does not run
+        return None
+    return match.group(1) or match.group(2)
+
+
+TRANSFORMERS_CHECKOUT = ProjectFact("deps.transformers-checkout",
+                                    frozenset({FileKind.SHELL, FileKind.NOTEBOOK, FileKind.DOCKERFILE, FileKind.YAML}),
+                                    ("huggingface/transformers",), transformers_checkout)
+
+
+def checkout_of(project: ProjectFacts, path: PurePath) -> str | None:
+    """The transformers tag the file ``path`` clones (a notebook's shell lines arrive as ``NAME.sh`` or, for a
+    ``%%bash`` cell, ``NAME.cellN.sh``)."""
+    found = project.of(TRANSFORMERS_CHECKOUT.name)
+    notebook = re.sub(r"(?:\.cell\d+)?\.sh$", ".ipynb", path.as_posix())
+    return next((found[name] for name in (path.as_posix(), notebook) if name in found), None)
+
+
+CHECKOUT_TODO = ("{spec} was left as it is: this file clones transformers at {tag} and runs that tag's example scripts, "
+                 "which need a {major}.x transformers (they import APIs that 5.x removed); TorchNeuron needs {new}: clone "
+                 "a tag of the installed 5.x release (its examples), then change this pin, in one step")
+
+
+def _follows_checkout(spec: str, rewrite, tag: str | None):
+    """A transformers bump to 5.x beside a 4.x examples checkout: kept with a todo (the pair must move together)."""
+    major = re.match(r"v?(\d+)", tag or "")
+    name = re.match(r"[A-Za-z0-9_.-]+", spec)
+    if major is None or int(major.group(1)) >= 5 or name is None or name.group(0).lower() != "transformers" or rewrite.keep:
+        return rewrite
+    new = next((s for s in rewrite.specs if s.lower().startswith("transformers")), None)
+    if new is None:
+        return rewrite
+    return req.Rewrite([], Severity.TODO, CHECKOUT_TODO.format(spec=spec, tag=tag, major=major.group(1), new=new), keep=True)
+
+
+def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | None = None,
+                     checkout: str | None = None) -> None:
+    """Rewrite the Neuron stack in ``pip install`` commands (shell, Dockerfile RUN, YAML run blocks, !pip).
+    ``checkout``: the transformers tag the file clones for its example scripts (see ``transformers_checkout``)."""
     full_text = doc.text()
     for statement in command_statements(doc):
         items: list[tuple[CommandLine, Tok]] = []
@@ -206,7 +252,7 @@ def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | N
             for word in requirements:
                 rewrite = req.rewrite(unquote(word.text), planner)
                 if rewrite is not None:
-                    plans.append((word, rewrite))
+                    plans.append((word, _follows_checkout(unquote(word.text), rewrite, checkout or transformers_checkout(full_text))))
             if not plans:
                 continue
             if all(not rewrite.specs and not rewrite.keep for _, rewrite in plans) and len(plans) == len(requirements):

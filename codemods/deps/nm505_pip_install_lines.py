@@ -19,6 +19,10 @@ conda ``environment.yml`` files get the same rewrite for the items of their ``- 
 bodies of heredocs that are requirement files (``cat > requirements.txt <<EOF``, a Dockerfile ``COPY <<EOF
 requirements.txt``, ``pip install -r /dev/stdin <<EOF``).
 
+A ``transformers`` pin moved to 5.x in a file that also clones transformers at a 4.x tag (``git clone
+https://github.com/huggingface/transformers --branch v4.52.3``, to run that tag's example scripts) stays with a
+todo: the pin and the checkout must move together.
+
 Fix safety: needs review (see NM501).
 """
 
@@ -41,9 +45,10 @@ class PipInstallNeuronStack(DepsTextRule):
     safety = Safety.NEEDS_REVIEW
     kinds = frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML})
     triggers = DEP_TRIGGERS
+    facts = (*DepsTextRule.facts, deps.TRANSFORMERS_CHECKOUT)
 
     def apply(self, doc: TextDocument) -> None:
-        deps.edit_pip_install(doc, self.report, self.ctx.options)
+        deps.edit_pip_install(doc, self.report, self.ctx.options, deps.checkout_of(self.ctx.options.project, self.ctx.path))
         if doc.kind in {FileKind.SHELL, FileKind.DOCKERFILE}:
             deps.rewrite_heredoc_requirements(doc, self.report, self.ctx.options)
         if doc.kind is FileKind.YAML:
