@@ -123,15 +123,16 @@ class CommandsInPythonStrings(PythonRule):
         body = "".join(texts)
         if not any(trigger in body for trigger in self.triggers) or not shell.looks_like_command(body):
             return updated
-        if "\\" in body and "r" not in updated.start.lower():
-            self.todo(original, "this f-string holds a Neuron launch command but has escapes, so it was left as it is: "
-                      "edit it by hand")
-            return updated
         new, found = shell.edit_shell_text(body, self.resolve, self.runs_elsewhere, self.readers)
         sources = {_PLACEHOLDER.format(index): "{" + cst.Module([]).code_for_node(part.expression) + "}"
                    for index, part in enumerate(expressions)}
         found = [(severity, re.sub(r"__nm_expr_\d+__", lambda m: sources.get(m.group(0), m.group(0)), message))
                  for severity, message in found]
+        if "\\" in body and "r" not in updated.start.lower():
+            steps = "; ".join(shell.as_step(message) for _, message in found[:3])
+            self.todo(original, "this f-string holds a Neuron launch command but has escapes, so it was left as it is: "
+                      "edit it by hand" + (f" ({steps})" if steps else ""))
+            return updated
         if new == body:
             for severity, message in found:
                 self.todo(original, message)
