@@ -43,6 +43,8 @@ rewrites ``--flags`` with the same table).
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from codemods._lib.optimum_version import PINS, Line, zero_1_note
@@ -214,6 +216,10 @@ class TrainingArguments(TracksScope, PythonRule):
             return f"zero_1={source(zero_1.value)} decides the data-parallel rest of the mesh"
         return zero_1_note(project_line(self.ctx))
 
+    def _load_hint(self, tp, original: cst.Call) -> str:
+        return (f"from_pretrained(..., distributed_config=DistributedConfig(tp_size={source(tp)}, "
+                f"{self._mesh_key(original)}=WORLD_SIZE // {source(tp)}))")
+
     def _tensor_parallel(self, original: cst.Call, args: list[cst.Arg], names: set[str], target: str, tp) -> list[cst.Arg]:
         original_arg = kwarg(original, "tensor_parallel_size")
         if literal(tp) == 1:
@@ -224,7 +230,9 @@ class TrainingArguments(TracksScope, PythonRule):
                                      f"DistributedConfig(tp_size={source(tp)}, {self._mesh_key(original)}=WORLD_SIZE // {source(tp)})) of the "
                                      "model the trainer gets (NM208); launch one process per NeuronCore with torchrun")
             return args
-        if target in ("SFTConfig", "ORPOConfig"):
+        # model_init_kwargs only apply when the trainer loads the model from a name: trl raises when they are set
+        # next to an instantiated model, whose load must carry the degree instead (below)
+        if target in ("SFTConfig", "ORPOConfig") and not _trainer_gets_a_model_object(self.ctx.source):
             self.ctx.add_import("os")
             existing = next((a for a in args if a.keyword is not None and a.keyword.value == "model_init_kwargs"), None)
             entries = f'"distributed_config": {distributed_dict(tp, self._mesh_key(original))}, "device_map": None'
@@ -247,7 +255,7 @@ class TrainingArguments(TracksScope, PythonRule):
                 return [a.with_changes(value=merged) if a is existing else a for a in args]
             self.todo(original_arg, f"tensor_parallel_size={source(tp)}: add distributed_config={distributed_dict(tp, self._mesh_key(original))} and device_map=None to model_init_kwargs")
             return args
-        load = f"from_pretrained(..., distributed_config=DistributedConfig(tp_size={source(tp)}, {self._mesh_key(original)}=WORLD_SIZE // {source(tp)}))"
+        load = self._load_hint(tp, original)
         if any(marker in self.ctx.source for marker in CARRIERS):
             self.todo(original_arg, f"tensor_parallel_size={source(tp)} removed: check that the model is loaded with {load} (NM204/NM205 add it where the old code sharded at load) and launch one process per NeuronCore with torchrun")
             return args
@@ -270,3 +278,16 @@ class TrainingArguments(TracksScope, PythonRule):
         if not self.migrated:
             return updated
         return insert_preamble(updated, self.ctx)
+
+
+_TRAINER_MODEL = re.compile(r"\b\w*(?:SFT|ORPO)Trainer\(\s*(?:model\s*=\s*)?([A-Za-z_]\w*)\s*[,)]")
+
+
+def _trainer_gets_a_model_object(source_text: str) -> bool:
+    """Whether an SFT/ORPO trainer of the file is handed a model held in a variable that is not a string."""
+    for match in _TRAINER_MODEL.finditer(source_text):
+        name = match.group(1)
+        if not re.search(rf"^\s*{re.escape(name)}\s*=\s*[\"']", source_text, re.M):
+            return True
+    return False
+
