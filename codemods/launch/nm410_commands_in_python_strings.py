@@ -107,7 +107,7 @@ class CommandsInPythonStrings(PythonRule):
             new, found = shell.edit_shell_text(body, self.resolve, self.runs_elsewhere, self.readers)
             if new != body:
                 self.todo(original, "this string holds a Neuron launch command but has escapes, so it was left as it is: "
-                          "edit it by hand (" + "; ".join(shell.as_step(message) for _, message in found[:2]) + ")")
+                          "edit it by hand (" + _steps(found) + ")")
             return updated
         new = self._edit(original, body)
         return updated if new is None else updated.with_changes(value=f"{prefix}{quote}{new}{quote}")
@@ -129,7 +129,7 @@ class CommandsInPythonStrings(PythonRule):
         found = [(severity, re.sub(r"__nm_expr_\d+__", lambda m: sources.get(m.group(0), m.group(0)), message))
                  for severity, message in found]
         if "\\" in body and "r" not in updated.start.lower():
-            steps = "; ".join(shell.as_step(message) for _, message in found[:3])
+            steps = _steps(found)
             self.todo(original, "this f-string holds a Neuron launch command but has escapes, so it was left as it is: "
                       "edit it by hand" + (f" ({steps})" if steps else ""))
             return updated
@@ -274,6 +274,13 @@ class CommandsInPythonStrings(PythonRule):
             self.fixed(original, shell.COMPILE_ADDED)
             return True
         return False
+
+
+def _steps(found: list[tuple[Severity, str]]) -> str:
+    """The edits a string left as it is needs, as steps. --torch_compile is left out: whether it is added depends on
+    whether the script still parses Neuron arguments, which a first run changes (the note must read the same then)."""
+    return "; ".join(shell.as_step(message) for _, message in found
+                     if message not in (shell.COMPILE_ADDED, shell.COMPILE_TODO))
 
 
 def _empty_command_todo(found: list[tuple[Severity, str]]) -> str:
