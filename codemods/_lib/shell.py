@@ -1567,6 +1567,8 @@ def looks_like_command(text: str) -> bool:
                 if command:
                     return True  # `XLA_USE_BF16=1` alone: an environment setting
                 continue
+            while len(words) > 1 and re.fullmatch(r"__nm_expr_\d+__", words[0].text):
+                words = words[1:]  # an f-string's `{env_var_options} torchrun ...`: settings ahead of the command
             first = unquote(words[0].text).rsplit("/", 1)[-1]
             if first in COMMAND_WORDS or first.endswith(".sh"):
                 return True
