@@ -105,26 +105,6 @@ def migrate_source(
     return Migrated(new_text, findings)
 
 
-def other_accelerator_file(kind: FileKind, text: str, rules: tuple[type[Rule], ...]) -> bool:
-    """Whether the file's own code targets another accelerator and shows no Neuron code (``Rule.other_accelerator``):
-    scope per file, not per repository."""
-    other, neuron = _file_scope_patterns(rules, kind)
-    return any(anchor in text and pattern.search(text) for anchor, pattern in other) and not any(
-        anchor in text and pattern.search(text) for anchor, pattern in neuron
-    )
-
-
-@functools.lru_cache(maxsize=64)
-def _file_scope_patterns(rules: tuple[type[Rule], ...], kind: FileKind):
-    def compiled(pairs):
-        return tuple({(anchor, re.compile(regex, re.MULTILINE)) for anchor, regex in pairs})
-
-    every = {*all_rules(), *rules}  # like the project markers: --select/--ignore do not change what a file is
-    other = [pair for rule in every for pair in rule.other_accelerator.get(kind, ())]
-    neuron = [pair for rule in every for pair in (*rule.markers.get(kind, ()), *rule.neuron_code.get(kind, ()))]
-    return compiled(other), compiled(neuron)
-
-
 def _keep_final_newline(old: str, new: str) -> str:
     """libcst drops the final ``\r`` of a file whose lines end in CR alone: give it back."""
     if old.endswith("\r") and new and not new.endswith(("\r", "\n")):

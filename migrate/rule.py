@@ -78,14 +78,14 @@ class Rule:
     #: makes the engine's one-pass scan cheap; the regex (multiline) must match for the marker to count.
     #: If any file of a run carries one, "neuron-project" rules run. See codemods/_tables/project_markers.py.
     markers: ClassVar[Mapping[FileKind, tuple[tuple[str, str], ...]]] = {}
-    #: What the rule needs to know about other files of the run; gathered in the scan pass (migrate/facts.py).
-    facts: ClassVar[tuple[ProjectFact, ...]] = ()
     #: Per FILE, (anchor, regex) pairs showing code for another accelerator (a CUDA baseline script). Such a
     #: file with no Neuron evidence of its own (a marker, or ``neuron_code``) is not Neuron code even in a
     #: Neuron project: "neuron-project" rules skip it. See codemods/_tables/project_markers.py.
     other_accelerator: ClassVar[Mapping[FileKind, tuple[tuple[str, str], ...]]] = {}
     #: Per file, Neuron evidence beyond the project markers (torch_xla code is Neuron code in a Neuron project).
     neuron_code: ClassVar[Mapping[FileKind, tuple[tuple[str, str], ...]]] = {}
+    #: What the rule needs to know about other files of the run; gathered in the scan pass (migrate/facts.py).
+    facts: ClassVar[tuple[ProjectFact, ...]] = ()
 
     @classmethod
     def summary(cls) -> str:
