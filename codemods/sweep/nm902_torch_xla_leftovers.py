@@ -5,7 +5,8 @@ has ``scope = "neuron-project"``). Reports ``torch_xla`` / ``xm.`` / ``xmp.`` / 
 XLA precision variables (``XLA_USE_BF16``, ``XLA_DOWNCAST_BF16``: dropping them silently changes
 numerics: the note says whether the line sets or reads one) and the compile-only-pass variables, in code,
 strings, shell and configs alike. A Python file the torch_xla family left on torch_xla as a whole (its one note,
-from NM318 or NM320, names what blocks the port) gets no line-by-line report.
+from NM318 or NM320, names what blocks the port) gets no line-by-line notes: its references are reported as
+``info`` findings that point at that note.
 
 Before::
 
@@ -24,6 +25,7 @@ from typing import Iterable
 from codemods.sweep._patterns import pattern, scan
 from codemods.xla._common import BLOCKED_NOTE, WHOLESALE_NOTE
 from migrate.filekinds import FileKind
+from migrate.findings import Severity
 from migrate.rule import Safety, SweepHit, SweepRule
 
 _PRECISION = r"\bXLA_(?:USE|DOWNCAST)_BF16\b"
@@ -51,6 +53,10 @@ PATTERNS = (
 )
 
 
+KEPT_WITH_FILE = ("kept on torch_xla with the rest of this file: the note at its top names the constructs that "
+                  "block the port; port them first, then run neuron-migrate again")
+
+
 class TorchXlaLeftovers(SweepRule):
     """In a Neuron project, report every torch_xla reference left after all rules ran."""
 
@@ -63,7 +69,9 @@ class TorchXlaLeftovers(SweepRule):
                 "NEURON_EXTRACT_GRAPHS_ONLY", "NEURON_PARALLEL_COMPILE", "libneuronxla")
 
     def scan(self, text: str, kind: FileKind) -> Iterable[SweepHit]:
-        if kind is FileKind.PYTHON and (BLOCKED_NOTE in text or WHOLESALE_NOTE in text):
-            return ()  # the family left the file on torch_xla as a whole, and its one note says why (NM318 / NM320)
         patterns = PATTERNS if kind is not FileKind.PYTHON else PATTERNS[:-1]
+        if kind is FileKind.PYTHON and (BLOCKED_NOTE in text or WHOLESALE_NOTE in text):
+            # the family left the file on torch_xla as a whole and its one note says why (NM318 / NM320): each
+            # reference is still reported, as information (no inline note), so none is left without a word
+            return (SweepHit(hit.line, hit.column, KEPT_WITH_FILE, Severity.INFO) for hit in scan(text, kind, patterns))
         return scan(text, kind, patterns)
