@@ -11,8 +11,8 @@ touched), migrated in write mode, committed, and migrated again. Per project and
   outputs are not code and are not counted);
 * ``removed``: references gone after the run (the tool's own verification findings say when a rewrite that
   removed one cannot work: see ``verify errors``);
-* ``prose``: of those, the ones on lines the tool reports as prose (``info`` findings: comments, docstrings,
-  Markdown); they are never rewritten, so the share removed is also given over code references alone;
+* ``prose``: of those, the ones on lines the tool reports as prose (NM903 ``info`` findings: comments,
+  docstrings, Markdown); they are never rewritten, so the share removed is also given over code references alone;
 * ``silent``: references left with no finding within 3 lines (in the original file) and no inline
   ``neuron-migrate:`` note within 3 lines above them (in the written file);
 * ``verify errors``: error findings of the verification family (NM7xx): calls into stock libraries that
@@ -53,6 +53,7 @@ LEGACY = {
     "xla backend": re.compile(r"""backend\s*=\s*["']xla["']|init_method\s*=\s*["']xla://"""),
 }
 NOTE = "neuron-migrate:"
+PROSE_RULE = "NM903"  # legacy mentions in comments, docstrings and documentation (info: docs to update)
 KINDS = {".py", ".ipynb", ".sh", ".slurm", ".txt", ".toml", ".cfg", ".yaml", ".yml", ".json", ""}
 
 
@@ -215,7 +216,8 @@ def measure(project: Path, work: Path) -> Figures:
         figures.refs_before += len(old_refs)
         figures.refs_after += len(new_refs)
         reported = {f.get("original_line", f["line"]) for f in findings.get(name, [])}
-        prose = {f.get("original_line", f["line"]) for f in findings.get(name, []) if f["severity"] == "info"}
+        prose = {f.get("original_line", f["line"]) for f in findings.get(name, [])
+                 if f["severity"] == "info" and f["rule"] == PROSE_RULE}
         new_lines = new_text.splitlines()
         to_old = old_line_of(old_text.splitlines(), new_lines)
         figures.prose_before += sum(1 for line, _ in old_refs if line in prose)
