@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     handle, temp = tempfile.mkstemp(dir=args.output.parent, prefix=f".{args.output.name}.")
     with os.fdopen(handle, "w", encoding="utf-8") as out:
         out.write(data)
+    os.chmod(temp, 0o644)  # package data: readable by everyone, as the rest of the package
     os.replace(temp, args.output)
     print(f"wrote {args.output}")
     return 0

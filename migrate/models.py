@@ -166,7 +166,8 @@ def project_models(files: Iterable[Path], root: Path | None, compat_results: Pat
     table, source = load_verdicts(compat_results)
     for use in uses:
         if use.model_type:
-            use.verdicts = dict(table.get(use.model_type, {}))
+            found = table.get(use.model_type, {})
+            use.verdicts = {mode: found[mode] for mode in ("eager", "compiled", "tp") if mode in found}
     return uses, source
 
 

@@ -124,3 +124,18 @@ def test_the_migrate_report_and_summary_name_the_models(tmp_path):
     assert models["modes"] == ["eager", "compiled"]
     assert [use["checkpoint"] for use in models["uses"]] == ["meta-llama/Llama-3.2-1B"]
     assert models["uses"][0]["where"] == ["infer.py:2"]
+
+
+def test_the_shipped_matrix_is_the_default_and_its_generator_writes_it(tmp_path):
+    from compat_matrix.shipped_verdicts import main as write_shipped
+
+    files = _project(tmp_path / "proj", {"train.py": "AutoModelForCausalLM.from_pretrained('meta-llama/Llama-3.2-1B')\n"})
+    uses, source = project_models(files, tmp_path / "proj")
+    assert source.startswith("shipped matrix (") and uses[0].verdicts  # the package ships a full scan's verdicts
+    assert list(uses[0].verdicts)[:2] == ["eager", "compiled"]  # modes in the matrix's order
+    out = tmp_path / "shipped.json"
+    assert write_shipped([str(SCAN_ROWS), "-o", str(out)]) == 0
+    written = json.loads(out.read_text())
+    assert written["verdicts"] == {"llama": {"compiled": "pass", "eager": "pass"}}
+    assert "1 architecture," in written["source"] and "cpu/" in written["source"]
+    assert oct(out.stat().st_mode & 0o777) == "0o644"
