@@ -125,8 +125,9 @@ def run(folder: Path, command: list[str], env: dict[str, str] | None = None, tim
     runner = folder.parent / "_runner.py"
     runner.write_text(RUNNER)
     if command[0] == "torchrun":
+        script = next(i for i, part in enumerate(command) if part.endswith(".py"))  # torchrun's options come before it
         launch = [sys.executable, "-m", "torch.distributed.run", "--master_addr", "127.0.0.1",
-                  "--master_port", str(_free_port()), *command[1:3], str(runner), *command[3:]]
+                  "--master_port", str(_free_port()), *command[1:script], str(runner), *command[script:]]
     else:
         launch = [sys.executable, str(runner), *command[1:]]
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
@@ -180,8 +181,13 @@ def test_infer_generates_under_torchrun(migrated, tiny_assets) -> None:
     source = (migrated / "infer.py").read_text()
     degree = re.search(r"DistributedConfig\(tp_size=(\d+)\)", source)
     assert degree, source
-    output = run(migrated, ["torchrun", "--nproc_per_node", degree.group(1), "infer.py"],
-                 env={"MODEL_ID": str(tiny_assets["model"])})
-    generated = [line for line in output.splitlines() if line.strip() and set(line.split()) <= set(WORDS)]
-    assert len(generated) == int(degree.group(1)), output[-3000:]  # every rank prints the decoded text
+    logs = migrated / "torchrun-logs"
+    # each rank's stdout to its own file: on one shared pipe two ranks' prints can land on one line
+    output = run(migrated, ["torchrun", "--nproc_per_node", degree.group(1), "--log-dir", str(logs), "--redirects", "1",
+                            "infer.py"], env={"MODEL_ID": str(tiny_assets["model"])})
+    per_rank = sorted(logs.rglob("stdout.log"))
+    assert len(per_rank) == int(degree.group(1)), output[-3000:]
+    for stdout in per_rank:  # every rank prints the decoded text
+        text = stdout.read_text()
+        assert [line for line in text.splitlines() if line.strip() and set(line.split()) <= set(WORDS)], (stdout, text)
     assert (migrated / "llama_neuron" / "config.json").exists()

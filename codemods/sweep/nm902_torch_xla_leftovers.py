@@ -41,8 +41,9 @@ PATTERNS = (
             "an XLA precision variable is still set: it has no effect on TorchNeuron; load weights with "
             "dtype=torch.bfloat16 (full bf16) or use bf16=True autocast", in_strings=True),
     pattern(_PRECISION,
-            "an XLA precision variable is still read: nothing sets it on TorchNeuron, so this code now takes "
-            "its not-set branch; pick the dtype explicitly (torch.bfloat16 weights or bf16=True autocast) and drop the test",
+            "an XLA precision variable is still read: TorchNeuron ignores it, so this branch follows only what a "
+            "launcher exports (the launch rules keep such an export while code reads it); pick the dtype explicitly "
+            "(torch.bfloat16 weights or bf16=True autocast) and drop the test and the export",
             in_strings=True),
     pattern(r"\bNEURON_(?:EXTRACT_GRAPHS_ONLY|PARALLEL_COMPILE)\b",
             "the compile-only pass (graph extraction) no longer exists: remove this branch or variable",

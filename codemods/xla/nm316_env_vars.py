@@ -169,7 +169,9 @@ class XlaEnvVars(XlaRule):
         action = lookup(name) if name else None
         if action is not None and action.action == "remove":
             hint = "; choose the dtype explicitly (torch.bfloat16)" if "BF16" in name else ""
-            self.todo(node, f"{name} is no longer set on TorchNeuron (always unset now): simplify this code{hint}")
+            self.todo(node, f"{name} belonged to the XLA stack and TorchNeuron ignores it; it is still set only where a "
+                      f"launcher exports it (the launch rules keep such an export while code reads it): decide here "
+                      f"explicitly{hint}, then remove this read and the export")
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         # reads: os.environ["XLA_USE_BF16"] in an expression (assignments are handled above)
