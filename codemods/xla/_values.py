@@ -93,6 +93,15 @@ def fold(plan_: Plan, original: cst.If, updated: cst.If, kind: str):
     return _fold(plan_, original, updated, kind)
 
 
+def leave_if(rule, original: cst.If, updated: cst.If, kind: str):
+    """A rule's ``leave_If``: a chain whose tests the variables of ``kind`` decide keeps only the branch that runs."""
+    folded = fold(plan(rule), original, updated, kind)
+    if folded is None:
+        return updated
+    rule.fixed(original, 'test of a variable that held "xla": decided, the branch that ran is kept')
+    return as_statements(folded, updated)
+
+
 def as_statements(folded, updated: cst.If):
     """What ``leave_If`` returns for a folded chain: the If left, the statements that run, or nothing."""
     if isinstance(folded, cst.If):  # an elif that became the first test keeps the comments above the if

@@ -127,11 +127,7 @@ class XlaDevice(XlaRule):
         return updated
 
     def leave_If(self, original: cst.If, updated: cst.If):
-        folded = values.fold(values.plan(self), original, updated, values.DEVICE)
-        if folded is None:
-            return updated
-        self.fixed(original, 'test of a variable that held "xla": decided, the branch that ran is kept')
-        return values.as_statements(folded, updated)
+        return values.leave_if(self, original, updated, values.DEVICE)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         # an "xla" literal no rule rewrites (an option default, a choice, a dict key, a conditional value)

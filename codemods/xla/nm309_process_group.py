@@ -109,11 +109,7 @@ class XlaProcessGroup(XlaRule):
         return updated.with_changes(value=self.emit(dev.process_group_backend(self.ctx.options.device_style, dev.PORTABLE_DEVICE)))
 
     def leave_If(self, original: cst.If, updated: cst.If):
-        folded = values.fold(values.plan(self), original, updated, values.BACKEND)
-        if folded is None:
-            return updated
-        self.fixed(original, 'test of a variable that held "xla": decided, the branch that ran is kept')
-        return values.as_statements(folded, updated)
+        return values.leave_if(self, original, updated, values.BACKEND)
 
     def leave_Import(self, original: cst.Import, updated: cst.Import):
         keep = []
