@@ -50,7 +50,7 @@ def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: Python
         ctx.imports = ctx.namespace.imports
     ctx.shared["module"] = module  # the original tree, for rule pre-passes that need more than one node
     instances: list[object] = [rule(ctx) for rule in rules]
-    # read from the instances: a rule may withdraw its moves and import cleanup from a file (codemods/xla/_common.py)
+    # read from the instances: a rule may withdraw its moves and import cleanup from a file (codemods/xla/_base.py)
     rule_instances = list(instances)
     moves = {old: (new, rule.id) for rule in rule_instances for old, new in rule.moves.items()}
     if moves:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from codemods.sweep._patterns import pattern, scan
-from codemods.xla._common import BLOCKED_NOTE, WHOLESALE_NOTE
+from codemods.xla._base import BLOCKED_NOTE, WHOLESALE_NOTE
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import Safety, SweepHit, SweepRule

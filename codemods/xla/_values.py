@@ -26,7 +26,7 @@ import libcst as cst
 
 from codemods._lib.uses import Flow
 from migrate import cstwalk
-from codemods.xla._common import ACTIVE_RULES, is_xla_string, string_value
+from codemods.xla._base import ACTIVE_RULES, is_xla_string, string_value
 
 DEVICE = "device"
 BACKEND = "backend"

@@ -32,7 +32,7 @@ import libcst as cst
 
 from codemods._lib import device as dev
 from codemods.xla import _values as values
-from codemods.xla._common import XM, XR, Safety, XlaRule, arg, is_xla_string, names
+from codemods.xla._base import XM, XR, Safety, XlaRule, arg, is_xla_string, names
 
 DEVICE_CALLS = names((XM, ["xla_device"]), ("torch_xla", ["device"]))
 TORCH_DEVICE = frozenset({"torch.device"})

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.xla._common import XM, Safety, XlaRule, names
+from codemods.xla._base import XM, Safety, XlaRule, names
 
 STEP = names((XM, ["mark_step", "optimization_barrier_", "unlazy"]), ("torch_xla", ["sync"]))
 WAIT = names((XM, ["wait_device_ops"]))

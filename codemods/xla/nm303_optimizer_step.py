@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.xla._common import XM, Safety, XlaRule, arg, has_star, names
+from codemods.xla._base import XM, Safety, XlaRule, arg, has_star, names
 
 OPTIMIZER_STEP = names((XM, ["optimizer_step"]))
 REDUCE_GRADIENTS = names((XM, ["reduce_gradients"]))

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.xla._common import LOCAL_RANK, RANK, WORLD_SIZE, XM, XR, Safety, XlaRule, arg, names
+from codemods.xla._base import LOCAL_RANK, RANK, WORLD_SIZE, XM, XR, Safety, XlaRule, arg, names
 
 GLOBAL = names((XM, ["get_ordinal"]), (XR, ["global_ordinal"]))
 LOCAL = names((XM, ["get_local_ordinal"]), (XR, ["local_ordinal"]))

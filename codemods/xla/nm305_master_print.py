@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.xla._common import RANK, XM, Safety, XlaRule, names
+from codemods.xla._base import RANK, XM, Safety, XlaRule, names
 from migrate.snippets import parse_statement
 
 MASTER_PRINT = names((XM, ["master_print"]))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.xla._common import XM, Safety, XlaRule, names
+from codemods.xla._base import XM, Safety, XlaRule, names
 
 RENDEZVOUS = names((XM, ["rendezvous"]))
 DIST = ("torch.distributed", None, "dist")

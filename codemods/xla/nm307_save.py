@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.xla._common import RANK, XM, Safety, XlaRule, arg, has_star, names
+from codemods.xla._base import RANK, XM, Safety, XlaRule, arg, has_star, names
 from migrate.snippets import parse_expression, parse_statement
 
 SAVE = names((XM, ["save"]))

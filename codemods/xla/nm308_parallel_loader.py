@@ -34,7 +34,7 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods._lib import device as dev
-from codemods.xla._common import Safety, XlaRule, arg, names
+from codemods.xla._base import Safety, XlaRule, arg, names
 from migrate import cstwalk
 from migrate.snippets import parse_statement
 

@@ -35,7 +35,7 @@ import libcst as cst
 
 from codemods._lib import device as dev
 from codemods.xla import _values as values
-from codemods.xla._common import RANK, WORLD_SIZE, Safety, XlaRule, arg, is_xla_string
+from codemods.xla._base import RANK, WORLD_SIZE, Safety, XlaRule, arg, is_xla_string
 
 INIT = frozenset({"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"})
 SIDE_EFFECT = ("torch_xla.distributed.xla_backend", "torch_xla.experimental.pjrt_backend")

@@ -32,7 +32,7 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods._lib import device as dev
-from codemods.xla._common import LOCAL_RANK, Safety, XlaRule, arg, has_star, names
+from codemods.xla._base import LOCAL_RANK, Safety, XlaRule, arg, has_star, names
 
 JOIN = """if int(os.environ.get("WORLD_SIZE", 1)) > 1 and not dist.is_initialized():  # xmp.spawn joined the processes
     dist.init_process_group({backend})

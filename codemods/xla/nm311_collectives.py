@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.xla._common import XM, Safety, XlaRule, arg, names
+from codemods.xla._base import XM, Safety, XlaRule, arg, names
 from migrate.snippets import parse_expression, parse_statement
 
 OPS = {"REDUCE_SUM": "SUM", "REDUCE_MUL": "PRODUCT", "REDUCE_AND": "BAND", "REDUCE_OR": "BOR", "REDUCE_MIN": "MIN", "REDUCE_MAX": "MAX"}

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.xla._common import XM, Safety, XlaRule, arg, has_star, names
+from codemods.xla._base import XM, Safety, XlaRule, arg, has_star, names
 
 CLOSURE = names((XM, ["add_step_closure"]))
 SET_RNG = names((XM, ["set_rng_state"]))

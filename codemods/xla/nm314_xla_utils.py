@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.xla._common import Safety, XlaRule
+from codemods.xla._base import Safety, XlaRule
 
 CHECKPOINT = "torch_xla.utils.checkpoint.checkpoint"
 

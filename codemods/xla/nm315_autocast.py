@@ -24,7 +24,7 @@ import libcst as cst
 
 from codemods._lib import device as dev
 from codemods.xla import _values as values
-from codemods.xla._common import Safety, XlaRule, arg, is_xla_string
+from codemods.xla._base import Safety, XlaRule, arg, is_xla_string
 
 TORCH_AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast"})
 XLA_AUTOCAST = frozenset({"torch_xla.amp.autocast", "torch_xla.amp.autocast_mode.autocast"})

@@ -39,7 +39,7 @@ import re
 import libcst as cst
 
 from codemods._tables.env_vars import ENV_PREFIXES, ENV_VARS, cc_flag_actions, lookup, message_for
-from codemods.xla._common import Safety, XlaRule, string_value
+from codemods.xla._base import Safety, XlaRule, string_value
 from migrate import cstwalk
 
 ENVIRON = frozenset({"os.environ"})

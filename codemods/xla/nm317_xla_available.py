@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.xla._common import Safety, XlaRule, walk
+from codemods.xla._base import Safety, XlaRule, walk
 
 CHECKS = frozenset(
     {

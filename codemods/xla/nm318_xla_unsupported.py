@@ -8,7 +8,7 @@ Reports, never rewrites: ``torch_xla.distributed.fsdp`` (-> FSDP2 ``fully_shard`
 ``torch_xla.debug.profiler`` (-> ``torch.profiler``), ``torch_xla.test.test_utils``, private ``xm._*``
 helpers, and any other ``torch_xla`` call no rule of the family handles (with its name).
 
-A file that keeps constructs no rule ports (``blockers`` in codemods/xla/_common.py: XLA FSDP, XLA ZeRO, xser,
+A file that keeps constructs no rule ports (``blockers`` in codemods/xla/_base.py: XLA FSDP, XLA ZeRO, xser,
 ``torch_xla.compile``, SPMD, ``libneuronxla``, ``neuronx_distributed``, xm collectives over replica ``groups=``)
 is left on torch_xla as a whole: the other NM3 rules withdraw from it, and this rule puts ONE note above its
 first torch_xla import naming those constructs (porting only the device and process group would leave a file
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.xla._common import XM, Safety, XlaRule, blocked_note, blockers, nxd_modeling_file
+from codemods.xla._base import XM, Safety, XlaRule, blocked_note, blockers, nxd_modeling_file
 from migrate.rule import dotted_name
 
 #: qualified prefix -> message (longest prefix wins)
@@ -76,7 +76,7 @@ class XlaUnsupported(XlaRule):
     safety = Safety.MANUAL_ONLY
 
     def _blocked_note(self, node: cst.CSTNode, module_name: str) -> None:
-        """The note of a file the family leaves on torch_xla (codemods/xla/_common.py ``blockers``): once, above its
+        """The note of a file the family leaves on torch_xla (codemods/xla/_base.py ``blockers``): once, above its
         first torch_xla / libneuronxla / neuronx_distributed import."""
         if getattr(self, "_noted", False) or module_name.split(".")[0] not in ("torch_xla", "libneuronxla", "neuronx_distributed"):
             return

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.xla._common import NXD, WHOLESALE_NOTE, Safety, XlaRule, nxd_modeling_file
+from codemods.xla._base import NXD, WHOLESALE_NOTE, Safety, XlaRule, nxd_modeling_file
 from migrate.rule import dotted_name
 
 MESSAGES = {

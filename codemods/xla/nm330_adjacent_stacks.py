@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.xla._common import Safety, XlaRule
+from codemods.xla._base import Safety, XlaRule
 
 MESSAGES = {
     "torch_neuronx.trace": "torch_neuronx.trace is the XLA-era AOT tracer (left untouched): on TorchNeuron use torch.compile(model, backend=\"neuron\", fullgraph=True, dynamic=False); there is no saved traced artifact",

@@ -9,7 +9,7 @@ import torch
 import torch.distributed as dist
 
 from codemods._tables import env_vars
-from codemods.xla._common import MARKERS
+from codemods.xla._base import MARKERS
 from migrate.registry import all_rules
 from migrate.testing import apply_rules
 
