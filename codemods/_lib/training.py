@@ -14,73 +14,13 @@ from codemods._tables.training_args import TRAINING_ARGS, FieldAction, FieldMapp
 from migrate.snippets import parse_expression
 
 
-def kwarg(call: cst.Call, name: str) -> cst.Arg | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg
-    return None
-
-
-def has_star_kwargs(call: cst.Call) -> bool:
-    return any(arg.star == "**" for arg in call.args)
-
-
-def literal(node: cst.BaseExpression) -> object:
-    """The Python value of a simple literal (numbers, strings, True/False/None), else a sentinel."""
-    try:
-        import ast
-
-        return ast.literal_eval(cst.Module(body=[]).code_for_node(node))
-    except Exception:  # noqa: BLE001
-        return _NOT_LITERAL
-
-
-_NOT_LITERAL = object()
-
-
-def is_literal(value: object) -> bool:
-    return value is not _NOT_LITERAL
-
-
-def source(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
-
-
-def set_args(call: cst.Call, args: list[cst.Arg]) -> cst.Call:
-    """Replace the call's arguments, fixing commas: the last argument keeps the original last comma
-    (a trailing comma in multi-line calls), every other one gets a comma in the call's style."""
-    if not args:
-        return call.with_changes(args=[])
-    original = list(call.args)
-    trailing = original[-1].comma if original else cst.MaybeSentinel.DEFAULT
-    trailing_ws = original[-1].whitespace_after_arg if original else cst.SimpleWhitespace("")
-    separator = next((a.comma for a in original[:-1] if isinstance(a.comma, cst.Comma)), None)
-    if separator is None:
-        separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-    fixed = []
-    for index, arg in enumerate(args):
-        if index == len(args) - 1:
-            fixed.append(arg.with_changes(comma=trailing, whitespace_after_arg=trailing_ws))
-            continue
-        if arg.whitespace_after_arg is trailing_ws and original and arg.whitespace_after_arg is not cst.SimpleWhitespace(""):
-            arg = arg.with_changes(whitespace_after_arg=cst.SimpleWhitespace(""))
-        if not isinstance(arg.comma, cst.Comma) or arg.comma is trailing:
-            arg = arg.with_changes(comma=separator)
-        fixed.append(arg)
-    return call.with_changes(args=fixed)
-
-
-def new_kwarg(name: str, value: cst.BaseExpression | str) -> cst.Arg:
-    expression = parse_expression(value) if isinstance(value, str) else value
-    return cst.Arg(
-        keyword=cst.Name(name),
-        value=expression,
-        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
-    )
-
-
-def rename_kwarg(arg: cst.Arg, name: str) -> cst.Arg:
-    return arg.with_changes(keyword=cst.Name(name))
+# the cst helpers live in codemods/_lib/cst.py; the old names stay importable from here
+from codemods._lib.cst import find_keyword as kwarg
+from codemods._lib.cst import has_star_kwargs, is_literal, set_args  # noqa: F401
+from codemods._lib.cst import keyword_arg as new_kwarg
+from codemods._lib.cst import literal_value as literal
+from codemods._lib.cst import rename_keyword as rename_kwarg
+from codemods._lib.cst import source_of as source
 
 
 @dataclass
