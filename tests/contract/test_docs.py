@@ -1,5 +1,6 @@
 """Docs that are tested: every shell block of README.md and docs/*.md marked runnable (a fence whose info string
-is ``bash runnable``) runs, as written, on small inputs; and the generated parts of the docs are current.
+is ``bash runnable``) runs, as written, on small inputs; the generated parts of the docs are current; and every rule's
+module docstring has the fixed sections docs/rules-*.md are generated from (docs/gen_rules.py).
 
 A runnable block runs with `bash -euo pipefail` in a fresh folder holding a copy of `examples/` and, as
 `scan-out/`, a small neuron-compat result set (tests/reports/fixtures/results.jsonl), with this install's
@@ -46,8 +47,8 @@ def test_runnable_block(tmp_path: Path, name: str, script: str) -> None:
     assert completed.returncode == 0, f"{name} exited {completed.returncode}:\n{completed.stdout}\n{completed.stderr}"
 
 
-def test_rule_tables_are_generated_from_the_rules() -> None:
-    completed = subprocess.run([sys.executable, str(REPO / "docs" / "gen_rules_tables.py"), "--check"],
+def test_rule_pages_are_generated_from_the_rules() -> None:
+    completed = subprocess.run([sys.executable, str(REPO / "docs" / "gen_rules.py"), "--check"],
                                capture_output=True, text=True)
     assert completed.returncode == 0, completed.stderr
 
@@ -56,8 +57,70 @@ def test_rule_tables_cover_every_rule_of_their_families_and_only_registered_rule
     from migrate.registry import all_rules
 
     listed = {rule_id for page in (REPO / "docs").glob("rules-*.md")
-              for rule_id in re.findall(r"^\| (NM\d{3}) \|", page.read_text(encoding="utf-8"), re.MULTILINE)}
+              for rule_id in re.findall(r"^\| \[(NM\d{3})\]", page.read_text(encoding="utf-8"), re.MULTILINE)}
     registered = {rule.id for rule in all_rules()}
     assert listed <= registered
     families = {rule_id[:3] for rule_id in listed}
     assert {rule_id for rule_id in registered if rule_id[:3] in families} == listed
+
+
+def _rule_pages_generator():
+    sys.path.insert(0, str(REPO / "docs"))
+    try:
+        import gen_rules
+    finally:
+        sys.path.remove(str(REPO / "docs"))
+    return gen_rules
+
+
+#: Rule ids whose module docstring is not yet in the fixed sections (being converted by their family's owner).
+PENDING: set[str] = {"NM101", "NM102", "NM103", "NM104", "NM110", "NM120", "NM121", "NM130", "NM140", "NM150",
+    "NM160", "NM170", "NM201", "NM202", "NM203", "NM204", "NM205", "NM206", "NM207", "NM208", "NM301", "NM302",
+    "NM303", "NM304", "NM305", "NM306", "NM307", "NM308", "NM309", "NM310", "NM311", "NM312", "NM313", "NM314",
+    "NM315", "NM316", "NM317", "NM318", "NM320", "NM330", "NM401", "NM402", "NM403", "NM404", "NM405", "NM406",
+    "NM407", "NM408", "NM409", "NM410", "NM411", "NM412", "NM501", "NM502", "NM503", "NM504", "NM505", "NM601",
+    "NM602", "NM603", "NM604", "NM605", "NM701", "NM702", "NM703", "NM704", "NM901", "NM902", "NM903"}
+
+
+def test_every_rule_docstring_has_the_fixed_sections() -> None:
+    """First line ``NMxxx name: summary.``, then What it does / Why / Before / After / Safety / References in
+    that order; ``Safety:`` names the rule's safety; References lists a URL or a docs/ path."""
+    from migrate.registry import all_rules
+
+    gen_rules = _rule_pages_generator()
+    broken = {rule.id: gen_rules.problems(rule) for rule in all_rules() if rule.id not in PENDING}
+    broken = {rule_id: found for rule_id, found in broken.items() if found}
+    assert not broken, "\n".join(f"{rule_id}: {'; '.join(found)}" for rule_id, found in sorted(broken.items()))
+
+
+def test_pending_lists_only_rules_still_to_convert() -> None:
+    from migrate.registry import all_rules
+
+    gen_rules = _rule_pages_generator()
+    done = sorted(rule.id for rule in all_rules() if rule.id in PENDING and not gen_rules.problems(rule))
+    assert not done, f"{done} follow the docstring format now: remove them from PENDING"
+
+
+def test_the_docstring_check_rejects_a_docstring_out_of_order() -> None:
+    gen_rules = _rule_pages_generator()
+
+    class Rule:
+        id, name = "NM999", "example"
+        safety = type("Safety", (), {"value": "safe"})
+
+    good = ("NM999 example: do a thing.\n\nWhat it does:\n\n* this\n\nWhy:\n\nBecause.\n\nBefore::\n\n    a\n\n"
+            "After::\n\n    b\n\nSafety: safe. Nothing to check.\n\nReferences:\n\n* docs/architecture.md\n")
+    swapped = good.replace("What it does:", "WHAT").replace("Why:", "What it does:").replace("WHAT", "Why:")
+    assert gen_rules.parse(good).first_line == "NM999 example: do a thing."
+    for text, expected in ((good, []), (swapped, ["are not"]), (good.replace("Safety: safe", "Safety: manual-only"),
+                           ["the rule's safety is safe"]), (good.replace("docs/architecture.md", "the design"),
+                           ["no URL"])):
+        module = type(sys)("example_rule")
+        module.__doc__ = text
+        sys.modules["example_rule"] = module
+        Rule.__module__ = "example_rule"
+        try:
+            found = gen_rules.problems(Rule)
+        finally:
+            del sys.modules["example_rule"]
+        assert all(any(piece in problem for problem in found) for piece in expected) and bool(found) == bool(expected)
