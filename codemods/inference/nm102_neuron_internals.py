@@ -41,11 +41,12 @@ import re
 
 import libcst as cst
 
-from codemods._lib.inference import InferenceRule, code
+from codemods._lib.cst import source_of
 from codemods._tables.inference_symbols import EXPORTERS_PREFIX, INTERNAL_BASES, INTERNAL_PREFIXES, ON, internals_moves
 from migrate.pyrun import KEPT_NAMES
 from migrate.rule import Safety, dotted_name
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
+from codemods.inference._base import InferenceRule
 
 MOVES = internals_moves()
 BASES = {old: INTERNAL_BASES[old.rsplit(".", 1)[1]] for old in MOVES if old.rsplit(".", 1)[1] in INTERNAL_BASES}
@@ -103,7 +104,7 @@ class NeuronInternals(InferenceRule):
         legacy = {local for local, qualifieds in self.ctx.imports.bindings.items()
                   if any(q in (ON, ON.split(".")[0]) or q.startswith(ON + ".") for q in qualifieds)}
         if isinstance(source, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-            return legacy & set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code(source)))
+            return legacy & set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source_of(source)))
         modules = {local for local in legacy
                    if any(q in (ON, ON.split(".")[0]) or (q.startswith(ON + ".") and q[len(ON) + 1:].islower()) for q in self.ctx.imports.bindings[local])}
         return modules
@@ -138,7 +139,7 @@ class NeuronInternals(InferenceRule):
                 return None
             unique, seen = [], set()
             for element in elements:
-                text = code(element.value)
+                text = source_of(element.value)
                 if text not in seen:
                     seen.add(text)
                     unique.append(element)
@@ -205,7 +206,5 @@ def _advice(qualified: str) -> str:
 
 
 def _mentions_neuron(node: cst.CSTNode) -> bool:
-    from codemods._lib.inference import code
-
-    text = code(node)
+    text = source_of(node)
     return "optimum.neuron" in text or "NeuronModelFor" in text or "NeuronStableDiffusion" in text

@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.inference import InferenceRule, code
+from codemods._lib.cst import source_of
 from codemods._tables.inference_symbols import EXPORTERS_PREFIX
+from codemods.inference._base import InferenceRule
 from migrate.rule import Safety
 
 
@@ -54,7 +55,7 @@ class ExportersNeuron(InferenceRule):
             model = next((a for a in node.args if a.keyword is None and not a.star), None)
             model = model or next((a for a in node.args if a.keyword is not None and a.keyword.value in ("model_name_or_path", "model", "model_id")), None)
             if name in ("main_export", "export", "export_models"):
-                source = code(model.value) if model is not None and name == "main_export" else "the source checkpoint"
+                source = source_of(model.value) if model is not None and name == "main_export" else "the source checkpoint"
                 self.todo(node, f"no ahead-of-time export on TorchNeuron: delete this {name}(...) call and load {source} "
                           "with the stock class where its output folder was loaded (it compiles on first call; one "
                           "warm-up call with the old shapes fills the NEFF cache)")

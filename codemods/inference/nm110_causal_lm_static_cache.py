@@ -71,12 +71,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.inference import (
-    InferenceRule, code, dtype_for, kwarg, neuron_argument_note, torch_dtype_attr, with_commas,
-)
+from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._tables.inference_symbols import decoder_moves
 from migrate.rule import Safety
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
+from codemods.inference._base import InferenceRule, dtype_for, neuron_argument_note, torch_dtype_attr
 from migrate.snippets import parse_expression
 
 DECODERS = decoder_moves()
@@ -170,7 +169,7 @@ class CausalLMStaticCache(InferenceRule):
                 quote = "'" if any('"' in start for start in self._fstrings) else '"'
                 return cst.SimpleString(quote + value + quote)
             return cst.Integer(str(value))
-        self.todo(original, f"{model} is a stock model now and has no compiled config ({code(original)}): use the value "
+        self.todo(original, f"{model} is a stock model now and has no compiled config ({source_of(original)}): use the value "
                             "it was exported with (batch size: the prompts you pad to, sequence length: "
                             "generation_config.max_cache_len, tensor parallel degree: the DistributedConfig tp_size)")
         return None
@@ -220,7 +219,7 @@ class CausalLMStaticCache(InferenceRule):
             self.fixed(original, "apply_chat_template(..., return_tensors=...) returns a BatchEncoding under "
                        "transformers 5 (return_dict defaults to True): return_dict=False keeps the tensor of token ids "
                        "the code uses (ids.shape, generate(ids)), as transformers 4 returned")
-            return updated.with_changes(args=with_commas([*updated.args, kwarg("return_dict", "False")], updated.args))
+            return updated.with_changes(args=with_commas([*updated.args, keyword_arg("return_dict", "False")], updated.args))
         method = self._method(original)
         if method == "get_neuron_config":
             statement = self.current_statement()
@@ -253,7 +252,7 @@ class CausalLMStaticCache(InferenceRule):
                 args.keywords = [(k, a) for k, a in getter.keywords if k not in ("config",)] + [
                     (k, a) for k, a in args.keywords if k != "neuron_config"]
             elif config is not None:
-                notes.append(f"`{code(config)}` (a compiled neuron config) has no stock equivalent: take its batch_size, "
+                notes.append(f"`{source_of(config)}` (a compiled neuron config) has no stock equivalent: take its batch_size, "
                              "sequence_length and tensor_parallel_size into max_cache_len / DistributedConfig(tp_size=...)")
             args.positional = args.positional[:1]
 
@@ -268,7 +267,7 @@ class CausalLMStaticCache(InferenceRule):
             if key in KEEP:
                 new_args.append(arg)
             elif key == "use_auth_token":
-                new_args.append(kwarg("token", arg.value))
+                new_args.append(keyword_arg("token", arg.value))
             elif key in ("torch_dtype", "dtype"):
                 dtype = arg.value
             elif key == "auto_cast_type":
@@ -279,7 +278,7 @@ class CausalLMStaticCache(InferenceRule):
                 elif torch_dtype_attr(arg.value):
                     dtype = arg.value
                 else:
-                    notes.append(f"auto_cast_type={code(arg.value)}: pass dtype=torch.bfloat16 / torch.float16 / "
+                    notes.append(f"auto_cast_type={source_of(arg.value)}: pass dtype=torch.bfloat16 / torch.float16 / "
                                  "torch.float32 to from_pretrained accordingly")
             elif key in DROP:
                 dropped.append(key)
@@ -293,11 +292,11 @@ class CausalLMStaticCache(InferenceRule):
                              "AutoModelForCausalLM.from_pretrained")
         for arg in args.opaque:
             new_args.append(arg)
-            notes.append(f"`{code(arg.value)}` cannot be resolved statically: remove the Neuron compile/shape keys "
+            notes.append(f"`{source_of(arg.value)}` cannot be resolved statically: remove the Neuron compile/shape keys "
                          "(batch_size, sequence_length, num_cores, auto_cast_type, export) it carries")
 
         if dtype is not None:
-            new_args.append(kwarg("dtype", dtype))
+            new_args.append(keyword_arg("dtype", dtype))
             if isinstance(dtype, str) and dtype.startswith("torch."):
                 self.ctx.add_import("torch")
         elif not compiled and method == "from_pretrained" and "auto_cast_type" not in values:
@@ -309,35 +308,35 @@ class CausalLMStaticCache(InferenceRule):
         target = self.assignment_target(original)
         if tp_arg is not None and isinstance(tp_value, int) and tp_value > 1:
             self.ctx.add_import("transformers", "DistributedConfig")
-            new_args.append(kwarg("distributed_config", f"DistributedConfig(tp_size={tp_value})"))
+            new_args.append(keyword_arg("distributed_config", f"DistributedConfig(tp_size={tp_value})"))
             notes.append(_tp_note(str(tp_value)))
         elif tp_arg is not None and not self.known(tp_value) and isinstance(tp_arg.value, (cst.Name, cst.Attribute)):
-            degree = code(tp_arg.value)
+            degree = source_of(tp_arg.value)
             self.ctx.add_import("transformers", "DistributedConfig")
-            new_args.append(kwarg("distributed_config", f"DistributedConfig(tp_size={degree})"))
+            new_args.append(keyword_arg("distributed_config", f"DistributedConfig(tp_size={degree})"))
             device = self.device_map().with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-            new_args.append(kwarg("device_map", cst.IfExp(
+            new_args.append(keyword_arg("device_map", cst.IfExp(
                 test=parse_expression(f"{degree} == 1"), body=device, orelse=cst.Name("None"))))
             notes.append(_tp_note(degree))
         else:
             if tp_arg is not None and not isinstance(tp_value, int):
-                notes.append(f"tensor parallel degree {code(tp_arg.value)} could not be read: this loads on one "
+                notes.append(f"tensor parallel degree {source_of(tp_arg.value)} could not be read: this loads on one "
                              "device; for TP pass distributed_config=DistributedConfig(tp_size=N) instead of device_map")
             elif tp_arg is None and not compiled:
                 notes.append("num_cores not given: optimum compiled for 2 NeuronCores (<= 0.0.17) or all visible "
                              "cores (0.0.18+); this runs on one device - for tensor parallelism pass "
                              "distributed_config=DistributedConfig(tp_size=N) (no device_map) and launch with torchrun")
             if "device_map" not in values:
-                new_args.append(kwarg("device_map", self.device_map()))
+                new_args.append(keyword_arg("device_map", self.device_map()))
 
         seq_arg = values.get("sequence_length")
         batch_arg = values.get("batch_size")
         if compiled:
-            notes.append(f"{code(positional[0].value) if positional else 'the model path'} must be the source "
+            notes.append(f"{source_of(positional[0].value) if positional else 'the model path'} must be the source "
                          "checkpoint, not a Neuron-compiled folder/repo: take checkpoint_id (and checkpoint_revision) "
                          "from its neuron_config.json, and its sequence_length as max_cache_len")
         if batch_arg is not None:
-            notes.append(f"compiled for batch_size={code(batch_arg.value)}: call generate() with exactly that many "
+            notes.append(f"compiled for batch_size={source_of(batch_arg.value)}: call generate() with exactly that many "
                          "prompts (pad the batch; a new batch size recompiles) and tokenizer.padding_side = \"left\" "
                          "for batched prompts (optimum used right padding)"
                          + ("; optimum served batch_size > 1 with continuous batching, stock generate() batches "
@@ -347,7 +346,7 @@ class CausalLMStaticCache(InferenceRule):
 
         setup = ['cache_implementation="static"']
         if seq_arg is not None:
-            setup.append(f"max_cache_len={code(seq_arg.value)}")
+            setup.append(f"max_cache_len={source_of(seq_arg.value)}")
         elif not compiled:
             notes.append("sequence_length not given: set max_cache_len in generation_config.update to the longest "
                          "prompt + generated tokens you need (static cache)")

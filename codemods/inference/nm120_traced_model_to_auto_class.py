@@ -49,10 +49,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.inference import InferenceRule, padding_note, traced_load, with_commas
+from codemods._lib.cst import with_commas
 from codemods._tables.inference_symbols import traced_moves
 from migrate.rule import Safety
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
+from codemods.inference._base import InferenceRule, padding_note, traced_load
 
 TRACED = traced_moves()
 COMPILE = 'compile(backend="neuron", fullgraph=True, dynamic=False)'

@@ -37,10 +37,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.inference import InferenceRule, code, padding_note, traced_load, with_commas
+from codemods._lib.cst import source_of, with_commas
 from codemods._tables.inference_symbols import seq2seq_moves
 from migrate.rule import Safety
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
+from codemods.inference._base import InferenceRule, padding_note, traced_load
 
 SEQ2SEQ = seq2seq_moves()
 
@@ -70,7 +71,7 @@ class Seq2SeqStaticCache(InferenceRule):
             notes.append(note)
         setup = ['cache_implementation="static"']
         if beams is not None:
-            setup.append(f"num_beams={code(beams)}")
+            setup.append(f"num_beams={source_of(beams)}")
         target = self.assignment_target(original)
         if target is not None:
             setup.append(f"compile_config={self.compile_config(target)}")

@@ -37,10 +37,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.inference import InferenceRule, code, compiled_note, kwarg, padding_note, split_traced, with_commas
+from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._tables.inference_symbols import EMBEDDING_CLASSES, SENTENCE_TRANSFORMER_CLASSES, embedding_moves
 from migrate.rule import Safety
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
+from codemods.inference._base import InferenceRule, compiled_note, padding_note, split_traced
 
 MOVES = embedding_moves()
 ST = {f"{m}.{name}" for name, modules in SENTENCE_TRANSFORMER_CLASSES.items() for m in modules}
@@ -84,26 +85,26 @@ class SentenceTransformersEmbedding(InferenceRule):
             split.other.pop("subfolder")
             split.dropped.append("subfolder")
         if "cache_dir" in split.other:
-            split.args.append(kwarg("cache_folder", split.other.pop("cache_dir").value))
+            split.args.append(keyword_arg("cache_folder", split.other.pop("cache_dir").value))
         for key, arg in split.other.items():
             split.args.append(arg)
             notes.append(f"`{key}=` is not an argument this rule knows: check it is valid for SentenceTransformer(...)")
         if "device" not in dict(arguments.keywords):
-            split.args.append(kwarg("device", self.device()))
+            split.args.append(keyword_arg("device", self.device()))
         if split.dtype is not None:
-            dtype = split.dtype if isinstance(split.dtype, str) else code(split.dtype)
-            split.args.append(kwarg("model_kwargs", f'{{"dtype": {dtype}}}'))
+            dtype = split.dtype if isinstance(split.dtype, str) else source_of(split.dtype)
+            split.args.append(keyword_arg("model_kwargs", f'{{"dtype": {dtype}}}'))
         if split.export is not True:
             notes.append(compiled_note(arguments.positional[0] if arguments.positional else None))
         target = self.assignment_target(original)
         seq = split.shapes.pop("sequence_length", None)
         if seq is not None and target is not None:
-            self.add_after([f"{target}.max_seq_length = {code(seq)}\n"])
+            self.add_after([f"{target}.max_seq_length = {source_of(seq)}\n"])
         elif seq is not None:
-            notes.append(f"set model.max_seq_length = {code(seq)} (the compiled sequence length)")
+            notes.append(f"set model.max_seq_length = {source_of(seq)} (the compiled sequence length)")
         batch = split.shapes.pop("batch_size", None)
         if batch is not None:
-            notes.append(f"compiled for batch_size={code(batch)}: call model.encode(..., batch_size={code(batch)}); "
+            notes.append(f"compiled for batch_size={source_of(batch)}: call model.encode(..., batch_size={source_of(batch)}); "
                          "sentence-transformers pads each batch to its longest item, so each new length compiles once")
         note = padding_note(split.shapes)
         if note:
@@ -125,8 +126,8 @@ class SentenceTransformersEmbedding(InferenceRule):
                 continue
             split.args.append(arg)
         if split.dtype is not None:
-            split.args.append(kwarg("dtype", split.dtype))
-        split.args.append(kwarg("device_map", self.device_map()))
+            split.args.append(keyword_arg("dtype", split.dtype))
+        split.args.append(keyword_arg("device_map", self.device_map()))
         if original.func.attr.value == "export" or split.export is not True:  # type: ignore[union-attr]
             notes.append(compiled_note(arguments.positional[0] if arguments.positional else None))
         notes.append("NeuronModelForEmbedding returned pooled embeddings: take the last non-padding token of "

@@ -44,10 +44,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.inference import InferenceRule, compiled_note, kwarg, model_call_sites, shape_text, split_traced, with_commas
+from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._tables.inference_symbols import DIFFUSION_MODULES, DIFFUSION_PIPELINES, diffusion_moves
 from migrate.rule import Safety
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
+from codemods.inference._base import InferenceRule, compiled_note, model_call_sites, shape_text, split_traced
 
 MOVES = diffusion_moves()
 HOW = {f"{m}.{name}": (component, how) for name, (_, component, how) in DIFFUSION_PIPELINES.items() for m in DIFFUSION_MODULES}
@@ -88,7 +89,7 @@ class DiffusionPipeline(InferenceRule):
             load = dict(self.arguments(site.load).keywords)
             for nested in ("input_shapes",):
                 if nested in load:
-                    load.update((key, kwarg(key, value)) for key, value in self.dict_items(load[nested].value) or [])
+                    load.update((key, keyword_arg(key, value)) for key, value in self.dict_items(load[nested].value) or [])
             shapes = {key: load[key].value for key in ("height", "width", "batch_size", "num_images_per_prompt") if key in load}
             size = (f"the compiled {shape_text(shapes)}" if shapes else "the size the pipeline was exported with "
                     "(the `neuron` section of the compiled folder's unet/config.json)")
@@ -119,7 +120,7 @@ class DiffusionPipeline(InferenceRule):
             notes.append(f"{', '.join(given)}: {ADAPTERS[lead]}")
         values = dict(arguments.keywords)
         if split.dtype is not None:
-            split.args.append(kwarg("dtype", split.dtype))
+            split.args.append(keyword_arg("dtype", split.dtype))
         elif split.export is True and "auto_cast" not in values and "auto_cast_type" not in values:
             notes.append("optimum (0.4.x) exported diffusion models with matmuls cast to bf16 by default: pass "
                          "dtype=torch.bfloat16 for similar speed, or keep fp32 for exact numerics")
@@ -143,7 +144,5 @@ class DiffusionPipeline(InferenceRule):
 
 
 def _short(arg: cst.Arg) -> str:
-    from codemods._lib.inference import code
-
-    text = code(arg.value)
+    text = source_of(arg.value)
     return text if len(text) <= 40 else text[:37] + "..."

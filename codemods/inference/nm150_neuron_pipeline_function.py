@@ -41,10 +41,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.inference import Arguments, InferenceRule, code, compiled_note, kwarg, padding_note, split_traced, with_commas
+from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._tables.inference_symbols import pipeline_moves
 from migrate.rule import Safety
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
+from codemods.inference._base import Arguments, InferenceRule, compiled_note, padding_note, split_traced
 
 MOVES = pipeline_moves()
 #: what optimum.neuron.pipeline(...) itself consumed; every other keyword went on to transformers.pipeline
@@ -81,7 +82,7 @@ class NeuronPipelineFunction(InferenceRule):
             notes.append(f"`{key}` (in input_shapes/compiler_args) has no transformers.pipeline equivalent: dropped")
         if len(arguments.positional) <= 2 + len(OPTIMUM_POSITIONAL):
             split.args = list(arguments.positional[:2]) + [
-                kwarg(name, arg.value) for name, arg in zip(OPTIMUM_POSITIONAL, arguments.positional[2:])]
+                keyword_arg(name, arg.value) for name, arg in zip(OPTIMUM_POSITIONAL, arguments.positional[2:])]
         else:
             split.args = list(arguments.positional)
             notes.append("more than four positional arguments: pass the ones after model by keyword (optimum read "
@@ -90,20 +91,20 @@ class NeuronPipelineFunction(InferenceRule):
             if key in NEURON_ARGS:
                 continue
             if key == "use_auth_token":
-                split.args.append(kwarg("token", arg.value))
+                split.args.append(keyword_arg("token", arg.value))
             elif key in ("torch_dtype", "dtype"):
                 split.dtype = arg.value
             else:
                 split.args.append(arg)
         for arg in arguments.opaque:
             split.args.append(arg)
-            notes.append(f"`{code(arg.value)}` cannot be resolved statically: remove the export/input_shapes/"
+            notes.append(f"`{source_of(arg.value)}` cannot be resolved statically: remove the export/input_shapes/"
                          "compiler_args keys it carries (transformers.pipeline rejects them)")
         values = dict(arguments.keywords)
         if split.dtype is not None:
-            split.args.append(kwarg("dtype", split.dtype))
+            split.args.append(keyword_arg("dtype", split.dtype))
         if "device" not in values and "device_map" not in values:
-            split.args.append(kwarg("device", self.device()))
+            split.args.append(keyword_arg("device", self.device()))
         model = values.get("model") or (arguments.positional[1] if len(arguments.positional) > 1 else None)
         # a model object loaded in this file (``model = X.from_pretrained(...)``) was placed and compiled there
         loaded = model is not None and isinstance(model.value, cst.Name) and isinstance(self.lookup(model.value.value), cst.Call)
@@ -117,14 +118,14 @@ class NeuronPipelineFunction(InferenceRule):
         if loaded:
             pass
         elif task == "text-generation":
-            setup = ['cache_implementation="static"'] + ([f"max_cache_len={code(seq)}"] if seq is not None else [])
+            setup = ['cache_implementation="static"'] + ([f"max_cache_len={source_of(seq)}"] if seq is not None else [])
             if target is not None:
                 setup.append(f"compile_config={self.compile_config(target + '.model')}")
                 self.add_after([f"{target}.model.generation_config.update({', '.join(setup)})\n"])
             else:
                 notes.append(f"set pipe.model.generation_config.update({', '.join(setup)})")
             if "batch_size" in split.shapes:
-                notes.append(f"compiled for batch_size={code(split.shapes['batch_size'])}: call the pipeline with "
+                notes.append(f"compiled for batch_size={source_of(split.shapes['batch_size'])}: call the pipeline with "
                              "that batch_size and a left-padding tokenizer")
         else:
             note = padding_note(split.shapes)

@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.inference import InferenceRule, code, kwarg, with_commas
+from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._tables.inference_symbols import (
     decoder_moves, diffusion_moves, embedding_moves, seq2seq_moves, traced_moves,
 )
 from migrate.rule import Safety, dotted_name
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
+from codemods.inference._base import InferenceRule
 
 CLASSES = {**traced_moves(), **seq2seq_moves(), **decoder_moves(), **embedding_moves(), **diffusion_moves()}
 
@@ -85,12 +86,12 @@ class CompiledArtifactsSavePush(InferenceRule):
             if key in ("repository_id", "save_directory"):
                 continue
             if key == "use_auth_token":
-                args.append(kwarg("token", arg.value))
+                args.append(keyword_arg("token", arg.value))
             elif key in ("private", "token", "revision", "commit_message", "create_pr"):
                 args.append(arg)
             else:
                 self.todo(original, f"push_to_hub `{key}=` is not in the stock signature: check it")
                 args.append(arg)
-        dropped = code(arguments.positional[0].value) if arguments.positional else "save_directory"
+        dropped = source_of(arguments.positional[0].value) if arguments.positional else "save_directory"
         self.fixed(original, f"push_to_hub: optimum signature -> stock push_to_hub(repo_id) (uploads the loaded model, not {dropped})")
         return updated.with_changes(args=with_commas(args))

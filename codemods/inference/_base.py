@@ -1,13 +1,16 @@
-"""Helpers for the inference family (NM1xx): call-argument resolution, scope lookups, statements added
-after a rewritten assignment, and the emitted device / compile code.
-
-Owned by the inference rules; other families may import it but should not rely on its internals.
+"""The base of the inference family (NM1xx): call-argument resolution, scope lookups, the calls of a loaded
+model, statements added after a rewritten assignment, the emitted device / compile code, and the sorting of a
+traced-model ``from_pretrained`` call's arguments shared by the traced, seq2seq, embedding, diffusion and
+pipeline rules.
 
 * ``**dict`` splats whose dict literal (``{...}`` or ``dict(...)`` with constant keys) is assigned exactly
   once, and never mutated, in the enclosing function or at module level are expanded into keywords;
   anything else stays opaque and the rules report a ``todo``.
 * Statements added after ``target = <rewritten call>`` go through ``self.add_after(...)`` and are flattened
   into the block when the statement is left (libcst re-indents them).
+
+The argument tables (dtypes, static-shape keys, what a traced load keeps or drops) are in
+``codemods/_tables/inference_arguments.py``.
 """
 
 from __future__ import annotations
@@ -18,52 +21,15 @@ from typing import Any, Iterable, Mapping, Sequence
 import libcst as cst
 
 from codemods._lib import device as devlib
+from codemods._lib.cst import NOT_LITERAL, is_literal, keyword_arg, literal_value, parse_expression, source_of
+from codemods._tables.inference_arguments import (
+    DTYPES, HANDLERS, MODEL_KEYWORDS, MUTATING_METHODS, NEURON_ONLY, SHAPE_KEYS, TENSOR_KEYWORDS, TORCH_DTYPE_NAMES,
+    TRACED_DROP, TRACED_KEEP,
+)
 from codemods._tables.inference_symbols import OPTIMUM_RUNTIME_ARGS
 from migrate import cstwalk
 from migrate.rule import DeviceStyle, PythonRule, dotted_name
-from migrate.snippets import parse_expression, parse_statement
-
-_NOTHING = object()
-MODEL_KEYWORDS = ("model_id", "model_name_or_path", "pretrained_model_name_or_path")
-MUTATING_METHODS = frozenset({"update", "pop", "popitem", "setdefault", "clear", "__setitem__", "__delitem__"})
-
-
-def code(node: cst.CSTNode) -> str:
-    """Source text of a node (one line for simple expressions)."""
-    return cst.Module(body=[]).code_for_node(node)
-
-
-def expr(source: str) -> cst.BaseExpression:
-    return parse_expression(source)
-
-
-def kwarg(name: str, value: cst.BaseExpression | str) -> cst.Arg:
-    value = expr(value) if isinstance(value, str) else value
-    return cst.Arg(
-        keyword=cst.Name(name),
-        value=value,
-        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
-    )
-
-
-def with_commas(args: list[cst.Arg], like: Sequence[cst.Arg] = ()) -> list[cst.Arg]:
-    """Normalise commas. ``like`` (the original call's arguments) gives the layout: one argument per line
-    (and a trailing comma) when the original call was written that way, otherwise ``a, b, c``."""
-    separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-    trailing: cst.Comma | cst.MaybeSentinel = cst.MaybeSentinel.DEFAULT
-    if len(like) > 1 and isinstance(like[0].comma, cst.Comma) and isinstance(like[0].comma.whitespace_after, cst.ParenthesizedWhitespace):
-        separator = like[0].comma
-    if like and isinstance(like[-1].comma, cst.Comma):
-        trailing = like[-1].comma
-    out = []
-    for index, arg in enumerate(args):
-        last = index == len(args) - 1
-        if last:
-            after = like[-1].whitespace_after_arg if like else cst.SimpleWhitespace("")
-            out.append(arg.with_changes(comma=trailing, whitespace_after_arg=after))
-        else:
-            out.append(arg.with_changes(comma=separator, whitespace_after_arg=cst.SimpleWhitespace("")))
-    return out
+from migrate.snippets import parse_statement
 
 
 # ------------------------------------------------------------------------------------------ scopes
@@ -100,7 +66,6 @@ class _ScopeGatherer(cst.CSTVisitor):
         self.stack.append(node)
         for param in (*node.params.params, *node.params.kwonly_params, *node.params.posonly_params):
             self._bind(param.name.value, None)
-            self._bind(param.name.value, None)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.stack.pop()
@@ -130,11 +95,9 @@ class _ScopeGatherer(cst.CSTVisitor):
                 self._bind(target.target.value, node.value if len(node.targets) == 1 else None)
             elif isinstance(target.target, cst.Subscript) and isinstance(target.target.value, cst.Name):
                 self._bind(target.target.value.value, None)
-                self._bind(target.target.value.value, None)
             elif isinstance(target.target, (cst.Tuple, cst.List)):
                 for element in target.target.elements:
                     if isinstance(element.value, cst.Name):
-                        self._bind(element.value.value, None)
                         self._bind(element.value.value, None)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
@@ -144,18 +107,15 @@ class _ScopeGatherer(cst.CSTVisitor):
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name):
             self._bind(node.target.value, None)
-            self._bind(node.target.value, None)
 
     def visit_For(self, node: cst.For) -> None:
         if isinstance(node.target, cst.Name):
-            self._bind(node.target.value, None)
             self._bind(node.target.value, None)
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(node)
         func = node.func
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in MUTATING_METHODS:
-            self._bind(func.value.value, None)
             self._bind(func.value.value, None)
         folded = [
             arg.value.value for arg in node.args
@@ -169,14 +129,10 @@ class _ScopeGatherer(cst.CSTVisitor):
         target = node.target
         if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
             self._bind(target.value.value, None)
-            self._bind(target.value.value, None)
 
 
 # ----------------------------------------------------------------------- calls of a loaded model
 
-#: SageMaker inference handlers: ``model_fn`` returns the model, these receive it as their second parameter
-#: (https://sagemaker.readthedocs.io/en/stable/frameworks/pytorch/using_pytorch.html#serve-a-pytorch-model)
-HANDLERS = ("predict_fn", "transform_fn")
 
 
 @dataclass
@@ -315,10 +271,6 @@ def _call_inputs(call: cst.Call) -> list[cst.BaseExpression]:
     return inputs
 
 
-TENSOR_KEYWORDS = frozenset({
-    "input_ids", "attention_mask", "token_type_ids", "pixel_values", "input_features", "input_values",
-    "inputs_embeds", "decoder_input_ids", "position_ids",
-})
 
 
 def _tensor_producer(value: cst.BaseExpression, scope: _Scope) -> cst.SimpleStatementLine | None:
@@ -422,7 +374,7 @@ class InferenceRule(PythonRule):
                 elif not _already_moved(value):  # reported when the traversal reaches the call (an inline note)
                     self.todo_at_call(site.call,
                         f"{site.model} is on the device now (optimum's compiled model took CPU tensors): move "
-                        f"`{code(value)}` there first, e.g. `.to({site.model}.device)`")
+                        f"`{source_of(value)}` there first, e.g. `.to({site.model}.device)`")
 
     def todo_at_call(self, call: cst.Call, message: str) -> None:
         """A todo on a call found in a pre-pass, reported when the traversal reaches it (an inline note there)."""
@@ -471,9 +423,9 @@ class InferenceRule(PythonRule):
             return cst.RemoveFromParent()
         model = self._input_moves.get(id(original))
         if model is not None and isinstance(updated.body[0], cst.Assign) \
-                and not code(updated.body[0].value).endswith(f".to({model}.device)"):  # another NM1xx rule moved it
+                and not source_of(updated.body[0].value).endswith(f".to({model}.device)"):  # another NM1xx rule moved it
             assign = updated.body[0]
-            moved = cst.Call(func=cst.Attribute(value=assign.value, attr=cst.Name("to")), args=[cst.Arg(expr(f"{model}.device"))])
+            moved = cst.Call(func=cst.Attribute(value=assign.value, attr=cst.Name("to")), args=[cst.Arg(parse_expression(f"{model}.device"))])
             updated = updated.with_changes(body=[assign.with_changes(value=moved), *updated.body[1:]])
         extra = self._after.pop(id(original), None)
         if not extra:
@@ -487,32 +439,15 @@ class InferenceRule(PythonRule):
             values = self._scopes.get(id(scope), {})
             if name in values:
                 return values[name]
-            if not isinstance(scope, cst.Module):
-                continue
         return None
 
-    def literal(self, node: cst.BaseExpression | None, depth: int = 0) -> Any:
-        """The Python value of a constant expression (resolving single-assigned names), or ``_NOTHING``."""
-        if node is None:
-            return _NOTHING
-        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
-            try:
-                return node.evaluated_value
-            except Exception:  # pragma: no cover - odd literals
-                return _NOTHING
-        if isinstance(node, cst.Name):
-            if node.value in ("True", "False", "None"):
-                return {"True": True, "False": False, "None": None}[node.value]
-            if depth < 3:
-                return self.literal(self.lookup(node.value), depth + 1)
-        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-            value = self.literal(node.expression, depth)
-            return -value if isinstance(value, (int, float)) else _NOTHING
-        return _NOTHING
+    def literal(self, node: cst.BaseExpression | None) -> Any:
+        """The Python value of a constant expression (following names assigned once), or ``NOT_LITERAL``."""
+        return literal_value(node, self.lookup)
 
     @staticmethod
     def known(value: Any) -> bool:
-        return value is not _NOTHING
+        return is_literal(value)
 
     def dict_items(self, node: cst.BaseExpression | None, depth: int = 0) -> list[tuple[str, cst.BaseExpression]] | None:
         """Keys and values of a dict literal / ``dict(k=v)`` call (or a name bound once to one), else None."""
@@ -555,8 +490,8 @@ class InferenceRule(PythonRule):
                 if isinstance(arg.value, cst.Name):
                     result.expanded.append(arg.value.value)
                 if any(key in NEURON_ONLY or key in TRACED_DROP for key, _ in items):
-                    result.neuron_keys.update((key, f"**{code(arg.value)}") for key, _ in items)
-                result.keywords.extend((key, kwarg(key, value)) for key, value in items)
+                    result.neuron_keys.update((key, f"**{source_of(arg.value)}") for key, _ in items)
+                result.keywords.extend((key, keyword_arg(key, value)) for key, value in items)
             elif arg.star == "*":
                 result.opaque.append(arg)
             elif arg.keyword is not None:
@@ -650,11 +585,6 @@ class InferenceRule(PythonRule):
         return f'{config} if {target}.device.type == "neuron" else None'
 
 
-DTYPES = {
-    "bf16": "torch.bfloat16", "bfloat16": "torch.bfloat16",
-    "fp16": "torch.float16", "float16": "torch.float16", "f16": "torch.float16",
-    "fp32": "torch.float32", "float32": "torch.float32", "f32": "torch.float32",
-}
 
 
 def dtype_for(value: Any) -> str | None:
@@ -667,34 +597,11 @@ def dtype_for(value: Any) -> str | None:
 def torch_dtype_attr(node: cst.BaseExpression) -> bool:
     """``torch.bfloat16`` & co. (already a dtype expression)."""
     name = dotted_name(node)
-    return name.startswith("torch.") and name.split(".", 1)[1] in {
-        "bfloat16", "float16", "float32", "half", "float", "float64",
-    }
+    return name.startswith("torch.") and name.split(".", 1)[1] in TORCH_DTYPE_NAMES
 
 
 # ------------------------------------------------------------------------- traced-model arguments
 
-SHAPE_KEYS = (
-    "batch_size", "sequence_length", "num_choices", "text_batch_size", "image_batch_size", "height", "width",
-    "image_size", "num_channels", "patch_size", "audio_sequence_length", "feature_size", "nb_max_frames",
-    "num_beams", "num_images_per_prompt", "max_length",
-)
-TRACED_KEEP = frozenset({
-    "token", "revision", "cache_dir", "force_download", "local_files_only", "trust_remote_code", "subfolder",
-    "config", "attn_implementation", "output_attentions", "output_hidden_states", "device_map", "variant",
-})
-TRACED_DROP = frozenset({
-    "export", "task", "instance_type", "compiler_workdir", "disable_neuron_cache", "inline_weights_to_neff",
-    "optlevel", "disable_fast_relayout", "disable_fallback", "library_name", "file_name", "model_save_dir",
-    "neuron_config", "encoder_file_name", "decoder_file_name", "dynamic_batch_size", "auto_cast",
-    "compiler_args", "input_shapes", "disable_validation", "atol",
-})
-
-
-NEURON_ONLY = frozenset(SHAPE_KEYS) | {
-    "export", "auto_cast", "auto_cast_type", "num_cores", "tensor_parallel_size", "compiler_args", "input_shapes",
-    "dynamic_batch_size", "inline_weights_to_neff", "optlevel", "disable_neuron_cache", "compiler_workdir",
-}
 
 
 def neuron_argument_note(key: str, arg: cst.Arg, arguments: Arguments) -> str | None:
@@ -702,9 +609,9 @@ def neuron_argument_note(key: str, arg: cst.Arg, arguments: Arguments) -> str | 
     stock call would reject or ignore it: a known runtime argument, or a key of a dict of Neuron export
     arguments. None when the keyword may be the stock library's (the rule keeps it and asks to check)."""
     if key in OPTIMUM_RUNTIME_ARGS:
-        return f"`{key}={code(arg.value)}` dropped: {OPTIMUM_RUNTIME_ARGS[key]}"
+        return f"`{key}={source_of(arg.value)}` dropped: {OPTIMUM_RUNTIME_ARGS[key]}"
     if key in arguments.neuron_keys:
-        return (f"`{key}={code(arg.value)}` (from {arguments.neuron_keys[key]}, optimum's export arguments) dropped: "
+        return (f"`{key}={source_of(arg.value)}` (from {arguments.neuron_keys[key]}, optimum's export arguments) dropped: "
                 "the stock from_pretrained has no such argument (it raises TypeError on unknown model arguments); "
                 "what it fixed at compile time is now a call-time choice (prompt length, padding, generate kwargs)")
     return None
@@ -720,31 +627,31 @@ class SplitArgs:
     other: dict[str, cst.Arg] = field(default_factory=dict)  # neither kept nor dropped: the rule decides
     dropped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    export: Any = _NOTHING  # literal value of export= (``_NOTHING`` when absent or not a literal)
+    export: Any = NOT_LITERAL  # literal value of export= (``NOT_LITERAL`` when absent or not a literal)
     has_export: bool = False
 
 
 def split_traced(rule: InferenceRule, arguments: Arguments, keep: frozenset[str] = TRACED_KEEP,
                  drop: frozenset[str] = TRACED_DROP, default_cast: str | None = None) -> SplitArgs:
-    """Sort the keywords of an optimum traced ``from_pretrained`` (map 2.1) by what they become."""
+    """Sort the keywords of an optimum traced ``from_pretrained`` by what they become."""
     out = SplitArgs(args=list(arguments.positional[:1]))
     values = dict(arguments.keywords)
     for nested in ("compiler_args", "input_shapes"):  # older keyword-dict style: compiler_args={...}
         if nested in values:
             items = rule.dict_items(values[nested].value)
             if items is None:
-                out.notes.append(f"`{nested}={code(values[nested].value)}` cannot be read statically: move its shape "
+                out.notes.append(f"`{nested}={source_of(values[nested].value)}` cannot be read statically: move its shape "
                                  "values to input padding and its auto_cast_type to dtype=")
             else:
-                arguments.keywords.extend((key, kwarg(key, value)) for key, value in items)
+                arguments.keywords.extend((key, keyword_arg(key, value)) for key, value in items)
                 arguments.neuron_keys.update((key, f"{nested}=") for key, _ in items)
     values = dict(arguments.keywords)
-    auto_cast = rule.literal(values["auto_cast"].value) if "auto_cast" in values else _NOTHING
+    auto_cast = rule.literal(values["auto_cast"].value) if "auto_cast" in values else NOT_LITERAL
     for key, arg in arguments.keywords:
         if key in keep:
             out.args.append(arg)
         elif key == "use_auth_token":
-            out.args.append(kwarg("token", arg.value))
+            out.args.append(keyword_arg("token", arg.value))
         elif key in ("torch_dtype", "dtype"):
             out.dtype = arg.value
         elif key == "auto_cast_type":
@@ -760,7 +667,7 @@ def split_traced(rule: InferenceRule, arguments: Arguments, keep: frozenset[str]
             elif torch_dtype_attr(arg.value):
                 out.dtype = out.dtype if out.dtype is not None else arg.value
             else:
-                out.notes.append(f"auto_cast_type={code(arg.value)}: pass dtype=torch.bfloat16 / torch.float16 / "
+                out.notes.append(f"auto_cast_type={source_of(arg.value)}: pass dtype=torch.bfloat16 / torch.float16 / "
                                  "torch.float32 accordingly (tf32 has no dtype equivalent)")
         elif key == "export":
             out.has_export = True
@@ -780,7 +687,7 @@ def split_traced(rule: InferenceRule, arguments: Arguments, keep: frozenset[str]
                          "each new one compiles again")
     for arg in arguments.opaque:
         out.args.append(arg)
-        out.notes.append(f"`{code(arg.value)}` cannot be resolved statically: remove the Neuron export/shape/compiler "
+        out.notes.append(f"`{source_of(arg.value)}` cannot be resolved statically: remove the Neuron export/shape/compiler "
                          "keys it carries (export, batch_size, sequence_length, auto_cast, auto_cast_type, ...)")
     if out.dtype is None and out.export is True and "auto_cast_type" not in values and default_cast:
         out.dtype = default_cast
@@ -790,26 +697,26 @@ def split_traced(rule: InferenceRule, arguments: Arguments, keep: frozenset[str]
 
 
 def shape_text(shapes: dict[str, cst.BaseExpression]) -> str:
-    return ", ".join(f"{key}={code(value)}" for key, value in shapes.items())
+    return ", ".join(f"{key}={source_of(value)}" for key, value in shapes.items())
 
 
 def padding_note(shapes: dict[str, cst.BaseExpression]) -> str | None:
-    """Input-preparation guidance for compiled static shapes (map 2.1, trap T4/T30)."""
+    """Input-preparation guidance for compiled static shapes."""
     if not shapes:
         return None
     parts = []
     seq = shapes.get("sequence_length")
     if seq is not None:
-        parts.append(f'tokenize with padding="max_length", max_length={code(seq)}, truncation=True')
+        parts.append(f'tokenize with padding="max_length", max_length={source_of(seq)}, truncation=True')
     for key in ("batch_size", "text_batch_size", "image_batch_size"):
         if key in shapes:
-            parts.append(f"keep every batch at {code(shapes[key])} (pad the last one)")
+            parts.append(f"keep every batch at {source_of(shapes[key])} (pad the last one)")
             break
     if "num_choices" in shapes:
-        parts.append(f"pad choices to {code(shapes['num_choices'])}")
+        parts.append(f"pad choices to {source_of(shapes['num_choices'])}")
     if any(key in shapes for key in ("height", "width", "image_size")):
-        size = code(shapes["image_size"]) if "image_size" in shapes else (
-            f"{code(shapes['height'])}x{code(shapes['width'])}" if "height" in shapes and "width" in shapes else "the compiled size")
+        size = source_of(shapes["image_size"]) if "image_size" in shapes else (
+            f"{source_of(shapes['height'])}x{source_of(shapes['width'])}" if "height" in shapes and "width" in shapes else "the compiled size")
         parts.append(f"resize images to {size} in the image processor")
     if any(key in shapes for key in ("audio_sequence_length", "nb_max_frames")):
         parts.append("pad/crop audio features to the compiled length")
@@ -818,7 +725,7 @@ def padding_note(shapes: dict[str, cst.BaseExpression]) -> str | None:
 
 
 def compiled_note(model: cst.Arg | None) -> str:
-    where = code(model.value) if model is not None else "the model path"
+    where = source_of(model.value) if model is not None else "the model path"
     return (f"if {where} is a Neuron-compiled folder/repo (model.neuron, neuron_config.json), stock libraries cannot "
             "load it: use the source checkpoint id (config.json `_name_or_path`, or `checkpoint_id` in "
             "neuron_config.json) and its static shapes (config.json `neuron` section)")
@@ -836,9 +743,9 @@ def traced_load(rule: InferenceRule, arguments: Arguments, tp_note: str) -> tupl
             split.args.append(arg)
             notes.append(f"`{key}=` is not an optimum-neuron argument this rule knows: check it is valid for from_pretrained")
     if split.dtype is not None:
-        split.args.append(kwarg("dtype", split.dtype))
+        split.args.append(keyword_arg("dtype", split.dtype))
     if "device_map" not in dict(arguments.keywords):
-        split.args.append(kwarg("device_map", rule.device_map()))
+        split.args.append(keyword_arg("device_map", rule.device_map()))
     if split.export is not True:
         notes.append(compiled_note(arguments.positional[0] if arguments.positional else None))
     return split, notes
