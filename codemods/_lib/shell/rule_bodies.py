@@ -1,395 +1,24 @@
-"""Shell-line editing shared by the launch-layer rules (NM4xx), the pip-install rule (NM5xx) and the rule that
-edits command strings inside Python (NM410).
-
-Everything here edits a ``TextDocument`` minimally: a word is cut out of a line (with the blank that
-separated it), comments, quoting, line continuations and heredocs are left as they were. The unit of work is
-a *command line*: the part of a physical line that is shell code (after a Dockerfile ``RUN``, a YAML
-``- `` / ``key:`` prefix; before a comment). A rule calls one of the ``edit_*`` functions with a ``report``
-callback ``report(line, severity, message)``; the Python-string rule calls ``edit_shell_text`` which runs
-them all on a throw-away document.
-"""
+"""TEMPORARY: the launch rule bodies, on their way into their rule modules (codemods/launch/)."""
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable
 
-from codemods._lib.launch_targets import (NOT_TRAINERS, STOCK_REMOVED, Program, Resolved, Target, program_of,
-                                         resolve_script)
+from codemods._lib.launch_targets import NOT_TRAINERS, STOCK_REMOVED, Program, Target, program_of
+from codemods._lib.shell.commands import (_next_code, COMMAND_WORDS, CommandLine, Report, Resolve, command_lines,
+                                          command_statements, cut, drop_line, env_sites, launched_scripts,
+                                          remove_env_site, remove_words, unresolved)
+from codemods._lib.shell.lexer import (EXPORTERS, RESERVED, Tok, assignment_name, command_word, exec_words, lex,
+                                       simple_commands, unquote, words_of)
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.textdoc import Line, TextDocument
 
-Report = Callable[[Line, Severity, str], None]
-
 NPC = "neuron_parallel_compile"
-
-# ------------------------------------------------------------------------------------------ lexing
-
-
-@dataclass
-class Tok:
-    kind: str  # "word" | "op"
-    start: int
-    end: int
-    text: str
-
-
-_OPS2 = ("&&", "||", ";;", "|&")
-_OPCHARS = ";|&()"
-
-
-def lex(text: str, start: int = 0, end: int | None = None) -> tuple[list[Tok], int]:
-    """Words and operators of ``text[start:end]`` and where the code ends (a ``#`` comment or a final ``\\``)."""
-    end = len(text) if end is None else end
-    toks: list[Tok] = []
-    i = start
-    while i < end:
-        c = text[i]
-        if c in " \t":
-            i += 1
-            continue
-        if c == "#":
-            return toks, i
-        if c == "\\" and text[i + 1:end].strip() == "":
-            return toks, i
-        if text.startswith(_OPS2, i) and not text.startswith("&>", i):
-            toks.append(Tok("op", i, i + 2, text[i:i + 2]))
-            i += 2
-            continue
-        if c in _OPCHARS and not text.startswith("&>", i):
-            toks.append(Tok("op", i, i + 1, c))
-            i += 1
-            continue
-        j = _word_end(text, i, end)
-        toks.append(Tok("word", i, j, text[i:j]))
-        i = j
-    return toks, end
-
-
-def _word_end(text: str, i: int, end: int) -> int:
-    depth = 0
-    while i < end:
-        c = text[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "'":
-            close = text.find("'", i + 1, end)
-            i = end if close < 0 else close + 1
-            continue
-        if c == '"':
-            j = i + 1
-            while j < end and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            i = min(j + 1, end)
-            continue
-        if c == "`":
-            close = text.find("`", i + 1, end)
-            i = end if close < 0 else close + 1
-            continue
-        if c == "$" and i + 1 < end and text[i + 1] in "({":
-            depth += 1
-            i += 2
-            continue
-        if depth and c in ")}":
-            depth -= 1
-            i += 1
-            continue
-        if depth and c == "(":
-            depth += 1
-            i += 1
-            continue
-        if c == "&" and (text[i - 1:i] in ("<", ">") or text[i + 1:i + 2] == ">"):
-            i += 1  # `2>&1`, `&>log`: a redirection, not the `&` operator
-            continue
-        if not depth and (c in " \t" or c in _OPCHARS):
-            return i
-        i += 1
-    return end
-
-
-def unquote(word: str) -> str:
-    """The value of a shell word with its quotes removed (expansions are left as written)."""
-    out, i = [], 0
-    while i < len(word):
-        c = word[i]
-        if c == "'":
-            close = word.find("'", i + 1)
-            close = len(word) if close < 0 else close
-            out.append(word[i + 1:close])
-            i = close + 1
-        elif c == '"':
-            j = i + 1
-            while j < len(word) and word[j] != '"':
-                if word[j] == "\\" and j + 1 < len(word):
-                    out.append(word[j + 1])
-                    j += 2
-                    continue
-                out.append(word[j])
-                j += 1
-            i = j + 1
-        elif c == "\\" and i + 1 < len(word):
-            out.append(word[i + 1])
-            i += 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
-
-
-def simple_commands(toks: list[Tok]) -> list[list[Tok]]:
-    """Words of each simple command (split at operators)."""
-    commands: list[list[Tok]] = [[]]
-    for tok in toks:
-        if tok.kind == "op":
-            commands.append([])
-        else:
-            commands[-1].append(tok)
-    return [command for command in commands if command]
-
-
-_RESERVED = {"then", "do", "else", "elif", "if", "while", "until", "{", "!", "time"}
-_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
-_EXPORTERS = {"export", "env", "declare", "typeset", "readonly", "local", "ENV", "ARG", "unset", "set"}
-
-
-def assignment_name(word: str) -> str | None:
-    match = _ASSIGN.match(word)
-    return match.group(1) if match else None
-
-
-def command_word(words: list[Tok]) -> Tok | None:
-    """The first word of a simple command that is neither an assignment nor an export-like builtin."""
-    for word in words:
-        if assignment_name(word.text) or word.text in _EXPORTERS or word.text.startswith("-") and word is not words[0]:
-            continue
-        return word
-    return None
-
-
-# ---------------------------------------------------------------------------------- command lines
-
-
-@dataclass
-class CommandLine:
-    """The shell code of one physical line: ``line.text[start:end]``."""
-
-    line: Line
-    start: int
-    end: int
-    continued: bool  # the previous line ended with a backslash (this line continues a command)
-    dockerfile_env: bool = False  # a Dockerfile ENV instruction (or its continuation)
-    exec_form: bool = False  # a JSON array (Dockerfile CMD/ENTRYPOINT/RUN exec form, YAML flow list)
-    yaml_item: bool = False  # a YAML list item / value holding one argument
-
-
-_DOCKER_INSTR = re.compile(r"^(\s*)([A-Za-z]+)(\s+)")
-_YAML_PREFIX = re.compile(r"^(\s*)(-\s+)?(?:([\w.-]+|\"[^\"]*\"|'[^']*'):(\s+|$))?(-\s+)?")
-_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
-_SHELLISH_HEREDOC = re.compile(r"\b(sbatch|bash|sh|srun|ssh|zsh)\b|>\s*\S+\.(sh|bash|sbatch|slurm)\b")
-
-
-def command_lines(doc: TextDocument) -> Iterator[CommandLine]:
-    """Every piece of shell code in ``doc`` (kinds SHELL, DOCKERFILE, YAML), comments and non-shell heredocs left out."""
-    lines = list(doc)
-    if doc.kind is FileKind.DOCKERFILE:
-        yield from _dockerfile_lines(lines)
-    elif doc.kind is FileKind.YAML:
-        yield from _yaml_lines(lines)
-    else:
-        yield from _shell_lines(lines)
-
-
-def _shell_lines(lines: list[Line]) -> Iterator[CommandLine]:
-    heredoc: str | None = None
-    heredoc_shell = False
-    continued = False
-    for line in lines:
-        text = line.text
-        if heredoc is not None:
-            if text.strip() == heredoc:
-                heredoc = None
-                continue
-            if heredoc_shell and not text.lstrip().startswith("#"):
-                yield CommandLine(line, len(text) - len(text.lstrip()), len(text), False)
-            continue
-        stripped = text.lstrip()
-        if not stripped or (stripped.startswith("#") and not continued):
-            continued = False
-            continue
-        yield CommandLine(line, len(text) - len(stripped), len(text), continued)
-        continued = text.rstrip().endswith("\\") and not stripped.startswith("#")
-        match = _HEREDOC.search(text)
-        if match and not stripped.startswith("#"):
-            heredoc = match.group(2)
-            heredoc_shell = bool(_SHELLISH_HEREDOC.search(text))
-
-
-_RUN_HEREDOC = re.compile(r"^\s*RUN\s+(?:--\S+\s+)*<<", re.I)  # BuildKit: the heredoc is the script RUN runs
-
-
-def _dockerfile_lines(lines: list[Line]) -> Iterator[CommandLine]:
-    instruction = ""
-    continued = False
-    heredoc: str | None = None
-    heredoc_shell = False
-    for line in lines:
-        text = line.text
-        stripped = text.lstrip()
-        if heredoc is not None:  # a BuildKit heredoc body: shell for RUN <<EOF, file content otherwise
-            if stripped.rstrip() == heredoc:
-                heredoc = None
-            elif heredoc_shell and stripped and not stripped.startswith("#"):
-                yield CommandLine(line, len(text) - len(stripped), len(text), False)
-            continue
-        if not stripped or stripped.startswith("#"):
-            continue  # comment lines inside a continued instruction are removed by Docker; skip them too
-        start = len(text) - len(stripped)
-        if not continued:
-            match = _DOCKER_INSTR.match(text)
-            instruction = match.group(2).upper() if match else ""
-            start = match.end() if match else start
-        if instruction in {"RUN", "CMD", "ENTRYPOINT", "ENV", "ARG"}:
-            body = text[start:].lstrip()
-            yield CommandLine(
-                line, start, len(text), continued,
-                dockerfile_env=instruction in {"ENV", "ARG"},
-                exec_form=body.startswith("["),
-            )
-        continued = text.rstrip().endswith("\\")
-        match = _HEREDOC.search(text)
-        if match and not continued:
-            heredoc = match.group(2)
-            heredoc_shell = bool(_RUN_HEREDOC.match(text) or (instruction == "RUN" and _SHELLISH_HEREDOC.search(text)))
-
-
-def _yaml_lines(lines: list[Line]) -> Iterator[CommandLine]:
-    for line in lines:
-        text = line.text
-        stripped = text.lstrip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        match = _YAML_PREFIX.match(text)
-        start = match.end() if match else 0
-        body = text[start:]
-        end = len(text)
-        comment = re.search(r"\s#", body)
-        if comment and body[:comment.start()].count('"') % 2 == 0 and body[:comment.start()].count("'") % 2 == 0:
-            end = start + comment.start()
-        if body.startswith(("|", ">")):
-            continue  # block scalar header; its lines come next with their own indentation
-        yield CommandLine(line, start, end, False, exec_form=body.startswith("["), yaml_item=bool(match and match.group(2)))
-
-
-# ------------------------------------------------------------------------------------------- edits
-
-
-def cut(line: Line, spans: list[tuple[int, int]]) -> None:
-    """Remove ``spans`` of ``line.text`` with the blanks that separated them, so the other words stay
-    separated and a final `` \\`` continuation stays in place."""
-    text = line.text
-    for start, end in sorted(spans, reverse=True):
-        after = end
-        while after < len(text) and text[after] in " \t":
-            after += 1
-        rest = text[after:]
-        if rest.startswith("#"):  # a comment follows: keep its spacing, take the blanks before the word
-            while start > 0 and text[start - 1] in " \t":
-                start -= 1
-            text = text[:start] + (text[end:] if text[:start].strip() else rest)
-            continue
-        if rest and not (rest.startswith("\\") and rest[1:].strip() == ""):
-            text = text[:start] + rest  # a word in the middle: take the blanks after it
-            continue
-        while start > 0 and text[start - 1] in " \t":
-            start -= 1  # the last word on the line: take the blanks before it
-        head = text[:start]
-        text = head + ((" " if head.strip() else head[len(head):]) + rest if rest else "")
-    line.text = text
-
-
-_BLOCK_OPEN = re.compile(r"(\bthen|\bdo|\belse|\{|\bin|&&|\|\||\|)\s*(#.*)?$")
-_BLOCK_CLOSE = re.compile(r"^\s*(fi|done|else|elif|esac|\}|;;)\b")
-
-
-def drop_line(doc: TextDocument, line: Line, indent: str | None = None) -> None:
-    """Delete a line whose code became empty, keeping the script valid: a continuation before it is
-    closed, and a block that would become empty gets ``:``."""
-    indent = line.indent if indent is None else indent
-    previous = _previous_code(doc, line)
-    following = _next_code(doc, line)
-    continues = line.text.rstrip().endswith("\\")
-    if doc.kind is FileKind.SHELL and previous is not None and not continues and _BLOCK_OPEN.search(previous.text.rstrip()) \
-            and (following is None or _BLOCK_CLOSE.match(following.text)):
-        line.text = indent + ":"
-        return
-    if previous is not None and previous.text.rstrip().endswith("\\") and not continues:
-        previous.text = previous.text.rstrip()[:-1].rstrip()
-    doc.delete(line)
-
-
-def _previous_code(doc: TextDocument, line: Line) -> Line | None:
-    index = doc._index(line)
-    for candidate in reversed(doc.lines[:index]):
-        if not candidate.deleted and candidate.text.strip() and not candidate.text.lstrip().startswith("#"):
-            return candidate
-    return None
-
-
-def _next_code(doc: TextDocument, line: Line) -> Line | None:
-    index = doc._index(line)
-    for candidate in doc.lines[index + 1:]:
-        if not candidate.deleted and candidate.text.strip() and not candidate.text.lstrip().startswith("#"):
-            return candidate
-    return None
-
-
-def remove_words(doc: TextDocument, cl: CommandLine, command: list[Tok], doomed: list[Tok], toks: list[Tok]) -> None:
-    """Remove ``doomed`` words of the simple command ``command``; drop the whole command (and an adjacent
-    ``&&``/``;``) when only ``export``-like words would be left, and the line when nothing is left."""
-    left = [word for word in command if word not in doomed]
-    spans = [(word.start, word.end) for word in doomed]
-    continues = cl.line.text.rstrip().endswith("\\") and command[-1] is toks[-1]
-    if continues:
-        pass  # `export A=1 \` + `    B=2`: the command goes on below, keep `export` for it
-    elif all(word.text in _EXPORTERS or word.text.startswith("-") for word in left):
-        spans = [(word.start, word.end) for word in command]
-        index = toks.index(command[-1])
-        before = toks.index(command[0]) - 1
-        if index + 1 < len(toks) and toks[index + 1].kind == "op" and toks[index + 1].text in {"&&", ";", "||"}:
-            spans.append((toks[index + 1].start, toks[index + 1].end))
-        elif before >= 0 and toks[before].kind == "op" and toks[before].text in {"&&", ";", "||"}:
-            spans.append((toks[before].start, toks[before].end))
-    line = cl.line
-    original = line.text
-    cut(line, spans)
-    if original != line.text and not line.text[cl.start:].strip(" \t\\"):
-        drop_line(doc, line, original[:len(original) - len(original.lstrip())])
-    elif original != line.text and doc.kind is FileKind.SHELL:
-        line.text = fill_empty_blocks(original, line.text)
-
-
-_EMPTY_BLOCKS = [
-    (re.compile(r"\{(\s*)\}"), r"{ :;\1}"),
-    (re.compile(r"\((\s+)\)"), r"( :;\1)"),
-    (re.compile(r"\b(then|do|else)(\s+)(fi|done|else|elif)\b"), r"\1 :;\2\3"),
-    (re.compile(r"\b(then|do|else)\s*;(\s*)(fi|done|else|elif)\b"), r"\1 :;\2\3"),
-]
-
-
-def fill_empty_blocks(original: str, text: str) -> str:
-    """``{ }``, ``( )``, ``then fi``, ``do done`` left by a removed command get ``:`` so the line stays valid
-    shell (only where the edit created them: ``f ( )`` written by the user stays)."""
-    for pattern, replacement in _EMPTY_BLOCKS:
-        if len(pattern.findall(text)) > len(pattern.findall(original)):
-            text = pattern.sub(replacement, text)
-    return text
-
 
 # -------------------------------------------------------------------------- neuron_parallel_compile
 
@@ -433,15 +62,6 @@ _CLEAR_LOCKS = re.compile(r"neuron_parallel_compile\s+--command(?:=|\s+)clear-lo
 _MAX_STEPS = re.compile(r"--max[_-]steps(?:=|\s+)[\"']?(\d+)\b")
 
 
-def command_statements(doc: TextDocument) -> list[list[CommandLine]]:
-    """The document's command lines grouped by shell statement (a line and the lines continuing it)."""
-    statements: list[list[CommandLine]] = []
-    for cl in command_lines(doc):
-        if cl.continued and statements:
-            statements[-1].append(cl)
-        else:
-            statements.append([cl])
-    return statements
 
 
 def _run_target(code: str) -> str | None:
@@ -595,7 +215,7 @@ def _npc_commands(statement: list[CommandLine]) -> list[tuple[CommandLine, list[
     for cl in statement:
         toks, _ = lex(cl.line.text, cl.start, cl.end)
         for command in simple_commands(toks):
-            while command and command[0].text in _RESERVED:
+            while command and command[0].text in RESERVED:
                 command = command[1:]  # `then npc cmd`: the command starts after the keyword
             word = command_word(command) if command else None
             if word is None or word.text in {"echo", "printf"} or assignment_name(command[0].text) and len(command) == 1:
@@ -690,140 +310,6 @@ def _drop_npc_words(doc: TextDocument, statement: list[CommandLine], report: Rep
 _TRUTHY = {"1", "true", "yes", "on", "True", "TRUE"}
 
 
-@dataclass
-class EnvSite:
-    cl: CommandLine
-    name: str
-    value: str | None  # None for `export NAME` / `unset NAME` / YAML name lines
-    word: Tok | None  # the word holding it (shell/Dockerfile), None for YAML
-    command: list[Tok] | None
-    toks: list[Tok] | None
-    prefix: bool  # `NAME=value cmd`: the variable is set for that command only
-    unset: bool = False
-
-
-def env_sites(doc: TextDocument) -> Iterator[EnvSite]:
-    """Assignments / exports / unsets of environment variables in shell code, Dockerfile ENV and YAML env lists."""
-    lines = list(command_lines(doc))
-    for index, cl in enumerate(lines):
-        text = cl.line.text
-        if doc.kind is FileKind.YAML and not cl.exec_form:
-            yield from _yaml_env(lines, index, cl)
-            continue
-        if cl.exec_form:
-            continue
-        if cl.dockerfile_env:
-            toks, _ = lex(text, cl.start, cl.end)
-            words = [tok for tok in toks if tok.kind == "word"]
-            if not cl.continued and len(words) >= 2 and "=" not in words[0].text:  # ENV NAME value (legacy form)
-                yield EnvSite(cl, words[0].text, " ".join(unquote(w.text) for w in words[1:]), words[0], words, toks, False)
-                continue
-            for word in words:
-                name = assignment_name(word.text)
-                if name:
-                    yield EnvSite(cl, name, unquote(word.text[len(name) + 1:]), word, words, toks, False)
-            continue
-        make = _MAKE_ASSIGN.match(text[cl.start:cl.end])
-        if make:  # Makefile `[export] NAME = value` (never an assignment in shell, where it would run NAME)
-            whole = Tok("word", cl.start, cl.end - (len(text[cl.start:cl.end]) - len(text[cl.start:cl.end].rstrip())),
-                        text[cl.start:cl.end].rstrip())
-            yield EnvSite(cl, make.group(2), make.group(3).strip(), whole, [whole], [whole], False)
-            continue
-        toks, _ = lex(text, cl.start, cl.end)
-        for command in simple_commands(toks):
-            while command and command[0].text in _RESERVED:
-                command = command[1:]  # `then export X=1`, `{ export X=1; }`: the command starts after the keyword
-            if not command:
-                continue
-            head = command[0].text
-            if head == "unset":
-                for word in command[1:]:
-                    if not word.text.startswith("-"):
-                        yield EnvSite(cl, word.text, None, word, command, toks, False, unset=True)
-                continue
-            exporting = head in {"export", "declare", "typeset", "readonly", "env"}
-            for position, word in enumerate(command):
-                if exporting and position == 0:
-                    continue
-                if word.text.startswith("-") and exporting:
-                    continue
-                name = assignment_name(word.text)
-                if name:
-                    yield EnvSite(cl, name, unquote(word.text[len(name) + 1:]), word, command, toks, False)
-                    continue
-                if exporting and head != "env" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", word.text):
-                    yield EnvSite(cl, word.text, None, word, command, toks, False)
-                    continue
-                break  # the command word: assignments before it only set the variable for that command
-
-
-_MAKE_ASSIGN = re.compile(r"^(export\s+)?([A-Za-z_][A-Za-z0-9_]*)(?:\s+(?:[:?+!]|::)?=\s*|\s*(?:[:?+!]|::)=\s*)(.*)$")
-_YAML_NAME = re.compile(r"^(\s*)-\s+name:\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)[\"']?\s*(#.*)?$")
-_YAML_VALUE = re.compile(r"^(\s*)value:\s*(.*?)\s*(#.*)?$")
-_YAML_MAP = re.compile(r"^(\s*)[\"']?([A-Z_][A-Z0-9_]*)[\"']?:\s*(.*?)\s*(#.*)?$")
-_YAML_LIST = re.compile(r"^(\s*)-\s+[\"']?([A-Z_][A-Z0-9_]*)=(.*?)[\"']?\s*(#.*)?$")
-
-
-def _yaml_env(lines: list[CommandLine], index: int, cl: CommandLine) -> Iterator[EnvSite]:
-    text = cl.line.text
-    match = _YAML_NAME.match(text)
-    if match:
-        value = None
-        if index + 1 < len(lines):
-            value_match = _YAML_VALUE.match(lines[index + 1].line.text)
-            if value_match:
-                value = value_match.group(2).strip("\"'")
-        yield EnvSite(cl, match.group(2), value, None, None, None, False)
-        return
-    match = _YAML_LIST.match(text) or _YAML_MAP.match(text)
-    if match and (match.group(3) or "").strip() not in {"", "|", ">"}:
-        yield EnvSite(cl, match.group(2), match.group(3).strip("\"'"), None, None, None, False)
-
-
-def remove_env_site(doc: TextDocument, site: EnvSite) -> None:
-    cl = site.cl
-    if site.word is None:  # YAML
-        line = cl.line
-        following = doc.next_live(line)
-        drop_line(doc, line)
-        if _YAML_NAME.match(line.text) and following is not None and _YAML_VALUE.match(following.text):
-            doc.delete(following)
-        return
-    if cl.dockerfile_env and site.command and len(site.command) >= 2 and "=" not in site.command[0].text and not cl.continued:
-        doomed = list(site.command)  # ENV NAME value: the whole instruction
-    else:
-        doomed = [site.word]
-    _remove_from_command(doc, cl, site.command or [], doomed, site.toks or [])
-
-
-def _remove_from_command(doc: TextDocument, cl: CommandLine, command: list[Tok], doomed: list[Tok], toks: list[Tok]) -> None:
-    line = cl.line
-    if cl.dockerfile_env:
-        remaining = [word for word in command if word not in doomed]
-        cut(line, [(word.start, word.end) for word in doomed])
-        if not remaining and not line.text[cl.start:].strip(" \t\\"):
-            _drop_docker_env_line(doc, cl)
-        return
-    remove_words(doc, cl, command, doomed, toks)
-
-
-def _drop_docker_env_line(doc: TextDocument, cl: CommandLine) -> None:
-    """An ENV line with no assignment left: drop it; when it started the instruction, the next continued line
-    (if any) becomes the instruction."""
-    line = cl.line
-    continues = line.text.rstrip().endswith("\\")
-    if not cl.continued and continues:
-        following = _next_code(doc, line)
-        if following is not None:
-            keyword = _DOCKER_INSTR.match(line.text)
-            following.text = (keyword.group(1) + keyword.group(2) + " " if keyword else "") + following.text.lstrip()
-        doc.delete(line)
-        return
-    if not cl.continued and not continues:
-        doc.delete(line)
-        return
-    drop_line(doc, line)
-
 
 READ_BY_PROJECT_TODO = ("{name} was left as it is: {readers} still read{s} it, so removing it here would change what that "
                         "code does (TorchNeuron itself ignores it); port those reads, then remove this setting")
@@ -879,23 +365,6 @@ def edit_env(doc: TextDocument, report: Report, names: Callable[[str], bool],
 
 # ------------------------------------------------------------------------- launched scripts outside the project
 
-_XLA_STACK = re.compile(r"\b(?:neuronx[_-]distributed(?:[_-]training)?|torch[_-]xla|xla_dist|xla_spawn)\b")
-_SCRIPT_WORD = re.compile(r"[\w./${}-]+\.py\b")
-
-
-def launched_scripts(doc: TextDocument, project: ProjectFacts, origin) -> tuple[list[Resolved], re.Match | None]:
-    """The Python scripts the launcher's commands name (echo/printf text left out), resolved among the project's
-    files, and the first mention of the torch_xla / NxD stack in its code (None: none)."""
-    scripts, sign = [], None
-    for cl in command_lines(doc):
-        code = cl.line.text[cl.start:cl.end]
-        toks, _ = lex(code)
-        words = [tok.text for tok in toks if tok.kind == "word"]
-        if words and words[0] in {"echo", "printf"}:
-            continue
-        sign = sign or _XLA_STACK.search(code)
-        scripts.extend(name.strip("\"'") for name in _SCRIPT_WORD.findall(code))
-    return [resolve_script(project, origin, name) for name in scripts], sign
 
 
 def unseen_xla_target(doc: TextDocument, project: ProjectFacts, origin) -> tuple[str, str] | None:
@@ -911,11 +380,6 @@ def unseen_xla_target(doc: TextDocument, project: ProjectFacts, origin) -> tuple
 
 
 # ---------------------------------------------------------------------------------- helpers
-
-
-def words_of(text: str) -> list[str]:
-    toks, _ = lex(text)
-    return [tok.text for tok in toks if tok.kind == "word"]
 
 
 # ------------------------------------------------------------------------ pre-compile pass (NM402)
@@ -1009,7 +473,7 @@ def _delete_regions(doc: TextDocument, report: Report) -> set[int]:
     for site in sites:
         if site.unset or site.value is None or site.value.strip() not in _TRUTHY or site.cl.dockerfile_env:
             continue
-        if command_word(site.command) is not None and site.command[0].text not in _EXPORTERS:
+        if command_word(site.command) is not None and site.command[0].text not in EXPORTERS:
             statement = next((st for st in statements if st[0].line is site.cl.line), None)
             toks = lex(site.cl.line.text, site.cl.start, site.cl.end)[0]
             if statement is not None and len(statement) == 1 and not any(tok.kind == "op" for tok in toks):
@@ -1052,7 +516,7 @@ def edit_compile_only(doc: TextDocument, report: Report, compiled_by: list[str] 
         line = site.cl.line
         truthy = site.value is not None and site.value.strip() in _TRUTHY
         has_command = site.command is not None and command_word(site.command) is not None and not site.cl.dockerfile_env \
-            and site.command[0].text not in _EXPORTERS
+            and site.command[0].text not in EXPORTERS
         following = _next_code(doc, line)
         remove_env_site(doc, site)
         anchor = line if not line.deleted else following
@@ -1121,15 +585,6 @@ def export_todo(words: list[str]) -> str:
     return "; ".join(steps)
 
 
-def exec_words(code: str) -> list[str]:
-    """The words of an exec-form command (``["optimum-cli", "export", ...]``): a JSON list of strings, or the
-    quoted strings of a YAML flow list; [] when the text is neither."""
-    text = code.strip().rstrip(",")
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return [double or single for double, single in re.findall(r'"((?:[^"\\]|\\.)*)"|\'([^\']*)\'', text)]
-    return [word for word in value if isinstance(word, str)] if isinstance(value, list) else []
 
 
 def edit_optimum_cli(doc: TextDocument, report: Report) -> None:
@@ -1277,8 +732,6 @@ def flag_plan(mapping, flag: str, value: str | None) -> FlagPlan | None:
     return FlagPlan([], value is not None, Severity.TODO, message)
 
 
-Resolve = Callable[[Program], Resolved]
-
 COMPILE_FLAG = "--torch_compile true"
 COMPILE_ADDED = ("--torch_compile true added: TorchNeuron's Hugging Face recipe trains with torch_compile (the Trainer "
                  "picks the neuron backend)")
@@ -1319,9 +772,6 @@ def unresolved_todo(flag: str, name: str, field_name: str, message: str) -> str:
     return template.format(flag=flag, name=name, message=as_step(message))  # the flag stays: say what to do
 
 
-def unresolved(program: Program) -> Resolved:
-    """The resolution used when no project is known: nothing is a Neuron trainer script."""
-    return Resolved(Target.UNKNOWN, program.name)
 
 
 def flag_statements(doc: TextDocument) -> list[list[CommandLine]]:
@@ -1544,7 +994,7 @@ def edit_shell_text(text: str, resolve: Resolve = unresolved, runs: Callable[[st
     edit_torchrun(doc, report)
     edit_flags(doc, report, resolve)
     try:
-        from codemods._lib.deps import edit_pip_install
+        from codemods.deps.nm505_pip_install_lines import edit_pip_install
     except ImportError:  # pragma: no cover
         pass
     else:
@@ -1552,24 +1002,3 @@ def edit_shell_text(text: str, resolve: Resolve = unresolved, runs: Callable[[st
     return doc.text(), found
 
 
-COMMAND_WORDS = {"neuron_parallel_compile", "torchrun", "python", "python3", "optimum-cli", "srun", "sbatch", "bash", "sh",
-                 "accelerate", "pip", "pip3", "env", "export", "mpirun", "deepspeed", "time", "nohup", "exec", "unset",
-                 "docker"}
-
-
-def looks_like_command(text: str) -> bool:
-    """Whether some simple command of ``text`` starts (after variable assignments) with a launcher word."""
-    for raw in text.splitlines():
-        toks, _ = lex(raw)
-        for command in simple_commands(toks):
-            words = [word for word in command if not assignment_name(word.text)]
-            if not words:
-                if command:
-                    return True  # `XLA_USE_BF16=1` alone: an environment setting
-                continue
-            while len(words) > 1 and re.fullmatch(r"__nm_expr_\d+__", words[0].text):
-                words = words[1:]  # an f-string's `{env_var_options} torchrun ...`: settings ahead of the command
-            first = unquote(words[0].text).rsplit("/", 1)[-1]
-            if first in COMMAND_WORDS or first.endswith(".sh"):
-                return True
-    return False
