@@ -1,11 +1,25 @@
-"""NM301 xla-device: torch_xla devices become the accelerator device (map 3.E E2, E29).
+"""NM301 xla-device: torch_xla devices become the accelerator device expression.
 
-Rewrites ``xm.xla_device()``, ``torch_xla.device()``, ``torch.device("xla")`` and literal ``"xla"`` devices
-(``.to("xla")``, ``device="xla"``, ``device = "xla"``) into the device expression of
-``codemods/_lib/device.py``. In the default portable style that is
-``torch.accelerator.current_accelerator() or torch.device("cpu")``: TorchNeuron registers ``neuron`` as the
-accelerator, so on Trainium this is the NeuronCore of the process and on a laptop the same script runs on
-the CPU. ``--device-style neuron`` writes ``torch.device("neuron")``.
+What it does:
+
+* ``xm.xla_device()``, ``torch_xla.device()``, ``torch.device("xla")`` and literal ``"xla"`` devices
+  (``.to("xla")``, ``device="xla"``, ``device = "xla"``) become the device expression of
+  ``codemods/_lib/device.py``: ``torch.accelerator.current_accelerator() or torch.device("cpu")`` in the default
+  portable style, ``torch.device("neuron")`` with ``--device-style neuron``.
+* A variable holding ``"xla"`` is rewritten only when every read of it takes a device (the reads are followed
+  through the variable, see docs/rules-xla.md, "Values followed through variables"); any other ``"xla"`` literal
+  in torch_xla code gets a ``todo``.
+* ``xm.xla_device_hw(d)`` and ``xr.device_type()`` become the device type in upper case (``NEURON`` on Trainium as
+  before, ``CPU`` on a CPU).
+* ``xm.xla_device(n)`` / ``torch.device("xla", n)`` picked core ``n`` of a multi-core process: the index is dropped
+  with a ``todo``. ``xm.get_xla_supported_devices()`` becomes a ``todo`` (one device per process now).
+* Device strings built at run time (``f"xla:{i}"``) are not recognised.
+
+Why:
+
+TorchNeuron registers ``neuron`` as the PyTorch accelerator, so ``torch.accelerator.current_accelerator()`` is the
+NeuronCore of the process on Trainium, and on a laptop the same script runs on the CPU. TorchNeuron runs one
+process per NeuronCore, so a device index inside a process has no meaning any more.
 
 Before::
 
@@ -19,11 +33,14 @@ After::
     device = torch.accelerator.current_accelerator() or torch.device("cpu")
     batch = batch.to(torch.accelerator.current_accelerator() or torch.device("cpu"))
 
-Fix safety: safe. ``xm.xla_device(n)`` / ``torch.device("xla", n)`` picked core ``n`` of a multi-core
-process; TorchNeuron runs one process per NeuronCore, so the index is dropped with a ``todo``.
-``xm.get_xla_supported_devices()`` becomes a ``todo`` (one device per process now). ``xm.xla_device_hw(d)`` and
-``xr.device_type()`` become the device type in upper case (``NEURON`` on Trainium as before, ``CPU`` on a CPU).
-Known limits: device strings built at run time (``f"xla:{i}"``) are not recognised.
+Safety: safe. The device is the same NeuronCore; what a reviewer checks is only the ``todo`` left for a device
+index or a list of devices.
+
+References:
+
+* docs/device-expression.md
+* https://pytorch.org/docs/stable/accelerator.html
+* https://pytorch.org/xla/master/learn/api-guide.html
 """
 
 from __future__ import annotations

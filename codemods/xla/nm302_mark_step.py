@@ -1,9 +1,17 @@
-"""NM302 mark-step: lazy-tensor step boundaries disappear in eager TorchNeuron (map 3.E E3, E16, E19; trap T43).
+"""NM302 mark-step: lazy-tensor step boundaries disappear, since TorchNeuron executes eagerly.
 
-Removes ``xm.mark_step()`` / ``torch_xla.sync()`` statements and the no-op graph helpers
-``xm.optimization_barrier_(...)`` / ``xm.unlazy(...)``; ``xm.wait_device_ops()`` becomes
-``torch.accelerator.synchronize()`` (the wait is still meaningful before timing), guarded by
-``torch.accelerator.is_available()``: without an accelerator (a CPU machine) it raises.
+What it does:
+
+* Removes ``xm.mark_step()`` / ``torch_xla.sync()`` statements and the no-op graph helpers
+  ``xm.optimization_barrier_(...)`` / ``xm.unlazy(...)``; a block left empty gets ``pass``.
+* ``xm.wait_device_ops()`` becomes ``torch.accelerator.synchronize()`` (the wait is still meaningful before
+  timing), guarded by ``torch.accelerator.is_available()``: without an accelerator (a CPU machine) it raises.
+* A ``mark_step()`` used as a value (rare) gets a ``todo``.
+
+Why:
+
+On torch_xla, ``mark_step`` cut the lazily recorded graph and sent it to the device. TorchNeuron executes eagerly,
+so there is no graph to cut and the call has nothing left to do.
 
 Before::
 
@@ -19,9 +27,13 @@ After::
     if torch.accelerator.is_available():
         torch.accelerator.synchronize()
 
-Fix safety: safe. TorchNeuron executes eagerly, so there is no graph to cut. Code that timed steps right
-after ``mark_step`` should add ``torch.accelerator.synchronize()`` before reading the clock (T43). A block
-left empty gets ``pass``. A ``mark_step()`` used as a value (rare) gets a ``todo``.
+Safety: safe. Code that timed steps right after ``mark_step`` should add ``torch.accelerator.synchronize()``
+before reading the clock: without it the clock reads before the queued device work has finished.
+
+References:
+
+* https://pytorch.org/docs/stable/accelerator.html
+* https://pytorch.org/xla/master/learn/api-guide.html
 """
 
 from __future__ import annotations

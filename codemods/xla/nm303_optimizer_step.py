@@ -1,20 +1,24 @@
-"""NM303 optimizer-step: ``xm.optimizer_step(opt)`` keeps its meaning: average the gradients, then ``opt.step()``.
+"""NM303 optimizer-step: ``xm.optimizer_step(opt)`` becomes an explicit gradient average and ``opt.step()``.
+
+What it does:
+
+* ``xm.optimizer_step(opt)`` becomes the same two steps in native ``torch.distributed``: an explicit average over
+  ``opt.param_groups`` (only when a process group of more than one rank is up: a single process steps as before)
+  and ``opt.step()``; ``optimizer_args={...}`` become the keywords of ``step``; ``barrier=`` is dropped (eager
+  execution has no graph to cut).
+* When the file visibly hands its model to a wrapper that averages gradients itself (``DistributedDataParallel``,
+  FSDP2 ``fully_shard``, ``Trainer``, ``Accelerator``), ``opt.step()`` alone is enough. Averaging twice would still
+  be correct (the replicas already agree), only slower.
+* ``xm.reduce_gradients(opt)`` becomes the same average without the step.
+* A call with ``groups=`` (the data-parallel replica groups of a tensor-parallel run) is left with a ``todo``: an
+  average over the whole world would mix the shards of different tensor-parallel ranks.
+* A call that is not a statement of its own (inside an expression, a one-line ``if x: xm.optimizer_step(o)``, or
+  with ``*args``) is left as it is with a ``todo``: the average cannot be placed there.
+
+Why:
 
 ``xm.optimizer_step`` all-reduced (averaged) the gradients over all replicas and then stepped; a plain
-``opt.step()`` in a multi-process run would let the replicas drift apart silently. So the statement becomes the same
-two steps in native ``torch.distributed``: an explicit average over ``opt.param_groups`` (only when a process
-group of more than one rank is up: a single process steps as before) and ``opt.step()``. When the file visibly
-hands its model to a wrapper that averages gradients itself (``DistributedDataParallel``, FSDP2 ``fully_shard``,
-``Trainer``, ``Accelerator``), ``opt.step()`` alone is enough. Averaging twice would still be correct (the
-replicas already agree), only slower.
-
-``xm.reduce_gradients(opt)`` becomes the same average without the step.
-
-A call with ``groups=`` (the data-parallel replica groups of a tensor-parallel run) is left with a todo: an
-average over the whole world would mix the shards of different tensor-parallel ranks.
-
-A call that is not a statement of its own (inside an expression, a one-line ``if x: xm.optimizer_step(o)``, or
-with ``*args``) is left as it is with a todo: the average cannot be placed there.
+``opt.step()`` in a multi-process run would let the replicas drift apart silently.
 
 Before::
 
@@ -32,9 +36,13 @@ After::
                     param.grad /= dist.get_world_size()
     optimizer.step(**{"closure": None})
 
-Fix safety: needs review (the averaging is explicit; once the model is wrapped in DDP or FSDP2 it can go).
-``barrier=`` is dropped (eager execution has no graph to cut). Reference:
-https://pytorch.org/docs/stable/distributed.html#torch.distributed.all_reduce
+Safety: needs-review. The averaging is explicit: once the model is wrapped in DDP or FSDP2 it can go. Calls with
+replica ``groups=`` or in an expression keep a ``todo``.
+
+References:
+
+* https://pytorch.org/docs/stable/distributed.html#torch.distributed.all_reduce
+* https://pytorch.org/docs/stable/notes/ddp.html
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""NM304 ranks: torch_xla ordinals and world sizes become torchrun's environment (map 3.E E7-E10; trap T40).
+"""NM304 xla-ranks: torch_xla ordinals and world sizes become torchrun's environment (RANK, WORLD_SIZE, LOCAL_RANK).
+
+What it does:
 
 ================================================  =============================================
 ``xm.get_ordinal()``, ``xr.global_ordinal()``     ``int(os.environ.get("RANK", 0))``
@@ -14,13 +16,15 @@
 ``xr.addressable_device_count()``                  ``1``
 ================================================  =============================================
 
-The process-level calls follow from one process per NeuronCore under torchrun: a process addresses one
-device, so its index is its rank and a host runs LOCAL_WORLD_SIZE of them.
+``xm.is_master_ordinal()`` defaults to the LOCAL master (one per host); that default is kept. A non-literal
+``local=`` argument gets a ``todo``.
 
-Why the environment and not ``dist.get_rank()``: torchrun sets these variables for every worker, and the
-expressions also work in a single process where no process group exists (``dist.get_rank()`` would raise
-there, while ``xm.get_ordinal()`` returned 0). ``xm.is_master_ordinal()`` defaults to the LOCAL master (one
-per host); that default is kept.
+Why:
+
+Under torchrun there is one process per NeuronCore: a process addresses one device, so its index is its rank and a
+host runs LOCAL_WORLD_SIZE of them. The environment, not ``dist.get_rank()``: torchrun sets these variables for
+every worker, and the expressions also work in a single process where no process group exists
+(``dist.get_rank()`` would raise there, while ``xm.get_ordinal()`` returned 0).
 
 Before::
 
@@ -32,8 +36,12 @@ After::
     if int(os.environ.get("LOCAL_RANK", 0)) == 0:
         print("rank", int(os.environ.get("RANK", 0)), "of", int(os.environ.get("WORLD_SIZE", 1)))
 
-Fix safety: safe under torchrun (the launcher ``xmp.spawn`` is replaced by, see NM310). A non-literal
-``local=`` argument gets a ``todo``.
+Safety: safe. Correct under torchrun, which replaces the ``xmp.spawn`` launcher (see NM310).
+
+References:
+
+* https://pytorch.org/docs/stable/elastic/run.html#environment-variables
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/guides/torch-distributed.html
 """
 
 from __future__ import annotations

@@ -1,4 +1,15 @@
-"""NM305 master-print: ``xm.master_print(...)`` prints on global rank 0 only (map 3.E E6; trap T40).
+"""NM305 master-print: ``xm.master_print(...)`` becomes ``print(...)`` on global rank 0 only.
+
+What it does:
+
+* ``xm.master_print(...)`` becomes ``print(...)`` guarded by ``RANK == 0``; ``fd=`` becomes ``file=``;
+  ``finalize=`` is dropped.
+* A ``master_print`` used as a value (not a statement) gets a ``todo``.
+
+Why:
+
+``xm.master_print`` printed on the GLOBAL ordinal 0 (unlike ``is_master_ordinal``, which defaults to the local
+master); under torchrun the global rank is ``RANK``, 0 in a single process.
 
 Before::
 
@@ -9,9 +20,12 @@ After::
     if int(os.environ.get("RANK", 0)) == 0:
         print(f"epoch {epoch} loss {loss:.3f}")
 
-``xm.master_print`` prints on the GLOBAL ordinal 0 (unlike ``is_master_ordinal``); ``fd=`` becomes
-``file=``; ``finalize=`` is dropped. Fix safety: safe. A ``master_print`` used as a value (not a statement)
-gets a ``todo``.
+Safety: safe. The same rank prints the same text.
+
+References:
+
+* https://pytorch.org/docs/stable/elastic/run.html#environment-variables
+* https://pytorch.org/xla/master/learn/api-guide.html
 """
 
 from __future__ import annotations

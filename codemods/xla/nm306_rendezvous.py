@@ -1,7 +1,17 @@
-"""NM306 rendezvous: ``xm.rendezvous(tag)`` barriers become ``dist.barrier()`` (map 3.E E11; trap T41).
+"""NM306 rendezvous: ``xm.rendezvous(tag)`` becomes ``dist.barrier()``, guarded for single-process runs.
 
-A one-line block holding only the rendezvous (``if not master: xm.rendezvous("download")``, the master-first
-download idiom) becomes an indented block with the same guarded barrier.
+What it does:
+
+* A statement ``xm.rendezvous(tag)`` becomes ``dist.barrier()`` under ``if dist.is_initialized():``.
+* A one-line block holding only the rendezvous (``if not master: xm.rendezvous("download")``, the master-first
+  download idiom) becomes an indented block with the same guarded barrier.
+* ``xm.rendezvous`` returns the payloads of every replica: when its value is used the rule leaves a ``todo``
+  pointing to ``dist.all_gather_object``.
+
+Why:
+
+Both wait for every process. The guard keeps single-process runs working: ``xm.rendezvous`` was a no-op there,
+while ``dist.barrier()`` without a process group raises.
 
 Before::
 
@@ -12,10 +22,11 @@ After::
     if dist.is_initialized():
         dist.barrier()
 
-The guard keeps single-process runs working (``xm.rendezvous`` was a no-op there; ``dist.barrier()`` without
-a process group raises). Fix safety: safe when the result is unused. ``xm.rendezvous`` returns the
-payloads of every replica: when its value is used the rule leaves a ``todo`` pointing to
-``dist.all_gather_object``.
+Safety: safe. Safe when the result is unused; a used result gets the ``todo`` above.
+
+References:
+
+* https://pytorch.org/docs/stable/distributed.html#torch.distributed.barrier
 """
 
 from __future__ import annotations

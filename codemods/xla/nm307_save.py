@@ -1,4 +1,19 @@
-"""NM307 xla-save: ``xm.save(obj, path)`` becomes ``torch.save`` on one rank (map 3.E E12; trap T39).
+"""NM307 xla-save: ``xm.save(obj, path)`` becomes ``torch.save(obj, path)`` on rank 0, then a barrier.
+
+What it does:
+
+* ``xm.save(obj, path)`` becomes ``torch.save`` on global rank 0 followed by a guarded ``dist.barrier()``: the
+  rendezvous ``xm.save`` ended with, so no rank goes on (to load the file, say) before it is written.
+* ``master_only=False`` saves on every rank; ``global_master=True`` keeps rank 0. Non-literal
+  ``master_only``/``global_master`` get a ``todo``.
+* A file that uses FSDP gets a ``todo``: sharded (FSDP/TP) models need ``torch.distributed.checkpoint`` instead.
+* A finding says what changed.
+
+Why:
+
+``xm.save`` wrote on each host's LOCAL master by default (``master_only=True, global_master=False``: one copy per
+host) and moved tensors to the CPU first. The rewrite writes once, on global rank 0, which is right for a shared
+file system.
 
 Before::
 
@@ -11,17 +26,13 @@ After::
     if dist.is_initialized():
         dist.barrier()
 
-The barrier is the rendezvous ``xm.save`` ended with: no rank goes on (to load the file, say) before it is written.
+Safety: needs-review. For per-host local disks guard with ``LOCAL_RANK`` instead. Tensors are saved on their
+device: load them with ``torch.load(path, map_location="cpu")`` where no Neuron device exists.
 
-``xm.save`` wrote on each host's LOCAL master by default (``master_only=True, global_master=False``: one copy
-per host) and moved tensors to the CPU first. The rewrite writes once, on global rank 0 (right for a shared
-file system; for per-host local disks guard with ``LOCAL_RANK`` instead); ``master_only=False`` saves on
-every rank; ``global_master=True`` keeps rank 0. Tensors are saved on their device: load them with
-``torch.load(path, map_location="cpu")`` where no Neuron device exists.
+References:
 
-Fix safety: needs review (a finding says what changed). Non-literal ``master_only``/``global_master``
-get a ``todo``. Sharded (FSDP/TP) models need ``torch.distributed.checkpoint`` instead (``todo`` when the
-file uses FSDP).
+* https://pytorch.org/docs/stable/generated/torch.save.html
+* https://pytorch.org/docs/stable/distributed.checkpoint.html
 """
 
 from __future__ import annotations

@@ -1,12 +1,22 @@
-"""NM308 parallel-loader: ``pl.MpDeviceLoader`` / ``pl.ParallelLoader`` become the plain loader, and the loop
-moves each batch to the device (map 3.E E22).
+"""NM308 parallel-loader: ``pl.MpDeviceLoader`` / ``pl.ParallelLoader`` become the plain loader; the loop moves the batch.
 
-The XLA loaders moved every batch to the device (in a background thread). The loader is replaced by the
-underlying ``DataLoader`` only when every use of it is a ``for`` loop of this file that then moves its batch:
-a loop that unpacks the batch into names (``for x, y in loader`` / ``for step, (x, y) in enumerate(loader)``)
-gets the move at the top of its body; a loop that already moves it (``batch = {k: v.to(device) ...}``) is
-kept as it is. Otherwise (the loader is passed to another function, or a loop keeps the batch in one name of
-unknown structure) the loader line stays, with a ``todo`` saying why and what to move where.
+What it does:
+
+* The loader is replaced by the underlying ``DataLoader`` only when every use of it is a ``for`` loop of this file
+  that then moves its batch: a loop that unpacks the batch into names (``for x, y in loader`` /
+  ``for step, (x, y) in enumerate(loader)``) gets the move at the top of its body; a loop that already moves it
+  (``batch = {k: v.to(device) ...}``) is kept as it is.
+* ``pl.ParallelLoader(loader, [device]).per_device_loader(device)`` is handled the same way, also when the
+  ``ParallelLoader`` is kept in a variable that is only used through ``.per_device_loader(device)``.
+* Otherwise (the loader is passed to another function, a loop keeps the batch in one name of unknown structure,
+  a ``ParallelLoader(...)`` kept as an object without the chained ``per_device_loader``) the loader line stays,
+  with a ``todo`` saying why and what to move where.
+
+Why:
+
+The XLA loaders moved every batch to the device (in a background thread). A plain ``DataLoader`` yields CPU
+tensors, so the move must be written in the loop. Sharding the data across processes is unchanged (it was always
+the sampler's job).
 
 Before::
 
@@ -21,12 +31,13 @@ After::
         x, y = x.to(device), y.to(device)
         loss = loss_fn(model(x), y)
 
-``pl.ParallelLoader(loader, [device]).per_device_loader(device)`` is handled the same way, also when the
-``ParallelLoader`` is kept in a variable that is only used through ``.per_device_loader(device)``.
+Safety: needs-review. Where a ``todo`` is left (single-name batches, loaders used outside a ``for``) the loader
+line is unchanged and the reviewer moves the batch by hand.
 
-Fix safety: needs review where a ``todo`` is left (single-name batches, loaders used outside a ``for``):
-the loader line is then unchanged. ``ParallelLoader(...)`` kept as an object without the chained ``per_device_loader`` gets a
-``todo``. Sharding the data across processes is unchanged (it was always the sampler's job).
+References:
+
+* https://pytorch.org/docs/stable/data.html
+* https://pytorch.org/xla/master/learn/api-guide.html
 """
 
 from __future__ import annotations

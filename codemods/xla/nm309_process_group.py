@@ -1,11 +1,26 @@
-"""NM309 xla-process-group: ``init_process_group("xla")`` gets the native backend (map 3.E E1, E24; trap T36).
+"""NM309 xla-process-group: ``init_process_group("xla")`` gets the native backend, a group of one without torchrun.
 
-Rewrites ``dist.init_process_group("xla", init_method="xla://")`` (also ``backend="xla"`` and
-``init_method="pjrt://"``) to the backend expression of ``codemods/_lib/device.py``
-(``dist.get_default_backend_for_device(...)`` in portable style: ``neuron`` on Trainium, ``gloo`` on
-CPU; ``"neuron"`` with ``--device-style neuron``) and drops the XLA ``init_method`` (torchrun's
-``env://`` is the default). Removes the side-effect imports that registered the XLA backend:
-``import torch_xla.distributed.xla_backend`` and ``import torch_xla.experimental.pjrt_backend``.
+What it does:
+
+* ``dist.init_process_group("xla", init_method="xla://")`` (also ``backend="xla"`` and ``init_method="pjrt://"``)
+  gets the backend expression of ``codemods/_lib/device.py``: ``dist.get_default_backend_for_device(...)`` in
+  portable style (``neuron`` on Trainium, ``gloo`` on CPU), ``"neuron"`` with ``--device-style neuron``. The XLA
+  ``init_method`` is dropped (torchrun's ``env://`` is the default).
+* Without ``RANK`` in the environment the group is one process over an in-memory store (``store=``, ``rank=`` and
+  ``world_size=`` are passed from the environment, defaults 0 and 1); a call that names its own ``store=`` or a
+  non-XLA ``init_method`` is left as it is.
+* Removes the side-effect imports that registered the XLA backend: ``import torch_xla.distributed.xla_backend``
+  and ``import torch_xla.experimental.pjrt_backend``.
+* A backend held in a variable is followed (``codemods/xla/_values.py``): ``init_process_group(device)`` after
+  ``device = "xla"`` gets ``dist.get_default_backend_for_device(device)``; ``backend = "xla"`` read only as a
+  backend becomes the backend.
+
+Why:
+
+TorchNeuron's collectives run on the ``neuron`` process-group backend of native ``torch.distributed``.
+torch_xla's rendezvous also worked in a plain ``python train.py``; ``env://`` needs torchrun's variables, hence
+the group of one when they are absent, so every ``dist.*`` call after it stays valid (docs/rules-xla.md, "One
+process or torchrun").
 
 Before::
 
@@ -21,12 +36,13 @@ After::
                             store=None if "RANK" in os.environ else dist.HashStore(),
                             rank=int(os.environ.get("RANK", 0)), world_size=int(os.environ.get("WORLD_SIZE", 1)))
 
-torch_xla's rendezvous also worked in a plain ``python train.py``; ``env://`` needs torchrun's variables, so
-without ``RANK`` the group is one process over an in-memory store. A backend held in a variable is followed
-(``codemods/xla/_values.py``): ``init_process_group(device)`` after ``device = "xla"`` gets
-``dist.get_default_backend_for_device(device)``; ``backend = "xla"`` read only as a backend becomes the backend.
+Safety: safe. Launch with ``torchrun`` (see NM310 for ``xmp.spawn``).
 
-Fix safety: safe. Launch with ``torchrun`` (see NM310 for ``xmp.spawn``).
+References:
+
+* docs/device-expression.md
+* https://pytorch.org/docs/stable/distributed.html#torch.distributed.init_process_group
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/guides/torch-distributed.html
 """
 
 from __future__ import annotations

@@ -1,4 +1,24 @@
-"""NM310 xmp-spawn: ``xmp.spawn(fn, args=...)`` becomes one call per torchrun worker (map 3.E E23, 3.G G11).
+"""NM310 xmp-spawn: ``xmp.spawn(fn, args=...)`` becomes ``fn(LOCAL_RANK, ...)``, one call per torchrun worker.
+
+What it does:
+
+* ``xmp.spawn(fn, args=(...))`` and ``torch_xla.launch(fn, args)`` become ``fn(int(os.environ.get("LOCAL_RANK",
+  0)), ...)`` with a ``todo`` for the launch command (the launch-layer rules edit shell scripts).
+* When the file never creates a process group, the rewritten call is preceded by one, made only when torchrun
+  started more than one process::
+
+      if int(os.environ.get("WORLD_SIZE", 1)) > 1 and not dist.is_initialized():  # xmp.spawn joined the processes
+          dist.init_process_group(dist.get_default_backend_for_device(...))
+
+* Non-literal ``args`` or ``*args`` get a ``todo`` only.
+
+Why:
+
+``xmp.spawn`` started one process per device and called ``fn(index, *args)``. Native torch.distributed starts the
+processes with ``torchrun --nproc_per_node N`` (one per logical NeuronCore) and each process calls ``fn`` once with
+its ``LOCAL_RANK``; run alone it is a single process with index 0. ``xmp.spawn`` also joined the processes:
+torch_xla's collectives (``xm.all_reduce``, ``xm.optimizer_step``) worked without ``init_process_group``, and
+their native replacements need a process group.
 
 Before::
 
@@ -11,20 +31,12 @@ After::
         # neuron-migrate: launch with torchrun --nproc_per_node <NeuronCores> (was xmp.spawn nprocs=8) ...
         _mp_fn(int(os.environ.get("LOCAL_RANK", 0)), flags)
 
-``xmp.spawn`` started one process per device and called ``fn(index, *args)``. Native torch.distributed
-starts the processes with ``torchrun --nproc_per_node N`` (one per logical NeuronCore) and each process
-calls ``fn`` once with its ``LOCAL_RANK``; run alone it is a single process with index 0. The launch
-command changes, hence the ``todo`` (the launch-layer rules edit shell scripts). ``torch_xla.launch(fn,
-args)`` is handled the same way.
+Safety: needs-review. The launch command changes: the reviewer runs the script with ``torchrun`` (the ``todo``).
 
-``xmp.spawn`` also joined the processes: torch_xla's collectives (``xm.all_reduce``, ``xm.optimizer_step``)
-worked without ``init_process_group``. Their native replacements need a process group, so when the file never
-creates one, the rewritten call is preceded by one, made only when torchrun started more than one process::
+References:
 
-    if int(os.environ.get("WORLD_SIZE", 1)) > 1 and not dist.is_initialized():  # xmp.spawn joined the processes
-        dist.init_process_group(dist.get_default_backend_for_device(...))
-
-Fix safety: needs review (launcher). Non-literal ``args`` or ``*args`` get a ``todo`` only.
+* https://pytorch.org/docs/stable/elastic/run.html
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/guides/torch-distributed.html
 """
 
 from __future__ import annotations

@@ -1,10 +1,26 @@
-"""NM311 xla-collectives: ``xm.all_reduce`` and the ``xm.REDUCE_*`` constants (map 3.E E13-E15; trap T42).
+"""NM311 xla-collectives: ``xm.all_reduce`` and the ``xm.REDUCE_*`` constants become ``torch.distributed``.
+
+What it does:
 
 * ``xm.REDUCE_SUM|MUL|AND|OR|MIN|MAX`` -> ``dist.ReduceOp.SUM|PRODUCT|BAND|BOR|MIN|MAX``.
 * Statement ``xm.all_reduce(op, t)`` / ``xm.all_reduce(op, [t1, t2])`` (in place) ->
   ``dist.all_reduce(t, op=...)`` per tensor, ``scale=s`` -> ``t.mul_(s)``.
 * ``y = xm.all_reduce(op, expr[, scale=s])`` (the single-tensor form RETURNS a new tensor) ->
   ``y = (expr).clone()`` then ``dist.all_reduce(y, op=...)`` (then ``y.mul_(s)``).
+* The reduction is guarded by ``dist.is_initialized()``: a single process (no process group) keeps the value, as
+  ``xm.all_reduce`` did with one replica.
+* ``x = xm.mesh_reduce(tag, data, fn)`` -> ``fn`` over ``dist.all_gather_object`` of every rank's ``data``
+  (``fn([data])`` in a single process, as torch_xla did with one replica).
+* An ``xm.REDUCE_*`` constant handed to code that is not ``torch.distributed`` (torch_xla's FSDP
+  ``all_reduce_op``, a helper of the project) keeps its torch_xla value, with a ``todo``: that code reads it.
+* ``pin_layout=`` (an XLA compiler detail) and ``groups=None`` are dropped; real replica ``groups=`` or any other
+  shape gets a ``todo``; ``xm.all_gather``, ``xm.reduce_scatter``, ``xm.all_to_all``, ``xm.collective_permute``,
+  ``xm.send``/``recv`` get precise ``todo``s (no p2p on ProcessGroupNeuron).
+
+Why:
+
+The collectives of TorchNeuron are the native ``torch.distributed`` ones over the ``neuron`` backend; torch_xla's
+in-graph collectives have no equivalent of their own.
 
 Before::
 
@@ -17,18 +33,12 @@ After::
         dist.all_reduce(loss_sum, op=dist.ReduceOp.SUM)
     loss_sum.mul_(1.0 / world)
 
-The reduction is guarded by ``dist.is_initialized()``: a single process (no process group) keeps the value,
-as ``xm.all_reduce`` did with one replica.
+Safety: needs-review. A reviewer checks the ``todo``s for replica groups and the collectives left as they were.
 
-* ``x = xm.mesh_reduce(tag, data, fn)`` -> ``fn`` over ``dist.all_gather_object`` of every rank's ``data``
-  (``fn([data])`` in a single process, as torch_xla did with one replica).
-* An ``xm.REDUCE_*`` constant handed to code that is not ``torch.distributed`` (torch_xla's FSDP
-  ``all_reduce_op``, a helper of the project) keeps its torch_xla value, with a ``todo``: that code reads it.
+References:
 
-Fix safety: needs review. ``pin_layout=`` (an XLA compiler detail) and ``groups=None`` are dropped; real replica
-``groups=`` or any other shape gets a ``todo``; ``xm.all_gather``, ``xm.reduce_scatter``, ``xm.all_to_all``,
-``xm.collective_permute``, ``xm.send``/``recv`` get precise ``todo``s (no p2p on ProcessGroupNeuron).
-
+* https://pytorch.org/docs/stable/distributed.html#collective-functions
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/guides/torch-distributed.html
 """
 
 from __future__ import annotations

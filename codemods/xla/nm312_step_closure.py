@@ -1,8 +1,15 @@
-"""NM312 step-closure: deferred and RNG helpers of torch_xla become direct calls (map 3.E E17, E18).
+"""NM312 step-closure: ``xm.add_step_closure(fn, args)`` becomes ``fn(*args)``; ``xm.set_rng_state`` a manual seed.
 
-* ``xm.add_step_closure(fn, args=(a, b))`` -> ``fn(a, b)``: the closure ran after the lazy graph executed;
-  in eager mode the values are ready, so it runs in place.
+What it does:
+
+* ``xm.add_step_closure(fn, args=(a, b))`` -> ``fn(a, b)``; ``run_async=True`` closures become synchronous.
 * ``xm.set_rng_state(seed)`` -> ``torch.manual_seed(seed)``.
+* ``xm.get_rng_state()`` and ``add_step_closure`` with non-literal ``args`` get a ``todo``.
+
+Why:
+
+The closure ran after the lazy graph executed; in eager mode the values are ready, so it runs in place. The XLA RNG
+state was a seed of the device generator, which ``torch.manual_seed`` sets on every device.
 
 Before::
 
@@ -14,8 +21,12 @@ After::
     log_loss(step, loss)
     torch.manual_seed(42)
 
-Fix safety: safe. ``run_async=True`` closures become synchronous. ``xm.get_rng_state()`` and
-``add_step_closure`` with non-literal ``args`` get a ``todo``.
+Safety: safe. The same function runs with the same values, earlier.
+
+References:
+
+* https://pytorch.org/docs/stable/generated/torch.manual_seed.html
+* https://pytorch.org/xla/master/learn/api-guide.html
 """
 
 from __future__ import annotations

@@ -1,9 +1,15 @@
-"""NM313 debug-metrics: torch_xla debug metrics reports are removed (map 3.E E19).
+"""NM313 debug-metrics: torch_xla debug metrics reports (diagnostics of the lazy-tensor runtime) are removed.
 
-Removes statements that only print or call ``torch_xla.debug.metrics`` (``met.metrics_report()``,
-``met.short_metrics_report()``, ``met.clear_all()`` ...). Other uses (a metric value read into a variable)
-get a ``todo``: TorchNeuron has its own compile metrics (``TORCH_NEURONX_ENABLED_METRIC_TABLES``,
-``TORCH_NEURONX_METRICS_DIR``) and the standard ``torch.profiler``.
+What it does:
+
+* Removes statements that only print or call ``torch_xla.debug.metrics`` (``met.metrics_report()``,
+  ``met.short_metrics_report()``, ``met.clear_all()`` ...).
+* Other uses (a metric value read into a variable) get a ``todo``.
+
+Why:
+
+The metrics described the lazy-tensor runtime, which is gone. TorchNeuron has its own compile metrics
+(``TORCH_NEURONX_ENABLED_METRIC_TABLES``, ``TORCH_NEURONX_METRICS_DIR``) and the standard ``torch.profiler``.
 
 Before::
 
@@ -13,7 +19,12 @@ After::
 
     (removed)
 
-Fix safety: safe (diagnostics only).
+Safety: safe. Diagnostics only: the program computes the same.
+
+References:
+
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/reference/env-vars.html
+* https://pytorch.org/docs/stable/profiler.html
 """
 
 from __future__ import annotations

@@ -1,13 +1,19 @@
-"""NM314 xla-utils: torch_xla drop-ins for stock torch utilities (map 3.E E26, corpus A9.22).
+"""NM314 xla-utils: ``torch_xla.utils.checkpoint`` and the ``torch_xla.amp.syncfree`` optimizers become stock torch.
+
+What it does:
 
 Pure symbol moves (data, applied by the engine's SymbolMover):
 
 * ``torch_xla.utils.checkpoint.checkpoint`` -> ``torch.utils.checkpoint.checkpoint``
 * ``torch_xla.amp.syncfree.AdamW|Adam|SGD`` -> ``torch.optim.AdamW|Adam|SGD``
 
-plus one structural fix: torch_xla's ``checkpoint`` was the re-entrant implementation by default, and
-stock ``checkpoint`` warns unless ``use_reentrant`` is given, so ``use_reentrant=True`` is added when
-absent (same behaviour; consider ``use_reentrant=False``, which torch recommends).
+plus one structural fix: ``use_reentrant=True`` is added to ``checkpoint(...)`` when absent.
+
+Why:
+
+These torch_xla modules were drop-ins for stock torch utilities. torch_xla's ``checkpoint`` was the re-entrant
+implementation by default, and stock ``checkpoint`` warns unless ``use_reentrant`` is given, so passing
+``use_reentrant=True`` keeps the same behaviour (consider ``use_reentrant=False``, which torch recommends).
 
 Before::
 
@@ -23,8 +29,13 @@ After::
     h = checkpoint(block, h, use_reentrant=True)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
 
-Fix safety: safe. The syncfree optimizers skipped the step on inf/nan gradients found by the XLA grad
-scaler; with stock AMP use ``torch.amp.GradScaler`` (bf16 needs none).
+Safety: safe. The syncfree optimizers skipped the step on inf/nan gradients found by the XLA grad scaler; with
+stock AMP use ``torch.amp.GradScaler`` (bf16 needs none).
+
+References:
+
+* https://pytorch.org/docs/stable/checkpoint.html
+* https://pytorch.org/docs/stable/optim.html
 """
 
 from __future__ import annotations

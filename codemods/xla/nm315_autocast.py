@@ -1,9 +1,17 @@
-"""NM315 xla-autocast: XLA autocast becomes ``torch.autocast`` on the accelerator (map 3.E E25).
+"""NM315 xla-autocast: ``torch.autocast("xla")`` / ``torch_xla.amp.autocast`` become ``torch.autocast`` on the accelerator.
 
-Rewrites ``torch.autocast("xla", ...)`` / ``torch.autocast(device_type="xla", ...)`` and
-``torch_xla.amp.autocast(device, ...)`` to ``torch.autocast(device_type=<accelerator type>, ...)`` using
-``codemods/_lib/device.py`` (``neuron`` on Trainium, ``cpu`` elsewhere; ``"neuron"`` with
-``--device-style neuron``).
+What it does:
+
+* ``torch.autocast("xla", ...)`` / ``torch.autocast(device_type="xla", ...)`` and
+  ``torch_xla.amp.autocast(device, ...)`` become ``torch.autocast(device_type=<accelerator type>, ...)`` using
+  ``codemods/_lib/device.py`` (``neuron`` on Trainium, ``cpu`` elsewhere; ``"neuron"`` with
+  ``--device-style neuron``).
+* A device held in a variable (``device = "xla"``) gives ``torch.autocast(device_type=device.type)`` (see
+  docs/rules-xla.md, "Values followed through variables").
+
+Why:
+
+Autocast is keyed by the device type; on TorchNeuron that type is the accelerator's, ``neuron``.
 
 Before::
 
@@ -15,7 +23,13 @@ After::
     with torch.autocast(device_type=(torch.accelerator.current_accelerator() or torch.device("cpu")).type, dtype=torch.bfloat16):
         loss = model(x)
 
-Fix safety: safe. bf16 is supported on both; fp16 autocast on CPU/Neuron is unverified (T19 for dtype).
+Safety: safe. bf16 is supported on both; fp16 autocast on CPU/Neuron is unverified. Precision set through the
+environment (``XLA_USE_BF16``) is NM316's.
+
+References:
+
+* docs/device-expression.md
+* https://pytorch.org/docs/stable/amp.html
 """
 
 from __future__ import annotations

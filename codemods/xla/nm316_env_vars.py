@@ -1,21 +1,27 @@
-"""NM316 xla-env-vars: XLA/Neuron environment variables set from Python (map 3.H; table
-``codemods/_tables/env_vars.py``, shared with the launch-layer rules).
+"""NM316 xla-env-vars: XLA/Neuron environment variables set from Python are removed, reviewed or renamed.
 
-Handles ``os.environ["X"] = "v"``, ``os.environ.setdefault("X", "v")`` and ``os.putenv("X", "v")``
-statements whose variable name is a string literal:
+What it does:
 
-* ``remove`` (e.g. ``XLA_USE_BF16``, ``NEURON_EXTRACT_GRAPHS_ONLY``, ``PJRT_DEVICE``, ``XLA_*``): the
-  statement is deleted; ``XLA_USE_BF16``/``XLA_DOWNCAST_BF16`` leave a ``todo`` about the dtype. An
-  assignment that implements an option of the script (its value reads a variable, or the ``if`` around it
-  tests one: ``if flags.snapshot_step_list: os.environ["XLA_FLAGS"] = f"...{flags.dump_dir}"``) is kept,
-  with a ``todo`` naming the option: removing it would drop the option silently.
-* ``review`` (``NEURON_CC_FLAGS``, ``NEURON_RT_*``): kept, with a ``todo``; for a literal
-  ``NEURON_CC_FLAGS`` value the XLA-era options found in it are named.
+Handles ``os.environ["X"] = "v"``, ``os.environ.setdefault("X", "v")`` and ``os.putenv("X", "v")`` statements whose
+variable name is a string literal, following the table ``codemods/_tables/env_vars.py`` (shared with the
+launch-layer rules):
+
+* ``remove`` (e.g. ``XLA_USE_BF16``, ``NEURON_EXTRACT_GRAPHS_ONLY``, ``PJRT_DEVICE``, ``XLA_*``): the statement is
+  deleted; ``XLA_USE_BF16``/``XLA_DOWNCAST_BF16`` leave a ``todo`` about the dtype. An assignment that implements
+  an option of the script (its value reads a variable, or the ``if`` around it tests one:
+  ``if flags.snapshot_step_list: os.environ["XLA_FLAGS"] = f"...{flags.dump_dir}"``) is kept, with a ``todo``
+  naming the option: removing it would drop the option silently.
+* ``review`` (``NEURON_CC_FLAGS``, ``NEURON_RT_*``): kept, with a ``todo``; for a literal ``NEURON_CC_FLAGS``
+  value the XLA-era options found in it are named.
 * ``replace`` (``NEURONX_DUMP_TO`` -> ``TORCH_NEURONX_DEBUG_DIR``): the variable is renamed.
 * ``keep`` / unknown variables: untouched.
+* Reads (``os.environ.get("XLA_USE_BF16")``) get a ``todo`` when the table removes the variable: the branch that
+  reads it is now dead or must pick its dtype explicitly.
 
-Reads (``os.environ.get("XLA_USE_BF16")``) get a ``todo`` when the table removes the variable: the
-branch that reads it is now dead or must pick its dtype explicitly.
+Why:
+
+The XLA runtime variables configured torch_xla and the lazy-tensor compiler; TorchNeuron reads its own set (the
+Neuron runtime variables stay meaningful, the compiler options differ).
 
 Before::
 
@@ -28,7 +34,13 @@ After::
     os.environ["NEURON_CC_FLAGS"] = "--model-type=transformer"
     # neuron-migrate: XLA_USE_BF16 made torch_xla hold every fp32 tensor in bf16; removed: ...
 
-Fix safety: needs review (the table says which variables are only reported).
+Safety: needs-review. The table says which variables are only reported; a reviewer reads each ``todo`` (a dtype
+to set explicitly, compiler flags to revisit).
+
+References:
+
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/reference/env-vars.html
+* https://pytorch.org/xla/master/learn/api-guide.html
 """
 
 from __future__ import annotations

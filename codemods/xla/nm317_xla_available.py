@@ -1,11 +1,22 @@
-"""NM317 xla-available-guard: ``if is_torch_xla_available():`` branches are dead on TorchNeuron (map 3.E E31; T2).
+"""NM317 xla-available-guard: ``if is_torch_xla_available():`` keeps only its non-XLA branch.
 
-TorchNeuron is not torch_xla: ``is_torch_xla_available()`` is False once torch-xla is uninstalled (or with
-``USE_TORCH_XLA=0``). The rule keeps the non-XLA side of an ``if`` whose whole test is the check:
+What it does:
+
+The rule keeps the non-XLA side of an ``if`` whose whole test is the check:
 
 * ``if is_torch_xla_available(): A else: B`` -> ``B``
 * ``if not is_torch_xla_available(): A else: B`` -> ``A``
 * no ``else`` and the XLA side is the body -> the ``if`` is removed.
+
+A ``todo`` is left when the test combines the check with other conditions (``if is_torch_xla_available() and
+x:``), or when the check is used elsewhere; ``elif`` chains are reported, not rewritten. Recognised:
+``transformers``, ``transformers.utils``, ``transformers.utils.import_utils``, ``accelerate.utils`` and
+``accelerate.utils.imports`` spellings.
+
+Why:
+
+TorchNeuron is not torch_xla: ``is_torch_xla_available()`` is False once torch-xla is uninstalled (or with
+``USE_TORCH_XLA=0``), so the XLA branch is dead code.
 
 Before::
 
@@ -18,10 +29,12 @@ After::
 
     device = torch.device("cpu")
 
-Fix safety: needs review: a ``todo`` is left when the test combines the check with other conditions
-(``if is_torch_xla_available() and x:``), or when the check is used elsewhere. ``elif`` chains are
-reported, not rewritten. Recognised: ``transformers``, ``transformers.utils``,
-``transformers.utils.import_utils``, ``accelerate.utils`` and ``accelerate.utils.imports`` spellings.
+Safety: needs-review. The kept branch may have been written for CPU or CUDA: a reviewer checks it is right for
+Neuron (the device rules rewrite what they recognise).
+
+References:
+
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/about-neuron/announcements/neuron2.x/announce-no-support-pytorch-xla-training.html
 """
 
 from __future__ import annotations

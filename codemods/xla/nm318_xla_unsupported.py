@@ -1,18 +1,25 @@
-"""NM318 xla-unsupported: torch_xla APIs without an automatic rewrite get a precise ``todo`` (map 3.E E21,
-E27, E28, E30; A9.22).
+"""NM318 xla-unsupported: torch_xla APIs with no automatic rewrite (FSDP, ZeRO, SPMD, xser...) get a precise ``todo``.
 
-Reports, never rewrites: ``torch_xla.distributed.fsdp`` (-> FSDP2 ``fully_shard``), the XLA
-``ZeroRedundancyOptimizer`` (-> ``torch.distributed.optim.ZeroRedundancyOptimizer``), SPMD
-(``xs.mark_sharding``, ``xr.use_spmd`` -> DTensor), ``xser`` serialization (-> ``torch.save`` /
-``torch.distributed.checkpoint``), ``xm.get_memory_info`` (-> ``torch.neuron.memory_allocated``),
-``torch_xla.debug.profiler`` (-> ``torch.profiler``), ``torch_xla.test.test_utils``, private ``xm._*``
-helpers, and any other ``torch_xla`` call no rule of the family handles (with its name).
+What it does:
 
-A file that keeps constructs no rule ports (``blockers`` in codemods/xla/_base.py: XLA FSDP, XLA ZeRO, xser,
-``torch_xla.compile``, SPMD, ``libneuronxla``, ``neuronx_distributed``, xm collectives over replica ``groups=``)
-is left on torch_xla as a whole: the other NM3 rules withdraw from it, and this rule puts ONE note above its
-first torch_xla import naming those constructs (porting only the device and process group would leave a file
-that runs on neither stack).
+Reports, never rewrites:
+
+* ``torch_xla.distributed.fsdp`` (-> FSDP2 ``fully_shard``), the XLA ``ZeroRedundancyOptimizer`` (->
+  ``torch.distributed.optim.ZeroRedundancyOptimizer``), SPMD (``xs.mark_sharding``, ``xr.use_spmd`` -> DTensor),
+  ``xser`` serialization (-> ``torch.save`` / ``torch.distributed.checkpoint``), ``xm.get_memory_info`` (->
+  ``torch.neuron.memory_allocated``), ``torch_xla.debug.profiler`` (-> ``torch.profiler``),
+  ``torch_xla.test.test_utils``, private ``xm._*`` helpers, and any other ``torch_xla`` call no rule of the family
+  handles (with its name).
+* A file that keeps constructs no rule ports (``blockers`` in ``codemods/xla/_base.py``: XLA FSDP, XLA ZeRO, xser,
+  ``torch_xla.compile``, SPMD, ``libneuronxla``, ``neuronx_distributed``, xm collectives over replica ``groups=``)
+  is left on torch_xla as a whole: the other NM3 rules withdraw from it, and this rule puts ONE note above its
+  first torch_xla import naming those constructs.
+
+Why:
+
+These APIs have stock counterparts with a different shape (FSDP2 wraps per block, DTensor replaces SPMD
+annotations), so a port is a redesign, not a rewrite. Porting only the device and process group of a file that
+keeps them would leave a file that runs on neither stack.
 
 Before::
 
@@ -23,7 +30,13 @@ After::
     # neuron-migrate: torch_xla FSDP: use torch.distributed.fsdp.fully_shard(block) per transformer block ...
     model = FSDP(model, compute_dtype=torch.bfloat16)
 
-Fix safety: manual only.
+Safety: manual-only. Nothing is rewritten; each ``todo`` names the stock replacement to port to.
+
+References:
+
+* https://pytorch.org/docs/stable/distributed.fsdp.fully_shard.html
+* https://pytorch.org/docs/stable/distributed.tensor.html
+* https://pytorch.org/docs/stable/distributed.checkpoint.html
 """
 
 from __future__ import annotations

@@ -1,21 +1,35 @@
-"""NM320 nxd: ``neuronx_distributed`` (NxD) parallel layers and initialisation -> precise ``todo``s
-pointing to DTensor / ``DistributedConfig`` (map 3.F; traps T12, T15-T18).
+"""NM320 nxd: ``neuronx_distributed`` (NxD) layers and initialisation get ``todo``s pointing to DTensor.
+
+What it does:
 
 Automatic only where certainly equivalent:
 
-* ``move_model_to_device(model, device)`` -> ``model.to(device)`` (F9), except in a file the family leaves on
-  torch_xla as a whole (see NM318).
+* ``move_model_to_device(model, device)`` -> ``model.to(device)``, except in a file the family leaves on torch_xla
+  as a whole (see NM318).
 
-``neuronx_distributed.parallel_layers.grads.clip_grad_norm`` is not rewritten: NxD reduced the norm over its
-tensor-parallel group, ``torch.nn.utils.clip_grad_norm_`` does so only for DTensor parameters (on plain shards it
-clips by a per-shard norm); the ``todo`` says when to switch.
+Everything else is reported with the stock replacement:
 
-Everything else is reported with the stock replacement: ``parallel_state.initialize_model_parallel`` ->
-``init_device_mesh``; ``get_tensor_model_parallel_*``/``get_data_parallel_*`` -> ``mesh["tp"]``/``mesh["dp"]``;
-``ColumnParallelLinear``/``RowParallelLinear``/``ParallelEmbedding`` -> ``nn.Linear``/``nn.Embedding`` with a
-``parallelize_module`` plan; ``parallel_cross_entropy`` -> ``loss_parallel``; NxD checkpointing ->
-``torch.distributed.checkpoint``; ``NeuronZero1Optimizer`` -> FSDP2; ``NxDPPModel`` -> ``torch.distributed.pipelining``;
-``neuronx_distributed.trainer`` -> ``DistributedConfig`` + ``Trainer``; NKI flash attention -> SDPA.
+* ``parallel_state.initialize_model_parallel`` -> ``init_device_mesh``;
+  ``get_tensor_model_parallel_*``/``get_data_parallel_*`` -> ``mesh["tp"]``/``mesh["dp"]``;
+* ``ColumnParallelLinear``/``RowParallelLinear``/``ParallelEmbedding`` -> ``nn.Linear``/``nn.Embedding`` with a
+  ``parallelize_module`` plan; ``parallel_cross_entropy`` -> ``loss_parallel``;
+* NxD checkpointing -> ``torch.distributed.checkpoint``; ``NeuronZero1Optimizer`` -> FSDP2; ``NxDPPModel`` ->
+  ``torch.distributed.pipelining``; ``neuronx_distributed.trainer`` -> ``DistributedConfig`` + ``Trainer``; NKI
+  flash attention -> SDPA.
+* ``neuronx_distributed.parallel_layers.grads.clip_grad_norm`` is not rewritten: NxD reduced the norm over its
+  tensor-parallel group, ``torch.nn.utils.clip_grad_norm_`` does so only for DTensor parameters (on plain shards
+  it clips by a per-shard norm); the ``todo`` says when to switch.
+* A modeling file (its classes call NxD ``WHOLESALE`` times or more, like a ``modeling_llama_nxd.py``) gets ONE
+  note above its first NxD import instead of one per layer: such a file is replaced wholesale by the stock
+  transformers model, not ported line by line.
+
+The rule runs anywhere (NxD is Neuron-only), not only in projects that show Neuron markers.
+
+Why:
+
+NxD is built on torch_xla; on TorchNeuron tensor parallelism is PyTorch's DTensor (``parallelize_module`` plans),
+which transformers 5 applies itself from ``DistributedConfig`` (docs/tp-mode.md). The layers, the parallel state
+and the checkpoints change shape, so each use is a decision for a person.
 
 Before::
 
@@ -28,11 +42,14 @@ After (unchanged code, with notes)::
     # neuron-migrate: NxD initialize_model_parallel: dist.init_process_group(...) then mesh = init_device_mesh(...)
     parallel_state.initialize_model_parallel(tensor_model_parallel_size=8)
 
-A modeling file (its classes call NxD ``WHOLESALE`` times or more, like a ``modeling_llama_nxd.py``)
-gets ONE note above its first NxD import instead of one per layer: such a file is replaced wholesale by the
-stock transformers model, not ported line by line.
+Safety: manual-only. Except ``move_model_to_device`` (a safe rewrite), nothing changes: each note names the stock
+replacement.
 
-Fix safety: manual only, except the rewrite above (safe).
+References:
+
+* docs/tp-mode.md
+* https://pytorch.org/docs/stable/distributed.tensor.parallel.html
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/libraries/neuronx-distributed/index.html
 """
 
 from __future__ import annotations

@@ -1,17 +1,36 @@
-"""NM330 adjacent-stacks: ``torch_neuronx.trace`` and NKI kernels are reported and left untouched (corpus A7).
+"""NM330 adjacent-stacks: ``torch_neuronx.trace`` and NKI kernels are reported and left untouched.
 
-``torch_neuronx.trace`` (ahead-of-time tracing to a TorchScript NEFF) and NKI kernels launched on the XLA
-device belong to stacks next to torch_xla; half-migrating them would break them. The rule reports each use
-with its TorchNeuron counterpart and changes nothing:
+What it does:
+
+The rule reports each use with its TorchNeuron counterpart and changes nothing:
 
 * ``torch_neuronx.trace(model, example)`` -> ``torch.compile(model, backend="neuron", fullgraph=True,
   dynamic=False)`` (JIT, NEFF cache; no saved traced artifact).
 * ``torch_neuronx.nki_jit`` / ``neuronxcc.nki.jit`` kernels -> ``@nki.jit`` + ``@torch_neuronx.nki_op(...)``
   registration (TorchNeuron custom op).
 
-Before / After: identical code, with an inline note above each call.
+It runs anywhere (torch_neuronx and NKI are Neuron-only), not only in projects that show Neuron markers.
 
-Fix safety: manual only.
+Why:
+
+``torch_neuronx.trace`` (ahead-of-time tracing to a TorchScript NEFF) and NKI kernels launched on the XLA device
+belong to stacks next to torch_xla; half-migrating them would break them.
+
+Before::
+
+    traced = torch_neuronx.trace(model, example)
+
+After::
+
+    # neuron-migrate: torch_neuronx.trace is the XLA-era AOT tracer (left untouched): on TorchNeuron use torch.compile(...
+    traced = torch_neuronx.trace(model, example)
+
+Safety: manual-only. The code is unchanged; an inline note above each call names the counterpart.
+
+References:
+
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/compile/about-torch-compile.html
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/nki/index.html
 """
 
 from __future__ import annotations
