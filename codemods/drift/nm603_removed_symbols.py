@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.training import literal, new_kwarg, set_args
+from codemods._lib.cst import keyword_arg, literal_value, set_args, source_of
 from codemods._tables.drift_data import REMOVED_SYMBOLS
 from migrate import cstwalk
 from migrate.rule import PythonRule, Safety
@@ -111,18 +111,18 @@ class RemovedSymbols(PythonRule):
         for index, (arg, original_arg) in enumerate(zip(updated.args, original.args)):
             name = arg.keyword.value if arg.keyword is not None else (ADAMW_PARAMETERS[index] if index < len(ADAMW_PARAMETERS) else None)
             given.add(name)
-            if name == "no_deprecation_warning" or (name == "correct_bias" and literal(arg.value) is True):
+            if name == "no_deprecation_warning" or (name == "correct_bias" and literal_value(arg.value) is True):
                 dropped.append(name)  # torch.optim.AdamW has neither; it always corrects the bias
                 continue
             if name == "correct_bias":
-                self.todo(original_arg, f"correct_bias={cst.Module(body=[]).code_for_node(arg.value)}: torch.optim.AdamW "
+                self.todo(original_arg, f"correct_bias={source_of(arg.value)}: torch.optim.AdamW "
                                         "always corrects the bias and has no such parameter; remove it (or keep "
                                         "transformers 4.x's AdamW in a module of your own if the run relied on it)")
                 if arg.keyword is None:  # positionally it would bind torch's 6th parameter, amsgrad
-                    arg = new_kwarg("correct_bias", arg.value).with_changes(comma=arg.comma)
+                    arg = keyword_arg("correct_bias", arg.value).with_changes(comma=arg.comma)
             args.append(arg)
         added = [f"{name}={value}" for name, value in ADAMW_DEFAULTS if name not in given]
-        args += [new_kwarg(name, value) for name, value in ADAMW_DEFAULTS if name not in given]
+        args += [keyword_arg(name, value) for name, value in ADAMW_DEFAULTS if name not in given]
         if not added and not dropped:
             self.fixed(original, "transformers.AdamW -> torch.optim.AdamW: every parameter whose default differs is given; " + ORDER_NOTE)
             return updated
@@ -138,9 +138,9 @@ class RemovedSymbols(PythonRule):
         self.in_import += 1
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
             return
-        module = cst.Module(body=[]).code_for_node(node.module)
+        module = source_of(node.module)
         for alias in node.names:
-            qualified = f"{module}.{cst.Module(body=[]).code_for_node(alias.name)}"
+            qualified = f"{module}.{source_of(alias.name)}"
             if qualified in NO_REPLACEMENT and qualified not in TELEMETRY:
                 self.todo(alias, NO_REPLACEMENT[qualified])
             elif qualified in CAVEATS:
@@ -188,10 +188,10 @@ def _drop_unused_telemetry_import(module: cst.Module) -> cst.Module:
         def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
             if updated.module is None or isinstance(updated.names, cst.ImportStar):
                 return updated
-            module_name = cst.Module(body=[]).code_for_node(updated.module)
+            module_name = source_of(updated.module)
             if module_name not in ("transformers", "transformers.utils"):
                 return updated
-            keep = [a for a in updated.names if cst.Module(body=[]).code_for_node(a.name) != "send_example_telemetry"]
+            keep = [a for a in updated.names if source_of(a.name) != "send_example_telemetry"]
             if len(keep) == len(updated.names):
                 return updated
             if not keep:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.training import kwarg, rename_kwarg
+from codemods._lib.cst import find_keyword, rename_keyword
 from migrate.rule import PythonRule, Safety
 
 
@@ -41,8 +41,8 @@ class TorchDtype(PythonRule):
         func = original.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and self._is_transformers(func.value)):
             return updated
-        arg = kwarg(updated, "torch_dtype")
-        if arg is None or kwarg(updated, "dtype") is not None:
+        arg = find_keyword(updated, "torch_dtype")
+        if arg is None or find_keyword(updated, "dtype") is not None:
             return updated
-        self.fixed(kwarg(original, "torch_dtype"), "torch_dtype= -> dtype= (transformers 5)")
-        return updated.with_changes(args=[rename_kwarg(a, "dtype") if a is arg else a for a in updated.args])
+        self.fixed(find_keyword(original, "torch_dtype"), "torch_dtype= -> dtype= (transformers 5)")
+        return updated.with_changes(args=[rename_keyword(a, "dtype") if a is arg else a for a in updated.args])

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.training import kwarg, literal, new_kwarg, rename_kwarg, set_args, source
+from codemods._lib.cst import find_keyword, keyword_arg, literal_value, rename_keyword, set_args, source_of
 from migrate.rule import PythonRule, Safety
 
 FLAG = "use_flash_attention_2"
@@ -58,33 +58,33 @@ class RemovedLoadingKwargs(PythonRule):
         return self._flash_attention(original, self._auth_token(original, updated))
 
     def _auth_token(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        auth = kwarg(updated, AUTH)
+        auth = find_keyword(updated, AUTH)
         if auth is None:
             return updated
-        if kwarg(updated, "token") is not None:
-            self.todo(kwarg(original, AUTH), f"{AUTH} was removed in transformers 5 (TypeError at load) and transformers 4.x "
+        if find_keyword(updated, "token") is not None:
+            self.todo(find_keyword(original, AUTH), f"{AUTH} was removed in transformers 5 (TypeError at load) and transformers 4.x "
                                              f"refused it beside token=: delete {AUTH}=")
             return updated
-        self.fixed(kwarg(original, AUTH), f"{AUTH}= -> token= ({AUTH} was removed in transformers 5)")
-        return updated.with_changes(args=[rename_kwarg(a, "token") if a is auth else a for a in updated.args])
+        self.fixed(find_keyword(original, AUTH), f"{AUTH}= -> token= ({AUTH} was removed in transformers 5)")
+        return updated.with_changes(args=[rename_keyword(a, "token") if a is auth else a for a in updated.args])
 
     def _flash_attention(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        flag = kwarg(updated, FLAG)
+        flag = find_keyword(updated, FLAG)
         if flag is None:
             return updated
-        reported = kwarg(original, FLAG)
-        value = literal(flag.value)
-        given = kwarg(updated, "attn_implementation")
-        if given is not None and value is not False and literal(given.value) != "flash_attention_2":
+        reported = find_keyword(original, FLAG)
+        value = literal_value(flag.value)
+        given = find_keyword(updated, "attn_implementation")
+        if given is not None and value is not False and literal_value(given.value) != "flash_attention_2":
             self.todo(reported, f"{FLAG} was removed in transformers 5 (TypeError at load), and transformers 4.x refused it "
-                                f"when true beside attn_implementation={source(given.value)}: delete {FLAG}=")
+                                f"when true beside attn_implementation={source_of(given.value)}: delete {FLAG}=")
             return updated
         if value is False or given is not None:
             self.fixed(reported, f"{FLAG} was removed in transformers 5 and says nothing here (False, or attn_implementation "
                                  f"is given): removed")
             return set_args(updated, [a for a in updated.args if a is not flag])
-        implementation = '"flash_attention_2"' if value is True else f'"flash_attention_2" if {source(flag.value)} else None'
+        implementation = '"flash_attention_2"' if value is True else f'"flash_attention_2" if {source_of(flag.value)} else None'
         self.fixed(reported, f"{FLAG} -> attn_implementation ({FLAG} was removed in transformers 5); flash_attention_2 "
                              f"needs the flash_attn package and a CUDA GPU: use \"sdpa\" on Neuron or CPU")
-        replaced = new_kwarg("attn_implementation", implementation).with_changes(comma=flag.comma)
+        replaced = keyword_arg("attn_implementation", implementation).with_changes(comma=flag.comma)
         return updated.with_changes(args=[replaced if a is flag else a for a in updated.args])

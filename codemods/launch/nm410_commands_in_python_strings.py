@@ -40,6 +40,7 @@ from typing import Sequence
 
 import libcst as cst
 
+from codemods._lib.cst import source_of
 from codemods._lib import shell
 from codemods._lib.launch_targets import (ENV_READS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, Program, Target, env_readers,
                                           program_of, resolver)
@@ -124,7 +125,7 @@ class CommandsInPythonStrings(PythonRule):
         if not any(trigger in body for trigger in self.triggers) or not shell.looks_like_command(body):
             return updated
         new, found = shell.edit_shell_text(body, self.resolve, self.runs_elsewhere, self.readers)
-        sources = {_PLACEHOLDER.format(index): "{" + cst.Module([]).code_for_node(part.expression) + "}"
+        sources = {_PLACEHOLDER.format(index): "{" + source_of(part.expression) + "}"
                    for index, part in enumerate(expressions)}
         found = [(severity, re.sub(r"__nm_expr_\d+__", lambda m: sources.get(m.group(0), m.group(0)), message))
                  for severity, message in found]

@@ -49,9 +49,9 @@ import libcst as cst
 
 from codemods._lib.optimum_version import PINS, Line, zero_1_note
 from codemods._lib.parsed_args import PARSERS
-from codemods._lib.training import (TracksScope, apply_field_map, args_plan, distributed_dict, has_star_kwargs,
-                                    insert_preamble, kwarg, literal, mesh_key, new_kwarg, project_line, set_args,
-                                    source)
+from codemods._lib.cst import find_keyword, has_star_kwargs, keyword_arg, literal_value, set_args, source_of
+from codemods._lib.training import (TracksScope, apply_field_map, args_plan, distributed_dict, insert_preamble,
+                                    mesh_key, project_line)
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
 from migrate.rule import PythonRule, Safety
 from migrate.snippets import parse_expression
@@ -138,16 +138,16 @@ class TrainingArguments(TracksScope, PythonRule):
             self.todo(original, "arguments passed through ** are not checked: remove the Neuron-only fields (see the field map), rename the changed ones, and add torch_compile=True")
         args = self._precision_and_defaults(original, args, names, target, tp, splat)
         if "torch_compile" not in names and not splat:
-            args.append(new_kwarg("torch_compile", "True"))
+            args.append(keyword_arg("torch_compile", "True"))
             self.fixed(original, "torch_compile=True added: the Trainer compiles with the neuron backend on Neuron")
         if target == "SFTConfig" and not splat:
             max_length = next((a for a in args if a.keyword is not None and a.keyword.value == "max_length"), None)
             if max_length is not None and "pad_to_multiple_of" not in names:
-                args.append(new_kwarg("pad_to_multiple_of", max_length.value.deep_clone()))
+                args.append(keyword_arg("pad_to_multiple_of", max_length.value.deep_clone()))
                 self.fixed(original, "pad_to_multiple_of=max_length added: optimum padded every example to max_length (one compiled shape); trl pads to a multiple of 128 on Neuron otherwise")
             packing = next((a for a in args if a.keyword is not None and a.keyword.value == "packing"), None)
-            if packing is not None and literal(packing.value) is not False and "packing_strategy" not in names:
-                args.append(new_kwarg("packing_strategy", '"wrapped"'))
+            if packing is not None and literal_value(packing.value) is not False and "packing_strategy" not in names:
+                args.append(keyword_arg("packing_strategy", '"wrapped"'))
                 self.fixed(original, 'packing_strategy="wrapped" added: trl 1.x default bfd packing is padding-free, which optimum forbade on Neuron')
         return set_args(updated, args)
 
@@ -161,10 +161,10 @@ class TrainingArguments(TracksScope, PythonRule):
                 key = element.key.evaluated_value
                 if key == "torch_dtype":
                     element = element.with_changes(key=cst.SimpleString(element.key.value.replace("torch_dtype", "dtype")))
-                    self.fixed(kwarg(original, "model_init_kwargs"), 'model_init_kwargs "torch_dtype" -> "dtype" (transformers 5)')
-                elif key == "attn_implementation" and literal(element.value) == "flash_attention_2":
+                    self.fixed(find_keyword(original, "model_init_kwargs"), 'model_init_kwargs "torch_dtype" -> "dtype" (transformers 5)')
+                elif key == "attn_implementation" and literal_value(element.value) == "flash_attention_2":
                     element = element.with_changes(value=cst.SimpleString('"sdpa"'))
-                    self.fixed(kwarg(original, "model_init_kwargs"), 'attn_implementation "flash_attention_2" meant an NKI kernel in optimum-neuron; in transformers it is the CUDA flash-attn package: -> "sdpa"')
+                    self.fixed(find_keyword(original, "model_init_kwargs"), 'attn_implementation "flash_attention_2" meant an NKI kernel in optimum-neuron; in transformers it is the CUDA flash-attn package: -> "sdpa"')
             elements.append(element)
         return arg.with_changes(value=arg.value.with_changes(elements=elements))
 
@@ -186,13 +186,13 @@ class TrainingArguments(TracksScope, PythonRule):
 
     def _precision_and_defaults(self, original: cst.Call, args: list[cst.Arg], names: set[str], target: str, tp, splat: bool) -> list[cst.Arg]:
         optim = next((a for a in args if a.keyword is not None and a.keyword.value == "optim"), None)
-        if optim is not None and literal(optim.value) == "adamw_torch_xla":
+        if optim is not None and literal_value(optim.value) == "adamw_torch_xla":
             args = [a.with_changes(value=cst.SimpleString('"adamw_torch"')) if a is optim else a for a in args]
-            self.fixed(kwarg(original, "optim"), 'optim "adamw_torch_xla" -> "adamw_torch" (no XLA optimizer on TorchNeuron)')
-        bf16 = kwarg(original, "bf16")
+            self.fixed(find_keyword(original, "optim"), 'optim "adamw_torch_xla" -> "adamw_torch" (no XLA optimizer on TorchNeuron)')
+        bf16 = find_keyword(original, "bf16")
         if self.dtype_added:
             self.fixed(bf16, 'bf16=True: "dtype": "bfloat16" added to model_init_kwargs (optimum-neuron 0.4.x trained bf16 weights; trl loads float32 otherwise)')
-        elif bf16 is not None and literal(bf16.value) is True and "use_autocast" not in names and kwarg(original, "use_autocast") is None:
+        elif bf16 is not None and literal_value(bf16.value) is True and "use_autocast" not in names and find_keyword(original, "use_autocast") is None:
             self.todo(bf16, "bf16=True meant full-bf16 weights in optimum-neuron 0.4.x (XLA_USE_BF16 before); stock bf16=True is autocast over fp32 weights: load the model with dtype=torch.bfloat16 to keep bf16 weights")
         if not splat:
             defaults = defaults_note(project_line(self.ctx), [text for field, text in DEFAULTS_04 if field not in names])
@@ -202,8 +202,8 @@ class TrainingArguments(TracksScope, PythonRule):
 
     def _mesh_key(self, call: cst.Call) -> str:
         """A literal zero_1 in the call says what the old run did; otherwise the project's optimum-neuron line does."""
-        zero_1 = kwarg(call, "zero_1")
-        value = literal(zero_1.value) if zero_1 is not None else None
+        zero_1 = find_keyword(call, "zero_1")
+        value = literal_value(zero_1.value) if zero_1 is not None else None
         if value is True:
             return "fsdp_size"  # ZeRO-1 sharded the optimizer state: FSDP2 is the closest
         if value is False:
@@ -211,23 +211,23 @@ class TrainingArguments(TracksScope, PythonRule):
         return mesh_key(self.ctx)
 
     def _mesh_note(self, call: cst.Call) -> str:
-        zero_1 = kwarg(call, "zero_1")
-        if zero_1 is not None and literal(zero_1.value) in (True, False):
-            return f"zero_1={source(zero_1.value)} decides the data-parallel rest of the mesh"
+        zero_1 = find_keyword(call, "zero_1")
+        if zero_1 is not None and literal_value(zero_1.value) in (True, False):
+            return f"zero_1={source_of(zero_1.value)} decides the data-parallel rest of the mesh"
         return zero_1_note(project_line(self.ctx))
 
     def _load_hint(self, tp, original: cst.Call) -> str:
-        return (f"from_pretrained(..., distributed_config=DistributedConfig(tp_size={source(tp)}, "
-                f"{self._mesh_key(original)}=WORLD_SIZE // {source(tp)}))")
+        return (f"from_pretrained(..., distributed_config=DistributedConfig(tp_size={source_of(tp)}, "
+                f"{self._mesh_key(original)}=WORLD_SIZE // {source_of(tp)}))")
 
     def _tensor_parallel(self, original: cst.Call, args: list[cst.Arg], names: set[str], target: str, tp) -> list[cst.Arg]:
-        original_arg = kwarg(original, "tensor_parallel_size")
-        if literal(tp) == 1:
+        original_arg = find_keyword(original, "tensor_parallel_size")
+        if literal_value(tp) == 1:
             self.fixed(original_arg, "tensor_parallel_size=1: no tensor parallelism, removed")
             return args
         if (self.scope_path, self._assigned_to(original)) in args_plan(self.ctx).carried:
-            self.fixed(original_arg, f"tensor_parallel_size={source(tp)} -> from_pretrained(..., distributed_config="
-                                     f"DistributedConfig(tp_size={source(tp)}, {self._mesh_key(original)}=WORLD_SIZE // {source(tp)})) of the "
+            self.fixed(original_arg, f"tensor_parallel_size={source_of(tp)} -> from_pretrained(..., distributed_config="
+                                     f"DistributedConfig(tp_size={source_of(tp)}, {self._mesh_key(original)}=WORLD_SIZE // {source_of(tp)})) of the "
                                      "model the trainer gets (NM208); launch one process per NeuronCore with torchrun")
             return args
         # model_init_kwargs only apply when the trainer loads the model from a name: trl raises when they are set
@@ -237,31 +237,31 @@ class TrainingArguments(TracksScope, PythonRule):
             existing = next((a for a in args if a.keyword is not None and a.keyword.value == "model_init_kwargs"), None)
             entries = f'"distributed_config": {distributed_dict(tp, self._mesh_key(original))}, "device_map": None'
             bf16 = next((a for a in args if a.keyword is not None and a.keyword.value == "bf16"), None)
-            if bf16 is not None and literal(bf16.value) is True:
+            if bf16 is not None and literal_value(bf16.value) is True:
                 entries += ', "dtype": "bfloat16"'  # trl loads in float32 otherwise; optimum kept bf16 weights (T19)
                 self.dtype_added = True
             if existing is None:
-                self.fixed(original_arg, f"tensor_parallel_size -> model_init_kwargs distributed_config (tp_size={source(tp)}, "
+                self.fixed(original_arg, f"tensor_parallel_size -> model_init_kwargs distributed_config (tp_size={source_of(tp)}, "
                                          f"{self._mesh_key(original)}=WORLD_SIZE // tp_size) with device_map None (transformers rejects a "
                                          "device_map next to a distributed config); launch with torchrun, one process per "
                                          "NeuronCore; " + self._mesh_note(original))
-                return [*args, new_kwarg("model_init_kwargs", "{" + entries + "}")]
+                return [*args, keyword_arg("model_init_kwargs", "{" + entries + "}")]
             if isinstance(existing.value, cst.Dict) and not any(
                 isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value in ("distributed_config", "device_map")
                 for e in existing.value.elements
             ):
-                merged = parse_expression("{" + ", ".join([source(e).rstrip(", \n") for e in existing.value.elements] + [entries]) + "}")
+                merged = parse_expression("{" + ", ".join([source_of(e).rstrip(", \n") for e in existing.value.elements] + [entries]) + "}")
                 self.fixed(original_arg, "tensor_parallel_size -> model_init_kwargs distributed_config with device_map None")
                 return [a.with_changes(value=merged) if a is existing else a for a in args]
-            self.todo(original_arg, f"tensor_parallel_size={source(tp)}: add distributed_config={distributed_dict(tp, self._mesh_key(original))} and device_map=None to model_init_kwargs")
+            self.todo(original_arg, f"tensor_parallel_size={source_of(tp)}: add distributed_config={distributed_dict(tp, self._mesh_key(original))} and device_map=None to model_init_kwargs")
             return args
         load = self._load_hint(tp, original)
         if any(marker in self.ctx.source for marker in CARRIERS):
-            self.todo(original_arg, f"tensor_parallel_size={source(tp)} removed: check that the model is loaded with {load} (NM204/NM205 add it where the old code sharded at load) and launch one process per NeuronCore with torchrun")
+            self.todo(original_arg, f"tensor_parallel_size={source_of(tp)} removed: check that the model is loaded with {load} (NM204/NM205 add it where the old code sharded at load) and launch one process per NeuronCore with torchrun")
             return args
         # nothing in this file carries the degree to the model: dropping it would silently train without tensor parallelism
-        self.todo(original_arg, f"tensor_parallel_size={source(tp)} left in place (the stock TrainingArguments rejects it): load the model with {load}, launch one process per NeuronCore with torchrun, then delete this argument")
-        kept = new_kwarg("tensor_parallel_size", tp)
+        self.todo(original_arg, f"tensor_parallel_size={source_of(tp)} left in place (the stock TrainingArguments rejects it): load the model with {load}, launch one process per NeuronCore with torchrun, then delete this argument")
+        kept = keyword_arg("tensor_parallel_size", tp)
         following = [a.keyword.value for a in original.args[original.args.index(original_arg) + 1:] if a.keyword is not None]
         at = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value in following), len(args))
         return [*args[:at], kept, *args[at:]]

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.training import kwarg, set_args, source, tokenizer_to_processing_class
+from codemods._lib.cst import find_keyword, set_args, source_of
+from codemods._lib.training import tokenizer_to_processing_class
 from codemods._tables.training_symbols import NEURON_TRAINERS, TRAINING_MOVES
 from migrate.rule import PythonRule, Safety
 
@@ -60,9 +61,9 @@ class TrainerConstructors(PythonRule):
         trainer = self.ctx.matches(original.func, NEURON_TRAINERS)
         if trainer is not None:
             updated = tokenizer_to_processing_class(self, updated, original)
-            if NEURON_TRAINERS[trainer] == "trl.SFTTrainer" and kwarg(updated, "model_init") is not None:
-                arg = kwarg(updated, "model_init")
-                self.todo(kwarg(original, "model_init"), f"model_init={source(arg.value)}: trl SFTTrainer has no model_init; build the model yourself (or pass the model id) and pass it as model=")
+            if NEURON_TRAINERS[trainer] == "trl.SFTTrainer" and find_keyword(updated, "model_init") is not None:
+                arg = find_keyword(updated, "model_init")
+                self.todo(find_keyword(original, "model_init"), f"model_init={source_of(arg.value)}: trl SFTTrainer has no model_init; build the model yourself (or pass the model id) and pass it as model=")
                 updated = set_args(updated, [a for a in updated.args if a is not arg])
             return updated
         if self.ctx.matches(original.func, ACCELERATORS) is not None:
@@ -70,7 +71,7 @@ class TrainerConstructors(PythonRule):
             for arg, original_arg in zip(updated.args, original.args):
                 name = arg.keyword.value if arg.keyword is not None else None
                 if name in ACCELERATOR_KWARGS:
-                    self.todo(original_arg, f"{name}={source(arg.value)} removed (NeuronAccelerator only): {ACCELERATOR_KWARGS[name]}")
+                    self.todo(original_arg, f"{name}={source_of(arg.value)} removed (NeuronAccelerator only): {ACCELERATOR_KWARGS[name]}")
                     continue
                 keep.append(arg)
             if len(keep) != len(updated.args):

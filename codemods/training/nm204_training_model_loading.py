@@ -36,8 +36,8 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods._lib.optimum_version import PINS, zero_1_note
-from codemods._lib.training import (WORLD_SIZE, TracksScope, args_plan, follow_moved_field, kwarg, literal, mesh_key,
-                                    new_kwarg, project_line, rename_kwarg, set_args, source)
+from codemods._lib.cst import find_keyword, keyword_arg, literal_value, rename_keyword, set_args, source_of
+from codemods._lib.training import WORLD_SIZE, TracksScope, args_plan, follow_moved_field, mesh_key, project_line
 from codemods._tables.training_symbols import TRAINING_MOVES
 from migrate.rule import PythonRule, Safety
 
@@ -72,7 +72,7 @@ class TrainingModelLoading(TracksScope, PythonRule):
         if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and self.ctx.matches(func.value, MODEL_CLASSES):
             return self._from_pretrained(original, updated)
         if self.ctx.matches(func, MODEL_CLASSES) and len(updated.args) >= 2 and updated.args[1].keyword is None:
-            self.todo(original.args[1], f"the stock class takes no trn_config: {source(updated.args[1].value)} removed; for tensor parallelism load with from_pretrained(..., distributed_config=...)")
+            self.todo(original.args[1], f"the stock class takes no trn_config: {source_of(updated.args[1].value)} removed; for tensor parallelism load with from_pretrained(..., distributed_config=...)")
             return set_args(updated, [updated.args[0], *updated.args[2:]])
         if self.ctx.matches(func, CONFIG_CLASSES):
             return self._config(original, updated)
@@ -83,27 +83,27 @@ class TrainingModelLoading(TracksScope, PythonRule):
         positional = [a for a in args if a.keyword is None and not a.star]
         original_positional = [a for a in original.args if a.keyword is None and not a.star]
         if len(positional) >= 2 and follow_moved_field(args_plan(self.ctx), self.scope_path, original_positional[1].value, mesh_key(self.ctx)) is None:
-            self.todo(original_positional[1], f"{source(original_positional[1].value)} left as it is: the stock arguments have no "
+            self.todo(original_positional[1], f"{source_of(original_positional[1].value)} left as it is: the stock arguments have no "
                                               "trn_config (see NM208); pass distributed_config=DistributedConfig(tp_size=..., "
                                               f"{mesh_key(self.ctx)}=WORLD_SIZE // tp_size) instead")
         elif len(positional) >= 2:
             second = positional[1]
-            args = [new_kwarg("distributed_config", second.value).with_changes(comma=second.comma) if a is second else a for a in args]
+            args = [keyword_arg("distributed_config", second.value).with_changes(comma=second.comma) if a is second else a for a in args]
             self.fixed(original, "trn_config (2nd positional) -> distributed_config= (must be a DistributedConfig; see NM204 on TrainingNeuronConfig)")
-        elif kwarg(updated, "trn_config") is not None:
-            args = [rename_kwarg(a, "distributed_config") if a is kwarg(updated, "trn_config") else a for a in args]
-            self.fixed(kwarg(original, "trn_config"), "trn_config= -> distributed_config=")
-        dtype = kwarg(updated, "torch_dtype")
-        if dtype is not None and kwarg(updated, "dtype") is None:
-            args = [rename_kwarg(a, "dtype") if a is dtype else a for a in args]
-            self.fixed(kwarg(original, "torch_dtype"), "torch_dtype= -> dtype= (transformers 5)")
-        attn = kwarg(updated, "attn_implementation")
-        if attn is not None and literal(attn.value) == "flash_attention_2":
+        elif find_keyword(updated, "trn_config") is not None:
+            args = [rename_keyword(a, "distributed_config") if a is find_keyword(updated, "trn_config") else a for a in args]
+            self.fixed(find_keyword(original, "trn_config"), "trn_config= -> distributed_config=")
+        dtype = find_keyword(updated, "torch_dtype")
+        if dtype is not None and find_keyword(updated, "dtype") is None:
+            args = [rename_keyword(a, "dtype") if a is dtype else a for a in args]
+            self.fixed(find_keyword(original, "torch_dtype"), "torch_dtype= -> dtype= (transformers 5)")
+        attn = find_keyword(updated, "attn_implementation")
+        if attn is not None and literal_value(attn.value) == "flash_attention_2":
             args = [a.with_changes(value=cst.SimpleString('"sdpa"')) if a is attn else a for a in args]
-            self.fixed(kwarg(original, "attn_implementation"), 'attn_implementation "flash_attention_2" meant an NKI kernel in optimum-neuron; in transformers it is the CUDA flash-attn package: -> "sdpa"')
-        if kwarg(updated, "distributed_config") is not None or any(a.keyword and a.keyword.value == "distributed_config" for a in args):
-            if kwarg(updated, "device_map") is not None:
-                self.todo(kwarg(original, "device_map"), "device_map and distributed_config are mutually exclusive in transformers 5: remove device_map")
+            self.fixed(find_keyword(original, "attn_implementation"), 'attn_implementation "flash_attention_2" meant an NKI kernel in optimum-neuron; in transformers it is the CUDA flash-attn package: -> "sdpa"')
+        if find_keyword(updated, "distributed_config") is not None or any(a.keyword and a.keyword.value == "distributed_config" for a in args):
+            if find_keyword(updated, "device_map") is not None:
+                self.todo(find_keyword(original, "device_map"), "device_map and distributed_config are mutually exclusive in transformers 5: remove device_map")
         return set_args(updated, args)
 
     def _config(self, original: cst.Call, updated: cst.Call) -> cst.Call:
@@ -118,20 +118,20 @@ class TrainingModelLoading(TracksScope, PythonRule):
             key, message = CONFIG_FIELDS.get(name, (None, "no DistributedConfig counterpart"))
             if key == "tp_size":
                 tp = arg
-                args.append(rename_kwarg(arg, "tp_size"))
+                args.append(rename_keyword(arg, "tp_size"))
             elif message:
-                self.todo(original_arg, f"{name}={source(arg.value)} removed: {message}")
+                self.todo(original_arg, f"{name}={source_of(arg.value)} removed: {message}")
             else:
                 self.fixed(original_arg, f"{name}: optimum-only option removed")
-        original_tp = kwarg(original, "tensor_parallel_size")
+        original_tp = find_keyword(original, "tensor_parallel_size")
         carried = original_tp is None or follow_moved_field(args_plan(self.ctx), self.scope_path, original_tp.value, mesh_key(self.ctx)) is not None
         key = mesh_key(self.ctx)
-        given = any(kwarg(updated, name) is not None for name in ("fsdp_size", "dp_replicate_size"))
-        if tp is not None and literal(tp.value) != 1 and not given and carried:
+        given = any(find_keyword(updated, name) is not None for name in ("fsdp_size", "dp_replicate_size"))
+        if tp is not None and literal_value(tp.value) != 1 and not given and carried:
             self.ctx.add_import("os")
-            tp_source = source(tp.value)
+            tp_source = source_of(tp.value)
             divisor = tp_source if isinstance(tp.value, (cst.Integer, cst.Name, cst.Attribute)) else f"({tp_source})"
-            args.append(new_kwarg(key, f"{WORLD_SIZE} // {divisor}"))
+            args.append(keyword_arg(key, f"{WORLD_SIZE} // {divisor}"))
             self.fixed(original, f"TrainingNeuronConfig -> DistributedConfig(tp_size, {key}=WORLD_SIZE // tp_size): the product of "
                                  "the mesh must equal WORLD_SIZE; " + zero_1_note(project_line(self.ctx)))
         return set_args(updated, args)

@@ -31,8 +31,9 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods._lib.optimum_version import PINS, zero_1_note
-from codemods._lib.training import (TracksScope, args_plan, distributed_config_call, follow_moved_field, kwarg, literal,
-                                    mesh_key, new_kwarg, project_line, set_args, source)
+from codemods._lib.cst import find_keyword, keyword_arg, literal_value, set_args, source_of
+from codemods._lib.training import (TracksScope, args_plan, distributed_config_call, follow_moved_field, mesh_key,
+                                    project_line)
 from migrate.rule import PythonRule, Safety
 
 DIST = ("optimum.neuron.distributed", "optimum.neuron.distributed.utils")
@@ -67,24 +68,24 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
             self.tp_stack.append(None)
             return
         call = item.item
-        tp = kwarg(call, "tensor_parallel_size")
+        tp = find_keyword(call, "tensor_parallel_size")
         tp_value = tp.value if tp is not None else (call.args[0].value if call.args and call.args[0].keyword is None else None)
         if tp_value is not None:
             followed = follow_moved_field(args_plan(self.ctx), self.scope_path, tp_value, mesh_key(self.ctx))
             if followed is None:
                 self.kept.add(node)
                 self.tp_stack.append(_NO_TP)
-                self.todo(node, f"lazy_load_for_parallelism left as it is: its tensor_parallel_size={source(tp_value)} reads "
+                self.todo(node, f"lazy_load_for_parallelism left as it is: its tensor_parallel_size={source_of(tp_value)} reads "
                                 "a field the stock training arguments do not have (see NM208): declare tensor_parallel_size in "
                                 f"a dataclass of your own, then remove this block and pass distributed_config=DistributedConfig("
                                 f"tp_size=..., {mesh_key(self.ctx)}=WORLD_SIZE // tp_size) to from_pretrained; "
                                 + zero_1_note(project_line(self.ctx)))
                 return
             tp_value = followed
-        pp = kwarg(call, "pipeline_parallel_size")
-        if pp is not None and literal(pp.value) != 1:
-            self.todo(pp, f"pipeline_parallel_size={source(pp.value)}: pipeline parallelism is manual on TorchNeuron (DistributedConfig(pp_size=...) cannot be combined with data parallelism)")
-        self.tp_stack.append(tp_value if tp_value is not None and literal(tp_value) != 1 else _NO_TP)
+        pp = find_keyword(call, "pipeline_parallel_size")
+        if pp is not None and literal_value(pp.value) != 1:
+            self.todo(pp, f"pipeline_parallel_size={source_of(pp.value)}: pipeline parallelism is manual on TorchNeuron (DistributedConfig(pp_size=...) cannot be combined with data parallelism)")
+        self.tp_stack.append(tp_value if tp_value is not None and literal_value(tp_value) != 1 else _NO_TP)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if self.ctx.matches(original.func, LAZY_OPTIMIZER) and len(updated.args) == 1:
@@ -94,13 +95,13 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
         if tp is None or tp is _NO_TP:
             return updated
         func = original.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and kwarg(updated, "distributed_config") is None:
+        if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and find_keyword(updated, "distributed_config") is None:
             self.ctx.add_import("os")
             self.ctx.add_import("transformers.distributed", "DistributedConfig")
             key = mesh_key(self.ctx)
             self.fixed(original, f"from_pretrained inside lazy_load_for_parallelism: distributed_config=DistributedConfig("
                                  f"tp_size, {key}=WORLD_SIZE // tp_size) added; " + zero_1_note(project_line(self.ctx)))
-            return set_args(updated, [*updated.args, new_kwarg("distributed_config", distributed_config_call(tp, key))])
+            return set_args(updated, [*updated.args, keyword_arg("distributed_config", distributed_config_call(tp, key))])
         return updated
 
     def leave_With(self, original: cst.With, updated: cst.With):

@@ -57,8 +57,9 @@ import libcst as cst
 from codemods._lib.launch_targets import STOCK_REMOVED
 from codemods._lib.parsed_args import GONE_FIELDS, MOVED_FIELD, STOCK_SUBCLASSES, TRN_CONFIG
 from codemods._lib.optimum_version import PINS, zero_1_note
-from codemods._lib.training import (OWNERS, TracksScope, args_plan, distributed_config_call, kwarg, mesh_key, moved_value,
-                                    new_kwarg, project_args_subclasses, project_line, set_args)
+from codemods._lib.cst import find_keyword, keyword_arg, set_args, source_of
+from codemods._lib.training import (OWNERS, TracksScope, args_plan, distributed_config_call, mesh_key, moved_value,
+                                    project_args_subclasses, project_line)
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES
 from migrate.rule import PythonRule, Safety
@@ -95,7 +96,7 @@ class ParsedArgumentFields(TracksScope, PythonRule):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         degree = self.loads.get(original)
-        if degree is None or kwarg(updated, "distributed_config") is not None:
+        if degree is None or find_keyword(updated, "distributed_config") is not None:
             return updated
         self.ctx.add_import("os")
         self.ctx.add_import("transformers.distributed", "DistributedConfig")
@@ -103,7 +104,7 @@ class ParsedArgumentFields(TracksScope, PythonRule):
         self.fixed(original, f"optimum's trainer sharded this model with tensor_parallel_size itself: from_pretrained now gets "
                              f"distributed_config=DistributedConfig(tp_size={degree}, {key}=WORLD_SIZE // tp_size); "
                              + zero_1_note(project_line(self.ctx)))
-        return set_args(updated, [*updated.args, new_kwarg("distributed_config", distributed_config_call(parse_expression(degree), key))])
+        return set_args(updated, [*updated.args, keyword_arg("distributed_config", distributed_config_call(parse_expression(degree), key))])
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         updated = super().leave_ClassDef(original, updated)
@@ -143,7 +144,7 @@ class ParsedArgumentFields(TracksScope, PythonRule):
                                     f"declare tensor_parallel_size in a dataclass of your own parsed with the arguments and "
                                     f"pass DistributedConfig(tp_size=...) to from_pretrained")
                 return updated
-            shown = cst.Module(body=[]).code_for_node(followed)
+            shown = source_of(followed)
             if attr == TRN_CONFIG:
                 self.ctx.add_import("os")
                 self.ctx.add_import("transformers.distributed", "DistributedConfig")
