@@ -2,7 +2,7 @@
 
 A requirements file that moves to ``transformers>=5.24`` cannot keep ``huggingface_hub==0.24`` or
 ``tokenizers<0.20``: pip finds no solution. The floors come from the real metadata (``Requires-Dist``) of the
-versions the TorchNeuron port is tested with (``STOCK_MIN`` in ``codemods/_lib/requirements.py``, plus the
+versions the TorchNeuron port is tested with (``STOCK_MIN`` in ``codemods/_tables/requirements_data.py``, plus the
 ``datasets`` that trl needs), read from wheels downloaded AS DATA, or from the installed distributions when no
 wheel folder is given. Per target: what it requires of each package; per required package: a version known to
 satisfy every target (the installed one, checked). The rules combine the specifiers of the targets a file uses.
@@ -28,7 +28,8 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
-from codemods._lib.requirements import STOCK_MIN, combine
+from codemods._tables.requirements_data import STOCK_MIN
+from codemods.deps._plan import combine
 
 #: the target stack: STOCK_MIN's packages, and datasets (trl 1.x requires a 4.x+ datasets, which needs hub 1.x)
 TARGETS = (*STOCK_MIN, "datasets")

@@ -1,11 +1,18 @@
-"""Shared bits of the dependency rules (not a rule module)."""
+"""The dependency family's base: what makes a file worth looking at, the text-rule base class, and the editing
+of requirement lines (requirements files, setup.cfg values, conda ``- pip:`` items, heredoc requirement files)
+shared by NM501, NM504 and NM505. The decision for each specifier is ``codemods/deps/_plan.py``'s ``rewrite``.
+"""
 
 from __future__ import annotations
 
-from codemods._lib import requirements as req
+import re
+
+from codemods._lib.shell import Report
+from codemods._tables.requirements_data import REPOSITORY_NOTE
+from codemods.deps import _plan as plan
 from migrate.findings import Severity
-from migrate.rule import TextRule
-from migrate.textdoc import Line
+from migrate.rule import RuleOptions, TextRule
+from migrate.textdoc import Line, TextDocument
 
 #: A file is looked at only if it names one of these: a package of the Neuron stack, or a stock package whose
 #: old pin cannot stay beside the migrated transformers 5 (those are touched only in a Neuron project).
@@ -15,8 +22,53 @@ DEP_TRIGGERS = ("optimum-neuron", "optimum_neuron", "optimum[neuron", "torch-neu
                 "transformers", "accelerate", "trl", "peft", "diffusers", "datasets", "huggingface", "tokenizers",
                 "sentence-transformers", "sentence_transformers")
 
+_COMMENT = re.compile(r"(^|\s)#")
+
+
+def split_requirement_line(text: str) -> tuple[int, int] | None:
+    """(start, end) of the requirement in a requirements-file line, or None for blank/comment/option lines."""
+    stripped = text.lstrip()
+    start = len(text) - len(stripped)
+    if not stripped or stripped.startswith("#"):
+        return None
+    if stripped.startswith("-") and not re.match(r"-e\s+\S*optimum[-_]neuron", stripped):
+        return None
+    comment = _COMMENT.search(text, start)
+    end = comment.start() if comment else len(text)
+    body = text[start:end].rstrip()
+    if " --hash" in body or body.endswith("\\"):
+        return None
+    return start, start + len(body)
+
+
+def rewrite_lines(doc: TextDocument, items: list[tuple[Line, int, int]], report: Report,
+                  options: RuleOptions | None = None) -> None:
+    """Rewrite the requirement ``line.text[start:end]`` of each item; extra specifiers become new lines below."""
+    planner = plan.Planner.for_specs([line.text[s:e] for line, s, e in items], doc.text(), options)
+    first_changed: Line | None = None
+    for line, start, end in items:
+        spec = line.text[start:end]
+        rewrite = plan.rewrite(spec, planner)
+        if rewrite is None:
+            continue
+        if rewrite.keep:
+            report(line, rewrite.severity, rewrite.message)
+            continue
+        first_changed = first_changed or line
+        if not rewrite.specs:
+            doc.delete(line)
+            report(line, rewrite.severity, rewrite.message)
+            continue
+        line.text = line.text[:start] + rewrite.specs[0] + line.text[end:]
+        if len(rewrite.specs) > 1:
+            indent = line.text[:start]
+            doc.insert_after(line, [indent + spec for spec in rewrite.specs[1:]])
+        report(line, rewrite.severity, rewrite.message)
+    if planner.needs_repository and not planner.repository_configured and first_changed is not None:
+        report(first_changed, Severity.TODO, REPOSITORY_NOTE)
+
 
 class DepsTextRule(TextRule):
-    facts = req.FACTS  # what the project's code imports
+    facts = plan.FACTS  # what the project's code imports
     def report(self, line: Line, severity: Severity, message: str) -> None:
         (self.fixed if severity is Severity.FIXED else self.todo)(line, message)

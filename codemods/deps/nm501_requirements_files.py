@@ -1,22 +1,43 @@
 """NM501 requirements-neuron-stack: move requirements files from optimum-neuron / PyTorch-XLA to TorchNeuron.
 
-Map 3.I (I1-I9), 1.15, traps T2/T3; torchneuron.md 1.1. Per requirement line (decisions shared with every
-dependency rule, ``codemods/_lib/requirements.py``):
+What it does:
+
+Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared with every dependency rule):
 
 * ``optimum-neuron[...]`` / ``optimum[neuronx]`` (any pin, also VCS URLs) -> ``torch-neuronx==2.14.*``,
   ``torch==2.14.*``, ``transformers>=5.24``, ``accelerate>=1.15`` plus what its extras pulled in
   (``[training]``: trl, peft, datasets; ``[diffusers]``: diffusers, peft; ``[sentence-transformers]``),
   skipping packages the file already lists; ``[vllm]`` and the Inf1 ``[neuron]`` extra get a ``todo``;
 * XLA-era ``torch-neuronx`` builds (e.g. ``2.1.2.2.0.0``, ``2.8.0.2.10.16998``) -> ``torch-neuronx==2.14.*``
-  (same name, native backend: the version tells them apart, T3); ``torch`` pins below 2.14 follow;
-* ``torch-xla``, ``libneuronxla``, ``neuronx-distributed*``, ``transformers-neuronx``: removed;
+  (same package name, native backend: only the version tells them apart); ``torch`` pins below 2.14 follow;
+* ``torch-xla``, ``libneuronxla``, ``neuronx-distributed*``, ``transformers-neuronx``: removed; a
+  neuronx-distributed / transformers-neuronx line the project's code still imports stays, with a ``todo`` naming
+  the importing files (project fact ``deps.imports``);
 * ``neuronx-cc`` older than the SDK 2.33 compiler -> ``neuronx-cc==2.28.*`` with a ``todo``;
-* optimum-neuron's stock pins (``transformers==4.x``, ``trl==0.x``, ``peft``, ``accelerate``, ``diffusers``)
-  -> the tested minimums; ``torchvision``/``torchaudio`` pins get a ``todo``.
+* optimum-neuron's stock pins (``transformers==4.x``, ``trl==0.x``, ``peft``, ``accelerate``, ``diffusers``,
+  ``sentence-transformers``) -> the tested minimums; ``torchvision``/``torchaudio`` pins get a ``todo``;
+  ``optimum`` beside optimum-neuron gets a ``todo`` (it was optimum-neuron's dependency);
+* Inf1 packages (``torch-neuron``, ``neuron-cc``): a ``todo`` (Inf1 has no TorchNeuron path);
+* a pin the migrated stack cannot be installed beside (``huggingface_hub==0.24``, ``tokenizers<0.20``, a
+  ``numpy`` below trl's floor) gets the floor that the packages the file installs require
+  (``codemods/_tables/stock_floors_data.py``, generated from their Requires-Dist); a ``todo`` when the bump
+  crosses a major version of a package the project's code imports;
+* when torch-neuronx is written and no index option names the Neuron repository, a ``todo`` says that the AWS
+  packages come from AWS's Neuron package repository, not PyPI.
 
-Markers (``; python_version ...``), trailing comments, ``-r`` includes and ``--extra-index-url`` lines are
-kept. When torch-neuronx is written and no index option names the Neuron repository, a ``todo`` says that
-the AWS packages come from AWS's Neuron package repository, not PyPI.
+Markers (``; python_version ...``), trailing comments, ``-r`` includes and ``--extra-index-url`` lines are kept.
+Lines with ``--hash`` are left alone (the hashes would no longer match). torch-xla and stock pins are touched
+only in files that name a Neuron package or in Neuron projects, so a TPU project's torch-xla stays. Requirement
+files by name: ``requirements*.txt/.in``, ``*_requirements.txt``, ``constraints*.txt``, files under
+``requirements/`` and ``reqs/``.
+
+Why:
+
+optimum-neuron ran on PyTorch/XLA through the XLA-era ``torch-neuronx``; TorchNeuron is a native PyTorch
+backend published under the same package name, which runs stock transformers 5 and accelerate. The XLA
+packages have no use there (and while torch-xla is installed transformers still takes its XLA branches);
+torch-neuronx X.Y.* must be installed beside torch X.Y.*; optimum-neuron's pins of the stock libraries
+(transformers 4.x, trl 0.x) cannot be installed beside transformers 5.
 
 Before::
 
@@ -33,14 +54,20 @@ After::
     peft>=0.21
     datasets
 
-Fix safety: needs review (the repository, the torch line 2.13 vs 2.14, the compiler pin). Lines with
-``--hash`` are left alone (the hashes would no longer match).
+Safety: needs-review. The reviewer checks the package repository (AWS's, not PyPI), the torch line (2.13 or
+2.14, whichever the deployment's SDK has) and the compiler pin; the ``todo`` lines name what was left.
+
+References:
+
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/_sources/release-notes/components/torchneuron.rst
+* https://awsdocs-neuron.readthedocs-hosted.com/en/v2.33.0/release-notes/components/index.html
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/troubleshooting.html
+* https://pip.pypa.io/en/stable/reference/requirements-file-format/
 """
 
 from __future__ import annotations
 
-from codemods._lib import deps
-from codemods.deps._base import DEP_TRIGGERS, DepsTextRule
+from codemods.deps._base import DEP_TRIGGERS, DepsTextRule, rewrite_lines, split_requirement_line
 from migrate.filekinds import FileKind
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
@@ -58,7 +85,7 @@ class RequirementsNeuronStack(DepsTextRule):
     def apply(self, doc: TextDocument) -> None:
         items = []
         for line in doc:
-            span = deps.split_requirement_line(line.text)
+            span = split_requirement_line(line.text)
             if span is not None:
                 items.append((line, *span))
-        deps.rewrite_lines(doc, items, self.report, self.ctx.options)
+        rewrite_lines(doc, items, self.report, self.ctx.options)

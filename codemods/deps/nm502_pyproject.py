@@ -1,9 +1,19 @@
 """NM502 pyproject-neuron-stack: the NM501 requirement rewrite for ``pyproject.toml``, through tomlkit.
 
-Edits the PEP 621 arrays ``[project] dependencies``, every ``[project.optional-dependencies]`` entry and
-``[dependency-groups]`` with tomlkit, which keeps comments, layout and quoting of everything it does not
-touch (map 3.I; corpus A5). Same decisions as NM501 (``codemods/_lib/requirements.py``). Poetry tables
-(``[tool.poetry.dependencies]``) get a ``todo`` per Neuron entry (their version syntax differs).
+What it does:
+
+* edits the PEP 621 array ``[project] dependencies``, every ``[project.optional-dependencies]`` entry and the
+  ``[dependency-groups]`` arrays with tomlkit, which keeps comments, layout and quoting of everything it does not
+  touch; the decisions are NM501's (``codemods/deps/_plan.py``);
+* Poetry tables (``[tool.poetry.dependencies]``, ``[tool.poetry.dev-dependencies]``) get a ``todo`` per Neuron
+  entry (their version syntax differs);
+* a file tomlkit cannot parse is left alone with a ``todo``.
+
+Why:
+
+A project that declares its dependencies in ``pyproject.toml`` installs the optimum-neuron / PyTorch-XLA stack
+from there; the entries move to TorchNeuron exactly as NM501 moves requirements-file lines, and the rest of the
+file must stay as it was written.
 
 Before::
 
@@ -21,24 +31,33 @@ After::
         "accelerate>=1.15",
     ]
 
-Fix safety: needs review (see NM501). A file tomlkit cannot parse is left alone with a ``todo``.
+Safety: needs-review. As for NM501: the reviewer checks the package repository, the torch line and the
+compiler pin; Poetry entries are left to the reviewer with a ``todo``.
+
+References:
+
+* https://packaging.python.org/en/latest/specifications/pyproject-toml/
+* https://packaging.python.org/en/latest/specifications/dependency-groups/
+* https://tomlkit.readthedocs.io/
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/_sources/release-notes/components/torchneuron.rst
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import Array, Table
 
-from codemods._lib import deps
-from codemods._lib import requirements as req
+from codemods._tables.requirements_data import REPOSITORY_NOTE
+from codemods.deps import _plan as plan
 from codemods.deps._base import DEP_TRIGGERS, DepsTextRule
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import Safety
-from migrate.textdoc import TextDocument
+from migrate.textdoc import Line, TextDocument
 
 
 class PyprojectNeuronStack(DepsTextRule):
@@ -57,7 +76,8 @@ class PyprojectNeuronStack(DepsTextRule):
         except TOMLKitError as error:
             first = next(iter(doc), None)
             if first is not None:
-                self.report(first, Severity.TODO, f"pyproject.toml does not parse ({error}); check its dependencies by hand")
+                self.report(first, Severity.TODO,
+                            f"pyproject.toml does not parse ({error}); check its dependencies by hand")
             return
         arrays: list[Array] = []
         project = toml.get("project", {})
@@ -65,12 +85,13 @@ class PyprojectNeuronStack(DepsTextRule):
             arrays.append(project["dependencies"])
         for table in (project.get("optional-dependencies", {}), toml.get("dependency-groups", {})):
             arrays.extend(value for value in table.values() if isinstance(value, Array))
-        planner = req.Planner.for_specs([str(item) for array in arrays for item in array if isinstance(item, str)], text,
-                                        self.ctx.options)
+        specs = [str(item) for array in arrays for item in array if isinstance(item, str)]
+        planner = plan.Planner.for_specs(specs, text, self.ctx.options)
         events: list[tuple[str, Severity, str]] = []  # (original specifier, severity, message)
         first_changed = None
         for array in arrays:
-            planner.present = {parsed.name for parsed in (req.parse(str(item)) for item in array if isinstance(item, str)) if parsed}
+            parsed_items = (plan.parse(str(item)) for item in array if isinstance(item, str))
+            planner.present = {parsed.name for parsed in parsed_items if parsed}
             planner.added = set()
             index = 0
             while index < len(array):
@@ -78,7 +99,7 @@ class PyprojectNeuronStack(DepsTextRule):
                 if not isinstance(item, str):
                     index += 1
                     continue
-                rewrite = req.rewrite(str(item), planner)
+                rewrite = plan.rewrite(str(item), planner)
                 if rewrite is None:
                     index += 1
                     continue
@@ -99,23 +120,60 @@ class PyprojectNeuronStack(DepsTextRule):
             table = poetry.get(key)
             if isinstance(table, Table):
                 for name in table:
-                    if req.parse(str(name)) and req.rewrite(str(name), req.Planner()) is not None:
-                        events.append((f"{name} =", Severity.TODO, f"poetry dependency {name}: apply the NM501 mapping by hand "
-                                       "(torch-neuronx 2.14.*, torch 2.14.*, transformers>=5.24, accelerate>=1.15; drop torch-xla)"))
+                    if plan.parse(str(name)) and plan.rewrite(str(name), plan.Planner()) is not None:
+                        events.append((f"{name} =", Severity.TODO, f"poetry dependency {name}: apply the NM501 mapping "
+                                       "by hand (torch-neuronx 2.14.*, torch 2.14.*, transformers>=5.24, "
+                                       "accelerate>=1.15; drop torch-xla)"))
         if planner.needs_repository and not planner.repository_configured and first_changed is not None:
-            events.append((first_changed, Severity.TODO, req.REPOSITORY_NOTE))
+            events.append((first_changed, Severity.TODO, REPOSITORY_NOTE))
         anchors = [(spec, severity, message, _find(doc, spec)) for spec, severity, message in events]
         new_text = tomlkit.dumps(toml)
         if new_text != text:
-            deps.replace_text(doc, new_text)
+            replace_text(doc, new_text)
         for spec, severity, message, line in anchors:
             if line is not None:
                 self.report(line, severity, message)
 
 
-def _find(doc: TextDocument, spec: str):
-    pattern = re.compile(r"(?:\"|')" + re.escape(spec) + r"(?:\"|')" if not spec.endswith("=") else r"^\s*\"?" + re.escape(spec[:-2]) + r"\"?\s*=")
+def _find(doc: TextDocument, spec: str) -> Line | None:
+    """The line that holds ``spec`` as a quoted array item, or the poetry key ``NAME =``; else the first line."""
+    if spec.endswith("="):
+        pattern = re.compile(r"^\s*\"?" + re.escape(spec[:-2]) + r"\"?\s*=")
+    else:
+        pattern = re.compile(r"(?:\"|')" + re.escape(spec) + r"(?:\"|')")
     for line in doc:
         if pattern.search(line.text):
             return line
     return next(iter(doc), None)
+
+
+def replace_text(doc: TextDocument, new_text: str) -> dict[int, Line]:
+    """Make ``doc`` read ``new_text``, keeping the Line objects of unchanged lines; returns new line index -> Line."""
+    old_lines = list(doc)
+    new_raw = new_text.splitlines()
+    mapping: dict[int, Line] = {}
+    matcher = difflib.SequenceMatcher(None, [line.text for line in old_lines], new_raw, autojunk=False)
+    for tag, i1, i2, j1, j2 in reversed(matcher.get_opcodes()):
+        if tag == "equal":
+            for offset in range(i2 - i1):
+                mapping[j1 + offset] = old_lines[i1 + offset]
+            continue
+        olds, news = old_lines[i1:i2], new_raw[j1:j2]
+        for offset, (old, new) in enumerate(zip(olds, news)):
+            old.text = new
+            mapping[j1 + offset] = old
+        if len(olds) > len(news):
+            for old in olds[len(news):]:
+                doc.delete(old)
+        elif len(news) > len(olds):
+            anchor = olds[-1] if olds else None
+            extra = news[len(olds):]
+            if anchor is not None:
+                inserted = doc.insert_after(anchor, extra)
+            elif i1 < len(old_lines):
+                inserted = doc.insert_before(old_lines[i1], extra)
+            else:
+                inserted = doc.insert_after(old_lines[-1], extra) if old_lines else []
+            for offset, line in enumerate(inserted):
+                mapping[j1 + len(olds) + offset] = line
+    return mapping

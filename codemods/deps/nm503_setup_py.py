@@ -1,32 +1,51 @@
 """NM503 setup-py-neuron-stack: the NM501 requirement rewrite for ``setup.py``.
 
-Rewrites the string elements of ``install_requires=[...]``, ``setup_requires``, ``tests_require`` and every
-list of ``extras_require={...}`` in a ``setup(...)`` call (setuptools or distutils), and of module-level
-lists those keywords name (``install_requires=REQUIRED``). Same decisions as NM501 (map 3.I); elements keep
-their quotes and the list its layout.
+What it does:
+
+* rewrites the string elements of ``install_requires=[...]``, ``setup_requires``, ``tests_require`` and every list
+  of ``extras_require={...}`` in a ``setup(...)`` call (setuptools or distutils), and of module-level lists those
+  keywords name (``install_requires=REQUIRED``), with the same decisions as NM501; elements keep their quotes and
+  the list its layout;
+* requirements computed at run time (read from a file, built in a loop) are not seen.
+
+Why:
+
+A package that declares its dependencies in ``setup.py`` installs the optimum-neuron / PyTorch-XLA stack from
+there; its requirement strings move to TorchNeuron exactly as NM501 moves requirements-file lines.
 
 Before::
 
-    setup(name="trainer", install_requires=["optimum-neuron[neuronx]==0.0.20", "torch-xla"])
+    setup(
+        name="trainer",
+        install_requires=["optimum-neuron[neuronx]==0.0.20", "torch-xla"],
+    )
 
 After::
 
-    setup(name="trainer", install_requires=["torch-neuronx==2.14.*", "torch==2.14.*", "transformers>=5.24", "accelerate>=1.15"])
+    setup(
+        name="trainer",
+        install_requires=["torch-neuronx==2.14.*", "torch==2.14.*", "transformers>=5.24", "accelerate>=1.15"],
+    )
 
-Fix safety: needs review (see NM501). Requirements computed at run time (read from a file, built in a
-loop) are not seen.
+Safety: needs-review. As for NM501: the reviewer checks the package repository, the torch line and the
+compiler pin, and any requirements the file computes at run time.
+
+References:
+
+* https://setuptools.pypa.io/en/latest/userguide/dependency_management.html
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/_sources/release-notes/components/torchneuron.rst
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib import requirements as req
+from codemods._tables.requirements_data import NEURON_PACKAGES, REPOSITORY_NOTE
+from codemods.deps import _plan as plan
+from codemods.deps._base import DEP_TRIGGERS
 from migrate import cstwalk
 from migrate.findings import Severity
 from migrate.rule import PythonRule, Safety
-
-from codemods.deps._base import DEP_TRIGGERS
 
 _KEYWORDS = {"install_requires", "setup_requires", "tests_require", "extras_require"}
 _SETUP = {"setuptools.setup", "distutils.core.setup"}
@@ -40,13 +59,13 @@ class SetupPyNeuronStack(PythonRule):
     safety = Safety.NEEDS_REVIEW
     triggers = DEP_TRIGGERS
     filenames = ("setup.py",)
-    facts = req.FACTS
+    facts = plan.FACTS
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.lists: set[int] = set()  # ids of the List nodes holding requirements
         self.named: set[str] = set()  # module-level names passed to those keywords
-        self.planner = req.Planner.for_specs([], ctx.source, ctx.options)
+        self.planner = plan.Planner.for_specs([], ctx.source, ctx.options)
         self.first: cst.CSTNode | None = None
         self.noted = False
 
@@ -57,7 +76,8 @@ class SetupPyNeuronStack(PythonRule):
 
         class Finder(cst.CSTVisitor):
             def visit_Call(self, call: cst.Call) -> None:
-                if not (outer.ctx.matches(call.func, _SETUP) or (isinstance(call.func, cst.Name) and call.func.value == "setup")):
+                bare_setup = isinstance(call.func, cst.Name) and call.func.value == "setup"
+                if not (outer.ctx.matches(call.func, _SETUP) or bare_setup):
                     return
                 for arg in call.args:
                     if arg.keyword is not None and arg.keyword.value in _KEYWORDS:
@@ -76,11 +96,12 @@ class SetupPyNeuronStack(PythonRule):
         class Strings(cst.CSTVisitor):
             def visit_List(self, lst: cst.List) -> None:
                 if id(lst) in outer.lists:
-                    strings.extend(e.value.evaluated_value for e in lst.elements if isinstance(e.value, cst.SimpleString))
+                    strings.extend(element.value.evaluated_value for element in lst.elements
+                                   if isinstance(element.value, cst.SimpleString))
 
         cstwalk.visit(node, Strings())
-        self.planner.present = {p.name for p in (req.parse(s) for s in strings if isinstance(s, str)) if p}
-        self.planner.neuron = self.planner.project.neuron or bool(self.planner.present & req.NEURON_PACKAGES)
+        self.planner.present = {p.name for p in (plan.parse(s) for s in strings if isinstance(s, str)) if p}
+        self.planner.neuron = self.planner.project.neuron or bool(self.planner.present & NEURON_PACKAGES)
 
     def _collect(self, value: cst.BaseExpression, follow_names: bool = True) -> None:
         if isinstance(value, cst.List):
@@ -102,7 +123,7 @@ class SetupPyNeuronStack(PythonRule):
             if not isinstance(value, cst.SimpleString) or not isinstance(value.evaluated_value, str):
                 elements.append(element)
                 continue
-            rewrite = req.rewrite(value.evaluated_value, self.planner)
+            rewrite = plan.rewrite(value.evaluated_value, self.planner)
             if rewrite is None:
                 elements.append(element)
                 continue
@@ -119,7 +140,7 @@ class SetupPyNeuronStack(PythonRule):
         if self.planner.needs_repository and not self.planner.repository_configured and self.first is not None \
                 and not self.noted:
             self.noted = True
-            self.todo(self.first, req.REPOSITORY_NOTE)
+            self.todo(self.first, REPOSITORY_NOTE)
         if not changed:
             return updated
         if elements and updated.elements and elements[-1].comma is not updated.elements[-1].comma:

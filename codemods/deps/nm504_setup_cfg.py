@@ -1,8 +1,17 @@
 """NM504 setup-cfg-neuron-stack: the NM501 requirement rewrite for ``setup.cfg``.
 
-Edits the requirement lines of ``[options] install_requires`` / ``setup_requires`` / ``tests_require`` and
-of every ``[options.extras_require]`` entry (one requirement per continuation line, or a single requirement
-on the key line). Same decisions as NM501 (map 3.I).
+What it does:
+
+* edits the requirement lines of ``[options] install_requires`` / ``setup_requires`` / ``tests_require`` and of
+  every ``[options.extras_require]`` entry (one requirement per continuation line, or a single requirement on
+  the key line), with the same decisions as NM501;
+* requirements written with ``;`` separators on one line are not split (left alone).
+
+Why:
+
+setuptools reads a project's dependencies from ``setup.cfg`` as well as from ``setup.py``; an optimum-neuron or
+torch-xla requirement there installs the PyTorch/XLA stack just the same, so it moves to TorchNeuron as in
+NM501.
 
 Before::
 
@@ -20,15 +29,20 @@ After::
         transformers>=5.24
         accelerate>=1.15
 
-Fix safety: needs review (see NM501). Requirements written with ``;`` separators on one line are not split.
+Safety: needs-review. As for NM501: the reviewer checks the package repository, the torch line and the
+compiler pin.
+
+References:
+
+* https://setuptools.pypa.io/en/latest/userguide/declarative_config.html
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/_sources/release-notes/components/torchneuron.rst
 """
 
 from __future__ import annotations
 
 import re
 
-from codemods._lib import deps
-from codemods.deps._base import DEP_TRIGGERS, DepsTextRule
+from codemods.deps._base import DEP_TRIGGERS, DepsTextRule, rewrite_lines, split_requirement_line
 from migrate.filekinds import FileKind
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
@@ -64,12 +78,12 @@ class SetupCfgNeuronStack(DepsTextRule):
                     (section == "options" and key.group(1) in _REQUIRE_KEYS) or section == "options.extras_require")
                 if in_requirements and key.group(2).strip():
                     value_start = key.start(2)
-                    span = deps.split_requirement_line(text[value_start:])
+                    span = split_requirement_line(text[value_start:])
                     if span is not None:
                         items.append((line, value_start + span[0], value_start + span[1]))
                 continue
             if in_requirements:
-                span = deps.split_requirement_line(text)
+                span = split_requirement_line(text)
                 if span is not None:
                     items.append((line, *span))
-        deps.rewrite_lines(doc, items, self.report, self.ctx.options)
+        rewrite_lines(doc, items, self.report, self.ctx.options)

@@ -1,11 +1,31 @@
-"""NM505 pip-install-neuron-stack: the NM501 requirement rewrite for ``pip install`` command lines.
+"""NM505 pip-install-neuron-stack: move ``pip install`` commands from optimum-neuron / PyTorch-XLA to TorchNeuron.
 
-Shell scripts, Dockerfile ``RUN`` lines, YAML ``run:`` blocks, notebook ``!pip``/``%pip`` lines (through the
-notebook handler) and Python command strings (NM410) install the Neuron stack directly (corpus A5: 27 files
-in 14 repositories). Each requirement argument of ``pip``/``pip3``/``python -m pip install`` (options and
-their values such as ``-r file``, ``--extra-index-url URL`` skipped) gets the NM501 decision; a replacement
-with shell-special characters is quoted (``"torch==2.14.*"``). A command that would be left with nothing to
-install gets a ``todo`` instead of an edit.
+What it does:
+
+* each requirement argument of ``pip``/``pip3``/``pip3.N``/``python -m pip install`` in shell scripts, Dockerfile
+  ``RUN`` lines (``RUN <<EOF`` scripts included), YAML ``run:`` blocks, notebook ``!pip``/``%pip`` lines (through the
+  notebook handler) and Python command strings (NM410) gets the NM501 decision (``codemods/deps/_plan.py``);
+  options and their values (``-r file``, ``--extra-index-url URL``, ``-c``, ``--target`` ...) are skipped;
+* a replacement with shell-special characters is quoted (``"torch==2.14.*"``), in the quote the word used;
+* a command that would be left with nothing to install (it only installs packages of the XLA-era stack) gets a
+  ``todo`` to delete it instead of an edit;
+* conda ``environment.yml`` files: the items of their ``- pip:`` section;
+* the bodies of heredocs that are requirement files: written to a file named like one (``cat > requirements.txt
+  <<EOF``, ``tee constraints.txt``, a Dockerfile ``COPY <<EOF requirements.txt``) or read by ``pip install -r
+  /dev/stdin <<EOF``; heredocs holding shell code are left to the command rules;
+* a ``transformers`` pin moved to 5.x in a file that also clones transformers at a 4.x tag (``git clone
+  https://github.com/huggingface/transformers --branch v4.52.3``) to run that tag's ``examples/`` scripts stays, with
+  a ``todo``: the pin and the checkout must move together. The project fact ``deps.transformers-checkout`` records
+  the tag per file (a notebook's shell lines arrive as ``NAME.sh``, a ``%%bash`` cell as ``NAME.cellN.sh``);
+* when torch-neuronx is written and no ``--index-url``/``--extra-index-url`` in the file names the Neuron
+  repository, a ``todo`` says that the AWS packages come from AWS's Neuron package repository, not PyPI.
+
+Why:
+
+Shell scripts, Dockerfiles and CI files often install the Neuron stack directly instead of through a
+requirements file. The packages they name are the same as in requirements files, so they get the same
+decisions as NM501: optimum-neuron and the PyTorch/XLA packages give way to ``torch-neuronx`` (TorchNeuron),
+the matching ``torch`` and the stock transformers 5 stack.
 
 Before::
 
@@ -15,26 +35,214 @@ After::
 
     RUN pip install --upgrade "torch-neuronx==2.14.*" "torch==2.14.*" "transformers>=5.24" "accelerate>=1.15"
 
-conda ``environment.yml`` files get the same rewrite for the items of their ``- pip:`` section, and so do the
-bodies of heredocs that are requirement files (``cat > requirements.txt <<EOF``, a Dockerfile ``COPY <<EOF
-requirements.txt``, ``pip install -r /dev/stdin <<EOF``).
+Safety: needs-review. The reviewer checks the package repository, the torch line (2.13 or 2.14) and the compiler
+pin, as for NM501; requirements built at run time (``pip install $PKGS``) are not seen.
 
-A ``transformers`` pin moved to 5.x in a file that also clones transformers at a 4.x tag (``git clone
-https://github.com/huggingface/transformers --branch v4.52.3``, to run that tag's example scripts) stays with a
-todo: the pin and the checkout must move together.
+References:
 
-Fix safety: needs review (see NM501).
+* https://pip.pypa.io/en/stable/cli/pip_install/
+* https://docs.docker.com/reference/dockerfile/#here-documents
+* https://docs.conda.io/projects/conda/en/latest/user-guide/tasks/manage-environments.html
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/_sources/release-notes/components/torchneuron.rst
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import PurePath
 
-from codemods._lib import deps
-from codemods.deps._base import DEP_TRIGGERS, DepsTextRule
-from migrate.filekinds import FileKind
-from migrate.rule import Safety
-from migrate.textdoc import TextDocument
+from codemods._lib.shell import CommandLine, Report, Tok, command_statements, cut, lex, unquote
+from codemods._tables.requirements_data import REPOSITORY_NOTE
+from codemods.deps import _plan as plan
+from codemods.deps._base import DEP_TRIGGERS, DepsTextRule, rewrite_lines, split_requirement_line
+from migrate.facts import ProjectFact, ProjectFacts
+from migrate.filekinds import FileKind, kind_from_name
+from migrate.findings import Severity
+from migrate.rule import RuleOptions, Safety
+from migrate.textdoc import Line, TextDocument
+
+_HEREDOC_START = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
+#: where a heredoc's text goes: a redirect or tee to a file, ``COPY <<EOF dest``, or pip reading it (-r /dev/stdin)
+_HEREDOC_TARGET = re.compile(r"(?:>>?|\btee(?:\s+-a)?)\s*['\"]?([^\s'\"<>|;&]+)"
+                             r"|^\s*COPY\s+(?:--\S+\s+)*<<-?\s*['\"]?\w+['\"]?\s+(\S+)", re.I)
+_PIP_STDIN = re.compile(r"\bpip3?\b.*\binstall\b.*(?:-r|--requirement)\s*(?:/dev/stdin|-)(?:\s|$)")
+
+
+def requirement_heredocs(doc: TextDocument) -> list[list[Line]]:
+    """The bodies of heredocs that are requirement files: written to a file named like one (``cat > requirements.txt
+    <<EOF``, ``tee constraints.txt``, a Dockerfile ``COPY <<EOF requirements.txt``) or read by ``pip install -r
+    /dev/stdin``. Heredocs holding shell code are the command rules' business."""
+    bodies: list[list[Line]] = []
+    lines = list(doc)
+    index = 0
+    while index < len(lines):
+        text = lines[index].text
+        match = _HEREDOC_START.search(text)
+        index += 1
+        if match is None or text.lstrip().startswith("#"):
+            continue
+        body = []
+        while index < len(lines) and lines[index].text.strip() != match.group(2):
+            body.append(lines[index])
+            index += 1
+        index += 1  # the delimiter
+        target = _HEREDOC_TARGET.search(text)
+        name = next((group for group in (target.groups() if target else ()) if group), "")
+        if _PIP_STDIN.search(text) or (name and kind_from_name(PurePath(name)) is FileKind.REQUIREMENTS):
+            bodies.append(body)
+    return bodies
+
+
+def rewrite_heredoc_requirements(doc: TextDocument, report: Report, options: RuleOptions | None = None) -> None:
+    for body in requirement_heredocs(doc):
+        items = [(line, *span) for line in body for span in [split_requirement_line(line.text)] if span is not None]
+        if items:
+            rewrite_lines(doc, items, report, options)
+
+
+_VALUE_OPTIONS = {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f",
+                  "--find-links", "--target", "-t", "--prefix", "--root", "--platform", "--python-version",
+                  "--implementation", "--abi", "--trusted-host", "--cache-dir", "--src", "--upgrade-strategy",
+                  "--progress-bar", "--log", "--proxy", "--retries", "--timeout", "--python", "--index",
+                  "--default-index", "--only-binary", "--no-binary"}
+_SPECIAL = re.compile(r"[*<>\[\];|&()\s!~$`{}?]")
+
+
+def _pip_requirements(words: list[Tok]) -> list[Tok] | None:
+    """The requirement words of a ``pip install`` simple command (None when it is not one)."""
+    texts = [unquote(word.text) for word in words]
+    for index, text in enumerate(texts):
+        base = text.rsplit("/", 1)[-1]
+        module_pip = text == "-m" and index + 1 < len(texts) and texts[index + 1] == "pip"
+        if base in {"pip", "pip3"} or re.fullmatch(r"pip3\.\d+", base) or module_pip:
+            rest_index = index + (2 if text == "-m" else 1)
+            if rest_index < len(texts) and texts[rest_index] == "install":
+                out, skip = [], False
+                for word, value in zip(words[rest_index + 1:], texts[rest_index + 1:]):
+                    if skip:
+                        skip = False
+                        continue
+                    if value.startswith("-"):
+                        skip = value in _VALUE_OPTIONS  # -e's value is the requirement itself
+                        continue
+                    out.append(word)
+                return out
+    return None
+
+
+def _quote(spec: str, like: str) -> str:
+    if not _SPECIAL.search(spec):
+        return spec
+    quote = like[0] if like[:1] in {"'", '"'} else '"'
+    return f"{quote}{spec}{quote}"
+
+
+_CLONE_TAG = re.compile(r"huggingface/transformers(?:\.git)?\S*\s+(?:--branch|-b)[\s=]+\\?[\"']?(v?\d+\.[\w.]+)"
+                        r"|(?:--branch|-b)[\s=]+\\?[\"']?(v?\d+\.[\w.]+)\\?[\"']?\s+\S*huggingface/transformers\b")
+
+
+def transformers_checkout(text: str) -> str | None:
+    """The tag of a ``git clone https://github.com/huggingface/transformers --branch v4.52.3`` in a file that runs
+    that checkout's example scripts (``transformers/examples/...``), or None."""
+    match = _CLONE_TAG.search(text)
+    if match is None or "examples/" not in text:  # a checkout whose example scripts this file does not run
+        return None
+    return match.group(1) or match.group(2)
+
+
+TRANSFORMERS_CHECKOUT = ProjectFact("deps.transformers-checkout",
+                                    frozenset({FileKind.SHELL, FileKind.NOTEBOOK, FileKind.DOCKERFILE, FileKind.YAML}),
+                                    ("huggingface/transformers",), transformers_checkout)
+
+
+def checkout_of(project: ProjectFacts, path: PurePath) -> str | None:
+    """The transformers tag the file ``path`` clones (a notebook's shell lines arrive as ``NAME.sh`` or, for a
+    ``%%bash`` cell, ``NAME.cellN.sh``)."""
+    found = project.of(TRANSFORMERS_CHECKOUT.name)
+    notebook = re.sub(r"(?:\.cell\d+)?\.sh$", ".ipynb", path.as_posix())
+    return next((found[name] for name in (path.as_posix(), notebook) if name in found), None)
+
+
+CHECKOUT_TODO = ("{spec} was left as it is: this file clones transformers at {tag} and runs that tag's example "
+                 "scripts, which need a {major}.x transformers (they import APIs that 5.x removed); TorchNeuron needs "
+                 "{new}: clone a tag of the installed 5.x release (its examples), then change this pin, in one step")
+
+
+def _follows_checkout(spec: str, rewrite, tag: str | None):
+    """A transformers bump to 5.x beside a 4.x examples checkout: kept with a todo (the pair must move together)."""
+    major = re.match(r"v?(\d+)", tag or "")
+    name = re.match(r"[A-Za-z0-9_.-]+", spec)
+    if major is None or int(major.group(1)) >= 5 or name is None or name.group(0).lower() != "transformers" \
+            or rewrite.keep:
+        return rewrite
+    new = next((s for s in rewrite.specs if s.lower().startswith("transformers")), None)
+    if new is None:
+        return rewrite
+    message = CHECKOUT_TODO.format(spec=spec, tag=tag, major=major.group(1), new=new)
+    return plan.Rewrite([], Severity.TODO, message, keep=True)
+
+
+def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | None = None,
+                     checkout: str | None = None) -> None:
+    """Rewrite the Neuron stack in ``pip install`` commands (shell, Dockerfile RUN, YAML run blocks, !pip).
+    ``checkout``: the transformers tag the file clones for its example scripts (see ``transformers_checkout``)."""
+    full_text = doc.text()
+    tag = checkout or transformers_checkout(full_text)
+    for statement in command_statements(doc):
+        items: list[tuple[CommandLine, Tok]] = []
+        for cl in statement:
+            toks, _ = lex(cl.line.text, cl.start, cl.end)
+            items.extend((cl, tok) for tok in toks)
+        groups: list[list[tuple[CommandLine, Tok]]] = [[]]
+        for item in items:
+            if item[1].kind == "op":
+                groups.append([])
+            else:
+                groups[-1].append(item)
+        for group in groups:
+            words = [tok for _, tok in group]
+            requirements = _pip_requirements(words) if words else None
+            if not requirements:
+                continue
+            owner = {id(tok): cl for cl, tok in group}
+            joined = " ".join(word.text for word in words)
+            planner = plan.Planner.for_specs([unquote(word.text) for word in requirements], joined, options)
+            if re.search(r"index-url\S*\s*=?\s*\S*neuron", full_text, re.I):
+                planner.repository_configured = True
+            plans = []
+            for word in requirements:
+                rewrite = plan.rewrite(unquote(word.text), planner)
+                if rewrite is not None:
+                    plans.append((word, _follows_checkout(unquote(word.text), rewrite, tag)))
+            if not plans:
+                continue
+            if all(not rewrite.specs and not rewrite.keep for _, rewrite in plans) and len(plans) == len(requirements):
+                line = owner[id(plans[0][0])].line
+                report(line, Severity.TODO, "this pip install only installs packages of the XLA-era stack ("
+                       + ", ".join(unquote(word.text) for word, _ in plans) + "): delete the command")
+                continue
+            edits: dict[int, list[tuple[int, int, str | None]]] = {}
+            lines: dict[int, Line] = {}
+            first_line: Line | None = None
+            for word, rewrite in plans:
+                cl = owner[id(word)]
+                lines[id(cl.line)] = cl.line
+                if rewrite.keep:
+                    report(cl.line, rewrite.severity, rewrite.message)
+                    continue
+                first_line = first_line or cl.line
+                new = " ".join(_quote(spec, word.text) for spec in rewrite.specs) if rewrite.specs else None
+                edits.setdefault(id(cl.line), []).append((word.start, word.end, new))
+                report(cl.line, rewrite.severity, rewrite.message)
+            for key, line_edits in edits.items():
+                line = lines[key]
+                for start, end, new in sorted(line_edits, reverse=True):
+                    if new is None:
+                        cut(line, [(start, end)])
+                    else:
+                        line.text = line.text[:start] + new + line.text[end:]
+            if planner.needs_repository and not planner.repository_configured and first_line is not None:
+                report(first_line, Severity.TODO, REPOSITORY_NOTE)
 
 
 class PipInstallNeuronStack(DepsTextRule):
@@ -45,12 +253,12 @@ class PipInstallNeuronStack(DepsTextRule):
     safety = Safety.NEEDS_REVIEW
     kinds = frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML})
     triggers = DEP_TRIGGERS
-    facts = (*DepsTextRule.facts, deps.TRANSFORMERS_CHECKOUT)
+    facts = (*DepsTextRule.facts, TRANSFORMERS_CHECKOUT)
 
     def apply(self, doc: TextDocument) -> None:
-        deps.edit_pip_install(doc, self.report, self.ctx.options, deps.checkout_of(self.ctx.options.project, self.ctx.path))
+        edit_pip_install(doc, self.report, self.ctx.options, checkout_of(self.ctx.options.project, self.ctx.path))
         if doc.kind in {FileKind.SHELL, FileKind.DOCKERFILE}:
-            deps.rewrite_heredoc_requirements(doc, self.report, self.ctx.options)
+            rewrite_heredoc_requirements(doc, self.report, self.ctx.options)
         if doc.kind is FileKind.YAML:
             self._conda_pip_section(doc)
 
@@ -70,8 +278,8 @@ class PipInstallNeuronStack(DepsTextRule):
                 continue
             match = re.match(r"^(\s*-\s+)", text)
             if match:
-                span = deps.split_requirement_line(text[match.end():])
+                span = split_requirement_line(text[match.end():])
                 if span is not None:
                     items.append((line, match.end() + span[0], match.end() + span[1]))
         if items:
-            deps.rewrite_lines(doc, items, self.report, self.ctx.options)
+            rewrite_lines(doc, items, self.report, self.ctx.options)

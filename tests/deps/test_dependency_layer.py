@@ -11,7 +11,7 @@ from pathlib import Path, PurePath
 
 import pytest
 
-from codemods._lib import requirements as req
+from codemods.deps import _plan as plan
 from codemods._tables import gen_stock_floors
 from codemods._tables.stock_floors_data import TARGET_VERSIONS
 from migrate.engine import RunOptions, run
@@ -118,7 +118,7 @@ def test_the_floors_table_is_current_for_the_installed_stack() -> None:
 def test_combine_keeps_the_tightest_bounds() -> None:
     from packaging.specifiers import SpecifierSet
 
-    combined = req.combine([SpecifierSet("<3.0,>=1.31.0"), SpecifierSet(">=0.34.0"), SpecifierSet(">=1.32.0,!=1.40.0")])
+    combined = plan.combine([SpecifierSet("<3.0,>=1.31.0"), SpecifierSet(">=0.34.0"), SpecifierSet(">=1.32.0,!=1.40.0")])
     assert combined == SpecifierSet(">=1.32.0,<3.0,!=1.40.0")
 
 
@@ -128,4 +128,4 @@ def test_extras_of_the_replaced_requirement_are_carried_whatever_their_spacing(l
     # PEP 508 allows spaces in the extras list: `optimum[neuronx, diffusers]` must not lose diffusers
     migrated = _requirements(line, {"compile.py": "from diffusers import StableDiffusionPipeline\n"})
     assert any(requirement.startswith("diffusers") for requirement in migrated.text.splitlines()), migrated.text
-    assert req.parse("optimum[neuronx, diffusers]").extras == ["neuronx", "diffusers"]
+    assert plan.parse("optimum[neuronx, diffusers]").extras == ["neuronx", "diffusers"]

@@ -9,7 +9,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from codemods._lib import requirements as req
+from codemods.deps import _plan as plan
 from codemods._lib.shell import flag_plan
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 
@@ -48,14 +48,14 @@ def test_transformers_env_command_exists() -> None:
 
 
 def test_emitted_requirements_parse_and_stock_minimums_are_installed() -> None:
-    planner = req.Planner()
-    rewrite = req.rewrite("optimum-neuron[neuronx,training,diffusers,sentence-transformers]==0.4.5", planner)
+    planner = plan.Planner()
+    rewrite = plan.rewrite("optimum-neuron[neuronx,training,diffusers,sentence-transformers]==0.4.5", planner)
     assert rewrite is not None
     names = set()
     for spec in rewrite.specs:
         requirement = Requirement(spec)
         names.add(requirement.name)
-        if requirement.name in req.STOCK_MIN:  # the minimum we write is satisfied by what this project tests with
+        if requirement.name in plan.STOCK_MIN:  # the minimum we write is satisfied by what this project tests with
             assert requirement.specifier.contains(Version(importlib.metadata.version(requirement.name)))
     assert {"torch-neuronx", "torch", "transformers", "accelerate", "trl", "peft", "diffusers", "sentence-transformers"} <= names
     assert Version(importlib.metadata.version("torch")).major == 2

@@ -14,7 +14,7 @@ import pytest
 from packaging.requirements import Requirement
 from ruamel.yaml import YAML
 
-from codemods._lib.deps import split_requirement_line
+from codemods.deps._base import split_requirement_line
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 AFTERS = sorted(p for family in ("launch", "deps", "notebooks") for p in (FIXTURES / family).glob("*/after/*") if p.is_file())

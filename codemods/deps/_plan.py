@@ -1,6 +1,6 @@
 """One requirement specifier at a time: what the optimum-neuron / PyTorch-XLA dependency stack becomes on
-TorchNeuron (map 3.I, 1.15; torchneuron.md 1.1). Shared by every dependency rule (requirements files,
-pyproject, setup.py, setup.cfg, ``pip install`` lines) so they all agree.
+TorchNeuron. Shared by every dependency rule (requirements files, pyproject, setup.py, setup.cfg, ``pip install``
+lines) so they all agree; the versions and package groups are in ``codemods/_tables/requirements_data.py``.
 
 ``rewrite(spec, planner)`` returns None (leave the specifier alone) or a ``Rewrite``: the specifiers that
 replace it (empty = remove it), a severity and a message. A ``Planner`` is made once per file: it knows which
@@ -15,74 +15,35 @@ from dataclasses import dataclass, field
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from codemods._tables.requirements_data import (
+    EXTRA_PACKAGES,
+    INF1,
+    MODULE_NAMES,
+    NATIVE_TORCH_NEURONX,
+    NEURON_PACKAGES,
+    NEURONX_CC_SDK,
+    NEURONX_CC_SPEC,
+    STOCK_MIN,
+    TORCH_LINE,
+    TORCH_NEURONX_SPEC,
+    TORCH_SPEC,
+    WATCHED,
+    XLA_ONLY,
+)
 from codemods._tables.stock_floors_data import KNOWN_GOOD, REQUIRES, TARGET_VERSIONS
 from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import RuleOptions
 
-#: The TorchNeuron line to move to: torch-neuronx X.Y.* must match torch X.Y.* (SDK 2.33: 2.13 or 2.14).
-TORCH_LINE = "2.14"
-TORCH_NEURONX_SPEC = f"torch-neuronx=={TORCH_LINE}.*"
-TORCH_SPEC = f"torch=={TORCH_LINE}.*"
-#: Native (TorchNeuron) torch-neuronx versions; XLA-era builds are 1.x and 2.x.y.2.z up to 2.9.
-NATIVE_TORCH_NEURONX = ("2.13.3.0", "2.14.3.0")
-NEURONX_CC_SDK = "2.28.7631.0"  # neuronx-cc shipped with Neuron SDK 2.33 (torchneuron.md 1.1)
-NEURONX_CC_SPEC = "neuronx-cc==2.28.*"
-
-#: Stock minimums verified in this project's environment (map section 0).
-STOCK_MIN = {
-    "transformers": "5.24",
-    "accelerate": "1.15",
-    "trl": "1.16",
-    "peft": "0.21",
-    "diffusers": "0.42",
-    "sentence-transformers": "6.2",
-}
-
-EXTRA_PACKAGES = {
-    "training": ["trl", "peft", "datasets"],
-    "diffusers": ["diffusers", "peft"],
-    "sentence-transformers": ["sentence-transformers"],
-}
-
-XLA_ONLY = {
-    "torch-xla": "torch-xla is the PyTorch/XLA runtime; TorchNeuron does not use it, and while it is installed "
-                 "transformers still takes its XLA branches (removed)",
-    "libneuronxla": "libneuronxla is the PyTorch/XLA Neuron plugin; not used by TorchNeuron (removed)",
-    "neuronx-distributed": "neuronx-distributed (NxD) runs on PyTorch/XLA; TorchNeuron shards with DTensor / "
-                           "transformers DistributedConfig (removed)",
-    "neuronx-distributed-training": "neuronx-distributed-training runs on PyTorch/XLA (removed)",
-    "neuronx-distributed-inference": "neuronx-distributed-inference runs on PyTorch/XLA (removed)",
-    "transformers-neuronx": "transformers-neuronx runs on PyTorch/XLA; stock transformers runs on TorchNeuron (removed)",
-}
-
-INF1 = {"torch-neuron", "neuron-cc"}
-
-#: Packages that only a Neuron project depends on.
-NEURON_PACKAGES = {"optimum-neuron", "torch-neuronx", "neuronx-cc", "libneuronxla", "neuronx-distributed",
-                   "neuronx-distributed-training", "neuronx-distributed-inference", "transformers-neuronx", *INF1}
-
-REPOSITORY_NOTE = (
-    "torch-neuronx (and neuronx-cc) are published in AWS's Neuron package repository, not on PyPI (PyPI only has "
-    "placeholders): install with pip's --extra-index-url pointing at AWS's Neuron package repository, or use a "
-    "Neuron DLAMI/DLC"
-)
-
-#: distributions that install a top-level module under another name than their own
-_MODULE_NAMES = {"pyyaml": "yaml", "scikit-learn": "sklearn", "pillow": "PIL"}
-#: packages whose removal (XLA-era) or major-version bump (a floor of the stock stack) depends on whether the
-#: project's own code imports them
-WATCHED = ("neuronx-distributed", "neuronx-distributed-training", "neuronx-distributed-inference", "transformers-neuronx",
-           "huggingface-hub", "tokenizers", "datasets", "safetensors", "numpy", "pyarrow", "pandas")
-
 
 def module_of(name: str) -> str:
     """The top-level module the distribution ``name`` (canonical) installs."""
-    return _MODULE_NAMES.get(name, name.replace("-", "_"))
+    return MODULE_NAMES.get(name, name.replace("-", "_"))
 
 
-_IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*(?:from|import)[ \t]+([A-Za-z_]\w*)""")  # Python lines, notebook JSON strings
+#: an import statement in a Python line or in a notebook's JSON strings
+_IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*(?:from|import)[ \t]+([A-Za-z_]\w*)""")
 _WATCHED_MODULES = frozenset(module_of(name) for name in WATCHED)
 
 
@@ -141,12 +102,11 @@ def parse(text: str) -> Parsed | None:
     text = text.strip()
     if not text or text.startswith(("-", "#")) and "optimum-neuron" not in text:
         return None
-    if "://" in text and not _NAME.match(text.split("@")[0].strip() or "?"):
-        pass
     if re.match(r"^(-e\s+)?(git\+|https?://|file:)", text):
         if "optimum-neuron" in text or "optimum_neuron" in text:
             extras = re.search(r"optimum[-_]neuron\[([^\]]*)\]", text)
-            return Parsed("optimum-neuron", "optimum-neuron", _split_extras(extras.group(1) if extras else ""), "", "", url=True)
+            return Parsed("optimum-neuron", "optimum-neuron", _split_extras(extras.group(1) if extras else ""), "", "",
+                          url=True)
         return None
     if text.startswith("-"):
         return None
@@ -211,7 +171,6 @@ class Planner:
         """The stock packages the file will install: the TorchNeuron core and the ones it names or had added."""
         return {"transformers", "accelerate"} | ((self.present | self.added) & set(STOCK_MIN))
 
-
     def new(self, name: str, spec: str) -> list[str]:
         """``spec`` unless the file already names ``name`` (its own line is rewritten) or it was added."""
         if name in self.present or name in self.added:
@@ -243,15 +202,16 @@ def rewrite(text: str, planner: Planner) -> Rewrite | None:
                            f"once that code is ported ({XLA_ONLY[name].removesuffix(' (removed)')})", keep=True)
         return Rewrite([], Severity.FIXED, XLA_ONLY[name])
     if name in INF1:
-        return Rewrite([], Severity.TODO, f"{parsed.raw_name} is the Inf1 stack, which has no TorchNeuron path (Trn2/Trn3 "
-                       "only): keep it only for Inf1 deployments, remove it for the TorchNeuron port", keep=True)
+        return Rewrite([], Severity.TODO, f"{parsed.raw_name} is the Inf1 stack, which has no TorchNeuron path "
+                       "(Trn2/Trn3 only): keep it only for Inf1 deployments, remove it for the TorchNeuron port",
+                       keep=True)
     if name == "torch-neuronx":
         if parsed.url or any(admits(parsed.spec, version) for version in NATIVE_TORCH_NEURONX):
             return None
         planner.needs_repository = True
         return Rewrite([TORCH_NEURONX_SPEC + parsed.marker], Severity.FIXED,
-                       f"torch-neuronx{parsed.spec} is an XLA-era build -> {TORCH_NEURONX_SPEC} (TorchNeuron; same package "
-                       f"name, native backend)")
+                       f"torch-neuronx{parsed.spec} is an XLA-era build -> {TORCH_NEURONX_SPEC} (TorchNeuron; same "
+                       f"package name, native backend)")
     if name == "neuronx-cc":
         if parsed.url or admits(parsed.spec, NEURONX_CC_SDK):
             return None
@@ -262,12 +222,13 @@ def rewrite(text: str, planner: Planner) -> Rewrite | None:
         if parsed.url or admits(parsed.spec, f"{TORCH_LINE}.0"):
             return None
         return Rewrite([TORCH_SPEC + parsed.marker], Severity.FIXED,
-                       f"torch{parsed.spec} -> {TORCH_SPEC}: torch-neuronx {TORCH_LINE}.* needs the same torch {TORCH_LINE}")
+                       f"torch{parsed.spec} -> {TORCH_SPEC}: torch-neuronx {TORCH_LINE}.* needs the same torch "
+                       f"{TORCH_LINE}")
     if name in {"torchvision", "torchaudio"}:
         if parsed.url or not parsed.spec or parsed.spec.startswith(">"):
             return None
-        return Rewrite([], Severity.TODO, f"{parsed.raw_name}{parsed.spec} was pinned for the old torch: pin the release "
-                       f"that matches torch {TORCH_LINE}", keep=True)
+        return Rewrite([], Severity.TODO, f"{parsed.raw_name}{parsed.spec} was pinned for the old torch: pin the "
+                       f"release that matches torch {TORCH_LINE}", keep=True)
     if name in STOCK_MIN:
         if parsed.url or admits(parsed.spec, STOCK_MIN[name] + ".0") or admits(parsed.spec, STOCK_MIN[name]):
             return None
@@ -275,7 +236,8 @@ def rewrite(text: str, planner: Planner) -> Rewrite | None:
         new = f"{parsed.raw_name}{extras}>={STOCK_MIN[name]}{parsed.marker}"
         # optimum-neuron's pin only beside optimum-neuron itself (the same file or command): elsewhere, even in a
         # project that used it, the pin is the project's own
-        origin = "an optimum-neuron pin" if planner.present & {"optimum-neuron", "optimum"} else "pinned for the old stack"
+        beside_optimum_neuron = planner.present & {"optimum-neuron", "optimum"}
+        origin = "an optimum-neuron pin" if beside_optimum_neuron else "pinned for the old stack"
         return Rewrite([new], Severity.FIXED, f"{parsed.raw_name}{parsed.spec} ({origin}) -> "
                        f">={STOCK_MIN[name]}, the version the TorchNeuron port is tested with")
     if name in KNOWN_GOOD and not parsed.url and parsed.spec:
@@ -292,10 +254,12 @@ def combine(specifiers: list[SpecifierSet]) -> SpecifierSet:
     for spec in (spec for group in specifiers for spec in group):
         version = Version(spec.version.replace(".*", ""))
         if spec.operator in {">=", ">"}:
-            if lower is None or version > Version(lower.version) or (version == Version(lower.version) and spec.operator == ">"):
+            if lower is None or version > Version(lower.version) or (
+                    version == Version(lower.version) and spec.operator == ">"):
                 lower = spec
         elif spec.operator in {"<", "<="}:
-            if upper is None or version < Version(upper.version) or (version == Version(upper.version) and spec.operator == "<"):
+            if upper is None or version < Version(upper.version) or (
+                    version == Version(upper.version) and spec.operator == "<"):
                 upper = spec
         else:
             others.add(str(spec))
@@ -312,10 +276,12 @@ def _floor(parsed: Parsed, planner: Planner) -> Rewrite | None:
     wanted = combine([SpecifierSet(REQUIRES[target][parsed.name]) for target in requirers])
     try:
         pin = SpecifierSet(parsed.spec)
-        candidates = {Version(KNOWN_GOOD[parsed.name])} | {Version(s.version.replace(".*", "")) for s in [*pin, *wanted]}
+        bounds = {Version(s.version.replace(".*", "")) for s in [*pin, *wanted]}
+        candidates = {Version(KNOWN_GOOD[parsed.name])} | bounds
     except (InvalidSpecifier, InvalidVersion):
         return None  # something we do not understand: leave it alone
-    if any(pin.contains(version, prereleases=True) and wanted.contains(version, prereleases=True) for version in candidates):
+    if any(pin.contains(version, prereleases=True) and wanted.contains(version, prereleases=True)
+           for version in candidates):
         return None
     extras = f"[{','.join(parsed.extras)}]" if parsed.extras else ""
     new = f"{parsed.raw_name}{extras}{_ordered(wanted)}{parsed.marker}"
@@ -344,13 +310,14 @@ def _files(paths: tuple[str, ...]) -> str:
 
 def _optimum_neuron(parsed: Parsed, planner: Planner) -> Rewrite:
     label = f"{parsed.raw_name}[{','.join(parsed.extras)}]" if parsed.extras else parsed.raw_name
-    if "neuron" in parsed.extras and parsed.name == "optimum" or (parsed.name == "optimum-neuron" and "neuron" in parsed.extras):
+    if "neuron" in parsed.extras and parsed.name in {"optimum", "optimum-neuron"}:
         return Rewrite([], Severity.TODO, f"{label} is the Inf1 (torch-neuron) stack, which has no TorchNeuron path "
                        "(Trn2/Trn3 only): remove it for the TorchNeuron port, keep it only for Inf1", keep=True)
     planner.needs_repository = True
     marker = parsed.marker
     specs = planner.new("torch-neuronx", TORCH_NEURONX_SPEC) + planner.new("torch", TORCH_SPEC)
-    specs += planner.new("transformers", stock_spec("transformers")) + planner.new("accelerate", stock_spec("accelerate"))
+    specs += planner.new("transformers", stock_spec("transformers"))
+    specs += planner.new("accelerate", stock_spec("accelerate"))
     notes = []
     for extra in parsed.extras:
         for package in EXTRA_PACKAGES.get(extra, []):

@@ -1,0 +1,70 @@
+"""What the optimum-neuron / PyTorch-XLA dependency stack becomes on TorchNeuron: versions, package groups and
+messages read by the dependency rules (``codemods/deps/``). The decisions that use them are in
+``codemods/deps/_plan.py``.
+
+Versions are those of Neuron SDK 2.33 (TorchNeuron release notes,
+https://awsdocs-neuron.readthedocs-hosted.com/en/latest/_sources/release-notes/components/torchneuron.rst, and the
+component index https://awsdocs-neuron.readthedocs-hosted.com/en/v2.33.0/release-notes/components/index.html).
+"""
+
+from __future__ import annotations
+
+#: The TorchNeuron line to move to: torch-neuronx X.Y.* must match torch X.Y.* (SDK 2.33: 2.13 or 2.14).
+TORCH_LINE = "2.14"
+TORCH_NEURONX_SPEC = f"torch-neuronx=={TORCH_LINE}.*"
+TORCH_SPEC = f"torch=={TORCH_LINE}.*"
+#: Native (TorchNeuron) torch-neuronx versions; XLA-era builds are 1.x and 2.x.y.2.z up to 2.9.
+NATIVE_TORCH_NEURONX = ("2.13.3.0", "2.14.3.0")
+NEURONX_CC_SDK = "2.28.7631.0"  # neuronx-cc shipped with Neuron SDK 2.33
+NEURONX_CC_SPEC = "neuronx-cc==2.28.*"
+
+#: Stock minimums verified in this project's environment (the versions the TorchNeuron port is tested with).
+STOCK_MIN = {
+    "transformers": "5.24",
+    "accelerate": "1.15",
+    "trl": "1.16",
+    "peft": "0.21",
+    "diffusers": "0.42",
+    "sentence-transformers": "6.2",
+}
+
+#: optimum-neuron extra -> the stock packages it pulled in
+EXTRA_PACKAGES = {
+    "training": ["trl", "peft", "datasets"],
+    "diffusers": ["diffusers", "peft"],
+    "sentence-transformers": ["sentence-transformers"],
+}
+
+#: packages of the PyTorch/XLA stack -> why they go
+XLA_ONLY = {
+    "torch-xla": "torch-xla is the PyTorch/XLA runtime; TorchNeuron does not use it, and while it is installed "
+                 "transformers still takes its XLA branches (removed)",
+    "libneuronxla": "libneuronxla is the PyTorch/XLA Neuron plugin; not used by TorchNeuron (removed)",
+    "neuronx-distributed": "neuronx-distributed (NxD) runs on PyTorch/XLA; TorchNeuron shards with DTensor / "
+                           "transformers DistributedConfig (removed)",
+    "neuronx-distributed-training": "neuronx-distributed-training runs on PyTorch/XLA (removed)",
+    "neuronx-distributed-inference": "neuronx-distributed-inference runs on PyTorch/XLA (removed)",
+    "transformers-neuronx": "transformers-neuronx runs on PyTorch/XLA; stock transformers runs on TorchNeuron "
+                            "(removed)",
+}
+
+#: the Inf1 stack (no TorchNeuron path)
+INF1 = {"torch-neuron", "neuron-cc"}
+
+#: Packages that only a Neuron project depends on.
+NEURON_PACKAGES = {"optimum-neuron", "torch-neuronx", "neuronx-cc", "libneuronxla", "neuronx-distributed",
+                   "neuronx-distributed-training", "neuronx-distributed-inference", "transformers-neuronx", *INF1}
+
+REPOSITORY_NOTE = (
+    "torch-neuronx (and neuronx-cc) are published in AWS's Neuron package repository, not on PyPI (PyPI only has "
+    "placeholders): install with pip's --extra-index-url pointing at AWS's Neuron package repository, or use a "
+    "Neuron DLAMI/DLC"
+)
+
+#: distributions that install a top-level module under another name than their own
+MODULE_NAMES = {"pyyaml": "yaml", "scikit-learn": "sklearn", "pillow": "PIL"}
+#: packages whose removal (XLA-era) or major-version bump (a floor of the stock stack) depends on whether the
+#: project's own code imports them
+WATCHED = ("neuronx-distributed", "neuronx-distributed-training", "neuronx-distributed-inference",
+           "transformers-neuronx", "huggingface-hub", "tokenizers", "datasets", "safetensors", "numpy", "pyarrow",
+           "pandas")
