@@ -152,22 +152,32 @@ def _split_block(lines: list[str]) -> tuple[list[str], list[str]]:
 def render_text(lines: list[str], language: str = "text") -> list[str]:
     """reST-flavoured prose -> Markdown: a paragraph ending in ``::`` introduces the indented block after it."""
     out: list[str] = []
+    prose: list[str] = []  # converted together: a code span may wrap onto the next line
+
+    def flush() -> None:
+        if prose:
+            out.extend(_links(_code_spans("\n".join(prose))).split("\n"))
+            prose.clear()
+
     index = 0
     while index < len(lines):
         line = lines[index]
-        if line.rstrip().endswith("::") and not line.startswith(" "):
+        if line.rstrip().endswith("::"):
+            indent = len(line) - len(line.lstrip())
             intro = line.rstrip()[:-2].rstrip()
-            if intro:
-                out.append(_links(_code_spans(intro)) + ":")
+            if intro.strip():
+                prose.append(intro + ":")
+            flush()
             index += 1
             block = []
-            while index < len(lines) and (not lines[index].strip() or lines[index].startswith(" ")):
+            while index < len(lines) and (not lines[index].strip() or lines[index].startswith(" " * (indent + 1))):
                 block.append(lines[index])
                 index += 1
             out += ["", *_fence(block, language), ""]
             continue
-        out.append(_links(_code_spans(line)))
+        prose.append(line)
         index += 1
+    flush()
     return out
 
 
@@ -180,7 +190,7 @@ def render_rule(rule) -> str:
     out = [f"### {rule.id} {rule.name}", "", _links(_code_spans(summary(rule))), "",
            f"Files: {_kinds(rule)}. Module: `{rule.__module__.replace('.', '/')}.py`.", ""]
     if doc.preamble:  # a docstring not (yet) in sections: rendered as it is
-        out += render_text(doc.preamble) + [""]
+        out += render_text(doc.preamble, _language(rule)) + [""]
     labels = {"what": "What it does", "why": "Why", "references": "References"}
     for section in doc.sections:
         if section.kind in ("before", "after"):
@@ -193,7 +203,7 @@ def render_rule(rule) -> str:
             body[0] = re.sub(r"^Safety: ([a-z-]+)\.", r"**Safety**: \1.", body[0])
             out += [*body, ""]
         else:
-            out += [f"**{labels[section.kind]}**", "", *render_text(section.lines), ""]
+            out += [f"**{labels[section.kind]}**", "", *render_text(section.lines, _language(rule)), ""]
     text = "\n".join(out)
     return re.sub(r"\n{3,}", "\n\n", text).strip("\n") + "\n"
 

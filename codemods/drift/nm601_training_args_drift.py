@@ -1,16 +1,22 @@
 """NM601 training-args-drift: stock TrainingArguments / SFTConfig / ORPOConfig fields removed in transformers 5 / trl 1.x.
 
-The removed fields are GENERATED:
-``codemods/_tables/gen_drift.py`` diffs the dataclass fields of transformers 4.43.2 / 4.57.1 and trl
-0.11.4 / 0.24.0 (wheels read as data) against the installed transformers 5 / trl 1.x
-(``REMOVED_FIELDS`` in ``drift_data.py``); what to do with each comes from THE shared field map
-(``TRAINING_ARGS``): ``evaluation_strategy`` -> ``eval_strategy``, ``warmup_ratio`` -> ``warmup_steps``
-(``warmup_ratio`` is gone from 5.x; a float below 1 in ``warmup_steps`` is a ratio),
-``overwrite_output_dir`` dropped, ``logging_dir`` -> todo (``TENSORBOARD_LOGGING_DIR``),
-``max_seq_length`` -> ``max_length``, ``no_cuda`` -> ``use_cpu``, ``group_by_length=True`` ->
-``train_sampling_strategy="group_by_length"`` ...
+What it does:
 
-Applies to the STOCK classes only (NM202 handles the optimum-neuron ones with the same table).
+Applies to the STOCK classes only (NM202 handles the optimum-neuron ones with the same table). The removed fields
+are GENERATED: ``codemods/_tables/gen_drift.py`` diffs the dataclass fields of transformers 4.43.2 / 4.57.1 and
+trl 0.11.4 / 0.24.0 (wheels read as data) against the installed transformers 5 / trl 1.x (``REMOVED_FIELDS`` in
+``drift_data.py``); what to do with each comes from THE shared field map (``TRAINING_ARGS``):
+
+* ``evaluation_strategy`` -> ``eval_strategy``;
+* ``warmup_ratio`` -> ``warmup_steps`` (``warmup_ratio`` is gone from 5.x; a float below 1 in ``warmup_steps`` is a
+  ratio);
+* ``overwrite_output_dir`` dropped; ``logging_dir`` -> todo (``TENSORBOARD_LOGGING_DIR``);
+* ``max_seq_length`` -> ``max_length``, ``no_cuda`` -> ``use_cpu``, ``group_by_length=True`` ->
+  ``train_sampling_strategy="group_by_length"`` ...
+
+Why:
+
+transformers 5 and trl 1.x removed these fields: the argument classes raise ``TypeError`` on them.
 
 Before::
 
@@ -20,8 +26,14 @@ After::
 
     TrainingArguments(output_dir="out", eval_strategy="steps", warmup_steps=0.1)
 
-Fix safety: needs review: renames and drops of no-op fields are mechanical; todos where the value must move
-elsewhere (``logging_dir``, ``dispatch_batches``, FSDP options ...).
+Safety: needs-review. Renames and drops of no-op fields are mechanical; todos where the value must move elsewhere
+(``logging_dir``, ``dispatch_batches``, FSDP options ...).
+
+References:
+
+* https://github.com/huggingface/transformers/releases/tag/v5.0.0
+* https://github.com/huggingface/trl/releases
+* https://huggingface.co/docs/transformers/main_classes/trainer#transformers.TrainingArguments
 """
 
 from __future__ import annotations

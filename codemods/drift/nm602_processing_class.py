@@ -1,9 +1,15 @@
-"""NM602 processing-class: ``tokenizer=`` -> ``processing_class=`` on stock trainers.
+"""NM602 processing-class: ``tokenizer=`` becomes ``processing_class=`` on stock transformers / TRL trainers.
 
-transformers 5 ``Trainer`` / ``Seq2SeqTrainer`` and trl 1.x trainers
-(``SFTTrainer``, ``DPOTrainer``, ``KTOTrainer``, ``RewardTrainer``, ``GRPOTrainer``, ``RLOOTrainer``,
-``trl.experimental.orpo.ORPOTrainer`` ...) accept only ``processing_class``; ``tokenizer=`` raises a TypeError.
-(NM203 does the same for the optimum-neuron trainers.)
+What it does:
+
+* ``tokenizer=`` -> ``processing_class=`` on transformers 5 ``Trainer`` / ``Seq2SeqTrainer`` and trl 1.x trainers
+  (``SFTTrainer``, ``DPOTrainer``, ``KTOTrainer``, ``RewardTrainer``, ``GRPOTrainer``, ``RLOOTrainer``,
+  ``trl.experimental.orpo.ORPOTrainer`` ...). NM203 does the same for the optimum-neuron trainers.
+* A subclass of Trainer is matched only when it is the stock class itself.
+
+Why:
+
+These trainers accept only ``processing_class``; ``tokenizer=`` raises a ``TypeError``.
 
 Before::
 
@@ -13,7 +19,12 @@ After::
 
     trainer = Trainer(model=model, args=args, train_dataset=ds, processing_class=tok)
 
-Fix safety: safe. Limits: a subclass of Trainer is matched only when it is the stock class itself.
+Safety: safe. The same object reaches the same place under its new name.
+
+References:
+
+* https://github.com/huggingface/transformers/releases/tag/v5.0.0
+* https://huggingface.co/docs/transformers/main_classes/trainer
 """
 
 from __future__ import annotations

@@ -1,9 +1,15 @@
-"""NM604 torch-dtype: ``from_pretrained(..., torch_dtype=X)`` -> ``dtype=X`` for transformers models.
+"""NM604 torch-dtype: ``from_pretrained(..., torch_dtype=X)`` becomes ``dtype=X`` for transformers models.
 
-transformers 5 renamed the loading keyword (``torch_dtype`` is a deprecated alias). Only
-``from_pretrained`` on classes imported from ``transformers`` (Auto classes, model classes, pipelines'
-``model_kwargs`` excluded) and ``model_init_kwargs={"torch_dtype": ...}`` dict keys in a TRL config are
-rewritten; diffusers and other libraries keep their own ``torch_dtype`` and are left alone.
+What it does:
+
+* ``torch_dtype=`` -> ``dtype=`` in ``from_pretrained`` on classes imported from ``transformers`` (Auto classes,
+  model classes; pipelines' ``model_kwargs`` excluded).
+* ``model_init_kwargs={"torch_dtype": ...}`` dict keys in a TRL config become ``"dtype"``.
+* diffusers and other libraries keep their own ``torch_dtype`` and are left alone.
+
+Why:
+
+transformers 5 renamed the loading keyword (``torch_dtype`` is a deprecated alias).
 
 Before::
 
@@ -13,7 +19,12 @@ After::
 
     model = AutoModelForCausalLM.from_pretrained(model_id, dtype=torch.bfloat16)
 
-Fix safety: safe.
+Safety: safe. The same dtype reaches the same loader.
+
+References:
+
+* https://github.com/huggingface/transformers/releases/tag/v5.0.0
+* https://huggingface.co/docs/transformers/main_classes/model
 """
 
 from __future__ import annotations

@@ -1,20 +1,24 @@
-"""NM605 removed-loading-kwargs: loading keywords transformers 5 removed: ``use_flash_attention_2``, ``use_auth_token``.
+"""NM605 removed-loading-kwargs: ``use_flash_attention_2`` and ``use_auth_token``, removed by transformers 5, are replaced.
 
-transformers 5 removed both deprecated aliases, and the keyword now reaches the model's ``__init__``: ``TypeError:
-... got an unexpected keyword argument``. Each rewrite keeps the meaning.
+What it does:
 
-``use_auth_token=X`` -> ``token=X`` (``True``, a token string or None mean the same for ``token``); beside a
-``token=`` (transformers 4.x refused both) it stays, with a todo.
+In ``from_pretrained`` and ``from_config`` of classes imported from ``transformers``, and ``transformers.pipeline``;
+each rewrite keeps the meaning:
 
-``use_flash_attention_2`` (deprecated in 4.36 for ``attn_implementation="flash_attention_2"``: the CUDA flash-attn
-kernel, which needs the ``flash_attn`` package and a GPU; on Neuron and CPU choose ``"sdpa"``):
-
+* ``use_auth_token=X`` -> ``token=X`` (``True``, a token string or None mean the same for ``token``); beside a
+  ``token=`` (transformers 4.x refused both) it is removed when redundant, else it stays, with a todo.
 * ``use_flash_attention_2=True`` -> ``attn_implementation="flash_attention_2"``; ``=False`` is the default: removed;
 * any other value ``X`` -> ``attn_implementation="flash_attention_2" if X else None`` (None: the default kernel);
 * with an ``attn_implementation=`` already given the flag is redundant when it is False or the implementation is
-  ``"flash_attention_2"`` (removed); otherwise transformers 4.x raised "not compatible": the flag stays, with a todo.
+  ``"flash_attention_2"`` (removed); otherwise transformers 4.x raised "not compatible": the flag stays, with a
+  todo.
 
-``from_pretrained`` and ``from_config`` of classes imported from ``transformers``, and ``transformers.pipeline``.
+Why:
+
+transformers 5 removed both deprecated aliases, and the keyword now reaches the model's ``__init__``:
+``TypeError: ... got an unexpected keyword argument``. ``use_flash_attention_2`` was deprecated in 4.36 for
+``attn_implementation="flash_attention_2"``: the CUDA flash-attn kernel, which needs the ``flash_attn`` package and
+a GPU; on Neuron and CPU choose ``"sdpa"``.
 
 Before::
 
@@ -24,7 +28,12 @@ After::
 
     model = AutoModelForCausalLM.from_pretrained(model_id, attn_implementation="flash_attention_2" if args.flash else None, token=True)
 
-Fix safety: safe (same behaviour as transformers 4.x).
+Safety: safe. Same behaviour as transformers 4.x.
+
+References:
+
+* https://github.com/huggingface/transformers/releases/tag/v5.0.0
+* https://huggingface.co/docs/transformers/main/en/attention_interface
 """
 
 from __future__ import annotations

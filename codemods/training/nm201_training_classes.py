@@ -1,12 +1,29 @@
-"""NM201 training-classes: optimum-neuron training classes -> their stock transformers / TRL / accelerate / PEFT twins.
+"""NM201 training-classes: optimum-neuron training classes move to their stock transformers, TRL, accelerate or PEFT twin.
 
-Pure symbol moves, kept as data in
-``codemods/_tables/training_symbols.py``: every import path the symbol had across optimum-neuron
-0.0.x-0.4.x (top-level re-exports, ``trainers``, ``training_args``, ``hf_argparser``, ``utils``,
-``accelerate``, ``peft``, ``models.training``). User aliases are kept (``NeuronTrainer as Trainer`` becomes
-``Trainer``), ``import optimum.neuron as on; on.NeuronTrainer`` becomes ``Trainer``, and the reverse alias
-(stock ``HfArgumentParser`` imported *as* ``NeuronHfArgumentParser``) is left alone because names are
-resolved through their import, not their spelling.
+What it does:
+
+Pure symbol moves, kept as data in ``codemods/_tables/training_symbols.py``, over every import path the symbol had
+across optimum-neuron 0.0.x-0.4.x (top-level re-exports, ``trainers``, ``training_args``, ``hf_argparser``,
+``utils``, ``accelerate``, ``peft``, ``models.training``):
+
+* ``NeuronTrainer``/``TrainiumTrainer`` -> ``transformers.Trainer``, ``Seq2Seq*`` -> ``Seq2SeqTrainer(Arguments)``,
+  ``NeuronTrainingArguments`` -> ``TrainingArguments``, ``NeuronHfArgumentParser`` -> ``HfArgumentParser``;
+* ``NeuronSFTTrainer/Config`` -> ``trl.SFTTrainer/SFTConfig``, ``NeuronORPO*`` -> ``trl.experimental.orpo.ORPO*``;
+* ``NeuronAccelerator/State/PartialState`` -> accelerate, ``optimum.neuron.peft`` -> ``peft``;
+* ``optimum.neuron.models.training`` classes -> transformers, ``TrainingNeuronConfig`` -> ``DistributedConfig``.
+
+User aliases are kept (``NeuronTrainer as Trainer`` becomes ``Trainer``), ``import optimum.neuron as on;
+on.NeuronTrainer`` becomes ``Trainer``, and the reverse alias (stock ``HfArgumentParser`` imported *as*
+``NeuronHfArgumentParser``) is left alone because names are resolved through their import, not their spelling.
+Constructor arguments are migrated by NM202 (training arguments), NM203 (trainer constructors) and NM204 (training
+model loading). The inference ``NeuronModelForCausalLM`` (``optimum.neuron``) is the inference family's; only
+``optimum.neuron.models.training`` is moved here. ``eval``-built class names are not seen (the sweep reports
+leftovers).
+
+Why:
+
+On TorchNeuron the stock classes train on the Neuron device themselves: optimum-neuron's subclasses only adapted
+them to torch_xla, whose training support Neuron ended.
 
 Before::
 
@@ -18,12 +35,13 @@ After::
     from transformers import Trainer, TrainingArguments
     from transformers import AutoModelForCausalLM
 
-Constructor arguments are migrated by NM202 (training arguments), NM203 (trainer constructors) and NM204
-(training model loading). The inference ``NeuronModelForCausalLM`` (``optimum.neuron``) is the inference
-family's; only ``optimum.neuron.models.training`` is moved here.
+Safety: safe. Same role, stock class; behaviour differences of the classes are reported by the argument rules.
 
-Fix safety: safe (same role, stock class); behaviour differences of the classes are reported by the
-argument rules. Limits: ``eval``-built class names are not seen (the sweep reports leftovers).
+References:
+
+* https://huggingface.co/docs/transformers/main_classes/trainer
+* https://huggingface.co/docs/trl/sft_trainer
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/about-neuron/announcements/neuron2.x/announce-no-support-pytorch-xla-training.html
 """
 
 from __future__ import annotations

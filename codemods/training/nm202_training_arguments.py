@@ -1,28 +1,42 @@
-"""NM202 training-arguments: NeuronTrainingArguments / NeuronSFTConfig / NeuronORPOConfig fields -> stock.
+"""NM202 training-arguments: NeuronTrainingArguments / NeuronSFTConfig / NeuronORPOConfig fields are mapped to stock.
 
-Every keyword argument is looked
-up in THE shared field map ``codemods/_tables/training_args.py`` (``TRAINING_ARGS``, generated from every
-optimum-neuron wheel; the launch-layer rules use the same table for ``--flags``):
+What it does:
 
-* KEEP: unchanged; RENAME: new name (``warmup_ratio`` -> ``warmup_steps``, ``max_seq_length`` ->
-  ``max_length``, boolean flags such as ``group_by_length=True`` -> ``train_sampling_strategy="group_by_length"``);
+Every keyword argument of ``Neuron*TrainingArguments/SFTConfig/ORPOConfig(...)`` is looked up in THE shared field
+map ``codemods/_tables/training_args.py`` (``TRAINING_ARGS``, generated from every optimum-neuron wheel; the
+launch-layer rules use the same table for ``--flags``):
+
+* KEEP: unchanged; RENAME: new name (``warmup_ratio`` -> ``warmup_steps``, ``max_seq_length`` -> ``max_length``,
+  boolean flags such as ``group_by_length=True`` -> ``train_sampling_strategy="group_by_length"``);
 * DISTRIBUTED_CONFIG: ``tensor_parallel_size=T`` leaves the arguments. For ``SFTConfig`` it becomes
   ``model_init_kwargs={"distributed_config": {"tp_size": T, "fsdp_size": WORLD_SIZE // T}, "device_map": None}``
   (``device_map`` must be None next to a distributed config). The data-parallel rest of the mesh is ``fsdp_size``
   (the closest to ZeRO-1) when the call sets ``zero_1=True`` or the project pins optimum-neuron 0.4.x (zero_1 on
-  by default), ``dp_replicate_size`` (plain data parallelism) otherwise (codemods/_lib/optimum_version.py); for ``TrainingArguments`` a todo says to
-  pass ``distributed_config=DistributedConfig(...)`` to ``from_pretrained`` (NM204 does it for the
-  optimum training model classes);
-* DROP: removed with a ``fixed`` finding; TODO: removed (the stock class rejects it) with a todo that
-  keeps the old value and says what to do.
+  by default), ``dp_replicate_size`` (plain data parallelism) otherwise (``codemods/_lib/optimum_version.py``).
+  For ``TrainingArguments`` it is removed with a todo when the file loads the model through
+  ``lazy_load_for_parallelism`` / ``trn_config`` (NM205/NM204 carry it to ``from_pretrained``), and otherwise LEFT
+  in place with a todo saying to pass ``distributed_config=DistributedConfig(...)`` to ``from_pretrained``:
+  dropping it would train without tensor parallelism;
+* DROP: removed with a ``fixed`` finding; TODO: removed (the stock class rejects it) with a todo that keeps the old
+  value and says what to do.
 
 It also adds ``torch_compile=True`` (backend chosen automatically on Neuron), and for ``SFTConfig``
-``pad_to_multiple_of=<max_length>`` (optimum padded every example to max_length: one shape) and
-``packing_strategy="wrapped"`` when ``packing=True`` (trl's default ``bfd`` packing is padding-free).
-Once, at the file's entry point (the ``if __name__ == "__main__":`` block, else ``main()``; a module of
-definitions gets a todo instead, see ``codemods/_lib/settings.py``), it inserts
-``torch._dynamo.config.automatic_dynamic_shapes = False`` and ``os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")``
-(the seed's training example).
+``pad_to_multiple_of=<max_length>`` and ``packing_strategy="wrapped"`` when ``packing=True``. In
+``model_init_kwargs`` dicts ``torch_dtype`` becomes ``dtype`` and ``flash_attention_2`` becomes ``sdpa``;
+``optim="adamw_torch_xla"`` becomes ``"adamw_torch"``. Todos say what bf16 meant, where the 0.4.x defaults
+differ, and mark ``world_size`` reads and arguments parsed by ``HfArgumentParser``. Once, at the file's entry
+point (the ``if __name__ == "__main__":`` block, else ``main()``; a module of definitions gets a todo instead, see
+``codemods/_lib/settings.py``), it inserts ``torch._dynamo.config.automatic_dynamic_shapes = False`` and
+``os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")`` in every script that used the Neuron trainer stack.
+``**kwargs`` splats and arguments parsed from the command line are not seen (the launch layer rewrites
+``--flags`` with the same table).
+
+Why:
+
+The stock argument classes reject the Neuron-only fields, and some stock fields changed name in transformers 5.
+optimum padded every example to ``max_length`` (one shape, one compilation), which ``pad_to_multiple_of`` keeps;
+trl's default ``bfd`` packing is padding-free, ``wrapped`` is the packing optimum did. Tensor parallelism now
+arrives at model loading through ``DistributedConfig`` (docs/tp-mode.md).
 
 Before::
 
@@ -34,11 +48,18 @@ After::
                      model_init_kwargs={"distributed_config": {"tp_size": 8, "fsdp_size": int(os.environ.get("WORLD_SIZE", "1")) // 8}, "device_map": None},
                      pad_to_multiple_of=1024, packing_strategy="wrapped")
 
-(with a todo for ``zero_1``). Fix safety: needs review: the 0.4.x defaults differ (batch size 1 vs 8,
-``adamw_torch`` vs ``adamw_torch_fused``, zero_1 True; up to 0.3.0 the classes kept the transformers defaults, so
-the note follows the project's pin) and bf16 meant full-bf16 weights in 0.4.x.
-Limits: ``**kwargs`` splats and arguments parsed from the command line are not seen (the launch layer
-rewrites ``--flags`` with the same table).
+(with a todo for ``zero_1``).
+
+Safety: needs-review. The 0.4.x defaults differ (batch size 1 vs 8, ``adamw_torch`` vs ``adamw_torch_fused``,
+zero_1 True; up to 0.3.0 the classes kept the transformers defaults, so the note follows the project's pin) and
+bf16 meant full-bf16 weights in 0.4.x: a reviewer reads each todo.
+
+References:
+
+* docs/rules-training.md
+* docs/tp-mode.md
+* https://huggingface.co/docs/transformers/main_classes/trainer#transformers.TrainingArguments
+* https://huggingface.co/docs/trl/sft_trainer
 """
 
 from __future__ import annotations

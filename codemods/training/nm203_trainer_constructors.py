@@ -1,7 +1,9 @@
-"""NM203 trainer-constructors: NeuronTrainer / NeuronSFTTrainer / NeuronORPOTrainer / NeuronAccelerator calls.
+"""NM203 trainer-constructors: Neuron trainer and accelerator constructor arguments become their stock forms.
 
-On the constructor call of a Neuron trainer
-(matched through its import, so ``NeuronTrainer as Trainer`` counts):
+What it does:
+
+On the constructor call of a Neuron trainer (``NeuronTrainer``, ``NeuronSFTTrainer``, ``NeuronORPOTrainer``;
+matched through its import, so ``NeuronTrainer as Trainer`` counts):
 
 * ``tokenizer=`` -> ``processing_class=`` (transformers 5 / trl 1.x accept only the latter);
 * ``NeuronSFTTrainer(model_init=...)`` -> removed with a todo (``SFTTrainer`` has no ``model_init``);
@@ -10,6 +12,11 @@ On the constructor call of a Neuron trainer
 On ``NeuronAccelerator(...)``: the Neuron-only keywords ``mp_plugin``, ``zero_1``, ``autocast_backend``,
 ``trn_config`` and ``mixed_precision_config`` are removed with a todo naming the stock replacement
 (``parallelism_config=ParallelismConfig(...)``, ``mixed_precision="bf16"``, bf16 weights).
+
+Why:
+
+The stock trainers and ``Accelerator`` do not accept the Neuron-only keywords, and transformers 5 removed the
+trainers' ``tokenizer=`` argument in favour of ``processing_class=``.
 
 Before::
 
@@ -20,7 +27,14 @@ After::
     # neuron-migrate: model_init=None: SFTTrainer has no model_init ...
     trainer = SFTTrainer(model=model, args=args, processing_class=tok)
 
-Fix safety: needs review (accelerator options have no one-to-one stock switch).
+Safety: needs-review. Accelerator options have no one-to-one stock switch: a reviewer picks the replacement each
+todo names.
+
+References:
+
+* https://huggingface.co/docs/transformers/main_classes/trainer
+* https://huggingface.co/docs/accelerate/package_reference/accelerator
+* https://github.com/huggingface/transformers/releases/tag/v5.0.0
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
-"""NM204 training-model-loading: optimum training models and TrainingNeuronConfig -> transformers + DistributedConfig.
+"""NM204 training-model-loading: optimum training models and TrainingNeuronConfig become transformers + DistributedConfig.
 
-``optimum.neuron.models.training`` classes
-(moved by NM201) took a ``trn_config`` (a ``TrainingNeuronConfig``) as their second argument:
+What it does:
+
+``optimum.neuron.models.training`` classes (moved by NM201) took a ``trn_config`` (a ``TrainingNeuronConfig``) as
+their second argument:
 
 * ``NeuronModelForCausalLM.from_pretrained(id, trn_config, ...)`` -> ``AutoModelForCausalLM.from_pretrained(id,
   distributed_config=trn_config, ...)`` (also ``trn_config=``); ``torch_dtype=`` -> ``dtype=``;
@@ -10,10 +12,15 @@
 * ``LlamaForCausalLM(config, trn_config)`` (custom modeling) -> ``LlamaForCausalLM(config)`` with a todo;
 * ``TrainingNeuronConfig(tensor_parallel_size=T, ...)`` -> ``DistributedConfig(tp_size=T, <rest>=WORLD_SIZE // T)``,
   the rest ``dp_replicate_size`` (plain data parallelism) or, for a project pinned to optimum-neuron 0.4.x where
-  zero_1 defaulted to True, ``fsdp_size`` (codemods/_lib/optimum_version.py);
-  ``pipeline_parallel_size`` and the optimum-only fields are removed with findings;
-* ``<args>.trn_config`` / ``<args>.tensor_parallel_size`` reads are NM208's; a positional ``trn_config`` that
-  NM208 leaves in place stays positional, with a todo.
+  zero_1 defaulted to True, ``fsdp_size`` (``codemods/_lib/optimum_version.py``); ``pipeline_parallel_size`` and
+  the optimum-only fields are removed with findings;
+* ``<args>.trn_config`` / ``<args>.tensor_parallel_size`` reads are NM208's (todos where it cannot move them); a
+  positional ``trn_config`` that NM208 leaves in place stays positional, with a todo.
+
+Why:
+
+transformers 5 shards a model at load time from a ``DistributedConfig`` (tensor parallelism with DTensor, see
+docs/tp-mode.md); optimum-neuron's training models did the same from a ``TrainingNeuronConfig``.
 
 Before::
 
@@ -27,8 +34,14 @@ After::
     model = AutoModelForCausalLM.from_pretrained(model_id, distributed_config=trn_config, dtype=torch.bfloat16,
                                                  attn_implementation="sdpa")
 
-Fix safety: needs review (sequence parallelism and KV replication are gone; the process group is
-initialised by from_pretrained now).
+Safety: needs-review. Sequence parallelism and KV replication are gone; the process group is initialised by
+``from_pretrained`` now.
+
+References:
+
+* docs/tp-mode.md
+* https://huggingface.co/docs/transformers/main/en/perf_infer_gpu_multi
+* https://huggingface.co/docs/optimum-neuron/index
 """
 
 from __future__ import annotations

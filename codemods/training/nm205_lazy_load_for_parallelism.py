@@ -1,13 +1,23 @@
-"""NM205 lazy-load-for-parallelism: remove ``with lazy_load_for_parallelism(...)`` and lazy optimizer constructors.
+"""NM205 lazy-load-for-parallelism: ``with lazy_load_for_parallelism(...)`` and lazy optimizer constructors are removed.
 
-optimum-neuron 0.0.8-0.2.0 built models on the meta device inside
-``with lazy_load_for_parallelism(tensor_parallel_size=T, pipeline_parallel_size=P):`` and parallelized them
-later. Stock transformers shards at load time, so the ``with`` goes (its body is dedented) and every
-``from_pretrained`` call inside gets ``distributed_config=DistributedConfig(tp_size=T, <rest>=WORLD_SIZE // T)``
-when T is not 1. The data-parallel rest of the mesh follows the project's optimum-neuron pin
-(codemods/_lib/optimum_version.py): ``dp_replicate_size`` (plain data parallelism) where zero_1 defaulted to
-False (<= 0.3.0, or no pin), ``fsdp_size`` (the closest to ZeRO-1) for a project on 0.4.x.
-``make_optimizer_constructor_lazy(AdamW)`` becomes ``AdamW``.
+What it does:
+
+* The ``with lazy_load_for_parallelism(tensor_parallel_size=T, pipeline_parallel_size=P):`` block goes (its body is
+  dedented, comments kept) and every ``from_pretrained`` call inside gets
+  ``distributed_config=DistributedConfig(tp_size=T, <rest>=WORLD_SIZE // T)`` when T is not 1. The data-parallel
+  rest of the mesh follows the project's optimum-neuron pin (``codemods/_lib/optimum_version.py``):
+  ``dp_replicate_size`` (plain data parallelism) where zero_1 defaulted to False (<= 0.3.0, or no pin),
+  ``fsdp_size`` (the closest to ZeRO-1) for a project on 0.4.x.
+* The degree is followed the way NM208 decides (docs/rules-training.md, "Parsed training arguments"): a parsed
+  ``training_args.tensor_parallel_size`` is read from the script's own dataclass, which NM208 gives the field; a
+  degree that reads a field the stock arguments lack and cannot move leaves the block as it is, with a todo.
+* ``make_optimizer_constructor_lazy(AdamW)`` becomes ``AdamW``.
+* A pipeline size other than 1 gets a todo (pipeline parallelism is manual).
+
+Why:
+
+optimum-neuron 0.0.8-0.2.0 built models on the meta device inside the block and parallelized them later. Stock
+transformers shards at load time, from the ``distributed_config`` it is given.
 
 Before::
 
@@ -20,10 +30,13 @@ After::
     script_args, training_args = parser.parse_args_into_dataclasses()
     model = AutoModelForCausalLM.from_pretrained(script_args.model_id, distributed_config=DistributedConfig(tp_size=script_args.tensor_parallel_size, dp_replicate_size=int(os.environ.get("WORLD_SIZE", "1")) // script_args.tensor_parallel_size))
 
-The degree is followed the way NM208 decides (docs/rules-training.md, "Parsed training arguments"): a parsed
-``training_args.tensor_parallel_size`` is read from the script's own dataclass, which NM208 gives the field; a
-degree that reads a field the stock arguments lack and cannot move leaves the block as it is, with a todo.
-Fix safety: needs review; a pipeline size other than 1 gets a todo (pipeline parallelism is manual).
+Safety: needs-review. The degree now arrives at model loading only: a reviewer checks the mesh sizes and the todos
+for pipeline parallelism and degrees that could not be moved.
+
+References:
+
+* docs/rules-training.md
+* docs/tp-mode.md
 """
 
 from __future__ import annotations

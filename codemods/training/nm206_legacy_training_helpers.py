@@ -1,18 +1,24 @@
-"""NM206 legacy-training-helpers: checkpoint consolidation and optimum training helpers -> findings.
+"""NM206 legacy-training-helpers: checkpoint consolidation and optimum training helpers are reported for a person.
 
-Nothing here has a one-line
-stock equivalent, so the rule only reports (manual only):
+What it does:
 
-* ``consolidate_model_parallel_checkpoints*`` / ``consolidate_tensor_parallel_checkpoints*`` (any
-  optimum path): the sharded (NxD/xser) checkpoints of old runs must be converted ONCE, in the OLD
-  environment (the consolidator imports neuronx_distributed / torch-xla), before optimum-neuron is
-  uninstalled; new runs need no consolidation (``save_model`` writes ordinary safetensors);
-* ``ParallelizersManager`` / ``Parallelizer`` (``optimum.neuron.distributed``): use
-  ``DistributedConfig(tp_size=...)`` at load time or ``parallelize_module``;
+Nothing here has a one-line stock equivalent, so the rule only reports, with a todo at each use:
+
+* ``consolidate_model_parallel_checkpoints*`` / ``consolidate_tensor_parallel_checkpoints*`` (any optimum path):
+  the sharded (NxD/xser) checkpoints of old runs must be converted ONCE, in the OLD environment (the consolidator
+  imports neuronx_distributed / torch-xla), before optimum-neuron is uninstalled; new runs need no consolidation
+  (``save_model`` writes ordinary safetensors);
+* ``ParallelizersManager`` / ``Parallelizer`` (``optimum.neuron.distributed``): use ``DistributedConfig(tp_size=...)``
+  at load time or ``parallelize_module``;
 * ``optimum.neuron.utils.training_utils`` / ``...models.training.training_utils`` helpers
   (``get_model_param_count``, ``is_main_worker_for_metrics``, ``is_logging_process``,
   ``patch_generation_mixin_to_*``, ``is_topology_supported``, ``set_neuron_cc_*`` ...);
-* ``optimum.neuron.trainers.metrics`` collectors.
+* ``optimum.neuron.trainers.metrics`` collectors (trainer metrics).
+
+Why:
+
+These helpers served optimum-neuron's own sharding and its torch_xla runtime; the stock stack shards with
+``DistributedConfig`` / DTensor and saves ordinary checkpoints, so each use needs a decision, not a rename.
 
 Before::
 
@@ -23,7 +29,13 @@ After (unchanged, with a note)::
     # neuron-migrate: one-time conversion of old sharded checkpoints: run this in the OLD environment ...
     consolidate_model_parallel_checkpoints_to_unified_checkpoint(ckpt_dir, out_dir)
 
-Fix safety: manual only.
+Safety: manual-only. Nothing is rewritten; a person converts old checkpoints once and replaces each helper.
+
+References:
+
+* docs/tp-mode.md
+* https://pytorch.org/docs/stable/distributed.tensor.parallel.html
+* https://huggingface.co/docs/optimum-neuron/index
 """
 
 from __future__ import annotations

@@ -1,10 +1,17 @@
-"""NM207 process-helpers: optimum-neuron ``is_main_worker()`` and ``is_precompilation()`` -> stock.
+"""NM207 process-helpers: optimum-neuron ``is_main_worker()`` and ``is_precompilation()`` become their stock answers.
 
-``is_main_worker()`` (``optimum.neuron.utils``,
-``...utils.misc``) asked whether this is global rank 0: ``accelerate.PartialState().is_main_process`` is the
-stock answer. ``is_precompilation()`` was true during the ``neuron_parallel_compile`` graph-extraction pass,
-which no longer exists on TorchNeuron (compilation is JIT): it becomes ``False`` with a todo to delete
-the dead branch.
+What it does:
+
+* ``is_main_worker()`` (``optimum.neuron.utils``, ``...utils.misc``) -> ``PartialState().is_main_process``
+  (``from accelerate import PartialState``).
+* ``is_precompilation()`` -> ``False`` with a todo to simplify the branch it guards (no ``neuron_parallel_compile``
+  pass any more).
+
+Why:
+
+``is_main_worker()`` asked whether this is global rank 0: ``accelerate.PartialState().is_main_process`` is the
+stock answer. ``is_precompilation()`` was true during the ``neuron_parallel_compile`` graph-extraction pass, which
+no longer exists on TorchNeuron (compilation is just in time).
 
 Before::
 
@@ -23,7 +30,12 @@ After::
     if not False:
         evaluate()
 
-Fix safety: needs review (the precompilation branch should be simplified by hand).
+Safety: needs-review. The precompilation branch should be simplified by hand (the todo marks it).
+
+References:
+
+* https://huggingface.co/docs/accelerate/package_reference/state
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/compile/about-torch-compile.html
 """
 
 from __future__ import annotations

@@ -1,22 +1,34 @@
-"""NM208 parsed-argument-fields: reads of Neuron training-argument fields the stock classes do not have.
+"""NM208 parsed-argument-fields: reads of Neuron training-argument fields the stock classes lack are moved or get a todo.
 
-After NM201 the arguments object is a stock ``TrainingArguments`` /
-``SFTConfig``, which has no ``tensor_parallel_size`` or ``trn_config``: every read of them raises. The decision
-(docs/rules-training.md, "Parsed training arguments") is computed once per file by
-``codemods/_lib/parsed_args.py``:
+What it does:
 
-* the script parses the Neuron arguments with ``HfArgumentParser`` / ``TrlParser`` next to a dataclass of its
-  own, and every read reaches that dataclass's variable (same function, or a function every call of which
-  passes both): ``tensor_parallel_size: int = 1`` is added to the dataclass (``--tensor_parallel_size`` and the
-  config key keep working), ``training_args.tensor_parallel_size`` becomes ``script_args.tensor_parallel_size``
-  and ``training_args.trn_config`` becomes the ``DistributedConfig`` built from it;
-* the same move is made when the script never reads the degree but hands a model it loads with ``from_pretrained``
-  to a Neuron trainer (optimum's trainer sharded it with ``--tensor_parallel_size``): that ``from_pretrained``
-  gets ``distributed_config=DistributedConfig(tp_size=script_args.tensor_parallel_size, ...)``;
+On variables that hold the (parsed or constructed) training arguments, even through a function parameter, reads of
+fields the stock arguments lack are handled as decided once per file by ``codemods/_lib/parsed_args.py``
+(docs/rules-training.md, "Parsed training arguments"):
+
+* the script parses the Neuron arguments with ``HfArgumentParser`` / ``TrlParser`` next to a dataclass of its own,
+  and every read reaches that dataclass's variable (same function, or a function every call of which passes
+  both): ``tensor_parallel_size: int = 1`` is added to the dataclass (``--tensor_parallel_size`` and the config key
+  keep working), ``training_args.tensor_parallel_size`` becomes ``script_args.tensor_parallel_size`` and
+  ``training_args.trn_config`` becomes the ``DistributedConfig`` built from it;
+* the same move is made when the script never reads the degree but hands a model it loads with
+  ``from_pretrained`` to a Neuron trainer (optimum's trainer sharded it with ``--tensor_parallel_size``): that
+  ``from_pretrained`` gets ``distributed_config=DistributedConfig(tp_size=script_args.tensor_parallel_size, ...)``;
+* reads on arguments built in the script with a literal degree take that literal;
 * otherwise every such read stays, with a todo that says why and what to do.
 
 Reads of the other optimum-only fields on the same variables are renamed when the field map renames the field
-(``max_seq_length`` -> ``max_length``) and get a todo otherwise (``zero_1``, ``pipeline_parallel_size``...).
+(``max_seq_length`` -> ``max_length``) and get a todo otherwise (``zero_1``, ``pipeline_parallel_size``...). The
+data-parallel rest of the mesh is ``dp_replicate_size`` (plain data parallelism) unless the project pins
+optimum-neuron 0.4.x, where zero_1 defaulted to True: then ``fsdp_size`` (``codemods/_lib/optimum_version.py``).
+Reads through other objects (``self.args`` in a Trainer subclass) get a todo.
+
+Why:
+
+After NM201 the arguments object is a stock ``TrainingArguments`` / ``SFTConfig``, which has no
+``tensor_parallel_size`` or ``trn_config``: every read of them raises, and ``HfArgumentParser`` aborts on a flag no
+parsed dataclass declares. The value must arrive where the code now needs it, ``DistributedConfig(tp_size=...)``
+at model loading.
 
 Before::
 
@@ -41,11 +53,14 @@ After::
     model = AutoModelForCausalLM.from_pretrained(script_args.model_id, distributed_config=DistributedConfig(
         tp_size=script_args.tensor_parallel_size, dp_replicate_size=int(os.environ.get("WORLD_SIZE", "1")) // script_args.tensor_parallel_size))
 
-The data-parallel rest of the mesh is ``dp_replicate_size`` (plain data parallelism) unless the project pins
-optimum-neuron 0.4.x, where zero_1 defaulted to True: then ``fsdp_size`` (codemods/_lib/optimum_version.py).
+Safety: needs-review. The value now arrives at model loading only; optimum also applied it to the optimizer and
+checkpoints.
 
-Fix safety: needs review (the value now arrives at model loading only; optimum also applied it to the optimizer
-and checkpoints). Limits: reads through other objects (``self.args`` in a Trainer subclass) get a todo.
+References:
+
+* docs/rules-training.md
+* docs/tp-mode.md
+* https://huggingface.co/docs/transformers/main/en/internal/trainer_utils#transformers.HfArgumentParser
 """
 
 from __future__ import annotations
