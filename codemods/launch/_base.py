@@ -1,11 +1,24 @@
-"""Shared plumbing of the launch-layer text rules (not a rule module: the registry skips ``_`` modules)."""
+"""Shared plumbing of the launch-layer rules (not a rule module: the registry skips ``_`` modules).
+
+What more than one launch rule uses: the base class, the ``neuron_parallel_compile`` facts (NM401, NM402, NM410),
+the environment-variable edit (NM403, NM404), the trainer-flag map (NM408, NM410, NM412) and the deployment
+references (NM409, NM411). The shell mechanics themselves are in ``codemods._lib.shell``.
+"""
 
 from __future__ import annotations
 
+import ast
 import posixpath
+import re
+from dataclasses import dataclass
+from typing import Callable
 
-from codemods._lib import shell
-from codemods._lib.launch_targets import ENV_READS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, env_readers
+from codemods._lib.launch_targets import (ENV_READS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, STOCK_REMOVED, Target,
+                                          env_readers)
+from codemods._lib.shell import Report, env_sites, launched_scripts, remove_env_site
+from codemods._tables import env_vars
+from codemods._tables.training_args import TRAINING_ARGS, FieldAction
+from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import TextRule
@@ -19,7 +32,7 @@ ENV_FACTS = (ENV_READS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS)
 
 
 class LaunchRule(TextRule):
-    """A text rule whose work is one function of ``codemods._lib.shell`` taking ``(doc, report)``."""
+    """A text rule editing launch files through the shell command-line model (``codemods._lib.shell``)."""
 
     kinds = LAUNCH_KINDS
 
@@ -30,14 +43,233 @@ class LaunchRule(TextRule):
             self.todo(line, message)
 
     def unseen_target(self, doc: TextDocument) -> tuple[str, str] | None:
-        """See ``shell.unseen_xla_target``: the torch_xla/NxD script outside the project this launcher runs."""
-        return shell.unseen_xla_target(doc, self.ctx.options.project, self.ctx.path)
+        """See ``unseen_xla_target``: the torch_xla/NxD script outside the project this launcher runs."""
+        return unseen_xla_target(doc, self.ctx.options.project, self.ctx.path)
 
     def env_readers(self, doc: TextDocument):
         """See ``env_readers``: the code beside this launcher or beside the project scripts it runs."""
-        scripts, _ = shell.launched_scripts(doc, self.ctx.options.project, self.ctx.path)
+        scripts, _ = launched_scripts(doc, self.ctx.options.project, self.ctx.path)
         folders = [self.ctx.path.parent.as_posix(), *(posixpath.dirname(s.path) for s in scripts if s.path)]
         return env_readers(self.ctx.options.project, ["" if folder == "." else folder for folder in folders])
 
     def apply(self, doc: TextDocument) -> None:  # pragma: no cover - interface
         raise NotImplementedError
+
+
+# ------------------------------------------------------------------------- neuron_parallel_compile facts
+
+NPC = "neuron_parallel_compile"
+
+SHORT_RUN_STEPS = 100  # a wrapped run with --max_steps at most this is the graph-extraction recipe's short pass
+MAX_STEPS = re.compile(r"--max[_-]steps(?:=|\s+)[\"']?(\d+)\b")
+
+TARGET_WORD = re.compile(r"[\w./${}-]+\.(?:py|sh|sbatch|slurm)\b")
+
+
+def plain_run_targets(text: str) -> frozenset[str]:
+    """File names of the scripts a launch file runs without neuron_parallel_compile (a cheap, generous read:
+    it is only used to recognise a neuron_parallel_compile pass, which is safe to delete in any case)."""
+    names = set()
+    for line in text.splitlines():
+        code = line.split("#", 1)[0]
+        if NPC in code or "%%writefile" in line:  # a notebook cell that writes the script does not run it
+            continue
+        names.update(posixpath.basename(match) for match in TARGET_WORD.findall(code))
+    return frozenset(names)
+
+
+PLAIN_RUNS = ProjectFact("launch.plain-runs", frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML, FileKind.PYTHON,
+                                                    FileKind.NOTEBOOK}), (".py", ".sh", ".sbatch", ".slurm"), plain_run_targets)
+
+
+def runs_elsewhere(project: ProjectFacts) -> Callable[[str], bool]:
+    """``runs(file name)``: whether a file of the project (a launcher, a notebook's other cell) mentions that script
+    on a line without neuron_parallel_compile."""
+    runs = project.of(PLAIN_RUNS.name)
+    return lambda name: any(name in names for names in runs.values())
+
+
+# ---------------------------------------------------------------------------------- environment (NM403, NM404)
+
+READ_BY_PROJECT_TODO = ("{name} was left as it is: {readers} still read{s} it, so removing it here would change what that "
+                        "code does (TorchNeuron itself ignores it); port those reads, then remove this setting")
+UNSEEN_TARGET_TODO = ("{name} was left as it is: this file runs {script}, which is not in this project (so it was not "
+                      "migrated) and is a torch_xla / NxD script ({why}) that may still need it; remove this setting once "
+                      "that script runs on TorchNeuron")
+
+
+def edit_env(doc: TextDocument, report: Report, names: Callable[[str], bool],
+             readers: Callable[[str], list[str]] = lambda name: [], unseen: tuple[str, str] | None = None) -> None:
+    """Apply the shared env-var table to every variable for which ``names(var)`` is true. A variable the project's
+    Python still reads (``readers(var)``), or set for a torch_xla/NxD script outside the project (``unseen``:
+    (script, why)), is not removed: it gets a todo."""
+    for site in list(env_sites(doc)):
+        if site.cl.line.deleted or not names(site.name):
+            continue
+        action = env_vars.lookup(site.name)
+        if action is None or action.action == "keep":
+            continue
+        message = env_vars.message_for(site.name, action)
+        line = site.cl.line
+        if action.action == "review":
+            if site.unset:
+                continue
+            report(line, Severity.TODO, message)
+            continue
+        switched_on = site.value is None or site.value.strip().lower() not in OFF_VALUES | {""}
+        if not site.unset and switched_on and (files := readers(site.name)):
+            shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+            report(line, Severity.TODO, READ_BY_PROJECT_TODO.format(name=site.name, readers=shown,
+                                                                    s="s" if len(files) == 1 else ""))
+            continue
+        if not site.unset and unseen is not None:
+            report(line, Severity.TODO, UNSEEN_TARGET_TODO.format(name=site.name, script=unseen[0], why=unseen[1]))
+            continue
+        if action.action == "replace" and action.replacement and site.word is not None:
+            word = site.word
+            offset = word.text.find(site.name)
+            line.text = line.text[:word.start + offset] + action.replacement + line.text[word.start + offset + len(site.name):]
+            report(line, Severity.TODO if action.todo else Severity.FIXED, message)
+            continue
+        if action.action in {"remove", "replace"}:
+            severity = Severity.TODO if action.todo else Severity.FIXED
+            if action.action == "remove" and site.value is not None and site.value.strip().lower() in OFF_VALUES | {""}:
+                severity, message = Severity.FIXED, f"{site.name}={site.value} switched nothing on; removed"
+            if site.unset:
+                severity, message = Severity.FIXED, f"removed `unset {site.name}`: the variable is no longer set"
+            remove_env_site(doc, site)
+            report(line, severity, message)  # a deleted line keeps its number; its note goes to the next line
+
+
+
+# ------------------------------------------------------------- launched scripts outside the project
+
+
+def unseen_xla_target(doc: TextDocument, project: ProjectFacts, origin) -> tuple[str, str] | None:
+    """(script, why) when every Python script this launcher runs is outside the project and the launcher names the
+    torch_xla / NxD stack (installs neuronx_distributed, say): the tool could not migrate that script, so launcher
+    settings it reads must stay. None when no project is known or some launched script is the project's."""
+    if not project.files:
+        return None
+    scripts, sign = launched_scripts(doc, project, origin)
+    if not scripts or sign is None or any(script.target is not Target.UNKNOWN for script in scripts):
+        return None
+    return posixpath.basename(scripts[0].name), f"this launcher names {sign.group(0)}"
+
+
+
+# ------------------------------------------------------- trainer flags (NM408, NM410, NM412)
+
+_FLAG = re.compile(r"^--([A-Za-z][\w-]*)(=.*)?$")
+
+
+def flag_mapping(flag: str):
+    """The FieldMapping of a ``--flag`` word (underscores or dashes), or None."""
+    match = _FLAG.match(flag)
+    if not match:
+        return None
+    table = TRAINING_ARGS
+    name = match.group(1)
+    return table.get(name) or table.get(name.replace("-", "_"))
+
+
+ON_VALUES = {"true", "1", "yes", "y", "on"}
+OFF_VALUES = {"false", "0", "no", "n", "off"}
+
+
+@dataclass
+class FlagPlan:
+    words: list[str] | None  # replacement words for the flag (None: keep the flag; []: remove it)
+    consume_value: bool  # the value word after the flag goes too (or is replaced)
+    severity: Severity
+    message: str
+
+
+def flag_plan(mapping, flag: str, value: str | None) -> FlagPlan | None:
+    """What to do with ``flag`` (``--name``) and the word after it (``value``, unquoted, or None) per the
+    shared field map. Fields with no stock counterpart are removed, because HfArgumentParser rejects
+    unknown flags; the message keeps the old value when a human must carry it somewhere."""
+    if mapping is None or mapping.action is FieldAction.KEEP:
+        return None
+    message = mapping.message or f"{flag}: {mapping.action.value}"
+    lowered = (value or "").lower()
+    if mapping.action is FieldAction.RENAME and mapping.target:
+        if mapping.value is None:
+            return FlagPlan(["--" + mapping.target], False, Severity.FIXED, message)
+        if value is not None and lowered in OFF_VALUES:
+            return FlagPlan([], True, Severity.FIXED, f"{flag} {value}: the option was off; removed")
+        literal = ast.literal_eval(mapping.value)
+        words = [literal] if isinstance(literal, str) else [str(item) for item in literal]
+        return FlagPlan(["--" + mapping.target, *words], value is not None and lowered in ON_VALUES, Severity.FIXED, message)
+    if mapping.action is FieldAction.DROP:
+        return FlagPlan([], value is not None, Severity.FIXED, message)
+    if value is not None:
+        message = f"{message} (was {flag} {value})"
+    return FlagPlan([], value is not None, Severity.TODO, message)
+
+
+COMPILE_FLAG = "--torch_compile true"
+COMPILE_ADDED = ("--torch_compile true added: TorchNeuron's Hugging Face recipe trains with torch_compile (the Trainer "
+                 "picks the neuron backend)")
+COMPILE_TODO = ("add --torch_compile true to this command: TorchNeuron's Hugging Face recipe trains with torch_compile "
+                "(the Trainer picks the neuron backend)")
+UNRESOLVED_TODO = ("{flag} was left as it is: {name} is not a script of this project that parses optimum-neuron "
+                   "training arguments (HfArgumentParser/TrlParser over NeuronTrainingArguments, NeuronSFTConfig ...), "
+                   "so the flag may be its own; if it is an optimum-neuron trainer script: {message}")
+
+
+STOCK_UNRESOLVED_TODO = ("{flag} was left as it is: {name} is not a script of this project, so whether it parses "
+                         "transformers' TrainingArguments is not known; if it does (HfArgumentParser raises on a flag no "
+                         "field declares): {message}")
+
+
+#: the shell edits report what they did ("...; removed", "deleted ...", "--x added"); where the string is left as it
+#: is, the same message must say what to do instead
+_DONE = [
+    (re.compile(r"\((?:removed|deleted)\)"), "(remove it)"),
+    (re.compile(r"(?<=[:;] )(?:removed|deleted)(?=$|[:;,.])"), "remove it"),
+    (re.compile(r"^removed(?= [`'\"-])"), "remove"),  # "removed `unset X`", not "removed in transformers 5"
+    (re.compile(r"^deleted\b"), "delete"),
+    (re.compile(r"^dropped\b"), "drop"),
+    (re.compile(r"^(\S+(?: \S+)?) added\b"), r"add \1"),
+]
+
+
+def as_step(message: str) -> str:
+    """A report of an edit made, reworded as the step to take when the edit was not made."""
+    for pattern, step in _DONE:
+        message = pattern.sub(step, message)
+    return message
+
+
+def unresolved_todo(flag: str, name: str, field_name: str, message: str) -> str:
+    """The todo for a mapped flag on a command whose script is not in the project."""
+    template = STOCK_UNRESOLVED_TODO if field_name in STOCK_REMOVED else UNRESOLVED_TODO
+    return template.format(flag=flag, name=name, message=as_step(message))  # the flag stays: say what to do
+
+
+
+
+
+# ----------------------------------------------------------------- deployment glue (NM409, NM411)
+
+_DEPLOY = [
+    (re.compile(r"(?:huggingface-)?pytorch-(?:training|inference)-neuronx?\b[\w.:-]*"), "a Neuron (PyTorch/XLA-era) deep-learning container"),
+    (re.compile(r"\b(?:tgi|text-generation-inference)[-_]?neuronx?\b[\w.:-]*|\bneuronx-tgi\b[\w.:-]*|huggingface-neuronx\b"), "a TGI-neuronx serving image"),
+    (re.compile(r"--entrypoint[= ]optimum-cli\b"), "a container started through optimum-cli"),
+    (re.compile(r"\bHF_NUM_CORES\b|\bHF_AUTO_CAST_TYPE\b"), "TGI-neuronx compile settings"),
+    (re.compile(r"\bml\.(?:inf1|inf2|trn1n?)\.\w+"), "an instance type without TorchNeuron support (Trn2/Trn3 only)"),
+]
+DEPLOY_TODO = ("deployment glue: {what} ({hit}); TorchNeuron runs on Trn2/Trn3 and serves through the vLLM-Neuron "
+               "plugin or a TorchNeuron container: replace the image/instance and its settings by hand")
+
+
+def deployment_hits(text: str) -> list[tuple[str, str]]:
+    """(what, matched text) for every XLA-era Neuron deployment reference in ``text``."""
+    hits = []
+    for pattern, what in _DEPLOY:
+        match = pattern.search(text)
+        if match:
+            hits.append((what, match.group(0)))
+    return hits
+

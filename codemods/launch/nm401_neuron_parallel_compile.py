@@ -35,11 +35,241 @@ Fix safety: needs review (a kept line or an edited variable carries a todo).
 
 from __future__ import annotations
 
-from codemods._lib import shell
+import posixpath
+import re
+from typing import Callable
+
+from codemods._lib.shell import (COMMAND_WORDS, RESERVED, CommandLine, Report, Tok, assignment_name,
+                                 command_statements, command_word, cut, drop_line, lex, remove_words, simple_commands,
+                                 unquote, words_of)
 from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS
-from codemods.launch._base import LaunchRule
+from codemods.launch._base import MAX_STEPS, NPC, PLAIN_RUNS, SHORT_RUN_STEPS, LaunchRule, runs_elsewhere
+from migrate.filekinds import FileKind
+from migrate.findings import Severity
 from migrate.rule import Safety
-from migrate.textdoc import TextDocument
+from migrate.textdoc import Line, TextDocument
+
+_NPC_WORD = re.compile(
+    r"(?<![\w./-])(?:\S*/)?neuron_parallel_compile(?:\s+--num[_-]parallel(?:=|\s+)\S+|\s+--command(?:=|\s+)compile)*(?:\s+|(?=[\"'`;)&|]|$))"
+)
+_NPC_EXEC = re.compile(
+    r"([\"'])(?:\S*/)?neuron_parallel_compile\1\s*,\s*(?:([\"'])--num[_-]parallel\2\s*,\s*([\"'])?\d+\3?\s*,\s*)?"
+)
+def _wraps_command(rest: str) -> bool:
+    """Whether the text after a ``neuron_parallel_compile`` word starts with something that runs (not prose)."""
+    if rest.strip() in {"", "\\"} or rest.lstrip()[:1] in {"\"", "'", ";", ")", "`", "&", "|"}:
+        return True
+    words = words_of(rest)
+    if not words:
+        return False
+    first = unquote(words[0]).rsplit("/", 1)[-1]
+    return first in COMMAND_WORDS or first.startswith(("$", ".")) or first.endswith((".sh", ".py")) \
+        or bool(assignment_name(first)) or first in {"uv", "conda", "make", "ssh", "sudo", "singularity", "apptainer"}
+
+
+_NPC_OTHER_OPTION = re.compile(r"neuron_parallel_compile\s+--(?!num[_-]parallel|command(?:=|\s+)compile)")
+
+
+COMPILE_PASS_DELETED = ("deleted this neuron_parallel_compile pass: it ran {target} only to extract and compile its graphs "
+                        "(on placeholder data, training nothing) before {why}; TorchNeuron compiles during the real run "
+                        "and caches the NEFFs (TORCH_NEURONX_NEFF_CACHE_DIR)")
+NPC_PASS_TODO = ("neuron_parallel_compile ran this command only to extract and compile its graphs (it trained "
+                     "nothing) and does not exist on TorchNeuron, which compiles during the real run: delete this "
+                     "pre-compile step{where}; if it was meant to train, drop the neuron_parallel_compile prefix instead")
+NPC_UNSEEN_TODO = ("neuron_parallel_compile was left as it is: it pre-compiles {script}, which is not in this project (so "
+                   "it was not migrated) and is a torch_xla / NxD script ({why}) that still compiles this way; once that "
+                   "script runs on TorchNeuron, delete this pre-compile step (and the switch that selects it)")
+CLEAR_LOCKS_DELETED = ("deleted `neuron_parallel_compile --command clear-locks`: it cleared stale locks of the torch_xla "
+                       "compile cache, which TorchNeuron does not have")
+VARIABLE_TODO = ("dropped neuron_parallel_compile from this variable: the command it builds now trains for real; if it "
+                 "was the pre-compile pass of a run, delete the line that runs it")
+
+_CLEAR_LOCKS = re.compile(r"neuron_parallel_compile\s+--command(?:=|\s+)clear-locks\b")
+
+
+def _run_target(code: str) -> str | None:
+    """The script (``x.py``/``x.sh``) or command variable (``$CMD``) a command line runs."""
+    for word in words_of(code):
+        value = unquote(word)
+        if value.endswith((".py", ".sh", ".sbatch", ".slurm")) or re.fullmatch(r"\$\{?\w+\}?", value):
+            return value
+    return None
+
+
+def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], bool] = lambda name: False,
+             unseen: tuple[str, str] | None = None) -> None:
+    """``neuron_parallel_compile <cmd>`` ran ``<cmd>`` in graph-extraction mode only. A pass whose command the
+    file (or, through ``runs_elsewhere(file name)``, another launcher of the project) also runs without it, or a
+    short ``--max_steps`` run, is deleted; when the tool cannot tell, the line stays with a todo.
+    ``--command clear-locks`` is deleted; the prefix is dropped from variables that build commands."""
+    statements = command_statements(doc)
+    plain = set()
+    for statement in statements:
+        code = " ".join(cl.line.text[cl.start:cl.end] for cl in statement)
+        if NPC not in code and (target := _run_target(code)):
+            plain.add(target)
+    for statement in statements:
+        code = " ".join(cl.line.text[cl.start:cl.end] for cl in statement)
+        if NPC not in code:
+            continue
+        first = statement[0]
+        if _CLEAR_LOCKS.search(code):
+            if _delete_npc_command(doc, statement):
+                report(first.line, Severity.FIXED, CLEAR_LOCKS_DELETED)
+            else:
+                report(first.line, Severity.TODO, CLEAR_LOCKS_DELETED.replace("deleted", "delete", 1))
+            continue
+        if _NPC_OTHER_OPTION.search(code):
+            report(first.line, Severity.TODO, "neuron_parallel_compile with options other than --num_parallel: TorchNeuron "
+                   "compiles on first call, so drop this pre-compile step and keep the command it wrapped")
+            continue
+        if first.exec_form or first.yaml_item or not _runs_npc(statement):
+            _drop_npc_words(doc, statement, report)
+            continue
+        target = _run_target(code.split(NPC, 1)[1])
+        steps = MAX_STEPS.search(code.split(NPC, 1)[1])
+        why = None
+        if target is not None and target in plain:
+            why = f"the real run of {target} in this file"
+        elif target is not None and runs_elsewhere(posixpath.basename(target)):
+            why = f"the real run of {target} elsewhere in the project"
+        elif steps is not None and 0 < int(steps.group(1)) <= SHORT_RUN_STEPS:
+            why = f"the real run (a short --max_steps {steps.group(1)} pass)"
+        if why is not None and unseen is not None:
+            report(first.line, Severity.TODO, NPC_UNSEEN_TODO.format(script=unseen[0], why=unseen[1]))
+        elif why is not None and _delete_npc_command(doc, statement):
+            report(first.line, Severity.FIXED, COMPILE_PASS_DELETED.format(target=target or "its command", why=why))
+            _note_print_only_block(doc, first.line, report)
+        else:
+            report(first.line, Severity.TODO, NPC_PASS_TODO.format(where=f" (it came before {why})" if why else ""))
+
+
+PRINT_ONLY_BLOCK_TODO = ("this block only prints now (the neuron_parallel_compile pass it ran was deleted): delete it{also}")
+_IF_THEN = re.compile(r"^(\s*)if\b.*\bthen\s*(#.*)?$")
+_PRINTS = re.compile(r"^\s*(?:echo|printf|:)(?:\s|;|$)")
+
+
+def _note_print_only_block(doc: TextDocument, removed: Line, report: Report) -> None:
+    """A multi-line ``if ...; then`` whose body is left with ``echo`` lines only (``echo "Starting
+    pre-compilation..."``) gets a todo naming the variables its test reads, which nothing else may use."""
+    if doc.kind is not FileKind.SHELL:
+        return
+    index = doc._index(removed)
+    opener = next((line for line in reversed(doc.lines[:index]) if not line.deleted and line.text.strip()
+                   and len(line.indent) < len(removed.indent)), None)
+    match = _IF_THEN.match(opener.text) if opener is not None else None
+    if match is None:
+        return
+    body = []
+    for line in doc.lines[doc._index(opener) + 1:]:
+        if line.deleted or not line.text.strip() or line.text.lstrip().startswith("#"):
+            continue
+        if line.indent == match.group(1):
+            if line.text.strip() != "fi":
+                return  # else/elif: the block does more than print
+            break
+        body.append(line)
+    if body and all(_PRINTS.match(line.text) for line in body):
+        names = sorted(set(re.findall(r"\$\{?([A-Za-z_]\w*)", opener.text)))
+        also = f" and, if nothing else reads it, {', '.join(names)}" if names else ""
+        report(opener, Severity.TODO, PRINT_ONLY_BLOCK_TODO.format(also=also))
+
+
+def _npc_commands(statement: list[CommandLine]) -> list[tuple[CommandLine, list[Tok], list[Tok]]]:
+    """(line, simple command, all tokens of the line) for the simple commands that run neuron_parallel_compile
+    (as their program, after ``srun``/``sudo``..., or in a quoted ``--wrap``/``bash -c`` argument)."""
+    found = []
+    for cl in statement:
+        toks, _ = lex(cl.line.text, cl.start, cl.end)
+        for command in simple_commands(toks):
+            while command and command[0].text in RESERVED:
+                command = command[1:]  # `then npc cmd`: the command starts after the keyword
+            word = command_word(command) if command else None
+            if word is None or word.text in {"echo", "printf"} or assignment_name(command[0].text) and len(command) == 1:
+                continue
+            if any(NPC in tok.text for tok in command):
+                found.append((cl, command, toks))
+    return found
+
+
+def _runs_npc(statement: list[CommandLine]) -> bool:
+    """Whether the statement runs neuron_parallel_compile as a command (not in an assignment, echo text or prose)."""
+    for cl, command, _ in _npc_commands(statement):
+        word = next(tok for tok in command if NPC in tok.text)
+        if assignment_name(word.text):
+            continue  # PREFIX=neuron_parallel_compile, CMD="neuron_parallel_compile torchrun ..."
+        code = cl.line.text[word.start:command[-1].end]
+        match = _NPC_WORD.search(code)
+        if match is not None and _wraps_command(code[match.end():] or "\\"):
+            return True
+    return False
+
+
+def _delete_npc_command(doc: TextDocument, statement: list[CommandLine]) -> bool:
+    """Delete the simple command running neuron_parallel_compile: the whole statement when it is the only
+    command, else (on one line) the command and an adjacent ``&&``/``;``. False when it cannot be cut out."""
+    commands = _npc_commands(statement)
+    if len(commands) != 1:
+        return False
+    cl, command, toks = commands[0]
+    alone = all(len(simple_commands(lex(c.line.text, c.start, c.end)[0])) <= 1 and
+                not any(tok.kind == "op" for tok in lex(c.line.text, c.start, c.end)[0]) for c in statement)
+    if alone and cl.start == statement[0].start:
+        for later in reversed(statement[1:]):
+            doc.delete(later.line)
+        head = statement[0].line
+        head.text = head.text[:statement[0].start] + head.text[statement[0].start:statement[0].end].rstrip().rstrip("\\").rstrip()
+        drop_line(doc, head)
+        following = doc.next_live(head) if head.deleted else None
+        before = next((line for line in reversed(doc.lines[:doc._index(head)]) if not line.deleted), None)
+        if following is not None and before is not None and not following.text.strip() and not before.text.strip():
+            doc.delete(following)  # the pass stood between blank lines: one blank line stays
+        return True
+    if len(statement) != 1 and (cl is not statement[0] or command[-1] is toks[-1]):
+        return False  # only `npc cmd && \` on a statement's first line can be cut out of a continued statement
+    if len(statement) == 1:
+        remove_words(doc, cl, command, command, toks)
+        return True
+    following = toks[toks.index(command[-1]) + 1]
+    if following.kind != "op" or following.text not in {"&&", ";"}:
+        return False
+    line = cl.line
+    cut(line, [(command[0].start, following.end)])
+    if not line.text[cl.start:].strip(" \t\\"):  # nothing left on the line: the next one starts the statement
+        keyword = line.text[:cl.start]
+        doc.delete(line)
+        second = statement[1].line
+        second.text = (keyword.rstrip() + " " if keyword.strip() else second.indent) + second.text.lstrip()
+    return True
+
+
+def _drop_npc_words(doc: TextDocument, statement: list[CommandLine], report: Report) -> None:
+    """Assignments (``PREFIX=neuron_parallel_compile``, ``CMD="neuron_parallel_compile torchrun ..."``), exec-form
+    arrays and YAML argument lists: the neuron_parallel_compile word goes, the command stays."""
+    for cl in statement:
+        line = cl.line
+        code = line.text[cl.start:cl.end]
+        if NPC not in code:
+            continue
+        toks, _ = lex(line.text, cl.start, cl.end)
+        quiet = [(command[0].start - cl.start, command[-1].end - cl.start) for command in simple_commands(toks)
+                 if (word := command_word(command)) is not None and word.text in {"echo", "printf"}]
+        if cl.exec_form:
+            new_code = _NPC_EXEC.sub("", code)
+        elif cl.yaml_item and code.strip().strip("\"'") == NPC:
+            drop_line(doc, line)
+            report(line, Severity.TODO, "dropped the neuron_parallel_compile argument: " + VARIABLE_TODO.split(": ", 1)[1])
+            continue
+        else:
+            new_code = _NPC_WORD.sub(
+                lambda m: m.group(0) if any(a <= m.start() < b for a, b in quiet) or not _wraps_command(code[m.end():]) else "",
+                code)
+        if new_code == code:
+            continue
+        line.text = line.text[:cl.start] + new_code + line.text[cl.end:]
+        report(line, Severity.TODO, VARIABLE_TODO if not cl.exec_form else VARIABLE_TODO.replace("this variable", "this command"))
+        if not line.text[cl.start:].strip(" \t\\"):
+            drop_line(doc, line)
 
 
 class DropNeuronParallelCompile(LaunchRule):
@@ -49,7 +279,7 @@ class DropNeuronParallelCompile(LaunchRule):
     name = "drop-neuron-parallel-compile"
     safety = Safety.NEEDS_REVIEW
     triggers = ("neuron_parallel_compile",)
-    facts = (shell.PLAIN_RUNS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS)
+    facts = (PLAIN_RUNS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS)
 
     def apply(self, doc: TextDocument) -> None:
-        shell.edit_npc(doc, self.report, shell.runs_elsewhere(self.ctx.options.project), self.unseen_target(doc))
+        edit_npc(doc, self.report, runs_elsewhere(self.ctx.options.project), self.unseen_target(doc))

@@ -38,10 +38,194 @@ Fix safety: needs review (the todos above). Python reads of these variables belo
 
 from __future__ import annotations
 
-from codemods._lib import shell
-from codemods.launch._base import LaunchRule
+import posixpath
+import re
+
+from codemods._lib.shell import (EXPORTERS, Report, command_lines, command_statements, command_word, drop_line,
+                                 env_sites, lex, next_code, remove_env_site)
+from codemods._tables import env_vars
+from codemods.launch._base import MAX_STEPS, NPC, PLAIN_RUNS, SHORT_RUN_STEPS, TARGET_WORD, LaunchRule, runs_elsewhere
+from migrate.facts import ProjectFact, ProjectFacts
+from migrate.filekinds import FileKind
+from migrate.findings import Severity
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
+
+_TRUTHY = {"1", "true", "yes", "on", "True", "TRUE"}
+
+COMPILE_ONLY_VARS = ("NEURON_EXTRACT_GRAPHS_ONLY", "NEURON_PARALLEL_COMPILE")
+_READ_VAR = re.compile(r"\$\{?(NEURON_EXTRACT_GRAPHS_ONLY|NEURON_PARALLEL_COMPILE)\b")
+
+COMPILE_PASS_TODO = (
+    "{name}={value} made this a graph-extraction (pre-compile) pass; on TorchNeuron it would train for real: "
+    "delete the command (or keep it as a short warm-up run)"
+)
+BRANCH_TODO = (
+    "{name} is never set on TorchNeuron: this test is always false; keep only the real-run branch and delete the "
+    "pre-compile-only one"
+)
+
+
+BRANCH_FOLDED = "{name} is never set on TorchNeuron: kept only the real-run branch of this test"
+REGION_DELETED = ("deleted: this command ran under {name}=1, a graph-extraction (pre-compile) pass that trained "
+                  "nothing; TorchNeuron compiles during the real run")
+_VARS = "|".join(COMPILE_ONLY_VARS)
+_BRANCH_TEST = re.compile(
+    rf"""^(\s*)if\s+\[\[?\s+(?:"?\$\{{?({_VARS})\}}?"?\s*(==?|!=)\s*["']?(?:1|true)["']?|(!\s+)?(-[nz])\s+"?\$\{{?({_VARS})\}}?"?)"""
+    r"\s*\]\]?\s*;\s*then\s*(#.*)?$")
+_CONTROL = re.compile(r"^\s*(if|fi|for|while|until|done|case|esac|function)\b|\(\)\s*\{")
+
+
+BRANCH_KEPT_TODO = ("{name} is never set on TorchNeuron, but {files} still run{s} this script as a neuron_parallel_compile "
+                    "pass (kept there with a todo), where this test picks the short compile-only settings: delete that "
+                    "pass first, then keep only the real-run branch of this test")
+
+
+def _fold_branches(doc: TextDocument, report: Report, compiled_by: list[str]) -> set[int]:
+    """``if [ "$NEURON_EXTRACT_GRAPHS_ONLY" = "1" ]; then A; else B; fi`` written over lines: the test is always
+    false on TorchNeuron, so B stays (one level less indented) and the rest goes; ``!=`` / ``-z`` keep A. Not while
+    another file still runs this script as a compile pass (``compiled_by``): that pass needs the branch. Returns
+    the ids of the tests so kept."""
+    kept: set[int] = set()
+    if doc.kind is not FileKind.SHELL:
+        return kept
+    lines = [line for line in doc if not line.deleted]
+    for index, line in enumerate(lines):
+        match = _BRANCH_TEST.match(line.text)
+        if not match or line.deleted:
+            continue
+        indent, name = match.group(1), match.group(2) or match.group(6)
+        if compiled_by:
+            report(line, Severity.TODO, BRANCH_KEPT_TODO.format(name=name, files=", ".join(compiled_by),
+                                                                s="s" if len(compiled_by) == 1 else ""))
+            kept.add(id(line))
+            continue
+        else_at = fi_at = None
+        for later in range(index + 1, len(lines)):
+            text = lines[later].text
+            if not text.strip():
+                continue
+            own = len(text) - len(text.lstrip())
+            if own < len(indent) or own == len(indent) and text.strip() not in {"else", "fi"}:
+                break  # a block this simple reading cannot follow (elif, a dedent, code at the test's level)
+            if own == len(indent):
+                if text.strip() == "else" and else_at is None:
+                    else_at = later
+                    continue
+                if text.strip() == "fi":
+                    fi_at = later
+                break
+        if fi_at is None:
+            continue
+        true_body = lines[index + 1:else_at if else_at is not None else fi_at]
+        false_body = lines[else_at + 1:fi_at] if else_at is not None else []
+        always_true = match.group(3) == "!=" or (match.group(5) == "-z") != bool(match.group(4))  # `! -z` is `-n`
+        taken = true_body if always_true else false_body
+        for dropped in lines[index:fi_at + 1]:
+            if dropped not in taken:
+                doc.delete(dropped)
+        code = [kept for kept in taken if kept.text.strip()]
+        level = min((len(kept.text) - len(kept.text.lstrip()) for kept in code), default=len(indent))
+        for kept in code:
+            kept.text = indent + kept.text[level:]
+        report(line, Severity.FIXED, BRANCH_FOLDED.format(name=name))
+    return kept
+
+
+def _delete_regions(doc: TextDocument, report: Report) -> set[int]:
+    """A command run as ``NEURON_EXTRACT_GRAPHS_ONLY=1 cmd`` (alone on its line), and the plain commands between
+    ``export NEURON_EXTRACT_GRAPHS_ONLY=1`` and ``unset NEURON_EXTRACT_GRAPHS_ONLY`` (no control flow between): they
+    ran a graph-extraction pass only, so they go. Returns the ids of the lines of the settings so handled."""
+    sites = [site for site in env_sites(doc) if site.name in COMPILE_ONLY_VARS and site.command is not None]
+    statements = command_statements(doc)
+    handled: set[int] = set()
+    for site in sites:
+        if site.unset or site.value is None or site.value.strip() not in _TRUTHY or site.cl.dockerfile_env:
+            continue
+        if command_word(site.command) is not None and site.command[0].text not in EXPORTERS:
+            statement = next((st for st in statements if st[0].line is site.cl.line), None)
+            toks = lex(site.cl.line.text, site.cl.start, site.cl.end)[0]
+            if statement is not None and len(statement) == 1 and not any(tok.kind == "op" for tok in toks):
+                drop_line(doc, site.cl.line)
+                report(site.cl.line, Severity.FIXED, REGION_DELETED.format(name=site.name))
+                handled.add(id(site.cl.line))
+            continue
+        end = next((other for other in sites if other.unset and other.name == site.name
+                    and doc._index(other.cl.line) > doc._index(site.cl.line)), None)
+        if end is None or end.cl.line.indent != site.cl.line.indent:
+            continue
+        between = [statement for statement in statements
+                   if doc._index(site.cl.line) < doc._index(statement[0].line) < doc._index(end.cl.line)]
+        if not between or any(_CONTROL.search(cl.line.text) for statement in between for cl in statement):
+            continue
+        for statement in between:
+            toks = [tok for cl in statement for tok in lex(cl.line.text, cl.start, cl.end)[0]]
+            if command_word([tok for tok in toks if tok.kind == "word"]) is None:
+                continue
+            for cl in reversed(statement):
+                doc.delete(cl.line)
+            report(statement[0].line, Severity.FIXED, REGION_DELETED.format(name=site.name))
+            handled.add(id(site.cl.line))
+    return handled
+
+
+def edit_compile_only(doc: TextDocument, report: Report, compiled_by: list[str] = ()) -> None:
+    """Drop NEURON_EXTRACT_GRAPHS_ONLY / NEURON_PARALLEL_COMPILE settings, the commands they made a compile-only
+    pass (between ``export ...=1`` and ``unset``) and the branches that test them, or flag what cannot be told.
+    ``compiled_by``: the files that still run this one as a compile pass (its branches stay, see ``compiled_by``)."""
+    kept = _fold_branches(doc, report, list(compiled_by))
+    handled = _delete_regions(doc, report)
+    for cl in list(command_lines(doc)):
+        match = _READ_VAR.search(cl.line.text[cl.start:cl.end])
+        if match and id(cl.line) not in kept:
+            report(cl.line, Severity.TODO, BRANCH_TODO.format(name=match.group(1)))
+    for site in list(env_sites(doc)):
+        if site.name not in COMPILE_ONLY_VARS or site.cl.line.deleted:
+            continue
+        line = site.cl.line
+        truthy = site.value is not None and site.value.strip() in _TRUTHY
+        has_command = site.command is not None and command_word(site.command) is not None and not site.cl.dockerfile_env \
+            and site.command[0].text not in EXPORTERS
+        following = next_code(doc, line)
+        remove_env_site(doc, site)
+        anchor = line if not line.deleted else following
+        if site.unset:
+            report(line, Severity.FIXED, f"removed `unset {site.name}`: nothing sets it any more")
+            continue
+        report(line, Severity.FIXED, env_vars.message_for(site.name, env_vars.lookup(site.name)))
+        if truthy and id(line) not in handled and (has_command or (anchor is not None and anchor is following)):
+            report(anchor or line, Severity.TODO, COMPILE_PASS_TODO.format(name=site.name, value=site.value))
+
+
+
+def npc_wrapped_targets(text: str) -> frozenset[str] | None:
+    """File names of the scripts a file runs under neuron_parallel_compile in a pass NM401 keeps unless the script is
+    run plainly elsewhere (short ``--max_steps`` passes are deleted anyway, so they are left out)."""
+    names = set()
+    for line in text.splitlines():
+        code = line.split("#", 1)[0]
+        if NPC not in code or re.match(r"\s*(?:echo|printf|print\s*\()", code):
+            continue
+        rest = code.split(NPC, 1)[1]
+        steps = MAX_STEPS.search(rest)
+        if steps is not None and 0 < int(steps.group(1)) <= SHORT_RUN_STEPS:
+            continue
+        match = TARGET_WORD.search(rest)
+        if match:
+            names.add(posixpath.basename(match.group(0)))
+    return frozenset(names) or None
+
+
+NPC_WRAPPED = ProjectFact("launch.npc-wrapped", PLAIN_RUNS.kinds, (NPC,), npc_wrapped_targets)
+
+
+def compiled_by(project: ProjectFacts, path: str) -> list[str]:
+    """The other files of the project that still run the script ``path`` as a neuron_parallel_compile pass that
+    NM401 keeps (with a todo): nothing runs that script without the wrapper."""
+    name = posixpath.basename(path)
+    if runs_elsewhere(project)(name):
+        return []
+    return sorted(other for other, names in project.of(NPC_WRAPPED.name).items() if name in names and other != path)
 
 
 class CompileOnlyPass(LaunchRule):
@@ -51,7 +235,7 @@ class CompileOnlyPass(LaunchRule):
     name = "compile-only-pass"
     safety = Safety.NEEDS_REVIEW
     triggers = ("NEURON_EXTRACT_GRAPHS_ONLY", "NEURON_PARALLEL_COMPILE")
-    facts = (shell.PLAIN_RUNS, shell.NPC_WRAPPED)
+    facts = (PLAIN_RUNS, NPC_WRAPPED)
 
     def apply(self, doc: TextDocument) -> None:
-        shell.edit_compile_only(doc, self.report, shell.compiled_by(self.ctx.options.project, self.ctx.path.as_posix()))
+        edit_compile_only(doc, self.report, compiled_by(self.ctx.options.project, self.ctx.path.as_posix()))

@@ -26,8 +26,7 @@ Fix safety: needs review (the dtype decision is the user's).
 
 from __future__ import annotations
 
-from codemods._lib import shell
-from codemods.launch._base import ENV_FACTS, LaunchRule
+from codemods.launch._base import ENV_FACTS, LaunchRule, edit_env
 from codemods._tables.project_markers import MARKERS
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
@@ -47,4 +46,4 @@ class XlaBf16Env(LaunchRule):
     facts = ENV_FACTS
 
     def apply(self, doc: TextDocument) -> None:
-        shell.edit_env(doc, self.report, lambda name: name in NAMES, self.env_readers(doc), self.unseen_target(doc))
+        edit_env(doc, self.report, lambda name: name in NAMES, self.env_readers(doc), self.unseen_target(doc))

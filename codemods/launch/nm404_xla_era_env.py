@@ -27,9 +27,8 @@ NM403, the compile-only variables NM402, the ones kept for review NM405.
 
 from __future__ import annotations
 
-from codemods._lib import shell
 from codemods._tables import env_vars
-from codemods.launch._base import ENV_FACTS, LaunchRule
+from codemods.launch._base import ENV_FACTS, LaunchRule, edit_env
 from codemods._tables.project_markers import MARKERS
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
@@ -54,4 +53,4 @@ class XlaEraEnv(LaunchRule):
     triggers = tuple(sorted({name for name in env_vars.ENV_VARS if _ours(name)} | {"XLA_", "OPTIMUM_NEURON_"}))
 
     def apply(self, doc: TextDocument) -> None:
-        shell.edit_env(doc, self.report, _ours, self.env_readers(doc), self.unseen_target(doc))
+        edit_env(doc, self.report, _ours, self.env_readers(doc), self.unseen_target(doc))

@@ -22,7 +22,7 @@ Fix safety: manual only: nothing is rewritten (whether a flag still helps needs 
 
 from __future__ import annotations
 
-from codemods._lib import shell
+from codemods._lib.shell import env_sites
 from codemods._tables import env_vars
 from codemods.launch._base import LaunchRule
 from migrate.findings import Severity
@@ -53,7 +53,7 @@ class ReviewNeuronEnv(LaunchRule):
     triggers = tuple(sorted({name for name in env_vars.ENV_VARS if _review(name)} | {"NEURON_RT_"}))
 
     def apply(self, doc: TextDocument) -> None:
-        for site in shell.env_sites(doc):
+        for site in env_sites(doc):
             if site.unset or not _review(site.name):
                 continue
             if site.name == "NEURON_CC_FLAGS":

@@ -27,10 +27,121 @@ Fix safety: needs review. Deleting an export step is left to the user because la
 
 from __future__ import annotations
 
-from codemods._lib import shell
+import re
+
+from codemods._lib.shell import Report, command_lines, drop_line, exec_words, lex, simple_commands, unquote, words_of
 from codemods.launch._base import LaunchRule
+from migrate.filekinds import FileKind
+from migrate.findings import Severity
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
+
+_OPTIMUM_CLI = re.compile(r"(?<![\w-])optimum-cli\s+(export\s+neuronx?|neuron\s+(cache|consolidate|serve)|env)\b")
+
+
+def _option(words: list[str], *names: str) -> str | None:
+    for index, word in enumerate(words):
+        for name in names:
+            if word == name and index + 1 < len(words):
+                return words[index + 1]
+            if word.startswith(name + "="):
+                return word[len(name) + 1:]
+    return None
+
+
+def _positionals(words: list[str], skip: int) -> list[str]:
+    out, index = [], skip
+    while index < len(words):
+        word = words[index]
+        if word.startswith("-"):
+            index += 1 if "=" in word or word in _FLAG_ONLY else 2
+            continue
+        out.append(word)
+        index += 1
+    return out
+
+
+_FLAG_ONLY = {"--disable-validation", "--inline-weights-neff", "--disable-weights-neff-inline", "--disable_neuron_cache",
+              "--dynamic-batch-size", "--trust-remote-code", "--output_attentions", "--output_hidden_states", "-O1", "-O2",
+              "-O3", "--disable-fast-relayout", "--disable-fallback", "--public", "--allow_non_cached_model",
+              "--allow-non-cached-model"}
+
+
+def export_todo(words: list[str]) -> str:
+    """The todo for ``optimum-cli export neuron`` (words: the argv after ``optimum-cli``)."""
+    model = _option(words, "-m", "--model") or "<model id>"
+    positional = _positionals(words, 2)
+    output = positional[-1] if positional else None
+    shapes = [f"{flag}={value}" for flag in ("--batch_size", "--sequence_length", "--height", "--width", "--num_images_per_prompt")
+              if (value := _option(words, flag)) is not None]
+    dtype = _option(words, "--auto_cast_type", "--torch_dtype")
+    cores = _option(words, "--num_cores", "--tensor_parallel_size")
+    steps = [f"delete this export: TorchNeuron compiles on first call, there is nothing to pre-compile; load {model} "
+             f"with from_pretrained (optionally torch.compile(backend=\"neuron\"))"]
+    if output:
+        steps.append(f"point later uses of {output} at {model}")
+    if shapes:
+        steps.append(f"keep {' '.join(shapes)} as fixed input padding/batch size")
+    if dtype:
+        steps.append(f"--auto_cast_type/--torch_dtype {dtype} -> dtype= at load")
+    if cores:
+        steps.append(f"{cores} cores -> DistributedConfig(tp_size={cores}) under torchrun")
+    return "; ".join(steps)
+
+
+
+
+def edit_optimum_cli(doc: TextDocument, report: Report) -> None:
+    all_lines = list(command_lines(doc))
+    for position, cl in enumerate(all_lines):
+        line = cl.line
+        code = line.text[cl.start:cl.end]
+        for later in all_lines[position + 1:]:  # the command's continuation lines carry more flags
+            if not later.continued or not code.rstrip().endswith("\\"):
+                break
+            code = code.rstrip()[:-1] + " " + later.line.text[later.start:later.end]
+        if cl.exec_form:
+            words = exec_words(code)
+            if words and words[0].endswith("optimum-cli") and _OPTIMUM_CLI.search(" ".join(words)):
+                report(line, Severity.TODO, export_todo(words[1:]) if words[1:2] == ["export"] else
+                       "optimum-cli Neuron command: see `neuron-migrate --explain NM406` for what replaces it")
+            continue
+        match = _OPTIMUM_CLI.search(code)
+        if not match:
+            continue
+        words = [unquote(word) for word in words_of(code[match.start():])]
+        words = words[1:] if words and words[0].endswith("optimum-cli") else words
+        verb = match.group(1).split()
+        if verb[0] == "export":
+            report(line, Severity.TODO, export_todo(words))
+        elif verb[0] == "env":
+            start = cl.start + match.start()
+            line.text = line.text[:start] + "transformers env" + line.text[start + len(match.group(0)):]
+            report(line, Severity.FIXED, "`optimum-cli env` -> `transformers env`")
+        elif verb[1] == "cache":
+            toks, _ = lex(line.text, cl.start, cl.end)
+            commands = simple_commands(toks)
+            standalone = len(commands) == 1 and not cl.continued and not line.text.rstrip().endswith("\\") \
+                and doc.kind in (FileKind.SHELL,) and code.strip().startswith("optimum-cli")
+            if standalone:
+                drop_line(doc, line)
+                report(line, Severity.FIXED, "removed `optimum-cli neuron cache ...`: there is no Hub compile cache on "
+                       "TorchNeuron (NEFFs are cached locally in TORCH_NEURONX_NEFF_CACHE_DIR)")
+            else:
+                report(line, Severity.TODO, "delete `optimum-cli neuron cache ...`: there is no Hub compile cache on "
+                       "TorchNeuron (NEFFs are cached locally in TORCH_NEURONX_NEFF_CACHE_DIR)")
+        elif verb[1] == "consolidate":
+            report(line, Severity.TODO, "delete `optimum-cli neuron consolidate`: stock save_pretrained already writes "
+                   "a consolidated checkpoint; convert checkpoints saved by optimum-neuron once, on the old stack, "
+                   "before uninstalling it")
+        else:  # serve
+            model = _option(words, "-m", "--model") or "<model id>"
+            flags = [f"--tensor-parallel-size {v}" for v in [_option(words, "--tensor_parallel_size", "--tensor-parallel-size")] if v]
+            flags += [f"--max-num-seqs {v}" for v in [_option(words, "--batch_size", "--batch-size")] if v]
+            flags += [f"--max-model-len {v}" for v in [_option(words, "--sequence_length", "--sequence-length")] if v]
+            flags += [f"--port {v}" for v in [_option(words, "--port")] if v]
+            report(line, Severity.TODO, f"replace with `vllm serve {' '.join([model, *flags])}` with the vLLM-Neuron "
+                   "plugin installed (optimum-neuron's vLLM platform is gone)")
 
 
 class OptimumCliNeuron(LaunchRule):
@@ -42,4 +153,4 @@ class OptimumCliNeuron(LaunchRule):
     triggers = ("optimum-cli",)
 
     def apply(self, doc: TextDocument) -> None:
-        shell.edit_optimum_cli(doc, self.report)
+        edit_optimum_cli(doc, self.report)

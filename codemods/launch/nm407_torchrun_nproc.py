@@ -18,11 +18,41 @@ Fix safety: manual only.
 
 from __future__ import annotations
 
-from codemods._lib import shell
+import re
+
+from codemods._lib.shell import Report, command_lines
 from codemods.launch._base import LaunchRule
 from codemods._tables.project_markers import MARKERS
+from migrate.findings import Severity
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
+
+_NPROC = re.compile(r"--nproc[_-]per[_-]node(?:=|\s+)[\"']?([^\s\"']+)")
+_XLA_LAUNCH = re.compile(r"torch_xla\.distributed\.xla_dist|\bxla_spawn\b|torch_xla\.distributed\.xla_multiprocessing")
+TRN1_CORES = {"32"}
+
+
+def edit_torchrun(doc: TextDocument, report: Report, trn1: bool = False) -> None:
+    """torchrun stays; flag --nproc_per_node values that came from a trn1 recipe and torch_xla launchers."""
+    for cl in list(command_lines(doc)):
+        line = cl.line
+        code = line.text[cl.start:cl.end]
+        if _XLA_LAUNCH.search(code):
+            report(line, Severity.TODO, "torch_xla launcher: start the script with `torchrun --nproc_per_node <NeuronCores>` "
+                   "instead (one process per logical NeuronCore)")
+            continue
+        match = _NPROC.search(code)
+        if not match:
+            continue
+        value = match.group(1)
+        if value in TRN1_CORES or (trn1 and value.isdigit()):
+            report(line, Severity.TODO, f"--nproc_per_node {value} looks like a trn1 NeuronCore count; TorchNeuron runs on "
+                   "Trn2/Trn3 with one process per logical NeuronCore (trn2.48xlarge: 64): set it to the product of "
+                   "your DistributedConfig dims")
+
+
+def mentions_trn1(text: str) -> bool:
+    return bool(re.search(r"\btrn1\b|\btrn1[.n]|\binf2\.", text))
 
 
 class TorchrunNprocPerNeuronCore(LaunchRule):
@@ -36,4 +66,4 @@ class TorchrunNprocPerNeuronCore(LaunchRule):
     triggers = ("--nproc_per_node", "--nproc-per-node", "xla_dist", "xla_spawn", "xla_multiprocessing")
 
     def apply(self, doc: TextDocument) -> None:
-        shell.edit_torchrun(doc, self.report, trn1=shell.mentions_trn1(doc.text()))
+        edit_torchrun(doc, self.report, trn1=mentions_trn1(doc.text()))

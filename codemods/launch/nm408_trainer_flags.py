@@ -43,15 +43,175 @@ import ast
 import json
 import re
 
-from codemods._lib import shell
-from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, config_parsers, resolver
+from codemods._lib.shell import (CommandLine, Report, Resolve, Tok, command_lines, cut, drop_line, lex, unquote, unresolved,
+                                 words_of)
+from codemods._lib.launch_targets import (NOT_TRAINERS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, Program, Target,
+                                          config_parsers, program_of, resolver)
 from codemods._tables.project_markers import MARKERS
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
-from codemods.launch._base import LAUNCH_KINDS, LaunchRule
+from codemods.launch._base import (COMPILE_ADDED, COMPILE_FLAG, COMPILE_TODO, LAUNCH_KINDS, ON_VALUES, LaunchRule,
+                                   flag_mapping, flag_plan, unresolved_todo)
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import Safety
 from migrate.textdoc import Line, TextDocument
+
+def flag_statements(doc: TextDocument) -> list[list[CommandLine]]:
+    """Command lines grouped by statement; a YAML list's items (one argument each) form one statement."""
+    statements: list[list[CommandLine]] = []
+    for cl in command_lines(doc):
+        last = statements[-1][-1] if statements else None
+        same_list = doc.kind is FileKind.YAML and cl.yaml_item and last is not None and last.yaml_item \
+            and last.line.indent == cl.line.indent
+        if (cl.continued or same_list) and statements:
+            statements[-1].append(cl)
+        else:
+            statements.append([cl])
+    return statements
+
+
+def edit_flags(doc: TextDocument, report: Report, resolve: Resolve = unresolved) -> None:
+    """Neuron trainer ``--flags`` on command lines, mapped through the shared training-arguments table, for the
+    commands that run a script of the project parsing Neuron training arguments (``resolve``); on commands
+    whose program cannot be resolved the flags stay, with a todo; other programs' flags are theirs. A YAML
+    ``args:`` list right after a ``command:`` (a Kubernetes container) goes to that command's script."""
+    statements = flag_statements(doc)
+    for position, statement in enumerate(statements):
+        joined = " ".join(cl.line.text[cl.start:cl.end] for cl in statement)
+        if "--" not in joined:
+            continue
+        container = None
+        if doc.kind is FileKind.YAML and statement[0].yaml_item:
+            for earlier in reversed(statements[max(0, position - 2):position]):
+                words = [unquote(word) for cl in earlier for word in words_of(cl.line.text[cl.start:cl.end])]
+                container = program_of(words) if words else None
+                if container is not None and container.kind != "program":
+                    break
+                container = None
+        # a `command:` whose arguments follow in an `args:` list: the list gets --torch_compile, not the command
+        args_follow = doc.kind is FileKind.YAML and statement[0].exec_form and any(
+            later[0].yaml_item for later in statements[position + 1:position + 3])
+        items: list[tuple[CommandLine, Tok]] = []
+        for cl in statement:
+            toks, _ = lex(cl.line.text, cl.start, cl.end)
+            items.extend((cl, tok) for tok in toks)
+        command: list[tuple[CommandLine, Tok]] = []
+        for item in items + [(statement[-1], Tok("op", 0, 0, ";"))]:
+            if item[1].kind == "op":
+                if command:
+                    _edit_command_flags(doc, report, resolve, command, container, not args_follow)
+                command = []
+            else:
+                command.append(item)
+
+
+USE_CPU_TODO = ("{flag}: the stock Trainer then trains on the CPU, not on the Neuron device; remove it unless a CPU "
+                "run is meant")
+
+
+def _flag_use_cpu(report: Report, arguments: list[tuple[CommandLine, Tok]]) -> None:
+    """``--use_cpu True`` is a stock field, so no mapping touches it; on TorchNeuron it moves training off the device."""
+    for index, (cl, tok) in enumerate(arguments):
+        flag, eq, inline = unquote(tok.text).partition("=")
+        if flag.replace("-", "_") != "__use_cpu":
+            continue
+        following = arguments[index + 1][1].text if index + 1 < len(arguments) else None
+        value = inline if eq else (unquote(following) if following is not None and not following.startswith("-") else "true")
+        if value.lower() in ON_VALUES:
+            report(cl.line, Severity.TODO, USE_CPU_TODO.format(flag=f"{flag} {value}" if not eq else unquote(tok.text)))
+
+
+def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, command: list[tuple[CommandLine, Tok]],
+                        container: Program | None = None, compile_here: bool = True) -> None:
+    program = program_of([unquote(tok.text) for _, tok in command])
+    if program is not None and program.start < 0 and container is not None:  # `args:` of a `command:`
+        program = Program(container.kind, container.name, -1)
+    if program is None or program.kind == "program" and program.name in NOT_TRAINERS:
+        return
+    resolved = resolve(program)
+    if resolved.target is Target.OTHER and not (resolved.script is not None and resolved.script.stock):
+        return
+    arguments = command[program.start + 1:]
+    _flag_use_cpu(report, arguments)
+    plans = []
+    for index, (cl, tok) in enumerate(arguments):
+        if not tok.text.startswith("--"):
+            continue
+        flag, eq, inline = unquote(tok.text).partition("=")
+        value_item = None
+        if not eq and index + 1 < len(arguments) and not arguments[index + 1][1].text.startswith("-"):
+            value_item = arguments[index + 1]
+        value = inline if eq else (unquote(value_item[1].text) if value_item else None)
+        mapping = flag_mapping(flag)
+        if mapping is None or resolved.owns(mapping.source) or (resolved.target is Target.OTHER and not resolved.feeds(mapping.source)):
+            continue
+        plan = flag_plan(mapping, flag, value)
+        if plan is not None:
+            plans.append((cl, tok, eq, value_item, plan, mapping))
+    if resolved.target is Target.UNKNOWN:
+        for cl, tok, _, value_item, plan, mapping in plans:
+            shown = f"{unquote(tok.text)} {unquote(value_item[1].text)}" if value_item and "=" not in tok.text else unquote(tok.text)
+            report(cl.line, Severity.TODO, unresolved_todo(shown, resolved.name, mapping.source, plan.message))
+        return
+    edits: dict[int, list[tuple[int, int, str | None]]] = {}  # id(line) -> (start, end, replacement or None=cut)
+    owners: dict[int, CommandLine] = {}
+    for cl, tok, eq, value_item, plan, _ in plans:
+        owners[id(cl.line)] = cl
+        if plan.words:
+            if eq and not plan.consume_value and len(plan.words) == 1:
+                new = plan.words[0] + "=" + tok.text.split("=", 1)[1]
+            else:
+                new = " ".join(_shell_quote(word) for word in plan.words)
+            edits.setdefault(id(cl.line), []).append((tok.start, tok.end, new))
+        else:
+            edits.setdefault(id(cl.line), []).append((tok.start, tok.end, None))
+        if plan.consume_value and value_item is not None and not eq:
+            owners[id(value_item[0].line)] = value_item[0]
+            edits.setdefault(id(value_item[0].line), []).append((value_item[1].start, value_item[1].end, None))
+        report(cl.line, plan.severity, plan.message)
+    if compile_here and resolved.target is Target.NEURON:  # a stock script only loses its removed flags
+        _set_torch_compile(doc, report, command, arguments, edits, owners)
+    for key, line_edits in edits.items():
+        cl = owners[key]
+        for start, end, new in sorted(line_edits, key=lambda edit: edit[:2], reverse=True):
+            if new is None:
+                cut(cl.line, [(start, end)])
+            else:
+                cl.line.text = cl.line.text[:start] + new + cl.line.text[end:]
+        if not cl.line.text[cl.start:].strip(" \t\\"):
+            drop_line(doc, cl.line)
+
+
+_REDIRECTION = re.compile(r"^\d*(?:[<>]|&>)")
+
+
+def _set_torch_compile(doc: TextDocument, report: Report, command: list[tuple[CommandLine, Tok]], arguments: list[tuple[CommandLine, Tok]],
+                       edits: dict[int, list[tuple[int, int, str | None]]], owners: dict[int, CommandLine]) -> None:
+    """A command that feeds Neuron training arguments trains with ``--torch_compile true`` (issue 15, class 8)."""
+    if any(unquote(tok.text).split("=", 1)[0] in ("--torch_compile", "--torch-compile") for _, tok in arguments):
+        return
+    words = [tok.text for _, tok in command]
+    last_index = len(command) - 1
+    for index, word in enumerate(words):  # redirections (`> log`, `2>&1`) come after the arguments
+        if _REDIRECTION.match(word):
+            last_index = min(last_index, index - 1)
+    cl, last = command[max(last_index, 0)]
+    if cl.yaml_item:  # one argument per list item: two more items
+        item = cl.line.text[:cl.line.text.index("-") + 1]
+        doc.insert_after(cl.line, [f"{item} --torch_compile", f'{item} "true"'])
+        report(command[0][0].line, Severity.FIXED, COMPILE_ADDED)
+        return
+    if cl.exec_form:
+        report(command[0][0].line, Severity.TODO, COMPILE_TODO)
+        return
+    owners[id(cl.line)] = cl
+    edits.setdefault(id(cl.line), []).append((last.end, last.end, " " + COMPILE_FLAG))
+    report(command[0][0].line, Severity.FIXED, COMPILE_ADDED)
+
+
+def _shell_quote(word: str) -> str:
+    return word if re.fullmatch(r"[\w@%+=:,./-]+", word) else "'" + word.replace("'", "'\\''") + "'"
+
 
 _BASE_TRIGGERS = ("--tensor_parallel_size", "--tensor-parallel-size", "--zero_1", "--pipeline_parallel_size",
                   "tensor_parallel_size", "--disable_sequence_parallel", "--use_cpu", "--use-cpu")
@@ -86,7 +246,7 @@ class NeuronTrainerFlags(LaunchRule):
                      for name in record.own_fields}
             self._config_keys(doc, config_parsers(project), owned)
         if doc.kind is not FileKind.JSON:
-            shell.edit_flags(doc, self.report, resolver(project, self.ctx.path))
+            edit_flags(doc, self.report, resolver(project, self.ctx.path))
 
     def _config_keys(self, doc: TextDocument, parsers: list, owned: set[str]) -> None:
         """Keys of an argument-parser config, mapped when a script of the project parses Neuron training
@@ -109,7 +269,7 @@ class NeuronTrainerFlags(LaunchRule):
             if mapping is None or mapping.action is FieldAction.KEEP or value.endswith(("{", "[")) or value in {"|", ">"} \
                     or mapping.source in owned:
                 continue
-            plan = shell.flag_plan(mapping, mapping.source, value.strip("\"'"))
+            plan = flag_plan(mapping, mapping.source, value.strip("\"'"))
             if plan is None:
                 continue
             if not parsers:
@@ -141,9 +301,9 @@ class NeuronTrainerFlags(LaunchRule):
                 continue
             indent = match.group(1)
             doc.insert_after(line, [indent + ('"torch_compile": true,' if json_file else "torch_compile: true")])
-            self.report(line, Severity.FIXED, shell.COMPILE_ADDED.replace("--torch_compile true", "torch_compile: true"))
+            self.report(line, Severity.FIXED, COMPILE_ADDED.replace("--torch_compile true", "torch_compile: true"))
             return
-        self.report(lines[0], Severity.TODO, shell.COMPILE_TODO.replace("--torch_compile true", "torch_compile: true"))
+        self.report(lines[0], Severity.TODO, COMPILE_TODO.replace("--torch_compile true", "torch_compile: true"))
 
     @staticmethod
     def _delete_key(doc: TextDocument, lines: list[Line], index: int, had_comma: bool) -> Line:

@@ -18,10 +18,19 @@ Fix safety: manual only.
 
 from __future__ import annotations
 
-from codemods._lib import shell
-from codemods.launch._base import LaunchRule
+from codemods._lib.shell import Report
+from codemods.launch._base import DEPLOY_TODO, LaunchRule, deployment_hits
+from migrate.findings import Severity
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
+
+def edit_deployment(doc: TextDocument, report: Report) -> None:
+    for line in list(doc):
+        stripped = line.text.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        for what, hit in deployment_hits(line.text):
+            report(line, Severity.TODO, DEPLOY_TODO.format(what=what, hit=hit))
 
 
 class NeuronDeploymentGlue(LaunchRule):
@@ -33,4 +42,4 @@ class NeuronDeploymentGlue(LaunchRule):
     triggers = ("neuronx", "--entrypoint", "HF_NUM_CORES", "HF_AUTO_CAST_TYPE", "ml.inf", "ml.trn1")
 
     def apply(self, doc: TextDocument) -> None:
-        shell.edit_deployment(doc, self.report)
+        edit_deployment(doc, self.report)

@@ -3,7 +3,7 @@
 Launch commands often live in Python (corpus A8/A9 item 23: 33 files keep ``neuron_parallel_compile``
 commands in strings run through ``subprocess``/``os.system``; ``optimum-cli`` from Python strings in 9).
 This rule finds string literals holding such commands and applies THE SAME edits as the shell rules
-(``codemods._lib.shell.edit_shell_text``: NM401 prefix, NM402/NM403/NM404 variables, NM406 optimum-cli,
+(``edit_shell_text``: NM401 prefix, NM402/NM403/NM404 variables, NM406 optimum-cli,
 NM407 torchrun, NM408 trainer flags, NM505 pip install):
 
 * plain and raw string literals: edited in place (quotes and prefix kept);
@@ -36,18 +36,62 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Sequence
+from typing import Callable, Sequence
 
 import libcst as cst
 
 from codemods._lib.cst import source_of
-from codemods._lib import shell
-from codemods._lib.launch_targets import (ENV_READS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, Program, Target, env_readers,
-                                          program_of, resolver)
+from codemods._lib.shell import Resolve, assignment_name, looks_like_command, unresolved
+from codemods._lib.launch_targets import (ENV_READS, NOT_TRAINERS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, Program, Target,
+                                          env_readers, program_of, resolver)
 from codemods._tables import env_vars
 from codemods._tables.project_markers import MARKERS
+from codemods.launch._base import (COMPILE_ADDED, COMPILE_TODO, NPC, PLAIN_RUNS, as_step, edit_env, flag_mapping,
+                                   flag_plan, runs_elsewhere, unresolved_todo)
+from codemods.launch.nm401_neuron_parallel_compile import edit_npc
+from codemods.launch.nm402_compile_only_pass import COMPILE_ONLY_VARS, edit_compile_only
+from codemods.launch.nm406_optimum_cli import edit_optimum_cli
+from codemods.launch.nm407_torchrun_nproc import edit_torchrun
+from codemods.launch.nm408_trainer_flags import edit_flags
+from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import PythonRule, Safety
+from migrate.textdoc import Line, TextDocument
+
+STRING_TRIGGERS = ("neuron_parallel_compile", "optimum-cli", "NEURON_EXTRACT_GRAPHS_ONLY", "NEURON_PARALLEL_COMPILE",
+                   "XLA_USE_BF16", "XLA_DOWNCAST_BF16", "PJRT_DEVICE", "--nproc_per_node", "--nproc-per-node",
+                   "--tensor_parallel_size", "--tensor-parallel-size", "--use_cpu", "--use-cpu")
+
+
+def edit_shell_text(text: str, resolve: Resolve = unresolved, runs: Callable[[str], bool] = lambda name: False,
+                    readers: Callable[[str], list[str]] = lambda name: []) -> tuple[str, list[tuple[Severity, str]]]:
+    """Every launch-layer shell edit applied to one command string (as in a Python literal); the findings
+    come back as (severity, message) without line information. ``resolve``: see ``edit_flags``; ``runs``: see
+    ``edit_npc``; ``readers``: see ``edit_env``."""
+    doc = TextDocument(text, FileKind.SHELL)
+    found: list[tuple[Severity, str]] = []
+
+    def report(line: Line, severity: Severity, message: str) -> None:
+        found.append((severity, " ".join(message.split())))
+
+    def removable(name: str) -> bool:
+        action = env_vars.lookup(name)
+        return name not in COMPILE_ONLY_VARS and action is not None and action.action in {"remove", "replace"}
+
+    edit_npc(doc, report, runs)
+    edit_compile_only(doc, report)
+    edit_env(doc, report, removable, readers)
+    edit_optimum_cli(doc, report)
+    edit_torchrun(doc, report)
+    edit_flags(doc, report, resolve)
+    try:
+        from codemods.deps.nm505_pip_install_lines import edit_pip_install
+    except ImportError:  # pragma: no cover
+        pass
+    else:
+        edit_pip_install(doc, report)
+    return doc.text(), found
+
 
 _PLACEHOLDER = "__nm_expr_{}__"
 _PREFIX = re.compile(r"^([rRbBuUfF]*)('''|\"\"\"|'|\")")
@@ -70,24 +114,24 @@ class CommandsInPythonStrings(PythonRule):
     safety = Safety.NEEDS_REVIEW
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
-    triggers = shell.STRING_TRIGGERS + ("pip install",)
-    facts = (PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, shell.PLAIN_RUNS, ENV_READS)
+    triggers = STRING_TRIGGERS + ("pip install",)
+    facts = (PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, PLAIN_RUNS, ENV_READS)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.argv_lists: set[int] = set()  # lists this file's own parser reads (sys.argv = [...], parse_args([...]))
         self.command_lists: set[int] = set()  # lists run as a command (subprocess.run([...]), os.execvp(...))
         self.resolve = resolver(ctx.options.project, ctx.path)
-        self.runs_elsewhere = shell.runs_elsewhere(ctx.options.project)
+        self.runs_elsewhere = runs_elsewhere(ctx.options.project)
         folder = ctx.path.parent.as_posix()
         self.readers = env_readers(ctx.options.project, ["" if folder == "." else folder])  # the code beside this file
 
     # ---------------------------------------------------------------------------------- strings
 
     def _edit(self, original: cst.CSTNode, body: str) -> str | None:
-        if not any(trigger in body for trigger in self.triggers) or not shell.looks_like_command(body):
+        if not any(trigger in body for trigger in self.triggers) or not looks_like_command(body):
             return None
-        new, found = shell.edit_shell_text(body, self.resolve, self.runs_elsewhere, self.readers)
+        new, found = edit_shell_text(body, self.resolve, self.runs_elsewhere, self.readers)
         if new != body and not new.strip():
             self.todo(original, _empty_command_todo(found))
             return None
@@ -102,10 +146,10 @@ class CommandsInPythonStrings(PythonRule):
         prefix, quote, body = parts
         if not body.strip() or len(body.split()) == 1:
             return updated  # one word: an argv element (see leave_List), not a command line
-        if not any(trigger in body for trigger in self.triggers) or not shell.looks_like_command(body):
+        if not any(trigger in body for trigger in self.triggers) or not looks_like_command(body):
             return updated
         if "\\" in body and "r" not in prefix.lower():
-            new, found = shell.edit_shell_text(body, self.resolve, self.runs_elsewhere, self.readers)
+            new, found = edit_shell_text(body, self.resolve, self.runs_elsewhere, self.readers)
             if new != body:
                 self.todo(original, "this string holds a Neuron launch command but has escapes, so it was left as it is: "
                           "edit it by hand (" + _steps(found) + ")")
@@ -122,9 +166,9 @@ class CommandsInPythonStrings(PythonRule):
                 texts.append(_PLACEHOLDER.format(len(expressions)))
                 expressions.append(part)
         body = "".join(texts)
-        if not any(trigger in body for trigger in self.triggers) or not shell.looks_like_command(body):
+        if not any(trigger in body for trigger in self.triggers) or not looks_like_command(body):
             return updated
-        new, found = shell.edit_shell_text(body, self.resolve, self.runs_elsewhere, self.readers)
+        new, found = edit_shell_text(body, self.resolve, self.runs_elsewhere, self.readers)
         sources = {_PLACEHOLDER.format(index): "{" + source_of(part.expression) + "}"
                    for index, part in enumerate(expressions)}
         found = [(severity, re.sub(r"__nm_expr_\d+__", lambda m: sources.get(m.group(0), m.group(0)), message))
@@ -184,21 +228,21 @@ class CommandsInPythonStrings(PythonRule):
         if not strings:
             return updated
         if strings[0].rsplit("/", 1)[-1] == "optimum-cli" and values[0] is not None:
-            _, found = shell.edit_shell_text(shlex.join(value for value in values if value is not None))
+            _, found = edit_shell_text(shlex.join(value for value in values if value is not None))
             for _, message in found:
                 self.todo(original, message)
             return updated
         own_argv = id(original) in self.argv_lists
         argv_like = own_argv or id(original) in self.command_lists or any(
             value.endswith(".py") or value in _LAUNCHERS for value in strings)
-        if shell.NPC not in strings and not argv_like:
+        if NPC not in strings and not argv_like:
             return updated
-        if any(value is not None and value.endswith(shell.NPC) and " " not in value for value in values):
+        if any(value is not None and value.endswith(NPC) and " " not in value for value in values):
             # a pre-compile pass as an argv list: the call that runs it is the user's to delete (see edit_npc)
-            _, found = shell.edit_shell_text(shlex.join(value for value in values if value is not None), self.resolve,
+            _, found = edit_shell_text(shlex.join(value for value in values if value is not None), self.resolve,
                                              self.runs_elsewhere)
             for severity, message in found:
-                if shell.NPC in message:
+                if NPC in message:
                     self.todo(original, message.replace("deleted this", "delete the call that runs this")
                               .replace("deleted `", "delete the call that runs `"))
             return updated
@@ -234,14 +278,14 @@ class CommandsInPythonStrings(PythonRule):
             resolved, start = self.resolve(Program("script", self.ctx.path.name, -1)), 0
             if resolved.target is not Target.NEURON and words[0].endswith(".py"):  # sys.argv[0] names the program
                 resolved, start = self.resolve(Program("script", words[0], 0)), 1
-        elif program is None or program.kind == "program" and program.name in shell.NOT_TRAINERS:
+        elif program is None or program.kind == "program" and program.name in NOT_TRAINERS:
             return False
         else:
             resolved, start = self.resolve(program), program.start + 1
         for index, value in enumerate(values):
             if value is None or index in drop:
                 continue
-            name = shell.assignment_name(value)
+            name = assignment_name(value)
             if name and index < start:
                 action = env_vars.lookup(name)
                 if action is not None and action.action == "remove":
@@ -253,15 +297,15 @@ class CommandsInPythonStrings(PythonRule):
             flag, eq, inline = value.partition("=")
             following = values[index + 1] if index + 1 < len(values) else None
             has_value = not eq and index + 1 < len(values) and not (following or "").startswith("-")
-            mapping = shell.flag_mapping(flag)
+            mapping = flag_mapping(flag)
             if mapping is None or resolved.owns(mapping.source) or (resolved.target is Target.OTHER and not resolved.feeds(mapping.source)):
                 continue
-            plan = shell.flag_plan(mapping, flag, inline if eq else (following if has_value else None))
+            plan = flag_plan(mapping, flag, inline if eq else (following if has_value else None))
             if plan is None:
                 continue
             if resolved.target is Target.UNKNOWN:
                 shown = value if eq or not has_value or following is None else f"{value} {following}"
-                self.todo(original, shell.unresolved_todo(shown, resolved.name, mapping.source, plan.message))
+                self.todo(original, unresolved_todo(shown, resolved.name, mapping.source, plan.message))
                 continue
             (self.fixed if plan.severity is Severity.FIXED else self.todo)(original, plan.message)
             if plan.words:
@@ -272,7 +316,7 @@ class CommandsInPythonStrings(PythonRule):
                 drop.add(index + 1)  # the value goes with its flag, whatever expression it is
         if resolved.target is Target.NEURON and not any(
                 (value or "").split("=", 1)[0] in ("--torch_compile", "--torch-compile") for value in values):
-            self.fixed(original, shell.COMPILE_ADDED)
+            self.fixed(original, COMPILE_ADDED)
             return True
         return False
 
@@ -280,14 +324,14 @@ class CommandsInPythonStrings(PythonRule):
 def _steps(found: list[tuple[Severity, str]]) -> str:
     """The edits a string left as it is needs, as steps. --torch_compile is left out: whether it is added depends on
     whether the script still parses Neuron arguments, which a first run changes (the note must read the same then)."""
-    return "; ".join(shell.as_step(message) for _, message in found
-                     if message not in (shell.COMPILE_ADDED, shell.COMPILE_TODO))
+    return "; ".join(as_step(message) for _, message in found
+                     if message not in (COMPILE_ADDED, COMPILE_TODO))
 
 
 def _empty_command_todo(found: list[tuple[Severity, str]]) -> str:
     """The todo for a command string the shell edits would empty: the call that runs it is the user's to delete."""
     reason = found[0][1] if found else ""
-    reason = shell.as_step(reason[len("deleted "):] if reason.startswith("deleted ") else reason)
+    reason = as_step(reason[len("deleted "):] if reason.startswith("deleted ") else reason)
     return "delete the call that runs this command (its string would become empty)" + (f": {reason}" if reason else "")
 
 

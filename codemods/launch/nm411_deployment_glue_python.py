@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib import shell
 from codemods._tables import env_vars
+from codemods.launch._base import DEPLOY_TODO, deployment_hits
 from migrate.rule import PythonRule, Safety
 
 
@@ -38,8 +38,8 @@ class NeuronDeploymentGluePython(PythonRule):
         value = node.evaluated_value
         if not isinstance(value, str):
             return
-        for what, hit in shell.deployment_hits(value):
-            self.todo(node, shell.DEPLOY_TODO.format(what=what, hit=hit))
+        for what, hit in deployment_hits(value):
+            self.todo(node, DEPLOY_TODO.format(what=what, hit=hit))
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is None or node.keyword.value not in {"environment", "env"} or not isinstance(node.value, cst.Dict):

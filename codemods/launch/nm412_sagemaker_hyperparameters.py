@@ -35,9 +35,9 @@ import posixpath
 
 import libcst as cst
 
-from codemods._lib import shell
 from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, Resolved, Target, resolve_script
 from codemods._tables.project_markers import MARKERS
+from codemods.launch._base import COMPILE_ADDED, FlagPlan, flag_mapping, flag_plan, unresolved_todo
 from migrate.findings import Severity
 from migrate.rule import PythonRule, Safety
 
@@ -110,15 +110,15 @@ class SageMakerHyperparameters(PythonRule):
         for element, old in zip(updated.elements, original.elements):
             key = _string(old.key) if isinstance(old, cst.DictElement) else None
             keys.add(key)
-            mapping = shell.flag_mapping("--" + key) if key else None
+            mapping = flag_mapping("--" + key) if key else None
             plan = None
             if mapping is not None and not resolved.owns(mapping.source):
-                plan = shell.flag_plan(mapping, key, _cli_value(old.value))
+                plan = flag_plan(mapping, key, _cli_value(old.value))
             if plan is None:
                 elements.append(element)
                 continue
             if resolved.target is Target.UNKNOWN:
-                self.todo(old, shell.unresolved_todo(f'"{key}"', resolved.name, mapping.source, plan.message))
+                self.todo(old, unresolved_todo(f'"{key}"', resolved.name, mapping.source, plan.message))
                 elements.append(element)
                 continue
             changed = True
@@ -133,7 +133,7 @@ class SageMakerHyperparameters(PythonRule):
             return updated
         if "torch_compile" not in keys:
             changed = True
-            self.fixed(original, shell.COMPILE_ADDED.replace("--torch_compile true", '"torch_compile": True'))
+            self.fixed(original, COMPILE_ADDED.replace("--torch_compile true", '"torch_compile": True'))
             if elements:  # the separator the dict already uses between its members (one per line, or inline)
                 separator = next((e.comma for e in original.elements[:-1] if isinstance(e.comma, cst.Comma)),
                                  cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
@@ -145,6 +145,6 @@ class SageMakerHyperparameters(PythonRule):
             elements[-1] = elements[-1].with_changes(comma=updated.elements[-1].comma)
         return updated.with_changes(elements=elements)
 
-    def report_plan(self, node: cst.CSTNode, plan: shell.FlagPlan) -> None:
+    def report_plan(self, node: cst.CSTNode, plan: FlagPlan) -> None:
         (self.fixed if plan.severity is Severity.FIXED else self.todo)(node, plan.message)
 

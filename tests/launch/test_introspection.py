@@ -10,7 +10,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 from codemods.deps import _plan as plan
-from codemods._lib.shell import flag_plan
+from codemods.launch._base import flag_plan
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 
 OWNERS = {

@@ -3,14 +3,12 @@
 
 from codemods._lib.shell.commands import (COMMAND_WORDS, CommandLine, EnvSite, Report, Resolve, command_lines,
                                           command_statements, cut, drop_line, env_sites, fill_empty_blocks,
-                                          launched_scripts, looks_like_command, remove_env_site, remove_words,
-                                          unresolved)
+                                          launched_scripts, looks_like_command, next_code, remove_env_site,
+                                          remove_words, unresolved)
 from codemods._lib.shell.lexer import (EXPORTERS, RESERVED, Tok, assignment_name, command_word, exec_words, lex,
                                        simple_commands, unquote, words_of)
-from codemods._lib.shell.rule_bodies import *  # noqa: F401,F403  (temporary, see rule_bodies)
-from codemods._lib.shell.rule_bodies import (_COMPILE_ONLY_VARS, NPC)  # noqa: F401
 
 __all__ = ["COMMAND_WORDS", "EXPORTERS", "RESERVED", "CommandLine", "EnvSite", "Report", "Resolve", "Tok",
            "assignment_name", "command_lines", "command_statements", "command_word", "cut", "drop_line", "env_sites",
-           "exec_words", "fill_empty_blocks", "launched_scripts", "lex", "looks_like_command", "remove_env_site",
-           "remove_words", "simple_commands", "unquote", "unresolved", "words_of"]
+           "exec_words", "fill_empty_blocks", "launched_scripts", "lex", "looks_like_command", "next_code",
+           "remove_env_site", "remove_words", "simple_commands", "unquote", "unresolved", "words_of"]

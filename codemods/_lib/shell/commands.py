@@ -171,7 +171,7 @@ def drop_line(doc: TextDocument, line: Line, indent: str | None = None) -> None:
     closed, and a block that would become empty gets ``:``."""
     indent = line.indent if indent is None else indent
     previous = _previous_code(doc, line)
-    following = _next_code(doc, line)
+    following = next_code(doc, line)
     continues = line.text.rstrip().endswith("\\")
     if doc.kind is FileKind.SHELL and previous is not None and not continues and _BLOCK_OPEN.search(previous.text.rstrip()) \
             and (following is None or _BLOCK_CLOSE.match(following.text)):
@@ -190,7 +190,7 @@ def _previous_code(doc: TextDocument, line: Line) -> Line | None:
     return None
 
 
-def _next_code(doc: TextDocument, line: Line) -> Line | None:
+def next_code(doc: TextDocument, line: Line) -> Line | None:
     index = doc._index(line)
     for candidate in doc.lines[index + 1:]:
         if not candidate.deleted and candidate.text.strip() and not candidate.text.lstrip().startswith("#"):
@@ -375,7 +375,7 @@ def _drop_docker_env_line(doc: TextDocument, cl: CommandLine) -> None:
     line = cl.line
     continues = line.text.rstrip().endswith("\\")
     if not cl.continued and continues:
-        following = _next_code(doc, line)
+        following = next_code(doc, line)
         if following is not None:
             keyword = _DOCKER_INSTR.match(line.text)
             following.text = (keyword.group(1) + keyword.group(2) + " " if keyword else "") + following.text.lstrip()
