@@ -1,13 +1,19 @@
 """NM901 optimum-neuron-leftovers: report every optimum-neuron / Neuron-XLA reference left after the run.
 
-Runs after every other rule, on the final text, and only reports (one ``todo`` per line, with an
-inline note). Nothing is left silently: whatever no rule could migrate shows up here, in code
-(``optimum.neuron`` imports and calls, ``neuronx_distributed``), in launch commands
-(``neuron_parallel_compile``, ``optimum-cli export neuron``, ``optimum-cli neuron ...``) and in
-dependency lists (``optimum-neuron``, ``optimum[neuron]``, ``torch-xla`` builds of ``torch-neuronx``).
+What it does:
 
-Commented-out code is left alone, and so are mere mentions of a package name inside Python strings
-(an availability check, a URL): see ``codemods/sweep/_patterns.py``.
+* Runs after every other rule, on the final text, and only reports (one ``todo`` per line, with an inline note).
+* Whatever no rule could migrate shows up here, in code (``optimum.neuron`` imports and calls,
+  ``neuronx_distributed``), in launch commands (``neuron_parallel_compile``, ``optimum-cli export neuron``,
+  ``optimum-cli neuron ...``) and in dependency lists (``optimum-neuron``, ``optimum[neuron]``, ``torch-xla``
+  builds of ``torch-neuronx``).
+* Commented-out code is left alone, and so are mere mentions of a package name inside Python strings (an
+  availability check, a URL): see ``codemods/sweep/_patterns.py``.
+
+Why:
+
+Nothing is left silently: a migrated project that still imports optimum-neuron or runs its commands fails once the
+old stack is uninstalled, so every remaining reference is a line to port by hand.
 
 Before::
 
@@ -17,6 +23,13 @@ After (unchanged code, plus a note)::
 
     # neuron-migrate: optimum-neuron API `optimum.neuron` is still used: ...
     from optimum.neuron.utils import some_private_helper
+
+Safety: manual-only. Nothing is rewritten; each note is work for a person.
+
+References:
+
+* docs/architecture.md
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/about-neuron/announcements/neuron2.x/announce-no-support-pytorch-xla-training.html
 """
 
 from __future__ import annotations

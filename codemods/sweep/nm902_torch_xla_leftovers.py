@@ -1,12 +1,20 @@
 """NM902 torch-xla-leftovers: in a Neuron project, report every torch_xla reference left after the run.
 
-Only in projects that target Neuron (torch_xla for TPUs elsewhere is none of our business: the rule
-has ``scope = "neuron-project"``). Reports ``torch_xla`` / ``xm.`` / ``xmp.`` / ``xr.`` code, the
-XLA precision variables (``XLA_USE_BF16``, ``XLA_DOWNCAST_BF16``: dropping them silently changes
-numerics: the note says whether the line sets or reads one) and the compile-only-pass variables, in code,
-strings, shell and configs alike. A Python file the torch_xla family left on torch_xla as a whole (its one note,
-from NM318 or NM320, names what blocks the port) gets no line-by-line notes: its references are reported as
-``info`` findings that point at that note.
+What it does:
+
+* Only in projects that target Neuron (torch_xla for TPUs elsewhere is left alone: the rule has
+  ``scope = "neuron-project"``).
+* Reports ``torch_xla`` / ``xm.`` / ``xmp.`` / ``xr.`` code, the XLA precision variables (``XLA_USE_BF16``,
+  ``XLA_DOWNCAST_BF16``: the note says whether the line sets or reads one) and the compile-only-pass variables, in
+  code, strings, shell and configs alike.
+* A Python file the torch_xla family left on torch_xla as a whole (its one note, from NM318 or NM320, names what
+  blocks the port) gets no line-by-line notes: its references are reported as ``info`` findings that point at that
+  note.
+
+Why:
+
+TorchNeuron does not ship torch_xla: a reference left behind fails at import or does nothing. Dropping the
+precision variables silently changes numerics, which is why the note tells a set from a read.
 
 Before::
 
@@ -16,6 +24,13 @@ After (unchanged code, plus a note)::
 
     # neuron-migrate: torch_xla is still used: ...
     import torch_xla.debug.profiler as xp
+
+Safety: manual-only. Nothing is rewritten; each note is work for a person.
+
+References:
+
+* docs/rules-xla.md
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/about-neuron/announcements/neuron2.x/announce-no-support-pytorch-xla-training.html
 """
 
 from __future__ import annotations

@@ -1,16 +1,23 @@
 """NM903 legacy-mentions-in-prose: in a Neuron project, report each line of prose that still names the old stack.
 
-Runs after every other rule, on the final text, and only reports: one ``info`` finding per line ("docs to
-update"), never an inline note, never work for ``--check``. Prose is what the code rules and the other sweeps
-do not read: Python comments, docstrings and other string literals; comment lines of shell scripts,
-Dockerfiles, requirements and YAML; Markdown / reStructuredText files; notebook markdown and raw cells. A
-line another rule or sweep already reported is not reported again, so code keeps its ``todo``.
+What it does:
 
-What counts as a mention: optimum-neuron (``optimum.neuron``, ``optimum-neuron``), torch_xla / PyTorch/XLA,
-``xm.``/``xmp.`` calls, ``neuron_parallel_compile``, ``optimum-cli ... neuron``, the XLA environment variables,
-optimum-neuron's Neuron* classes, neuronx-distributed and transformers-neuronx. Each message says what the
-text should say now (for a class, its stock counterpart). A string literal's message also says to port the code
-when the string is a name the code looks up (``"torch_xla" in sys.modules``).
+* Runs after every other rule, on the final text, and only reports: one ``info`` finding per line ("docs to
+  update"), never an inline note, never work for ``--check``.
+* Prose is what the code rules and the other sweeps do not read: Python comments, docstrings and other string
+  literals; comment lines of shell scripts, Dockerfiles, requirements and YAML; Markdown / reStructuredText files;
+  notebook markdown and raw cells. A line another rule or sweep already reported is not reported again, so code
+  keeps its ``todo``.
+* What counts as a mention: optimum-neuron (``optimum.neuron``, ``optimum-neuron``), torch_xla / PyTorch/XLA,
+  ``xm.``/``xmp.`` calls, ``neuron_parallel_compile``, ``optimum-cli ... neuron``, the XLA environment variables,
+  optimum-neuron's Neuron* classes, neuronx-distributed and transformers-neuronx.
+* Each message says what the text should say now (for a class, its stock counterpart). A string literal's message
+  also says to port the code when the string is a name the code looks up (``"torch_xla" in sys.modules``).
+
+Why:
+
+After the code moves, comments and docs that still describe the old stack mislead the next reader; they are listed
+so they can be updated, without blocking ``--check``.
 
 Before::
 
@@ -21,6 +28,13 @@ After (unchanged; the report lists)::
 
     info  NM903  docs to update: mentions `xm.save`: a torch_xla API; describe the native torch / torch.distributed
                  call (launch with torchrun instead of xmp)
+
+Safety: manual-only. Nothing is rewritten; the report lists the lines to update.
+
+References:
+
+* docs/migrate-report.md
+* docs/architecture.md
 """
 
 from __future__ import annotations

@@ -1,16 +1,35 @@
-"""NM701 stock-imports: an import from transformers / trl / accelerate / peft / diffusers / torch that the
-target versions do not have (``ImportError`` / ``ModuleNotFoundError`` at run time).
+"""NM701 stock-imports: an import from transformers / trl / accelerate / peft / diffusers / torch the target versions lack.
 
-Checked against the generated index (``codemods/_tables/stock_api_data.py``): the names each module
-exports and every module of each package. An import under ``try: ... except ImportError`` or under an
-``if`` (a version or availability test) is the user's own fallback and is not reported.
+What it does:
 
-Before (after migration)::
+* Reports ``from X import Y`` / ``import X.Y`` that the target versions do not have (``ImportError`` /
+  ``ModuleNotFoundError`` at run time): ``LlamaLinearScalingRotaryEmbedding``, ``LLAMA_START_DOCSTRING``,
+  ``transformers.deepspeed``, ``trl.setup_chat_format`` ...
+* Checked against the generated index (``codemods/_tables/stock_api_data.py``): the names each module exports and
+  every module of each package.
+* An import under ``try: ... except ImportError`` or under an ``if`` (a version or availability test) is the user's
+  own fallback and is not reported.
+
+Why:
+
+The verification pass runs on the code the rules leave (docs/rules-verify.md): an import the target libraries do
+not have fails before the first line of training, whoever wrote it.
+
+Before::
 
     from transformers.models.llama.modeling_llama import LlamaLinearScalingRotaryEmbedding
 
-Reported: ``error``: will raise ImportError: transformers.models.llama.modeling_llama (transformers 5.x)
-has no ``LlamaLinearScalingRotaryEmbedding``.
+After (unchanged code; the report lists)::
+
+    error  NM701  will raise ImportError: transformers.models.llama.modeling_llama (transformers 5.x) has no
+                  `LlamaLinearScalingRotaryEmbedding`
+
+Safety: manual-only. Nothing is rewritten: each ``error`` names what will raise and the fix.
+
+References:
+
+* docs/rules-verify.md
+* https://github.com/huggingface/transformers/releases/tag/v5.0.0
 """
 
 from __future__ import annotations

@@ -1,19 +1,41 @@
-"""NM702 stock-keywords: a keyword argument the target stock API does not accept (``TypeError`` at run
-time): constructors of indexed classes (``TrainingArguments``, ``SFTConfig``, ``LoraConfig``,
-``DistributedConfig``, ``Trainer`` ...; a local subclass adds its dataclass fields), indexed functions
-(``init_process_group``, ``get_peft_model`` ...), methods called on a value of known stock type, and
-``from_pretrained`` keywords that transformers 5 no longer takes (it hands them to the model's
-``__init__``).
+"""NM702 stock-keywords: a keyword argument the target stock API does not accept (a ``TypeError`` at run time).
 
-A callee with ``**kwargs`` accepts anything and is not checked; a call under ``try: ... except
-TypeError`` is the user's own fallback.
+What it does:
 
-Before (after migration)::
+Reports keywords refused by:
+
+* constructors of indexed classes (``TrainingArguments``, ``SFTConfig``, ``LoraConfig``, ``DistributedConfig``,
+  ``Trainer`` ...; a local ``@dataclass`` subclass adds its fields);
+* indexed functions (``init_process_group``, ``get_peft_model`` ...) and methods called on a value of known stock
+  type;
+* ``from_pretrained`` keywords that transformers 5 no longer takes and hands to the model's ``__init__``
+  (``use_flash_attention_2``, ``load_in_8bit``, ``use_auth_token``).
+
+A callee with ``**kwargs`` accepts anything and is not checked; a call under ``try: ... except TypeError`` is the
+user's own fallback.
+
+Why:
+
+A keyword the callee does not accept raises when the line runs, often deep into a job; the index of the target
+versions (docs/rules-verify.md, "The index") tells it before.
+
+Before::
 
     args = TrainingArguments(output_dir="out", tensor_parallel_size=8)
     model = AutoModelForCausalLM.from_pretrained(name, use_flash_attention_2=True)
 
-Reported: ``error`` on each: will raise TypeError, with the fix (``attn_implementation="flash_attention_2"``).
+After (unchanged code; the report lists)::
+
+    error  NM702  `transformers.TrainingArguments(..., tensor_parallel_size=...)` will raise TypeError: transformers
+                  5.x does not accept `tensor_parallel_size`; pass `distributed_config=DistributedConfig(tp_size=N)`
+                  to from_pretrained and launch with `torchrun --nproc_per_node N`
+
+Safety: manual-only. Each ``error`` names the fix (``attn_implementation="flash_attention_2"`` for the flag).
+
+References:
+
+* docs/rules-verify.md
+* https://huggingface.co/docs/transformers/main_classes/trainer#transformers.TrainingArguments
 """
 
 from __future__ import annotations

@@ -1,20 +1,40 @@
-"""NM703 stock-attributes: an attribute read on a value of known stock type that the type does not have
-(``AttributeError`` at run time), e.g. ``training_args.tensor_parallel_size`` or ``args.trn_config``
-once ``NeuronTrainingArguments`` became ``TrainingArguments``.
+"""NM703 stock-attributes: an attribute read on a value of known stock type that the type does not have.
 
-Types come from simple local inference (``codemods/verify/_facts.py``). Attributes come from the
-generated index: dataclass fields, properties, methods (inherited too) and everything the class's
-methods assign to ``self``; a class with ``__getattr__`` or ``setattr(self, ...)`` (models, configs
-built from ``**kwargs``) is not checked. Not reported either: an attribute the file sets anywhere
-(``args.foo = ...``), probes (``hasattr``), reads with a default (``getattr(x, "a", None)``), or reads
-under ``try: ... except AttributeError``; a local subclass's own fields and methods.
+What it does:
 
-Before (after migration)::
+* Reports reads such as ``training_args.tensor_parallel_size`` or ``args.trn_config`` once
+  ``NeuronTrainingArguments`` became ``TrainingArguments`` (``AttributeError`` at run time), ``getattr(x, "a")``
+  without a default included.
+* Types come from simple local inference (``codemods/verify/_facts.py``). Attributes come from the generated
+  index: dataclass fields, properties, methods (inherited too) and everything the class's methods assign to
+  ``self``; a class with ``__getattr__`` or ``setattr(self, ...)`` (models, configs built from ``**kwargs``) is not
+  checked.
+* Not reported either: an attribute the file sets anywhere (``args.foo = ...``), probes (``hasattr``), reads with a
+  default (``getattr(x, "a", None)``), reads under ``try: ... except AttributeError``, and a local subclass's own
+  fields and methods.
+
+Why:
+
+The stock classes have no Neuron fields; a read of one raises only when it runs. Only what will certainly raise is
+reported (docs/rules-verify.md, "Only what is certain").
+
+Before::
 
     training_args = TrainingArguments(output_dir="out")
     tp = training_args.tensor_parallel_size
 
-Reported: ``error``: will raise AttributeError, with the fix.
+After (unchanged code; the report lists)::
+
+    error  NM703  `training_args.tensor_parallel_size` will raise AttributeError: transformers.TrainingArguments
+                  (transformers 5.x) has no attribute `tensor_parallel_size`; keep the degree in your own argument
+                  (or `DistributedConfig.tp_size`): stock TrainingArguments has none
+
+Safety: manual-only. Nothing is rewritten: the ``error`` says what will raise and the fix.
+
+References:
+
+* docs/rules-verify.md
+* https://huggingface.co/docs/transformers/main_classes/trainer#transformers.TrainingArguments
 """
 
 from __future__ import annotations

@@ -1,20 +1,37 @@
-"""NM704 stock-overrides: a method overriding a stock one (``class MyTrainer(Trainer): def
-compute_loss(...)``) that the library calls with arguments it does not accept (``TypeError`` at run time).
+"""NM704 stock-overrides: a method overriding a stock one that the library calls with arguments it does not accept.
 
-The index records how the library itself calls each method on ``self`` (positional count, keywords,
-and the calling method), read from the target versions' sources: transformers 5's ``Trainer`` calls
-``self.compute_loss(model, inputs, num_items_in_batch=...)``, so an override without
-``num_items_in_batch`` (or ``**kwargs``) raises. A call is only held against an override when the
-class does not override the calling method too; decorated overrides are not checked.
+What it does:
 
-Before (after migration)::
+* Reports an override (``class MyTrainer(Trainer): def compute_loss(...)``) that the library calls with arguments
+  it does not accept (``TypeError`` at run time).
+* The index records how the library itself calls each method on ``self`` (positional count, keywords, and the
+  calling method), read from the target versions' sources. A call is only held against an override when the class
+  does not override the calling method too; decorated overrides are not checked.
+
+Why:
+
+transformers 5's ``Trainer`` calls ``self.compute_loss(model, inputs, num_items_in_batch=...)``, so an override
+written for 4.x, ``compute_loss(self, model, inputs, return_outputs=False)``, without ``num_items_in_batch`` (or
+``**kwargs``) raises on the first training step.
+
+Before::
 
     class MyTrainer(Trainer):
         def compute_loss(self, model, inputs, return_outputs=False):
             ...
 
-Reported: ``error``: will raise TypeError (unexpected keyword ``num_items_in_batch``); add
-``num_items_in_batch=None`` (or ``**kwargs``).
+After (unchanged code; the report lists)::
+
+    error  NM704  `MyTrainer.compute_loss` will raise TypeError: Trainer.prediction_step (transformers 5.x) calls
+                  `self.compute_loss(..., ..., num_items_in_batch=..., return_outputs=...)` and this override has no
+                  keyword argument `num_items_in_batch`; add `num_items_in_batch=None` to it
+
+Safety: manual-only. Nothing is rewritten: add ``num_items_in_batch=None`` (or ``**kwargs``) to the override.
+
+References:
+
+* docs/rules-verify.md
+* https://huggingface.co/docs/transformers/main_classes/trainer#transformers.Trainer.compute_loss
 """
 
 from __future__ import annotations
