@@ -1,7 +1,8 @@
 """optimum-neuron INFERENCE symbols -> stock Hugging Face names (pure symbol moves, as data).
 
-Hand-written from ../shared/reference/optimum-neuron-migration-map.md sections 1.1-1.3, 1.9, 1.10
-(availability), 1.11, 1.12 (every module path of every version 0.0.1-0.4.5 listed there). The rules in
+Hand-written from the optimum-neuron sources of every release 0.0.1-0.4.5 (every module path a public
+class, pipeline, availability helper, cache helper or exporter lived at;
+https://github.com/huggingface/optimum-neuron/releases). The rules in
 ``codemods/inference/`` take their ``moves`` from here and do the structural call rewrites themselves.
 
 A value of ``None`` means "no stock equivalent": the import is removed once nothing uses the name, and
@@ -34,7 +35,7 @@ def _model_specific_modules(model: str) -> tuple[str, ...]:
 
 # ------------------------------------------------------------------------------------- class families
 
-#: traced encoder / vision / audio models (map 1.1, rule B1)
+#: traced encoder / vision / audio models (NM120)
 TRACED_TASK_CLASSES: dict[str, str] = {
     "NeuronModelForFeatureExtraction": "transformers.AutoModel",
     "NeuronModelForMaskedLM": "transformers.AutoModelForMaskedLM",
@@ -68,11 +69,11 @@ MODEL_SPECIFIC_CLASSES: dict[str, dict[str, str]] = {
     "yolos": {"NeuronYolosForObjectDetection": "transformers.YolosForObjectDetection"},
 }
 
-#: encoder-decoder models (map 1.1 / 2.3, rule B4)
+#: encoder-decoder models (NM121)
 SEQ2SEQ_CLASSES: dict[str, str] = {"NeuronModelForSeq2SeqLM": "transformers.AutoModelForSeq2SeqLM"}
 WHISPER_CLASSES: dict[str, str] = {"NeuronWhisperForConditionalGeneration": "transformers.WhisperForConditionalGeneration"}
 
-#: decoder LLMs (map 1.2 / 2.2, rule B2); the TRAINING NeuronModelForCausalLM (optimum.neuron.models.training)
+#: decoder LLMs (NM110); the TRAINING NeuronModelForCausalLM (optimum.neuron.models.training)
 #: is a different class and is deliberately absent.
 DECODER_CLASSES: dict[str, str] = {"NeuronModelForCausalLM": "transformers.AutoModelForCausalLM"}
 ARCH_DECODER_CLASSES: dict[str, str] = {
@@ -86,7 +87,7 @@ ARCH_DECODER_CLASSES: dict[str, str] = {
     )
 }
 
-#: embedding models (map 1.1 / 1.2 / 2.5, rule B5)
+#: embedding models (NM130)
 SENTENCE_TRANSFORMER_CLASSES: dict[str, tuple[str, ...]] = {
     "NeuronModelForSentenceTransformers": TRACED_MODULES,
     "NeuronSentenceTransformers": (ON, f"{ON}.modeling_sentence_transformers"),
@@ -96,7 +97,7 @@ EMBEDDING_CLASSES: dict[str, tuple[str, ...]] = {
     "Qwen3NeuronModelForEmbedding": ARCH_DECODER_MODULES,
 }
 
-#: diffusion pipelines (map 1.3, rule B3): class -> (diffusers class, component to compile, how)
+#: diffusion pipelines (NM140): class -> (diffusers class, component to compile, how)
 DIFFUSION_PIPELINES: dict[str, tuple[str, str, str]] = {
     "NeuronStableDiffusionPipeline": ("diffusers.StableDiffusionPipeline", "unet", "repeated"),
     "NeuronStableDiffusionImg2ImgPipeline": ("diffusers.StableDiffusionImg2ImgPipeline", "unet", "repeated"),
@@ -119,7 +120,7 @@ DIFFUSION_BASES: dict[str, str] = {
     "NeuronDiffusionPipelineBase": "diffusers.DiffusionPipeline",
 }
 
-# -------------------------------------------------------------------------------- availability (A13)
+# ------------------------------------------------------------------------------- availability (NM101)
 
 #: optimum.neuron(.utils) availability checks -> a stock check (qualified name) or a ``find_spec`` module
 AVAILABILITY_MODULES = (ON, f"{ON}.utils", f"{ON}.utils.import_utils")
@@ -139,7 +140,7 @@ AVAILABILITY_FIND_SPEC: dict[str, str | None] = {
 
 # ------------------------------------------------------------------- internals, generation, exporters
 
-#: base classes and internals with no stock counterpart (map A9, 1.9): name -> modules it lived in
+#: base classes and internals with no stock counterpart (NM102): name -> modules it lived in
 INTERNALS: dict[str, tuple[str, ...]] = {
     "NeuronBaseModel": (ON, f"{ON}.modeling_base"),
     "NeuronTracedModel": (ON, f"{ON}.modeling_traced"),
@@ -174,7 +175,7 @@ INTERNAL_PREFIXES = (
     f"{ON}.vllm",
 )
 
-#: optimum.exporters.neuron: no ahead-of-time export on TorchNeuron (map 1.12)
+#: optimum.exporters.neuron: no ahead-of-time export on TorchNeuron (NM104)
 EXPORTERS_PREFIX = "optimum.exporters.neuron"
 EXPORT_FUNCTIONS = (
     "main_export", "export", "export_models", "validate_model_outputs", "validate_models_outputs",
@@ -185,7 +186,7 @@ EXPORT_FUNCTIONS = (
     "get_submodels_and_neuron_configs", "load_models_and_neuron_configs", "replace_stable_diffusion_submodels",
 )
 
-#: Hub compilation cache (map 1.11, A17)
+#: Hub compilation cache (NM103)
 CACHE_MODULES = (f"{ON}.cache", f"{ON}.utils", f"{ON}.utils.cache_utils", f"{ON}.utils.hub_neuronx_cache",
                  f"{ON}.utils.hub_cache_utils", f"{ON}.cache.hub_cache", f"{ON}.cache.entries", f"{ON}.cache.training")
 CACHE_CONTEXT_MANAGERS = ("hub_neuronx_cache",)

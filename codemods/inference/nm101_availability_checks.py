@@ -1,6 +1,6 @@
 """NM101 availability-checks: optimum-neuron availability helpers -> stock checks.
 
-What it rewrites (migration map 1.10 "availability", rule A13):
+What it does:
 
 * ``is_neuronx_available`` / ``is_torch_neuronx_available`` (``optimum.neuron``, ``optimum.neuron.utils``)
   -> ``transformers.utils.is_torch_neuron_available`` (true when TorchNeuron is installed);
@@ -9,7 +9,18 @@ What it rewrites (migration map 1.10 "availability", rule A13):
 * calls of ``is_neuronx_distributed_available()``, ``is_transformers_neuronx_available()``,
   ``is_trl_available()`` -> ``importlib.util.find_spec("<package>") is not None``;
 * calls of ``is_neuron_available()`` (Inf1 ``torch-neuron``, which has no TorchNeuron path) -> ``False``
-  with a ``todo`` to delete the dead branch.
+  with a ``todo`` to delete the dead branch;
+* left alone: an availability function passed around as a value (not called) keeps its import, with a
+  ``todo``.
+
+Why:
+
+optimum-neuron shipped its own probes for the Neuron software stack (``torch-neuronx``, ``neuronx-distributed``,
+``transformers-neuronx``, Inf1's ``torch-neuron``). After the migration optimum-neuron is no longer a
+dependency, so its ``utils`` module cannot be imported; transformers 5 has the equivalent probe for TorchNeuron
+(``is_torch_neuron_available``) and for torch_xla / accelerate, and a plain ``importlib.util.find_spec`` answers
+the same question for the other packages without importing them. Inf1 (``torch-neuron``) has no TorchNeuron
+path at all, so its check is always false on the migrated code.
 
 Before::
 
@@ -30,8 +41,14 @@ After::
     if False:
         import torch_neuron
 
-Fix safety: safe for the renames; ``False`` for the Inf1 check needs review (the ``todo`` says so).
-Known limits: an availability function passed around as a value (not called) keeps its import, with a ``todo``.
+Safety: safe. The renames are exact; the ``False`` written for the Inf1 check comes with a ``todo`` asking to
+delete the dead branch.
+
+References:
+
+* https://huggingface.co/docs/transformers/main/en/internal/file_utils
+* https://docs.python.org/3/library/importlib.html#importlib.util.find_spec
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/compile/about-torch-compile.html
 """
 
 from __future__ import annotations

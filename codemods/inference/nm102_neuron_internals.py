@@ -1,6 +1,6 @@
 """NM102 neuron-internals: optimum-neuron base classes, generation helpers, compiled configs, star imports and dynamic class names.
 
-What it does (migration map 1.1/1.2 base classes, 1.9 generation, A9, A19, A22; corpus A9 items 3-4):
+What it does:
 
 * ``isinstance(x, NeuronTracedModel)`` / ``NeuronBaseModel`` / ``NeuronModel`` / ``NeuronDecoderModel``
   -> ``isinstance(x, PreTrainedModel)``; ``NeuronDiffusionPipelineBase`` /
@@ -15,7 +15,19 @@ What it does (migration map 1.1/1.2 base classes, 1.9 generation, A9, A19, A22; 
 * ``eval(...)`` / ``exec(...)`` that may read an optimum-neuron name (a string spelling ``on.X``, or a string
   built elsewhere in a file importing an optimum.neuron module) keeps that import, with a ``todo``;
 * ``eval(...)`` / ``getattr(optimum.neuron, ...)`` that builds a Neuron class name at run time -> a
-  ``todo`` (nothing static can rewrite it).
+  ``todo`` (nothing static can rewrite it);
+* left alone: subclasses of Neuron base classes are only reported.
+
+Why:
+
+The public optimum-neuron classes (``NeuronModelFor<Task>``, the pipelines) are rewritten by the other
+inference rules; code that reached below them, into optimum-neuron's base classes, its generation loop or its
+compiled-model configs, has nothing to be moved to: on TorchNeuron a migrated model is an ordinary transformers
+``PreTrainedModel`` (or a diffusers ``DiffusionPipeline``) that ``torch.compile(backend="neuron")`` compiles, and
+generation is transformers' own. An ``isinstance`` check against the Neuron base classes therefore becomes a
+check against the stock base; everything else needs a person who knows what the code wanted from the internal.
+Star imports and class names built at run time hide which optimum-neuron names are used, so no rule can see
+them.
 
 Before::
 
@@ -31,8 +43,14 @@ After::
     def is_compiled(model):
         return isinstance(model, PreTrainedModel)
 
-Fix safety: needs review (an isinstance check against a compiled-model base now accepts every stock
-model). Known limits: subclasses of Neuron base classes are only reported.
+Safety: needs-review. An ``isinstance`` check against a compiled-model base now accepts every stock model: a
+reviewer checks what the check guarded; each internal with no stock counterpart is a ``todo``.
+
+References:
+
+* https://huggingface.co/docs/transformers/main_classes/model
+* https://huggingface.co/docs/diffusers/api/pipelines/overview
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/compile/about-torch-compile.html
 """
 
 from __future__ import annotations

@@ -1,15 +1,21 @@
 """NM103 hub-compile-cache: optimum-neuron Hub compilation-cache helpers -> removed.
 
-What it rewrites (migration map 1.10 "cache", 1.11, rule A17; trap T9):
+What it does:
 
-* ``with hub_neuronx_cache(...):`` -> its body, dedented (TorchNeuron keeps a local NEFF cache and has no
-  Hub-backed one), with a ``todo`` about cold compiles on fresh hosts;
+* ``with hub_neuronx_cache(...):`` -> its body, dedented, with a ``todo`` about cold compiles on fresh hosts;
 * ``synchronize_hub_cache(...)`` as a statement -> removed;
 * ``get_hub_cached_entries`` / ``get_hub_cached_models`` / cache entry classes -> a ``todo`` at each use
-  (their results fed decisions that no longer exist).
+  (their results fed decisions that no longer exist);
+* module paths: ``optimum.neuron.cache`` (0.2.0+), ``optimum.neuron.utils`` / ``optimum.neuron.utils.cache_utils``
+  / ``optimum.neuron.utils.hub_neuronx_cache`` (<= 0.1.0), ``optimum.neuron.cache.entries`` / ``.training``;
+* left alone: a ``with`` that also opens other context managers keeps them and only drops the cache manager.
 
-Module paths: ``optimum.neuron.cache`` (0.2.0+), ``optimum.neuron.utils`` / ``optimum.neuron.utils.cache_utils``
-/ ``optimum.neuron.utils.hub_neuronx_cache`` (<= 0.1.0), ``optimum.neuron.cache.entries`` / ``.training``.
+Why:
+
+optimum-neuron could fetch compiled NEFFs from, and push them to, a Hugging Face Hub repository, so a fresh
+host skipped the compilation of a known model and shape. TorchNeuron compiles just in time and keeps its NEFF
+cache on the local disk only; there is no Hub-backed cache to enter, synchronise or query, so the context
+manager and the synchronisation go, and code that looked up cached entries has to decide without them.
 
 Before::
 
@@ -24,8 +30,13 @@ After::
     # neuron-migrate: the optimum-neuron Hub compile cache is gone: ...
     model = load()
 
-Fix safety: needs review (first runs on a fresh host compile from scratch). Known limits: a
-``with`` that also opens other context managers keeps them and only drops the cache manager.
+Safety: needs-review. First runs on a fresh host now compile from scratch: a reviewer checks start-up time
+budgets (warm-up runs, a persisted local cache); each cache query is a ``todo``.
+
+References:
+
+* https://huggingface.co/docs/optimum-neuron/guides/cache_system
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/compile/about-torch-compile.html
 """
 
 from __future__ import annotations

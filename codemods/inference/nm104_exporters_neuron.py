@@ -1,17 +1,22 @@
 """NM104 exporters-neuron: ``optimum.exporters.neuron`` (ahead-of-time export) -> a ``todo`` at each use.
 
-What it reports (migration map 1.12, rule A18; trap T25):
+What it does:
 
-TorchNeuron compiles just in time, on the first call per input shape, and caches NEFFs locally; there is
-no ahead-of-time export step and no exported artifact a stock library could load. Every call of
-``main_export``, ``export``, ``export_models``, ``validate_model_outputs`` ... and every use of an
-``optimum.exporters.neuron`` name (``NeuronDefaultConfig``, model configs, ``python -m
-optimum.exporters.neuron`` in ``subprocess`` argument lists) gets a ``todo`` saying what replaces it:
-load the source checkpoint with the stock class where the exported folder was loaded, and (optionally)
-run one warm-up call with the old static shapes to fill the NEFF cache.
+* every call of ``main_export``, ``export``, ``export_models``, ``validate_model_outputs`` ... and every use of
+  an ``optimum.exporters.neuron`` name (``NeuronDefaultConfig``, model configs, ``python -m
+  optimum.exporters.neuron`` in ``subprocess`` argument lists) gets a ``todo`` saying what replaces it: load
+  the source checkpoint with the stock class where the exported folder was loaded, and (optionally) run one
+  warm-up call with the old static shapes to fill the NEFF cache;
+* the calls are not deleted: what they wrote (an output folder) may be read later, and only a human can see
+  whether that reader has been migrated (NM110/NM120/NM140 report such loads);
+* left alone: the shell form ``optimum-cli export neuron`` is the launch family's (NM4xx).
 
-The calls are not deleted: what they wrote (an output folder) may be read later, and only a human can
-see whether that reader has been migrated (NM110/NM120/NM140 report such loads).
+Why:
+
+optimum-neuron exported a model ahead of time: it traced the model at fixed input shapes and wrote compiled
+NEFFs into a folder that its ``NeuronModelFor<Task>`` classes loaded later. TorchNeuron compiles just in time,
+on the first call per input shape, and caches NEFFs locally; there is no ahead-of-time export step and no
+exported artifact a stock library could load.
 
 Before::
 
@@ -26,8 +31,13 @@ After::
     # neuron-migrate: no ahead-of-time export on TorchNeuron: delete this main_export(...) call ...
     main_export("bert-base-uncased", output="bert_neuron/", task="text-classification", batch_size=1, sequence_length=128)
 
-Fix safety: manual only. Known limits: the shell form ``optimum-cli export neuron`` is the launch-layer
-family's (NM4xx).
+Safety: manual-only. A person deletes each export and points its readers at the source checkpoint; nothing is
+rewritten.
+
+References:
+
+* https://huggingface.co/docs/optimum-neuron/guides/export_model
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/compile/about-torch-compile.html
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """NM110 causal-lm-static-cache: inference ``NeuronModelForCausalLM`` -> ``AutoModelForCausalLM`` + static-cache generate.
 
-What it rewrites (migration map 1.2, 2.2, rules A5/B2; traps T11, T26, T27, T29):
+What it does:
 
 * ``NeuronModelForCausalLM.from_pretrained(id, export=True, batch_size=, sequence_length=, num_cores=,
   auto_cast_type=, tensor_parallel_size=, **compiler_args, **input_shapes)`` (generations 1-2, 0.0.8-0.3.0)
@@ -11,7 +11,7 @@ What it rewrites (migration map 1.2, 2.2, rules A5/B2; traps T11, T26, T27, T29)
   setup that keeps what the compiled static shapes meant:
 
   - ``cache_implementation="static"`` and ``max_cache_len=<sequence_length>`` (it bounded prompt plus
-    generated tokens, T27);
+    generated tokens);
   - ``compile_config=CompileConfig(backend="neuron", dynamic=False, mode="default")`` - exactly what
     transformers 5.24 picks on a neuron device; in the portable device style it is ``None`` off-neuron
     (see docs/device-expression.md);
@@ -39,6 +39,20 @@ What it rewrites (migration map 1.2, 2.2, rules A5/B2; traps T11, T26, T27, T29)
 * ``from_pretrained(path)`` without ``export=True`` loads Neuron-compiled artifacts, which transformers
   cannot read: the call is rewritten but keeps ``path``, with a ``todo`` to use the source checkpoint
   (``checkpoint_id`` in ``<path>/neuron_config.json``, which also records sequence_length/batch_size/tp_degree).
+* left alone: the training ``NeuronModelForCausalLM`` (``optimum.neuron.models.training``) belongs to the
+  training family; a call that is not the right-hand side of an assignment gets the generation setup as a
+  ``todo`` instead of code; NxDNeuronConfig fields other than the shapes (continuous batching, on-device
+  sampling, speculation) are reported, not mapped.
+
+Why:
+
+optimum-neuron's decoder class compiled the model ahead of time for one batch size and one sequence length
+(prompt plus generated tokens), optionally sharded over several NeuronCores, and ran its own generation loop
+over a static KV cache. On TorchNeuron the stock transformers model is loaded onto the neuron device and
+``generate`` compiles its forward pass with ``torch.compile(backend="neuron")``; a static cache of
+``max_cache_len`` tokens keeps the shapes fixed, so it compiles once, as the exported model did. Tensor
+parallelism is transformers' own (``DistributedConfig(tp_size=N)`` under ``torchrun``), and a compiled folder
+holds NEFFs that transformers cannot load.
 
 Before::
 
@@ -60,11 +74,15 @@ After (portable device style)::
     )
     model.generation_config.update(cache_implementation="static", max_cache_len=2048, compile_config=...)
 
-Fix safety: needs review. The load and the generation setup are mechanical; the batch, padding and
-parallelism notes need a human. Known limits: the training ``NeuronModelForCausalLM``
-(``optimum.neuron.models.training``) is not touched (training family); a call that is not the right-hand
-side of an assignment gets the generation setup as a ``todo`` instead of code; NxDNeuronConfig fields
-other than the shapes (continuous batching, on-device sampling, speculation) are reported, not mapped.
+Safety: needs-review. The load and the generation setup are mechanical; a reviewer checks the batch, padding
+and parallelism ``todo`` notes and the compiled-folder note.
+
+References:
+
+* https://huggingface.co/docs/transformers/kv_cache
+* https://huggingface.co/docs/transformers/perf_infer_gpu_multi
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/compile/about-torch-compile.html
+* docs/device-expression.md
 """
 
 from __future__ import annotations

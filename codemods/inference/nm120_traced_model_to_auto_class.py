@@ -1,6 +1,6 @@
 """NM120 traced-model-to-auto-class: ``NeuronModelFor<Task>`` / ``NeuronBert*`` / ``NeuronCLIP*`` / ``NeuronYolos*`` -> stock classes.
 
-What it rewrites (migration map 1.1, 2.1, rules A6/B1/B1b; traps T4, T20, T25, T30):
+What it does:
 
 * imports from ``optimum.neuron`` / ``optimum.neuron.modeling`` / ``optimum.neuron.models[.inference].<model>``
   become the matching ``transformers.AutoModelFor<Task>`` or model class (a table, see
@@ -20,7 +20,17 @@ What it rewrites (migration map 1.1, 2.1, rules A6/B1/B1b; traps T4, T20, T25, T
   model in the file (SageMaker ``predict_fn`` fed by ``model_fn`` included), an input assigned in that scope
   from ``tokenizer(..., return_tensors="pt")`` gets ``.to(model.device)``; other inputs get a ``todo``;
 * a keyword from a dict of Neuron export arguments that no table knows is dropped with a ``todo`` (the stock
-  ``from_pretrained`` raises TypeError on it).
+  ``from_pretrained`` raises TypeError on it);
+* left alone: ``tensor_parallel_size`` on an encoder is reported (BERT-like models have no TP plan in
+  transformers); calls that are not assigned to a name get the compile step as a ``todo``.
+
+Why:
+
+optimum-neuron's traced classes (encoders, vision and audio models) were ``torch_neuronx.trace`` exports:
+compiled ahead of time for fixed input shapes, run from CPU tensors, with inputs padded to the compiled shapes
+and outputs trimmed by the class. On TorchNeuron the stock transformers class is loaded onto the neuron device
+and compiled with ``model.compile(backend="neuron")``; ``dynamic=False`` keeps one graph per input shape, so
+keeping the old shapes (by padding, now the caller's job) keeps compilation to one graph.
 
 Before::
 
@@ -40,9 +50,14 @@ After (portable device style)::
     if model.device.type == "neuron":
         model.compile(backend="neuron", fullgraph=True, dynamic=False)
 
-Fix safety: needs review (padding is now the caller's job). Known limits: ``tensor_parallel_size`` on an
-encoder is reported (BERT-like models have no TP plan in transformers); calls that are not assigned to a
-name get the compile step as a ``todo``.
+Safety: needs-review. Padding to the compiled shapes is now the caller's job: a reviewer applies the padding
+``todo`` and checks inputs the rule could not move to the device.
+
+References:
+
+* https://huggingface.co/docs/transformers/model_doc/auto
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/compile/about-torch-compile.html
+* docs/device-expression.md
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """NM121 seq2seq-static-cache: ``NeuronModelForSeq2SeqLM`` / ``NeuronWhisperForConditionalGeneration`` -> stock classes + static-cache generate.
 
-What it rewrites (migration map 1.1, 2.3, rule B4; traps T4, T28):
+What it does:
 
 * imports of ``NeuronModelForSeq2SeqLM`` (``optimum.neuron``, ``optimum.neuron.modeling_seq2seq``) and
   ``NeuronWhisperForConditionalGeneration`` (``optimum.neuron``, ``optimum.neuron.models[.inference].whisper``)
@@ -11,7 +11,17 @@ What it rewrites (migration map 1.1, 2.3, rule B4; traps T4, T28):
 * after ``model = ...``: ``model.generation_config.update(cache_implementation="static", num_beams=<num_beams>,
   compile_config=...)`` - the decoder's static KV cache and the compiled beam count; the compile config is
   what transformers 5.24 uses on a neuron device (``None`` off-neuron in the portable style);
-* ``sequence_length`` / ``batch_size`` (encoder input shapes) -> a ``todo`` with the padding to do.
+* ``sequence_length`` / ``batch_size`` (encoder input shapes) -> a ``todo`` with the padding to do;
+* limits: whether each encoder-decoder architecture supports a static cache on Neuron is not verified; the
+  decoder cache length follows generate's ``max_length``/``max_new_tokens``, so keep those constant.
+
+Why:
+
+optimum-neuron exported an encoder-decoder model as two NEFFs (the encoder, and the decoder with its KV cache)
+compiled for one batch size, one encoder sequence length and one beam count. On TorchNeuron the stock model
+runs on the neuron device and ``generate`` compiles the decoder step with ``torch.compile(backend="neuron")``;
+a static cache and the old beam count keep its shapes fixed, and padding the encoder inputs to the old length
+keeps the encoder to one graph.
 
 Before::
 
@@ -28,9 +38,14 @@ After (portable device style)::
     model = AutoModelForSeq2SeqLM.from_pretrained("t5-small", dtype=torch.float32, device_map=torch.accelerator.current_accelerator() or torch.device("cpu"))
     model.generation_config.update(cache_implementation="static", num_beams=4, compile_config=CompileConfig(backend="neuron", dynamic=False, mode="default") if model.device.type == "neuron" else None)
 
-Fix safety: needs review. Known limits: static-cache support per encoder-decoder architecture on Neuron
-is unverified (map 2.3 [U]); the decoder cache length follows generate's ``max_length``/``max_new_tokens``,
-so keep those constant.
+Safety: needs-review. A reviewer applies the padding ``todo`` and checks that the architecture generates with
+a static cache.
+
+References:
+
+* https://huggingface.co/docs/transformers/kv_cache
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/compile/about-torch-compile.html
+* docs/device-expression.md
 """
 
 from __future__ import annotations

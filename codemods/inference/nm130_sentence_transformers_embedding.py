@@ -1,6 +1,6 @@
 """NM130 sentence-transformers-embedding: ``NeuronSentenceTransformers`` / ``NeuronModelForSentenceTransformers`` -> ``SentenceTransformer``; ``NeuronModelForEmbedding`` -> ``AutoModel``.
 
-What it rewrites (migration map 1.1, 1.2, 2.5, rules A8/B5):
+What it does:
 
 * ``NeuronSentenceTransformers.from_pretrained(id, export=True, subfolder=, batch_size=, sequence_length=,
   auto_cast=, auto_cast_type=, **input_shapes)`` (0.4.2+) and the older ``NeuronModelForSentenceTransformers``
@@ -13,6 +13,16 @@ What it rewrites (migration map 1.1, 1.2, 2.5, rules A8/B5):
 * ``NeuronModelForEmbedding`` (Qwen3-Embedding, 0.4.5) and ``Qwen3NeuronModelForEmbedding`` ->
   ``AutoModel.from_pretrained(id, dtype=..., device_map=<device>)`` with a ``todo`` for last-token pooling
   (or loading the checkpoint with ``SentenceTransformer``); the compiled-folder note as for decoders.
+* limits: sentence-transformers pads each batch to its longest item, so sequence lengths vary (each new length
+  compiles once on TorchNeuron); which settings give fixed padding is not verified.
+
+Why:
+
+optimum-neuron compiled the transformer of a sentence-transformers model ahead of time for one batch size and
+one sequence length, and wrapped it in its own class. On TorchNeuron the stock ``SentenceTransformer`` runs on
+the neuron device and its model compiles just in time; ``max_seq_length`` keeps the old truncation, and the old
+batch size goes to ``encode``. optimum's embedding class for decoder-based embedders (Qwen3-Embedding) has no
+stock class of its own: the stock ``AutoModel`` gives the hidden states and the pooling is the caller's.
 
 Before::
 
@@ -29,8 +39,14 @@ After (portable device style)::
     model = SentenceTransformer(MODEL, device=torch.accelerator.current_accelerator() or torch.device("cpu"), model_kwargs={"dtype": torch.float32})
     model.max_seq_length = 128
 
-Fix safety: needs review. Known limits: sentence-transformers pads each batch to its longest item, so
-sequence lengths vary (each new length compiles once on TorchNeuron); exact fixed-padding knobs are [U].
+Safety: needs-review. A reviewer passes the batch size to ``encode``, replaces model-style calls by ``encode``
+and, for ``NeuronModelForEmbedding``, writes the pooling.
+
+References:
+
+* https://sbert.net/docs/package_reference/sentence_transformer/SentenceTransformer.html
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/compile/about-torch-compile.html
+* docs/device-expression.md
 """
 
 from __future__ import annotations

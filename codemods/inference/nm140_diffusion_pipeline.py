@@ -1,6 +1,6 @@
 """NM140 diffusion-pipeline: ``Neuron<...>Pipeline`` -> the diffusers pipeline on the device, regionally compiled.
 
-What it rewrites (migration map 1.3, 2.4, rules A7/B3; traps T20, T44-T46):
+What it does:
 
 * imports of the 15 ``Neuron*Pipeline`` classes (``optimum.neuron``, ``optimum.neuron.modeling_diffusion``)
   -> ``diffusers.<Pipeline>`` (StableDiffusion, Img2Img, Inpaint, InstructPix2Pix, LatentConsistency,
@@ -17,7 +17,18 @@ What it rewrites (migration map 1.3, 2.4, rules A7/B3; traps T20, T44-T46):
   ran it at the compiled size, diffusers uses its default size (768x768 for stable-diffusion-2-1);
 * ``device_ids=[0, 1]`` (optimum's two-core data parallelism) is dropped with a ``todo`` (one process per core);
 * ``unet_id``, ``controlnet_ids``, ``lora_*``, ``ip_adapter_*``, ``tensor_parallel_size``,
-  ``data_parallel_mode`` are removed from the call with a ``todo`` naming the diffusers replacement.
+  ``data_parallel_mode`` are removed from the call with a ``todo`` naming the diffusers replacement;
+* left alone: LoRA / IP-adapter / ControlNet / Flux TP loading is described in a ``todo``, not written;
+  ``data_parallel_mode`` (two replicas) becomes one process per core by hand.
+
+Why:
+
+optimum-neuron compiled each component of a diffusion pipeline (text encoders, UNet or transformer, VAE)
+ahead of time for one batch size, image size and number of images per prompt, and could replicate the
+pipeline over two NeuronCores. On TorchNeuron the stock diffusers pipeline is moved to the neuron device and
+its denoiser, where the time goes, is compiled just in time; regional compilation
+(``compile_repeated_blocks``) compiles one repeated block and reuses it, which keeps compile times short.
+Calling the pipeline at the old size keeps the shapes, and so the compiled graph, the same.
 
 Before::
 
@@ -36,8 +47,14 @@ After (portable device style)::
     if pipe.device.type == "neuron":
         pipe.unet.compile_repeated_blocks(backend="neuron", fullgraph=True, dynamic=False)
 
-Fix safety: needs review. Known limits: LoRA / IP-adapter / ControlNet / Flux TP loading is described in a
-``todo``, not written; ``data_parallel_mode`` (two replicas) becomes one process per core by hand.
+Safety: needs-review. A reviewer passes the compiled size at every call and writes the LoRA / IP-adapter /
+ControlNet / parallelism replacements each ``todo`` names.
+
+References:
+
+* https://huggingface.co/docs/diffusers/optimization/fp16#regional-compilation
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/compile/about-torch-compile.html
+* docs/device-expression.md
 """
 
 from __future__ import annotations

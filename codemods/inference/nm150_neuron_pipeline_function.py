@@ -1,6 +1,6 @@
 """NM150 neuron-pipeline-function: ``optimum.neuron.pipeline(...)`` -> ``transformers.pipeline(...)`` on the device.
 
-What it rewrites (migration map 1.9, 2.6, rules A11/B6):
+What it does:
 
 * ``from optimum.neuron import pipeline`` (also ``optimum.neuron.pipelines``,
   ``optimum.neuron.pipelines.transformers[.base]``) -> ``from transformers import pipeline``;
@@ -15,7 +15,15 @@ What it rewrites (migration map 1.9, 2.6, rules A11/B6):
 * without ``export=True`` a ``model=`` string may name Neuron-compiled artifacts: a ``todo``;
 * every other keyword (``task=``, ``batch_size=``, ``chunk_length_s=`` ...) went on to transformers.pipeline
   under optimum too and stays; optimum's positional ``tokenizer`` / ``feature_extractor`` (3rd and 4th) are
-  passed by keyword, because transformers.pipeline puts ``config`` third.
+  passed by keyword, because transformers.pipeline puts ``config`` third;
+* limits: which padding keywords a task's call accepts varies by task and is not verified for each.
+
+Why:
+
+optimum-neuron's ``pipeline`` was transformers' ``pipeline`` around a Neuron model exported for fixed input
+shapes. On TorchNeuron the stock ``transformers.pipeline`` loads the stock model onto the neuron device; its
+model is compiled just in time (``torch.compile(backend="neuron")``, a static cache for text generation), and
+the old static shapes become the padding the caller passes.
 
 Before::
 
@@ -34,7 +42,14 @@ After (portable device style)::
     if pipe.device.type == "neuron":
         pipe.model.compile(backend="neuron", fullgraph=True, dynamic=False)
 
-Fix safety: needs review. Known limits: which padding kwargs a task's call accepts varies [U per task].
+Safety: needs-review. A reviewer passes the batch size and padding of the ``input_shapes`` ``todo`` at call
+time and checks the compiled-folder note.
+
+References:
+
+* https://huggingface.co/docs/transformers/main_classes/pipelines
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/compile/about-torch-compile.html
+* docs/device-expression.md
 """
 
 from __future__ import annotations

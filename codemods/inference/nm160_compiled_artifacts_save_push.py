@@ -1,12 +1,21 @@
 """NM160 compiled-artifacts-save-push: ``save_pretrained`` / ``push_to_hub`` on migrated Neuron inference models.
 
-What it rewrites (migration map 2.1/2.2 ``save_pretrained``/``push_to_hub`` rows, rule B7; trap T25):
+What it does:
 
 * ``model.save_pretrained(dir)`` where ``model`` was loaded by an optimum-neuron inference class in the
   same file: kept (it now writes an ordinary checkpoint), with a ``todo``: folders written by the old code
   hold Neuron-compiled artifacts that stock libraries cannot load;
 * ``model.push_to_hub(save_directory, repository_id=repo, use_auth_token=t)`` (the optimum signature) ->
-  ``model.push_to_hub(repo, token=t)`` (the stock signature uploads the in-memory model, not a folder).
+  ``model.push_to_hub(repo, token=t)`` (the stock signature uploads the in-memory model, not a folder);
+* left alone: only receivers assigned (``x = Cls.from_pretrained(...)``) in the same file are recognised.
+
+Why:
+
+An optimum-neuron model's ``save_pretrained`` wrote its compiled NEFFs and ``neuron_config.json``, and its
+``push_to_hub`` uploaded such a folder (``save_directory`` first, the repository as ``repository_id=``). A
+migrated model is a stock transformers model: ``save_pretrained`` writes ordinary weights, and the stock
+``push_to_hub`` takes the repository id first and uploads the model in memory. Folders and repositories written
+by the old code still hold NEFFs, which stock libraries cannot load.
 
 Before::
 
@@ -22,8 +31,13 @@ After (with NM110)::
     model.save_pretrained("llama_neuron/")
     model.push_to_hub("me/llama-neuron")
 
-Fix safety: needs review. Known limits: only receivers assigned (``x = Cls.from_pretrained(...)``) in the
-same file are recognised.
+Safety: needs-review. A reviewer checks who reads the saved folder or repository (they now get ordinary
+weights) and replaces old compiled folders by the source checkpoint.
+
+References:
+
+* https://huggingface.co/docs/transformers/main_classes/model#transformers.PreTrainedModel.push_to_hub
+* https://huggingface.co/docs/optimum-neuron/guides/export_model
 """
 
 from __future__ import annotations

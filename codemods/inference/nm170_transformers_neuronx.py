@@ -1,15 +1,21 @@
 """NM170 transformers-neuronx: imports of ``transformers_neuronx``, the earlier Neuron inference library.
 
+What it does:
+
+* nothing is rewritten; the file's first import of ``transformers_neuronx`` gets one ``todo`` that says what
+  replaces the library (the other imports and the uses go with it, so they get no notes of their own):
+
+  - load the SOURCE checkpoint (not the ``-split`` folder) with ``AutoModelForCausalLM.from_pretrained(id,
+    dtype=..., distributed_config=DistributedConfig(tp_size=<tp_degree>))`` under ``torchrun`` and generate
+    with a static cache (what NM110 writes for optimum-neuron's decoder), or
+  - serve it with vLLM on Neuron (NxD Inference), which replaced transformers-neuronx for serving.
+
+Why:
+
 transformers-neuronx (``LlamaForSampling.from_pretrained(...).to_neuron()`` then ``.sample(...)``, its own
 ``NeuronConfig`` / ``GenerationConfig``, split checkpoints written by ``save_pretrained_split``) is not part of
-TorchNeuron and has no one-to-one stock counterpart: its sampling loop, continuous batching and split checkpoints
-are its own. Nothing is rewritten; the file's first import of it gets one todo that says what replaces the library
-(the other imports and the uses go with it, so they get no notes of their own):
-
-* load the SOURCE checkpoint (not the ``-split`` folder) with ``AutoModelForCausalLM.from_pretrained(id,
-  dtype=..., distributed_config=DistributedConfig(tp_size=<tp_degree>))`` under ``torchrun`` and generate with a
-  static cache (what NM110 writes for optimum-neuron's decoder), or
-* serve it with vLLM on Neuron (NxD Inference), which replaced transformers-neuronx for serving.
+TorchNeuron and has no one-to-one stock counterpart: its sampling loop, continuous batching and split
+checkpoints are its own.
 
 Before::
 
@@ -20,7 +26,12 @@ After::
     # neuron-migrate: transformers-neuronx does not run on TorchNeuron and is not rewritten: load the source ...
     from transformers_neuronx import LlamaForSampling
 
-Fix safety: manual only.
+Safety: manual-only. A person rewrites the loading and generation code along the lines of the ``todo``.
+
+References:
+
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/libraries/nxd-inference/index.html
+* https://huggingface.co/docs/transformers/perf_infer_gpu_multi
 """
 
 from __future__ import annotations
