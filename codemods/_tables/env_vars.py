@@ -1,8 +1,8 @@
 """ONE table for XLA-era / Neuron environment variables: what each becomes on TorchNeuron.
 
 Used by the torch_xla Python rule (``os.environ[...] = ...``, ``os.environ.setdefault``, ``putenv``) and
-by the launch-layer rules (shell ``export``, Dockerfile ``ENV``, YAML env lists). Source: map section 3.H,
-torchneuron.md 2.4 / 2.5, traps T1/T8/T19/T22.
+by the launch-layer rules (shell ``export``, Dockerfile ``ENV``, YAML env lists). Source: the variables
+TorchNeuron reads, https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/reference/env-vars.html.
 
 Format (keep it this simple, other families read it)::
 
@@ -67,30 +67,30 @@ def _review(message: str) -> EnvVarAction:
 KEEP = EnvVarAction("keep")
 
 ENV_VARS: dict[str, EnvVarAction] = {
-    # H1: precision by environment (T19)
+    # precision by environment: on TorchNeuron the dtype comes from the code
     "XLA_USE_BF16": _remove(_BF16, todo=True),
     "XLA_DOWNCAST_BF16": _remove(_BF16, todo=True),
-    # H2: compiler flags (still read by TorchNeuron [sib])
+    # compiler flags (still read by TorchNeuron)
     "NEURON_CC_FLAGS": _review(
         "review NEURON_CC_FLAGS: TorchNeuron still passes it to neuronx-cc but derives --target/--lnc itself; "
         "drop those and XLA-era cache flags (--cache_dir: use TORCH_NEURONX_NEFF_CACHE_DIR, "
         "--retry_failed_compilation)"
     ),
     "NEURON_COMPILER_OPT_LEVEL": KEEP,
-    # H3: compile-only pass (T8)
+    # the compile-only pass of neuron_parallel_compile: TorchNeuron compiles just in time
     "NEURON_EXTRACT_GRAPHS_ONLY": _remove(_COMPILE_ONLY),
     "NEURON_PARALLEL_COMPILE": _remove(_COMPILE_ONLY),
     "NEURON_PARALLEL_COMPILE_MAX_RETRIES": _remove(_COMPILE_ONLY),
-    # H4
+    # XLA-era compile knobs
     "NEURON_FUSE_SOFTMAX": _remove("{name} was a torch-neuronx (XLA) attention compile knob; no effect on TorchNeuron (removed)"),
-    # H5: runtime knobs, effect unverified
+    # runtime knobs, effect unverified
     "NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS": _review(_RUNTIME_U),
     "NEURON_RT_STOCHASTIC_ROUNDING_EN": _review(
         "review NEURON_RT_STOCHASTIC_ROUNDING_EN: optimum-neuron switched stochastic rounding on through it and "
         "nothing in the stock stack does; its effect on TorchNeuron is unverified"
     ),
     "NEURON_NUM_RECENT_MODELS_TO_KEEP": _review(_RUNTIME_U),
-    # H6: core selection (T11)
+    # core selection: one NeuronCore per process under torchrun
     "NEURON_RT_NUM_CORES": _review(
         "review NEURON_RT_NUM_CORES: TorchNeuron drives one NeuronCore per process; launch with torchrun "
         "--nproc_per_node <cores> instead and remove this"
@@ -111,10 +111,10 @@ ENV_VARS: dict[str, EnvVarAction] = {
     "NEURON_RT_LOG_LEVEL": KEEP,
     "NEURON_LOGICAL_NC_CONFIG": KEEP,
     "NEURON_LAUNCH_BLOCKING": KEEP,
-    # H7, H8: harmless / multi-node
+    # harmless / multi-node
     "MALLOC_ARENA_MAX": KEEP,
     "FI_PROVIDER": KEEP,
-    # H9: optimum-neuron configuration
+    # optimum-neuron configuration
     "CUSTOM_CACHE_REPO": _remove("{name} pointed at optimum-neuron's Hub compile cache, which has no TorchNeuron counterpart (removed)"),
     "DISABLE_TRANSFORMERS_PATCHING": _remove(_OPTIMUM),
     "NEURON_CUSTOM_SILU": _remove(_OPTIMUM),
@@ -126,7 +126,7 @@ ENV_VARS: dict[str, EnvVarAction] = {
         "review NEURON_COMPILE_CACHE_URL: the XLA-era compile cache is gone; TorchNeuron's persistent NEFF cache "
         "is TORCH_NEURONX_NEFF_CACHE_DIR (a shared path; S3 URLs unverified)"
     ),
-    # H10: torch_xla / PJRT runtime and debug
+    # torch_xla / PJRT runtime and debug
     "PJRT_DEVICE": _remove("{name} selected the torch_xla PJRT device; TorchNeuron needs no device variable (removed)"),
     "XLA_FLAGS": _remove(_XLA_DEBUG),
     "XLA_IR_DEBUG": _remove(_XLA_DEBUG),

@@ -52,7 +52,7 @@ INHERITED = [
 
 K, R, DC, MI, D, T = "KEEP", "RENAME", "DISTRIBUTED_CONFIG", "MODEL_INIT_KWARGS", "DROP", "TODO"
 
-#: Hand decisions (map 2.7 / 2.8 / 4): field -> (action, target, message[, value]).
+#: Hand decisions: field -> (action, target, message[, value]).
 CURATED: dict[str, tuple] = {
     # --- optimum-neuron parallelism
     "tensor_parallel_size": (DC, "tp_size", "tensor_parallel_size -> DistributedConfig(tp_size=..., fsdp_size=WORLD_SIZE // tp_size) at model loading; launch one process per NeuronCore with torchrun"),

@@ -1,4 +1,4 @@
-"""Pure symbol moves of the optimum-neuron TRAINING API (map 1.4-1.8, 3.A A1-A4, A10, A12, A16).
+"""Pure symbol moves of the optimum-neuron TRAINING API (trainers, arguments, parsers, accelerate, PEFT, models).
 
 Every import path a symbol had across 0.0.x-0.4.x is listed (top-level ``optimum.neuron`` re-exports and
 the defining modules). The inference ``NeuronModelForCausalLM`` (``optimum.neuron``,

@@ -120,7 +120,7 @@ class TrainingArguments(TracksScope, PythonRule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.migrated = False
-        #: the file binds a Neuron arguments class (parsed or called): attribute reads get the T13 note
+        #: the file binds a Neuron arguments class (parsed or called): ``world_size`` reads get a note
         self.neuron_args = any(q in NEURON_ARGS_CLASSES for qs in ctx.imports.bindings.values() for q in qs)
 
     def visit_Name(self, node: cst.Name) -> None:
@@ -259,7 +259,7 @@ class TrainingArguments(TracksScope, PythonRule):
             entries = f'"distributed_config": {distributed_dict(tp, self._mesh_key(original))}, "device_map": None'
             bf16 = next((a for a in args if a.keyword is not None and a.keyword.value == "bf16"), None)
             if bf16 is not None and literal_value(bf16.value) is True:
-                entries += ', "dtype": "bfloat16"'  # trl loads in float32 otherwise; optimum kept bf16 weights (T19)
+                entries += ', "dtype": "bfloat16"'  # trl loads in float32 otherwise; optimum kept bf16 weights
                 self.dtype_added = True
             if existing is None:
                 self.fixed(original_arg, f"tensor_parallel_size -> model_init_kwargs distributed_config (tp_size={source_of(tp)}, "
