@@ -3,7 +3,7 @@ SFTConfig / DistributedConfig. Used by the Python rules (keyword arguments) and 
 (``--flags`` in shell scripts, ``sys.argv`` lists, HfArgumentParser JSON/YAML configs).
 
 Filled from the optimum-neuron wheels read as data (``gen_training_args.py`` beside this file writes
-``training_args_data.py``) and ../shared/reference/optimum-neuron-migration-map.md section 2.7 / 2.8.
+``training_args_data.py``) and the hand decisions of ``CURATED`` in ``gen_training_args.py``.
 """
 
 from __future__ import annotations
