@@ -18,24 +18,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from codemods._lib.cst import Import
 from migrate.rule import DeviceStyle
 from migrate.snippets import parse_expression
 
 PORTABLE_DEVICE = 'torch.accelerator.current_accelerator() or torch.device("cpu")'
 NEURON_DEVICE = 'torch.device("neuron")'
+TORCH = Import("torch")
+TORCH_DISTRIBUTED = Import("torch.distributed", alias="dist")
 
 
 @dataclass(frozen=True)
 class Code:
     source: str
-    imports: tuple[tuple[str, str | None, str | None], ...] = ()  # ctx.add_import arguments: (module, name, asname)
+    imports: tuple[Import, ...] = ()  # each unpacks as ctx.add_import's (module, name, asname)
 
 
 def device(style: DeviceStyle) -> Code:
     """An expression that evaluates to the torch.device migrated code should use."""
     if style is DeviceStyle.NEURON:
-        return Code(NEURON_DEVICE, (("torch", None, None),))
-    return Code(PORTABLE_DEVICE, (("torch", None, None),))
+        return Code(NEURON_DEVICE, (TORCH,))
+    return Code(PORTABLE_DEVICE, (TORCH,))
 
 
 def device_map(style: DeviceStyle) -> Code:
@@ -50,7 +53,7 @@ def process_group_backend(style: DeviceStyle, device_source: str | None = None) 
     if style is DeviceStyle.NEURON:
         return Code('"neuron"')
     target = device_source or PORTABLE_DEVICE  # an argument needs no parentheses around the `or`
-    return Code(f"dist.get_default_backend_for_device({target})", (("torch", None, None), ("torch.distributed", None, "dist")))
+    return Code(f"dist.get_default_backend_for_device({target})", (TORCH, TORCH_DISTRIBUTED))
 
 
 def autocast_device_type(style: DeviceStyle, device_source: str | None = None) -> Code:
@@ -58,7 +61,7 @@ def autocast_device_type(style: DeviceStyle, device_source: str | None = None) -
     if style is DeviceStyle.NEURON:
         return Code('"neuron"')
     target = device_source or f"({PORTABLE_DEVICE})"
-    return Code(f"{target}.type", (("torch", None, None),))
+    return Code(f"{target}.type", (TORCH,))
 
 
 def emit(ctx, code: Code):
