@@ -2,9 +2,37 @@
 
 A page is its hand-written introduction (everything above ``## Rules``) followed by the generated part: a table
 (id, name, safety, file kinds, the summary from the docstring's first line) and one section per rule, rendered
-from the docstring's sections (What it does, Why, Before, After, Safety, References; the format is described in
-docs/architecture.md and checked by tests/contract/test_docs.py). A page covers the families (``NM1``, ``NM2``
-...) of the rule ids it lists: a rule added to one of them gets its row and section, a rule removed loses them.
+from the docstring's sections. A page covers the families (``NM1``, ``NM2`` ...) of the rule ids it lists: a rule
+added to one of them gets its row and section, a rule removed loses them.
+
+A rule module's docstring (checked by tests/contract/test_docs.py)::
+
+    NM302 mark-step: <one summary sentence>.
+
+    What it does:
+
+    * the cases it rewrites, notes or leaves alone (bullets or paragraphs)
+
+    Why:
+
+    What the old code meant and what it becomes on TorchNeuron / transformers 5.
+
+    Before::
+
+        <code>
+
+    After::
+
+        <code>
+
+    Safety: safe. <what a reviewer checks; the value is the rule's ``safety``: safe | needs-review | manual-only>
+
+    References:
+
+    * an upstream URL, or a page under docs/ (at least one)
+
+``Before`` and ``After`` may carry a qualifier (``After (unchanged code, plus a note)::``) and may repeat as
+pairs. reST literal blocks (a paragraph ending in ``::``) become fenced code; double backticks become single ones.
 
     .venv/bin/python docs/gen_rules.py           # rewrite the pages
     .venv/bin/python docs/gen_rules.py --check   # exit 1 if a page is not current (tests/contract/test_docs.py)
@@ -197,7 +225,8 @@ def render_rule(rule) -> str:
             qualifier = _HEADERS[SECTION_ORDER.index(section.kind)][1].match(section.header)["qualifier"]
             label = section.kind.capitalize() + (f" ({_code_spans(qualifier)})" if qualifier else "")
             block, after = _split_block(section.lines)
-            out += [f"**{label}**", "", *_fence(block, _language(rule)), "", *render_text(after), ""]
+            language = "text" if qualifier and "report" in qualifier else _language(rule)  # findings, not code
+            out += [f"**{label}**", "", *_fence(block, language), "", *render_text(after), ""]
         elif section.kind == "safety":
             body = render_text(section.lines)
             body[0] = re.sub(r"^Safety: ([a-z-]+)\.", r"**Safety**: \1.", body[0])
