@@ -305,7 +305,9 @@ def run(
     project = project_facts.merge(
         (item.candidate.display for item in known), ((item.candidate.display, item.facts) for item in known)
     )
-    plan = _Plan(rules, RuleOptions(options.device_style, options.inline_notes, neuron_project, project), options.diff)
+    selected = frozenset(rule.id for rule in rules)
+    plan = _Plan(rules, RuleOptions(options.device_style, options.inline_notes, neuron_project, project, selected),
+                 options.diff)
 
     result = RunResult([str(path) for path in paths], options, rules, neuron_project, not_scanned=not_scanned)
     work: list[tuple[Candidate, FileKind]] = []

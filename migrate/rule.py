@@ -55,6 +55,9 @@ class RuleOptions:
     inline_notes: bool = True
     neuron_project: bool = True  # the project targets Neuron (torch_xla rules only run then)
     project: ProjectFacts = ProjectFacts()  # the rules' project facts, from the scan pass (see migrate/facts.py)
+    #: ids of the rules this run applies (after --select/--ignore and the project scope); None: every rule. A rule that
+    #: runs other rules' edits (NM410: the launch edits on command strings inside Python) runs only these.
+    rules: frozenset[str] | None = None
 
 
 class Rule:

@@ -51,7 +51,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePath
 
-from codemods._lib.shell import CommandLine, Report, Tok, command_statements, cut, lex, unquote
+from codemods._lib.shell import CommandLine, EmbeddedCommand, Report, Tok, command_statements, cut, lex, unquote
 from codemods._tables.requirements_data import REPOSITORY_NOTE
 from codemods.deps import _plan as plan
 from codemods.deps._base import DEP_TRIGGERS, DepsTextRule, rewrite_lines, split_requirement_line
@@ -261,6 +261,11 @@ class PipInstallNeuronStack(DepsTextRule):
             rewrite_heredoc_requirements(doc, self.report, self.ctx.options)
         if doc.kind is FileKind.YAML:
             self._conda_pip_section(doc)
+
+    @staticmethod
+    def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
+        """The same edit on a command string inside Python (run by NM410 when this rule is selected)."""
+        edit_pip_install(doc, report)
 
     def _conda_pip_section(self, doc: TextDocument) -> None:
         """conda ``environment.yml``: the requirement items under ``- pip:``."""

@@ -39,7 +39,7 @@ import posixpath
 import re
 from typing import Callable
 
-from codemods._lib.shell import (COMMAND_WORDS, RESERVED, CommandLine, Report, Tok, assignment_name,
+from codemods._lib.shell import (COMMAND_WORDS, RESERVED, CommandLine, EmbeddedCommand, Report, Tok, assignment_name,
                                  command_statements, command_word, cut, drop_line, lex, remove_words, simple_commands,
                                  unquote, words_of)
 from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS
@@ -283,3 +283,8 @@ class DropNeuronParallelCompile(LaunchRule):
 
     def apply(self, doc: TextDocument) -> None:
         edit_npc(doc, self.report, runs_elsewhere(self.ctx.options.project), self.unseen_target(doc))
+
+    @staticmethod
+    def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
+        """The same edit on a command string inside Python (run by NM410 when this rule is selected)."""
+        edit_npc(doc, report, embedded.runs_elsewhere)

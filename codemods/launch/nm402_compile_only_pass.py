@@ -41,7 +41,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from codemods._lib.shell import (EXPORTERS, Report, command_lines, command_statements, command_word, drop_line,
+from codemods._lib.shell import (EXPORTERS, EmbeddedCommand, Report, command_lines, command_statements, command_word, drop_line,
                                  env_sites, lex, next_code, remove_env_site)
 from codemods._tables import env_vars
 from codemods.launch._base import MAX_STEPS, NPC, PLAIN_RUNS, SHORT_RUN_STEPS, TARGET_WORD, LaunchRule, runs_elsewhere
@@ -239,3 +239,8 @@ class CompileOnlyPass(LaunchRule):
 
     def apply(self, doc: TextDocument) -> None:
         edit_compile_only(doc, self.report, compiled_by(self.ctx.options.project, self.ctx.path.as_posix()))
+
+    @staticmethod
+    def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
+        """The same edit on a command string inside Python (run by NM410 when this rule is selected)."""
+        edit_compile_only(doc, report)

@@ -26,6 +26,7 @@ Fix safety: needs review (the dtype decision is the user's).
 
 from __future__ import annotations
 
+from codemods._lib.shell import EmbeddedCommand, Report
 from codemods.launch._base import ENV_FACTS, LaunchRule, edit_env
 from codemods._tables.project_markers import MARKERS
 from migrate.rule import Safety
@@ -47,3 +48,8 @@ class XlaBf16Env(LaunchRule):
 
     def apply(self, doc: TextDocument) -> None:
         edit_env(doc, self.report, lambda name: name in NAMES, self.env_readers(doc), self.unseen_target(doc))
+
+    @staticmethod
+    def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
+        """The same edit on a command string inside Python (run by NM410 when this rule is selected)."""
+        edit_env(doc, report, lambda name: name in NAMES, embedded.readers)

@@ -27,6 +27,7 @@ NM403, the compile-only variables NM402, the ones kept for review NM405.
 
 from __future__ import annotations
 
+from codemods._lib.shell import EmbeddedCommand, Report
 from codemods._tables import env_vars
 from codemods.launch._base import ENV_FACTS, LaunchRule, edit_env
 from codemods._tables.project_markers import MARKERS
@@ -54,3 +55,8 @@ class XlaEraEnv(LaunchRule):
 
     def apply(self, doc: TextDocument) -> None:
         edit_env(doc, self.report, _ours, self.env_readers(doc), self.unseen_target(doc))
+
+    @staticmethod
+    def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
+        """The same edit on a command string inside Python (run by NM410 when this rule is selected)."""
+        edit_env(doc, report, _ours, embedded.readers)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-from codemods._lib.shell import Report, command_lines, drop_line, exec_words, lex, simple_commands, unquote, words_of
+from codemods._lib.shell import EmbeddedCommand, Report, command_lines, drop_line, exec_words, lex, simple_commands, unquote, words_of
 from codemods.launch._base import LaunchRule
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
@@ -154,3 +154,8 @@ class OptimumCliNeuron(LaunchRule):
 
     def apply(self, doc: TextDocument) -> None:
         edit_optimum_cli(doc, self.report)
+
+    @staticmethod
+    def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
+        """The same edit on a command string inside Python (run by NM410 when this rule is selected)."""
+        edit_optimum_cli(doc, report)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from codemods._lib.shell import Report, command_lines
+from codemods._lib.shell import EmbeddedCommand, Report, command_lines
 from codemods.launch._base import LaunchRule
 from codemods._tables.project_markers import MARKERS
 from migrate.findings import Severity
@@ -67,3 +67,8 @@ class TorchrunNprocPerNeuronCore(LaunchRule):
 
     def apply(self, doc: TextDocument) -> None:
         edit_torchrun(doc, self.report, trn1=mentions_trn1(doc.text()))
+
+    @staticmethod
+    def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
+        """The same edit on a command string inside Python (run by NM410 when this rule is selected)."""
+        edit_torchrun(doc, report)

@@ -43,7 +43,7 @@ import ast
 import json
 import re
 
-from codemods._lib.shell import (CommandLine, Report, Resolve, Tok, command_lines, cut, drop_line, lex, unquote, unresolved,
+from codemods._lib.shell import (CommandLine, EmbeddedCommand, Report, Resolve, Tok, command_lines, cut, drop_line, lex, unquote, unresolved,
                                  words_of)
 from codemods._lib.launch_targets import (NOT_TRAINERS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, Program, Target,
                                           config_parsers, program_of, resolver)
@@ -247,6 +247,11 @@ class NeuronTrainerFlags(LaunchRule):
             self._config_keys(doc, config_parsers(project), owned)
         if doc.kind is not FileKind.JSON:
             edit_flags(doc, self.report, resolver(project, self.ctx.path))
+
+    @staticmethod
+    def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
+        """The same edit on a command string inside Python (run by NM410 when this rule is selected)."""
+        edit_flags(doc, report, embedded.resolve)
 
     def _config_keys(self, doc: TextDocument, parsers: list, owned: set[str]) -> None:
         """Keys of an argument-parser config, mapped when a script of the project parses Neuron training

@@ -36,26 +36,22 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Callable, Sequence
+from typing import Sequence
 
 import libcst as cst
 
 from codemods._lib.cst import source_of
-from codemods._lib.shell import Resolve, assignment_name, looks_like_command, unresolved
+from codemods._lib.shell import EmbeddedCommand, assignment_name, looks_like_command
 from codemods._lib.launch_targets import (ENV_READS, NOT_TRAINERS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, Program, Target,
                                           env_readers, program_of, resolver)
 from codemods._tables import env_vars
 from codemods._tables.project_markers import MARKERS
-from codemods.launch._base import (COMPILE_ADDED, COMPILE_TODO, NPC, PLAIN_RUNS, as_step, edit_env, flag_mapping,
-                                   flag_plan, runs_elsewhere, unresolved_todo)
-from codemods.launch.nm401_neuron_parallel_compile import edit_npc
-from codemods.launch.nm402_compile_only_pass import COMPILE_ONLY_VARS, edit_compile_only
-from codemods.launch.nm406_optimum_cli import edit_optimum_cli
-from codemods.launch.nm407_torchrun_nproc import edit_torchrun
-from codemods.launch.nm408_trainer_flags import edit_flags
+from codemods.launch._base import (COMPILE_ADDED, COMPILE_TODO, NPC, PLAIN_RUNS, as_step, flag_mapping, flag_plan,
+                                   runs_elsewhere, unresolved_todo)
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
-from migrate.rule import PythonRule, Safety
+from migrate.registry import all_rules
+from migrate.rule import PythonRule, Rule, Safety
 from migrate.textdoc import Line, TextDocument
 
 STRING_TRIGGERS = ("neuron_parallel_compile", "optimum-cli", "NEURON_EXTRACT_GRAPHS_ONLY", "NEURON_PARALLEL_COMPILE",
@@ -63,33 +59,25 @@ STRING_TRIGGERS = ("neuron_parallel_compile", "optimum-cli", "NEURON_EXTRACT_GRA
                    "--tensor_parallel_size", "--tensor-parallel-size", "--use_cpu", "--use-cpu")
 
 
-def edit_shell_text(text: str, resolve: Resolve = unresolved, runs: Callable[[str], bool] = lambda name: False,
-                    readers: Callable[[str], list[str]] = lambda name: []) -> tuple[str, list[tuple[Severity, str]]]:
-    """Every launch-layer shell edit applied to one command string (as in a Python literal); the findings
-    come back as (severity, message) without line information. ``resolve``: see ``edit_flags``; ``runs``: see
-    ``edit_npc``; ``readers``: see ``edit_env``."""
+def command_rules(selected: frozenset[str] | None) -> list[type[Rule]]:
+    """The rules that can edit a command string inside Python (those defining ``edit_command``, see
+    ``EmbeddedCommand``), in id order, limited to the run's selection (``selected``: rule ids; None: all)."""
+    return [rule for rule in all_rules() if callable(getattr(rule, "edit_command", None))
+            and (selected is None or rule.id in selected)]
+
+
+def edit_shell_text(text: str, rules: Sequence[type[Rule]],
+                    embedded: EmbeddedCommand = EmbeddedCommand()) -> tuple[str, list[tuple[Severity, str]]]:
+    """The shell edits of ``rules`` applied to one command string (as in a Python literal); the findings come back
+    as (severity, message) without line information."""
     doc = TextDocument(text, FileKind.SHELL)
     found: list[tuple[Severity, str]] = []
 
     def report(line: Line, severity: Severity, message: str) -> None:
         found.append((severity, " ".join(message.split())))
 
-    def removable(name: str) -> bool:
-        action = env_vars.lookup(name)
-        return name not in COMPILE_ONLY_VARS and action is not None and action.action in {"remove", "replace"}
-
-    edit_npc(doc, report, runs)
-    edit_compile_only(doc, report)
-    edit_env(doc, report, removable, readers)
-    edit_optimum_cli(doc, report)
-    edit_torchrun(doc, report)
-    edit_flags(doc, report, resolve)
-    try:
-        from codemods.deps.nm505_pip_install_lines import edit_pip_install
-    except ImportError:  # pragma: no cover
-        pass
-    else:
-        edit_pip_install(doc, report)
+    for rule in rules:
+        rule.edit_command(doc, report, embedded)  # type: ignore[attr-defined]  # see command_rules
     return doc.text(), found
 
 
@@ -122,16 +110,18 @@ class CommandsInPythonStrings(PythonRule):
         self.argv_lists: set[int] = set()  # lists this file's own parser reads (sys.argv = [...], parse_args([...]))
         self.command_lists: set[int] = set()  # lists run as a command (subprocess.run([...]), os.execvp(...))
         self.resolve = resolver(ctx.options.project, ctx.path)
-        self.runs_elsewhere = runs_elsewhere(ctx.options.project)
         folder = ctx.path.parent.as_posix()
-        self.readers = env_readers(ctx.options.project, ["" if folder == "." else folder])  # the code beside this file
+        # the same edits as in a launcher, by the rules this run selected (--select/--ignore mean the same here)
+        self.rules = command_rules(ctx.options.rules)
+        self.embedded = EmbeddedCommand(self.resolve, runs_elsewhere(ctx.options.project),
+                                        env_readers(ctx.options.project, ["" if folder == "." else folder]))
 
     # ---------------------------------------------------------------------------------- strings
 
     def _edit(self, original: cst.CSTNode, body: str) -> str | None:
         if not any(trigger in body for trigger in self.triggers) or not looks_like_command(body):
             return None
-        new, found = edit_shell_text(body, self.resolve, self.runs_elsewhere, self.readers)
+        new, found = edit_shell_text(body, self.rules, self.embedded)
         if new != body and not new.strip():
             self.todo(original, _empty_command_todo(found))
             return None
@@ -149,7 +139,7 @@ class CommandsInPythonStrings(PythonRule):
         if not any(trigger in body for trigger in self.triggers) or not looks_like_command(body):
             return updated
         if "\\" in body and "r" not in prefix.lower():
-            new, found = edit_shell_text(body, self.resolve, self.runs_elsewhere, self.readers)
+            new, found = edit_shell_text(body, self.rules, self.embedded)
             if new != body:
                 self.todo(original, "this string holds a Neuron launch command but has escapes, so it was left as it is: "
                           "edit it by hand (" + _steps(found) + ")")
@@ -168,7 +158,7 @@ class CommandsInPythonStrings(PythonRule):
         body = "".join(texts)
         if not any(trigger in body for trigger in self.triggers) or not looks_like_command(body):
             return updated
-        new, found = edit_shell_text(body, self.resolve, self.runs_elsewhere, self.readers)
+        new, found = edit_shell_text(body, self.rules, self.embedded)
         sources = {_PLACEHOLDER.format(index): "{" + source_of(part.expression) + "}"
                    for index, part in enumerate(expressions)}
         found = [(severity, re.sub(r"__nm_expr_\d+__", lambda m: sources.get(m.group(0), m.group(0)), message))
@@ -228,7 +218,7 @@ class CommandsInPythonStrings(PythonRule):
         if not strings:
             return updated
         if strings[0].rsplit("/", 1)[-1] == "optimum-cli" and values[0] is not None:
-            _, found = edit_shell_text(shlex.join(value for value in values if value is not None))
+            _, found = edit_shell_text(shlex.join(value for value in values if value is not None), self.rules)
             for _, message in found:
                 self.todo(original, message)
             return updated
@@ -239,8 +229,8 @@ class CommandsInPythonStrings(PythonRule):
             return updated
         if any(value is not None and value.endswith(NPC) and " " not in value for value in values):
             # a pre-compile pass as an argv list: the call that runs it is the user's to delete (see edit_npc)
-            _, found = edit_shell_text(shlex.join(value for value in values if value is not None), self.resolve,
-                                             self.runs_elsewhere)
+            command = shlex.join(value for value in values if value is not None)
+            _, found = edit_shell_text(command, self.rules, EmbeddedCommand(self.resolve, self.embedded.runs_elsewhere))
             for severity, message in found:
                 if NPC in message:
                     self.todo(original, message.replace("deleted this", "delete the call that runs this")

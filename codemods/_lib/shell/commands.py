@@ -433,3 +433,27 @@ def looks_like_command(text: str) -> bool:
 def unresolved(program: Program) -> Resolved:
     """The resolution used when no project is known: nothing is a Neuron trainer script."""
     return Resolved(Target.UNKNOWN, program.name)
+
+
+# ------------------------------------------------------------------ commands embedded in other files (NM410)
+
+
+def _runs_nowhere(name: str) -> bool:
+    return False
+
+
+def _read_by_nothing(name: str) -> list[str]:
+    return []
+
+
+@dataclass(frozen=True)
+class EmbeddedCommand:
+    """What is known around a command string found inside another file (a Python string literal).
+
+    A rule that edits shell code and can make the same edit on such a string defines
+    ``edit_command(doc, report, embedded)``; NM410 runs it, for the rules the run selected, on a throw-away
+    shell document holding the string."""
+
+    resolve: Resolve = unresolved  # the program a command runs -> which arguments it parses (trainer flags)
+    runs_elsewhere: Callable[[str], bool] = _runs_nowhere  # a script name -> another file runs it plainly
+    readers: Callable[[str], list[str]] = _read_by_nothing  # a variable name -> the project files reading it
