@@ -216,7 +216,7 @@ def _language(rule) -> str:
 def render_rule(rule) -> str:
     doc = parse(module_docstring(rule))
     out = [f"### {rule.id} {rule.name}", "", _links(_code_spans(summary(rule))), "",
-           f"Files: {_kinds(rule)}. Module: `{rule.__module__.replace('.', '/')}.py`.", ""]
+           f"Files: {_kinds(rule)}. Scope: `{rule.scope}`. Module: `{rule.__module__.replace('.', '/')}.py`.", ""]
     if doc.preamble:  # a docstring not (yet) in sections: rendered as it is
         out += render_text(doc.preamble, _language(rule)) + [""]
     labels = {"what": "What it does", "why": "Why", "references": "References"}

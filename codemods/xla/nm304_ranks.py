@@ -2,19 +2,14 @@
 
 What it does:
 
-================================================  =============================================
-``xm.get_ordinal()``, ``xr.global_ordinal()``     ``int(os.environ.get("RANK", 0))``
-``xm.get_local_ordinal()``, ``xr.local_ordinal()``  ``int(os.environ.get("LOCAL_RANK", 0))``
-``xm.xrt_world_size()``, ``xm.world_size()``,
-``xr.world_size()``                                ``int(os.environ.get("WORLD_SIZE", 1))``
-``xm.is_master_ordinal()`` (``local=True``)        ``int(os.environ.get("LOCAL_RANK", 0)) == 0``
-``xm.is_master_ordinal(local=False)``              ``int(os.environ.get("RANK", 0)) == 0``
-``xr.process_index()``                             ``int(os.environ.get("RANK", 0))``
-``xr.process_count()``, ``xr.global_device_count()`` ``int(os.environ.get("WORLD_SIZE", 1))``
-``xr.local_process_count()``,
-``xr.local_device_count()``                        ``int(os.environ.get("LOCAL_WORLD_SIZE", 1))``
-``xr.addressable_device_count()``                  ``1``
-================================================  =============================================
+* ``xm.get_ordinal()``, ``xr.global_ordinal()``, ``xr.process_index()`` -> ``int(os.environ.get("RANK", 0))``
+* ``xm.get_local_ordinal()``, ``xr.local_ordinal()`` -> ``int(os.environ.get("LOCAL_RANK", 0))``
+* ``xm.xrt_world_size()``, ``xm.world_size()``, ``xr.world_size()``, ``xr.process_count()``,
+  ``xr.global_device_count()`` -> ``int(os.environ.get("WORLD_SIZE", 1))``
+* ``xr.local_process_count()``, ``xr.local_device_count()`` -> ``int(os.environ.get("LOCAL_WORLD_SIZE", 1))``
+* ``xm.is_master_ordinal()`` (``local=True``) -> ``int(os.environ.get("LOCAL_RANK", 0)) == 0``;
+  ``xm.is_master_ordinal(local=False)`` -> ``int(os.environ.get("RANK", 0)) == 0``
+* ``xr.addressable_device_count()`` -> ``1``
 
 ``xm.is_master_ordinal()`` defaults to the LOCAL master (one per host); that default is kept. A non-literal
 ``local=`` argument gets a ``todo``.
