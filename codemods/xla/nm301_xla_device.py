@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from codemods._lib.cst import Import
 from codemods._lib import device as dev
 from codemods.xla import _values as values
 from codemods.xla._base import XM, XR, Safety, XlaRule, arg, is_xla_string, names
@@ -87,10 +88,10 @@ class XlaDevice(XlaRule):
             # "NEURON" on Trainium as before, "CPU" on a CPU machine as torch_xla's CPU device said
             self.fixed(original, "xm.xla_device_hw(device) -> torch.device(device).type.upper()")
             device = self.code(updated.args[0].value)
-            return self.expr(f"torch.device({device}).type.upper()", ("torch", None, None))
+            return self.expr(f"torch.device({device}).type.upper()", Import("torch"))
         if self.ctx.matches(original.func, RUNTIME_TYPE) and not original.args:
             self.fixed(original, "xr.device_type() -> the accelerator's type, upper case (NEURON on Trainium)")
-            return self.expr(f"({dev.device(self.ctx.options.device_style).source}).type.upper()", ("torch", None, None))
+            return self.expr(f"({dev.device(self.ctx.options.device_style).source}).type.upper()", Import("torch"))
         if self.ctx.matches(original.func, SUPPORTED):
             self.todo(original, "xm.get_xla_supported_devices(): TorchNeuron runs one process per NeuronCore; use the process's device (torch.accelerator.current_accelerator()) and launch one process per core with torchrun")
             return updated

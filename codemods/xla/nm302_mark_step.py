@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from codemods._lib.cst import Import
 from codemods.xla._base import XM, Safety, XlaRule, names
 
 STEP = names((XM, ["mark_step", "optimization_barrier_", "unlazy"]), ("torch_xla", ["sync"]))
@@ -63,7 +64,7 @@ class MarkStep(XlaRule):
         call = self.line_call(original, updated, WAIT)
         if call is not None:
             self.fixed(call, "xm.wait_device_ops() -> torch.accelerator.synchronize() (when an accelerator is present)")
-            return self.replace_line(original, updated, self.statement(SYNCHRONIZE, ("torch", None, None)))
+            return self.replace_line(original, updated, self.statement(SYNCHRONIZE, Import("torch")))
         return updated
 
     def leave_SimpleStatementSuite(self, original: cst.SimpleStatementSuite, updated: cst.SimpleStatementSuite):

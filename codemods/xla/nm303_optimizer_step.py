@@ -49,13 +49,14 @@ from __future__ import annotations
 
 import libcst as cst
 
+from codemods._lib.cst import Import
 from codemods.xla._base import XM, Safety, XlaRule, arg, has_star, names
 
 OPTIMIZER_STEP = names((XM, ["optimizer_step"]))
 REDUCE_GRADIENTS = names((XM, ["reduce_gradients"]))
 #: Text that shows gradients are averaged by a wrapper (DDP, FSDP, Trainer, Accelerator).
 WRAPPERS = ("DistributedDataParallel", "fully_shard", "FullyShardedDataParallel", "Trainer(", "accelerator.prepare", "Accelerator(")
-DIST = ("torch.distributed", None, "dist")
+DIST = Import("torch.distributed", alias="dist")
 AVERAGE = """if dist.is_initialized() and dist.get_world_size() > 1:  # average the gradients over the replicas (as {name} did on XLA)
     for group in {optimizer}.param_groups:
         for param in group["params"]:

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from codemods._lib.cst import Import
 from codemods.xla._base import LOCAL_RANK, RANK, WORLD_SIZE, XM, XR, Safety, XlaRule, arg, names
 
 GLOBAL = names((XM, ["get_ordinal"]), (XR, ["global_ordinal"]))
@@ -53,7 +54,7 @@ LOCAL_WORLD = names((XR, ["local_process_count", "local_device_count"]))
 ADDRESSABLE = names((XR, ["addressable_device_count", "addressable_runtime_device_count"]))
 LOCAL_WORLD_SIZE = 'int(os.environ.get("LOCAL_WORLD_SIZE", 1))'
 MASTER = names((XM, ["is_master_ordinal"]))
-OS = ("os", None, None)
+OS = Import("os")
 
 
 class Ranks(XlaRule):

@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from codemods._lib.cst import Import
 from codemods.xla._base import XM, Safety, XlaRule, names
 
 RENDEZVOUS = names((XM, ["rendezvous"]))
-DIST = ("torch.distributed", None, "dist")
+DIST = Import("torch.distributed", alias="dist")
 
 
 class Rendezvous(XlaRule):

@@ -39,12 +39,13 @@ from __future__ import annotations
 
 import libcst as cst
 
+from codemods._lib.cst import Import
 from codemods.xla._base import RANK, XM, Safety, XlaRule, arg, has_star, names
 from migrate.snippets import parse_expression, parse_statement
 
 SAVE = names((XM, ["save"]))
-OS = ("os", None, None)
-TORCH = ("torch", None, None)
+OS = Import("os")
+TORCH = Import("torch")
 
 
 def _bool(node: cst.Arg | None, default: bool) -> bool | None:
@@ -81,7 +82,7 @@ class XlaSave(XlaRule):
         if "fully_shard" in self.code_text() or "FullyShardedDataParallel" in self.code_text():
             self.todo(call, "a sharded model is saved: use torch.distributed.checkpoint.save or get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True)) before torch.save")
         # xm.save ended with a rendezvous: no rank goes on (to load the file, say) before it is written
-        barrier = self.statement("if dist.is_initialized():\n    dist.barrier()\n", ("torch.distributed", None, "dist"))
+        barrier = self.statement("if dist.is_initialized():\n    dist.barrier()\n", Import("torch.distributed", alias="dist"))
         if not master_only:
             self.fixed(call, "xm.save(master_only=False) -> torch.save on every rank, then a barrier (tensors stay on their device: load with map_location=\"cpu\" off-device)")
             return self.replace_line(original, updated, [save, barrier])

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from codemods._lib.cst import Import, source_of
 from codemods._lib import device as dev
 from codemods.xla import _values as values
 from codemods.xla._base import RANK, WORLD_SIZE, Safety, XlaRule, arg, is_xla_string
@@ -110,7 +111,7 @@ class XlaProcessGroup(XlaRule):
             extra.append(("rank", RANK))
         if arg(call, None, "world_size") is None:
             extra.append(("world_size", WORLD_SIZE))
-        imports = (("os", None, None), ("torch.distributed", None, "dist"))
+        imports = (Import("os"), Import("torch.distributed", alias="dist"))
         return [
             cst.Arg(keyword=cst.Name(name), value=self.expr(source, *imports), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
             for name, source in extra
@@ -130,7 +131,7 @@ class XlaProcessGroup(XlaRule):
     def leave_Import(self, original: cst.Import, updated: cst.Import):
         keep = []
         for alias in updated.names:
-            full = cst.Module(body=[]).code_for_node(alias.name)
+            full = source_of(alias.name)
             if full in SIDE_EFFECT and alias.asname is None:
                 self.fixed(original, f"side-effect import {full} removed (the neuron backend registers itself)")
                 continue
@@ -146,8 +147,8 @@ class XlaProcessGroup(XlaRule):
         # from torch_xla.distributed import xla_backend  (side effect only)
         if original.module is None or original.relative or isinstance(original.names, cst.ImportStar):
             return updated
-        module = cst.Module(body=[]).code_for_node(original.module)
-        keep = [a for a in updated.names if f"{module}.{cst.Module(body=[]).code_for_node(a.name)}" not in SIDE_EFFECT]
+        module = source_of(original.module)
+        keep = [a for a in updated.names if f"{module}.{source_of(a.name)}" not in SIDE_EFFECT]
         if len(keep) == len(updated.names):
             return updated
         self.fixed(original, "side-effect import of the XLA process-group backend removed")

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from codemods._lib.cst import Import
 from codemods._lib import device as dev
 from codemods.xla._base import LOCAL_RANK, Safety, XlaRule, arg, has_star, names
 
@@ -69,7 +70,7 @@ class XmpSpawn(XlaRule):
         if fn is None or has_star(call) or (args is not None and not isinstance(args.value, cst.Tuple)):
             self.todo(call, f"xmp.spawn: launch with torchrun --nproc_per_node <NeuronCores> (was nprocs={n}) and call fn(int(os.environ.get(\"LOCAL_RANK\", 0)), *args) once per process")
             return updated
-        call_args = [cst.Arg(self.expr(LOCAL_RANK, ("os", None, None)))]
+        call_args = [cst.Arg(self.expr(LOCAL_RANK, Import("os")))]
         if args is not None:
             call_args += [cst.Arg(e.value if not isinstance(e, cst.StarredElement) else e.value, star="*" if isinstance(e, cst.StarredElement) else "") for e in args.value.elements]
         self.todo(call, f"launch this script with torchrun --nproc_per_node <NeuronCores> (was xmp.spawn nprocs={n}); each process runs fn once with its LOCAL_RANK")
@@ -77,7 +78,7 @@ class XmpSpawn(XlaRule):
         if "init_process_group" in self.code_text():
             return statement
         backend = dev.process_group_backend(self.ctx.options.device_style)
-        join = self.statement(JOIN.format(backend=backend.source), ("os", None, None), *backend.imports)
+        join = self.statement(JOIN.format(backend=backend.source), Import("os"), *backend.imports)
         return self.replace_line(original, updated, [join, statement.with_changes(leading_lines=())])
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:

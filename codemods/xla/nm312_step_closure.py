@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from codemods._lib.cst import Import
 from codemods.xla._base import XM, Safety, XlaRule, arg, has_star, names
 
 CLOSURE = names((XM, ["add_step_closure"]))
@@ -53,7 +54,7 @@ class StepClosure(XlaRule):
             if seed is None:
                 return updated
             self.fixed(original, "xm.set_rng_state(seed) -> torch.manual_seed(seed)")
-            return cst.Call(func=self.expr("torch.manual_seed", ("torch", None, None)), args=[cst.Arg(seed.value)])
+            return cst.Call(func=self.expr("torch.manual_seed", Import("torch")), args=[cst.Arg(seed.value)])
         if self.ctx.matches(original.func, GET_RNG):
             self.todo(original, "xm.get_rng_state(): use torch.get_rng_state() / torch.random.initial_seed() (different return types)")
             return updated

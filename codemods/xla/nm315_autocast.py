@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from codemods._lib.cst import Import
 from codemods._lib import device as dev
 from codemods.xla import _values as values
 from codemods.xla._base import Safety, XlaRule, arg, is_xla_string
@@ -75,4 +76,4 @@ class XlaAutocast(XlaRule):
                 args[i] = a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         self.fixed(original, "XLA autocast -> torch.autocast on the accelerator device type")
-        return cst.Call(func=self.expr("torch.autocast", ("torch", None, None)), args=args)
+        return cst.Call(func=self.expr("torch.autocast", Import("torch")), args=args)
