@@ -41,7 +41,7 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods._lib.cst import set_args
-from codemods._lib.training import apply_field_map
+from codemods.training._base import apply_field_map
 from codemods._tables.drift_data import REMOVED_FIELDS
 from codemods._tables.training_symbols import ARGS_CLASSES
 from migrate.rule import PythonRule, Safety

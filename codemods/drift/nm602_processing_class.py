@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.training import tokenizer_to_processing_class
+from codemods.training._base import tokenizer_to_processing_class
 from codemods._tables.training_symbols import STOCK_TRAINERS
 from migrate.rule import PythonRule, Safety
 

@@ -50,7 +50,7 @@ import libcst as cst
 
 from codemods._lib.optimum_version import PINS, zero_1_note
 from codemods._lib.cst import find_keyword, keyword_arg, literal_value, rename_keyword, set_args, source_of
-from codemods._lib.training import WORLD_SIZE, TracksScope, args_plan, follow_moved_field, mesh_key, project_line
+from codemods.training._base import WORLD_SIZE, TracksScope, args_plan, follow_moved_field, mesh_key, project_line
 from codemods._tables.training_symbols import TRAINING_MOVES
 from migrate.rule import PythonRule, Safety
 

@@ -45,7 +45,7 @@ import libcst as cst
 
 from codemods._lib.optimum_version import PINS, zero_1_note
 from codemods._lib.cst import find_keyword, keyword_arg, literal_value, set_args, source_of
-from codemods._lib.training import (TracksScope, args_plan, distributed_config_call, follow_moved_field, mesh_key,
+from codemods.training._base import (TracksScope, args_plan, distributed_config_call, follow_moved_field, mesh_key,
                                     project_line)
 from migrate.rule import PythonRule, Safety
 

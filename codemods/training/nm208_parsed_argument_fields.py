@@ -73,7 +73,7 @@ from codemods._lib.launch_targets import STOCK_REMOVED
 from codemods._lib.parsed_args import GONE_FIELDS, MOVED_FIELD, STOCK_SUBCLASSES, TRN_CONFIG
 from codemods._lib.optimum_version import PINS, zero_1_note
 from codemods._lib.cst import find_keyword, keyword_arg, set_args, source_of
-from codemods._lib.training import (OWNERS, TracksScope, args_plan, distributed_config_call, mesh_key, moved_value,
+from codemods.training._base import (OWNERS, TracksScope, args_plan, distributed_config_call, mesh_key, moved_value,
                                     project_args_subclasses, project_line)
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES

@@ -1,6 +1,7 @@
-"""Helpers for the training (NM2xx) and stock-drift (NM6xx) rules: keyword-argument surgery that keeps the
-call's formatting (one-line or one-argument-per-line), and the field-map application shared by the
-Neuron and stock argument rules."""
+"""The training family's base (NM2xx), also used by the stock-drift rules NM601 and NM602: the field-map
+application shared by the Neuron and stock argument rules, the scope-tracking mixin, the file's parsed-arguments
+plan, the DistributedConfig mesh builders, ``tokenizer=`` -> ``processing_class=``, and the static-shape preamble.
+Keyword-argument surgery that keeps a call's formatting is in ``codemods/_lib/cst.py``."""
 
 from __future__ import annotations
 
@@ -8,19 +9,11 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from codemods._lib.cst import find_keyword, keyword_arg, literal_value, rename_keyword, set_args, source_of
 from codemods._lib.optimum_version import Line, data_parallel_key, optimum_line
 from codemods._lib.settings import place as place_settings
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction, FieldMapping
 from migrate.snippets import parse_expression
-
-
-# the cst helpers live in codemods/_lib/cst.py; the old names stay importable from here
-from codemods._lib.cst import find_keyword as kwarg
-from codemods._lib.cst import has_star_kwargs, is_literal, set_args  # noqa: F401
-from codemods._lib.cst import keyword_arg as new_kwarg
-from codemods._lib.cst import literal_value as literal
-from codemods._lib.cst import rename_keyword as rename_kwarg
-from codemods._lib.cst import source_of as source
 
 
 @dataclass
@@ -46,7 +39,8 @@ def apply_field_map(call: cst.Call, original: cst.Call, target: str, only: set[s
     """Apply ``TRAINING_ARGS`` to the keyword arguments of ``call`` (built from) / ``original`` (reported on).
 
     ``target`` is the stock class name the call now builds (rows owned by another class are left alone:
-    ORPO's old ``truncation_mode`` is not SFTConfig's); ``only`` restricts the decisions to those source names (the drift rule passes the removed fields)."""
+    ORPO's old ``truncation_mode`` is not SFTConfig's); ``only`` restricts the decisions to those source names
+    (the drift rule passes the removed fields)."""
     result = FieldResult(args=[])
     present = {arg.keyword.value for arg in call.args if arg.keyword is not None}
     for arg, original_arg in zip(call.args, original.args):
@@ -56,22 +50,24 @@ def apply_field_map(call: cst.Call, original: cst.Call, target: str, only: set[s
                 or mapping.owner not in OWNERS[target]):
             result.args.append(arg)
             continue
-        value = literal(arg.value)
+        value = literal_value(arg.value)
         if mapping.action is FieldAction.RENAME and mapping.target:
             if mapping.target in present:
-                result.todo.append((original_arg, f"both {name} and {mapping.target} given: {mapping.message}; {name} removed, check {mapping.target}"))
+                result.todo.append((original_arg, f"both {name} and {mapping.target} given: {mapping.message}; "
+                                                  f"{name} removed, check {mapping.target}"))
                 continue
             if mapping.value is not None:
                 if value is True:
-                    result.args.append(new_kwarg(mapping.target, mapping.value).with_changes(comma=arg.comma))
+                    result.args.append(keyword_arg(mapping.target, mapping.value).with_changes(comma=arg.comma))
                     result.fixed.append((original_arg, mapping.message))
                 elif value is False:
                     result.fixed.append((original_arg, f"{name}=False is the default: removed"))
                 else:
                     result.args.append(arg)
-                    result.todo.append((original_arg, f"{mapping.message}; {name} is not a literal, rewrite it by hand"))
+                    result.todo.append((original_arg,
+                                        f"{mapping.message}; {name} is not a literal, rewrite it by hand"))
                 continue
-            result.args.append(rename_kwarg(arg, mapping.target))
+            result.args.append(rename_keyword(arg, mapping.target))
             result.fixed.append((original_arg, mapping.message))
         elif mapping.action is FieldAction.DISTRIBUTED_CONFIG and mapping.target:
             result.distributed[mapping.target] = arg.value
@@ -81,9 +77,10 @@ def apply_field_map(call: cst.Call, original: cst.Call, target: str, only: set[s
         elif mapping.action is FieldAction.DROP:
             result.fixed.append((original_arg, f"{name}: {mapping.message}"))
         elif name in ("pipeline_parallel_size", "pipeline_parallel_num_microbatches") and value in (1, -1):
-            result.fixed.append((original_arg, f"{name}={value}: the optimum default (no pipeline parallelism), removed"))
+            result.fixed.append((original_arg,
+                                 f"{name}={value}: the optimum default (no pipeline parallelism), removed"))
         else:  # TODO: the stock class rejects the field, so it goes; the note keeps its value
-            shown = source(arg.value)
+            shown = source_of(arg.value)
             result.todo.append((original_arg, f"{name}={shown}: {mapping.message}"))
             result.moved[name] = arg
     return result
@@ -177,7 +174,8 @@ def project_args_subclasses(ctx) -> dict:
     """Qualified name -> (stock class, fields it declares) of the project's TrainingArguments subclasses."""
     from codemods._lib.parsed_args import STOCK_SUBCLASSES, stock_subclasses_of
 
-    return ctx.memo("stock-args-subclasses", lambda: stock_subclasses_of(ctx.options.project.of(STOCK_SUBCLASSES.name)))
+    return ctx.memo("stock-args-subclasses",
+                    lambda: stock_subclasses_of(ctx.options.project.of(STOCK_SUBCLASSES.name)))
 
 
 WORLD_SIZE = 'int(os.environ.get("WORLD_SIZE", "1"))'
@@ -185,7 +183,8 @@ WORLD_SIZE = 'int(os.environ.get("WORLD_SIZE", "1"))'
 
 def mesh_key(ctx) -> str:
     """The DistributedConfig key for the data-parallel rest of the mesh in this file: ``fsdp_size`` for a project
-    on optimum-neuron 0.4.x (zero_1 on by default), ``dp_replicate_size`` otherwise (codemods/_lib/optimum_version.py)."""
+    on optimum-neuron 0.4.x (zero_1 on by default), ``dp_replicate_size`` otherwise
+    (codemods/_lib/optimum_version.py)."""
     return data_parallel_key(project_line(ctx))
 
 
@@ -194,29 +193,31 @@ def project_line(ctx) -> Line:
 
 
 def _divisor(tp: cst.BaseExpression) -> str:
-    tp_source = source(tp)
+    tp_source = source_of(tp)
     return tp_source if isinstance(tp, (cst.Integer, cst.Name, cst.Attribute)) else f"({tp_source})"
 
 
 def distributed_dict(tp: cst.BaseExpression, key: str) -> str:
-    """Source of the DistributedConfig dict the seed's training example uses (tp_size x the rest = WORLD_SIZE)."""
-    return f'{{"tp_size": {source(tp)}, "{key}": {WORLD_SIZE} // {_divisor(tp)}}}'
+    """Source of the ``distributed_config`` dict of a tensor-parallel run (tp_size x the rest = WORLD_SIZE)."""
+    return f'{{"tp_size": {source_of(tp)}, "{key}": {WORLD_SIZE} // {_divisor(tp)}}}'
 
 
 def distributed_config_call(tp: cst.BaseExpression, key: str) -> str:
-    return f"DistributedConfig(tp_size={source(tp)}, {key}={WORLD_SIZE} // {_divisor(tp)})"
+    return f"DistributedConfig(tp_size={source_of(tp)}, {key}={WORLD_SIZE} // {_divisor(tp)})"
 
 
 def tokenizer_to_processing_class(rule, updated: cst.Call, original: cst.Call) -> cst.Call:
     """``tokenizer=`` -> ``processing_class=`` (transformers 5 Trainer / trl 1.x trainers)."""
-    arg = kwarg(updated, "tokenizer")
+    arg = find_keyword(updated, "tokenizer")
     if arg is None:
         return updated
-    if kwarg(updated, "processing_class") is not None:
-        rule.todo(kwarg(original, "tokenizer"), "both tokenizer= and processing_class= given: tokenizer= was removed in transformers 5, keep processing_class=")
+    if find_keyword(updated, "processing_class") is not None:
+        rule.todo(find_keyword(original, "tokenizer"), "both tokenizer= and processing_class= given: tokenizer= was "
+                  "removed in transformers 5, keep processing_class=")
         return set_args(updated, [a for a in updated.args if a is not arg])
-    rule.fixed(kwarg(original, "tokenizer"), "tokenizer= -> processing_class= (removed in transformers 5 / trl 1.x)")
-    return updated.with_changes(args=[rename_kwarg(a, "processing_class") if a is arg else a for a in updated.args])
+    rule.fixed(find_keyword(original, "tokenizer"),
+               "tokenizer= -> processing_class= (removed in transformers 5 / trl 1.x)")
+    return updated.with_changes(args=[rename_keyword(a, "processing_class") if a is arg else a for a in updated.args])
 
 
 PREAMBLE = (
@@ -226,9 +227,12 @@ PREAMBLE = (
 
 
 def insert_preamble(module: cst.Module, ctx) -> cst.Module:
-    """The seed's static-shape / loader settings, once, at the module's entry point (codemods/_lib/settings.py)."""
+    """The static-shape / synchronous-loading settings (``PREAMBLE``), once, at the module's entry point
+    (codemods/_lib/settings.py)."""
     text = ctx.source  # no rule writes these settings but this one: the file as read tells if they are there
-    missing = [line for line, marker in zip(PREAMBLE, ("automatic_dynamic_shapes", "HF_DEACTIVATE_ASYNC_LOAD")) if marker not in text]
+    markers = ("automatic_dynamic_shapes", "HF_DEACTIVATE_ASYNC_LOAD")
+    missing = [line for line, marker in zip(PREAMBLE, markers) if marker not in text]
     if not missing:
         return module
-    return place_settings(module, ctx, missing, "TorchNeuron: one compiled graph per shape (pad to fixed lengths); synchronous weight loading", "NM202")[0]
+    why = "TorchNeuron: one compiled graph per shape (pad to fixed lengths); synchronous weight loading"
+    return place_settings(module, ctx, missing, why, "NM202")[0]
