@@ -327,6 +327,11 @@ class TextRule(Rule):
     def todo(self, line: "Line", message: str, column: int = 0) -> None:
         self.ctx.report(self.id, line, Severity.TODO, message, column)
 
+    def report(self, line: "Line", severity: Severity, message: str) -> None:
+        """``fixed`` or ``todo`` by ``severity``: the ``report(line, severity, message)`` callback that edit
+        functions shared by several rules take (``codemods._lib.shell.Report``)."""
+        (self.fixed if severity is Severity.FIXED else self.todo)(line, message)
+
 
 # ---------------------------------------------------------------------------------------------- sweep
 

@@ -70,5 +70,3 @@ def rewrite_lines(doc: TextDocument, items: list[tuple[Line, int, int]], report:
 
 class DepsTextRule(TextRule):
     facts = plan.FACTS  # what the project's code imports
-    def report(self, line: Line, severity: Severity, message: str) -> None:
-        (self.fixed if severity is Severity.FIXED else self.todo)(line, message)

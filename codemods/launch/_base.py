@@ -22,7 +22,7 @@ from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import TextRule
-from migrate.textdoc import Line, TextDocument
+from migrate.textdoc import TextDocument
 
 LAUNCH_KINDS = frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML})
 
@@ -35,12 +35,6 @@ class LaunchRule(TextRule):
     """A text rule editing launch files through the shell command-line model (``codemods._lib.shell``)."""
 
     kinds = LAUNCH_KINDS
-
-    def report(self, line: Line, severity: Severity, message: str) -> None:
-        if severity is Severity.FIXED:
-            self.fixed(line, message)
-        else:
-            self.todo(line, message)
 
     def unseen_target(self, doc: TextDocument) -> tuple[str, str] | None:
         """See ``unseen_xla_target``: the torch_xla/NxD script outside the project this launcher runs."""
