@@ -139,6 +139,10 @@ def problems(rule) -> list[str]:
                 found.append(f"'Safety: {value}' but the rule's safety is {rule.safety.value}")
         if section.kind == "references" and not _REFERENCE.search(section.text):
             found.append("References: lists no URL and no docs/ path")
+        paths = re.findall(r"(?<![\w/])docs/[\w./-]*\w", re.sub(r"https?://\S+", "", section.text))
+        missing = [path for path in paths if not (DOCS.parent / path).exists()]
+        if missing:
+            found.append(f"{section.header!r} names {missing}, not in the repository")
         if section.kind != "safety" and not section.text.strip():
             found.append(f"the section {section.header!r} is empty")
     return found

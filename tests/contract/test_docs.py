@@ -120,3 +120,16 @@ def test_the_docstring_check_rejects_a_docstring_out_of_order() -> None:
         finally:
             del sys.modules["example_rule"]
         assert all(any(piece in problem for problem in found) for piece in expected) and bool(found) == bool(expected)
+
+
+def test_a_rule_section_renders_its_docstring_as_markdown() -> None:
+    from migrate.registry import all_rules
+
+    gen_rules = _rule_pages_generator()
+    mark_step = next(rule for rule in all_rules() if rule.id == "NM302")
+    section = gen_rules.render_rule(mark_step)
+    assert section.startswith("### NM302 mark-step\n")
+    assert "```python\nloss.backward()\noptimizer.step()\nxm.mark_step()" in section  # Before:: -> fenced code
+    assert "**Safety**: safe." in section and not re.search(r"(?<!`)``(?!`)", section)  # reST spans converted
+    page = (REPO / "docs" / "rules-xla.md").read_text(encoding="utf-8")
+    assert section in page and "| [NM302](#nm302-mark-step) | `mark-step` | safe |" in page
