@@ -1,5 +1,6 @@
 """libcst helpers shared by every rule family: the source of a node, building / finding / renaming keyword
-arguments, comma layout after an argument list changed, the value of a literal, and the imports a rewrite needs.
+arguments, comma layout after an argument list changed, the value of a literal (any constant, or a string), and the
+imports a rewrite needs.
 
 Each helper is defined once here; the family bases (``codemods/<family>/_base.py``) import them.
 """
@@ -15,7 +16,7 @@ from migrate.snippets import parse_expression
 
 __all__ = [
     "NOT_LITERAL", "Import", "find_keyword", "has_star_kwargs", "is_literal", "keyword_arg", "literal_value",
-    "parse_expression", "rename_keyword", "set_args", "source_of", "with_commas",
+    "parse_expression", "rename_keyword", "set_args", "source_of", "string_value", "with_commas",
 ]
 
 _EMPTY_MODULE = cst.Module(body=[])
@@ -168,6 +169,17 @@ def literal_value(node: cst.BaseExpression | None,
         return ast.literal_eval(source_of(node))
     except Exception:  # noqa: BLE001 - anything ast refuses is not a literal
         return NOT_LITERAL
+
+
+def string_value(node: cst.CSTNode | None) -> str | None:
+    """The value of a plain (not f-, not bytes) string literal, else None."""
+    if isinstance(node, cst.SimpleString):
+        try:
+            value = node.evaluated_value
+        except Exception:  # noqa: BLE001 - odd prefixes
+            return None
+        return value if isinstance(value, str) else None
+    return None
 
 
 def is_literal(value: Any) -> bool:

@@ -40,7 +40,7 @@ from typing import Sequence
 
 import libcst as cst
 
-from codemods._lib.cst import source_of
+from codemods._lib.cst import source_of, string_value
 from codemods._lib.shell import EmbeddedCommand, assignment_name, looks_like_command
 from codemods._lib.launch_targets import (ENV_READS, NOT_TRAINERS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, Program, Target,
                                           env_readers, program_of, resolver)
@@ -213,7 +213,7 @@ class CommandsInPythonStrings(PythonRule):
             *self.ctx.qualnames(node.value), getattr(node.value, "value", "")}
 
     def leave_List(self, original: cst.List, updated: cst.List) -> cst.BaseExpression:
-        values = [_string_value(element.value) for element in original.elements]
+        values = [string_value(element.value) for element in original.elements]
         strings = [value for value in values if value is not None]
         if not strings:
             return updated
@@ -333,10 +333,3 @@ def _with_torch_compile(elements: list[cst.Element], originals: Sequence[cst.Bas
         elements = [*elements[:-1], elements[-1].with_changes(comma=comma)]
     return [*elements, cst.Element(cst.SimpleString(f"{quote}--torch_compile{quote}"), comma=comma),
             cst.Element(cst.SimpleString(f"{quote}true{quote}"))]
-
-
-def _string_value(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.SimpleString) and "b" not in node.prefix.lower():
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
