@@ -123,7 +123,8 @@ def summary(rule) -> str:
 
 def problems(rule) -> list[str]:
     """What keeps a rule's module docstring from the fixed format (empty when it follows it)."""
-    doc = parse(module_docstring(rule))
+    doc_text = module_docstring(rule)
+    doc = parse(doc_text)
     found = []
     if not doc.first_line.startswith(f"{rule.id} {rule.name}: ") or not doc.first_line.endswith("."):
         found.append(f"the first line is not '{rule.id} {rule.name}: <summary sentence>.'")
@@ -139,12 +140,13 @@ def problems(rule) -> list[str]:
                 found.append(f"'Safety: {value}' but the rule's safety is {rule.safety.value}")
         if section.kind == "references" and not _REFERENCE.search(section.text):
             found.append("References: lists no URL and no docs/ path")
-        paths = re.findall(r"(?<![\w/])docs/[\w./-]*\w", re.sub(r"https?://\S+", "", section.text))
-        missing = [path for path in paths if not (DOCS.parent / path).exists()]
-        if missing:
-            found.append(f"{section.header!r} names {missing}, not in the repository")
         if section.kind != "safety" and not section.text.strip():
             found.append(f"the section {section.header!r} is empty")
+    # a file of the repository the docstring names must exist (modules move; the docs must follow)
+    paths = re.findall(r"(?<![\w/.])(?:docs|codemods|migrate)/[\w./-]*\w", re.sub(r"https?://\S+", "", doc_text))
+    missing = sorted({path for path in paths if not (DOCS.parent / path).exists()})
+    if missing:
+        found.append(f"names {missing}, not in the repository")
     return found
 
 
