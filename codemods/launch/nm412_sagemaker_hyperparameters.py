@@ -35,6 +35,7 @@ import posixpath
 
 import libcst as cst
 
+from codemods._lib.cst import string_value
 from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, Resolved, Target, resolve_script
 from codemods._tables.project_markers import MARKERS
 from codemods.launch._base import COMPILE_ADDED, FlagPlan, flag_mapping, flag_plan, unresolved_todo
@@ -55,16 +56,11 @@ class _Estimators(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
-        entry = _string(keywords.get("entry_point"))
+        entry = string_value(keywords.get("entry_point"))
         if entry is None or "hyperparameters" not in keywords:
             return
-        source_dir = _string(keywords.get("source_dir"))
+        source_dir = string_value(keywords.get("source_dir"))
         self.calls.append((node, posixpath.join(source_dir, entry) if source_dir else entry, keywords["hyperparameters"]))
-
-
-def _string(node: cst.BaseExpression | None) -> str | None:
-    value = node.evaluated_value if isinstance(node, cst.SimpleString) else None
-    return value if isinstance(value, str) else None
 
 
 def _cli_value(node: cst.BaseExpression) -> str | None:
@@ -73,7 +69,7 @@ def _cli_value(node: cst.BaseExpression) -> str | None:
         return node.value
     if isinstance(node, (cst.Integer, cst.Float)):
         return node.value
-    return _string(node)
+    return string_value(node)
 
 
 class SageMakerHyperparameters(PythonRule):
@@ -108,7 +104,7 @@ class SageMakerHyperparameters(PythonRule):
         keys = set()
         changed = False
         for element, old in zip(updated.elements, original.elements):
-            key = _string(old.key) if isinstance(old, cst.DictElement) else None
+            key = string_value(old.key) if isinstance(old, cst.DictElement) else None
             keys.add(key)
             mapping = flag_mapping("--" + key) if key else None
             plan = None
