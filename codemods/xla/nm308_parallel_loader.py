@@ -1,4 +1,4 @@
-"""NM308 parallel-loader: ``pl.MpDeviceLoader`` / ``pl.ParallelLoader`` become the plain loader; the loop moves the batch.
+"""NM308 parallel-loader: ``pl.MpDeviceLoader`` / ``pl.ParallelLoader`` become a stock loader that moves each batch.
 
 What it does:
 
@@ -8,15 +8,31 @@ What it does:
   (``batch = {k: v.to(device) ...}``) is kept as it is.
 * ``pl.ParallelLoader(loader, [device]).per_device_loader(device)`` is handled the same way, also when the
   ``ParallelLoader`` is kept in a variable that is only used through ``.per_device_loader(device)``.
-* Otherwise (the loader is passed to another function, a loop keeps the batch in one name of unknown structure,
-  a ``ParallelLoader(...)`` kept as an object without the chained ``per_device_loader``) the loader line stays,
-  with a ``todo`` saying why and what to move where.
+* Otherwise (the loader is passed to a ``train_loop_fn(loader, epoch)``, a loop keeps the batch in one name:
+  ``for step, batch in enumerate(loader)`` over dicts from a collate_fn) the loader expression becomes
+  ``_DeviceLoader(loader, device)``, a class the rule adds once to the module, after its imports (under a name
+  the module does not bind: ``_DeviceLoader2`` ... otherwise). It does for the user what MpDeviceLoader did:
+  iterable again every epoch, ``len()`` is the loader's, every tensor of each batch moved to ``device`` (the
+  call's own device argument), tuples, namedtuples, lists and dicts (``OrderedDict``, transformers'
+  ``BatchEncoding``, a ``UserDict``) rebuilt in their own types; other objects pass through as they are. The
+  prefetch keywords (``loader_prefetch_size``, ``device_prefetch_size``, ``host_to_device_transfer_threads``)
+  are dropped. A ``ParallelLoader`` object made for one device (``pl.ParallelLoader(loader, [device])``, also
+  made again each epoch) becomes the loader and its ``.per_device_loader(device)`` the class.
+* The line stays, with a ``todo`` saying why and what to move where, when a use needs the XLA object itself:
+  the file refers to the class (``isinstance(x, pl.MpDeviceLoader)``, an annotation); its attributes are read
+  (``loader._loader``, ``loader._device``), on the variable or, followed into the functions of this file it is
+  passed to, on their parameter; another keyword (``batchdim=``), a ``ParallelLoader`` over several devices or
+  a ``ParallelLoader`` object used otherwise; or the module binds ``torch``, ``copy`` or ``collections`` to
+  something else (the class reads them).
 
 Why:
 
 The XLA loaders moved every batch to the device (in a background thread). A plain ``DataLoader`` yields CPU
-tensors, so the move must be written in the loop. Sharding the data across processes is unchanged (it was always
-the sampler's job).
+tensors, so the move must be written in the loop, or done by a loader that moves it. The class is plain code in
+the file rather than ``torch.utils._pytree.tree_map_only``: torch's pytree module is private (torch has no public
+pytree API), and a reviewer reads a class of twenty lines once. A function defined in another module that gets
+the loader is not seen: it gets an object that iterates and has a length, as before. Sharding the data across
+processes is unchanged (it was always the sampler's job).
 
 Before::
 
@@ -31,8 +47,8 @@ After::
         x, y = x.to(device), y.to(device)
         loss = loss_fn(model(x), y)
 
-Safety: needs-review. Where a ``todo`` is left (single-name batches, loaders used outside a ``for``) the loader
-line is unchanged and the reviewer moves the batch by hand.
+Safety: needs-review. The reviewer checks that no function of another module needs the XLA loader object; where
+a ``todo`` is left the loader line is unchanged and the reviewer moves the batch by hand.
 
 References:
 
@@ -47,6 +63,7 @@ import libcst as cst
 from codemods._lib import device as dev
 from codemods.xla._base import Safety, XlaRule, arg, names
 from migrate import cstwalk
+from migrate.rule import dotted_name
 from migrate.snippets import parse_statement
 
 PL = "torch_xla.distributed.parallel_loader"
@@ -57,6 +74,45 @@ MOVE = (
     "every loop over it, move the batch at its top (x, y = x.to(device), y.to(device); batch = batch.to(device); "
     "dict batches: batch = {k: v.to(device) for k, v in batch.items()})"
 )
+LOADER_CLASSES = MP_LOADER | PARALLEL_LOADER
+#: keywords of MpDeviceLoader / ParallelLoader that only tune the background prefetch (nothing to carry)
+PREFETCH_KEYWORDS = frozenset({"loader_prefetch_size", "device_prefetch_size", "host_to_device_transfer_threads"})
+#: modules the added class reads (module-level names it needs: a file that binds them otherwise keeps its loader)
+HELPER_MODULES = ("torch", "copy", "collections")
+HELPER = "_DeviceLoader"
+#: The class added once to a module whose loader is used beyond loops that unpack the batch (passed to a
+#: ``train_loop_fn(loader, epoch)``, a ``for step, batch in enumerate(loader)`` over dicts): what MpDeviceLoader
+#: did for the user, in plain code. Not torch's pytree: ``torch.utils._pytree`` is private (torch has no public
+#: pytree API), and a class in the file is code a reviewer reads once.
+HELPER_SOURCE = '''\
+class {name}:
+    """Added by neuron-migrate in place of MpDeviceLoader: each batch of ``loader`` with its tensors on ``device``."""
+
+    def __init__(self, loader, device):
+        self.loader, self.device = loader, device
+
+    def __iter__(self):
+        for batch in self.loader:
+            yield self.move(batch)
+
+    def __len__(self):
+        return len(self.loader)
+
+    def move(self, value):
+        if isinstance(value, torch.Tensor):
+            return value.to(self.device)
+        if isinstance(value, tuple) and hasattr(value, "_fields"):  # a namedtuple
+            return type(value)(*(self.move(item) for item in value))
+        if isinstance(value, (tuple, list)):
+            return type(value)(self.move(item) for item in value)
+        if isinstance(value, collections.abc.MutableMapping):  # dict, OrderedDict, transformers' BatchEncoding
+            moved = copy.copy(value)  # the same type, with its other attributes
+            moved.update((key, self.move(item)) for key, item in value.items())
+            return moved
+        if isinstance(value, collections.abc.Mapping):
+            return {{key: self.move(item) for key, item in value.items()}}
+        return value
+'''
 
 
 class ParallelLoader(XlaRule):
@@ -147,15 +203,16 @@ class ParallelLoader(XlaRule):
 
         cstwalk.visit(node, _Scan())
         # para_loader = pl.ParallelLoader(loader, [device]) used only as para_loader.per_device_loader(device)
-        self.parallel_objects: dict[str, cst.Call] = {}
+        # (assigned again each epoch, it is the same object for this purpose)
+        self.parallel_objects: dict[str, list[cst.Call]] = {}
         for name, values in assigns.items():
-            value = values[0]
             if (
-                len(values) == 1 and isinstance(value, cst.Call) and self.ctx.matches(value.func, PARALLEL_LOADER)
-                and arg(value, 0, "loader") is not None and per_device.get(name)
-                and references.get(name, 0) == len(per_device[name]) + 1  # the assignment target + the .per_device_loader uses
+                all(isinstance(value, cst.Call) and self.ctx.matches(value.func, PARALLEL_LOADER)
+                    and arg(value, 0, "loader") is not None for value in values) and per_device.get(name)
+                # every reference is an assignment or a .per_device_loader use
+                and references.get(name, 0) == len(per_device[name]) + len(values)
             ):
-                self.parallel_objects[name] = value
+                self.parallel_objects[name] = values
         self.plans: dict[int, tuple[list[str], cst.BaseExpression | None]] = {}
         self.handled: set[int] = set()
         self.why: dict[int, str] = {}  # loader call -> why it is left as it is
@@ -199,9 +256,85 @@ class ParallelLoader(XlaRule):
             else:
                 self.handled.add(call_id)
                 self.plans.update(plans)
+        self._plan_wrapped(node, per_device)
+
+    # ---------------------------------------------------------------- the loaders the added class stands for
+    def _plan_wrapped(self, module: cst.Module, per_device: dict[str, list[cst.Call]]) -> None:
+        """Loaders left by the plain-loader plan become ``_DeviceLoader(loader, device)`` when every use of them is
+        one the class carries (iterated again and again, ``len()``); else ``self.why`` says what keeps them."""
+        sites = _LoaderSites(self, module)
+        cstwalk.visit(module, sites)
+        self.wrapped: set[int] = set()
+        self.helper_name = _free_name(HELPER, self.ctx.imports)
+        clash = next((name for name in HELPER_MODULES if self.ctx.imports.bindings.get(name, {name}) != {name}
+                      or name in self.ctx.imports.defined), None)
+        for call in sites.calls:
+            if id(call) in self.handled:
+                continue
+            why = self._kept_by(call, sites, per_device)
+            if why is None and sites.class_references:
+                why = (f"the file refers to the class itself (`{sites.class_references[0]}`: an isinstance test, an "
+                       "annotation), which a port would change")
+            if why is None and clash:
+                why = f"the module binds `{clash}` to something else, and the class that would replace it reads it"
+            if why is None:
+                self.wrapped.add(id(call))
+            else:
+                self.why[id(call)] = why
+        for name in self.parallel_objects:  # para_loader and its per_device_loader calls move together
+            calls = per_device[name]
+            if not all(id(call) in self.handled or id(call) in self.wrapped for call in calls):
+                for call in calls:
+                    self.wrapped.discard(id(call))
+                    self.why.setdefault(id(call), f"another use of `{name}` stays")
         self.parallel_handled = {
-            name for name in self.parallel_objects if all(id(call) in self.handled for call in per_device[name])
+            name for name in self.parallel_objects
+            if all(id(call) in self.handled or id(call) in self.wrapped for call in per_device[name])
         }
+
+    @staticmethod
+    def _arguments_kept_by(constructor: cst.Call) -> str | None:
+        """What in the arguments of ``MpDeviceLoader(loader, device)`` / ``ParallelLoader(loader, [device])`` has
+        no equivalent in the added class (the prefetch settings have nothing to tune there)."""
+        if any(a.star for a in constructor.args) or len([a for a in constructor.args if a.keyword is None]) > 2:
+            return "its arguments are not (loader, device)"
+        extra = sorted(a.keyword.value for a in constructor.args if a.keyword is not None
+                       and a.keyword.value not in ("loader", "device", "devices", *PREFETCH_KEYWORDS))
+        if extra:
+            return f"`{extra[0]}=` has no plain-loader equivalent"
+        return None if arg(constructor, 0, "loader") is not None else "the loader is not given"
+
+    def _kept_by(self, call: cst.Call, sites: "_LoaderSites", per_device: dict[str, list[cst.Call]]) -> str | None:
+        """What keeps ``call`` (a device loader expression) from becoming the added class, or None."""
+        if self.ctx.matches(call.func, MP_LOADER):
+            why = self._arguments_kept_by(call) or (None if arg(call, 1, "device") else "the device is not given")
+            if why:
+                return why
+        else:
+            owner = call.func.value
+            for constructor in self.parallel_objects[owner.value] if isinstance(owner, cst.Name) else [owner]:
+                devices = arg(constructor, 1, "devices")
+                listed = devices.value if devices is not None else None
+                one = isinstance(listed, (cst.List, cst.Tuple)) and len(listed.elements) == 1
+                if not one:
+                    return "its ParallelLoader feeds more than one device (or a device list built elsewhere)"
+                why = self._arguments_kept_by(constructor)
+                if why:
+                    return why
+            if len(call.args) != 1 or call.args[0].star or call.args[0].keyword not in (None,) and \
+                    call.args[0].keyword.value != "device":
+                return "per_device_loader is not called with one device"
+        if id(call) in sites.unfollowed:
+            return sites.unfollowed[id(call)]
+        reads: list[str] = []
+        if id(call) in sites.assigned:
+            holder, scope, statement = sites.assigned[id(call)]
+            reads = _attribute_reads(scope, holder, statement, sites.functions)
+        elif id(call) in sites.passed:
+            reads = _callee_reads(sites.passed[id(call)], sites.functions)
+        if reads:
+            return f"`{reads[0]}` reads an attribute of the XLA loader, which a plain loader does not have"
+        return None
 
     # ---------------------------------------------------------------- rewriting
     def _device_source(self, device: cst.BaseExpression | None) -> str:
@@ -221,12 +354,37 @@ class ParallelLoader(XlaRule):
             loader = arg(inner, 0, "loader") if isinstance(inner, cst.Call) else None
         if loader is None:
             return updated
+        if id(original) in getattr(self, "wrapped", ()):
+            mp_loader = self.ctx.matches(original.func, MP_LOADER)
+            device = arg(updated, 1, "device") if mp_loader else arg(updated, 0, "device")
+            self.helper_used = True
+            self.fixed(original, f"XLA device loader -> {self.helper_name}(loader, device), a class added to this "
+                                 "module that moves every batch to the device as the XLA loader did")
+            comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            arguments = [cst.Arg(loader.value, comma=comma), cst.Arg(device.value)]
+            return cst.Call(func=cst.Name(self.helper_name), args=arguments)
         if id(original) not in self.handled:
             why = self.why.get(id(original), "it is not iterated by a for loop in this file")
             self.todo(original, f"{MOVE} (left as it is: {why})")
             return updated
         self.fixed(original, "XLA device loader -> the DataLoader; the loop moves each batch to the device")
         return loader.value
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        if not getattr(self, "helper_used", False):
+            return updated
+        self.ctx.add_import("torch")
+        self.ctx.add_import("copy")
+        self.ctx.add_import("collections.abc")
+        helper = parse_statement(HELPER_SOURCE.format(name=self.helper_name))
+        body = list(updated.body)
+        index = _after_leading_imports(body)
+        helper = helper.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()] if index else [])
+        if index < len(body):  # two blank lines after a class, above the comments of what follows
+            lines = list(body[index].leading_lines)
+            blank = next((n for n, line in enumerate(lines) if line.comment is not None), len(lines))
+            body[index] = body[index].with_changes(leading_lines=[cst.EmptyLine()] * max(0, 2 - blank) + lines)
+        return updated.with_changes(body=[*body[:index], helper, *body[index:]])
 
     def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
         plan = getattr(self, "plans", {}).get(id(original))
@@ -245,3 +403,187 @@ class ParallelLoader(XlaRule):
         if isinstance(value, cst.Call) and self.ctx.matches(value.func, PARALLEL_LOADER):
             self.todo(original, "pl.ParallelLoader object: iterate the underlying DataLoader directly (per_device_loader(device) -> the loader) and move batches with .to(device)")
         return updated
+
+
+# -------------------------------------------------------------------- following a loader through the module
+class _LoaderSites(cst.CSTVisitor):
+    """Where each XLA device loader expression of the module stands: assigned to a name (and in which function),
+    passed to a call, or read as an object (``pl.MpDeviceLoader(...)._loader``); and the references to the loader
+    classes themselves (``isinstance(x, pl.MpDeviceLoader)``, annotations) that a port would change."""
+
+    def __init__(self, rule: ParallelLoader, module: cst.Module) -> None:
+        self.rule = rule
+        self.module = module
+        self.scopes: list[cst.CSTNode] = [module]
+        self.functions: dict[str, list[cst.FunctionDef]] = {}
+        self.calls: list[cst.Call] = []
+        self.assigned: dict[int, tuple[str, cst.CSTNode, cst.Assign]] = {}  # call -> (holder, scope, statement)
+        self.passed: dict[int, tuple[str, int | str, bool]] = {}  # call -> (callee, position or keyword, method)
+        self.unfollowed: dict[int, str] = {}  # call -> why its uses are not followed
+        self.class_references: list[str] = []
+        self._not_references: set[int] = set()  # call functions and attribute names
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.functions.setdefault(node.name.value, []).append(node)
+        self.scopes.append(node)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._not_references.add(id(node.func))
+        if self.rule._loader_call(node):
+            self.calls.append(node)
+        callee = _callee(node)
+        for where, argument in _call_arguments(node):
+            if callee is not None and self.rule._loader_call(argument.value):
+                self.passed[id(argument.value)] = (callee[0], where, callee[1])
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if not self.rule._loader_call(node.value):
+            return
+        holder = dotted_name(node.targets[0].target) if len(node.targets) == 1 else ""
+        if not holder:
+            self.unfollowed[id(node.value)] = "it is assigned in a form whose uses are not followed"
+        else:  # an attribute (self.loader) is read anywhere in the module
+            self.assigned[id(node.value)] = (holder, self.scopes[-1] if "." not in holder else self.module, node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._not_references.add(id(node.attr))
+        if self.rule._loader_call(node.value):
+            self.unfollowed[id(node.value)] = f"its attribute `.{node.attr.value}` is read"
+        self._reference(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._reference(node)
+
+    def _reference(self, node: cst.BaseExpression) -> None:
+        if id(node) not in self._not_references and self.rule.ctx.matches(node, LOADER_CLASSES):
+            self.class_references.append(cst.Module(body=[]).code_for_node(node))
+
+
+def _call_arguments(call: cst.Call):
+    """(position or keyword, argument) of a call's arguments, up to the first ``*args``."""
+    position = 0
+    for argument in call.args:
+        if argument.star:
+            if argument.star == "*":
+                return
+            continue
+        if argument.keyword is not None:
+            yield argument.keyword.value, argument
+        else:
+            yield position, argument
+            position += 1
+
+
+def _callee(call: cst.Call) -> tuple[str, bool] | None:
+    """(name, called as a method) of ``f(...)`` / ``obj.f(...)``."""
+    if isinstance(call.func, cst.Name):
+        return call.func.value, False
+    if isinstance(call.func, cst.Attribute):
+        return call.func.attr.value, True
+    return None
+
+
+class _HolderUses(cst.CSTVisitor):
+    """Attributes read on ``holder`` and the calls it is passed to, from ``after`` (a statement of the function
+    whose body is walked) on: a read above it is of the value it had before, unless a nested function makes it."""
+
+    def __init__(self, holder: str, after: cst.CSTNode | None) -> None:
+        self.holder, self.after = holder, after
+        self.started = after is None
+        self.nested = 0  # functions and lambdas inside the walked body run later, when the name holds the loader
+        self.attributes: list[str] = []
+        self.passed: list[tuple[str, int | str, bool]] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.nested += 1
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.nested -= 1
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.nested += 1
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self.nested -= 1
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self.started = self.started or node is self.after
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if (self.started or self.nested) and dotted_name(node.value) == self.holder:
+            self.attributes.append(f"{self.holder}.{node.attr.value}")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        callee = _callee(node)
+        if not (self.started or self.nested) or callee is None:
+            return
+        for where, argument in _call_arguments(node):
+            if dotted_name(argument.value) == self.holder:
+                self.passed.append((callee[0], where, callee[1]))
+
+
+def _parameter(function: cst.FunctionDef, where: int | str, method: bool) -> str | None:
+    """The parameter of ``function`` that receives argument ``where`` (a position or a keyword)."""
+    params = [*function.params.posonly_params, *function.params.params]
+    if isinstance(where, str):
+        return where if any(p.name.value == where for p in [*params, *function.params.kwonly_params]) else None
+    if method and params and params[0].name.value in ("self", "cls"):
+        where += 1
+    return params[where].name.value if where < len(params) else None
+
+
+def _callee_reads(passed: tuple[str, int | str, bool], functions: dict[str, list[cst.FunctionDef]],
+                  depth: int = 0) -> list[str]:
+    """Attributes the functions of this module named like the callee read on the parameter that gets the loader
+    (a callee defined elsewhere is not seen: it gets an object that iterates and has a length, as before)."""
+    name, where, method = passed
+    reads: list[str] = []
+    for function in functions.get(name, ()):
+        parameter = _parameter(function, where, method)
+        if parameter is not None:
+            reads += _attribute_reads(function, parameter, None, functions, depth + 1)
+    return reads
+
+
+def _attribute_reads(scope: cst.CSTNode, holder: str, after: cst.CSTNode | None,
+                     functions: dict[str, list[cst.FunctionDef]], depth: int = 0) -> list[str]:
+    uses = _HolderUses(holder, after if isinstance(scope, cst.FunctionDef) else None)  # a global is read anywhere
+    cstwalk.visit(scope.body if isinstance(scope, cst.FunctionDef) else scope, uses)
+    reads = list(uses.attributes)
+    if depth < 3:  # train(loader) -> train_loop_fn(loader) -> step(loader): deeper is not followed
+        for passed in uses.passed:
+            reads += _callee_reads(passed, functions, depth)
+    return reads
+
+
+def _free_name(name: str, imports) -> str:
+    """``name``, or ``name2``, ``name3`` ... when the module already binds it."""
+    candidate, number = name, 1
+    while candidate in imports.bindings or candidate in imports.defined:
+        number += 1
+        candidate = f"{name}{number}"
+    return candidate
+
+
+def _after_leading_imports(body: list[cst.BaseStatement]) -> int:
+    """The index after the module's docstring and leading imports (guarded ``try: import`` blocks included)."""
+    index = 0
+    for position, statement in enumerate(body):
+        is_import = isinstance(statement, cst.SimpleStatementLine) and all(
+            isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body)
+        docstring = position == 0 and isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and (
+            isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString))
+        if is_import or docstring or (isinstance(statement, cst.Try) and index == position):
+            index = position + 1
+        else:
+            break
+    return index
