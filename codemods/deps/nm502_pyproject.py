@@ -7,7 +7,7 @@ What it does:
   touch; the decisions are NM501's (``codemods/deps/_plan.py``);
 * Poetry tables (``[tool.poetry.dependencies]``, ``[tool.poetry.dev-dependencies]``) get a ``todo`` per Neuron
   entry (their version syntax differs);
-* a file tomlkit cannot parse is left alone with a ``todo``.
+* a file tomlkit cannot parse is left alone, with a ``todo`` above the line where parsing stopped.
 
 Why:
 
@@ -74,10 +74,14 @@ class PyprojectNeuronStack(DepsTextRule):
         try:
             toml = tomlkit.parse(text)
         except TOMLKitError as error:
-            first = next(iter(doc), None)
-            if first is not None:
-                self.report(first, Severity.TODO,
-                            f"pyproject.toml does not parse ({error}); check its dependencies by hand")
+            # the note goes above the line tomlkit stopped at and names no position, so a second run (whose
+            # positions count the note's line) finds the same note there and adds none
+            lines = list(doc)
+            at = getattr(error, "line", 1) or 1
+            if lines:
+                reason = re.sub(r" at line \d+ col \d+$", "", str(error))
+                self.report(lines[min(at, len(lines)) - 1], Severity.TODO,
+                            f"pyproject.toml does not parse ({reason}); check its dependencies by hand")
             return
         arrays: list[Array] = []
         project = toml.get("project", {})

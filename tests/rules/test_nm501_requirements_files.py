@@ -1,0 +1,84 @@
+"""NM501: requirements files move from optimum-neuron / PyTorch-XLA to the TorchNeuron stack."""
+
+from migrate.filekinds import FileKind
+from tests.rules.case import findings, migrate, unchanged
+
+
+def _requirements(source: str, **options):
+    return migrate(source, "NM501", kind=FileKind.REQUIREMENTS, path="requirements.txt", **options)
+
+
+def test_optimum_neuron_with_extras_becomes_the_stack_and_torch_xla_goes() -> None:
+    result = _requirements(
+        """
+        optimum-neuron[training]==0.0.25  # recipe pin
+        torch-xla==2.1.2
+        --extra-index-url https://pip.repos.neuron.amazonaws.com
+        """
+    )
+    assert result.text.splitlines() == [
+        "torch-neuronx==2.14.*  # recipe pin",
+        "torch==2.14.*",
+        "transformers>=5.24",
+        "accelerate>=1.15",
+        "trl>=1.16",
+        "peft>=0.21",
+        "datasets",
+        "--extra-index-url https://pip.repos.neuron.amazonaws.com",
+    ]
+    # the index option names the Neuron repository: no todo about where torch-neuronx comes from
+    assert findings(result, "NM501") == {(1, "fixed"), (2, "fixed")}
+
+
+def test_xla_era_builds_compiler_inf1_and_stock_floors() -> None:
+    result = _requirements(
+        """
+        torch-neuronx==2.1.2.2.0.0
+        neuronx-cc==2.14.*
+        torchvision==0.16.0
+        torch-neuron==1.13.1
+        huggingface_hub==0.24.0
+        """
+    )
+    lines = [line for line in result.text.splitlines() if not line.startswith("# neuron-migrate:")]
+    assert lines[0] == "torch-neuronx==2.14.*"
+    assert lines[1] == "neuronx-cc==2.28.*"
+    assert lines[2:4] == ["torchvision==0.16.0", "torch-neuron==1.13.1"]  # kept, with todos
+    assert lines[4].startswith("huggingface_hub>=") and "<3.0" in lines[4]  # the floor transformers 5 requires
+    assert findings(result, "NM501") == {(1, "fixed"), (1, "todo"), (2, "todo"), (3, "todo"), (4, "todo"),
+                                         (5, "fixed")}
+    assert "AWS's Neuron package repository" in result.text  # no index option names it
+
+
+def test_a_package_the_code_still_imports_stays_with_a_todo_naming_the_importer() -> None:
+    result = _requirements(
+        """
+        neuronx-distributed==0.9.0
+        """,
+        project={"train.py": "import neuronx_distributed\n", "requirements.txt": "neuronx-distributed==0.9.0\n"},
+    )
+    assert "neuronx-distributed==0.9.0\n" in result.text
+    todo = next(f for f in result.findings if f.rule == "NM501")
+    assert todo.severity.value == "todo" and "still imported by train.py" in todo.message
+
+
+def test_hashed_lines_and_a_tpu_project_are_left_alone() -> None:
+    unchanged(
+        """
+        torch-xla==2.1.2 --hash=sha256:0123
+        """,
+        "NM501",
+        kind=FileKind.REQUIREMENTS,
+        path="requirements.txt",
+    )
+    # no Neuron package in the file and not a Neuron project: torch-xla and the stock pins are a TPU project's own
+    unchanged(
+        """
+        torch-xla==2.5.0
+        transformers==4.45.0
+        """,
+        "NM501",
+        kind=FileKind.REQUIREMENTS,
+        path="requirements.txt",
+        neuron_project=False,
+    )
