@@ -373,9 +373,11 @@ class ParallelLoader(XlaRule):
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         if not getattr(self, "helper_used", False):
             return updated
-        self.ctx.add_import("torch")
-        self.ctx.add_import("copy")
-        self.ctx.add_import("collections.abc")
+        for module in ("torch", "copy", "collections.abc"):
+            top = module.split(".")[0]
+            if self.ctx.namespace is not None and self.ctx.imports.bindings.get(top) == {top}:
+                continue  # a notebook cell: an earlier cell imports it (the kernel shares one namespace)
+            self.ctx.add_import(module)
         helper = parse_statement(HELPER_SOURCE.format(name=self.helper_name))
         body = list(updated.body)
         index = _after_leading_imports(body)

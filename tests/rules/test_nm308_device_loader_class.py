@@ -1,8 +1,10 @@
 """NM308: a device loader used beyond loops that unpack the batch becomes ``_DeviceLoader(loader, device)``, a class
 added once to the module; uses a plain loader cannot carry keep the line, with a todo."""
 
+import json
 import textwrap
 
+from migrate.filekinds import FileKind
 from tests.rules.case import findings, migrate
 
 HEADER = """
@@ -227,3 +229,19 @@ def test_reads_in_functions_defined_above_the_assignment_count() -> None:
     assert "epoch_loader = pl.MpDeviceLoader(train_loader, device)" in result.text
     assert "eval_loader = pl.MpDeviceLoader(loader, device)" in result.text
     assert "_DeviceLoader" not in result.text
+
+
+def test_in_a_notebook_the_class_goes_to_the_cell_and_earlier_imports_count() -> None:
+    cells = [
+        "import torch\nimport torch_xla.core.xla_model as xm\nimport torch_xla.distributed.parallel_loader as pl\n",
+        "def train_loop_fn(loader):\n    for batch in loader:\n        print(batch)\n",
+        "train_loop_fn(pl.MpDeviceLoader(train_loader, device))\n",
+    ]
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                           "source": cell.splitlines(True)} for cell in cells],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    result = migrate(json.dumps(notebook, indent=1), "NM308", kind=FileKind.NOTEBOOK, path="nb.ipynb")
+    sources = ["".join(cell["source"]) for cell in json.loads(result.text)["cells"]]
+    assert "class _DeviceLoader" in sources[2] and "train_loop_fn(_DeviceLoader(train_loader, device))" in sources[2]
+    assert "import torch\n" not in sources[2]  # the first cell imports it: the kernel has it
+    assert "import copy\n" in sources[2]
