@@ -6,6 +6,7 @@ engine decides that from ``MARKERS`` (any file of the run containing one) or ``-
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Callable, Iterable
 
@@ -16,7 +17,7 @@ import libcst as cst
 #: availability checks and messages, and must not count as a Neuron project.
 from codemods._tables.project_markers import MARKERS, NEURON_CODE, OTHER_ACCELERATOR  # noqa: E402
 from migrate import cstwalk
-from migrate.rule import PythonRule, Safety  # noqa: F401  (re-exported for the rule modules)
+from migrate.rule import PythonRule, Safety, dotted_name  # noqa: F401  (re-exported for the rule modules)
 from migrate.snippets import parse_expression, parse_statement
 
 #: Files are parsed only when they mention torch_xla or a literal xla device / env var.
@@ -52,9 +53,13 @@ BLOCKER_HINTS: dict[str, str] = {
     "XLA FSDP": "XLA FSDP -> torch.distributed.fsdp.fully_shard per block and on the root",
     "XLA ZeroRedundancyOptimizer": "XLA ZeroRedundancyOptimizer -> torch.distributed.optim.ZeroRedundancyOptimizer or fully_shard",
     "xser": "xser -> torch.save / torch.distributed.checkpoint (convert old xser checkpoints on the old stack)",
-    "torch_xla.compile": "torch_xla.compile -> drop it (TorchNeuron runs eagerly) or torch.compile(fn, backend=\"neuron\")",
+    "torch_xla.compile": "torch_xla.compile with name=, num_different_graphs_allowed= or as a decorator -> call the "
+                         "function itself (TorchNeuron runs eagerly) or torch.compile(fn, backend=\"neuron\") without "
+                         "those arguments (NM319 ports torch_xla.compile(fn))",
     "torch_xla SPMD": "torch_xla SPMD -> DTensor (init_device_mesh, parallelize_module)",
-    "libneuronxla": "libneuronxla (XLA-stack runtime hooks, e.g. HLO snapshots) -> remove; compiler artifacts: TORCH_NEURONX_DEBUG_DIR",
+    "libneuronxla": "libneuronxla (XLA-stack runtime hooks, e.g. HLO snapshots) -> remove it, or import and call it "
+                    "only under the flag that enables it (if args.<flag>:), which neuron-migrate then ports around; "
+                    "compiler artifacts: TORCH_NEURONX_DEBUG_DIR",
     "neuronx_distributed": "neuronx_distributed (no TorchNeuron build) -> DeviceMesh / DTensor / FSDP2 or transformers DistributedConfig",
     "replica groups": "xm collectives with groups= -> dist.<collective>(..., group=dist.new_group(ranks)) (or a DeviceMesh dim group)",
     "gradient averaging over replica groups": "xm.optimizer_step / reduce_gradients with groups= -> average each gradient over that group only (dist.all_reduce(p.grad, group=dist.new_group(ranks)); p.grad /= len(ranks)) or DDP/FSDP2 on a device mesh",
@@ -83,15 +88,56 @@ def blockers(ctx) -> tuple[str, ...]:
     def scan() -> tuple[str, ...]:
         module = ctx.shared.get("module")
         found: set[str] = set()
+        ported: set[int] = set()  # ids of callee nodes a rule of the family ports (torch_xla.compile(fn))
+        guarded_bodies: set[int] = set()  # ids of the bodies of `if <flag>:` blocks
+        hooks: dict[int, set[str]] = {}  # id(innermost `if <flag>:` body) -> the libneuronxla names used in it
+        hook_imports: dict[int, int] = {}  # id(libneuronxla import under a flag) -> id(its innermost flag body)
+        bodies: list[int] = []  # ids of the `if <flag>:` bodies enclosing the node visited
+        compile_port = ctx.options.rules is None or "NM319" in ctx.options.rules  # not under --ignore NM319
 
         def note(node: cst.CSTNode) -> None:
+            if id(node) in ported:
+                return
             for qualified in ctx.qualnames(node):
                 for prefix, label in BLOCKERS.items():
                     if qualified == prefix or qualified.startswith(prefix + "."):
-                        found.add(label)
+                        if label == "libneuronxla" and bodies:
+                            hooks.setdefault(bodies[-1], set()).add(qualified)
+                        else:
+                            found.add(label)
+
+        def imported(node: cst.CSTNode, module_name: str) -> None:
+            if module_name.split(".")[0] != "libneuronxla":
+                return
+            if bodies:
+                hook_imports[id(node)] = bodies[-1]
+            else:
+                found.add("libneuronxla")  # imported at module level or outside a flag: the file needs it
 
         class _Scan(cst.CSTVisitor):
+            def visit_If(self, node: cst.If) -> None:
+                if flag_guard(ctx, node.test):
+                    guarded_bodies.add(id(node.body))  # the body only: `else:` runs when the flag is off
+
+            def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+                if id(node) in guarded_bodies:
+                    bodies.append(id(node))
+
+            def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+                if id(node) in guarded_bodies:
+                    bodies.pop()
+
+            def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+                if id(node) in guarded_bodies:
+                    bodies.append(id(node))
+
+            def leave_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+                if id(node) in guarded_bodies:
+                    bodies.pop()
+
             def visit_Call(self, node: cst.Call) -> None:
+                if compile_port and compile_target(ctx, node) is not None:
+                    ported.add(id(node.func))  # NM319 rewrites it
                 note(node.func)
                 qualified = ctx.matches(node.func, {f"{XM}.{name}" for name in GROUPED})
                 groups = arg(node, None, "groups")
@@ -105,16 +151,95 @@ def blockers(ctx) -> tuple[str, ...]:
                 note(node)
 
             def visit_Import(self, node: cst.Import) -> bool:
-                return False  # an import alone runs nothing: the uses count
+                for alias in node.names:
+                    imported(node, dotted_name(alias.name))
+                return False  # otherwise an import alone runs nothing: the uses count
 
             def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+                if node.module is not None and not node.relative:
+                    imported(node, dotted_name(node.module))
                 return False
 
         if module is not None:
             cstwalk.visit(module, _Scan())
+        ctx.shared[GUARDED_HOOKS] = {} if "libneuronxla" in found else {
+            node: tuple(sorted(hooks.get(body, ()))) for node, body in hook_imports.items()}
         return tuple(sorted(found))
 
     return ctx.memo("xla-blockers", scan)
+
+
+GUARDED_HOOKS = "xla-guarded-libneuronxla"
+
+
+def guarded_hooks(ctx, node: cst.CSTNode) -> tuple[str, ...] | None:
+    """For an ``import libneuronxla`` in an ``if <flag>:`` body of a file that uses libneuronxla only in such bodies
+    (a debug hook such as ``register_hlo_snapshot_callback`` under a command-line flag: not a blocker), the
+    libneuronxla names that body uses; None for any other import. NM318 notes the branch there."""
+    blockers(ctx)
+    return ctx.shared.get(GUARDED_HOOKS, {}).get(id(node))
+
+
+#: reads that say "a flag is set": the environment (a local object's attribute, ``args.debug``, is the other kind)
+ENV_READS = frozenset({"os.environ", "os.environ.get", "os.getenv"})
+
+
+def flag_guard(ctx, test: cst.BaseExpression) -> bool:
+    """Whether ``if test:`` runs its body only when a command-line or environment flag is set: ``args.x``,
+    ``args.x == "y"``, ``os.environ.get("X")``, ``"X" in os.environ``, ``a and <flag>``. A version test
+    (``is_pt21_plus``), a negation or an ``or`` with a non-flag is not: that body runs by default."""
+    if isinstance(test, cst.BooleanOperation):
+        left, right = flag_guard(ctx, test.left), flag_guard(ctx, test.right)
+        return (left or right) if isinstance(test.operator, cst.And) else (left and right)
+    if isinstance(test, cst.Comparison):
+        if len(test.comparisons) != 1:
+            return False
+        comparison = test.comparisons[0]
+        if isinstance(comparison.operator, cst.In):  # "X" in os.environ
+            return isinstance(test.left, cst.SimpleString) and bool(ctx.matches(comparison.comparator, ENV_READS))
+        operator, value = comparison.operator, comparison.comparator
+        if isinstance(operator, cst.IsNot):  # args.x is not None
+            return isinstance(value, cst.Name) and value.value == "None" and flag_guard(ctx, test.left)
+        if not isinstance(operator, (cst.Equal, cst.NotEqual, cst.GreaterThan, cst.GreaterThanEqual)):
+            return False
+        falsy = value.value in ("False", "None") if isinstance(value, cst.Name) else (
+            isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) and not ast.literal_eval(value.value))
+        # `args.x == "on"` runs only when set; `args.x == 0` may be the default: not a flag test
+        return (isinstance(value, (cst.SimpleString, cst.Integer, cst.Float, cst.Name)) and flag_guard(ctx, test.left)
+                and not (falsy and isinstance(operator, cst.Equal))
+                and (not isinstance(value, cst.Name) or value.value in ("True", "False", "None")))
+    if isinstance(test, cst.Call):
+        return bool(ctx.matches(test.func, ENV_READS)) and not any(a.star for a in test.args)
+    if isinstance(test, cst.Subscript):
+        return bool(ctx.matches(test.value, ENV_READS))
+    if isinstance(test, cst.Attribute):
+        root = test
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        # an attribute of a local object (args, flags, self.config), not of an imported module (sys.version_info)
+        return isinstance(root, cst.Name) and not ctx.qualnames(test) and not ctx.qualnames(root)
+    return False
+
+
+COMPILE = frozenset({"torch_xla.compile", "torch_xla.experimental.compile"})
+
+
+def compile_target(ctx, call: cst.Call) -> cst.Arg | None:
+    """The function argument of a ``torch_xla.compile(fn)`` NM319 ports (``full_graph=`` a literal bool; ``fn`` a
+    name, an attribute or a lambda), else None. ``name=`` / ``num_different_graphs_allowed=`` have no exact
+    torch.compile counterpart: such a call stays (a blocker)."""
+    if not ctx.matches(call.func, COMPILE) or any(a.star for a in call.args):
+        return None
+    positional = [a for a in call.args if a.keyword is None]
+    keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
+    function = positional[0] if len(positional) == 1 else keywords.get("f") if not positional else None
+    if function is None or set(keywords) - {"f", "full_graph"} or len(call.args) != 1 + ("full_graph" in keywords):
+        return None
+    full_graph = keywords.get("full_graph")
+    if full_graph is not None and not (isinstance(full_graph.value, cst.Name)
+                                       and full_graph.value.value in ("True", "False")):
+        return None
+    return function if isinstance(function.value, (cst.Name, cst.Attribute, cst.Lambda)) else None
 
 
 NXD = "neuronx_distributed"

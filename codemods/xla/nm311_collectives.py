@@ -6,7 +6,9 @@ What it does:
 * Statement ``xm.all_reduce(op, t)`` / ``xm.all_reduce(op, [t1, t2])`` (in place) ->
   ``dist.all_reduce(t, op=...)`` per tensor, ``scale=s`` -> ``t.mul_(s)``.
 * ``y = xm.all_reduce(op, expr[, scale=s])`` (the single-tensor form RETURNS a new tensor) ->
-  ``y = (expr).clone()`` then ``dist.all_reduce(y, op=...)`` (then ``y.mul_(s)``).
+  ``y = (expr).clone()`` then ``dist.all_reduce(y, op=...)`` (then ``y.mul_(s)``); ``return xm.all_reduce(...)``
+  the same with a new name (``reduced``), then ``return reduced``. An ``xm.all_reduce`` inside any other expression
+  (``xm.all_reduce(op, t).sqrt()``, a call argument) is left with a ``todo``.
 * The reduction is guarded by ``dist.is_initialized()``: a single process (no process group) keeps the value, as
   ``xm.all_reduce`` did with one replica.
 * ``x = xm.mesh_reduce(tag, data, fn)`` -> ``fn`` over ``dist.all_gather_object`` of every rank's ``data``
@@ -42,6 +44,8 @@ References:
 """
 
 from __future__ import annotations
+
+import re
 
 import libcst as cst
 
@@ -101,11 +105,15 @@ class XlaCollectives(XlaRule):
         if len(original.body) != 1 or len(updated.body) != 1:
             return updated
         stmt, new_stmt = original.body[0], updated.body[0]
-        target = None
+        target, returned = None, False
         if isinstance(stmt, cst.Expr):
             call, new_call = stmt.value, new_stmt.value
         elif isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name):
             call, new_call, target = stmt.value, new_stmt.value, stmt.targets[0].target.value
+        elif (isinstance(stmt, cst.Return) and isinstance(stmt.value, cst.Call) and isinstance(new_stmt, cst.Return)
+              and self.ctx.matches(stmt.value.func, ALL_REDUCE)):
+            # `return xm.all_reduce(op, t)`: the reduced copy gets a name of its own, then is returned
+            call, new_call, target, returned = stmt.value, new_stmt.value, self._fresh_name("reduced"), True
         else:
             return updated
         if isinstance(call, cst.Call) and target is not None and self.ctx.matches(call.func, MESH_REDUCE):
@@ -144,6 +152,8 @@ class XlaCollectives(XlaRule):
             reduce.append(f"dist.all_reduce({target}, op=dist.ReduceOp.{op})")
             if scale_src:
                 after.append(f"{target}.mul_({scale_src})")
+        if returned:
+            after.append(f"return {target}")
         guarded = "if dist.is_initialized():\n" + "".join(f"    {line}\n" for line in reduce)
         statements = [parse_statement(line + "\n") for line in before] + [parse_statement(guarded)] + [parse_statement(line + "\n") for line in after]
         self.fixed(call, f"xm.all_reduce -> dist.all_reduce(op=dist.ReduceOp.{op}) (in place)")
@@ -170,6 +180,11 @@ class XlaCollectives(XlaRule):
         self.fixed(call, "xm.mesh_reduce(tag, data, fn) -> fn over dist.all_gather_object of every rank's data")
         return self.replace_line(original, updated, parse_statement(source))
 
+    def _fresh_name(self, base: str) -> str:
+        """``base`` or ``base_2`` ...: a name the file does not use yet."""
+        used = set(re.findall(r"\b\w+\b", self.ctx.source))
+        return next(name for name in (base, *(f"{base}_{n}" for n in range(2, 100))) if name not in used)
+
     @staticmethod
     def _maybe_list(call: cst.Call) -> bool:
         return True  # a bare name may hold a list (in place) or a tensor (new value): the statement form is ambiguous
@@ -178,10 +193,15 @@ class XlaCollectives(XlaRule):
         super().__init__(ctx)
         self._argument_of: dict[int, cst.Call] = {}  # id(argument value) -> the call it is passed to
         self._assigned_mesh_reduces: set[cst.Call] = set()  # `x = xm.mesh_reduce(...)`: rewritten whole
+        self._statement_calls: set[int] = set()  # ids of calls that are a whole statement (`y = ...`, `return ...`)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         super().visit_SimpleStatementLine(node)
         statement = node.body[0] if len(node.body) == 1 else None
+        if (isinstance(statement, (cst.Expr, cst.Return))
+                or (isinstance(statement, cst.Assign) and len(statement.targets) == 1
+                    and isinstance(statement.targets[0].target, cst.Name))):
+            self._statement_calls.add(id(statement.value))  # leave_SimpleStatementLine rewrites or notes them
         if (isinstance(statement, cst.Assign) and len(statement.targets) == 1
                 and isinstance(statement.targets[0].target, cst.Name) and isinstance(statement.value, cst.Call)
                 and self.ctx.matches(statement.value.func, MESH_REDUCE)):
@@ -202,6 +222,11 @@ class XlaCollectives(XlaRule):
         return parse_expression(f"dist.ReduceOp.{CONSTANTS[qualified]}")
 
     def visit_Call(self, node: cst.Call) -> None:
+        if self.ctx.matches(node.func, ALL_REDUCE) and id(node) not in self._statement_calls:
+            self.todo(node, "xm.all_reduce inside an expression: give its result a line of its own (`total = "
+                      "xm.all_reduce(...)`, which the rule rewrites), or reduce a copy: r = x.clone(); "
+                      "dist.all_reduce(r, op=dist.ReduceOp.SUM) (in place; xm's single-tensor form returned a new "
+                      "tensor)")
         if not any(name.startswith("torch.distributed.") for name in self.ctx.qualnames(node.func)):
             self._argument_of.update((id(a.value), node) for a in node.args)
         qualified = self.ctx.matches(node.func, OTHERS)

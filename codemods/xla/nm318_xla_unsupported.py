@@ -11,9 +11,14 @@ Reports, never rewrites:
   ``torch_xla.test.test_utils``, private ``xm._*`` helpers, and any other ``torch_xla`` call no rule of the family
   handles (with its name).
 * A file that keeps constructs no rule ports (``blockers`` in ``codemods/xla/_base.py``: XLA FSDP, XLA ZeRO, xser,
-  ``torch_xla.compile``, SPMD, ``libneuronxla``, ``neuronx_distributed``, xm collectives over replica ``groups=``)
-  is left on torch_xla as a whole: the other NM3 rules withdraw from it, and this rule puts ONE note above its
-  first torch_xla import naming those constructs.
+  ``torch_xla.compile`` in a shape NM319 does not port, SPMD, ``libneuronxla`` outside a flag, ``neuronx_distributed``,
+  xm collectives over replica ``groups=``) is left on torch_xla as a whole: the other NM3 rules withdraw from it, and
+  this rule puts ONE note above its first torch_xla import naming those constructs.
+* ``libneuronxla`` imported and used only in ``if <flag>:`` bodies (``if args.snapshot_steps:``,
+  ``if os.environ.get("X") == "1":``; a debug hook such as ``register_hlo_snapshot_callback``) does not keep the file
+  on torch_xla: the branch stays as it is, with a ``todo`` on its import (no TorchNeuron counterpart; remove it, use
+  ``TORCH_NEURONX_DEBUG_DIR`` or ``torch.profiler``). A version test, a negated flag or an ``else:`` runs on a plain
+  run: that use stays a blocker.
 
 Why:
 
@@ -43,7 +48,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.xla._base import XM, Safety, XlaRule, blocked_note, blockers, nxd_modeling_file
+from codemods.xla._base import (
+    XM,
+    Safety,
+    XlaRule,
+    blocked_note,
+    blockers,
+    compile_target,
+    guarded_hooks,
+    nxd_modeling_file,
+)
 from migrate.rule import dotted_name
 
 #: qualified prefix -> message (longest prefix wins)
@@ -98,15 +112,31 @@ class XlaUnsupported(XlaRule):
             self._noted = True
             self.todo(node, blocked_note(labels))
 
+    def _hook_note(self, node: cst.CSTNode, module_name: str) -> None:
+        """A libneuronxla import in an ``if <flag>:`` body (``blockers`` leaves such a file to the other rules): the
+        branch stays as it is, and says what to use instead."""
+        hooks = guarded_hooks(self.ctx, node)
+        if module_name.split(".")[0] != "libneuronxla" or hooks is None:
+            return
+        used = [name for name in hooks if not any(other.startswith(name + ".") for other in hooks)] or [module_name]
+        self.todo(node, f"{', '.join(used)}: an XLA-stack runtime hook with no TorchNeuron counterpart (libneuronxla "
+                  "is not installed with TorchNeuron: this branch raises ImportError when its flag is set). Remove "
+                  "these lines (and the flag that turns them on); for compiler artifacts (FX graphs, StableHLO, "
+                  "NEFFs per rank) set TORCH_NEURONX_DEBUG_DIR, for a trace use torch.profiler.profile")
+
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
             self._blocked_note(node, dotted_name(alias.name))
+            self._hook_note(node, dotted_name(alias.name))
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.module is not None and not node.relative:
             self._blocked_note(node, dotted_name(node.module))
+            self._hook_note(node, dotted_name(node.module))
 
     def visit_Call(self, node: cst.Call) -> None:
+        if not self.blocked and compile_target(self.ctx, node) is not None:
+            return  # NM319 ports it
         qualifieds = sorted(q for q in self.ctx.qualnames(node.func) if q == "torch_xla" or q.startswith("torch_xla."))
         for qualified in qualifieds:
             if any(_handled(qualified, h) for h in HANDLED):

@@ -1,7 +1,5 @@
 """NM311: xm.all_reduce(xm.REDUCE_SUM, t) -> dist.all_reduce(t, op=dist.ReduceOp.SUM); other collectives: todo."""
 
-import pytest
-
 from tests.rules.case import findings, migrate, unchanged
 
 
@@ -25,18 +23,68 @@ def test_returned_value_form_becomes_a_clone_and_an_in_place_reduce() -> None:
     assert findings(result, "NM311") == {(4, "fixed")}
 
 
-@pytest.mark.xfail(strict=True, reason="an all_reduce in expression position gets neither a rewrite nor a todo")
-def test_an_all_reduce_in_a_return_is_rewritten_or_noted() -> None:
+def test_an_all_reduce_in_a_return_is_rewritten_like_the_assigned_form() -> None:
     result = migrate(
         """
         import torch_xla.core.xla_model as xm
 
         def average(loss, world):
-            return xm.all_reduce(xm.REDUCE_SUM, loss, scale=1.0 / world)
+            return xm.all_reduce(xm.REDUCE_SUM, loss, scale=1.0 / world)  # mean over ranks
         """,
         "NM311",
     )
-    assert findings(result, "NM311")
+    assert (
+        "    reduced = loss.clone()\n"
+        "    if dist.is_initialized():\n"
+        "        dist.all_reduce(reduced, op=dist.ReduceOp.SUM)\n"
+        "    reduced.mul_(1.0 / world)\n"
+        "    return reduced  # mean over ranks\n"
+    ) in result.text
+    assert findings(result, "NM311") == {(4, "fixed")}
+
+
+def test_the_returned_copy_gets_a_name_the_file_does_not_use() -> None:
+    result = migrate(
+        """
+        import torch_xla.core.xla_model as xm
+
+        def total(reduced):
+            return xm.all_reduce(xm.REDUCE_SUM, reduced)
+        """,
+        "NM311",
+    )
+    assert "    reduced_2 = reduced.clone()\n" in result.text and "    return reduced_2\n" in result.text
+
+
+def test_an_all_reduce_inside_an_expression_stays_with_a_todo() -> None:
+    source = """
+        import torch_xla.core.xla_model as xm
+
+        def norm(t):
+            return xm.all_reduce(xm.REDUCE_SUM, t * t).sqrt()
+
+        def log(t):
+            print(xm.all_reduce(xm.REDUCE_SUM, t))
+        """
+    result = migrate(source, "NM311")
+    assert "return xm.all_reduce(xm.REDUCE_SUM, t * t).sqrt()" in result.text
+    assert "print(xm.all_reduce(xm.REDUCE_SUM, t))" in result.text
+    assert findings(result, "NM311") == {(4, "todo"), (7, "todo")}
+    assert "give its result a line of its own" in result.text
+
+
+def test_a_returned_list_is_not_rewritten() -> None:
+    result = migrate(
+        """
+        import torch_xla.core.xla_model as xm
+
+        def both(a, b):
+            return xm.all_reduce(xm.REDUCE_SUM, [a, b])
+        """,
+        "NM311",
+    )
+    assert "    return xm.all_reduce(xm.REDUCE_SUM, [a, b])\n" in result.text
+    assert findings(result, "NM311") == {(4, "todo")}
 
 
 def test_native_collectives_are_left_alone() -> None:

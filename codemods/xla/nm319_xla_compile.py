@@ -1,0 +1,91 @@
+"""NM319 xla-compile: ``torch_xla.compile(fn)`` becomes ``torch.compile(fn, backend="neuron")`` on the neuron device.
+
+What it does:
+
+* ``torch_xla.compile(fn)`` and ``torch_xla.experimental.compile(fn)`` (``fn`` a name, an attribute or a
+  lambda) -> ``torch.compile(fn, backend="neuron")``; ``full_graph=True`` -> ``fullgraph=True``.
+* Portable style (the default, docs/device-expression.md): compiled only where the accelerator is the neuron
+  device, the function itself elsewhere (eager, on the CPU or a GPU):
+  ``torch.compile(fn, backend="neuron") if (<device>).type == "neuron" else fn``.
+* ``--device-style neuron``: unguarded ``torch.compile(fn, backend="neuron")``.
+* Left alone (the file stays on torch_xla, NM318 says why): ``name=`` / ``num_different_graphs_allowed=``,
+  ``*args``, any other function expression, the decorator form ``@torch_xla.compile``.
+
+Why:
+
+``torch_xla.compile(fn)`` ran ``fn`` in lazy (graph) mode with a sync before and after, so that its body became
+one XLA graph. TorchNeuron runs eagerly, so the function is correct as it is; ``torch.compile`` with the
+``neuron`` dynamo backend is the graph-capture counterpart. That backend exists only where torch-neuronx is
+installed (``torch.compile(fn, backend="neuron")`` raises ``InvalidBackend`` on CPU even with ``disable=True``),
+hence the device test in the portable style, as for the other compile steps the rules write.
+
+Before::
+
+    if flags.torch_xla_compile:
+        train_loop_fn = torch_xla.compile(train_loop_fn)
+
+After::
+
+    if flags.torch_xla_compile:
+        train_loop_fn = torch.compile(train_loop_fn, backend="neuron") if (torch.accelerator.current_accelerator() or torch.device("cpu")).type == "neuron" else train_loop_fn
+
+Safety: needs-review. The first call compiles (minutes for a large graph) and each new input shape recompiles;
+graph breaks run eagerly unless ``fullgraph=True``. Check that the function's inputs have static shapes.
+
+References:
+
+* https://docs.pytorch.org/xla/master/learn/eager.html (torch_xla.compile and eager mode)
+* https://docs.pytorch.org/docs/stable/generated/torch.compile.html
+* docs/device-expression.md
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods._lib import device as dev
+from codemods.xla._base import Safety, XlaRule, arg, compile_target
+from migrate.snippets import parse_expression
+
+
+class XlaCompile(XlaRule):
+    """torch_xla.compile(fn) -> torch.compile(fn, backend="neuron") on the neuron device, fn itself elsewhere."""
+
+    id = "NM319"
+    name = "xla-compile"
+    safety = Safety.NEEDS_REVIEW
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._bare: set[int] = set()  # ids of calls whose value needs no parentheses (an assignment, a return)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._bare.add(id(node.value))
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self._bare.add(id(node.value))
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        function = compile_target(self.ctx, original)
+        if function is None:
+            return updated
+        new_function = next(new.value for old, new in zip(original.args, updated.args) if old is function)
+        full_graph = arg(original, None, "full_graph")
+        keywords = ', fullgraph=True' if full_graph is not None and full_graph.value.value == "True" else ""
+        source = self.code(new_function)
+        compiled = f'torch.compile({source}, backend="neuron"{keywords})'
+        self.ctx.add_import("torch")
+        if self.ctx.options.device_style is dev.DeviceStyle.NEURON:
+            self.fixed(original, 'torch_xla.compile(fn) -> torch.compile(fn, backend="neuron")')
+            return self.expr(compiled)
+        device_type = dev.autocast_device_type(self.ctx.options.device_style)
+        for module, name, asname in device_type.imports:
+            self.ctx.add_import(module, name, asname)
+        fallback = f"({source})" if isinstance(new_function, cst.Lambda) else source  # `else lambda` reads as one
+        expression = f'{compiled} if {device_type.source} == "neuron" else {fallback}'
+        if id(original) not in self._bare:
+            expression = f"({expression})"
+        self.fixed(original, 'torch_xla.compile(fn) -> torch.compile(fn, backend="neuron") on the neuron device, '
+                             "the function itself (eager) elsewhere")
+        return parse_expression(self.quote_safe(expression))
