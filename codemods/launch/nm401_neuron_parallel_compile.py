@@ -1,15 +1,11 @@
 """NM401 drop-neuron-parallel-compile: delete ``neuron_parallel_compile`` pre-compile passes.
 
-``neuron_parallel_compile <cmd>`` ran ``<cmd>`` in graph-extraction mode (on placeholder data, training
-nothing) and compiled the graphs in parallel before the real run
-(https://awsdocs-neuron.readthedocs-hosted.com/en/latest/tools/neuron-sys-tools/neuron-parallel-compile.html).
-TorchNeuron compiles each graph on first call and caches the NEFFs (``TORCH_NEURONX_NEFF_CACHE_DIR``), so a
-pass is obsolete; dropping only the prefix would turn it into a second training run beside the real one.
+What it does:
 
 * A pass whose command the file also runs without the prefix (the same script or ``$CMD``), or that another
   file of the project runs (a ``compile.sh`` beside ``train.sh``, another notebook cell; a project fact
-  gathered in the scan pass), or a short ``--max_steps N`` run: the command is deleted (``srun``, ``sbatch --wrap "..."`` and
-  ``if ...; then ...; fi`` one-liners included; an emptied block gets ``:``).
+  gathered in the scan pass), or a short ``--max_steps N`` run: the command is deleted (``srun``,
+  ``sbatch --wrap "..."`` and ``if ...; then ...; fi`` one-liners included; an emptied block gets ``:``).
 * ``neuron_parallel_compile --command clear-locks``: deleted (TorchNeuron has no compile-cache locks).
 * A launcher whose Python scripts are all outside the project and that names the torch_xla / NxD stack
   (``pip install neuronx_distributed``): the pass stays, with a todo (that script was not migrated).
@@ -17,6 +13,14 @@ pass is obsolete; dropping only the prefix would turn it into a second training 
 * ``PREFIX=neuron_parallel_compile``, ``CMD="neuron_parallel_compile torchrun ..."``, Dockerfile exec-form
   arrays and YAML argument lists: the word goes, with a todo (the command now trains for real).
 * ``echo``/``printf`` text, comments and prose are left alone; other ``--command`` values get a todo.
+* The same edit is made on command strings inside Python by NM410 (as a todo: the call is the user's to delete).
+
+Why:
+
+``neuron_parallel_compile <cmd>`` ran ``<cmd>`` in graph-extraction mode (on placeholder data, training
+nothing) and compiled the graphs in parallel before the real run. TorchNeuron compiles each graph on first call
+and caches the NEFFs (``TORCH_NEURONX_NEFF_CACHE_DIR``), so a pass is obsolete; dropping only the prefix would
+turn it into a second training run beside the real one.
 
 Before::
 
@@ -30,7 +34,14 @@ After::
     torchrun --nproc_per_node 2 train.py \\
         --output_dir out
 
-Fix safety: needs review (a kept line or an edited variable carries a todo).
+Safety: needs-review. A kept line or an edited variable carries a todo: check that the command left is the real
+run, and delete a kept pre-compile step once its script runs on TorchNeuron.
+
+References:
+
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/tools/neuron-sys-tools/neuron-parallel-compile.html
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/compile/about-torch-compile.html
+* docs/rules-launch.md (the project facts: which scripts a launcher runs)
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """NM402 compile-only-pass: remove ``NEURON_EXTRACT_GRAPHS_ONLY`` / ``NEURON_PARALLEL_COMPILE`` and what they marked.
 
-These variables marked the graph-extraction pass of ``neuron_parallel_compile``: a command run with one set
-to ``1`` extracted and compiled its graphs on placeholder data and trained nothing
-(https://awsdocs-neuron.readthedocs-hosted.com/en/latest/tools/neuron-sys-tools/neuron-parallel-compile.html).
-On TorchNeuron nothing sets them, so:
+What it does:
 
 * the settings go wherever they are (``export``, ``VAR=1 cmd`` prefixes, ``unset``, Dockerfile ``ENV``, YAML
   env lists);
@@ -14,7 +11,15 @@ On TorchNeuron nothing sets them, so:
 * while another file of the project still runs this script as a ``neuron_parallel_compile`` pass (kept by
   NM401 with a todo, as nothing runs the script without it), its tests stay, with a todo: that pass needs them;
 * what this reading cannot follow (an ``export`` with no ``unset``, control flow inside the region, other
-  tests of the variable) stays with a ``todo``.
+  tests of the variable) stays with a ``todo``;
+* Python reads of these variables belong to the torch_xla rules; command strings inside Python get the same edit
+  through NM410.
+
+Why:
+
+These variables marked the graph-extraction pass of ``neuron_parallel_compile``: a command run with one set
+to ``1`` extracted and compiled its graphs on placeholder data and trained nothing. On TorchNeuron nothing sets
+them (graphs compile during the real run), so a setting is dead and a command it marked would train for real.
 
 Before::
 
@@ -33,7 +38,13 @@ After::
     MAX_STEPS=-1
     torchrun train.py --max_steps $MAX_STEPS
 
-Fix safety: needs review (the todos above). Python reads of these variables belong to the torch_xla rules.
+Safety: needs-review. Check the todos: a region or a test the rule could not follow, and the tests kept while
+another file still runs this script as a pre-compile pass.
+
+References:
+
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/tools/neuron-sys-tools/neuron-parallel-compile.html
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/reference/env-vars.html
 """
 
 from __future__ import annotations
@@ -244,3 +255,8 @@ class CompileOnlyPass(LaunchRule):
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
         """The same edit on a command string inside Python (run by NM410 when this rule is selected)."""
         edit_compile_only(doc, report)
+
+    @staticmethod
+    def owns_env(name: str) -> bool:
+        """Whether ``name`` is one of the variables this rule removes (NM410 asks, for ``NAME=value`` argv elements)."""
+        return name in COMPILE_ONLY_VARS

@@ -1,12 +1,24 @@
 """NM404 xla-era-env: remove torch_xla / optimum-neuron environment variables that TorchNeuron ignores.
 
-Map 3.H H4, H9, H10 (decisions in the shared table ``codemods/_tables/env_vars.py``): ``PJRT_DEVICE``,
-``XLA_FLAGS`` and the other ``XLA_*`` switches, ``NEURON_FUSE_SOFTMAX``, ``NEURON_FRAMEWORK_DEBUG``,
-``CUSTOM_CACHE_REPO``, ``OPTIMUM_NEURON_*``, ``ALLREDUCE_GRADIENTS_BUCKET_SIZE_MB`` ... are removed with a
-``fixed`` finding that says why; ``XLA_USE_SPMD`` is removed with a ``todo`` (sharding moves to DTensor);
-``NEURONX_DUMP_TO`` is renamed to ``TORCH_NEURONX_DEBUG_DIR``. Handles shell ``export``/prefix
-assignments/``unset``, Dockerfile ``ENV`` (both forms, continued lines) and YAML env lists (K8s
-``- name:``/``value:``, compose lists and mappings).
+What it does:
+
+* ``PJRT_DEVICE``, ``XLA_FLAGS`` and the other ``XLA_*`` switches, ``NEURON_FUSE_SOFTMAX``,
+  ``NEURON_FRAMEWORK_DEBUG``, ``CUSTOM_CACHE_REPO``, ``OPTIMUM_NEURON_*``, ``ALLREDUCE_GRADIENTS_BUCKET_SIZE_MB``
+  ... are removed with a ``fixed`` finding that says why; ``XLA_USE_SPMD`` is removed with a ``todo`` (sharding
+  moves to DTensor); ``NEURONX_DUMP_TO`` is renamed to ``TORCH_NEURONX_DEBUG_DIR``. The decisions are the shared
+  table's (``codemods/_tables/env_vars.py``).
+* Handles shell ``export``/prefix assignments/``unset``, Dockerfile ``ENV`` (both forms, continued lines) and
+  YAML env lists (K8s ``- name:``/``value:``, compose lists and mappings).
+* A variable that the project's Python or notebooks still read (``os.environ.get("PJRT_DEVICE")``, a project
+  fact gathered in the scan pass), or that a launcher sets for a script outside the project while it names the
+  torch_xla / NxD stack, is left in place with a todo: removing it would change what that code does.
+* ``XLA_USE_BF16``/``XLA_DOWNCAST_BF16`` are NM403, the compile-only variables NM402, the ones kept for review
+  NM405. Command strings inside Python get the same edit through NM410.
+
+Why:
+
+These variables configured the torch_xla runtime (its PJRT device, XLA compiler flags, the optimum-neuron
+trainer); TorchNeuron is a PyTorch device backend that reads none of them, so they only mislead a reader.
 
 Before::
 
@@ -17,12 +29,13 @@ After::
 
     ENV MALLOC_ARENA_MAX=64
 
-A variable that the project's Python or notebooks still read (``os.environ.get("XLA_USE_BF16")``, a project
-fact gathered in the scan pass), or that a launcher sets for a script outside the project while it names the
-torch_xla / NxD stack, is left in place with a todo: removing it would change what that code does.
+Safety: needs-review. Only the table's ``todo`` entries need a decision (``XLA_USE_SPMD``: the sharding moves to
+DTensor); the rest is removed with a note that says why.
 
-Fix safety: needs review only for the table's ``todo`` entries. ``XLA_USE_BF16``/``XLA_DOWNCAST_BF16`` are
-NM403, the compile-only variables NM402, the ones kept for review NM405.
+References:
+
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/reference/env-vars.html
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/about-neuron/announcements/neuron2.x/announce-no-support-pytorch-xla-training.html
 """
 
 from __future__ import annotations
@@ -60,3 +73,8 @@ class XlaEraEnv(LaunchRule):
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
         """The same edit on a command string inside Python (run by NM410 when this rule is selected)."""
         edit_env(doc, report, _ours, embedded.readers)
+
+    @staticmethod
+    def owns_env(name: str) -> bool:
+        """Whether ``name`` is one of the variables this rule removes (NM410 asks, for ``NAME=value`` argv elements)."""
+        return _ours(name)

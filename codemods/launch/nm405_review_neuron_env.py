@@ -1,12 +1,19 @@
 """NM405 review-neuron-env: keep ``NEURON_CC_FLAGS`` and ``NEURON_RT_*`` settings, and say what to review.
 
+What it does:
+
+* ``NEURON_CC_FLAGS``: the rule names the flags of the value that the shared table (``CC_FLAGS`` in
+  ``codemods/_tables/env_vars.py``) marks as XLA-only, with what replaces them.
+* Runtime knobs (``NEURON_RT_VISIBLE_CORES``, ``NEURON_RT_NUM_CORES``, ``NEURON_RT_STOCHASTIC_ROUNDING_EN``,
+  ``NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS``, ``NEURON_COMPILE_CACHE_URL`` ...) get the table's review note.
+* Nothing is rewritten.
+
+Why:
+
 TorchNeuron still appends ``NEURON_CC_FLAGS`` to the neuronx-cc command line but derives ``--target`` and
 ``--lnc`` itself; the XLA-era cache flags (``--cache_dir``, ``--retry_failed_compilation``) belong to the old
-compile cache (map 3.H H2; torchneuron.md 2.4; corpus A9 item 25). The rule names the flags of the value
-that the shared table (``CC_FLAGS`` in ``codemods/_tables/env_vars.py``) marks as XLA-only, with what
-replaces them. Runtime knobs (``NEURON_RT_VISIBLE_CORES``, ``NEURON_RT_NUM_CORES``,
-``NEURON_RT_STOCHASTIC_ROUNDING_EN``, ``NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS``,
-``NEURON_COMPILE_CACHE_URL`` ...) get the table's review note (map H5, H6; torchneuron.md 2.5).
+compile cache. The Neuron runtime variables keep their meaning, but values tuned for a torch_xla run may not
+suit a TorchNeuron one.
 
 Before::
 
@@ -17,7 +24,12 @@ After::
     # neuron-migrate: review NEURON_CC_FLAGS: TorchNeuron still passes it to neuronx-cc; drop --cache_dir=/shared/cache (...)
     export NEURON_CC_FLAGS="--model-type=transformer --cache_dir=/shared/cache --retry_failed_compilation"
 
-Fix safety: manual only: nothing is rewritten (whether a flag still helps needs a run on the device).
+Safety: manual-only. Whether a flag or a runtime setting still helps needs a run on the device.
+
+References:
+
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/reference/env-vars.html
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/_sources/release-notes/components/torchneuron.rst
 """
 
 from __future__ import annotations

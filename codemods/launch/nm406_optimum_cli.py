@@ -1,6 +1,6 @@
 """NM406 optimum-cli-neuron: the ``optimum-cli`` Neuron commands in scripts, Dockerfiles and CI.
 
-Map 1.13, 2.12, 3.J (J1-J5), 3.G G10; corpus A9 items 11, 15, 16.
+What it does:
 
 * ``optimum-cli export neuron -m ID ... OUT``: a ``todo`` (TorchNeuron has nothing to pre-compile): the
   message names the model, the output directory whose later uses must point at the model id, and where the
@@ -11,6 +11,15 @@ Map 1.13, 2.12, 3.J (J1-J5), 3.G G10; corpus A9 items 11, 15, 16.
   checkpoints on the old stack first).
 * ``optimum-cli neuron serve ...``: a ``todo`` with the equivalent ``vllm serve`` command (vLLM-Neuron plugin).
 * ``optimum-cli env`` -> ``transformers env``.
+* Exec-form commands (``["optimum-cli", "export", ...]``) get the same todos; command strings inside Python get
+  them through NM410.
+
+Why:
+
+optimum-neuron's CLI compiled models ahead of time for fixed shapes, shared the compiled artefacts through a Hub
+cache and served them through its own vLLM platform. On TorchNeuron a model loads with stock
+``from_pretrained`` and compiles on first call (``torch.compile(backend="neuron")``), the NEFFs are cached
+locally, and serving goes through the vLLM-Neuron plugin.
 
 Before::
 
@@ -22,7 +31,13 @@ After::
     # neuron-migrate: delete this export: TorchNeuron compiles on first call, ...; point later uses of gpt2_neuron/ at gpt2; ...
     optimum-cli export neuron -m gpt2 --batch_size 1 --sequence_length 128 gpt2_neuron/
 
-Fix safety: needs review. Deleting an export step is left to the user because later steps read its output.
+Safety: needs-review. Deleting an export step is left to the user because later steps read its output.
+
+References:
+
+* https://huggingface.co/docs/optimum-neuron/guides/export_model
+* https://huggingface.co/docs/optimum-neuron/guides/cache_system
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/compile/about-torch-compile.html
 """
 
 from __future__ import annotations

@@ -1,19 +1,33 @@
 """NM407 torchrun-nproc-per-neuroncore: keep ``torchrun``; flag worker counts taken from trn1 recipes.
 
-TorchNeuron runs one process per *logical* NeuronCore under ``torchrun`` (map 3.G G3; torchneuron.md 2.5;
-trap T1/T11). optimum-neuron recipes used ``--nproc_per_node 32`` (all cores of a trn1.32xlarge); a
-trn2.48xlarge has 64 logical cores, and the count must equal the product of the ``DistributedConfig``
-dimensions. The rule leaves ``torchrun`` as it is and writes a ``todo`` where the count is 32 or the file
-names trn1/inf2 instances; torch_xla launchers (``xla_dist``, ``xla_spawn``) get a ``todo`` to use torchrun
-(map G11).
+What it does:
 
-Before / after::
+* ``torchrun`` stays as it is.
+* A ``todo`` where ``--nproc_per_node`` is 32 (all cores of a trn1.32xlarge), or any count in a file that names
+  trn1/inf2 instances: the count must equal the product of the ``DistributedConfig`` dimensions.
+* torch_xla launchers (``xla_dist``, ``xla_spawn``, ``xla_multiprocessing``) get a ``todo`` to start the script
+  with ``torchrun --nproc_per_node <NeuronCores>`` instead.
+
+Why:
+
+TorchNeuron runs one process per *logical* NeuronCore under ``torchrun``, on Trn2/Trn3. optimum-neuron recipes
+used ``--nproc_per_node 32`` (all cores of a trn1.32xlarge); a trn2.48xlarge has 64 logical cores.
+
+Before::
 
     torchrun --nproc_per_node=32 train.py
+
+After::
+
     # neuron-migrate: --nproc_per_node 32 looks like a trn1 NeuronCore count; ...
     torchrun --nproc_per_node=32 train.py
 
-Fix safety: manual only.
+Safety: manual-only. The worker count depends on the instance and the parallel layout, which only the user knows.
+
+References:
+
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/guides/torch-distributed.html
+* https://pytorch.org/docs/stable/elastic/run.html
 """
 
 from __future__ import annotations

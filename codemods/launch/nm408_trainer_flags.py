@@ -1,10 +1,10 @@
 """NM408 neuron-trainer-flags: Neuron trainer ``--flags`` and config keys, through the shared field map.
 
-``HfArgumentParser`` aborts on arguments it does not know (map trap T35), so the launch scripts must change
-together with the Python code. Every ``--flag`` of a command line (shell, Dockerfile, YAML argument lists)
-and every top-level key of an argument-parser config (``parse_json_file`` JSON, ``parse_yaml_file`` YAML) is
-looked up in THE shared table ``codemods/_tables/training_args.py`` (``TRAINING_ARGS``, also used by the
-Python training rules; map 2.7, 3.G G4-G9):
+What it does:
+
+Every ``--flag`` of a command line (shell, Dockerfile, YAML argument lists) and every top-level key of an
+argument-parser config (``parse_json_file`` JSON, ``parse_yaml_file`` YAML) is looked up in the shared table
+``codemods/_tables/training_args.py`` (``TRAINING_ARGS``, also used by the Python training rules):
 
 * ``rename``: ``--old`` -> ``--new`` (value kept), ``fixed``;
 * ``drop``: the flag and its value are removed, ``fixed``;
@@ -20,7 +20,16 @@ project fact, see docs/rules-launch.md), and then ``--torch_compile true`` is ad
 a config), the way TorchNeuron's Hugging Face guide trains. A script the project does not hold keeps its flags,
 each with a todo; ``vllm serve``, a script with its own argparse, an installed module (``python -m ...``),
 ``optimum-cli`` (NM406) and fields the script's own dataclass declares keep theirs without a word. A config
-file is mapped only when a Neuron script of the project reads its arguments from one.
+file is mapped only when a Neuron script of the project reads its arguments from one, and only when at least two
+of its top-level keys are training-argument fields (so a compiled model's ``neuron_config.json`` is not edited).
+``--use_cpu True`` gets a todo (the stock Trainer would train on the CPU). Command strings and argv lists inside
+Python get the same edits through NM410, SageMaker ``hyperparameters`` through NM412.
+
+Why:
+
+``HfArgumentParser`` aborts on arguments it does not know, so the launch scripts must change together with the
+Python code: once the script parses stock ``TrainingArguments``, an optimum-neuron flag on its command line
+stops the run before it starts.
 
 Before::
 
@@ -31,10 +40,16 @@ After (with the table's entries)::
     # neuron-migrate: tensor_parallel_size -> DistributedConfig(tp_size=...) ... (was --tensor_parallel_size 8)
     torchrun train.py --max_length 1024 --torch_compile true
 
-Fix safety: needs review. A boolean flag followed by a positional argument would take it as its value
-(HfArgumentParser scripts rarely have positionals). JSON files get findings only (no comments in JSON).
-A JSON/YAML file counts as an argument-parser config only when at least two of its top-level keys are
-training-argument fields (so a compiled model's ``neuron_config.json`` is not edited).
+Safety: needs-review. Removed fields with a next step become todos. A boolean flag followed by a positional
+argument would take it as its value (HfArgumentParser scripts rarely have positionals). JSON files get findings
+only (no comments in JSON).
+
+References:
+
+* https://huggingface.co/docs/transformers/main/en/internal/trainer_utils#transformers.HfArgumentParser
+* https://huggingface.co/docs/transformers/main_classes/trainer#transformers.TrainingArguments
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/compile/about-torch-compile.html
+* docs/rules-training.md (the shared field map)
 """
 
 from __future__ import annotations
@@ -187,7 +202,8 @@ _REDIRECTION = re.compile(r"^\d*(?:[<>]|&>)")
 
 def _set_torch_compile(doc: TextDocument, report: Report, command: list[tuple[CommandLine, Tok]], arguments: list[tuple[CommandLine, Tok]],
                        edits: dict[int, list[tuple[int, int, str | None]]], owners: dict[int, CommandLine]) -> None:
-    """A command that feeds Neuron training arguments trains with ``--torch_compile true`` (issue 15, class 8)."""
+    """A command that feeds Neuron training arguments trains with ``--torch_compile true``, as TorchNeuron's Hugging
+    Face guide does."""
     if any(unquote(tok.text).split("=", 1)[0] in ("--torch_compile", "--torch-compile") for _, tok in arguments):
         return
     words = [tok.text for _, tok in command]
@@ -296,8 +312,9 @@ class NeuronTrainerFlags(LaunchRule):
             self._add_torch_compile(doc, lines, level)
 
     def _add_torch_compile(self, doc: TextDocument, lines: list[Line], level: int) -> None:
-        """The config feeds Neuron training arguments: it trains with torch_compile (issue 15, class 8). The key
-        goes after a top-level scalar member (which in JSON is followed by another, so the new one takes a comma)."""
+        """The config feeds Neuron training arguments: it trains with torch_compile, as TorchNeuron's Hugging Face guide
+        does. The key goes after a top-level scalar member (which in JSON is followed by another, so the new one takes
+        a comma)."""
         json_file = doc.kind is FileKind.JSON
         for line in lines:
             match = _KEY.match(line.text)

@@ -1,19 +1,34 @@
 """NM409 neuron-deployment-glue: report XLA-era Neuron deployment references in scripts, Dockerfiles and manifests.
 
-Corpus A9 item 12 (SageMaker / TGI-neuronx glue), map traps T1 and 1.14: Neuron deep-learning containers of
-the PyTorch/XLA line (``pytorch-training-neuronx``, ``huggingface-pytorch-inference-neuronx``), TGI-neuronx
-images, ``docker run --entrypoint optimum-cli``, TGI-neuronx compile settings (``HF_NUM_CORES``,
-``HF_AUTO_CAST_TYPE``) and Inf1/Inf2/Trn1 instance types. None of these can be rewritten mechanically (the
-replacement image, its tag and the serving stack are a deployment decision), so each line gets a ``todo``.
-The Python side (SageMaker ``HuggingFaceModel``/estimators) is NM411.
+What it does:
 
-Before / after::
+* A ``todo`` on each line naming a Neuron deep-learning container of the PyTorch/XLA line
+  (``pytorch-training-neuronx``, ``huggingface-pytorch-inference-neuronx``), a TGI-neuronx image,
+  ``docker run --entrypoint optimum-cli``, TGI-neuronx compile settings (``HF_NUM_CORES``, ``HF_AUTO_CAST_TYPE``)
+  or an Inf1/Inf2/Trn1 instance type.
+* Nothing is rewritten. The Python side (SageMaker ``HuggingFaceModel``/estimators) is NM411.
+
+Why:
+
+The replacement image, its tag and the serving stack are a deployment decision: TorchNeuron runs on Trn2/Trn3
+and serves through the vLLM-Neuron plugin or a TorchNeuron container, and none of these references maps
+mechanically to one of those.
+
+Before::
 
     FROM 763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training-neuronx:2.1.2-sdk2.20.0
+
+After::
+
     # neuron-migrate: deployment glue: a Neuron (PyTorch/XLA-era) deep-learning container (...); ...
     FROM 763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training-neuronx:2.1.2-sdk2.20.0
 
-Fix safety: manual only.
+Safety: manual-only. Each line gets a todo; the user picks the image, instance and serving stack.
+
+References:
+
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/about-neuron/announcements/neuron2.x/announce-no-support-pytorch-xla-training.html
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/_sources/release-notes/components/torchneuron.rst
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """NM410 neuron-commands-in-python-strings: the launch-layer edits, applied to command strings inside Python.
 
-Launch commands often live in Python (corpus A8/A9 item 23: 33 files keep ``neuron_parallel_compile``
-commands in strings run through ``subprocess``/``os.system``; ``optimum-cli`` from Python strings in 9).
-This rule finds string literals holding such commands and applies THE SAME edits as the shell rules
-(``edit_shell_text``: NM401 prefix, NM402/NM403/NM404 variables, NM406 optimum-cli,
-NM407 torchrun, NM408 trainer flags, NM505 pip install):
+What it does:
+
+This rule finds string literals holding launch commands and applies the same edits as the shell rules, by
+running the ``edit_command`` of each rule the run selected (NM401 prefix, NM402/NM403/NM404 variables, NM406
+optimum-cli, NM407 torchrun, NM408 trainer flags, NM505 pip install), so ``--ignore NM406`` leaves an
+``optimum-cli`` string alone here too (and ``--select NM410`` alone has no edit to apply):
 
 * plain and raw string literals: edited in place (quotes and prefix kept);
 * f-strings: edited when every ``{...}`` survives unchanged and in order; otherwise a ``todo``;
@@ -14,7 +15,14 @@ NM407 torchrun, NM408 trainer flags, NM505 pip install):
   script that parses Neuron training arguments (this file itself for ``sys.argv``/``parse_args``), as NM408;
 * a ``neuron_parallel_compile`` pass or ``--command clear-locks`` (string or list): a todo to delete the call
   (NM401 decides what a pass is; the call's statement is the user's to remove);
-* literals whose escapes make an edit unsafe (backslashes in a non-raw string): a ``todo``.
+* literals whose escapes make an edit unsafe (backslashes in a non-raw string): a ``todo`` naming the steps;
+* strings built by concatenation or ``%``/``.format`` pieces are only edited piece by piece.
+
+Why:
+
+Launch commands often live in Python: ``neuron_parallel_compile`` or ``optimum-cli`` commands in strings run
+through ``subprocess``/``os.system``, notebook cells that build a ``torchrun`` command. Left as they are, they
+keep the XLA-era settings and flags that the shell rules remove from launch scripts.
 
 Before::
 
@@ -28,8 +36,13 @@ After (train.py parses NeuronTrainingArguments)::
     # neuron-migrate: ZeRO-1 has no stock switch ...
     subprocess.run(["torchrun", "train.py", "--torch_compile", "true"], check=True)
 
-Fix safety: needs review (the notes carried over from the shell rules). Strings built by concatenation or
-``%``/``.format`` pieces are only edited piece by piece.
+Safety: needs-review. The notes are those of the shell rules; a string left as it is (escapes, an interpolated
+value the edit would drop) says which edits to make by hand.
+
+References:
+
+* docs/rules-launch.md (the shell rules whose edits this applies)
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/tools/neuron-sys-tools/neuron-parallel-compile.html
 """
 
 from __future__ import annotations
@@ -48,6 +61,7 @@ from codemods._tables import env_vars
 from codemods._tables.project_markers import MARKERS
 from codemods.launch._base import (COMPILE_ADDED, COMPILE_TODO, NPC, PLAIN_RUNS, as_step, flag_mapping, flag_plan,
                                    runs_elsewhere, unresolved_todo)
+from codemods.launch.nm408_trainer_flags import NeuronTrainerFlags
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.registry import all_rules
@@ -113,6 +127,7 @@ class CommandsInPythonStrings(PythonRule):
         folder = ctx.path.parent.as_posix()
         # the same edits as in a launcher, by the rules this run selected (--select/--ignore mean the same here)
         self.rules = command_rules(ctx.options.rules)
+        self.maps_flags = NeuronTrainerFlags in self.rules  # argv lists: NM408's flag map, when NM408 is selected
         self.embedded = EmbeddedCommand(self.resolve, runs_elsewhere(ctx.options.project),
                                         env_readers(ctx.options.project, ["" if folder == "." else folder]))
 
@@ -208,6 +223,10 @@ class CommandsInPythonStrings(PythonRule):
                 if isinstance(arg.value, cst.List):
                     (self.argv_lists if name.startswith("parse_args") else self.command_lists).add(id(arg.value))
 
+    def _removes_env(self, name: str) -> bool:
+        """Whether a selected rule removes the variable ``name`` (see ``owns_env``)."""
+        return any(rule.owns_env(name) for rule in self.rules if callable(getattr(rule, "owns_env", None)))
+
     def _is_sys_argv(self, node: cst.BaseExpression) -> bool:
         return isinstance(node, cst.Attribute) and node.attr.value == "argv" and "sys" in {
             *self.ctx.qualnames(node.value), getattr(node.value, "value", "")}
@@ -278,9 +297,11 @@ class CommandsInPythonStrings(PythonRule):
             name = assignment_name(value)
             if name and index < start:
                 action = env_vars.lookup(name)
-                if action is not None and action.action == "remove":
+                if action is not None and action.action == "remove" and self._removes_env(name):
                     drop.add(index)
                     (self.todo if action.todo else self.fixed)(original, env_vars.message_for(name, action))
+                continue
+            if not self.maps_flags:
                 continue
             if index < start or resolved.target is Target.OTHER and not (resolved.script is not None and resolved.script.stock):
                 continue
@@ -304,7 +325,7 @@ class CommandsInPythonStrings(PythonRule):
                 drop.add(index)
             if plan.consume_value and has_value:
                 drop.add(index + 1)  # the value goes with its flag, whatever expression it is
-        if resolved.target is Target.NEURON and not any(
+        if self.maps_flags and resolved.target is Target.NEURON and not any(
                 (value or "").split("=", 1)[0] in ("--torch_compile", "--torch-compile") for value in values):
             self.fixed(original, COMPILE_ADDED)
             return True

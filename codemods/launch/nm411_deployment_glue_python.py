@@ -1,20 +1,35 @@
 """NM411 neuron-deployment-glue-python: report XLA-era Neuron deployment settings in Python (SageMaker).
 
-Corpus A9 item 12 and A8 (``environment={...}`` dictionaries that carry ``XLA_*``/``NEURON_*`` settings into a
-SageMaker job): SageMaker ``HuggingFaceModel`` / ``HuggingFace`` estimator definitions that point at Neuron
-DLC images (``image_uri="...pytorch-inference-neuronx..."``, ``get_huggingface_llm_image_uri("huggingface-neuronx")``),
-TGI-neuronx settings (``HF_NUM_CORES``, ``HF_AUTO_CAST_TYPE``), Inf1/Inf2/Trn1 instance types
-(``instance_type="ml.inf2.xlarge"``), and ``environment=``/``env=`` dictionaries whose keys the shared env-var
-table removes or reviews. Nothing is rewritten (the image, instance and serving stack are deployment
-decisions); each site gets a ``todo`` (the Python side of NM409).
+What it does:
 
-Before / after::
+* A ``todo`` on SageMaker ``HuggingFaceModel`` / ``HuggingFace`` estimator definitions that point at Neuron DLC
+  images (``image_uri="...pytorch-inference-neuronx..."``, ``get_huggingface_llm_image_uri("huggingface-neuronx")``),
+  TGI-neuronx settings (``HF_NUM_CORES``, ``HF_AUTO_CAST_TYPE``), Inf1/Inf2/Trn1 instance types
+  (``instance_type="ml.inf2.xlarge"``), and ``environment=``/``env=`` dictionaries whose keys the shared env-var
+  table removes or reviews (they carry ``XLA_*``/``NEURON_*`` settings into a SageMaker job).
+* Nothing is rewritten; ``os.environ[...]`` assignments belong to the torch_xla rules (NM3xx). The launch-file
+  side is NM409.
+
+Why:
+
+The image, instance and serving stack are deployment decisions: TorchNeuron runs on Trn2/Trn3 and serves through
+the vLLM-Neuron plugin or a TorchNeuron container, which no XLA-era image or setting maps to mechanically.
+
+Before::
 
     model = HuggingFaceModel(image_uri=image, env={"HF_NUM_CORES": "2"}, role=role)
+
+After::
+
     # neuron-migrate: deployment glue: TGI-neuronx compile settings (HF_NUM_CORES); ...
     model = HuggingFaceModel(image_uri=image, env={"HF_NUM_CORES": "2"}, role=role)
 
-Fix safety: manual only. ``os.environ[...]`` assignments belong to the torch_xla rules (NM3xx).
+Safety: manual-only. Each site gets a todo; the user picks the image, instance and settings.
+
+References:
+
+* https://sagemaker.readthedocs.io/en/stable/frameworks/huggingface/sagemaker.huggingface.html
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/about-neuron/announcements/neuron2.x/announce-no-support-pytorch-xla-training.html
 """
 
 from __future__ import annotations

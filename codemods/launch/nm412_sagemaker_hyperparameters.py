@@ -1,10 +1,9 @@
 """NM412 sagemaker-trainer-hyperparameters: trainer fields in SageMaker ``hyperparameters={...}``, through the shared field map.
 
-A SageMaker estimator (``HuggingFace(entry_point="train.py", hyperparameters={...})``, ``PyTorch(...)``) passes
-each hyperparameter to its entry point as ``--key value``
-(https://sagemaker.readthedocs.io/en/stable/frameworks/huggingface/sagemaker.huggingface.html), so the dict
-carries the same optimum-neuron trainer fields as a launch line and is mapped with THE same table
-(``codemods/_tables/training_args.py``) under the same rule as NM408:
+What it does:
+
+The dict is mapped with the same table as a launch line (``codemods/_tables/training_args.py``), under the same
+rule as NM408:
 
 * the entry point (``source_dir``/``entry_point``, relative to this file or a folder above it) is a script of
   the project that parses Neuron training arguments: keys are renamed or removed as on a command line (a
@@ -14,6 +13,13 @@ carries the same optimum-neuron trainer fields as a launch line and is mapped wi
 * a script of the project that does not parse Neuron training arguments: nothing (the keys are its own).
 
 The dict may be written in the call or bound to a name the call passes (``hyperparameters=hyperparameters``).
+
+Why:
+
+A SageMaker estimator (``HuggingFace(entry_point="train.py", hyperparameters={...})``, ``PyTorch(...)``) passes
+each hyperparameter to its entry point as ``--key value``, so the dict carries the same optimum-neuron trainer
+fields as a launch line, and ``HfArgumentParser`` rejects them the same way once the script parses stock
+``TrainingArguments``.
 
 Before::
 
@@ -26,7 +32,13 @@ After::
     hyperparameters = {"model_id": "meta-llama/Llama-3.2-1B", "max_length": 1024, "torch_compile": True}
     estimator = HuggingFace(entry_point="train.py", source_dir="scripts", hyperparameters=hyperparameters)
 
-Fix safety: needs review (removed fields with a next step become todos).
+Safety: needs-review. Removed fields with a next step become todos.
+
+References:
+
+* https://sagemaker.readthedocs.io/en/stable/frameworks/huggingface/sagemaker.huggingface.html
+* https://huggingface.co/docs/transformers/main/en/internal/trainer_utils#transformers.HfArgumentParser
+* docs/rules-training.md (the shared field map)
 """
 
 from __future__ import annotations

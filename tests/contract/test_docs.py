@@ -74,8 +74,7 @@ def _rule_pages_generator():
 
 
 #: Rule ids whose module docstring is not yet in the fixed sections (being converted by their family's owner).
-PENDING: set[str] = {"NM401", "NM402", "NM403", "NM404", "NM405", "NM406", "NM407", "NM408", "NM409", "NM410",
-    "NM411", "NM412"}
+PENDING: set[str] = set()
 
 
 def test_every_rule_docstring_has_the_fixed_sections() -> None:

@@ -71,3 +71,17 @@ def test_string_edit_through_the_rule_test_helper() -> None:
 
 def test_a_string_that_is_not_a_command_is_left_alone() -> None:
     unchanged('message = "set XLA_USE_BF16 in your environment to train in bf16"\n', "NM410")
+
+
+ARGV = """\
+import subprocess
+
+subprocess.run(["env", "XLA_USE_BF16=1", "torchrun", "--nproc_per_node", "2", "train.py"], check=True)
+"""
+
+
+@pytest.mark.parametrize("ignore", [(), ("NM403",)])
+def test_ignore_nm403_keeps_the_variable_of_an_argv_list(tmp_path: Path, ignore: tuple[str, ...]) -> None:
+    _, text, nm410 = _run(tmp_path, ARGV, ignore=ignore)
+    assert ('"XLA_USE_BF16=1", ' in text) == bool(ignore)
+    assert any(finding.message.startswith("XLA_USE_BF16 made torch_xla") for finding in nm410) != bool(ignore)
