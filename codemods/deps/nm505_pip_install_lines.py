@@ -6,7 +6,8 @@ What it does:
   ``RUN`` lines (``RUN <<EOF`` scripts included), YAML ``run:`` blocks, notebook ``!pip``/``%pip`` lines (through the
   notebook handler) and Python command strings (NM410) gets the NM501 decision (``codemods/deps/_plan.py``);
   options and their values (``-r file``, ``--extra-index-url URL``, ``-c``, ``--target`` ...) are skipped;
-* a replacement with shell-special characters is quoted (``"torch==2.14.*"``), in the quote the word used;
+* a replacement with shell-special characters is quoted (``"torch==2.14.*"``), with the quote character the
+  original word used (double quotes for a bare word);
 * a command that would be left with nothing to install (it only installs packages of the XLA-era stack) gets a
   ``todo`` to delete it instead of an edit;
 * conda ``environment.yml`` files: the items of their ``- pip:`` section;
