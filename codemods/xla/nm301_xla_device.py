@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.cst import Import
+from codemods._lib.cst import Import, source_of
 from codemods._lib import device as dev
 from codemods.xla import _values as values
 from codemods.xla._base import XM, XR, Safety, XlaRule, arg, is_xla_string, names
@@ -87,7 +87,7 @@ class XlaDevice(XlaRule):
         if self.ctx.matches(original.func, HARDWARE) and len(updated.args) == 1 and not updated.args[0].star:
             # "NEURON" on Trainium as before, "CPU" on a CPU machine as torch_xla's CPU device said
             self.fixed(original, "xm.xla_device_hw(device) -> torch.device(device).type.upper()")
-            device = self.code(updated.args[0].value)
+            device = source_of(updated.args[0].value)
             return self.expr(f"torch.device({device}).type.upper()", Import("torch"))
         if self.ctx.matches(original.func, RUNTIME_TYPE) and not original.args:
             self.fixed(original, "xr.device_type() -> the accelerator's type, upper case (NEURON on Trainium)")
@@ -139,7 +139,7 @@ class XlaDevice(XlaRule):
             return updated.with_changes(value=self._device())
         device = dev.device(self.ctx.options.device_style).source
         if value.blocker is not None:
-            self.todo(original, f'{value.name} = "xla" also reaches `{self.code(value.blocker).strip()}`, which may not accept a torch.device: set {value.name} to {device} and check that use (init_process_group wants dist.get_default_backend_for_device({value.name}), autocast {value.name}.type)')
+            self.todo(original, f'{value.name} = "xla" also reaches `{source_of(value.blocker).strip()}`, which may not accept a torch.device: set {value.name} to {device} and check that use (init_process_group wants dist.get_default_backend_for_device({value.name}), autocast {value.name}.type)')
         elif value.rebound and any(word in value.name.lower() for word in values.DEVICE_WORDS):
             self.todo(original, f'{value.name} is assigned more than once, so its uses were not followed: "xla" is not a TorchNeuron device, use {device} and check every use of {value.name}')
         return updated

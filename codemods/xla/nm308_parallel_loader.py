@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from codemods._lib.cst import source_of
 from codemods._lib import device as dev
 from codemods.xla._base import Safety, XlaRule, arg, names
 from migrate import cstwalk
@@ -340,7 +341,7 @@ class ParallelLoader(XlaRule):
     def _device_source(self, device: cst.BaseExpression | None) -> str:
         if isinstance(device, cst.Name):
             return device.value
-        return self.quote_safe(self.code(self.emit(dev.device(self.ctx.options.device_style))))
+        return self.quote_safe(source_of(self.emit(dev.device(self.ctx.options.device_style))))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if self._loader_call(original) is None:
@@ -467,7 +468,7 @@ class _LoaderSites(cst.CSTVisitor):
 
     def _reference(self, node: cst.BaseExpression) -> None:
         if id(node) not in self._not_references and self.rule.ctx.matches(node, LOADER_CLASSES):
-            self.class_references.append(cst.Module(body=[]).code_for_node(node))
+            self.class_references.append(source_of(node))
 
 
 def _call_arguments(call: cst.Call):

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.cst import Import
+from codemods._lib.cst import Import, source_of
 from codemods._lib import device as dev
 from codemods.xla._base import LOCAL_RANK, Safety, XlaRule, arg, has_star, names
 
@@ -66,7 +66,7 @@ class XmpSpawn(XlaRule):
             return updated
         new = updated.body[0].value
         fn, args, nprocs = arg(new, 0, "fn"), arg(new, 1, "args"), arg(call, 2, "nprocs")
-        n = self.code(nprocs.value) if nprocs is not None else "all devices"
+        n = source_of(nprocs.value) if nprocs is not None else "all devices"
         if fn is None or has_star(call) or (args is not None and not isinstance(args.value, cst.Tuple)):
             self.todo(call, f"xmp.spawn: launch with torchrun --nproc_per_node <NeuronCores> (was nprocs={n}) and call fn(int(os.environ.get(\"LOCAL_RANK\", 0)), *args) once per process")
             return updated

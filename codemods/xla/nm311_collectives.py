@@ -15,9 +15,11 @@ What it does:
   (``fn([data])`` in a single process, as torch_xla did with one replica).
 * An ``xm.REDUCE_*`` constant handed to code that is not ``torch.distributed`` (torch_xla's FSDP
   ``all_reduce_op``, a helper of the project) keeps its torch_xla value, with a ``todo``: that code reads it.
-* ``pin_layout=`` (an XLA compiler detail) and ``groups=None`` are dropped; real replica ``groups=`` or any other
-  shape gets a ``todo``; ``xm.all_gather``, ``xm.reduce_scatter``, ``xm.all_to_all``, ``xm.collective_permute``,
-  ``xm.send``/``recv`` get precise ``todo``s (no p2p on ProcessGroupNeuron).
+* ``pin_layout=`` (an XLA compiler detail), ``groups=None`` and one group of every rank
+  (``groups=[list(range(xr.world_size()))]``, or a name the file binds once to a world-size call) are dropped; real
+  replica ``groups=`` or any other shape gets a ``todo``; ``xm.all_gather``, ``xm.reduce_scatter``,
+  ``xm.all_to_all``, ``xm.collective_permute``, ``xm.send``/``recv`` get precise ``todo``s (no p2p on
+  ProcessGroupNeuron).
 
 Why:
 
@@ -49,7 +51,8 @@ import re
 
 import libcst as cst
 
-from codemods.xla._base import XM, Safety, XlaRule, arg, names
+from codemods._lib.cst import Import, source_of, string_value
+from codemods.xla._base import XM, Safety, XlaRule, arg, names, replica_groups
 from migrate.snippets import parse_expression, parse_statement
 
 OPS = {"REDUCE_SUM": "SUM", "REDUCE_MUL": "PRODUCT", "REDUCE_AND": "BAND", "REDUCE_OR": "BOR", "REDUCE_MIN": "MIN", "REDUCE_MAX": "MAX"}
@@ -66,7 +69,7 @@ OTHERS = {
     f"{XM}.recv": "xm.recv: ProcessGroupNeuron has no point-to-point send/recv; redesign with collectives",
     f"{XM}.broadcast_master_param": "xm.broadcast_master_param(model): DDP broadcasts at wrap time; else for t in [*model.parameters(), *model.buffers()]: dist.broadcast(t.data, src=0)",
 }
-DIST = ("torch.distributed", None, "dist")
+DIST = Import("torch.distributed", alias="dist")
 
 
 class XlaCollectives(XlaRule):
@@ -80,18 +83,17 @@ class XlaCollectives(XlaRule):
         qualified = self.ctx.matches(node, CONSTANTS)
         if qualified:
             return CONSTANTS[qualified]
-        value = node.evaluated_value if isinstance(node, cst.SimpleString) else None
+        value = string_value(node)
         reverse = {k[len("REDUCE_"):].lower(): v for k, v in OPS.items()}
-        return reverse.get(value) if isinstance(value, str) else None
+        return reverse.get(value) if value is not None else None
 
     def _plan(self, call: cst.Call):
         """(op, tensors-node, scale-node) for a rewritable all_reduce, else None."""
         if any(a.star for a in call.args):
             return None
         allowed = {"reduce_type", "inputs", "scale", "pin_layout"}  # layout pinning is an XLA compiler detail
-        groups = arg(call, 3, "groups")
-        if groups is not None and not (isinstance(groups.value, cst.Name) and groups.value.value == "None"):
-            return None  # replica groups need a dist.new_group: the todo says so
+        if replica_groups(self.ctx, call, "all_reduce") is not None:
+            return None  # replica groups need a dist.new_group: the todo says so (one group of every rank is the world)
         positional = [a for a in call.args if a.keyword is None]
         if any(a.keyword is not None and a.keyword.value not in allowed | {"groups"} for a in call.args) or len(positional) > 4:
             return None
@@ -127,13 +129,13 @@ class XlaCollectives(XlaRule):
         op, _, scale = plan
         new_inputs = arg(new_call, 1, "inputs").value
         new_scale = arg(new_call, 2, "scale").value if scale is not None else None
-        scale_src = self.code(new_scale) if new_scale is not None else None
+        scale_src = source_of(new_scale) if new_scale is not None else None
         before: list[str] = []
         reduce: list[str] = []
         after: list[str] = []
         self.ctx.add_import("torch.distributed", None, "dist")
         if target is None:
-            tensors = [self.code(e.value) for e in new_inputs.elements] if isinstance(new_inputs, (cst.List, cst.Tuple)) else [self.code(new_inputs)] if isinstance(new_inputs, cst.Name) and not self._maybe_list(call) else None
+            tensors = [source_of(e.value) for e in new_inputs.elements] if isinstance(new_inputs, (cst.List, cst.Tuple)) else [source_of(new_inputs)] if isinstance(new_inputs, cst.Name) and not self._maybe_list(call) else None
             if tensors is None:
                 self.todo(call, "xm.all_reduce on a list held in a variable: for t in tensors: dist.all_reduce(t, op=...) (and t.mul_(scale))")
                 return updated
@@ -145,7 +147,7 @@ class XlaCollectives(XlaRule):
             if isinstance(new_inputs, (cst.List, cst.Tuple)):
                 self.todo(call, "xm.all_reduce on a list reduces in place and returns the list: call dist.all_reduce(t, op=...) for each tensor")
                 return updated
-            source = self.code(new_inputs)
+            source = source_of(new_inputs)
             if not isinstance(new_inputs, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
                 source = f"({source})"
             before.append(f"{target} = {source}.clone()")
@@ -166,7 +168,7 @@ class XlaCollectives(XlaRule):
             self.todo(call, OTHERS[f"{XM}.mesh_reduce"])
             return updated
         new_fn = arg(new_call, 2, "reduce_fn").value
-        data_src, fn_src = self.code(arg(new_call, 1, "data").value), self.code(new_fn)
+        data_src, fn_src = source_of(arg(new_call, 1, "data").value), source_of(new_fn)
         if not isinstance(new_fn, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
             fn_src = f"({fn_src})"  # a lambda (or any operator) must be called as a whole
         self.ctx.add_import("torch.distributed", None, "dist")

@@ -50,6 +50,7 @@ import re
 
 import libcst as cst
 
+from codemods._lib.cst import source_of
 from codemods._tables.env_vars import ENV_PREFIXES, ENV_VARS, cc_flag_actions, lookup, message_for
 from codemods.xla._base import Safety, XlaRule, string_value
 from migrate import cstwalk
@@ -147,7 +148,7 @@ class XlaEnvVars(XlaRule):
                     root = root.value
                 if isinstance(root, cst.Name):
                     if not rule._ignored(root):
-                        found.append(rule.code(n))
+                        found.append(source_of(n))
                     return False
                 return True
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from codemods._lib.cst import source_of
 from codemods._lib import device as dev
 from codemods.xla._base import Safety, XlaRule, arg, compile_target
 from migrate.snippets import parse_expression
@@ -73,7 +74,7 @@ class XlaCompile(XlaRule):
         new_function = next(new.value for old, new in zip(original.args, updated.args) if old is function)
         full_graph = arg(original, None, "full_graph")
         keywords = ', fullgraph=True' if full_graph is not None and full_graph.value.value == "True" else ""
-        source = self.code(new_function)
+        source = source_of(new_function)
         compiled = f'torch.compile({source}, backend="neuron"{keywords})'
         self.ctx.add_import("torch")
         if self.ctx.options.device_style is dev.DeviceStyle.NEURON:
