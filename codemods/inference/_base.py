@@ -23,14 +23,21 @@ import libcst as cst
 from codemods._lib import device as devlib
 from codemods._lib.cst import NOT_LITERAL, is_literal, keyword_arg, literal_value, parse_expression, source_of
 from codemods._tables.inference_arguments import (
-    DTYPES, HANDLERS, MODEL_KEYWORDS, MUTATING_METHODS, NEURON_ONLY, SHAPE_KEYS, TENSOR_KEYWORDS, TORCH_DTYPE_NAMES,
-    TRACED_DROP, TRACED_KEEP,
+    DTYPES,
+    HANDLERS,
+    MODEL_KEYWORDS,
+    MUTATING_METHODS,
+    NEURON_ONLY,
+    SHAPE_KEYS,
+    TENSOR_KEYWORDS,
+    TORCH_DTYPE_NAMES,
+    TRACED_DROP,
+    TRACED_KEEP,
 )
 from codemods._tables.inference_symbols import OPTIMUM_RUNTIME_ARGS
 from migrate import cstwalk
 from migrate.rule import DeviceStyle, PythonRule, dotted_name
 from migrate.snippets import parse_statement
-
 
 # ------------------------------------------------------------------------------------------ scopes
 
@@ -119,7 +126,8 @@ class _ScopeGatherer(cst.CSTVisitor):
             self._bind(func.value.value, None)
         folded = [
             arg.value.value for arg in node.args
-            if (arg.star == "**" or (arg.keyword is not None and arg.keyword.value in ("input_shapes", "compiler_args")))
+            if (arg.star == "**"
+                or (arg.keyword is not None and arg.keyword.value in ("input_shapes", "compiler_args")))
             and isinstance(arg.value, cst.Name)
         ]
         if folded:
@@ -209,7 +217,8 @@ def model_call_sites(module: cst.Module, is_load) -> list[CallSite]:
     for scope_name, scope in walk.scopes.items():
         for name, lines in scope.assigns.items():
             # any of the name's assignments (``if neuron: m = X.from_pretrained(...) else: m = ...``)
-            load = next((v for v in (line.body[0].value for line in lines) if isinstance(v, cst.Call) and is_load(v)), None)  # type: ignore[union-attr]
+            assigned = (line.body[0].value for line in lines)  # type: ignore[union-attr]
+            load = next((v for v in assigned if isinstance(v, cst.Call) and is_load(v)), None)
             if load is None:
                 continue
             holders = [(scope, name)]
@@ -293,7 +302,8 @@ def _tensor_producer(value: cst.BaseExpression, scope: _Scope) -> cst.SimpleStat
 
 def _already_moved(value: cst.BaseExpression) -> bool:
     """``x.to(...)`` / ``x.cuda()``-style values, and literals/constants that are no tensors."""
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda"):
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+            and value.func.attr.value in ("to", "cuda"):
         return True
     return isinstance(value, (cst.Integer, cst.Float, cst.SimpleString))
 
@@ -422,10 +432,12 @@ class InferenceRule(PythonRule):
         if id(original) in self._remove:
             return cst.RemoveFromParent()
         model = self._input_moves.get(id(original))
+        # (unless another NM1xx rule moved it already)
         if model is not None and isinstance(updated.body[0], cst.Assign) \
-                and not source_of(updated.body[0].value).endswith(f".to({model}.device)"):  # another NM1xx rule moved it
+                and not source_of(updated.body[0].value).endswith(f".to({model}.device)"):
             assign = updated.body[0]
-            moved = cst.Call(func=cst.Attribute(value=assign.value, attr=cst.Name("to")), args=[cst.Arg(parse_expression(f"{model}.device"))])
+            moved = cst.Call(func=cst.Attribute(value=assign.value, attr=cst.Name("to")),
+                             args=[cst.Arg(parse_expression(f"{model}.device"))])
             updated = updated.with_changes(body=[assign.with_changes(value=moved), *updated.body[1:]])
         extra = self._after.pop(id(original), None)
         if not extra:
@@ -449,7 +461,8 @@ class InferenceRule(PythonRule):
     def known(value: Any) -> bool:
         return is_literal(value)
 
-    def dict_items(self, node: cst.BaseExpression | None, depth: int = 0) -> list[tuple[str, cst.BaseExpression]] | None:
+    def dict_items(self, node: cst.BaseExpression | None,
+                   depth: int = 0) -> list[tuple[str, cst.BaseExpression]] | None:
         """Keys and values of a dict literal / ``dict(k=v)`` call (or a name bound once to one), else None."""
         if node is None:
             return None
@@ -611,7 +624,8 @@ def neuron_argument_note(key: str, arg: cst.Arg, arguments: Arguments) -> str | 
     if key in OPTIMUM_RUNTIME_ARGS:
         return f"`{key}={source_of(arg.value)}` dropped: {OPTIMUM_RUNTIME_ARGS[key]}"
     if key in arguments.neuron_keys:
-        return (f"`{key}={source_of(arg.value)}` (from {arguments.neuron_keys[key]}, optimum's export arguments) dropped: "
+        return (f"`{key}={source_of(arg.value)}` (from {arguments.neuron_keys[key]}, optimum's export arguments) "
+                "dropped: "
                 "the stock from_pretrained has no such argument (it raises TypeError on unknown model arguments); "
                 "what it fixed at compile time is now a call-time choice (prompt length, padding, generate kwargs)")
     return None
@@ -640,8 +654,8 @@ def split_traced(rule: InferenceRule, arguments: Arguments, keep: frozenset[str]
         if nested in values:
             items = rule.dict_items(values[nested].value)
             if items is None:
-                out.notes.append(f"`{nested}={source_of(values[nested].value)}` cannot be read statically: move its shape "
-                                 "values to input padding and its auto_cast_type to dtype=")
+                out.notes.append(f"`{nested}={source_of(values[nested].value)}` cannot be read statically: move its "
+                                 "shape values to input padding and its auto_cast_type to dtype=")
             else:
                 arguments.keywords.extend((key, keyword_arg(key, value)) for key, value in items)
                 arguments.neuron_keys.update((key, f"{nested}=") for key, _ in items)
@@ -661,8 +675,9 @@ def split_traced(rule: InferenceRule, arguments: Arguments, keep: frozenset[str]
             elif mapped is not None:
                 out.dtype = out.dtype if out.dtype is not None else mapped
                 if auto_cast == "matmul" and mapped != "torch.float32":
-                    out.notes.append(f'auto_cast="matmul" (only matmuls in {mapped}) has no stock equivalent: the whole '
-                                     "model now runs in that dtype; for closer numerics load fp32 and wrap calls in "
+                    out.notes.append(f'auto_cast="matmul" (only matmuls in {mapped}) has no stock equivalent: the '
+                                     "whole model now runs in that dtype; for closer numerics load fp32 and wrap "
+                                     "calls in "
                                      f"torch.autocast(<device>.type, dtype={mapped})")
             elif torch_dtype_attr(arg.value):
                 out.dtype = out.dtype if out.dtype is not None else arg.value
@@ -687,8 +702,9 @@ def split_traced(rule: InferenceRule, arguments: Arguments, keep: frozenset[str]
                          "each new one compiles again")
     for arg in arguments.opaque:
         out.args.append(arg)
-        out.notes.append(f"`{source_of(arg.value)}` cannot be resolved statically: remove the Neuron export/shape/compiler "
-                         "keys it carries (export, batch_size, sequence_length, auto_cast, auto_cast_type, ...)")
+        out.notes.append(f"`{source_of(arg.value)}` cannot be resolved statically: remove the Neuron "
+                         "export/shape/compiler keys it carries (export, batch_size, sequence_length, auto_cast, "
+                         "auto_cast_type, ...)")
     if out.dtype is None and out.export is True and "auto_cast_type" not in values and default_cast:
         out.dtype = default_cast
     if isinstance(out.dtype, str):
@@ -715,8 +731,12 @@ def padding_note(shapes: dict[str, cst.BaseExpression]) -> str | None:
     if "num_choices" in shapes:
         parts.append(f"pad choices to {source_of(shapes['num_choices'])}")
     if any(key in shapes for key in ("height", "width", "image_size")):
-        size = source_of(shapes["image_size"]) if "image_size" in shapes else (
-            f"{source_of(shapes['height'])}x{source_of(shapes['width'])}" if "height" in shapes and "width" in shapes else "the compiled size")
+        if "image_size" in shapes:
+            size = source_of(shapes["image_size"])
+        elif "height" in shapes and "width" in shapes:
+            size = f"{source_of(shapes['height'])}x{source_of(shapes['width'])}"
+        else:
+            size = "the compiled size"
         parts.append(f"resize images to {size} in the image processor")
     if any(key in shapes for key in ("audio_sequence_length", "nb_max_frames")):
         parts.append("pad/crop audio features to the compiled length")
@@ -741,7 +761,8 @@ def traced_load(rule: InferenceRule, arguments: Arguments, tp_note: str) -> tupl
             notes.append(tp_note)
         else:
             split.args.append(arg)
-            notes.append(f"`{key}=` is not an optimum-neuron argument this rule knows: check it is valid for from_pretrained")
+            notes.append(f"`{key}=` is not an optimum-neuron argument this rule knows: check it is valid for "
+                         "from_pretrained")
     if split.dtype is not None:
         split.args.append(keyword_arg("dtype", split.dtype))
     if "device_map" not in dict(arguments.keywords):

@@ -55,10 +55,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.inference._base import InferenceRule
 from codemods._tables.inference_symbols import AVAILABILITY_FIND_SPEC, AVAILABILITY_MODULES, availability_moves
-from migrate.rule import Safety
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
+from codemods.inference._base import InferenceRule
+from migrate.rule import Safety
 from migrate.snippets import parse_expression
 
 MOVES = availability_moves()

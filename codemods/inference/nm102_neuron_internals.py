@@ -61,10 +61,10 @@ import libcst as cst
 
 from codemods._lib.cst import source_of
 from codemods._tables.inference_symbols import EXPORTERS_PREFIX, INTERNAL_BASES, INTERNAL_PREFIXES, ON, internals_moves
-from migrate.pyrun import KEPT_NAMES
-from migrate.rule import Safety, dotted_name
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import InferenceRule
+from migrate.pyrun import KEPT_NAMES
+from migrate.rule import Safety, dotted_name
 
 MOVES = internals_moves()
 BASES = {old: INTERNAL_BASES[old.rsplit(".", 1)[1]] for old in MOVES if old.rsplit(".", 1)[1] in INTERNAL_BASES}

@@ -43,10 +43,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.inference._base import InferenceRule
 from codemods._tables.inference_symbols import CACHE_CONTEXT_MANAGERS, CACHE_MODULES, CACHE_QUERIES, CACHE_STATEMENTS
-from migrate.rule import Safety
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
+from codemods.inference._base import InferenceRule
+from migrate.rule import Safety
 
 
 def _q(names: tuple[str, ...]) -> set[str]:

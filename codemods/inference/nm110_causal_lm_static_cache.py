@@ -91,9 +91,9 @@ import libcst as cst
 
 from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._tables.inference_symbols import decoder_moves
-from migrate.rule import Safety
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import InferenceRule, dtype_for, neuron_argument_note, torch_dtype_attr
+from migrate.rule import Safety
 from migrate.snippets import parse_expression
 
 DECODERS = decoder_moves()

@@ -54,9 +54,9 @@ import libcst as cst
 
 from codemods._lib.cst import source_of, with_commas
 from codemods._tables.inference_symbols import seq2seq_moves
-from migrate.rule import Safety
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import InferenceRule, padding_note, traced_load
+from migrate.rule import Safety
 
 SEQ2SEQ = seq2seq_moves()
 

@@ -63,9 +63,9 @@ import libcst as cst
 
 from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._tables.inference_symbols import DIFFUSION_MODULES, DIFFUSION_PIPELINES, diffusion_moves
-from migrate.rule import Safety
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import InferenceRule, compiled_note, model_call_sites, shape_text, split_traced
+from migrate.rule import Safety
 
 MOVES = diffusion_moves()
 HOW = {f"{m}.{name}": (component, how) for name, (_, component, how) in DIFFUSION_PIPELINES.items() for m in DIFFUSION_MODULES}

@@ -58,9 +58,9 @@ import libcst as cst
 
 from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._tables.inference_symbols import pipeline_moves
-from migrate.rule import Safety
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import Arguments, InferenceRule, compiled_note, padding_note, split_traced
+from migrate.rule import Safety
 
 MOVES = pipeline_moves()
 #: what optimum.neuron.pipeline(...) itself consumed; every other keyword went on to transformers.pipeline

@@ -46,11 +46,15 @@ import libcst as cst
 
 from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._tables.inference_symbols import (
-    decoder_moves, diffusion_moves, embedding_moves, seq2seq_moves, traced_moves,
+    decoder_moves,
+    diffusion_moves,
+    embedding_moves,
+    seq2seq_moves,
+    traced_moves,
 )
-from migrate.rule import Safety, dotted_name
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import InferenceRule
+from migrate.rule import Safety, dotted_name
 
 CLASSES = {**traced_moves(), **seq2seq_moves(), **decoder_moves(), **embedding_moves(), **diffusion_moves()}
 
