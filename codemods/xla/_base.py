@@ -68,6 +68,108 @@ BLOCKER_HINTS: dict[str, str] = {
 GROUPED = {"all_reduce": "replica groups", "all_gather": "replica groups", "reduce_scatter": "replica groups",
            "all_to_all": "replica groups", "optimizer_step": "gradient averaging over replica groups",
            "reduce_gradients": "gradient averaging over replica groups"}
+#: where each of them takes ``groups`` positionally (the signatures in torch_xla/core/xla_model.py)
+GROUPS_POSITION = {"all_reduce": 3, "all_gather": 2, "reduce_scatter": 5, "all_to_all": 4, "optimizer_step": 3,
+                   "reduce_gradients": 1}
+WORLD_SIZE_CALLS = frozenset({f"{XM}.xrt_world_size", f"{XM}.world_size", f"{XR}.world_size",
+                              "torch.distributed.get_world_size"})
+
+
+def replica_groups(ctx, call: cst.Call, name: str) -> cst.Arg | None:
+    """The ``groups`` argument of the xm call ``name`` when it names replica groups: None for no groups,
+    ``groups=None`` and one group of every rank (``[list(range(xr.world_size()))]``), which is the world."""
+    groups = arg(call, GROUPS_POSITION[name], "groups")
+    if groups is None or (isinstance(groups.value, cst.Name) and groups.value.value == "None"):
+        return None
+    return None if all_ranks(ctx, groups.value) else groups
+
+
+def all_ranks(ctx, node: cst.BaseExpression) -> bool:
+    """``[list(range(W))]`` / ``[list(range(0, W))]``, W a world-size call (``xr.world_size()``,
+    ``xm.xrt_world_size()``, ``dist.get_world_size()``) or a name the file binds once, to such a call."""
+    if not (isinstance(node, cst.List) and len(node.elements) == 1 and isinstance(node.elements[0], cst.Element)):
+        return False
+    ranks = node.elements[0].value
+    if not (isinstance(ranks, cst.Call) and isinstance(ranks.func, cst.Name) and ranks.func.value == "list"
+            and len(ranks.args) == 1 and not ranks.args[0].star and not ranks.args[0].keyword):
+        return False
+    span = ranks.args[0].value
+    if not (isinstance(span, cst.Call) and isinstance(span.func, cst.Name) and span.func.value == "range"
+            and not any(a.star or a.keyword for a in span.args)):
+        return False
+    bounds = [a.value for a in span.args]
+    if len(bounds) == 2 and isinstance(bounds[0], cst.Integer) and bounds[0].value == "0":
+        bounds = bounds[1:]
+    return len(bounds) == 1 and _world_size(ctx, bounds[0])
+
+
+def _world_size(ctx, node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Call):
+        return not node.args and bool(ctx.matches(node.func, WORLD_SIZE_CALLS))
+    if not isinstance(node, cst.Name):
+        return False
+    bindings = ctx.memo("xla-name-bindings", lambda: _bindings(ctx.shared.get("module")))
+    values = bindings.get(node.value, [])
+    return len(values) == 1 and isinstance(values[0], cst.Call) and _world_size(ctx, values[0])
+
+
+def _bindings(module: cst.Module | None) -> dict[str, list[cst.BaseExpression | None]]:
+    """Every binding of each name in the file: the value of a plain ``name = value``, None for any other binding
+    (a parameter, a loop target, an augmented assignment, an import, a def)."""
+    found: dict[str, list[cst.BaseExpression | None]] = {}
+
+    def bind(target: cst.CSTNode, value: cst.BaseExpression | None = None) -> None:
+        if isinstance(target, cst.Name):
+            found.setdefault(target.value, []).append(value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                bind(element.value)
+        elif isinstance(target, cst.StarredElement):
+            bind(target.value)
+
+    class Bindings(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                bind(target.target, node.value if len(node.targets) == 1 else None)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            bind(node.target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            bind(node.target)
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            bind(node.target)
+
+        def visit_For(self, node: cst.For) -> None:
+            bind(node.target)
+
+        def visit_CompFor(self, node: cst.CompFor) -> None:
+            bind(node.target)
+
+        def visit_AsName(self, node: cst.AsName) -> None:  # import ... as, with ... as, except ... as
+            bind(node.name)
+
+        def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+            if node.asname is None:
+                bind(cst.Name(dotted_name(node.name).split(".")[0]))
+
+        def visit_Param(self, node: cst.Param) -> None:
+            bind(node.name)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            bind(node.name)
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            bind(node.name)
+
+        def visit_Global(self, node: cst.Global) -> None:
+            for item in node.names:
+                bind(item.name)
+
+    if module is not None:
+        cstwalk.visit(module, Bindings())
+    return found
 #: the rules that stay active in a blocked file: they only report (the file's one note is NM318's)
 REPORT_ONLY = frozenset({"NM318", "NM320", "NM330"})
 BLOCKED_NOTE = "this file keeps torch_xla constructs that no rule ports"
@@ -140,8 +242,7 @@ def blockers(ctx) -> tuple[str, ...]:
                     ported.add(id(node.func))  # NM319 rewrites it
                 note(node.func)
                 qualified = ctx.matches(node.func, {f"{XM}.{name}" for name in GROUPED})
-                groups = arg(node, None, "groups")
-                if qualified and groups is not None and not (isinstance(groups.value, cst.Name) and groups.value.value == "None"):
+                if qualified and replica_groups(ctx, node, qualified.rsplit(".", 1)[-1]) is not None:
                     found.add(GROUPED[qualified.rsplit(".", 1)[-1]])
 
             def visit_Attribute(self, node: cst.Attribute) -> None:

@@ -11,7 +11,9 @@ What it does:
   be correct (the replicas already agree), only slower.
 * ``xm.reduce_gradients(opt)`` becomes the same average without the step.
 * A call with ``groups=`` (the data-parallel replica groups of a tensor-parallel run) is left with a ``todo``: an
-  average over the whole world would mix the shards of different tensor-parallel ranks.
+  average over the whole world would mix the shards of different tensor-parallel ranks. ``groups=None`` and one
+  group of every rank (``groups=[list(range(xr.world_size()))]``, or a name the file binds once to a world-size
+  call) are the world: ported like no groups.
 * A call that is not a statement of its own (inside an expression, a one-line ``if x: xm.optimizer_step(o)``, or
   with ``*args``) is left as it is with a ``todo``: the average cannot be placed there.
 
@@ -50,7 +52,7 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods._lib.cst import Import, source_of
-from codemods.xla._base import XM, Safety, XlaRule, arg, has_star, names
+from codemods.xla._base import XM, Safety, XlaRule, arg, has_star, names, replica_groups
 
 OPTIMIZER_STEP = names((XM, ["optimizer_step"]))
 REDUCE_GRADIENTS = names((XM, ["reduce_gradients"]))
@@ -101,8 +103,9 @@ class OptimizerStep(XlaRule):
             return updated
         stepping = self.ctx.matches(call.func, OPTIMIZER_STEP)
         optimizer = arg(call, 0, "optimizer")
-        groups = arg(call, None, "groups") or (arg(call, 2, "groups") if not stepping else None)
-        if groups is not None:  # replica groups (data-parallel ranks beside tensor parallelism): not the world
+        # replica groups (data-parallel ranks beside tensor parallelism) are not the world; one group of every rank is
+        groups = replica_groups(self.ctx, call, "optimizer_step" if stepping else "reduce_gradients")
+        if groups is not None:
             self.todo(call, "xm.optimizer_step / reduce_gradients over replica groups: average each gradient over "
                       "that group only (dist.all_reduce(p.grad, group=dist.new_group(ranks)); p.grad /= len(ranks)), "
                       "or wrap the model in DDP/FSDP2 on a device mesh; averaging over the whole world would mix "

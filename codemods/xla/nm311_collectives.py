@@ -15,9 +15,11 @@ What it does:
   (``fn([data])`` in a single process, as torch_xla did with one replica).
 * An ``xm.REDUCE_*`` constant handed to code that is not ``torch.distributed`` (torch_xla's FSDP
   ``all_reduce_op``, a helper of the project) keeps its torch_xla value, with a ``todo``: that code reads it.
-* ``pin_layout=`` (an XLA compiler detail) and ``groups=None`` are dropped; real replica ``groups=`` or any other
-  shape gets a ``todo``; ``xm.all_gather``, ``xm.reduce_scatter``, ``xm.all_to_all``, ``xm.collective_permute``,
-  ``xm.send``/``recv`` get precise ``todo``s (no p2p on ProcessGroupNeuron).
+* ``pin_layout=`` (an XLA compiler detail), ``groups=None`` and one group of every rank
+  (``groups=[list(range(xr.world_size()))]``, or a name the file binds once to a world-size call) are dropped; real
+  replica ``groups=`` or any other shape gets a ``todo``; ``xm.all_gather``, ``xm.reduce_scatter``,
+  ``xm.all_to_all``, ``xm.collective_permute``, ``xm.send``/``recv`` get precise ``todo``s (no p2p on
+  ProcessGroupNeuron).
 
 Why:
 
@@ -50,7 +52,7 @@ import re
 import libcst as cst
 
 from codemods._lib.cst import Import, source_of, string_value
-from codemods.xla._base import XM, Safety, XlaRule, arg, names
+from codemods.xla._base import XM, Safety, XlaRule, arg, names, replica_groups
 from migrate.snippets import parse_expression, parse_statement
 
 OPS = {"REDUCE_SUM": "SUM", "REDUCE_MUL": "PRODUCT", "REDUCE_AND": "BAND", "REDUCE_OR": "BOR", "REDUCE_MIN": "MIN", "REDUCE_MAX": "MAX"}
@@ -90,9 +92,8 @@ class XlaCollectives(XlaRule):
         if any(a.star for a in call.args):
             return None
         allowed = {"reduce_type", "inputs", "scale", "pin_layout"}  # layout pinning is an XLA compiler detail
-        groups = arg(call, 3, "groups")
-        if groups is not None and not (isinstance(groups.value, cst.Name) and groups.value.value == "None"):
-            return None  # replica groups need a dist.new_group: the todo says so
+        if replica_groups(self.ctx, call, "all_reduce") is not None:
+            return None  # replica groups need a dist.new_group: the todo says so (one group of every rank is the world)
         positional = [a for a in call.args if a.keyword is None]
         if any(a.keyword is not None and a.keyword.value not in allowed | {"groups"} for a in call.args) or len(positional) > 4:
             return None

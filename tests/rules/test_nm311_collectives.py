@@ -98,3 +98,51 @@ def test_native_collectives_are_left_alone() -> None:
         """,
         "NM311",
     )
+
+
+def test_one_group_of_every_rank_is_the_world() -> None:
+    """``groups=[list(range(world))]`` is every rank: the collective and the gradient average are ported."""
+    result = migrate(
+        """
+        import torch_xla.core.xla_model as xm
+        import torch_xla.runtime as xr
+
+        world = xr.world_size()
+
+        def step(optimizer, loss):
+            total = xm.all_reduce(xm.REDUCE_SUM, loss, groups=[list(range(world))])
+            xm.optimizer_step(optimizer, groups=[list(range(0, xm.xrt_world_size()))])
+            return total
+        """,
+        "NM3",
+        family="NM3",
+    )
+    assert "groups=" not in result.text and "no rule ports" not in result.text
+    assert "dist.all_reduce(total, op=dist.ReduceOp.SUM)" in result.text
+    assert "param.grad /= dist.get_world_size()" in result.text
+    assert findings(result, "NM311") == {(7, "fixed")}
+    assert findings(result, "NM303") == {(8, "fixed")}
+
+
+def test_groups_that_may_not_be_every_rank_keep_the_file_on_torch_xla() -> None:
+    """A part of the world, a name bound twice or a parameter, a list of several groups, groups passed by
+    position: replica groups (a dist.new_group each)."""
+    base = """
+        import torch_xla.core.xla_model as xm
+        import torch_xla.runtime as xr
+
+        world = xr.world_size()
+
+        def step(loss):
+            return xm.all_reduce(xm.REDUCE_SUM, loss, groups=GROUPS)
+        """
+    sources = [base.replace("GROUPS", groups) for groups in (
+        "[list(range(world // 2))]", "[list(range(world))[::2]]", "[list(range(4))]",
+        "[list(range(0, world)), list(range(world))]", "[list(range(xr.global_ordinal()))]")]
+    sources.append(base.replace("GROUPS", "[list(range(world))]").replace("def step(loss)", "def step(loss, world)"))
+    sources.append(base.replace("GROUPS", "[list(range(world))]") + "\n        world = 8\n")
+    sources.append(base.replace("loss, groups=GROUPS", "loss, 1.0, [[0, 1]]"))
+    for source in sources:
+        result = migrate(source, "NM3", family="NM3")
+        assert "no rule ports (replica groups)" in result.text, source
+        assert findings(result, "NM311") == set(), source
