@@ -96,6 +96,9 @@ def edit_shell_text(text: str, rules: Sequence[type[Rule]],
 
 
 _PLACEHOLDER = "__nm_expr_{}__"
+ESCAPES_TODO = "this {what} holds a Neuron launch command but has escapes, so it was left as it is: edit it by hand"
+#: a backslash of a literal's source that is not a backslash-newline
+_OTHER_ESCAPE = re.compile(r"\\(?!\r?\n)")
 _PREFIX = re.compile(r"^([rRbBuUfF]*)('''|\"\"\"|'|\")")
 _LAUNCHERS = {"python", "python3", "torchrun", "accelerate", "srun", "mpirun", "env", "bash", "sh", "deepspeed"}
 
@@ -133,12 +136,17 @@ class CommandsInPythonStrings(PythonRule):
 
     # ---------------------------------------------------------------------------------- strings
 
-    def _edit(self, original: cst.CSTNode, body: str) -> str | None:
+    def _edit(self, original: cst.CSTNode, body: str, continued: bool = False) -> str | None:
+        """The edited source text of a literal's body (None: unchanged); ``continued``: a non-raw literal whose
+        backslashes are all line continuations, which the edit must leave the only escapes."""
         if not any(trigger in body for trigger in self.triggers) or not looks_like_command(body):
             return None
         new, found = edit_shell_text(body, self.rules, self.embedded)
         if new != body and not new.strip():
             self.todo(original, _empty_command_todo(found))
+            return None
+        if continued and new != body and not _only_line_continuations(new):
+            self.todo(original, ESCAPES_TODO.format(what="string") + " (" + _steps(found) + ")")
             return None
         for severity, message in found:
             (self.fixed if severity is Severity.FIXED else self.todo)(original, message)
@@ -153,13 +161,13 @@ class CommandsInPythonStrings(PythonRule):
             return updated  # one word: an argv element (see leave_List), not a command line
         if not any(trigger in body for trigger in self.triggers) or not looks_like_command(body):
             return updated
-        if "\\" in body and "r" not in prefix.lower():
+        escaped = "\\" in body and "r" not in prefix.lower()
+        if escaped and not _only_line_continuations(body):
             new, found = edit_shell_text(body, self.rules, self.embedded)
             if new != body:
-                self.todo(original, "this string holds a Neuron launch command but has escapes, so it was left as it is: "
-                          "edit it by hand (" + _steps(found) + ")")
+                self.todo(original, ESCAPES_TODO.format(what="string") + " (" + _steps(found) + ")")
             return updated
-        new = self._edit(original, body)
+        new = self._edit(original, body, continued=escaped)
         return updated if new is None else updated.with_changes(value=f"{prefix}{quote}{new}{quote}")
 
     def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString) -> cst.BaseExpression:
@@ -178,10 +186,10 @@ class CommandsInPythonStrings(PythonRule):
                    for index, part in enumerate(expressions)}
         found = [(severity, re.sub(r"__nm_expr_\d+__", lambda m: sources.get(m.group(0), m.group(0)), message))
                  for severity, message in found]
-        if "\\" in body and "r" not in updated.start.lower():
+        escaped = "\\" in body and "r" not in updated.start.lower()
+        if escaped and (not _only_line_continuations(body) or not _only_line_continuations(new)):
             steps = _steps(found)
-            self.todo(original, "this f-string holds a Neuron launch command but has escapes, so it was left as it is: "
-                      "edit it by hand" + (f" ({steps})" if steps else ""))
+            self.todo(original, ESCAPES_TODO.format(what="f-string") + (f" ({steps})" if steps else ""))
             return updated
         if new == body:
             for severity, message in found:
@@ -330,6 +338,13 @@ class CommandsInPythonStrings(PythonRule):
             self.fixed(original, COMPILE_ADDED)
             return True
         return False
+
+
+def _only_line_continuations(source: str) -> bool:
+    """Whether every backslash of a non-raw literal's source text ends its line. Python drops a backslash-newline
+    from the value and a shell reads it as a line continuation, so editing such a source as shell text is editing
+    the command the value holds (a notebook's triple-quoted f-string command whose lines end in a backslash)."""
+    return _OTHER_ESCAPE.search(source) is None
 
 
 def _steps(found: list[tuple[Severity, str]]) -> str:
