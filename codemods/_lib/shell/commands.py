@@ -21,6 +21,9 @@ from migrate.findings import Severity
 from migrate.textdoc import Line, TextDocument
 
 Report = Callable[[Line, Severity, str], None]
+#: the word an interpolated value of an embedded command stands as (``{env_var_options}`` of an f-string, see
+#: NM410): a shell reads what it holds, most often variable settings ahead of the command
+INTERPOLATED = re.compile(r"__nm_expr_\d+__")
 Resolve = Callable[[Program], Resolved]
 
 
@@ -316,6 +319,8 @@ def env_sites(doc: TextDocument) -> Iterator[EnvSite]:
                 if exporting and head != "env" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", word.text):
                     yield EnvSite(cl, word.text, None, word, command, toks, False)
                     continue
+                if INTERPOLATED.fullmatch(word.text):
+                    continue  # an f-string's `{env_var_options} XLA_USE_BF16=1 torchrun ...`: settings ahead of it
                 break  # the command word: assignments before it only set the variable for that command
 
 
@@ -422,7 +427,7 @@ def looks_like_command(text: str) -> bool:
                 if command:
                     return True  # `XLA_USE_BF16=1` alone: an environment setting
                 continue
-            while len(words) > 1 and re.fullmatch(r"__nm_expr_\d+__", words[0].text):
+            while len(words) > 1 and INTERPOLATED.fullmatch(words[0].text):
                 words = words[1:]  # an f-string's `{env_var_options} torchrun ...`: settings ahead of the command
             first = unquote(words[0].text).rsplit("/", 1)[-1]
             if first in COMMAND_WORDS or first.endswith(".sh"):
