@@ -12,6 +12,8 @@ from typing import Callable, Iterable
 
 import libcst as cst
 
+from codemods._lib.cst import Import, string_value
+
 #: What shows that a project targets AWS Neuron: the project-wide table (anchor + precise regex per
 #: file kind). Plain substrings were not enough: transformers names optimum.neuron / torch_neuronx in
 #: availability checks and messages, and must not count as a Neuron project.
@@ -445,7 +447,7 @@ class XlaRule(PythonRule):
             return source.replace('"', "'")
         return source
 
-    def expr(self, source: str, *imports: tuple[str, str | None, str | None]) -> cst.BaseExpression:
+    def expr(self, source: str, *imports: Import) -> cst.BaseExpression:
         for module, name, asname in imports:
             self.ctx.add_import(module, name, asname)
         return parse_expression(self.quote_safe(source))
@@ -454,13 +456,10 @@ class XlaRule(PythonRule):
         """``codemods._lib.device.emit`` made safe inside f-strings."""
         return self.expr(code.source, *code.imports)
 
-    def statement(self, source: str, *imports: tuple[str, str | None, str | None]) -> cst.BaseStatement:
+    def statement(self, source: str, *imports: Import) -> cst.BaseStatement:
         for module, name, asname in imports:
             self.ctx.add_import(module, name, asname)
         return parse_statement(source)
-
-    def code(self, node: cst.CSTNode) -> str:
-        return cst.Module(body=[]).code_for_node(node)
 
     def call_of(self, statement: cst.CSTNode, names_: Iterable[str]) -> cst.Call | None:
         """The call of a one-expression statement line when it calls one of ``names_``."""
@@ -512,17 +511,6 @@ def arg(call: cst.Call, position: int | None, keyword: str | None) -> cst.Arg | 
 
 def has_star(call: cst.Call) -> bool:
     return any(a.star for a in call.args)
-
-
-def string_value(node: cst.CSTNode | None) -> str | None:
-    """The value of a plain (non f-) string literal, else None."""
-    if isinstance(node, cst.SimpleString):
-        try:
-            value = node.evaluated_value
-        except Exception:  # pragma: no cover - odd prefixes
-            return None
-        return value if isinstance(value, str) else None
-    return None
 
 
 def is_xla_string(node: cst.CSTNode | None) -> bool:
