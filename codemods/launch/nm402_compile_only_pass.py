@@ -52,8 +52,8 @@ from __future__ import annotations
 import posixpath
 import re
 
-from codemods._lib.shell import (EXPORTERS, EmbeddedCommand, Report, command_lines, command_statements, command_word, drop_line,
-                                 env_sites, lex, next_code, remove_env_site)
+from codemods._lib.shell import (EXPORTERS, EmbeddedCommand, Report, command_lines, command_statements, command_word,
+                                 drop_line, env_sites, lex, next_code, remove_env_site)
 from codemods._tables import env_vars
 from codemods.launch._base import MAX_STEPS, NPC, PLAIN_RUNS, SHORT_RUN_STEPS, TARGET_WORD, LaunchRule, runs_elsewhere
 from migrate.facts import ProjectFact, ProjectFacts

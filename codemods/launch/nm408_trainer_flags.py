@@ -58,8 +58,8 @@ import ast
 import json
 import re
 
-from codemods._lib.shell import (CommandLine, EmbeddedCommand, Report, Resolve, Tok, command_lines, cut, drop_line, lex, unquote, unresolved,
-                                 words_of)
+from codemods._lib.shell import (CommandLine, EmbeddedCommand, Report, Resolve, Tok, command_lines, cut, drop_line, lex,
+                                 unquote, unresolved, words_of)
 from codemods._lib.launch_targets import (NOT_TRAINERS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, Program, Target,
                                           config_parsers, program_of, resolver)
 from codemods._tables.project_markers import MARKERS
