@@ -30,6 +30,8 @@ import sys
 import time
 from pathlib import Path
 
+from compat_matrix.common import one_line
+
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CSV = Path(os.environ.get("TOP100_CSV", "/work/shared/data/top100_text_generation.csv"))
 DEFAULT_DOCS = REPO / "docs" / "lowering.md"
@@ -85,11 +87,6 @@ def _build(model_type: str):
     return build_tiny_model(model_type), "compat_matrix.tiny_configs.build_tiny_model"
 
 
-def _one_line(exc: BaseException) -> str:
-    lines = [line for line in str(exc).splitlines() if line.strip()]
-    return " ".join(f"{type(exc).__name__}: {lines[0] if lines else ''}".split())[:300]
-
-
 def run_one(model_type: str) -> dict:
     import torch
 
@@ -101,7 +98,7 @@ def run_one(model_type: str) -> dict:
         model, row["builder"] = _build(model_type)
         row["params"] = sum(p.numel() for p in model.parameters())
     except Exception as exc:  # noqa: BLE001
-        row["build_error"] = _one_line(exc)
+        row["build_error"] = one_line(exc, 300, first_line=True)
         return row
     vocab = getattr(model.config.get_text_config(), "vocab_size", None) or 128
     input_ids = torch.randint(0, min(int(vocab), 128), (1, SEQ_LEN), generator=torch.Generator().manual_seed(0))
@@ -109,7 +106,7 @@ def run_one(model_type: str) -> dict:
         with torch.no_grad():
             model(input_ids=input_ids)
     except Exception as exc:  # noqa: BLE001
-        row["eager_error"] = _one_line(exc)
+        row["eager_error"] = one_line(exc, 300, first_line=True)
     row["lowering"] = check_lowering(model, input_ids)
     row["total_seconds"] = round(time.perf_counter() - start, 3)
     return row
@@ -130,7 +127,7 @@ def worker() -> None:
         try:
             row = run_one(model_type)
         except Exception as exc:  # noqa: BLE001
-            row = {"model_type": model_type, "harness_error": _one_line(exc)}
+            row = {"model_type": model_type, "harness_error": one_line(exc, 300, first_line=True)}
         out.write(MARKER + json.dumps(row) + "\n")
         out.flush()
 

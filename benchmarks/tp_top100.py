@@ -31,6 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from compat_matrix.common import one_line  # noqa: E402 - importable once ROOT is on sys.path
+
 DEFAULT_CSV = Path("/work/shared/data/top100_text_generation.csv")
 BEGIN = "<!-- tp_top100:begin -->"
 END = "<!-- tp_top100:end -->"
@@ -70,11 +72,6 @@ def _read_csv(path: Path, top: int) -> list[dict]:
         rows = list(csv.DictReader(handle))
     rows.sort(key=lambda row: int(row["rank"]))
     return rows[:top]
-
-
-def _one_line(text: str, limit: int = 160) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def render(args) -> None:
@@ -121,7 +118,7 @@ def run(args) -> None:
                 build(model_type, folder)
                 build_error = None
             except Exception as exc:  # noqa: BLE001
-                build_error = _one_line(f"{type(exc).__name__}: {exc}", 300)
+                build_error = one_line(exc, 300)
             build_s = round(time.monotonic() - t0, 2)
             gc.collect()
             if build_error:
@@ -140,7 +137,7 @@ def run(args) -> None:
             tp = result["details"]["tp"]
             print(f"{row['rank']:>3} {model_type:<22} {result['status']:<14} {result['verdict']:<11} "
                   f"stage={tp.get('stage')} total={result['timings'].get('total')}s "
-                  f"err={_one_line(result.get('error') or '', 100)}", flush=True)
+                  f"err={one_line(result.get('error') or '', 100)}", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     wall = time.monotonic() - started
@@ -165,7 +162,7 @@ def _normalise(error: str | None) -> str:
     text = re.sub(r"`[A-Za-z0-9_]+(ForCausalLM|LMHeadModel|ModelWithLMHead|ForConditionalGeneration)`", "`<Model>`", error)
     text = re.sub(r"0x[0-9a-f]+", "0x…", text)
     text = re.sub(r"\d+", "N", text)
-    return _one_line(text, 150)
+    return one_line(text, 150)
 
 
 def _fmt(value, spec: str = "") -> str:
@@ -252,7 +249,7 @@ def write_doc(path: Path, results: list[dict], meta: dict, args) -> None:
         plan = {None: "-", "layers": "layers", "embeddings_and_head": "emb/head"}.get(tp.get("plan_scope"), "-")
         if tp.get("has_tp_plan") is False:
             plan = "none"
-        reason = _one_line("; ".join(r.get("reasons") or []), 110).replace("|", "\\|")
+        reason = one_line("; ".join(r.get("reasons") or []), 110).replace("|", "\\|")
         diff = parity.get("max_abs_diff")
         lines.append(
             f"| {r.get('rank', '')} | {r['model_type']} | `{r['status']}` | {r['verdict']} | {plan} | "

@@ -15,8 +15,8 @@ def main() -> None:
 
 
 def _register() -> None:
-    from compat_matrix.scan_cli import scan_commands
     from compat_matrix.report_cli import report_commands
+    from compat_matrix.scan_cli import scan_commands
 
     for command in (*scan_commands(), *report_commands()):
         main.add_command(command)

@@ -19,6 +19,13 @@ DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16
           "float16": "float16", "fp16": "float16"}
 
 
+def _torch_neuron() -> Any:
+    """``torch.neuron``, which torch-neuronx registers when it is imported (torch's own types do not declare it)."""
+    import torch
+
+    return torch.neuron  # type: ignore[attr-defined]
+
+
 def neuron_available() -> bool:
     import torch
 
@@ -43,7 +50,7 @@ def device_count(device: str) -> int:
     import torch
 
     if device == "neuron":
-        return int(torch.neuron.device_count())
+        return int(_torch_neuron().device_count())
     if device == "cuda":
         return int(torch.cuda.device_count())
     return 1
@@ -83,17 +90,9 @@ def versions() -> dict[str, Any]:
     }
 
 
-def tool_version() -> str:
-    try:
-        from migrate import __version__
-
-        return __version__
-    except Exception:  # noqa: BLE001
-        return "unknown"
-
-
 def cpu_cores() -> int:
-    """Cores this process may run on (its affinity mask: a container or ``taskset`` may allow fewer than the host has)."""
+    """Cores this process may run on (its affinity mask: a container or ``taskset`` may allow fewer than the host
+    has)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # not Linux
@@ -121,14 +120,14 @@ def pin_env(device: str, slot: int, count: int) -> dict[str, str]:
     return {}
 
 
-# --- memory ------------------------------------------------------------------------------------------------------------
+# --- memory -----------------------------------------------------------------------------------------------------
 def reset_peak_memory(device: str) -> None:
     import torch
 
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
     elif device == "neuron":
-        torch.neuron.reset_peak_memory_stats()
+        _torch_neuron().reset_peak_memory_stats()
     # Host: writing 5 to clear_refs resets VmHWM (Linux >= 4.0).
     try:
         with open("/proc/self/clear_refs", "w") as handle:
@@ -143,8 +142,8 @@ def peak_memory_mb(device: str) -> float | None:
     if device == "cuda":
         return round(torch.cuda.max_memory_allocated() / 2**20, 1)
     if device == "neuron":
-        torch.neuron.synchronize()
-        return round(torch.neuron.max_memory_allocated() / 2**20, 1)
+        _torch_neuron().synchronize()
+        return round(_torch_neuron().max_memory_allocated() / 2**20, 1)
     try:
         with open("/proc/self/status") as handle:
             for line in handle:
@@ -165,7 +164,7 @@ def synchronize(device: str) -> None:
     if device == "cuda":
         torch.cuda.synchronize()
     elif device == "neuron":
-        torch.neuron.synchronize()
+        _torch_neuron().synchronize()
 
 
 def env_flag(name: str) -> bool:

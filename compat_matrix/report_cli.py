@@ -92,7 +92,8 @@ def merge(inputs: tuple[str, ...], output: str, prefer_latest: bool, skip_invali
         raise click.ClickException(str(error))
     click.echo(
         f"merged {plural(len(results.rows), 'job')} from {plural(len(inputs), 'input')} into {path}: "
-        f"{plural(len(results.of_kind('duplicate')), 'duplicate')}, {plural(len(results.of_kind('conflict')), 'conflict')} resolved, "
+        f"{plural(len(results.of_kind('duplicate')), 'duplicate')}, "
+        f"{plural(len(results.of_kind('conflict')), 'conflict')} resolved, "
         f"{plural(len(results.of_kind('invalid')), 'invalid row')} left out"
     )
 
@@ -119,7 +120,8 @@ def diff(old: str, new: str, fmt: str, exit_code: bool) -> None:
 
 @click.command()
 @click.argument("results_arg", metavar="RESULTS")
-@click.option("-o", "--output", required=True, metavar="FILE", help="baseline file to write (JSON, one line per architecture)")
+@click.option("-o", "--output", required=True, metavar="FILE",
+              help="baseline file to write (JSON, one line per architecture)")
 def baseline(results_arg: str, output: str) -> None:
     """Write the baseline the gate compares against (refuses unusable results)."""
     from reports.compat.baseline import BaselineError, make_baseline, write_baseline
@@ -139,14 +141,17 @@ def baseline(results_arg: str, output: str) -> None:
         path = write_baseline(data, output)
     except OutputError as error:
         raise click.ClickException(str(error))
-    click.echo(f"wrote {path}: {plural(len(data['architectures']), 'architecture')}, device {data['environment']['device']}")
+    architectures = plural(len(data["architectures"]), "architecture")
+    click.echo(f"wrote {path}: {architectures}, device {data['environment']['device']}")
 
 
 @click.command()
 @click.argument("results_arg", metavar="RESULTS")
 @click.option("--baseline", "baseline_path", metavar="FILE", help="compare with this baseline (a ratchet)")
-@click.option("--require", "require", multiple=True, metavar="ARCH,...", help="architectures that must be present and good enough")
-@click.option("--require-file", "require_files", multiple=True, metavar="FILE", help="one required architecture per line, # comments")
+@click.option("--require", "require", multiple=True, metavar="ARCH,...",
+              help="architectures that must be present and good enough")
+@click.option("--require-file", "require_files", multiple=True, metavar="FILE",
+              help="one required architecture per line, # comments")
 @click.option(
     "--min-verdict",
     type=click.Choice(["supported", "partial"]),
@@ -155,7 +160,8 @@ def baseline(results_arg: str, output: str) -> None:
     help="with --require: the worst verdict a required architecture may have",
 )
 @click.option("--allow-improvements", is_flag=True, help="do not fail when results are better than the baseline")
-@click.option("--allow-device-change", is_flag=True, help="accept results from another device/backend/dtype than the baseline")
+@click.option("--allow-device-change", is_flag=True,
+              help="accept results from another device/backend/dtype than the baseline")
 def gate(
     results_arg: str,
     baseline_path: str | None,

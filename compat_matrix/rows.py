@@ -7,6 +7,7 @@ import datetime as _dt
 import platform
 from typing import Any
 
+from compat_matrix.common import tool_version
 from compat_matrix.evidence import ran_on, row_evidence
 from compat_matrix.schema import SCHEMA_VERSION, STATUS_VERDICTS, VERDICTS
 
@@ -44,15 +45,6 @@ def host_versions() -> dict[str, Any]:
         "torch_neuronx": get("torch-neuronx"),
         "python": platform.python_version(),
     }
-
-
-def tool_version() -> str:
-    try:
-        from migrate import __version__
-
-        return __version__
-    except Exception:  # noqa: BLE001
-        return "unknown"
 
 
 def base_row(job: dict[str, Any], versions: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -102,26 +102,34 @@ def _print_list() -> None:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--top", type=int, default=None, help="The first N architectures of the shipped ranked list (default 100).")
+@click.option("--top", type=int, default=None,
+              help="The first N architectures of the shipped ranked list (default 100).")
 @click.option("--arch", "arch", default=None, help="Comma-separated model types (any causal-LM type of transformers).")
 @click.option("--all", "every", is_flag=True, help="Every causal-LM model type of the installed transformers.")
 @click.option("--list", "list_only", is_flag=True, help="Print the shipped ranked list and exit.")
-@click.option("--mode", "mode_text", default="eager,compiled", show_default=True, help="eager, compiled, tp (comma-separated).")
-@click.option("--out", "out", default="scan-out", show_default=True, type=click.Path(), help="Output folder (results.jsonl, logs/).")
+@click.option("--mode", "mode_text", default="eager,compiled", show_default=True,
+              help="eager, compiled, tp (comma-separated).")
+@click.option("--out", "out", default="scan-out", show_default=True, type=click.Path(),
+              help="Output folder (results.jsonl, logs/).")
 @click.option("--device", default="auto", show_default=True, type=click.Choice(["auto", "cpu", "cuda", "neuron"]))
 @click.option("--backend", default=None, help="Compile backend (default: neuron on Neuron, else aot_eager).")
 @click.option("--dtype", default=None, help="float32 | bfloat16 | float16 (default: bf16 on neuron/cuda, fp32 on cpu).")
-@click.option("--jobs", type=int, default=None, help="Parallel workers (default: one per NeuronCore / GPU; one per core on cpu).")
-@click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds per job before its worker is killed.")
+@click.option("--jobs", type=int, default=None,
+              help="Parallel workers (default: one per NeuronCore / GPU; one per core on cpu).")
+@click.option("--timeout", type=float, default=300.0, show_default=True,
+              help="Seconds per job before its worker is killed.")
 @click.option("--resume", is_flag=True, help="Skip jobs that already have a row in OUT/results.jsonl.")
 @click.option("--overwrite", is_flag=True, help="Start over: remove OUT/results.jsonl first.")
 @click.option("--shard", default=None, help="Run slice i of n of the job list (i/n, 1-based).")
 @click.option("--fullgraph/--no-fullgraph", default=False, show_default=True,
               help="torch.compile fullgraph (off: graph breaks are counted instead of raising).")
-@click.option("--lowering/--no-lowering", default=True, show_default=True, help="StableHLO lowering check in compiled mode.")
+@click.option("--lowering/--no-lowering", default=True, show_default=True,
+              help="StableHLO lowering check in compiled mode.")
 @click.option("--tp-size", type=int, default=2, show_default=True, help="Tensor-parallel degree for --mode tp.")
-@click.option("--model-path", "model_path", multiple=True, type=click.Path(), help="A local checkpoint folder (repeatable).")
-@click.option("--model-map", "model_map", default=None, type=click.Path(), help="JSON/YAML file: model_type -> checkpoint folder.")
+@click.option("--model-path", "model_path", multiple=True, type=click.Path(),
+              help="A local checkpoint folder (repeatable).")
+@click.option("--model-map", "model_map", default=None, type=click.Path(),
+              help="JSON/YAML file: model_type -> checkpoint folder.")
 @click.option("--trust-remote-code", is_flag=True, help="Allow remote code in user checkpoints (off by default).")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar with ETA on stderr.")
 def scan(top, arch, every, list_only, mode_text, out, device, backend, dtype, jobs, timeout, resume, overwrite, shard,
@@ -205,7 +213,8 @@ def scan(top, arch, every, list_only, mode_text, out, device, backend, dtype, jo
         with progress_bar:
             result = run_scan(
                 selection, options,
-                on_row=lambda row: progress_bar.update(task, advance=1, description=f"{row['model_type']}/{row['mode']}: {row['status']}"),
+                on_row=lambda row: progress_bar.update(
+                    task, advance=1, description=f"{row['model_type']}/{row['mode']}: {row['status']}"),
                 on_start=lambda total: progress_bar.update(task, total=total),
                 on_notice=lambda text: progress_bar.console.print(f"neuron-compat scan: {text}", markup=False,
                                                                   soft_wrap=True),
@@ -224,7 +233,14 @@ def scan(top, arch, every, list_only, mode_text, out, device, backend, dtype, jo
 
 def _progress(enabled: bool):
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     bar = Progress(
         TextColumn("[progress.description]{task.description:<40}"), BarColumn(), MofNCompleteColumn(),
@@ -288,7 +304,9 @@ def _write_summary(out: Path, rows: list[dict[str, Any]], result, options) -> No
         "lowering": options.lowering,
         "shard": f"{options.shard[0]}/{options.shard[1]}" if options.shard else None,
         "job_seconds": round(sum(float((r.get("timings") or {}).get("total") or 0) for r in result.rows), 3),
-        "status_counts": {f"{m}:{s}": n for (m, s), n in sorted(Counter((r["mode"], r["status"]) for r in rows).items())},
+        "status_counts": {
+            f"{m}:{s}": n for (m, s), n in sorted(Counter((r["mode"], r["status"]) for r in rows).items())
+        },
     }
     (out / "scan-summary.json").write_text(json.dumps(summary, indent=2) + "\n")
 

@@ -43,7 +43,7 @@ One row per job (architecture x mode), one JSON object per line in ``OUT/results
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, overload
 
 from compat_matrix.evidence import LEVELS
 
@@ -60,7 +60,8 @@ STATUSES = (
     "fail_generate",
     "no_static_cache",  # generate ran, but the static cache was silently ignored (shapes change every step)
     "fail_compile",
-    "graph_breaks",  # compiled generate ran, but Dynamo split the forward (fullgraph=True, recommended on Neuron, fails)
+    # compiled generate ran, but Dynamo split the forward (fullgraph=True, recommended on Neuron, fails)
+    "graph_breaks",
     "fail_lowering",  # the graph does not legalise to StableHLO (torch-mlir), see checks/lowering.py
     "fail_accuracy",
     "recompiles",  # compiled decode recompiled across steps: a recompile per step is a failure on Neuron
@@ -143,6 +144,10 @@ def check_row(row: Mapping[str, Any]) -> None:
         raise SchemaError(f"unknown evidence {row.get('evidence')!r}")
 
 
+@overload
+def migrate_row(row: dict[str, Any]) -> dict[str, Any]: ...
+@overload
+def migrate_row(row: Mapping[str, Any]) -> Mapping[str, Any]: ...
 def migrate_row(row: Mapping[str, Any]) -> Mapping[str, Any]:
     """A row of an older schema as this version writes it (a new dict; current rows are returned as they are).
 
@@ -167,7 +172,7 @@ def migrate_row(row: Mapping[str, Any]) -> Mapping[str, Any]:
             new["details"]["lowering"] = {**lowering, **judged}
             if new.get("status") == "fail_lowering" and judged["outcome"] != evidence.PREDICTED_FAILURE:
                 _undo_lowering_failure(new)
-    new["evidence"] = evidence.row_evidence(new.get("device"), new.get("status"))
+    new["evidence"] = evidence.row_evidence(new.get("device"), new["status"])  # check_row: status is there
     return new
 
 

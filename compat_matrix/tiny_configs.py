@@ -10,8 +10,8 @@ The builder shrinks the default config *by role*, and passes only the config's r
 * state-space blocks keep ``heads * head_dim == expand * hidden``; other head families (SSM, linear attention,
   indexers) keep their ratio to the attention heads;
 * experts shrink to ``TARGET_EXPERTS`` with at most ``TARGET_TOPK`` per token;
-* per-layer lists (``layer_types``, ``mlp_layer_types``, index lists, ``first_k_dense_replace`` ...) are compacted to one
-  layer of each kind, and the layer count follows;
+* per-layer lists (``layer_types``, ``mlp_layer_types``, index lists, ``first_k_dense_replace`` ...) are compacted to
+  one layer of each kind, and the layer count follows;
 * special-token ids above the new vocabulary are remapped below it, consistently across sub-configs;
 * sub-configs of multimodal models (``text_config``, ``vision_config`` ...) are shrunk the same way.
 
@@ -27,7 +27,7 @@ import math
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence, TypeGuard
 
 TARGET_HIDDEN = 64
 TARGET_HEADS = 4
@@ -89,7 +89,7 @@ class TinyConfigError(RuntimeError):
     """The tiny config for a model type could not be built."""
 
 
-# --- overrides data ----------------------------------------------------------------------------------------------------
+# --- overrides data ---------------------------------------------------------------------------------------------
 @lru_cache(maxsize=1)
 def load_overrides(path: str | None = None) -> dict[str, dict[str, Any]]:
     """Per-architecture quirks: ``{model_type: {"config": {...}, "reason": str, "known_failure": {...}}}``."""
@@ -105,8 +105,8 @@ def load_overrides(path: str | None = None) -> dict[str, dict[str, Any]]:
     return data
 
 
-# --- helpers -------------------------------------------------------------------------------------------------------------
-def _is_int(value: Any) -> bool:
+# --- helpers --------------------------------------------------------------------------------------------------
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -114,7 +114,7 @@ def _round_to(value: float, multiple: int, minimum: int) -> int:
     return max(minimum, int(round(value / multiple)) * multiple)
 
 
-def _field_names(config_class: type) -> set[str]:
+def _field_names(config_class: type[Any]) -> set[str]:
     if dataclasses.is_dataclass(config_class):
         return {field.name for field in dataclasses.fields(config_class)}
     import inspect
@@ -272,7 +272,10 @@ def _shrink_level(
         inner = out.get("mamba_d_ssm") or int(expand * TARGET_HIDDEN)
         ssm_heads = values[ssm_heads_key]
         base = heads or ssm_heads
-        new_ssm_heads = min(8, max(2, round(ssm_heads / base * new_heads))) if ssm_heads_key != "num_heads" else TARGET_HEADS
+        if ssm_heads_key == "num_heads":
+            new_ssm_heads = TARGET_HEADS
+        else:
+            new_ssm_heads = min(8, max(2, round(ssm_heads / base * new_heads)))
         while inner % new_ssm_heads:
             new_ssm_heads -= 1
         out[ssm_heads_key] = new_ssm_heads
@@ -303,8 +306,8 @@ def _shrink_level(
         v = values.get(key)
         if _is_int(v) and v > 1:
             out[key] = 1
-    groups = next((values[k] for k in EXPERT_GROUP_KEYS if _is_int(values.get(k))), None)
-    if groups and groups > 1:
+    expert_groups = next((values[k] for k in EXPERT_GROUP_KEYS if _is_int(values.get(k))), None)
+    if expert_groups and expert_groups > 1:
         for key in EXPERT_GROUP_KEYS:
             if _is_int(values.get(key)):
                 out[key] = 2
@@ -371,7 +374,8 @@ def _token_remap(ids: set[int], vocab: int) -> dict[int, int]:
     return mapping
 
 
-def _apply_token_remap(values: dict[str, Any], full: dict[str, Any], mapping: dict[int, int], fields: set[str], out: dict) -> None:
+def _apply_token_remap(values: dict[str, Any], full: dict[str, Any], mapping: dict[int, int], fields: set[str],
+                       out: dict[str, Any]) -> None:
     for key, value in full.items():
         if key not in fields or not key.endswith(("token_id", "token_index", "token_ids")):
             continue
@@ -391,7 +395,7 @@ def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _split(total: int, weights: list[float]) -> list[int]:
+def _split(total: int, weights: Sequence[float]) -> list[int]:
     """``total`` split in proportion to ``weights`` (largest remainder), so the parts still sum to ``total``."""
     scale = sum(weights) or 1
     raw = [w / scale * total for w in weights]
@@ -439,7 +443,7 @@ def _model_code_mrope_default(config_class: type) -> list[int] | None:
 
 def shrink_overrides(model_type: str, *, use_overrides: bool = True) -> dict[str, Any]:
     """The keyword arguments passed to ``AutoConfig.for_model(model_type, **kwargs)`` for the tiny model."""
-    from transformers import AutoConfig, CONFIG_MAPPING
+    from transformers import CONFIG_MAPPING, AutoConfig
 
     if model_type not in CONFIG_MAPPING:
         raise TinyConfigError(f"unknown model_type {model_type!r} for this transformers")
@@ -502,7 +506,8 @@ def build_tiny_model(model_type: str, *, seed: int = 0, use_overrides: bool = Tr
 
 
 def save_tiny_checkpoint(model_type: str, folder: str | os.PathLike[str], *, seed: int = 0) -> str:
-    """Build the tiny model for ``model_type`` and ``save_pretrained`` it (safetensors) into ``folder``; return the path.
+    """Build the tiny model for ``model_type`` and ``save_pretrained`` it (safetensors) into ``folder``; return the
+    path.
 
     Used by the scan worker and by tensor-parallel mode (``compat_matrix/tp.py``)."""
     path = Path(folder)

@@ -64,13 +64,13 @@ import sys
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from compat_matrix.checks.parity import tolerance
+from compat_matrix.common import one_line
 from compat_matrix.rows import verdict_for
-
-#: Logits tolerance (max absolute difference, sharded vs unsharded) per dtype. Greedy tokens must match exactly.
-TOLERANCES = {"float32": 1e-4, "bfloat16": 5e-2, "float16": 1e-2}
 
 #: c10d backend per device, as transformers' ``distributed.utils.DISTRIBUTED_BACKEND_MAP``.
 BACKENDS = {"cpu": "gloo", "cuda": "nccl", "neuron": "neuron"}
@@ -116,10 +116,33 @@ _STAGE_REASON = {
 }
 
 
-def _one_line(exc: BaseException | str, limit: int = 400) -> str:
-    text = exc if isinstance(exc, str) else (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+@dataclass(frozen=True)
+class TpJob:
+    """One tp-mode job, as :func:`run_tp_job` received it."""
+
+    model_dir: str
+    model_type: str
+    tp_size: int
+    device: str
+    dtype: str
+    timeout: float  # seconds for the whole job, launch included
+    started: float  # ``time.monotonic()`` when the job began: the timeout counts from here
+    probe: bool = True  # ask the meta-device probe first; ``False`` always launches the group
+
+    def remaining(self) -> float:
+        return self.timeout - (time.monotonic() - self.started)
+
+
+@dataclass(frozen=True)
+class GroupRun:
+    """What one run of the torchrun group left behind, for :func:`_fold`."""
+
+    ranks: dict[int, dict[str, Any]]  # each rank's last report (``rank<R>.json``)
+    log: str  # the tail of the launcher's log
+    timed_out: bool
+    budget: float  # seconds the group was given
+    returncode: int | None  # the launcher's exit code
+    launched_wall: float  # ``time.time()`` at launch, to measure the spawn
 
 
 def _layer_pattern(name: str) -> str:
@@ -155,8 +178,9 @@ def probe_tp_plan(model_dir: str, tp_size: int = 2) -> dict[str, Any]:
     """Which tensor-parallel plan transformers would apply to ``model_dir``, without weights or processes.
 
     Returns ``{"has_tp_plan": bool | None, "tp_plan": {...}, "plan_scope", "model_class", "not_divisible": [...],
-    "unmatched_rules": [...], "error": str | None, "probe_error": str | None}``. ``has_tp_plan`` is ``None`` when the meta-device model could
-    not be built (the group then decides). ``error`` carries transformers' own message for a missing plan.
+    "unmatched_rules": [...], "error": str | None, "probe_error": str | None}``. ``has_tp_plan`` is ``None`` when the
+    meta-device model could not be built (the group then decides). ``error`` carries transformers' own message for a
+    missing plan.
     """
     result: dict[str, Any] = {
         "has_tp_plan": None,
@@ -184,9 +208,9 @@ def probe_tp_plan(model_dir: str, tp_size: int = 2) -> dict[str, Any]:
             model._resolve_parallel_plans(DistributedConfig(tp_size=max(2, tp_size)))
         except ValueError as exc:
             if "no `tp_plan`" in str(exc):
-                result.update(has_tp_plan=False, tp_plan={}, error=_one_line(exc))
+                result.update(has_tp_plan=False, tp_plan={}, error=one_line(exc))
                 return result
-            result["probe_error"] = _one_line(exc)
+            result["probe_error"] = one_line(exc)
         plan = {_layer_pattern(k): v for k, v in plan.items()}
         names = {_layer_pattern(n) for n, _ in model.named_modules()} | {
             _layer_pattern(n) for n, _ in model.named_parameters()
@@ -197,7 +221,7 @@ def probe_tp_plan(model_dir: str, tp_size: int = 2) -> dict[str, Any]:
             result["error"] = f"ValueError: {type(model).__name__} has no tensor-parallel plan"
         del model
     except Exception as exc:  # noqa: BLE001 - the probe is an optimisation; the group gives the answer
-        result["probe_error"] = _one_line(exc)
+        result["probe_error"] = one_line(exc)
     return result
 
 
@@ -265,11 +289,11 @@ def _launcher_error(log: str) -> str | None:
     for line in reversed(lines):
         head = line.split(":", 1)[0]
         if head.endswith(("Error", "Exception")) and " " not in head:
-            return _one_line(line)
+            return one_line(line)
     for line in reversed(lines):
         if "exitcode" in line or "Signal" in line:
-            return _one_line(line)
-    return _one_line(lines[-1]) if lines else None
+            return one_line(line)
+    return one_line(lines[-1]) if lines else None
 
 
 def _neuron_cores(env: dict[str, str], tp_size: int) -> tuple[str | None, str | None]:
@@ -284,7 +308,8 @@ def _neuron_cores(env: dict[str, str], tp_size: int) -> tuple[str | None, str | 
     except ValueError:
         return None, f"cannot parse NEURON_RT_VISIBLE_CORES={pinned!r}"
     if len(cores) < tp_size:
-        return None, f"NEURON_RT_VISIBLE_CORES={pinned} gives this job {len(cores)} core(s); tp_size={tp_size} needs {tp_size}"
+        return None, (f"NEURON_RT_VISIBLE_CORES={pinned} gives this job {len(cores)} core(s); "
+                      f"tp_size={tp_size} needs {tp_size}")
     return ",".join(str(c) for c in cores[:tp_size]), None
 
 
@@ -335,7 +360,7 @@ def _base_row(model_type: str, device: str, dtype: str, tp_size: int) -> dict[st
                 "parity": {
                     "max_abs_diff": None,
                     "tokens_match": None,
-                    "tolerance": TOLERANCES.get(dtype, 1e-2),
+                    "tolerance": tolerance(dtype).atol,  # max |diff|, sharded vs unsharded
                     "cache": None,
                 },
                 "backend": BACKENDS.get(device),
@@ -374,31 +399,33 @@ def run_tp_job(
     row = _base_row(model_type, device, dtype, tp_size)
     tp = row["details"]["tp"]
     try:
-        _run(row, tp, model_dir, model_type, tp_size, device, dtype, timeout, started, probe)
+        job = TpJob(str(model_dir), model_type, int(tp_size), device, dtype, float(timeout), started, probe)
+        _run(row, job)
     except BaseException as exc:  # noqa: BLE001 - the contract: never raise
-        row.update(status="crash", verdict="unsupported", error=_one_line(exc))
-        row["reasons"] = [f"tp harness error: {_one_line(exc, 120)}"]
+        row.update(status="crash", verdict=verdict_for("crash", "tp"), error=one_line(exc))
+        row["reasons"] = [f"tp harness error: {one_line(exc, 120)}"]
     row["timings"]["total"] = round(time.monotonic() - started, 3)
     row["details"]["parity"] = dict(tp["parity"])
     return row
 
 
-def _run(row, tp, model_dir, model_type, tp_size, device, dtype, timeout, started, probe) -> None:
-    tp_size = int(tp_size)
-    problem = _device_problem(device, tp_size)
+def _run(row: dict[str, Any], job: TpJob) -> None:
+    tp = row["details"]["tp"]
+    problem = _device_problem(job.device, job.tp_size)
     if problem:
-        row.update(status="skipped", verdict="unsupported", error=None, reasons=[problem])
+        row.update(status="skipped", verdict=verdict_for("skipped", "tp"), error=None, reasons=[problem])
         return
-    if not (Path(model_dir) / "config.json").is_file():
-        row.update(status="fail_load", verdict="unsupported", error=f"FileNotFoundError: no config.json in {model_dir}")
+    if not (Path(job.model_dir) / "config.json").is_file():
+        row.update(status="fail_load", verdict=verdict_for("fail_load", "tp"),
+                   error=f"FileNotFoundError: no config.json in {job.model_dir}")
         row["reasons"] = ["no checkpoint to load"]
         return
-    if not probe:
-        return _launch_in_tmp(row, tp, model_dir, model_type, tp_size, device, dtype, timeout, started)
+    if not job.probe:
+        return _launch_in_tmp(row, job)
 
     # 1. The plan, from the config and the model class alone.
     probe_start = time.monotonic()
-    probe = probe_tp_plan(model_dir, tp_size)
+    probe = probe_tp_plan(job.model_dir, job.tp_size)
     tp["timings"]["probe"] = round(time.monotonic() - probe_start, 3)
     tp["plan_source"] = "probe"
     tp.update(
@@ -411,24 +438,26 @@ def _run(row, tp, model_dir, model_type, tp_size, device, dtype, timeout, starte
     if probe["probe_error"]:
         tp["probe_error"] = probe["probe_error"]
     if probe["has_tp_plan"] is False:
-        cls = probe["model_class"] or model_type
+        cls = probe["model_class"] or job.model_type
         row.update(status="no_tp_plan", verdict=verdict_for("no_tp_plan", "tp"), error=probe["error"])
         row["reasons"] = [f"no tensor-parallel plan in transformers for {cls}"]
         return
 
     # 2. The group.
-    _launch_in_tmp(row, tp, model_dir, model_type, tp_size, device, dtype, timeout, started)
+    _launch_in_tmp(row, job)
 
 
-def _launch_in_tmp(row, tp, model_dir, model_type, tp_size, device, dtype, timeout, started) -> None:
-    job_dir = Path(tempfile.mkdtemp(prefix=f"neuron-compat-tp-{model_type}-"))
+def _launch_in_tmp(row: dict[str, Any], job: TpJob) -> None:
+    job_dir = Path(tempfile.mkdtemp(prefix=f"neuron-compat-tp-{job.model_type}-"))
     try:
-        _launch(row, tp, job_dir, model_dir, tp_size, device, dtype, timeout - (time.monotonic() - started))
+        _launch(row, job, job_dir, job.remaining())
     finally:
         shutil.rmtree(job_dir, ignore_errors=True)
 
 
-def _launch(row, tp, job_dir: Path, model_dir, tp_size, device, dtype, budget: float) -> None:
+def _launch(row: dict[str, Any], job: TpJob, job_dir: Path, budget: float) -> None:
+    tp = row["details"]["tp"]
+    device, tp_size = job.device, job.tp_size
     token = uuid.uuid4().hex
     env = dict(os.environ)
     env[JOB_ENV] = token
@@ -445,7 +474,7 @@ def _launch(row, tp, job_dir: Path, model_dir, tp_size, device, dtype, budget: f
     if device == "neuron":
         cores, problem = _neuron_cores(env, tp_size)
         if problem:
-            row.update(status="skipped", verdict="unsupported", reasons=[problem])
+            row.update(status="skipped", verdict=verdict_for("skipped", "tp"), reasons=[problem])
             return
         if cores:
             env["NEURON_COMPAT_TP_CORES"] = cores
@@ -463,16 +492,16 @@ def _launch(row, tp, job_dir: Path, model_dir, tp_size, device, dtype, budget: f
         tp["launcher"] = "python -m torch.distributed.run " + " ".join(options)
         cmd = [
             *launcher, str(WORKER),
-            "--model-dir", str(model_dir), "--out-dir", str(job_dir),
-            "--device", device, "--dtype", dtype,
+            "--model-dir", job.model_dir, "--out-dir", str(job_dir),
+            "--device", device, "--dtype", job.dtype,
             "--pg-timeout", str(max(30.0, budget)),
             "--parent-pid", str(os.getpid()),
         ]
         log_path = job_dir / f"launcher{attempt}.log"
         launched = time.monotonic()
         launched_wall = time.time()
-        with open(log_path, "wb") as log:
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        with open(log_path, "wb") as log_file:
+            proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     env=env, start_new_session=True)
         try:
             while proc.poll() is None:
@@ -498,11 +527,11 @@ def _launch(row, tp, job_dir: Path, model_dir, tp_size, device, dtype, budget: f
             continue
         break
 
-    _fold(row, tp, ranks, log, timed_out, budget, proc.returncode, launched_wall)
+    _fold(row, GroupRun(ranks, log, timed_out, budget, proc.returncode, launched_wall))
 
 
-def _read_ranks(job_dir: Path) -> dict[int, dict]:
-    ranks = {}
+def _read_ranks(job_dir: Path) -> dict[int, dict[str, Any]]:
+    ranks: dict[int, dict[str, Any]] = {}
     for path in job_dir.glob("rank*.json"):
         try:
             data = json.loads(path.read_text())
@@ -512,8 +541,10 @@ def _read_ranks(job_dir: Path) -> dict[int, dict]:
     return ranks
 
 
-def _fold(row, tp, ranks: dict[int, dict], log: str, timed_out: bool, budget: float, returncode, launched_wall) -> None:
+def _fold(row: dict[str, Any], run: GroupRun) -> None:
     """Turn the ranks' reports into status, verdict, reasons, error and measurements."""
+    tp = row["details"]["tp"]
+    ranks = run.ranks
     rank0 = ranks.get(0, {})
     tp["peak_rss_mb"] = [ranks[r].get("peak_rss_mb") for r in sorted(ranks)]
     rss = [v for v in tp["peak_rss_mb"] if isinstance(v, (int, float))]
@@ -536,7 +567,7 @@ def _fold(row, tp, ranks: dict[int, dict], log: str, timed_out: bool, budget: fl
     tp["timings"].update({k: round(v, 4) for k, v in worker_timings.items()})
     started_at = (rank0.get("stages_started") or {}).get("import")
     if started_at:
-        tp["timings"]["spawn"] = round(started_at - launched_wall, 3)
+        tp["timings"]["spawn"] = round(started_at - run.launched_wall, 3)
     for key in ("load", "first_call"):
         if key in worker_timings:
             row["timings"][key] = round(worker_timings[key], 4)
@@ -547,13 +578,15 @@ def _fold(row, tp, ranks: dict[int, dict], log: str, timed_out: bool, budget: fl
     stage = first["stage"] if first else rank0.get("stage", "launch")
     tp["stage"] = stage
     tp["failed_rank"] = first["rank"] if first else None
-    shape_hint = f" ({', '.join(tp['not_divisible'])} not divisible by tp_size={tp['tp_size']})" if tp["not_divisible"] else ""
+    shape_hint = ""
+    if tp["not_divisible"]:
+        shape_hint = f" ({', '.join(tp['not_divisible'])} not divisible by tp_size={tp['tp_size']})"
 
-    if timed_out:
+    if run.timed_out:
         slowest = min((r.get("stage", "launch") for r in ranks.values()), key=_stage_order, default="launch")
         tp["stage"] = slowest
-        row.update(status="timeout", verdict="unsupported",
-                   error=f"TimeoutError: tp group killed after {budget:.0f}s (stage: {slowest})")
+        row.update(status="timeout", verdict=verdict_for("timeout", "tp"),
+                   error=f"TimeoutError: tp group killed after {run.budget:.0f}s (stage: {slowest})")
         row["reasons"] = [f"tp group timed out in {slowest}"]
         return
     if first is not None and stage == "shard_load" and "no `tp_plan`" in first["error"]:
@@ -567,21 +600,21 @@ def _fold(row, tp, ranks: dict[int, dict], log: str, timed_out: bool, budget: fl
         reason = _STAGE_REASON.get(stage, f"failed in {stage}")
         if status in ("fail_shard", "fail_generate") and stage in ("shard_load", "forward", "generate"):
             reason += shape_hint
-        row["reasons"] = [f"{reason}: {_one_line(first['error'], 160)}"]
+        row["reasons"] = [f"{reason}: {one_line(first['error'], 160)}"]
         forward_ok = _within(parity)
         if status == "fail_generate" and stage == "generate" and forward_ok:
             row["verdict"] = "partial"
             row["reasons"].append(f"sharded forward matches (max |diff| {parity['max_abs_diff']:.1e})")
         else:
-            row["verdict"] = "unsupported"
+            row["verdict"] = verdict_for(status, "tp")
         return
     if rank0.get("stage") != "done" or any(r.get("stage") != "done" for r in ranks.values()) or not ranks:
-        row.update(status="crash", verdict="unsupported",
-                   error=_launcher_error(log) or f"tp group exited with code {returncode}")
-        row["reasons"] = [f"tp group died in {stage} (exit code {returncode})"]
+        row.update(status="crash", verdict=verdict_for("crash", "tp"),
+                   error=_launcher_error(run.log) or f"tp group exited with code {run.returncode}")
+        row["reasons"] = [f"tp group died in {stage} (exit code {run.returncode})"]
         return
     if not _within(parity) or parity.get("tokens_match") is not True:
-        row.update(status="fail_accuracy", verdict="unsupported")
+        row.update(status="fail_accuracy", verdict=verdict_for("fail_accuracy", "tp"))
         diff = parity.get("max_abs_diff")
         detail = f"max |logits diff| {diff:.2e} > {parity['tolerance']:.0e}" if isinstance(diff, (int, float)) \
             else f"logits shapes differ {parity.get('shapes')}"
@@ -590,7 +623,7 @@ def _fold(row, tp, ranks: dict[int, dict], log: str, timed_out: bool, budget: fl
         row["error"] = f"sharded model diverges from the unsharded one: {detail}"
         row["reasons"] = [f"sharded output differs: {detail}{shape_hint}"]
         return
-    row.update(status="pass", verdict="supported", error=None)
+    row.update(status="pass", verdict=verdict_for("pass", "tp"), error=None)
     if tp["plan_scope"] == "embeddings_and_head":
         row["verdict"] = "partial"
         row["reasons"] = ["TP plan shards only the embeddings/LM head: decoder layers stay replicated"]

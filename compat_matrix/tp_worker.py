@@ -23,6 +23,9 @@ import os
 import sys
 import time
 
+# Pure Python: importable before torch (the launcher puts the repository on PYTHONPATH).
+from compat_matrix.common import one_line
+
 _RESULT: dict = {}
 _OUT_DIR = ""
 
@@ -39,13 +42,6 @@ def _stage(name: str) -> None:
     _RESULT["stage"] = name
     _RESULT.setdefault("stages_started", {})[name] = time.time()
     _write_result()
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    if len(text) > 400:
-        text = text[:397] + "..."
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _watch_parent(parent_pid: int) -> None:
@@ -118,7 +114,8 @@ def _full(tensor):
     return tensor
 
 
-def _generate(model, input_ids, attention_mask, max_new_tokens: int, cache: str):
+def _generate(model, input_ids, attention_mask, max_new_tokens: int, cache: str | None):
+    """Greedy tokens after the prompt; ``cache="static"`` asks for a StaticCache, anything else the default cache."""
     kwargs = dict(
         input_ids=input_ids,
         attention_mask=attention_mask,
@@ -213,7 +210,6 @@ def main(argv: list[str]) -> int:
         import torch
         import torch.distributed as dist
         from torch.distributed.device_mesh import DeviceMesh
-
         from transformers import AutoModelForCausalLM
         from transformers.distributed import DistributedConfig
 
@@ -250,7 +246,7 @@ def main(argv: list[str]) -> int:
                     ref_tokens = _generate(ref_model, input_ids.to(device), attention_mask.to(device),
                                            args.max_new_tokens, "static")
             except Exception as exc:  # the eager mode reports this; compare TP on the default cache instead
-                _RESULT["reference_static_cache_error"] = _one_line(exc)
+                _RESULT["reference_static_cache_error"] = one_line(exc)
                 cache = "dynamic"
                 with torch.no_grad():
                     ref_tokens = _generate(ref_model, input_ids.to(device), attention_mask.to(device),
@@ -261,9 +257,9 @@ def main(argv: list[str]) -> int:
             del ref_model
         # The other ranks wait here while rank 0 computes the reference; the cache kind travels with the barrier.
         _stage("barrier")
-        box = [reference["cache"] if reference else None]
+        box: list[str | None] = [reference["cache"] if reference else None]
         dist.broadcast_object_list(box, src=0)
-        cache = box[0]
+        shared_cache = box[0]
 
         _stage("shard_load")
         mesh = DeviceMesh(device.type, list(range(world_size)))
@@ -304,7 +300,7 @@ def main(argv: list[str]) -> int:
         _stage("generate")
         start = time.perf_counter()
         with torch.no_grad():
-            tokens = _generate(model, input_ids, attention_mask, args.max_new_tokens, cache)
+            tokens = _generate(model, input_ids, attention_mask, args.max_new_tokens, shared_cache)
         timings["generate"] = time.perf_counter() - start
 
         if reference is not None:
@@ -317,7 +313,7 @@ def main(argv: list[str]) -> int:
         _stage("done")
         dist.destroy_process_group()
     except BaseException as exc:  # noqa: BLE001 - report everything, then fail so torchrun stops the group
-        _RESULT["error"] = _one_line(exc)
+        _RESULT["error"] = one_line(exc)
         _RESULT["error_at"] = time.time()
         if isinstance(exc, MemoryError) or "out of memory" in str(exc).lower():
             _RESULT["oom"] = True

@@ -4,7 +4,8 @@ Started by :mod:`compat_matrix.runner` (``runner.WORKER_BOOTSTRAP``, the cwd off
 (process group), so a timeout can kill it together with anything it spawned (tensor-parallel ranks). Being in its own
 session, it would outlive a scan killed by ``SIGKILL``: a watcher thread kills the group when the parent is gone.
 Protocol: one JSON job per line on stdin, one JSON row per line on the file descriptor named by
-``NEURON_COMPAT_RESULT_FD``; stdout/stderr go to a log file. Importing torch and transformers once per worker, not once per job, is what keeps a 200-job CPU scan short.
+``NEURON_COMPAT_RESULT_FD``; stdout/stderr go to a log file. Importing torch and transformers once per worker, not
+once per job, is what keeps a 200-job CPU scan short.
 
 Test seam: ``NEURON_COMPAT_INJECT="model_type:mode:kind,..."`` (kind ``crash`` | ``kill`` (SIGKILL itself) | ``hang`` |
 ``raise`` | ``oom``) makes the worker misbehave on purpose for that job; the runner tests use it to prove that the
@@ -23,7 +24,8 @@ import traceback
 from typing import Any
 
 from compat_matrix import evidence
-from compat_matrix.checks import CheckFailed, one_line
+from compat_matrix.checks import CheckFailed
+from compat_matrix.common import one_line
 from compat_matrix.rows import base_row, now, verdict_for, worst_verdict
 
 RESULT_FD_ENV = "NEURON_COMPAT_RESULT_FD"
@@ -75,14 +77,6 @@ def _known_failure(model_type: str, mode: str) -> dict[str, Any] | None:
     return None
 
 
-def _lowering_check():
-    try:
-        from compat_matrix.checks.lowering import check_lowering  # written by the lowering check's owner
-    except ImportError:
-        return None
-    return check_lowering
-
-
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
     """Run one job in this process; always returns a row (exceptions become statuses)."""
     from compat_matrix import devices
@@ -131,8 +125,7 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
     import torch
 
     from compat_matrix.checks import compile as compile_check
-    from compat_matrix.checks import experts_path
-    from compat_matrix.checks import generate, load, op_coverage, parity
+    from compat_matrix.checks import experts_path, generate, load, op_coverage, parity
     from compat_matrix.checks.inputs import prompt_ids
     from compat_matrix.tiny_configs import count_parameters
 
@@ -192,7 +185,9 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
     if "chunked_prefill_error" in gen:
         details["chunked_prefill_error"] = gen["chunked_prefill_error"]
     gen_parity = parity.compare(ref_steps, gen["logits"], ref_tokens, gen["tokens"], dtype)
-    details["parity"] = {"forward": forward_parity, "generate": gen_parity} if forward_parity else {"generate": gen_parity}
+    details["parity"] = {"generate": gen_parity}
+    if forward_parity:
+        details["parity"] = {"forward": forward_parity, "generate": gen_parity}
     accuracy_ok = gen_parity["ok"] and (forward_parity is None or forward_parity["ok"])
 
     if mode == "eager":
@@ -230,35 +225,34 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
 
     lowering_status = lowering_reason = None
     if mode == "compiled" and job.get("lowering", True):
-        check_lowering = _lowering_check()
-        if check_lowering is not None:
-            state["stage"] = "lowering"
+        from compat_matrix.checks.lowering import check_lowering  # imports torch: only in compiled mode
+        state["stage"] = "lowering"
+        try:
+            lowering = check_lowering(model, input_ids.to(model.device))
+        except Exception as exc:  # noqa: BLE001 - a crash of the lowering check is its own failure
+            lowering = {"status": "failed", "failed_ops": [], "reason": one_line(exc), "seconds": None}
+        if experts_path.applies(model, lowering):
             try:
-                lowering = check_lowering(model, input_ids.to(model.device))
-            except Exception as exc:  # noqa: BLE001 - a crash of the lowering check is its own failure
-                lowering = {"status": "failed", "failed_ops": [], "reason": one_line(exc), "seconds": None}
-            if experts_path.applies(model, lowering):
-                try:
-                    alternative = experts_path.lower_batched_mm(model, input_ids.to(model.device), check_lowering)
-                    lowering["experts_alternative"] = alternative
-                    notes.append(experts_path.note(model.config._experts_implementation, alternative))
-                except Exception as exc:  # noqa: BLE001 - the alternative is evidence, not a gate
-                    lowering["experts_alternative"] = {"error": one_line(exc)}
-            judged = evidence.classify_lowering(lowering)
-            details["lowering"] = {**lowering, **(judged or {})}
-            if lowering.get("seconds") is not None:
-                timings["lowering"] = round(float(lowering["seconds"]), 3)
-            if judged and judged["outcome"] == evidence.PREDICTED_FAILURE:
-                lowering_status = "fail_lowering"
-                lowering_reason = ("StableHLO lowering fails (predicted: not in TorchNeuron's op list): "
-                                   f"{', '.join(judged['unlisted_ops'])}")[:300]
-            elif judged and judged["outcome"] == evidence.INCONCLUSIVE:
-                if judged["listed_ops"]:
-                    notes.append("lowering proxy inconclusive: upstream torch-mlir cannot lower "
-                                 f"{', '.join(judged['listed_ops'])}, which TorchNeuron implements")
-                else:
-                    notes.append("lowering proxy inconclusive: the lowering failed without naming an op: "
-                                 f"{(lowering.get('reason') or 'no reason given')[:160]}")
+                alternative = experts_path.lower_batched_mm(model, input_ids.to(model.device), check_lowering)
+                lowering["experts_alternative"] = alternative
+                notes.append(experts_path.note(model.config._experts_implementation, alternative))
+            except Exception as exc:  # noqa: BLE001 - the alternative is evidence, not a gate
+                lowering["experts_alternative"] = {"error": one_line(exc)}
+        judged = evidence.classify_lowering(lowering)
+        details["lowering"] = {**lowering, **(judged or {})}
+        if lowering.get("seconds") is not None:
+            timings["lowering"] = round(float(lowering["seconds"]), 3)
+        if judged and judged["outcome"] == evidence.PREDICTED_FAILURE:
+            lowering_status = "fail_lowering"
+            lowering_reason = ("StableHLO lowering fails (predicted: not in TorchNeuron's op list): "
+                               f"{', '.join(judged['unlisted_ops'])}")[:300]
+        elif judged and judged["outcome"] == evidence.INCONCLUSIVE:
+            if judged["listed_ops"]:
+                notes.append("lowering proxy inconclusive: upstream torch-mlir cannot lower "
+                             f"{', '.join(judged['listed_ops'])}, which TorchNeuron implements")
+            else:
+                notes.append("lowering proxy inconclusive: the lowering failed without naming an op: "
+                             f"{(lowering.get('reason') or 'no reason given')[:160]}")
 
     # Status: the first failure along the pipeline; then the caveats, most severe first.
     status = "pass"
@@ -383,13 +377,8 @@ def _parity_reason(parity_details: dict[str, Any]) -> str:
 
 def _run_tp(job: dict[str, Any], row: dict[str, Any], folder: str, state: dict[str, Any], started: float) -> None:
     state["stage"] = "tp"
-    try:
-        from compat_matrix.tp import run_tp_job  # written by the tensor-parallel mode's owner
-    except ImportError:
-        row["status"], row["verdict"] = "skipped", "unsupported"
-        row["reasons"] = ["tp mode is not available (compat_matrix/tp.py is not installed)"]
-        return
     from compat_matrix.tiny_configs import save_tiny_checkpoint
+    from compat_matrix.tp import run_tp_job
 
     state["stage"] = "load"
     path = job.get("model_path") or save_tiny_checkpoint(job["model_type"], folder)
@@ -447,8 +436,9 @@ def main() -> int:
         from transformers.utils import logging as hf_logging
 
         hf_logging.set_verbosity_error()
-        import compat_matrix.checks.compile  # noqa: F401 - warm imports before the first job's clock starts
         import torch._dynamo  # noqa: F401
+
+        import compat_matrix.checks.compile  # noqa: F401 - warm imports before the first job's clock starts
     except Exception:  # noqa: BLE001 - the first job will report the import error itself
         pass
     out.write(json.dumps({"ready": os.getpid()}) + "\n")

@@ -24,7 +24,11 @@ SEVERITY_KIND = {"fixed": "ok", "todo": "warn", "error": "bad", "info": "info"} 
 STATUS_KIND = {"changed": "ok", "unchanged": "skip", "skipped": "skip", "error": "bad"}
 ICONS = {"ok": "✅", "warn": "🟡", "bad": "❌", "skip": "⏭️"}
 SEVERITIES = ("todo", "error", "fixed", "info")
-MODE_TEXT = {"write": "files rewritten in place", "diff": "diff only, nothing written", "check": "check only, nothing written"}
+MODE_TEXT = {
+    "write": "files rewritten in place",
+    "diff": "diff only, nothing written",
+    "check": "check only, nothing written",
+}
 
 #: the Markdown is meant for a PR comment (GitHub caps those at 65,536 characters): past these, it says how many
 #: more there are and points at the HTML/JSON report
@@ -150,13 +154,14 @@ def view(data: dict) -> dict[str, Any]:
             (f for f in file["findings"] if f["severity"] in ("todo", "error")),
             key=lambda f: (f["severity"] != "error", f["line"], f["column"]),
         )
-        items, lines = [], {}
+        items: list[dict[str, Any]] = []
+        lines: dict[int, str] = {}  # line -> anchor of its first finding
         for finding in todos:
             target = f"{anchor}-L{finding['line']}"
             first = finding["line"] not in lines  # several findings on one line share the first one's anchor
             lines.setdefault(finding["line"], target)
             items.append({**finding, "anchor": target if first else None, "href": "#" + target})
-        rules = {}
+        rules: dict[str, int] = {}
         for finding in file["findings"]:
             if finding["severity"] == "fixed":
                 rules[finding["rule"]] = rules.get(finding["rule"], 0) + 1
@@ -187,15 +192,20 @@ def view(data: dict) -> dict[str, Any]:
         {**f, "lines": [t for t in f["todos"] if t["severity"] == "error"]}
         for f in todo_files if f["counts"]["error"] or f["status"] == "error"
     ]
-    review_files = [{**f, "lines": [t for t in f["todos"] if t["severity"] == "todo"]} for f in todo_files if f["counts"]["todo"]]
-    md_fail, md_review, budget = [], [], MD_TODO_LIMIT  # errors first: they take the budget before TODOs
+    review_files = [
+        {**f, "lines": [t for t in f["todos"] if t["severity"] == "todo"]} for f in todo_files if f["counts"]["todo"]
+    ]
+    md_fail: list[dict[str, Any]] = []
+    md_review: list[dict[str, Any]] = []
+    budget = MD_TODO_LIMIT  # errors first: they take the budget before TODOs
     for group, md_group in ((fail_files, md_fail), (review_files, md_review)):
         for file in group:
             if budget <= 0:
                 break
             md_group.append({**file, "lines": file["lines"][:budget]})
             budget -= len(md_group[-1]["lines"])
-    md_todos_left = sum(len(f["lines"]) for f in fail_files + review_files) - sum(len(f["lines"]) for f in md_fail + md_review)
+    md_todos_left = (sum(len(f["lines"]) for f in fail_files + review_files)
+                     - sum(len(f["lines"]) for f in md_fail + md_review))
     not_scanned = data.get("not_scanned") or {"count": 0, "files": []}  # optional: older reports lack it
     md_changes = [
         [
@@ -208,7 +218,9 @@ def view(data: dict) -> dict[str, Any]:
         ]
         for f in touched[:MD_FILE_LIMIT]
     ]
-    md_rules = [[rule_id, c["name"], c["fixed"], c["todo"], c["error"]] for rule_id, c in data["summary"]["by_rule"].items()]
+    md_rules = [
+        [rule_id, c["name"], c["fixed"], c["todo"], c["error"]] for rule_id, c in data["summary"]["by_rule"].items()
+    ]
     return {
         "data": data,
         "s": data["summary"],
@@ -229,7 +241,9 @@ def view(data: dict) -> dict[str, Any]:
         "review_files": review_files,
         "fail_count": sum(len(f["lines"]) or 1 for f in fail_files),  # a failed file with no finding counts once
         "not_scanned": not_scanned,
-        "md_not_scanned": [[md_code(entry["path"]), md_text(entry["reason"])] for entry in not_scanned["files"][:MD_NOT_SCANNED_LIMIT]],
+        "md_not_scanned": [
+            [md_code(entry["path"]), md_text(entry["reason"])] for entry in not_scanned["files"][:MD_NOT_SCANNED_LIMIT]
+        ],
         "md_not_scanned_left": not_scanned["count"] - min(len(not_scanned["files"]), MD_NOT_SCANNED_LIMIT),
         "md_fail": md_fail,
         "md_review": md_review,

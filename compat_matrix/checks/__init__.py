@@ -19,11 +19,3 @@ class CheckFailed(Exception):
         super().__init__(message)
         self.status = status
         self.details = details or {}
-
-
-def one_line(exc: BaseException, limit: int = 400) -> str:
-    """``Type: message`` on one line, shortened."""
-    text = " ".join(str(exc).split())
-    name = type(exc).__name__
-    line = f"{name}: {text}" if text else name
-    return line if len(line) <= limit else line[: limit - 3] + "..."

@@ -19,7 +19,6 @@ from typing import Any
 from compat_matrix.checks import CheckFailed
 from compat_matrix.checks.generate import StepClock, static_generate
 
-
 _GUARD = re.compile(r"^- \d+/\d+: (.*)$")
 _LOCATION = re.compile(r"([\w./-]+\.py:\d+)")
 
@@ -136,7 +135,9 @@ def compiled_generate(model, input_ids, *, backend: str, fullgraph: bool) -> dic
     clock = BreakClock(counters)
     counting = CountingBackend(backend, clock)
     config = CompileConfig(backend=counting, fullgraph=fullgraph, dynamic=False, mode="default")
-    config._compile_all_devices = True  # HF only auto-compiles on accelerators; the stand-in run must compile too
+    # HF only auto-compiles on accelerators; the stand-in run must compile too. The ignore: transformers declares this
+    # private flag as a class attribute `= None`, so its inferred type is None.
+    config._compile_all_devices = True  # type: ignore[assignment]
     log = _RecompileLog()
     limit_log = _RecompileLimitLog()
     limit_log.clock = clock
@@ -163,12 +164,11 @@ def compiled_generate(model, input_ids, *, backend: str, fullgraph: bool) -> dic
         clock.reset_breaks()
 
     started = time.perf_counter()
-    error: BaseException | None = None
+    outcome: dict[str, Any] | CheckFailed
     try:
-        result = static_generate(model, input_ids, compile_config=config, clock=clock, before_retry=reset_before_retry)
+        outcome = static_generate(model, input_ids, compile_config=config, clock=clock, before_retry=reset_before_retry)
     except CheckFailed as exc:
-        error = exc
-        result = None
+        outcome = exc
     finally:
         limit_logger.removeHandler(limit_log)
         recompile_logger.removeHandler(log)
@@ -197,10 +197,11 @@ def compiled_generate(model, input_ids, *, backend: str, fullgraph: bool) -> dic
                                       "hit_at_step": limit_log.hits[0]["step"], "functions": sorted(
                                           {hit["function"] for hit in limit_log.hits})[:3],
                                       "decode_steps": max(0, clock.step - 1)}
-    if error is not None:
-        cause = error.__cause__ or error
-        status = "fail_compile" if is_compile_error(cause) else error.status
-        raise CheckFailed(status, str(error), {**details, **error.details})
+    if isinstance(outcome, CheckFailed):
+        cause = outcome.__cause__ or outcome
+        status = "fail_compile" if is_compile_error(cause) else outcome.status
+        raise CheckFailed(status, str(outcome), {**details, **outcome.details})
+    result = outcome
     result["compile"] = details
     result["clock"] = clock
     result["first_call"] = (clock.stamps[0] - started) if clock.stamps else elapsed

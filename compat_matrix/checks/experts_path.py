@@ -1,12 +1,13 @@
 """MoE experts path for the lowering proxy: ``aten::histc`` is a property of transformers' default experts path, not
 of the architecture.
 
-transformers' default ``experts_implementation`` is ``grouped_mm`` (``modeling_utils.get_correct_experts_implementation``),
-whose forward counts tokens per expert with ``torch.histc`` (``transformers/integrations/moe.py``,
-``grouped_mm_experts_forward``). Upstream torch-mlir has no legalisation for ``aten::histc`` and PyTorch has no
-decomposition for it, so every MoE model on that path fails the proxy; TorchNeuron's op list implements it. The same
-model with ``experts_implementation="batched_mm"`` has no histc. :func:`lower_batched_mm` lowers that variant too
-and checks that it computes the same logits, so the row can say which setting lowers."""
+transformers' default ``experts_implementation`` is ``grouped_mm``
+(``modeling_utils.get_correct_experts_implementation``), whose forward counts tokens per expert with ``torch.histc``
+(``transformers/integrations/moe.py``, ``grouped_mm_experts_forward``). Upstream torch-mlir has no legalisation for
+``aten::histc`` and PyTorch has no decomposition for it, so every MoE model on that path fails the proxy;
+TorchNeuron's op list implements it. The same model with ``experts_implementation="batched_mm"`` has no histc.
+:func:`lower_batched_mm` lowers that variant too and checks that it computes the same logits, so the row can say
+which setting lowers."""
 
 from __future__ import annotations
 

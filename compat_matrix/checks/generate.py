@@ -10,8 +10,9 @@ import statistics
 import time
 from typing import Any
 
-from compat_matrix.checks import CheckFailed, one_line
+from compat_matrix.checks import CheckFailed
 from compat_matrix.checks.inputs import NEW_TOKENS, PREFILL_CHUNK
+from compat_matrix.common import one_line
 
 
 class StepClock:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from compat_matrix.checks import CheckFailed, one_line
+from compat_matrix.checks import CheckFailed
+from compat_matrix.common import one_line
 
 
 def torch_dtype(name: str):
@@ -32,6 +33,8 @@ def reference_model(model_type: str | None, model_path: str | None, folder: str,
             )
             model.eval()
             return model, model_path
+        if not model_type:
+            raise ValueError("neither a checkpoint folder nor a model_type to build a tiny model from")
         model = build_tiny_model(model_type)
         model.save_pretrained(folder)
         return model, folder

@@ -60,9 +60,14 @@ import re
 import time
 import types
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
+
+from compat_matrix.common import one_line
+
+if TYPE_CHECKING:
+    from transformers import GenerationMixin
 
 INSTALL_HINT = "torch-mlir is not installed (pip install 'neuron-migrate[lowering]')"
 
@@ -81,9 +86,6 @@ INT64_MAX = 2**63 - 1
 
 #: Extra cache slots after the prompt for the decode stage.
 DECODE_HEADROOM = 8
-
-_REASON_LIMIT = 400
-
 
 def _load_torch_mlir() -> types.SimpleNamespace | None:
     try:
@@ -173,17 +175,6 @@ def _walk(operation: Any):
                 op = op.operation
                 yield op
                 yield from _walk(op)
-
-
-def _one_line(text: str) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= _REASON_LIMIT else text[: _REASON_LIMIT - 3] + "..."
-
-
-def _exception_line(exc: BaseException) -> str:
-    message = str(exc).strip().splitlines()
-    first = next((line for line in message if line.strip()), "")
-    return _one_line(f"{type(exc).__name__}: {first}" if first else type(exc).__name__)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -281,10 +272,11 @@ def _first_decode_step(model: torch.nn.Module, input_ids: torch.Tensor) -> tuple
 
     handle = model.register_forward_pre_hook(record, with_kwargs=True)
     pad = getattr(model.generation_config, "pad_token_id", None)
+    generate = cast("GenerationMixin", model).generate  # a *ForCausalLM: a module with GenerationMixin
     try:
-        model.generate(input_ids, attention_mask=torch.ones_like(input_ids), max_new_tokens=DECODE_HEADROOM,
-                       do_sample=False, cache_implementation="static", disable_compile=True,
-                       pad_token_id=pad if pad is not None else 0)
+        generate(input_ids, attention_mask=torch.ones_like(input_ids), max_new_tokens=DECODE_HEADROOM,
+                 do_sample=False, cache_implementation="static", disable_compile=True,
+                 pad_token_id=pad if pad is not None else 0)
     except _DecodeInputsSeen:
         pass
     finally:
@@ -355,8 +347,9 @@ def _diagnosed_failure(label: str, diagnostics: list[tuple[str, str, str]], erro
         (diag for diag in diagnostics if _LEGALIZE_RE.search(diag[0])),
         next((diag for diag in diagnostics if _OP_ERROR_RE.search(diag[0])), diagnostics[0] if diagnostics else None),
     )
-    if headline is None:
-        return LoweringFailed(f"torch-mlir lowering to {label} failed: {_exception_line(error)}", failed)
+    if headline is None:  # no diagnostic: the pipeline raised
+        cause = one_line(error, first_line=True) if error is not None else "no diagnostic"
+        return LoweringFailed(f"torch-mlir lowering to {label} failed: {cause}", failed)
     message, notes, location = headline
     detail = message.split(": %", 1)[0].split(': "torch.', 1)[0]  # drop the dumped op, the names are in `failed`
     subject = f"could not legalise {', '.join(failed)}" if failed else "failed"
@@ -364,7 +357,7 @@ def _diagnosed_failure(label: str, diagnostics: list[tuple[str, str, str]], erro
         subject += " (complex dtype)"
     source = _source_of(location)
     where = f" (at {source})" if source else ""
-    return LoweringFailed(_one_line(f"torch-mlir lowering to {label} {subject}: {detail}{where}"), failed)
+    return LoweringFailed(one_line(f"torch-mlir lowering to {label} {subject}: {detail}{where}"), failed)
 
 
 def _open_slice_scatter(graph: torch.fx.Graph) -> LoweringFailed | None:
@@ -410,7 +403,7 @@ def _lower_program(mlir: types.SimpleNamespace, program: torch.export.ExportedPr
     try:
         program = program.run_decompositions(mlir.get_decomposition_table())
     except Exception as exc:  # noqa: BLE001
-        raise LoweringFailed(f"decomposition failed: {_exception_line(exc)}", aten_names(str(exc))) from exc
+        raise LoweringFailed(f"decomposition failed: {one_line(exc, first_line=True)}", aten_names(str(exc))) from exc
 
     graph = program.graph
     for node in list(graph.nodes):
@@ -428,7 +421,8 @@ def _lower_program(mlir: types.SimpleNamespace, program: torch.export.ExportedPr
     try:
         importer.import_stateless_graph(graph)
     except Exception as exc:  # noqa: BLE001
-        raise LoweringFailed(f"torch-mlir import failed: {_exception_line(exc)}", aten_names(str(exc))) from exc
+        message = f"torch-mlir import failed: {one_line(exc, first_line=True)}"
+        raise LoweringFailed(message, aten_names(str(exc))) from exc
     module = importer.module
 
     for label, pipeline in (("Torch backend IR", TORCH_BACKEND_PIPELINE), ("StableHLO", STABLEHLO_PIPELINE)):
@@ -456,7 +450,7 @@ def _lower_program(mlir: types.SimpleNamespace, program: torch.export.ExportedPr
             failure = _diagnosed_failure(label, diagnostics, error)
             if open_slice_scatter is not None:
                 failure.failed_ops.append("aten::slice_scatter")
-                failure.reason = _one_line(f"{failure.reason}; and {open_slice_scatter.reason}")
+                failure.reason = one_line(f"{failure.reason}; and {open_slice_scatter.reason}")
             raise failure
         if open_slice_scatter is not None:
             raise open_slice_scatter  # before the StableHLO pipeline, see _open_slice_scatter
@@ -473,7 +467,7 @@ def _lower_program(mlir: types.SimpleNamespace, program: torch.export.ExportedPr
     if unlowered:
         unlowered = list(dict.fromkeys(unlowered))
         raise LoweringFailed(
-            _one_line(f"{len(unlowered)} op(s) left in the torch dialect: {', '.join(unlowered)}"),
+            one_line(f"{len(unlowered)} op(s) left in the torch dialect: {', '.join(unlowered)}"),
             unlowered_ops=unlowered,
         )
     return histogram
@@ -523,7 +517,8 @@ def check_lowering(model: torch.nn.Module, input_ids: torch.Tensor, *, decode_st
             try:
                 program = _export(_Forward(model), (input_ids,))
             except Exception as exc:  # noqa: BLE001
-                raise LoweringFailed(f"torch.export failed: {_exception_line(exc)}", aten_names(str(exc))) from exc
+                message = f"torch.export failed: {one_line(exc, first_line=True)}"
+                raise LoweringFailed(message, aten_names(str(exc))) from exc
             histogram.update(_lower_program(mlir, program))
 
             if decode_step:
@@ -532,28 +527,29 @@ def check_lowering(model: torch.nn.Module, input_ids: torch.Tensor, *, decode_st
                     cache, inputs = _first_decode_step(model, input_ids)
                 except Exception as exc:  # noqa: BLE001
                     cache = None
-                    notes.append(f"decode step not checked: static-cache prefill failed: {_exception_line(exc)}")
+                    reason = one_line(exc, first_line=True)
+                    notes.append(f"decode step not checked: static-cache prefill failed: {reason}")
                 if cache is not None:
                     try:
                         step = _DecodeStep(model, cache, inputs)
                         program = _export(step, (*step.tensors, *step.state))
                     except Exception as exc:  # noqa: BLE001
                         raise LoweringFailed(
-                            f"torch.export failed: {_exception_line(exc)}", aten_names(str(exc))
+                            f"torch.export failed: {one_line(exc, first_line=True)}", aten_names(str(exc))
                         ) from exc
                     histogram.update(_lower_program(mlir, program))
         result["status"] = "lowered"
-        result["reason"] = _one_line("; ".join(notes)) if notes else None
+        result["reason"] = one_line("; ".join(notes)) if notes else None
     except LoweringFailed as failure:
         result.update(
             status="failed",
             stage=stage,
             failed_ops=failure.failed_ops,
             unlowered_ops=failure.unlowered_ops,
-            reason=_one_line(failure.reason),
+            reason=one_line(failure.reason),
         )
     except Exception as exc:  # noqa: BLE001 - the contract is "never raises"
-        result.update(status="failed", stage=stage, reason=_exception_line(exc))
+        result.update(status="failed", stage=stage, reason=one_line(exc, first_line=True))
     result["op_histogram"] = dict(sorted(histogram.items(), key=lambda item: (-item[1], item[0])))
     result["seconds"] = round(time.perf_counter() - start, 3)
     return result

@@ -149,7 +149,10 @@ def make_recorder(ops_file: str | None = None):
 def classify(recorder, ops_file: str | None = None) -> dict[str, Any]:
     """Turn the recorded ops into the op-coverage details (predicted fallbacks after calibration)."""
     supported = supported_ops(ops_file)
-    views, mapped, composite, fallback = set(), {}, {}, Counter()
+    views: set[str] = set()
+    mapped: dict[str, str] = {}  # op -> the CPU variant's device name
+    composite: dict[str, str | None] = {}  # composite op -> the op it calls (None: not mapped)
+    fallback: Counter[str] = Counter()
     for key, count in recorder.ops.items():
         func = recorder.funcs[key]
         base = key.split(".", 1)[0]

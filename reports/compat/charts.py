@@ -64,10 +64,10 @@ def timing_chart(summary: Mapping[str, Any], key: str = "first_call", limit: int
 
 
 def _timing_chart(summary: Mapping[str, Any], modes: list[str], key: str, limit: int) -> dict[str, Any] | None:
-    rows_data = []
+    rows_data: list[tuple[str, dict[str, float]]] = []
     for arch in summary["architectures"]:
-        values = {mode: timing(arch["modes"][mode], key) for mode in modes if mode in arch["modes"]}
-        values = {mode: value for mode, value in values.items() if value is not None}
+        measured = {mode: timing(arch["modes"][mode], key) for mode in modes if mode in arch["modes"]}
+        values = {mode: value for mode, value in measured.items() if value is not None}
         if values:
             rows_data.append((arch["model_type"], values))
     if not rows_data:

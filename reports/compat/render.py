@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import math
 import xml.etree.ElementTree as ET
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from compat_matrix.common import tool_version
 from compat_matrix.schema import HARNESS_STATUSES, STATUSES
 from reports.compat import charts
 from reports.compat.results import VERDICT_ORDER
@@ -25,14 +25,7 @@ REPORT_SCHEMA_VERSION = 1
 REPORT_FORMAT = "neuron-compat-report"
 
 
-def _tool_version() -> str:
-    try:
-        return metadata.version("neuron-migrate")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
-GENERATOR = f"neuron-compat {_tool_version()}"
+GENERATOR = f"neuron-compat {tool_version()}"
 
 ICONS = {"ok": "✅", "warn": "🟡", "bad": "❌", "skip": "⏭️"}
 DETAIL_KEYS_SHOWN = ("parity", "graph_breaks", "fallback_ops", "fallback_ops_source", "recompiles")
@@ -60,8 +53,8 @@ def scan_date(summary: Mapping[str, Any]) -> str:
 
 def compile_time(arch: Mapping[str, Any]) -> float | None:
     """First call of the slowest non-eager mode (that is where compilation happens)."""
-    values = [timing(row, "first_call") for mode, row in arch["modes"].items() if mode != "eager"]
-    values = [value for value in values if value is not None]
+    measured = [timing(row, "first_call") for mode, row in arch["modes"].items() if mode != "eager"]
+    values = [value for value in measured if value is not None]
     return max(values) if values else None
 
 

@@ -56,7 +56,7 @@ def architectures(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for model_type, arch_rows in grouped.items():
         verdict, reasons = architecture_verdict(arch_rows)
         ran = [row for row in arch_rows if row["status"] not in HARNESS_STATUSES]
-        ranks = [row.get("rank") for row in arch_rows if isinstance(row.get("rank"), int)]
+        ranks = [rank for row in arch_rows if isinstance(rank := row.get("rank"), int)]
         first_errors = [f"{row['mode']}: {row['error']}" for row in arch_rows if row.get("error")]
         records.append(
             {
@@ -111,7 +111,7 @@ def evidence_headline(rows: Sequence[Mapping[str, Any]], modes: Sequence[str]) -
     """Per mode, how many jobs passed and on what evidence; then what the lowering proxy said. ``text`` is the
     one-line form every report leads with: "eager: 9 of 10 pass (stand-in, cpu) · compiled: ... · lowering proxy:
     6 lower, 2 inconclusive, 1 predicted to fail"."""
-    parts = []
+    parts: list[dict[str, Any]] = []
     for mode in modes:
         ran = [row for row in rows if row["mode"] == mode and row["status"] not in HARNESS_STATUSES]
         where_key = "backend" if mode == "compiled" else "device"

@@ -75,7 +75,9 @@ def test_compiled_mode_counts_graphs_and_the_lowering_seam(monkeypatch):
         return {"status": "failed", "failed_ops": [seen["op"]], "reason": "illegal op", "seconds": 0.01,
                 "op_histogram": {}}
 
-    monkeypatch.setattr(worker, "_lowering_check", lambda: fake_lowering)
+    import compat_matrix.checks.lowering as lowering
+
+    monkeypatch.setattr(lowering, "check_lowering", fake_lowering)
     job = {"model_type": "gpt2", "mode": "compiled", "device": "cpu", "backend": "aot_eager", "dtype": "float32"}
     seen["op"] = "aten::_fft_r2c"  # not in TorchNeuron's op list: a predicted failure, named
     row = run_job(job)
