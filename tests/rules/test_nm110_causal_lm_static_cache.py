@@ -9,7 +9,8 @@ def test_export_load_becomes_stock_model_with_static_cache() -> None:
         from optimum.neuron import NeuronModelForCausalLM
 
         model = NeuronModelForCausalLM.from_pretrained(
-            "meta-llama/Llama-3.2-1B", export=True, batch_size=1, sequence_length=2048, num_cores=1, auto_cast_type="bf16"
+            "meta-llama/Llama-3.2-1B", export=True, batch_size=1, sequence_length=2048, num_cores=1,
+            auto_cast_type="bf16",
         )
         """,
         "NM110",
