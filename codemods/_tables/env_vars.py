@@ -21,7 +21,7 @@ Format (keep it this simple, other families read it)::
 
 ``CC_FLAGS`` classifies the options inside ``NEURON_CC_FLAGS`` the same way (``"remove"`` = XLA-era or
 derived automatically by TorchNeuron; ``"keep"`` = still a neuronx-cc option).
-``ADDITIONS`` lists variables the map recommends ADDING to launchers (value, message); optional to apply.
+``ADDITIONS`` lists variables worth ADDING to launchers (value, message); optional to apply.
 """
 
 from __future__ import annotations
@@ -182,7 +182,7 @@ CC_FLAGS: dict[str, EnvVarAction] = {
     "-O3": KEEP,
 }
 
-#: Variables the map recommends adding to launchers (H11, H12): name -> (value, message).
+#: Variables worth adding to launchers: name -> (value, message).
 ADDITIONS: dict[str, tuple[str, str]] = {
     "HF_DEACTIVATE_ASYNC_LOAD": ("1", "disable transformers' threaded weight loader on Neuron hosts"),
     "USE_TORCH_XLA": ("0", "only when torch-xla cannot be uninstalled: keeps transformers off its XLA branches"),

@@ -11,7 +11,7 @@ Sources, read as data (zip + ast, nothing imported):
 Targets are the INSTALLED stock classes (transformers 5.x ``TrainingArguments`` /
 ``Seq2SeqTrainingArguments``, trl 1.x ``SFTConfig`` / ``trl.experimental.orpo.ORPOConfig``): a field that
 still exists there is KEEP; everything else must have a hand decision in ``CURATED`` (the generator fails
-otherwise), taken from the migration map sections 2.7 / 2.8.
+otherwise), each with the message a user reads.
 
 Run::
 
