@@ -8,14 +8,19 @@ optimum-cli, NM407 torchrun, NM408 trainer flags, NM505 pip install), so ``--ign
 ``optimum-cli`` string alone here too (and ``--select NM410`` alone has no edit to apply):
 
 * plain and raw string literals: edited in place (quotes and prefix kept);
-* f-strings: edited when every ``{...}`` survives unchanged and in order; otherwise a ``todo``;
+* f-strings: edited when every ``{...}`` survives unchanged and in order; otherwise a ``todo``; a leading
+  interpolation (``f"{env_var_options} XLA_USE_BF16=1 torchrun ..."``) is read as the settings it most often holds,
+  so the settings after it are edited as well;
 * argv lists (``subprocess.run(["torchrun", "train.py", ...])``, ``sys.argv = [...]``, ``parse_args([...])``):
   ``NAME=value`` elements of removed variables go; trainer flags follow the shared field map (a removed flag
   takes its value element with it, ``"--torch_compile", "true"`` is appended) when the list feeds a project
   script that parses Neuron training arguments (this file itself for ``sys.argv``/``parse_args``), as NM408;
 * a ``neuron_parallel_compile`` pass or ``--command clear-locks`` (string or list): a todo to delete the call
   (NM401 decides what a pass is; the call's statement is the user's to remove);
-* literals whose escapes make an edit unsafe (backslashes in a non-raw string): a ``todo`` naming the steps;
+* backslash-newline continuations (a notebook's triple-quoted ``f\"\"\"...\"\"\"`` command over several lines)
+  are edited: Python drops them from the value and a shell reads them as line continuations, so editing the
+  source as shell text edits the command; any other backslash escape in a non-raw string (or an edit that would
+  write one) leaves the literal as it is, with a ``todo`` naming the steps;
 * strings built by concatenation or ``%``/``.format`` pieces are only edited piece by piece.
 
 Why:
