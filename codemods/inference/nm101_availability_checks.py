@@ -82,8 +82,8 @@ class AvailabilityChecks(InferenceRule):
         package = FIND_SPEC[qualified]
         name = qualified.rsplit(".", 1)[1]
         if package is None:
-            self.todo(original, f"{name}() checked for Inf1 torch-neuron, which TorchNeuron does not support: it is now "
-                      "False - delete the branch it guards")
+            self.todo(original, f"{name}() checked for Inf1 torch-neuron, which TorchNeuron does not support: it is "
+                      "now False - delete the branch it guards")
             return cst.Name("False")
         self.ctx.add_import("importlib.util")
         self.fixed(original, f"{name}() -> importlib.util.find_spec(\"{package}\") is not None")

@@ -144,7 +144,8 @@ class NeuronInternals(InferenceRule):
             module, name = BASES[qualified].rsplit(".", 1)
             self.ctx.add_import(module, name)
             self._reported.add(id(original))
-            self.fixed(original, f"isinstance check against {qualified} -> {BASES[qualified]} (accepts every stock model)")
+            self.fixed(original, f"isinstance check against {qualified} -> {BASES[qualified]} (accepts every stock "
+                                 "model)")
             return cst.Name(name)
         if isinstance(original, cst.Tuple) and isinstance(updated, cst.Tuple):
             changed = False

@@ -66,9 +66,9 @@ class ExportersNeuron(InferenceRule):
             model = model or next((a for a in node.args if a.keyword is not None and a.keyword.value in ("model_name_or_path", "model", "model_id")), None)
             if name in ("main_export", "export", "export_models"):
                 source = source_of(model.value) if model is not None and name == "main_export" else "the source checkpoint"
-                self.todo(node, f"no ahead-of-time export on TorchNeuron: delete this {name}(...) call and load {source} "
-                          "with the stock class where its output folder was loaded (it compiles on first call; one "
-                          "warm-up call with the old shapes fills the NEFF cache)")
+                self.todo(node, f"no ahead-of-time export on TorchNeuron: delete this {name}(...) call and load "
+                          f"{source} with the stock class where its output folder was loaded (it compiles on first "
+                          "call; one warm-up call with the old shapes fills the NEFF cache)")
             else:
                 self.todo(node, f"{name}(...) is an optimum.exporters.neuron helper of the ahead-of-time export, which "
                           "TorchNeuron does not have: remove it together with the export code around it")

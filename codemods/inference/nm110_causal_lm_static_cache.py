@@ -181,14 +181,14 @@ class CausalLMStaticCache(InferenceRule):
         """A literal for ``<model>'s compiled <field>``, or None (with a todo)."""
         value = self._compiled[model].get(COMPILED_FIELDS.get(field, ""))
         if isinstance(value, (int, str)) and not isinstance(value, bool):
-            self.fixed(original, f"{model}'s compiled {field} -> {value!r}, the value it was exported with (a stock model "
-                                 "has no compiled config)")
+            self.fixed(original, f"{model}'s compiled {field} -> {value!r}, the value it was exported with (a stock "
+                                 "model has no compiled config)")
             if isinstance(value, str):  # inside an f-string, the quote the f-string does not use (before 3.12)
                 quote = "'" if any('"' in start for start in self._fstrings) else '"'
                 return cst.SimpleString(quote + value + quote)
             return cst.Integer(str(value))
-        self.todo(original, f"{model} is a stock model now and has no compiled config ({source_of(original)}): use the value "
-                            "it was exported with (batch size: the prompts you pad to, sequence length: "
+        self.todo(original, f"{model} is a stock model now and has no compiled config ({source_of(original)}): use the "
+                            "value it was exported with (batch size: the prompts you pad to, sequence length: "
                             "generation_config.max_cache_len, tensor parallel degree: the DistributedConfig tp_size)")
         return None
 
@@ -242,10 +242,12 @@ class CausalLMStaticCache(InferenceRule):
         if method == "get_neuron_config":
             statement = self.current_statement()
             if statement is not None and id(statement) in self._remove:
-                self.fixed(original, "get_neuron_config(...) folded into from_pretrained + generation_config (no compiled config on TorchNeuron)")
+                self.fixed(original, "get_neuron_config(...) folded into from_pretrained + generation_config (no "
+                                     "compiled config on TorchNeuron)")
             else:
-                self.todo(original, "get_neuron_config() has no stock equivalent: pass its batch_size/sequence_length/"
-                          "tensor_parallel_size to the generation setup (max_cache_len) and DistributedConfig(tp_size=...)")
+                self.todo(original, "get_neuron_config() has no stock equivalent: pass its "
+                          "batch_size/sequence_length/tensor_parallel_size to the generation setup (max_cache_len) and "
+                          "DistributedConfig(tp_size=...)")
             return updated
         if method not in ("from_pretrained", "export"):
             return updated
@@ -270,13 +272,15 @@ class CausalLMStaticCache(InferenceRule):
                 args.keywords = [(k, a) for k, a in getter.keywords if k not in ("config",)] + [
                     (k, a) for k, a in args.keywords if k != "neuron_config"]
             elif config is not None:
-                notes.append(f"`{source_of(config)}` (a compiled neuron config) has no stock equivalent: take its batch_size, "
-                             "sequence_length and tensor_parallel_size into max_cache_len / DistributedConfig(tp_size=...)")
+                notes.append(f"`{source_of(config)}` (a compiled neuron config) has no stock equivalent: take its "
+                             "batch_size, sequence_length and tensor_parallel_size into max_cache_len / "
+                             "DistributedConfig(tp_size=...)")
             args.positional = args.positional[:1]
 
         positional = args.positional[:1]
         if len(args.positional) > 1:
-            notes.append("extra positional arguments of the optimum call were dropped; check them against from_pretrained")
+            notes.append("extra positional arguments of the optimum call were dropped; check them against "
+                         "from_pretrained")
         new_args: list[cst.Arg] = list(positional)
         values = dict(args.keywords)
         dtype: str | cst.BaseExpression | None = None
@@ -310,8 +314,8 @@ class CausalLMStaticCache(InferenceRule):
                              "AutoModelForCausalLM.from_pretrained")
         for arg in args.opaque:
             new_args.append(arg)
-            notes.append(f"`{source_of(arg.value)}` cannot be resolved statically: remove the Neuron compile/shape keys "
-                         "(batch_size, sequence_length, num_cores, auto_cast_type, export) it carries")
+            notes.append(f"`{source_of(arg.value)}` cannot be resolved statically: remove the Neuron compile/shape "
+                         "keys (batch_size, sequence_length, num_cores, auto_cast_type, export) it carries")
 
         if dtype is not None:
             new_args.append(keyword_arg("dtype", dtype))
@@ -339,7 +343,8 @@ class CausalLMStaticCache(InferenceRule):
         else:
             if tp_arg is not None and not isinstance(tp_value, int):
                 notes.append(f"tensor parallel degree {source_of(tp_arg.value)} could not be read: this loads on one "
-                             "device; for TP pass distributed_config=DistributedConfig(tp_size=N) instead of device_map")
+                             "device; for TP pass distributed_config=DistributedConfig(tp_size=N) instead of "
+                             "device_map")
             elif tp_arg is None and not compiled:
                 notes.append("num_cores not given: optimum compiled for 2 NeuronCores (<= 0.0.17) or all visible "
                              "cores (0.0.18+); this runs on one device - for tensor parallelism pass "
@@ -354,9 +359,9 @@ class CausalLMStaticCache(InferenceRule):
                          "checkpoint, not a Neuron-compiled folder/repo: take checkpoint_id (and checkpoint_revision) "
                          "from its neuron_config.json, and its sequence_length as max_cache_len")
         if batch_arg is not None:
-            notes.append(f"compiled for batch_size={source_of(batch_arg.value)}: call generate() with exactly that many "
-                         "prompts (pad the batch; a new batch size recompiles) and tokenizer.padding_side = \"left\" "
-                         "for batched prompts (optimum used right padding)"
+            notes.append(f"compiled for batch_size={source_of(batch_arg.value)}: call generate() with exactly that "
+                         "many prompts (pad the batch; a new batch size recompiles) and tokenizer.padding_side = "
+                         "\"left\" for batched prompts (optimum used right padding)"
                          + ("; optimum served batch_size > 1 with continuous batching, stock generate() batches "
                             "statically" if isinstance(self.literal(batch_arg.value), int) and self.literal(batch_arg.value) > 1 else ""))
         if dropped:

@@ -91,8 +91,8 @@ class TracedModelToAutoClass(InferenceRule):
         if not self.is_target_call(original):
             return updated
         arguments = self.arguments(updated)
-        split, notes = traced_load(self, arguments, "tensor_parallel_size: encoder models have no transformers TP plan; "
-                                   "run one process per core (torchrun) instead")
+        split, notes = traced_load(self, arguments, "tensor_parallel_size: encoder models have no transformers TP "
+                                   "plan; run one process per core (torchrun) instead")
         note = padding_note(split.shapes)
         if note:
             notes.append(note)
@@ -101,5 +101,6 @@ class TracedModelToAutoClass(InferenceRule):
             self.add_after(self.on_neuron(target, [f"{target}.{COMPILE}"]))
         else:
             notes.append(f"compile the loaded model on Trainium: model.{COMPILE}")
-        self.report_load(original, split.dropped, notes, "traced Neuron model -> stock transformers class on the device, compiled with backend=\"neuron\"")
+        self.report_load(original, split.dropped, notes, "traced Neuron model -> stock transformers class on the "
+                                                         "device, compiled with backend=\"neuron\"")
         return updated.with_changes(args=with_commas(split.args, updated.args))

@@ -78,8 +78,8 @@ class Seq2SeqStaticCache(InferenceRule):
         if not self.is_target_call(original):
             return updated
         arguments = self.arguments(updated)
-        split, notes = traced_load(self, arguments, "tensor_parallel_size: check the architecture has a transformers TP "
-                                   "plan; otherwise run one process per core (torchrun)")
+        split, notes = traced_load(self, arguments, "tensor_parallel_size: check the architecture has a transformers "
+                                   "TP plan; otherwise run one process per core (torchrun)")
         beams = split.shapes.pop("num_beams", None)
         note = padding_note(split.shapes)
         if note:
@@ -95,5 +95,6 @@ class Seq2SeqStaticCache(InferenceRule):
             notes.append(f"set up generation on the loaded model: model.generation_config.update({', '.join(setup)})")
         notes.append("the decoder's static cache is sized from generate's max_length/max_new_tokens: keep them "
                      "constant across calls (each new size compiles again)")
-        self.report_load(original, split.dropped, notes, "Neuron encoder-decoder -> stock class with a static-cache generation config")
+        self.report_load(original, split.dropped, notes, "Neuron encoder-decoder -> stock class with a static-cache "
+                                                         "generation config")
         return updated.with_changes(args=with_commas(split.args, updated.args))

@@ -120,15 +120,18 @@ class SentenceTransformersEmbedding(InferenceRule):
             notes.append(f"set model.max_seq_length = {source_of(seq)} (the compiled sequence length)")
         batch = split.shapes.pop("batch_size", None)
         if batch is not None:
-            notes.append(f"compiled for batch_size={source_of(batch)}: call model.encode(..., batch_size={source_of(batch)}); "
-                         "sentence-transformers pads each batch to its longest item, so each new length compiles once")
+            notes.append(f"compiled for batch_size={source_of(batch)}: call model.encode(..., "
+                         f"batch_size={source_of(batch)}); sentence-transformers pads each batch to its longest item, "
+                         "so each new length compiles once")
         note = padding_note(split.shapes)
         if note:
             notes.append(note)
         if old_api:
-            notes.append("NeuronModelForSentenceTransformers was called like a model (model(**inputs)[\"sentence_embedding\"]): "
-                         "call model.encode(sentences, convert_to_tensor=True) instead")
-        self.report_load(original, split.dropped, notes, "Neuron sentence-transformers model -> SentenceTransformer(id, device=...)")
+            notes.append("NeuronModelForSentenceTransformers was called like a model "
+                         "(model(**inputs)[\"sentence_embedding\"]): call model.encode(sentences, "
+                         "convert_to_tensor=True) instead")
+        self.report_load(original, split.dropped, notes, "Neuron sentence-transformers model -> "
+                                                         "SentenceTransformer(id, device=...)")
         owner = updated.func.value if isinstance(updated.func, cst.Attribute) else updated.func
         return updated.with_changes(func=owner, args=with_commas(split.args, updated.args))
 
@@ -138,7 +141,8 @@ class SentenceTransformersEmbedding(InferenceRule):
         notes = list(split.notes)
         for key, arg in split.other.items():
             if key in ("tensor_parallel_size", "num_cores"):
-                notes.append(f"{key}: use distributed_config=DistributedConfig(tp_size=N) (no device_map) under torchrun")
+                notes.append(f"{key}: use distributed_config=DistributedConfig(tp_size=N) (no device_map) under "
+                             "torchrun")
                 continue
             split.args.append(arg)
         if split.dtype is not None:
@@ -147,7 +151,8 @@ class SentenceTransformersEmbedding(InferenceRule):
         if original.func.attr.value == "export" or split.export is not True:  # type: ignore[union-attr]
             notes.append(compiled_note(arguments.positional[0] if arguments.positional else None))
         notes.append("NeuronModelForEmbedding returned pooled embeddings: take the last non-padding token of "
-                     "outputs.last_hidden_state and L2-normalise it, or load the checkpoint with SentenceTransformer(id)")
+                     "outputs.last_hidden_state and L2-normalise it, or load the checkpoint with "
+                     "SentenceTransformer(id)")
         for message in notes:
             self.todo(original, message)
         self.fixed(original, "NeuronModelForEmbedding -> AutoModel on the device")

@@ -111,8 +111,9 @@ class DiffusionPipeline(InferenceRule):
             size = (f"the compiled {shape_text(shapes)}" if shapes else "the size the pipeline was exported with "
                     "(the `neuron` section of the compiled folder's unet/config.json)")
             self.todo_at_call(site.call, f"{site.model}(...) without height=/width=: optimum ran it at {size}; "
-                              "diffusers now uses its default size (unet.config.sample_size x vae_scale_factor: 768x768 for stable-diffusion-2-1) and compiles "
-                              "each new shape - pass height= and width= (and the same batch) at every call")
+                              "diffusers now uses its default size (unet.config.sample_size x vae_scale_factor: "
+                              "768x768 for stable-diffusion-2-1) and compiles each new shape - pass height= and "
+                              "width= (and the same batch) at every call")
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
@@ -132,7 +133,8 @@ class DiffusionPipeline(InferenceRule):
                 split.dropped.append(key)
             else:
                 split.args.append(arg)
-                notes.append(f"`{key}=` is not an argument this rule knows: check it is valid for the diffusers from_pretrained")
+                notes.append(f"`{key}=` is not an argument this rule knows: check it is valid for the diffusers "
+                             "from_pretrained")
         for lead, given in groups.items():
             notes.append(f"{', '.join(given)}: {ADAPTERS[lead]}")
         values = dict(arguments.keywords)
@@ -155,7 +157,8 @@ class DiffusionPipeline(InferenceRule):
             self.add_after(self.on_neuron(target, [f"{target}.{step}"]))
         else:
             notes.append(f"compile on Trainium: pipe.{step}")
-        self.report_load(original, split.dropped, notes, f"Neuron diffusion pipeline -> diffusers pipeline on the device, {method} of the {component}")
+        self.report_load(original, split.dropped, notes, "Neuron diffusion pipeline -> diffusers pipeline on the "
+                                                         f"device, {method} of the {component}")
         loaded = updated.with_changes(args=with_commas(split.args, updated.args))
         return cst.Call(func=cst.Attribute(value=loaded, attr=cst.Name("to")), args=[cst.Arg(self.device())])
 

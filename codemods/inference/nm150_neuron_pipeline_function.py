@@ -151,5 +151,6 @@ class NeuronPipelineFunction(InferenceRule):
                 self.add_after(self.on_neuron(target, [f"{target}.{step}"]))
             else:
                 notes.append(f"compile on Trainium: pipe.{step}")
-        self.report_load(original, split.dropped, notes, "optimum.neuron.pipeline -> transformers.pipeline on the device")
+        self.report_load(original, split.dropped, notes, "optimum.neuron.pipeline -> transformers.pipeline on the "
+                                                         "device")
         return updated.with_changes(args=with_commas(split.args, updated.args))

@@ -85,9 +85,9 @@ class CompiledArtifactsSavePush(InferenceRule):
         if not (isinstance(func, cst.Attribute) and dotted_name(func.value) in self._models):
             return updated
         if func.attr.value == "save_pretrained":
-            self.todo(original, "save_pretrained now writes ordinary weights (no NEFFs); folders written by the old code "
-                      "hold Neuron-compiled artifacts that stock libraries cannot load - re-create them from the source "
-                      "checkpoint")
+            self.todo(original, "save_pretrained now writes ordinary weights (no NEFFs); folders written by the old "
+                      "code hold Neuron-compiled artifacts that stock libraries cannot load - re-create them from the "
+                      "source checkpoint")
             return updated
         if func.attr.value != "push_to_hub":
             return updated
@@ -111,5 +111,6 @@ class CompiledArtifactsSavePush(InferenceRule):
                 self.todo(original, f"push_to_hub `{key}=` is not in the stock signature: check it")
                 args.append(arg)
         dropped = source_of(arguments.positional[0].value) if arguments.positional else "save_directory"
-        self.fixed(original, f"push_to_hub: optimum signature -> stock push_to_hub(repo_id) (uploads the loaded model, not {dropped})")
+        self.fixed(original, "push_to_hub: optimum signature -> stock push_to_hub(repo_id) (uploads the loaded model, "
+                             f"not {dropped})")
         return updated.with_changes(args=with_commas(args))

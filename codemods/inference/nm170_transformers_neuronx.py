@@ -43,9 +43,9 @@ from migrate.rule import PythonRule, Safety, dotted_name
 MODULE = "transformers_neuronx"
 MESSAGE = ("transformers-neuronx does not run on TorchNeuron and is not rewritten: load the source checkpoint (not a "
            "save_pretrained_split folder) with transformers AutoModelForCausalLM.from_pretrained(id, dtype=..., "
-           "distributed_config=DistributedConfig(tp_size=<tp_degree>)) under torchrun and call generate() with a static "
-           "cache (cache_implementation=\"static\", max_cache_len=<n_positions>), or serve it with vLLM on Neuron "
-           "(NxD Inference); then delete this import and its to_neuron()/sample() calls")
+           "distributed_config=DistributedConfig(tp_size=<tp_degree>)) under torchrun and call generate() with a "
+           "static cache (cache_implementation=\"static\", max_cache_len=<n_positions>), or serve it with vLLM on "
+           "Neuron (NxD Inference); then delete this import and its to_neuron()/sample() calls")
 
 
 class TransformersNeuronx(PythonRule):
