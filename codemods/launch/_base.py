@@ -55,8 +55,9 @@ class LaunchRule(TextRule):
 NPC = "neuron_parallel_compile"
 
 SHORT_RUN_STEPS = 100  # a wrapped run with --max_steps at most this is the graph-extraction recipe's short pass
-MAX_STEPS = re.compile(r"--max[_-]steps(?:=|\s+)[\"']?(\d+)\b")
+MAX_STEPS = re.compile(r"--max[_-]steps(?:=|\s+)[\"']?(\d+)\b")  # the step count of a wrapped run
 
+#: a script a launch line runs (its file name)
 TARGET_WORD = re.compile(r"[\w./${}-]+\.(?:py|sh|sbatch|slurm)\b")
 
 
@@ -72,8 +73,9 @@ def plain_run_targets(text: str) -> frozenset[str]:
     return frozenset(names)
 
 
-PLAIN_RUNS = ProjectFact("launch.plain-runs", frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML, FileKind.PYTHON,
-                                                    FileKind.NOTEBOOK}), (".py", ".sh", ".sbatch", ".slurm"), plain_run_targets)
+PLAIN_RUNS = ProjectFact("launch.plain-runs",
+                         frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML, FileKind.PYTHON, FileKind.NOTEBOOK}),
+                         (".py", ".sh", ".sbatch", ".slurm"), plain_run_targets)
 
 
 def runs_elsewhere(project: ProjectFacts) -> Callable[[str], bool]:
