@@ -19,6 +19,8 @@ from codemods._lib.cst import Import, string_value
 #: availability checks and messages, and must not count as a Neuron project.
 from codemods._tables.project_markers import MARKERS, NEURON_CODE, OTHER_ACCELERATOR  # noqa: E402
 from migrate import cstwalk
+from migrate.facts import ProjectFact
+from migrate.filekinds import FileKind
 from migrate.rule import PythonRule, Safety, dotted_name  # noqa: F401  (re-exported for the rule modules)
 from migrate.snippets import parse_expression, parse_statement
 
@@ -54,7 +56,9 @@ BLOCKERS: dict[str, str] = {
 BLOCKER_HINTS: dict[str, str] = {
     "XLA FSDP": "XLA FSDP -> torch.distributed.fsdp.fully_shard per block and on the root",
     "XLA ZeroRedundancyOptimizer": "XLA ZeroRedundancyOptimizer -> torch.distributed.optim.ZeroRedundancyOptimizer or fully_shard",
-    "xser": "xser -> torch.save / torch.distributed.checkpoint (convert old xser checkpoints on the old stack)",
+    "xser": "xser.load, or an xser.save whose checkpoint a file of the project reads with xser.load -> torch.save + "
+            "torch.load(path, map_location=\"cpu\") / torch.distributed.checkpoint (convert old xser checkpoints on "
+            "the old stack)",
     "torch_xla.compile": "torch_xla.compile with name=, num_different_graphs_allowed= or as a decorator -> call the "
                          "function itself (TorchNeuron runs eagerly) or torch.compile(fn, backend=\"neuron\") without "
                          "those arguments (NM319 ports torch_xla.compile(fn))",
@@ -198,6 +202,10 @@ def blockers(ctx) -> tuple[str, ...]:
         hook_imports: dict[int, int] = {}  # id(libneuronxla import under a flag) -> id(its innermost flag body)
         bodies: list[int] = []  # ids of the `if <flag>:` bodies enclosing the node visited
         compile_port = ctx.options.rules is None or "NM319" in ctx.options.rules  # not under --ignore NM319
+        # xser.save -> torch.save (NM307) unless a file of the run reads the checkpoint back with xser.load
+        xser_port = (ctx.options.rules is None or "NM307" in ctx.options.rules) and not ctx.options.project.of(
+            XSER_LOADS.name)
+        statement_calls: set[int] = set()  # ids of calls that are a statement line of their own
 
         def note(node: cst.CSTNode) -> None:
             if id(node) in ported:
@@ -239,9 +247,16 @@ def blockers(ctx) -> tuple[str, ...]:
                 if id(node) in guarded_bodies:
                     bodies.pop()
 
+            def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+                statement = node.body[0] if len(node.body) == 1 else None
+                if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
+                    statement_calls.add(id(statement.value))
+
             def visit_Call(self, node: cst.Call) -> None:
                 if compile_port and compile_target(ctx, node) is not None:
                     ported.add(id(node.func))  # NM319 rewrites it
+                if xser_port and id(node) in statement_calls and xser_save(ctx, node):
+                    ported.update((id(node.func), id(getattr(node.func, "value", node.func))))  # NM307 rewrites it
                 note(node.func)
                 qualified = ctx.matches(node.func, {f"{XM}.{name}" for name in GROUPED})
                 if qualified and replica_groups(ctx, node, qualified.rsplit(".", 1)[-1]) is not None:
@@ -322,6 +337,40 @@ def flag_guard(ctx, test: cst.BaseExpression) -> bool:
         # an attribute of a local object (args, flags, self.config), not of an imported module (sys.version_info)
         return isinstance(root, cst.Name) and not ctx.qualnames(test) and not ctx.qualnames(root)
     return False
+
+
+XSER = "torch_xla.utils.serialization"
+XSER_SAVE = frozenset({f"{XSER}.save"})
+
+
+def xser_save(ctx, call: cst.Call) -> bool:
+    """``xser.save(data, path[, master_only, global_master])`` with literal options: the shape NM307 ports (to a
+    rank-0 ``torch.save``) where nothing in the project reads the checkpoint back with ``xser.load``."""
+    if not ctx.matches(call.func, XSER_SAVE) or any(a.star for a in call.args):
+        return False
+    keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+    if keywords - {"data", "path", "master_only", "global_master"} or len(call.args) > 4:
+        return False
+    options = [arg(call, 2, "master_only"), arg(call, 3, "global_master")]
+    literal = all(o is None or (isinstance(o.value, cst.Name) and o.value.value in ("True", "False")) for o in options)
+    return literal and arg(call, 0, "data") is not None and arg(call, 1, "path") is not None
+
+
+_XSER_IMPORT = re.compile(r"import\s+torch_xla\.utils\.serialization\s+as\s+(\w+)")
+_XSER_LOAD_IMPORT = re.compile(r"from\s+torch_xla\.utils\.serialization\s+import\s+[^\n]*\bload\b")
+
+
+def loads_with_xser(text: str) -> bool | None:
+    """Whether a file reads checkpoints with ``xser.load`` (the project fact ``XSER_LOADS``)."""
+    aliases = set(_XSER_IMPORT.findall(text)) | {"serialization", "torch_xla.utils.serialization"}
+    if _XSER_LOAD_IMPORT.search(text) or any(re.search(rf"\b{re.escape(a)}\.load\s*\(", text) for a in aliases):
+        return True
+    return None
+
+
+#: files of the run that load xser checkpoints: an xser.save they read stays (its format is xser's)
+XSER_LOADS = ProjectFact("xla-xser-load", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}),
+                         ("torch_xla.utils.serialization", "torch_xla.utils import serialization"), loads_with_xser)
 
 
 COMPILE = frozenset({"torch_xla.compile", "torch_xla.experimental.compile"})

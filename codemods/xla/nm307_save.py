@@ -7,6 +7,10 @@ What it does:
 * ``master_only=False`` saves on every rank; ``global_master=True`` keeps rank 0. Non-literal
   ``master_only``/``global_master`` get a ``todo``.
 * A file that uses FSDP gets a ``todo``: sharded (FSDP/TP) models need ``torch.distributed.checkpoint`` instead.
+* ``xser.save(data, path[, master_only, global_master])`` (a statement, literal options) is ported the same way
+  where no file of the run reads checkpoints back with ``xser.load`` (the project fact ``xla-xser-load``): the
+  checkpoint becomes one plain ``torch.save`` file (no ``.tensors`` folder), read with ``torch.load(path,
+  map_location="cpu")``. Otherwise the file stays on torch_xla (NM318 says why).
 * A finding says what changed.
 
 Why:
@@ -40,7 +44,7 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods._lib.cst import Import
-from codemods.xla._base import RANK, XM, Safety, XlaRule, arg, has_star, names
+from codemods.xla._base import RANK, XM, XSER_LOADS, XSER_SAVE, Safety, XlaRule, arg, has_star, names
 from migrate.snippets import parse_expression, parse_statement
 
 SAVE = names((XM, ["save"]))
@@ -62,19 +66,23 @@ class XlaSave(XlaRule):
     id = "NM307"
     name = "xla-save"
     safety = Safety.NEEDS_REVIEW
+    facts = (XSER_LOADS,)  # a checkpoint some file reads with xser.load keeps its format (the file stays on torch_xla)
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
-        call = self.line_call(original, updated, SAVE)
+        # xser.save reaches here only where blockers() let the file be ported: the shape xser_save() accepts
+        call = self.line_call(original, updated, SAVE | XSER_SAVE)
         if call is None:
             return updated
-        obj, path = arg(call, 0, "data"), arg(call, 1, "file_or_path")
+        xser = bool(self.ctx.matches(call.func, XSER_SAVE))
+        path_keyword = "path" if xser else "file_or_path"
+        obj, path = arg(call, 0, "data"), arg(call, 1, path_keyword)
         master_only, global_master = _bool(arg(call, 2, "master_only"), True), _bool(arg(call, 3, "global_master"), False)
         if obj is None or path is None or has_star(call) or master_only is None or global_master is None:
             self.todo(call, "xm.save with non-literal options: use torch.save(obj, path) under `if int(os.environ.get(\"RANK\", 0)) == 0:`")
             return updated
         new = updated.body[0].value
         new_obj = arg(new, 0, "data").value
-        new_path = arg(new, 1, "file_or_path").value
+        new_path = arg(new, 1, path_keyword).value
         save = cst.SimpleStatementLine(
             body=[cst.Expr(cst.Call(func=parse_expression("torch.save"), args=[cst.Arg(new_obj), cst.Arg(new_path)]))]
         )
@@ -83,16 +91,21 @@ class XlaSave(XlaRule):
             self.todo(call, "a sharded model is saved: use torch.distributed.checkpoint.save or get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True)) before torch.save")
         # xm.save ended with a rendezvous: no rank goes on (to load the file, say) before it is written
         barrier = self.statement("if dist.is_initialized():\n    dist.barrier()\n", Import("torch.distributed", alias="dist"))
+        # xser.load gave CPU tensors; the torch.save file keeps them on their device: say how to read it
+        read = ("a plain torch checkpoint now (one file, no .tensors folder): read it with torch.load(path, "
+                "map_location=\"cpu\"), not xser.load") if xser else "load with map_location=\"cpu\" off-device"
+        name = "xser.save" if xser else "xm.save"
         if not master_only:
-            self.fixed(call, "xm.save(master_only=False) -> torch.save on every rank, then a barrier (tensors stay on their device: load with map_location=\"cpu\" off-device)")
+            self.fixed(call, f"{name}(master_only=False) -> torch.save on every rank, then a barrier ({read})")
             return self.replace_line(original, updated, [save, barrier])
         guard = parse_statement(f"if {RANK} == 0:\n    pass\n")
         guard = guard.with_changes(body=guard.body.with_changes(body=[save]))
         self.ctx.add_import("os")
         if global_master:
-            self.fixed(call, "xm.save -> torch.save on global rank 0")
+            self.fixed(call, f"{name} -> torch.save on global rank 0" + (f" ({read})" if xser else ""))
         else:
-            self.fixed(call, "xm.save -> torch.save on global rank 0 (xm.save wrote one copy per host; guard with LOCAL_RANK for per-host disks; load with map_location=\"cpu\" off-device)")
+            self.fixed(call, f"{name} -> torch.save on global rank 0 ({name} wrote one copy per host; guard with "
+                             f"LOCAL_RANK for per-host disks; {read})")
         return self.replace_line(original, updated, [guard, barrier])
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -10,10 +10,11 @@ Reports, never rewrites:
   ``torch.neuron.memory_allocated``), ``torch_xla.debug.profiler`` (-> ``torch.profiler``),
   ``torch_xla.test.test_utils``, private ``xm._*`` helpers, and any other ``torch_xla`` call no rule of the family
   handles (with its name).
-* A file that keeps constructs no rule ports (``blockers`` in ``codemods/xla/_base.py``: XLA FSDP, XLA ZeRO, xser,
-  ``torch_xla.compile`` in a shape NM319 does not port, SPMD, ``libneuronxla`` outside a flag, ``neuronx_distributed``,
-  xm collectives over replica ``groups=``) is left on torch_xla as a whole: the other NM3 rules withdraw from it, and
-  this rule puts ONE note above its first torch_xla import naming those constructs.
+* A file that keeps constructs no rule ports (``blockers`` in ``codemods/xla/_base.py``: XLA FSDP, XLA ZeRO,
+  ``xser.load`` or an ``xser.save`` NM307 does not port, ``torch_xla.compile`` in a shape NM319 does not port,
+  SPMD, ``libneuronxla`` outside a flag, ``neuronx_distributed``, xm collectives over replica ``groups=``) is left
+  on torch_xla as a whole: the other NM3 rules withdraw from it, and this rule puts ONE note above its first
+  torch_xla import naming those constructs.
 * ``libneuronxla`` imported and used only in ``if <flag>:`` bodies (``if args.snapshot_steps:``,
   ``if os.environ.get("X") == "1":``; a debug hook such as ``register_hlo_snapshot_callback``) does not keep the file
   on torch_xla: the branch stays as it is, with a ``todo`` on its import (no TorchNeuron counterpart; remove it, use
@@ -57,6 +58,7 @@ from codemods.xla._base import (
     compile_target,
     guarded_hooks,
     nxd_modeling_file,
+    xser_save,
 )
 from migrate.rule import dotted_name
 
@@ -135,8 +137,8 @@ class XlaUnsupported(XlaRule):
             self._hook_note(node, dotted_name(node.module))
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self.blocked and compile_target(self.ctx, node) is not None:
-            return  # NM319 ports it
+        if not self.blocked and (compile_target(self.ctx, node) is not None or xser_save(self.ctx, node)):
+            return  # NM319 / NM307 port it
         qualifieds = sorted(q for q in self.ctx.qualnames(node.func) if q == "torch_xla" or q.startswith("torch_xla."))
         for qualified in qualifieds:
             if any(_handled(qualified, h) for h in HANDLED):

@@ -31,3 +31,38 @@ def test_torch_save_is_left_alone() -> None:
         """,
         "NM307",
     )
+
+
+XSER_SCRIPT = """
+    import torch_xla.core.xla_model as xm
+    import torch_xla.utils.serialization as xser
+
+    def checkpoint(model, path):
+        xser.save(model.state_dict(), path)
+    """
+
+
+def test_xser_save_becomes_torch_save_on_rank_zero_when_nothing_reads_it_with_xser() -> None:
+    result = migrate(XSER_SCRIPT, "NM3", family="NM3")
+    assert '    if int(os.environ.get("RANK", 0)) == 0:\n        torch.save(model.state_dict(), path)\n' in result.text
+    assert "xser" not in result.text.replace("xser.load", "")  # the finding's advice names xser.load only
+    assert findings(result, "NM307") == {(5, "fixed")}
+    assert findings(result, "NM318") == set()
+
+
+def test_xser_save_read_back_with_xser_load_keeps_the_file_on_torch_xla() -> None:
+    """The checkpoint's format is xser's while a file of the run (or this one) reads it with xser.load."""
+    elsewhere = {"resume.py": "from torch_xla.utils.serialization import load\n\nstate = load('model.pt')\n"}
+    for source, project in ((XSER_SCRIPT, elsewhere),
+                            (XSER_SCRIPT + "\n    def resume(path):\n        return xser.load(path)\n", None)):
+        result = migrate(source, "NM3", family="NM3", project=project)
+        assert "xser.save(model.state_dict(), path)" in result.text
+        assert "no rule ports (xser)" in result.text
+        assert findings(result, "NM307") == set()
+
+
+def test_an_xser_save_in_an_expression_or_with_computed_options_stays() -> None:
+    for call in ("ok = xser.save(model.state_dict(), path)",
+                 "xser.save(model.state_dict(), path, master_only=is_main)"):
+        result = migrate(XSER_SCRIPT.replace("xser.save(model.state_dict(), path)", call), "NM3", family="NM3")
+        assert call in result.text and "no rule ports (xser)" in result.text, call
