@@ -31,6 +31,7 @@ import torch
 from click.testing import CliRunner
 
 from migrate.cli import main
+from tests.tiny import save_llama, word_tokenizer
 from tests.torchrun_exit import assert_ok_or_teardown_abort
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "legacy-project"
@@ -99,19 +100,9 @@ def test_migrated_xla_loop_runs_under_torchrun(migrated: Path, tmp_path: Path) -
 @pytest.fixture(scope="module")
 def tiny_assets(tmp_path_factory) -> dict[str, Path]:
     """A 2-layer llama and a WordLevel tokenizer saved in ONE folder (the example loads both from model_id)."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import AutoConfig, AutoModelForCausalLM, PreTrainedTokenizerFast
-
     root = tmp_path_factory.mktemp("tiny-llama")
-    vocab = {token: index for index, token in enumerate(["[PAD]", "[UNK]", "[EOS]", *WORDS])}
-    backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
-    backend.pre_tokenizer = pre_tokenizers.Whitespace()
-    config = AutoConfig.for_model(
-        "llama", hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, vocab_size=64, pad_token_id=0, eos_token_id=2, bos_token_id=2,
-    )
-    AutoModelForCausalLM.from_config(config).save_pretrained(root / "model")
-    PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="[PAD]", unk_token="[UNK]", eos_token="[EOS]") \
+    save_llama(root / "model", vocab_size=64, pad_token_id=0, eos_token_id=2, bos_token_id=2)
+    word_tokenizer(["[PAD]", "[UNK]", "[EOS]", *WORDS], "[UNK]", pad_token="[PAD]", eos_token="[EOS]") \
         .save_pretrained(root / "model")
     (root / "dolly").mkdir()
     rows = ["the cat sat on the mat", "a dog ran fast", "what is trainium", "the big red dog sat on a log"] * 2

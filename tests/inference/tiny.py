@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.tiny import save_llama, word_tokenizer
+
 WORDS = ["hello", "world", "the", "a", "cat", "dog", "sat", "on", "mat", "good", "bad", "day", "is", "what",
          "translate", "english", "to", "german", "house", "blue"]
 SPECIALS = ["<pad>", "<unk>", "<s>", "</s>", "[CLS]", "[SEP]", "[MASK]"]
@@ -12,14 +14,8 @@ SPECIALS = ["<pad>", "<unk>", "<s>", "</s>", "[CLS]", "[SEP]", "[MASK]"]
 
 def tokenizer(folder: Path):
     """A word-level fast tokenizer (tokenizers library), saved into ``folder``; returns it."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {token: index for index, token in enumerate(SPECIALS + WORDS)}
-    backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    backend.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=backend, pad_token="<pad>", unk_token="<unk>", bos_token="<s>", eos_token="</s>",
+    tok = word_tokenizer(
+        SPECIALS + WORDS, "<unk>", pad_token="<pad>", bos_token="<s>", eos_token="</s>",
         cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]", model_input_names=["input_ids", "attention_mask"],
     )
     tok.save_pretrained(folder)
@@ -30,12 +26,7 @@ VOCAB = len(SPECIALS) + len(WORDS)
 
 
 def llama(folder: Path) -> Path:
-    from transformers import AutoConfig, AutoModelForCausalLM
-
-    config = AutoConfig.for_model("llama", hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                                  num_key_value_heads=2, vocab_size=VOCAB, max_position_embeddings=128,
-                                  pad_token_id=0, bos_token_id=2, eos_token_id=3)
-    AutoModelForCausalLM.from_config(config).save_pretrained(folder)
+    save_llama(folder, vocab_size=VOCAB, max_position_embeddings=128, pad_token_id=0, bos_token_id=2, eos_token_id=3)
     tokenizer(folder)
     return folder
 

@@ -11,27 +11,19 @@ from pathlib import Path
 
 import pytest
 
+from tests.tiny import save_llama, word_tokenizer
+
 WORDS = "the a cat dog sat ran on mat log fast slow red blue big small and then".split()
 
 
 @pytest.fixture(scope="session")
 def tiny_assets(tmp_path_factory) -> dict[str, str]:
     """A WordLevel tokenizer wrapped in PreTrainedTokenizerFast and a 2-layer llama, saved to disk."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import AutoConfig, AutoModelForCausalLM, PreTrainedTokenizerFast
-
     root = tmp_path_factory.mktemp("tiny")
-    vocab = {token: index for index, token in enumerate(["[PAD]", "[UNK]", "[EOS]", *WORDS])}
-    backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
-    backend.pre_tokenizer = pre_tokenizers.Whitespace()
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="[PAD]", unk_token="[UNK]", eos_token="[EOS]")
+    tokenizer = word_tokenizer(["[PAD]", "[UNK]", "[EOS]", *WORDS], "[UNK]", pad_token="[PAD]", eos_token="[EOS]")
     tokenizer.chat_template = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
     tokenizer.save_pretrained(root / "tok")
-    config = AutoConfig.for_model(
-        "llama", hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, vocab_size=64, pad_token_id=0, eos_token_id=2, bos_token_id=2,
-    )
-    AutoModelForCausalLM.from_config(config).save_pretrained(root / "model")
+    save_llama(root / "model", vocab_size=64, pad_token_id=0, eos_token_id=2, bos_token_id=2)
     return {"TOK_DIR": str(root / "tok"), "MODEL_DIR": str(root / "model")}
 
 
