@@ -124,7 +124,8 @@ class NeuronInternals(InferenceRule):
         if isinstance(source, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
             return legacy & set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source_of(source)))
         modules = {local for local in legacy
-                   if any(q in (ON, ON.split(".")[0]) or (q.startswith(ON + ".") and q[len(ON) + 1:].islower()) for q in self.ctx.imports.bindings[local])}
+                   if any(q in (ON, ON.split(".")[0]) or (q.startswith(ON + ".") and q[len(ON) + 1:].islower())
+                          for q in self.ctx.imports.bindings[local])}
         return modules
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:

@@ -91,7 +91,8 @@ class HubCompileCache(InferenceRule):
             return cst.FlattenSentinel(list(body.body) and [cst.SimpleStatementLine(body=list(body.body))])
         statements = list(body.body)
         if statements:
-            statements[0] = statements[0].with_changes(leading_lines=[*updated.leading_lines, *statements[0].leading_lines])
+            statements[0] = statements[0].with_changes(
+                leading_lines=[*updated.leading_lines, *statements[0].leading_lines])
         return cst.FlattenSentinel(statements)
 
     def leave_Expr(self, original: cst.Expr, updated: cst.Expr):
@@ -101,10 +102,12 @@ class HubCompileCache(InferenceRule):
         return updated
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        if self.ctx.matches(original.func, QUERIES) or (self.ctx.matches(original.func, STATEMENTS) and id(original) not in self._flagged):
+        if self.ctx.matches(original.func, QUERIES) or (
+                self.ctx.matches(original.func, STATEMENTS) and id(original) not in self._flagged):
             statement = self.current_statement()
             body = getattr(statement, "body", None)
-            if isinstance(body, (list, tuple)) and len(body) == 1 and isinstance(body[0], cst.Expr) and body[0].value is original \
+            if isinstance(body, (list, tuple)) and len(body) == 1 and isinstance(body[0], cst.Expr) \
+                    and body[0].value is original \
                     and self.ctx.matches(original.func, STATEMENTS):
                 return updated  # a bare statement: leave_Expr removes it
             self.todo(original, "optimum-neuron Hub cache lookups have no stock equivalent (no Hub compile cache): "

@@ -59,13 +59,16 @@ class ExportersNeuron(InferenceRule):
     triggers = ("optimum.exporters.neuron",)
 
     def visit_Call(self, node: cst.Call) -> None:
-        qualified = next((q for q in sorted(self.ctx.qualnames(node.func)) if q.startswith(EXPORTERS_PREFIX + ".")), None)
+        qualified = next((q for q in sorted(self.ctx.qualnames(node.func)) if q.startswith(EXPORTERS_PREFIX + ".")),
+                         None)
         if qualified is not None:
             name = qualified.rsplit(".", 1)[1]
             model = next((a for a in node.args if a.keyword is None and not a.star), None)
-            model = model or next((a for a in node.args if a.keyword is not None and a.keyword.value in ("model_name_or_path", "model", "model_id")), None)
+            model = model or next((a for a in node.args if a.keyword is not None
+                                   and a.keyword.value in ("model_name_or_path", "model", "model_id")), None)
             if name in ("main_export", "export", "export_models"):
-                source = source_of(model.value) if model is not None and name == "main_export" else "the source checkpoint"
+                source = (source_of(model.value) if model is not None and name == "main_export"
+                          else "the source checkpoint")
                 self.todo(node, f"no ahead-of-time export on TorchNeuron: delete this {name}(...) call and load "
                           f"{source} with the stock class where its output folder was loaded (it compiles on first "
                           "call; one warm-up call with the old shapes fills the NEFF cache)")

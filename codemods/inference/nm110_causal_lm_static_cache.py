@@ -170,7 +170,8 @@ class CausalLMStaticCache(InferenceRule):
         rule rewrote (a stock model has neither)."""
         if not isinstance(node, cst.Attribute):
             return None
-        if node.attr.value == "neuron_config" and isinstance(node.value, cst.Name) and node.value.value in self._compiled:
+        if node.attr.value == "neuron_config" and isinstance(node.value, cst.Name) \
+                and node.value.value in self._compiled:
             return node.value.value
         if node.attr.value == "neuron" and isinstance(node.value, cst.Attribute) and node.value.attr.value == "config" \
                 and isinstance(node.value.value, cst.Name) and node.value.value.value in self._compiled:
@@ -220,11 +221,13 @@ class CausalLMStaticCache(InferenceRule):
         model = self._compiled_config(original.value)
         if model is None:
             return updated
-        key = self.literal(original.slice[0].slice.value) if len(original.slice) == 1 and isinstance(original.slice[0].slice, cst.Index) else None
+        key = (self.literal(original.slice[0].slice.value)
+               if len(original.slice) == 1 and isinstance(original.slice[0].slice, cst.Index) else None)
         return self._compiled_read(original, model, key if isinstance(key, str) else "") or updated
 
     def is_target_call(self, call: cst.Call) -> bool:
-        return self._method(call) in ("from_pretrained", "export") and any(a.keyword is None and not a.star for a in call.args)
+        return self._method(call) in ("from_pretrained", "export") \
+            and any(a.keyword is None and not a.star for a in call.args)
 
     def _method(self, node: cst.CSTNode) -> str | None:
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
@@ -237,7 +240,8 @@ class CausalLMStaticCache(InferenceRule):
             self.fixed(original, "apply_chat_template(..., return_tensors=...) returns a BatchEncoding under "
                        "transformers 5 (return_dict defaults to True): return_dict=False keeps the tensor of token ids "
                        "the code uses (ids.shape, generate(ids)), as transformers 4 returned")
-            return updated.with_changes(args=with_commas([*updated.args, keyword_arg("return_dict", "False")], updated.args))
+            return updated.with_changes(
+                args=with_commas([*updated.args, keyword_arg("return_dict", "False")], updated.args))
         method = self._method(original)
         if method == "get_neuron_config":
             statement = self.current_statement()
@@ -363,7 +367,9 @@ class CausalLMStaticCache(InferenceRule):
                          "many prompts (pad the batch; a new batch size recompiles) and tokenizer.padding_side = "
                          "\"left\" for batched prompts (optimum used right padding)"
                          + ("; optimum served batch_size > 1 with continuous batching, stock generate() batches "
-                            "statically" if isinstance(self.literal(batch_arg.value), int) and self.literal(batch_arg.value) > 1 else ""))
+                            "statically"
+                            if isinstance(self.literal(batch_arg.value), int) and self.literal(batch_arg.value) > 1
+                            else ""))
         if dropped:
             self.fixed(original, f"dropped export/compiler-only arguments: {', '.join(dropped)}")
 
@@ -384,7 +390,8 @@ class CausalLMStaticCache(InferenceRule):
             self.todo(original, note)
         self.fixed(original, f"{'export' if method == 'export' else 'from_pretrained'} of a compiled Neuron decoder -> "
                    "AutoModelForCausalLM.from_pretrained + static-cache generation config")
-        func = updated.func.with_changes(attr=cst.Name("from_pretrained")) if isinstance(updated.func, cst.Attribute) else updated.func
+        func = (updated.func.with_changes(attr=cst.Name("from_pretrained")) if isinstance(updated.func, cst.Attribute)
+                else updated.func)
         return updated.with_changes(func=func, args=with_commas(new_args, updated.args))
 
 

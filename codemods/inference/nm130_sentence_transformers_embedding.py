@@ -61,7 +61,8 @@ from migrate.rule import Safety
 
 MOVES = embedding_moves()
 ST = {f"{m}.{name}" for name, modules in SENTENCE_TRANSFORMER_CLASSES.items() for m in modules}
-OLD_ST = {f"{m}.NeuronModelForSentenceTransformers" for m in SENTENCE_TRANSFORMER_CLASSES["NeuronModelForSentenceTransformers"]}
+OLD_ST = {f"{m}.NeuronModelForSentenceTransformers"
+          for m in SENTENCE_TRANSFORMER_CLASSES["NeuronModelForSentenceTransformers"]}
 EMBEDDING = {f"{m}.{name}" for name, modules in EMBEDDING_CLASSES.items() for m in modules}
 ST_KEEP = frozenset({"revision", "token", "trust_remote_code", "local_files_only", "device"})
 
@@ -78,7 +79,8 @@ class SentenceTransformersEmbedding(InferenceRule):
 
     def is_target_call(self, call: cst.Call) -> bool:
         func = call.func
-        return isinstance(func, cst.Attribute) and func.attr.value in ("from_pretrained", "export") and bool(self.match_class(func.value, MOVES, call))
+        return isinstance(func, cst.Attribute) and func.attr.value in ("from_pretrained", "export") \
+            and bool(self.match_class(func.value, MOVES, call))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
@@ -156,5 +158,6 @@ class SentenceTransformersEmbedding(InferenceRule):
         for message in notes:
             self.todo(original, message)
         self.fixed(original, "NeuronModelForEmbedding -> AutoModel on the device")
-        func = updated.func.with_changes(attr=cst.Name("from_pretrained")) if isinstance(updated.func, cst.Attribute) else updated.func
+        func = (updated.func.with_changes(attr=cst.Name("from_pretrained")) if isinstance(updated.func, cst.Attribute)
+                else updated.func)
         return updated.with_changes(func=func, args=with_commas(split.args, updated.args))

@@ -68,18 +68,26 @@ from codemods.inference._base import InferenceRule, compiled_note, model_call_si
 from migrate.rule import Safety
 
 MOVES = diffusion_moves()
-HOW = {f"{m}.{name}": (component, how) for name, (_, component, how) in DIFFUSION_PIPELINES.items() for m in DIFFUSION_MODULES}
+HOW = {f"{m}.{name}": (component, how)
+       for name, (_, component, how) in DIFFUSION_PIPELINES.items() for m in DIFFUSION_MODULES}
 DIFFUSERS_KEEP = frozenset({"token", "revision", "cache_dir", "force_download", "local_files_only", "trust_remote_code",
                             "subfolder", "variant", "use_safetensors"})
 ADAPTERS = {
-    "unet_id": "load it with UNet2DConditionModel.from_pretrained(<unet_id>, subfolder=\"unet\") and pass unet= to from_pretrained",
-    "controlnet_ids": "load ControlNetModel.from_pretrained(<id>) (several: a list) and pass controlnet= to from_pretrained",
-    "lora_model_ids": "after loading: pipe.load_lora_weights(<id>, weight_name=..., adapter_name=...), pipe.set_adapters(names, adapter_weights=scales), pipe.fuse_lora()",
+    "unet_id": "load it with UNet2DConditionModel.from_pretrained(<unet_id>, subfolder=\"unet\") and pass unet= to "
+               "from_pretrained",
+    "controlnet_ids": "load ControlNetModel.from_pretrained(<id>) (several: a list) and pass controlnet= to "
+                      "from_pretrained",
+    "lora_model_ids": "after loading: pipe.load_lora_weights(<id>, weight_name=..., adapter_name=...), "
+                      "pipe.set_adapters(names, adapter_weights=scales), pipe.fuse_lora()",
     "lora_weight_names": None, "lora_adapter_names": None, "lora_scales": None,
-    "ip_adapter_id": "after loading: pipe.load_ip_adapter(<id>, subfolder=..., weight_name=...) and pipe.set_ip_adapter_scale(scale)",
+    "ip_adapter_id": "after loading: pipe.load_ip_adapter(<id>, subfolder=..., weight_name=...) and "
+                     "pipe.set_ip_adapter_scale(scale)",
     "ip_adapter_subfolder": None, "ip_adapter_weight_name": None, "ip_adapter_scale": None,
-    "tensor_parallel_size": "tensor parallelism exists only for Flux-like transformers: load the transformer with parallel_config=TensorParallelConfig(mesh=init_device_mesh(<device>.type, (N,))) under torchrun N processes",
-    "data_parallel_mode": "optimum ran two replicas on two cores: run one pipeline per process (torchrun) and split the prompts by rank",
+    "tensor_parallel_size": "tensor parallelism exists only for Flux-like transformers: load the transformer with "
+                            "parallel_config=TensorParallelConfig(mesh=init_device_mesh(<device>.type, (N,))) under "
+                            "torchrun N processes",
+    "data_parallel_mode": "optimum ran two replicas on two cores: run one pipeline per process (torchrun) and split "
+                          "the prompts by rank",
 }
 
 
@@ -106,8 +114,10 @@ class DiffusionPipeline(InferenceRule):
             load = dict(self.arguments(site.load).keywords)
             for nested in ("input_shapes",):
                 if nested in load:
-                    load.update((key, keyword_arg(key, value)) for key, value in self.dict_items(load[nested].value) or [])
-            shapes = {key: load[key].value for key in ("height", "width", "batch_size", "num_images_per_prompt") if key in load}
+                    load.update((key, keyword_arg(key, value))
+                                for key, value in self.dict_items(load[nested].value) or [])
+            shapes = {key: load[key].value for key in ("height", "width", "batch_size", "num_images_per_prompt")
+                      if key in load}
             size = (f"the compiled {shape_text(shapes)}" if shapes else "the size the pipeline was exported with "
                     "(the `neuron` section of the compiled folder's unet/config.json)")
             self.todo_at_call(site.call, f"{site.model}(...) without height=/width=: optimum ran it at {size}; "
@@ -128,7 +138,8 @@ class DiffusionPipeline(InferenceRule):
         groups: dict[str, list[str]] = {}
         for key, arg in split.other.items():
             if key in ADAPTERS:
-                lead = key if ADAPTERS[key] else next(k for k in ADAPTERS if ADAPTERS[k] and k.split("_")[0] == key.split("_")[0])
+                lead = key if ADAPTERS[key] else next(
+                    k for k in ADAPTERS if ADAPTERS[k] and k.split("_")[0] == key.split("_")[0])
                 groups.setdefault(lead, []).append(f"{key}={_short(arg)}")
                 split.dropped.append(key)
             else:

@@ -122,7 +122,8 @@ class NeuronPipelineFunction(InferenceRule):
             split.args.append(keyword_arg("device", self.device()))
         model = values.get("model") or (arguments.positional[1] if len(arguments.positional) > 1 else None)
         # a model object loaded in this file (``model = X.from_pretrained(...)``) was placed and compiled there
-        loaded = model is not None and isinstance(model.value, cst.Name) and isinstance(self.lookup(model.value.value), cst.Call)
+        loaded = model is not None and isinstance(model.value, cst.Name) \
+            and isinstance(self.lookup(model.value.value), cst.Call)
         if split.export is not True and model is not None and not loaded \
                 and isinstance(model.value, (cst.SimpleString, cst.Name, cst.Attribute)):
             notes.append(compiled_note(model))

@@ -71,10 +71,12 @@ class CompiledArtifactsSavePush(InferenceRule):
         self._models: set[str] = set()
         for assign in self.gathered.assigns:
             value = assign.value
-            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "to":
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                    and value.func.attr.value == "to":
                 value = value.func.value
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
-                    and value.func.attr.value in ("from_pretrained", "export") and self.ctx.matches(value.func.value, CLASSES):
+                    and value.func.attr.value in ("from_pretrained", "export") \
+                    and self.ctx.matches(value.func.value, CLASSES):
                 for target in assign.targets:
                     name = dotted_name(target.target)
                     if name:
