@@ -5,8 +5,7 @@ forward runs on ``input_ids`` of shape (1, 8), then runs ``compat_matrix.checks.
 and one static-cache decode step), and rewrites the generated part of ``docs/lowering.md``: how many lower, failing
 ops -> architectures, the other failures, and the StableHLO ops the architectures need.
 
-Tiny models come from ``compat_matrix.tiny_configs.build_tiny_model`` when that module imports, else from the small
-local shrinker below (``_local_tiny_model``); the docs record which one was used.
+Tiny models come from the scan's builder, ``compat_matrix.tiny_configs.build_tiny_model``; the docs name it.
 
 Each architecture runs in a long-lived worker subprocess (restarted after a crash, a timeout or passing
 ``MAX_RSS_MB`` of resident memory), so a native abort in MLIR, a hang or a memory blow-up costs one architecture,
@@ -48,42 +47,9 @@ MAX_RSS_MB = 6144
 # worker side
 
 
-def _local_tiny_model(model_type: str):
-    """Fallback shrinker: the type's default config with the common size fields made small."""
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM
-
-    config = AutoConfig.for_model(model_type)
-    small = {
-        "hidden_size": 64,
-        "n_embd": 64,
-        "d_model": 64,
-        "num_hidden_layers": 2,
-        "n_layer": 2,
-        "num_layers": 2,
-        "num_attention_heads": 4,
-        "n_head": 4,
-        "num_key_value_heads": 2,
-        "intermediate_size": 128,
-        "head_dim": 16,
-        "vocab_size": 512,
-        "num_local_experts": 4,
-        "num_experts": 4,
-        "num_experts_per_tok": 2,
-    }
-    text = config.get_text_config()
-    for key, value in small.items():
-        if hasattr(text, key) and isinstance(getattr(text, key), int):
-            setattr(text, key, value)
-    torch.manual_seed(0)
-    return AutoModelForCausalLM.from_config(config).eval()
-
-
 def _build(model_type: str):
-    try:
-        from compat_matrix.tiny_configs import build_tiny_model
-    except ImportError:
-        return _local_tiny_model(model_type), "local"
+    from compat_matrix.tiny_configs import build_tiny_model
+
     return build_tiny_model(model_type), "compat_matrix.tiny_configs.build_tiny_model"
 
 

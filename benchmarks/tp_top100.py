@@ -6,8 +6,7 @@ checkpoint, run :func:`compat_matrix.tp.run_tp_job` with ``tp_size`` processes, 
 
     nice -n 10 .venv/bin/python benchmarks/tp_top100.py --top 100 --tp-size 2 > /tmp/tp_top100.log 2>&1
 
-Tiny checkpoints come from the scan's builder ``compat_matrix.tiny_configs.save_tiny_checkpoint`` when it imports,
-else from :func:`_local_tiny_checkpoint` (a plain shrink of the default config); the doc says which one ran.
+Tiny checkpoints come from the scan's builder, ``compat_matrix.tiny_configs.save_tiny_checkpoint``; the doc names it.
 """
 
 from __future__ import annotations
@@ -38,33 +37,10 @@ BEGIN = "<!-- tp_top100:begin -->"
 END = "<!-- tp_top100:end -->"
 
 
-def _local_tiny_checkpoint(model_type: str, folder: str) -> str:
-    """Fallback builder: shrink the usual size fields of the default config (no per-architecture knowledge)."""
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM
-
-    small = {
-        "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
-        "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 512, "max_position_embeddings": 256,
-        "n_embd": 64, "n_layer": 2, "n_head": 4, "n_positions": 256, "num_local_experts": 4, "num_experts": 4,
-        "moe_intermediate_size": 64,
-    }
-    base = AutoConfig.for_model(model_type)
-    overrides = {key: value for key, value in small.items() if hasattr(base, key)}
-    config = AutoConfig.for_model(model_type, **overrides)
-    torch.manual_seed(0)
-    AutoModelForCausalLM.from_config(config, dtype=torch.float32).save_pretrained(folder)
-    return folder
-
-
 def _builder():
-    try:
-        from compat_matrix.tiny_configs import save_tiny_checkpoint
+    from compat_matrix.tiny_configs import save_tiny_checkpoint
 
-        return save_tiny_checkpoint, "compat_matrix.tiny_configs.save_tiny_checkpoint"
-    except Exception:  # noqa: BLE001
-        return (lambda model_type, folder: _local_tiny_checkpoint(model_type, str(folder))), \
-            "benchmarks/tp_top100.py:_local_tiny_checkpoint"
+    return save_tiny_checkpoint, "compat_matrix.tiny_configs.save_tiny_checkpoint"
 
 
 def _read_csv(path: Path, top: int) -> list[dict]:
