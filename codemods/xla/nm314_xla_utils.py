@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from codemods._lib.cst import find_keyword, has_star_kwargs, keyword_arg
 from codemods.xla._base import Safety, XlaRule
 
 CHECKPOINT = "torch_xla.utils.checkpoint.checkpoint"
@@ -66,16 +67,10 @@ class XlaUtils(XlaRule):
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         if not self.ctx.matches(original.func, {CHECKPOINT}):
             return updated
-        if any(a.keyword is not None and a.keyword.value == "use_reentrant" for a in updated.args) or any(a.star == "**" for a in updated.args):
+        if find_keyword(updated, "use_reentrant") is not None or has_star_kwargs(updated):
             return updated
         args = list(updated.args)
         if args:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        args.append(
-            cst.Arg(
-                keyword=cst.Name("use_reentrant"),
-                value=cst.Name("True"),
-                equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
-            )
-        )
+        args.append(keyword_arg("use_reentrant", cst.Name("True")))
         return updated.with_changes(args=args)
