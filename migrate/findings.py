@@ -5,6 +5,10 @@ from __future__ import annotations
 import enum
 from dataclasses import asdict, dataclass, field
 
+#: the rule id of findings no rule makes: the engine's own (unreadable, undecodable, unparsable, refused) and the
+#: notebook handler's (bad JSON, a cell that does not parse); ``report_data`` names it "engine"
+ENGINE_RULE = "NM000"
+
 
 class Severity(str, enum.Enum):
     FIXED = "fixed"  # the tool changed the code
