@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import libcst  # noqa: E402
 
-from migrate import cstwalk, pyrun  # noqa: E402
+from migrate import cstwalk, pyrun, unused_imports  # noqa: E402
 from migrate.filekinds import FileKind  # noqa: E402
 from migrate.imports import add_imports  # noqa: E402
 from migrate.pipeline import _sweep, migrate_source, rules_for  # noqa: E402
@@ -75,8 +75,8 @@ def phases(texts: list[str], rules: list, options: RuleOptions) -> collections.C
         new = cstwalk.transform(module, dispatcher)
         clock = lap("traversal with every rule", clock)
         legacy = tuple(prefix for rule in python_rules for prefix in rule.legacy_modules)
-        if legacy and pyrun._imports_any(ctx.imports, legacy):
-            new = pyrun._remove_unused_imports(new, legacy, set(), dispatcher.names_by_statement)
+        if legacy and unused_imports.imports_any(ctx.imports, legacy):
+            new = unused_imports.remove_unused_imports(new, legacy, set(), dispatcher.names_by_statement)
         if ctx.needed_imports:
             new = add_imports(new, ctx.needed_imports)
         clock = lap("import clean-up and insertion", clock)

@@ -23,6 +23,19 @@ import libcst as cst
 from migrate.snippets import parse_statement
 
 
+def bound_name(alias: cst.ImportAlias) -> str:
+    """The name an import binds: ``import a.b`` -> ``a``; ``import a.b as c``, ``from m import x as c`` -> ``c``;
+    ``from m import x`` -> ``x``."""
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return alias.asname.name.value
+    return alias.evaluated_name.split(".")[0]
+
+
+def default_commas(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
+    """``aliases`` with the commas libcst writes itself: for a list made from part of another one."""
+    return [alias.with_changes(comma=cst.MaybeSentinel.DEFAULT) for alias in aliases]
+
+
 def _skip_first(module: cst.Module) -> bool:
     """A docstring or ``__strict__`` flag stays first."""
     if not module.body or not isinstance(module.body[0], cst.SimpleStatementLine):
@@ -80,7 +93,7 @@ def add_imports(module: cst.Module, needed: Sequence[tuple[str, str | None, str 
     for _, found in top:
         if isinstance(found, cst.Import):
             for alias in found.names:
-                name = cst.helpers.get_full_name_for_node(alias.name)
+                name = alias.evaluated_name
                 if alias.asname is not None:
                     if module_aliases.get(name) == alias.evaluated_alias:
                         del module_aliases[name]
@@ -129,8 +142,8 @@ def add_imports(module: cst.Module, needed: Sequence[tuple[str, str | None, str 
     grouped: dict[str, list[tuple[str, str | None]]] = defaultdict(list)
     for mod, pairs in alias_mapping.items():
         grouped[mod].extend(pairs)
-    for mod, names in module_mapping.items():
-        grouped[mod].extend((name, None) for name in names)
+    for mod, plain_names in module_mapping.items():
+        grouped[mod].extend((name, None) for name in plain_names)
 
     def from_line(mod: str, pairs) -> cst.BaseStatement:
         listed = ", ".join(name if alias is None else f"{name} as {alias}" for name, alias in sorted(pairs, key=_key))

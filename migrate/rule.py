@@ -31,6 +31,7 @@ from migrate import cstwalk
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
+from migrate.imports import bound_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from migrate.textdoc import Line, TextDocument
@@ -190,8 +191,7 @@ class _ImportGatherer(cst.CSTVisitor):
             return False
         for alias in node.names:
             name = dotted_name(alias.name)
-            local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
-            self.imports.bind(local, f"{module}.{name}")
+            self.imports.bind(bound_name(alias), f"{module}.{name}")
         return False
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:

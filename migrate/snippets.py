@@ -24,3 +24,11 @@ def parse_expression(code: str) -> cst.BaseExpression:
 @functools.lru_cache(maxsize=4096)
 def parse_statement(code: str, config: PartialParserConfig | None = None) -> cst.BaseStatement:
     return cst.parse_statement(code) if config is None else cst.parse_statement(code, config=config)
+
+
+def parse_dotted(code: str) -> cst.Name | cst.Attribute:
+    """A dotted name (``torch.distributed``) as the node an import's module is. Raises ValueError otherwise."""
+    node = parse_expression(code)
+    if not isinstance(node, (cst.Name, cst.Attribute)):
+        raise ValueError(f"not a dotted name: {code!r}")
+    return node
