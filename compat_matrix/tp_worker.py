@@ -75,7 +75,7 @@ def _bind_device(device: str, local_rank: int):
         # Otherwise leave NEURON_RT_VISIBLE_CORES unset: init_process_group("neuron") sets it to LOCAL_RANK.
         try:  # the 2.33 guide imports torch_neuronx to register the "neuron" process-group backend
             import torch_neuronx  # noqa: F401
-        except ImportError:
+        except ImportError:  # an optional extra: without it init_process_group("neuron") fails and the rank reports it
             pass
         return torch.device("neuron")
     if device == "cuda":

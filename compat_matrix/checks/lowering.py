@@ -87,8 +87,9 @@ INT64_MAX = 2**63 - 1
 #: Extra cache slots after the prompt for the decode stage.
 DECODE_HEADROOM = 8
 
+
 def _load_torch_mlir() -> types.SimpleNamespace | None:
-    try:
+    try:  # torch-mlir is the optional `lowering` extra: without it the check reports INSTALL_HINT
         from torch_mlir import ir, passmanager
         from torch_mlir.dialects import torch as torch_dialect
         from torch_mlir.extras.fx_decomp_util import get_decomposition_table
