@@ -11,6 +11,7 @@ import datetime as _dt
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -21,6 +22,9 @@ from migrate.findings import FileStatus, Severity
 from migrate.registry import UnknownRuleError, all_rules, find_rule, select_rules
 from migrate.rule import DeviceStyle
 from migrate.textio import printable, replace_file
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 PROGRESS_THRESHOLD = 200  # files to migrate before a progress bar is worth drawing
 
@@ -33,30 +37,41 @@ def _fail(message: str) -> None:
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--diff", is_flag=True, help="Print unified diffs; write nothing.")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 while anything is left: a file would change, a todo or an unresolved `# neuron-migrate:` note remains, or a file fails.")
-@click.option("--select", "select", multiple=True, metavar="RULES", help="Only these rule ids or prefixes, comma-separated or repeated (NM1,NM301).")
-@click.option("--ignore", "ignore", multiple=True, metavar="RULES", help="Skip these rule ids or prefixes, comma-separated or repeated.")
-@click.option("--exclude", "exclude", multiple=True, metavar="GLOB", help="Skip paths matching this gitignore-style glob.")
-@click.option("--force-exclude", is_flag=True, help="Apply --exclude to the paths given too (pre-commit passes files one by one).")
+@click.option("--check", is_flag=True,
+              help="Write nothing; exit 1 while anything is left: a file would change, a todo or an unresolved "
+                   "`# neuron-migrate:` note remains, or a file fails.")
+@click.option("--select", "select", multiple=True, metavar="RULES",
+              help="Only these rule ids or prefixes, comma-separated or repeated (NM1,NM301).")
+@click.option("--ignore", "ignore", multiple=True, metavar="RULES",
+              help="Skip these rule ids or prefixes, comma-separated or repeated.")
+@click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
+              help="Skip paths matching this gitignore-style glob.")
+@click.option("--force-exclude", is_flag=True,
+              help="Apply --exclude to the paths given too (pre-commit passes files one by one).")
 @click.option("--list-rules", is_flag=True, help="List every rule: id, name, safety, summary.")
 @click.option("--explain", metavar="RULE", help="Show a rule's documentation with its before/after example.")
-@click.option("--report", "reports", multiple=True, type=click.Path(path_type=Path), help="Write a report; format by extension: .json, .md, .html. Repeatable.")
+@click.option("--report", "reports", multiple=True, type=click.Path(path_type=Path),
+              help="Write a report; format by extension: .json, .md, .html. Repeatable.")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default="all cores", help="Worker processes.")
 @click.option("--force", is_flag=True, help="Also rewrite files that have uncommitted changes.")
-@click.option("--no-inline-notes", is_flag=True, help="Do not write `# neuron-migrate:` notes next to the code a human must fix.")
-@click.option("--device-style", type=click.Choice([s.value for s in DeviceStyle]), default=DeviceStyle.PORTABLE.value, show_default=True,
-              help="How migrated code names its device: portable (neuron on Trainium, cpu elsewhere) or the literal 'neuron'.")
+@click.option("--no-inline-notes", is_flag=True,
+              help="Do not write `# neuron-migrate:` notes next to the code a human must fix.")
+@click.option("--device-style", type=click.Choice([s.value for s in DeviceStyle]), default=DeviceStyle.PORTABLE.value,
+              show_default=True,
+              help="How migrated code names its device: portable (neuron on Trainium, cpu elsewhere) or the literal "
+                   "'neuron'.")
 @click.option("--time-limit", type=click.FloatRange(min=0), default=300, show_default=True, metavar="SECONDS",
               help="Stop a file that takes longer than this (it is reported as an error, left untouched); 0: no limit.")
 @click.option("--compat-results", type=click.Path(exists=True, path_type=Path), metavar="SCAN",
-              help="Say whether the models the project loads run, from this neuron-compat scan (folder or results.jsonl) "
-                   "instead of the matrix shipped with the package.")
-@click.option("--xla", is_flag=True, help="Treat torch_xla code as Neuron code even if nothing in the project names Neuron.")
+              help="Say whether the models the project loads run, from this neuron-compat scan (folder or "
+                   "results.jsonl) instead of the matrix shipped with the package.")
+@click.option("--xla", is_flag=True,
+              help="Treat torch_xla code as Neuron code even if nothing in the project names Neuron.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Also print what was fixed, file by file.")
 @click.version_option(__version__, prog_name="neuron-migrate")
-def main(paths, diff, check, select, ignore, exclude, force_exclude, list_rules, explain, reports, jobs, force, no_inline_notes,
-         device_style, time_limit, compat_results, xla, quiet, verbose) -> None:
+def main(paths, diff, check, select, ignore, exclude, force_exclude, list_rules, explain, reports, jobs, force,
+         no_inline_notes, device_style, time_limit, compat_results, xla, quiet, verbose) -> None:
     """Rewrite optimum-neuron / torch_xla code under PATHS into stock Hugging Face + PyTorch for TorchNeuron."""
     select, ignore = _codes(select), _codes(ignore)
     try:
@@ -96,7 +111,8 @@ def main(paths, diff, check, select, ignore, exclude, force_exclude, list_rules,
     except (DiscoveryError, UnknownRuleError) as error:
         _fail(str(error))
     except KeyboardInterrupt:  # workers are ended; every file is either rewritten whole or untouched
-        click.echo("neuron-migrate: interrupted; files already rewritten stay rewritten, the others are untouched", err=True)
+        click.echo("neuron-migrate: interrupted; files already rewritten stay rewritten, the others are untouched",
+                   err=True)
         sys.exit(130)
     finally:
         if progress:
@@ -222,7 +238,8 @@ def _print_summary(result, reports, models=None) -> None:
     todo = sum(1 for _ in result.findings(Severity.TODO))
     changed_word = "changed" if result.options.write else "would change"
     lines = [
-        f"{plural(len(result.files), 'file')} scanned in {result.seconds:.2f}s: {result.count(FileStatus.CHANGED)} {changed_word}, "
+        f"{plural(len(result.files), 'file')} scanned in {result.seconds:.2f}s: "
+        f"{result.count(FileStatus.CHANGED)} {changed_word}, "
         f"{result.count(FileStatus.UNCHANGED)} unchanged, {result.count(FileStatus.SKIPPED)} skipped, "
         f"{plural(result.count(FileStatus.ERROR), 'error')}",
         f"findings: {fixed} fixed, {todo} todo, {sum(1 for _ in result.findings(Severity.ERROR))} error",
@@ -240,10 +257,12 @@ def _print_summary(result, reports, models=None) -> None:
             reasons[reason] = reasons.get(reason, 0) + 1
         shown = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items()))
         more = result.not_scanned.count - len(result.not_scanned.entries)
-        lines.append(f"not scanned: {plural(result.not_scanned.count, 'path')} ({shown}{f', {more} more' if more else ''}; --report lists them)")
+        also = f", {more} more" if more else ""
+        lines.append(f"not scanned: {plural(result.not_scanned.count, 'path')} ({shown}{also}; --report lists them)")
     info = sum(1 for _ in result.findings(Severity.INFO))
     if info:  # prose that names the old stack: reported, never counted as work by --check
-        lines.append(f"docs to update: {info} legacy mention{'s' if info != 1 else ''} in comments, docstrings and documentation")
+        mentions = "mention" if info == 1 else "mentions"
+        lines.append(f"docs to update: {info} legacy {mentions} in comments, docstrings and documentation")
     by_rule: dict[str, int] = {}
     for _, finding in result.findings():
         by_rule[finding.rule] = by_rule.get(finding.rule, 0) + 1
@@ -271,20 +290,22 @@ class _Progress:
     """A progress bar on stderr, drawn only when the tree is large enough to need one."""
 
     def __init__(self) -> None:
-        self._bar = None
+        self._bar: Progress | None = None  # rich is imported when a bar is drawn: a small run never loads it
+        self._task: TaskID | None = None
 
     def update(self, done: int, total: int) -> None:
         if total < PROGRESS_THRESHOLD:
             return
         if self._bar is None:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
             from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
             self._bar = Progress("migrating", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                                  console=Console(stderr=True), transient=True)
             self._bar.start()
             self._task = self._bar.add_task("migrate", total=total)
-        self._bar.update(self._task, completed=done)
+        if self._task is not None:
+            self._bar.update(self._task, completed=done)
 
     def close(self) -> None:
         if self._bar is not None:

@@ -60,9 +60,9 @@ def _plan(node_class: type) -> tuple[tuple[str, str], ...]:
     EITHER: a sequence when the value is one, a required child otherwise."""
     method = getattr(node_class, "_visit_and_replace_children")
     tree = ast.parse(textwrap.dedent(inspect.getsource(method)))
-    found = []
+    found: list[tuple[int, int, str, str]] = []
     for node in ast.walk(tree):
-        if not isinstance(node, ast.keyword):
+        if not isinstance(node, ast.keyword) or node.arg is None:  # a `**kwargs`: no field
             continue
         helpers = {
             _KINDS[call.func.id] for call in ast.walk(node.value)
@@ -201,7 +201,9 @@ def _callback_names(visitor_class: type, base: type) -> dict[type, tuple[str | N
 
 def _bound_callbacks(visitor: object, base: type) -> dict[type, tuple[Callable | None, Callable | None]]:
     return {
-        node_class: (visit_name and getattr(visitor, visit_name), leave_name and getattr(visitor, leave_name))
+        node_class: (
+            getattr(visitor, visit_name) if visit_name else None, getattr(visitor, leave_name) if leave_name else None
+        )
         for node_class, (visit_name, leave_name) in _callback_names(type(visitor), base).items()
     }
 

@@ -3,9 +3,11 @@
 Two passes over the files, in worker processes (migrate/workers.py; the scan runs in this process for
 one job, since it never parses):
 
-1. scan: read each file and look for the triggers of every enabled rule (one regular expression over
-   all triggers at once) and for the markers that show the project targets Neuron. A file without a
-   trigger costs a read and a scan, nothing more: it is never parsed.
+1. scan: read each file and look for the triggers of every enabled rule and for the markers that show the
+   project targets Neuron, with one Aho-Corasick automaton (pyahocorasick) over every trigger, marker
+   anchor and fact anchor: one pass over the text finds them all (a marker's regular expression runs only
+   on a file where its anchor was found). A file without a trigger costs a read and a scan, nothing more:
+   it is never parsed.
 2. migrate: only files with a trigger of a rule that may run are parsed and rewritten. Rules scoped to
    Neuron projects (torch_xla idioms) run only if some file of the run carries a marker, or ``--xla``.
 
@@ -34,7 +36,7 @@ from migrate import facts as project_facts
 from migrate import project as project_context
 from migrate.discovery import UNKNOWN_KIND, Candidate, NotScanned, discover
 from migrate.filekinds import FileKind, kind_from_content
-from migrate.findings import FileResult, FileStatus, Finding, Severity
+from migrate.findings import ENGINE_RULE, FileResult, FileStatus, Finding, Severity
 from migrate.gitstate import refusals
 from migrate.notes import NOTE_KINDS, NOTE_MARK, NOTE_RULE, NOTE_RULE_NAME, note_lines, unresolved_notes
 from migrate.pipeline import _line_map, automaton_of, migrate_file_text
@@ -43,8 +45,6 @@ from migrate.rule import DeviceStyle, Rule, RuleOptions
 from migrate.textio import DecodeError, atomic_write, decode, printable, remove_stale_temp_files
 from migrate.verification import is_processing_error
 from migrate.workers import run_tasks
-
-ENGINE_RULE = "NM000"  # findings of the engine itself (unreadable, undecodable, unparsable, refused)
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,8 @@ class _Plan:
             | {a for fact in self.facts for a in fact.anchors} | {NOTE_MARK}
         )
         self.marker_patterns = {
-            kind: [(anchor, re.compile(regex, re.MULTILINE)) for anchor, regex in pairs] for kind, pairs in self.markers.items()
+            kind: [(anchor, re.compile(regex, re.MULTILINE)) for anchor, regex in pairs]
+            for kind, pairs in self.markers.items()
         }
 
 
@@ -204,18 +205,24 @@ def _migrate(job: tuple[Candidate, FileKind]) -> FileResult:
     except DecodeError as error:
         return _error(candidate, kind, str(error))
     except libcst.ParserSyntaxError as error:
-        return _error(candidate, kind, f"does not parse: {error.message} (line {error.raw_line}); left untouched", error.raw_line)
+        message = f"does not parse: {error.message} (line {error.raw_line}); left untouched"
+        return _error(candidate, kind, message, error.raw_line)
     except UnicodeEncodeError as error:
-        return _error(candidate, kind, f"the rewrite cannot be written in the file's encoding ({error.reason}); left untouched")
+        return _error(
+            candidate, kind, f"the rewrite cannot be written in the file's encoding ({error.reason}); left untouched"
+        )
     except Exception as error:  # a rule raised: the file stays as it was and the run goes on
         where = traceback.extract_tb(error.__traceback__)[-1]
         return _error(
             candidate, kind,
-            f"internal error {type(error).__name__}: {error} (at {os.path.basename(where.filename)}:{where.lineno}); left untouched",
+            f"internal error {type(error).__name__}: {error} "
+            f"(at {os.path.basename(where.filename)}:{where.lineno}); left untouched",
         )
 
 
-def _written_lines(findings: list[Finding], to_original: Callable[[int], int], new_text: str, kind: FileKind) -> list[int]:
+def _written_lines(
+    findings: list[Finding], to_original: Callable[[int], int], new_text: str, kind: FileKind
+) -> list[int]:
     """The line of each finding in the rewritten text. A `todo` points at the note that says it (a note goes
     above its statement, and a rewritten block maps to its first old line only); any other finding at the
     first line that came from its line or from below it. Line 0 (the whole file) stays 0."""
@@ -244,7 +251,8 @@ def _error(candidate: Candidate, kind: FileKind | None, message: str, line: int 
 
 def _unified_diff(name: str, old: str, new: str) -> str:
     lines = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{printable(name)}", tofile=f"b/{printable(name)}"
+        old.splitlines(keepends=True), new.splitlines(keepends=True),
+        fromfile=f"a/{printable(name)}", tofile=f"b/{printable(name)}",
     )
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
@@ -271,7 +279,9 @@ def _scan_batch(batch: Sequence[Candidate]) -> list[_Scanned]:
     return [_scan(candidate) for candidate in batch]
 
 
-def _migrate_all(work: Sequence[tuple[Candidate, FileKind]], plan: _Plan, jobs: int, time_limit: float | None) -> Iterator[FileResult]:
+def _migrate_all(
+    work: Sequence[tuple[Candidate, FileKind]], plan: _Plan, jobs: int, time_limit: float | None
+) -> Iterator[FileResult]:
     """The migrate pass, always in worker processes (one for --jobs 1): a file that crashes the parser
     or runs past the time limit ends as that file's ``error``, never as the end of the run."""
     for (candidate, kind), result, failure in run_tasks(_migrate, work, _init_worker, plan, jobs, time_limit):
@@ -314,7 +324,9 @@ def run(
     for item in scanned:
         kind_name = item.kind.value if item.kind else "unknown"
         if item.candidate.skip_reason:
-            result.files.append(FileResult(item.candidate.display, kind_name, FileStatus.SKIPPED, reason=item.candidate.skip_reason))
+            result.files.append(
+                FileResult(item.candidate.display, kind_name, FileStatus.SKIPPED, reason=item.candidate.skip_reason)
+            )
             not_scanned.add(item.candidate.display, item.candidate.skip_reason)
         elif item.error:
             result.files.append(_error(item.candidate, item.kind, item.error))
@@ -338,10 +350,11 @@ def run(
         done += 1
         if file_result.status is FileStatus.CHANGED and options.write:
             _write(by_display[file_result.path].path, file_result, refused)
-            if file_result.status is FileStatus.CHANGED:  # written: point into the file as it now is
+            written = file_result.written_lines  # set on every changed result
+            if file_result.status is FileStatus.CHANGED and written is not None:  # point into the file as it now is
                 file_result.findings = [
                     dataclasses.replace(f, line=line, original_line=f.line)
-                    for f, line in zip(file_result.findings, file_result.written_lines)
+                    for f, line in zip(file_result.findings, written)
                 ]
         file_result.written_lines = None
         file_result.new_bytes = None  # written or not wanted (--check/--diff): never kept for the whole tree
@@ -419,7 +432,10 @@ def report_data(result: RunResult, generated_at: str) -> dict:
             "errors": result.count(FileStatus.ERROR),
             "findings": by_severity,
             "by_rule": {
-                rule_id: {"name": rules[rule_id].name if rule_id in rules else _ENGINE_NAMES.get(rule_id, "engine"), **counts}
+                rule_id: {
+                    "name": rules[rule_id].name if rule_id in rules else _ENGINE_NAMES.get(rule_id, "engine"),
+                    **counts,
+                }
                 for rule_id, counts in sorted(by_rule.items())
             },
         },
@@ -441,6 +457,8 @@ def report_data(result: RunResult, generated_at: str) -> dict:
         # optional in schema 2: what the run passed over and why (the first NotScanned.limit, sorted; all counted)
         "not_scanned": {
             "count": result.not_scanned.count,
-            "files": [{"path": printable(path), "reason": reason} for path, reason in sorted(result.not_scanned.entries)],
+            "files": [
+                {"path": printable(path), "reason": reason} for path, reason in sorted(result.not_scanned.entries)
+            ],
         },
     }

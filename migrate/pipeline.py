@@ -24,7 +24,15 @@ from migrate.findings import Finding, Severity
 from migrate.pyrun import transform_module
 from migrate.registry import all_rules
 from migrate.rule import (
-    ImportMap, PythonContext, PythonRule, Rule, RuleOptions, SharedNamespace, SweepRule, TextContext, TextRule,
+    ImportMap,
+    PythonContext,
+    PythonRule,
+    Rule,
+    RuleOptions,
+    SharedNamespace,
+    SweepRule,
+    TextContext,
+    TextRule,
 )
 from migrate.textdoc import NOTE_PREFIX, TextDocument, add_notes
 from migrate.verification import VerifyRule, verified
@@ -257,10 +265,10 @@ def _unique_anchors(a, b, a0, a1, b0, b1) -> list[tuple[int, int]]:
         entry = counts.setdefault(a[i], [0, i, 0, 0])
         entry[0] += 1
     for j in range(b0, b1):
-        entry = counts.get(b[j])
-        if entry is not None:
-            entry[2] += 1
-            entry[3] = j
+        seen = counts.get(b[j])
+        if seen is not None:
+            seen[2] += 1
+            seen[3] = j
     candidates = sorted((j, i) for count_a, i, count_b, j in counts.values() if count_a == 1 and count_b == 1)
     tops: list[int] = []  # tops[k]: the smallest old index ending an increasing chain of length k + 1
     top_index: list[int] = []

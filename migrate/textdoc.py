@@ -115,7 +115,7 @@ def add_notes(doc: TextDocument, notes: list[tuple[Line, str]]) -> None:
     if doc.kind not in HASH_COMMENT_KINDS:
         return
     for line, message in notes:
-        target = line
+        target: Line | None = line
         while target is not None and target.deleted:
             target = doc.next_live(target)
         if target is None:  # the line was deleted and nothing follows it: the note goes at the end

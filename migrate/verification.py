@@ -118,7 +118,7 @@ def verified(
             continue
         results.append(finding)
         notes.append((finding.line, finding.message))
-    todos = {}
+    todos: dict[int, list[str]] = {}
     for finding in results:
         if finding.severity is Severity.TODO:
             todos.setdefault(finding.line, []).append(finding.message)
