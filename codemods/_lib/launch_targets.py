@@ -13,6 +13,7 @@ fields its own dataclasses declare. The launch rules resolve a command's script 
 
 from __future__ import annotations
 
+import ast
 import enum
 import json
 import posixpath
@@ -237,3 +238,128 @@ def config_parsers(project: ProjectFacts) -> list[ParserScript]:
     """The scripts of the project that parse Neuron training arguments from a JSON/YAML config file."""
     written = [record for scripts in project.of(NOTEBOOK_SCRIPTS.name).values() for record in scripts.values()]
     return [record for record in [*project.of(PARSER_SCRIPTS.name).values(), *written] if record.neuron and record.reads_config]
+
+
+# --------------------------------------------------- project scripts the torch_xla rules leave on torch_xla
+
+#: the modules whose use keeps a file on torch_xla as a whole (the torch_xla family's blockers,
+#: ``codemods/xla/_base.py``); read here from the text, as the scan pass sees it
+_BLOCKER_ANCHORS = ("torch_xla.distributed.fsdp", "zero_redundancy_optimizer", "serialization", "torch_xla.compile",
+                    "torch_xla.experimental", "spmd", "xla_sharding", "libneuronxla", "neuronx_distributed", "groups")
+_GROUPED_XM = {"all_reduce": 3, "all_gather": 2, "reduce_scatter": 5, "all_to_all": 4, "optimizer_step": 3,
+               "reduce_gradients": 1}
+XSER_SAVE_ONLY = "xser.save"  # a blocker only where a file of the project reads the checkpoints with xser.load
+
+
+def _qualified(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in aliases:
+        return None
+    return ".".join([aliases[node.id], *reversed(parts)])
+
+
+def _ported_compile(call: ast.Call) -> bool:
+    """``torch_xla.compile(fn)`` (``full_graph=`` a literal bool), the shape the torch_xla rules port."""
+    keywords = {k.arg for k in call.keywords}
+    if None in keywords or any(isinstance(a, ast.Starred) for a in call.args) or keywords - {"f", "full_graph"}:
+        return False
+    return len(call.args) + ("f" in keywords) == 1
+
+
+def _world_groups(node: ast.AST) -> bool:
+    """``None`` or ``[list(range(<world size call>))]``: every rank, no replica group."""
+    if isinstance(node, ast.Constant) and node.value is None:
+        return True
+    text = ast.unparse(node).replace(" ", "")
+    return bool(re.fullmatch(r"\[list\(range\((?:0,)?[\w.]*world_size\(\)\)\)\]", text))
+
+
+def _flag_test(test: ast.AST) -> bool:
+    """``if args.x:`` / ``args.x == "y"`` / ``os.environ.get("X")`` / ``"X" in os.environ`` / ``a and <flag>``: a body
+    run only when a command-line or environment flag is set (a version test such as ``is_pt21_plus`` is not)."""
+    if isinstance(test, ast.BoolOp):
+        tests = [_flag_test(value) for value in test.values]
+        return any(tests) if isinstance(test.op, ast.And) else all(tests)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        if isinstance(test.ops[0], ast.In):
+            return isinstance(test.left, ast.Constant) and "environ" in ast.unparse(test.comparators[0])
+        return _flag_test(test.left) and isinstance(test.comparators[0], ast.Constant) and bool(test.comparators[0].value)
+    if isinstance(test, ast.Call):
+        return bool(re.search(r"(?:environ\.get|getenv)$", ast.unparse(test.func)))
+    return isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name)
+
+
+def xla_blockers(text: str) -> frozenset[str] | None:
+    """The torch_xla constructs that keep a Python file on torch_xla as a whole (XLA FSDP, xser, NxD ...): the
+    torch_xla rules leave such a file as it is, so a launcher running it must keep what it still reads (its
+    compile-only branches, XLA variables, the neuron_parallel_compile pass). ``XSER_SOLE_SAVE`` stands for
+    statement ``xser.save`` calls, which the rules port unless the project reads checkpoints with xser.load."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    aliases: dict[str, str] = {}
+    flagged_imports: set[int] = set()  # libneuronxla imported inside an `if`: a debug hook, not a blocker
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _flag_test(node.test):
+            for inner in node.body:
+                flagged_imports.update(id(n) for n in ast.walk(inner) if isinstance(n, (ast.Import, ast.ImportFrom)))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+                if alias.name.split(".")[0] == "libneuronxla" and id(node) not in flagged_imports:
+                    found.add("libneuronxla")
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            if node.module.split(".")[0] == "libneuronxla" and id(node) not in flagged_imports:
+                found.add("libneuronxla")
+    from codemods.xla._base import BLOCKERS  # the family's own table (imported late: the families import this module)
+
+    exempt: set[int] = set()
+    for node in ast.walk(tree):
+        call = node.value if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) else None
+        name = _qualified(call.func, aliases) if call is not None else None
+        if name == "torch_xla.utils.serialization.save":
+            found.add(XSER_SAVE_ONLY)
+            exempt.update(id(n) for n in ast.walk(call.func))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = _qualified(node.func, aliases) or ""
+            if name in ("torch_xla.compile", "torch_xla.experimental.compile") and _ported_compile(node):
+                exempt.update(id(n) for n in ast.walk(node.func))
+            short = name.rsplit(".", 1)[-1]
+            if name.startswith("torch_xla.core.xla_model.") and short in _GROUPED_XM:
+                groups = next((k.value for k in node.keywords if k.arg == "groups"), None)
+                if groups is None and len(node.args) > _GROUPED_XM[short]:
+                    groups = node.args[_GROUPED_XM[short]]
+                if groups is not None and not _world_groups(groups):
+                    found.add("replica groups")
+    for node in ast.walk(tree):
+        if id(node) in exempt or not isinstance(node, (ast.Name, ast.Attribute)):
+            continue
+        name = _qualified(node, aliases)
+        if name is None or name.startswith("libneuronxla"):
+            continue
+        for prefix, label in BLOCKERS.items():
+            if name == prefix or name.startswith(prefix + "."):
+                found.add(label)
+    return frozenset(found) or None
+
+
+STAYS_ON_XLA = ProjectFact("launch.stays-on-xla", frozenset({FileKind.PYTHON}), _BLOCKER_ANCHORS, xla_blockers)
+
+
+def stays_on_xla(project: ProjectFacts, path: str | None) -> tuple[str, ...]:
+    """The constructs that keep the project file ``path`` on torch_xla as a whole (empty: the rules port it)."""
+    labels = project.of(STAYS_ON_XLA.name).get(path or "", frozenset())
+    if XSER_SAVE_ONLY in labels:
+        from codemods.xla._base import XSER_LOADS
+
+        labels = (labels - {XSER_SAVE_ONLY}) | ({"xser"} if project.of(XSER_LOADS.name) else set())
+    return tuple(sorted(labels))

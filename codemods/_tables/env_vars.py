@@ -159,6 +159,10 @@ ENV_VARS: dict[str, EnvVarAction] = {
 
 ENV_PREFIXES: dict[str, EnvVarAction] = {
     "XLA_": _remove(_XLA_DEBUG),
+    # the torch_xla runtime's device and topology variables (TPU_NUM_DEVICES, TPU_CHIPS_PER_HOST_BOUNDS,
+    # XRT_TPU_CONFIG ...), which torch_xla's Neuron plugin read as well
+    "TPU_": _remove(_XLA_DEBUG),
+    "XRT_": _remove(_XLA_DEBUG),
     "OPTIMUM_NEURON_": _remove(_OPTIMUM),
     "NEURON_RT_": _review(_RUNTIME_U),
     "FI_EFA_": KEEP,

@@ -13,11 +13,12 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from codemods._lib.launch_targets import (ENV_READS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, STOCK_REMOVED, Target,
-                                          env_readers)
+from codemods._lib.launch_targets import (ENV_READS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, STAYS_ON_XLA, STOCK_REMOVED,
+                                          Target, env_readers, stays_on_xla)
 from codemods._lib.shell import Report, env_sites, launched_scripts, remove_env_site
 from codemods._tables import env_vars
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
+from codemods.xla._base import XSER_LOADS
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
@@ -28,7 +29,7 @@ LAUNCH_KINDS = frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML})
 
 
 #: the facts a rule needs to leave launcher settings that the project's code, or a script it cannot see, still reads
-ENV_FACTS = (ENV_READS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS)
+ENV_FACTS = (ENV_READS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, STAYS_ON_XLA, XSER_LOADS)
 
 
 class LaunchRule(TextRule):
@@ -37,7 +38,8 @@ class LaunchRule(TextRule):
     kinds = LAUNCH_KINDS
 
     def unseen_target(self, doc: TextDocument) -> tuple[str, str] | None:
-        """See ``unseen_xla_target``: the torch_xla/NxD script outside the project this launcher runs."""
+        """See ``unseen_xla_target``: (script, why) for the torch_xla/NxD script this launcher runs that the tool did
+        not migrate (outside the project, or left on torch_xla as a whole)."""
         return unseen_xla_target(doc, self.ctx.options.project, self.ctx.path)
 
     def env_readers(self, doc: TextDocument):
@@ -89,9 +91,12 @@ def runs_elsewhere(project: ProjectFacts) -> Callable[[str], bool]:
 
 READ_BY_PROJECT_TODO = ("{name} was left as it is: {readers} still read{s} it, so removing it here would change what that "
                         "code does (TorchNeuron itself ignores it); port those reads, then remove this setting")
-UNSEEN_TARGET_TODO = ("{name} was left as it is: this file runs {script}, which is not in this project (so it was not "
-                      "migrated) and is a torch_xla / NxD script ({why}) that may still need it; remove this setting once "
-                      "that script runs on TorchNeuron")
+UNSEEN_TARGET_TODO = ("{name} was left as it is: this file runs {script}, {why}, and that script may still read it; "
+                      "remove this setting once that script runs on TorchNeuron")
+#: why a launched script was not migrated (the ``why`` of ``unseen_xla_target``)
+OUTSIDE_PROJECT = "which is not in this project (so it was not migrated) and is a torch_xla / NxD script ({sign})"
+LEFT_ON_XLA = ("which neuron-migrate left on torch_xla as a whole (it keeps {labels}: see the note at the top of "
+               "{path})")
 
 
 def edit_env(doc: TextDocument, report: Report, names: Callable[[str], bool],
@@ -142,15 +147,21 @@ def edit_env(doc: TextDocument, report: Report, names: Callable[[str], bool],
 
 
 def unseen_xla_target(doc: TextDocument, project: ProjectFacts, origin) -> tuple[str, str] | None:
-    """(script, why) when every Python script this launcher runs is outside the project and the launcher names the
-    torch_xla / NxD stack (installs neuronx_distributed, say): the tool could not migrate that script, so launcher
-    settings it reads must stay. None when no project is known or some launched script is the project's."""
+    """(script, why) for a Python script this launcher runs that stays on torch_xla: a script of the project that
+    the torch_xla rules left as a whole (it keeps XLA FSDP, xser, NxD ...: the fact ``STAYS_ON_XLA``), or, when
+    every script it runs is outside the project, one of those while the launcher names the torch_xla / NxD stack
+    (installs neuronx_distributed, say). The tool did not migrate that script, so the launcher settings it reads
+    (its compile-only switches, XLA variables, the neuron_parallel_compile pass) must stay. None otherwise."""
     if not project.files:
         return None
     scripts, sign = launched_scripts(doc, project, origin)
+    for script in scripts:
+        labels = stays_on_xla(project, script.path)
+        if labels:
+            return posixpath.basename(script.name), LEFT_ON_XLA.format(labels=", ".join(labels), path=script.path)
     if not scripts or sign is None or any(script.target is not Target.UNKNOWN for script in scripts):
         return None
-    return posixpath.basename(scripts[0].name), f"this launcher names {sign.group(0)}"
+    return posixpath.basename(scripts[0].name), OUTSIDE_PROJECT.format(sign=f"this launcher names {sign.group(0)}")
 
 
 

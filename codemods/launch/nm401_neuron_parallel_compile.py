@@ -53,7 +53,8 @@ from typing import Callable
 from codemods._lib.shell import (COMMAND_WORDS, RESERVED, CommandLine, EmbeddedCommand, Report, Tok, assignment_name,
                                  command_statements, command_word, cut, drop_line, lex, remove_words, simple_commands,
                                  unquote, words_of)
-from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS
+from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, STAYS_ON_XLA
+from codemods.xla._base import XSER_LOADS
 from codemods.launch._base import MAX_STEPS, NPC, PLAIN_RUNS, SHORT_RUN_STEPS, LaunchRule, runs_elsewhere
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
@@ -87,9 +88,9 @@ COMPILE_PASS_DELETED = ("deleted this neuron_parallel_compile pass: it ran {targ
 NPC_PASS_TODO = ("neuron_parallel_compile ran this command only to extract and compile its graphs (it trained "
                      "nothing) and does not exist on TorchNeuron, which compiles during the real run: delete this "
                      "pre-compile step{where}; if it was meant to train, drop the neuron_parallel_compile prefix instead")
-NPC_UNSEEN_TODO = ("neuron_parallel_compile was left as it is: it pre-compiles {script}, which is not in this project (so "
-                   "it was not migrated) and is a torch_xla / NxD script ({why}) that still compiles this way; once that "
-                   "script runs on TorchNeuron, delete this pre-compile step (and the switch that selects it)")
+NPC_UNSEEN_TODO = ("neuron_parallel_compile was left as it is: it pre-compiles {script}, {why}, and that script still "
+                   "compiles this way; once that script runs on TorchNeuron, delete this pre-compile step (and the "
+                   "switch that selects it)")
 CLEAR_LOCKS_DELETED = ("deleted `neuron_parallel_compile --command clear-locks`: it cleared stale locks of the torch_xla "
                        "compile cache, which TorchNeuron does not have")
 VARIABLE_TODO = ("dropped neuron_parallel_compile from this variable: the command it builds now trains for real; if it "
@@ -290,7 +291,7 @@ class DropNeuronParallelCompile(LaunchRule):
     name = "drop-neuron-parallel-compile"
     safety = Safety.NEEDS_REVIEW
     triggers = ("neuron_parallel_compile",)
-    facts = (PLAIN_RUNS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS)
+    facts = (PLAIN_RUNS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, STAYS_ON_XLA, XSER_LOADS)
 
     def apply(self, doc: TextDocument) -> None:
         edit_npc(doc, self.report, runs_elsewhere(self.ctx.options.project), self.unseen_target(doc))

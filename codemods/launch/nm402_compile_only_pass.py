@@ -55,7 +55,9 @@ import re
 from codemods._lib.shell import (EXPORTERS, EmbeddedCommand, Report, command_lines, command_statements, command_word,
                                  drop_line, env_sites, lex, next_code, remove_env_site)
 from codemods._tables import env_vars
+from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, STAYS_ON_XLA
 from codemods.launch._base import MAX_STEPS, NPC, PLAIN_RUNS, SHORT_RUN_STEPS, TARGET_WORD, LaunchRule, runs_elsewhere
+from codemods.xla._base import XSER_LOADS
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
@@ -180,10 +182,34 @@ def _delete_regions(doc: TextDocument, report: Report) -> set[int]:
     return handled
 
 
-def edit_compile_only(doc: TextDocument, report: Report, compiled_by: list[str] = ()) -> None:
+KEPT_FOR_XLA_TODO = ("{name} was left as it is: this file runs {script}, {why}, and that script still compiles through "
+                     "neuron_parallel_compile, which sets {name} in its compile-only pass (the script may read it too); "
+                     "once that script runs on TorchNeuron, keep only the real-run branch of each test of {name} and "
+                     "delete its settings")
+
+
+def keep_for_xla_target(doc: TextDocument, report: Report, unseen: tuple[str, str]) -> None:
+    """The launcher runs a script that stays on torch_xla (``unseen``: (script, why)): every line that sets or tests
+    a compile-only variable stays, with a todo."""
+    for cl in list(command_lines(doc)):
+        match = _READ_VAR.search(cl.line.text[cl.start:cl.end])
+        if match:
+            report(cl.line, Severity.TODO, KEPT_FOR_XLA_TODO.format(name=match.group(1), script=unseen[0], why=unseen[1]))
+    for site in list(env_sites(doc)):
+        if site.name in COMPILE_ONLY_VARS:
+            report(site.cl.line, Severity.TODO, KEPT_FOR_XLA_TODO.format(name=site.name, script=unseen[0], why=unseen[1]))
+
+
+def edit_compile_only(doc: TextDocument, report: Report, compiled_by: list[str] = (),
+                      unseen: tuple[str, str] | None = None) -> None:
     """Drop NEURON_EXTRACT_GRAPHS_ONLY / NEURON_PARALLEL_COMPILE settings, the commands they made a compile-only
     pass (between ``export ...=1`` and ``unset``) and the branches that test them, or flag what cannot be told.
-    ``compiled_by``: the files that still run this one as a compile pass (its branches stay, see ``compiled_by``)."""
+    ``compiled_by``: the files that still run this one as a compile pass (its branches stay, see ``compiled_by``);
+    ``unseen``: (script, why) of a launched script that stays on torch_xla (everything stays, see
+    ``keep_for_xla_target``)."""
+    if unseen is not None:
+        keep_for_xla_target(doc, report, unseen)
+        return
     kept = _fold_branches(doc, report, list(compiled_by))
     handled = _delete_regions(doc, report)
     for cl in list(command_lines(doc)):
@@ -246,10 +272,11 @@ class CompileOnlyPass(LaunchRule):
     name = "compile-only-pass"
     safety = Safety.NEEDS_REVIEW
     triggers = ("NEURON_EXTRACT_GRAPHS_ONLY", "NEURON_PARALLEL_COMPILE")
-    facts = (PLAIN_RUNS, NPC_WRAPPED)
+    facts = (PLAIN_RUNS, NPC_WRAPPED, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, STAYS_ON_XLA, XSER_LOADS)
 
     def apply(self, doc: TextDocument) -> None:
-        edit_compile_only(doc, self.report, compiled_by(self.ctx.options.project, self.ctx.path.as_posix()))
+        edit_compile_only(doc, self.report, compiled_by(self.ctx.options.project, self.ctx.path.as_posix()),
+                          self.unseen_target(doc))
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:

@@ -2,7 +2,8 @@
 
 What it does:
 
-* ``PJRT_DEVICE``, ``XLA_FLAGS`` and the other ``XLA_*`` switches, ``NEURON_FUSE_SOFTMAX``,
+* ``PJRT_DEVICE``, ``XLA_FLAGS`` and the other ``XLA_*`` switches, the runtime's ``TPU_*`` / ``XRT_*`` device and
+  topology variables (``TPU_NUM_DEVICES``, ``TPU_CHIPS_PER_HOST_BOUNDS``), ``NEURON_FUSE_SOFTMAX``,
   ``NEURON_FRAMEWORK_DEBUG``, ``CUSTOM_CACHE_REPO``, ``OPTIMUM_NEURON_*``, ``ALLREDUCE_GRADIENTS_BUCKET_SIZE_MB``
   ... are removed with a ``fixed`` finding that says why; ``XLA_USE_SPMD`` is removed with a ``todo`` (sharding
   moves to DTensor); ``NEURONX_DUMP_TO`` is renamed to ``TORCH_NEURONX_DEBUG_DIR``. The decisions are the shared
@@ -64,7 +65,7 @@ class XlaEraEnv(LaunchRule):
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
     facts = ENV_FACTS
-    triggers = tuple(sorted({name for name in env_vars.ENV_VARS if _ours(name)} | {"XLA_", "OPTIMUM_NEURON_"}))
+    triggers = tuple(sorted({name for name in env_vars.ENV_VARS if _ours(name)} | {"XLA_", "TPU_", "XRT_", "OPTIMUM_NEURON_"}))
 
     def apply(self, doc: TextDocument) -> None:
         edit_env(doc, self.report, _ours, self.env_readers(doc), self.unseen_target(doc))

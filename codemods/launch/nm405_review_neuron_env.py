@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from codemods._lib.shell import env_sites
 from codemods._tables import env_vars
-from codemods.launch._base import LaunchRule
+from codemods.launch._base import ENV_FACTS, LaunchRule
 from migrate.findings import Severity
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
@@ -49,6 +49,10 @@ def cc_flags_message(value: str | None) -> str:
                 "check each flag against the neuronx-cc of your SDK")
     parts = "; ".join(f"drop {token} ({action.message})" for token, action in flagged)
     return f"review NEURON_CC_FLAGS: TorchNeuron still passes it to neuronx-cc; {parts}"
+
+
+KEPT_FOR_XLA_TODO = ("{name} was left as it is: this file runs {script}, {why}, where it keeps its torch_xla meaning; "
+                     "once that script runs on TorchNeuron: {message}")
 
 
 def _review(name: str) -> bool:
@@ -64,11 +68,17 @@ class ReviewNeuronEnv(LaunchRule):
     safety = Safety.MANUAL_ONLY
     triggers = tuple(sorted({name for name in env_vars.ENV_VARS if _review(name)} | {"NEURON_RT_"}))
 
+    facts = ENV_FACTS
+
     def apply(self, doc: TextDocument) -> None:
+        unseen = self.unseen_target(doc)
         for site in env_sites(doc):
             if site.unset or not _review(site.name):
                 continue
             if site.name == "NEURON_CC_FLAGS":
-                self.report(site.cl.line, Severity.TODO, cc_flags_message(site.value))
+                message = cc_flags_message(site.value)
             else:
-                self.report(site.cl.line, Severity.TODO, env_vars.message_for(site.name, env_vars.lookup(site.name)))
+                message = env_vars.message_for(site.name, env_vars.lookup(site.name))
+            if unseen is not None:  # the script it sets this for stays on torch_xla: the TorchNeuron advice waits
+                message = KEPT_FOR_XLA_TODO.format(name=site.name, script=unseen[0], why=unseen[1], message=message)
+            self.report(site.cl.line, Severity.TODO, message)
