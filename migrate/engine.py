@@ -316,8 +316,8 @@ def run(
         (item.candidate.display for item in known), ((item.candidate.display, item.facts) for item in known)
     )
     selected = frozenset(rule.id for rule in rules)  # NM410 runs the selected launch rules' edits (RuleOptions.rules)
-    plan = _Plan(rules, RuleOptions(options.device_style, options.inline_notes, neuron_project, project, rules=selected),
-                 options.diff)
+    migrate_options = RuleOptions(options.device_style, options.inline_notes, neuron_project, project, rules=selected)
+    plan = _Plan(rules, migrate_options, options.diff)
 
     result = RunResult([str(path) for path in paths], options, rules, neuron_project, not_scanned=not_scanned)
     work: list[tuple[Candidate, FileKind]] = []
