@@ -103,11 +103,12 @@ class XlaUnsupported(XlaRule):
     id = "NM318"
     name = "xla-unsupported"
     safety = Safety.MANUAL_ONLY
+    _noted = False  # the blocked-file note is written (once per file: one instance per file)
 
     def _blocked_note(self, node: cst.CSTNode, module_name: str) -> None:
         """The note of a file the family leaves on torch_xla (codemods/xla/_base.py ``blockers``): once, above its
         first torch_xla / libneuronxla / neuronx_distributed import."""
-        if getattr(self, "_noted", False) or module_name.split(".")[0] not in ("torch_xla", "libneuronxla", "neuronx_distributed"):
+        if self._noted or module_name.split(".")[0] not in ("torch_xla", "libneuronxla", "neuronx_distributed"):
             return
         labels = blockers(self.ctx)
         if labels and not nxd_modeling_file(self.ctx):  # NM320's note on a modeling file says it already
