@@ -59,9 +59,9 @@ BLOCKER_HINTS: dict[str, str] = {
     "xser": "xser.load, or an xser.save whose checkpoint a file of the project reads with xser.load -> torch.save + "
             "torch.load(path, map_location=\"cpu\") / torch.distributed.checkpoint (convert old xser checkpoints on "
             "the old stack)",
-    "torch_xla.compile": "torch_xla.compile with name=, num_different_graphs_allowed= or as a decorator -> call the "
-                         "function itself (TorchNeuron runs eagerly) or torch.compile(fn, backend=\"neuron\") without "
-                         "those arguments (NM319 ports torch_xla.compile(fn))",
+    "torch_xla.compile": "torch_xla.compile with name=, num_different_graphs_allowed= or below another decorator -> "
+                         "call the function itself (TorchNeuron runs eagerly) or torch.compile(fn, backend=\"neuron\") "
+                         "without those arguments (NM319 ports torch_xla.compile(fn) and an outermost decorator)",
     "torch_xla SPMD": "torch_xla SPMD -> DTensor (init_device_mesh, parallelize_module)",
     "libneuronxla": "libneuronxla (XLA-stack runtime hooks, e.g. HLO snapshots) -> remove it, or import and call it "
                     "only under the flag that enables it (if args.<flag>:), which neuron-migrate then ports around; "
@@ -252,6 +252,11 @@ def blockers(ctx) -> tuple[str, ...]:
                 if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
                     statement_calls.add(id(statement.value))
 
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                if compile_port and compile_decorator(ctx, node) is not None:
+                    decorator = node.decorators[0].decorator  # NM319 moves it below the def as torch.compile
+                    ported.add(id(decorator.func if isinstance(decorator, cst.Call) else decorator))
+
             def visit_Call(self, node: cst.Call) -> None:
                 if compile_port and compile_target(ctx, node) is not None:
                     ported.add(id(node.func))  # NM319 rewrites it
@@ -376,6 +381,25 @@ XSER_LOADS = ProjectFact("xla-xser-load", frozenset({FileKind.PYTHON, FileKind.N
 COMPILE = frozenset({"torch_xla.compile", "torch_xla.experimental.compile"})
 
 
+def compile_decorator(ctx, function: cst.FunctionDef) -> bool | None:
+    """``full_graph`` of a ``@torch_xla.compile`` / ``@torch_xla.compile(full_graph=...)`` that is the outermost
+    decorator of ``function`` (applied last, so ``name = torch.compile(name, ...)`` after the def is the same),
+    else None."""
+    if not function.decorators:
+        return None
+    decorator = function.decorators[0].decorator
+    if isinstance(decorator, (cst.Name, cst.Attribute)):
+        return False if ctx.matches(decorator, COMPILE) else None
+    if not (isinstance(decorator, cst.Call) and ctx.matches(decorator.func, COMPILE)):
+        return None
+    if any(a.keyword is None or a.keyword.value != "full_graph" for a in decorator.args):
+        return None
+    value = decorator.args[0].value if decorator.args else None
+    if value is None:
+        return False
+    return value.value == "True" if isinstance(value, cst.Name) and value.value in ("True", "False") else None
+
+
 def compile_target(ctx, call: cst.Call) -> cst.Arg | None:
     """The function argument of a ``torch_xla.compile(fn)`` NM319 ports (``full_graph=`` a literal bool; ``fn`` a
     name, an attribute or a lambda), else None. ``name=`` / ``num_different_graphs_allowed=`` have no exact
@@ -441,7 +465,6 @@ class XlaRule(PythonRule):
         super().__init__(ctx)
         ctx.shared.setdefault(ACTIVE_RULES, set()).add(self.id)  # see codemods/xla/_values.py
         self._statement_values: set[int] = set()  # ids of the calls that are a statement of their own
-        self._fstrings: list[str] = []  # the quote of each f-string the visit is inside (see quote_safe)
         if self.blocked:
             self.legacy_modules = ()  # the file keeps using torch_xla: its imports (side-effect ones too) stay
             if self.id not in REPORT_ONLY:
@@ -479,10 +502,11 @@ class XlaRule(PythonRule):
         self._fstrings = []  # f-strings never span statements: resets a stack another rule's leave may have skipped
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self._fstrings = getattr(self, "_fstrings", [])
         self._fstrings.append(node.start[-1:])
 
     def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString) -> cst.FormattedString:
-        if self._fstrings:
+        if getattr(self, "_fstrings", None):
             self._fstrings.pop()
         return updated
 
@@ -491,7 +515,7 @@ class XlaRule(PythonRule):
         return "\n".join(line for line in self.ctx.source.splitlines() if not line.lstrip().startswith("#"))
 
     def quote_safe(self, source: str) -> str:
-        quotes = self._fstrings
+        quotes = getattr(self, "_fstrings", [])
         if '"' in quotes and "'" not in quotes:
             return source.replace('"', "'")
         return source

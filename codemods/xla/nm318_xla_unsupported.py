@@ -55,6 +55,7 @@ from codemods.xla._base import (
     XlaRule,
     blocked_note,
     blockers,
+    compile_decorator,
     compile_target,
     guarded_hooks,
     nxd_modeling_file,
@@ -103,12 +104,11 @@ class XlaUnsupported(XlaRule):
     id = "NM318"
     name = "xla-unsupported"
     safety = Safety.MANUAL_ONLY
-    _noted = False  # the blocked-file note is written (once per file: one instance per file)
 
     def _blocked_note(self, node: cst.CSTNode, module_name: str) -> None:
         """The note of a file the family leaves on torch_xla (codemods/xla/_base.py ``blockers``): once, above its
         first torch_xla / libneuronxla / neuronx_distributed import."""
-        if self._noted or module_name.split(".")[0] not in ("torch_xla", "libneuronxla", "neuronx_distributed"):
+        if getattr(self, "_noted", False) or module_name.split(".")[0] not in ("torch_xla", "libneuronxla", "neuronx_distributed"):
             return
         labels = blockers(self.ctx)
         if labels and not nxd_modeling_file(self.ctx):  # NM320's note on a modeling file says it already
@@ -137,8 +137,17 @@ class XlaUnsupported(XlaRule):
             self._blocked_note(node, dotted_name(node.module))
             self._hook_note(node, dotted_name(node.module))
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._ported_decorators: set[int] = set()  # ids of the @torch_xla.compile(...) calls NM319 moves below a def
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if not self.blocked and compile_decorator(self.ctx, node) is not None:
+            self._ported_decorators.add(id(node.decorators[0].decorator))
+
     def visit_Call(self, node: cst.Call) -> None:
-        if not self.blocked and (compile_target(self.ctx, node) is not None or xser_save(self.ctx, node)):
+        if not self.blocked and (compile_target(self.ctx, node) is not None or xser_save(self.ctx, node)
+                                 or id(node) in self._ported_decorators):
             return  # NM319 / NM307 port it
         qualifieds = sorted(q for q in self.ctx.qualnames(node.func) if q == "torch_xla" or q.startswith("torch_xla."))
         for qualified in qualifieds:

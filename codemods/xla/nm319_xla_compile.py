@@ -8,8 +8,10 @@ What it does:
   device, the function itself elsewhere (eager, on the CPU or a GPU):
   ``torch.compile(fn, backend="neuron") if (<device>).type == "neuron" else fn``.
 * ``--device-style neuron``: unguarded ``torch.compile(fn, backend="neuron")``.
+* The outermost decorator ``@torch_xla.compile`` (or ``@torch_xla.compile(full_graph=...)``) is removed and the
+  same compile follows the def as ``name = torch.compile(name, backend="neuron") ...``.
 * Left alone (the file stays on torch_xla, NM318 says why): ``name=`` / ``num_different_graphs_allowed=``,
-  ``*args``, any other function expression, the decorator form ``@torch_xla.compile``.
+  ``*args``, any other function expression, ``@torch_xla.compile`` below another decorator.
 
 Why:
 
@@ -45,8 +47,8 @@ import libcst as cst
 
 from codemods._lib.cst import source_of
 from codemods._lib import device as dev
-from codemods.xla._base import Safety, XlaRule, arg, compile_target
-from migrate.snippets import parse_expression
+from codemods.xla._base import Safety, XlaRule, arg, compile_decorator, compile_target
+from migrate.snippets import parse_expression, parse_statement
 
 
 class XlaCompile(XlaRule):
@@ -67,26 +69,50 @@ class XlaCompile(XlaRule):
         if node.value is not None:
             self._bare.add(id(node.value))
 
+    def _compiled(self, source: str, full_graph: bool, lambda_: bool = False) -> str:
+        """``torch.compile(<source>, backend="neuron")``, behind the device test in the portable style."""
+        compiled = f'torch.compile({source}, backend="neuron"{", fullgraph=True" if full_graph else ""})'
+        self.ctx.add_import("torch")
+        if self.ctx.options.device_style is dev.DeviceStyle.NEURON:
+            return compiled
+        device_type = dev.autocast_device_type(self.ctx.options.device_style)
+        for module, name, asname in device_type.imports:
+            self.ctx.add_import(module, name, asname)
+        fallback = f"({source})" if lambda_ else source  # `else lambda` reads as one
+        return f'{compiled} if {device_type.source} == "neuron" else {fallback}'
+
+    def _message(self) -> str:
+        if self.ctx.options.device_style is dev.DeviceStyle.NEURON:
+            return 'torch_xla.compile(fn) -> torch.compile(fn, backend="neuron")'
+        return 'torch_xla.compile(fn) -> torch.compile(fn, backend="neuron") on the neuron device, the function ' \
+               "itself (eager) elsewhere"
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         function = compile_target(self.ctx, original)
         if function is None:
             return updated
         new_function = next(new.value for old, new in zip(original.args, updated.args) if old is function)
         full_graph = arg(original, None, "full_graph")
-        keywords = ', fullgraph=True' if full_graph is not None and full_graph.value.value == "True" else ""
-        source = source_of(new_function)
-        compiled = f'torch.compile({source}, backend="neuron"{keywords})'
-        self.ctx.add_import("torch")
-        if self.ctx.options.device_style is dev.DeviceStyle.NEURON:
-            self.fixed(original, 'torch_xla.compile(fn) -> torch.compile(fn, backend="neuron")')
-            return self.expr(compiled)
-        device_type = dev.autocast_device_type(self.ctx.options.device_style)
-        for module, name, asname in device_type.imports:
-            self.ctx.add_import(module, name, asname)
-        fallback = f"({source})" if isinstance(new_function, cst.Lambda) else source  # `else lambda` reads as one
-        expression = f'{compiled} if {device_type.source} == "neuron" else {fallback}'
-        if id(original) not in self._bare:
+        expression = self._compiled(source_of(new_function), full_graph is not None and full_graph.value.value == "True",
+                                    isinstance(new_function, cst.Lambda))
+        if id(original) not in self._bare and self.ctx.options.device_style is not dev.DeviceStyle.NEURON:
             expression = f"({expression})"
-        self.fixed(original, 'torch_xla.compile(fn) -> torch.compile(fn, backend="neuron") on the neuron device, '
-                             "the function itself (eager) elsewhere")
+        self.fixed(original, self._message())
         return parse_expression(self.quote_safe(expression))
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        """``@torch_xla.compile`` (outermost): the def without it, then ``name = torch.compile(name, ...)``."""
+        full_graph = compile_decorator(self.ctx, original)
+        if full_graph is None or not updated.decorators:
+            return updated
+        first, *rest = updated.decorators
+        if rest:
+            rest[0] = rest[0].with_changes(leading_lines=[*first.leading_lines, *rest[0].leading_lines])
+            function = updated.with_changes(decorators=rest)
+        else:
+            function = updated.with_changes(decorators=[], leading_lines=[*updated.leading_lines, *first.leading_lines])
+        name = original.name.value
+        self.fixed(original.decorators[0], self._message())
+        assignment = parse_statement(f"{name} = {self._compiled(name, full_graph)}\n")
+        blank = cst.EmptyLine(indent=False)  # no trailing spaces on the line between the def and the assignment
+        return cst.FlattenSentinel([function, assignment.with_changes(leading_lines=[blank])])

@@ -96,7 +96,6 @@ class Nxd(XlaRule):
     scope = "any"  # NxD is Neuron-only by itself
     triggers = ("neuronx_distributed",)
     legacy_modules = ("neuronx_distributed",)
-    _noted = False  # the wholesale note is written (once per file: one instance per file)
 
     def _nxd(self, node: cst.CSTNode) -> str | None:
         for qualified in sorted(self.ctx.qualnames(node)):
@@ -108,7 +107,7 @@ class Nxd(XlaRule):
         return nxd_modeling_file(self.ctx)
 
     def _wholesale_note(self, node: cst.CSTNode, module_name: str) -> None:
-        if not (module_name == NXD or module_name.startswith(NXD + ".")) or self._noted:
+        if not (module_name == NXD or module_name.startswith(NXD + ".")) or getattr(self, "_noted", False):
             return
         calls = self._modeling_file_calls()
         if calls:

@@ -55,7 +55,7 @@ def test_a_compile_called_in_place_or_on_a_lambda_is_parenthesized() -> None:
     assert findings(result, "NM319") == {(3, "fixed"), (4, "fixed")}
 
 
-def test_a_named_graph_or_a_decorator_keeps_the_file_on_torch_xla() -> None:
+def test_a_named_graph_or_a_recompile_budget_keeps_the_file_on_torch_xla() -> None:
     for source in (
         """
         import torch_xla
@@ -65,7 +65,7 @@ def test_a_named_graph_or_a_decorator_keeps_the_file_on_torch_xla() -> None:
         """
         import torch_xla
 
-        @torch_xla.compile
+        @torch_xla.compile(num_different_graphs_allowed=2)
         def step(batch):
             return model(batch)
         """,
@@ -102,3 +102,53 @@ def test_under_ignore_nm319_a_compile_keeps_the_file_on_torch_xla(tmp_path) -> N
         text = script.read_text()
         assert ("xm.xla_device()" not in text) is ported, ignore
         assert ("no rule ports (torch_xla.compile)" in text) is not ported, ignore
+
+
+def test_an_outermost_decorator_becomes_an_assignment_after_the_def() -> None:
+    result = migrate(
+        """
+        import functools
+
+        import torch_xla
+
+
+        class Trainer:
+            # one graph per step
+            @torch_xla.compile
+            def step(self, batch):
+                return self.model(batch)
+
+
+        @torch_xla.compile(full_graph=True)
+        @functools.lru_cache
+        def loss(batch):
+            return batch.sum()
+        """,
+        "NM319",
+    )
+    assert ("    # one graph per step\n    def step(self, batch):\n        return self.model(batch)\n\n"
+            f'    step = torch.compile(step, backend="neuron") if {PORTABLE_TEST} else step\n') in result.text
+    assert ("@functools.lru_cache\ndef loss(batch):\n    return batch.sum()\n\n"
+            f'loss = torch.compile(loss, backend="neuron", fullgraph=True) if {PORTABLE_TEST} else loss\n') in result.text
+    assert "torch_xla" not in result.text
+    assert findings(result, "NM319") == {(8, "fixed"), (13, "fixed")}  # the decorators' lines
+
+
+def test_an_inner_compile_decorator_keeps_the_file_on_torch_xla() -> None:
+    """Below another decorator the compiled function is what that decorator wraps: no assignment after the def
+    says the same."""
+    result = migrate(
+        """
+        import functools
+
+        import torch_xla
+
+        @functools.lru_cache
+        @torch_xla.compile
+        def loss(batch):
+            return batch.sum()
+        """,
+        "NM3",
+        family="NM3",
+    )
+    assert "no rule ports (torch_xla.compile)" in result.text and findings(result, "NM319") == set()
