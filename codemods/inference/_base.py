@@ -355,13 +355,41 @@ class InferenceRule(PythonRule):
         if self.places_model and any(self.is_target_call(call) for call in gatherer.calls):
             self._plan_input_moves(node)
 
-    def report_load(self, original: cst.Call, dropped: Sequence[str], notes: Sequence[str], summary: str) -> None:
-        """The findings of a rewritten load, in this order: dropped export-only arguments, each todo, the summary."""
+    def report_load(self, original: cst.Call, dropped: Sequence[str], notes: Sequence[str], summary: str,
+                    compiled: str | None = None) -> None:
+        """The findings of a rewritten load, in this order: dropped export-only arguments, each todo, the summary.
+
+        ``compiled`` (a :func:`compiled_note`) says the load names Neuron-compiled artifacts: the rewritten call
+        cannot run as written, so the summary is a ``todo`` that says what to load instead, never ``fixed``."""
         if dropped:
             self.fixed(original, f"dropped export/compiler-only arguments: {', '.join(dropped)}")
         for message in notes:
             self.todo(original, message)
-        self.fixed(original, summary)
+        if compiled is not None:
+            self.todo(original, f"{summary}, not complete: {compiled}")
+        else:
+            self.fixed(original, summary)
+
+    def compiled_load_note(self, model: cst.Arg | None, has_export: bool, export: Any) -> str | None:
+        """None for an ``export=True`` load (it compiled a plain checkpoint, which the stock call loads), else
+        :func:`compiled_note` for this load, with the checkpoint the file's tokenizer/processor loads as a
+        hint when it is a different literal (``NeuronModel...("x_neuron")`` beside ``AutoTokenizer("x")``)."""
+        if export is True:
+            return None
+        where = self.literal(model.value) if model is not None else NOT_LITERAL
+        hints = []
+        for call in self.gathered.calls:
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained"):
+                continue
+            owner = dotted_name(func.value).rsplit(".", 1)[-1]
+            if not owner.endswith(SOURCE_HINT_OWNERS) or not call.args or call.args[0].keyword is not None:
+                continue
+            value = self.literal(call.args[0].value)
+            if isinstance(value, str) and value != where and value not in hints:
+                hints.append(value)
+        return compiled_note(model, definite=not has_export or export is not NOT_LITERAL,
+                             source=hints[0] if len(hints) == 1 else None)
 
     #: Classes whose ``Class.from_pretrained(...)`` this rule rewrites (qualified name -> stock target).
     loads: Mapping[str, str | None] = {}
@@ -385,6 +413,25 @@ class InferenceRule(PythonRule):
                     self.todo_at_call(site.call,
                         f"{site.model} is on the device now (optimum's compiled model took CPU tensors): move "
                         f"`{source_of(value)}` there first, e.g. `.to({site.model}.device)`")
+
+    def only_saved(self, load: cst.Call) -> bool:
+        """Whether ``load`` (the original call, the current statement's value) is a compile-and-save job's:
+        ``name = load`` and every other mention of ``name`` in the file is ``name.save_pretrained(...)`` /
+        ``name.push_to_hub(...)``. Call-shape advice (padding, image size) does not fit such a file."""
+        target = self.assignment_target(load)
+        if target is None or "." in target:
+            return False
+        saves = [call for call in self.gathered.calls if isinstance(call.func, cst.Attribute)
+                 and isinstance(call.func.value, cst.Name) and call.func.value.value == target
+                 and call.func.attr.value in ("save_pretrained", "push_to_hub")]
+        return bool(saves) and self.name_count(target) == 1 + len(saves)
+
+    def shapes_at_calls(self, load: cst.Call, note: str) -> str:
+        """``note`` (advice for the calls of a compiled model) as it fits this file."""
+        if not self.only_saved(load):
+            return note
+        return (f"{note} - this file only saves the model: apply it in the code that loads and calls the saved "
+                "model")
 
     def todo_at_call(self, call: cst.Call, message: str) -> None:
         """A todo on a call found in a pre-pass, reported when the traversal reaches it (an inline note there)."""
@@ -529,6 +576,24 @@ class InferenceRule(PythonRule):
             if not neuron_only:
                 return None
         return qualified
+
+    def dtype_variable(self, node: cst.BaseExpression | None) -> bool:
+        """``DTYPE`` bound once (in scope) to ``torch.bfloat16`` & co.: passed on as the variable it is."""
+        if not isinstance(node, cst.Name):
+            return False
+        value = self.lookup(node.value)
+        return value is not None and torch_dtype_attr(value)
+
+    def file_dtype_variables(self) -> list[str]:
+        """The names bound to a torch dtype that this file passes as ``dtype=`` / ``torch_dtype=`` to a load
+        (``DTYPE = torch.bfloat16`` ... ``from_pretrained(id, torch_dtype=DTYPE)``), in file order."""
+        names: list[str] = []
+        for call in self.gathered.calls:
+            for arg in call.args:
+                if arg.keyword is not None and arg.keyword.value in ("dtype", "torch_dtype", "auto_cast_type") \
+                        and self.dtype_variable(arg.value) and arg.value.value not in names:  # type: ignore[union-attr]
+                    names.append(arg.value.value)  # type: ignore[union-attr]
+        return names
 
     def name_count(self, name: str) -> int:
         return self._name_counts.get(name, 0)
@@ -679,7 +744,7 @@ def split_traced(rule: InferenceRule, arguments: Arguments, keep: frozenset[str]
                                      "whole model now runs in that dtype; for closer numerics load fp32 and wrap "
                                      "calls in "
                                      f"torch.autocast(<device>.type, dtype={mapped})")
-            elif torch_dtype_attr(arg.value):
+            elif torch_dtype_attr(arg.value) or rule.dtype_variable(arg.value):
                 out.dtype = out.dtype if out.dtype is not None else arg.value
             else:
                 out.notes.append(f"auto_cast_type={source_of(arg.value)}: pass dtype=torch.bfloat16 / torch.float16 / "
@@ -716,13 +781,16 @@ def shape_text(shapes: dict[str, cst.BaseExpression]) -> str:
     return ", ".join(f"{key}={source_of(value)}" for key, value in shapes.items())
 
 
-def padding_note(shapes: dict[str, cst.BaseExpression]) -> str | None:
-    """Input-preparation guidance for compiled static shapes."""
+def padding_note(shapes: dict[str, cst.BaseExpression], speech: bool = False) -> str | None:
+    """Input-preparation guidance for compiled static shapes. ``speech``: a speech model (Whisper), whose
+    ``sequence_length`` bounds the decoded tokens (its audio features have a fixed length): no tokenizing."""
     if not shapes:
         return None
     parts = []
     seq = shapes.get("sequence_length")
-    if seq is not None:
+    if seq is not None and speech:
+        parts.append(f"generate at most {source_of(seq)} decoder tokens (max_new_tokens / max_length)")
+    elif seq is not None:
         parts.append(f'tokenize with padding="max_length", max_length={source_of(seq)}, truncation=True')
     for key in ("batch_size", "text_batch_size", "image_batch_size"):
         if key in shapes:
@@ -744,11 +812,24 @@ def padding_note(shapes: dict[str, cst.BaseExpression]) -> str | None:
             + "; ".join(parts) + " (a new shape compiles again; slice padded outputs by attention_mask)")
 
 
-def compiled_note(model: cst.Arg | None) -> str:
+#: the loaders whose literal id hints at the checkpoint a compiled folder came from
+SOURCE_HINT_OWNERS = ("Tokenizer", "TokenizerFast", "Processor", "FeatureExtractor", "ImageProcessor")
+
+
+def compiled_note(model: cst.Arg | None, definite: bool = True, source: str | None = None) -> str:
+    """What to load instead of a Neuron-compiled folder/repo. ``definite``: the optimum call had no
+    ``export=True`` (optimum's ``from_pretrained`` then only loads compiled artifacts); otherwise ``export``
+    was not a literal and the path may be a plain checkpoint."""
     where = source_of(model.value) if model is not None else "the model path"
-    return (f"if {where} is a Neuron-compiled folder/repo (model.neuron, neuron_config.json), stock libraries cannot "
-            "load it: use the source checkpoint id (config.json `_name_or_path`, or `checkpoint_id` in "
-            "neuron_config.json) and its static shapes (config.json `neuron` section)")
+    lead = (f"{where} is loaded without export=True, so it names Neuron-compiled artifacts (model.neuron, "
+            "neuron_config.json) that stock libraries cannot load" if definite else
+            f"if {where} is a Neuron-compiled folder/repo (model.neuron, neuron_config.json), stock libraries "
+            "cannot load it")
+    hint = f'; this file loads its tokenizer/processor from "{source}": if that is the checkpoint it was ' \
+           "compiled from, load it here" if source is not None else ""
+    return (f"{lead}: load the source checkpoint id instead (config.json `_name_or_path`, or `checkpoint_id` in "
+            f"neuron_config.json) with its static shapes (config.json `neuron` section){hint}; or re-run the "
+            "migrated export script that writes this folder (its save_pretrained now writes stock weights)")
 
 
 def traced_load(rule: InferenceRule, arguments: Arguments, tp_note: str) -> tuple[Any, list[str]]:
@@ -767,6 +848,4 @@ def traced_load(rule: InferenceRule, arguments: Arguments, tp_note: str) -> tupl
         split.args.append(keyword_arg("dtype", split.dtype))
     if "device_map" not in dict(arguments.keywords):
         split.args.append(keyword_arg("device_map", rule.device_map()))
-    if split.export is not True:
-        notes.append(compiled_note(arguments.positional[0] if arguments.positional else None))
     return split, notes

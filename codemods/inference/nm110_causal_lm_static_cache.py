@@ -37,8 +37,9 @@ What it does:
   call become the literal it was exported with; any other field (or a non-literal shape) gets a todo: a stock
   model has neither attribute.
 * ``from_pretrained(path)`` without ``export=True`` loads Neuron-compiled artifacts, which transformers
-  cannot read: the call is rewritten but keeps ``path``, with a ``todo`` to use the source checkpoint
-  (``checkpoint_id`` in ``<path>/neuron_config.json``, which also records sequence_length/batch_size/tp_degree).
+  cannot read: the call is rewritten but keeps ``path``, and its summary is a ``todo`` (not ``fixed``: it
+  cannot run as written) to use the source checkpoint (``checkpoint_id`` in ``<path>/neuron_config.json``,
+  which also records sequence_length/batch_size/tp_degree).
 * left alone: the training ``NeuronModelForCausalLM`` (``optimum.neuron.models.training``) belongs to the
   training family; a call that is not the right-hand side of an assignment gets the generation setup as a
   ``todo`` instead of code; NxDNeuronConfig fields other than the shapes (continuous batching, on-device
@@ -358,10 +359,6 @@ class CausalLMStaticCache(InferenceRule):
 
         seq_arg = values.get("sequence_length")
         batch_arg = values.get("batch_size")
-        if compiled:
-            notes.append(f"{source_of(positional[0].value) if positional else 'the model path'} must be the source "
-                         "checkpoint, not a Neuron-compiled folder/repo: take checkpoint_id (and checkpoint_revision) "
-                         "from its neuron_config.json, and its sequence_length as max_cache_len")
         if batch_arg is not None:
             notes.append(f"compiled for batch_size={source_of(batch_arg.value)}: call generate() with exactly that "
                          "many prompts (pad the batch; a new batch size recompiles) and tokenizer.padding_side = "
@@ -388,8 +385,16 @@ class CausalLMStaticCache(InferenceRule):
                          "mode=\"default\"))")
         for note in notes:
             self.todo(original, note)
-        self.fixed(original, f"{'export' if method == 'export' else 'from_pretrained'} of a compiled Neuron decoder -> "
+        summary = (f"{'export' if method == 'export' else 'from_pretrained'} of a compiled Neuron decoder -> "
                    "AutoModelForCausalLM.from_pretrained + static-cache generation config")
+        if compiled:  # optimum loaded compiled artifacts: the stock call cannot run until it names the checkpoint
+            where = source_of(positional[0].value) if positional else "the model path"
+            self.todo(original, f"{summary}, not complete: {where} is loaded without export=True, so it names a "
+                      "Neuron-compiled folder/repo that stock libraries cannot load: load the source checkpoint "
+                      "instead (checkpoint_id and checkpoint_revision in its neuron_config.json), with its "
+                      "sequence_length as max_cache_len")
+        else:
+            self.fixed(original, summary)
         func = (updated.func.with_changes(attr=cst.Name("from_pretrained")) if isinstance(updated.func, cst.Attribute)
                 else updated.func)
         return updated.with_changes(func=func, args=with_commas(new_args, updated.args))

@@ -14,8 +14,10 @@ What it does:
   fullgraph=True, dynamic=False)``, guarded by ``if model.device.type == "neuron":`` in the portable style;
 * the static shapes become a ``todo`` with the padding to do by hand (optimum padded inputs to the
   compiled shapes and trimmed outputs; stock does not);
-* without ``export=True`` the id may name Neuron-compiled artifacts: a ``todo`` says how to find the
-  source checkpoint;
+* without ``export=True`` the id names Neuron-compiled artifacts (optimum loads nothing else then), which
+  stock classes cannot load: the call is rewritten but its summary is a ``todo`` (not ``fixed``) that says
+  what to load instead (the source checkpoint; the id a tokenizer in the file loads is named as a hint), and
+  call-shape advice in a file that only saves the model says to apply it where the model is called;
 * the inputs follow the model to the device (optimum's compiled model took CPU tensors): at each call of the
   model in the file (SageMaker ``predict_fn`` fed by ``model_fn`` included), an input assigned in that scope
   from ``tokenizer(..., return_tensors="pt")`` gets ``.to(model.device)``; other inputs get a ``todo``;
@@ -95,12 +97,14 @@ class TracedModelToAutoClass(InferenceRule):
                                    "plan; run one process per core (torchrun) instead")
         note = padding_note(split.shapes)
         if note:
-            notes.append(note)
+            notes.append(self.shapes_at_calls(original, note))
         target = self.assignment_target(original)
         if target is not None:
             self.add_after(self.on_neuron(target, [f"{target}.{COMPILE}"]))
         else:
             notes.append(f"compile the loaded model on Trainium: model.{COMPILE}")
+        model_arg = arguments.positional[0] if arguments.positional else None
+        compiled = self.compiled_load_note(model_arg, split.has_export, split.export)
         self.report_load(original, split.dropped, notes, "traced Neuron model -> stock transformers class on the "
-                                                         "device, compiled with backend=\"neuron\"")
+                                                         "device, compiled with backend=\"neuron\"", compiled)
         return updated.with_changes(args=with_commas(split.args, updated.args))

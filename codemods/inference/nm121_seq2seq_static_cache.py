@@ -81,9 +81,10 @@ class Seq2SeqStaticCache(InferenceRule):
         split, notes = traced_load(self, arguments, "tensor_parallel_size: check the architecture has a transformers "
                                    "TP plan; otherwise run one process per core (torchrun)")
         beams = split.shapes.pop("num_beams", None)
-        note = padding_note(split.shapes)
+        qualified = self.match_class(original.func.value, self.loads, original)  # type: ignore[union-attr]
+        note = padding_note(split.shapes, speech="Whisper" in (qualified or ""))
         if note:
-            notes.append(note)
+            notes.append(self.shapes_at_calls(original, note))
         setup = ['cache_implementation="static"']
         if beams is not None:
             setup.append(f"num_beams={source_of(beams)}")
@@ -93,8 +94,11 @@ class Seq2SeqStaticCache(InferenceRule):
             self.add_after([f"{target}.generation_config.update({', '.join(setup)})\n"])
         else:
             notes.append(f"set up generation on the loaded model: model.generation_config.update({', '.join(setup)})")
-        notes.append("the decoder's static cache is sized from generate's max_length/max_new_tokens: keep them "
-                     "constant across calls (each new size compiles again)")
+        notes.append(self.shapes_at_calls(original, "the decoder's static cache is sized from generate's "
+                                          "max_length/max_new_tokens: keep them constant across calls (each new "
+                                          "size compiles again)"))
+        model_arg = arguments.positional[0] if arguments.positional else None
+        compiled = self.compiled_load_note(model_arg, split.has_export, split.export)
         self.report_load(original, split.dropped, notes, "Neuron encoder-decoder -> stock class with a static-cache "
-                                                         "generation config")
+                                                         "generation config", compiled)
         return updated.with_changes(args=with_commas(split.args, updated.args))

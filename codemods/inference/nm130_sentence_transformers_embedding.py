@@ -56,7 +56,7 @@ import libcst as cst
 from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._tables.inference_symbols import EMBEDDING_CLASSES, SENTENCE_TRANSFORMER_CLASSES, embedding_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
-from codemods.inference._base import InferenceRule, compiled_note, padding_note, split_traced
+from codemods.inference._base import InferenceRule, padding_note, split_traced
 from migrate.rule import Safety
 
 MOVES = embedding_moves()
@@ -112,8 +112,6 @@ class SentenceTransformersEmbedding(InferenceRule):
         if split.dtype is not None:
             dtype = split.dtype if isinstance(split.dtype, str) else source_of(split.dtype)
             split.args.append(keyword_arg("model_kwargs", f'{{"dtype": {dtype}}}'))
-        if split.export is not True:
-            notes.append(compiled_note(arguments.positional[0] if arguments.positional else None))
         target = self.assignment_target(original)
         seq = split.shapes.pop("sequence_length", None)
         if seq is not None and target is not None:
@@ -132,8 +130,10 @@ class SentenceTransformersEmbedding(InferenceRule):
             notes.append("NeuronModelForSentenceTransformers was called like a model "
                          "(model(**inputs)[\"sentence_embedding\"]): call model.encode(sentences, "
                          "convert_to_tensor=True) instead")
+        model_arg = arguments.positional[0] if arguments.positional else None
+        compiled = self.compiled_load_note(model_arg, split.has_export, split.export)
         self.report_load(original, split.dropped, notes, "Neuron sentence-transformers model -> "
-                                                         "SentenceTransformer(id, device=...)")
+                                                         "SentenceTransformer(id, device=...)", compiled)
         owner = updated.func.value if isinstance(updated.func, cst.Attribute) else updated.func
         return updated.with_changes(func=owner, args=with_commas(split.args, updated.args))
 
@@ -150,14 +150,15 @@ class SentenceTransformersEmbedding(InferenceRule):
         if split.dtype is not None:
             split.args.append(keyword_arg("dtype", split.dtype))
         split.args.append(keyword_arg("device_map", self.device_map()))
-        if original.func.attr.value == "export" or split.export is not True:  # type: ignore[union-attr]
-            notes.append(compiled_note(arguments.positional[0] if arguments.positional else None))
+        exporting = original.func.attr.value == "export"  # type: ignore[union-attr]
+        # ``export(...)`` compiles a plain checkpoint like ``from_pretrained(..., export=True)``
+        model_arg = arguments.positional[0] if arguments.positional else None
+        compiled = self.compiled_load_note(model_arg, split.has_export or exporting,
+                                           True if exporting else split.export)
         notes.append("NeuronModelForEmbedding returned pooled embeddings: take the last non-padding token of "
                      "outputs.last_hidden_state and L2-normalise it, or load the checkpoint with "
                      "SentenceTransformer(id)")
-        for message in notes:
-            self.todo(original, message)
-        self.fixed(original, "NeuronModelForEmbedding -> AutoModel on the device")
+        self.report_load(original, [], notes, "NeuronModelForEmbedding -> AutoModel on the device", compiled)
         func = (updated.func.with_changes(attr=cst.Name("from_pretrained")) if isinstance(updated.func, cst.Attribute)
                 else updated.func)
         return updated.with_changes(func=func, args=with_commas(split.args, updated.args))

@@ -12,9 +12,18 @@ What it does:
 * after ``pipe = ...``: ``pipe.unet.compile_repeated_blocks(backend="neuron", fullgraph=True, dynamic=False)``
   (``pipe.transformer`` for Flux; ``pipe.transformer.compile(...)`` for PixArt, which has no
   ``_repeated_blocks``), guarded by ``if pipe.device.type == "neuron":`` in the portable style;
-* static shapes -> a ``todo`` (pass the same height/width/num_images_per_prompt at every call, CPU generator);
+* a load without ``export=True`` names Neuron-compiled artifacts, which diffusers cannot load: the call is
+  rewritten, but its summary is a ``todo`` naming what to load instead (the source checkpoint, or the folder
+  the migrated export job writes);
+* such a load with no dtype gets ``dtype=<NAME>`` when the file binds one name to a torch dtype and passes it
+  to its other loads (``DTYPE = torch.bfloat16`` ... ``torch_dtype=DTYPE`` on the GPU branch), else a
+  ``todo``: diffusers loads float32 without ``dtype=`` while the compiled pipeline ran in its compiled
+  precision; ``auto_cast_type=NAME`` with ``NAME = torch.bfloat16`` passes the variable on;
+* static shapes -> a ``todo`` (pass the same height/width/num_images_per_prompt at every call, CPU generator;
+  in a file that only saves the pipeline: apply it where the saved pipeline is called);
 * every call of the loaded pipeline in the file that passes no ``height=``/``width=`` gets a ``todo``: optimum
-  ran it at the compiled size, diffusers uses its default size (768x768 for stable-diffusion-2-1);
+  ran it at the compiled size, diffusers uses its default size (named only for a checkpoint id of a known
+  family: 512x512 for the SD 1.x and 2.x ``-base`` checkpoints, 768x768 for stable-diffusion-2-1, 1024 for SDXL);
 * ``device_ids=[0, 1]`` (optimum's two-core data parallelism) is dropped with a ``todo`` (one process per core);
 * ``unet_id``, ``controlnet_ids``, ``lora_*``, ``ip_adapter_*``, ``tensor_parallel_size``,
   ``data_parallel_mode`` are removed from the call with a ``todo`` naming the diffusers replacement;
@@ -64,7 +73,7 @@ import libcst as cst
 from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._tables.inference_symbols import DIFFUSION_MODULES, DIFFUSION_PIPELINES, diffusion_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
-from codemods.inference._base import InferenceRule, compiled_note, model_call_sites, shape_text, split_traced
+from codemods.inference._base import InferenceRule, model_call_sites, shape_text, split_traced
 from migrate.rule import Safety
 
 MOVES = diffusion_moves()
@@ -106,7 +115,7 @@ class DiffusionPipeline(InferenceRule):
     def prepare(self, module: cst.Module) -> None:
         """The compiled static shapes at every call of a loaded pipeline: a call without height=/width= ran at
         the exported size under optimum, and now runs at diffusers' default size (unet.config.sample_size *
-        vae_scale_factor: 768x768 for stable-diffusion-2-1), which compiles a new graph."""
+        vae_scale_factor, named when the checkpoint id is known), which compiles a new graph."""
         for site in model_call_sites(module, self.is_target_call):
             given = {key for key, _ in self.arguments(site.call).keywords}
             if self.arguments(site.call).opaque or {"height", "width"} <= given:
@@ -120,10 +129,12 @@ class DiffusionPipeline(InferenceRule):
                       if key in load}
             size = (f"the compiled {shape_text(shapes)}" if shapes else "the size the pipeline was exported with "
                     "(the `neuron` section of the compiled folder's unet/config.json)")
+            model_id = self.literal(site.load.args[0].value) if site.load.args else None
+            default = _default_size(model_id if isinstance(model_id, str) else "")
             self.todo_at_call(site.call, f"{site.model}(...) without height=/width=: optimum ran it at {size}; "
-                              "diffusers now uses its default size (unet.config.sample_size x vae_scale_factor: "
-                              "768x768 for stable-diffusion-2-1) and compiles each new shape - pass height= and "
-                              "width= (and the same batch) at every call")
+                              "diffusers now uses its default size (unet.config.sample_size x vae_scale_factor"
+                              f"{default}) and compiles each new shape - pass height= and width= (and the same "
+                              "batch) at every call")
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
@@ -149,17 +160,28 @@ class DiffusionPipeline(InferenceRule):
         for lead, given in groups.items():
             notes.append(f"{', '.join(given)}: {ADAPTERS[lead]}")
         values = dict(arguments.keywords)
+        dtype_names = self.file_dtype_variables()
         if split.dtype is not None:
             split.args.append(keyword_arg("dtype", split.dtype))
         elif split.export is True and "auto_cast" not in values and "auto_cast_type" not in values:
             notes.append("optimum (0.4.x) exported diffusion models with matmuls cast to bf16 by default: pass "
                          "dtype=torch.bfloat16 for similar speed, or keep fp32 for exact numerics")
-        if split.export is not True:
-            notes.append(compiled_note(arguments.positional[0] if arguments.positional else None))
+        elif split.export is not True and "auto_cast_type" not in values and len(dtype_names) == 1:
+            # a compiled pipeline ran in the precision it was compiled with; diffusers loads float32 without
+            # dtype=, so the file's own dtype variable (its other loads use it) carries the precision over
+            split.args.append(keyword_arg("dtype", cst.Name(dtype_names[0])))
+            notes.append(f"dtype={dtype_names[0]} added (the dtype this file's other loads use): the compiled "
+                         "pipeline ran in the precision it was compiled with (auto_cast_type) and diffusers loads "
+                         "float32 without dtype= - check it matches that precision")
+        elif split.export is not True and "auto_cast_type" not in values:
+            notes.append("no dtype=: diffusers loads this pipeline in float32, while the compiled one ran in the "
+                         "precision it was compiled with (auto_cast_type, bf16 matmuls by default): pass "
+                         "dtype=torch.bfloat16 (or that precision) to keep its speed and numerics")
         if split.shapes:
-            notes.append(f"compiled for {shape_text(split.shapes)}: pass the same height/width/num_images_per_prompt "
-                         "and batch at every call (each new shape compiles again) and draw latents with "
-                         "generator=torch.Generator(\"cpu\")")
+            notes.append(self.shapes_at_calls(original, f"compiled for {shape_text(split.shapes)}: pass the same "
+                                              "height/width/num_images_per_prompt and batch at every call (each "
+                                              "new shape compiles again) and draw latents with "
+                                              "generator=torch.Generator(\"cpu\")"))
         component, how = HOW[qualified]
         method = "compile_repeated_blocks" if how == "repeated" else "compile"
         target = self.assignment_target(original)
@@ -168,10 +190,28 @@ class DiffusionPipeline(InferenceRule):
             self.add_after(self.on_neuron(target, [f"{target}.{step}"]))
         else:
             notes.append(f"compile on Trainium: pipe.{step}")
+        model_arg = arguments.positional[0] if arguments.positional else None
+        compiled = self.compiled_load_note(model_arg, split.has_export, split.export)
         self.report_load(original, split.dropped, notes, "Neuron diffusion pipeline -> diffusers pipeline on the "
-                                                         f"device, {method} of the {component}")
+                                                         f"device, {method} of the {component}", compiled)
         loaded = updated.with_changes(args=with_commas(split.args, updated.args))
         return cst.Call(func=cst.Attribute(value=loaded, attr=cst.Name("to")), args=[cst.Arg(self.device())])
+
+
+#: diffusers' default image size by checkpoint family (unet.config.sample_size x vae_scale_factor), most
+#: specific first: the -base SD 2.x checkpoints are 512 px, the others 768 px
+DEFAULT_SIZES = (("stable-diffusion-2-base", 512), ("stable-diffusion-2-1-base", 512), ("stable-diffusion-2", 768),
+                 ("stable-diffusion-xl", 1024), ("sdxl", 1024), ("stable-diffusion-v1", 512),
+                 ("stable-diffusion-1", 512))
+
+
+def _default_size(model_id: str) -> str:
+    """``": 512x512 for <id>"`` when the checkpoint the pipeline loads is a literal of a known family, else "":
+    a size quoted for another checkpoint would be wrong advice."""
+    for family, size in DEFAULT_SIZES:
+        if family in model_id.lower():
+            return f": {size}x{size} for {model_id}"
+    return ""
 
 
 def _short(arg: cst.Arg) -> str:

@@ -59,7 +59,7 @@ import libcst as cst
 from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._tables.inference_symbols import pipeline_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
-from codemods.inference._base import Arguments, InferenceRule, compiled_note, padding_note, split_traced
+from codemods.inference._base import Arguments, InferenceRule, padding_note, split_traced
 from migrate.rule import Safety
 
 MOVES = pipeline_moves()
@@ -124,9 +124,9 @@ class NeuronPipelineFunction(InferenceRule):
         # a model object loaded in this file (``model = X.from_pretrained(...)``) was placed and compiled there
         loaded = model is not None and isinstance(model.value, cst.Name) \
             and isinstance(self.lookup(model.value.value), cst.Call)
-        if split.export is not True and model is not None and not loaded \
-                and isinstance(model.value, (cst.SimpleString, cst.Name, cst.Attribute)):
-            notes.append(compiled_note(model))
+        compiled = None
+        if model is not None and not loaded and isinstance(model.value, (cst.SimpleString, cst.Name, cst.Attribute)):
+            compiled = self.compiled_load_note(model, split.has_export, split.export)
         task = self.literal(arguments.positional[0].value) if arguments.positional else (
             self.literal(values["task"].value) if "task" in values else None)
         target = self.assignment_target(original)
@@ -144,14 +144,14 @@ class NeuronPipelineFunction(InferenceRule):
                 notes.append(f"compiled for batch_size={source_of(split.shapes['batch_size'])}: call the pipeline with "
                              "that batch_size and a left-padding tokenizer")
         else:
-            note = padding_note(split.shapes)
+            note = padding_note(split.shapes, speech=task == "automatic-speech-recognition")
             if note:
-                notes.append(note + "; pass batch_size= to the pipeline call")
+                notes.append(self.shapes_at_calls(original, note + "; pass batch_size= to the pipeline call"))
             step = 'model.compile(backend="neuron", fullgraph=True, dynamic=False)'
             if target is not None:
                 self.add_after(self.on_neuron(target, [f"{target}.{step}"]))
             else:
                 notes.append(f"compile on Trainium: pipe.{step}")
         self.report_load(original, split.dropped, notes, "optimum.neuron.pipeline -> transformers.pipeline on the "
-                                                         "device")
+                                                         "device", compiled)
         return updated.with_changes(args=with_commas(split.args, updated.args))
