@@ -55,10 +55,14 @@ INF1 = {"torch-neuron", "neuron-cc"}
 NEURON_PACKAGES = {"optimum-neuron", "torch-neuronx", "neuronx-cc", "libneuronxla", "neuronx-distributed",
                    "neuronx-distributed-training", "neuronx-distributed-inference", "transformers-neuronx", *INF1}
 
+#: AWS's Neuron package repository (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/setup/index.html: every
+#: ``pip install`` of the Neuron packages passes ``--extra-index-url=https://pip.repos.neuron.amazonaws.com``)
+NEURON_REPOSITORY = "https://pip.repos.neuron.amazonaws.com"
+
 REPOSITORY_NOTE = (
     "torch-neuronx (and neuronx-cc) are published in AWS's Neuron package repository, not on PyPI (PyPI only has "
-    "placeholders): install with pip's --extra-index-url pointing at AWS's Neuron package repository, or use a "
-    "Neuron DLAMI/DLC"
+    f"placeholders): install with pip's --extra-index-url {NEURON_REPOSITORY} (AWS's Neuron package repository), "
+    "or use a Neuron DLAMI/DLC"
 )
 
 #: distributions that install a top-level module under another name than their own
@@ -67,4 +71,17 @@ MODULE_NAMES = {"pyyaml": "yaml", "scikit-learn": "sklearn", "pillow": "PIL"}
 #: project's own code imports them
 WATCHED = ("neuronx-distributed", "neuronx-distributed-training", "neuronx-distributed-inference",
            "transformers-neuronx", "huggingface-hub", "tokenizers", "datasets", "safetensors", "numpy", "pyarrow",
-           "pandas")
+           "pandas", "trl", "peft", "diffusers", "sentence-transformers")
+
+#: The stock packages that optimum-neuron itself brought in (its extras): a project that imports one of them
+#: still needs it once optimum-neuron is replaced
+BROUGHT_BY_OPTIMUM_NEURON = ("trl", "peft", "datasets", "diffusers", "sentence-transformers")
+
+#: package -> {CPython "3.N": the first release that publishes wheels for it}. The stack needs the highest Python
+#: floor of its packages (``REQUIRES_PYTHON`` in stock_floors_data.py: transformers 5.24 needs 3.11); an older pin
+#: has no wheel there and its source build fails. NumPy release notes:
+#: https://numpy.org/doc/stable/release/1.21.3-notes.html, https://numpy.org/doc/stable/release/1.23.2-notes.html,
+#: https://numpy.org/doc/stable/release/1.26.0-notes.html, https://numpy.org/doc/stable/release/2.1.0-notes.html
+PYTHON_WHEELS = {
+    "numpy": {"3.10": "1.21.3", "3.11": "1.23.2", "3.12": "1.26.0", "3.13": "2.1.0"},
+}

@@ -6,6 +6,9 @@ versions below, extras and other platforms left out), and a version of each that
 
 TARGET_VERSIONS: dict[str, str] = {'transformers': '5.24.0', 'accelerate': '1.15.0', 'trl': '1.16.0', 'peft': '0.21.2', 'diffusers': '0.42.1', 'sentence-transformers': '6.2.0', 'datasets': '5.2.0'}
 
+#: target -> its Requires-Python
+REQUIRES_PYTHON: dict[str, str] = {'transformers': '>=3.11.0', 'accelerate': '>=3.10.0', 'trl': '>=3.11', 'peft': '>=3.10.0', 'diffusers': '>=3.11.0', 'sentence-transformers': '>=3.10', 'datasets': '>=3.10.0'}
+
 #: target -> {required package (canonical name): specifier}
 REQUIRES: dict[str, dict[str, str]] = {
     'transformers': {

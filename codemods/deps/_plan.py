@@ -16,6 +16,7 @@ from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from codemods._tables.requirements_data import (
+    BROUGHT_BY_OPTIMUM_NEURON,
     EXTRA_PACKAGES,
     INF1,
     MODULE_NAMES,
@@ -23,6 +24,7 @@ from codemods._tables.requirements_data import (
     NEURON_PACKAGES,
     NEURONX_CC_SDK,
     NEURONX_CC_SPEC,
+    PYTHON_WHEELS,
     STOCK_MIN,
     TORCH_LINE,
     TORCH_NEURONX_SPEC,
@@ -30,7 +32,7 @@ from codemods._tables.requirements_data import (
     WATCHED,
     XLA_ONLY,
 )
-from codemods._tables.stock_floors_data import KNOWN_GOOD, REQUIRES, TARGET_VERSIONS
+from codemods._tables.stock_floors_data import KNOWN_GOOD, REQUIRES, REQUIRES_PYTHON, TARGET_VERSIONS
 from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
@@ -53,9 +55,39 @@ def imported_modules(text: str) -> frozenset[str] | None:
     return found or None
 
 
+#: the names an optimum.neuron import binds: ``import optimum.neuron [as on]``,
+#: ``from optimum.neuron[.x] import A, B as C``
+_ON_MODULE_IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*import[ \t]+optimum\.neuron\b(?:\.\w+)*"""
+                               r"""(?:[ \t]+as[ \t]+(\w+))?""")
+_ON_FROM_IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*from[ \t]+optimum\.neuron(?:\.\w+)*[ \t]+import[ \t]+"""
+                             r"""\(?([\w \t,]+)""")
+#: an eval/exec of a string literal (f-strings too; a notebook's JSON escapes its quotes)
+_EVAL_LITERAL = re.compile(r"""\b(?:eval|exec)\(\s*[rRfF]{0,2}\\?(["'])(.*?)\\?\1""")
+
+
+def optimum_neuron_kept(text: str) -> bool | None:
+    """Project fact: the file evaluates a string that names an optimum.neuron import (``eval(f"on.Neuron{kind}")``).
+    neuron-migrate keeps that import (removing it would turn the eval into a NameError; see NM102), so the
+    package must stay installed until the code is ported by hand."""
+    bound = {match.group(1) or "optimum" for match in _ON_MODULE_IMPORT.finditer(text)}
+    for match in _ON_FROM_IMPORT.finditer(text):
+        for part in match.group(1).split(","):
+            words = part.split()
+            if words:
+                bound.add(words[-1])
+    if not bound:
+        return None
+    for match in _EVAL_LITERAL.finditer(text):
+        if bound & set(re.findall(r"[A-Za-z_]\w*", match.group(2))):
+            return True
+    return None
+
+
 FACTS = (
     ProjectFact("deps.imports", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), tuple(sorted(_WATCHED_MODULES)),
                 imported_modules),
+    ProjectFact("deps.optimum-neuron-kept", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), ("optimum.neuron",),
+                optimum_neuron_kept),
 )
 
 
@@ -65,6 +97,8 @@ class ProjectDeps:
 
     neuron: bool = True  # the project targets Neuron
     imported: dict[str, tuple[str, ...]] = field(default_factory=dict)  # watched module -> files importing it
+    #: files whose optimum.neuron import neuron-migrate keeps (an eval names it)
+    optimum_neuron_kept: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, options: RuleOptions | None) -> "ProjectDeps":
@@ -74,7 +108,8 @@ class ProjectDeps:
         for path, modules in options.project.of("deps.imports").items():
             for module in modules:
                 imported.setdefault(module, []).append(path)
-        return cls(options.neuron_project, {module: tuple(sorted(paths)) for module, paths in imported.items()})
+        return cls(options.neuron_project, {module: tuple(sorted(paths)) for module, paths in imported.items()},
+                   tuple(sorted(options.project.of("deps.optimum-neuron-kept"))))
 
     def importers(self, name: str) -> tuple[str, ...]:
         return self.imported.get(module_of(name), ())
@@ -147,6 +182,16 @@ class Rewrite:
     keep: bool = False  # leave the original specifier in place (a todo about it)
 
 
+#: an index option (``--index-url``, ``--extra-index-url``, ``-i``, ``--find-links``/``-f``) that names a Neuron
+#: repository, or the Neuron repository's address itself
+_NEURON_INDEX = re.compile(r"(?:index-url|--index|(?<!\S)-i|(?<!\S)-f|--find-links)[\s=]*\S*neuron"
+                           r"|pip\.repos\.neuron\.amazonaws\.com", re.I)
+
+
+def names_neuron_repository(text: str) -> bool:
+    return bool(_NEURON_INDEX.search(text))
+
+
 @dataclass
 class Planner:
     """Per-file state: names already present, names added so far, whether a Neuron repository is configured."""
@@ -159,13 +204,25 @@ class Planner:
     #: pins touched (a TPU project's torch-xla stays)
     neuron: bool = True
     project: ProjectDeps = field(default_factory=ProjectDeps)
+    #: the old stack is kept on purpose (a ``transformers==4.52.3`` the file needs for that tag's example scripts):
+    #: what keeps it, for the todo on each stock pin that goes with it; None when the stack moves to transformers 5
+    hold: str | None = None
+    #: the old stack stays as a whole (optimum-neuron itself is kept): the Neuron packages beside it stay too
+    hold_everything: bool = False
+    #: packages that other install commands of the same file name (a notebook's other ``%pip`` cells)
+    elsewhere: set[str] = field(default_factory=set)
 
     @classmethod
     def for_specs(cls, specs: list[str], text: str = "", options: RuleOptions | None = None) -> "Planner":
-        present = {parsed.name for parsed in (parse(spec) for spec in specs) if parsed}
+        parsed_specs = [parsed for parsed in (parse(spec) for spec in specs) if parsed]
+        present = {parsed.name for parsed in parsed_specs}
         project = ProjectDeps.of(options)
-        return cls(present=present, repository_configured=bool(re.search(r"index-url\S*\s*=?\s*\S*neuron", text, re.I)),
-                   neuron=project.neuron or bool(present & NEURON_PACKAGES), project=project)
+        planner = cls(present=present, repository_configured=names_neuron_repository(text),
+                      neuron=project.neuron or bool(present & NEURON_PACKAGES), project=project)
+        if project.optimum_neuron_kept and any(_names_optimum_neuron(parsed) for parsed in parsed_specs):
+            planner.hold = f"optimum-neuron, kept for the eval(...) in {_files(project.optimum_neuron_kept)}"
+            planner.hold_everything = True
+        return planner
 
     def stack(self) -> set[str]:
         """The stock packages the file will install: the TorchNeuron core and the ones it names or had added."""
@@ -187,6 +244,29 @@ def rewrite(text: str, planner: Planner) -> Rewrite | None:
     parsed = parse(text)
     if parsed is None:
         return None
+    found = _rewrite(parsed, planner)
+    if planner.hold_everything and found is not None and not found.keep and not _names_optimum_neuron(parsed):
+        return Rewrite([], Severity.TODO, f"{text.strip()} was left as it is: it goes with {planner.hold}; move it "
+                       f"together with optimum-neuron ({found.message.removesuffix(' (removed)')})", keep=True)
+    if planner.hold and found is not None and not found.keep and _is_stock(parsed.name) \
+            and parsed.name != "transformers":  # the held pin itself gets its own todo from the caller
+        # a stock pin moved to the transformers-5 floors beside a transformers 4.x that stays: a half-moved
+        # environment that pip cannot resolve or that breaks the old code; the pins move together
+        return Rewrite([], Severity.TODO, f"{text.strip()} was left as it is: it goes with {planner.hold}; move it "
+                       f"together with transformers ({found.message.removesuffix(' (removed)')})", keep=True)
+    return found
+
+
+def _names_optimum_neuron(parsed: Parsed) -> bool:
+    return parsed.name == "optimum-neuron" or (parsed.name == "optimum" and "neuronx" in parsed.extras)
+
+
+def _is_stock(name: str) -> bool:
+    """A package of the stock Hugging Face stack or one it pins (not a Neuron/XLA package, not torch)."""
+    return name in STOCK_MIN or name in KNOWN_GOOD or name in BROUGHT_BY_OPTIMUM_NEURON
+
+
+def _rewrite(parsed: Parsed, planner: Planner) -> Rewrite | None:
     name = parsed.name
     if not planner.neuron and name not in NEURON_PACKAGES and name != "optimum":
         return None  # torch-xla / stock pins of a project that does not target Neuron (a TPU project)
@@ -234,12 +314,11 @@ def rewrite(text: str, planner: Planner) -> Rewrite | None:
             return None
         extras = f"[{','.join(parsed.extras)}]" if parsed.extras else ""
         new = f"{parsed.raw_name}{extras}>={STOCK_MIN[name]}{parsed.marker}"
-        # optimum-neuron's pin only beside optimum-neuron itself (the same file or command): elsewhere, even in a
-        # project that used it, the pin is the project's own
-        beside_optimum_neuron = planner.present & {"optimum-neuron", "optimum"}
-        origin = "an optimum-neuron pin" if beside_optimum_neuron else "pinned for the old stack"
-        return Rewrite([new], Severity.FIXED, f"{parsed.raw_name}{parsed.spec} ({origin}) -> "
-                       f">={STOCK_MIN[name]}, the version the TorchNeuron port is tested with")
+        # the pin is the project's own (optimum-neuron's requirements are in its metadata, not in this file): say
+        # only what is known, that it excludes the tested release, and whether optimum-neuron is installed beside it
+        beside = " (pinned beside optimum-neuron)" if planner.present & {"optimum-neuron", "optimum"} else ""
+        return Rewrite([new], Severity.FIXED, f"{parsed.raw_name}{parsed.spec}{beside} excludes {name} "
+                       f"{STOCK_MIN[name]}, the version the TorchNeuron port is tested with -> >={STOCK_MIN[name]}")
     if name in KNOWN_GOOD and not parsed.url and parsed.spec:
         return _floor(parsed, planner)
     return None
@@ -271,9 +350,11 @@ def _floor(parsed: Parsed, planner: Planner) -> Rewrite | None:
     replaced by what the stack requires; a todo when the project's code imports the package and the bump
     crosses a major version (its own calls may need porting)."""
     requirers = sorted(target for target in planner.stack() if parsed.name in REQUIRES.get(target, {}))
-    if not requirers:
+    python, python_by, wheels_from = _python_floor(parsed.name, planner.stack())
+    if not requirers and not wheels_from:
         return None
-    wanted = combine([SpecifierSet(REQUIRES[target][parsed.name]) for target in requirers])
+    wanted = combine([SpecifierSet(REQUIRES[target][parsed.name]) for target in requirers]
+                     + ([SpecifierSet(f">={wheels_from}")] if wheels_from else []))
     try:
         pin = SpecifierSet(parsed.spec)
         bounds = {Version(s.version.replace(".*", "")) for s in [*pin, *wanted]}
@@ -285,9 +366,20 @@ def _floor(parsed: Parsed, planner: Planner) -> Rewrite | None:
         return None
     extras = f"[{','.join(parsed.extras)}]" if parsed.extras else ""
     new = f"{parsed.raw_name}{extras}{_ordered(wanted)}{parsed.marker}"
-    by = ", ".join(f"{target} {TARGET_VERSIONS[target]}" for target in requirers)
-    message = (f"{parsed.raw_name}{parsed.spec} cannot be installed beside the migrated stack ({by} "
-               f"require{'s' if len(requirers) == 1 else ''} {parsed.name}{_ordered(wanted)}) -> {_ordered(wanted)}")
+    reasons = []
+    needs = combine([SpecifierSet(REQUIRES[target][parsed.name]) for target in requirers])
+    points = candidates | {Version(s.version.replace(".*", "")) for s in needs}
+    if requirers and not any(pin.contains(v, prereleases=True) and needs.contains(v, prereleases=True)
+                             for v in points):
+        by = ", ".join(f"{target} {TARGET_VERSIONS[target]}" for target in requirers)
+        reasons.append(f"{by} require{'s' if len(requirers) == 1 else ''} {parsed.name}{_ordered(needs)}")
+    if wheels_from and not any(pin.contains(v, prereleases=True) for v in candidates if v >= Version(wheels_from)):
+        reasons.append(f"{python_by} {TARGET_VERSIONS[python_by]} needs Python>={python}, and {parsed.name} "
+                       f"publishes wheels for Python {python} from {wheels_from} on")
+    if not reasons:  # each alone would do; together they leave nothing
+        reasons.append(f"it needs {parsed.name}{_ordered(wanted)}")
+    message = (f"{parsed.raw_name}{parsed.spec} cannot be installed beside the migrated stack ({'; '.join(reasons)})"
+               f" -> {_ordered(wanted)}")
     importers = planner.project.importers(parsed.name)
     old_majors = {s.version.split(".")[0] for s in pin if s.operator in {"==", "~=", "<=", "<", "==="}}
     lowest = min((Version(s.version) for s in wanted if s.operator in {">=", ">"}), default=None)
@@ -295,6 +387,18 @@ def _floor(parsed: Parsed, planner: Planner) -> Rewrite | None:
         return Rewrite([new], Severity.TODO, f"{message}; the project imports {module_of(parsed.name)} "
                        f"({_files(importers)}): check those calls against its {lowest.major}.x release notes")
     return Rewrite([new], Severity.FIXED, message)
+
+
+def _python_floor(name: str, stack: set[str]) -> tuple[str, str, str | None]:
+    """(the lowest Python the stack runs on, the package that needs it, the first ``name`` release with wheels
+    for that Python or None when no table says)."""
+    floors = [(Version(re.sub(r"^>=\s*", "", spec).split(",")[0]), target)
+              for target, spec in REQUIRES_PYTHON.items() if target in stack and spec.startswith(">=")]
+    if not floors:
+        return "", "", None
+    version, target = max(floors)
+    python = f"{version.major}.{version.minor}"
+    return python, target, PYTHON_WHEELS.get(name, {}).get(python)
 
 
 def _ordered(specifiers: SpecifierSet) -> str:
@@ -313,6 +417,13 @@ def _optimum_neuron(parsed: Parsed, planner: Planner) -> Rewrite:
     if "neuron" in parsed.extras and parsed.name in {"optimum", "optimum-neuron"}:
         return Rewrite([], Severity.TODO, f"{label} is the Inf1 (torch-neuron) stack, which has no TorchNeuron path "
                        "(Trn2/Trn3 only): remove it for the TorchNeuron port, keep it only for Inf1", keep=True)
+    if planner.project.optimum_neuron_kept:
+        kept = planner.project.optimum_neuron_kept
+        return Rewrite([], Severity.TODO, f"{label} was left as it is: neuron-migrate keeps the optimum.neuron "
+                       f"import of {_files(kept)} (an eval(...) there names it; removing the import would raise "
+                       "NameError); replace the eval with a stock class, then replace this line with the TorchNeuron "
+                       f"stack ({TORCH_NEURONX_SPEC}, {TORCH_SPEC}, {stock_spec('transformers')}, "
+                       f"{stock_spec('accelerate')})", keep=True)
     planner.needs_repository = True
     marker = parsed.marker
     specs = planner.new("torch-neuronx", TORCH_NEURONX_SPEC) + planner.new("torch", TORCH_SPEC)
@@ -322,6 +433,18 @@ def _optimum_neuron(parsed: Parsed, planner: Planner) -> Rewrite:
     for extra in parsed.extras:
         for package in EXTRA_PACKAGES.get(extra, []):
             specs += planner.new(package, stock_spec(package))
+    # optimum-neuron brought trl, peft ... in with it (through its own requirements or an extra the line does not
+    # name): a package the project's code imports must now be installed by this line, or the import fails
+    imported = [package for package in BROUGHT_BY_OPTIMUM_NEURON if planner.project.importers(package)]
+    brought = [package for package in imported
+               if package not in planner.elsewhere and planner.new(package, stock_spec(package))]
+    specs += [stock_spec(package) for package in brought]
+    if brought:
+        notes.append(f"added {', '.join(brought)}: optimum-neuron brought "
+                     f"{'them' if len(brought) > 1 else 'it'} in, and the project imports "
+                     + "; ".join(f"{module_of(package)} ({_files(planner.project.importers(package))})"
+                                 for package in brought))
+    for extra in parsed.extras:
         if extra == "vllm":
             notes.append("[vllm]: install the vLLM-Neuron plugin (vllm-project/vllm-neuron) instead, from source or a "
                          "Neuron DLAMI/DLC")
@@ -330,5 +453,6 @@ def _optimum_neuron(parsed: Parsed, planner: Planner) -> Rewrite:
     severity = Severity.FIXED
     if notes:
         message += "; " + "; ".join(notes)
+    if "vllm" in parsed.extras:
         severity = Severity.TODO
     return Rewrite(specs, severity, message)

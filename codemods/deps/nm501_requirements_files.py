@@ -6,24 +6,34 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
 
 * ``optimum-neuron[...]`` / ``optimum[neuronx]`` (any pin, also VCS URLs) -> ``torch-neuronx==2.14.*``,
   ``torch==2.14.*``, ``transformers>=5.24``, ``accelerate>=1.15`` plus what its extras pulled in
-  (``[training]``: trl, peft, datasets; ``[diffusers]``: diffusers, peft; ``[sentence-transformers]``),
-  skipping packages the file already lists; ``[vllm]`` and the Inf1 ``[neuron]`` extra get a ``todo``;
+  (``[training]``: trl, peft, datasets; ``[diffusers]``: diffusers, peft; ``[sentence-transformers]``) and the
+  packages it brought in that the project's code imports (trl, peft, datasets, diffusers, sentence-transformers:
+  project fact ``deps.imports``), skipping packages the file already lists; ``[vllm]`` and the Inf1 ``[neuron]``
+  extra get a ``todo``;
+* optimum-neuron stays, with a ``todo`` naming the files, while a file of the project evaluates a string that names
+  its import (``eval(f"optimum.neuron.NeuronModelFor{task}")``: NM102 keeps that import, project fact
+  ``deps.optimum-neuron-kept``); every other pin of the file stays with it, each with a ``todo`` (moving them alone
+  gives an environment pip cannot resolve);
 * XLA-era ``torch-neuronx`` builds (e.g. ``2.1.2.2.0.0``, ``2.8.0.2.10.16998``) -> ``torch-neuronx==2.14.*``
   (same package name, native backend: only the version tells them apart); ``torch`` pins below 2.14 follow;
 * ``torch-xla``, ``libneuronxla``, ``neuronx-distributed*``, ``transformers-neuronx``: removed; a
   neuronx-distributed / transformers-neuronx line the project's code still imports stays, with a ``todo`` naming
   the importing files (project fact ``deps.imports``);
 * ``neuronx-cc`` older than the SDK 2.33 compiler -> ``neuronx-cc==2.28.*`` with a ``todo``;
-* optimum-neuron's stock pins (``transformers==4.x``, ``trl==0.x``, ``peft``, ``accelerate``, ``diffusers``,
-  ``sentence-transformers``) -> the tested minimums; ``torchvision``/``torchaudio`` pins get a ``todo``;
+* pins of the stock packages that exclude the tested release (``transformers==4.x``, ``trl==0.x``, ``peft``,
+  ``accelerate``, ``diffusers``, ``sentence-transformers``) -> the tested minimums; the note says what the pin is
+  (the project's own, "pinned beside optimum-neuron" only when it is), never "an optimum-neuron pin";
+  ``torchvision``/``torchaudio`` pins get a ``todo``;
   ``optimum`` beside optimum-neuron gets a ``todo`` (it was optimum-neuron's dependency);
 * Inf1 packages (``torch-neuron``, ``neuron-cc``): a ``todo`` (Inf1 has no TorchNeuron path);
 * a pin the migrated stack cannot be installed beside (``huggingface_hub==0.24``, ``tokenizers<0.20``, a
   ``numpy`` below trl's floor) gets the floor that the packages the file installs require
-  (``codemods/_tables/stock_floors_data.py``, generated from their Requires-Dist); a ``todo`` when the bump
-  crosses a major version of a package the project's code imports;
+  (``codemods/_tables/stock_floors_data.py``, generated from their Requires-Dist); so does a pin with no wheels
+  for the Python the stack needs (transformers 5.24 requires Python 3.11, numpy has cp311 wheels from 1.23.2 on, so
+  ``numpy<=1.20.0`` -> ``numpy>=1.23.2``; ``PYTHON_WHEELS`` in ``codemods/_tables/requirements_data.py``); a
+  ``todo`` when the bump crosses a major version of a package the project's code imports;
 * when torch-neuronx is written and no index option names the Neuron repository, a ``todo`` says that the AWS
-  packages come from AWS's Neuron package repository, not PyPI.
+  packages come from AWS's Neuron package repository (https://pip.repos.neuron.amazonaws.com), not PyPI.
 
 Markers (``; python_version ...``), trailing comments, ``-r`` includes and ``--extra-index-url`` lines are kept.
 Lines with ``--hash`` are left alone (the hashes would no longer match). torch-xla and stock pins are touched

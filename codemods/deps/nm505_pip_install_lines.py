@@ -18,8 +18,14 @@ What it does:
   https://github.com/huggingface/transformers --branch v4.52.3``) to run that tag's ``examples/`` scripts stays, with
   a ``todo``: the pin and the checkout must move together. The project fact ``deps.transformers-checkout`` records
   the tag per file (a notebook's shell lines arrive as ``NAME.sh``, a ``%%bash`` cell as ``NAME.cellN.sh``);
-* when torch-neuronx is written and no ``--index-url``/``--extra-index-url`` in the file names the Neuron
-  repository, a ``todo`` says that the AWS packages come from AWS's Neuron package repository, not PyPI.
+* in such a file the stock pins that go with that transformers (accelerate, tokenizers, huggingface_hub, trl,
+  peft, numpy ...) stay too, in every ``pip install`` of the file, each with a ``todo`` saying what holds it: moving
+  them to the transformers-5 floors alone would leave a half-moved environment;
+* when torch-neuronx is written and no index option (``--index-url``, ``--extra-index-url``, ``-i``,
+  ``--find-links``) in the file names the Neuron repository, the rewritten command gets
+  ``--extra-index-url https://pip.repos.neuron.amazonaws.com`` right after ``install`` (how the Neuron setup guide
+  installs it); a command that picks its own index (``-i`` a mirror, ``--no-index``, ``--find-links``),
+  requirement files and heredocs get a ``todo`` instead.
 
 Why:
 
@@ -34,7 +40,8 @@ Before::
 
 After::
 
-    RUN pip install --upgrade "torch-neuronx==2.14.*" "torch==2.14.*" "transformers>=5.24" "accelerate>=1.15"
+    RUN pip install --extra-index-url https://pip.repos.neuron.amazonaws.com --upgrade "torch-neuronx==2.14.*" \\
+        "torch==2.14.*" "transformers>=5.24" "accelerate>=1.15"
 
 Safety: needs-review. The reviewer checks the package repository, the torch line (2.13 or 2.14) and the compiler
 pin, as for NM501; requirements built at run time (``pip install $PKGS``) are not seen.
@@ -42,6 +49,7 @@ pin, as for NM501; requirements built at run time (``pip install $PKGS``) are no
 References:
 
 * https://pip.pypa.io/en/stable/cli/pip_install/
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/setup/index.html
 * https://docs.docker.com/reference/dockerfile/#here-documents
 * https://docs.conda.io/projects/conda/en/latest/user-guide/tasks/manage-environments.html
 * https://awsdocs-neuron.readthedocs-hosted.com/en/latest/_sources/release-notes/components/torchneuron.rst
@@ -53,7 +61,7 @@ import re
 from pathlib import PurePath
 
 from codemods._lib.shell import CommandLine, EmbeddedCommand, Report, Tok, command_statements, cut, lex, unquote
-from codemods._tables.requirements_data import REPOSITORY_NOTE
+from codemods._tables.requirements_data import NEURON_REPOSITORY, REPOSITORY_NOTE
 from codemods.deps import _plan as plan
 from codemods.deps._base import DEP_TRIGGERS, DepsTextRule, rewrite_lines, split_requirement_line
 from migrate.facts import ProjectFact, ProjectFacts
@@ -183,12 +191,10 @@ def _follows_checkout(spec: str, rewrite, tag: str | None):
     return plan.Rewrite([], Severity.TODO, message, keep=True)
 
 
-def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | None = None,
-                     checkout: str | None = None) -> None:
-    """Rewrite the Neuron stack in ``pip install`` commands (shell, Dockerfile RUN, YAML run blocks, !pip).
-    ``checkout``: the transformers tag the file clones for its example scripts (see ``transformers_checkout``)."""
-    full_text = doc.text()
-    tag = checkout or transformers_checkout(full_text)
+def _pip_commands(doc: TextDocument) -> list[tuple[list[tuple[CommandLine, Tok]], list[Tok], Tok]]:
+    """Each ``pip install`` simple command of the document: (its words with their lines, its requirement words,
+    the ``install`` word)."""
+    commands = []
     for statement in command_statements(doc):
         items: list[tuple[CommandLine, Tok]] = []
         for cl in statement:
@@ -203,47 +209,99 @@ def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | N
         for group in groups:
             words = [tok for _, tok in group]
             requirements = _pip_requirements(words) if words else None
-            if not requirements:
-                continue
-            owner = {id(tok): cl for cl, tok in group}
-            joined = " ".join(word.text for word in words)
-            planner = plan.Planner.for_specs([unquote(word.text) for word in requirements], joined, options)
-            if re.search(r"index-url\S*\s*=?\s*\S*neuron", full_text, re.I):
-                planner.repository_configured = True
-            plans = []
-            for word in requirements:
-                rewrite = plan.rewrite(unquote(word.text), planner)
-                if rewrite is not None:
-                    plans.append((word, _follows_checkout(unquote(word.text), rewrite, tag)))
-            if not plans:
-                continue
-            if all(not rewrite.specs and not rewrite.keep for _, rewrite in plans) and len(plans) == len(requirements):
-                line = owner[id(plans[0][0])].line
-                report(line, Severity.TODO, "this pip install only installs packages of the XLA-era stack ("
-                       + ", ".join(unquote(word.text) for word, _ in plans) + "): delete the command")
-                continue
-            edits: dict[int, list[tuple[int, int, str | None]]] = {}
-            lines: dict[int, Line] = {}
-            first_line: Line | None = None
-            for word, rewrite in plans:
-                cl = owner[id(word)]
-                lines[id(cl.line)] = cl.line
-                if rewrite.keep:
-                    report(cl.line, rewrite.severity, rewrite.message)
-                    continue
-                first_line = first_line or cl.line
-                new = " ".join(_quote(spec, word.text) for spec in rewrite.specs) if rewrite.specs else None
-                edits.setdefault(id(cl.line), []).append((word.start, word.end, new))
+            if requirements:
+                install = next(word for word in words if unquote(word.text) == "install")
+                commands.append((group, requirements, install))
+    return commands
+
+
+def _held_transformers(commands, tag: str | None) -> str | None:
+    """What keeps the old stack when the file runs the example scripts of a transformers 4.x ``tag`` checkout
+    (they need that transformers, so the stock packages installed beside it stay too), or None."""
+    major = re.match(r"v?(\d+)", tag or "")
+    if major is None or int(major.group(1)) >= 5:
+        return None
+    for _, requirements, _ in commands:
+        for word in requirements:
+            spec = unquote(word.text)
+            parsed = plan.parse(spec)
+            if parsed is not None and parsed.name == "transformers" and parsed.spec and not parsed.url \
+                    and not plan.admits(parsed.spec, "5.24.0"):
+                return f"{spec.strip()}, which this file keeps for the transformers {tag} example scripts it runs"
+    # the pin is in another cell or file: the checkout alone says which transformers this environment needs
+    return f"the transformers {tag} checkout whose example scripts this file runs (they need transformers {tag})"
+
+
+#: options that choose where pip looks for packages
+_INDEX_OPTIONS = {"-i", "--index-url", "--extra-index-url", "--no-index", "-f", "--find-links", "--index",
+                  "--default-index"}
+#: the documented way to reach AWS's Neuron package repository from one pip command
+REPOSITORY_OPTION = f"--extra-index-url {NEURON_REPOSITORY}"
+
+
+def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | None = None,
+                     checkout: str | None = None) -> None:
+    """Rewrite the Neuron stack in ``pip install`` commands (shell, Dockerfile RUN, YAML run blocks, !pip).
+    ``checkout``: the transformers tag the file clones for its example scripts (see ``transformers_checkout``)."""
+    full_text = doc.text()
+    tag = checkout or transformers_checkout(full_text)
+    commands = _pip_commands(doc)
+    hold = _held_transformers(commands, tag)
+    named = [{parsed.name for parsed in (plan.parse(unquote(word.text)) for word in requirements) if parsed}
+             for _, requirements, _ in commands]
+    for index, (group, requirements, install) in enumerate(commands):
+        words = [tok for _, tok in group]
+        owner = {id(tok): cl for cl, tok in group}
+        joined = " ".join(word.text for word in words)
+        planner = plan.Planner.for_specs([unquote(word.text) for word in requirements], joined, options)
+        planner.hold = planner.hold or hold
+        planner.elsewhere = set().union(*(names for other, names in enumerate(named) if other != index))
+        if plan.names_neuron_repository(full_text):
+            planner.repository_configured = True
+        plans = []
+        for word in requirements:
+            rewrite = plan.rewrite(unquote(word.text), planner)
+            if rewrite is not None:
+                plans.append((word, _follows_checkout(unquote(word.text), rewrite, tag)))
+        if not plans:
+            continue
+        if all(not rewrite.specs and not rewrite.keep for _, rewrite in plans) and len(plans) == len(requirements):
+            line = owner[id(plans[0][0])].line
+            report(line, Severity.TODO, "this pip install only installs packages of the XLA-era stack ("
+                   + ", ".join(unquote(word.text) for word, _ in plans) + "): delete the command")
+            continue
+        edits: dict[int, list[tuple[int, int, str | None]]] = {}
+        lines: dict[int, Line] = {}
+        first_line: Line | None = None
+        for word, rewrite in plans:
+            cl = owner[id(word)]
+            lines[id(cl.line)] = cl.line
+            if rewrite.keep:
                 report(cl.line, rewrite.severity, rewrite.message)
-            for key, line_edits in edits.items():
-                line = lines[key]
-                for start, end, new in sorted(line_edits, reverse=True):
-                    if new is None:
-                        cut(line, [(start, end)])
-                    else:
-                        line.text = line.text[:start] + new + line.text[end:]
-            if planner.needs_repository and not planner.repository_configured and first_line is not None:
-                report(first_line, Severity.TODO, REPOSITORY_NOTE)
+                continue
+            first_line = first_line or cl.line
+            new = " ".join(_quote(spec, word.text) for spec in rewrite.specs) if rewrite.specs else None
+            edits.setdefault(id(cl.line), []).append((word.start, word.end, new))
+            report(cl.line, rewrite.severity, rewrite.message)
+        own_index = any(unquote(word.text).split("=")[0] in _INDEX_OPTIONS for word in words)
+        if planner.needs_repository and not planner.repository_configured and first_line is not None and own_index:
+            # the command picks its own package index (a mirror, --no-index): whether it carries the Neuron
+            # packages is the owner's call
+            report(first_line, Severity.TODO, REPOSITORY_NOTE)
+        elif planner.needs_repository and not planner.repository_configured and first_line is not None:
+            # the command is rewritten anyway: it names the repository itself, the way the Neuron setup guide does
+            install_line = owner[id(install)].line
+            lines[id(install_line)] = install_line
+            edits.setdefault(id(install_line), []).append((install.end, install.end, " " + REPOSITORY_OPTION))
+            report(install_line, Severity.FIXED, f"added {REPOSITORY_OPTION}: torch-neuronx (and neuronx-cc) are "
+                   "published in AWS's Neuron package repository, not on PyPI (PyPI only has placeholders)")
+        for key, line_edits in edits.items():
+            line = lines[key]
+            for start, end, new in sorted(line_edits, reverse=True):
+                if new is None:
+                    cut(line, [(start, end)])
+                else:
+                    line.text = line.text[:start] + new + line.text[end:]
 
 
 class PipInstallNeuronStack(DepsTextRule):
@@ -257,9 +315,11 @@ class PipInstallNeuronStack(DepsTextRule):
     facts = (*DepsTextRule.facts, TRANSFORMERS_CHECKOUT)
 
     def apply(self, doc: TextDocument) -> None:
-        edit_pip_install(doc, self.report, self.ctx.options, checkout_of(self.ctx.options.project, self.ctx.path))
+        # requirement heredocs first: whether the file names the Neuron repository is read from its own text, not
+        # from the --extra-index-url this rule adds to a pip command (a ``pip install -r`` of the heredoc lacks it)
         if doc.kind in {FileKind.SHELL, FileKind.DOCKERFILE}:
             rewrite_heredoc_requirements(doc, self.report, self.ctx.options)
+        edit_pip_install(doc, self.report, self.ctx.options, checkout_of(self.ctx.options.project, self.ctx.path))
         if doc.kind is FileKind.YAML:
             self._conda_pip_section(doc)
 

@@ -5,15 +5,14 @@ and the generated floors table against the installed distributions."""
 
 from __future__ import annotations
 
-import subprocess
 from importlib import metadata
 from pathlib import Path, PurePath
 
 import pytest
 
-from codemods.deps import _plan as plan
 from codemods._tables import gen_stock_floors
 from codemods._tables.stock_floors_data import TARGET_VERSIONS
+from codemods.deps import _plan as plan
 from migrate.engine import RunOptions, run
 from migrate.filekinds import FileKind, kind_from_name
 from migrate.findings import Severity
@@ -33,18 +32,22 @@ def test_other_text_files_are_not_requirement_files(name: str) -> None:
 
 
 def _requirements(text: str, project: dict[str, str], neuron_project: bool = True):
-    return apply_rules(text, FileKind.REQUIREMENTS, select=["NM5"], path="requirements.txt", neuron_project=neuron_project,
-                       project={"requirements.txt": text, **project})
+    return apply_rules(text, FileKind.REQUIREMENTS, select=["NM5"], path="requirements.txt",
+                       neuron_project=neuron_project, project={"requirements.txt": text, **project})
 
 
-def test_a_plain_pin_is_called_an_optimum_neuron_pin_only_beside_optimum_neuron() -> None:
+def test_a_plain_pin_is_never_called_an_optimum_neuron_pin() -> None:
+    """The pin is the project's own, in a project with or without optimum-neuron: the note says what it is (a pin
+    that excludes the tested release), and that optimum-neuron sits beside it only when it does."""
     pin = "transformers==4.31.0\n"
     for other in ("import torch_xla.core.xla_model as xm\n", "from optimum.neuron import NeuronTrainer\n"):
         plain = _requirements(pin, {"train.py": other})
         assert plain.text == "transformers>=5.24\n"
-        assert "pinned for the old stack" in plain.findings[0].message and "optimum-neuron" not in plain.findings[0].message
+        [finding] = plain.findings
+        assert "excludes transformers 5.24" in finding.message and "optimum-neuron" not in finding.message
     beside = _requirements("optimum-neuron==0.0.25\n" + pin, {})
-    assert any("(an optimum-neuron pin)" in finding.message for finding in beside.findings)
+    [note] = [finding for finding in beside.findings if finding.line == 2]
+    assert "(pinned beside optimum-neuron)" in note.message and "an optimum-neuron pin" not in note.message
 
 
 def test_a_package_still_imported_is_kept_with_a_todo_naming_the_importers() -> None:
@@ -111,14 +114,17 @@ def test_the_floors_table_is_current_for_the_installed_stack() -> None:
     if installed != TARGET_VERSIONS:
         pytest.skip(f"the environment has {installed}, the table was generated for {TARGET_VERSIONS}")
     table, known = gen_stock_floors.build(gen_stock_floors.requires_installed())
-    expected = gen_stock_floors.render(table, known, installed)
-    assert gen_stock_floors.OUT.read_text(encoding="utf-8") == expected, "run python -m codemods._tables.gen_stock_floors"
+    pythons = {name: metadata.metadata(name)["Requires-Python"] for name in TARGET_VERSIONS}
+    expected = gen_stock_floors.render(table, known, installed, pythons)
+    assert gen_stock_floors.OUT.read_text(encoding="utf-8") == expected, \
+        "run python -m codemods._tables.gen_stock_floors"
 
 
 def test_combine_keeps_the_tightest_bounds() -> None:
     from packaging.specifiers import SpecifierSet
 
-    combined = plan.combine([SpecifierSet("<3.0,>=1.31.0"), SpecifierSet(">=0.34.0"), SpecifierSet(">=1.32.0,!=1.40.0")])
+    combined = plan.combine([SpecifierSet("<3.0,>=1.31.0"), SpecifierSet(">=0.34.0"),
+                             SpecifierSet(">=1.32.0,!=1.40.0")])
     assert combined == SpecifierSet(">=1.32.0,<3.0,!=1.40.0")
 
 
@@ -129,3 +135,43 @@ def test_extras_of_the_replaced_requirement_are_carried_whatever_their_spacing(l
     migrated = _requirements(line, {"compile.py": "from diffusers import StableDiffusionPipeline\n"})
     assert any(requirement.startswith("diffusers") for requirement in migrated.text.splitlines()), migrated.text
     assert plan.parse("optimum[neuronx, diffusers]").extras == ["neuronx", "diffusers"]
+
+
+def test_optimum_neuron_stays_while_an_eval_needs_its_import() -> None:
+    """neuron-migrate keeps an optimum.neuron import that an eval(...) names (NM102): the package it comes from
+    must stay installed, and so must the old stack beside it; an import the rules port does not hold it."""
+    text = "optimum-neuron==0.0.24\ntransformers==4.43.2\n"
+    evaluated = {"src/export.py": "import optimum.neuron as on\n\nmodel_class = eval(f'on.NeuronModelFor{task}')\n"}
+    kept = _requirements(text, evaluated)
+    assert [line for line in kept.text.splitlines() if not line.startswith("# neuron-migrate")] == text.splitlines()
+    assert {f.severity for f in kept.findings} == {Severity.TODO}
+    assert any("src/export.py" in f.message and f.line == 1 for f in kept.findings)
+    assert any("goes with optimum-neuron" in f.message and f.line == 2 for f in kept.findings)
+    ported = _requirements(text, {"src/infer.py": "from optimum.neuron import NeuronModelForCausalLM\n"})
+    assert {"torch-neuronx==2.14.*", "transformers>=5.24"} <= set(ported.text.splitlines())
+    assert "optimum-neuron" not in ported.text
+
+
+def test_packages_optimum_neuron_brought_in_come_along_when_the_project_imports_them() -> None:
+    migrated = _requirements("optimum-neuron==0.0.25\n", {"train.py": "from trl import SFTTrainer\nimport torch\n"})
+    assert "trl>=1.16" in migrated.text.splitlines() and "peft" not in migrated.text
+    assert "train.py" in migrated.findings[0].message
+    # already listed: not added twice
+    listed = _requirements("optimum-neuron==0.0.25\ntrl>=1.16\n", {"train.py": "from trl import SFTTrainer\n"})
+    assert listed.text.count("trl") == 1
+
+
+@pytest.mark.parametrize("pin", ["numpy<=1.20.0", "numpy==1.21.6", "numpy>=1.17,<1.23"])
+def test_a_numpy_pin_without_wheels_for_the_stack_python_is_bumped(pin: str) -> None:
+    """transformers 5.24 needs Python 3.11; numpy's first cp311 wheels are 1.23.2 (its metadata floor, numpy>=1.17,
+    admits these pins)."""
+    result = _requirements(f"optimum-neuron==0.0.25\n{pin}\n", {})
+    assert result.text.splitlines()[-1] == "numpy>=1.23.2"
+    [finding] = [f for f in result.findings if f.line == 2]
+    assert "numpy publishes wheels for Python 3.11 from 1.23.2 on" in finding.message
+    assert "require numpy>=1.17" not in finding.message  # the pin satisfies that: not a reason
+
+
+def test_a_numpy_pin_with_wheels_for_the_stack_python_is_left_alone() -> None:
+    text = "optimum-neuron==0.0.25\nnumpy==1.23.5\n"
+    assert _requirements(text, {}).text.endswith("\nnumpy==1.23.5\n")

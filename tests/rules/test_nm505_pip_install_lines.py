@@ -40,10 +40,11 @@ def test_dockerfile_run_keeps_the_quote_style_and_skips_option_values() -> None:
         kind=FileKind.DOCKERFILE,
         path="Dockerfile",
     )
-    assert result.text.endswith('RUN python -m pip install "torch-neuronx==2.14.*" "torch==2.14.*" '
-                                '"transformers>=5.24" "accelerate>=1.15" "trl>=1.16" "peft>=0.21" datasets '
-                                '-r requirements.txt\n')
-    assert findings(result, "NM505") == {(1, "fixed"), (1, "todo")}  # the todo: torch-neuronx is not on PyPI
+    # torch-neuronx is not on PyPI: the rewritten command names AWS's Neuron repository itself
+    assert result.text.endswith('RUN python -m pip install --extra-index-url https://pip.repos.neuron.amazonaws.com '
+                                '"torch-neuronx==2.14.*" "torch==2.14.*" "transformers>=5.24" "accelerate>=1.15" '
+                                '"trl>=1.16" "peft>=0.21" datasets -r requirements.txt\n')
+    assert findings(result, "NM505") == {(1, "fixed")}
 
 
 def test_conda_environment_pip_section() -> None:
@@ -90,3 +91,99 @@ def test_a_stock_pip_line_is_left_alone() -> None:
         kind=FileKind.SHELL,
         path="setup.sh",
     )
+
+
+def test_a_rewritten_pip_line_gets_the_neuron_repository_in_the_same_command() -> None:
+    result = migrate(
+        """
+        pip install -U "torch-neuronx==2.1.2.2.0.0" "transformers==4.43.2"
+        """,
+        "NM505",
+        kind=FileKind.SHELL,
+        path="setup.sh",
+    )
+    assert result.text == ('pip install --extra-index-url https://pip.repos.neuron.amazonaws.com -U '
+                           '"torch-neuronx==2.14.*" "transformers>=5.24"\n')
+    assert not any("placeholders): install with" in f.message for f in result.findings)
+
+
+def test_a_command_that_already_names_the_neuron_repository_gets_no_second_one() -> None:
+    result = migrate(
+        """
+        pip install -i https://pip.repos.neuron.amazonaws.com torch-neuronx==2.1.2.2.0.0
+        """,
+        "NM505",
+        kind=FileKind.SHELL,
+        path="setup.sh",
+    )
+    assert result.text.count("pip.repos.neuron.amazonaws.com") == 1 and '"torch-neuronx==2.14.*"' in result.text
+
+
+def test_an_old_numpy_pin_without_wheels_for_the_stack_python_is_bumped() -> None:
+    """transformers 5.24 needs Python 3.11; numpy publishes cp311 wheels from 1.23.2 on, so `numpy<=1.20.0` beside
+    it has nothing to install (its metadata floor, numpy>=1.17, does not catch that)."""
+    result = migrate(
+        """
+        pip install -U "numpy<=1.20.0" "transformers==4.52.3" datasets
+        """,
+        "NM505",
+        kind=FileKind.SHELL,
+        path="clip.sh",
+    )
+    assert result.text == 'pip install -U "numpy>=1.23.2" "transformers>=5.24" datasets\n'
+    [numpy] = [f for f in result.findings if "numpy" in f.message]
+    assert numpy.severity.value == "fixed" and "Python 3.11 from 1.23.2" in numpy.message
+
+
+def test_companions_of_a_held_transformers_4x_stay_with_it() -> None:
+    """transformers==4.52.3 stays for the v4.52.3 example scripts: accelerate and huggingface_hub must not move to
+    the transformers-5 floors beside it (a half-moved environment); each gets a todo saying why."""
+    result = migrate(
+        """
+        git clone https://github.com/huggingface/transformers --branch v4.52.3
+        pip install -U "transformers==4.52.3" "accelerate==1.9.0" "huggingface_hub==0.30.2" "numpy<=1.20.0" evaluate
+        pip install "tokenizers==0.21.1"
+        python transformers/examples/pytorch/text-classification/run_glue.py
+        """,
+        "NM505",
+        kind=FileKind.SHELL,
+        path="glue.sh",
+    )
+    assert ('pip install -U "transformers==4.52.3" "accelerate==1.9.0" "huggingface_hub==0.30.2" "numpy<=1.20.0" '
+            'evaluate\n' in result.text)
+    assert 'pip install "tokenizers==0.21.1"\n' in result.text  # another command of the same file: held too
+    todos = [f for f in result.findings if f.severity.value == "todo"]
+    assert len(todos) == 5
+    held = [f for f in todos if "goes with transformers==4.52.3" in f.message]
+    assert {f.message.split(" was left")[0] for f in held} == {"accelerate==1.9.0", "huggingface_hub==0.30.2",
+                                                                "numpy<=1.20.0", "tokenizers==0.21.1"}
+    assert all(f.severity.value != "fixed" for f in result.findings)
+
+
+def test_companions_move_when_the_checkout_is_5x() -> None:
+    result = migrate(
+        """
+        git clone https://github.com/huggingface/transformers --branch v5.24.0
+        pip install "transformers==4.52.3" "accelerate==1.9.0"
+        python transformers/examples/pytorch/text-classification/run_glue.py
+        """,
+        "NM505",
+        kind=FileKind.SHELL,
+        path="glue.sh",
+    )
+    assert 'pip install "transformers>=5.24" "accelerate>=1.15"\n' in result.text
+
+
+def test_a_command_with_its_own_package_index_gets_a_todo_not_a_second_index() -> None:
+    result = migrate(
+        """
+        pip install --index-url https://mirror.example.invalid/simple torch-neuronx==2.1.2.2.0.0
+        """,
+        "NM505",
+        kind=FileKind.SHELL,
+        path="setup.sh",
+    )
+    mirror = 'pip install --index-url https://mirror.example.invalid/simple "torch-neuronx==2.14.*"\n'
+    assert result.text.endswith("\n" + mirror)
+    assert result.text.startswith("# neuron-migrate: torch-neuronx (and neuronx-cc) are published")
+    assert findings(result, "NM505") == {(1, "fixed"), (1, "todo")}
