@@ -116,6 +116,26 @@ def env_readers(project: ProjectFacts, folders: Iterable[str]):
     return lambda name: sorted(path for path, names in reads.items() if name in names and under(path))
 
 
+#: the Trainer scripts of transformers' examples (examples/pytorch), which parse TrainingArguments with
+#: HfArgumentParser: a command running one of them by that name takes --bf16 even when the file is not in the
+#: project (the ``*_no_trainer.py`` variants have their own argparse and are not listed)
+HF_EXAMPLE_TRAINERS = frozenset({
+    "run_glue.py", "run_xnli.py", "run_clm.py", "run_mlm.py", "run_plm.py", "run_fim.py", "run_ner.py", "run_qa.py",
+    "run_seq2seq_qa.py", "run_summarization.py", "run_translation.py", "run_swag.py", "run_classification.py",
+    "run_image_classification.py", "run_clip.py", "run_mim.py", "run_mae.py", "run_semantic_segmentation.py",
+    "run_audio_classification.py", "run_speech_recognition_ctc.py", "run_speech_recognition_seq2seq.py",
+    "run_object_detection.py", "run_instance_segmentation.py",
+})
+
+
+def parses_training_arguments(resolved: "Resolved") -> bool:
+    """Whether the command's script parses transformers' TrainingArguments (stock or optimum-neuron's subclass,
+    a project fact) or is one of transformers' example Trainer scripts run from outside the project."""
+    if resolved.script is not None:
+        return resolved.script.neuron or resolved.script.stock
+    return resolved.path is None and posixpath.basename(resolved.name) in HF_EXAMPLE_TRAINERS
+
+
 class Target(str, enum.Enum):
     NEURON = "neuron"  # a script of the project that parses Neuron training arguments
     OTHER = "other"  # a script of the project that does not (its flags are its own), or a program that is not a trainer

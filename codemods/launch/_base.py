@@ -23,7 +23,7 @@ from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import TextRule
-from migrate.textdoc import TextDocument
+from migrate.textdoc import Line, TextDocument
 
 LAUNCH_KINDS = frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML})
 
@@ -100,46 +100,75 @@ LEFT_ON_XLA = ("which neuron-migrate left on torch_xla as a whole (it keeps {lab
 
 
 def edit_env(doc: TextDocument, report: Report, names: Callable[[str], bool],
-             readers: Callable[[str], list[str]] = lambda name: [], unseen: tuple[str, str] | None = None) -> None:
+             readers: Callable[[str], list[str]] = lambda name: [], unseen: tuple[str, str] | None = None,
+             keep: Callable[[str], str | None] = lambda name: None) -> list[str]:
     """Apply the shared env-var table to every variable for which ``names(var)`` is true. A variable the project's
     Python still reads (``readers(var)``), or set for a torch_xla/NxD script outside the project (``unseen``:
-    (script, why)), is not removed: it gets a todo."""
-    for site in list(env_sites(doc)):
-        if site.cl.line.deleted or not names(site.name):
-            continue
-        action = env_vars.lookup(site.name)
-        if action is None or action.action == "keep":
-            continue
-        message = env_vars.message_for(site.name, action)
-        line = site.cl.line
-        if action.action == "review":
-            if site.unset:
-                continue
-            report(line, Severity.TODO, message)
-            continue
-        switched_on = site.value is None or site.value.strip().lower() not in OFF_VALUES | {""}
-        if not site.unset and switched_on and (files := readers(site.name)):
-            shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
-            report(line, Severity.TODO, READ_BY_PROJECT_TODO.format(name=site.name, readers=shown,
-                                                                    s="s" if len(files) == 1 else ""))
-            continue
-        if not site.unset and unseen is not None:
-            report(line, Severity.TODO, UNSEEN_TARGET_TODO.format(name=site.name, script=unseen[0], why=unseen[1]))
-            continue
-        if action.action == "replace" and action.replacement and site.word is not None:
-            word = site.word
-            offset = word.text.find(site.name)
-            line.text = line.text[:word.start + offset] + action.replacement + line.text[word.start + offset + len(site.name):]
-            report(line, Severity.TODO if action.todo else Severity.FIXED, message)
-            continue
-        if action.action in {"remove", "replace"}:
-            severity = Severity.TODO if action.todo else Severity.FIXED
-            if action.action == "remove" and site.value is not None and site.value.strip().lower() in OFF_VALUES | {""}:
-                severity, message = Severity.FIXED, f"{site.name}={site.value} switched nothing on; removed"
-            if site.unset:
-                severity, message = Severity.FIXED, f"removed `unset {site.name}`: the variable is no longer set"
-            remove_env_site(doc, site)
-            report(line, severity, message)  # a deleted line keeps its number; its note goes to the next line
+    (script, why)), is not removed: it gets a todo; so does one for which ``keep(var)`` gives a todo (a setting
+    whose removal needs an edit the caller cannot make). Returns the names of the switched-on settings removed."""
+    removed: list[str] = []
+    # right to left, so that an edit never moves a site still to come on the same line (`env A=1 B=2 cmd`); the
+    # findings keep the file's order
+    sites = list(env_sites(doc))
+    buffered: list[tuple[int, Line, Severity, str]] = []
+    outer = report
+
+    for position in reversed(range(len(sites))):
+        site = sites[position]
+
+        def report(line: Line, severity: Severity, message: str, position: int = position) -> None:
+            buffered.append((position, line, severity, message))
+
+        _edit_env_site(doc, site, report, names, readers, unseen, keep, removed)
+    for _, line, severity, message in sorted(buffered, key=lambda item: item[0]):
+        outer(line, severity, message)
+    return removed[::-1]
+
+
+def _edit_env_site(doc: TextDocument, site, report: Report, names: Callable[[str], bool],
+                   readers: Callable[[str], list[str]], unseen: tuple[str, str] | None,
+                   keep: Callable[[str], str | None], removed: list[str]) -> None:
+    """One setting of ``edit_env``; ``removed`` collects the names of the switched-on settings removed."""
+    if site.cl.line.deleted or not names(site.name):
+        return
+    action = env_vars.lookup(site.name)
+    if action is None or action.action == "keep":
+        return
+    message = env_vars.message_for(site.name, action)
+    line = site.cl.line
+    if action.action == "review":
+        if site.unset:
+            return
+        report(line, Severity.TODO, message)
+        return
+    switched_on = site.value is None or site.value.strip().lower() not in OFF_VALUES | {""}
+    if not site.unset and switched_on and (files := readers(site.name)):
+        shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+        report(line, Severity.TODO, READ_BY_PROJECT_TODO.format(name=site.name, readers=shown,
+                                                                s="s" if len(files) == 1 else ""))
+        return
+    if not site.unset and unseen is not None:
+        report(line, Severity.TODO, UNSEEN_TARGET_TODO.format(name=site.name, script=unseen[0], why=unseen[1]))
+        return
+    if not site.unset and switched_on and (todo := keep(site.name)) is not None:
+        report(line, Severity.TODO, todo)
+        return
+    if action.action == "replace" and action.replacement and site.word is not None:
+        word = site.word
+        offset = word.text.find(site.name)
+        line.text = line.text[:word.start + offset] + action.replacement + line.text[word.start + offset + len(site.name):]
+        report(line, Severity.TODO if action.todo else Severity.FIXED, message)
+        return
+    if action.action in {"remove", "replace"}:
+        severity = Severity.TODO if action.todo else Severity.FIXED
+        if action.action == "remove" and site.value is not None and site.value.strip().lower() in OFF_VALUES | {""}:
+            severity, message = Severity.FIXED, f"{site.name}={site.value} switched nothing on; removed"
+        if site.unset:
+            severity, message = Severity.FIXED, f"removed `unset {site.name}`: the variable is no longer set"
+        remove_env_site(doc, site)
+        report(line, severity, message)  # a deleted line keeps its number; its note goes to the next line
+        if not site.unset and switched_on:
+            removed.append(site.name)
 
 
 
@@ -199,6 +228,8 @@ def flag_plan(mapping, flag: str, value: str | None) -> FlagPlan | None:
     if mapping is None or mapping.action is FieldAction.KEEP:
         return None
     message = mapping.message or f"{flag}: {mapping.action.value}"
+    if flag.lstrip("-") not in message and flag.lstrip("-").replace("-", "_") not in message:
+        message = f"{flag}: {message}"  # the note names the flag it is about (it may be read away from the line)
     lowered = (value or "").lower()
     if mapping.action is FieldAction.RENAME and mapping.target:
         if mapping.value is None:
@@ -247,6 +278,18 @@ def as_step(message: str) -> str:
     for pattern, step in _DONE:
         message = pattern.sub(step, message)
     return message
+
+
+_TRL_OWNERS = {"SFTConfig", "ORPOConfig"}
+_TRL_SCRIPT = re.compile(r"sft|trl|orpo|dpo|grpo|kto|ppo", re.IGNORECASE)
+
+
+def foreign_field(mapping, name: str) -> bool:
+    """Whether a field that only trl's configs had (``max_seq_length`` of SFTConfig) is, on a command running ``name``
+    that the project does not hold, more likely the script's own flag: unless the script reads as a trl one
+    (``sft_train.py``), its note would advise a trl rename to a script that is not trl (run_glue.py's own
+    ``--max_seq_length``), so none is given."""
+    return mapping.owner in _TRL_OWNERS and not _TRL_SCRIPT.search(posixpath.basename(name))
 
 
 def unresolved_todo(flag: str, name: str, field_name: str, message: str) -> str:

@@ -146,7 +146,7 @@ def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], 
         elif target is not None and runs_elsewhere(posixpath.basename(target)):
             why = f"the real run of {target} elsewhere in the project"
         elif steps is not None and 0 < int(steps.group(1)) <= SHORT_RUN_STEPS:
-            why = f"the real run (a short --max_steps {steps.group(1)} pass)"
+            why = f"a real run (this short --max_steps {steps.group(1)} pass is the compile-only pass itself)"
         if why is not None and unseen is not None:
             report(first.line, Severity.TODO, NPC_UNSEEN_TODO.format(script=unseen[0], why=unseen[1]))
         elif why is not None and _delete_npc_command(doc, statement):

@@ -37,17 +37,106 @@ References:
 
 from __future__ import annotations
 
-from codemods._lib.shell import EmbeddedCommand, Report
-from codemods.launch._base import ENV_FACTS, LaunchRule, edit_env
+import re
+from dataclasses import dataclass
+
+from codemods._lib.launch_targets import NOT_TRAINERS, Resolved, parses_training_arguments, program_of, resolver
+from codemods._lib.shell import CommandLine, EmbeddedCommand, Report, Resolve, Tok, lex, unquote
 from codemods._tables.project_markers import MARKERS
+from codemods.launch._base import ENV_FACTS, LaunchRule, edit_env
+from migrate.findings import Severity
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
 
 NAMES = ("XLA_USE_BF16", "XLA_DOWNCAST_BF16")
 
+BF16_FLAG = "--bf16 true"
+BF16_ADDED = ("--bf16 true added: {names} (removed here) ran this training in bf16 on torch_xla, and TorchNeuron "
+              "ignores {them}; the Trainer's bf16 mixed precision keeps the run off fp32 (for bf16 weights as before, "
+              "load the model with dtype=torch.bfloat16)")
+KEPT_TODO = ("{name} was left as it is: TorchNeuron ignores it, so removing it alone would turn this bf16 run into "
+             "fp32 without a word, and {why}; carry the precision to the script (--bf16 true for a script that parses "
+             "TrainingArguments, bf16=True in its TrainingArguments, or the model loaded with dtype=torch.bfloat16), "
+             "then remove {name}")
+_REDIRECTION = re.compile(r"^\d*(?:[<>]|&>)")
+_SCRIPT = re.compile(r"[\w./${}-]+\.py\b")  # a script in a quoted `--wrap "... train.py"` word
+_PRECISION = {"--bf16", "--fp16", "--bf16_full_eval", "--fp16_full_eval"}
+
+
+@dataclass
+class TrainerCommand:
+    words: list[tuple[CommandLine, Tok]]  # the simple command's words
+    resolved: Resolved
+    precision_set: bool  # it already passes --bf16 / --fp16
+
+
+def trainer_commands(doc: TextDocument, resolve: Resolve) -> list[TrainerCommand]:
+    """The simple commands of the file that run a Python script or module (the programs whose precision an XLA bf16
+    variable set)."""
+    from codemods.launch.nm408_trainer_flags import flag_statements  # NM408 groups continued lines into statements
+
+    found = []
+    for statement in flag_statements(doc):
+        items = [(cl, tok) for cl in statement for tok in lex(cl.line.text, cl.start, cl.end)[0]]
+        command: list[tuple[CommandLine, Tok]] = []
+        for item in items + [(statement[-1], Tok("op", 0, 0, ";"))]:
+            if item[1].kind != "op":
+                command.append(item)
+                continue
+            program = program_of([unquote(tok.text) for _, tok in command]) if command else None
+            if program is not None and program.kind in ("script", "module") and program.name not in NOT_TRAINERS:
+                flags = {unquote(tok.text).split("=", 1)[0].replace("-", "_").replace("__", "--", 1)
+                         for _, tok in command[program.start + 1:]}
+                found.append(TrainerCommand(command, resolve(program), bool(flags & _PRECISION)))
+            command = []
+    return found
+
+
+def _why_kept(commands: list[TrainerCommand]) -> str | None:
+    """Why ``--bf16 true`` cannot carry the precision to every training command of the file (None: it can)."""
+    if not commands:
+        return "no command here runs a training script that --bf16 could be given to"
+    for command in commands:
+        name = _SCRIPT.findall(command.resolved.name)
+        name = name[-1] if name else command.resolved.name
+        if not parses_training_arguments(command.resolved):
+            return f"{name} is not known to parse TrainingArguments, so it may not take --bf16"
+        cl = command.words[-1][0]
+        if not command.precision_set and (cl.exec_form or cl.yaml_item):
+            return f"the command running {name} is a list of words that --bf16 cannot be added to here"
+    return None
+
+
+def _add_bf16(commands: list[TrainerCommand], report: Report, names: list[str]) -> None:
+    for command in commands:
+        if command.precision_set:
+            continue
+        words = command.words
+        last = len(words) - 1
+        for index, (_, tok) in enumerate(words):  # redirections (`> log`, `2>&1`) come after the arguments
+            if _REDIRECTION.match(tok.text):
+                last = min(last, index - 1)
+        cl, tok = words[max(last, 0)]
+        cl.line.text = cl.line.text[:tok.end] + " " + BF16_FLAG + cl.line.text[tok.end:]
+        shown = " and ".join(sorted(set(names)))
+        report(words[0][0].line, Severity.FIXED,
+               BF16_ADDED.format(names=shown, them="them" if len(set(names)) > 1 else "it"))
+
+
+def edit_bf16(doc: TextDocument, report: Report, resolve: Resolve, readers=lambda name: [],
+              unseen: tuple[str, str] | None = None) -> None:
+    """Remove the XLA bf16 variables where ``--bf16 true`` can be added to every training command of the file in the
+    same edit; otherwise keep them with a todo."""
+    commands = trainer_commands(doc, resolve)
+    why = _why_kept(commands)
+    todo = (lambda name: KEPT_TODO.format(name=name, why=why)) if why is not None else (lambda name: None)
+    removed = edit_env(doc, report, lambda name: name in NAMES, readers, unseen, todo)
+    if removed and why is None:
+        _add_bf16(commands, report, removed)
+
 
 class XlaBf16Env(LaunchRule):
-    """Remove XLA_USE_BF16 / XLA_DOWNCAST_BF16 with a todo on the dtype that replaces them."""
+    """Remove XLA_USE_BF16 / XLA_DOWNCAST_BF16 where --bf16 true carries the precision; else keep them with a todo."""
 
     id = "NM403"
     name = "xla-bf16-env"
@@ -58,12 +147,13 @@ class XlaBf16Env(LaunchRule):
     facts = ENV_FACTS
 
     def apply(self, doc: TextDocument) -> None:
-        edit_env(doc, self.report, lambda name: name in NAMES, self.env_readers(doc), self.unseen_target(doc))
+        edit_bf16(doc, self.report, resolver(self.ctx.options.project, self.ctx.path), self.env_readers(doc),
+                  self.unseen_target(doc))
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
         """The same edit on a command string inside Python (run by NM410 when this rule is selected)."""
-        edit_env(doc, report, lambda name: name in NAMES, embedded.readers)
+        edit_bf16(doc, report, embedded.resolve, embedded.readers)
 
     @staticmethod
     def owns_env(name: str) -> bool:

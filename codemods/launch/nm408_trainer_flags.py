@@ -65,7 +65,7 @@ from codemods._lib.launch_targets import (NOT_TRAINERS, NOTEBOOK_SCRIPTS, PARSER
 from codemods._tables.project_markers import MARKERS
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods.launch._base import (COMPILE_ADDED, COMPILE_FLAG, COMPILE_TODO, LAUNCH_KINDS, ON_VALUES, LaunchRule,
-                                   flag_mapping, flag_plan, unresolved_todo)
+                                   flag_mapping, flag_plan, foreign_field, unresolved_todo)
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import Safety
@@ -165,6 +165,8 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
             plans.append((cl, tok, eq, value_item, plan, mapping))
     if resolved.target is Target.UNKNOWN:
         for cl, tok, _, value_item, plan, mapping in plans:
+            if foreign_field(mapping, resolved.name):
+                continue
             shown = f"{unquote(tok.text)} {unquote(value_item[1].text)}" if value_item and "=" not in tok.text else unquote(tok.text)
             report(cl.line, Severity.TODO, unresolved_todo(shown, resolved.name, mapping.source, plan.message))
         return

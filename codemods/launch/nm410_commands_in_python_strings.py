@@ -65,7 +65,7 @@ from codemods._lib.launch_targets import (ENV_READS, NOT_TRAINERS, NOTEBOOK_SCRI
 from codemods._tables import env_vars
 from codemods._tables.project_markers import MARKERS
 from codemods.launch._base import (COMPILE_ADDED, COMPILE_TODO, NPC, PLAIN_RUNS, as_step, flag_mapping, flag_plan,
-                                   runs_elsewhere, unresolved_todo)
+                                   foreign_field, runs_elsewhere, unresolved_todo)
 from codemods.launch.nm408_trainer_flags import NeuronTrainerFlags
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
@@ -151,7 +151,7 @@ class CommandsInPythonStrings(PythonRule):
             self.todo(original, _empty_command_todo(found))
             return None
         if continued and new != body and not _only_line_continuations(new):
-            self.todo(original, ESCAPES_TODO.format(what="string") + " (" + _steps(found) + ")")
+            self.todo(original, _escapes_todo("string", found))
             return None
         for severity, message in found:
             (self.fixed if severity is Severity.FIXED else self.todo)(original, message)
@@ -170,7 +170,10 @@ class CommandsInPythonStrings(PythonRule):
         if escaped and not _only_line_continuations(body):
             new, found = edit_shell_text(body, self.rules, self.embedded)
             if new != body:
-                self.todo(original, ESCAPES_TODO.format(what="string") + " (" + _steps(found) + ")")
+                self.todo(original, _escapes_todo("string", found))
+            else:  # nothing to edit, only notes (a setting kept with a todo): they hold for the string as it is
+                for _, message in found:
+                    self.todo(original, message)
             return updated
         new = self._edit(original, body, continued=escaped)
         return updated if new is None else updated.with_changes(value=f"{prefix}{quote}{new}{quote}")
@@ -193,8 +196,11 @@ class CommandsInPythonStrings(PythonRule):
                  for severity, message in found]
         escaped = "\\" in body and "r" not in updated.start.lower()
         if escaped and (not _only_line_continuations(body) or not _only_line_continuations(new)):
-            steps = _steps(found)
-            self.todo(original, ESCAPES_TODO.format(what="f-string") + (f" ({steps})" if steps else ""))
+            if new != body:
+                self.todo(original, _escapes_todo("f-string", found))
+            else:  # nothing to edit, only notes: they hold for the string as it is
+                for _, message in found:
+                    self.todo(original, message)
             return updated
         if new == body:
             for severity, message in found:
@@ -328,6 +334,8 @@ class CommandsInPythonStrings(PythonRule):
             if plan is None:
                 continue
             if resolved.target is Target.UNKNOWN:
+                if foreign_field(mapping, resolved.name):
+                    continue
                 shown = value if eq or not has_value or following is None else f"{value} {following}"
                 self.todo(original, unresolved_todo(shown, resolved.name, mapping.source, plan.message))
                 continue
@@ -357,6 +365,15 @@ def _steps(found: list[tuple[Severity, str]]) -> str:
     whether the script still parses Neuron arguments, which a first run changes (the note must read the same then)."""
     return "; ".join(as_step(message) for _, message in found
                      if message not in (COMPILE_ADDED, COMPILE_TODO))
+
+
+def _escapes_todo(what: str, found: list[tuple[Severity, str]]) -> str:
+    """The todo for a command literal the shell edits would change but whose escapes keep it as it is: the steps by
+    name; when the only edit was --torch_compile (left out of the steps, see ``_steps``), that one."""
+    steps = _steps(found)
+    if steps:
+        return ESCAPES_TODO.format(what=what) + f" ({steps})"
+    return ESCAPES_TODO.format(what=what).replace("edit it by hand", COMPILE_TODO)
 
 
 def _empty_command_todo(found: list[tuple[Severity, str]]) -> str:

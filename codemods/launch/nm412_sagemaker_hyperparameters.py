@@ -50,7 +50,7 @@ import libcst as cst
 from codemods._lib.cst import string_value
 from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, Resolved, Target, resolve_script
 from codemods._tables.project_markers import MARKERS
-from codemods.launch._base import COMPILE_ADDED, FlagPlan, flag_mapping, flag_plan, unresolved_todo
+from codemods.launch._base import COMPILE_ADDED, FlagPlan, flag_mapping, flag_plan, foreign_field, unresolved_todo
 from migrate.findings import Severity
 from migrate.rule import PythonRule, Safety
 
@@ -123,6 +123,9 @@ class SageMakerHyperparameters(PythonRule):
             if mapping is not None and not resolved.owns(mapping.source):
                 plan = flag_plan(mapping, key, _cli_value(old.value))
             if plan is None:
+                elements.append(element)
+                continue
+            if resolved.target is Target.UNKNOWN and foreign_field(mapping, resolved.name):
                 elements.append(element)
                 continue
             if resolved.target is Target.UNKNOWN:

@@ -99,12 +99,21 @@ def test_magics_survive_with_indentation_and_assignment() -> None:
 
 
 def test_env_magic_removed_with_its_note_and_pip_magic_rewritten() -> None:
-    result = run(make("%env XLA_USE_BF16=1\n%pip install torch-xla optimum-neuron==0.0.25"))
+    result = run(make("%env PJRT_DEVICE=NEURON\n%pip install torch-xla optimum-neuron==0.0.25"))
     new = "".join(json.loads(result.text)["cells"][0]["source"])
-    assert "%env" not in new
-    assert "# neuron-migrate: XLA_USE_BF16" in new
-    assert '%pip install "torch-neuronx==2.14.*"' in new
+    assert "%env" not in new and "PJRT_DEVICE" not in new
+    assert any(f.rule == "NM404" and f.severity.value == "fixed" for f in result.findings)
+    assert new.count("%pip install") == 1 and '"torch-neuronx==2.14.*"' in new
     assert "torch-xla" not in new
+
+
+def test_env_magic_bf16_stays_where_no_command_can_take_bf16() -> None:
+    """The cell sets XLA_USE_BF16 for a run made elsewhere: --bf16 cannot be added in the same edit, so the setting
+    stays (removed alone, the run would silently train in fp32)."""
+    result = run(make("%env XLA_USE_BF16=1\nprint('ready')"))
+    new = "".join(json.loads(result.text)["cells"][0]["source"])
+    assert "%env XLA_USE_BF16=1" in new
+    assert "# neuron-migrate: XLA_USE_BF16 was left as it is" in new
 
 
 def test_findings_name_cell_and_line_and_point_at_the_file_line() -> None:

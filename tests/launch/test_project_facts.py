@@ -25,7 +25,7 @@ def test_the_scan_pass_tells_the_launch_rules_which_script_parses_neuron_argumen
     assert result.options.write is False
     launcher = next(item for item in result.files if item.path.endswith("run.sh"))
     messages = [finding.message for finding in launcher.findings]
-    assert any(message.startswith("ZeRO-1") for message in messages)  # train.py: mapped
+    assert any("ZeRO-1" in message for message in messages)  # train.py: mapped
     assert any(message.startswith("--torch_compile true added") for message in messages)
     assert len([m for m in messages if "ZeRO-1" in m]) == 1  # bench.py has its own argparse: its flag is its own
 

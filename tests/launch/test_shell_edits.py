@@ -49,14 +49,14 @@ def shell(text: str, select=("NM4",), kind=FileKind.SHELL, path="run.sh", projec
         ("neuron_parallel_compile is a tool\n", "neuron_parallel_compile is a tool\n"),
         ("neuron_parallel_compile --command analyze torchrun x.py\n", "neuron_parallel_compile --command analyze torchrun x.py\n"),
         # removing the last line of a continued command closes the continuation
-        ("export A=1 \\\n    XLA_USE_BF16=1\necho done\n", "export A=1\necho done\n"),
+        ("export A=1 \\\n    XLA_IR_DEBUG=1\necho done\n", "export A=1\necho done\n"),
         # a block that would become empty gets ':'
-        ("if true; then\n  export XLA_USE_BF16=1\nfi\n", "if true; then\n  :\nfi\n"),
-        ("export XLA_USE_BF16=1; python x.py\n", "python x.py\n"),
-        ("setup() { export XLA_USE_BF16=1; }\n", "setup() { :; }\n"),
+        ("if true; then\n  export XLA_IR_DEBUG=1\nfi\n", "if true; then\n  :\nfi\n"),
+        ("export XLA_IR_DEBUG=1; python x.py\n", "python x.py\n"),
+        ("setup() { export XLA_IR_DEBUG=1; }\n", "setup() { :; }\n"),
         ("if [ -n \"$A\" ]; then export PJRT_DEVICE=NEURON; fi\n", "if [ -n \"$A\" ]; then :; fi\n"),
-        ("env XLA_USE_BF16=1 PJRT_DEVICE=NEURON python x.py\n", "env python x.py\n"),
-        ("export XLA_USE_BF16=1 A=2  # comment\n", "export A=2  # comment\n"),
+        ("env XLA_IR_DEBUG=1 PJRT_DEVICE=NEURON python x.py\n", "env python x.py\n"),
+        ("export XLA_IR_DEBUG=1 A=2  # comment\n", "export A=2  # comment\n"),
         ("python x.py --max_seq_length=128 --no_cuda\n", "python x.py --max_length=128 --use_cpu --torch_compile true\n"),
         ("python x.py --adafactor false --output_dir o\n", "python x.py --output_dir o --torch_compile true\n"),
         ("python x.py --tensor-parallel-size 8 --output_dir o\n", "python x.py --output_dir o --torch_compile true\n"),
@@ -76,12 +76,12 @@ def test_optimum_cli_flags_are_not_trainer_flags() -> None:
 
 
 def test_dockerfile_env_forms() -> None:
-    before = "ENV XLA_USE_BF16 1\nENV A=1 XLA_DOWNCAST_BF16=1\nENV XLA_USE_BF16=1 \\\n    B=2\n"
+    before = "ENV XLA_IR_DEBUG 1\nENV A=1 XLA_HLO_DEBUG=1\nENV XLA_IR_DEBUG=1 \\\n    B=2\n"
     assert shell(before, kind=FileKind.DOCKERFILE, path="Dockerfile") == "ENV A=1\nENV B=2\n"
 
 
 def test_yaml_env_list_and_mapping() -> None:
-    before = "env:\n  - name: XLA_USE_BF16\n    value: \"1\"\n  - name: KEEP\n    value: x\nenvironment:\n  PJRT_DEVICE: NEURON\n  OTHER: 1\n"
+    before = "env:\n  - name: XLA_IR_DEBUG\n    value: \"1\"\n  - name: KEEP\n    value: x\nenvironment:\n  PJRT_DEVICE: NEURON\n  OTHER: 1\n"
     after = "env:\n  - name: KEEP\n    value: x\nenvironment:\n  OTHER: 1\n"
     assert shell(before, kind=FileKind.YAML, path="job.yaml") == after
 
@@ -105,12 +105,11 @@ def test_a_variable_set_to_off_is_removed_without_a_todo() -> None:
 
 
 def test_note_of_a_removed_last_line_is_kept_and_does_not_drop_other_notes() -> None:
-    text = "export NEURON_RT_VISIBLE_CORES=0\ntorchrun x.py\nexport XLA_USE_BF16=1\n"
+    text = "export NEURON_RT_VISIBLE_CORES=0\ntorchrun x.py\nexport XLA_USE_SPMD=1\n"
     out = apply_rules(text, FileKind.SHELL, select=["NM4"], path="run.sh").text
     assert out.startswith("# neuron-migrate: review NEURON_RT_VISIBLE_CORES")
-    assert out.endswith("torchrun x.py\n# neuron-migrate: XLA_USE_BF16 made torch_xla hold every fp32 tensor in bf16; removed: to keep "
-                        "full-bf16 numerics load the model with dtype=torch.bfloat16 (or model.to(torch.bfloat16)), or use "
-                        "bf16=True / torch.autocast(device_type, dtype=torch.bfloat16) for mixed precision\n")
+    assert out.endswith("torchrun x.py\n# neuron-migrate: XLA_USE_SPMD switched torch_xla to SPMD; removed: shard with "
+                        "DTensor (DistributedConfig / parallelize_module)\n")
 
 
 OWN_ARGPARSE = (

@@ -21,6 +21,11 @@ import os
 
 os.system("XLA_USE_BF16=1 torchrun --nproc_per_node 2 train.py")
 """
+TRAINER_SCRIPT = """\
+from transformers import HfArgumentParser, TrainingArguments
+
+(training_args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()
+"""
 
 
 def _run(tmp_path: Path, source: str, **options):
@@ -48,13 +53,24 @@ def test_ignore_nm406_leaves_the_optimum_cli_string_alone(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("ignore", [(), ("NM403",)])
 def test_ignore_nm403_keeps_xla_use_bf16_in_a_command_string(tmp_path: Path, ignore: tuple[str, ...]) -> None:
+    (tmp_path / "train.py").write_text(TRAINER_SCRIPT)  # a stock Trainer script: --bf16 true carries the precision
     _, text, nm410 = _run(tmp_path, BF16, ignore=ignore)
     if ignore:
         assert 'os.system("XLA_USE_BF16=1 torchrun' in text
         assert not any("XLA_USE_BF16" in finding.message for finding in nm410)
     else:
-        assert 'os.system("torchrun --nproc_per_node 2 train.py")' in text
+        assert 'os.system("torchrun --nproc_per_node 2 train.py --bf16 true")' in text
         assert any(finding.message.startswith("XLA_USE_BF16 made torch_xla") for finding in nm410)
+        assert any(finding.message.startswith("--bf16 true added") for finding in nm410)
+
+
+def test_xla_use_bf16_stays_where_the_script_may_not_take_bf16(tmp_path: Path) -> None:
+    """train.py has its own argparse: --bf16 would make it exit, and dropping the variable alone would train in fp32."""
+    (tmp_path / "train.py").write_text("import argparse\n\nparser = argparse.ArgumentParser()\nparser.parse_args()\n")
+    _, text, nm410 = _run(tmp_path, BF16)
+    assert 'os.system("XLA_USE_BF16=1 torchrun --nproc_per_node 2 train.py")' in text
+    (todo,) = [finding for finding in nm410 if "XLA_USE_BF16" in finding.message]
+    assert todo.message.startswith("XLA_USE_BF16 was left as it is") and "train.py is not known" in todo.message
 
 
 def test_select_nm410_alone_applies_no_launch_edit(tmp_path: Path) -> None:
@@ -64,9 +80,10 @@ def test_select_nm410_alone_applies_no_launch_edit(tmp_path: Path) -> None:
 
 
 def test_string_edit_through_the_rule_test_helper() -> None:
-    result = migrate(BF16, "NM410")  # the helper passes no selection to the rule: every launch edit applies
-    assert 'os.system("torchrun --nproc_per_node 2 train.py")' in result.text
-    assert findings(result, "NM410") == {(3, "todo")}
+    # the helper passes no selection to the rule: every launch edit applies
+    result = migrate(BF16, "NM410", path="launch.py", project={"launch.py": BF16, "train.py": TRAINER_SCRIPT})
+    assert 'os.system("torchrun --nproc_per_node 2 train.py --bf16 true")' in result.text
+    assert findings(result, "NM410") == {(3, "todo"), (3, "fixed")}
 
 
 def test_a_string_that_is_not_a_command_is_left_alone() -> None:
