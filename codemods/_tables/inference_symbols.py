@@ -258,3 +258,16 @@ def internals_moves() -> dict[str, None]:
         moves.update({f"{m}.{name}": None for m in modules})
     moves.update({f"{m}.{name}": None for name in DIFFUSION_BASES for m in DIFFUSION_MODULES})
     return moves
+
+# ------------------------------------------------------------------------------------------- Inf1
+
+#: what shows a file (or a notebook's code) is an Inf1 flow: torch-neuron tracing, the neuron-cc compiler,
+#: optimum's Inf1 extra ``optimum[neuron]`` (``[neuronx]`` is Inf2/Trn1), an ``ml.inf1.*`` instance, or a
+#: file named for Inf1 (``compile_inf1.py``, ``ModelInferenceInf1``). Inf1 has no TorchNeuron path.
+INF1_MARKERS = {
+    "torch-neuron tracing": r"\btorch(?:\.|_)neuron\.trace\s*\(",
+    "the neuron-cc compiler": r"(?<![\w-])neuron[-_]cc(?![\w-])",
+    "optimum's Inf1 extra optimum[neuron]": r"\boptimum\[neuron\]",
+    "an ml.inf1 instance": r"\bml\.inf1\.",
+}
+INF1_PATH = r"(?<![A-Za-z])[Ii]nf1(?!\d)|(?<=[a-z])Inf1(?!\d)"

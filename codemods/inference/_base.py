@@ -15,6 +15,7 @@ The argument tables (dtypes, static-shape keys, what a traced load keeps or drop
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -34,7 +35,7 @@ from codemods._tables.inference_arguments import (
     TRACED_DROP,
     TRACED_KEEP,
 )
-from codemods._tables.inference_symbols import OPTIMUM_RUNTIME_ARGS
+from codemods._tables.inference_symbols import INF1_MARKERS, INF1_PATH, OPTIMUM_RUNTIME_ARGS
 from migrate import cstwalk
 from migrate.rule import DeviceStyle, PythonRule, dotted_name
 from migrate.snippets import parse_statement
@@ -336,8 +337,53 @@ def _gather_scopes(module: cst.Module) -> "_ScopeGatherer":
     return gatherer
 
 
+def inf1_flow(ctx) -> str | None:
+    """What shows that this file is an Inf1 flow (see ``INF1_MARKERS``), or None. A notebook cell is judged
+    by the notebook's code cells together; a ``%%writefile`` cell by the file it writes."""
+    text = ctx.namespace.trigger_text if ctx.namespace is not None else ctx.source
+    text = re.sub(r"(?m)^\s*# neuron-migrate:.*$", "", text)  # the tool's own notes are no evidence
+    for label, pattern in INF1_MARKERS.items():
+        if re.search(pattern, text):
+            return label
+    if re.search(INF1_PATH, str(ctx.path)):
+        return f"the file name {ctx.path.name}"
+    return None
+
+
+#: ``ctx.shared`` key / notebook namespace attribute: the Inf1 note was written (once per file or notebook)
+INF1_NOTED = "inference.inf1_noted"
+
+
 class InferenceRule(PythonRule):
-    """Base of the NM1xx rules: scope lookups, splat expansion, statements added after an assignment."""
+    """Base of the NM1xx rules: scope lookups, splat expansion, statements added after an assignment.
+
+    In an Inf1 flow (:func:`inf1_flow`) every NM1xx rule withdraws from the file (no rewrite, no import
+    move or cleanup) and one ``todo`` at the top says why: Inf1 has no TorchNeuron path."""
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        marker = ctx.memo("inference.inf1", lambda: inf1_flow(ctx))
+        if marker is None:
+            return
+        self.moves = {}
+        self.legacy_modules = ()
+        for attribute in dir(type(self)):
+            if attribute.startswith("visit_") and attribute.count("_") == 1:
+                setattr(self, attribute, lambda node: None)
+            elif attribute.startswith("leave_") and attribute.count("_") == 1:
+                setattr(self, attribute, lambda original, updated: updated)
+        # once per file, and once per notebook (its cells share the namespace object)
+        holder = vars(ctx.namespace) if ctx.namespace is not None else ctx.shared
+        module = ctx.shared.get("module")
+        if holder.get(INF1_NOTED) or module is None or not module.body:
+            return
+        holder[INF1_NOTED] = True
+        ctx.statement_stack.append(module.body[0])  # the note goes above the file's first statement
+        self.todo(module.body[0], f"Inf1 flow ({marker}): Inf1 (torch-neuron, neuron-cc) has no TorchNeuron path "
+                  "(TorchNeuron runs on Trn2/Trn3), so the inference rules leave this file as it is: keep it for "
+                  "Inf1 deployments, or port it to Trn2/Trn3 by hand (a stock transformers/diffusers class loaded "
+                  "from the source checkpoint, on the neuron device)")
+        ctx.statement_stack.pop()
 
     # ----------------------------------------------------------------------------- traversal state
     def visit_Module(self, node: cst.Module) -> None:
