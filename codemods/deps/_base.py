@@ -42,9 +42,10 @@ def split_requirement_line(text: str) -> tuple[int, int] | None:
 
 
 def rewrite_lines(doc: TextDocument, items: list[tuple[Line, int, int]], report: Report,
-                  options: RuleOptions | None = None) -> None:
-    """Rewrite the requirement ``line.text[start:end]`` of each item; extra specifiers become new lines below."""
-    planner = plan.Planner.for_specs([line.text[s:e] for line, s, e in items], doc.text(), options)
+                  options: RuleOptions | None = None, path: str | None = None) -> None:
+    """Rewrite the requirement ``line.text[start:end]`` of each item; extra specifiers become new lines below.
+    ``path``: the file's display path (which project files it installs for)."""
+    planner = plan.Planner.for_specs([line.text[s:e] for line, s, e in items], doc.text(), options, path)
     first_changed: Line | None = None
     for line, start, end in items:
         spec = line.text[start:end]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -83,11 +84,22 @@ def optimum_neuron_kept(text: str) -> bool | None:
     return None
 
 
+_SCRIPT = re.compile(r"(?<![\w-])([A-Za-z_][\w-]*\.py)(?![\w-])")
+
+
+def mentioned_scripts(text: str) -> frozenset[str] | None:
+    """Project fact: the Python file names a notebook, script or Dockerfile mentions (``COPY train.py``,
+    ``torchrun ../scripts/run_sft.py``): the files it installs packages for, wherever they sit."""
+    return frozenset(_SCRIPT.findall(text)) or None
+
+
 FACTS = (
     ProjectFact("deps.imports", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), tuple(sorted(_WATCHED_MODULES)),
                 imported_modules),
     ProjectFact("deps.optimum-neuron-kept", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), ("optimum.neuron",),
                 optimum_neuron_kept),
+    ProjectFact("deps.mentions", frozenset({FileKind.NOTEBOOK, FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML}),
+                (".py",), mentioned_scripts),
 )
 
 
@@ -99,6 +111,7 @@ class ProjectDeps:
     imported: dict[str, tuple[str, ...]] = field(default_factory=dict)  # watched module -> files importing it
     #: files whose optimum.neuron import neuron-migrate keeps (an eval names it)
     optimum_neuron_kept: tuple[str, ...] = ()
+    mentions: dict[str, frozenset[str]] = field(default_factory=dict)  # file -> the Python file names it mentions
 
     @classmethod
     def of(cls, options: RuleOptions | None) -> "ProjectDeps":
@@ -109,7 +122,14 @@ class ProjectDeps:
             for module in modules:
                 imported.setdefault(module, []).append(path)
         return cls(options.neuron_project, {module: tuple(sorted(paths)) for module, paths in imported.items()},
-                   tuple(sorted(options.project.of("deps.optimum-neuron-kept"))))
+                   tuple(sorted(options.project.of("deps.optimum-neuron-kept"))),
+                   dict(options.project.of("deps.mentions")))
+
+    def mentioned_by(self, path: str) -> frozenset[str]:
+        """The Python file names ``path`` mentions; a notebook's shell lines and cells arrive as ``NAME.sh``,
+        ``NAME.cellN.sh`` or ``NAME.cellN.txt``: the notebook's own mentions count."""
+        notebook = re.sub(r"(?:\.cell\d+)?\.[^./]+$", ".ipynb", path)
+        return self.mentions.get(path, frozenset()) | self.mentions.get(notebook, frozenset())
 
     def importers(self, name: str) -> tuple[str, ...]:
         return self.imported.get(module_of(name), ())
@@ -211,18 +231,40 @@ class Planner:
     hold_everything: bool = False
     #: packages that other install commands of the same file name (a notebook's other ``%pip`` cells)
     elsewhere: set[str] = field(default_factory=set)
+    #: the file being migrated (display path) and its text: which other files of the project it installs for
+    path: str | None = None
+    file_text: str = ""
+    #: the files near this one whose optimum.neuron import neuron-migrate keeps (see ``optimum_neuron_kept``)
+    kept_optimum_neuron: tuple[str, ...] = ()
 
     @classmethod
-    def for_specs(cls, specs: list[str], text: str = "", options: RuleOptions | None = None) -> "Planner":
+    def for_specs(cls, specs: list[str], text: str = "", options: RuleOptions | None = None,
+                  path: str | None = None, file_text: str | None = None) -> "Planner":
+        """``text``: where an index option may name the Neuron repository; ``path``/``file_text``: the file, so
+        that only the project files it serves count (see ``near``)."""
         parsed_specs = [parsed for parsed in (parse(spec) for spec in specs) if parsed]
         present = {parsed.name for parsed in parsed_specs}
         project = ProjectDeps.of(options)
         planner = cls(present=present, repository_configured=names_neuron_repository(text),
-                      neuron=project.neuron or bool(present & NEURON_PACKAGES), project=project)
-        if project.optimum_neuron_kept and any(_names_optimum_neuron(parsed) for parsed in parsed_specs):
-            planner.hold = f"optimum-neuron, kept for the eval(...) in {_files(project.optimum_neuron_kept)}"
+                      neuron=project.neuron or bool(present & NEURON_PACKAGES), project=project, path=path,
+                      file_text=text if file_text is None else file_text)
+        planner.kept_optimum_neuron = planner.near(project.optimum_neuron_kept)
+        if planner.kept_optimum_neuron and any(_names_optimum_neuron(parsed) for parsed in parsed_specs):
+            planner.hold = f"optimum-neuron, kept for the eval(...) in {_files(planner.kept_optimum_neuron)}"
             planner.hold_everything = True
         return planner
+
+    def near(self, files: tuple[str, ...]) -> tuple[str, ...]:
+        """The ``files`` this file installs for: those in its folder or below it (a SageMaker ``source_dir``, one
+        sample of a samples repository) and those it names (a notebook that runs ``../scripts/run_sft.py``). A
+        repository of independent samples must not give one sample's requirements another sample's imports."""
+        if self.path is None:
+            return files
+        folder = PurePosixPath(self.path).parent.as_posix()
+        prefix = "" if folder in {".", ""} else folder + "/"
+        mentioned = self.project.mentioned_by(self.path)
+        return tuple(name for name in files if name.startswith(prefix) or PurePosixPath(name).name in mentioned
+                     or re.search(rf"(?<![\w.-]){re.escape(PurePosixPath(name).name)}(?![\w-])", self.file_text))
 
     def stack(self) -> set[str]:
         """The stock packages the file will install: the TorchNeuron core and the ones it names or had added."""
@@ -417,8 +459,8 @@ def _optimum_neuron(parsed: Parsed, planner: Planner) -> Rewrite:
     if "neuron" in parsed.extras and parsed.name in {"optimum", "optimum-neuron"}:
         return Rewrite([], Severity.TODO, f"{label} is the Inf1 (torch-neuron) stack, which has no TorchNeuron path "
                        "(Trn2/Trn3 only): remove it for the TorchNeuron port, keep it only for Inf1", keep=True)
-    if planner.project.optimum_neuron_kept:
-        kept = planner.project.optimum_neuron_kept
+    if planner.kept_optimum_neuron:
+        kept = planner.kept_optimum_neuron
         return Rewrite([], Severity.TODO, f"{label} was left as it is: neuron-migrate keeps the optimum.neuron "
                        f"import of {_files(kept)} (an eval(...) there names it; removing the import would raise "
                        "NameError); replace the eval with a stock class, then replace this line with the TorchNeuron "
@@ -435,14 +477,14 @@ def _optimum_neuron(parsed: Parsed, planner: Planner) -> Rewrite:
             specs += planner.new(package, stock_spec(package))
     # optimum-neuron brought trl, peft ... in with it (through its own requirements or an extra the line does not
     # name): a package the project's code imports must now be installed by this line, or the import fails
-    imported = [package for package in BROUGHT_BY_OPTIMUM_NEURON if planner.project.importers(package)]
+    imported = [package for package in BROUGHT_BY_OPTIMUM_NEURON if planner.near(planner.project.importers(package))]
     brought = [package for package in imported
                if package not in planner.elsewhere and planner.new(package, stock_spec(package))]
     specs += [stock_spec(package) for package in brought]
     if brought:
         notes.append(f"added {', '.join(brought)}: optimum-neuron brought "
                      f"{'them' if len(brought) > 1 else 'it'} in, and the project imports "
-                     + "; ".join(f"{module_of(package)} ({_files(planner.project.importers(package))})"
+                     + "; ".join(f"{module_of(package)} ({_files(planner.near(planner.project.importers(package)))})"
                                  for package in brought))
     for extra in parsed.extras:
         if extra == "vllm":

@@ -7,13 +7,15 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
 * ``optimum-neuron[...]`` / ``optimum[neuronx]`` (any pin, also VCS URLs) -> ``torch-neuronx==2.14.*``,
   ``torch==2.14.*``, ``transformers>=5.24``, ``accelerate>=1.15`` plus what its extras pulled in
   (``[training]``: trl, peft, datasets; ``[diffusers]``: diffusers, peft; ``[sentence-transformers]``) and the
-  packages it brought in that the project's code imports (trl, peft, datasets, diffusers, sentence-transformers:
+  packages it brought in that the code it serves imports (trl, peft, datasets, diffusers, sentence-transformers:
   project fact ``deps.imports``), skipping packages the file already lists; ``[vllm]`` and the Inf1 ``[neuron]``
   extra get a ``todo``;
-* optimum-neuron stays, with a ``todo`` naming the files, while a file of the project evaluates a string that names
-  its import (``eval(f"optimum.neuron.NeuronModelFor{task}")``: NM102 keeps that import, project fact
+* optimum-neuron stays, with a ``todo`` naming the files, while code it serves evaluates a string that names its
+  import (``eval(f"optimum.neuron.NeuronModelFor{task}")``: NM102 keeps that import, project fact
   ``deps.optimum-neuron-kept``); every other pin of the file stays with it, each with a ``todo`` (moving them alone
-  gives an environment pip cannot resolve);
+  gives an environment pip cannot resolve). The code a file serves: the files in its folder and below (a SageMaker
+  ``source_dir``, one sample of a samples repository) and the Python files it names (project fact
+  ``deps.mentions``: a notebook that runs ``../scripts/run_sft.py``);
 * XLA-era ``torch-neuronx`` builds (e.g. ``2.1.2.2.0.0``, ``2.8.0.2.10.16998``) -> ``torch-neuronx==2.14.*``
   (same package name, native backend: only the version tells them apart); ``torch`` pins below 2.14 follow;
 * ``torch-xla``, ``libneuronxla``, ``neuronx-distributed*``, ``transformers-neuronx``: removed; a
@@ -98,4 +100,4 @@ class RequirementsNeuronStack(DepsTextRule):
             span = split_requirement_line(line.text)
             if span is not None:
                 items.append((line, *span))
-        rewrite_lines(doc, items, self.report, self.ctx.options)
+        rewrite_lines(doc, items, self.report, self.ctx.options, self.ctx.path.as_posix())

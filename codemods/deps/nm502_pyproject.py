@@ -90,7 +90,7 @@ class PyprojectNeuronStack(DepsTextRule):
         for table in (project.get("optional-dependencies", {}), toml.get("dependency-groups", {})):
             arrays.extend(value for value in table.values() if isinstance(value, Array))
         specs = [str(item) for array in arrays for item in array if isinstance(item, str)]
-        planner = plan.Planner.for_specs(specs, text, self.ctx.options)
+        planner = plan.Planner.for_specs(specs, text, self.ctx.options, self.ctx.path.as_posix())
         events: list[tuple[str, Severity, str]] = []  # (original specifier, severity, message)
         first_changed = None
         for array in arrays:

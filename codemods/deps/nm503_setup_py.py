@@ -65,7 +65,7 @@ class SetupPyNeuronStack(PythonRule):
         super().__init__(ctx)
         self.lists: set[int] = set()  # ids of the List nodes holding requirements
         self.named: set[str] = set()  # module-level names passed to those keywords
-        self.planner = plan.Planner.for_specs([], ctx.source, ctx.options)
+        self.planner = plan.Planner.for_specs([], ctx.source, ctx.options, ctx.path.as_posix())
         self.first: cst.CSTNode | None = None
         self.noted = False
 

@@ -86,4 +86,4 @@ class SetupCfgNeuronStack(DepsTextRule):
                 span = split_requirement_line(text)
                 if span is not None:
                     items.append((line, *span))
-        rewrite_lines(doc, items, self.report, self.ctx.options)
+        rewrite_lines(doc, items, self.report, self.ctx.options, self.ctx.path.as_posix())

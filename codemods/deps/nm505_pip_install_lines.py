@@ -102,11 +102,12 @@ def requirement_heredocs(doc: TextDocument) -> list[list[Line]]:
     return bodies
 
 
-def rewrite_heredoc_requirements(doc: TextDocument, report: Report, options: RuleOptions | None = None) -> None:
+def rewrite_heredoc_requirements(doc: TextDocument, report: Report, options: RuleOptions | None = None,
+                                 path: str | None = None) -> None:
     for body in requirement_heredocs(doc):
         items = [(line, *span) for line in body for span in [split_requirement_line(line.text)] if span is not None]
         if items:
-            rewrite_lines(doc, items, report, options)
+            rewrite_lines(doc, items, report, options, path)
 
 
 _VALUE_OPTIONS = {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f",
@@ -240,9 +241,10 @@ REPOSITORY_OPTION = f"--extra-index-url {NEURON_REPOSITORY}"
 
 
 def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | None = None,
-                     checkout: str | None = None) -> None:
+                     checkout: str | None = None, path: str | None = None) -> None:
     """Rewrite the Neuron stack in ``pip install`` commands (shell, Dockerfile RUN, YAML run blocks, !pip).
-    ``checkout``: the transformers tag the file clones for its example scripts (see ``transformers_checkout``)."""
+    ``checkout``: the transformers tag the file clones for its example scripts (see ``transformers_checkout``);
+    ``path``: the file's display path (which project files it installs for)."""
     full_text = doc.text()
     tag = checkout or transformers_checkout(full_text)
     commands = _pip_commands(doc)
@@ -253,7 +255,8 @@ def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | N
         words = [tok for _, tok in group]
         owner = {id(tok): cl for cl, tok in group}
         joined = " ".join(word.text for word in words)
-        planner = plan.Planner.for_specs([unquote(word.text) for word in requirements], joined, options)
+        planner = plan.Planner.for_specs([unquote(word.text) for word in requirements], joined, options, path,
+                                         full_text)
         planner.hold = planner.hold or hold
         planner.elsewhere = set().union(*(names for other, names in enumerate(named) if other != index))
         if plan.names_neuron_repository(full_text):
@@ -318,8 +321,9 @@ class PipInstallNeuronStack(DepsTextRule):
         # requirement heredocs first: whether the file names the Neuron repository is read from its own text, not
         # from the --extra-index-url this rule adds to a pip command (a ``pip install -r`` of the heredoc lacks it)
         if doc.kind in {FileKind.SHELL, FileKind.DOCKERFILE}:
-            rewrite_heredoc_requirements(doc, self.report, self.ctx.options)
-        edit_pip_install(doc, self.report, self.ctx.options, checkout_of(self.ctx.options.project, self.ctx.path))
+            rewrite_heredoc_requirements(doc, self.report, self.ctx.options, self.ctx.path.as_posix())
+        edit_pip_install(doc, self.report, self.ctx.options, checkout_of(self.ctx.options.project, self.ctx.path),
+                         self.ctx.path.as_posix())
         if doc.kind is FileKind.YAML:
             self._conda_pip_section(doc)
 
@@ -348,4 +352,4 @@ class PipInstallNeuronStack(DepsTextRule):
                 if span is not None:
                     items.append((line, match.end() + span[0], match.end() + span[1]))
         if items:
-            rewrite_lines(doc, items, self.report, self.ctx.options)
+            rewrite_lines(doc, items, self.report, self.ctx.options, self.ctx.path.as_posix())

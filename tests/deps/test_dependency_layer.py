@@ -175,3 +175,32 @@ def test_a_numpy_pin_without_wheels_for_the_stack_python_is_bumped(pin: str) -> 
 def test_a_numpy_pin_with_wheels_for_the_stack_python_is_left_alone() -> None:
     text = "optimum-neuron==0.0.25\nnumpy==1.23.5\n"
     assert _requirements(text, {}).text.endswith("\nnumpy==1.23.5\n")
+
+
+def _pip_notebook_line(path: str, line: str, project: dict[str, str]):
+    return apply_rules(line, FileKind.SHELL, select=["NM5"], path=path, neuron_project=True,
+                       project={path: line, **project})
+
+
+def test_only_the_files_a_requirement_file_serves_count_as_its_importers() -> None:
+    """A samples repository: one sample's imports (or its kept eval) must not reach another sample's requirements."""
+    requirements = "optimum-neuron==0.0.25\n"
+    other_sample = {"sd/compile.py": "import optimum.neuron as on\npipe = eval(f'on.NeuronStableDiffusion{xl}')\n",
+                    "sft/train.py": "from trl import SFTTrainer\n"}
+    migrated = apply_rules(requirements, FileKind.REQUIREMENTS, select=["NM5"], path="bert/requirements.txt",
+                           neuron_project=True, project={"bert/requirements.txt": requirements, **other_sample})
+    assert "torch-neuronx==2.14.*" in migrated.text and "optimum-neuron" not in migrated.text
+    assert "trl" not in migrated.text
+    own = apply_rules(requirements, FileKind.REQUIREMENTS, select=["NM5"], path="sd/requirements.txt",
+                      neuron_project=True, project={"sd/requirements.txt": requirements, **other_sample})
+    assert "optimum-neuron==0.0.25" in own.text  # its own folder's eval keeps it
+
+
+def test_a_notebook_serves_the_scripts_it_names_in_any_folder() -> None:
+    project = {"scripts/run_sft.py": "from trl import SFTConfig\nfrom peft import LoraConfig\n",
+               "notebooks/finetune.ipynb": '{"cells": [{"source": ["!torchrun ../scripts/run_sft.py"]}]}'}
+    line = "pip install optimum-neuron==0.0.26\n"
+    migrated = _pip_notebook_line("notebooks/finetune.sh", line, project)
+    assert '"trl>=1.16" "peft>=0.21"' in migrated.text
+    unnamed = {**project, "notebooks/finetune.ipynb": '{"cells": [{"source": ["!ls"]}]}'}
+    assert "trl" not in _pip_notebook_line("notebooks/finetune.sh", line, unnamed).text
