@@ -491,10 +491,15 @@ def _optimum_neuron(parsed: Parsed, planner: Planner) -> Rewrite:
             notes.append("[vllm]: install the vLLM-Neuron plugin (vllm-project/vllm-neuron) instead, from source or a "
                          "Neuron DLAMI/DLC")
     specs = [spec + marker for spec in specs]
+    held = [spec for spec in specs if not spec.startswith(("torch-neuronx", "torch="))] if planner.hold else []
+    if held:  # the stock stack stays on the old transformers: adding its 5.x companions would half-move it
+        specs = [spec for spec in specs if spec not in held]
+        notes.append(f"{', '.join(s.split(';')[0] for s in held)} not added: the stock stack goes with "
+                     f"{planner.hold}; add them when transformers moves to 5.x")
     message = f"{label} -> the TorchNeuron stack ({', '.join(s.split(';')[0] for s in specs) or 'already listed'})"
     severity = Severity.FIXED
     if notes:
         message += "; " + "; ".join(notes)
-    if "vllm" in parsed.extras:
+    if "vllm" in parsed.extras or held:
         severity = Severity.TODO
     return Rewrite(specs, severity, message)

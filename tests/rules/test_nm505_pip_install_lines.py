@@ -187,3 +187,21 @@ def test_a_command_with_its_own_package_index_gets_a_todo_not_a_second_index() -
     assert result.text.endswith("\n" + mirror)
     assert result.text.startswith("# neuron-migrate: torch-neuronx (and neuronx-cc) are published")
     assert findings(result, "NM505") == {(1, "fixed"), (1, "todo")}
+
+
+def test_optimum_neuron_beside_a_held_transformers_4x_gets_no_transformers_5_companions() -> None:
+    result = migrate(
+        """
+        git clone https://github.com/huggingface/transformers --branch v4.52.3
+        pip install optimum-neuron==0.0.25
+        python transformers/examples/pytorch/language-modeling/run_clm.py
+        """,
+        "NM505",
+        kind=FileKind.SHELL,
+        path="run.sh",
+    )
+    neuron_only = ('pip install --extra-index-url https://pip.repos.neuron.amazonaws.com "torch-neuronx==2.14.*" '
+                   '"torch==2.14.*"')
+    assert neuron_only + "\n" in result.text
+    [note] = [f for f in result.findings if "not added" in f.message]
+    assert note.severity.value == "todo" and "transformers>=5.24, accelerate>=1.15 not added" in note.message
