@@ -24,7 +24,7 @@ from migrate import cstwalk, positions
 from migrate.findings import Finding
 from migrate.needed_imports import place_imports
 from migrate.rule import ImportMap, PendingFinding, PythonContext, PythonRule
-from migrate.symbol_moves import SymbolMover
+from migrate.symbol_moves import EARLIER_IMPORTS, SymbolMover
 from migrate.textdoc import NOTE_PREFIX
 from migrate.unused_imports import imports_any, remove_unused_imports
 
@@ -50,9 +50,12 @@ def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: Python
     """Apply ``rules`` to ``source``. Raises ``libcst.ParserSyntaxError`` for code that does not parse."""
     module = cst.parse_module(source)
     ctx.imports = ImportMap.from_module(module)
+    earlier = ImportMap()  # what earlier notebook cells imported: this cell need not import it again
     if ctx.namespace is not None:  # a notebook cell: earlier cells' imports are in scope here
+        earlier = ctx.namespace.imports
         ctx.namespace.imports = ctx.namespace.imports.merged_with(ctx.imports)
         ctx.imports = ctx.namespace.imports
+    ctx.shared[EARLIER_IMPORTS] = earlier
     ctx.shared["module"] = module  # the original tree, for rule pre-passes that need more than one node
     # read from the instances: a rule may withdraw its moves and import cleanup from a file (codemods/xla/_base.py)
     rule_instances = [rule(ctx) for rule in rules]
@@ -66,9 +69,20 @@ def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: Python
     if legacy and imports_any(ctx.imports, legacy):
         still_used = set(ctx.namespace.names if ctx.namespace is not None else ()) | ctx.shared.get(KEPT_NAMES, set())
         new_module = remove_unused_imports(new_module, legacy, still_used, dispatcher.names_by_statement)
-    if ctx.needed_imports:
-        new_module = place_imports(new_module, ctx.needed_imports, ctx.imports)
+    needed = [entry for entry in ctx.needed_imports if not _bound_by(earlier, entry)]
+    if needed:
+        new_module = place_imports(new_module, needed, ctx.imports)
     return new_module.code, _positioned(module, source, ctx)
+
+
+def _bound_by(imports: ImportMap, entry: tuple[str, str | None, str | None]) -> bool:
+    """Whether ``imports`` bind the name an ``add_import`` entry would bind, to the same thing."""
+    module_name, name, alias = entry
+    if name is None:
+        local, qualified = alias or module_name.split(".")[0], module_name  # `import a.b`: only if a.b is bound
+    else:
+        local, qualified = alias or name, f"{module_name}.{name}"
+    return qualified in imports.bindings.get(local, set())
 
 
 def _positioned(module: cst.Module, source: str, ctx: PythonContext) -> list[Finding]:

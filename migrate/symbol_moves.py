@@ -13,12 +13,15 @@ from typing import Mapping, TypeVar
 
 import libcst as cst
 
+from migrate import cstwalk
 from migrate.findings import Severity
 from migrate.imports import bound_name, default_commas
 from migrate.rule import PythonContext, dotted_name
 from migrate.snippets import parse_dotted, parse_expression
 
 _AnyImport = TypeVar("_AnyImport", cst.Import, cst.ImportFrom)
+#: ``ctx.shared`` key: the ImportMap of what earlier notebook cells imported (empty outside notebooks)
+EARLIER_IMPORTS = "imports.earlier_cells"
 
 
 class SymbolMover:
@@ -34,6 +37,37 @@ class SymbolMover:
         self.in_import = 0
         self.reported: set[str] = set()
         self._plan_renames()
+        #: (local name, qualified name) -> index of the first module-level statement that imports it
+        self.first_import: dict[tuple[str, str], int] = {}
+        self.statement_index: dict[int, int] = {}
+        module = ctx.shared.get("module")
+        self.module_body = list(module.body) if isinstance(module, cst.Module) else []
+        for index, statement in enumerate(self.module_body):
+            self.statement_index[id(statement)] = index
+            collector = _ImportedNames()
+            cstwalk.visit(statement, collector)
+            for pair in collector.pairs:
+                self.first_import.setdefault(pair, index)
+
+    def _imported_before(self, local: str, target: str, old_local: str) -> bool:
+        """Whether ``local`` is already bound to ``target`` where the current import is: by an earlier
+        module-level statement of the file (or a later one, with no module-level read in between), or by an
+        earlier notebook cell. A moved import would repeat it."""
+        top = self.ctx.statement_stack[0] if self.ctx.statement_stack else None
+        current = self.statement_index.get(id(top), -1) if top is not None else -1
+        first = self.first_import.get((local, target))
+        if first is not None and current >= 0 and first > current:
+            # imported again just below (``from optimum.neuron import X`` above ``from transformers import
+            # AutoX``): the copy below serves, unless module-level code in between reads the name
+            return not any(
+                cstwalk.find(statement, lambda node: isinstance(node, cst.Name) and node.value in (local, old_local))
+                for statement in self.module_body[current + 1:first]
+                if not isinstance(statement, (cst.FunctionDef, cst.ClassDef))
+            )
+        if first is not None:
+            return first < current
+        earlier = self.ctx.shared.get(EARLIER_IMPORTS)
+        return earlier is not None and target in earlier.bindings.get(local, set())
 
     def _bound_elsewhere(self, local: str, qualified: str) -> bool:
         bindings = self.ctx.imports.bindings.get(local, set())
@@ -128,13 +162,17 @@ class SymbolMover:
             local = bound_name(alias)
             if local == old_name and self.renames.get(local) == new_name:
                 local = new_name
+            self._report_once(self.moves[qualified][1], original_alias, qualified, target)
+            if self._imported_before(local, target, bound_name(alias)):
+                continue  # `from transformers import AutoModel...` already above: no second copy
             asname = None if local == new_name else cst.AsName(name=cst.Name(local))
             group = groups.setdefault(new_module, [])
             if not any(a.name.value == new_name and a.evaluated_alias == (asname and local) for a in group):
                 group.append(cst.ImportAlias(name=cst.Name(new_name), asname=asname))  # two old names, one new
-            self._report_once(self.moves[qualified][1], original_alias, qualified, target)
         if not changed:
             return updated
+        if not groups and not kept:
+            return cst.RemoveFromParent()  # every name it moved is imported above already
         lines = [
             cst.SimpleStatementLine(body=[cst.ImportFrom(module=parse_dotted(mod), names=default_commas(aliases))])
             for mod, aliases in groups.items()
@@ -150,3 +188,16 @@ class SymbolMover:
         if old not in self.reported:
             self.reported.add(old)
             self.ctx.report(rule_id, node, Severity.FIXED, f"`{old}` -> `{new}`")
+
+
+class _ImportedNames(cst.CSTVisitor):
+    """(local name, qualified name) of every ``from m import n [as a]`` in a statement."""
+
+    def __init__(self) -> None:
+        self.pairs: list[tuple[str, str]] = []
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        module_name = dotted_name(node.module)
+        self.pairs.extend((bound_name(alias), f"{module_name}.{dotted_name(alias.name)}") for alias in node.names)
