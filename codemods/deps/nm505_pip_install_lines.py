@@ -20,7 +20,8 @@ What it does:
   the tag per file (a notebook's shell lines arrive as ``NAME.sh``, a ``%%bash`` cell as ``NAME.cellN.sh``);
 * in such a file the stock pins that go with that transformers (accelerate, tokenizers, huggingface_hub, trl,
   peft, numpy ...) stay too, in every ``pip install`` of the file, each with a ``todo`` saying what holds it: moving
-  them to the transformers-5 floors alone would leave a half-moved environment;
+  them to the transformers-5 floors alone would leave a half-moved environment; an optimum-neuron replaced there
+  brings only ``torch-neuronx`` and ``torch`` (a ``todo`` names the companions it did not add);
 * when torch-neuronx is written and no index option (``--index-url``, ``--extra-index-url``, ``-i``,
   ``--find-links``) in the file names the Neuron repository, the rewritten command gets
   ``--extra-index-url https://pip.repos.neuron.amazonaws.com`` right after ``install`` (how the Neuron setup guide
