@@ -306,7 +306,8 @@ def _flag_test(test: ast.AST) -> bool:
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         if isinstance(test.ops[0], ast.In):
             return isinstance(test.left, ast.Constant) and "environ" in ast.unparse(test.comparators[0])
-        return _flag_test(test.left) and isinstance(test.comparators[0], ast.Constant) and bool(test.comparators[0].value)
+        value = test.comparators[0]
+        return _flag_test(test.left) and isinstance(value, ast.Constant) and bool(value.value)
     if isinstance(test, ast.Call):
         return bool(re.search(r"(?:environ\.get|getenv)$", ast.unparse(test.func)))
     return isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name)
@@ -331,7 +332,8 @@ def xla_blockers(text: str) -> frozenset[str] | None:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+                top = alias.name.split(".")[0]
+                aliases[alias.asname or top] = alias.name if alias.asname else top
                 if alias.name.split(".")[0] == "libneuronxla" and id(node) not in flagged_imports:
                     found.add("libneuronxla")
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:

@@ -265,7 +265,7 @@ STOCK_UNRESOLVED_TODO = ("{flag} was left as it is: {name} is not a script of th
 #: is, the same message must say what to do instead
 _DONE = [
     (re.compile(r"\((?:removed|deleted)\)"), "(remove it)"),
-    (re.compile(r"(?<=[:;] )(?:removed|deleted)(?=$|[:;,.])"), "remove it"),
+    (re.compile(r"(?<=[:;] )(?:removed|deleted)(?=$|[:;,.]| \(was )"), "remove it"),
     (re.compile(r"^removed(?= [`'\"-])"), "remove"),  # "removed `unset X`", not "removed in transformers 5"
     (re.compile(r"^deleted\b"), "delete"),
     (re.compile(r"^dropped\b"), "drop"),

@@ -8,10 +8,13 @@ What it does:
   ``sbatch --wrap "..."`` and ``if ...; then ...; fi`` one-liners included; an emptied block gets ``:``).
 * ``neuron_parallel_compile --command clear-locks``: deleted (TorchNeuron has no compile-cache locks).
 * A launcher whose Python scripts are all outside the project and that names the torch_xla / NxD stack
-  (``pip install neuronx_distributed``): the pass stays, with a todo (that script was not migrated).
+  (``pip install neuronx_distributed``), or that runs a script of the project the torch_xla rules leave on
+  torch_xla as a whole (it keeps XLA FSDP, xser, NxD ...; the project fact ``launch.stays-on-xla``): the pass
+  stays, with a todo (that script was not migrated and still compiles this way).
 * Otherwise (the tool cannot tell whether the line was the project's only run): the line stays, with a todo.
 * ``PREFIX=neuron_parallel_compile``, ``CMD="neuron_parallel_compile torchrun ..."``, Dockerfile exec-form
   arrays and YAML argument lists: the word goes, with a todo (the command now trains for real).
+* A pass deleted as a short ``--max_steps N`` run is named for what it was: the compile-only pass itself.
 * ``echo``/``printf`` text, comments and prose are left alone; other ``--command`` values get a todo.
 * The same edit is made on command strings inside Python by NM410 (as a todo: the call is the user's to delete).
 

@@ -10,6 +10,10 @@ What it does:
 * a multi-line ``if [ "$NEURON_EXTRACT_GRAPHS_ONLY" = "1" ]; then A else B fi`` keeps B (``!=`` / ``-z``: A);
 * while another file of the project still runs this script as a ``neuron_parallel_compile`` pass (kept by
   NM401 with a todo, as nothing runs the script without it), its tests stay, with a todo: that pass needs them;
+* a launcher that runs a script staying on torch_xla (outside the project while the launcher names the
+  torch_xla / NxD stack, or a project script the torch_xla rules leave as a whole: the project fact
+  ``launch.stays-on-xla``) keeps every setting and test of these variables, each with a todo: that script still
+  compiles through ``neuron_parallel_compile``, which sets them, and may read them itself;
 * what this reading cannot follow (an ``export`` with no ``unset``, control flow inside the region, other
   tests of the variable) stays with a ``todo``;
 * Python reads of these variables belong to the torch_xla rules; command strings inside Python get the same edit
@@ -38,8 +42,9 @@ After::
     MAX_STEPS=-1
     torchrun train.py --max_steps $MAX_STEPS
 
-Safety: needs-review. Check the todos: a region or a test the rule could not follow, and the tests kept while
-another file still runs this script as a pre-compile pass.
+Safety: needs-review. Check the todos: a region or a test the rule could not follow, the tests kept while
+another file still runs this script as a pre-compile pass, and everything kept for a script that stays on
+torch_xla.
 
 References:
 

@@ -1,32 +1,44 @@
-"""NM403 xla-bf16-env: remove ``XLA_USE_BF16`` / ``XLA_DOWNCAST_BF16`` and say how to keep the precision.
+"""NM403 xla-bf16-env: replace ``XLA_USE_BF16`` / ``XLA_DOWNCAST_BF16`` with ``--bf16 true``, or keep them with a todo.
 
 What it does:
 
-* The variable is removed (shell ``export``, ``VAR=1 cmd`` prefixes, Dockerfile ``ENV``, YAML env lists) and a
-  ``todo`` says what replaces it: load the model with ``dtype=torch.bfloat16`` for full bf16, or ``bf16=True`` /
-  ``torch.autocast`` for mixed precision. The message comes from the shared env-var table
-  (``codemods/_tables/env_vars.py``).
+* The variable is removed (shell ``export``, ``VAR=1 cmd`` prefixes, Dockerfile ``ENV``, YAML env lists) only
+  where the precision can be carried in the same edit: every training command of the file (a ``python`` /
+  ``torchrun`` ... command running a script or module) runs a script that parses ``TrainingArguments`` (stock
+  or optimum-neuron's subclass; the project fact ``launch.parser-scripts``, notebooks' ``%%writefile`` scripts
+  included) or one of transformers' example Trainer scripts run from outside the project (``run_glue.py``,
+  ``run_clm.py`` ...). ``--bf16 true`` is then added to each of those commands that does not pass ``--bf16`` /
+  ``--fp16`` already (before its redirections), and a ``todo`` from the shared env-var table
+  (``codemods/_tables/env_vars.py``) says how to keep full-bf16 weights (``dtype=torch.bfloat16``).
+* Otherwise (no training command in the file, a script with its own argparse, one the project does not hold and
+  that is not a known Trainer script, an argument list the flag cannot be added to) the variable stays with a
+  ``todo`` that says why and how to carry the precision by hand. A setting to ``0`` is removed (it switched
+  nothing on).
 * A variable that the project's Python or notebooks still read (``os.environ.get("XLA_USE_BF16")``, a project
-  fact gathered in the scan pass), or that a launcher sets for a script outside the project while it names the
-  torch_xla / NxD stack, is left in place with a todo: removing it would change what that code does.
-* Command strings inside Python get the same edit through NM410.
+  fact gathered in the scan pass), or that a launcher sets for a script that stays on torch_xla (outside the
+  project while the launcher names the torch_xla / NxD stack, or a project script the torch_xla rules leave as a
+  whole), is left in place with a todo: removing it would change what that code does.
+* Command strings inside Python and notebook cells get the same edit through NM410.
 
 Why:
 
 With torch_xla these made every fp32 tensor (weights, gradients, optimizer state) live in bf16. TorchNeuron
-ignores them, so dropping them silently turns a full-bf16 run into an fp32 run with about twice the weight memory.
+ignores them, so dropping them alone silently turns a bf16 run into an fp32 run with about twice the weight
+memory; ``--bf16 true`` keeps the Trainer's run in bf16 (mixed precision).
 
 Before::
 
     export XLA_USE_BF16=1
-    torchrun train.py --bf16
+    torchrun --nproc_per_node=2 run_glue.py --output_dir out
 
 After::
 
     # neuron-migrate: XLA_USE_BF16 made torch_xla hold every fp32 tensor in bf16; removed: ...
-    torchrun train.py --bf16
+    torchrun --nproc_per_node=2 run_glue.py --output_dir out --bf16 true
 
-Safety: needs-review. The dtype decision is the user's: the todo names the two ways to keep the old precision.
+Safety: needs-review. Removed only together with ``--bf16 true``; whether the run wants mixed precision or
+full-bf16 weights (``dtype=torch.bfloat16`` at loading) is the user's call, which the todo names. Everywhere
+else the variable stays with a todo.
 
 References:
 

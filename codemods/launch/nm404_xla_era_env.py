@@ -11,8 +11,9 @@ What it does:
 * Handles shell ``export``/prefix assignments/``unset``, Dockerfile ``ENV`` (both forms, continued lines) and
   YAML env lists (K8s ``- name:``/``value:``, compose lists and mappings).
 * A variable that the project's Python or notebooks still read (``os.environ.get("PJRT_DEVICE")``, a project
-  fact gathered in the scan pass), or that a launcher sets for a script outside the project while it names the
-  torch_xla / NxD stack, is left in place with a todo: removing it would change what that code does.
+  fact gathered in the scan pass), or that a launcher sets for a script that stays on torch_xla (outside the
+  project while the launcher names the torch_xla / NxD stack, or a project script the torch_xla rules leave as a
+  whole), is left in place with a todo: removing it would change what that code does.
 * ``XLA_USE_BF16``/``XLA_DOWNCAST_BF16`` are NM403, the compile-only variables NM402, the ones kept for review
   NM405. Command strings inside Python get the same edit through NM410.
 
@@ -65,7 +66,8 @@ class XlaEraEnv(LaunchRule):
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
     facts = ENV_FACTS
-    triggers = tuple(sorted({name for name in env_vars.ENV_VARS if _ours(name)} | {"XLA_", "TPU_", "XRT_", "OPTIMUM_NEURON_"}))
+    triggers = tuple(sorted({name for name in env_vars.ENV_VARS if _ours(name)}
+                            | {"XLA_", "TPU_", "XRT_", "OPTIMUM_NEURON_"}))
 
     def apply(self, doc: TextDocument) -> None:
         edit_env(doc, self.report, _ours, self.env_readers(doc), self.unseen_target(doc))

@@ -6,6 +6,9 @@ What it does:
   ``codemods/_tables/env_vars.py``) marks as XLA-only, with what replaces them.
 * Runtime knobs (``NEURON_RT_VISIBLE_CORES``, ``NEURON_RT_NUM_CORES``, ``NEURON_RT_STOCHASTIC_ROUNDING_EN``,
   ``NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS``, ``NEURON_COMPILE_CACHE_URL`` ...) get the table's review note.
+* In a launcher that runs a script staying on torch_xla (outside the project while the launcher names the
+  torch_xla / NxD stack, or a project script the torch_xla rules leave as a whole) the note says the setting was
+  left for that script and gives the review as the step for when it runs on TorchNeuron.
 * Nothing is rewritten.
 
 Why:

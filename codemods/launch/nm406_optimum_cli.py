@@ -7,7 +7,9 @@ What it does:
   static shapes, ``--auto_cast_type`` and ``--num_cores`` go.
 * ``optimum-cli neuron cache ...`` on a line of its own in a shell script: removed (no Hub compile cache);
   elsewhere a ``todo``.
-* ``optimum-cli neuron consolidate ...``: a ``todo`` (stock ``save_pretrained`` needs none; convert legacy
+* ``optimum-cli neuron consolidate OUT/shards/ OUT`` (the shards inside the output folder) on a line of its own
+  in a shell script or notebook ``!`` line: removed (the stock save already writes OUT consolidated);
+* any other ``optimum-cli neuron consolidate ...``: a ``todo`` (stock ``save_pretrained`` needs none; convert legacy
   checkpoints on the old stack first).
 * ``optimum-cli neuron serve ...``: a ``todo`` with the equivalent ``vllm serve`` command (vLLM-Neuron plugin).
 * ``optimum-cli env`` -> ``transformers env``.
@@ -147,9 +149,24 @@ def edit_optimum_cli(doc: TextDocument, report: Report) -> None:
                 report(line, Severity.TODO, "delete `optimum-cli neuron cache ...`: there is no Hub compile cache on "
                        "TorchNeuron (NEFFs are cached locally in TORCH_NEURONX_NEFF_CACHE_DIR)")
         elif verb[1] == "consolidate":
-            report(line, Severity.TODO, "delete `optimum-cli neuron consolidate`: stock save_pretrained already writes "
-                   "a consolidated checkpoint; convert checkpoints saved by optimum-neuron once, on the old stack, "
-                   "before uninstalling it")
+            toks, _ = lex(line.text, cl.start, cl.end)
+            standalone = len(simple_commands(toks)) == 1 and not cl.continued \
+                and not line.text.rstrip().endswith("\\") and doc.kind in (FileKind.SHELL,) \
+                and code.strip().startswith("optimum-cli")
+            folders = [folder.rstrip("/") for folder in _positionals(words, 2)]
+            # shards under the output folder (``consolidate out/shards/ out``): the migrated stock save writes
+            # the consolidated checkpoint to that output folder itself, so the step has nothing left to do
+            in_place = len(folders) == 2 and (folders[0] == folders[1] or folders[0].startswith(folders[1] + "/"))
+            if standalone and in_place:
+                drop_line(doc, line)
+                report(line, Severity.FIXED, f"removed `optimum-cli neuron consolidate` of {folders[0]}/ into "
+                       f"{folders[1]}: the stock save_pretrained / Trainer save already writes a consolidated "
+                       f"checkpoint to {folders[1]} (checkpoints saved by optimum-neuron need this step once, on the "
+                       "old stack)")
+            else:
+                report(line, Severity.TODO, "delete `optimum-cli neuron consolidate`: stock save_pretrained already "
+                       "writes a consolidated checkpoint; convert checkpoints saved by optimum-neuron once, on the old "
+                       "stack, before uninstalling it")
         else:  # serve
             model = _option(words, "-m", "--model") or "<model id>"
             flags = [f"--tensor-parallel-size {v}" for v in [_option(words, "--tensor_parallel_size", "--tensor-parallel-size")] if v]

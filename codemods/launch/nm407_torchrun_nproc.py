@@ -5,6 +5,9 @@ What it does:
 * ``torchrun`` stays as it is.
 * A ``todo`` where ``--nproc_per_node`` is 32 (all cores of a trn1.32xlarge), or any count in a file that names
   trn1/inf2 instances: the count must equal the product of the ``DistributedConfig`` dimensions.
+* In a launcher that runs a script staying on torch_xla (outside the project while the launcher names the
+  torch_xla / NxD stack, or a project script the torch_xla rules leave as a whole) the count is right for that
+  script for now: the todo says to change it once the script runs on TorchNeuron.
 * torch_xla launchers (``xla_dist``, ``xla_spawn``, ``xla_multiprocessing``) get a ``todo`` to start the script
   with ``torchrun --nproc_per_node <NeuronCores>`` instead.
 
@@ -35,7 +38,7 @@ from __future__ import annotations
 import re
 
 from codemods._lib.shell import EmbeddedCommand, Report, command_lines
-from codemods.launch._base import LaunchRule
+from codemods.launch._base import ENV_FACTS, LaunchRule
 from codemods._tables.project_markers import MARKERS
 from migrate.findings import Severity
 from migrate.rule import Safety
@@ -46,8 +49,15 @@ _XLA_LAUNCH = re.compile(r"torch_xla\.distributed\.xla_dist|\bxla_spawn\b|torch_
 TRN1_CORES = {"32"}
 
 
-def edit_torchrun(doc: TextDocument, report: Report, trn1: bool = False) -> None:
-    """torchrun stays; flag --nproc_per_node values that came from a trn1 recipe and torch_xla launchers."""
+KEPT_FOR_XLA_TODO = ("--nproc_per_node {value} was left as it is: this file runs {script}, {why}, which still runs on the "
+                     "torch_xla stack (trn1 included); once that script runs on TorchNeuron, which runs on Trn2/Trn3 with "
+                     "one process per logical NeuronCore (trn2.48xlarge: 64), set it to the product of your "
+                     "DistributedConfig dims")
+
+
+def edit_torchrun(doc: TextDocument, report: Report, trn1: bool = False, unseen: tuple[str, str] | None = None) -> None:
+    """torchrun stays; flag --nproc_per_node values that came from a trn1 recipe and torch_xla launchers (``unseen``:
+    (script, why) of a launched script that stays on torch_xla, for which the count is still right for now)."""
     for cl in list(command_lines(doc)):
         line = cl.line
         code = line.text[cl.start:cl.end]
@@ -59,7 +69,9 @@ def edit_torchrun(doc: TextDocument, report: Report, trn1: bool = False) -> None
         if not match:
             continue
         value = match.group(1)
-        if value in TRN1_CORES or (trn1 and value.isdigit()):
+        if (value in TRN1_CORES or (trn1 and value.isdigit())) and unseen is not None:
+            report(line, Severity.TODO, KEPT_FOR_XLA_TODO.format(value=value, script=unseen[0], why=unseen[1]))
+        elif value in TRN1_CORES or (trn1 and value.isdigit()):
             report(line, Severity.TODO, f"--nproc_per_node {value} looks like a trn1 NeuronCore count; TorchNeuron runs on "
                    "Trn2/Trn3 with one process per logical NeuronCore (trn2.48xlarge: 64): set it to the product of "
                    "your DistributedConfig dims")
@@ -78,9 +90,10 @@ class TorchrunNprocPerNeuronCore(LaunchRule):
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
     triggers = ("--nproc_per_node", "--nproc-per-node", "xla_dist", "xla_spawn", "xla_multiprocessing")
+    facts = ENV_FACTS
 
     def apply(self, doc: TextDocument) -> None:
-        edit_torchrun(doc, self.report, trn1=mentions_trn1(doc.text()))
+        edit_torchrun(doc, self.report, trn1=mentions_trn1(doc.text()), unseen=self.unseen_target(doc))
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:

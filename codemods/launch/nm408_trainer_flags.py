@@ -22,7 +22,11 @@ each with a todo; ``vllm serve``, a script with its own argparse, an installed m
 ``optimum-cli`` (NM406) and fields the script's own dataclass declares keep theirs without a word. A config
 file is mapped only when a Neuron script of the project reads its arguments from one, and only when at least two
 of its top-level keys are training-argument fields (so a compiled model's ``neuron_config.json`` is not edited).
-``--use_cpu True`` gets a todo (the stock Trainer would train on the CPU). Command strings and argv lists inside
+On a launcher that runs a script staying on torch_xla (a project script the torch_xla rules leave as a whole,
+or one outside the project while the launcher names the torch_xla / NxD stack) the flags stay, each with a todo
+for when that script runs on TorchNeuron. A field only trl's configs had (``max_seq_length``) gets no note on a
+command whose script is outside the project and does not read as a trl script (``run_glue.py`` declares its own
+``--max_seq_length``). ``--use_cpu True`` gets a todo (the stock Trainer would train on the CPU). Command strings and argv lists inside
 Python get the same edits through NM410, SageMaker ``hyperparameters`` through NM412.
 
 Why:
@@ -60,12 +64,11 @@ import re
 
 from codemods._lib.shell import (CommandLine, EmbeddedCommand, Report, Resolve, Tok, command_lines, cut, drop_line, lex,
                                  unquote, unresolved, words_of)
-from codemods._lib.launch_targets import (NOT_TRAINERS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, Program, Target,
-                                          config_parsers, program_of, resolver)
+from codemods._lib.launch_targets import NOT_TRAINERS, PARSER_SCRIPTS, Program, Target, config_parsers, program_of, resolver
 from codemods._tables.project_markers import MARKERS
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
-from codemods.launch._base import (COMPILE_ADDED, COMPILE_FLAG, COMPILE_TODO, LAUNCH_KINDS, ON_VALUES, LaunchRule,
-                                   flag_mapping, flag_plan, foreign_field, unresolved_todo)
+from codemods.launch._base import (COMPILE_ADDED, COMPILE_FLAG, COMPILE_TODO, ENV_FACTS, LAUNCH_KINDS, ON_VALUES,
+                                   LaunchRule, as_step, flag_mapping, flag_plan, foreign_field, unresolved_todo)
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import Safety
@@ -85,11 +88,13 @@ def flag_statements(doc: TextDocument) -> list[list[CommandLine]]:
     return statements
 
 
-def edit_flags(doc: TextDocument, report: Report, resolve: Resolve = unresolved) -> None:
+def edit_flags(doc: TextDocument, report: Report, resolve: Resolve = unresolved,
+               unseen: tuple[str, str] | None = None) -> None:
     """Neuron trainer ``--flags`` on command lines, mapped through the shared training-arguments table, for the
     commands that run a script of the project parsing Neuron training arguments (``resolve``); on commands
     whose program cannot be resolved the flags stay, with a todo; other programs' flags are theirs. A YAML
-    ``args:`` list right after a ``command:`` (a Kubernetes container) goes to that command's script."""
+    ``args:`` list right after a ``command:`` (a Kubernetes container) goes to that command's script. ``unseen``:
+    (script, why) of a script the launcher runs that stays on torch_xla: the flags stay, with a todo for later."""
     statements = flag_statements(doc)
     for position, statement in enumerate(statements):
         joined = " ".join(cl.line.text[cl.start:cl.end] for cl in statement)
@@ -114,12 +119,14 @@ def edit_flags(doc: TextDocument, report: Report, resolve: Resolve = unresolved)
         for item in items + [(statement[-1], Tok("op", 0, 0, ";"))]:
             if item[1].kind == "op":
                 if command:
-                    _edit_command_flags(doc, report, resolve, command, container, not args_follow)
+                    _edit_command_flags(doc, report, resolve, command, container, not args_follow, unseen)
                 command = []
             else:
                 command.append(item)
 
 
+KEPT_FOR_XLA_TODO = ("{flag} was left as it is: this file runs {script}, {why}, which still parses it; once that "
+                     "script runs on TorchNeuron: {message}")
 USE_CPU_TODO = ("{flag}: the stock Trainer then trains on the CPU, not on the Neuron device; remove it unless a CPU "
                 "run is meant")
 
@@ -137,7 +144,8 @@ def _flag_use_cpu(report: Report, arguments: list[tuple[CommandLine, Tok]]) -> N
 
 
 def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, command: list[tuple[CommandLine, Tok]],
-                        container: Program | None = None, compile_here: bool = True) -> None:
+                        container: Program | None = None, compile_here: bool = True,
+                        unseen: tuple[str, str] | None = None) -> None:
     program = program_of([unquote(tok.text) for _, tok in command])
     if program is not None and program.start < 0 and container is not None:  # `args:` of a `command:`
         program = Program(container.kind, container.name, -1)
@@ -163,6 +171,15 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
         plan = flag_plan(mapping, flag, value)
         if plan is not None:
             plans.append((cl, tok, eq, value_item, plan, mapping))
+    if unseen is not None:  # the launcher's script stays on torch_xla: its flags are still its own
+        for cl, tok, _, value_item, plan, mapping in plans:
+            shown = unquote(tok.text)
+            if value_item and "=" not in tok.text:
+                shown += " " + unquote(value_item[1].text)
+            if not foreign_field(mapping, resolved.name):
+                report(cl.line, Severity.TODO, KEPT_FOR_XLA_TODO.format(flag=shown, script=unseen[0], why=unseen[1],
+                                                                        message=as_step(plan.message)))
+        return
     if resolved.target is Target.UNKNOWN:
         for cl, tok, _, value_item, plan, mapping in plans:
             if foreign_field(mapping, resolved.name):
@@ -253,7 +270,7 @@ class NeuronTrainerFlags(LaunchRule):
     markers = MARKERS
     kinds = LAUNCH_KINDS | {FileKind.JSON}
     triggers = _triggers()
-    facts = (PARSER_SCRIPTS, NOTEBOOK_SCRIPTS)
+    facts = ENV_FACTS
 
     def apply(self, doc: TextDocument) -> None:
         project = self.ctx.options.project
@@ -264,7 +281,7 @@ class NeuronTrainerFlags(LaunchRule):
                      for name in record.own_fields}
             self._config_keys(doc, config_parsers(project), owned)
         if doc.kind is not FileKind.JSON:
-            edit_flags(doc, self.report, resolver(project, self.ctx.path))
+            edit_flags(doc, self.report, resolver(project, self.ctx.path), self.unseen_target(doc))
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:

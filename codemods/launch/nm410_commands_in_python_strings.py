@@ -20,7 +20,9 @@ optimum-cli, NM407 torchrun, NM408 trainer flags, NM505 pip install), so ``--ign
 * backslash-newline continuations (a notebook's triple-quoted ``f\"\"\"...\"\"\"`` command over several lines)
   are edited: Python drops them from the value and a shell reads them as line continuations, so editing the
   source as shell text edits the command; any other backslash escape in a non-raw string (or an edit that would
-  write one) leaves the literal as it is, with a ``todo`` naming the steps;
+  write one) leaves the literal as it is, with a ``todo`` naming the steps (each by its flag or variable; when
+  the only edit was ``--torch_compile true``, that step); a literal with nothing to edit gets the shell rules'
+  notes as they are (a setting kept with a todo, say), never nothing;
 * strings built by concatenation or ``%``/``.format`` pieces are only edited piece by piece.
 
 Why:
@@ -37,8 +39,8 @@ Before::
 After (train.py parses NeuronTrainingArguments)::
 
     # neuron-migrate: XLA_USE_BF16 made torch_xla hold every fp32 tensor in bf16; removed: ...
-    cmd = f"torchrun --nproc_per_node={n} train.py --torch_compile true"
-    # neuron-migrate: ZeRO-1 has no stock switch ...
+    cmd = f"torchrun --nproc_per_node={n} train.py --bf16 true --torch_compile true"
+    # neuron-migrate: --zero_1: ZeRO-1 has no stock switch ...
     subprocess.run(["torchrun", "train.py", "--torch_compile", "true"], check=True)
 
 Safety: needs-review. The notes are those of the shell rules; a string left as it is (escapes, an interpolated
