@@ -87,7 +87,8 @@ _FLAG_ONLY = {"--disable-validation", "--inline-weights-neff", "--disable-weight
 
 def export_todo(words: list[str]) -> str:
     """The todo for ``optimum-cli export neuron`` (words: the argv after ``optimum-cli``)."""
-    model = _option(words, "-m", "--model") or "<model id>"
+    # the model may sit in a part of the command this line does not show (a string built piece by piece)
+    model = _option(words, "-m", "--model") or "the model it exported (its --model)"
     positional = _positionals(words, 2)
     output = positional[-1] if positional else None
     shapes = [f"{flag}={value}" for flag in ("--batch_size", "--sequence_length", "--height", "--width", "--num_images_per_prompt")
@@ -168,13 +169,14 @@ def edit_optimum_cli(doc: TextDocument, report: Report) -> None:
                        "writes a consolidated checkpoint; convert checkpoints saved by optimum-neuron once, on the old "
                        "stack, before uninstalling it")
         else:  # serve
-            model = _option(words, "-m", "--model") or "<model id>"
+            model = _option(words, "-m", "--model") or "MODEL_ID"  # a placeholder the todo asks to fill
             flags = [f"--tensor-parallel-size {v}" for v in [_option(words, "--tensor_parallel_size", "--tensor-parallel-size")] if v]
             flags += [f"--max-num-seqs {v}" for v in [_option(words, "--batch_size", "--batch-size")] if v]
             flags += [f"--max-model-len {v}" for v in [_option(words, "--sequence_length", "--sequence-length")] if v]
             flags += [f"--port {v}" for v in [_option(words, "--port")] if v]
             report(line, Severity.TODO, f"replace with `vllm serve {' '.join([model, *flags])}` with the vLLM-Neuron "
-                   "plugin installed (optimum-neuron's vLLM platform is gone)")
+                   "plugin installed (optimum-neuron's vLLM platform is gone)"
+                   + ("; MODEL_ID: the model this command serves (its --model)" if model == "MODEL_ID" else ""))
 
 
 class OptimumCliNeuron(LaunchRule):

@@ -42,3 +42,11 @@ def test_notebook_shell_line_is_removed() -> None:
     result = apply_rules(notebook, FileKind.NOTEBOOK, select=["NM406"], path="finetune.ipynb")
     assert "".join(json.loads(result.text)["cells"][0]["source"]) == "print('ok')\n"
     assert [f.severity.value for f in result.findings] == ["fixed"]
+
+
+def test_export_todo_names_no_placeholder_when_the_model_is_not_on_the_line() -> None:
+    result = migrate("optimum-cli export neuron --task text-classification --batch_size 1 out_dir\n", "NM406",
+                     kind=FileKind.SHELL, path="export.sh")
+    message = result.findings[0].message
+    assert "<model id>" not in message
+    assert "load the model it exported (its --model) with from_pretrained" in message
