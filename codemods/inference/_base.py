@@ -792,6 +792,13 @@ def split_traced(rule: InferenceRule, arguments: Arguments, keep: frozenset[str]
                                      f"torch.autocast(<device>.type, dtype={mapped})")
             elif torch_dtype_attr(arg.value) or rule.dtype_variable(arg.value):
                 out.dtype = out.dtype if out.dtype is not None else arg.value
+            elif isinstance(arg.value, (cst.Name, cst.Attribute)) and out.dtype is None:
+                # a value known only at run time (``args.auto_cast_type``): the same choice, made then
+                rule.ctx.add_import("torch")
+                out.dtype = parse_expression(f"{AUTO_CAST_DTYPES}.get({source_of(arg.value)}, torch.float32)")
+                out.notes.append(f"auto_cast_type={source_of(arg.value)} -> dtype= picked from it at run time "
+                                 "(bf16 -> torch.bfloat16, fp16 -> torch.float16, anything else such as fp32 / tf32 "
+                                 "-> torch.float32): the whole model now runs in that dtype, not only its matmuls")
             else:
                 out.notes.append(f"auto_cast_type={source_of(arg.value)}: pass dtype=torch.bfloat16 / torch.float16 / "
                                  "torch.float32 accordingly (tf32 has no dtype equivalent)")
@@ -821,6 +828,11 @@ def split_traced(rule: InferenceRule, arguments: Arguments, keep: frozenset[str]
     if isinstance(out.dtype, str):
         rule.ctx.add_import("torch")
     return out
+
+
+#: optimum's ``auto_cast_type`` strings with a torch dtype of their own, as a dict expression for the emitted code
+AUTO_CAST_DTYPES = "{" + ", ".join(f'"{name}": {dtype}' for name, dtype in DTYPES.items()
+                                   if dtype != "torch.float32") + "}"
 
 
 def shape_text(shapes: dict[str, cst.BaseExpression]) -> str:

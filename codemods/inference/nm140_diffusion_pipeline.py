@@ -18,7 +18,9 @@ What it does:
 * such a load with no dtype gets ``dtype=<NAME>`` when the file binds one name to a torch dtype and passes it
   to its other loads (``DTYPE = torch.bfloat16`` ... ``torch_dtype=DTYPE`` on the GPU branch), else a
   ``todo``: diffusers loads float32 without ``dtype=`` while the compiled pipeline ran in its compiled
-  precision; ``auto_cast_type=NAME`` with ``NAME = torch.bfloat16`` passes the variable on;
+  precision; ``auto_cast_type=NAME`` with ``NAME = torch.bfloat16`` passes the variable on, and a value known
+  only at run time (``args.auto_cast_type``) becomes ``dtype={"bf16": torch.bfloat16, ...}.get(value,
+  torch.float32)`` (the same choice, made when the script runs);
 * static shapes -> a ``todo`` (pass the same height/width/num_images_per_prompt at every call, CPU generator;
   in a file that only saves the pipeline: apply it where the saved pipeline is called);
 * every call of the loaded pipeline in the file that passes no ``height=``/``width=`` gets a ``todo``: optimum
