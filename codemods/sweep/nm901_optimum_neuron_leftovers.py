@@ -7,6 +7,9 @@ What it does:
   ``neuronx_distributed``), in launch commands (``neuron_parallel_compile``, ``optimum-cli export neuron``,
   ``optimum-cli neuron ...``) and in dependency lists (``optimum-neuron``, ``optimum[neuron]``, ``torch-xla``
   builds of ``torch-neuronx``).
+* A Python file the torch_xla family left on the old stack as a whole (its one note, from NM318 or NM320, names
+  ``neuronx_distributed`` among what blocks the port) gets no line-by-line NxD notes: those references are
+  reported as ``info`` findings that point at that note.
 * Commented-out code is left alone, and so are mere mentions of a package name inside Python strings (an
   availability check, a URL): see ``codemods/sweep/_patterns.py``.
 
@@ -37,11 +40,13 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from migrate.filekinds import FileKind
-from migrate.rule import Safety, SweepHit, SweepRule
-
 from codemods._tables.project_markers import MARKERS
 from codemods.sweep._patterns import pattern, scan
+from codemods.sweep.nm902_torch_xla_leftovers import KEPT_WITH_FILE
+from codemods.xla._base import BLOCKED_NOTE, WHOLESALE_NOTE
+from migrate.filekinds import FileKind
+from migrate.findings import Severity
+from migrate.rule import Safety, SweepHit, SweepRule
 
 #: a neuron_parallel_compile pass ran its command only to extract and compile graphs, training nothing: the advice
 #: is to delete the pass, never to run the wrapped command (that would add a training run beside the real one)
@@ -51,6 +56,8 @@ NPC_MESSAGE = ("`neuron_parallel_compile` is still used: it ran the wrapped comm
 #: a line that only prints or logs text naming the tool runs nothing (the command it names is flagged where it is built)
 _PRINT_LINE = re.compile(r"^\s*(?:!\s*)?(?:echo|printf|print\s*\(|(?:logger|logging|log)\.\w+\s*\()")
 
+NXD_MESSAGE = ("`neuronx_distributed` (NxD) is still used: port parallel layers to DTensor / "
+               "transformers DistributedConfig(tp_size=...) and torch.distributed")
 PATTERNS = (
     pattern(r"\boptimum\.exporters\.neuron\b",
             "`optimum.exporters.neuron` is still used: there is no ahead-of-time export on TorchNeuron; load the "
@@ -58,9 +65,7 @@ PATTERNS = (
     pattern(r"\boptimum\.neuron\b",
             "optimum-neuron API `optimum.neuron` is still used: no rule could migrate it; port it to stock "
             "transformers/trl/accelerate (see neuron-migrate --list-rules and, for the class moves, neuron-migrate --explain NM201)"),
-    pattern(r"\bneuronx_distributed\b",
-            "`neuronx_distributed` (NxD) is still used: port parallel layers to DTensor / "
-            "transformers DistributedConfig(tp_size=...) and torch.distributed"),
+    pattern(r"\bneuronx_distributed\b", NXD_MESSAGE),
     pattern(r"\bneuron_parallel_compile\b", NPC_MESSAGE, in_strings=True),
     pattern(r"\boptimum-cli\s+export\s+neuron\b",
             "`optimum-cli export neuron` is still used: nothing to pre-compile on TorchNeuron; load the source "
@@ -88,5 +93,11 @@ class OptimumNeuronLeftovers(SweepRule):
     def scan(self, text: str, kind: FileKind) -> Iterable[SweepHit]:
         patterns = PATTERNS if kind is not FileKind.PYTHON else PATTERNS[:-1]
         lines = text.splitlines()
-        return [hit for hit in scan(text, kind, patterns)
+        hits = [hit for hit in scan(text, kind, patterns)
                 if not (hit.message is NPC_MESSAGE and _PRINT_LINE.match(lines[hit.line - 1]))]
+        if kind is FileKind.PYTHON and (BLOCKED_NOTE in text or WHOLESALE_NOTE in text):
+            # the torch_xla family left the file on the old stack as a whole and its one note (NM318 / NM320) names
+            # neuronx_distributed: each NxD reference is still reported, as information (no inline note)
+            hits = [SweepHit(hit.line, hit.column, KEPT_WITH_FILE, Severity.INFO) if hit.message == NXD_MESSAGE
+                    else hit for hit in hits]
+        return hits

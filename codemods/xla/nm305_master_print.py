@@ -4,6 +4,11 @@ What it does:
 
 * ``xm.master_print(...)`` becomes ``print(...)`` guarded by ``RANK == 0``; ``fd=`` becomes ``file=``;
   ``finalize=`` is dropped.
+* Inside the body of an ``if`` that already tests global rank 0 (``xm.is_master_ordinal(local=False)``,
+  ``xm.get_ordinal() == 0``, ``xr.global_ordinal() == 0``, ``dist.get_rank() == 0``, ``int(os.environ["RANK"]) == 0``,
+  one of those ``and`` another condition, or a name the file assigns once to one of those, like
+  ``is_root = xm.is_master_ordinal(local=False)``) it becomes a plain ``print(...)``: the guard would repeat the
+  test. ``xm.is_master_ordinal()`` (the LOCAL master, one per host) is not such a test: the guard stays.
 * A ``master_print`` used as a value (not a statement) gets a ``todo``.
 
 Why:
@@ -32,10 +37,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.xla._base import RANK, XM, Safety, XlaRule, names
+from codemods.xla._base import RANK, XM, XR, Safety, XlaRule, _bindings, names
 from migrate.snippets import parse_statement
 
 MASTER_PRINT = names((XM, ["master_print"]))
+#: calls that return the global rank (no argument: ``dist.get_rank(group)`` is a rank in that group)
+GLOBAL_RANK = names((XM, ["get_ordinal"]), (XR, ["global_ordinal"]), ("torch.distributed", ["get_rank"]))
+IS_MASTER = names((XM, ["is_master_ordinal"]))
+ENVIRON = frozenset({"os.environ.get", "os.getenv"})
 
 
 class MasterPrint(XlaRule):
@@ -45,6 +54,60 @@ class MasterPrint(XlaRule):
     name = "master-print"
     safety = Safety.SAFE
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._rank_zero_bodies: set[int] = set()  # ids of the bodies of `if <global rank 0>:` blocks
+        self._depth = 0  # how many of those bodies the visit is inside
+
+    # ------------------------------------------------------------------ already on global rank 0
+    def _global_rank(self, node: cst.BaseExpression) -> bool:
+        """``xm.get_ordinal()``, ``dist.get_rank()``, ``int(os.environ.get("RANK", 0))``,
+        ``int(os.environ["RANK"])``."""
+        if not isinstance(node, cst.Call):
+            return False
+        if self.ctx.matches(node.func, GLOBAL_RANK):
+            return not node.args
+        if not (isinstance(node.func, cst.Name) and node.func.value == "int" and len(node.args) == 1):
+            return False
+        inner = node.args[0].value
+        if isinstance(inner, cst.Call) and self.ctx.matches(inner.func, ENVIRON) and inner.args:
+            key = inner.args[0].value
+        elif isinstance(inner, cst.Subscript) and "os.environ" in self.ctx.qualnames(inner.value) \
+                and len(inner.slice) == 1 and isinstance(inner.slice[0].slice, cst.Index):
+            key = inner.slice[0].slice.value
+        else:
+            return False
+        return isinstance(key, cst.SimpleString) and key.evaluated_value == "RANK"
+
+    def _rank_zero(self, test: cst.BaseExpression, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether ``test`` holds on global rank 0 only."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._rank_zero(test.left, seen) or self._rank_zero(test.right, seen)
+        if isinstance(test, cst.Call) and self.ctx.matches(test.func, IS_MASTER):
+            local = next((a.value for a in test.args if a.keyword is not None and a.keyword.value == "local"), None)
+            return isinstance(local, cst.Name) and local.value == "False" and len(test.args) == 1
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+                and isinstance(test.comparisons[0].operator, cst.Equal):
+            left, right = test.left, test.comparisons[0].comparator
+            zero = [side for side in (left, right) if isinstance(side, cst.Integer) and side.value == "0"]
+            return bool(zero) and any(self._global_rank(side) for side in (left, right) if side not in zero)
+        if isinstance(test, cst.Name) and test.value not in seen:
+            values = self.ctx.memo("xla-name-bindings", lambda: _bindings(self.module)).get(test.value, [])
+            return len(values) == 1 and values[0] is not None and self._rank_zero(values[0], seen | {test.value})
+        return False
+
+    def visit_If(self, node: cst.If) -> None:
+        if isinstance(node.body, cst.IndentedBlock) and self._rank_zero(node.test):
+            self._rank_zero_bodies.add(id(node.body))  # the body only: `else:` runs on the other ranks
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._depth += id(node) in self._rank_zero_bodies
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        self._depth -= id(original) in self._rank_zero_bodies
+        return updated
+
+    # ------------------------------------------------------------------ the rewrite
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
         call = self.line_call(original, updated, MASTER_PRINT)
         if call is None or self._prints_metrics(call):
@@ -60,6 +123,9 @@ class MasterPrint(XlaRule):
         if args:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         printed = updated.body[0].with_changes(value=new_call.with_changes(func=cst.Name("print"), args=args))
+        if self._depth:
+            self.fixed(call, "xm.master_print -> print (the enclosing if already runs on global rank 0 only)")
+            return updated.with_changes(body=[printed])
         self.ctx.add_import("os")
         guard = parse_statement(f"if {RANK} == 0:\n    pass\n")
         guard = guard.with_changes(body=guard.body.with_changes(body=[cst.SimpleStatementLine(body=[printed])]))

@@ -4,13 +4,17 @@ What it does:
 
 * ``xm.save(obj, path)`` becomes ``torch.save`` on global rank 0 followed by a guarded ``dist.barrier()``: the
   rendezvous ``xm.save`` ended with, so no rank goes on (to load the file, say) before it is written.
+* The object saved keeps the CPU move ``xm.save`` made: every tensor in it (nested dicts, lists, tuples: a
+  ``state_dict``, a checkpoint dict with the optimizer's state) is saved as ``t.cpu()``, through
+  ``torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, obj)``, so the file loads on a machine
+  without a Neuron device and holds no device memory handles.
 * ``master_only=False`` saves on every rank; ``global_master=True`` keeps rank 0. Non-literal
   ``master_only``/``global_master`` get a ``todo``.
 * A file that uses FSDP gets a ``todo``: sharded (FSDP/TP) models need ``torch.distributed.checkpoint`` instead.
 * ``xser.save(data, path[, master_only, global_master])`` (a statement, literal options) is ported the same way
   where no file of the run reads checkpoints back with ``xser.load`` (the project fact ``xla-xser-load``): the
-  checkpoint becomes one plain ``torch.save`` file (no ``.tensors`` folder), read with ``torch.load(path,
-  map_location="cpu")``. Otherwise the file stays on torch_xla (NM318 says why).
+  checkpoint becomes one plain ``torch.save`` file of CPU tensors (no ``.tensors`` folder), read with
+  ``torch.load(path)``. Otherwise the file stays on torch_xla (NM318 says why).
 * A finding says what changed.
 
 Why:
@@ -26,16 +30,17 @@ Before::
 After::
 
     if int(os.environ.get("RANK", 0)) == 0:
-        torch.save(model.state_dict(), "model.pt")
+        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "model.pt")
     if dist.is_initialized():
         dist.barrier()
 
-Safety: needs-review. For per-host local disks guard with ``LOCAL_RANK`` instead. Tensors are saved on their
-device: load them with ``torch.load(path, map_location="cpu")`` where no Neuron device exists.
+Safety: needs-review. For per-host local disks guard with ``LOCAL_RANK`` instead. Tensors inside other objects
+(a module, a custom class) are not moved: ``xm.save`` moved those only through their ``__dict__``.
 
 References:
 
 * https://pytorch.org/docs/stable/generated/torch.save.html
+* https://github.com/pytorch/xla/blob/master/torch_xla/core/xla_model.py (``save``: ``_maybe_convert_to_cpu``)
 * https://pytorch.org/docs/stable/distributed.checkpoint.html
 """
 
@@ -83,17 +88,20 @@ class XlaSave(XlaRule):
         new = updated.body[0].value
         new_obj = arg(new, 0, "data").value
         new_path = arg(new, 1, path_keyword).value
+        # xm.save moved every tensor to the CPU before writing: the file loads anywhere and holds no device handles
+        on_cpu = cst.Call(func=parse_expression("torch.utils._pytree.tree_map_only"),
+                          args=[cst.Arg(parse_expression("torch.Tensor")), cst.Arg(parse_expression("torch.Tensor.cpu")),
+                                cst.Arg(new_obj)])
         save = cst.SimpleStatementLine(
-            body=[cst.Expr(cst.Call(func=parse_expression("torch.save"), args=[cst.Arg(new_obj), cst.Arg(new_path)]))]
+            body=[cst.Expr(cst.Call(func=parse_expression("torch.save"), args=[cst.Arg(on_cpu), cst.Arg(new_path)]))]
         )
         self.ctx.add_import("torch")
         if "fully_shard" in self.code_text() or "FullyShardedDataParallel" in self.code_text():
             self.todo(call, "a sharded model is saved: use torch.distributed.checkpoint.save or get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True)) before torch.save")
         # xm.save ended with a rendezvous: no rank goes on (to load the file, say) before it is written
         barrier = self.statement("if dist.is_initialized():\n    dist.barrier()\n", Import("torch.distributed", alias="dist"))
-        # xser.load gave CPU tensors; the torch.save file keeps them on their device: say how to read it
-        read = ("a plain torch checkpoint now (one file, no .tensors folder): read it with torch.load(path, "
-                "map_location=\"cpu\"), not xser.load") if xser else "load with map_location=\"cpu\" off-device"
+        read = ("a plain torch checkpoint of CPU tensors now (one file, no .tensors folder): read it with "
+                "torch.load(path), not xser.load") if xser else "tensors moved to the CPU first, as xm.save did"
         name = "xser.save" if xser else "xm.save"
         if not master_only:
             self.fixed(call, f"{name}(master_only=False) -> torch.save on every rank, then a barrier ({read})")
@@ -102,7 +110,7 @@ class XlaSave(XlaRule):
         guard = guard.with_changes(body=guard.body.with_changes(body=[save]))
         self.ctx.add_import("os")
         if global_master:
-            self.fixed(call, f"{name} -> torch.save on global rank 0" + (f" ({read})" if xser else ""))
+            self.fixed(call, f"{name} -> torch.save on global rank 0 ({read})")
         else:
             self.fixed(call, f"{name} -> torch.save on global rank 0 ({name} wrote one copy per host; guard with "
                              f"LOCAL_RANK for per-host disks; {read})")

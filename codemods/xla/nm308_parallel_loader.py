@@ -24,6 +24,12 @@ What it does:
   passed to, on their parameter; another keyword (``batchdim=``), a ``ParallelLoader`` over several devices or
   a ``ParallelLoader`` object used otherwise; or the module binds ``torch``, ``copy`` or ``collections`` to
   something else (the class reads them).
+* A module whose only torch_xla uses are ``if isinstance(x, pl.MpDeviceLoader):`` tests (``ParallelLoader``,
+  ``PerDeviceLoader`` too; ``elif`` as well), like a Trainer subclass in a utils module that passes prefetch
+  settings to the XLA loader: such a test is always false once torch_xla is gone (stock PyTorch and transformers
+  never build an XLA loader), so the ``if`` is replaced by its ``else`` (or removed), and the import goes with
+  its last use. Where the module has other torch_xla uses (and builds no XLA loader itself: then the loader's own
+  ``todo`` says it) the test stays, with a ``todo`` to drop the branch once those are ported.
 
 Why:
 
@@ -60,8 +66,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.cst import source_of
 from codemods._lib import device as dev
+from codemods._lib.cst import source_of
 from codemods.xla._base import Safety, XlaRule, arg, names
 from migrate import cstwalk
 from migrate.rule import dotted_name
@@ -76,6 +82,14 @@ MOVE = (
     "dict batches: batch = {k: v.to(device) for k, v in batch.items()})"
 )
 LOADER_CLASSES = MP_LOADER | PARALLEL_LOADER
+#: the classes an ``isinstance`` test can name: none of them is ever built without torch_xla
+CHECKED_CLASSES = LOADER_CLASSES | names((PL, ["PerDeviceLoader"]))
+KEPT_CHECK = ("isinstance(..., {name}) is always false once torch_xla is gone (stock PyTorch and transformers never "
+              "build an XLA loader): once the other torch_xla uses of this module are ported, keep only the else "
+              "branch")
+KEPT_MARK = "once the other torch_xla uses of this module are ported"  # how a second run recognizes the todo
+DEAD_CHECK = ("isinstance(..., {name}) is always false once torch_xla is gone (stock PyTorch and transformers never "
+              "build an XLA loader): the branch is removed{rest}")
 #: keywords of MpDeviceLoader / ParallelLoader that only tune the background prefetch (nothing to carry)
 PREFETCH_KEYWORDS = frozenset({"loader_prefetch_size", "device_prefetch_size", "host_to_device_transfer_threads"})
 #: modules the added class reads (module-level names it needs: a file that binds them otherwise keeps its loader)
@@ -173,6 +187,88 @@ class ParallelLoader(XlaRule):
             ):
                 return True
         return False
+
+    def _checked_class(self, test: cst.BaseExpression) -> str | None:
+        """The XLA loader class of an ``isinstance(x, pl.MpDeviceLoader)`` test."""
+        if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance" \
+                and len(test.args) == 2 and not any(a.star or a.keyword for a in test.args):
+            qualified = self.ctx.matches(test.args[1].value, CHECKED_CLASSES)
+            return qualified.rsplit(".", 1)[-1] if qualified else None
+        return None
+
+    def _dead_checks(self, module: cst.Module) -> tuple[set[int], set[int], set[int]]:
+        """(ids of the ``if`` / ``elif`` nodes whose test is an XLA loader ``isinstance``, ids of those that are an
+        ``elif``) when those tests are the module's only torch_xla uses, else empty sets; and the ids of the tests
+        that stay (other torch_xla uses, no XLA loader built here) for a ``todo``."""
+        checks: set[int] = set()
+        elifs: set[int] = set()
+        allowed: set[int] = set()  # ids of the class expressions in those tests, and of the nodes inside them
+        rule = self
+
+        class _Checks(cst.CSTVisitor):
+            def visit_If(self, node: cst.If) -> None:
+                if rule._checked_class(node.test) is not None:
+                    checks.add(id(node))
+                    cstwalk.find(node.test.args[1].value, lambda n: allowed.add(id(n)) and False)
+                if isinstance(node.orelse, cst.If):
+                    elifs.add(id(node.orelse))
+
+        cstwalk.visit(module, _Checks())
+        if not checks:
+            return set(), set(), set()
+        other_uses: list[cst.CSTNode] = []
+        builds = cstwalk.find(module, lambda n: isinstance(n, cst.Call)
+                              and bool(rule.ctx.matches(n.func, LOADER_CLASSES)))
+
+        class _Uses(cst.CSTVisitor):
+            def visit_Import(self, node: cst.Import) -> bool:
+                return False
+
+            def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+                return False
+
+            def visit_Name(self, node: cst.Name) -> None:
+                self._use(node)
+
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                self._use(node)
+
+            def _use(self, node: cst.CSTNode) -> None:
+                if id(node) not in allowed and any(q.split(".")[0] == "torch_xla" for q in rule.ctx.qualnames(node)):
+                    other_uses.append(node)
+
+        cstwalk.visit(module, _Uses())
+        # an earlier run left the todo (the other uses it names were ported then): a second run keeps it as it is
+        if other_uses or KEPT_MARK in self.ctx.source:
+            return set(), set(), set() if builds else checks
+        return checks, elifs & checks, set()
+
+    def visit_If(self, node: cst.If) -> None:
+        kept = self.ctx.memo("xla-dead-loader-checks", lambda: self._dead_checks(self.module))[2]
+        if id(node) in kept:
+            self.todo(node.test, KEPT_CHECK.format(name=self._checked_class(node.test)))
+
+    def leave_If(self, original: cst.If, updated: cst.If):
+        checks, elifs, _ = self.ctx.memo("xla-dead-loader-checks", lambda: self._dead_checks(self.module))
+        if id(original) not in checks:
+            return updated
+        name = self._checked_class(original.test)
+        orelse = updated.orelse
+        if id(original) in elifs:  # an `elif`: its parent's orelse becomes this one's
+            self.fixed(original, DEAD_CHECK.format(name=name, rest=", the rest of the chain kept"))
+            return orelse if orelse is not None else cst.RemoveFromParent()
+        if orelse is None:
+            self.fixed(original, DEAD_CHECK.format(name=name, rest=""))
+            return cst.RemoveFromParent()
+        if isinstance(orelse, cst.If):  # `elif` -> `if`
+            self.fixed(original, DEAD_CHECK.format(name=name, rest=", the elif kept as an if"))
+            return orelse.with_changes(leading_lines=updated.leading_lines)
+        if not isinstance(orelse.body, cst.IndentedBlock):  # `else: x = 1` on one line: rare, left as it is
+            return updated
+        self.fixed(original, DEAD_CHECK.format(name=name, rest=", its else kept"))
+        body = list(orelse.body.body)
+        body[0] = body[0].with_changes(leading_lines=[*updated.leading_lines, *body[0].leading_lines])
+        return cst.FlattenSentinel(body)
 
     def visit_Module(self, node: cst.Module) -> None:
         assigns: dict[str, list[cst.BaseExpression]] = {}

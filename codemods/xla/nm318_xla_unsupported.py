@@ -14,7 +14,8 @@ Reports, never rewrites:
   ``xser.load`` or an ``xser.save`` NM307 does not port, ``torch_xla.compile`` in a shape NM319 does not port,
   SPMD, ``libneuronxla`` outside a flag, ``neuronx_distributed``, xm collectives over replica ``groups=``) is left
   on torch_xla as a whole: the other NM3 rules withdraw from it, and this rule puts ONE note above its first
-  torch_xla import naming those constructs.
+  torch_xla import naming those constructs. Its per-call hints are then ``info`` findings (in the report, with
+  their lines; no inline note): the file's one note says what to port.
 * ``libneuronxla`` imported and used only in ``if <flag>:`` bodies (``if args.snapshot_steps:``,
   ``if os.environ.get("X") == "1":``; a debug hook such as ``register_hlo_snapshot_callback``) does not keep the file
   on torch_xla: the branch stays as it is, with a ``todo`` on its import (no TorchNeuron counterpart; remove it, use
@@ -50,6 +51,7 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods.xla._base import (
+    BLOCKED_NOTE,
     XM,
     Safety,
     XlaRule,
@@ -61,6 +63,7 @@ from codemods.xla._base import (
     nxd_modeling_file,
     xser_save,
 )
+from migrate.findings import Severity
 from migrate.rule import dotted_name
 
 #: qualified prefix -> message (longest prefix wins)
@@ -104,16 +107,23 @@ class XlaUnsupported(XlaRule):
     id = "NM318"
     name = "xla-unsupported"
     safety = Safety.MANUAL_ONLY
+    _noted = False  # the blocked-file note is written (once per file: one instance per file)
 
     def _blocked_note(self, node: cst.CSTNode, module_name: str) -> None:
         """The note of a file the family leaves on torch_xla (codemods/xla/_base.py ``blockers``): once, above its
         first torch_xla / libneuronxla / neuronx_distributed import."""
-        if getattr(self, "_noted", False) or module_name.split(".")[0] not in ("torch_xla", "libneuronxla", "neuronx_distributed"):
+        if self._noted or module_name.split(".")[0] not in ("torch_xla", "libneuronxla", "neuronx_distributed"):
             return
         labels = blockers(self.ctx)
         if labels and not nxd_modeling_file(self.ctx):  # NM320's note on a modeling file says it already
             self._noted = True
             self.todo(node, blocked_note(labels))
+
+    def todo(self, node: cst.CSTNode, message: str) -> None:
+        if self.blocked and not message.startswith(BLOCKED_NOTE):
+            self.ctx.report(self.id, node, Severity.INFO, message)  # the file's one note lists what to port
+            return
+        super().todo(node, message)
 
     def _hook_note(self, node: cst.CSTNode, module_name: str) -> None:
         """A libneuronxla import in an ``if <flag>:`` body (``blockers`` leaves such a file to the other rules): the

@@ -22,6 +22,9 @@ Everything else is reported with the stock replacement:
 * A modeling file (its classes call NxD ``WHOLESALE`` times or more, like a ``modeling_llama_nxd.py``) gets ONE
   note above its first NxD import instead of one per layer: such a file is replaced wholesale by the stock
   transformers model, not ported line by line.
+* In such a file, and in a file the family leaves on torch_xla as a whole (NM318's one note), the per-construct
+  hints above are ``info`` findings (in the report, with their lines; no inline note): the file's one note says
+  what to do with it.
 
 The rule runs anywhere (NxD is Neuron-only), not only in projects that show Neuron markers.
 
@@ -56,7 +59,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.xla._base import NXD, WHOLESALE_NOTE, Safety, XlaRule, nxd_modeling_file
+from codemods.xla._base import ACTIVE_RULES, NXD, WHOLESALE_NOTE, Safety, XlaRule, nxd_modeling_file
+from migrate.findings import Severity
 from migrate.rule import dotted_name
 
 MESSAGES = {
@@ -96,6 +100,7 @@ class Nxd(XlaRule):
     scope = "any"  # NxD is Neuron-only by itself
     triggers = ("neuronx_distributed",)
     legacy_modules = ("neuronx_distributed",)
+    _noted = False  # the wholesale note is written (once per file: one instance per file)
 
     def _nxd(self, node: cst.CSTNode) -> str | None:
         for qualified in sorted(self.ctx.qualnames(node)):
@@ -107,7 +112,7 @@ class Nxd(XlaRule):
         return nxd_modeling_file(self.ctx)
 
     def _wholesale_note(self, node: cst.CSTNode, module_name: str) -> None:
-        if not (module_name == NXD or module_name.startswith(NXD + ".")) or getattr(self, "_noted", False):
+        if not (module_name == NXD or module_name.startswith(NXD + ".")) or self._noted:
             return
         calls = self._modeling_file_calls()
         if calls:
@@ -123,9 +128,16 @@ class Nxd(XlaRule):
         for alias in node.names:
             self._wholesale_note(node, dotted_name(alias.name))
 
+    def _blocked_note_written(self) -> bool:
+        """NM318 runs on the file and gives it its one note (a file left on torch_xla as a whole); a file that
+        uses NxD without torch_xla has no such note: its NxD lines get theirs."""
+        return self.blocked and "NM318" in self.ctx.shared.get(ACTIVE_RULES, ())
+
     def todo(self, node: cst.CSTNode, message: str) -> None:
-        if self._modeling_file_calls() and not message.startswith("neuronx-distributed modeling file"):
-            return  # the file's one note says it all
+        if (self._modeling_file_calls() or self._blocked_note_written()) and not message.startswith(WHOLESALE_NOTE):
+            # the file's one note (this rule's, or NM318's) says what to do: the hint stays in the report only
+            self.ctx.report(self.id, node, Severity.INFO, message)
+            return
         super().todo(node, message)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:

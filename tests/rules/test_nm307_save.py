@@ -13,9 +13,8 @@ def test_xm_save_becomes_torch_save_on_rank_zero() -> None:
         """,
         "NM307",
     )
-    assert '    if int(os.environ.get("RANK", 0)) == 0:\n        torch.save(model.state_dict(), f"ckpt-{step}.pt")' in (
-        result.text
-    )
+    assert ('    if int(os.environ.get("RANK", 0)) == 0:\n        torch.save(torch.utils._pytree.tree_map_only('
+            'torch.Tensor, torch.Tensor.cpu, model.state_dict()), f"ckpt-{step}.pt")') in result.text
     assert "xm." not in result.text
     assert findings(result, "NM307") == {(4, "fixed")}
 
@@ -44,7 +43,8 @@ XSER_SCRIPT = """
 
 def test_xser_save_becomes_torch_save_on_rank_zero_when_nothing_reads_it_with_xser() -> None:
     result = migrate(XSER_SCRIPT, "NM3", family="NM3")
-    assert '    if int(os.environ.get("RANK", 0)) == 0:\n        torch.save(model.state_dict(), path)\n' in result.text
+    assert ('    if int(os.environ.get("RANK", 0)) == 0:\n        torch.save(torch.utils._pytree.tree_map_only('
+            'torch.Tensor, torch.Tensor.cpu, model.state_dict()), path)\n') in result.text
     assert "xser" not in result.text.replace("xser.load", "")  # the finding's advice names xser.load only
     assert findings(result, "NM307") == {(5, "fixed")}
     assert findings(result, "NM318") == set()
@@ -66,3 +66,33 @@ def test_an_xser_save_in_an_expression_or_with_computed_options_stays() -> None:
                  "xser.save(model.state_dict(), path, master_only=is_main)"):
         result = migrate(XSER_SCRIPT.replace("xser.save(model.state_dict(), path)", call), "NM3", family="NM3")
         assert call in result.text and "no rule ports (xser)" in result.text, call
+
+
+def test_saved_checkpoint_keeps_its_structure_with_every_tensor_on_the_cpu(tmp_path) -> None:
+    """xm.save moved the tensors of nested containers to the CPU: the rewrite does too, and runs as it is."""
+    import collections
+
+    import torch
+
+    result = migrate(
+        """
+        import torch_xla.core.xla_model as xm
+
+        def checkpoint(model, optimizer, epoch, path):
+            xm.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch}, path)
+        """,
+        "NM307",
+    )
+    namespace: dict = {}
+    exec(compile(result.text, "train.py", "exec"), namespace)
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.AdamW(model.parameters())
+    model(torch.ones(1, 2)).sum().backward()
+    optimizer.step()
+    path = tmp_path / "ckpt.pt"
+    namespace["checkpoint"](model, optimizer, 3, str(path))
+    state = torch.load(path)
+    assert state["epoch"] == 3 and isinstance(state["model"], collections.OrderedDict)
+    assert torch.equal(state["model"]["weight"], model.weight.detach())
+    assert state["optimizer"]["state"][0]["exp_avg"].device.type == "cpu"
+    assert findings(result, "NM307") == {(4, "fixed")}

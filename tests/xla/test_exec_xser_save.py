@@ -37,7 +37,7 @@ if __name__ == "__main__":
 @pytest.mark.execution
 def test_migrated_xser_save_writes_a_torch_checkpoint_on_cpu(tmp_path: Path) -> None:
     migrated = apply_rules(SCRIPT, select=["NM3"], path="save.py").text
-    assert "xser" not in migrated and "torch.save(model.state_dict(), path)" in migrated
+    assert "xser" not in migrated and "torch.Tensor.cpu, model.state_dict()), path)" in migrated
     script = tmp_path / "save.py"
     script.write_text(migrated)
     launcher = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")

@@ -1,0 +1,87 @@
+"""NM302: step boundaries are removed, except right before a clock read, where the device must be waited for."""
+
+from tests.rules.case import findings, migrate, unchanged
+
+SYNC = "if torch.accelerator.is_available():\n{pad}    torch.accelerator.synchronize()\n"
+
+
+def test_mark_step_followed_by_a_clock_read_becomes_a_synchronize() -> None:
+    result = migrate(
+        """
+        import time
+        import torch_xla.core.xla_model as xm
+
+        def bench(model, batches):
+            for step, batch in enumerate(batches):
+                model(batch)
+                xm.mark_step()
+                if step == 2:
+                    start = time.perf_counter()
+            return start
+        """,
+        "NM302",
+    )
+    assert "        model(batch)\n        " + SYNC.format(pad="        ") + "        if step == 2:" in result.text
+    assert "xm." not in result.text
+    assert findings(result, "NM302") == {(7, "fixed")}
+
+
+def test_timed_loop_gets_one_synchronize_after_it() -> None:
+    result = migrate(
+        """
+        import time
+        import torch_xla.core.xla_model as xm
+
+        def bench(model, batches):
+            start = time.time()
+            for batch in batches:
+                model(batch)
+                xm.mark_step()
+            elapsed = time.time() - start
+            for batch in batches:
+                model(batch)
+                xm.mark_step()
+            return elapsed
+        """,
+        "NM302",
+    )
+    # one wait after the timed loop, none in its body; the loop no clock read follows gets none at all
+    assert "        model(batch)\n    " + SYNC.format(pad="    ") + "    elapsed = time.time() - start" in result.text
+    assert result.text.count("synchronize()") == 1
+    assert findings(result, "NM302") == {(8, "fixed"), (12, "fixed")}
+    assert any("after it" in f.message for f in result.findings if f.line == 8)
+
+
+def test_mark_step_without_a_clock_read_next_is_removed() -> None:
+    result = migrate(
+        """
+        import time
+        import torch_xla.core.xla_model as xm
+
+        def train(model, batches, optimizer):
+            for batch in batches:
+                model(batch).backward()
+                optimizer.step()
+                xm.mark_step()
+                print("step done")
+            print("the clock is read elsewhere", time.time())
+        """,
+        "NM302",
+    )
+    assert "synchronize" not in result.text and "mark_step" not in result.text
+    assert findings(result, "NM302") == {(8, "fixed")}
+
+
+def test_clock_reads_without_torch_xla_are_left_alone() -> None:
+    unchanged(
+        """
+        import time
+        import torch
+
+        def bench(model, batch):
+            model(batch)
+            torch.accelerator.synchronize()
+            return time.time()
+        """,
+        "NM302",
+    )
