@@ -135,7 +135,7 @@ class SymbolMover:
 
     def leave_SimpleStatementLine(
         self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
-    ) -> cst.SimpleStatementLine | cst.FlattenSentinel[cst.SimpleStatementLine]:
+    ) -> cst.SimpleStatementLine | cst.FlattenSentinel[cst.SimpleStatementLine] | cst.RemovalSentinel:
         if len(updated.body) != 1 or not isinstance(updated.body[0], cst.ImportFrom):
             return updated
         statement = updated.body[0]
