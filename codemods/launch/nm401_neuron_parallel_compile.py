@@ -150,7 +150,7 @@ def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], 
             why = f"the real run of {target} elsewhere in the project"
         elif steps is not None and 0 < int(steps.group(1)) <= SHORT_RUN_STEPS:
             why = f"a real run (this short --max_steps {steps.group(1)} pass is the compile-only pass itself)"
-        if why is not None and unseen is not None:
+        if unseen is not None:  # the script still compiles this way, whatever this pass was
             report(first.line, Severity.TODO, NPC_UNSEEN_TODO.format(script=unseen[0], why=unseen[1]))
         elif why is not None and _delete_npc_command(doc, statement):
             report(first.line, Severity.FIXED, COMPILE_PASS_DELETED.format(target=target or "its command", why=why))
@@ -302,4 +302,4 @@ class DropNeuronParallelCompile(LaunchRule):
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
         """The same edit on a command string inside Python (run by NM410 when this rule is selected)."""
-        edit_npc(doc, report, embedded.runs_elsewhere)
+        edit_npc(doc, report, embedded.runs_elsewhere, embedded.unseen(doc.text()))

@@ -286,7 +286,7 @@ class CompileOnlyPass(LaunchRule):
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
         """The same edit on a command string inside Python (run by NM410 when this rule is selected)."""
-        edit_compile_only(doc, report)
+        edit_compile_only(doc, report, (), embedded.unseen(doc.text()))
 
     @staticmethod
     def owns_env(name: str) -> bool:

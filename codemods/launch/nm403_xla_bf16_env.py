@@ -165,7 +165,7 @@ class XlaBf16Env(LaunchRule):
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
         """The same edit on a command string inside Python (run by NM410 when this rule is selected)."""
-        edit_bf16(doc, report, embedded.resolve, embedded.readers)
+        edit_bf16(doc, report, embedded.resolve, embedded.readers, embedded.unseen(doc.text()))
 
     @staticmethod
     def owns_env(name: str) -> bool:

@@ -75,7 +75,7 @@ class XlaEraEnv(LaunchRule):
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
         """The same edit on a command string inside Python (run by NM410 when this rule is selected)."""
-        edit_env(doc, report, _ours, embedded.readers)
+        edit_env(doc, report, _ours, embedded.readers, embedded.unseen(doc.text()))
 
     @staticmethod
     def owns_env(name: str) -> bool:

@@ -98,4 +98,4 @@ class TorchrunNprocPerNeuronCore(LaunchRule):
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
         """The same edit on a command string inside Python (run by NM410 when this rule is selected)."""
-        edit_torchrun(doc, report)
+        edit_torchrun(doc, report, unseen=embedded.unseen(doc.text()))

@@ -286,7 +286,7 @@ class NeuronTrainerFlags(LaunchRule):
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
         """The same edit on a command string inside Python (run by NM410 when this rule is selected)."""
-        edit_flags(doc, report, embedded.resolve)
+        edit_flags(doc, report, embedded.resolve, embedded.unseen(doc.text()))
 
     def _config_keys(self, doc: TextDocument, parsers: list, owned: set[str]) -> None:
         """Keys of an argument-parser config, mapped when a script of the project parses Neuron training

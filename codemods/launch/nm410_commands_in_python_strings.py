@@ -54,6 +54,7 @@ References:
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from typing import Sequence
@@ -62,12 +63,14 @@ import libcst as cst
 
 from codemods._lib.cst import source_of, string_value
 from codemods._lib.shell import EmbeddedCommand, assignment_name, looks_like_command
-from codemods._lib.launch_targets import (ENV_READS, NOT_TRAINERS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, Program, Target,
-                                          env_readers, program_of, resolver)
+from codemods._lib.launch_targets import (ENV_READS, NOT_TRAINERS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, STAYS_ON_XLA,
+                                          Program, Target, env_readers, program_of, resolve_script, resolver,
+                                          stays_on_xla)
 from codemods._tables import env_vars
 from codemods._tables.project_markers import MARKERS
-from codemods.launch._base import (COMPILE_ADDED, COMPILE_TODO, NPC, PLAIN_RUNS, as_step, flag_mapping, flag_plan,
-                                   foreign_field, runs_elsewhere, unresolved_todo)
+from codemods.launch._base import (COMPILE_ADDED, COMPILE_TODO, LEFT_ON_XLA, NPC, PLAIN_RUNS, as_step, flag_mapping,
+                                   flag_plan, foreign_field, runs_elsewhere, unresolved_todo)
+from codemods.xla._base import XSER_LOADS
 from codemods.launch.nm408_trainer_flags import NeuronTrainerFlags
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
@@ -103,6 +106,7 @@ def edit_shell_text(text: str, rules: Sequence[type[Rule]],
 
 
 _PLACEHOLDER = "__nm_expr_{}__"
+_SCRIPT_NAME = re.compile(r"[\w./-]+\.py\b")  # a Python script a command (or a string of the file) names
 ESCAPES_TODO = "this {what} holds a Neuron launch command but has escapes, so it was left as it is: edit it by hand"
 #: a backslash of a literal's source that is not a backslash-newline
 _OTHER_ESCAPE = re.compile(r"\\(?!\r?\n)")
@@ -127,7 +131,7 @@ class CommandsInPythonStrings(PythonRule):
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
     triggers = STRING_TRIGGERS + ("pip install",)
-    facts = (PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, PLAIN_RUNS, ENV_READS)
+    facts = (PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, PLAIN_RUNS, ENV_READS, STAYS_ON_XLA, XSER_LOADS)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -139,7 +143,24 @@ class CommandsInPythonStrings(PythonRule):
         self.rules = command_rules(ctx.options.rules)
         self.maps_flags = NeuronTrainerFlags in self.rules  # argv lists: NM408's flag map, when NM408 is selected
         self.embedded = EmbeddedCommand(self.resolve, runs_elsewhere(ctx.options.project),
-                                        env_readers(ctx.options.project, ["" if folder == "." else folder]))
+                                        env_readers(ctx.options.project, ["" if folder == "." else folder]),
+                                        self._stays_on_xla)
+
+    def _stays_on_xla(self, command: str) -> tuple[str, str] | None:
+        """(script, why) of a script of the project that stays on torch_xla and that ``command`` runs: one it names,
+        or, when it names none (``f"... {run_command}"``), one that a string of this file names (an argparse
+        default such as ``"train_neuron.py"``): the command may well run it, so what it still needs stays."""
+        project = self.ctx.options.project
+        names = _SCRIPT_NAME.findall(command)
+        if not names:
+            module = self.ctx.shared.get("module")
+            names = _SCRIPT_NAME.findall(module.code) if module is not None else []
+        for name in dict.fromkeys(names):
+            resolved = resolve_script(project, self.ctx.path, name)
+            labels = stays_on_xla(project, resolved.path)
+            if labels:
+                return posixpath.basename(name), LEFT_ON_XLA.format(labels=", ".join(labels), path=resolved.path)
+        return None
 
     # ---------------------------------------------------------------------------------- strings
 

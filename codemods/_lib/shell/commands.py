@@ -427,6 +427,8 @@ def looks_like_command(text: str) -> bool:
                 if command:
                     return True  # `XLA_USE_BF16=1` alone: an environment setting
                 continue
+            if len(words) == 1 and len(command) > 1 and INTERPOLATED.fullmatch(words[0].text):
+                return True  # `XLA_USE_BF16=1 {run_command}`: settings for a command kept in a variable
             while len(words) > 1 and INTERPOLATED.fullmatch(words[0].text):
                 words = words[1:]  # an f-string's `{env_var_options} torchrun ...`: settings ahead of the command
             first = unquote(words[0].text).rsplit("/", 1)[-1]
@@ -451,6 +453,10 @@ def _read_by_nothing(name: str) -> list[str]:
     return []
 
 
+def _stays_nowhere(text: str) -> tuple[str, str] | None:
+    return None
+
+
 @dataclass(frozen=True)
 class EmbeddedCommand:
     """What is known around a command string found inside another file (a Python string literal).
@@ -462,3 +468,6 @@ class EmbeddedCommand:
     resolve: Resolve = unresolved  # the program a command runs -> which arguments it parses (trainer flags)
     runs_elsewhere: Callable[[str], bool] = _runs_nowhere  # a script name -> another file runs it plainly
     readers: Callable[[str], list[str]] = _read_by_nothing  # a variable name -> the project files reading it
+    #: the command text -> (script, why) of a script it runs that stays on torch_xla (see launch/_base.py's
+    #: unseen_xla_target), None when none does
+    unseen: Callable[[str], tuple[str, str] | None] = _stays_nowhere
