@@ -13,7 +13,10 @@ What it does:
 * ``from optimum.neuron import *`` (any optimum.neuron / optimum.exporters.neuron module) -> a ``todo``:
   import the stock names explicitly;
 * ``eval(...)`` / ``exec(...)`` that may read an optimum-neuron name (a string spelling ``on.X``, or a string
-  built elsewhere in a file importing an optimum.neuron module) keeps that import, with a ``todo``;
+  built elsewhere in a file importing an optimum.neuron module) keeps that import, with a ``todo``; for an
+  f-string such as ``f"optimum.neuron.NeuronModelFor{task}"`` the todo spells the stock replacement
+  (``eval(f"transformers.AutoModelFor{task}")``, ``diffusers.StableDiffusion...`` for the pipelines): the eval
+  is not rewritten, since the class it returns still gets optimum's export arguments and compiled folders;
 * ``eval(...)`` / ``getattr(optimum.neuron, ...)`` that builds a Neuron class name at run time -> a
   ``todo`` (nothing static can rewrite it);
 * left alone: subclasses of Neuron base classes are only reported.
@@ -103,9 +106,15 @@ class NeuronInternals(InferenceRule):
             if kept:
                 # the import that binds them stays: removing it would turn this eval into a NameError
                 self.ctx.shared.setdefault(KEPT_NAMES, set()).update(kept)
+                stock = _stock_spelling(node.args[0].value, kept)
+                package = stock.split(".")[0].lstrip("rf").strip("\"'") if stock else ""
+                how = (f"replace it with {node.func.value}({stock}) (import {package}), "
+                       "drop the export / shape / compiler arguments from the from_pretrained calls of the class "
+                       "it returns, and load a plain checkpoint with it (stock classes cannot load Neuron-compiled "
+                       "folders)" if stock else
+                       "replace it with an explicit stock class (AutoModelFor<Task>, a diffusers pipeline, ...)")
                 self.todo(node, f"{node.func.value}(...) may use {', '.join(f'`{n}`' for n in sorted(kept))} "
-                          "(optimum-neuron, whose import is kept for it): replace it with an explicit stock class "
-                          "(AutoModelFor<Task>, a diffusers pipeline, ...), then remove the import")
+                          f"(optimum-neuron, whose import is kept for it): {how}, then remove the import")
                 return
         if isinstance(node.func, cst.Name) and node.func.value in ("eval", "getattr") and node.args:
             first = node.args[0].value
@@ -223,6 +232,30 @@ def _advice(qualified: str) -> str:
     if qualified.rsplit(".", 1)[1] in INTERNAL_BASES:
         return "subclass the stock class (PreTrainedModel / DiffusionPipeline) or drop the subclass"
     return "remove this use"
+
+
+#: the start of a Neuron class name built in an eval string -> the stock module and name start it becomes
+STOCK_SPELLINGS = (("NeuronStableDiffusion", "diffusers.StableDiffusion"), ("NeuronModel", "transformers.AutoModel"))
+
+
+def _stock_spelling(source: cst.BaseExpression, legacy: set[str]) -> str | None:
+    """``f"transformers.AutoModelFor{task}"`` for ``f"optimum.neuron.NeuronModelFor{task}"`` / ``f"on.Neuron..."``
+    (an f-string whose text starts with an optimum-neuron module and a known class-name start), else None."""
+    if not isinstance(source, cst.FormattedString) or not source.parts:
+        return None
+    first = source.parts[0]
+    if not isinstance(first, cst.FormattedStringText):
+        return None
+    for local in legacy:
+        for module in (f"{local}.neuron.", f"{local}."):
+            if not first.value.startswith(module):
+                continue
+            rest = first.value[len(module):]
+            for neuron, stock in STOCK_SPELLINGS:
+                if rest.startswith(neuron) and "." not in rest:
+                    text = stock + rest[len(neuron):]
+                    return source_of(source.with_changes(parts=[first.with_changes(value=text), *source.parts[1:]]))
+    return None
 
 
 def _mentions_neuron(node: cst.CSTNode) -> bool:
