@@ -23,6 +23,10 @@ optimum-cli, NM407 torchrun, NM408 trainer flags, NM505 pip install), so ``--ign
   write one) leaves the literal as it is, with a ``todo`` naming the steps (each by its flag or variable; when
   the only edit was ``--torch_compile true``, that step); a literal with nothing to edit gets the shell rules'
   notes as they are (a setting kept with a todo, say), never nothing;
+* a command that runs a project script the torch_xla rules leave on torch_xla as a whole (one it names, or, when
+  it names none, as in ``f"... {run_command}"``, one a string of the file names, such as an argparse default)
+  keeps what that script still needs (its pre-compile pass, XLA variables, trainer flags), with the launchers'
+  todos; settings ahead of an interpolated command (``f"XLA_USE_BF16=1 {run_command}"``) are edited too;
 * strings built by concatenation or ``%``/``.format`` pieces are only edited piece by piece.
 
 Why:
