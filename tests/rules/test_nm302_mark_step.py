@@ -85,3 +85,28 @@ def test_clock_reads_without_torch_xla_are_left_alone() -> None:
         """,
         "NM302",
     )
+
+
+def test_migrated_timing_runs_on_a_machine_without_an_accelerator() -> None:
+    """The synchronize is guarded: torch.accelerator.synchronize() raises where no accelerator exists."""
+    import torch
+
+    result = migrate(
+        """
+        import time
+        import torch_xla.core.xla_model as xm
+
+        def bench(model, batches):
+            start = time.perf_counter()
+            for batch in batches:
+                model(batch)
+                xm.mark_step()
+            xm.wait_device_ops()
+            return time.perf_counter() - start
+        """,
+        "NM302",
+    )
+    namespace: dict = {}
+    exec(compile(result.text, "bench.py", "exec"), namespace)
+    assert namespace["bench"](torch.nn.Linear(2, 2), [torch.ones(1, 2)] * 3) >= 0.0
+    assert result.text.count("torch.accelerator.synchronize()") == 1  # the wait: the loop is not timed by itself
