@@ -268,7 +268,7 @@ _BLOCKER_ANCHORS = ("torch_xla.distributed.fsdp", "zero_redundancy_optimizer", "
                     "torch_xla.experimental", "spmd", "xla_sharding", "libneuronxla", "neuronx_distributed", "groups")
 _GROUPED_XM = {"all_reduce": 3, "all_gather": 2, "reduce_scatter": 5, "all_to_all": 4, "optimizer_step": 3,
                "reduce_gradients": 1}
-XSER_SAVE_ONLY = "xser.save"  # a blocker only where a file of the project reads the checkpoints with xser.load
+XSER_SAVE_ONLY = "xser.save"  # a blocker only where a file of the project reads checkpoints with xser.load
 
 
 def _qualified(node: ast.AST, aliases: dict[str, str]) -> str | None:
@@ -316,7 +316,7 @@ def _flag_test(test: ast.AST) -> bool:
 def xla_blockers(text: str) -> frozenset[str] | None:
     """The torch_xla constructs that keep a Python file on torch_xla as a whole (XLA FSDP, xser, NxD ...): the
     torch_xla rules leave such a file as it is, so a launcher running it must keep what it still reads (its
-    compile-only branches, XLA variables, the neuron_parallel_compile pass). ``XSER_SOLE_SAVE`` stands for
+    compile-only branches, XLA variables, the neuron_parallel_compile pass). ``XSER_SAVE_ONLY`` stands for
     statement ``xser.save`` calls, which the rules port unless the project reads checkpoints with xser.load."""
     try:
         tree = ast.parse(text)
