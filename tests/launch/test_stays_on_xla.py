@@ -21,8 +21,9 @@ def test_a_plain_torch_xla_script_is_ported() -> None:
 
 
 def test_libneuronxla_under_a_flag_is_a_debug_hook_but_under_a_version_test_a_blocker() -> None:
-    flagged = HEAD + "if args.snapshot:\n    import libneuronxla\n    libneuronxla.register_hlo_snapshot_callback(cb)\n"
-    versioned = HEAD + "if is_pt21_plus:\n    import libneuronxla\n    libneuronxla.register_hlo_snapshot_callback(cb)\n"
+    hook = "    import libneuronxla\n    libneuronxla.register_hlo_snapshot_callback(cb)\n"
+    flagged = HEAD + "if args.snapshot:\n" + hook
+    versioned = HEAD + "if is_pt21_plus:\n" + hook
     assert xla_blockers(flagged) is None
     assert xla_blockers(versioned) == {"libneuronxla"}
 
