@@ -7,8 +7,8 @@ What it does:
 * Inside the body of an ``if`` that already tests global rank 0 (``xm.is_master_ordinal(local=False)``,
   ``xm.get_ordinal() == 0``, ``xr.global_ordinal() == 0``, ``dist.get_rank() == 0``, ``int(os.environ["RANK"]) == 0``,
   one of those ``and`` another condition, or a name the file assigns once to one of those, like
-  ``is_root = xm.is_master_ordinal(local=False)``) it becomes a plain ``print(...)``: the guard would repeat the
-  test. ``xm.is_master_ordinal()`` (the LOCAL master, one per host) is not such a test: the guard stays.
+  ``is_root = xm.is_master_ordinal(local=False)`` or ``rank = xm.get_ordinal()`` tested as ``rank == 0``) it
+  becomes a plain ``print(...)``: the guard would repeat the test. ``xm.is_master_ordinal()`` (the LOCAL master, one per host) is not such a test: the guard stays.
 * A ``master_print`` used as a value (not a statement) gets a ``todo``.
 
 Why:
@@ -60,9 +60,12 @@ class MasterPrint(XlaRule):
         self._depth = 0  # how many of those bodies the visit is inside
 
     # ------------------------------------------------------------------ already on global rank 0
-    def _global_rank(self, node: cst.BaseExpression) -> bool:
+    def _global_rank(self, node: cst.BaseExpression, seen: frozenset[str] = frozenset()) -> bool:
         """``xm.get_ordinal()``, ``dist.get_rank()``, ``int(os.environ.get("RANK", 0))``,
-        ``int(os.environ["RANK"])``."""
+        ``int(os.environ["RANK"])``, or a name the file assigns once to one of those (``rank = xm.get_ordinal()``)."""
+        if isinstance(node, cst.Name) and node.value not in seen:
+            values = self.ctx.memo("xla-name-bindings", lambda: _bindings(self.module)).get(node.value, [])
+            return len(values) == 1 and values[0] is not None and self._global_rank(values[0], seen | {node.value})
         if not isinstance(node, cst.Call):
             return False
         if self.ctx.matches(node.func, GLOBAL_RANK):
