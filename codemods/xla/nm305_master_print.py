@@ -8,7 +8,8 @@ What it does:
   ``xm.get_ordinal() == 0``, ``xr.global_ordinal() == 0``, ``dist.get_rank() == 0``, ``int(os.environ["RANK"]) == 0``,
   one of those ``and`` another condition, or a name the file assigns once to one of those, like
   ``is_root = xm.is_master_ordinal(local=False)`` or ``rank = xm.get_ordinal()`` tested as ``rank == 0``) it
-  becomes a plain ``print(...)``: the guard would repeat the test. ``xm.is_master_ordinal()`` (the LOCAL master, one per host) is not such a test: the guard stays.
+  becomes a plain ``print(...)``: the guard would repeat the test. ``xm.is_master_ordinal()`` (the LOCAL
+  master, one per host) is not such a test: the guard stays.
 * A ``master_print`` used as a value (not a statement) gets a ``todo``.
 
 Why:
