@@ -12,7 +12,9 @@ optimum-cli, NM407 torchrun, NM408 trainer flags, NM505 pip install), so ``--ign
   interpolation (``f"{env_var_options} XLA_USE_BF16=1 torchrun ..."``) is read as the settings it most often holds,
   so the settings after it are edited as well;
 * argv lists (``subprocess.run(["torchrun", "train.py", ...])``, ``sys.argv = [...]``, ``parse_args([...])``):
-  ``NAME=value`` elements of removed variables go; trainer flags follow the shared field map (a removed flag
+  ``NAME=value`` elements of removed variables go (``XLA_USE_BF16=1`` only where ``"--bf16", "true"`` can be
+  appended for a script that parses TrainingArguments, as NM403; a variable for a script that stays on
+  torch_xla stays, with a todo); trainer flags follow the shared field map (a removed flag
   takes its value element with it, ``"--torch_compile", "true"`` is appended) when the list feeds a project
   script that parses Neuron training arguments (this file itself for ``sys.argv``/``parse_args``), as NM408;
 * a ``neuron_parallel_compile`` pass or ``--command clear-locks`` (string or list): a todo to delete the call
@@ -68,12 +70,15 @@ import libcst as cst
 from codemods._lib.cst import source_of, string_value
 from codemods._lib.shell import EmbeddedCommand, assignment_name, looks_like_command
 from codemods._lib.launch_targets import (ENV_READS, NOT_TRAINERS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, STAYS_ON_XLA,
-                                          Program, Target, env_readers, program_of, resolve_script, resolver,
-                                          stays_on_xla)
+                                          Program, Target, env_readers, parses_training_arguments, program_of,
+                                          resolve_script, resolver, stays_on_xla)
 from codemods._tables import env_vars
 from codemods._tables.project_markers import MARKERS
 from codemods.launch._base import (COMPILE_ADDED, COMPILE_TODO, LEFT_ON_XLA, NPC, PLAIN_RUNS, as_step, flag_mapping,
-                                   flag_plan, foreign_field, runs_elsewhere, unresolved_todo)
+                                   OFF_VALUES, UNSEEN_TARGET_TODO, flag_plan, foreign_field, runs_elsewhere,
+                                   unresolved_todo)
+from codemods.launch.nm403_xla_bf16_env import BF16_ADDED, BF16_FLAG, KEPT_TODO
+from codemods.launch.nm403_xla_bf16_env import NAMES as BF16_NAMES
 from codemods.xla._base import XSER_LOADS
 from codemods.launch.nm408_trainer_flags import NeuronTrainerFlags
 from migrate.filekinds import FileKind
@@ -303,6 +308,7 @@ class CommandsInPythonStrings(PythonRule):
             return updated
         drop: set[int] = set()
         renames: dict[int, list[str]] = {}
+        self.add_bf16 = False
         add_compile = argv_like and self._argv_edits(original, values, own_argv, drop, renames)
         if not drop and not renames and not add_compile:
             return updated
@@ -316,11 +322,25 @@ class CommandsInPythonStrings(PythonRule):
                     elements.append(element.with_changes(value=cst.SimpleString(f"{prefix}{quote}{word}{quote}")))
                 continue
             elements.append(element)
+        if self.add_bf16:  # an XLA bf16 variable went: the script keeps training in bf16
+            elements = _with_words(elements, updated.elements, BF16_FLAG.split())
         if add_compile:
             elements = _with_torch_compile(elements, updated.elements)
         if elements and updated.elements and elements[-1] is not updated.elements[-1]:
             elements[-1] = elements[-1].with_changes(comma=updated.elements[-1].comma)
         return updated.with_changes(elements=elements)
+
+    def _carry_bf16(self, original: cst.List, name: str, resolved, arguments: list[str]) -> bool:
+        """Whether the XLA bf16 variable ``name`` of an argv list can go: the list's script parses TrainingArguments,
+        so ``--bf16 true`` is appended (unless it passes --bf16/--fp16 already); otherwise a todo says why it stays."""
+        if not parses_training_arguments(resolved):
+            why = f"{resolved.name} is not known to parse TrainingArguments, so it may not take --bf16"
+            self.todo(original, KEPT_TODO.format(name=name, why=why))
+            return False
+        if not any(word.split("=", 1)[0] in ("--bf16", "--fp16") for word in arguments):
+            self.add_bf16 = True
+            self.fixed(original, BF16_ADDED.format(names=name, them="it"))
+        return True
 
     def _argv_edits(self, original: cst.List, values: list[str | None], own_argv: bool, drop: set[int],
                     renames: dict[int, list[str]]) -> bool:
@@ -344,6 +364,14 @@ class CommandsInPythonStrings(PythonRule):
             if name and index < start:
                 action = env_vars.lookup(name)
                 if action is not None and action.action == "remove" and self._removes_env(name):
+                    setting = value.split("=", 1)[1].strip().lower()
+                    unseen = self._stays_on_xla(" ".join(words)) if setting not in OFF_VALUES | {""} else None
+                    if unseen is not None:
+                        self.todo(original, UNSEEN_TARGET_TODO.format(name=name, script=unseen[0], why=unseen[1]))
+                        continue
+                    if name in BF16_NAMES and setting not in OFF_VALUES | {""} and not self._carry_bf16(
+                            original, name, resolved, words[start:]):
+                        continue
                     drop.add(index)
                     (self.todo if action.todo else self.fixed)(original, env_vars.message_for(name, action))
                 continue
@@ -412,9 +440,15 @@ def _empty_command_todo(found: list[tuple[Severity, str]]) -> str:
 
 def _with_torch_compile(elements: list[cst.Element], originals: Sequence[cst.BaseElement]) -> list[cst.Element]:
     """``elements`` followed by ``"--torch_compile", "true"`` in the list's quote style."""
+    return _with_words(elements, originals, ["--torch_compile", "true"])
+
+
+def _with_words(elements: list[cst.Element], originals: Sequence[cst.BaseElement],
+                words: list[str]) -> list[cst.Element]:
+    """``elements`` followed by string elements ``words`` in the list's quote style."""
     quote = next((e.value.value[-1] for e in originals if isinstance(e, cst.Element) and isinstance(e.value, cst.SimpleString)), '"')
     comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
     if elements:
         elements = [*elements[:-1], elements[-1].with_changes(comma=comma)]
-    return [*elements, cst.Element(cst.SimpleString(f"{quote}--torch_compile{quote}"), comma=comma),
-            cst.Element(cst.SimpleString(f"{quote}true{quote}"))]
+    added = [cst.Element(cst.SimpleString(f"{quote}{word}{quote}"), comma=comma) for word in words]
+    return [*elements, *added[:-1], added[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]

@@ -99,6 +99,8 @@ subprocess.run(["env", "XLA_USE_BF16=1", "torchrun", "--nproc_per_node", "2", "t
 
 @pytest.mark.parametrize("ignore", [(), ("NM403",)])
 def test_ignore_nm403_keeps_the_variable_of_an_argv_list(tmp_path: Path, ignore: tuple[str, ...]) -> None:
+    (tmp_path / "train.py").write_text(TRAINER_SCRIPT)  # a stock Trainer script: --bf16 true carries the precision
     _, text, nm410 = _run(tmp_path, ARGV, ignore=ignore)
     assert ('"XLA_USE_BF16=1", ' in text) == bool(ignore)
+    assert ('"train.py", "--bf16", "true"]' in text) != bool(ignore)
     assert any(finding.message.startswith("XLA_USE_BF16 made torch_xla") for finding in nm410) != bool(ignore)
