@@ -11,7 +11,9 @@ What it does:
 * calls of ``is_neuron_available()`` (Inf1 ``torch-neuron``, which has no TorchNeuron path) -> ``False``
   with a ``todo`` to delete the dead branch;
 * left alone: an availability function passed around as a value (not called) keeps its import, with a
-  ``todo``.
+  ``todo``; an Inf1 flow as a whole (torch-neuron tracing, neuron-cc, ``optimum[neuron]``, an ``ml.inf1``
+  instance or an Inf1 file name, see ``inf1_flow`` in codemods/inference/_base.py): every NM1xx rule leaves
+  the file (or notebook) alone, and this rule writes the one ``todo`` that says so.
 
 Why:
 
