@@ -93,7 +93,7 @@ def mentioned_scripts(text: str) -> frozenset[str] | None:
     return frozenset(_SCRIPT.findall(text)) or None
 
 
-FACTS = (
+FACTS: tuple[ProjectFact, ...] = (
     ProjectFact("deps.imports", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), tuple(sorted(_WATCHED_MODULES)),
                 imported_modules),
     ProjectFact("deps.optimum-neuron-kept", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), ("optimum.neuron",),
@@ -159,8 +159,9 @@ def parse(text: str) -> Parsed | None:
         return None
     if re.match(r"^(-e\s+)?(git\+|https?://|file:)", text):
         if "optimum-neuron" in text or "optimum_neuron" in text:
-            extras = re.search(r"optimum[-_]neuron\[([^\]]*)\]", text)
-            return Parsed("optimum-neuron", "optimum-neuron", _split_extras(extras.group(1) if extras else ""), "", "",
+            extras_match = re.search(r"optimum[-_]neuron\[([^\]]*)\]", text)
+            extras_text = extras_match.group(1) if extras_match else ""
+            return Parsed("optimum-neuron", "optimum-neuron", _split_extras(extras_text), "", "",
                           url=True)
         return None
     if text.startswith("-"):

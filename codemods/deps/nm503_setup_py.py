@@ -91,7 +91,7 @@ class SetupPyNeuronStack(PythonRule):
                         if isinstance(small, cst.Assign) and any(
                                 isinstance(t.target, cst.Name) and t.target.value in self.named for t in small.targets):
                             self._collect(small.value, follow_names=False)
-        strings = []
+        strings: list[str | bytes] = []
 
         class Strings(cst.CSTVisitor):
             def visit_List(self, lst: cst.List) -> None:
@@ -116,7 +116,7 @@ class SetupPyNeuronStack(PythonRule):
     def leave_List(self, original: cst.List, updated: cst.List) -> cst.BaseExpression:
         if id(original) not in self.lists:
             return updated
-        elements: list[cst.Element] = []
+        elements: list[cst.BaseElement] = []
         changed = False
         for original_element, element in zip(original.elements, updated.elements):
             value = element.value

@@ -74,9 +74,9 @@ class SetupCfgNeuronStack(DepsTextRule):
                 continue
             if not text[:1].isspace():
                 key = _KEY.match(text)
-                in_requirements = bool(key) and (
+                in_requirements = key is not None and (
                     (section == "options" and key.group(1) in _REQUIRE_KEYS) or section == "options.extras_require")
-                if in_requirements and key.group(2).strip():
+                if key is not None and in_requirements and key.group(2).strip():
                     value_start = key.start(2)
                     span = split_requirement_line(text[value_start:])
                     if span is not None:

@@ -101,7 +101,7 @@ def scan(text: str, kind: FileKind, patterns: Iterable[Pattern]) -> Iterator[Swe
         code, with_strings = python_views(text, candidates[-1])
     else:
         comment = kind in HASH_COMMENT_KINDS
-        code = with_strings = ["" if comment and line.lstrip().startswith("#") else line for line in lines]
+        code = with_strings = tuple("" if comment and line.lstrip().startswith("#") else line for line in lines)
     for number in candidates:
         code_line, string_line = code[number - 1], with_strings[number - 1]
         for item in patterns:
