@@ -6,13 +6,16 @@ What it does:
   (``pytorch-training-neuronx``, ``huggingface-pytorch-inference-neuronx``), a TGI-neuronx image,
   ``docker run --entrypoint optimum-cli``, TGI-neuronx compile settings (``HF_NUM_CORES``, ``HF_AUTO_CAST_TYPE``)
   or an Inf1/Inf2/Trn1 instance type.
+* The advice follows the reference's use: a serving image (``*-inference-neuronx``, TGI-neuronx) is told about
+  the vLLM-Neuron plugin, a training image (``pytorch-training-neuronx``) about Trn2/Trn3 training in a TorchNeuron
+  container; a line that says neither (an instance type alone) gets both.
 * Nothing is rewritten. The Python side (SageMaker ``HuggingFaceModel``/estimators) is NM411.
 
 Why:
 
 The replacement image, its tag and the serving stack are a deployment decision: TorchNeuron runs on Trn2/Trn3
-and serves through the vLLM-Neuron plugin or a TorchNeuron container, and none of these references maps
-mechanically to one of those.
+only, trains in a TorchNeuron container and serves through the vLLM-Neuron plugin or a TorchNeuron container,
+and none of these references maps mechanically to one of those.
 
 Before::
 
@@ -20,7 +23,8 @@ Before::
 
 After::
 
-    # neuron-migrate: deployment glue: a Neuron (PyTorch/XLA-era) deep-learning container (...); ...
+    # neuron-migrate: deployment glue: a Neuron (PyTorch/XLA-era) deep-learning container (...); TorchNeuron trains
+    # on Trn2/Trn3 instances in a TorchNeuron container: replace the image/instance and its settings by hand
     FROM 763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training-neuronx:2.1.2-sdk2.20.0
 
 Safety: manual-only. Each line gets a todo; the user picks the image, instance and serving stack.
@@ -39,13 +43,38 @@ from migrate.findings import Severity
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
 
+#: The advice for a reference whose use is known: a serving image/endpoint, a training job, or either.
+TRAINING_TODO = ("deployment glue: {what} ({hit}); TorchNeuron trains on Trn2/Trn3 instances in a TorchNeuron "
+                 "container: replace the image/instance and its settings by hand")
+EITHER_TODO = ("deployment glue: {what} ({hit}); TorchNeuron runs on Trn2/Trn3 only (training in a TorchNeuron "
+               "container, serving through the vLLM-Neuron plugin): replace the image/instance and its settings "
+               "by hand")
+
+
+def hit_kind(hit: str) -> str | None:
+    """"training" or "serving" when a matched reference says which (the image name), else None."""
+    if "training" in hit:
+        return "training"
+    if "inference" in hit or "tgi" in hit.lower() or "huggingface-neuronx" in hit:
+        return "serving"
+    return None
+
+
+def deploy_todo(what: str, hit: str, kind: str | None) -> str:
+    """The todo for a deployment reference: serving advice (vLLM-Neuron) only where the reference serves a model."""
+    template = {"serving": DEPLOY_TODO, "training": TRAINING_TODO}.get(kind, EITHER_TODO)
+    return template.format(what=what, hit=hit)
+
+
 def edit_deployment(doc: TextDocument, report: Report) -> None:
     for line in list(doc):
         stripped = line.text.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        for what, hit in deployment_hits(line.text):
-            report(line, Severity.TODO, DEPLOY_TODO.format(what=what, hit=hit))
+        hits = deployment_hits(line.text)
+        kind = next((hit_kind(hit) for _, hit in hits if hit_kind(hit)), None)  # an image names the line's use
+        for what, hit in hits:
+            report(line, Severity.TODO, deploy_todo(what, hit, kind))
 
 
 class NeuronDeploymentGlue(LaunchRule):

@@ -2,18 +2,32 @@
 
 What it does:
 
-* A ``todo`` on SageMaker ``HuggingFaceModel`` / ``HuggingFace`` estimator definitions that point at Neuron DLC
-  images (``image_uri="...pytorch-inference-neuronx..."``, ``get_huggingface_llm_image_uri("huggingface-neuronx")``),
-  TGI-neuronx settings (``HF_NUM_CORES``, ``HF_AUTO_CAST_TYPE``), Inf1/Inf2/Trn1 instance types
-  (``instance_type="ml.inf2.xlarge"``), and ``environment=``/``env=`` dictionaries whose keys the shared env-var
-  table removes or reviews (they carry ``XLA_*``/``NEURON_*`` settings into a SageMaker job).
-* Nothing is rewritten; ``os.environ[...]`` assignments belong to the torch_xla rules (NM3xx). The launch-file
-  side is NM409.
+* A ``todo`` on SageMaker ``HuggingFaceModel`` / ``HuggingFace`` / ``PyTorch`` definitions that point at Neuron
+  DLC images (``image_uri="...pytorch-inference-neuronx..."``, also as an f-string,
+  ``get_huggingface_llm_image_uri("huggingface-neuronx")``), TGI-neuronx settings (``HF_NUM_CORES``,
+  ``HF_AUTO_CAST_TYPE``), Inf1/Inf2/Trn1 instance types (``instance_type="ml.inf2.xlarge"``; a list of them gets one
+  note naming them all), ``transformers_version``/``pytorch_version``/``framework_version`` kwargs older than
+  transformers 5 / torch 2.13 (they select an XLA-era container), and ``environment=``/``env=`` dictionaries
+  whose keys the shared env-var table removes or reviews (they carry ``XLA_*``/``NEURON_*`` settings into a
+  SageMaker job).
+* ``"RUN_NEURON_PARALLEL_COMPILE": "1"`` in a job environment marks a compile-only job: its todo says to delete
+  the estimator and its ``.fit()``.
+* Serving advice (the vLLM-Neuron plugin) is given only inside serving calls (``HuggingFaceModel``, ``deploy``) or
+  for serving images; training estimators (``HuggingFace``, ``PyTorch``, ``fit``) and training images are told
+  about Trn2/Trn3 training in a TorchNeuron container.
+* A note sits above the statement; when its key or value is further down a multi-line call, the note starts with
+  ``line N of the statement below:`` and names the key. One note per statement and message.
+* Nothing is rewritten: the keys stay in the dict and the notes say "remove this key" where the env-var table
+  would delete a variable; ``os.environ[...]`` assignments belong to the torch_xla rules (NM3xx). The
+  launch-file side is NM409.
 
 Why:
 
-The image, instance and serving stack are deployment decisions: TorchNeuron runs on Trn2/Trn3 and serves through
-the vLLM-Neuron plugin or a TorchNeuron container, which no XLA-era image or setting maps to mechanically.
+The image, instance and serving stack are deployment decisions: TorchNeuron runs on Trn2/Trn3, trains in a
+TorchNeuron container and serves through the vLLM-Neuron plugin or a TorchNeuron container, which no XLA-era
+image or setting maps to mechanically. A ``RUN_NEURON_PARALLEL_COMPILE`` job only extracted and compiled graphs
+for the real job (placeholder losses); TorchNeuron compiles on first call, so such a job would become a second
+full training run.
 
 Before::
 
@@ -30,39 +44,243 @@ References:
 
 * https://sagemaker.readthedocs.io/en/stable/frameworks/huggingface/sagemaker.huggingface.html
 * https://awsdocs-neuron.readthedocs-hosted.com/en/latest/about-neuron/announcements/neuron2.x/announce-no-support-pytorch-xla-training.html
+* https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/reference/env-vars.html
 """
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from codemods._tables import env_vars
-from codemods.launch._base import DEPLOY_TODO, deployment_hits
+from codemods.launch._base import deployment_hits
+from codemods.launch.nm409_deployment_glue import deploy_todo, hit_kind
+from migrate import positions
 from migrate.rule import PythonRule, Safety
+
+#: SageMaker calls that serve a model, and those that run a training job: the advice differs.
+_SERVING_CALLS = frozenset({
+    "HuggingFaceModel", "PyTorchModel", "Model", "ModelBuilder", "deploy", "get_huggingface_llm_image_uri",
+    "HuggingFacePredictor", "Predictor",
+})
+_TRAINING_CALLS = frozenset({"HuggingFace", "PyTorch", "Estimator", "fit"})
+_VERSION_KWARGS = ("transformers_version", "pytorch_version", "framework_version")
+_ENV_KWARGS = frozenset({"environment", "env"})
+_COMPILE_ONLY_VALUES = frozenset({"1", "true", "True", "yes"})
+_REMOVED_WORDING = [  # the env table words its messages for a rule that deletes the variable; this one does not
+    (re.compile(r"\s*\(removed\)"), "; remove this key"),
+    (re.compile(r"; removed:"), "; remove this key:"),
+]
+
+RUN_COMPILE_ONLY_TODO = (
+    'job environment: "RUN_NEURON_PARALLEL_COMPILE" set to {value} made this job a neuron_parallel_compile '
+    "graph-extraction pass (placeholder losses, no trained model) that filled the compile cache for the real job; "
+    "TorchNeuron has no such pass and compiles on first call, so this job would now train in full beside the real "
+    "one: delete this estimator and its .fit() call"
+)
+VERSION_TODO = (
+    "{keyword}={value!r} selects an XLA-era (torch_xla) Neuron deep-learning container; TorchNeuron needs torch "
+    "2.13/2.14 and the project now needs transformers>=5: set image_uri to a TorchNeuron image and make these "
+    "versions match it, or drop them"
+)
+
+
+def _callee(node: cst.Call) -> str | None:
+    func = node.func
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return None
+
+
+def _text_of(node: cst.FormattedString) -> str:
+    """The literal text of an f-string, each ``{...}`` as ``{}``."""
+    return "".join(part.value if isinstance(part, cst.FormattedStringText) else "{}" for part in node.parts)
+
+
+def _literal_text(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(node, cst.FormattedString):
+        return _text_of(node)
+    return None
+
+
+def _as_step(message: str) -> str:
+    for pattern, replacement in _REMOVED_WORDING:
+        message = pattern.sub(replacement, message)
+    return message
+
+
+def _old_version(keyword: str, value: str) -> bool:
+    """Whether a SageMaker version kwarg names a release older than what TorchNeuron and transformers 5 need."""
+    match = re.match(r"(\d+)\.(\d+)", value)
+    if match is None:
+        return False
+    major, minor = int(match.group(1)), int(match.group(2))
+    if keyword == "transformers_version":
+        return major < 5
+    return (major, minor) < (2, 13)  # pytorch_version / framework_version: torch 2.13 is TorchNeuron's first
 
 
 class NeuronDeploymentGluePython(PythonRule):
-    """Report Neuron DLC / TGI-neuronx images, instance types and env dicts in SageMaker-style Python code."""
+    """Report Neuron DLC / TGI-neuronx images, instance types, versions and env dicts in SageMaker-style Python code."""
 
     id = "NM411"
     name = "neuron-deployment-glue-python"
     safety = Safety.MANUAL_ONLY
-    triggers = ("-neuronx", "neuronx-tgi", "HF_NUM_CORES", "HF_AUTO_CAST_TYPE", "ml.inf", "ml.trn1", "--entrypoint")
+    triggers = ("-neuronx", "neuronx-tgi", "HF_NUM_CORES", "HF_AUTO_CAST_TYPE", "ml.inf", "ml.trn1", "--entrypoint",
+                "RUN_NEURON_PARALLEL_COMPILE")
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.calls: list[str | None] = []  # callee names of the calls being visited, innermost last
+        self.neuron_calls: list[bool] = []  # for each of them: a SageMaker call given a Neuron image / instance
+        self.neuron_names: set[str] = set()  # module-level names bound to a Neuron image / instance type
+        self.grouped: set[int] = set()  # strings already reported as part of a list of values
+        self.noted: set[tuple[int, str]] = set()  # (statement, message): one note per statement and value set
+
+    # ------------------------------------------------------------------ where a note is and what it says
+
+    def note(self, node: cst.CSTNode, message: str) -> None:
+        """A todo naming the line of ``node`` inside its statement when the note (above it) is further away."""
+        statement = self.ctx.statement_stack[-1] if self.ctx.statement_stack else None
+        key = (id(statement), message)
+        if key in self.noted:
+            return
+        self.noted.add(key)
+        line = self.line_in_statement(statement, node)
+        self.todo(node, message if line <= 1 else f"line {line} of the statement below: {message}")
+
+    @staticmethod
+    def line_in_statement(statement: cst.CSTNode | None, node: cst.CSTNode) -> int:
+        if not isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return 1
+        found = positions.starts(cst.Module(body=[statement]), [statement, node])
+        if id(statement) not in found or id(node) not in found:
+            return 1
+        return found[id(node)][0] - found[id(statement)][0] + 1
+
+    def kind(self, hits: list[str]) -> str | None:
+        """"serving", "training" or None for values found inside the calls being visited."""
+        for hit in hits:
+            kind = hit_kind(hit)
+            if kind is not None:
+                return kind
+        for callee in reversed(self.calls):
+            if callee in _SERVING_CALLS:
+                return "serving"
+            if callee in _TRAINING_CALLS:
+                return "training"
+        return None
+
+    def report_hits(self, node: cst.CSTNode, found: list[tuple[str, str]]) -> None:
+        by_what: dict[str, list[str]] = {}
+        for what, hit in found:
+            by_what.setdefault(what, [])
+            if hit not in by_what[what]:
+                by_what[what].append(hit)
+        for what, hits in by_what.items():
+            self.note(node, deploy_todo(what, ", ".join(hits), self.kind(hits)))
+
+    # ------------------------------------------------------------------ visits
+
+    def visit_Module(self, node: cst.Module) -> None:
+        for statement in node.body:  # module-level ``image = "...neuronx..."``: a call passing ``image`` is Neuron's
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                        and isinstance(small.targets[0].target, cst.Name):
+                    text = _literal_text(small.value)
+                    if text is not None and deployment_hits(text):
+                        self.neuron_names.add(small.targets[0].target.value)
+
+    def neuron_value(self, value: cst.BaseExpression) -> bool:
+        """Whether an argument is, or names, a Neuron image / instance type (a name bound here or in another cell)."""
+        text = _literal_text(value)
+        if text is not None:
+            return bool(deployment_hits(text))
+        if not isinstance(value, cst.Name):
+            return False
+        if value.value in self.neuron_names:
+            return True
+        if self.ctx.namespace is None:
+            return False
+        binding = re.search(rf"^[ \t]*{re.escape(value.value)}[ \t]*=[ \t]*[rf]?[\"']([^\"'\n]*)",
+                            self.ctx.namespace.trigger_text, re.MULTILINE)
+        return binding is not None and bool(deployment_hits(binding.group(1)))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        callee = _callee(node)
+        self.calls.append(callee)
+        self.neuron_calls.append((callee in _SERVING_CALLS or callee in _TRAINING_CALLS)
+                                 and any(self.neuron_value(arg.value) for arg in node.args))
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if self.calls:
+            self.calls.pop()
+            self.neuron_calls.pop()
+        return updated
+
+    def visit_List(self, node: cst.List) -> None:
+        self.report_values(node)
+
+    def visit_Tuple(self, node: cst.Tuple) -> None:
+        self.report_values(node)
+
+    def visit_Set(self, node: cst.Set) -> None:
+        self.report_values(node)
+
+    def report_values(self, node: cst.List | cst.Tuple | cst.Set) -> None:
+        """A list of instance types (or images) gets one note naming them all."""
+        found = []
+        for element in node.elements:
+            value = element.value
+            if isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
+                hits = deployment_hits(value.evaluated_value)
+                if hits:
+                    found.extend(hits)
+                    self.grouped.add(id(value))
+        if found:
+            self.report_hits(node, found)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         value = node.evaluated_value
-        if not isinstance(value, str):
+        if id(node) in self.grouped or not isinstance(value, str):
             return
-        for what, hit in deployment_hits(value):
-            self.todo(node, DEPLOY_TODO.format(what=what, hit=hit))
+        self.report_hits(node, deployment_hits(value))
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self.report_hits(node, deployment_hits(_text_of(node)))
 
     def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is None or node.keyword.value not in {"environment", "env"} or not isinstance(node.value, cst.Dict):
+        if node.keyword is not None and node.keyword.value in _VERSION_KWARGS and self.neuron_calls \
+                and self.neuron_calls[-1]:  # the versions of a call that runs on a Neuron image / instance
+            value = _literal_text(node.value)
+            if value is not None and _old_version(node.keyword.value, value):
+                self.note(node, VERSION_TODO.format(keyword=node.keyword.value, value=value))
+        if node.keyword is None or node.keyword.value not in _ENV_KWARGS or not isinstance(node.value, cst.Dict):
             return
         for element in node.value.elements:
             if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
                 continue
             name = element.key.evaluated_value
-            action = env_vars.lookup(name) if isinstance(name, str) else None
+            if not isinstance(name, str):
+                continue
+            if name == "RUN_NEURON_PARALLEL_COMPILE":
+                value = element.value.evaluated_value if isinstance(element.value, cst.SimpleString) else None
+                if value in _COMPILE_ONLY_VALUES:
+                    self.note(element.key, RUN_COMPILE_ONLY_TODO.format(value=repr(value)))
+                else:
+                    self.note(element.key, 'job environment: "RUN_NEURON_PARALLEL_COMPILE" selected the '
+                              "neuron_parallel_compile pass, which TorchNeuron does not have: remove this key")
+                continue
+            action = env_vars.lookup(name)
             if action is not None and action.action != "keep":
-                self.todo(element.key, f"job environment: {env_vars.message_for(name, action)}")
+                message = _as_step(env_vars.message_for(name, action))
+                self.note(element.key, f"job environment: {message}" if name in message
+                          else f'job environment: "{name}": {message}')

@@ -1,5 +1,8 @@
 """NM411: Neuron DLC images, TGI-neuronx settings and Inf/Trn1 instance types in SageMaker Python: todos only."""
 
+import json
+
+from migrate.filekinds import FileKind
 from tests.rules.case import findings, migrate, unchanged
 
 
@@ -29,3 +32,112 @@ def test_a_gpu_deployment_is_left_alone() -> None:
         """,
         "NM411",
     )
+
+
+def _notes(result) -> list[str]:
+    return [line.strip() for line in result.text.splitlines() if line.strip().startswith("# neuron-migrate:")]
+
+
+def test_job_environment_notes_name_the_key_line_and_claim_no_removal() -> None:
+    source = """
+        estimator = PyTorch(
+            entry_point="train.py",
+            role=role,
+            environment={
+                "XLA_DOWNCAST_BF16": "1",
+                "NEURON_FUSE_SOFTMAX": "1",
+                "CUSTOM_CACHE_REPO": "org/cache",
+            },
+            instance_type="ml.trn1.32xlarge",
+        )
+        """
+    result = migrate(source, "NM411")
+    for key in ("XLA_DOWNCAST_BF16", "NEURON_FUSE_SOFTMAX", "CUSTOM_CACHE_REPO"):
+        assert f'"{key}": "' in result.text  # nothing is removed from the dict ...
+    notes = _notes(result)
+    assert not any("(removed)" in note or "; removed:" in note for note in notes)  # ... and no note says it was
+    assert sum("remove this key" in note for note in notes) == 3
+    assert any(note.startswith("# neuron-migrate: line 5 of the statement below:") and "XLA_DOWNCAST_BF16" in note
+               for note in notes)
+    assert any(note.startswith("# neuron-migrate: line 7 of the statement below:") and "CUSTOM_CACHE_REPO" in note
+               for note in notes)
+    assert findings(result, "NM411") == {(5, "todo"), (6, "todo"), (7, "todo"), (9, "todo")}
+
+
+def test_a_list_of_instance_types_gets_one_note() -> None:
+    result = migrate('types = ["ml.inf2.xlarge", "ml.inf2.8xlarge", "ml.inf2.24xlarge"]\n', "NM411")
+    notes = _notes(result)
+    assert len(notes) == 1
+    assert "ml.inf2.xlarge, ml.inf2.8xlarge, ml.inf2.24xlarge" in notes[0]
+    assert findings(result, "NM411") == {(1, "todo")}
+
+
+def test_serving_advice_only_for_serving_calls() -> None:
+    source = """
+        trainer = HuggingFace(entry_point="train.py", instance_type="ml.trn1.2xlarge", role=role)
+        model = HuggingFaceModel(model_data=data, role=role)
+        predictor = model.deploy(initial_instance_count=1, instance_type="ml.inf2.xlarge")
+        """
+    training_note, serving_note = _notes(migrate(source, "NM411"))
+    assert "ml.trn1.2xlarge" in training_note and "vLLM" not in training_note
+    assert "trains on Trn2/Trn3" in training_note
+    assert "ml.inf2.xlarge" in serving_note and "vLLM-Neuron plugin" in serving_note
+
+
+def test_image_and_versions_given_as_call_kwargs_are_flagged() -> None:
+    source = """
+        estimator = HuggingFace(
+            entry_point="train.py",
+            image_uri=f"{account}.dkr.ecr.{region}.amazonaws.com/pytorch-training-neuronx:1.13.1-sdk{sdk}",
+            transformers_version="4.31.0",
+            pytorch_version="1.13.1",
+            py_version="py310",
+        )
+        """
+    result = migrate(source, "NM411")
+    notes = _notes(result)
+    assert any("pytorch-training-neuronx:1.13.1-sdk" in note for note in notes)
+    assert any("transformers_version='4.31.0'" in note for note in notes)
+    assert any("pytorch_version='1.13.1'" in note for note in notes)
+    assert findings(result, "NM411") == {(3, "todo"), (4, "todo"), (5, "todo")}
+
+
+def test_versions_of_a_call_bound_to_a_neuron_image_in_an_earlier_cell_are_flagged() -> None:
+    notebook = json.dumps({
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+             "source": ['image = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training-neuronx:1.13.1"']},
+            {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+             "source": ['job = PyTorch(entry_point="t.py", image_uri=image, pytorch_version="1.13.1")']},
+        ],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+    }, indent=1)
+    result = migrate(notebook, "NM411", kind=FileKind.NOTEBOOK, path="jobs.ipynb")
+    cells = [("".join(cell["source"])) for cell in json.loads(result.text)["cells"]]
+    assert "pytorch_version='1.13.1'" in cells[1]
+
+
+def test_versions_of_a_gpu_job_beside_a_neuron_one_are_left_alone() -> None:
+    source = """
+        neuron_job = PyTorch(entry_point="t.py", instance_type="ml.trn1.2xlarge", pytorch_version="1.13.1")
+        gpu_job = PyTorch(entry_point="t.py", instance_type="ml.p4d.24xlarge", pytorch_version="1.13.1")
+        current = PyTorch(entry_point="t.py", instance_type="ml.trn1.2xlarge", pytorch_version="2.14.0")
+        """
+    result = migrate(source, "NM411")
+    version_notes = [note for note in _notes(result) if "pytorch_version" in note]
+    assert len(version_notes) == 1
+    assert result.text.index(version_notes[0]) < result.text.index("neuron_job =")
+    assert findings(result, "NM411") == {(1, "todo"), (3, "todo")}
+
+
+def test_a_compile_only_job_is_told_to_go() -> None:
+    source = """
+        job = PyTorch(entry_point="train.py", environment={"RUN_NEURON_PARALLEL_COMPILE": "1", "FI_EFA_FORK_SAFE": "1"})
+        job.fit()
+        real = PyTorch(entry_point="train.py", environment={"RUN_NEURON_PARALLEL_COMPILE": "0"})
+        """
+    result = migrate(source, "NM411")
+    compile_note, off_note = _notes(result)
+    assert "would now train in full" in compile_note and "delete this estimator and its .fit()" in compile_note
+    assert "remove this key" in off_note and "delete this estimator" not in off_note
+    assert findings(result, "NM411") == {(1, "todo"), (3, "todo")}

@@ -1,0 +1,43 @@
+"""NM409: Neuron DLC images, TGI-neuronx settings and Inf/Trn1 instance types in launch files: todos only, with the
+advice that fits the reference's use (training or serving)."""
+
+from migrate.filekinds import FileKind
+from tests.rules.case import findings, migrate, unchanged
+
+
+def _notes(result) -> list[str]:
+    return [line.strip() for line in result.text.splitlines() if line.strip().startswith("# neuron-migrate:")]
+
+
+def test_a_training_image_gets_training_advice() -> None:
+    source = """
+        FROM 763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training-neuronx:2.1.2-sdk2.20.0
+        RUN pip install -r requirements.txt
+        """
+    result = migrate(source, "NM409", kind=FileKind.DOCKERFILE, path="Dockerfile")
+    (note,) = _notes(result)
+    assert "trains on Trn2/Trn3" in note and "vLLM" not in note
+    assert findings(result, "NM409") == {(1, "todo")}
+
+
+def test_a_serving_image_gets_serving_advice_and_an_instance_alone_gets_both() -> None:
+    source = """
+        docker run -e HF_NUM_CORES=2 ghcr.io/huggingface/neuronx-tgi:0.0.25
+        aws sagemaker create-endpoint-config --instance-type ml.inf2.xlarge
+        """
+    result = migrate(source, "NM409", kind=FileKind.SHELL, path="serve.sh")
+    serving = [note for note in _notes(result) if "HF_NUM_CORES" in note or "neuronx-tgi" in note]
+    (instance,) = [note for note in _notes(result) if "ml.inf2.xlarge" in note]
+    assert len(serving) == 2 and all("serves through the vLLM-Neuron plugin" in note for note in serving)
+    assert "training in a TorchNeuron container" in instance and "serving through the vLLM-Neuron plugin" in instance
+    assert findings(result, "NM409") == {(1, "todo"), (2, "todo")}
+
+
+def test_a_trn2_launch_is_left_alone() -> None:
+    unchanged(
+        """
+        # moved off the pytorch-training-neuronx image
+        aws sagemaker create-training-job --instance-type ml.trn2.48xlarge
+        """,
+        "NM409", kind=FileKind.SHELL, path="launch.sh",
+    )
