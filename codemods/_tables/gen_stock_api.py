@@ -408,6 +408,158 @@ def removed_from_pretrained_keywords(wheel: Path) -> dict[str, str]:
     return {name: FROM_PRETRAINED_FIXES[name] for name in gone}
 
 
+# ------------------------------------------------------------------------------------------------ tokenizers
+
+
+#: the old tokenizer base classes (read from the transformers 4 wheel) whose public methods users call
+OLD_TOKENIZER_BASES = {
+    "transformers/tokenization_utils_base.py": ("PreTrainedTokenizerBase", "SpecialTokensMixin"),
+    "transformers/tokenization_utils.py": ("PreTrainedTokenizer",),
+    "transformers/tokenization_utils_fast.py": ("PreTrainedTokenizerFast",),
+}
+#: tokenizer methods transformers 5 removed -> the fix (the generator stops on a removed method missing here)
+TOKENIZER_FIXES = {
+    "encode_plus": "call the tokenizer instead: `tokenizer(text, ...)` (`__call__`) returns the same BatchEncoding",
+    "batch_encode_plus": "call the tokenizer on the list instead: `tokenizer(texts, ...)` (`__call__`)",
+    "as_target_tokenizer": "pass the targets as `tokenizer(text_target=...)` instead of entering this context",
+    "sanitize_special_tokens": "remove the call (special tokens are kept consistent by add_special_tokens)",
+    "all_special_tokens_extended": "read `tokenizer.all_special_tokens` instead",
+    "special_tokens_map_extended": "read `tokenizer.special_tokens_map` instead",
+    "truncate_sequences": "pass truncation=... to `tokenizer(...)` instead",
+    "prepare_seq2seq_batch": "call `tokenizer(text, text_target=...)` instead",
+    "get_added_vocab": "read `tokenizer.added_tokens_decoder` instead",
+}
+
+
+#: a removed method AutoTokenizer's classes keep in at most this many of them is still reported (with them named)
+AUTO_KEEPERS_AT_MOST = 12
+
+
+def _old_tokenizer_methods(wheel: Path) -> set[str]:
+    found = set()
+    with zipfile.ZipFile(wheel) as archive:
+        for path, classes in OLD_TOKENIZER_BASES.items():
+            for node in ast.parse(archive.read(path).decode()).body:
+                if isinstance(node, ast.ClassDef) and node.name in classes:
+                    found |= {m.name for m in node.body
+                              if isinstance(m, ast.FunctionDef) and not m.name.startswith("_")}
+    return found
+
+
+def _assigned_to_self(cls) -> set[str]:
+    """What the methods of ``cls`` and its library bases assign to ``self`` (instance attributes)."""
+    return set().union(*(_self_stores(klass) for klass in _library_classes(cls)))
+
+
+@functools.lru_cache(maxsize=None)
+def _self_stores(klass) -> frozenset[str]:
+    tree = _class_tree(klass)
+    if tree is None:
+        return frozenset()
+    return frozenset(node.attr for node in ast.walk(tree)
+                     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                     and node.value.id == "self" and isinstance(node.ctx, ast.Store))
+
+
+def tokenizer_gone(wheel: Path) -> dict[str, str]:
+    """Tokenizer class -> the old tokenizer methods an instance of it no longer has in transformers 5 (its
+    ``__getattr__`` serves special-token names only, then raises AttributeError); ``AutoTokenizer`` -> those no
+    class it can return has. Space-separated names; classes that lost none are left out."""
+    import transformers
+    from transformers.models.auto import tokenization_auto
+
+    old = _old_tokenizer_methods(wheel)
+    base = transformers.PreTrainedTokenizerBase
+    classes = {}
+    for name in dir(transformers):
+        value = getattr(transformers, name, None) if "Tokenizer" in name else None
+        if isinstance(value, type) and issubclass(value, base):
+            classes[name] = value
+    # a class's own gaps are reported for the removed API only (TOKENIZER_FIXES): a method a slow tokenizer
+    # never had (backend_tokenizer) is not a migration error
+    gone = {name: sorted(m for m in old & set(TOKENIZER_FIXES)
+                         if not hasattr(cls, m) and m not in _assigned_to_self(cls))
+            for name, cls in sorted(classes.items())}
+    returned = {n for n in tokenization_auto.TOKENIZER_MAPPING_NAMES.values() if isinstance(n, str)} & set(classes)
+    gone["AutoTokenizer"] = sorted(m for m in old if not any(hasattr(classes[n], m) for n in returned))
+    unknown = sorted(set(gone["AutoTokenizer"]) - set(TOKENIZER_FIXES))
+    for method in sorted(old & set(TOKENIZER_FIXES) - set(gone["AutoTokenizer"])):
+        # kept by a few special-purpose tokenizers only (document layout, tables): `name=Keeper,...`, the
+        # finding names them
+        keepers = sorted(n for n in returned if hasattr(classes[n], method))
+        if len(keepers) <= AUTO_KEEPERS_AT_MOST:
+            gone["AutoTokenizer"].append(f"{method}={','.join(keepers)}")
+    if unknown:
+        raise SystemExit(f"add a fix to TOKENIZER_FIXES for: {unknown}")
+    return {name: " ".join(names) for name, names in gone.items() if names}
+
+
+# ------------------------------------------------------------------------------------ composite loaders
+
+
+def prefixed_loaders() -> dict[str, str]:
+    """transformers classmethods ``from_*_pretrained`` that load two models and hand each the keywords with its
+    prefix (``from_vision_text_pretrained(..., vision_token=..., text_token=...)``), the rest going to the joint
+    config (so an unprefixed ``token=`` reaches neither load) -> the prefixes, space-separated. Read from the
+    sources (nothing imported)."""
+    root = Path(importlib.import_module("transformers").__file__).parent
+    found: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("modeling_*.py")):
+        text = path.read_text(encoding="utf-8")
+        if not re.search(r"def from_\w+_pretrained\(", text):
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if not (isinstance(node, ast.FunctionDef) and re.fullmatch(r"from_\w+_pretrained", node.name)
+                    and any(ast.unparse(d) == "classmethod" for d in node.decorator_list)):
+                continue
+            prefixes = {call.args[0].value.rstrip("_") for call in ast.walk(node)
+                        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                        and call.func.attr == "startswith" and call.args and isinstance(call.args[0], ast.Constant)
+                        and isinstance(call.args[0].value, str) and call.args[0].value.endswith("_")}
+            if prefixes:
+                found.setdefault(node.name, set()).update(prefixes)
+    return {name: " ".join(sorted(prefixes)) for name, prefixes in sorted(found.items())}
+
+
+# ---------------------------------------------------------------------------------------- tensor parallel
+
+
+def tp_planless() -> str:
+    """The transformers model classes ``from_pretrained(..., distributed_config=DistributedConfig(tp_size>1))``
+    cannot shard (``ValueError: ... has no tp_plan``): a head class whose config class has no
+    ``base_model_tp_plan`` and which has no ``_tp_plan`` of its own, and an Auto class none of whose models has a
+    plan. Space-separated class names."""
+    import transformers
+    from transformers.models.auto import configuration_auto, modeling_auto
+
+    def config_has_plan(model_type: str) -> bool:
+        config = getattr(transformers, configuration_auto.CONFIG_MAPPING_NAMES.get(model_type, ""), None)
+        return bool(getattr(config, "base_model_tp_plan", None))
+
+    planless, planned_types = set(), {t for t in configuration_auto.CONFIG_MAPPING_NAMES if config_has_plan(t)}
+    for name in sorted(dir(modeling_auto)):
+        mapping = getattr(modeling_auto, name)
+        if not (name.startswith("MODEL") and name.endswith("_MAPPING_NAMES") and isinstance(mapping, dict)):
+            continue
+        for model_type, classes in mapping.items():
+            for class_name in (classes,) if isinstance(classes, str) else classes:
+                if model_type in planned_types:
+                    continue
+                try:
+                    model_class = getattr(transformers, class_name)
+                except Exception:  # a backend that is not installed: not known
+                    continue
+                if not getattr(model_class, "_tp_plan", None):
+                    planless.add(class_name)
+    for name in dir(transformers):
+        auto = getattr(transformers, name, None) if name.startswith("AutoModel") else None
+        mapping = getattr(auto, "_model_mapping", None)
+        names = getattr(mapping, "_model_mapping", None)
+        if isinstance(names, dict) and names and not any(model_type in planned_types for model_type in names):
+            planless.add(name)
+    return " ".join(sorted(planless))
+
+
 # ------------------------------------------------------------------------------------------------ write
 
 
@@ -421,6 +573,11 @@ def main(old_transformers_wheel: Path) -> None:
     classes = {name: as_delta(name, entry, entries) for name, entry in entries.items()}
     functions = {name: signature_text(_obj(name)) for name in FUNCTIONS}
     removed = removed_from_pretrained_keywords(old_transformers_wheel)
+    planless = tp_planless()
+    loaders = prefixed_loaders()
+    tokenizers = tokenizer_gone(old_transformers_wheel)
+    used_fixes = {name: TOKENIZER_FIXES[name]
+                  for name in sorted({m.split("=")[0] for v in tokenizers.values() for m in v.split()})}
     out = Path(__file__).with_name("stock_api_data.py")
     with out.open("w", encoding="utf-8") as handle:
         handle.write('"""GENERATED by codemods/_tables/gen_stock_api.py from the installed target packages. Do not edit:\n'
@@ -447,7 +604,14 @@ def main(old_transformers_wheel: Path) -> None:
         handle.write("}\n\n")
         handle.write(f"FUNCTIONS = {pprint.pformat(functions, width=120)}\n\n")
         handle.write("# keywords transformers 4 from_pretrained took and transformers 5 hands to the model (TypeError)\n")
-        handle.write(f"FROM_PRETRAINED_REMOVED = {pprint.pformat(removed, width=120)}\n")
+        handle.write(f"FROM_PRETRAINED_REMOVED = {pprint.pformat(removed, width=120)}\n\n")
+        handle.write("# model classes with no tensor-parallel plan: tp_size > 1 raises at from_pretrained\n")
+        handle.write(f"TP_PLANLESS = {planless!r}\n\n")
+        handle.write("# tokenizer class -> methods transformers 4 had that its instances lack (AttributeError)\n")
+        handle.write(f"TOKENIZER_GONE = {pprint.pformat(tokenizers, width=120)}\n")
+        handle.write(f"TOKENIZER_FIXES = {pprint.pformat(used_fixes, width=120)}\n\n")
+        handle.write("# classmethods loading two models from prefixed keywords (vision_token=...) -> the prefixes\n")
+        handle.write(f"PREFIXED_LOADERS = {pprint.pformat(loaders, width=120)}\n")
     print(f"wrote {out} ({out.stat().st_size // 1024} KB)")
 
 

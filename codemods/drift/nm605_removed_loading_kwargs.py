@@ -7,6 +7,11 @@ each rewrite keeps the meaning:
 
 * ``use_auth_token=X`` -> ``token=X`` (``True``, a token string or None mean the same for ``token``); beside a
   ``token=`` (transformers 4.x refused both) it is removed when redundant, else it stays, with a todo.
+* In the transformers classmethods that load two models from prefixed keywords (``from_vision_text_pretrained``,
+  ``from_encoder_decoder_pretrained``, ...; the generated index ``PREFIXED_LOADERS`` lists them and their prefixes,
+  read from transformers' sources), ``use_auth_token=X`` -> ``vision_token=X, text_token=X``: each load gets only
+  the keywords with its prefix, and an unprefixed keyword goes to the joint config, where the token is never used.
+  A value with a call in it (evaluated once per model), or a prefixed token already given: todo.
 * ``use_flash_attention_2=True`` -> ``attn_implementation="flash_attention_2"``; ``=False`` is the default: removed;
 * any other value ``X`` -> ``attn_implementation="flash_attention_2" if X else None`` (None: the default kernel);
 * with an ``attn_implementation=`` already given the flag is redundant when it is False or the implementation is
@@ -28,7 +33,8 @@ After::
 
     model = AutoModelForCausalLM.from_pretrained(model_id, attn_implementation="flash_attention_2" if args.flash else None, token=True)
 
-Safety: safe. Same behaviour as transformers 4.x.
+Safety: safe. Same behaviour as transformers 4.x; in the two-model loaders the token now reaches both loads (it
+was ignored before).
 
 References:
 
@@ -41,6 +47,7 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods._lib.cst import find_keyword, keyword_arg, literal_value, rename_keyword, set_args, source_of
+from codemods._tables.stock_api_data import PREFIXED_LOADERS
 from migrate.rule import PythonRule, Safety
 
 FLAG = "use_flash_attention_2"
@@ -62,9 +69,38 @@ class RemovedLoadingKwargs(PythonRule):
         func = original.func
         loader = isinstance(func, cst.Attribute) and func.attr.value in LOADERS and any(
             q.startswith("transformers.") for q in self.ctx.qualnames(func.value))
+        if isinstance(func, cst.Attribute) and func.attr.value in PREFIXED_LOADERS and any(
+                q.startswith("transformers.") for q in self.ctx.qualnames(func.value)):
+            return self._prefixed_auth_token(original, updated, PREFIXED_LOADERS[func.attr.value].split())
         if not (loader or self.ctx.matches(func, ("transformers.pipeline",))):
             return updated
         return self._flash_attention(original, self._auth_token(original, updated))
+
+    def _prefixed_auth_token(self, original: cst.Call, updated: cst.Call, prefixes: list[str]) -> cst.Call:
+        """A loader of two models (``from_vision_text_pretrained``) hands each load only the keywords with its
+        prefix; the rest go to the joint config, where ``use_auth_token`` (and a plain ``token=``) is never used."""
+        auth = find_keyword(updated, AUTH)
+        if auth is None:
+            return updated
+        reported = find_keyword(original, AUTH)
+        names = [f"{prefix}_token" for prefix in prefixes]
+        given = [name for name in (*names, "token") if find_keyword(updated, name) is not None]
+        if given or not _repeatable(auth.value):
+            why = (f"{', '.join(given)} already given" if given
+                   else f"{source_of(auth.value)} would be evaluated once per model")
+            self.todo(reported, f"{AUTH} was removed in transformers 5; this loader gives each model only the keywords "
+                                f"with its prefix (the rest go to the joint config, where a token is never used): pass "
+                                f"{', '.join(f'{n}=...' for n in names)} and delete {AUTH}= ({why})")
+            return updated
+        shown = ", ".join(f"{n}=" for n in names)
+        self.fixed(reported, f"{AUTH}= -> {shown}: {AUTH} was removed in transformers 5, and this loader gives each "
+                             f"model only the keywords with its prefix (unprefixed, the token went to the joint config "
+                             f"and was never used)")
+        split = [keyword_arg(name, auth.value).with_changes(comma=auth.comma) for name in names]
+        args = []
+        for arg in updated.args:
+            args.extend(split if arg is auth else [arg])
+        return set_args(updated, args)
 
     def _auth_token(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         auth = find_keyword(updated, AUTH)
@@ -97,3 +133,23 @@ class RemovedLoadingKwargs(PythonRule):
                              f"needs the flash_attn package and a CUDA GPU: use \"sdpa\" on Neuron or CPU")
         replaced = keyword_arg("attn_implementation", implementation).with_changes(comma=flag.comma)
         return updated.with_changes(args=[replaced if a is flag else a for a in updated.args])
+
+
+def _repeatable(value: cst.BaseExpression) -> bool:
+    """Evaluating it twice gives the same value and does nothing else: no call, await or walrus inside."""
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> bool:
+            nonlocal found
+            found = True
+            return False
+
+        def visit_Await(self, node: cst.Await) -> bool:
+            return self.visit_Call(node)
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> bool:
+            return self.visit_Call(node)
+
+    value.visit(Finder())
+    return not found

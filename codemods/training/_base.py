@@ -131,7 +131,10 @@ def moved_value(holder, attr: str, key: str) -> cst.BaseExpression | None:
         degree = cst.Integer(str(holder.degree))
     else:
         return None
-    return degree if attr == MOVED_FIELD else parse_expression(distributed_config_call(degree, key))
+    if attr == MOVED_FIELD:
+        return degree
+    built = distributed_config_for(degree, key)  # a degree of 1 builds no mesh: from_pretrained's default, None
+    return parse_expression(built) if built is not None else cst.Name("None")
 
 
 def follow_moved_field(plan, scope: str, expression: cst.BaseExpression, key: str) -> cst.BaseExpression | None:
@@ -204,6 +207,46 @@ def distributed_dict(tp: cst.BaseExpression, key: str) -> str:
 
 def distributed_config_call(tp: cst.BaseExpression, key: str) -> str:
     return f"DistributedConfig(tp_size={source_of(tp)}, {key}={WORLD_SIZE} // {_divisor(tp)})"
+
+
+def only_when_parallel(tp: cst.BaseExpression, built: str) -> str | None:
+    """What a model load gets for tensor parallel degree ``tp``: nothing (None) for a literal 1, ``built`` for a
+    literal above 1, and ``(built if tp > 1 else None)`` for a degree known at run time. A degree of 1 must stay
+    plain data parallelism (DDP under torchrun): a mesh of WORLD_SIZE // 1 replicas would make the Trainer wrap
+    the model in FSDP2; ``distributed_config=None`` is from_pretrained's default (no mesh)."""
+    degree = literal_value(tp)
+    if degree == 1:
+        return None
+    if isinstance(degree, int):
+        return built
+    return f"({built} if {_divisor(tp)} > 1 else None)"
+
+
+def distributed_config_for(tp: cst.BaseExpression, key: str) -> str | None:
+    """The ``distributed_config=`` value for degree ``tp`` (``only_when_parallel``), None when none is passed."""
+    return only_when_parallel(tp, distributed_config_call(tp, key))
+
+
+def tp_planless(ctx, loader: cst.BaseExpression) -> str | None:
+    """The stock model class ``loader`` names when transformers 5 knows it has no tensor-parallel plan (its config
+    has no ``base_model_tp_plan``; an Auto class none of whose models has one): ``from_pretrained`` with
+    ``tp_size > 1`` raises "has no tp_plan" there. None when it has one or is not known."""
+    from codemods._tables.stock_api_data import TP_PLANLESS
+
+    planless = frozenset(TP_PLANLESS.split())
+    for qualified in ctx.qualnames(loader):
+        name = qualified.rsplit(".", 1)[-1]
+        if qualified.startswith("transformers.") and name in planless:
+            return name
+    return None
+
+
+def planless_note(name: str, tp: cst.BaseExpression) -> str:
+    return (f"no distributed_config added: {name} has no tensor-parallel plan in transformers 5 (no "
+            f"base_model_tp_plan), so from_pretrained(..., distributed_config=DistributedConfig(tp_size="
+            f"{source_of(tp)})) raises ValueError for a degree above 1; the model loads whole (plain data parallelism "
+            f"under torchrun): keep tensor_parallel_size at 1, or pass DistributedConfig(tp_plan={{...}}) with a plan "
+            f"of your own for this model")
 
 
 def tokenizer_to_processing_class(rule, updated: cst.Call, original: cst.Call) -> cst.Call:

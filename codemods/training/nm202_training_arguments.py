@@ -13,6 +13,7 @@ launch-layer rules use the same table for ``--flags``):
   (``device_map`` must be None next to a distributed config). The data-parallel rest of the mesh is ``fsdp_size``
   (the closest to ZeRO-1) when the call sets ``zero_1=True`` or the project pins optimum-neuron 0.4.x (zero_1 on
   by default), ``dp_replicate_size`` (plain data parallelism) otherwise (``codemods/_lib/optimum_version.py``).
+  A degree known only at run time gives ``({...} if T > 1 else None)``: at 1 the run stays plain DDP.
   For ``TrainingArguments`` it is removed with a todo when the file loads the model through
   ``lazy_load_for_parallelism`` / ``trn_config`` (NM205/NM204 carry it to ``from_pretrained``), and otherwise LEFT
   in place with a todo saying to pass ``distributed_config=DistributedConfig(...)`` to ``from_pretrained``:
@@ -72,7 +73,7 @@ from codemods._lib.optimum_version import PINS, Line, zero_1_note
 from codemods._lib.parsed_args import PARSERS
 from codemods._lib.cst import find_keyword, has_star_kwargs, keyword_arg, literal_value, set_args, source_of
 from codemods.training._base import (TracksScope, apply_field_map, args_plan, distributed_dict, insert_preamble,
-                                    mesh_key, project_line)
+                                    mesh_key, only_when_parallel, project_line)
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
 from migrate.rule import PythonRule, Safety
 from migrate.snippets import parse_expression
@@ -256,7 +257,9 @@ class TrainingArguments(TracksScope, PythonRule):
         if target in ("SFTConfig", "ORPOConfig") and not _trainer_gets_a_model_object(self.ctx.source):
             self.ctx.add_import("os")
             existing = next((a for a in args if a.keyword is not None and a.keyword.value == "model_init_kwargs"), None)
-            entries = f'"distributed_config": {distributed_dict(tp, self._mesh_key(original))}, "device_map": None'
+            # a degree known only at run time gets the mesh only above 1: at 1 it is plain data parallelism
+            mesh = only_when_parallel(tp, distributed_dict(tp, self._mesh_key(original)))
+            entries = f'"distributed_config": {mesh}, "device_map": None'
             bf16 = next((a for a in args if a.keyword is not None and a.keyword.value == "bf16"), None)
             if bf16 is not None and literal_value(bf16.value) is True:
                 entries += ', "dtype": "bfloat16"'  # trl loads in float32 otherwise; optimum kept bf16 weights

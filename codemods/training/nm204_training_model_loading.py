@@ -13,7 +13,9 @@ their second argument:
 * ``TrainingNeuronConfig(tensor_parallel_size=T, ...)`` -> ``DistributedConfig(tp_size=T, <rest>=WORLD_SIZE // T)``,
   the rest ``dp_replicate_size`` (plain data parallelism) or, for a project pinned to optimum-neuron 0.4.x where
   zero_1 defaulted to True, ``fsdp_size`` (``codemods/_lib/optimum_version.py``); ``pipeline_parallel_size`` and
-  the optimum-only fields are removed with findings;
+  the optimum-only fields are removed with findings; a T known only at run time gives
+  ``(DistributedConfig(...) if T > 1 else None)``: at 1 the run stays plain DDP, not an FSDP2 mesh of replicas
+  (a literal 1 keeps ``DistributedConfig(tp_size=1)``, which builds no mesh);
 * ``<args>.trn_config`` / ``<args>.tensor_parallel_size`` reads are NM208's (todos where it cannot move them); a
   positional ``trn_config`` that NM208 leaves in place stays positional, with a todo.
 
@@ -53,6 +55,7 @@ from codemods._lib.cst import find_keyword, keyword_arg, literal_value, rename_k
 from codemods.training._base import WORLD_SIZE, TracksScope, args_plan, follow_moved_field, mesh_key, project_line
 from codemods._tables.training_symbols import TRAINING_MOVES
 from migrate.rule import PythonRule, Safety
+from migrate.snippets import parse_expression
 
 MODEL_CLASSES = {old for old, new in TRAINING_MOVES.items() if ".models.training" in old and new != "transformers.distributed.DistributedConfig"}
 CONFIG_CLASSES = {old for old, new in TRAINING_MOVES.items() if new == "transformers.distributed.DistributedConfig"}
@@ -145,6 +148,14 @@ class TrainingModelLoading(TracksScope, PythonRule):
             tp_source = source_of(tp.value)
             divisor = tp_source if isinstance(tp.value, (cst.Integer, cst.Name, cst.Attribute)) else f"({tp_source})"
             args.append(keyword_arg(key, f"{WORLD_SIZE} // {divisor}"))
+            if not isinstance(literal_value(tp.value), int):
+                # a degree known at run time: at 1 the run is plain data parallelism, a mesh would make it FSDP2
+                self.fixed(original, f"TrainingNeuronConfig -> DistributedConfig(tp_size, {key}=WORLD_SIZE // tp_size) "
+                                     f"when {tp_source} > 1, else None (no mesh: plain data parallelism); the product "
+                                     "of the mesh must equal WORLD_SIZE; " + zero_1_note(project_line(self.ctx)))
+                built = set_args(updated, args)
+                return cst.IfExp(test=parse_expression(f"{divisor} > 1"), body=built, orelse=cst.Name("None"),
+                                 lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             self.fixed(original, f"TrainingNeuronConfig -> DistributedConfig(tp_size, {key}=WORLD_SIZE // tp_size): the product of "
                                  "the mesh must equal WORLD_SIZE; " + zero_1_note(project_line(self.ctx)))
         return set_args(updated, args)

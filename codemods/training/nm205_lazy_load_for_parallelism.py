@@ -8,6 +8,12 @@ What it does:
   rest of the mesh follows the project's optimum-neuron pin (``codemods/_lib/optimum_version.py``):
   ``dp_replicate_size`` (plain data parallelism) where zero_1 defaulted to False (<= 0.3.0, or no pin),
   ``fsdp_size`` (the closest to ZeRO-1) for a project on 0.4.x.
+* A literal T of 1 (or none) adds nothing: the run stays plain DDP under torchrun (a mesh of WORLD_SIZE // 1
+  replicas would make the Trainer wrap the model in FSDP2). A T known only at run time gets
+  ``distributed_config=(DistributedConfig(...) if T > 1 else None)`` (None is from_pretrained's default: no mesh).
+* A model class transformers 5 cannot shard (no ``base_model_tp_plan`` in its config and no ``_tp_plan``, e.g. T5,
+  BART, or ``AutoModelForSeq2SeqLM``, none of whose models has one: the generated ``TP_PLANLESS`` index) gets no
+  config, since ``tp_size > 1`` raises "has no tp_plan" there, and a todo.
 * The degree is followed the way NM208 decides (docs/rules-training.md, "Parsed training arguments"): a parsed
   ``training_args.tensor_parallel_size`` is read from the script's own dataclass, which NM208 gives the field; a
   degree that reads a field the stock arguments lack and cannot move leaves the block as it is, with a todo.
@@ -28,15 +34,16 @@ Before::
 After::
 
     script_args, training_args = parser.parse_args_into_dataclasses()
-    model = AutoModelForCausalLM.from_pretrained(script_args.model_id, distributed_config=DistributedConfig(tp_size=script_args.tensor_parallel_size, dp_replicate_size=int(os.environ.get("WORLD_SIZE", "1")) // script_args.tensor_parallel_size))
+    model = AutoModelForCausalLM.from_pretrained(script_args.model_id, distributed_config=(DistributedConfig(tp_size=script_args.tensor_parallel_size, dp_replicate_size=int(os.environ.get("WORLD_SIZE", "1")) // script_args.tensor_parallel_size) if script_args.tensor_parallel_size > 1 else None))
 
 Safety: needs-review. The degree now arrives at model loading only: a reviewer checks the mesh sizes and the todos
-for pipeline parallelism and degrees that could not be moved.
+for pipeline parallelism, models without a tensor-parallel plan and degrees that could not be moved.
 
 References:
 
 * docs/rules-training.md
 * docs/tp-mode.md
+* https://huggingface.co/docs/transformers/main/en/perf_infer_gpu_multi
 """
 
 from __future__ import annotations
@@ -45,8 +52,8 @@ import libcst as cst
 
 from codemods._lib.optimum_version import PINS, zero_1_note
 from codemods._lib.cst import find_keyword, keyword_arg, literal_value, set_args, source_of
-from codemods.training._base import (TracksScope, args_plan, distributed_config_call, follow_moved_field, mesh_key,
-                                    project_line)
+from codemods.training._base import (TracksScope, args_plan, distributed_config_for, follow_moved_field, mesh_key,
+                                    planless_note, project_line, tp_planless)
 from migrate.rule import PythonRule, Safety
 
 DIST = ("optimum.neuron.distributed", "optimum.neuron.distributed.utils")
@@ -109,12 +116,20 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
             return updated
         func = original.func
         if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and find_keyword(updated, "distributed_config") is None:
+            planless = tp_planless(self.ctx, func.value)
+            if planless is not None:
+                self.todo(original, planless_note(planless, tp))
+                return updated
             self.ctx.add_import("os")
             self.ctx.add_import("transformers.distributed", "DistributedConfig")
             key = mesh_key(self.ctx)
-            self.fixed(original, f"from_pretrained inside lazy_load_for_parallelism: distributed_config=DistributedConfig("
-                                 f"tp_size, {key}=WORLD_SIZE // tp_size) added; " + zero_1_note(project_line(self.ctx)))
-            return set_args(updated, [*updated.args, keyword_arg("distributed_config", distributed_config_call(tp, key))])
+            when = ("" if isinstance(literal_value(tp), int)
+                    else f" when {source_of(tp)} > 1 (None, plain data parallelism, at 1)")
+            self.fixed(original, f"from_pretrained inside lazy_load_for_parallelism: distributed_config="
+                                 f"DistributedConfig(tp_size, {key}=WORLD_SIZE // tp_size){when} added; "
+                                 + zero_1_note(project_line(self.ctx)))
+            added = keyword_arg("distributed_config", distributed_config_for(tp, key))
+            return set_args(updated, [*updated.args, added])
         return updated
 
     def leave_With(self, original: cst.With, updated: cst.With):

@@ -13,15 +13,21 @@ fields the stock arguments lack are handled as decided once per file by ``codemo
   ``training_args.trn_config`` becomes the ``DistributedConfig`` built from it;
 * the same move is made when the script never reads the degree but hands a model it loads with
   ``from_pretrained`` to a Neuron trainer (optimum's trainer sharded it with ``--tensor_parallel_size``): that
-  ``from_pretrained`` gets ``distributed_config=DistributedConfig(tp_size=script_args.tensor_parallel_size, ...)``;
-* reads on arguments built in the script with a literal degree take that literal;
+  ``from_pretrained`` gets ``distributed_config=(DistributedConfig(tp_size=script_args.tensor_parallel_size, ...)
+  if script_args.tensor_parallel_size > 1 else None)``: at the default degree 1 the run stays plain DDP (a mesh of
+  WORLD_SIZE replicas would make it FSDP2), and a model class with no tensor-parallel plan (T5, BART: the
+  generated ``TP_PLANLESS`` index) gets no config and a todo instead (``tp_size > 1`` raises there);
+* reads on arguments built in the script with a literal degree take that literal (``trn_config`` of a degree-1
+  run becomes ``None``: no mesh);
 * otherwise every such read stays, with a todo that says why and what to do.
 
 Reads of the other optimum-only fields on the same variables are renamed when the field map renames the field
 (``max_seq_length`` -> ``max_length``) and get a todo otherwise (``zero_1``, ``pipeline_parallel_size``...). The
 data-parallel rest of the mesh is ``dp_replicate_size`` (plain data parallelism) unless the project pins
 optimum-neuron 0.4.x, where zero_1 defaulted to True: then ``fsdp_size`` (``codemods/_lib/optimum_version.py``).
-Reads through other objects (``self.args`` in a Trainer subclass) get a todo.
+Reads through other objects (``self.args`` in a Trainer subclass) get a todo. The todo on a removed field
+(``overwrite_output_dir``) says that a command passing the flag to the script fails too, without claiming what
+another rule did to those commands.
 
 Why:
 
@@ -50,8 +56,9 @@ After::
 
     parser = HfArgumentParser((ScriptArguments, TrainingArguments))
     script_args, training_args = parser.parse_args_into_dataclasses()
-    model = AutoModelForCausalLM.from_pretrained(script_args.model_id, distributed_config=DistributedConfig(
-        tp_size=script_args.tensor_parallel_size, dp_replicate_size=int(os.environ.get("WORLD_SIZE", "1")) // script_args.tensor_parallel_size))
+    model = AutoModelForCausalLM.from_pretrained(script_args.model_id, distributed_config=(DistributedConfig(
+        tp_size=script_args.tensor_parallel_size, dp_replicate_size=int(os.environ.get("WORLD_SIZE", "1")) // script_args.tensor_parallel_size)
+        if script_args.tensor_parallel_size > 1 else None))
 
 Safety: needs-review. The value now arrives at model loading only; optimum also applied it to the optimizer and
 checkpoints.
@@ -72,9 +79,9 @@ import libcst as cst
 from codemods._lib.launch_targets import STOCK_REMOVED
 from codemods._lib.parsed_args import GONE_FIELDS, MOVED_FIELD, STOCK_SUBCLASSES, TRN_CONFIG
 from codemods._lib.optimum_version import PINS, zero_1_note
-from codemods._lib.cst import find_keyword, keyword_arg, set_args, source_of
-from codemods.training._base import (OWNERS, TracksScope, args_plan, distributed_config_call, mesh_key, moved_value,
-                                    project_args_subclasses, project_line)
+from codemods._lib.cst import find_keyword, keyword_arg, literal_value, set_args, source_of
+from codemods.training._base import (OWNERS, TracksScope, args_plan, distributed_config_for, mesh_key, moved_value,
+                                    planless_note, project_args_subclasses, project_line, tp_planless)
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES
 from migrate.rule import PythonRule, Safety
@@ -113,13 +120,24 @@ class ParsedArgumentFields(TracksScope, PythonRule):
         degree = self.loads.get(original)
         if degree is None or find_keyword(updated, "distributed_config") is not None:
             return updated
+        tp = parse_expression(degree)
+        planless = tp_planless(self.ctx, original.func.value) if isinstance(original.func, cst.Attribute) else None
+        if planless is not None:
+            self.todo(original, "optimum's trainer sharded this model with tensor_parallel_size itself; "
+                                + planless_note(planless, tp))
+            return updated
+        key = mesh_key(self.ctx)
+        built = distributed_config_for(tp, key)
+        if built is None:
+            return updated
         self.ctx.add_import("os")
         self.ctx.add_import("transformers.distributed", "DistributedConfig")
-        key = mesh_key(self.ctx)
-        self.fixed(original, f"optimum's trainer sharded this model with tensor_parallel_size itself: from_pretrained now gets "
-                             f"distributed_config=DistributedConfig(tp_size={degree}, {key}=WORLD_SIZE // tp_size); "
+        when = "" if isinstance(literal_value(tp), int) else f" when {degree} > 1 (None, plain data parallelism, at 1)"
+        self.fixed(original, f"optimum's trainer sharded this model with tensor_parallel_size itself: from_pretrained "
+                             f"now gets distributed_config=DistributedConfig(tp_size={degree}, {key}=WORLD_SIZE // tp_size)"
+                             f"{when}; "
                              + zero_1_note(project_line(self.ctx)))
-        return set_args(updated, [*updated.args, keyword_arg("distributed_config", distributed_config_call(parse_expression(degree), key))])
+        return set_args(updated, [*updated.args, keyword_arg("distributed_config", built)])
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         updated = super().leave_ClassDef(original, updated)
@@ -160,11 +178,16 @@ class ParsedArgumentFields(TracksScope, PythonRule):
                                     f"pass DistributedConfig(tp_size=...) to from_pretrained")
                 return updated
             shown = source_of(followed)
-            if attr == TRN_CONFIG:
+            if attr == TRN_CONFIG and isinstance(followed, cst.Name) and followed.value == "None":
+                shown = ("None: a tensor parallel degree of 1 builds no mesh (from_pretrained's default, plain data "
+                         "parallelism under torchrun)")
+            elif attr == TRN_CONFIG:
                 self.ctx.add_import("os")
                 self.ctx.add_import("transformers.distributed", "DistributedConfig")
-                shown = (f"DistributedConfig(tp_size, {mesh_key(self.ctx)}=WORLD_SIZE // tp_size); its optimum-only options "
-                         "(sequence parallelism, pipeline sizes) have no stock counterpart; " + zero_1_note(project_line(self.ctx)))
+                when = "" if holder.script_var is None else " when the degree is above 1 (None, no mesh, at 1)"
+                shown = (f"DistributedConfig(tp_size, {mesh_key(self.ctx)}=WORLD_SIZE // tp_size){when}; its "
+                         "optimum-only options (sequence parallelism, pipeline sizes) have no stock counterpart; "
+                         + zero_1_note(project_line(self.ctx)))
             where = f"the field moved into {self.plan.script_class}" if holder.script_var else f"{var} was built with that degree"
             self.fixed(original, f"{var}.{attr} -> {shown} ({where})")
             return followed
@@ -175,9 +198,12 @@ class ParsedArgumentFields(TracksScope, PythonRule):
             self.fixed(original, f"{var}.{attr} -> {var}.{row.target}: {row.message}")
             return updated.with_changes(attr=cst.Name(row.target))
         reason = re.sub(r"\s*[:;]\s*removed$", "", row.message)
-        self.todo(original, f"{var}.{attr} raises AttributeError on the stock {holder.target}: {reason}; the launch rules "
-                            f"remove --{attr} from the commands that run this script: replace the read with the value the "
-                            f"run relies on, or declare {attr} in a dataclass of your own parsed with the arguments")
+        # what the launch rules did to the commands is not known here: the note names the flag and says what to check
+        self.todo(original, f"{var}.{attr} raises AttributeError on the stock {holder.target}: {reason}; replace the "
+                            f"read with the value the run relies on, or declare {attr} in a dataclass of your own "
+                            f"parsed with the arguments; until it is declared, a command or config that passes "
+                            f"--{attr} to this script fails too (HfArgumentParser rejects a flag no parsed dataclass "
+                            f"declares): remove it there")
         return updated
 
     def _argparse(self, node: cst.Attribute) -> bool:

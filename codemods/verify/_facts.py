@@ -51,6 +51,9 @@ class Type:
     #: False for an annotation: the value may be an instance of a subclass defined elsewhere, with more
     #: attributes and methods than the class
     exact: bool = True
+    #: a tokenizer loaded with ``<Class>.from_pretrained``: the class name (``AutoTokenizer``, ``BertTokenizer``);
+    #: its attributes are dynamic, only the methods transformers 5 removed are known (``_index.tokenizer_gone``)
+    tokenizer: str | None = None
 
 
 class Facts:
@@ -359,6 +362,9 @@ class Facts:
             return class_type
         if isinstance(func, ast.Attribute) and func.attr == "from_pretrained" and _is_model_class(self.qualified(func.value)):
             return Type(stock=MODEL)
+        if isinstance(func, ast.Attribute) and func.attr == "from_pretrained":
+            tokenizer = _index.tokenizer_class(self.qualified(func.value))
+            return Type(tokenizer=tokenizer) if tokenizer is not None else None
         return None
 
     def _parser_types(self, call: ast.Call) -> tuple[Type | None, ...] | None:

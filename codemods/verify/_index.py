@@ -115,6 +115,32 @@ def _merged(name: str) -> ClassInfo:
     return ClassInfo(name, init, attrs, methods, calls)
 
 
+def tokenizer_class(qualified: str | None) -> str | None:
+    """The indexed tokenizer class a transformers name loads (``*TokenizerFast`` is served by the tokenizer class in
+    transformers 5), or None."""
+    if qualified is None or not qualified.startswith("transformers."):
+        return None
+    name = qualified.rsplit(".", 1)[-1]
+    if name.endswith("TokenizerFast") and name not in data.TOKENIZER_GONE:
+        name = name.removesuffix("Fast")
+    return name if name in data.TOKENIZER_GONE else None
+
+
+@functools.lru_cache(maxsize=None)
+def tokenizer_gone(name: str) -> dict[str, tuple[str, ...]]:
+    """Methods transformers 4 tokenizers had that an instance of ``name`` lacks in transformers 5 -> the classes
+    that still have it (for ``AutoTokenizer``: a few special-purpose ones; empty otherwise)."""
+    gone = {}
+    for item in data.TOKENIZER_GONE.get(name, "").split():
+        method, _, keepers = item.partition("=")
+        gone[method] = tuple(keepers.split(",")) if keepers else ()
+    return gone
+
+
+def tokenizer_fix(method: str) -> str:
+    return data.TOKENIZER_FIXES[method]
+
+
 def function_signature(qualified: str) -> str | None:
     return data.FUNCTIONS.get(qualified)
 

@@ -9,6 +9,12 @@ What it does:
   index: dataclass fields, properties, methods (inherited too) and everything the class's methods assign to
   ``self``; a class with ``__getattr__`` or ``setattr(self, ...)`` (models, configs built from ``**kwargs``) is not
   checked.
+* Tokenizers loaded with ``AutoTokenizer.from_pretrained`` or ``<Name>Tokenizer[Fast].from_pretrained``: their
+  attributes are dynamic (special tokens), so only the methods transformers 5 removed from tokenizers are reported
+  (``encode_plus``, ``batch_encode_plus``, ``as_target_tokenizer``...; the generated ``TOKENIZER_GONE`` index, from
+  the transformers 4 wheel's tokenizer base classes against every transformers 5 tokenizer class), with the fix
+  (``tokenizer(...)``, i.e. ``__call__``). For ``AutoTokenizer`` a method a few special-purpose tokenizers keep
+  (document layout, tables) is still reported, naming them.
 * Not reported either: an attribute the file sets anywhere (``args.foo = ...``), probes (``hasattr``), reads with a
   default (``getattr(x, "a", None)``), reads under ``try: ... except AttributeError``, and a local subclass's own
   fields and methods.
@@ -29,12 +35,21 @@ After (unchanged code; the report lists)::
                   (transformers 5.x) has no attribute `tensor_parallel_size`; keep the degree in your own argument
                   (or `DistributedConfig.tp_size`): stock TrainingArguments has none
 
+A tokenizer call::
+
+    tokenizer = AutoTokenizer.from_pretrained(model_id)
+    tokens = tokenizer.encode_plus(text, max_length=128, padding="max_length")
+
+    error  NM703  `tokenizer.encode_plus` will raise AttributeError ...: call the tokenizer instead:
+                  `tokenizer(text, ...)` (`__call__`) returns the same BatchEncoding
+
 Safety: manual-only. Nothing is rewritten: the ``error`` says what will raise and the fix.
 
 References:
 
 * docs/rules-verify.md
 * https://huggingface.co/docs/transformers/main_classes/trainer#transformers.TrainingArguments
+* https://github.com/huggingface/transformers/releases/tag/v5.0.0
 """
 
 from __future__ import annotations
@@ -80,6 +95,11 @@ class StockAttributes(VerifyRule):
             type_ = facts.type_of(target)
             if type_ is None or type_.parses is not None:
                 continue
+            if type_.tokenizer is not None:
+                violation = _tokenizer_method(facts, node, target, attribute, type_.tokenizer)
+                if violation is not None:
+                    yield violation
+                continue
             known = facts.attributes(type_)
             if known is None or attribute in known or facts.guarded(node, ATTRIBUTE_ERRORS) or facts.version_guarded(node):
                 continue
@@ -91,6 +111,21 @@ class StockAttributes(VerifyRule):
                 f"`{target.id}.{attribute}` will raise AttributeError: {shown} "
                 f"({_index.checked_against(_index.package_of(stock))}) has no attribute `{attribute}`; "
                 f"{_fix(attribute, known)}"))
+
+
+def _tokenizer_method(facts, node: ast.AST, target: ast.Name, attribute: str, tokenizer: str) -> Violation | None:
+    """A tokenizer method transformers 5 removed (``encode_plus``): its ``__getattr__`` serves special-token names
+    only, then raises AttributeError."""
+    gone = _index.tokenizer_gone(tokenizer)
+    if attribute not in gone or facts.guarded(node, ATTRIBUTE_ERRORS) or facts.version_guarded(node):
+        return None
+    keepers = gone[attribute]
+    unless = (f" unless the checkpoint's tokenizer is one of {', '.join(keepers)} (special-purpose tokenizers that "
+              "keep it)" if keepers else "")
+    return facts.violation(node, ("attribute", f"transformers.{tokenizer}", attribute), (
+        f"`{target.id}.{attribute}` will raise AttributeError{unless}: tokenizers loaded with "
+        f"{tokenizer}.from_pretrained have no `{attribute}` in {_index.checked_against('transformers')}; "
+        f"{_index.tokenizer_fix(attribute)}"))
 
 
 def _is_getattr_without_default(node: ast.AST) -> bool:

@@ -30,3 +30,50 @@ def test_a_project_function_keyword_is_left_alone() -> None:
         """,
         "NM605",
     )
+
+
+def test_two_model_loaders_get_the_token_with_each_prefix() -> None:
+    """from_vision_text_pretrained / from_encoder_decoder_pretrained hand each load only its prefixed keywords
+    (the index PREFIXED_LOADERS, read from transformers' sources): use_auth_token becomes one token per model."""
+    result = migrate(
+        """
+        from transformers import EncoderDecoderModel, VisionTextDualEncoderModel
+
+        model = VisionTextDualEncoderModel.from_vision_text_pretrained(
+            "vision", "text", use_auth_token=True if args.use_auth_token else None
+        )
+        seq = EncoderDecoderModel.from_encoder_decoder_pretrained("enc", "dec", use_auth_token=HF_TOKEN)
+        """,
+        "NM605",
+    )
+    assert '"vision", "text", text_token=True if args.use_auth_token else None, vision_token=True if' in result.text
+    assert '"enc", "dec", decoder_token=HF_TOKEN, encoder_token=HF_TOKEN)' in result.text
+    assert "use_auth_token=" not in result.text and findings(result, "NM605") == {(4, "fixed"), (6, "fixed")}
+
+
+def test_two_model_loader_with_a_call_or_a_given_token_gets_a_todo() -> None:
+    result = migrate(
+        """
+        from transformers import VisionTextDualEncoderModel
+
+        a = VisionTextDualEncoderModel.from_vision_text_pretrained("v", "t", use_auth_token=read_token())
+        b = VisionTextDualEncoderModel.from_vision_text_pretrained("v", "t", use_auth_token=True, text_token=True)
+        """,
+        "NM605",
+    )
+    code = [line for line in result.text.splitlines() if not line.startswith("#")]
+    assert sum(line.count("use_auth_token=") for line in code) == 2
+    assert findings(result, "NM605") == {(3, "todo"), (4, "todo")}
+    messages = [f.message for f in result.findings if f.rule == "NM605"]
+    assert all("text_token=..., vision_token=..." in m for m in messages)
+
+
+def test_the_prefixed_token_reaches_both_loads() -> None:
+    """What the rewrite relies on, run for real: the loader strips each prefix and passes the rest on."""
+    import inspect
+
+    from transformers import VisionTextDualEncoderModel
+
+    source = inspect.getsource(VisionTextDualEncoderModel.from_vision_text_pretrained)
+    assert 'argument.startswith("vision_")' in source and 'argument.startswith("text_")' in source
+    assert "AutoModel.from_pretrained(text_model_name_or_path, *model_args, **kwargs_text)" in source

@@ -42,14 +42,17 @@ RUNNER = textwrap.dedent(
 )
 
 
-def run_script(path: Path, env_extra: dict[str, str], timeout: int = 240, args: tuple[str, ...] = ()) -> dict:
-    """Run a migrated script (with command-line ``args``) in a fresh interpreter; it prints one JSON line prefixed RESULT=."""
+def run_script(path: Path, env_extra: dict[str, str], timeout: int = 240, args: tuple[str, ...] = (),
+               launcher: tuple[str, ...] = ()) -> dict:
+    """Run a migrated script (with command-line ``args``) in a fresh interpreter; it prints one JSON line prefixed
+    RESULT=. ``launcher``: ``-m torch.distributed.run --nproc_per_node N`` (torchrun) runs it on N CPU processes."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1", "WANDB_DISABLED": "true",
            "TRL_EXPERIMENTAL_SILENCE": "1", **env_extra}
     runner = path.parent / "_runner.py"
     runner.write_text(RUNNER)
-    done = subprocess.run([sys.executable, str(runner), str(path), *args], env=env, capture_output=True, text=True, timeout=timeout,
+    done = subprocess.run([sys.executable, *launcher, str(runner), str(path), *args], env=env, capture_output=True,
+                          text=True, timeout=timeout,
                           cwd=path.parent)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT=")]

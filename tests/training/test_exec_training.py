@@ -28,6 +28,16 @@ TEXTS = [
 ]
 
 
+def mesh_of(model):
+    """Whether the model was loaded with a DistributedConfig (a device mesh); None means plain loading."""
+    return getattr(model.config, "distributed_config", None) is not None
+
+
+def tp_of(model):
+    config = getattr(model.config, "distributed_config", None)
+    return config.tp_size if config is not None else 1
+
+
 def padded_dataset(tok):
     return Dataset.from_dict({"text": TEXTS}).map(
         lambda batch: tok(batch["text"], padding="max_length", max_length=16, truncation=True),
@@ -112,7 +122,9 @@ def main():
                                   "pad_to_multiple_of": trainer.args.pad_to_multiple_of,
                                   "packing": trainer.args.packing, "packing_strategy": trainer.args.packing_strategy,
                                   "padding_free": trainer.args.padding_free,
-                                  "model_init_kwargs": {k: (v if k != "distributed_config" else dict(v)) for k, v in (trainer.args.model_init_kwargs or {}).items()}}))
+                                  "model_init_kwargs": {
+                                      k: (dict(v) if k == "distributed_config" and v is not None else v)
+                                      for k, v in (trainer.args.model_init_kwargs or {}).items()}}))
 
 
 if __name__ == "__main__":
@@ -177,7 +189,7 @@ def main():
     trainer.save_model(os.environ["OUT_DIR"])
     print("RESULT=" + json.dumps({"loss": result.training_loss, "steps": result.global_step,
                                   "attn": model.config._attn_implementation,
-                                  "tp": model.config.distributed_config.tp_size}))
+                                  "tp": tp_of(model), "mesh": mesh_of(model)}))
 
 
 if __name__ == "__main__":
@@ -200,13 +212,20 @@ def main():
     with lazy_load_for_parallelism(tensor_parallel_size=tp):
         model = AutoModelForCausalLM.from_pretrained(os.environ["MODEL_DIR"])
     optimizer = make_optimizer_constructor_lazy(torch.optim.AdamW)(model.parameters(), lr=1e-3)
+    # use_cpu: under torchrun on CPU the Trainer runs multi-process (gloo) only when told it is on CPU
     args = NeuronTrainingArguments(output_dir=os.environ["OUT_DIR"], per_device_train_batch_size=2, max_steps=2,
-                                   logging_steps=1, save_strategy="no", report_to="none")
+                                   logging_steps=1, save_strategy="no", report_to="none", use_cpu=True)
     trainer = NeuronTrainer(model=model, args=args, train_dataset=ds, optimizers=(optimizer, None),
                             data_collator=DataCollatorForLanguageModeling(tok, mlm=False))
     result = trainer.train()
     trainer.save_model(os.environ["OUT_DIR"])
-    print("RESULT=" + json.dumps({"loss": result.training_loss, "steps": result.global_step}))
+    from torch.distributed.tensor import DTensor
+    # torch_compile=True wraps the (DDP-wrapped) model in an OptimizedModule: its _orig_mod is what the Trainer built
+    print("RESULT=" + json.dumps({"loss": result.training_loss, "steps": result.global_step, "mesh": mesh_of(model),
+                                  "world": trainer.args.world_size,
+                                  "wrapped": type(getattr(trainer.model_wrapped, "_orig_mod",
+                                                          trainer.model_wrapped)).__name__,
+                                  "dtensor": any(isinstance(p, DTensor) for p in model.parameters())}))
 
 
 if __name__ == "__main__":
@@ -232,7 +251,7 @@ def training_function(script_args, training_args):
                                train_dataset=Dataset.from_dict({"text": TEXTS}))
     result = trainer.train()
     print("RESULT=" + json.dumps({"loss": result.training_loss, "steps": result.global_step,
-                                  "tp": model.config.distributed_config.tp_size,
+                                  "tp": tp_of(model), "mesh": mesh_of(model),
                                   "tp_arg": script_args.tensor_parallel_size}))
 
 
@@ -274,7 +293,7 @@ if __name__ == "__main__":
                       data_collator=DataCollatorForLanguageModeling(tok, mlm=False))
     result = trainer.train()
     print("RESULT=" + json.dumps({"loss": result.training_loss, "steps": result.global_step,
-                                  "tp": model.config.distributed_config.tp_size}))
+                                  "tp": tp_of(model), "mesh": mesh_of(model)}))
 '''
 
 
@@ -306,13 +325,14 @@ def _migrate(source: str) -> str:
     return result.text
 
 
-def _run(migrated: str, tiny_assets, tmp_path, args: tuple[str, ...] = (), **env: str) -> dict:
+def _run(migrated: str, tiny_assets, tmp_path, args: tuple[str, ...] = (), launcher: tuple[str, ...] = (),
+         **env: str) -> dict:
     """Run the migrated script in a fresh interpreter; it writes its checkpoint to tmp_path/out."""
     script = tmp_path / "migrated.py"
     script.write_text(migrated)
     dynamo = os.environ.get("NM_TEST_DISABLE_DYNAMO", "1")
     return run_script(script, {**tiny_assets, "OUT_DIR": str(tmp_path / "out"), "NM_TEST_DISABLE_DYNAMO": dynamo, **env},
-                      args=args)
+                      args=args, launcher=launcher)
 
 
 def test_migrated_neuron_trainer_trains_and_saves(tiny_assets, tmp_path):
@@ -341,7 +361,7 @@ def test_migrated_neuron_sft_trainer_seed_shape(tiny_assets, tmp_path, packing):
     assert out["pad_to_multiple_of"] == 16
     assert out["packing"] is (packing == "1") and out["packing_strategy"] == "wrapped" and not out["padding_free"]
     assert out["model_init_kwargs"]["device_map"] is None
-    assert out["model_init_kwargs"]["distributed_config"]["tp_size"] == 1
+    assert out["model_init_kwargs"]["distributed_config"] is None  # a degree of 1: no mesh, plain data parallelism
     from transformers import AutoModelForCausalLM
 
     reloaded = AutoModelForCausalLM.from_pretrained(tmp_path / "out")
@@ -371,6 +391,7 @@ def test_migrated_custom_modeling_with_trn_config(tiny_assets, tmp_path):
     assert 'attn_implementation="sdpa"' in migrated and "dtype=torch.float32" in migrated
     out = _run(migrated, tiny_assets, tmp_path)
     assert out["steps"] >= 2 and math.isfinite(out["loss"]) and out["attn"] == "sdpa" and out["tp"] == 1
+    assert out["mesh"] is False
     from transformers import AutoModelForCausalLM
 
     assert AutoModelForCausalLM.from_pretrained(tmp_path / "out").config.num_hidden_layers == 2
@@ -379,12 +400,25 @@ def test_migrated_custom_modeling_with_trn_config(tiny_assets, tmp_path):
 def test_migrated_lazy_load_for_parallelism(tiny_assets, tmp_path):
     migrated = _migrate(LAZY_LOAD_SCRIPT)
     assert "lazy_load_for_parallelism" not in migrated and "make_optimizer_constructor_lazy" not in migrated
-    assert "    model = AutoModelForCausalLM.from_pretrained(os.environ[\"MODEL_DIR\"], distributed_config=DistributedConfig(tp_size=tp" in migrated
+    assert ("    model = AutoModelForCausalLM.from_pretrained(os.environ[\"MODEL_DIR\"], "
+            "distributed_config=(DistributedConfig(tp_size=tp") in migrated
+    assert "// tp) if tp > 1 else None))" in migrated
     out = _run(migrated, tiny_assets, tmp_path)
     assert out["steps"] >= 2 and math.isfinite(out["loss"])
+    assert out["mesh"] is False and out["dtensor"] is False  # a degree of 1 loads the model whole, no mesh
     from transformers import AutoModelForCausalLM
 
     assert AutoModelForCausalLM.from_pretrained(tmp_path / "out").config.vocab_size == 64
+
+
+def test_migrated_lazy_load_degree_one_stays_ddp_under_torchrun(tiny_assets, tmp_path):
+    """A degree of 1 under torchrun (2 CPU processes, gloo) stays plain DDP: no DistributedConfig, so no FSDP2
+    replication mesh and no DTensor parameters (issue 15: a mesh of WORLD_SIZE // 1 replicas made it FSDP2)."""
+    migrated = _migrate(LAZY_LOAD_SCRIPT)
+    launcher = ("-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29517")
+    out = _run(migrated, tiny_assets, tmp_path, launcher=launcher, TP_SIZE="1")
+    assert out["world"] == 2 and out["steps"] >= 2 and math.isfinite(out["loss"])
+    assert out["mesh"] is False and out["dtensor"] is False and out["wrapped"] == "DistributedDataParallel"
 
 
 @pytest.mark.parametrize("where", ["flag", "config"])
@@ -394,7 +428,8 @@ def test_migrated_parsed_tensor_parallel_size_still_parses_and_arrives(tiny_asse
     migrated = _migrate(PARSED_TP_SCRIPT)
     assert "training_args.tensor_parallel_size" not in migrated
     assert "    tensor_parallel_size: int = 1\n" in migrated
-    assert "distributed_config=DistributedConfig(tp_size=script_args.tensor_parallel_size" in migrated
+    assert "distributed_config=(DistributedConfig(tp_size=script_args.tensor_parallel_size" in migrated
+    assert "if script_args.tensor_parallel_size > 1 else None)" in migrated
     common = ["--output_dir", str(tmp_path / "out"), "--max_steps", "2", "--per_device_train_batch_size", "2",
               "--max_length", "16", "--report_to", "none", "--save_strategy", "no", "--logging_steps", "1",
               "--bf16", "false"]  # trl 1.x defaults to bf16, which this CPU cannot run
@@ -408,6 +443,7 @@ def test_migrated_parsed_tensor_parallel_size_still_parses_and_arrives(tiny_asse
         args = ("--config", str(config), *common)
     out = _run(migrated, tiny_assets, tmp_path, args=args)
     assert out["steps"] == 2 and math.isfinite(out["loss"]) and out["tp"] == 1 and out["tp_arg"] == 1
+    assert out["mesh"] is False
 
 
 def test_migrated_reads_of_what_the_old_objects_carried(tiny_assets, tmp_path):
@@ -426,6 +462,6 @@ def test_migrated_built_tensor_parallel_size_reaches_the_model(tiny_assets, tmp_
     arguments and arrives at the from_pretrained of the model the trainer gets."""
     migrated = _migrate(BUILT_TP_SCRIPT)
     assert "tensor_parallel_size=args.tensor_parallel_size" not in migrated.split("TrainingArguments(")[-1]
-    assert "distributed_config=DistributedConfig(tp_size=args.tensor_parallel_size" in migrated
+    assert "distributed_config=(DistributedConfig(tp_size=args.tensor_parallel_size" in migrated
     out = _run(migrated, tiny_assets, tmp_path, args=("--tensor_parallel_size", "1"))
-    assert out["steps"] == 2 and math.isfinite(out["loss"]) and out["tp"] == 1
+    assert out["steps"] == 2 and math.isfinite(out["loss"]) and out["tp"] == 1 and out["mesh"] is False

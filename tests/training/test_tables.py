@@ -124,3 +124,19 @@ def test_neuron_only_fields_are_decided():
     assert TRAINING_ARGS["tensor_parallel_size"].action is FieldAction.DISTRIBUTED_CONFIG
     assert TRAINING_ARGS["tensor_parallel_size"].versions.startswith("0.0.7")
     assert "0.4.0" in TRAINING_ARGS["zero_1"].message or "0.4" in TRAINING_ARGS["zero_1"].message
+
+
+def test_tp_planless_index_matches_the_models_transformers_builds() -> None:
+    """TP_PLANLESS (generated) lists the classes from_pretrained cannot shard with tp_size > 1: checked against
+    tiny instances' supports_tp_plan, the property transformers itself derives from the plans."""
+    from transformers import LlamaConfig, LlamaForCausalLM, T5Config, T5ForConditionalGeneration
+
+    from codemods._tables.stock_api_data import TP_PLANLESS
+
+    planless = set(TP_PLANLESS.split())
+    assert {"T5ForConditionalGeneration", "BartForConditionalGeneration", "AutoModelForSeq2SeqLM"} <= planless
+    assert not {"LlamaForCausalLM", "AutoModelForCausalLM"} & planless
+    t5 = T5ForConditionalGeneration(T5Config(d_model=8, d_ff=16, num_layers=1, num_heads=2, d_kv=4, vocab_size=32))
+    llama = LlamaForCausalLM(LlamaConfig(hidden_size=8, intermediate_size=16, num_hidden_layers=1,
+                                         num_attention_heads=2, num_key_value_heads=1, vocab_size=32))
+    assert t5.supports_tp_plan is False and llama.supports_tp_plan is True
