@@ -10,9 +10,14 @@ Only what is certain goes in: a class with ``**kwargs`` in its ``__init__`` reco
 accepted), a class with ``__getattr__`` or ``setattr(self, ...)`` records no attribute list, a module with
 its own ``__getattr__`` records no export list.
 
-Run (from the repository root, with the target versions installed)::
+Also: the model classes transformers 5 cannot shard with ``tp_size > 1`` (``TP_PLANLESS``), the tokenizer methods
+transformers 5 removed (``TOKENIZER_GONE``, read against the old tokenizer base classes of a transformers 4 wheel),
+and the two-model loaders that take prefixed keywords (``PREFIXED_LOADERS``).
 
-    .venv/bin/python -m codemods._tables.gen_stock_api
+Run (from the repository root, with the target versions installed; the argument is a transformers 4.x wheel, read
+as data: the current file was generated with transformers-4.57.1-py3-none-any.whl)::
+
+    .venv/bin/python -m codemods._tables.gen_stock_api transformers-4.57.1-py3-none-any.whl
 """
 
 from __future__ import annotations
