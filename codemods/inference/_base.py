@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence, cast
 
 import libcst as cst
 
@@ -218,7 +218,7 @@ def model_call_sites(module: cst.Module, is_load) -> list[CallSite]:
     for scope_name, scope in walk.scopes.items():
         for name, lines in scope.assigns.items():
             # any of the name's assignments (``if neuron: m = X.from_pretrained(...) else: m = ...``)
-            assigned = (line.body[0].value for line in lines)  # type: ignore[union-attr]
+            assigned = (cast(cst.Assign, line.body[0]).value for line in lines)  # lines are `name = value`
             load = next((v for v in assigned if isinstance(v, cst.Call) and is_load(v)), None)
             if load is None:
                 continue
@@ -291,7 +291,7 @@ def _tensor_producer(value: cst.BaseExpression, scope: _Scope) -> cst.SimpleStat
     if not isinstance(value, cst.Name) or len(scope.assigns.get(value.value, [])) != 1:
         return None
     line = scope.assigns[value.value][0]
-    call = line.body[0].value  # type: ignore[union-attr]
+    call = cast(cst.Assign, line.body[0]).value  # the line is `name = value`
     if not isinstance(call, cst.Call):
         return None
     for arg in call.args:
@@ -365,8 +365,9 @@ class InferenceRule(PythonRule):
         marker = ctx.memo("inference.inf1", lambda: inf1_flow(ctx))
         if marker is None:
             return
-        self.moves = {}
-        self.legacy_modules = ()
+        # per-instance overrides of the class tables (declared ClassVar on PythonRule): no import moves here
+        setattr(self, "moves", {})
+        setattr(self, "legacy_modules", ())
         for attribute in dir(type(self)):
             if attribute.startswith("visit_") and attribute.count("_") == 1:
                 setattr(self, attribute, lambda node: None)
@@ -504,7 +505,7 @@ class InferenceRule(PythonRule):
             statements = gatherer.assignments.get(name, [])
             if self.name_count(name) != 2 or len(statements) != 1:
                 continue
-            value = statements[0].body[0].value  # type: ignore[union-attr]
+            value = cast(cst.Assign, statements[0].body[0]).value  # the statement is `name = value`
             if isinstance(value, cst.Dict) or (isinstance(value, cst.Call) and dotted_name(value.func) == "dict"):
                 if self.dict_items(value) is not None:
                     self._remove.add(id(statements[0]))
@@ -637,8 +638,9 @@ class InferenceRule(PythonRule):
         for call in self.gathered.calls:
             for arg in call.args:
                 if arg.keyword is not None and arg.keyword.value in ("dtype", "torch_dtype", "auto_cast_type") \
-                        and self.dtype_variable(arg.value) and arg.value.value not in names:  # type: ignore[union-attr]
-                    names.append(arg.value.value)  # type: ignore[union-attr]
+                        and isinstance(arg.value, cst.Name) and self.dtype_variable(arg.value) \
+                        and arg.value.value not in names:
+                    names.append(arg.value.value)
         return names
 
     def name_count(self, name: str) -> int:

@@ -41,6 +41,8 @@ References:
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from codemods._tables.inference_symbols import CACHE_CONTEXT_MANAGERS, CACHE_MODULES, CACHE_QUERIES, CACHE_STATEMENTS
@@ -87,12 +89,13 @@ class HubCompileCache(InferenceRule):
             items[-1] = items[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             return updated.with_changes(items=items)
         body = updated.body
-        if not isinstance(body, cst.IndentedBlock):
+        if isinstance(body, cst.SimpleStatementSuite):
             return cst.FlattenSentinel(list(body.body) and [cst.SimpleStatementLine(body=list(body.body))])
-        statements = list(body.body)
+        statements = list(cast(cst.IndentedBlock, body).body)  # the other kind of suite
         if statements:
+            # libcst: every BaseStatement subclass has leading_lines, the base class does not declare it
             statements[0] = statements[0].with_changes(
-                leading_lines=[*updated.leading_lines, *statements[0].leading_lines])
+                leading_lines=[*updated.leading_lines, *statements[0].leading_lines])  # type: ignore[attr-defined]
         return cst.FlattenSentinel(statements)
 
     def leave_Expr(self, original: cst.Expr, updated: cst.Expr):

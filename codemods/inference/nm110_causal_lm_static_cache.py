@@ -88,6 +88,8 @@ References:
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from codemods._lib.cst import keyword_arg, source_of, with_commas
@@ -139,8 +141,8 @@ class CausalLMStaticCache(InferenceRule):
         getters: dict[str, tuple[cst.SimpleStatementLine, cst.Call]] = {}
         for name, statements in self.gathered.assignments.items():  # `name = ...` lines, in file order
             for statement in statements:
-                value = statement.body[0].value  # type: ignore[union-attr]
-                if self._method(value) == "get_neuron_config":
+                value = cast(cst.Assign, statement.body[0]).value  # the statement is `name = value`
+                if isinstance(value, cst.Call) and self._method(value) == "get_neuron_config":
                     getters[name] = (statement, value)
         for name, (statement, call) in getters.items():
             if name in exports and self.name_count(name) == 2:
@@ -148,9 +150,10 @@ class CausalLMStaticCache(InferenceRule):
                 self.remove_statement(statement)
         self._compiled: dict[str, dict[str, object]] = {}  # model variable -> the literal shapes it was exported with
         for name, statements in self.gathered.assignments.items():
-            values = [statement.body[0].value for statement in statements]  # type: ignore[union-attr]
-            if len(values) == 1 and self._method(values[0]) in ("from_pretrained", "export"):
-                self._compiled[name] = self._export_shapes(values[0])
+            values = [cast(cst.Assign, statement.body[0]).value for statement in statements]  # `name = value`
+            only = values[0] if len(values) == 1 else None
+            if isinstance(only, cst.Call) and self._method(only) in ("from_pretrained", "export"):
+                self._compiled[name] = self._export_shapes(only)
         self._config_holders: set[cst.CSTNode] = set()  # `m.neuron_config` / `m.config.neuron` nodes read through
         self._fstrings: list[str] = []  # the openings (f", f') of the f-strings being visited
 

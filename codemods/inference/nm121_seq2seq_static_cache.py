@@ -50,6 +50,8 @@ References:
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from codemods._lib.cst import source_of, with_commas
@@ -81,7 +83,8 @@ class Seq2SeqStaticCache(InferenceRule):
         split, notes = traced_load(self, arguments, "tensor_parallel_size: check the architecture has a transformers "
                                    "TP plan; otherwise run one process per core (torchrun)")
         beams = split.shapes.pop("num_beams", None)
-        qualified = self.match_class(original.func.value, self.loads, original)  # type: ignore[union-attr]
+        func = cast(cst.Attribute, original.func)  # is_target_call checked the Attribute
+        qualified = self.match_class(func.value, self.loads, original)
         note = padding_note(split.shapes, speech="Whisper" in (qualified or ""))
         if note:
             notes.append(self.shapes_at_calls(original, note))

@@ -51,6 +51,8 @@ References:
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from codemods._lib.cst import keyword_arg, source_of, with_commas
@@ -150,7 +152,7 @@ class SentenceTransformersEmbedding(InferenceRule):
         if split.dtype is not None:
             split.args.append(keyword_arg("dtype", split.dtype))
         split.args.append(keyword_arg("device_map", self.device_map()))
-        exporting = original.func.attr.value == "export"  # type: ignore[union-attr]
+        exporting = cast(cst.Attribute, original.func).attr.value == "export"  # leave_Call checked the Attribute
         # ``export(...)`` compiles a plain checkpoint like ``from_pretrained(..., export=True)``
         model_arg = arguments.positional[0] if arguments.positional else None
         compiled = self.compiled_load_note(model_arg, split.has_export or exporting,

@@ -127,8 +127,8 @@ class DiffusionPipeline(InferenceRule):
                 if nested in load:
                     load.update((key, keyword_arg(key, value))
                                 for key, value in self.dict_items(load[nested].value) or [])
-            shapes = {key: load[key].value for key in ("height", "width", "batch_size", "num_images_per_prompt")
-                      if key in load}
+            shape_keys = ("height", "width", "batch_size", "num_images_per_prompt")
+            shapes: dict[str, cst.BaseExpression] = {key: load[key].value for key in shape_keys if key in load}
             size = (f"the compiled {shape_text(shapes)}" if shapes else "the size the pipeline was exported with "
                     "(the `neuron` section of the compiled folder's unet/config.json)")
             model_id = self.literal(site.load.args[0].value) if site.load.args else None
