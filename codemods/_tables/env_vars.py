@@ -140,7 +140,15 @@ ENV_VARS: dict[str, EnvVarAction] = {
     "ALLREDUCE_GRADIENTS_BUCKET_SIZE_MB": _remove(
         "{name} sized torch_xla gradient all-reduce buckets; removed: DDP takes bucket_cap_mb instead", todo=False
     ),
-    "NEURON_FRAMEWORK_DEBUG": _remove(_XLA_DEBUG),
+    "NEURON_FRAMEWORK_DEBUG": EnvVarAction(
+        "replace",
+        "TORCH_NEURONX_PRESERVE_COMPILATION_ARTIFACTS",
+        "NEURON_FRAMEWORK_DEBUG -> TORCH_NEURONX_PRESERVE_COMPILATION_ARTIFACTS (keeps the compiler's artifacts, the "
+        "NEFFs among them, after the run); they are now written under TORCH_NEURONX_DEBUG_DIR (default "
+        "/tmp/neuron_backend, neff/ per proc_<rank>), not the working directory: set TORCH_NEURONX_DEBUG_DIR or "
+        "update where this project looks for them",
+        todo=True,
+    ),
     "NEURONX_DUMP_TO": EnvVarAction(
         "replace",
         "TORCH_NEURONX_DEBUG_DIR",

@@ -4,10 +4,11 @@ What it does:
 
 * ``PJRT_DEVICE``, ``XLA_FLAGS`` and the other ``XLA_*`` switches, the runtime's ``TPU_*`` / ``XRT_*`` device and
   topology variables (``TPU_NUM_DEVICES``, ``TPU_CHIPS_PER_HOST_BOUNDS``), ``NEURON_FUSE_SOFTMAX``,
-  ``NEURON_FRAMEWORK_DEBUG``, ``CUSTOM_CACHE_REPO``, ``OPTIMUM_NEURON_*``, ``ALLREDUCE_GRADIENTS_BUCKET_SIZE_MB``
+  ``CUSTOM_CACHE_REPO``, ``OPTIMUM_NEURON_*``, ``ALLREDUCE_GRADIENTS_BUCKET_SIZE_MB``
   ... are removed with a ``fixed`` finding that says why; ``XLA_USE_SPMD`` is removed with a ``todo`` (sharding
-  moves to DTensor); ``NEURONX_DUMP_TO`` is renamed to ``TORCH_NEURONX_DEBUG_DIR``. The decisions are the shared
-  table's (``codemods/_tables/env_vars.py``).
+  moves to DTensor); ``NEURONX_DUMP_TO`` is renamed to ``TORCH_NEURONX_DEBUG_DIR`` and
+  ``NEURON_FRAMEWORK_DEBUG`` to ``TORCH_NEURONX_PRESERVE_COMPILATION_ARTIFACTS`` (with a todo: the artifacts
+  move). The decisions are the shared table's (``codemods/_tables/env_vars.py``).
 * Handles shell ``export``/prefix assignments/``unset``, Dockerfile ``ENV`` (both forms, continued lines) and
   YAML env lists (K8s ``- name:``/``value:``, compose lists and mappings).
 * A variable that the project's Python or notebooks still read (``os.environ.get("PJRT_DEVICE")``, a project
