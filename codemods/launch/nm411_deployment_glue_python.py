@@ -71,6 +71,7 @@ _COMPILE_ONLY_VALUES = frozenset({"1", "true", "True", "yes"})
 _REMOVED_WORDING = [  # the env table words its messages for a rule that deletes the variable; this one does not
     (re.compile(r"\s*\(removed\)"), "; remove this key"),
     (re.compile(r"; removed:"), "; remove this key:"),
+    (re.compile(r"^(\w+) -> (\w+)"), r"rename \1 to \2"),
 ]
 
 RUN_COMPILE_ONLY_TODO = (
