@@ -18,7 +18,7 @@ What it does:
 * A note sits above the statement; when its key or value is further down a multi-line call, the note starts with
   ``line N of the statement below:`` and names the key. One note per statement and message.
 * Nothing is rewritten: the keys stay in the dict and the notes say "remove this key" where the env-var table
-  would delete a variable; ``os.environ[...]`` assignments belong to the torch_xla rules (NM3xx). The
+  would delete a variable ("rename X to Y" where it renames one); ``os.environ[...]`` assignments belong to the torch_xla rules (NM3xx). The
   launch-file side is NM409.
 
 Why:
