@@ -10,6 +10,10 @@ What it does:
 * A Python file the torch_xla family left on the old stack as a whole (its one note, from NM318 or NM320, names
   ``neuronx_distributed`` among what blocks the port) gets no line-by-line NxD notes: those references are
   reported as ``info`` findings that point at that note.
+* In a Python file that still imports ``optimum.neuron`` (an import no rule could port, or one kept for an
+  ``eval``), each line that uses one of optimum-neuron's classes (``NeuronModelFor...``, ``NeuronTrainer``, a name
+  like ``NeuronModel`` bound from an ``eval``) is reported too: the import line alone would leave those uses
+  without a word. In a file left as it is as a whole (an Inf1 flow, a torch_xla file) they are ``info`` findings.
 * Commented-out code is left alone, and so are mere mentions of a package name inside Python strings (an
   availability check, a URL): see ``codemods/sweep/_patterns.py``.
 
@@ -58,6 +62,17 @@ _PRINT_LINE = re.compile(r"^\s*(?:!\s*)?(?:echo|printf|print\s*\(|(?:logger|logg
 
 NXD_MESSAGE = ("`neuronx_distributed` (NxD) is still used: port parallel layers to DTensor / "
                "transformers DistributedConfig(tp_size=...) and torch.distributed")
+#: optimum-neuron's class names (and names like ``NeuronModel`` a file binds from an ``eval`` of one)
+NEURON_CLASS_MESSAGE = ("an optimum-neuron class (this file still imports optimum.neuron) is still used here: port it to "
+                        "the stock class (AutoModelFor<Task> / a diffusers pipeline / Trainer, TrainingArguments, trl's "
+                        "trainers; see neuron-migrate --explain NM110 and NM201) and load the source checkpoint")
+NEURON_CLASS = pattern(r"\bNeuron(?:Model\w*|Trainer|Seq2SeqTrainer|SFTTrainer|ORPOTrainer|TrainingArguments|SFTConfig"
+                       r"|ORPOConfig|Accelerator|\w*Pipeline|ModelFor\w+)\b", NEURON_CLASS_MESSAGE)
+#: the file keeps an import of optimum-neuron (so its class names in code are optimum-neuron's)
+_KEPT_IMPORT = re.compile(r"(?m)^[ \t]*(?:from[ \t]+optimum\.neuron\b|import[ \t]+optimum\.neuron\b)")
+#: notes of the rules that leave a whole file as it is on purpose (its lines are reported as information)
+LEFT_WHOLE_NOTES = ("Inf1 flow (",)
+
 PATTERNS = (
     pattern(r"\boptimum\.exporters\.neuron\b",
             "`optimum.exporters.neuron` is still used: there is no ahead-of-time export on TorchNeuron; load the "
@@ -92,6 +107,8 @@ class OptimumNeuronLeftovers(SweepRule):
 
     def scan(self, text: str, kind: FileKind) -> Iterable[SweepHit]:
         patterns = PATTERNS if kind is not FileKind.PYTHON else PATTERNS[:-1]
+        if kind is FileKind.PYTHON and _KEPT_IMPORT.search(text):
+            patterns = (*patterns, NEURON_CLASS)
         lines = text.splitlines()
         hits = [hit for hit in scan(text, kind, patterns)
                 if not (hit.message is NPC_MESSAGE and _PRINT_LINE.match(lines[hit.line - 1]))]
@@ -99,5 +116,8 @@ class OptimumNeuronLeftovers(SweepRule):
             # the torch_xla family left the file on the old stack as a whole and its one note (NM318 / NM320) names
             # neuronx_distributed: each NxD reference is still reported, as information (no inline note)
             hits = [SweepHit(hit.line, hit.column, KEPT_WITH_FILE, Severity.INFO) if hit.message == NXD_MESSAGE
+                    else hit for hit in hits]
+        if kind is FileKind.PYTHON and any(note in text for note in LEFT_WHOLE_NOTES):
+            hits = [SweepHit(hit.line, hit.column, hit.message, Severity.INFO) if hit.message is NEURON_CLASS_MESSAGE
                     else hit for hit in hits]
         return hits
