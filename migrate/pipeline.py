@@ -84,7 +84,8 @@ def migrate_source(
 ) -> Migrated:
     """Rewrite ``text`` (a file of ``kind``) with ``rules``. Raises on code that does not parse.
     ``namespace``: set when ``text`` is one of several sources sharing a Python namespace (notebook cells)."""
-    active = rules_for(kind, rules, namespace.trigger_text if namespace else text, path.name)
+    trigger_text = namespace.trigger_text if namespace else text
+    active = [rule for rule in rules_for(kind, rules, trigger_text, path.name) if rule.wakes(trigger_text, options)]
     if other_accelerator_file(kind, namespace.trigger_text if namespace else text, tuple(rules)):
         active = [rule for rule in active if rule.scope != "neuron-project"]  # a CUDA baseline beside Neuron code
     findings: list[Finding] = []

@@ -8,6 +8,8 @@ What it does:
   (NM318's one note there: XLA FSDP, ZeRO, SPMD, xser, ``neuronx_distributed``, replica groups ...) gets a
   ``todo`` naming that module and what keeps it there.
 * Nothing is rewritten. A file that is itself left on torch_xla gets no such note (its own note says it all).
+* The rule wakes only in a file that names such a module (its file's stem or package folder): the trigger
+  (``import ``) is in every Python file, and the other files must stay unparsed.
 
 Why:
 
@@ -42,7 +44,7 @@ import libcst as cst
 from codemods._lib.launch_targets import STAYS_ON_XLA, stays_on_xla
 from codemods._tables.project_markers import MARKERS, NEURON_CODE, OTHER_ACCELERATOR
 from codemods.xla._base import blockers
-from migrate.rule import PythonRule, Safety, dotted_name
+from migrate.rule import PythonRule, RuleOptions, Safety, dotted_name
 
 
 class ImportsXlaModule(PythonRule):
@@ -57,6 +59,18 @@ class ImportsXlaModule(PythonRule):
     neuron_code = NEURON_CODE
     triggers = ("import ",)  # the importing file may have no torch_xla of its own
     facts = (STAYS_ON_XLA,)
+
+    @classmethod
+    def wakes(cls, text: str, options: RuleOptions) -> bool:
+        """Only a file that names a module the project leaves on torch_xla (its file's stem, or its package's
+        folder) can import it: every other file stays unparsed, as the trigger ``import `` alone would not allow."""
+        project = options.project
+        names = set()
+        for path in project.of(STAYS_ON_XLA.name):
+            if stays_on_xla(project, path):
+                stem = posixpath.splitext(posixpath.basename(path))[0]
+                names.add(posixpath.basename(posixpath.dirname(path)) if stem == "__init__" else stem)
+        return any(name and name in text for name in names)
 
     def _module_file(self, dotted: str, level: int) -> str | None:
         """The project file a module name refers to (``a.b`` -> ``.../a/b.py`` or ``.../a/b/__init__.py``); the

@@ -42,3 +42,19 @@ def test_relative_import_and_a_module_left_on_torch_xla_itself() -> None:
 
 def test_imports_of_ported_or_outside_modules_are_left_alone() -> None:
     unchanged(SCRIPT, "NM321", path="scripts/train.py", project={"common/ported.py": PORTED})
+
+
+def test_a_file_naming_no_module_left_on_torch_xla_does_not_wake_the_rule() -> None:
+    # the trigger ("import ") is in every Python file: the rule wakes only where a module left on torch_xla is named,
+    # so the other files of a Neuron project stay unparsed (and unverified) as the scan promises
+    from codemods.xla.nm321_imports_xla_module import ImportsXlaModule
+    from migrate import facts
+    from migrate.filekinds import FileKind
+    from migrate.rule import RuleOptions
+
+    known = {"common/sharded.py": (FileKind.PYTHON, SHARDED), "scripts/other.py": (FileKind.PYTHON, "import os\n")}
+    options = RuleOptions(project=facts.gather([ImportsXlaModule], known))
+    assert ImportsXlaModule.wakes("from common.sharded import wrap\n", options)
+    assert not ImportsXlaModule.wakes("import os\n", options)
+    ported = {"common/ported.py": (FileKind.PYTHON, PORTED)}  # nothing stays on torch_xla: the rule never wakes
+    assert not ImportsXlaModule.wakes("import common.ported\n", RuleOptions(project=facts.gather([ImportsXlaModule], ported)))
