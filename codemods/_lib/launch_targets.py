@@ -347,7 +347,7 @@ def xla_blockers(text: str) -> frozenset[str] | None:
     for node in ast.walk(tree):
         call = node.value if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) else None
         name = _qualified(call.func, aliases) if call is not None else None
-        if name == "torch_xla.utils.serialization.save":
+        if call is not None and name == "torch_xla.utils.serialization.save":
             found.add(XSER_SAVE_ONLY)
             exempt.update(id(n) for n in ast.walk(call.func))
     for node in ast.walk(tree):

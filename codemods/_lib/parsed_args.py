@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import cast
 
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from migrate.facts import ProjectFact
@@ -298,8 +299,8 @@ class _Analysis:
     def _trainer_loads(self, parsed: dict[tuple[Scope, str], str | None]) -> dict[tuple[Scope, str], tuple[str, tuple[Scope, str]]]:
         """Parsed arguments: ``trainer = NeuronTrainer(model=m, args=training_args)`` where ``training_args`` was
         parsed with a script dataclass that reaches this scope (model variable -> (script variable, args variable))."""
-        return {key: (parsed[args_key], args_key) for key, args_key, _ in self._sharded_models()
-                if parsed.get(args_key)}
+        return {key: (kind, args_key) for key, args_key, _ in self._sharded_models()
+                if (kind := parsed.get(args_key))}
 
     def _trainer_loads_built(self) -> dict[tuple[Scope, str], tuple[str, tuple[Scope, str]]]:
         """Built arguments: ``args = NeuronTrainingArguments(..., tensor_parallel_size=X)`` handed to a Neuron trainer
@@ -334,7 +335,8 @@ class _Analysis:
                        and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute)
                        and n.value.func.attr == "from_pretrained" and self._transformers_loader(n.value.func.value, any_loader)]
             if len(sources) == 1 and id(sources[0]) not in lazy and not any(
-                    k.arg in ("distributed_config", "tp_plan", "device_map") for k in sources[0].value.keywords):
+                    k.arg in ("distributed_config", "tp_plan", "device_map")
+                    for k in cast(ast.Call, sources[0].value).keywords):  # the filter kept `= ...from_pretrained(...)`
                 yield (scope, model.id), (scope, args.id), sources[0]
 
     def _transformers_loader(self, owner: ast.AST, any_loader: bool) -> bool:
@@ -372,7 +374,9 @@ class _Analysis:
                     degree = None if splat else 1  # optimum's default
                 else:
                     degree = given.value if isinstance(given, ast.Constant) and type(given.value) is int else None
-                found[(self.scopes.get(node, ""), node.targets[0].id)] = (degree, self._args_target(call.func))
+                target = self._args_target(call.func)
+                assert target is not None  # the call resolved to one of ANY_ARGS_CLASSES
+                found[(self.scopes.get(node, ""), node.targets[0].id)] = (degree, target)
                 if given is not None and self._resolves(call.func, NEURON_ARGS_CLASSES) and degree != 1:
                     self.built_degrees[(self.scopes.get(node, ""), node.targets[0].id)] = given
         return found
@@ -392,18 +396,20 @@ class _Analysis:
             bound = [_bind(call, params) for call in sites]
             for param in params:
                 passed = [(self.scopes.get(call, ""), b.get(param)) for call, b in zip(sites, bound)]
-                if not all(isinstance(arg, ast.Name) and (scope, arg.id) in direct for scope, arg in passed):
+                keys = [(scope, arg.id) for scope, arg in passed if isinstance(arg, ast.Name)]
+                if len(keys) != len(passed) or not all(key in direct for key in keys):
                     continue
-                wanted = [direct[(scope, arg.id)] for scope, arg in passed]
+                wanted = [direct[key] for key in keys]
                 script_params = {p for p in params if all(
-                    isinstance(b.get(p), ast.Name) and b[p].id == w for b, w in zip(bound, wanted))} if all(wanted) else set()
+                    isinstance(value := b.get(p), ast.Name) and value.id == w for b, w in zip(bound, wanted))
+                } if all(wanted) else set()
                 found[(name, param)] = sorted(script_params)[0] if len(script_params) == 1 else None
-                targets[(name, param)] = targets.get((passed[0][0], passed[0][1].id), "TrainingArguments")
+                targets[(name, param)] = targets.get(keys[0], "TrainingArguments")
         return found
 
 
-def _bind(call: ast.Call, params: list[str]) -> dict[str, ast.AST]:
-    bound = {}
+def _bind(call: ast.Call, params: list[str]) -> dict[str, ast.expr]:
+    bound: dict[str, ast.expr] = {}
     for param, arg in zip(params, call.args):
         if isinstance(arg, ast.Starred):
             break
@@ -414,9 +420,9 @@ def _bind(call: ast.Call, params: list[str]) -> dict[str, ast.AST]:
     return bound
 
 
-def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.AST]:
+def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
     """The names an assignment binds (tuple targets unpacked)."""
-    found = []
+    found: list[ast.expr] = []
     for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
         found.extend(target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])
     return found

@@ -25,7 +25,7 @@ def place(module: cst.Module, ctx, lines: list[str], comment: str, rule_id: str 
     """Insert ``lines`` (statements) with ``comment`` above them at the module's entry point.
     Returns the module and whether there was an entry point; with ``rule_id``, a module without one gets
     a todo saying where the settings go."""
-    body = list(module.body)
+    body: list[cst.BaseStatement] = list(module.body)
     lazy_torch = (  # imported, but only inside functions
         any(line.startswith("torch.") for line in lines) and "torch" in ctx.imports.bindings
         and not _binds_at_module_level(module, "torch")
@@ -57,7 +57,9 @@ def place(module: cst.Module, ctx, lines: list[str], comment: str, rule_id: str 
         statements[0] = statements[0].with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(f"# {comment}"))])
         ctx.add_import("torch")
     index = _after_leading_imports(body)
-    statements[0] = statements[0].with_changes(leading_lines=[cst.EmptyLine(), *statements[0].leading_lines])
+    # libcst: every BaseStatement subclass has leading_lines, the base class does not declare it
+    leading = statements[0].leading_lines  # type: ignore[attr-defined]
+    statements[0] = statements[0].with_changes(leading_lines=[cst.EmptyLine(), *leading])
     return module.with_changes(body=body[:index] + statements + body[index:]), True
 
 
@@ -107,7 +109,8 @@ def _binds_at_module_level(module: cst.Module, name: str) -> bool:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, cst.Import) and any(
-                    (alias.evaluated_alias or cst.helpers.get_full_name_for_node(alias.name).split(".")[0]) == name
+                    (alias.evaluated_alias
+                     or cst.helpers.get_full_name_for_node_or_raise(alias.name).split(".")[0]) == name
                     for alias in small.names
                 ):
                     return True

@@ -11,7 +11,7 @@ files where a rule asks (it costs a few parses of the file).
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, ScopeProvider
+from libcst.metadata import Assignment, MetadataWrapper, ParentNodeProvider, ScopeProvider
 
 
 class Flow:
@@ -36,7 +36,8 @@ class Flow:
         if scope is None:
             return None
         assignments = list(scope.assignments[target.value])
-        bound = assignments[0].node if len(assignments) == 1 else None
+        only = assignments[0] if len(assignments) == 1 else None
+        bound = only.node if isinstance(only, Assignment) else None
         if not (bound is target or (isinstance(bound, cst.Param) and bound.name is target)):
             return None
         names = [access.node for access in assignments[0].references if isinstance(access.node, cst.Name)]
@@ -50,7 +51,8 @@ class Flow:
         if scope is None:
             return None
         bound = list(scope[name.value])
-        if len(bound) == 1 and isinstance(bound[0].node, cst.FunctionDef):
+        # a builtin (BuiltinAssignment) has no node: not a function of the module
+        if len(bound) == 1 and isinstance(bound[0], Assignment) and isinstance(bound[0].node, cst.FunctionDef):
             return bound[0].node
         return None
 

@@ -170,7 +170,7 @@ def _trl_experimental() -> dict[str, str]:
     return found
 
 
-def _kind(name: str) -> str:
+def _dropped_backend(name: str) -> str:
     if re.match(r"^(TF|Flax|FLAX_|TF_)", name) or "_tf_" in name or name.endswith("_tf") or "tf2" in name or "Keras" in name:
         return "TensorFlow/Flax support was dropped in transformers 5"
     return ""
@@ -213,13 +213,13 @@ def build(stock_dir: Path) -> tuple[dict, dict]:
         major = "transformers 5" if lib == "transformers" else "trl 1.x"
         if qualified in CURATED:
             entry["new"], entry["message"] = CURATED[qualified]
-        elif _modeling_internal(qualified) is not None:
-            entry["new"], entry["message"] = _modeling_internal(qualified)
+        elif (internal := _modeling_internal(qualified)) is not None:
+            entry["new"], entry["message"] = internal
         elif lib == "trl" and name in experimental:
             entry["new"] = experimental[name]
             entry["message"] = f"{name} moved to {experimental[name].rsplit('.', 1)[0]} in trl 1.x (experimental API)"
         else:
-            why = _kind(name)
+            why = _dropped_backend(name)
             entry["message"] = f"{name} was removed in {major} with no replacement" + (f" ({why})" if why else "") + ": remove its use"
         if entry["new"] is not None:
             assert _resolves(entry["new"]), f"curated replacement {entry['new']} does not exist in the installed packages"

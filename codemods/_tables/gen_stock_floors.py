@@ -20,11 +20,13 @@ Run::
 
 from __future__ import annotations
 
+import email.message
 import email.parser
 import sys
 import zipfile
 from importlib import metadata
 from pathlib import Path
+from typing import cast
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
@@ -43,7 +45,7 @@ OUT = Path(__file__).with_name("stock_floors_data.py")
 def requires_from_wheels(folder: Path) -> dict[str, tuple[str, list[str], str]]:
     """distribution -> (version, Requires-Dist, Requires-Python) read from the METADATA inside each wheel of
     ``folder``."""
-    found = {}
+    found: dict[str, tuple[str, list[str], str]] = {}
     for wheel in sorted(folder.glob("*.whl")):
         with zipfile.ZipFile(wheel) as archive:
             name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
@@ -55,7 +57,12 @@ def requires_from_wheels(folder: Path) -> dict[str, tuple[str, list[str], str]]:
 
 def requires_installed() -> dict[str, tuple[str, list[str], str]]:
     return {canonicalize_name(name): (metadata.version(name), metadata.requires(name) or [],
-                                      metadata.metadata(name).get("Requires-Python") or "") for name in TARGETS}
+                                      _message(name).get("Requires-Python") or "") for name in TARGETS}
+
+
+def _message(name: str) -> email.message.Message:
+    # the PackageMetadata protocol omits the email.message.Message methods the runtime object has
+    return cast(email.message.Message, metadata.metadata(name))
 
 
 def build(requires: dict[str, tuple[str, list[str], str]]) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
@@ -75,13 +82,13 @@ def build(requires: dict[str, tuple[str, list[str], str]]) -> tuple[dict[str, di
             if name in SKIPPED or not requirement.specifier:
                 continue
             needs[name] = str(SpecifierSet(",".join(filter(None, [needs.get(name), str(requirement.specifier)]))))
-    known = {}
-    for name in sorted({name for needs in table.values() for name in needs}):
-        version = requires[name][0] if name in requires else _installed(name)
-        wanted = combine([SpecifierSet(needs[name]) for needs in table.values() if name in needs])
-        if version is None or not wanted.contains(version, prereleases=True):
-            raise SystemExit(f"{name}: no known version satisfies {wanted} (installed: {version})")
-        known[name] = version
+    known: dict[str, str] = {}
+    for package in sorted({name for needs in table.values() for name in needs}):
+        satisfying = requires[package][0] if package in requires else _installed(package)
+        wanted = combine([SpecifierSet(needs[package]) for needs in table.values() if package in needs])
+        if satisfying is None or not wanted.contains(satisfying, prereleases=True):
+            raise SystemExit(f"{package}: no known version satisfies {wanted} (installed: {satisfying})")
+        known[package] = satisfying
     return table, known
 
 

@@ -11,6 +11,8 @@ the owning rule reports every remaining use as a ``todo``.
 
 from __future__ import annotations
 
+from typing import Mapping
+
 ON = "optimum.neuron"
 
 # --------------------------------------------------------------------------------------- module paths
@@ -211,9 +213,9 @@ OPTIMUM_RUNTIME_ARGS: dict[str, str] = {
 # ------------------------------------------------------------------------------------ moves builders
 
 
-def qualify(names: dict[str, object], modules: tuple[str, ...]) -> dict[str, str]:
+def qualify(names: Mapping[str, str], modules: tuple[str, ...]) -> dict[str, str]:
     """{old qualified name: new qualified name} for every module a name lived in."""
-    return {f"{module}.{name}": target for name, target in names.items() for module in modules}  # type: ignore[misc]
+    return {f"{module}.{name}": target for name, target in names.items() for module in modules}
 
 
 def traced_moves() -> dict[str, str]:

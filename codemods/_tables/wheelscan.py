@@ -93,19 +93,22 @@ def exported_names(wheel: Path, init_member: str) -> dict[str, str]:
             target = node.targets[0]
             if isinstance(target, ast.Name) and target.id == "_import_structure" and isinstance(node.value, ast.Dict):
                 for key, value in zip(node.value.keys, node.value.values):
-                    if isinstance(key, ast.Constant) and isinstance(value, (ast.List, ast.Tuple)):
+                    if isinstance(key, ast.Constant) and isinstance(key.value, str) \
+                            and isinstance(value, (ast.List, ast.Tuple)):
                         for element in value.elts:
                             if isinstance(element, ast.Constant) and isinstance(element.value, str):
                                 names.setdefault(element.value, key.value)
             elif isinstance(target, ast.Subscript) and ast.unparse(target.value) == "_import_structure":
                 key = target.slice
-                if isinstance(key, ast.Constant) and isinstance(node.value, (ast.List, ast.Tuple)):
+                if isinstance(key, ast.Constant) and isinstance(key.value, str) \
+                        and isinstance(node.value, (ast.List, ast.Tuple)):
                     for element in node.value.elts:
                         if isinstance(element, ast.Constant) and isinstance(element.value, str):
                             names.setdefault(element.value, key.value)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("extend", "append"):
             owner = node.func.value
-            if isinstance(owner, ast.Subscript) and ast.unparse(owner.value) == "_import_structure" and isinstance(owner.slice, ast.Constant):
+            if isinstance(owner, ast.Subscript) and ast.unparse(owner.value) == "_import_structure" \
+                    and isinstance(owner.slice, ast.Constant) and isinstance(owner.slice.value, str):
                 for argument in node.args:
                     elements = argument.elts if isinstance(argument, (ast.List, ast.Tuple)) else [argument]
                     for element in elements:
