@@ -17,7 +17,10 @@ launch-layer rules use the same table for ``--flags``):
   For ``TrainingArguments`` it is removed with a todo when the file loads the model through
   ``lazy_load_for_parallelism`` / ``trn_config`` (NM205/NM204 carry it to ``from_pretrained``), and otherwise LEFT
   in place with a todo saying to pass ``distributed_config=DistributedConfig(...)`` to ``from_pretrained``:
-  dropping it would train without tensor parallelism;
+  dropping it would train without tensor parallelism. Where the degree leaves the arguments for the model load and
+  is not literally 1, the arguments get ``save_only_model=True`` (``save_only_model=T > 1`` for a run-time degree)
+  with a todo, unless they say ``save_strategy="no"``: Trainer raises for a model sharded at load time whose
+  optimizer state would be checkpointed, so checkpoints then hold the model only;
 * DROP: removed with a ``fixed`` finding; TODO: removed (the stock class rejects it) with a todo that keeps the old
   value and says what to do.
 
@@ -155,6 +158,7 @@ class TrainingArguments(TracksScope, PythonRule):
         self.dtype_added = False
         if tp is not None:
             args = self._tensor_parallel(original, args, names, target, tp)
+            args = self._checkpoint_constraint(original, args, tp)
         splat = has_star_kwargs(updated)
         if splat:
             self.todo(original, "arguments passed through ** are not checked: remove the Neuron-only fields (see the field map), rename the changed ones, and add torch_compile=True")
@@ -289,6 +293,32 @@ class TrainingArguments(TracksScope, PythonRule):
         following = [a.keyword.value for a in original.args[original.args.index(original_arg) + 1:] if a.keyword is not None]
         at = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value in following), len(args))
         return [*args[:at], kept, *args[at:]]
+
+    def _checkpoint_constraint(self, original: cst.Call, args: list[cst.Arg], tp) -> list[cst.Arg]:
+        """A model sharded at load time (any DistributedConfig mesh) cannot have its optimizer state checkpointed:
+        Trainer.__init__ raises unless ``save_only_model=True`` or ``save_strategy="no"`` (transformers 5
+        trainer.py). Where the degree leaves the arguments for the model load, the arguments must allow it; a
+        degree known at run time gets ``save_only_model=<tp> > 1`` so a run at 1 (no mesh) keeps full checkpoints."""
+        degree = literal_value(tp)
+        if degree == 1 or any(a.keyword is not None and a.keyword.value == "tensor_parallel_size" for a in args):
+            return args  # no mesh, or the degree stays here with a todo to move it (the user edits the arguments)
+        strategy = find_keyword(original, "save_strategy")
+        if strategy is not None and literal_value(strategy.value) == "no":
+            return args
+        given = find_keyword(original, "save_only_model")
+        if given is not None:
+            if literal_value(given.value) is not True:
+                self.todo(given, f"with tensor_parallel_size={source_of(tp)} above 1 the model is sharded at load time "
+                                 "(DistributedConfig) and Trainer raises unless save_only_model=True or "
+                                 'save_strategy="no": checkpoints then hold no optimizer/scheduler state')
+            return args
+        simple = isinstance(tp, (cst.Integer, cst.Name, cst.Attribute))
+        value = "True" if isinstance(degree, int) else f"{source_of(tp) if simple else f'({source_of(tp)})'} > 1"
+        self.todo(original, f"save_only_model={value} added: a model sharded at load time (DistributedConfig, "
+                            f"tensor_parallel_size={source_of(tp)} above 1) cannot checkpoint its optimizer state "
+                            "(Trainer raises otherwise), so checkpoints hold the model only and resume_from_checkpoint "
+                            "restarts the optimizer and scheduler")
+        return [*args, keyword_arg("save_only_model", value)]
 
     def _assigned_to(self, call: cst.Call) -> str | None:
         statement = self.ctx.statement_stack[-1] if self.ctx.statement_stack else None

@@ -16,7 +16,9 @@ fields the stock arguments lack are handled as decided once per file by ``codemo
   ``from_pretrained`` gets ``distributed_config=(DistributedConfig(tp_size=script_args.tensor_parallel_size, ...)
   if script_args.tensor_parallel_size > 1 else None)``: at the default degree 1 the run stays plain DDP (a mesh of
   WORLD_SIZE replicas would make it FSDP2), and a model class with no tensor-parallel plan (T5, BART: the
-  generated ``TP_PLANLESS`` index) gets no config and a todo instead (``tp_size > 1`` raises there);
+  generated ``TP_PLANLESS`` index) gets no config and a todo instead (``tp_size > 1`` raises there). A todo there
+  says that with a degree above 1 the parsed arguments need ``--save_only_model true`` (or
+  ``save_strategy="no"``): Trainer raises for a model sharded at load time whose optimizer state would be saved;
 * reads on arguments built in the script with a literal degree take that literal (``trn_config`` of a degree-1
   run becomes ``None``: no mesh);
 * otherwise every such read stays, with a todo that says why and what to do.
@@ -137,6 +139,12 @@ class ParsedArgumentFields(TracksScope, PythonRule):
                              f"now gets distributed_config=DistributedConfig(tp_size={degree}, {key}=WORLD_SIZE // tp_size)"
                              f"{when}; "
                              + zero_1_note(project_line(self.ctx)))
+        # the parsed arguments are not in the code: Trainer.__init__ raises for a model sharded at load time
+        # unless they say save_only_model=True or save_strategy="no" (transformers 5 trainer.py)
+        self.todo(original, f"with {degree} above 1 this model is sharded at load time and Trainer raises unless the "
+                            "parsed arguments set save_only_model=True or save_strategy=\"no\": pass --save_only_model "
+                            "true (or the config key) where the run is launched; checkpoints then hold no "
+                            "optimizer/scheduler state")
         return set_args(updated, [*updated.args, keyword_arg("distributed_config", built)])
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:

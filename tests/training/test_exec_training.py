@@ -465,3 +465,41 @@ def test_migrated_built_tensor_parallel_size_reaches_the_model(tiny_assets, tmp_
     assert "distributed_config=(DistributedConfig(tp_size=args.tensor_parallel_size" in migrated
     out = _run(migrated, tiny_assets, tmp_path, args=("--tensor_parallel_size", "1"))
     assert out["steps"] == 2 and math.isfinite(out["loss"]) and out["tp"] == 1 and out["mesh"] is False
+
+
+CHECKPOINTED_TP_SCRIPT = '''
+import argparse, json, os
+from datasets import Dataset
+from transformers import AutoModelForCausalLM, AutoTokenizer, DataCollatorForLanguageModeling
+from optimum.neuron import NeuronTrainer as Trainer
+from optimum.neuron import NeuronTrainingArguments as TrainingArguments
+''' + DATA + '''
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tensor_parallel_size", type=int, default=1)
+    args, _ = parser.parse_known_args()
+    tok = AutoTokenizer.from_pretrained(os.environ["TOK_DIR"])
+    model = AutoModelForCausalLM.from_pretrained(os.environ["MODEL_DIR"])
+    training_args = TrainingArguments(output_dir=os.environ["OUT_DIR"], per_device_train_batch_size=2, max_steps=2,
+                                      logging_steps=1, save_strategy="steps", save_steps=1, report_to="none",
+                                      tensor_parallel_size=args.tensor_parallel_size)
+    trainer = Trainer(model=model, args=training_args, train_dataset=padded_dataset(tok),
+                      data_collator=DataCollatorForLanguageModeling(tok, mlm=False))
+    result = trainer.train()
+    checkpoint = os.path.join(os.environ["OUT_DIR"], "checkpoint-2")
+    print("RESULT=" + json.dumps({"loss": result.training_loss, "steps": result.global_step, "tp": tp_of(model),
+                                  "world": trainer.args.world_size, "saved": sorted(os.listdir(checkpoint))}))
+'''
+
+
+def test_migrated_checkpointing_run_keeps_full_checkpoints_at_degree_one(tiny_assets, tmp_path):
+    """Issue 15: a model sharded at load time makes Trainer.__init__ raise unless save_only_model=True; the
+    migrated arguments get save_only_model=<degree> > 1, so a run at degree 1 (no mesh) still saves the optimizer.
+    (A degree of 2 cannot be trained on CPU: accelerate rejects a tensor-parallel ParallelismConfig on MULTI_CPU.)"""
+    migrated = _migrate(CHECKPOINTED_TP_SCRIPT)
+    assert "save_only_model=args.tensor_parallel_size > 1" in migrated
+    out = _run(migrated, tiny_assets, tmp_path, args=("--tensor_parallel_size", "1"))
+    assert out["steps"] == 2 and math.isfinite(out["loss"]) and out["tp"] == 1
+    assert "optimizer.pt" in out["saved"]
+
