@@ -120,7 +120,8 @@ CURATED: dict[str, tuple] = {
     "num_of_sequences": (D, None, "removed in trl 1.x: removed"),
     "chars_per_token": (D, None, "removed in trl 1.x: removed"),
     "use_liger": (R, "use_liger_kernel", "use_liger -> use_liger_kernel"),
-    "max_prompt_length": (D, None, "removed from trl 1.x ORPOConfig: removed"),
+    # a data-processing change, not a no-op: trl 1.x ORPO keeps every prompt whole
+    "max_prompt_length": (T, None, 'trl 1.x ORPOConfig no longer truncates prompts (max_length caps prompt + completion by cutting the completion, max_completion_length caps the completion): to keep the old cut, truncate each prompt of the dataset to this many tokens before the trainer, e.g. tokenizer.decode(tokenizer(prompt, truncation=True, max_length=N)["input_ids"], skip_special_tokens=True); removed'),
     "label_pad_token_id": (D, None, "removed from trl 1.x ORPOConfig: removed"),
     # ORPO-only in trl 0.x; trl 1.x SFTConfig has a truncation_mode of its own (owner tells them apart)
     "truncation_mode": (D, None, "removed from trl 1.x ORPOConfig: removed"),

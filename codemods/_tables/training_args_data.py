@@ -116,7 +116,7 @@ ROWS = [
     ('max_completion_length', 'KEEP', 'max_completion_length', '0.0.26-0.3.0', 'max_completion_length: same field in the stock ORPOConfig', 'ORPOConfig', None),
     ('max_grad_norm', 'KEEP', 'max_grad_norm', '0.0.5-0.4.5', 'max_grad_norm: same field in the stock TrainingArguments', 'TrainingArguments', None),
     ('max_length', 'KEEP', 'max_length', '0.0.25-0.4.5', 'max_length: same field in the stock SFTConfig', 'SFTConfig', None),
-    ('max_prompt_length', 'DROP', None, '0.0.26-0.3.0', 'removed from trl 1.x ORPOConfig: removed', 'ORPOConfig', None),
+    ('max_prompt_length', 'TODO', None, '0.0.26-0.3.0', 'trl 1.x ORPOConfig no longer truncates prompts (max_length caps prompt + completion by cutting the completion, max_completion_length caps the completion): to keep the old cut, truncate each prompt of the dataset to this many tokens before the trainer, e.g. tokenizer.decode(tokenizer(prompt, truncation=True, max_length=N)["input_ids"], skip_special_tokens=True); removed', 'ORPOConfig', None),
     ('max_seq_length', 'RENAME', 'max_length', '0.0.25-0.4.5', 'max_seq_length -> max_length (trl 1.x)', 'SFTConfig', None),
     ('max_steps', 'KEEP', 'max_steps', '0.0.5-0.4.5', 'max_steps: same field in the stock TrainingArguments', 'TrainingArguments', None),
     ('metric_for_best_model', 'KEEP', 'metric_for_best_model', '0.0.5-0.3.0', 'metric_for_best_model: same field in the stock TrainingArguments', 'TrainingArguments', None),
