@@ -97,11 +97,13 @@ class XlaDevice(XlaRule):
             return updated
         if self._is_device_call(original):
             index = arg(original, 0, "n") if self.ctx.matches(original.func, DEVICE_CALLS) else arg(original, 1, "index")
-            if self.ctx.matches(original.func, TORCH_DEVICE) and isinstance(arg(original, 0, "type").value, cst.SimpleString):
-                value = arg(original, 0, "type").value.evaluated_value
-                if ":" in value:
-                    index = index or True
-            if index is not None:
+            has_index = index is not None
+            device_type = arg(original, 0, "type") if self.ctx.matches(original.func, TORCH_DEVICE) else None
+            if device_type is not None and isinstance(device_type.value, cst.SimpleString):
+                value = device_type.value.evaluated_value
+                if isinstance(value, str) and ":" in value:  # torch.device("xla:1")
+                    has_index = True
+            if has_index:
                 self.todo(original, "the xla device index picked one core of a multi-core process; TorchNeuron uses one NeuronCore per process (torchrun sets LOCAL_RANK), so the index was dropped")
             else:
                 self.fixed(original, "xla device -> accelerator device")

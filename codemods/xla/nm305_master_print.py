@@ -36,6 +36,8 @@ References:
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from codemods.xla._base import RANK, XM, XR, Safety, XlaRule, _bindings, names
@@ -116,7 +118,7 @@ class MasterPrint(XlaRule):
         call = self.line_call(original, updated, MASTER_PRINT)
         if call is None or self._prints_metrics(call):
             return updated
-        new_call = updated.body[0].value
+        new_call = cast(cst.Call, cast(cst.Expr, updated.body[0]).value)  # line_call matched the line's call expression
         args = []
         for a in new_call.args:
             if a.keyword is not None and a.keyword.value == "finalize":
@@ -131,7 +133,7 @@ class MasterPrint(XlaRule):
             self.fixed(call, "xm.master_print -> print (the enclosing if already runs on global rank 0 only)")
             return updated.with_changes(body=[printed])
         self.ctx.add_import("os")
-        guard = parse_statement(f"if {RANK} == 0:\n    pass\n")
+        guard = cast(cst.If, parse_statement(f"if {RANK} == 0:\n    pass\n"))
         guard = guard.with_changes(body=guard.body.with_changes(body=[cst.SimpleStatementLine(body=[printed])]))
         self.fixed(call, "xm.master_print -> print on global rank 0")
         return self.replace_line(original, updated, guard)

@@ -46,6 +46,8 @@ References:
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from codemods._lib.cst import Import
@@ -85,9 +87,9 @@ class XlaSave(XlaRule):
         if obj is None or path is None or has_star(call) or master_only is None or global_master is None:
             self.todo(call, "xm.save with non-literal options: use torch.save(obj, path) under `if int(os.environ.get(\"RANK\", 0)) == 0:`")
             return updated
-        new = updated.body[0].value
-        new_obj = arg(new, 0, "data").value
-        new_path = arg(new, 1, path_keyword).value
+        new = cast(cst.Call, cast(cst.Expr, updated.body[0]).value)  # line_call matched the line's call expression
+        new_obj = cast(cst.Arg, arg(new, 0, "data")).value  # the updated call keeps obj and path (checked above)
+        new_path = cast(cst.Arg, arg(new, 1, path_keyword)).value
         # xm.save moved every tensor to the CPU before writing: the file loads anywhere and holds no device handles
         on_cpu = cst.Call(func=parse_expression("torch.utils._pytree.tree_map_only"),
                           args=[cst.Arg(parse_expression("torch.Tensor")), cst.Arg(parse_expression("torch.Tensor.cpu")),
@@ -106,7 +108,7 @@ class XlaSave(XlaRule):
         if not master_only:
             self.fixed(call, f"{name}(master_only=False) -> torch.save on every rank, then a barrier ({read})")
             return self.replace_line(original, updated, [save, barrier])
-        guard = parse_statement(f"if {RANK} == 0:\n    pass\n")
+        guard = cast(cst.If, parse_statement(f"if {RANK} == 0:\n    pass\n"))
         guard = guard.with_changes(body=guard.body.with_changes(body=[save]))
         self.ctx.add_import("os")
         if global_master:

@@ -103,7 +103,7 @@ class XlaProcessGroup(XlaRule):
         """torch_xla's rendezvous worked in a plain ``python train.py``; env:// needs torchrun's RANK and
         MASTER_ADDR. Without them the group is one process over an in-memory store."""
         if arg(call, None, "store") is not None or (
-            arg(call, 1, "init_method") is not None and not _is_xla_method(arg(call, 1, "init_method"))
+            (init_method := arg(call, 1, "init_method")) is not None and not _is_xla_method(init_method)
         ):
             return []  # the script chose its own rendezvous
         extra = [("store", 'None if "RANK" in os.environ else dist.HashStore()')]
@@ -145,7 +145,8 @@ class XlaProcessGroup(XlaRule):
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
         # from torch_xla.distributed import xla_backend  (side effect only)
-        if original.module is None or original.relative or isinstance(original.names, cst.ImportStar):
+        if original.module is None or original.relative or isinstance(original.names, cst.ImportStar) \
+                or isinstance(updated.names, cst.ImportStar):
             return updated
         module = source_of(original.module)
         keep = [a for a in updated.names if f"{module}.{source_of(a.name)}" not in SIDE_EFFECT]

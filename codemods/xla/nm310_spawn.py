@@ -41,6 +41,8 @@ References:
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from codemods._lib.cst import Import, source_of
@@ -64,7 +66,7 @@ class XmpSpawn(XlaRule):
         call = self.line_call(original, updated, SPAWN)
         if call is None:
             return updated
-        new = updated.body[0].value
+        new = cast(cst.Call, cast(cst.Expr, updated.body[0]).value)  # line_call matched the line's call expression
         fn, args, nprocs = arg(new, 0, "fn"), arg(new, 1, "args"), arg(call, 2, "nprocs")
         n = source_of(nprocs.value) if nprocs is not None else "all devices"
         if fn is None or has_star(call) or (args is not None and not isinstance(args.value, cst.Tuple)):
@@ -72,7 +74,7 @@ class XmpSpawn(XlaRule):
             return updated
         call_args = [cst.Arg(self.expr(LOCAL_RANK, Import("os")))]
         if args is not None:
-            call_args += [cst.Arg(e.value if not isinstance(e, cst.StarredElement) else e.value, star="*" if isinstance(e, cst.StarredElement) else "") for e in args.value.elements]
+            call_args += [cst.Arg(e.value if not isinstance(e, cst.StarredElement) else e.value, star="*" if isinstance(e, cst.StarredElement) else "") for e in cast(cst.Tuple, args.value).elements]
         self.todo(call, f"launch this script with torchrun --nproc_per_node <NeuronCores> (was xmp.spawn nprocs={n}); each process runs fn once with its LOCAL_RANK")
         statement = updated.with_changes(body=[updated.body[0].with_changes(value=cst.Call(func=fn.value, args=call_args))])
         if "init_process_group" in self.code_text():

@@ -48,6 +48,7 @@ References:
 from __future__ import annotations
 
 import re
+from typing import cast
 
 import libcst as cst
 
@@ -108,10 +109,11 @@ class XlaCollectives(XlaRule):
             return updated
         stmt, new_stmt = original.body[0], updated.body[0]
         target, returned = None, False
+        new_call: cst.BaseExpression | None
         if isinstance(stmt, cst.Expr):
-            call, new_call = stmt.value, new_stmt.value
+            call, new_call = stmt.value, cast(cst.Expr, new_stmt).value  # the updated line keeps its statement kind
         elif isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name):
-            call, new_call, target = stmt.value, new_stmt.value, stmt.targets[0].target.value
+            call, new_call, target = stmt.value, cast(cst.Assign, new_stmt).value, stmt.targets[0].target.value
         elif (isinstance(stmt, cst.Return) and isinstance(stmt.value, cst.Call) and isinstance(new_stmt, cst.Return)
               and self.ctx.matches(stmt.value.func, ALL_REDUCE)):
             # `return xm.all_reduce(op, t)`: the reduced copy gets a name of its own, then is returned
@@ -127,8 +129,9 @@ class XlaCollectives(XlaRule):
             self.todo(call, "xm.all_reduce over replica groups or with an unknown op: use dist.all_reduce(t, op=dist.ReduceOp.<OP>, group=dist.new_group(ranks)) (in place; the xm single-tensor form returned a new tensor)")
             return updated
         op, _, scale = plan
-        new_inputs = arg(new_call, 1, "inputs").value
-        new_scale = arg(new_call, 2, "scale").value if scale is not None else None
+        # the updated call keeps the arguments _plan found on the original
+        new_inputs = cast(cst.Arg, arg(new_call, 1, "inputs")).value
+        new_scale = cast(cst.Arg, arg(new_call, 2, "scale")).value if scale is not None else None
         scale_src = source_of(new_scale) if new_scale is not None else None
         before: list[str] = []
         reduce: list[str] = []
@@ -161,14 +164,14 @@ class XlaCollectives(XlaRule):
         self.fixed(call, f"xm.all_reduce -> dist.all_reduce(op=dist.ReduceOp.{op}) (in place)")
         return self.replace_line(original, updated, statements)
 
-    def _mesh_reduce(self, original, updated, call: cst.Call, new_call: cst.BaseExpression, target: str):
+    def _mesh_reduce(self, original, updated, call: cst.Call, new_call: cst.BaseExpression | None, target: str):
         """``x = xm.mesh_reduce(tag, data, fn)``: ``fn`` over the list of every rank's ``data``."""
         data, fn = arg(call, 1, "data"), arg(call, 2, "reduce_fn")
         if data is None or fn is None or any(a.star for a in call.args) or not isinstance(new_call, cst.Call):
             self.todo(call, OTHERS[f"{XM}.mesh_reduce"])
             return updated
-        new_fn = arg(new_call, 2, "reduce_fn").value
-        data_src, fn_src = source_of(arg(new_call, 1, "data").value), source_of(new_fn)
+        new_fn = cast(cst.Arg, arg(new_call, 2, "reduce_fn")).value  # the updated call keeps data and reduce_fn
+        data_src, fn_src = source_of(cast(cst.Arg, arg(new_call, 1, "data")).value), source_of(new_fn)
         if not isinstance(new_fn, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
             fn_src = f"({fn_src})"  # a lambda (or any operator) must be called as a whole
         self.ctx.add_import("torch.distributed", None, "dist")

@@ -31,6 +31,8 @@ References:
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from codemods._lib.cst import Import
@@ -63,7 +65,8 @@ class StepClosure(XlaRule):
             if fn is None or has_star(original) or (args is not None and not isinstance(args.value, (cst.Tuple, cst.List))):
                 self.todo(original, "xm.add_step_closure: call the closure directly, closure(*args) (eager execution: values are ready)")
                 return updated
-            call_args = [cst.Arg(e.value, star="*" if isinstance(e, cst.StarredElement) else "") for e in args.value.elements] if args is not None else []
+            elements = cast("cst.Tuple | cst.List", args.value).elements if args is not None else []  # checked above
+            call_args = [cst.Arg(e.value, star="*" if isinstance(e, cst.StarredElement) else "") for e in elements]
             self.fixed(original, "xm.add_step_closure(fn, args) -> fn(*args) (eager execution)")
             return cst.Call(func=fn.value, args=call_args)
         return updated

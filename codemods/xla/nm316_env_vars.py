@@ -119,7 +119,8 @@ class XlaEnvVars(XlaRule):
             (self.todo if action.todo else self.fixed)(original, message)
             quote = name_node.quote if isinstance(name_node, cst.SimpleString) else '"'
             new_name = cst.SimpleString(f"{name_node.prefix}{quote}{action.replacement}{quote}")
-            return updated.deep_replace(self._find(updated, name), new_name) if self._find(updated, name) else updated
+            old_name = self._find(updated, name)
+            return updated.deep_replace(old_name, new_name) if old_name else updated
         return updated
 
     def _driver(self, value: cst.BaseExpression) -> str | None:
@@ -163,8 +164,8 @@ class XlaEnvVars(XlaRule):
         return name.value in _NOT_INPUT or any(q == "os" or q.startswith("os.") for q in self.ctx.qualnames(name))
 
     @staticmethod
-    def _find(node: cst.CSTNode, name: str):
-        found = []
+    def _find(node: cst.CSTNode, name: str) -> cst.SimpleString | None:
+        found: list[cst.SimpleString] = []
 
         class _V(cst.CSTVisitor):
             def visit_SimpleString(self, n: cst.SimpleString) -> None:
@@ -180,7 +181,7 @@ class XlaEnvVars(XlaRule):
             return
         name = string_value(node.args[0].value)
         action = lookup(name) if name else None
-        if action is not None and action.action == "remove":
+        if name and action is not None and action.action == "remove":
             hint = "; choose the dtype explicitly (torch.bfloat16)" if "BF16" in name else ""
             self.todo(node, f"{name} belonged to the XLA stack and TorchNeuron ignores it; it is still set only where a "
                       f"launcher exports it (the launch rules keep such an export while code reads it): decide here "

@@ -39,6 +39,8 @@ References:
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from codemods.xla._base import Safety, XlaRule, walk
@@ -75,6 +77,7 @@ class XlaAvailableGuard(XlaRule):
         if isinstance(updated.orelse, cst.If):
             self.todo(original, "is_torch_xla_available() is False on TorchNeuron: drop the XLA branch of this if/elif chain")
             return updated
+        keep: cst.BaseSuite | None
         if negated:
             keep = updated.body
         else:
@@ -82,9 +85,12 @@ class XlaAvailableGuard(XlaRule):
         self.fixed(original, "is_torch_xla_available() is False on TorchNeuron: XLA branch removed")
         if keep is None:
             return cst.RemoveFromParent()
+        statements: list[cst.BaseStatement]
         if isinstance(keep, cst.SimpleStatementSuite):
             statements = [cst.SimpleStatementLine(body=list(keep.body))]
         else:
-            statements = list(keep.body)
-        statements[0] = statements[0].with_changes(leading_lines=[*updated.leading_lines, *statements[0].leading_lines])
+            statements = list(cast(cst.IndentedBlock, keep).body)  # the other kind of suite
+        # libcst: every BaseStatement subclass has leading_lines, the base class does not declare it
+        leading = statements[0].leading_lines  # type: ignore[attr-defined]
+        statements[0] = statements[0].with_changes(leading_lines=[*updated.leading_lines, *leading])
         return cst.FlattenSentinel(statements)

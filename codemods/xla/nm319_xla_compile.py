@@ -93,7 +93,7 @@ class XlaCompile(XlaRule):
             return updated
         new_function = next(new.value for old, new in zip(original.args, updated.args) if old is function)
         full_graph = arg(original, None, "full_graph")
-        expression = self._compiled(source_of(new_function), full_graph is not None and full_graph.value.value == "True",
+        expression = self._compiled(source_of(new_function), full_graph is not None and _is_true(full_graph.value),
                                     isinstance(new_function, cst.Lambda))
         if id(original) not in self._bare and self.ctx.options.device_style is not dev.DeviceStyle.NEURON:
             expression = f"({expression})"
@@ -116,3 +116,7 @@ class XlaCompile(XlaRule):
         assignment = parse_statement(f"{name} = {self._compiled(name, full_graph)}\n")
         blank = cst.EmptyLine(indent=False)  # no trailing spaces on the line between the def and the assignment
         return cst.FlattenSentinel([function, assignment.with_changes(leading_lines=[blank])])
+
+
+def _is_true(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
