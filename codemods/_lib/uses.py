@@ -26,8 +26,8 @@ class Flow:
     def position(self, node: cst.CSTNode) -> int:
         return self._order.get(id(node), 0)
 
-    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self.parents.get(node)
+    def parent(self, node: cst.CSTNode | None) -> cst.CSTNode | None:
+        return self.parents.get(node) if node is not None else None
 
     def reads(self, target: cst.Name) -> list[cst.Name] | None:
         """The names that read the value bound at ``target`` (an assignment target or a parameter name),

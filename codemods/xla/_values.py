@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 
@@ -147,14 +148,20 @@ def _fold_else(plan_: Plan, original, updated, kind: str):
 def _statements(body: cst.BaseSuite) -> list[cst.BaseStatement]:
     if isinstance(body, cst.SimpleStatementSuite):
         return [cst.SimpleStatementLine(body=list(body.body))]
-    return list(body.body)
+    return list(cast(cst.IndentedBlock, body).body)  # the other kind of suite
 
 
 class _Planner:
     def __init__(self, ctx, module: cst.Module) -> None:
         self.ctx = ctx
         self.module = module
-        self.flow: Flow | None = None
+        self._flow: Flow | None = None
+
+    @property
+    def flow(self) -> Flow:
+        if self._flow is None:
+            raise RuntimeError("the value flow is built by plan() before any read is followed")
+        return self._flow
 
     def plan(self) -> Plan:
         result = Plan()
@@ -163,7 +170,7 @@ class _Planner:
             return result
         if not any(name.startswith("torch_xla") for names in self.ctx.imports.bindings.values() for name in names):
             literals = []  # without torch_xla code an "xla" string is a label, not a device: nothing to say about it
-        self.flow = Flow(self.module)
+        self._flow = Flow(self.module)
         self._plan_values(result, assigns)
         for literal in literals:
             what = self._unhandled(literal, result)
@@ -173,7 +180,8 @@ class _Planner:
 
     def _unhandled(self, literal: cst.SimpleString, result: Plan) -> str | None:
         """Where a literal sits that no rule rewrites: "option" (an argparse default/choice), "value", or None."""
-        node, parent = literal, self.flow.parent(literal)
+        node: cst.CSTNode = literal
+        parent = self.flow.parent(literal)
         while isinstance(parent, (cst.Element, cst.Tuple, cst.List, cst.Set)):  # `in ("xla", "cuda")`
             node, parent = parent, self.flow.parent(parent)
         if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
@@ -199,8 +207,8 @@ class _Planner:
                     return None
                 if isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument" and keyword in ("default", "const"):
                     return "option"
-        if isinstance(parent, cst.Arg) and isinstance(self.flow.parent(parent), cst.Call):
-            call = self.flow.parent(parent)
+        call = self.flow.parent(parent) if isinstance(parent, cst.Arg) else None
+        if isinstance(parent, cst.Arg) and isinstance(call, cst.Call):
             if isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument" and parent.keyword is not None \
                     and parent.keyword.value == "choices":
                 return "option"
@@ -210,11 +218,13 @@ class _Planner:
         active = self.ctx.shared.get(ACTIVE_RULES, set())
         for assign in assigns:
             target = assign.targets[0].target
+            reads: list[cst.Name] | list[cst.Attribute] | None
             if isinstance(target, cst.Name):
                 name, reads = target.value, self.flow.reads(target)
             else:
-                name, reads = target.attr.value, self.flow.attribute_reads(target.attr.value)
-            value = XlaValue(assign, name, string_value(assign.value), None)
+                name = cast(cst.Attribute, target).attr.value  # _xla_literals keeps `name = ` and `obj.attr = `
+                reads = self.flow.attribute_reads(name)
+            value = XlaValue(assign, name, cast(str, string_value(assign.value)), None)  # an "xla" string
             result.values[id(assign)] = value
             if reads is None:
                 value.rebound = True
@@ -295,7 +305,7 @@ class _Planner:
 
     def _through_parameter(self, call: cst.Call, keyword, position, literal: str, depth: int):
         """A function of the file receiving the value: fine when its parameter is only read as a device."""
-        function = self.flow.function(call.func)
+        function = self.flow.function(cast(cst.Name, call.func))  # _use checked the callee is a Name
         if function is None or any(a.star for a in call.args):
             return None
         parameters = [*function.params.posonly_params, *function.params.params]
@@ -338,7 +348,8 @@ def _literals(node: cst.BaseExpression) -> list[str] | None:
         values = [string_value(element.value) for element in node.elements]
     else:
         values = [string_value(node)]
-    return None if any(value is None for value in values) else values
+    strings = [value for value in values if value is not None]
+    return strings if len(strings) == len(values) else None
 
 
 def _xla_literals(module: cst.Module) -> tuple[list[cst.Assign], list[cst.SimpleString]]:
