@@ -27,9 +27,12 @@ launch-layer rules use the same table for ``--flags``):
 It also adds ``torch_compile=True`` (backend chosen automatically on Neuron), and for ``SFTConfig``
 ``pad_to_multiple_of=<max_length>`` and ``packing_strategy="wrapped"`` when ``packing=True``. In
 ``model_init_kwargs`` dicts ``torch_dtype`` becomes ``dtype`` and ``flash_attention_2`` becomes ``sdpa``;
-``optim="adamw_torch_xla"`` becomes ``"adamw_torch"``. Todos say what bf16 meant, where the 0.4.x defaults
-differ, and mark ``world_size`` reads and arguments parsed by ``HfArgumentParser``. Once, at the file's entry
-point (the ``if __name__ == "__main__":`` block, else ``main()``; a module of definitions gets a todo instead, see
+``optim="adamw_torch_xla"`` becomes ``"adamw_torch"``. In the portable device style (docs/device-expression.md)
+``bf16=True`` becomes ``bf16=torch.accelerator.is_available()`` (a run-time value ``v``: ``v and
+torch.accelerator.is_available()``), since stock ``TrainingArguments(bf16=True)`` raises on a machine with no
+accelerator; the neuron style and a call that sets ``use_cpu`` keep it. Todos say what bf16 meant, where the
+0.4.x defaults differ, and mark ``world_size`` reads and arguments parsed by ``HfArgumentParser``. Once, at the
+file's entry point (the ``if __name__ == "__main__":`` block, else ``main()``; a module of definitions gets a todo instead, see
 ``codemods/_lib/settings.py``), it inserts ``torch._dynamo.config.automatic_dynamic_shapes = False`` and
 ``os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")`` in every script that used the Neuron trainer stack.
 ``**kwargs`` splats and arguments parsed from the command line are not seen (the launch layer rewrites
@@ -78,7 +81,7 @@ from codemods._lib.cst import find_keyword, has_star_kwargs, keyword_arg, litera
 from codemods.training._base import (TracksScope, apply_field_map, args_plan, distributed_dict, insert_preamble,
                                     mesh_key, only_when_parallel, project_line)
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
-from migrate.rule import PythonRule, Safety
+from migrate.rule import DeviceStyle, PythonRule, Safety
 from migrate.snippets import parse_expression
 
 NEURON_CLASSES = {**NEURON_ARGS_CLASSES, **NEURON_TRAINERS}
@@ -224,7 +227,29 @@ class TrainingArguments(TracksScope, PythonRule):
             defaults = defaults_note(project_line(self.ctx), [text for field, text in DEFAULTS_04 if field not in names])
             if defaults:
                 self.todo(original, defaults)
-        return args
+        return self._portable_bf16(original, args)
+
+    def _portable_bf16(self, original: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
+        """The portable device style runs the script on CPU too, where TrainingArguments(bf16=True) raises
+        ("Your setup doesn't support bf16/gpu", transformers 5 training_args.py): bf16 asks for an accelerator
+        (docs/device-expression.md). The neuron style keeps the value (a hard failure off Trainium is its point)."""
+        bf16 = next((a for a in args if a.keyword is not None and a.keyword.value == "bf16"), None)
+        if bf16 is None or self.ctx.options.device_style is DeviceStyle.NEURON or find_keyword(original, "use_cpu"):
+            return args
+        value = literal_value(bf16.value)
+        if value is False or value is None and isinstance(bf16.value, cst.Name) and bf16.value.value == "None":
+            return args
+        if "torch.accelerator.is_available()" in source_of(bf16.value):
+            return args
+        simple = isinstance(bf16.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
+        shown = source_of(bf16.value) if simple else f"({source_of(bf16.value)})"
+        available = "torch.accelerator.is_available()"
+        portable = available if value is True else f"{shown} and {available}"
+        self.ctx.add_import("torch")
+        self.fixed(find_keyword(original, "bf16"), f"bf16={source_of(bf16.value)} -> bf16={portable}: on a machine "
+                                                   "with no accelerator TrainingArguments raises for bf16, so the "
+                                                   "script trains in float32 there (--device-style neuron keeps it)")
+        return [a.with_changes(value=parse_expression(portable)) if a is bf16 else a for a in args]
 
     def _mesh_key(self, call: cst.Call) -> str:
         """A literal zero_1 in the call says what the old run did; otherwise the project's optimum-neuron line does."""

@@ -503,3 +503,31 @@ def test_migrated_checkpointing_run_keeps_full_checkpoints_at_degree_one(tiny_as
     assert out["steps"] == 2 and math.isfinite(out["loss"]) and out["tp"] == 1
     assert "optimizer.pt" in out["saved"]
 
+
+
+BF16_SCRIPT = '''
+import json, os
+from datasets import Dataset
+from transformers import AutoModelForCausalLM, AutoTokenizer, DataCollatorForLanguageModeling
+from optimum.neuron import NeuronTrainer, NeuronTrainingArguments
+''' + DATA + '''
+
+if __name__ == "__main__":
+    tok = AutoTokenizer.from_pretrained(os.environ["TOK_DIR"])
+    model = AutoModelForCausalLM.from_pretrained(os.environ["MODEL_DIR"])
+    args = NeuronTrainingArguments(output_dir=os.environ["OUT_DIR"], per_device_train_batch_size=2, max_steps=1,
+                                   bf16=True, save_strategy="no", report_to="none")
+    trainer = NeuronTrainer(model=model, args=args, train_dataset=padded_dataset(tok),
+                            data_collator=DataCollatorForLanguageModeling(tok, mlm=False))
+    result = trainer.train()
+    print("RESULT=" + json.dumps({"loss": result.training_loss, "steps": result.global_step, "bf16": args.bf16}))
+'''
+
+
+def test_migrated_bf16_arguments_run_on_a_cpu_only_machine(tiny_assets, tmp_path):
+    """Issue 15: stock TrainingArguments(bf16=True) raises on a machine without an accelerator; the portable
+    migration asks for bf16 only where there is one, so the script trains (float32) on this CPU."""
+    migrated = _migrate(BF16_SCRIPT)
+    assert "bf16=torch.accelerator.is_available()" in migrated
+    out = _run(migrated, tiny_assets, tmp_path)
+    assert out["steps"] == 1 and math.isfinite(out["loss"]) and out["bf16"] is False
