@@ -64,6 +64,8 @@ References:
 
 from __future__ import annotations
 
+from typing import Sequence, cast
+
 import libcst as cst
 
 from codemods._lib import device as dev
@@ -156,10 +158,11 @@ class ParallelLoader(XlaRule):
 
     @staticmethod
     def _batch_names(target: cst.BaseExpression) -> list[str] | None:
-        if isinstance(target, (cst.Tuple, cst.List)) and target.elements and all(
-            isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements
-        ):
-            return [e.value.value for e in target.elements]
+        if isinstance(target, (cst.Tuple, cst.List)) and target.elements:
+            names_ = [e.value.value for e in target.elements
+                      if isinstance(e, cst.Element) and isinstance(e.value, cst.Name)]
+            if len(names_) == len(target.elements):
+                return names_
         return None
 
     def _loop_source(self, loop: cst.For):
@@ -196,7 +199,7 @@ class ParallelLoader(XlaRule):
             return qualified.rsplit(".", 1)[-1] if qualified else None
         return None
 
-    def _dead_checks(self, module: cst.Module) -> tuple[set[int], set[int], set[int]]:
+    def _dead_checks(self, module: cst.Module | None) -> tuple[set[int], set[int], set[int]]:
         """(ids of the ``if`` / ``elif`` nodes whose test is an XLA loader ``isinstance``, ids of those that are an
         ``elif``) when those tests are the module's only torch_xla uses, else empty sets; and the ids of the tests
         that stay (other torch_xla uses, no XLA loader built here) for a ``todo``."""
@@ -204,12 +207,18 @@ class ParallelLoader(XlaRule):
         elifs: set[int] = set()
         allowed: set[int] = set()  # ids of the class expressions in those tests, and of the nodes inside them
         rule = self
+        if module is None:  # no tree of the file to read
+            return checks, elifs, set()
+
+        def allow(node: cst.CSTNode) -> bool:
+            allowed.add(id(node))
+            return False  # never a hit: find visits every node
 
         class _Checks(cst.CSTVisitor):
             def visit_If(self, node: cst.If) -> None:
                 if rule._checked_class(node.test) is not None:
                     checks.add(id(node))
-                    cstwalk.find(node.test.args[1].value, lambda n: allowed.add(id(n)) and False)
+                    cstwalk.find(cast(cst.Call, node.test).args[1].value, allow)  # an isinstance(x, Class) test
                 if isinstance(node.orelse, cst.If):
                     elifs.add(id(node.orelse))
 
@@ -267,7 +276,9 @@ class ParallelLoader(XlaRule):
             return updated
         self.fixed(original, DEAD_CHECK.format(name=name, rest=", its else kept"))
         body = list(orelse.body.body)
-        body[0] = body[0].with_changes(leading_lines=[*updated.leading_lines, *body[0].leading_lines])
+        # libcst: every BaseStatement subclass has leading_lines, the base class does not declare it
+        leading = body[0].leading_lines  # type: ignore[attr-defined]
+        body[0] = body[0].with_changes(leading_lines=[*updated.leading_lines, *leading])
         return cst.FlattenSentinel(body)
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -302,22 +313,22 @@ class ParallelLoader(XlaRule):
         # para_loader = pl.ParallelLoader(loader, [device]) used only as para_loader.per_device_loader(device)
         # (assigned again each epoch, it is the same object for this purpose)
         self.parallel_objects: dict[str, list[cst.Call]] = {}
-        for name, values in assigns.items():
+        for assigned, values in assigns.items():
             if (
                 all(isinstance(value, cst.Call) and self.ctx.matches(value.func, PARALLEL_LOADER)
-                    and arg(value, 0, "loader") is not None for value in values) and per_device.get(name)
+                    and arg(value, 0, "loader") is not None for value in values) and per_device.get(assigned)
                 # every reference is an assignment or a .per_device_loader use
-                and references.get(name, 0) == len(per_device[name]) + len(values)
+                and references.get(assigned, 0) == len(per_device[assigned]) + len(values)
             ):
-                self.parallel_objects[name] = values
+                self.parallel_objects[assigned] = cast("list[cst.Call]", values)  # all Calls (checked above)
         self.plans: dict[int, tuple[list[str], cst.BaseExpression | None]] = {}
         self.handled: set[int] = set()
         self.why: dict[int, str] = {}  # loader call -> why it is left as it is
         loaders: dict[str, tuple] = {}
-        for name, values in assigns.items():
+        for assigned, values in assigns.items():
             found = self._loader_call(values[0]) if len(values) == 1 else None
             if found:
-                loaders[name] = found
+                loaders[assigned] = found
         calls: dict[int, tuple] = {id(found[0]): found for found in loaders.values()}
         by_call: dict[int, list[tuple[cst.For, cst.BaseExpression, cst.BaseExpression | None]]] = {}
         for loop in loops:
@@ -408,8 +419,11 @@ class ParallelLoader(XlaRule):
             if why:
                 return why
         else:
-            owner = call.func.value
-            for constructor in self.parallel_objects[owner.value] if isinstance(owner, cst.Name) else [owner]:
+            owner = cast(cst.Attribute, call.func).value  # para_loader.per_device_loader(device)
+            # the owner is a ParallelLoader(...) call or a name bound only to such calls
+            constructors = (self.parallel_objects[owner.value] if isinstance(owner, cst.Name)
+                            else [cast(cst.Call, owner)])
+            for constructor in constructors:
                 devices = arg(constructor, 1, "devices")
                 listed = devices.value if devices is not None else None
                 one = isinstance(listed, (cst.List, cst.Tuple)) and len(listed.elements) == 1
@@ -444,8 +458,8 @@ class ParallelLoader(XlaRule):
             return updated
         if self.ctx.matches(original.func, MP_LOADER):
             loader = arg(updated, 0, "loader")
-        elif isinstance(original.func.value, cst.Name):  # para_loader.per_device_loader(device) -> para_loader
-            loader = cst.Arg(updated.func.value)
+        elif isinstance(cast(cst.Attribute, original.func).value, cst.Name):  # para_loader.per_device_loader(device)
+            loader = cst.Arg(cast(cst.Attribute, updated.func).value)  # -> para_loader
         else:
             inner = updated.func.value if isinstance(updated.func, cst.Attribute) else None
             loader = arg(inner, 0, "loader") if isinstance(inner, cst.Call) else None
@@ -458,7 +472,8 @@ class ParallelLoader(XlaRule):
             self.fixed(original, f"XLA device loader -> {self.helper_name}(loader, device), a class added to this "
                                  "module that moves every batch to the device as the XLA loader did")
             comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-            arguments = [cst.Arg(loader.value, comma=comma), cst.Arg(device.value)]
+            # a wrapped call names its device (_blocker said why otherwise)
+            arguments = [cst.Arg(loader.value, comma=comma), cst.Arg(cast(cst.Arg, device).value)]
             return cst.Call(func=cst.Name(self.helper_name), args=arguments)
         if id(original) not in self.handled:
             why = self.why.get(id(original), "it is not iterated by a for loop in this file")
@@ -498,7 +513,8 @@ class ParallelLoader(XlaRule):
         value = original.value
         if len(original.targets) == 1 and isinstance(original.targets[0].target, cst.Name) and original.targets[0].target.value in getattr(self, "parallel_handled", ()):
             self.fixed(original, "pl.ParallelLoader(loader, devices) -> loader")
-            return updated.with_changes(value=arg(updated.value, 0, "loader").value)
+            loader = cast(cst.Arg, arg(cast(cst.Call, updated.value), 0, "loader"))  # a ParallelLoader(loader, ...)
+            return updated.with_changes(value=loader.value)
         if isinstance(value, cst.Call) and self.ctx.matches(value.func, PARALLEL_LOADER):
             self.todo(original, "pl.ParallelLoader object: iterate the underlying DataLoader directly (per_device_loader(device) -> the loader) and move batches with .to(device)")
         return updated
@@ -673,7 +689,7 @@ def _free_name(name: str, imports) -> str:
     return candidate
 
 
-def _after_leading_imports(body: list[cst.BaseStatement]) -> int:
+def _after_leading_imports(body: Sequence[cst.BaseStatement]) -> int:
     """The index after the module's docstring and leading imports (guarded ``try: import`` blocks included)."""
     index = 0
     for position, statement in enumerate(body):
