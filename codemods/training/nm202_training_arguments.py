@@ -24,7 +24,9 @@ launch-layer rules use the same table for ``--flags``):
 * DROP: removed with a ``fixed`` finding; TODO: removed (the stock class rejects it) with a todo that keeps the old
   value and says what to do.
 
-It also adds ``torch_compile=True`` (backend chosen automatically on Neuron), and for ``SFTConfig``
+It also adds ``torch_compile=True`` (backend chosen automatically on Neuron; also to a stock
+``TrainingArguments`` in a script that imported torch_xla and names Neuron, whose Trainer ran compiled on a
+NeuronCore through XLA; torch_xla alone may be a TPU script), and for ``SFTConfig``
 ``pad_to_multiple_of=<max_length>`` and ``packing_strategy="wrapped"`` when ``packing=True``. In
 ``model_init_kwargs`` dicts ``torch_dtype`` becomes ``dtype`` and ``flash_attention_2`` becomes ``sdpa``;
 ``optim="adamw_torch_xla"`` becomes ``"adamw_torch"``. In the portable device style (docs/device-expression.md)
@@ -85,6 +87,10 @@ from migrate.rule import DeviceStyle, PythonRule, Safety
 from migrate.snippets import parse_expression
 
 NEURON_CLASSES = {**NEURON_ARGS_CLASSES, **NEURON_TRAINERS}
+#: stock argument classes a Trainer that ran on torch_xla was given
+STOCK_ARGS_CLASSES = {"transformers.TrainingArguments": "TrainingArguments",
+                      "transformers.Seq2SeqTrainingArguments": "Seq2SeqTrainingArguments",
+                      "transformers.training_args.TrainingArguments": "TrainingArguments"}
 #: what shows that the model loading of a file gets its tensor parallel degree itself (NM205, NM204)
 CARRIERS = ("lazy_load_for_parallelism", "TrainingNeuronConfig", "trn_config")
 #: 0.4.x NeuronTrainingArguments defaults that differ from stock; up to 0.3.0 the classes kept the transformers
@@ -129,6 +135,10 @@ class TrainingArguments(TracksScope, PythonRule):
         self.migrated = False
         #: the file binds a Neuron arguments class (parsed or called): ``world_size`` reads get a note
         self.neuron_args = any(q in NEURON_ARGS_CLASSES for qs in ctx.imports.bindings.values() for q in qs)
+        #: the script imported torch_xla and names Neuron (a NEURON_* setting, a comment): a stock Trainer in it ran
+        #: on a NeuronCore through XLA (torch_xla alone may be a TPU script)
+        self.on_xla = (any(q.split(".")[0] == "torch_xla" for qs in ctx.imports.bindings.values() for q in qs)
+                       and re.search(r"neuron", ctx.source, re.IGNORECASE) is not None)
 
     def visit_Name(self, node: cst.Name) -> None:
         if not self.migrated and self.ctx.matches(node, NEURON_CLASSES):
@@ -146,7 +156,7 @@ class TrainingArguments(TracksScope, PythonRule):
             return updated
         qualified = self.ctx.matches(original.func, NEURON_ARGS_CLASSES)
         if qualified is None:
-            return updated
+            return self._stock_on_xla(original, updated)
         target = NEURON_ARGS_CLASSES[qualified]
         self.migrated = True
         result = apply_field_map(updated, original, target)
@@ -179,6 +189,17 @@ class TrainingArguments(TracksScope, PythonRule):
                 args.append(keyword_arg("packing_strategy", '"wrapped"'))
                 self.fixed(original, 'packing_strategy="wrapped" added: trl 1.x default bfd packing is padding-free, which optimum forbade on Neuron')
         return set_args(updated, args)
+
+    def _stock_on_xla(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """Stock arguments in a script that imported torch_xla: the Trainer ran on the XLA device, where every step
+        was a compiled graph; on TorchNeuron it runs eager unless torch_compile=True (as for the Neuron classes)."""
+        if self.ctx.matches(original.func, STOCK_ARGS_CLASSES) is None or not self.on_xla:
+            return updated
+        if find_keyword(original, "torch_compile") is not None or has_star_kwargs(original):
+            return updated
+        self.fixed(original, "torch_compile=True added: this Trainer ran on a NeuronCore through XLA (the script "
+                             "imported torch_xla), which compiled every step; on TorchNeuron it runs eager otherwise")
+        return set_args(updated, [*updated.args, keyword_arg("torch_compile", "True")])
 
     def _model_init_kwargs(self, original: cst.Call, arg: cst.Arg) -> cst.Arg:
         """``torch_dtype`` -> ``dtype`` and ``attn_implementation="flash_attention_2"`` -> ``"sdpa"`` in a dict literal."""
