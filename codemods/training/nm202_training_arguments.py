@@ -14,8 +14,9 @@ launch-layer rules use the same table for ``--flags``):
   (the closest to ZeRO-1) when the call sets ``zero_1=True`` or the project pins optimum-neuron 0.4.x (zero_1 on
   by default), ``dp_replicate_size`` (plain data parallelism) otherwise (``codemods/_lib/optimum_version.py``).
   A degree known only at run time gives ``({...} if T > 1 else None)``: at 1 the run stays plain DDP.
-  For ``TrainingArguments`` it is removed with a todo when the file loads the model through
-  ``lazy_load_for_parallelism`` / ``trn_config`` (NM205/NM204 carry it to ``from_pretrained``), and otherwise LEFT
+  For ``TrainingArguments`` it is removed when the file loads the model through ``lazy_load_for_parallelism`` /
+  ``trn_config`` (NM205/NM204 carry it to ``from_pretrained``): a ``fixed`` finding when that
+  ``lazy_load_for_parallelism`` gets the same degree, a todo to check the load otherwise; and otherwise LEFT
   in place with a todo saying to pass ``distributed_config=DistributedConfig(...)`` to ``from_pretrained``:
   dropping it would train without tensor parallelism. Where the degree leaves the arguments for the model load and
   is not literally 1, the arguments get ``save_only_model=True`` (``save_only_model=T > 1`` for a run-time degree)
@@ -330,6 +331,11 @@ class TrainingArguments(TracksScope, PythonRule):
             self.todo(original_arg, f"tensor_parallel_size={source_of(tp)}: add distributed_config={distributed_dict(tp, self._mesh_key(original))} and device_map=None to model_init_kwargs")
             return args
         load = self._load_hint(tp, original)
+        if _lazy_load_carries(self.ctx.source, source_of(tp)):
+            self.fixed(original_arg, f"tensor_parallel_size={source_of(tp)} removed: the same degree reaches the model's "
+                                     f"from_pretrained through lazy_load_for_parallelism (now distributed_config, NM205); "
+                                     "launch one process per NeuronCore with torchrun")
+            return args
         if any(marker in self.ctx.source for marker in CARRIERS):
             self.todo(original_arg, f"tensor_parallel_size={source_of(tp)} removed: check that the model is loaded with {load} (NM204/NM205 add it where the old code sharded at load) and launch one process per NeuronCore with torchrun")
             return args
@@ -378,6 +384,13 @@ class TrainingArguments(TracksScope, PythonRule):
         if not self.migrated:
             return updated
         return insert_preamble(updated, self.ctx)
+
+
+def _lazy_load_carries(source_text: str, degree: str) -> bool:
+    """Whether the file's lazy_load_for_parallelism gets the very degree the arguments had (NM205 carries it)."""
+    spaced = r"\s*".join(re.escape(part) for part in re.split(r"\s+", degree.strip()))
+    pattern = rf"lazy_load_for_parallelism\(\s*(?:tensor_parallel_size\s*=\s*)?{spaced}\s*[,)]"
+    return re.search(pattern, source_text) is not None
 
 
 _TRAINER_MODEL = re.compile(r"\b\w*(?:SFT|ORPO)Trainer\(\s*(?:model\s*=\s*)?([A-Za-z_]\w*)\s*[,)]")
