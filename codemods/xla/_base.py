@@ -27,7 +27,7 @@ from migrate.snippets import parse_expression, parse_statement
 #: Files are parsed only when they mention torch_xla or a literal xla device / env var.
 TRIGGERS: tuple[str, ...] = ("torch_xla", '"xla"', "'xla'")
 
-LEGACY = ("torch_xla",)
+LEGACY: tuple[str, ...] = ("torch_xla",)
 ACTIVE_RULES = "xla-active-rules"  # ctx.shared key: ids of the torch_xla rules running on the file
 
 XM = "torch_xla.core.xla_model"
@@ -336,7 +336,7 @@ def flag_guard(ctx, test: cst.BaseExpression) -> bool:
     if isinstance(test, cst.Subscript):
         return bool(ctx.matches(test.value, ENV_READS))
     if isinstance(test, cst.Attribute):
-        root = test
+        root: cst.BaseExpression = test
         while isinstance(root, cst.Attribute):
             root = root.value
         # an attribute of a local object (args, flags, self.config), not of an imported module (sys.version_info)
@@ -466,7 +466,9 @@ class XlaRule(PythonRule):
         ctx.shared.setdefault(ACTIVE_RULES, set()).add(self.id)  # see codemods/xla/_values.py
         self._statement_values: set[int] = set()  # ids of the calls that are a statement of their own
         if self.blocked:
-            self.legacy_modules = ()  # the file keeps using torch_xla: its imports (side-effect ones too) stay
+            # the file keeps using torch_xla: its imports (side-effect ones too) stay (a per-instance override of
+            # the ClassVar table, as _withdraw does for moves)
+            setattr(self, "legacy_modules", ())
             if self.id not in REPORT_ONLY:
                 self._withdraw()
 
@@ -484,7 +486,7 @@ class XlaRule(PythonRule):
 
     def _withdraw(self) -> None:
         """Make this rule's callbacks and symbol moves pass-throughs for this file: no rewrite, no finding."""
-        self.moves = {}
+        setattr(self, "moves", {})  # a per-instance override of the ClassVar table
         for attribute in dir(type(self)):
             if attribute.startswith("visit_") and attribute.count("_") == 1:
                 setattr(self, attribute, lambda node: None)
