@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
+from codemods._tables.training_symbols import ARGS_CLASSES, NEURON_ARGS_CLASSES, NEURON_TRAINERS, TRAINING_MOVES
 from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
-from codemods._tables.training_symbols import ARGS_CLASSES, NEURON_ARGS_CLASSES, NEURON_TRAINERS, TRAINING_MOVES
 
 #: every arguments class whose objects lack the Neuron-only fields: the Neuron ones and their stock targets (a
 #: second run sees the stock ones, and must judge the same reads the same way)
