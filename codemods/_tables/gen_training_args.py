@@ -56,7 +56,7 @@ K, R, DC, MI, D, T = "KEEP", "RENAME", "DISTRIBUTED_CONFIG", "MODEL_INIT_KWARGS"
 CURATED: dict[str, tuple] = {
     # --- optimum-neuron parallelism
     "tensor_parallel_size": (DC, "tp_size", "tensor_parallel_size -> DistributedConfig(tp_size=..., fsdp_size=WORLD_SIZE // tp_size) at model loading; launch one process per NeuronCore with torchrun"),
-    "pipeline_parallel_size": (T, "pp_size", "pipeline parallelism is manual on TorchNeuron: DistributedConfig(pp_size=...) cannot combine with FSDP and its Trainer path is unverified; removed"),
+    "pipeline_parallel_size": (T, "pp_size", "pipeline parallelism is manual on TorchNeuron: DistributedConfig(pp_size=...) raises next to any data parallelism (dp_replicate_size * fsdp_size above 1) and its Trainer path is unverified; removed"),
     "pipeline_parallel_num_microbatches": (T, None, "no Trainer equivalent for pipeline microbatches (optimum folded gradient accumulation into the batch); removed"),
     "zero_1": (T, "fsdp_size", "ZeRO-1 has no stock switch (optimum default False <= 0.3.0, True from 0.4.0): the closest is FSDP2 sharding, DistributedConfig(fsdp_size=WORLD_SIZE // tp_size); removed"),
     "disable_sequence_parallel": (D, None, "sequence parallelism is not wired in transformers 5 (enable_sequence_parallel is reserved): removed; activation memory per core grows"),

@@ -151,7 +151,7 @@ ROWS = [
     ('per_gpu_eval_batch_size', 'RENAME', 'per_device_eval_batch_size', '0.0.5-0.3.0', 'per_gpu_eval_batch_size -> per_device_eval_batch_size', 'TrainingArguments', None),
     ('per_gpu_train_batch_size', 'RENAME', 'per_device_train_batch_size', '0.0.5-0.3.0', 'per_gpu_train_batch_size -> per_device_train_batch_size', 'TrainingArguments', None),
     ('pipeline_parallel_num_microbatches', 'TODO', None, '0.0.18-0.4.5', 'no Trainer equivalent for pipeline microbatches (optimum folded gradient accumulation into the batch); removed', 'TrainingArguments', None),
-    ('pipeline_parallel_size', 'TODO', 'pp_size', '0.0.18-0.4.5', 'pipeline parallelism is manual on TorchNeuron: DistributedConfig(pp_size=...) cannot combine with FSDP and its Trainer path is unverified; removed', 'TrainingArguments', None),
+    ('pipeline_parallel_size', 'TODO', 'pp_size', '0.0.18-0.4.5', 'pipeline parallelism is manual on TorchNeuron: DistributedConfig(pp_size=...) raises next to any data parallelism (dp_replicate_size * fsdp_size above 1) and its Trainer path is unverified; removed', 'TrainingArguments', None),
     ('predict_with_generate', 'KEEP', 'predict_with_generate', '0.0.5-0.3.0', 'predict_with_generate: same field in the stock Seq2SeqTrainingArguments', 'Seq2SeqTrainingArguments', None),
     ('prediction_loss_only', 'KEEP', 'prediction_loss_only', '0.0.5-0.3.0', 'prediction_loss_only: same field in the stock TrainingArguments', 'TrainingArguments', None),
     ('project', 'KEEP', 'project', '0.0.5-0.3.0', 'project: same field in the stock TrainingArguments', 'TrainingArguments', None),

@@ -332,9 +332,9 @@ class TrainingArguments(TracksScope, PythonRule):
             return args
         load = self._load_hint(tp, original)
         if _lazy_load_carries(self.ctx.source, source_of(tp)):
-            self.fixed(original_arg, f"tensor_parallel_size={source_of(tp)} removed: the same degree reaches the model's "
-                                     f"from_pretrained through lazy_load_for_parallelism (now distributed_config, NM205); "
-                                     "launch one process per NeuronCore with torchrun")
+            self.fixed(original_arg, f"tensor_parallel_size={source_of(tp)} removed: the same degree reaches the "
+                                     "model's from_pretrained through lazy_load_for_parallelism (now "
+                                     "distributed_config, NM205); launch one process per NeuronCore with torchrun")
             return args
         if any(marker in self.ctx.source for marker in CARRIERS):
             self.todo(original_arg, f"tensor_parallel_size={source_of(tp)} removed: check that the model is loaded with {load} (NM204/NM205 add it where the old code sharded at load) and launch one process per NeuronCore with torchrun")

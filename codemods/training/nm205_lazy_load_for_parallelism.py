@@ -18,7 +18,9 @@ What it does:
   ``training_args.tensor_parallel_size`` is read from the script's own dataclass, which NM208 gives the field; a
   degree that reads a field the stock arguments lack and cannot move leaves the block as it is, with a todo.
 * ``make_optimizer_constructor_lazy(AdamW)`` becomes ``AdamW``.
-* A pipeline size other than 1 gets a todo (pipeline parallelism is manual).
+* A pipeline size other than 1 gets a todo (pipeline parallelism is manual; ``DistributedConfig(pp_size=...)``
+  raises next to any data parallelism), unless the training arguments of the file get the same size, whose
+  todo (NM202) already says so.
 
 Why:
 
@@ -48,12 +50,15 @@ References:
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from codemods._lib.optimum_version import PINS, zero_1_note
 from codemods._lib.cst import find_keyword, keyword_arg, literal_value, set_args, source_of
 from codemods.training._base import (TracksScope, args_plan, distributed_config_for, follow_moved_field, mesh_key,
                                     planless_note, project_line, tp_planless)
+from codemods._tables.training_args import TRAINING_ARGS
 from migrate.rule import PythonRule, Safety
 
 DIST = ("optimum.neuron.distributed", "optimum.neuron.distributed.utils")
@@ -103,8 +108,10 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
                 return
             tp_value = followed
         pp = find_keyword(call, "pipeline_parallel_size")
-        if pp is not None and literal_value(pp.value) != 1:
-            self.todo(pp, f"pipeline_parallel_size={source_of(pp.value)}: pipeline parallelism is manual on TorchNeuron (DistributedConfig(pp_size=...) cannot be combined with data parallelism)")
+        # one note per fact: the training arguments' own pipeline_parallel_size=<same> gets NM202's todo
+        if pp is not None and literal_value(pp.value) != 1 and not _noted_on_arguments(self.ctx.source, pp.value):
+            self.todo(pp, f"pipeline_parallel_size={source_of(pp.value)}: " + TRAINING_ARGS["pipeline_parallel_size"]
+                      .message.removesuffix("; removed") + "; keep the model whole or split it by hand")
         self.tp_stack.append(tp_value if tp_value is not None and literal_value(tp_value) != 1 else _NO_TP)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
@@ -153,3 +160,9 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
 
 
 _NO_TP = cst.Name("__no_tensor_parallelism__")
+
+
+def _noted_on_arguments(source_text: str, pp: cst.BaseExpression) -> bool:
+    """Whether the file also passes this very pipeline size to training arguments (a second occurrence)."""
+    spaced = r"\s*".join(re.escape(part) for part in re.split(r"\s+", source_of(pp).strip()))
+    return len(re.findall(rf"pipeline_parallel_size\s*=\s*{spaced}\s*[,)]", source_text)) > 1
