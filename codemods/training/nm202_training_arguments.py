@@ -225,15 +225,20 @@ class TrainingArguments(TracksScope, PythonRule):
             return
         plan = args_plan(self.ctx)
         if plan.moved:
-            parallel = f"--tensor_parallel_size is now a field of {plan.script_class} (NM208)"
+            parallel = f"--tensor_parallel_size is now a field of {plan.script_class}"
         else:
             parallel = ("optimum's trainer applied --tensor_parallel_size itself: declare it in a dataclass of your own "
                         f"and pass distributed_config=DistributedConfig(tp_size=..., {mesh_key(self.ctx)}=WORLD_SIZE // tp_size) "
                         "to from_pretrained")
-        defaults = defaults_note(project_line(self.ctx), [text for _, text in DEFAULTS_04])
-        self.todo(original, "arguments parsed from the command line or a config file: the launch-layer rules map the Neuron "
-                            "flags and keys with the shared field map and add --torch_compile true where they edit the launch line "
-                            "or config (NM408); " + parallel + ("; " + defaults if defaults else ""))
+        # the flags and config keys are not seen here: the defaults are named, not claimed to differ
+        line = project_line(self.ctx)
+        defaults = "" if line is Line.UP_TO_03 else (
+            "where the command line or config does not set them, optimum-neuron 0.4.x defaulted to "
+            "per_device_train_batch_size 1, optim adamw_torch and zero_1 True (stock: 8, adamw_torch_fused, none)"
+            + ("" if line is Line.FROM_04 else " (0.3.0 and older kept the stock defaults)"))
+        self.todo(original, "arguments parsed from the command line or a config file: the launch rules map their "
+                            "Neuron-only flags and keys (and add --torch_compile true) where they edit the launch "
+                            "line or config; " + parallel + ("; " + defaults if defaults else ""))
 
     def _precision_and_defaults(self, original: cst.Call, args: list[cst.Arg], names: set[str], target: str, tp, splat: bool) -> list[cst.Arg]:
         optim = next((a for a in args if a.keyword is not None and a.keyword.value == "optim"), None)
