@@ -15,8 +15,14 @@ from typing import Any
 
 #: Stand-in compile backend off Neuron. Dynamo capture (graphs, breaks, recompiles) and AOTAutograd run for real.
 DEFAULT_STANDIN_BACKEND = "aot_eager"
-DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
-          "float16": "float16", "fp16": "float16"}
+DTYPES = {
+    "float32": "float32",
+    "fp32": "float32",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float16": "float16",
+    "fp16": "float16",
+}
 
 
 def _torch_neuron() -> Any:

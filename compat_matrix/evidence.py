@@ -46,7 +46,7 @@ def base_name(op: str) -> str | None:
     """``aten::histc.out`` -> ``histc``; ``None`` for an op outside the aten namespace (``torch.runtime.assert``)."""
     if not op.startswith("aten::"):
         return None
-    return op[len("aten::"):].split(".", 1)[0]
+    return op[len("aten::") :].split(".", 1)[0]
 
 
 def classify_lowering(lowering: Mapping[str, Any], listed: Iterable[str] | None = None) -> dict[str, Any] | None:

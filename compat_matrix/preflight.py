@@ -22,8 +22,10 @@ from importlib import metadata
 COMPAT_EXTRA = "pip install 'neuron-migrate[compat]'"
 LOWERING_EXTRA = "pip install 'neuron-migrate[lowering]'"
 #: TorchNeuron installs from AWS's Neuron pip repository, not PyPI (see docs/compat-scan.md).
-NEURON_INSTALL = ("install TorchNeuron (torch-neuronx) from the Neuron pip repository: "
-                  "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/")
+NEURON_INSTALL = (
+    "install TorchNeuron (torch-neuronx) from the Neuron pip repository: "
+    "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/"
+)
 
 
 @dataclass(frozen=True)
@@ -100,11 +102,11 @@ def check(*, lowering: bool, device: str) -> None:
     if lowering:
         text = problem(LOWERING)
         if text:
-            raise PreflightError(f"{text}: the StableHLO lowering check needs it ({LOWERING_EXTRA}), "
-                                 "or pass --no-lowering")
+            raise PreflightError(
+                f"{text}: the StableHLO lowering check needs it ({LOWERING_EXTRA}), or pass --no-lowering"
+            )
     if device in ("auto", "neuron"):
         nodes = neuron_devices()
         if (nodes or device == "neuron") and problem(NEURON_RUNTIME):
             where = f"this host has Neuron devices ({nodes[0]} ...)" if nodes else "--device neuron"
-            raise PreflightError(f"{where} but torch_neuronx is not importable: {NEURON_INSTALL}, "
-                                 "or pass --device cpu")
+            raise PreflightError(f"{where} but torch_neuronx is not importable: {NEURON_INSTALL}, or pass --device cpu")

@@ -120,8 +120,9 @@ def diff(old: str, new: str, fmt: str, exit_code: bool) -> None:
 
 @click.command()
 @click.argument("results_arg", metavar="RESULTS")
-@click.option("-o", "--output", required=True, metavar="FILE",
-              help="baseline file to write (JSON, one line per architecture)")
+@click.option(
+    "-o", "--output", required=True, metavar="FILE", help="baseline file to write (JSON, one line per architecture)"
+)
 def baseline(results_arg: str, output: str) -> None:
     """Write the baseline the gate compares against (refuses unusable results)."""
     from reports.compat.baseline import BaselineError, make_baseline, write_baseline
@@ -148,10 +149,16 @@ def baseline(results_arg: str, output: str) -> None:
 @click.command()
 @click.argument("results_arg", metavar="RESULTS")
 @click.option("--baseline", "baseline_path", metavar="FILE", help="compare with this baseline (a ratchet)")
-@click.option("--require", "require", multiple=True, metavar="ARCH,...",
-              help="architectures that must be present and good enough")
-@click.option("--require-file", "require_files", multiple=True, metavar="FILE",
-              help="one required architecture per line, # comments")
+@click.option(
+    "--require", "require", multiple=True, metavar="ARCH,...", help="architectures that must be present and good enough"
+)
+@click.option(
+    "--require-file",
+    "require_files",
+    multiple=True,
+    metavar="FILE",
+    help="one required architecture per line, # comments",
+)
 @click.option(
     "--min-verdict",
     type=click.Choice(["supported", "partial"]),
@@ -160,8 +167,9 @@ def baseline(results_arg: str, output: str) -> None:
     help="with --require: the worst verdict a required architecture may have",
 )
 @click.option("--allow-improvements", is_flag=True, help="do not fail when results are better than the baseline")
-@click.option("--allow-device-change", is_flag=True,
-              help="accept results from another device/backend/dtype than the baseline")
+@click.option(
+    "--allow-device-change", is_flag=True, help="accept results from another device/backend/dtype than the baseline"
+)
 def gate(
     results_arg: str,
     baseline_path: str | None,

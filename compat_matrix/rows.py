@@ -74,12 +74,18 @@ def base_row(job: dict[str, Any], versions: dict[str, Any] | None = None) -> dic
     }
 
 
-def harness_row(job: dict[str, Any], status: str, error: str, seconds: float | None = None,
-                versions: dict[str, Any] | None = None) -> dict[str, Any]:
+def harness_row(
+    job: dict[str, Any], status: str, error: str, seconds: float | None = None, versions: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A row written by the runner for a job whose worker did not report (timeout, crash, oom)."""
     row = base_row(job, versions)
-    row.update(status=status, verdict=verdict_for(status, job["mode"]), evidence=row_evidence(job["device"], status),
-               error=error, finished_at=now())
+    row.update(
+        status=status,
+        verdict=verdict_for(status, job["mode"]),
+        evidence=row_evidence(job["device"], status),
+        error=error,
+        finished_at=now(),
+    )
     row["reasons"] = [error]
     if seconds is not None:
         row["timings"] = {"total": round(seconds, 3)}

@@ -41,8 +41,9 @@ MAX_STARTUP_FAILURES = 3
 
 #: The worker's entry point. ``-c`` puts ``''`` (the cwd) first on ``sys.path`` after start-up; removing it before
 #: any import means a module in the user's folder can never shadow the standard library or a dependency.
-WORKER_BOOTSTRAP = ("import sys\nif sys.path[:1] == ['']: del sys.path[0]\n"
-                    "from compat_matrix.worker import main\nsys.exit(main())")
+WORKER_BOOTSTRAP = (
+    "import sys\nif sys.path[:1] == ['']: del sys.path[0]\nfrom compat_matrix.worker import main\nsys.exit(main())"
+)
 
 
 class RunnerError(RuntimeError):
@@ -82,20 +83,22 @@ def plan_jobs(architectures: list[Any], options: ScanOptions) -> list[dict[str, 
     jobs = []
     for arch in architectures:
         for mode in options.modes:
-            jobs.append({
-                "model_type": arch.model_type,
-                "rank": arch.rank,
-                "mode": mode,
-                "device": options.device,
-                "backend": options.backend,
-                "dtype": options.dtype,
-                "fullgraph": options.fullgraph,
-                "lowering": options.lowering,
-                "tp_size": options.tp_size,
-                "timeout": options.timeout,
-                "model_path": options.model_paths.get(arch.model_type),
-                "trust_remote_code": options.trust_remote_code,
-            })
+            jobs.append(
+                {
+                    "model_type": arch.model_type,
+                    "rank": arch.rank,
+                    "mode": mode,
+                    "device": options.device,
+                    "backend": options.backend,
+                    "dtype": options.dtype,
+                    "fullgraph": options.fullgraph,
+                    "lowering": options.lowering,
+                    "tp_size": options.tp_size,
+                    "timeout": options.timeout,
+                    "model_path": options.model_paths.get(arch.model_type),
+                    "trust_remote_code": options.trust_remote_code,
+                }
+            )
     if options.shard:
         index, count = options.shard
         jobs = store.shard(jobs, index, count)
@@ -124,8 +127,13 @@ class _Worker:
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-c", WORKER_BOOTSTRAP],
-                stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, pass_fds=(write_fd,), env=env,
-                start_new_session=True, cwd=os.getcwd(),
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                pass_fds=(write_fd,),
+                env=env,
+                start_new_session=True,
+                cwd=os.getcwd(),
             )
         finally:
             os.close(write_fd)
@@ -201,8 +209,9 @@ class _Worker:
             if -code == signal.SIGKILL:
                 before, after = self.oom_kills_at_start, read_oom_kills(self.oom_counter)
                 if before is not None and after is not None and after > before:
-                    return "oom", (f"worker killed by {name}: the kernel OOM killer "
-                                   f"({after - before} OOM kill(s) during the job)")
+                    return "oom", (
+                        f"worker killed by {name}: the kernel OOM killer ({after - before} OOM kill(s) during the job)"
+                    )
                 known = "did not move" if before is not None and after is not None else "is not readable"
                 return "crash", f"worker killed by {name}, not by the scan (the kernel's OOM-kill counter {known})"
             return "crash", f"worker died with {name}"
@@ -306,16 +315,24 @@ def run_scan(
                 if worker.job is not None and now > worker.deadline:
                     job = worker.job
                     worker.kill()
-                    finish(harness_row(job, "timeout", f"no result after {options.timeout:g}s: process group killed",
-                                       now - worker.job_started, versions))
+                    finish(
+                        harness_row(
+                            job,
+                            "timeout",
+                            f"no result after {options.timeout:g}s: process group killed",
+                            now - worker.job_started,
+                            versions,
+                        )
+                    )
                     workers[worker.slot] = None
                 elif worker.job is None and not worker.ready and now > worker.started + STARTUP_TIMEOUT:
                     worker.kill()
                     workers[worker.slot] = None
                     startup_failures += 1
                     if startup_failures >= MAX_STARTUP_FAILURES:
-                        raise RunnerError("scan workers did not start within "
-                                          f"{STARTUP_TIMEOUT:g}s; see {worker.log_path}")
+                        raise RunnerError(
+                            f"scan workers did not start within {STARTUP_TIMEOUT:g}s; see {worker.log_path}"
+                        )
                 elif worker.job is None and worker.ready and not todo:
                     worker.close()
                     workers[worker.slot] = None
@@ -324,8 +341,7 @@ def run_scan(
             if worker is not None:
                 worker.kill() if worker.job is not None else worker.close()
         restore_signals()
-    return ScanResult(rows=rows, skipped_done=already_done,
-                      wall_seconds=time.monotonic() - started, planned=len(jobs))
+    return ScanResult(rows=rows, skipped_done=already_done, wall_seconds=time.monotonic() - started, planned=len(jobs))
 
 
 def _refuse_other_settings(jobs: list[dict[str, Any]], rows: Any, results: Path) -> None:
@@ -338,8 +354,10 @@ def _refuse_other_settings(jobs: list[dict[str, Any]], rows: Any, results: Path)
             continue
         pairs = zip(RUN_SETTINGS, run_key(row)[2:], run_key(job)[2:])
         differ = [f"{name} {old!r} (asked {new!r})" for name, old, new in pairs if old != new]
-        raise RunnerError(f"--resume: {results} has {row['model_type']}/{row['mode']} with {', '.join(differ)}: "
-                          "resume with the same settings, or use another --out (or --overwrite)")
+        raise RunnerError(
+            f"--resume: {results} has {row['model_type']}/{row['mode']} with {', '.join(differ)}: "
+            "resume with the same settings, or use another --out (or --overwrite)"
+        )
 
 
 def _raise_on_termination() -> Callable[[], None]:

@@ -72,8 +72,17 @@ def _model_paths(paths: tuple[str, ...], mapping_file: str | None, trust_remote_
 
 
 #: Dynamo's built-in backends: checked without importing torch._dynamo in the parent (seconds of start-up).
-_BUILTIN_BACKENDS = {"eager", "aot_eager", "aot_eager_default_partitioner", "aot_eager_decomp_partition", "inductor",
-                     "cudagraphs", "openxla", "tvm", "onnxrt"}
+_BUILTIN_BACKENDS = {
+    "eager",
+    "aot_eager",
+    "aot_eager_default_partitioner",
+    "aot_eager_decomp_partition",
+    "inductor",
+    "cudagraphs",
+    "openxla",
+    "tvm",
+    "onnxrt",
+}
 
 
 def _known_backend(name: str) -> bool:
@@ -102,38 +111,76 @@ def _print_list() -> None:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--top", type=int, default=None,
-              help="The first N architectures of the shipped ranked list (default 100).")
+@click.option(
+    "--top", type=int, default=None, help="The first N architectures of the shipped ranked list (default 100)."
+)
 @click.option("--arch", "arch", default=None, help="Comma-separated model types (any causal-LM type of transformers).")
 @click.option("--all", "every", is_flag=True, help="Every causal-LM model type of the installed transformers.")
 @click.option("--list", "list_only", is_flag=True, help="Print the shipped ranked list and exit.")
-@click.option("--mode", "mode_text", default="eager,compiled", show_default=True,
-              help="eager, compiled, tp (comma-separated).")
-@click.option("--out", "out", default="scan-out", show_default=True, type=click.Path(),
-              help="Output folder (results.jsonl, logs/).")
+@click.option(
+    "--mode", "mode_text", default="eager,compiled", show_default=True, help="eager, compiled, tp (comma-separated)."
+)
+@click.option(
+    "--out",
+    "out",
+    default="scan-out",
+    show_default=True,
+    type=click.Path(),
+    help="Output folder (results.jsonl, logs/).",
+)
 @click.option("--device", default="auto", show_default=True, type=click.Choice(["auto", "cpu", "cuda", "neuron"]))
 @click.option("--backend", default=None, help="Compile backend (default: neuron on Neuron, else aot_eager).")
 @click.option("--dtype", default=None, help="float32 | bfloat16 | float16 (default: bf16 on neuron/cuda, fp32 on cpu).")
-@click.option("--jobs", type=int, default=None,
-              help="Parallel workers (default: one per NeuronCore / GPU; one per core on cpu).")
-@click.option("--timeout", type=float, default=300.0, show_default=True,
-              help="Seconds per job before its worker is killed.")
+@click.option(
+    "--jobs", type=int, default=None, help="Parallel workers (default: one per NeuronCore / GPU; one per core on cpu)."
+)
+@click.option(
+    "--timeout", type=float, default=300.0, show_default=True, help="Seconds per job before its worker is killed."
+)
 @click.option("--resume", is_flag=True, help="Skip jobs that already have a row in OUT/results.jsonl.")
 @click.option("--overwrite", is_flag=True, help="Start over: remove OUT/results.jsonl first.")
 @click.option("--shard", default=None, help="Run slice i of n of the job list (i/n, 1-based).")
-@click.option("--fullgraph/--no-fullgraph", default=False, show_default=True,
-              help="torch.compile fullgraph (off: graph breaks are counted instead of raising).")
-@click.option("--lowering/--no-lowering", default=True, show_default=True,
-              help="StableHLO lowering check in compiled mode.")
+@click.option(
+    "--fullgraph/--no-fullgraph",
+    default=False,
+    show_default=True,
+    help="torch.compile fullgraph (off: graph breaks are counted instead of raising).",
+)
+@click.option(
+    "--lowering/--no-lowering", default=True, show_default=True, help="StableHLO lowering check in compiled mode."
+)
 @click.option("--tp-size", type=int, default=2, show_default=True, help="Tensor-parallel degree for --mode tp.")
-@click.option("--model-path", "model_path", multiple=True, type=click.Path(),
-              help="A local checkpoint folder (repeatable).")
-@click.option("--model-map", "model_map", default=None, type=click.Path(),
-              help="JSON/YAML file: model_type -> checkpoint folder.")
+@click.option(
+    "--model-path", "model_path", multiple=True, type=click.Path(), help="A local checkpoint folder (repeatable)."
+)
+@click.option(
+    "--model-map", "model_map", default=None, type=click.Path(), help="JSON/YAML file: model_type -> checkpoint folder."
+)
 @click.option("--trust-remote-code", is_flag=True, help="Allow remote code in user checkpoints (off by default).")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar with ETA on stderr.")
-def scan(top, arch, every, list_only, mode_text, out, device, backend, dtype, jobs, timeout, resume, overwrite, shard,
-         fullgraph, lowering, tp_size, model_path, model_map, trust_remote_code, progress) -> None:
+def scan(
+    top,
+    arch,
+    every,
+    list_only,
+    mode_text,
+    out,
+    device,
+    backend,
+    dtype,
+    jobs,
+    timeout,
+    resume,
+    overwrite,
+    shard,
+    fullgraph,
+    lowering,
+    tp_size,
+    model_path,
+    model_map,
+    trust_remote_code,
+    progress,
+) -> None:
     """Run the compatibility matrix: each architecture x mode in a worker, one JSON row per job in OUT/results.jsonl."""
     if list_only:
         _print_list()
@@ -196,35 +243,58 @@ def scan(top, arch, every, list_only, mode_text, out, device, backend, dtype, jo
         import torch._dynamo
 
         if backend_name not in torch._dynamo.list_backends(exclude_tags=()):
-            raise _UsageError(f"unknown compile backend {backend_name!r} (available: "
-                              f"{', '.join(sorted(torch._dynamo.list_backends(exclude_tags=())))})")
+            raise _UsageError(
+                f"unknown compile backend {backend_name!r} (available: "
+                f"{', '.join(sorted(torch._dynamo.list_backends(exclude_tags=())))})"
+            )
     count = devices.device_count(chosen)
     workers = jobs or devices.default_jobs(chosen, count)
     options = ScanOptions(
-        out=out, modes=modes, device=chosen, backend=backend_name, dtype=dtype_name, jobs=workers, timeout=timeout,
-        resume=resume, shard=shard_spec, fullgraph=fullgraph, lowering=lowering, tp_size=tp_size,
-        trust_remote_code=trust_remote_code, model_paths=paths, device_count=count,
+        out=out,
+        modes=modes,
+        device=chosen,
+        backend=backend_name,
+        dtype=dtype_name,
+        jobs=workers,
+        timeout=timeout,
+        resume=resume,
+        shard=shard_spec,
+        fullgraph=fullgraph,
+        lowering=lowering,
+        tp_size=tp_size,
+        trust_remote_code=trust_remote_code,
+        model_paths=paths,
+        device_count=count,
     )
-    click.echo(f"neuron-compat scan: {len(selection)} architecture(s) x {', '.join(modes)} on {chosen} "
-               f"(backend {backend_name}{'' if chosen == 'neuron' else ', stand-in'}, {dtype_name}), "
-               f"{workers} worker(s) -> {results}", err=True)
+    click.echo(
+        f"neuron-compat scan: {len(selection)} architecture(s) x {', '.join(modes)} on {chosen} "
+        f"(backend {backend_name}{'' if chosen == 'neuron' else ', stand-in'}, {dtype_name}), "
+        f"{workers} worker(s) -> {results}",
+        err=True,
+    )
     progress_bar, task = _progress(progress)
     try:
         with progress_bar:
             result = run_scan(
-                selection, options,
+                selection,
+                options,
                 on_row=lambda row: progress_bar.update(
-                    task, advance=1, description=f"{row['model_type']}/{row['mode']}: {row['status']}"),
+                    task, advance=1, description=f"{row['model_type']}/{row['mode']}: {row['status']}"
+                ),
                 on_start=lambda total: progress_bar.update(task, total=total),
-                on_notice=lambda text: progress_bar.console.print(f"neuron-compat scan: {text}", markup=False,
-                                                                  soft_wrap=True),
+                on_notice=lambda text: progress_bar.console.print(
+                    f"neuron-compat scan: {text}", markup=False, soft_wrap=True
+                ),
             )
     except RunnerError as exc:
         raise _UsageError(str(exc).splitlines()[0]) from None
     except (KeyboardInterrupt, ScanTerminated) as exc:
         name = "SIGINT" if isinstance(exc, KeyboardInterrupt) else str(exc)
-        click.echo(f"neuron-compat scan: stopped by {name}; workers ended, the rows written so far are kept in "
-                   f"{results} (--resume continues)", err=True)
+        click.echo(
+            f"neuron-compat scan: stopped by {name}; workers ended, the rows written so far are kept in "
+            f"{results} (--resume continues)",
+            err=True,
+        )
         sys.exit(128 + (exc.signum if isinstance(exc, ScanTerminated) else signal.SIGINT))
     all_rows = list(store.read_rows(results))
     _summary(all_rows, result, options)
@@ -243,9 +313,15 @@ def _progress(enabled: bool):
     )
 
     bar = Progress(
-        TextColumn("[progress.description]{task.description:<40}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-        console=Console(stderr=True), disable=not enabled, transient=False,
+        TextColumn("[progress.description]{task.description:<40}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        disable=not enabled,
+        transient=False,
     )
     task = bar.add_task("starting workers", total=None)
     return bar, task
@@ -270,9 +346,14 @@ def _summary(rows: list[dict[str, Any]], result, options) -> None:
     for column in ("verdict", "evidence", "reason"):
         table.add_column(column)
     for arch in archs:
-        table.add_row(str(arch["rank"] or "-"), arch["model_type"],
-                      *[arch["modes"][m]["status"] if m in arch["modes"] else "" for m in modes],
-                      arch["verdict"], arch["evidence"], (arch["reasons"][0] if arch["reasons"] else "")[:70])
+        table.add_row(
+            str(arch["rank"] or "-"),
+            arch["model_type"],
+            *[arch["modes"][m]["status"] if m in arch["modes"] else "" for m in modes],
+            arch["verdict"],
+            arch["evidence"],
+            (arch["reasons"][0] if arch["reasons"] else "")[:70],
+        )
     console = Console(stderr=False, width=160)
     console.print(table)
     counts = Counter((row["mode"], row["status"]) for row in rows)
@@ -281,12 +362,17 @@ def _summary(rows: list[dict[str, Any]], result, options) -> None:
         console.print(f"{mode}: {parts}")
     view = {"evidence": evidence_headline(rows, modes), "published": published_comparison(archs)}
     console.print(view["evidence"]["text"], markup=False, soft_wrap=True)
-    console.print("beside the published figures: " + " · ".join(
-        f"{label} {n}/{of}" for label, n, of in published_lines(view)), markup=False, soft_wrap=True)
+    console.print(
+        "beside the published figures: " + " · ".join(f"{label} {n}/{of}" for label, n, of in published_lines(view)),
+        markup=False,
+        soft_wrap=True,
+    )
     verdicts = Counter(arch["verdict"] for arch in archs)
-    console.print(f"architectures: {', '.join(f'{v} {verdicts[v]}' for v in ('supported', 'partial', 'unsupported'))}"
-                  f" | this run: {len(result.rows)} job(s) in {result.wall_seconds:.0f}s"
-                  + (f", {result.skipped_done} already done" if result.skipped_done else ""))
+    console.print(
+        f"architectures: {', '.join(f'{v} {verdicts[v]}' for v in ('supported', 'partial', 'unsupported'))}"
+        f" | this run: {len(result.rows)} job(s) in {result.wall_seconds:.0f}s"
+        + (f", {result.skipped_done} already done" if result.skipped_done else "")
+    )
 
 
 def _write_summary(out: Path, rows: list[dict[str, Any]], result, options) -> None:

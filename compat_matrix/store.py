@@ -105,8 +105,10 @@ def _valid_line(line: bytes, file: Path) -> bool:
     except SchemaError:
         version = row.get("schema_version") if isinstance(row, dict) else None
         if isinstance(version, int) and version > SCHEMA_VERSION:
-            raise StoreError(f"{file} holds rows of schema {row['schema_version']} (a newer neuron-compat; this one "
-                             f"reads <= {SCHEMA_VERSION}): use another --out") from None
+            raise StoreError(
+                f"{file} holds rows of schema {row['schema_version']} (a newer neuron-compat; this one "
+                f"reads <= {SCHEMA_VERSION}): use another --out"
+            ) from None
         return False
     except (ValueError, TypeError):
         return False

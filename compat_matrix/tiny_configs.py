@@ -41,48 +41,164 @@ MAX_SSM_STATE = 16
 OVERRIDES_PATH = Path(__file__).with_name("data") / "overrides.yaml"
 
 # --- roles, by field name --------------------------------------------------------------------------------------------
-HIDDEN_KEYS = ("hidden_size", "n_embd", "d_model", "n_embed", "embed_dim", "model_dim", "hidden_dim", "dim",)
-HEAD_KEYS = (
-    "num_attention_heads", "n_head", "n_heads", "num_heads", "attention_heads",
-    "encoder_attention_heads", "decoder_attention_heads",
+HIDDEN_KEYS = (
+    "hidden_size",
+    "n_embd",
+    "d_model",
+    "n_embed",
+    "embed_dim",
+    "model_dim",
+    "hidden_dim",
+    "dim",
 )
-KV_HEAD_KEYS = ("num_key_value_heads", "n_kv_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num",)
+HEAD_KEYS = (
+    "num_attention_heads",
+    "n_head",
+    "n_heads",
+    "num_heads",
+    "attention_heads",
+    "encoder_attention_heads",
+    "decoder_attention_heads",
+)
+KV_HEAD_KEYS = (
+    "num_key_value_heads",
+    "n_kv_heads",
+    "num_kv_heads",
+    "n_head_kv",
+    "multi_query_group_num",
+)
 LAYER_KEYS = (
-    "num_hidden_layers", "n_layer", "n_layers", "num_layers", "decoder_layers", "encoder_layers", "depth",
+    "num_hidden_layers",
+    "n_layer",
+    "n_layers",
+    "num_layers",
+    "decoder_layers",
+    "encoder_layers",
+    "depth",
 )
 # Sizes that scale with the hidden size (FFN, expert FFN, low-rank projections, recurrent widths).
 HIDDEN_RATIO_KEYS = (
-    "intermediate_size", "moe_intermediate_size", "shared_expert_intermediate_size", "shared_intermediate_size",
-    "moe_shared_expert_intermediate_size", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim", "n_inner", "d_inner",
-    "ffn_hidden_size", "feed_forward_size", "intermediate_size_mlp", "lru_width", "attention_hidden_size",
-    "kv_lora_rank", "q_lora_rank", "word_embed_proj_dim", "hidden_size_per_layer_input", "moe_latent_size",
-    "mamba_d_ssm", "adapter_rank", "dense_intermediate_size", "expert_intermediate_size",
+    "intermediate_size",
+    "moe_intermediate_size",
+    "shared_expert_intermediate_size",
+    "shared_intermediate_size",
+    "moe_shared_expert_intermediate_size",
+    "ffn_dim",
+    "encoder_ffn_dim",
+    "decoder_ffn_dim",
+    "n_inner",
+    "d_inner",
+    "ffn_hidden_size",
+    "feed_forward_size",
+    "intermediate_size_mlp",
+    "lru_width",
+    "attention_hidden_size",
+    "kv_lora_rank",
+    "q_lora_rank",
+    "word_embed_proj_dim",
+    "hidden_size_per_layer_input",
+    "moe_latent_size",
+    "mamba_d_ssm",
+    "adapter_rank",
+    "dense_intermediate_size",
+    "expert_intermediate_size",
 )
 # Per-head sizes that keep their ratio to the default head dim.
 HEAD_DIM_KEYS = (
-    "head_dim", "d_head", "attention_head_size", "attention_head_dim", "kv_channels", "qk_rope_head_dim",
-    "qk_nope_head_dim", "v_head_dim", "linear_key_head_dim", "linear_value_head_dim", "linear_head_dim",
-    "index_head_dim", "rotary_dim", "global_head_dim", "rope_head_dim",
+    "head_dim",
+    "d_head",
+    "attention_head_size",
+    "attention_head_dim",
+    "kv_channels",
+    "qk_rope_head_dim",
+    "qk_nope_head_dim",
+    "v_head_dim",
+    "linear_key_head_dim",
+    "linear_value_head_dim",
+    "linear_head_dim",
+    "index_head_dim",
+    "rotary_dim",
+    "global_head_dim",
+    "rope_head_dim",
 )
 # State-space (Mamba-style) blocks: heads, per-head dim, expansion, state.
-SSM_HEAD_KEYS = ("mamba_n_heads", "mamba_num_heads", "n_mamba_heads",)
-SSM_HEAD_DIM_KEYS = ("mamba_d_head", "mamba_head_dim", "mamba_headdim",)
+SSM_HEAD_KEYS = (
+    "mamba_n_heads",
+    "mamba_num_heads",
+    "n_mamba_heads",
+)
+SSM_HEAD_DIM_KEYS = (
+    "mamba_d_head",
+    "mamba_head_dim",
+    "mamba_headdim",
+)
 SSM_EXPAND_KEYS = ("mamba_expand", "expand")
-SSM_STATE_KEYS = ("state_size", "ssm_state_size", "mamba_d_state", "d_state",)
-SSM_GROUP_KEYS = ("n_groups", "mamba_n_groups", "mamba_ngroups",)
-SSM_RANK_KEYS = ("time_step_rank", "mamba_dt_rank",)
+SSM_STATE_KEYS = (
+    "state_size",
+    "ssm_state_size",
+    "mamba_d_state",
+    "d_state",
+)
+SSM_GROUP_KEYS = (
+    "n_groups",
+    "mamba_n_groups",
+    "mamba_ngroups",
+)
+SSM_RANK_KEYS = (
+    "time_step_rank",
+    "mamba_dt_rank",
+)
 # Other head families (linear attention, indexers): ratio to the attention heads.
-OTHER_HEAD_KEYS = ("linear_num_key_heads", "linear_num_value_heads", "linear_num_heads", "index_n_heads",)
-EXPERT_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts",)
-TOPK_KEYS = ("num_experts_per_tok", "moe_k", "num_experts_per_token", "top_k_experts", "moe_topk",)
-SHARED_EXPERT_KEYS = ("n_shared_experts", "num_shared_experts", "moe_num_shared_experts",)
-EXPERT_GROUP_KEYS = ("n_group", "num_expert_group",)
-VOCAB_KEYS = ("vocab_size", "vocab_size_per_layer_input",)
+OTHER_HEAD_KEYS = (
+    "linear_num_key_heads",
+    "linear_num_value_heads",
+    "linear_num_heads",
+    "index_n_heads",
+)
+EXPERT_KEYS = (
+    "num_experts",
+    "num_local_experts",
+    "n_routed_experts",
+    "moe_num_experts",
+)
+TOPK_KEYS = (
+    "num_experts_per_tok",
+    "moe_k",
+    "num_experts_per_token",
+    "top_k_experts",
+    "moe_topk",
+)
+SHARED_EXPERT_KEYS = (
+    "n_shared_experts",
+    "num_shared_experts",
+    "moe_num_shared_experts",
+)
+EXPERT_GROUP_KEYS = (
+    "n_group",
+    "num_expert_group",
+)
+VOCAB_KEYS = (
+    "vocab_size",
+    "vocab_size_per_layer_input",
+)
 # Scalars that place MoE/dense layers by index: rewritten after compaction.
 DENSE_PREFIX_KEYS = ("first_k_dense_replace", "num_dense_layers")
 # Layer-kind lists whose entries are per layer (compacted), and lists of layer indices (remapped).
-INDEX_LIST_KEYS = ("mlp_only_layers", "moe_layers", "full_attn_idxs", "attn_layer_indices", "hybrid_layer_ids",)
-SKIP_KEYS = ("id2label", "label2id", "architectures", "transformers_version", "dtype", "torch_dtype",)
+INDEX_LIST_KEYS = (
+    "mlp_only_layers",
+    "moe_layers",
+    "full_attn_idxs",
+    "attn_layer_indices",
+    "hybrid_layer_ids",
+)
+SKIP_KEYS = (
+    "id2label",
+    "label2id",
+    "architectures",
+    "transformers_version",
+    "dtype",
+    "torch_dtype",
+)
 
 
 class TinyConfigError(RuntimeError):
@@ -170,7 +286,8 @@ def _layer_plan(values: dict[str, Any], num_layers: int, layer_key: str) -> tupl
     """Choose one layer of each kind; return the chosen default-layer indices and the rewritten layer fields."""
     lists = _per_layer_lists(values, num_layers)
     index_lists = {
-        key: list(values[key]) for key in INDEX_LIST_KEYS
+        key: list(values[key])
+        for key in INDEX_LIST_KEYS
         if isinstance(values.get(key), (list, tuple)) and all(_is_int(v) for v in values[key])
     }
     dense_prefix = {key: values[key] for key in DENSE_PREFIX_KEYS if _is_int(values.get(key))}
@@ -374,8 +491,9 @@ def _token_remap(ids: set[int], vocab: int) -> dict[int, int]:
     return mapping
 
 
-def _apply_token_remap(values: dict[str, Any], full: dict[str, Any], mapping: dict[int, int], fields: set[str],
-                       out: dict[str, Any]) -> None:
+def _apply_token_remap(
+    values: dict[str, Any], full: dict[str, Any], mapping: dict[int, int], fields: set[str], out: dict[str, Any]
+) -> None:
     for key, value in full.items():
         if key not in fields or not key.endswith(("token_id", "token_index", "token_ids")):
             continue
@@ -476,8 +594,14 @@ def shrink_overrides(model_type: str, *, use_overrides: bool = True) -> dict[str
         out = _deep_merge(out, extra)
         # An override that spells out the layer kinds also fixes the layer count, unless it sets it itself.
         layer_key = next((k for k in LAYER_KEYS if _is_int(top.get(k))), None)
-        kinds = next((v for k, v in extra.items() if k.endswith("types") and isinstance(v, list)
-                      and all(isinstance(x, str) for x in v)), None)
+        kinds = next(
+            (
+                v
+                for k, v in extra.items()
+                if k.endswith("types") and isinstance(v, list) and all(isinstance(x, str) for x in v)
+            ),
+            None,
+        )
         if layer_key and kinds and layer_key not in extra:
             out[layer_key] = len(kinds)
     return out

@@ -225,8 +225,9 @@ def probe_tp_plan(model_dir: str, tp_size: int = 2) -> dict[str, Any]:
     return result
 
 
-_TORCHRUN_BOOTSTRAP = ("import sys\nif sys.path[:1] == ['']: del sys.path[0]\n"
-                      "from torch.distributed.run import main\nmain()")
+_TORCHRUN_BOOTSTRAP = (
+    "import sys\nif sys.path[:1] == ['']: del sys.path[0]\nfrom torch.distributed.run import main\nmain()"
+)
 
 
 def _free_port() -> int:
@@ -308,8 +309,9 @@ def _neuron_cores(env: dict[str, str], tp_size: int) -> tuple[str | None, str | 
     except ValueError:
         return None, f"cannot parse NEURON_RT_VISIBLE_CORES={pinned!r}"
     if len(cores) < tp_size:
-        return None, (f"NEURON_RT_VISIBLE_CORES={pinned} gives this job {len(cores)} core(s); "
-                      f"tp_size={tp_size} needs {tp_size}")
+        return None, (
+            f"NEURON_RT_VISIBLE_CORES={pinned} gives this job {len(cores)} core(s); tp_size={tp_size} needs {tp_size}"
+        )
     return ",".join(str(c) for c in cores[:tp_size]), None
 
 
@@ -416,8 +418,11 @@ def _run(row: dict[str, Any], job: TpJob) -> None:
         row.update(status="skipped", verdict=verdict_for("skipped", "tp"), error=None, reasons=[problem])
         return
     if not (Path(job.model_dir) / "config.json").is_file():
-        row.update(status="fail_load", verdict=verdict_for("fail_load", "tp"),
-                   error=f"FileNotFoundError: no config.json in {job.model_dir}")
+        row.update(
+            status="fail_load",
+            verdict=verdict_for("fail_load", "tp"),
+            error=f"FileNotFoundError: no config.json in {job.model_dir}",
+        )
         row["reasons"] = ["no checkpoint to load"]
         return
     if not job.probe:
@@ -483,26 +488,43 @@ def _launch(row: dict[str, Any], job: TpJob, job_dir: Path, budget: float) -> No
     for attempt in range(2):
         port = _free_port()
         options = [
-            "--nnodes=1", f"--nproc-per-node={tp_size}",
-            "--master-addr=127.0.0.1", f"--master-port={port}",
+            "--nnodes=1",
+            f"--nproc-per-node={tp_size}",
+            "--master-addr=127.0.0.1",
+            f"--master-port={port}",
             "--max-restarts=0",
         ]
         # torchrun without the cwd on sys.path (what `-m` would put first), as the scan worker itself starts
         launcher = [sys.executable, "-c", _TORCHRUN_BOOTSTRAP, *options]
         tp["launcher"] = "python -m torch.distributed.run " + " ".join(options)
         cmd = [
-            *launcher, str(WORKER),
-            "--model-dir", job.model_dir, "--out-dir", str(job_dir),
-            "--device", device, "--dtype", job.dtype,
-            "--pg-timeout", str(max(30.0, budget)),
-            "--parent-pid", str(os.getpid()),
+            *launcher,
+            str(WORKER),
+            "--model-dir",
+            job.model_dir,
+            "--out-dir",
+            str(job_dir),
+            "--device",
+            device,
+            "--dtype",
+            job.dtype,
+            "--pg-timeout",
+            str(max(30.0, budget)),
+            "--parent-pid",
+            str(os.getpid()),
         ]
         log_path = job_dir / f"launcher{attempt}.log"
         launched = time.monotonic()
         launched_wall = time.time()
         with open(log_path, "wb") as log_file:
-            proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    env=env, start_new_session=True)
+            proc = subprocess.Popen(
+                cmd,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
         try:
             while proc.poll() is None:
                 if time.monotonic() - launched > budget:
@@ -549,8 +571,16 @@ def _fold(row: dict[str, Any], run: GroupRun) -> None:
     tp["peak_rss_mb"] = [ranks[r].get("peak_rss_mb") for r in sorted(ranks)]
     rss = [v for v in tp["peak_rss_mb"] if isinstance(v, (int, float))]
     row["peak_memory_mb"] = round(sum(rss), 1) if rss else None
-    for key in ("tp_plan", "sharded_modules", "placements", "replicated_dtensor_modules", "dtensor_params",
-                "local_param_fraction", "mesh", "backend"):
+    for key in (
+        "tp_plan",
+        "sharded_modules",
+        "placements",
+        "replicated_dtensor_modules",
+        "dtensor_params",
+        "local_param_fraction",
+        "mesh",
+        "backend",
+    ):
         if key in rank0:
             tp[key] = rank0[key] if key != "tp_plan" else {_layer_pattern(k): v for k, v in rank0[key].items()}
     if "tp_plan" in rank0:
@@ -558,8 +588,13 @@ def _fold(row: dict[str, Any], run: GroupRun) -> None:
         tp["has_tp_plan"] = bool(tp["tp_plan"])
         tp["plan_scope"] = plan_scope(tp["tp_plan"])
     parity = tp["parity"]
-    parity.update({k: v for k, v in (rank0.get("parity") or {}).items() if k in ("max_abs_diff", "tokens_match",
-                                                                                 "logits_absmax", "shapes")})
+    parity.update(
+        {
+            k: v
+            for k, v in (rank0.get("parity") or {}).items()
+            if k in ("max_abs_diff", "tokens_match", "logits_absmax", "shapes")
+        }
+    )
     parity["cache"] = rank0.get("cache")
     if rank0.get("reference_static_cache_error"):
         tp["reference_static_cache_error"] = rank0["reference_static_cache_error"]
@@ -585,8 +620,11 @@ def _fold(row: dict[str, Any], run: GroupRun) -> None:
     if run.timed_out:
         slowest = min((r.get("stage", "launch") for r in ranks.values()), key=_stage_order, default="launch")
         tp["stage"] = slowest
-        row.update(status="timeout", verdict=verdict_for("timeout", "tp"),
-                   error=f"TimeoutError: tp group killed after {run.budget:.0f}s (stage: {slowest})")
+        row.update(
+            status="timeout",
+            verdict=verdict_for("timeout", "tp"),
+            error=f"TimeoutError: tp group killed after {run.budget:.0f}s (stage: {slowest})",
+        )
         row["reasons"] = [f"tp group timed out in {slowest}"]
         return
     if first is not None and stage == "shard_load" and "no `tp_plan`" in first["error"]:
@@ -609,15 +647,21 @@ def _fold(row: dict[str, Any], run: GroupRun) -> None:
             row["verdict"] = verdict_for(status, "tp")
         return
     if rank0.get("stage") != "done" or any(r.get("stage") != "done" for r in ranks.values()) or not ranks:
-        row.update(status="crash", verdict=verdict_for("crash", "tp"),
-                   error=_launcher_error(run.log) or f"tp group exited with code {run.returncode}")
+        row.update(
+            status="crash",
+            verdict=verdict_for("crash", "tp"),
+            error=_launcher_error(run.log) or f"tp group exited with code {run.returncode}",
+        )
         row["reasons"] = [f"tp group died in {stage} (exit code {run.returncode})"]
         return
     if not _within(parity) or parity.get("tokens_match") is not True:
         row.update(status="fail_accuracy", verdict=verdict_for("fail_accuracy", "tp"))
         diff = parity.get("max_abs_diff")
-        detail = f"max |logits diff| {diff:.2e} > {parity['tolerance']:.0e}" if isinstance(diff, (int, float)) \
+        detail = (
+            f"max |logits diff| {diff:.2e} > {parity['tolerance']:.0e}"
+            if isinstance(diff, (int, float))
             else f"logits shapes differ {parity.get('shapes')}"
+        )
         if parity.get("tokens_match") is False:
             detail += ", greedy tokens differ"
         row["error"] = f"sharded model diverges from the unsharded one: {detail}"
@@ -632,8 +676,21 @@ def _fold(row: dict[str, Any], run: GroupRun) -> None:
         row["reasons"].append("static cache unavailable unsharded: tokens compared on the dynamic cache")
 
 
-_STAGES = ("probe", "launch", "import", "init_process_group", "reference_load", "reference_forward",
-           "reference_generate", "barrier", "shard_load", "forward", "generate", "compare", "done")
+_STAGES = (
+    "probe",
+    "launch",
+    "import",
+    "init_process_group",
+    "reference_load",
+    "reference_forward",
+    "reference_generate",
+    "barrier",
+    "shard_load",
+    "forward",
+    "generate",
+    "compare",
+    "done",
+)
 
 
 def _stage_order(stage: str) -> int:

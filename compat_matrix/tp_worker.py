@@ -243,14 +243,16 @@ def main(argv: list[str]) -> int:
             cache = "static"
             try:
                 with torch.no_grad():
-                    ref_tokens = _generate(ref_model, input_ids.to(device), attention_mask.to(device),
-                                           args.max_new_tokens, "static")
+                    ref_tokens = _generate(
+                        ref_model, input_ids.to(device), attention_mask.to(device), args.max_new_tokens, "static"
+                    )
             except Exception as exc:  # the eager mode reports this; compare TP on the default cache instead
                 _RESULT["reference_static_cache_error"] = one_line(exc)
                 cache = "dynamic"
                 with torch.no_grad():
-                    ref_tokens = _generate(ref_model, input_ids.to(device), attention_mask.to(device),
-                                           args.max_new_tokens, "dynamic")
+                    ref_tokens = _generate(
+                        ref_model, input_ids.to(device), attention_mask.to(device), args.max_new_tokens, "dynamic"
+                    )
             timings["reference_generate"] = time.perf_counter() - start
             reference = {"logits": ref_logits, "tokens": ref_tokens, "cache": cache}
             _RESULT["cache"] = cache
@@ -286,8 +288,11 @@ def main(argv: list[str]) -> int:
         if reference is not None:
             # Record the logits parity now, so that a failing generate still reports it.
             if logits.shape != reference["logits"].shape:
-                _RESULT["parity"] = {"max_abs_diff": None, "tokens_match": None,
-                                     "shapes": [list(logits.shape), list(reference["logits"].shape)]}
+                _RESULT["parity"] = {
+                    "max_abs_diff": None,
+                    "tokens_match": None,
+                    "shapes": [list(logits.shape), list(reference["logits"].shape)],
+                }
             else:
                 diff = (logits - reference["logits"]).abs().max().item()
                 _RESULT["parity"] = {

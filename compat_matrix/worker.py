@@ -99,8 +99,14 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         if type(exc).__name__ == "OutOfMemoryError":
             _fail(row, job, "oom", one_line(exc), {}, state)
         else:
-            _fail(row, job, STAGE_STATUS.get(state["stage"], "fail_forward"), one_line(exc),
-                  {"traceback_tail": traceback.format_exc().splitlines()[-3:]}, state)
+            _fail(
+                row,
+                job,
+                STAGE_STATUS.get(state["stage"], "fail_forward"),
+                one_line(exc),
+                {"traceback_tail": traceback.format_exc().splitlines()[-3:]},
+                state,
+            )
     row["timings"]["total"] = round(time.perf_counter() - started, 3)
     if row.get("peak_memory_mb") is None:  # tp mode reports its ranks' peak itself
         row["peak_memory_mb"] = devices.peak_memory_mb(job["device"])
@@ -108,8 +114,11 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     row["evidence"] = evidence.row_evidence(row["device"], row["status"])
     known = _known_failure(job["model_type"], job["mode"])
     if known and row["status"] != "pass":
-        row["details"]["known_failure"] = {"check": known.get("check"), "evidence": " ".join(known["evidence"].split()),
-                                           "reproduction": known.get("reproduction")}
+        row["details"]["known_failure"] = {
+            "check": known.get("check"),
+            "evidence": " ".join(known["evidence"].split()),
+            "reproduction": known.get("reproduction"),
+        }
     return row
 
 
@@ -135,8 +144,9 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
 
     # Reference: CPU fp32 eager, the same weights.
     t0 = time.perf_counter()
-    reference, path = load.reference_model(job["model_type"], job.get("model_path"), folder,
-                                           job.get("trust_remote_code", False))
+    reference, path = load.reference_model(
+        job["model_type"], job.get("model_path"), folder, job.get("trust_remote_code", False)
+    )
     details["params"] = count_parameters(reference)
     details["scanned_config"] = scanned_config(reference.config)
     input_ids = prompt_ids(reference.config)
@@ -169,8 +179,9 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
     else:
         state["stage"] = "compile"
         _inject(job, "forward")
-        gen = compile_check.compiled_generate(model, input_ids, backend=job["backend"],
-                                              fullgraph=job.get("fullgraph", False))
+        gen = compile_check.compiled_generate(
+            model, input_ids, backend=job["backend"], fullgraph=job.get("fullgraph", False)
+        )
         clock = gen["clock"]
         timings["first_call"] = round(gen["first_call"], 4)
         timings["generate"] = gen["compile"]["seconds"]
@@ -201,8 +212,11 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
             generate.greedy(model, input_ids, chunked="chunked_prefill_error" not in gen, new_tokens=2)
 
         try:
-            coverage = (op_coverage.measured_on_neuron(run_forward, run_generate) if device == "neuron"
-                        else op_coverage.predicted(run_forward, run_generate, job.get("ops_file")))
+            coverage = (
+                op_coverage.measured_on_neuron(run_forward, run_generate)
+                if device == "neuron"
+                else op_coverage.predicted(run_forward, run_generate, job.get("ops_file"))
+            )
             details.update(coverage)
         except Exception as exc:  # noqa: BLE001 - op coverage is evidence, not a gate
             details["op_coverage_error"] = one_line(exc)
@@ -226,6 +240,7 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
     lowering_status = lowering_reason = None
     if mode == "compiled" and job.get("lowering", True):
         from compat_matrix.checks.lowering import check_lowering  # imports torch: only in compiled mode
+
         state["stage"] = "lowering"
         try:
             lowering = check_lowering(model, input_ids.to(model.device))
@@ -244,15 +259,21 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
             timings["lowering"] = round(float(lowering["seconds"]), 3)
         if judged and judged["outcome"] == evidence.PREDICTED_FAILURE:
             lowering_status = "fail_lowering"
-            lowering_reason = ("StableHLO lowering fails (predicted: not in TorchNeuron's op list): "
-                               f"{', '.join(judged['unlisted_ops'])}")[:300]
+            lowering_reason = (
+                "StableHLO lowering fails (predicted: not in TorchNeuron's op list): "
+                f"{', '.join(judged['unlisted_ops'])}"
+            )[:300]
         elif judged and judged["outcome"] == evidence.INCONCLUSIVE:
             if judged["listed_ops"]:
-                notes.append("lowering proxy inconclusive: upstream torch-mlir cannot lower "
-                             f"{', '.join(judged['listed_ops'])}, which TorchNeuron implements")
+                notes.append(
+                    "lowering proxy inconclusive: upstream torch-mlir cannot lower "
+                    f"{', '.join(judged['listed_ops'])}, which TorchNeuron implements"
+                )
             else:
-                notes.append("lowering proxy inconclusive: the lowering failed without naming an op: "
-                             f"{(lowering.get('reason') or 'no reason given')[:160]}")
+                notes.append(
+                    "lowering proxy inconclusive: the lowering failed without naming an op: "
+                    f"{(lowering.get('reason') or 'no reason given')[:160]}"
+                )
 
     # Status: the first failure along the pipeline; then the caveats, most severe first.
     status = "pass"
@@ -275,8 +296,10 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
         status = "fail_generate"
         reasons.insert(0, gen["reason"][:300])
         if mode == "compiled":
-            notes.extend(f"plain-generate fallback: {finding}"
-                         for finding in _compile_findings(compile_details, details.get("scanned_config")))
+            notes.extend(
+                f"plain-generate fallback: {finding}"
+                for finding in _compile_findings(compile_details, details.get("scanned_config"))
+            )
     elif mode == "compiled" and compile_details.get("recompiles"):
         status = "recompiles"
         reasons.insert(0, _compile_findings(compile_details, details.get("scanned_config"))[0])
@@ -296,8 +319,13 @@ def _run_checks(job: dict[str, Any], row: dict[str, Any], folder: str, state: di
     else:
         row["verdict"] = verdict_for(status, mode, generate_runs=True)
     if status == "fail_generate" and mode == "compiled":
-        hidden = ("recompiles" if compile_details.get("recompiles")
-                  else "graph_breaks" if compile_details.get("graph_breaks") else None)
+        hidden = (
+            "recompiles"
+            if compile_details.get("recompiles")
+            else "graph_breaks"
+            if compile_details.get("graph_breaks")
+            else None
+        )
         if hidden:
             row["verdict"] = worst_verdict(row["verdict"], verdict_for(hidden, mode))
     if notes:
@@ -329,9 +357,11 @@ def _compile_findings(compile_details: dict[str, Any], scanned: dict[str, Any] |
         text = f"{compile_details['recompiles']} recompile(s) across decode steps" + (f" ({why})" if why else "")
         limit = compile_details.get("recompile_limit")
         if limit:
-            text += (f"; Dynamo's recompile_limit ({limit['limit']}) was hit at decode step {limit['hit_at_step']}, "
-                     "after which the forward runs eagerly: on Neuron, up to that many neuronx-cc compiles, "
-                     "then eager decoding")
+            text += (
+                f"; Dynamo's recompile_limit ({limit['limit']}) was hit at decode step {limit['hit_at_step']}, "
+                "after which the forward runs eagerly: on Neuron, up to that many neuronx-cc compiles, "
+                "then eager decoding"
+            )
         remedy = recompile_remedy(compile_details.get("recompile_reasons") or [])
         if remedy:
             scanned_window = (scanned or {}).get("sliding_window", "not in config")
@@ -354,10 +384,12 @@ def recompile_remedy(recompile_reasons: list[str]) -> str | None:
     """The known fix for a recompile guard, or None. The sliding-window cache layers guard on the Python int
     ``cumulative_length_int`` (transformers/cache_utils.py), a new value every decode step."""
     if any("cumulative_length_int" in reason for reason in recompile_reasons):
-        return ("the sliding-window cache layers guard on the int cumulative_length_int: load the config with "
-                "sliding_window=None (one decode graph; only where the checkpoint's context fits without the window), "
-                "or mark the int dynamic with torch.compiler.config.dynamic_sources = '.*cumulative_length_int' "
-                "(environment: TORCH_COMPILE_DYNAMIC_SOURCES)")
+        return (
+            "the sliding-window cache layers guard on the int cumulative_length_int: load the config with "
+            "sliding_window=None (one decode graph; only where the checkpoint's context fits without the window), "
+            "or mark the int dynamic with torch.compiler.config.dynamic_sources = '.*cumulative_length_int' "
+            "(environment: TORCH_COMPILE_DYNAMIC_SOURCES)"
+        )
     return None
 
 
@@ -368,8 +400,10 @@ def _parity_reason(parity_details: dict[str, Any]) -> str:
             if result.get("error"):
                 parts.append(f"{name}: {result['error']}")
             elif result.get("max_abs_diff") is not None or result.get("finite") is False:
-                parts.append(f"{name}: max |diff| {result.get('max_abs_diff')} > {result.get('tolerance')}"
-                             + ("" if result.get("tokens_match", True) else ", tokens differ"))
+                parts.append(
+                    f"{name}: max |diff| {result.get('max_abs_diff')} > {result.get('tolerance')}"
+                    + ("" if result.get("tokens_match", True) else ", tokens differ")
+                )
             else:
                 parts.append(f"{name}: tokens differ")
     return "parity vs CPU fp32 eager: " + "; ".join(parts)

@@ -37,41 +37,95 @@ def _fail(message: str) -> None:
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--diff", is_flag=True, help="Print unified diffs; write nothing.")
-@click.option("--check", is_flag=True,
-              help="Write nothing; exit 1 while anything is left: a file would change, a todo or an unresolved "
-                   "`# neuron-migrate:` note remains, or a file fails.")
-@click.option("--select", "select", multiple=True, metavar="RULES",
-              help="Only these rule ids or prefixes, comma-separated or repeated (NM1,NM301).")
-@click.option("--ignore", "ignore", multiple=True, metavar="RULES",
-              help="Skip these rule ids or prefixes, comma-separated or repeated.")
-@click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
-              help="Skip paths matching this gitignore-style glob.")
-@click.option("--force-exclude", is_flag=True,
-              help="Apply --exclude to the paths given too (pre-commit passes files one by one).")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 while anything is left: a file would change, a todo or an unresolved "
+    "`# neuron-migrate:` note remains, or a file fails.",
+)
+@click.option(
+    "--select",
+    "select",
+    multiple=True,
+    metavar="RULES",
+    help="Only these rule ids or prefixes, comma-separated or repeated (NM1,NM301).",
+)
+@click.option(
+    "--ignore",
+    "ignore",
+    multiple=True,
+    metavar="RULES",
+    help="Skip these rule ids or prefixes, comma-separated or repeated.",
+)
+@click.option(
+    "--exclude", "exclude", multiple=True, metavar="GLOB", help="Skip paths matching this gitignore-style glob."
+)
+@click.option(
+    "--force-exclude", is_flag=True, help="Apply --exclude to the paths given too (pre-commit passes files one by one)."
+)
 @click.option("--list-rules", is_flag=True, help="List every rule: id, name, safety, summary.")
 @click.option("--explain", metavar="RULE", help="Show a rule's documentation with its before/after example.")
-@click.option("--report", "reports", multiple=True, type=click.Path(path_type=Path),
-              help="Write a report; format by extension: .json, .md, .html. Repeatable.")
+@click.option(
+    "--report",
+    "reports",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Write a report; format by extension: .json, .md, .html. Repeatable.",
+)
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default="all cores", help="Worker processes.")
 @click.option("--force", is_flag=True, help="Also rewrite files that have uncommitted changes.")
-@click.option("--no-inline-notes", is_flag=True,
-              help="Do not write `# neuron-migrate:` notes next to the code a human must fix.")
-@click.option("--device-style", type=click.Choice([s.value for s in DeviceStyle]), default=DeviceStyle.PORTABLE.value,
-              show_default=True,
-              help="How migrated code names its device: portable (neuron on Trainium, cpu elsewhere) or the literal "
-                   "'neuron'.")
-@click.option("--time-limit", type=click.FloatRange(min=0), default=300, show_default=True, metavar="SECONDS",
-              help="Stop a file that takes longer than this (it is reported as an error, left untouched); 0: no limit.")
-@click.option("--compat-results", type=click.Path(exists=True, path_type=Path), metavar="SCAN",
-              help="Say whether the models the project loads run, from this neuron-compat scan (folder or "
-                   "results.jsonl) instead of the matrix shipped with the package.")
-@click.option("--xla", is_flag=True,
-              help="Treat torch_xla code as Neuron code even if nothing in the project names Neuron.")
+@click.option(
+    "--no-inline-notes", is_flag=True, help="Do not write `# neuron-migrate:` notes next to the code a human must fix."
+)
+@click.option(
+    "--device-style",
+    type=click.Choice([s.value for s in DeviceStyle]),
+    default=DeviceStyle.PORTABLE.value,
+    show_default=True,
+    help="How migrated code names its device: portable (neuron on Trainium, cpu elsewhere) or the literal 'neuron'.",
+)
+@click.option(
+    "--time-limit",
+    type=click.FloatRange(min=0),
+    default=300,
+    show_default=True,
+    metavar="SECONDS",
+    help="Stop a file that takes longer than this (it is reported as an error, left untouched); 0: no limit.",
+)
+@click.option(
+    "--compat-results",
+    type=click.Path(exists=True, path_type=Path),
+    metavar="SCAN",
+    help="Say whether the models the project loads run, from this neuron-compat scan (folder or "
+    "results.jsonl) instead of the matrix shipped with the package.",
+)
+@click.option(
+    "--xla", is_flag=True, help="Treat torch_xla code as Neuron code even if nothing in the project names Neuron."
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Also print what was fixed, file by file.")
 @click.version_option(__version__, prog_name="neuron-migrate")
-def main(paths, diff, check, select, ignore, exclude, force_exclude, list_rules, explain, reports, jobs, force,
-         no_inline_notes, device_style, time_limit, compat_results, xla, quiet, verbose) -> None:
+def main(
+    paths,
+    diff,
+    check,
+    select,
+    ignore,
+    exclude,
+    force_exclude,
+    list_rules,
+    explain,
+    reports,
+    jobs,
+    force,
+    no_inline_notes,
+    device_style,
+    time_limit,
+    compat_results,
+    xla,
+    quiet,
+    verbose,
+) -> None:
     """Rewrite optimum-neuron / torch_xla code under PATHS into stock Hugging Face + PyTorch for TorchNeuron."""
     select, ignore = _codes(select), _codes(ignore)
     try:
@@ -99,8 +153,17 @@ def main(paths, diff, check, select, ignore, exclude, force_exclude, list_rules,
     from migrate.engine import RunOptions, report_data, run
 
     options = RunOptions(
-        select=select, ignore=ignore, exclude=exclude, jobs=jobs, write=not (diff or check), diff=diff, force=force,
-        inline_notes=not no_inline_notes, device_style=DeviceStyle(device_style), xla=xla, force_exclude=force_exclude,
+        select=select,
+        ignore=ignore,
+        exclude=exclude,
+        jobs=jobs,
+        write=not (diff or check),
+        diff=diff,
+        force=force,
+        inline_notes=not no_inline_notes,
+        device_style=DeviceStyle(device_style),
+        xla=xla,
+        force_exclude=force_exclude,
         time_limit=time_limit or None,
     )
     if options.write:
@@ -111,8 +174,9 @@ def main(paths, diff, check, select, ignore, exclude, force_exclude, list_rules,
     except (DiscoveryError, UnknownRuleError) as error:
         _fail(str(error))
     except KeyboardInterrupt:  # workers are ended; every file is either rewritten whole or untouched
-        click.echo("neuron-migrate: interrupted; files already rewritten stay rewritten, the others are untouched",
-                   err=True)
+        click.echo(
+            "neuron-migrate: interrupted; files already rewritten stay rewritten, the others are untouched", err=True
+        )
         sys.exit(130)
     finally:
         if progress:
@@ -153,8 +217,11 @@ def _warn_outside_git(paths) -> None:
 
     for path in paths:
         if os.path.lexists(path) and work_tree(Path(path)) is None:
-            click.echo(f"neuron-migrate: warning: {printable(str(path))} is not in git: no uncommitted-work guard; "
-                       "run --diff first", err=True)
+            click.echo(
+                f"neuron-migrate: warning: {printable(str(path))} is not in git: no uncommitted-work guard; "
+                "run --diff first",
+                err=True,
+            )
 
 
 def _printable_data(value):
@@ -226,8 +293,9 @@ def _models(result, paths, compat_results) -> dict | None:
     def located(name: str) -> Path:  # file paths are relative to the folder they were found under
         return next((root / name for root in roots if (root / name).is_file()), Path(name).resolve())
 
-    return models_section((located(file.path) for file in result.files), roots[0] if len(roots) == 1 else None,
-                          compat_results)
+    return models_section(
+        (located(file.path) for file in result.files), roots[0] if len(roots) == 1 else None, compat_results
+    )
 
 
 def _print_summary(result, reports, models=None) -> None:
@@ -247,8 +315,10 @@ def _print_summary(result, reports, models=None) -> None:
     errors = [finding for _, finding in result.findings(Severity.ERROR)]
     if errors:  # what raises (verification) or was left untouched (processing errors), apart from what to review
         verified = sum(1 for finding in errors if not is_processing_error(finding))
-        lines.append(f"will fail at run time: {plural(len(errors), 'error')} ({verified} found by verification, "
-                     f"{len(errors) - verified} left a file untouched)")
+        lines.append(
+            f"will fail at run time: {plural(len(errors), 'error')} ({verified} found by verification, "
+            f"{len(errors) - verified} left a file untouched)"
+        )
     if todo:
         lines.append(f"to review: {plural(todo, 'TODO')}")
     if result.not_scanned.count:
@@ -300,8 +370,14 @@ class _Progress:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-            self._bar = Progress("migrating", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                                 console=Console(stderr=True), transient=True)
+            self._bar = Progress(
+                "migrating",
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
             self._bar.start()
             self._task = self._bar.add_task("migrate", total=total)
         if self._task is not None:

@@ -35,18 +35,30 @@ from libcst._nodes import whitespace as _whitespace_nodes
 REQUIRED, OPTIONAL, SENTINEL, SEQUENCE, BODY = "required", "optional", "sentinel", "sequence", "body"
 EITHER = "either"  # a sequence or a single child, decided by the value
 _KINDS = {
-    "visit_required": REQUIRED, "visit_optional": OPTIONAL, "visit_sentinel": SENTINEL,
-    "visit_sequence": SEQUENCE, "visit_body_sequence": BODY,
+    "visit_required": REQUIRED,
+    "visit_optional": OPTIONAL,
+    "visit_sentinel": SENTINEL,
+    "visit_sequence": SEQUENCE,
+    "visit_body_sequence": BODY,
 }
 
 #: Nodes that hold nothing but whitespace, comments and punctuation: never entered unless asked for.
 LEAF_CLASSES: frozenset[type] = frozenset(
-    value for module in (_whitespace_nodes, _op_nodes) for value in vars(module).values()
+    value
+    for module in (_whitespace_nodes, _op_nodes)
+    for value in vars(module).values()
     if isinstance(value, type) and issubclass(value, cst.CSTNode) and value.__module__ == module.__name__
-) | frozenset({
-    cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
-    cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.ImportStar,
-})
+) | frozenset(
+    {
+        cst.LeftParen,
+        cst.RightParen,
+        cst.LeftSquareBracket,
+        cst.RightSquareBracket,
+        cst.LeftCurlyBrace,
+        cst.RightCurlyBrace,
+        cst.ImportStar,
+    }
+)
 
 
 @functools.lru_cache(maxsize=None)
@@ -65,7 +77,8 @@ def _plan(node_class: type) -> tuple[tuple[str, str], ...]:
         if not isinstance(node, ast.keyword) or node.arg is None:  # a `**kwargs`: no field
             continue
         helpers = {
-            _KINDS[call.func.id] for call in ast.walk(node.value)
+            _KINDS[call.func.id]
+            for call in ast.walk(node.value)
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in _KINDS
         }
         if helpers:
@@ -142,7 +155,7 @@ def transform(tree: cst.CSTNode, transformer: Hooks | cst.CSTTransformer, skip: 
                         items = list(value[:index])
                     if isinstance(result, removal):
                         continue
-                    for new in (result if isinstance(result, flatten) else (result,)):
+                    for new in result if isinstance(result, flatten) else (result,):
                         # A body drops a statement line its children emptied (libcst's visit_body_iterable).
                         if kind is BODY and new._is_removable() and not child._is_removable():
                             continue
@@ -202,7 +215,8 @@ def _callback_names(visitor_class: type, base: type) -> dict[type, tuple[str | N
 def _bound_callbacks(visitor: object, base: type) -> dict[type, tuple[Callable | None, Callable | None]]:
     return {
         node_class: (
-            getattr(visitor, visit_name) if visit_name else None, getattr(visitor, leave_name) if leave_name else None
+            getattr(visitor, visit_name) if visit_name else None,
+            getattr(visitor, leave_name) if leave_name else None,
         )
         for node_class, (visit_name, leave_name) in _callback_names(type(visitor), base).items()
     }

@@ -21,8 +21,25 @@ import pathspec
 from migrate.filekinds import FileKind, kind_from_name, may_need_content
 
 PRUNED_DIRS = frozenset(
-    {".git", ".hg", ".svn", "node_modules", "site-packages", "__pycache__", ".tox", ".nox", ".mypy_cache",
-     ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", ".eggs", "build", "dist", ".venv", "venv"}
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "site-packages",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".ipynb_checkpoints",
+        ".eggs",
+        "build",
+        "dist",
+        ".venv",
+        "venv",
+    }
 )
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 
@@ -61,8 +78,12 @@ class NotScanned:
             self.entries.append((display, reason))
 
 
-def discover(paths: Sequence[Path], exclude: Sequence[str] = (), force_exclude: bool = False,
-             not_scanned: NotScanned | None = None) -> Iterator[Candidate]:
+def discover(
+    paths: Sequence[Path],
+    exclude: Sequence[str] = (),
+    force_exclude: bool = False,
+    not_scanned: NotScanned | None = None,
+) -> Iterator[Candidate]:
     """``force_exclude``: ``exclude`` applies to the paths themselves too (pre-commit names files one by one).
     ``not_scanned``, if given, collects what is passed over (except version-control folders)."""
     for given in paths:

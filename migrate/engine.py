@@ -102,8 +102,10 @@ class _Plan:
             return
         # One automaton over every trigger, marker and fact anchor: a file is read once and scanned once.
         self.automaton = automaton_of(
-            {t for rule in self.rules for t in rule.triggers} | {a for pairs in self.markers.values() for a, _ in pairs}
-            | {a for fact in self.facts for a in fact.anchors} | {NOTE_MARK}
+            {t for rule in self.rules for t in rule.triggers}
+            | {a for pairs in self.markers.values() for a, _ in pairs}
+            | {a for fact in self.facts for a in fact.anchors}
+            | {NOTE_MARK}
         )
         self.marker_patterns = {
             kind: [(anchor, re.compile(regex, re.MULTILINE)) for anchor, regex in pairs]
@@ -198,8 +200,15 @@ def _migrate(job: tuple[Candidate, FileKind]) -> FileResult:
         new_bytes = decoded.encode(migrated.text)
         diff = _unified_diff(candidate.display, decoded.text, migrated.text) if plan.diff else None
         written = _written_lines(findings, to_original, migrated.text, kind)
-        return FileResult(candidate.display, kind.value, FileStatus.CHANGED, findings, new_bytes=new_bytes, diff=diff,
-                          written_lines=written)
+        return FileResult(
+            candidate.display,
+            kind.value,
+            FileStatus.CHANGED,
+            findings,
+            new_bytes=new_bytes,
+            diff=diff,
+            written_lines=written,
+        )
     except OSError as error:
         return _error(candidate, kind, f"cannot read: {error.strerror or error}")
     except DecodeError as error:
@@ -214,7 +223,8 @@ def _migrate(job: tuple[Candidate, FileKind]) -> FileResult:
     except Exception as error:  # a rule raised: the file stays as it was and the run goes on
         where = traceback.extract_tb(error.__traceback__)[-1]
         return _error(
-            candidate, kind,
+            candidate,
+            kind,
             f"internal error {type(error).__name__}: {error} "
             f"(at {os.path.basename(where.filename)}:{where.lineno}); left untouched",
         )
@@ -251,8 +261,10 @@ def _error(candidate: Candidate, kind: FileKind | None, message: str, line: int 
 
 def _unified_diff(name: str, old: str, new: str) -> str:
     lines = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True),
-        fromfile=f"a/{printable(name)}", tofile=f"b/{printable(name)}",
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"a/{printable(name)}",
+        tofile=f"b/{printable(name)}",
     )
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
@@ -268,7 +280,7 @@ def _scan_all(candidates: Sequence[Candidate], plan: _Plan, jobs: int) -> list[_
     if jobs <= 1 or len(candidates) <= SCAN_BATCH:
         _init_worker(plan)
         return [_scan(candidate) for candidate in candidates]
-    batches = [candidates[start:start + SCAN_BATCH] for start in range(0, len(candidates), SCAN_BATCH)]
+    batches = [candidates[start : start + SCAN_BATCH] for start in range(0, len(candidates), SCAN_BATCH)]
     scanned: list[_Scanned] = []
     for batch, results, failure in run_tasks(_scan_batch, batches, _init_worker, plan, jobs, None):
         scanned.extend(results if failure is None else [_Scanned(c, c.kind, error=failure) for c in batch])
@@ -394,7 +406,8 @@ def _not_written(file_result: FileResult, message: str) -> None:
     file_result.reason = message
     file_result.findings = [Finding(ENGINE_RULE, Severity.ERROR, 0, 0, message)] + [
         dataclasses.replace(f, severity=Severity.TODO, message=f"not written: {f.message}")
-        if f.severity is Severity.FIXED else f
+        if f.severity is Severity.FIXED
+        else f
         for f in file_result.findings
     ]
 
@@ -446,9 +459,14 @@ def report_data(result: RunResult, generated_at: str) -> dict:
                 "status": file.status.value,
                 "reason": file.reason,
                 "findings": [
-                    {"rule": f.rule, "severity": f.severity.value, "line": f.line,
-                     "original_line": f.line if f.original_line is None else f.original_line,
-                     "column": f.column, "message": f.message}
+                    {
+                        "rule": f.rule,
+                        "severity": f.severity.value,
+                        "line": f.line,
+                        "original_line": f.line if f.original_line is None else f.original_line,
+                        "column": f.column,
+                        "message": f.message,
+                    }
                     for f in file.findings
                 ],
             }

@@ -20,7 +20,7 @@ def plain_explanation(rule: type[Rule]) -> str:
     text = rule.explanation()
     first, _, rest = text.partition("\n\n")
     repeated = f"{rule.id} {rule.name}:"
-    summary = " ".join(first[len(repeated):].split()) if first.startswith(repeated) else ""
+    summary = " ".join(first[len(repeated) :].split()) if first.startswith(repeated) else ""
     heading = f"{rule.id} {rule.name} ({rule.safety.value})" + (f": {summary}" if summary else "")
     body = rest if summary else text
     return plain_text(f"{heading}\n\n{body}").rstrip() + "\n"

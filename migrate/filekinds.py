@@ -22,8 +22,15 @@ class FileKind(str, enum.Enum):
 
 #: Kinds whose lines take `#` comments, so a `todo` can be written next to the line it concerns.
 HASH_COMMENT_KINDS = frozenset(
-    {FileKind.PYTHON, FileKind.SHELL, FileKind.DOCKERFILE, FileKind.REQUIREMENTS, FileKind.PYPROJECT,
-     FileKind.SETUP_CFG, FileKind.YAML}
+    {
+        FileKind.PYTHON,
+        FileKind.SHELL,
+        FileKind.DOCKERFILE,
+        FileKind.REQUIREMENTS,
+        FileKind.PYPROJECT,
+        FileKind.SETUP_CFG,
+        FileKind.YAML,
+    }
 )
 
 _SHELL_SUFFIXES = {".sh", ".bash", ".zsh", ".ksh", ".sbatch", ".slurm", ".pbs"}

@@ -37,9 +37,22 @@ _SAFE_SETTINGS = (
 )
 
 #: what git reads from the environment to find or redirect a repository: the guard finds it itself
-_REDIRECTING_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
-                    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
-                    "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_SSH", "GIT_SSH_COMMAND")
+_REDIRECTING_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_COMMON_DIR",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PAGER",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+)
 
 
 class _Undecided(Exception):
@@ -91,7 +104,7 @@ def _clean_files(top: Path, files: list[Path]) -> set[Path]:
     tracked: set[bytes] = set()
     changed: set[bytes] = set()
     for start in range(0, len(relative), _PATHS_PER_CALL):
-        names = relative[start:start + _PATHS_PER_CALL]
+        names = relative[start : start + _PATHS_PER_CALL]
         # ls-files -v tags each tracked file: "H" cached; lowercase: assume-unchanged; "S": skip-worktree
         # (git does not look at those, so their edits are invisible to status).
         listed = _git(top, settings, "ls-files", "-v", "-z", "--cached", "--", *names, literal=True)
@@ -129,8 +142,13 @@ def _filter_overrides(top: Path) -> tuple[bytes, ...]:
     )
 
 
-def _git(cwd: Path, settings: tuple[str | bytes, ...], *args: str | bytes, literal: bool = False,
-         nothing_found_ok: bool = False) -> bytes:
+def _git(
+    cwd: Path,
+    settings: tuple[str | bytes, ...],
+    *args: str | bytes,
+    literal: bool = False,
+    nothing_found_ok: bool = False,
+) -> bytes:
     command: list[str | bytes] = ["git", "-C", os.fsencode(cwd)]
     for setting in settings:
         command += ["-c", setting]

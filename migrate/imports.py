@@ -47,8 +47,10 @@ def _skip_first(module: cst.Module) -> bool:
     if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.SimpleString):
         return True
     return (
-        isinstance(statement, cst.Assign) and len(statement.targets) == 1
-        and isinstance(statement.targets[0].target, cst.Name) and statement.targets[0].target.value == "__strict__"
+        isinstance(statement, cst.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0].target, cst.Name)
+        and statement.targets[0].target.value == "__strict__"
     )
 
 

@@ -37,8 +37,16 @@ _PYTHON = (
 _SHELL = (re.compile(r"--(?:" + _KEYS + r"|model)[= ]+[\"']?([^\s\"'\\;|&$`{}()]+)"),)
 _YAML = (re.compile(r"^\s*(?:" + _KEYS + r"|model)\s*:\s*[\"']?([^\s\"'#{}$]+)", re.M),)
 _JSON = (re.compile(r"\"(?:" + _KEYS + r")\"\s*:\s*\"([^\"\s{}$]+)\""),)
-_BY_SUFFIX = {".py": _PYTHON, ".ipynb": _PYTHON, ".sh": _SHELL, ".bash": _SHELL, ".slurm": _SHELL,
-              ".yaml": _YAML, ".yml": _YAML, ".json": _JSON}
+_BY_SUFFIX = {
+    ".py": _PYTHON,
+    ".ipynb": _PYTHON,
+    ".sh": _SHELL,
+    ".bash": _SHELL,
+    ".slurm": _SHELL,
+    ".yaml": _YAML,
+    ".yml": _YAML,
+    ".json": _JSON,
+}
 #: A hub id is ``org/name`` (or a bare legacy id like ``gpt2``); paths and URLs are resolved separately.
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
 SHIPPED = Path(__file__).resolve().parent.parent / "compat_matrix" / "data" / "shipped_verdicts.json"
@@ -93,8 +101,9 @@ def find_models(files: Iterable[Path], root: Path | None = None) -> list[ModelUs
         if path.name == "config.json":
             model_type = _config_type(path)
             if model_type:
-                use = found.setdefault(str(path.parent), ModelUse(shown.rsplit("config.json", 1)[0] or ".",
-                                                                   model_type, "config.json"))
+                use = found.setdefault(
+                    str(path.parent), ModelUse(shown.rsplit("config.json", 1)[0] or ".", model_type, "config.json")
+                )
                 use.where.append(f"{shown}:1")
             continue
         if path.suffix not in _BY_SUFFIX:
@@ -160,8 +169,9 @@ def load_verdicts(compat_results: Path | None = None) -> tuple[dict[str, dict[st
     return shipped["verdicts"], f"shipped matrix ({shipped['source']})"
 
 
-def project_models(files: Iterable[Path], root: Path | None, compat_results: Path | None = None
-                   ) -> tuple[list[ModelUse], str]:
+def project_models(
+    files: Iterable[Path], root: Path | None, compat_results: Path | None = None
+) -> tuple[list[ModelUse], str]:
     uses = find_models(files, root)
     table, source = load_verdicts(compat_results)
     for use in uses:

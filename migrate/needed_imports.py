@@ -49,12 +49,17 @@ def _reuse_module_imports(
             keep.append(entry)
             continue
         index, existing_local = found
-        if any(_uses(statement, existing_local) for statement in module.body[:index]
-               if not isinstance(statement, (cst.FunctionDef, cst.ClassDef))):
+        if any(
+            _uses(statement, existing_local)
+            for statement in module.body[:index]
+            if not isinstance(statement, (cst.FunctionDef, cst.ClassDef))
+        ):
             keep.append(entry)  # read above its import at module level: the top import is needed
         elif existing_local != local:
-            if local in imports.bindings or local in imports.defined or cstwalk.find(
-                module, lambda node: isinstance(node, cst.Param) and node.name.value == local
+            if (
+                local in imports.bindings
+                or local in imports.defined
+                or cstwalk.find(module, lambda node: isinstance(node, cst.Param) and node.name.value == local)
             ):
                 keep.append(entry)  # the emitted name means something else here already
             else:
@@ -79,8 +84,12 @@ def _module_level_bindings(module: cst.Module) -> dict[str, tuple[int, str]]:
                         found.setdefault(full, (index, alias.asname.name.value))
                     else:
                         found.setdefault(full.split(".")[0], (index, full.split(".")[0]))
-            elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative \
-                    and not isinstance(small.names, cst.ImportStar):
+            elif (
+                isinstance(small, cst.ImportFrom)
+                and small.module is not None
+                and not small.relative
+                and not isinstance(small.names, cst.ImportStar)
+            ):
                 for alias in small.names:
                     qualified = f"{dotted_name(small.module)}.{dotted_name(alias.name)}"
                     found.setdefault(qualified, (index, bound_name(alias)))
@@ -180,8 +189,10 @@ def _import_into_functions(statement: cst.BaseStatement, local: str, line: str) 
 
 def _is_docstring(statement: cst.BaseStatement) -> bool:
     return (
-        isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString)
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, cst.SimpleString)
     )
 
 

@@ -42,10 +42,15 @@ def unresolved_notes(
     for line, message in note_lines(text, kind):
         if any(other.endswith(message) for other in said):  # notebook findings start with "cell N, line M: "
             continue
-        notes.append(Finding(
-            NOTE_RULE, Severity.TODO, to_original(line), 0,
-            f"unresolved note: {message} (do what it says, then delete the note)",
-        ))
+        notes.append(
+            Finding(
+                NOTE_RULE,
+                Severity.TODO,
+                to_original(line),
+                0,
+                f"unresolved note: {message} (do what it says, then delete the note)",
+            )
+        )
     return notes
 
 

@@ -54,8 +54,7 @@ def rules_for(kind: FileKind, rules: Sequence[type[Rule]], text: str, name: str 
     automaton = _triggers(tuple(rules))
     found = {word for _, word in automaton.iter(text)} if automaton is not None else set()
     return [
-        rule for rule in rules
-        if kind in rule.kinds and rule.handles_name(name) and not found.isdisjoint(rule.triggers)
+        rule for rule in rules if kind in rule.kinds and rule.handles_name(name) and not found.isdisjoint(rule.triggers)
     ]
 
 
@@ -79,7 +78,11 @@ def automaton_of(words: Iterable[str]) -> "ahocorasick.Automaton | None":
 
 
 def migrate_source(
-    text: str, kind: FileKind, path: PurePath, rules: Sequence[type[Rule]], options: RuleOptions,
+    text: str,
+    kind: FileKind,
+    path: PurePath,
+    rules: Sequence[type[Rule]],
+    options: RuleOptions,
     namespace: SharedNamespace | None = None,
 ) -> Migrated:
     """Rewrite ``text`` (a file of ``kind``) with ``rules``. Raises on code that does not parse.
@@ -93,6 +96,7 @@ def migrate_source(
     python_rules = [rule for rule in active if issubclass(rule, PythonRule)]
     text_rules = [rule for rule in active if issubclass(rule, TextRule)]
     if kind in PYTHON_KINDS and python_rules:
+
         def transform(chosen: Sequence[type[PythonRule]]) -> tuple[str, list[Finding]]:
             ctx = PythonContext(path=path, source=text, options=options, imports=ImportMap(), namespace=namespace)
             rewritten, found = transform_module(text, chosen, ctx)

@@ -42,7 +42,7 @@ class _StartRecorder(CodegenState):
 
     def _here(self) -> tuple[int, int]:
         tokens = self.tokens
-        for token in tokens[self._counted:]:
+        for token in tokens[self._counted :]:
             segments = _NEWLINE.split(token)
             if len(segments) == 1:
                 self._column += len(token)
@@ -57,7 +57,11 @@ class _StartRecorder(CodegenState):
             self.found[id(node)] = self._here()
 
     def record_syntactic_position(  # type: ignore[override]
-        self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None, end_node: cst.CSTNode | None = None,
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: cst.CSTNode | None = None,
+        end_node: cst.CSTNode | None = None,
     ) -> contextlib.AbstractContextManager[None]:
         if id(node) not in self.wanted:
             return _NOT_RECORDED
@@ -83,7 +87,9 @@ def starts(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, tuple[
 
 
 def starts_by_statement(
-    module: cst.Module, source: str, nodes_by_statement: Mapping[cst.CSTNode, Iterable[cst.CSTNode]],
+    module: cst.Module,
+    source: str,
+    nodes_by_statement: Mapping[cst.CSTNode, Iterable[cst.CSTNode]],
 ) -> dict[int, tuple[int, int]] | None:
     """Like ``starts`` for nodes grouped under the module-level statements (of ``module.body``) that hold
     them, generating only those statements. ``source`` is the text ``module`` was parsed from. None when
@@ -127,8 +133,14 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _CLAUSE = re.compile(r"(?:else|elif|except|finally)\b")
 _COMPOUND = re.compile(r"(?:def|class|if|for|while|try|with|async)\b")
 _KEYWORDS = {  # what the first line of each compound statement starts with
-    cst.FunctionDef: ("def", "async"), cst.ClassDef: ("class",), cst.If: ("if",), cst.For: ("for", "async"),
-    cst.While: ("while",), cst.Try: ("try",), cst.TryStar: ("try",), cst.With: ("with", "async"),
+    cst.FunctionDef: ("def", "async"),
+    cst.ClassDef: ("class",),
+    cst.If: ("if",),
+    cst.For: ("for", "async"),
+    cst.While: ("while",),
+    cst.Try: ("try",),
+    cst.TryStar: ("try",),
+    cst.With: ("with", "async"),
     cst.Match: ("match",),
 }
 
@@ -158,7 +170,7 @@ def _scanned_lines(module: cst.Module, source: str) -> dict[int, int] | None:
     for number, offset in starts:
         while source.startswith("\f", offset):  # a form feed resets the column: what follows is in column 0
             offset += 1
-        first = source[offset:offset + 1]
+        first = source[offset : offset + 1]
         if not first or first in " \t\f\r\n#\\" or (not decorated and _CLAUSE.match(source, offset)):
             continue  # blank, indented, a comment, or the else/except/finally of the statement above
         if first == "@":

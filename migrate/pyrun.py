@@ -148,7 +148,10 @@ class _Dispatcher(cstwalk.Hooks):
                 table[getattr(cst, attribute[6:])].append(getattr(rule, attribute))
         self.visitors, self.leavers = dict(self.visitors), dict(self.leavers)
         self.hooked = (
-            frozenset(self.visitors) | frozenset(self.leavers) | _STATEMENT_CLASSES | _NAME_BOOKKEEPING
+            frozenset(self.visitors)
+            | frozenset(self.leavers)
+            | _STATEMENT_CLASSES
+            | _NAME_BOOKKEEPING
             | {cst.IndentedBlock}
         )
         self.carried: list[tuple[int, list[str]]] = []  # notes of removed statements, for the next one
@@ -193,8 +196,12 @@ class _Dispatcher(cstwalk.Hooks):
                 leave(original, original)
         if node_type is cst.IndentedBlock and isinstance(result, cst.IndentedBlock) and not result.body:
             result = result.with_changes(body=[cst.SimpleStatementLine(body=[cst.Pass()])])  # every statement removed
-        elif node_type is cst.If and isinstance(result, cst.If) and _emptied(cast(cst.If, original), result) \
-                and id(original) not in self.ctx.todos_by_statement:  # a note about the test keeps it
+        elif (
+            node_type is cst.If
+            and isinstance(result, cst.If)
+            and _emptied(cast(cst.If, original), result)
+            and id(original) not in self.ctx.todos_by_statement
+        ):  # a note about the test keeps it
             result = cst.RemoveFromParent()  # `if x: pass else: pass` left by removals does nothing
         if node_type in _STATEMENT_CLASSES:
             result = self._attach_notes(original, result)
@@ -225,8 +232,12 @@ class _Dispatcher(cstwalk.Hooks):
             return result
         # a note above an enclosing statement already says it: a rewrite that wrapped this statement (an `if` guard)
         # left its note above the wrapper, and a second run must not add it again inside
-        enclosing = {line.comment.value for statement in self.ctx.statement_stack
-                     for line in getattr(statement, "leading_lines", ()) if line.comment}
+        enclosing = {
+            line.comment.value
+            for statement in self.ctx.statement_stack
+            for line in getattr(statement, "leading_lines", ())
+            if line.comment
+        }
         header = self.header_comments if original is self.first_statement else set()
         annotated = _with_notes(cast(_Statement, target), messages, enclosing | above | header)
         if isinstance(result, cst.FlattenSentinel):

@@ -82,6 +82,7 @@ class Rule:
         """Whether the rule, whose triggers ``text`` holds, has work there given the project facts in ``options``
         (default: yes). A rule whose trigger is too common to keep files unparsed narrows it here."""
         return True
+
     #: "any" or "neuron-project": the latter only runs when the project targets Neuron (see ``markers``).
     scope: ClassVar[str] = "any"
     #: What shows that a project targets Neuron, per file kind: (literal anchor, regex) pairs. The anchor

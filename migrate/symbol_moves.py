@@ -61,7 +61,7 @@ class SymbolMover:
             # AutoX``): the copy below serves, unless module-level code in between reads the name
             return not any(
                 cstwalk.find(statement, lambda node: isinstance(node, cst.Name) and node.value in (local, old_local))
-                for statement in self.module_body[current + 1:first]
+                for statement in self.module_body[current + 1 : first]
                 if not isinstance(statement, (cst.FunctionDef, cst.ClassDef))
             )
         if first is not None:
@@ -147,7 +147,8 @@ class SymbolMover:
         changed = False
         before = original.body[0]
         original_names = (
-            before.names if isinstance(before, cst.ImportFrom) and not isinstance(before.names, cst.ImportStar)
+            before.names
+            if isinstance(before, cst.ImportFrom) and not isinstance(before.names, cst.ImportStar)
             else statement.names
         )
         for alias, original_alias in zip(statement.names, original_names):

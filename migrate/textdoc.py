@@ -36,7 +36,7 @@ class TextDocument:
         self.lines: list[Line] = []
         for number, raw in enumerate(source.splitlines(keepends=True), start=1):
             body = raw.rstrip("\r\n")
-            self.lines.append(Line(body, raw[len(body):], number))
+            self.lines.append(Line(body, raw[len(body) :], number))
         self.newline = next((line.ending for line in self.lines if line.ending), "\n")
 
     def __iter__(self) -> Iterator[Line]:
@@ -80,7 +80,7 @@ class TextDocument:
 
     def next_live(self, line: Line) -> Line | None:
         index = self._index(line)
-        for candidate in self.lines[index + 1:]:
+        for candidate in self.lines[index + 1 :]:
             if not candidate.deleted:
                 return candidate
         return None

@@ -33,7 +33,7 @@ class Decoded:
 
 def decode(data: bytes, kind: FileKind | None) -> Decoded:
     bom = data.startswith(codecs.BOM_UTF8)
-    body = data[len(codecs.BOM_UTF8):] if bom else data
+    body = data[len(codecs.BOM_UTF8) :] if bom else data
     encoding = "utf-8"
     if kind is FileKind.PYTHON and not bom:
         try:  # PEP 263 coding cookie

@@ -27,7 +27,10 @@ def imports_any(imports: ImportMap, prefixes: tuple[str, ...]) -> bool:
 
 
 def remove_unused_imports(
-    module: cst.Module, prefixes: tuple[str, ...], used_elsewhere: set[str], known: Mapping[int, set[str]],
+    module: cst.Module,
+    prefixes: tuple[str, ...],
+    used_elsewhere: set[str],
+    known: Mapping[int, set[str]],
 ) -> cst.Module:
     """``known``: names used by module-level statements of the parsed tree, by id; a statement still there
     unchanged is not walked again."""

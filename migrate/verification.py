@@ -55,7 +55,9 @@ class VerifyRule(Rule):
 
 
 def violations(
-    text: str, verifiers: Sequence[type[VerifyRule]], outer_imports: Mapping[str, set[str]] | None = None,
+    text: str,
+    verifiers: Sequence[type[VerifyRule]],
+    outer_imports: Mapping[str, set[str]] | None = None,
 ) -> list[tuple[str, Violation]]:
     """``outer_imports``: local name -> qualified names imported before this text runs (earlier notebook cells)."""
     try:
@@ -70,8 +72,12 @@ Transform = Callable[[Sequence[type[PythonRule]]], "tuple[str, list[Finding]]"]
 
 
 def verified(
-    text: str, rules: Sequence[type[PythonRule]], verifiers: Sequence[type[VerifyRule]], transform: Transform,
-    inline_notes: bool = True, outer_imports: Mapping[str, set[str]] | None = None,
+    text: str,
+    rules: Sequence[type[PythonRule]],
+    verifiers: Sequence[type[VerifyRule]],
+    transform: Transform,
+    inline_notes: bool = True,
+    outer_imports: Mapping[str, set[str]] | None = None,
 ) -> tuple[str, list[Finding]]:
     """``transform(rules)`` checked by ``verifiers``, with the rules whose rewrites fail withdrawn.
     ``outer_imports``: what earlier notebook cells imported (see ``violations``)."""
@@ -111,8 +117,10 @@ def verified(
         if finding.rule not in withdrawn:
             continue
         if finding.severity is Severity.FIXED:
-            message = (f"not rewritten: the rewrite would fail verification ({withdrawn[finding.rule]}); "
-                       f"it would have done: {finding.message}")
+            message = (
+                f"not rewritten: the rewrite would fail verification ({withdrawn[finding.rule]}); "
+                f"it would have done: {finding.message}"
+            )
             finding = replace(finding, severity=Severity.TODO, message=message)
         elif finding.severity is not Severity.TODO:
             continue
@@ -144,7 +152,8 @@ def _introduced_in_rewrite(text: str, new_text: str, found, before: Counter) -> 
     changed = _changed_lines(text, new_text)
     for rule, violation in found:
         if counts[(rule, violation.key)] > before[(rule, violation.key)] and any(
-                line in changed for line in range(violation.line, violation.end_line + 1)):
+            line in changed for line in range(violation.line, violation.end_line + 1)
+        ):
             return rule, violation
     return None
 
@@ -192,11 +201,11 @@ def _add_notes(old: str, new: str, notes: list[tuple[int, str]]) -> str:
             continue
         indent = lines[target - 1][: len(lines[target - 1]) - len(lines[target - 1].lstrip())]
         note = f"{indent}# {NOTE_PREFIX} {message}{newline}"
-        above = {earlier.strip() for earlier in lines[max(0, target - 6):target - 1]}
+        above = {earlier.strip() for earlier in lines[max(0, target - 6) : target - 1]}
         if note.strip() not in above and note not in inserts.get(target, []):
             inserts.setdefault(target, []).append(note)
     for target in sorted(inserts, reverse=True):
-        lines[target - 1:target - 1] = inserts[target]
+        lines[target - 1 : target - 1] = inserts[target]
     return "".join(lines)
 
 
@@ -210,8 +219,15 @@ def _statement_starts(text: str) -> dict[int, int]:
     for node in ast.walk(tree):
         if isinstance(node, ast.stmt):
             end = node.end_lineno or node.lineno
-            body_start = min((child.lineno for field in ("body", "orelse", "finalbody", "handlers")
-                              for child in getattr(node, field, []) or [] if hasattr(child, "lineno")), default=end + 1)
+            body_start = min(
+                (
+                    child.lineno
+                    for field in ("body", "orelse", "finalbody", "handlers")
+                    for child in getattr(node, field, []) or []
+                    if hasattr(child, "lineno")
+                ),
+                default=end + 1,
+            )
             for line in range(node.lineno, min(end, body_start - 1) + 1):
                 if line not in starts or starts[line] < node.lineno:
                     starts[line] = node.lineno

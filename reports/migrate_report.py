@@ -61,7 +61,7 @@ def md_text(value: Any) -> str:
     text = " ".join(str(value).split())
     out, last = [], 0
     for match in _CODE_SPAN.finditer(text):
-        out.append(text[last:match.start()].replace("<", "&lt;"))
+        out.append(text[last : match.start()].replace("<", "&lt;"))
         out.append(match.group(0))
         last = match.end()
     out.append(text[last:].replace("<", "&lt;"))
@@ -81,7 +81,7 @@ def html_text(value: Any) -> Markup:
     text = str(value)
     out, last = [], 0
     for match in _CODE_SPAN.finditer(text):
-        out.append(escape(text[last:match.start()]))
+        out.append(escape(text[last : match.start()]))
         out.append(Markup("<code>") + escape(match.group(2)) + Markup("</code>"))
         last = match.end()
     out.append(escape(text[last:]))
@@ -169,16 +169,18 @@ def view(data: dict) -> dict[str, Any]:
             {**f, "href": "#" + lines[f["line"]] if f["severity"] != "fixed" and f["line"] in lines else None}
             for f in sorted(file["findings"], key=lambda f: f["line"])  # stable: same-line findings keep their order
         ]
-        files.append({
-            **file,
-            "anchor": anchor,
-            "counts": counts,
-            "todos": items,
-            "fixed_rules": rules,
-            "all_findings": findings,
-            "status_text": _status_text(file["status"], data["mode"]),
-            "status_kind": STATUS_KIND.get(file["status"], "info"),
-        })
+        files.append(
+            {
+                **file,
+                "anchor": anchor,
+                "counts": counts,
+                "todos": items,
+                "fixed_rules": rules,
+                "all_findings": findings,
+                "status_text": _status_text(file["status"], data["mode"]),
+                "status_kind": STATUS_KIND.get(file["status"], "info"),
+            }
+        )
     for file in files:
         file["note"] = _change_note(file)
     todo_files = [f for f in files if f["todos"] or f["status"] == "error"]
@@ -190,7 +192,8 @@ def view(data: dict) -> dict[str, Any]:
     # left untouched) and what to review (TODOs); a file with both is in each, with its own lines
     fail_files = [
         {**f, "lines": [t for t in f["todos"] if t["severity"] == "error"]}
-        for f in todo_files if f["counts"]["error"] or f["status"] == "error"
+        for f in todo_files
+        if f["counts"]["error"] or f["status"] == "error"
     ]
     review_files = [
         {**f, "lines": [t for t in f["todos"] if t["severity"] == "todo"]} for f in todo_files if f["counts"]["todo"]
@@ -204,8 +207,9 @@ def view(data: dict) -> dict[str, Any]:
                 break
             md_group.append({**file, "lines": file["lines"][:budget]})
             budget -= len(md_group[-1]["lines"])
-    md_todos_left = (sum(len(f["lines"]) for f in fail_files + review_files)
-                     - sum(len(f["lines"]) for f in md_fail + md_review))
+    md_todos_left = sum(len(f["lines"]) for f in fail_files + review_files) - sum(
+        len(f["lines"]) for f in md_fail + md_review
+    )
     not_scanned = data.get("not_scanned") or {"count": 0, "files": []}  # optional: older reports lack it
     md_changes = [
         [
@@ -252,8 +256,12 @@ def view(data: dict) -> dict[str, Any]:
         "md_changes_left": len(touched) - len(md_changes),
         "md_rules": md_rules,
         "md_models": [
-            [md_code(use["checkpoint"]), f"{use['model_type']} ({use['how']})" if use["model_type"] else "unknown",
-             *[use["verdicts"].get(mode, "–") for mode in data["models"]["modes"]], ", ".join(use["where"][:3])]
+            [
+                md_code(use["checkpoint"]),
+                f"{use['model_type']} ({use['how']})" if use["model_type"] else "unknown",
+                *[use["verdicts"].get(mode, "–") for mode in data["models"]["modes"]],
+                ", ".join(use["where"][:3]),
+            ]
             for use in (data.get("models") or {}).get("uses", [])
         ],
         "md_collapse": MD_COLLAPSE,

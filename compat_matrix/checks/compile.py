@@ -71,8 +71,9 @@ class BreakClock(StepClock):
 
     def breaks_by_step(self) -> list[dict[str, Any]]:
         """``[{reason, count, steps: {prefill|decode_N: count}}]``, most frequent first."""
-        rows = [{"reason": reason, "count": sum(steps.values()), "steps": steps}
-                for reason, steps in self.by_reason.items()]
+        rows = [
+            {"reason": reason, "count": sum(steps.values()), "steps": steps} for reason, steps in self.by_reason.items()
+        ]
         return sorted(rows, key=lambda row: -row["count"])
 
 
@@ -193,10 +194,12 @@ def compiled_generate(model, input_ids, *, backend: str, fullgraph: bool) -> dic
         details["chunked_prefill_compile"] = failed_chunked
     if limit_log.hits:
         # After the limit Dynamo stops compiling that function: the remaining decode steps run eagerly.
-        details["recompile_limit"] = {"limit": int(torch._dynamo.config.recompile_limit),
-                                      "hit_at_step": limit_log.hits[0]["step"], "functions": sorted(
-                                          {hit["function"] for hit in limit_log.hits})[:3],
-                                      "decode_steps": max(0, clock.step - 1)}
+        details["recompile_limit"] = {
+            "limit": int(torch._dynamo.config.recompile_limit),
+            "hit_at_step": limit_log.hits[0]["step"],
+            "functions": sorted({hit["function"] for hit in limit_log.hits})[:3],
+            "decode_steps": max(0, clock.step - 1),
+        }
     if isinstance(outcome, CheckFailed):
         cause = outcome.__cause__ or outcome
         status = "fail_compile" if is_compile_error(cause) else outcome.status

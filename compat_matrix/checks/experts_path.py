@@ -18,9 +18,11 @@ ALTERNATIVE = "batched_mm"
 
 def applies(model, lowering: dict[str, Any]) -> bool:
     """The default experts path failed the proxy on histc, and the model can switch its experts implementation."""
-    return ("aten::histc" in (lowering.get("failed_ops") or [])
-            and getattr(model.config, "_experts_implementation", None) not in (None, ALTERNATIVE)
-            and hasattr(model, "set_experts_implementation"))
+    return (
+        "aten::histc" in (lowering.get("failed_ops") or [])
+        and getattr(model.config, "_experts_implementation", None) not in (None, ALTERNATIVE)
+        and hasattr(model, "set_experts_implementation")
+    )
 
 
 def lower_batched_mm(model, input_ids, check_lowering) -> dict[str, Any]:
@@ -38,16 +40,25 @@ def lower_batched_mm(model, input_ids, check_lowering) -> dict[str, Any]:
         result = check_lowering(model, input_ids)
     finally:
         model.set_experts_implementation(original)
-    return {"experts_implementation": ALTERNATIVE, "status": result["status"], "failed_ops": result["failed_ops"],
-            "reason": result["reason"], "max_abs_logit_diff": float((logits - reference).abs().max())}
+    return {
+        "experts_implementation": ALTERNATIVE,
+        "status": result["status"],
+        "failed_ops": result["failed_ops"],
+        "reason": result["reason"],
+        "max_abs_logit_diff": float((logits - reference).abs().max()),
+    }
 
 
 def note(default: str, alternative: dict[str, Any]) -> str:
     """The row's note: where histc comes from, and the setting that lowers (or that it does not help)."""
-    head = (f"aten::histc comes from transformers' default experts path (experts_implementation={default!r}, "
-            "tokens per expert counted with torch.histc; TorchNeuron implements it, upstream torch-mlir does not)")
+    head = (
+        f"aten::histc comes from transformers' default experts path (experts_implementation={default!r}, "
+        "tokens per expert counted with torch.histc; TorchNeuron implements it, upstream torch-mlir does not)"
+    )
     if alternative["status"] == "lowered":
-        return (f"{head}; with experts_implementation={ALTERNATIVE!r} (from_pretrained(..., experts_implementation="
-                f"{ALTERNATIVE!r})) the graph lowers fully, logits within {alternative['max_abs_logit_diff']:.1e}")
+        return (
+            f"{head}; with experts_implementation={ALTERNATIVE!r} (from_pretrained(..., experts_implementation="
+            f"{ALTERNATIVE!r})) the graph lowers fully, logits within {alternative['max_abs_logit_diff']:.1e}"
+        )
     failed = ", ".join(alternative["failed_ops"]) or (alternative["reason"] or "no reason given")[:120]
     return f"{head}; experts_implementation={ALTERNATIVE!r} does not lower either: {failed}"

@@ -72,8 +72,16 @@ def cache_used(past) -> dict[str, Any]:
     return info
 
 
-def greedy(model, input_ids, *, chunked: bool, static: bool = True, compile_config=None, clock: StepClock | None = None,
-           new_tokens: int = NEW_TOKENS):
+def greedy(
+    model,
+    input_ids,
+    *,
+    chunked: bool,
+    static: bool = True,
+    compile_config=None,
+    clock: StepClock | None = None,
+    new_tokens: int = NEW_TOKENS,
+):
     """One greedy ``generate``; returns ``(tokens[1, new], step_logits[new, vocab], cache_info)``."""
     import torch
     from transformers import LogitsProcessorList
@@ -105,13 +113,14 @@ def greedy(model, input_ids, *, chunked: bool, static: bool = True, compile_conf
             logits_processor=LogitsProcessorList([clock] if clock else []),
             **kwargs,
         )
-    tokens = out.sequences[:, ids.shape[1]:].cpu()
+    tokens = out.sequences[:, ids.shape[1] :].cpu()
     logits = torch.cat([step.float().cpu() for step in out.logits], dim=0) if out.logits else None
     return tokens, logits, cache_used(getattr(out, "past_key_values", None))
 
 
-def static_generate(model, input_ids, *, compile_config=None, clock: StepClock | None = None,
-                    before_retry=None) -> dict[str, Any]:
+def static_generate(
+    model, input_ids, *, compile_config=None, clock: StepClock | None = None, before_retry=None
+) -> dict[str, Any]:
     """Chunked-prefill static-cache generate; falls back to plain static generate to tell the two failures apart.
     ``before_retry()`` runs before the fallback (compiled mode resets Dynamo there, so the fallback neither reuses nor
     is counted against the graphs of the failed attempt).
@@ -130,9 +139,7 @@ def static_generate(model, input_ids, *, compile_config=None, clock: StepClock |
         try:
             tokens, logits, cache = greedy(model, input_ids, chunked=False, compile_config=compile_config, clock=clock)
         except Exception as exc:  # noqa: BLE001
-            raise CheckFailed(
-                "fail_generate", one_line(exc), {"chunked_prefill_error": chunk_error}
-            ) from exc
+            raise CheckFailed("fail_generate", one_line(exc), {"chunked_prefill_error": chunk_error}) from exc
         result["chunked_prefill_error"] = chunk_error
         if cache["used"] == "StaticCache":
             result["status"] = "fail_generate"
@@ -151,10 +158,14 @@ def why_no_static_cache(model) -> str:
 
     if getattr(model.config, "use_cache", True) is False:
         # mpt: MptConfig.use_cache defaults to False; generate then keeps no cache at all unless told otherwise.
-        return (f"cache disabled by config: {type(model.config).__name__}.use_cache=False, so generate recomputes "
-                "the whole sequence every step; pass use_cache=True to generate or set it in the config")
+        return (
+            f"cache disabled by config: {type(model.config).__name__}.use_cache=False, so generate recomputes "
+            "the whole sequence every step; pass use_cache=True to generate or set it in the config"
+        )
     if "state" in inspect.signature(model.forward).parameters:
         # rwkv: a fixed-size recurrent state passed as `state`, outside transformers' Cache classes.
-        return ("recurrent state of fixed size, kept outside transformers' Cache classes: shapes do not grow, but "
-                "transformers does not auto-compile generate for it (compile the decode step by hand)")
+        return (
+            "recurrent state of fixed size, kept outside transformers' Cache classes: shapes do not grow, but "
+            "transformers does not auto-compile generate for it (compile the decode step by hand)"
+        )
     return "the model takes no cache object: shapes change every step"

@@ -241,7 +241,7 @@ class _DecodeStep(torch.nn.Module):
                             self.state.append(item)
 
     def forward(self, *tensors: torch.Tensor) -> torch.Tensor:
-        named, state = tensors[: len(self.tensor_names)], tensors[len(self.tensor_names):]
+        named, state = tensors[: len(self.tensor_names)], tensors[len(self.tensor_names) :]
         for (holder, key), tensor in zip(self.slots, state):
             if isinstance(holder, (dict, list)):
                 holder[key] = tensor
@@ -275,9 +275,15 @@ def _first_decode_step(model: torch.nn.Module, input_ids: torch.Tensor) -> tuple
     pad = getattr(model.generation_config, "pad_token_id", None)
     generate = cast("GenerationMixin", model).generate  # a *ForCausalLM: a module with GenerationMixin
     try:
-        generate(input_ids, attention_mask=torch.ones_like(input_ids), max_new_tokens=DECODE_HEADROOM,
-                 do_sample=False, cache_implementation="static", disable_compile=True,
-                 pad_token_id=pad if pad is not None else 0)
+        generate(
+            input_ids,
+            attention_mask=torch.ones_like(input_ids),
+            max_new_tokens=DECODE_HEADROOM,
+            do_sample=False,
+            cache_implementation="static",
+            disable_compile=True,
+            pad_token_id=pad if pad is not None else 0,
+        )
     except _DecodeInputsSeen:
         pass
     finally:

@@ -32,12 +32,42 @@ from typing import Any
 OPS_FILE = Path(__file__).resolve().parent.parent / "data" / "torchneuron_aten_ops.txt"
 
 #: Ops without an alias annotation that still need no device kernel (metadata, aliasing helpers).
-NO_KERNEL_OPS = frozenset({
-    "_unsafe_view", "_reshape_alias", "lift_fresh", "detach", "alias", "view_as_real", "view_as_complex", "conj",
-    "_conj", "_neg_view", "t", "movedim", "swapaxes", "sym_size", "sym_stride", "sym_numel", "sym_storage_offset",
-    "size", "stride", "numel", "dim", "is_same_size", "_nested_tensor_size", "resolve_conj", "resolve_neg",
-    "lift_fresh_copy", "set_", "record_stream", "_version", "output_nr", "is_contiguous", "storage_offset",
-})
+NO_KERNEL_OPS = frozenset(
+    {
+        "_unsafe_view",
+        "_reshape_alias",
+        "lift_fresh",
+        "detach",
+        "alias",
+        "view_as_real",
+        "view_as_complex",
+        "conj",
+        "_conj",
+        "_neg_view",
+        "t",
+        "movedim",
+        "swapaxes",
+        "sym_size",
+        "sym_stride",
+        "sym_numel",
+        "sym_storage_offset",
+        "size",
+        "stride",
+        "numel",
+        "dim",
+        "is_same_size",
+        "_nested_tensor_size",
+        "resolve_conj",
+        "resolve_neg",
+        "lift_fresh_copy",
+        "set_",
+        "record_stream",
+        "_version",
+        "output_nr",
+        "is_contiguous",
+        "storage_offset",
+    }
+)
 
 #: CPU (or CUDA) specific kernels -> the op the Neuron device dispatches to instead.
 CPU_VARIANTS = {

@@ -70,8 +70,11 @@ def migrate_notebook(text: str, path: PurePath, rules: Sequence[type[Rule]], opt
     # what is left is what the last pass sees: the sweep's and the verification's findings
     sweeps = {rule.id for rule in rules if issubclass(rule, (SweepRule, VerifyRule))}
     to_original = _line_map(text, first.text)  # the second pass numbers the lines of the first one's output
-    return Migrated(second.text, [f for f in first.findings if f.rule not in sweeps] +
-                    [replace(f, line=to_original(f.line)) for f in second.findings if f.rule in sweeps])
+    return Migrated(
+        second.text,
+        [f for f in first.findings if f.rule not in sweeps]
+        + [replace(f, line=to_original(f.line)) for f in second.findings if f.rule in sweeps],
+    )
 
 
 def _read(text: str) -> _Notebook | Migrated:
@@ -104,9 +107,11 @@ def _left_untouched(text: str, message: str) -> Migrated:
 
 def _python_kernel(text: str, root: Node) -> bool:
     metadata = root.members.get("metadata")
-    language = _value_text(text, metadata, "kernelspec", "language") or _value_text(
-        text, metadata, "language_info", "name"
-    ) or "python"
+    language = (
+        _value_text(text, metadata, "kernelspec", "language")
+        or _value_text(text, metadata, "language_info", "name")
+        or "python"
+    )
     return language.lower().startswith("python")
 
 
@@ -127,8 +132,9 @@ def _value_text(text: str, node: Node | None, *keys: str) -> str | None:
     return node.text(text) if node.items or node.members else None
 
 
-def _migrate_cells(notebook: _Notebook | Migrated, path: PurePath, rules: Sequence[type[Rule]],
-                   options: RuleOptions) -> Migrated:
+def _migrate_cells(
+    notebook: _Notebook | Migrated, path: PurePath, rules: Sequence[type[Rule]], options: RuleOptions
+) -> Migrated:
     if isinstance(notebook, Migrated):
         return notebook
     text = notebook.text
@@ -145,10 +151,15 @@ def _migrate_cells(notebook: _Notebook | Migrated, path: PurePath, rules: Sequen
         if cell_type is None or cell_type.value not in _CELL_TYPES or source is None:
             continue
         if cell_type.value != "code":  # prose: reported as docs to update (the sweep rules of DOCS), never edited
-            prose = migrate_source(source.text, FileKind.DOCS, path.with_name(f"{path.stem}.cell{number}.md"), rules,
-                                   options)
-            findings.extend(Finding(f.rule, f.severity, source.file_line(text, f.line), 0,
-                                    f"cell {number}, line {f.line}: {f.message}") for f in prose.findings)
+            prose = migrate_source(
+                source.text, FileKind.DOCS, path.with_name(f"{path.stem}.cell{number}.md"), rules, options
+            )
+            findings.extend(
+                Finding(
+                    f.rule, f.severity, source.file_line(text, f.line), 0, f"cell {number}, line {f.line}: {f.message}"
+                )
+                for f in prose.findings
+            )
             continue
         new, cell_findings = migrate_cell(source.text, number, path, rules, options, namespace)
         findings.extend(

@@ -40,8 +40,14 @@ def kernel_namespace(code_sources: Iterable[str]) -> SharedNamespace:
     return SharedNamespace(trigger_text=code, names=set(_IDENTIFIER.findall(used)))
 
 
-def migrate_cell(source: str, number: int, path: PurePath, rules: Sequence[type[Rule]], options: RuleOptions,
-                 namespace: SharedNamespace | None = None) -> tuple[str, list[CellFinding]]:
+def migrate_cell(
+    source: str,
+    number: int,
+    path: PurePath,
+    rules: Sequence[type[Rule]],
+    options: RuleOptions,
+    namespace: SharedNamespace | None = None,
+) -> tuple[str, list[CellFinding]]:
     """The new source of code cell ``number`` (1-based) of the notebook at ``path``, and its findings."""
     lines = source.splitlines(keepends=True)
     if not lines:
@@ -77,8 +83,14 @@ def _cell_path(path: PurePath, number: int, suffix: str) -> PurePath:
     return path.with_name(f"{path.stem}.cell{number}{suffix}")
 
 
-def _migrate_text(text: str, kind: FileKind, path: PurePath, rules: Sequence[type[Rule]], options: RuleOptions,
-                  namespace: SharedNamespace | None = None) -> tuple[str, list[CellFinding]]:
+def _migrate_text(
+    text: str,
+    kind: FileKind,
+    path: PurePath,
+    rules: Sequence[type[Rule]],
+    options: RuleOptions,
+    namespace: SharedNamespace | None = None,
+) -> tuple[str, list[CellFinding]]:
     if kind is FileKind.PYTHON:
         return _migrate_python(text, path, rules, options, namespace)
     try:
@@ -96,8 +108,13 @@ def _cell_error(message: str) -> CellFinding:
     return (1, Severity.ERROR, ENGINE_RULE, message)
 
 
-def _migrate_python(text: str, path: PurePath, rules: Sequence[type[Rule]], options: RuleOptions,
-                    namespace: SharedNamespace | None = None) -> tuple[str, list[CellFinding]]:
+def _migrate_python(
+    text: str,
+    path: PurePath,
+    rules: Sequence[type[Rule]],
+    options: RuleOptions,
+    namespace: SharedNamespace | None = None,
+) -> tuple[str, list[CellFinding]]:
     masked, cell_magics = magics.mask(text)
     try:
         result = migrate_source(masked, FileKind.PYTHON, path, rules, options, namespace)
@@ -112,8 +129,11 @@ def _migrate_python(text: str, path: PurePath, rules: Sequence[type[Rule]], opti
 
     new_text = magics.unmask(result.text, cell_magics, replacement)
     if new_text is None:
-        return text, [_cell_error("the Python rules moved or removed an IPython magic line; "
-                                  "cell left unchanged: migrate it by hand")]
+        return text, [
+            _cell_error(
+                "the Python rules moved or removed an IPython magic line; cell left unchanged: migrate it by hand"
+            )
+        ]
     if new_text != text and result.text == masked:  # only magic lines changed: the Python side was never parsed
         try:
             libcst.parse_module(masked)
@@ -122,8 +142,9 @@ def _migrate_python(text: str, path: PurePath, rules: Sequence[type[Rule]], opti
     return new_text, findings
 
 
-def _migrate_magic(magic: magics.Magic, path: PurePath, rules: Sequence[type[Rule]],
-                   options: RuleOptions) -> tuple[list[str], list[CellFinding]]:
+def _migrate_magic(
+    magic: magics.Magic, path: PurePath, rules: Sequence[type[Rule]], options: RuleOptions
+) -> tuple[list[str], list[CellFinding]]:
     """The lines that replace one masked magic (shell rules for ``!``, ``%pip``, ``%env`` ...)."""
     command = magics.shell_command(magic)
     if command is None:

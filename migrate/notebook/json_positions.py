@@ -30,13 +30,13 @@ class Node:
 
     def text(self, document: str) -> str:
         """The value as written in ``document``."""
-        return document[self.start:self.end]
+        return document[self.start : self.end]
 
 
 def parse_positions(text: str) -> Node:
     """The document's tree with positions. Raises ValueError for text that is not one JSON document."""
     root = _parse(text, 0)
-    if text[_skip_space(text, root.end):].strip():
+    if text[_skip_space(text, root.end) :].strip():
         raise ValueError("extra data after the JSON document")
     return root
 
@@ -59,41 +59,41 @@ def _parse(text: str, index: int) -> Node:
     if char == "{":
         node = Node("object", index, index)
         position = _skip_space(text, index + 1)
-        if text[position:position + 1] == "}":
+        if text[position : position + 1] == "}":
             node.end = position + 1
             return node
         while True:
             position = _skip_space(text, position)
-            if text[position:position + 1] != '"':
+            if text[position : position + 1] != '"':
                 raise ValueError(f"expected a key at offset {position}")
             key, position = _scanstring(text, position + 1)
             position = _skip_space(text, position)
-            if text[position:position + 1] != ":":
+            if text[position : position + 1] != ":":
                 raise ValueError(f"expected ':' at offset {position}")
             value = _parse(text, position + 1)
             node.members[key] = value
             position = _skip_space(text, value.end)
-            if text[position:position + 1] == ",":
+            if text[position : position + 1] == ",":
                 position += 1
                 continue
-            if text[position:position + 1] == "}":
+            if text[position : position + 1] == "}":
                 node.end = position + 1
                 return node
             raise ValueError(f"expected ',' or '}}' at offset {position}")
     if char == "[":
         node = Node("array", index, index)
         position = _skip_space(text, index + 1)
-        if text[position:position + 1] == "]":
+        if text[position : position + 1] == "]":
             node.end = position + 1
             return node
         while True:
             value = _parse(text, position)
             node.items.append(value)
             position = _skip_space(text, value.end)
-            if text[position:position + 1] == ",":
+            if text[position : position + 1] == ",":
                 position += 1
                 continue
-            if text[position:position + 1] == "]":
+            if text[position : position + 1] == "]":
                 node.end = position + 1
                 return node
             raise ValueError(f"expected ',' or ']' at offset {position}")

@@ -40,7 +40,7 @@ class Magic:
     def ending(self) -> str:
         """The line ending of the first line ("" on a last line without one)."""
         first = self.lines[0]
-        return first[len(first.rstrip("\r\n")):]
+        return first[len(first.rstrip("\r\n")) :]
 
 
 @dataclass(frozen=True)
@@ -69,8 +69,9 @@ def mask(text: str) -> tuple[str, list[Magic]]:
                 group.append(lines[index + len(group)])
             magic = Magic(match.group(1), group, index + 1)
             out.append(match.group(1) + _PLACEHOLDER.format(len(magics)) + magic.ending)
-            out.extend(match.group(1) + _PLACEHOLDER.format(f"{len(magics)}c") + g[len(g.rstrip("\r\n")):]
-                       for g in group[1:])
+            out.extend(
+                match.group(1) + _PLACEHOLDER.format(f"{len(magics)}c") + g[len(g.rstrip("\r\n")) :] for g in group[1:]
+            )
             magics.append(magic)
             index += len(group)
             continue
@@ -121,32 +122,33 @@ def unmask(text: str, magics: list[Magic], replacement: Callable[[Magic], list[s
 def shell_command(magic: Magic) -> ShellCommand | None:
     """The shell text of a magic the shell rules handle (``!``, ``%sx``/``%system``, ``%pip``, ``%env``
     ``NAME=value`` as ``export NAME=value``); None for other magics, which stay as they are."""
-    body = magic.lines[0][len(magic.indent):]
+    body = magic.lines[0][len(magic.indent) :]
     assignment = _ASSIGNMENT.match(body)
     head = assignment.group(1) if assignment else ""
-    body = body[len(head):]
+    body = body[len(head) :]
     continuation = "".join(magic.lines[1:])
     if body.startswith("!"):
         bang = "!!" if body.startswith("!!") else "!"
-        return ShellCommand(head + bang, body[len(bang):] + continuation, "shell")
+        return ShellCommand(head + bang, body[len(bang) :] + continuation, "shell")
     match = _MAGIC_NAME.match(body)
     if match is None:
         return None
     name = match.group(1)
     if name in _SHELL_LINE_MAGICS:
-        return ShellCommand(head + body[:match.end()], body[match.end():] + continuation, "shell")
+        return ShellCommand(head + body[: match.end()], body[match.end() :] + continuation, "shell")
     if name == "pip" and not head:
         return ShellCommand("%", body[1:] + continuation, "shell")
     if name in {"env", "set_env"} and not head:
-        env = _ENV.match(body[match.end():].rstrip("\r\n"))
+        env = _ENV.match(body[match.end() :].rstrip("\r\n"))
         if not env:
             return None
         return ShellCommand("", f"export {env.group(1)}={env.group(2)}\n" + continuation, "env")
     return None
 
 
-def rewritten(magic: Magic, command: ShellCommand, new_text: str, findings: list[Finding],
-              inline_notes: bool) -> list[str]:
+def rewritten(
+    magic: Magic, command: ShellCommand, new_text: str, findings: list[Finding], inline_notes: bool
+) -> list[str]:
     """The lines that replace ``magic`` once the shell rules turned ``command.text`` into ``new_text``
     (which differs from it) with ``findings``."""
     ending = magic.ending

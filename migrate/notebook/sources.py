@@ -61,15 +61,15 @@ def _encode_lines(document: str, source: Node, line_nodes: list[Node], new: str,
     if not tokens:
         return "[]"
     if len(line_nodes) >= 2:
-        opening = document[source.start + 1:line_nodes[0].start]
-        separator = document[line_nodes[0].end:line_nodes[1].start]
-        closing = document[line_nodes[-1].end:source.end - 1]
+        opening = document[source.start + 1 : line_nodes[0].start]
+        separator = document[line_nodes[0].end : line_nodes[1].start]
+        closing = document[line_nodes[-1].end : source.end - 1]
     elif len(line_nodes) == 1:
-        opening = document[source.start + 1:line_nodes[0].start]
-        closing = document[line_nodes[0].end:source.end - 1]
+        opening = document[source.start + 1 : line_nodes[0].start]
+        closing = document[line_nodes[0].end : source.end - 1]
         separator = "," + opening if opening.strip() == "" and "\n" in opening else ", "
     else:  # an empty list: lay the new one out like nbformat does, one string per line
         line_start = document.rfind("\n", 0, source.start) + 1
-        indent = len(document[line_start:source.start]) - len(document[line_start:source.start].lstrip())
+        indent = len(document[line_start : source.start]) - len(document[line_start : source.start].lstrip())
         opening, separator, closing = "\n" + " " * (indent + 1), ",\n" + " " * (indent + 1), "\n" + " " * indent
     return "[" + opening + separator.join(tokens) + closing + "]"

@@ -56,9 +56,7 @@ def merge_rows(
                     )
                 )
             else:
-                message = (
-                    f"conflict: {old_where} says {'/'.join(outcome(old))}, {where} says {'/'.join(outcome(row))}"
-                )
+                message = f"conflict: {old_where} says {'/'.join(outcome(old))}, {where} says {'/'.join(outcome(row))}"
                 if prefer_latest:
                     result.problems.append(
                         Problem("warning", job, f"{message}; kept the later row from {winner[0]}", "conflict")

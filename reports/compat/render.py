@@ -151,8 +151,10 @@ def published_lines(summary: Mapping[str, Any]) -> list[tuple[str, int, int]]:
     figures = published["figures"]
     ours = published["ours"]
     eager = next((part for part in summary["evidence"]["modes"] if part["mode"] == "eager"), None)
-    lines = [(figures[0]["label"], figures[0]["supported"], figures[0]["of"]),
-             ("this scan: predicted supported (every mode)", ours["supported"], ours["of"])]
+    lines = [
+        (figures[0]["label"], figures[0]["supported"], figures[0]["of"]),
+        ("this scan: predicted supported (every mode)", ours["supported"], ours["of"]),
+    ]
     if eager and eager["total"]:
         lines.append((f"this scan: eager pass ({', '.join(eager['evidence'])})", eager["pass"], eager["total"]))
     lines += [(figure["label"], figure["supported"], figure["of"]) for figure in figures[1:]]
@@ -199,16 +201,30 @@ def render_markdown(summary: Mapping[str, Any], collapse_over: int = 30) -> str:
         date=scan_date(summary),
         counts_header=["", "supported:", "partial:", "unsupported:", "skipped:", "total:"],
         counts_rows=counts_rows,
-        matrix_header=["Rank:", "Architecture", "Verdict", "Evidence", *modes, "optimum-neuron 0.4.5", "First call:",
-                       "Why"],
+        matrix_header=[
+            "Rank:",
+            "Architecture",
+            "Verdict",
+            "Evidence",
+            *modes,
+            "optimum-neuron 0.4.5",
+            "First call:",
+            "Why",
+        ],
         matrix_rows=matrix_rows,
         published_header=["", "supported:", "of:", "share:"],
         published_rows=[[label, n, of, percent(n, of)] for label, n, of in published_lines(summary)],
         difference_header=["Rank:", "Architecture", "Verdict", "Evidence", *modes, "optimum-neuron 0.4.5", "Why"],
         difference_rows=[
-            [entry["rank"] if entry["rank"] is not None else "–", f"`{entry['model_type']}`", entry["verdict"],
-             entry["evidence"], *(entry["statuses"].get(mode, "–") for mode in modes),
-             entry["optimum_neuron_045"] or "–", short(entry["reason"])]
+            [
+                entry["rank"] if entry["rank"] is not None else "–",
+                f"`{entry['model_type']}`",
+                entry["verdict"],
+                entry["evidence"],
+                *(entry["statuses"].get(mode, "–") for mode in modes),
+                entry["optimum_neuron_045"] or "–",
+                short(entry["reason"]),
+            ]
             for entry in summary["published"]["difference"]
         ],
         collapse=len(matrix_rows) > collapse_over,

@@ -115,21 +115,31 @@ def evidence_headline(rows: Sequence[Mapping[str, Any]], modes: Sequence[str]) -
     for mode in modes:
         ran = [row for row in rows if row["mode"] == mode and row["status"] not in HARNESS_STATUSES]
         where_key = "backend" if mode == "compiled" else "device"
-        parts.append({
-            "mode": mode,
-            "pass": sum(1 for row in ran if stand_in_passed(row)),
-            "total": len(ran),
-            "evidence": sorted({ran_on(row["device"]) for row in ran}, key=LEVELS.index),
-            "where": sorted({str(row[where_key]) for row in ran if row.get(where_key)}),
-        })
+        parts.append(
+            {
+                "mode": mode,
+                "pass": sum(1 for row in ran if stand_in_passed(row)),
+                "total": len(ran),
+                "evidence": sorted({ran_on(row["device"]) for row in ran}, key=LEVELS.index),
+                "where": sorted({str(row[where_key]) for row in ran if row.get(where_key)}),
+            }
+        )
     outcomes = Counter(lowering_outcome(row) for row in rows if row["mode"] == "compiled")
-    lowering = {outcome: outcomes[outcome] for outcome in LOWERING_OUTCOMES} if any(
-        outcomes[outcome] for outcome in LOWERING_OUTCOMES) else None
-    texts = [f"{p['mode']}: {p['pass']} of {p['total']} pass ({', '.join(p['evidence'] + [' + '.join(p['where'])])})"
-             for p in parts if p["total"]]
+    lowering = (
+        {outcome: outcomes[outcome] for outcome in LOWERING_OUTCOMES}
+        if any(outcomes[outcome] for outcome in LOWERING_OUTCOMES)
+        else None
+    )
+    texts = [
+        f"{p['mode']}: {p['pass']} of {p['total']} pass ({', '.join(p['evidence'] + [' + '.join(p['where'])])})"
+        for p in parts
+        if p["total"]
+    ]
     if lowering:
-        texts.append(f"lowering proxy: {lowering['lowers']} lower, {lowering['inconclusive']} inconclusive, "
-                     f"{lowering['predicted_failure']} predicted to fail")
+        texts.append(
+            f"lowering proxy: {lowering['lowers']} lower, {lowering['inconclusive']} inconclusive, "
+            f"{lowering['predicted_failure']} predicted to fail"
+        )
     return {"modes": parts, "lowering": lowering, "text": " · ".join(texts)}
 
 
@@ -155,15 +165,19 @@ def published_comparison(archs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 "reason": (arch["reasons"] or [arch.get("error") or ""])[0],
                 "optimum_neuron_045": arch.get("optimum_neuron_045"),
             }
-            for arch in archs if arch["verdict"] != "supported"
+            for arch in archs
+            if arch["verdict"] != "supported"
         ]
     return {
         "scope": published["scope"],
         "note": published["note"],
         "figures": figures,
         "ours": {"supported": supported, "of": scanned, "share": share},
-        "optimum_neuron_045": {"supported": sum(1 for arch in known if arch["optimum_neuron_045"] == "yes"),
-                               "known": len(known), "of": scanned},
+        "optimum_neuron_045": {
+            "supported": sum(1 for arch in known if arch["optimum_neuron_045"] == "yes"),
+            "known": len(known),
+            "of": scanned,
+        },
         "difference": difference,
     }
 
