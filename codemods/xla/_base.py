@@ -465,6 +465,7 @@ class XlaRule(PythonRule):
         super().__init__(ctx)
         ctx.shared.setdefault(ACTIVE_RULES, set()).add(self.id)  # see codemods/xla/_values.py
         self._statement_values: set[int] = set()  # ids of the calls that are a statement of their own
+        self._fstrings: list[str] = []  # the quote of each f-string the visit is inside (see quote_safe)
         if self.blocked:
             # the file keeps using torch_xla: its imports (side-effect ones too) stay (a per-instance override of
             # the ClassVar table, as _withdraw does for moves)
@@ -504,11 +505,10 @@ class XlaRule(PythonRule):
         self._fstrings = []  # f-strings never span statements: resets a stack another rule's leave may have skipped
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
-        self._fstrings = getattr(self, "_fstrings", [])
         self._fstrings.append(node.start[-1:])
 
     def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString) -> cst.FormattedString:
-        if getattr(self, "_fstrings", None):
+        if self._fstrings:
             self._fstrings.pop()
         return updated
 
@@ -517,7 +517,7 @@ class XlaRule(PythonRule):
         return "\n".join(line for line in self.ctx.source.splitlines() if not line.lstrip().startswith("#"))
 
     def quote_safe(self, source: str) -> str:
-        quotes = getattr(self, "_fstrings", [])
+        quotes = self._fstrings
         if '"' in quotes and "'" not in quotes:
             return source.replace('"', "'")
         return source
