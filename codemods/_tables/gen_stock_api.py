@@ -30,9 +30,9 @@ import importlib.metadata
 import inspect
 import os
 import pprint
-import textwrap
 import re
 import sys
+import textwrap
 import warnings
 import zipfile
 from pathlib import Path

@@ -41,9 +41,9 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods._lib.cst import set_args
-from codemods.training._base import apply_field_map
 from codemods._tables.drift_data import REMOVED_FIELDS
 from codemods._tables.training_symbols import ARGS_CLASSES
+from codemods.training._base import apply_field_map
 from migrate.rule import PythonRule, Safety
 
 REMOVED = {

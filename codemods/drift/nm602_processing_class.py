@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.training._base import tokenizer_to_processing_class
 from codemods._tables.training_symbols import STOCK_TRAINERS
+from codemods.training._base import tokenizer_to_processing_class
 from migrate.rule import PythonRule, Safety
 
 

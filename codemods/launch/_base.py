@@ -13,8 +13,16 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from codemods._lib.launch_targets import (ENV_READS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, STAYS_ON_XLA, STOCK_REMOVED,
-                                          Target, env_readers, stays_on_xla)
+from codemods._lib.launch_targets import (
+    ENV_READS,
+    NOTEBOOK_SCRIPTS,
+    PARSER_SCRIPTS,
+    STAYS_ON_XLA,
+    STOCK_REMOVED,
+    Target,
+    env_readers,
+    stays_on_xla,
+)
 from codemods._lib.shell import Report, env_sites, launched_scripts, remove_env_site
 from codemods._tables import env_vars
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction

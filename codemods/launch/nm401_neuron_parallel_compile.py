@@ -53,12 +53,27 @@ import posixpath
 import re
 from typing import Callable
 
-from codemods._lib.shell import (COMMAND_WORDS, RESERVED, CommandLine, EmbeddedCommand, Report, Tok, assignment_name,
-                                 command_statements, command_word, cut, drop_line, lex, remove_words, simple_commands,
-                                 unquote, words_of)
 from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, STAYS_ON_XLA
-from codemods.xla._base import XSER_LOADS
+from codemods._lib.shell import (
+    COMMAND_WORDS,
+    RESERVED,
+    CommandLine,
+    EmbeddedCommand,
+    Report,
+    Tok,
+    assignment_name,
+    command_statements,
+    command_word,
+    cut,
+    drop_line,
+    lex,
+    remove_words,
+    simple_commands,
+    unquote,
+    words_of,
+)
 from codemods.launch._base import MAX_STEPS, NPC, PLAIN_RUNS, SHORT_RUN_STEPS, LaunchRule, runs_elsewhere
+from codemods.xla._base import XSER_LOADS
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import Safety

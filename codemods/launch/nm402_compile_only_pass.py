@@ -57,10 +57,21 @@ from __future__ import annotations
 import posixpath
 import re
 
-from codemods._lib.shell import (EXPORTERS, EmbeddedCommand, Report, command_lines, command_statements, command_word,
-                                 drop_line, env_sites, lex, next_code, remove_env_site)
-from codemods._tables import env_vars
 from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, STAYS_ON_XLA
+from codemods._lib.shell import (
+    EXPORTERS,
+    EmbeddedCommand,
+    Report,
+    command_lines,
+    command_statements,
+    command_word,
+    drop_line,
+    env_sites,
+    lex,
+    next_code,
+    remove_env_site,
+)
+from codemods._tables import env_vars
 from codemods.launch._base import MAX_STEPS, NPC, PLAIN_RUNS, SHORT_RUN_STEPS, TARGET_WORD, LaunchRule, runs_elsewhere
 from codemods.xla._base import XSER_LOADS
 from migrate.facts import ProjectFact, ProjectFacts

@@ -45,8 +45,8 @@ from __future__ import annotations
 
 from codemods._lib.shell import EmbeddedCommand, Report
 from codemods._tables import env_vars
-from codemods.launch._base import ENV_FACTS, LaunchRule, edit_env
 from codemods._tables.project_markers import MARKERS
+from codemods.launch._base import ENV_FACTS, LaunchRule, edit_env
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
 

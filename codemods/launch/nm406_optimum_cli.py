@@ -46,8 +46,17 @@ from __future__ import annotations
 
 import re
 
-from codemods._lib.shell import (EmbeddedCommand, Report, command_lines, drop_line, exec_words, lex, simple_commands,
-                                 unquote, words_of)
+from codemods._lib.shell import (
+    EmbeddedCommand,
+    Report,
+    command_lines,
+    drop_line,
+    exec_words,
+    lex,
+    simple_commands,
+    unquote,
+    words_of,
+)
 from codemods.launch._base import LaunchRule
 from migrate.filekinds import FileKind
 from migrate.findings import Severity

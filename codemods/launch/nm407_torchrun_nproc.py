@@ -38,8 +38,8 @@ from __future__ import annotations
 import re
 
 from codemods._lib.shell import EmbeddedCommand, Report, command_lines
-from codemods.launch._base import ENV_FACTS, LaunchRule
 from codemods._tables.project_markers import MARKERS
+from codemods.launch._base import ENV_FACTS, LaunchRule
 from migrate.findings import Severity
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument

@@ -62,17 +62,50 @@ import ast
 import json
 import re
 
-from codemods._lib.shell import (CommandLine, EmbeddedCommand, Report, Resolve, Tok, command_lines, cut, drop_line, lex,
-                                 unquote, unresolved, words_of)
-from codemods._lib.launch_targets import NOT_TRAINERS, PARSER_SCRIPTS, Program, Target, config_parsers, program_of, resolver
+from codemods._lib.launch_targets import (
+    NOT_TRAINERS,
+    PARSER_SCRIPTS,
+    Program,
+    Target,
+    config_parsers,
+    program_of,
+    resolver,
+)
+from codemods._lib.shell import (
+    CommandLine,
+    EmbeddedCommand,
+    Report,
+    Resolve,
+    Tok,
+    command_lines,
+    cut,
+    drop_line,
+    lex,
+    unquote,
+    unresolved,
+    words_of,
+)
 from codemods._tables.project_markers import MARKERS
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
-from codemods.launch._base import (COMPILE_ADDED, COMPILE_FLAG, COMPILE_TODO, ENV_FACTS, LAUNCH_KINDS, ON_VALUES,
-                                   LaunchRule, as_step, flag_mapping, flag_plan, foreign_field, unresolved_todo)
+from codemods.launch._base import (
+    COMPILE_ADDED,
+    COMPILE_FLAG,
+    COMPILE_TODO,
+    ENV_FACTS,
+    LAUNCH_KINDS,
+    ON_VALUES,
+    LaunchRule,
+    as_step,
+    flag_mapping,
+    flag_plan,
+    foreign_field,
+    unresolved_todo,
+)
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import Safety
 from migrate.textdoc import Line, TextDocument
+
 
 def flag_statements(doc: TextDocument) -> list[list[CommandLine]]:
     """Command lines grouped by statement; a YAML list's items (one argument each) form one statement."""

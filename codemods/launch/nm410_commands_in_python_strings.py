@@ -68,19 +68,43 @@ from typing import Sequence
 import libcst as cst
 
 from codemods._lib.cst import source_of, string_value
+from codemods._lib.launch_targets import (
+    ENV_READS,
+    NOT_TRAINERS,
+    NOTEBOOK_SCRIPTS,
+    PARSER_SCRIPTS,
+    STAYS_ON_XLA,
+    Program,
+    Target,
+    env_readers,
+    parses_training_arguments,
+    program_of,
+    resolve_script,
+    resolver,
+    stays_on_xla,
+)
 from codemods._lib.shell import EmbeddedCommand, assignment_name, looks_like_command
-from codemods._lib.launch_targets import (ENV_READS, NOT_TRAINERS, NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, STAYS_ON_XLA,
-                                          Program, Target, env_readers, parses_training_arguments, program_of,
-                                          resolve_script, resolver, stays_on_xla)
 from codemods._tables import env_vars
 from codemods._tables.project_markers import MARKERS
-from codemods.launch._base import (COMPILE_ADDED, COMPILE_TODO, LEFT_ON_XLA, NPC, PLAIN_RUNS, as_step, flag_mapping,
-                                   OFF_VALUES, UNSEEN_TARGET_TODO, flag_plan, foreign_field, runs_elsewhere,
-                                   unresolved_todo)
+from codemods.launch._base import (
+    COMPILE_ADDED,
+    COMPILE_TODO,
+    LEFT_ON_XLA,
+    NPC,
+    OFF_VALUES,
+    PLAIN_RUNS,
+    UNSEEN_TARGET_TODO,
+    as_step,
+    flag_mapping,
+    flag_plan,
+    foreign_field,
+    runs_elsewhere,
+    unresolved_todo,
+)
 from codemods.launch.nm403_xla_bf16_env import BF16_ADDED, BF16_FLAG, KEPT_TODO
 from codemods.launch.nm403_xla_bf16_env import NAMES as BF16_NAMES
-from codemods.xla._base import XSER_LOADS
 from codemods.launch.nm408_trainer_flags import NeuronTrainerFlags
+from codemods.xla._base import XSER_LOADS
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.registry import all_rules

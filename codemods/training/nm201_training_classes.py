@@ -46,9 +46,9 @@ References:
 
 from __future__ import annotations
 
+from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods._tables.training_symbols import TRAINING_MOVES
 from migrate.rule import PythonRule, Safety
-from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 
 
 class TrainingClasses(PythonRule):

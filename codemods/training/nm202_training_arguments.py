@@ -78,12 +78,20 @@ import re
 
 import libcst as cst
 
+from codemods._lib.cst import find_keyword, has_star_kwargs, keyword_arg, literal_value, set_args, source_of
 from codemods._lib.optimum_version import PINS, Line, zero_1_note
 from codemods._lib.parsed_args import PARSERS
-from codemods._lib.cst import find_keyword, has_star_kwargs, keyword_arg, literal_value, set_args, source_of
-from codemods.training._base import (TracksScope, apply_field_map, args_plan, distributed_dict, insert_preamble,
-                                    mesh_key, only_when_parallel, project_line)
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
+from codemods.training._base import (
+    TracksScope,
+    apply_field_map,
+    args_plan,
+    distributed_dict,
+    insert_preamble,
+    mesh_key,
+    only_when_parallel,
+    project_line,
+)
 from migrate.rule import DeviceStyle, PythonRule, Safety
 from migrate.snippets import parse_expression
 

@@ -42,8 +42,8 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods._lib.cst import find_keyword, set_args, source_of
-from codemods.training._base import tokenizer_to_processing_class
 from codemods._tables.training_symbols import NEURON_TRAINERS, TRAINING_MOVES
+from codemods.training._base import tokenizer_to_processing_class
 from migrate.rule import PythonRule, Safety
 
 ACCELERATORS = {old for old, new in TRAINING_MOVES.items() if new == "accelerate.Accelerator"}

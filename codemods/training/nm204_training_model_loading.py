@@ -50,10 +50,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.optimum_version import PINS, zero_1_note
 from codemods._lib.cst import find_keyword, keyword_arg, literal_value, rename_keyword, set_args, source_of
-from codemods.training._base import WORLD_SIZE, TracksScope, args_plan, follow_moved_field, mesh_key, project_line
+from codemods._lib.optimum_version import PINS, zero_1_note
 from codemods._tables.training_symbols import TRAINING_MOVES
+from codemods.training._base import WORLD_SIZE, TracksScope, args_plan, follow_moved_field, mesh_key, project_line
 from migrate.rule import PythonRule, Safety
 from migrate.snippets import parse_expression
 

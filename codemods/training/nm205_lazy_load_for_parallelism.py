@@ -54,11 +54,19 @@ import re
 
 import libcst as cst
 
-from codemods._lib.optimum_version import PINS, zero_1_note
 from codemods._lib.cst import find_keyword, keyword_arg, literal_value, set_args, source_of
-from codemods.training._base import (TracksScope, args_plan, distributed_config_for, follow_moved_field, mesh_key,
-                                    planless_note, project_line, tp_planless)
+from codemods._lib.optimum_version import PINS, zero_1_note
 from codemods._tables.training_args import TRAINING_ARGS
+from codemods.training._base import (
+    TracksScope,
+    args_plan,
+    distributed_config_for,
+    follow_moved_field,
+    mesh_key,
+    planless_note,
+    project_line,
+    tp_planless,
+)
 from migrate.rule import PythonRule, Safety
 
 DIST = ("optimum.neuron.distributed", "optimum.neuron.distributed.utils")

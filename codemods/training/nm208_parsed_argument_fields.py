@@ -78,14 +78,24 @@ import re
 
 import libcst as cst
 
-from codemods._lib.launch_targets import STOCK_REMOVED
-from codemods._lib.parsed_args import GONE_FIELDS, MOVED_FIELD, STOCK_SUBCLASSES, TRN_CONFIG
-from codemods._lib.optimum_version import PINS, zero_1_note
 from codemods._lib.cst import find_keyword, keyword_arg, literal_value, set_args, source_of
-from codemods.training._base import (OWNERS, TracksScope, args_plan, distributed_config_for, mesh_key, moved_value,
-                                    planless_note, project_args_subclasses, project_line, tp_planless)
+from codemods._lib.launch_targets import STOCK_REMOVED
+from codemods._lib.optimum_version import PINS, zero_1_note
+from codemods._lib.parsed_args import GONE_FIELDS, MOVED_FIELD, STOCK_SUBCLASSES, TRN_CONFIG
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES
+from codemods.training._base import (
+    OWNERS,
+    TracksScope,
+    args_plan,
+    distributed_config_for,
+    mesh_key,
+    moved_value,
+    planless_note,
+    project_args_subclasses,
+    project_line,
+    tp_planless,
+)
 from migrate.rule import PythonRule, Safety
 from migrate.snippets import parse_expression, parse_statement
 

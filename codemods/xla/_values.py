@@ -26,8 +26,8 @@ from typing import cast
 import libcst as cst
 
 from codemods._lib.uses import Flow
-from migrate import cstwalk
 from codemods.xla._base import ACTIVE_RULES, is_xla_string, string_value
+from migrate import cstwalk
 
 DEVICE = "device"
 BACKEND = "backend"
@@ -180,10 +180,9 @@ class _Planner:
 
     def _unhandled(self, literal: cst.SimpleString, result: Plan) -> str | None:
         """Where a literal sits that no rule rewrites: "option" (an argparse default/choice), "value", or None."""
-        node: cst.CSTNode = literal
         parent = self.flow.parent(literal)
         while isinstance(parent, (cst.Element, cst.Tuple, cst.List, cst.Set)):  # `in ("xla", "cuda")`
-            node, parent = parent, self.flow.parent(parent)
+            parent = self.flow.parent(parent)
         if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
             return None  # decided with its if, or NM301's comparison todo
         if isinstance(parent, cst.Assign) and parent.value is literal:

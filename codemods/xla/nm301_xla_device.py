@@ -47,8 +47,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.cst import Import, source_of
 from codemods._lib import device as dev
+from codemods._lib.cst import Import, source_of
 from codemods.xla import _values as values
 from codemods.xla._base import XM, XR, Safety, XlaRule, arg, is_xla_string, names
 

@@ -49,8 +49,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.cst import Import, source_of
 from codemods._lib import device as dev
+from codemods._lib.cst import Import, source_of
 from codemods.xla import _values as values
 from codemods.xla._base import RANK, WORLD_SIZE, Safety, XlaRule, arg, is_xla_string
 

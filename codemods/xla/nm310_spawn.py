@@ -45,8 +45,8 @@ from typing import cast
 
 import libcst as cst
 
-from codemods._lib.cst import Import, source_of
 from codemods._lib import device as dev
+from codemods._lib.cst import Import, source_of
 from codemods.xla._base import LOCAL_RANK, Safety, XlaRule, arg, has_star, names
 
 JOIN = """if int(os.environ.get("WORLD_SIZE", 1)) > 1 and not dist.is_initialized():  # xmp.spawn joined the processes

@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.cst import Import
 from codemods._lib import device as dev
+from codemods._lib.cst import Import
 from codemods.xla import _values as values
 from codemods.xla._base import Safety, XlaRule, arg, is_xla_string
 

@@ -45,8 +45,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.cst import source_of
 from codemods._lib import device as dev
+from codemods._lib.cst import source_of
 from codemods.xla._base import Safety, XlaRule, arg, compile_decorator, compile_target
 from migrate.snippets import parse_expression, parse_statement
 

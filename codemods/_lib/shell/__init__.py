@@ -1,12 +1,38 @@
 """Shell mechanics shared by the rules that edit shell code: the lexer (``lexer``) and the command-line model
 (``commands``). Rule bodies live in their rule modules (``codemods/launch/``, ``codemods/deps/``)."""
 
-from codemods._lib.shell.commands import (COMMAND_WORDS, CommandLine, EmbeddedCommand, EnvSite, Report, Resolve,
-                                          command_lines, command_statements, cut, drop_line, env_sites,
-                                          fill_empty_blocks, launched_scripts, looks_like_command, next_code,
-                                          remove_env_site, remove_words, unresolved)
-from codemods._lib.shell.lexer import (EXPORTERS, RESERVED, Tok, assignment_name, command_word, exec_words, lex,
-                                       simple_commands, unquote, words_of)
+from codemods._lib.shell.commands import (
+                                          COMMAND_WORDS,
+                                          CommandLine,
+                                          EmbeddedCommand,
+                                          EnvSite,
+                                          Report,
+                                          Resolve,
+                                          command_lines,
+                                          command_statements,
+                                          cut,
+                                          drop_line,
+                                          env_sites,
+                                          fill_empty_blocks,
+                                          launched_scripts,
+                                          looks_like_command,
+                                          next_code,
+                                          remove_env_site,
+                                          remove_words,
+                                          unresolved,
+)
+from codemods._lib.shell.lexer import (
+                                          EXPORTERS,
+                                          RESERVED,
+                                          Tok,
+                                          assignment_name,
+                                          command_word,
+                                          exec_words,
+                                          lex,
+                                          simple_commands,
+                                          unquote,
+                                          words_of,
+)
 
 __all__ = ["COMMAND_WORDS", "EXPORTERS", "RESERVED", "CommandLine", "EmbeddedCommand", "EnvSite", "Report", "Resolve",
            "Tok", "assignment_name", "command_lines", "command_statements", "command_word", "cut", "drop_line",

@@ -10,6 +10,7 @@ import json
 import re
 from dataclasses import dataclass
 
+
 @dataclass
 class Tok:
     kind: str  # "word" | "op"
