@@ -110,10 +110,18 @@ def _obj(qualified: str):
 # ---------------------------------------------------------------------------------------------- modules
 
 
+def _source_root(package: str) -> Path:
+    """The folder of an installed package's ``__init__.py`` (a namespace package has none: an error)."""
+    init = importlib.import_module(package).__file__
+    if init is None:
+        raise TypeError(f"{package} is a namespace package: no source folder to read")
+    return Path(init).parent
+
+
 def package_folders(package: str) -> dict[str, list[str]]:
     """Every package folder of ``package`` (dotted) -> the names of its submodules, from its files (nothing
     imported). Private and test folders are left out: below them nothing is checked."""
-    root = Path(importlib.import_module(package).__file__).parent
+    root = _source_root(package)
     found: dict[str, list[str]] = {}
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if (Path(folder, d) / "__init__.py").exists())
@@ -220,7 +228,7 @@ def attributes(cls) -> str | None:
         if tree is None:
             return None
         names |= set(getattr(klass, "__annotations__", {}))
-        loops = {}  # loop variable -> the strings its literal iterable holds
+        loops: dict[str, set[str]] = {}  # loop variable -> the strings its literal iterable holds
         for node in ast.walk(tree):
             if isinstance(node, ast.For):
                 held = _literal_strings(node.iter, klass)
@@ -276,7 +284,7 @@ def stored_from_outside() -> frozenset[str]:
     (``self.args.x = ...``, ``training_args.x = ...``): an instance may have them too."""
     names = set()
     for package in ("transformers", "trl", "accelerate", "peft"):
-        root = Path(importlib.import_module(package).__file__).parent
+        root = _source_root(package)
         for path in root.rglob("*.py"):
             try:
                 tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -326,7 +334,7 @@ def library_calls(cls, names: set[str]) -> dict[str, list[str]]:
                     continue
                 if any(isinstance(arg, ast.Starred) for arg in node.args) or any(k.arg is None for k in node.keywords):
                     continue
-                keywords = ",".join(sorted(k.arg for k in node.keywords))
+                keywords = ",".join(sorted(k.arg for k in node.keywords if k.arg is not None))
                 shapes.setdefault(node.func.attr, set()).add(f"{caller.name}|{len(node.args)}|{keywords}")
     return {name: sorted(found) for name, found in sorted(shapes.items())}
 
@@ -507,7 +515,7 @@ def prefixed_loaders() -> dict[str, str]:
     prefix (``from_vision_text_pretrained(..., vision_token=..., text_token=...)``), the rest going to the joint
     config (so an unprefixed ``token=`` reaches neither load) -> the prefixes, space-separated. Read from the
     sources (nothing imported)."""
-    root = Path(importlib.import_module("transformers").__file__).parent
+    root = _source_root("transformers")
     found: dict[str, set[str]] = {}
     for path in sorted(root.rglob("modeling_*.py")):
         text = path.read_text(encoding="utf-8")

@@ -400,7 +400,8 @@ _SCRIPT_WORD = re.compile(r"[\w./${}-]+\.py\b")
 def launched_scripts(doc: TextDocument, project: ProjectFacts, origin) -> tuple[list[Resolved], re.Match | None]:
     """The Python scripts the launcher's commands name (echo/printf text left out), resolved among the project's
     files, and the first mention of the torch_xla / NxD stack in its code (None: none)."""
-    scripts, sign = [], None
+    scripts: list[str] = []
+    sign: re.Match | None = None
     for cl in command_lines(doc):
         code = cl.line.text[cl.start:cl.end]
         toks, _ = lex(code)
