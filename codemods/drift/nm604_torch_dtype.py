@@ -29,6 +29,8 @@ References:
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from codemods._lib.cst import find_keyword, rename_keyword
@@ -55,5 +57,6 @@ class TorchDtype(PythonRule):
         arg = find_keyword(updated, "torch_dtype")
         if arg is None or find_keyword(updated, "dtype") is not None:
             return updated
-        self.fixed(find_keyword(original, "torch_dtype"), "torch_dtype= -> dtype= (transformers 5)")
+        # the keyword as parsed (for its position); leave_Call renames nothing below it, so it is there
+        self.fixed(cast(cst.Arg, find_keyword(original, "torch_dtype")), "torch_dtype= -> dtype= (transformers 5)")
         return updated.with_changes(args=[rename_keyword(a, "dtype") if a is arg else a for a in updated.args])

@@ -44,6 +44,8 @@ References:
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from codemods._lib.cst import find_keyword, keyword_arg, literal_value, rename_keyword, set_args, source_of
@@ -82,7 +84,7 @@ class RemovedLoadingKwargs(PythonRule):
         auth = find_keyword(updated, AUTH)
         if auth is None:
             return updated
-        reported = find_keyword(original, AUTH)
+        reported = _original_keyword(original, AUTH)
         names = [f"{prefix}_token" for prefix in prefixes]
         given = [name for name in (*names, "token") if find_keyword(updated, name) is not None]
         if given or not _repeatable(auth.value):
@@ -107,17 +109,17 @@ class RemovedLoadingKwargs(PythonRule):
         if auth is None:
             return updated
         if find_keyword(updated, "token") is not None:
-            self.todo(find_keyword(original, AUTH), f"{AUTH} was removed in transformers 5 (TypeError at load) and transformers 4.x "
-                                             f"refused it beside token=: delete {AUTH}=")
+            self.todo(_original_keyword(original, AUTH), f"{AUTH} was removed in transformers 5 (TypeError at load) "
+                                                         f"and transformers 4.x refused it beside token=: delete {AUTH}=")
             return updated
-        self.fixed(find_keyword(original, AUTH), f"{AUTH}= -> token= ({AUTH} was removed in transformers 5)")
+        self.fixed(_original_keyword(original, AUTH), f"{AUTH}= -> token= ({AUTH} was removed in transformers 5)")
         return updated.with_changes(args=[rename_keyword(a, "token") if a is auth else a for a in updated.args])
 
     def _flash_attention(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         flag = find_keyword(updated, FLAG)
         if flag is None:
             return updated
-        reported = find_keyword(original, FLAG)
+        reported = _original_keyword(original, FLAG)
         value = literal_value(flag.value)
         given = find_keyword(updated, "attn_implementation")
         if given is not None and value is not False and literal_value(given.value) != "flash_attention_2":
@@ -135,21 +137,30 @@ class RemovedLoadingKwargs(PythonRule):
         return updated.with_changes(args=[replaced if a is flag else a for a in updated.args])
 
 
+def _original_keyword(original: cst.Call, name: str) -> cst.Arg:
+    """The keyword in the call as parsed, where the caller found it in the updated call (leave_Call rewrites no
+    keyword names below it, so it is there)."""
+    return cast(cst.Arg, find_keyword(original, name))
+
+
 def _repeatable(value: cst.BaseExpression) -> bool:
     """Evaluating it twice gives the same value and does nothing else: no call, await or walrus inside."""
     found = False
 
     class Finder(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> bool:
+        def _found(self) -> bool:
             nonlocal found
             found = True
             return False
 
+        def visit_Call(self, node: cst.Call) -> bool:
+            return self._found()
+
         def visit_Await(self, node: cst.Await) -> bool:
-            return self.visit_Call(node)
+            return self._found()
 
         def visit_NamedExpr(self, node: cst.NamedExpr) -> bool:
-            return self.visit_Call(node)
+            return self._found()
 
     value.visit(Finder())
     return not found
