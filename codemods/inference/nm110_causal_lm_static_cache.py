@@ -18,12 +18,19 @@ What it does:
   - a ``todo`` with the compiled batch size and the padding side (stock batched generation wants left
     padding, optimum NxD wanted right padding).
 
-* A tensor-parallel degree (``num_cores`` <= 0.3.0, ``tensor_parallel_size``, a literal > 1) becomes
-  ``distributed_config=DistributedConfig(tp_size=N)`` instead of ``device_map`` (they are mutually
-  exclusive); transformers builds the ("pp", "dp_replicate", "fsdp", "tp") DeviceMesh and initialises
-  torch.distributed itself; a ``todo`` says to launch ``torchrun --nproc_per_node N``. A non-literal degree
-  (``args.num_cores``) gives ``distributed_config=DistributedConfig(tp_size=x), device_map=<device> if x == 1
-  else None``. An absent degree gets a ``todo``: optimum used 2 cores (<= 0.0.17) or all visible cores.
+* A tensor-parallel degree (``num_cores`` <= 0.3.0, ``tensor_parallel_size``, ``tp_degree``, a literal > 1 or
+  a runtime value) becomes ``distributed_config=DistributedConfig(tp_size=N)`` instead of ``device_map`` (they
+  are mutually exclusive) only when a file of the project (a shell launcher, a YAML job, a Dockerfile) runs the
+  script under ``torchrun`` / ``torch.distributed.run``: transformers then builds the ("pp", "dp_replicate",
+  "fsdp", "tp") DeviceMesh and initialises torch.distributed itself, and a ``todo`` says to launch
+  ``torchrun --nproc_per_node N``. A non-literal degree (``args.num_cores``) there gives
+  ``distributed_config=DistributedConfig(tp_size=x), device_map=<device> if x == 1 else None``.
+* Without such a launcher (a plain ``python x.py``, a SageMaker job script; a notebook cell is never launched
+  by torchrun) the load stays on one device (``device_map``) with a ``todo``: "to shard across N NeuronCores,
+  launch with torchrun --nproc_per_node N and pass distributed_config=DistributedConfig(tp_size=N)". A
+  DistributedConfig load in a single process raises (``failed to initialize torch.distributed``), and
+  optimum's export used the N cores from one process. An absent degree gets a ``todo``: optimum used 2 cores
+  (<= 0.0.17) or all visible cores.
 * ``auto_cast_type`` -> ``dtype`` (``"bf16"`` -> ``torch.bfloat16`` ...), ``torch_dtype`` -> ``dtype``,
   ``use_auth_token`` -> ``token``; compiler / export-only kwargs are dropped (reported).
 * ``**dict`` splats are expanded when the dict literal is visible in the same scope; opaque ones stay in
@@ -63,7 +70,7 @@ Before::
         "meta-llama/Llama-3.2-1B", export=True, batch_size=1, sequence_length=2048, num_cores=2, auto_cast_type="bf16"
     )
 
-After (portable device style)::
+After (portable device style; ``run.sh`` in the project runs the script with ``torchrun --nproc_per_node 2``)::
 
     import torch
     from transformers import AutoModelForCausalLM, CompileConfig, DistributedConfig
@@ -88,6 +95,8 @@ References:
 
 from __future__ import annotations
 
+import posixpath
+import re
 from typing import cast
 
 import libcst as cst
@@ -96,6 +105,8 @@ from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._tables.inference_symbols import decoder_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import InferenceRule, dtype_for, neuron_argument_note, torch_dtype_attr
+from migrate.facts import ProjectFact, ProjectFacts
+from migrate.filekinds import FileKind
 from migrate.rule import Safety
 from migrate.snippets import parse_expression
 
@@ -112,6 +123,30 @@ DROP = frozenset({
     "max_context_length", "disable_fast_relayout", "disable_fallback", "library_name", "file_name", "model_save_dir",
 })
 TP_KEYS = ("num_cores", "tensor_parallel_size", "tp_degree")
+TORCHRUN_TARGET = re.compile(r"[\w./${}-]+\.py\b")
+
+
+def torchrun_targets(text: str) -> frozenset[str] | None:
+    """File names of the scripts a launch file runs under ``torchrun`` / ``torch.distributed.run`` (the only
+    launch that gives a DistributedConfig load the process group it needs; backslash continuations joined)."""
+    names = set()
+    for line in text.replace("\\\n", " ").splitlines():
+        code = line.split("#", 1)[0]
+        for launcher in ("torchrun", "torch.distributed.run"):
+            if launcher in code:
+                names.update(posixpath.basename(match) for match in TORCHRUN_TARGET.findall(code.split(launcher, 1)[1]))
+    return frozenset(names) or None
+
+
+TORCHRUN_LAUNCHES = ProjectFact("inference.torchrun-launches",
+                                frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML, FileKind.PYTHON,
+                                           FileKind.NOTEBOOK}),
+                                ("torchrun", "torch.distributed.run"), torchrun_targets)
+
+
+def torchrun_launched(project: ProjectFacts, name: str) -> bool:
+    """Whether a file of the project runs the script ``name`` under torchrun."""
+    return any(name in names for names in project.of(TORCHRUN_LAUNCHES.name).values())
 #: fields of the compiled model's config (``model.neuron_config.<f>`` 0.1+, ``model.config.neuron["<f>"]`` 0.0.x) that
 #: hold a shape or degree given at export: a read becomes that literal
 COMPILED_FIELDS = {"batch_size": "batch_size", "sequence_length": "sequence_length", "num_cores": "tp",
@@ -128,6 +163,7 @@ class CausalLMStaticCache(InferenceRule):
     moves = DECODERS
     legacy_modules = ("optimum.neuron",)
     places_model = True
+    facts = (TORCHRUN_LAUNCHES,)
 
     def prepare(self, module: cst.Module) -> None:
         """Find ``nc = X.get_neuron_config(...)`` consumed only by ``X.export(id, nc)``: expanded, then removed."""
@@ -336,7 +372,21 @@ class CausalLMStaticCache(InferenceRule):
         tp_arg = next((values[k] for k in TP_KEYS if k in values), None)
         tp_value = self.literal(tp_arg.value) if tp_arg is not None else None
         target = self.assignment_target(original)
-        if tp_arg is not None and isinstance(tp_value, int) and tp_value > 1:
+        # DistributedConfig makes from_pretrained call init_process_group: it raises in a single-process run (a
+        # notebook, `python x.py`, a SageMaker job script), which is how optimum's export used N cores
+        torchrun = (self.ctx.path.suffix != ".ipynb"
+                    and torchrun_launched(self.ctx.options.project, self.ctx.path.name))
+        if tp_arg is not None and not torchrun and (
+                (isinstance(tp_value, int) and tp_value > 1)
+                or (not self.known(tp_value) and isinstance(tp_arg.value, (cst.Name, cst.Attribute)))):
+            degree = source_of(tp_arg.value)
+            notes.append(f"tensor parallel degree {degree}: this loads on one device (no launcher in this project "
+                         f"runs the script under torchrun); to shard across {degree} NeuronCores, launch with "
+                         f"`torchrun --nproc_per_node {degree}` and pass "
+                         f"distributed_config=DistributedConfig(tp_size={degree}) instead of device_map")
+            if "device_map" not in values:
+                new_args.append(keyword_arg("device_map", self.device_map()))
+        elif tp_arg is not None and isinstance(tp_value, int) and tp_value > 1:
             self.ctx.add_import("transformers", "DistributedConfig")
             new_args.append(keyword_arg("distributed_config", f"DistributedConfig(tp_size={tp_value})"))
             notes.append(_tp_note(str(tp_value)))

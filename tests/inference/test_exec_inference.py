@@ -23,8 +23,8 @@ from tests.inference import tiny
 pytestmark = pytest.mark.execution
 
 
-def migrate(source: str, device_style: str = "portable") -> str:
-    result = apply_rules(source, select=["NM1"], device_style=device_style)
+def migrate(source: str, device_style: str = "portable", project: dict[str, str] | None = None) -> str:
+    result = apply_rules(source, select=["NM1"], device_style=device_style, project=project)
     code_lines = [line for line in result.text.splitlines() if not line.lstrip().startswith("#")]
     assert not any("optimum" in line for line in code_lines), result.text
     ast.parse(result.text)
@@ -251,7 +251,9 @@ def test_tensor_parallel_decoder_under_torchrun(tmp_path: Path) -> None:
     (gloo), both ranks generate, and the tokens match the single-process (num_cores=1) migration."""
     model = tiny.llama(tmp_path / "llama")
     reference = values(run(migrate(TP_DECODER.format(model=str(model), cores=1)), tmp_path))
-    script = migrate(TP_DECODER.format(model=str(model), cores=2))
+    # a launcher runs it under torchrun: without one the load stays on one device (DistributedConfig would raise)
+    script = migrate(TP_DECODER.format(model=str(model), cores=2),
+                     project={"run.sh": "torchrun --nproc_per_node 2 example.py\n"})
     assert "distributed_config=DistributedConfig(tp_size=2)" in script and "device_map" not in script
     path = tmp_path / "tp.py"
     path.write_text(script)

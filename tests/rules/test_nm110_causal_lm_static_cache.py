@@ -1,5 +1,8 @@
 """NM110: an inference NeuronModelForCausalLM load becomes AutoModelForCausalLM with a static-cache generation setup."""
 
+import json
+
+from migrate.filekinds import FileKind
 from tests.rules.case import findings, migrate, unchanged
 
 
@@ -27,19 +30,49 @@ def test_export_load_becomes_stock_model_with_static_cache() -> None:
     assert findings(result, "NM110") == {(1, "fixed"), (3, "fixed"), (3, "todo")}
 
 
-def test_tensor_parallel_degree_becomes_distributed_config() -> None:
-    result = migrate(
-        """
-        from optimum.neuron import NeuronModelForCausalLM
+def _code(text: str) -> str:
+    """The text without its comment lines (the todo notes quote the DistributedConfig to add)."""
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
 
-        model = NeuronModelForCausalLM.from_pretrained("meta-llama/Llama-3.2-1B", export=True, batch_size=1,
-                                                       sequence_length=512, num_cores=2)
-        """,
-        "NM110",
-    )
+
+TP_LOAD = """
+from optimum.neuron import NeuronModelForCausalLM
+
+model = NeuronModelForCausalLM.from_pretrained("meta-llama/Llama-3.2-1B", export=True, batch_size=1,
+                                               sequence_length=512, num_cores={cores})
+"""
+
+
+def test_tensor_parallel_degree_under_a_torchrun_launcher_becomes_distributed_config() -> None:
+    result = migrate(TP_LOAD.format(cores=2), "NM110", path="serve.py",
+                     project={"run.sh": "torchrun --nproc_per_node 2 \\\n    serve.py --port 8080\n"})
     assert "distributed_config=DistributedConfig(tp_size=2)" in result.text
     assert "device_map=" not in result.text
     assert any("torchrun --nproc_per_node 2" in f.message for f in result.findings if f.rule == "NM110")
+
+
+def test_tensor_parallel_degree_without_a_torchrun_launcher_loads_on_one_device() -> None:
+    """DistributedConfig in a single-process run (`python serve.py`, a SageMaker job script) raises at load, since
+    from_pretrained then fails to initialize torch.distributed: one device and a todo instead."""
+    for project in ({}, {"run.sh": "python serve.py --tp 2\n"}, {"other.sh": "torchrun --nproc_per_node 2 train.py\n"}):
+        result = migrate(TP_LOAD.format(cores=2), "NM110", path="serve.py", project=project)
+        assert "DistributedConfig" not in _code(result.text)
+        assert "device_map=" in _code(result.text)
+        assert any("launch with `torchrun --nproc_per_node 2` and pass distributed_config=DistributedConfig(tp_size=2)"
+                   in f.message and f.severity.value == "todo" for f in result.findings if f.rule == "NM110")
+
+
+def test_a_runtime_degree_without_launcher_loads_on_one_device() -> None:
+    result = migrate(TP_LOAD.format(cores="args.tp_degree"), "NM110", path="compile.py")
+    assert "DistributedConfig" not in _code(result.text) and "args.tp_degree ==" not in result.text
+    assert any("torchrun --nproc_per_node args.tp_degree" in f.message for f in result.findings if f.rule == "NM110")
+
+
+def test_a_runtime_degree_under_torchrun_keeps_the_conditional_device_map() -> None:
+    result = migrate(TP_LOAD.format(cores="args.tp_degree"), "NM110", path="compile.py",
+                     project={"launch.yaml": "command: torchrun --nproc_per_node 8 compile.py\n"})
+    assert "distributed_config=DistributedConfig(tp_size=args.tp_degree)" in result.text
+    assert "if args.tp_degree == 1 else None" in result.text
 
 
 def test_the_training_causal_lm_is_left_alone() -> None:
@@ -51,3 +84,15 @@ def test_the_training_causal_lm_is_left_alone() -> None:
         """,
         "NM110",
     )
+
+
+def test_a_notebook_cell_is_never_torchrun_launched() -> None:
+    """Even a launcher that names the notebook does not make its cells a torchrun job."""
+    cell = {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+            "source": TP_LOAD.format(cores=2).lstrip("\n").splitlines(keepends=True)}
+    notebook = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+    result = migrate(notebook, "NM110", kind=FileKind.NOTEBOOK, path="deploy.ipynb",
+                     project={"run.sh": "torchrun --nproc_per_node 2 deploy.ipynb\n"})
+    assert "DistributedConfig(tp_size=2)" not in _code("".join(json.loads(result.text)["cells"][0]["source"]))
+    assert "device_map=" in result.text
+    assert any("pass distributed_config=DistributedConfig(tp_size=2)" in f.message for f in result.findings)
