@@ -74,7 +74,7 @@ TARGET_WORD = re.compile(r"[\w./${}-]+\.(?:py|sh|sbatch|slurm)\b")
 def plain_run_targets(text: str) -> frozenset[str]:
     """File names of the scripts a launch file runs without neuron_parallel_compile (a cheap, generous read:
     it is only used to recognise a neuron_parallel_compile pass, which is safe to delete in any case)."""
-    names = set()
+    names: set[str] = set()
     for line in text.splitlines():
         code = line.split("#", 1)[0]
         if NPC in code or "%%writefile" in line:  # a notebook cell that writes the script does not run it

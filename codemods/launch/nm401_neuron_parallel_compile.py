@@ -188,7 +188,7 @@ def _note_print_only_block(doc: TextDocument, removed: Line, report: Report) -> 
     opener = next((line for line in reversed(doc.lines[:index]) if not line.deleted and line.text.strip()
                    and len(line.indent) < len(removed.indent)), None)
     match = _IF_THEN.match(opener.text) if opener is not None else None
-    if match is None:
+    if match is None or opener is None:
         return
     body = []
     for line in doc.lines[doc._index(opener) + 1:]:
@@ -260,11 +260,11 @@ def _delete_npc_command(doc: TextDocument, statement: list[CommandLine]) -> bool
     if len(statement) == 1:
         remove_words(doc, cl, command, command, toks)
         return True
-    following = toks[toks.index(command[-1]) + 1]
-    if following.kind != "op" or following.text not in {"&&", ";"}:
+    separator = toks[toks.index(command[-1]) + 1]
+    if separator.kind != "op" or separator.text not in {"&&", ";"}:
         return False
     line = cl.line
-    cut(line, [(command[0].start, following.end)])
+    cut(line, [(command[0].start, separator.end)])
     if not line.text[cl.start:].strip(" \t\\"):  # nothing left on the line: the next one starts the statement
         keyword = line.text[:cl.start]
         doc.delete(line)

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from typing import Sequence, cast
 
 from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, STAYS_ON_XLA
 from codemods._lib.shell import (
@@ -155,8 +156,8 @@ def _fold_branches(doc: TextDocument, report: Report, compiled_by: list[str]) ->
                 doc.delete(dropped)
         code = [kept for kept in taken if kept.text.strip()]
         level = min((len(kept.text) - len(kept.text.lstrip()) for kept in code), default=len(indent))
-        for kept in code:
-            kept.text = indent + kept.text[level:]
+        for body_line in code:
+            body_line.text = indent + body_line.text[level:]
         report(line, Severity.FIXED, BRANCH_FOLDED.format(name=name))
     return kept
 
@@ -169,7 +170,8 @@ def _delete_regions(doc: TextDocument, report: Report) -> set[int]:
     statements = command_statements(doc)
     handled: set[int] = set()
     for site in sites:
-        if site.unset or site.value is None or site.value.strip() not in _TRUTHY or site.cl.dockerfile_env:
+        if site.unset or site.value is None or site.value.strip() not in _TRUTHY or site.cl.dockerfile_env \
+                or site.command is None:  # (none is: sites holds commands only; said again for the type checker)
             continue
         if command_word(site.command) is not None and site.command[0].text not in EXPORTERS:
             statement = next((st for st in statements if st[0].line is site.cl.line), None)
@@ -216,7 +218,7 @@ def keep_for_xla_target(doc: TextDocument, report: Report, unseen: tuple[str, st
             report(site.cl.line, Severity.TODO, KEPT_FOR_XLA_TODO.format(name=site.name, script=unseen[0], why=unseen[1]))
 
 
-def edit_compile_only(doc: TextDocument, report: Report, compiled_by: list[str] = (),
+def edit_compile_only(doc: TextDocument, report: Report, compiled_by: Sequence[str] = (),
                       unseen: tuple[str, str] | None = None) -> None:
     """Drop NEURON_EXTRACT_GRAPHS_ONLY / NEURON_PARALLEL_COMPILE settings, the commands they made a compile-only
     pass (between ``export ...=1`` and ``unset``) and the branches that test them, or flag what cannot be told.
@@ -245,7 +247,8 @@ def edit_compile_only(doc: TextDocument, report: Report, compiled_by: list[str] 
         if site.unset:
             report(line, Severity.FIXED, f"removed `unset {site.name}`: nothing sets it any more")
             continue
-        report(line, Severity.FIXED, env_vars.message_for(site.name, env_vars.lookup(site.name)))
+        # every compile-only variable has its action in the table
+        report(line, Severity.FIXED, env_vars.message_for(site.name, cast(env_vars.EnvVarAction, env_vars.lookup(site.name))))
         if truthy and id(line) not in handled and (has_command or (anchor is not None and anchor is following)):
             report(anchor or line, Severity.TODO, COMPILE_PASS_TODO.format(name=site.name, value=site.value))
 

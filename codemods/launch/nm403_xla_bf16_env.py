@@ -109,8 +109,8 @@ def _why_kept(commands: list[TrainerCommand]) -> str | None:
     if not commands:
         return "no command here runs a training script that --bf16 could be given to"
     for command in commands:
-        name = _SCRIPT.findall(command.resolved.name)
-        name = name[-1] if name else command.resolved.name
+        script_names = _SCRIPT.findall(command.resolved.name)
+        name = script_names[-1] if script_names else command.resolved.name
         if not parses_training_arguments(command.resolved):
             return f"{name} is not known to parse TrainingArguments, so it may not take --bf16"
         cl = command.words[-1][0]

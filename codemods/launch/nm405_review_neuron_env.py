@@ -37,6 +37,8 @@ References:
 
 from __future__ import annotations
 
+from typing import cast
+
 from codemods._lib.shell import env_sites
 from codemods._tables import env_vars
 from codemods.launch._base import ENV_FACTS, LaunchRule
@@ -81,7 +83,8 @@ class ReviewNeuronEnv(LaunchRule):
             if site.name == "NEURON_CC_FLAGS":
                 message = cc_flags_message(site.value)
             else:
-                message = env_vars.message_for(site.name, env_vars.lookup(site.name))
+                # _review found its action in the table
+                message = env_vars.message_for(site.name, cast(env_vars.EnvVarAction, env_vars.lookup(site.name)))
             if unseen is not None:  # the script it sets this for stays on torch_xla: the TorchNeuron advice waits
                 message = KEPT_FOR_XLA_TODO.format(name=site.name, script=unseen[0], why=unseen[1], message=message)
             self.report(site.cl.line, Severity.TODO, message)

@@ -240,11 +240,11 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
         _set_torch_compile(doc, report, command, arguments, edits, owners)
     for key, line_edits in edits.items():
         cl = owners[key]
-        for start, end, new in sorted(line_edits, key=lambda edit: edit[:2], reverse=True):
-            if new is None:
+        for start, end, replacement in sorted(line_edits, key=lambda edit: edit[:2], reverse=True):
+            if replacement is None:
                 cut(cl.line, [(start, end)])
             else:
-                cl.line.text = cl.line.text[:start] + new + cl.line.text[end:]
+                cl.line.text = cl.line.text[:start] + replacement + cl.line.text[end:]
         if not cl.line.text[cl.start:].strip(" \t\\"):
             drop_line(doc, cl.line)
 

@@ -62,7 +62,7 @@ def hit_kind(hit: str) -> str | None:
 
 def deploy_todo(what: str, hit: str, kind: str | None) -> str:
     """The todo for a deployment reference: serving advice (vLLM-Neuron) only where the reference serves a model."""
-    template = {"serving": DEPLOY_TODO, "training": TRAINING_TODO}.get(kind, EITHER_TODO)
+    template = {"serving": DEPLOY_TODO, "training": TRAINING_TODO}.get(kind, EITHER_TODO) if kind else EITHER_TODO
     return template.format(what=what, hit=hit)
 
 

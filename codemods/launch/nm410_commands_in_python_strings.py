@@ -63,7 +63,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from typing import Sequence
+from typing import Sequence, cast
 
 import libcst as cst
 
@@ -231,17 +231,18 @@ class CommandsInPythonStrings(PythonRule):
                 for _, message in found:
                     self.todo(original, message)
             return updated
-        new = self._edit(original, body, continued=escaped)
-        return updated if new is None else updated.with_changes(value=f"{prefix}{quote}{new}{quote}")
+        edited = self._edit(original, body, continued=escaped)
+        return updated if edited is None else updated.with_changes(value=f"{prefix}{quote}{edited}{quote}")
 
     def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString) -> cst.BaseExpression:
-        texts, expressions = [], []
+        texts: list[str] = []
+        expressions: list[cst.FormattedStringExpression] = []
         for part in updated.parts:
             if isinstance(part, cst.FormattedStringText):
                 texts.append(part.value)
-            else:
+            else:  # the only other kind of part
                 texts.append(_PLACEHOLDER.format(len(expressions)))
-                expressions.append(part)
+                expressions.append(cast(cst.FormattedStringExpression, part))
         body = "".join(texts)
         if not any(trigger in body for trigger in self.triggers) or not looks_like_command(body):
             return updated
@@ -300,7 +301,7 @@ class CommandsInPythonStrings(PythonRule):
 
     def _removes_env(self, name: str) -> bool:
         """Whether a selected rule removes the variable ``name`` (see ``owns_env``)."""
-        return any(rule.owns_env(name) for rule in self.rules if callable(getattr(rule, "owns_env", None)))
+        return any(owns(name) for rule in self.rules if callable(owns := getattr(rule, "owns_env", None)))
 
     def _is_sys_argv(self, node: cst.BaseExpression) -> bool:
         return isinstance(node, cst.Attribute) and node.attr.value == "argv" and "sys" in {
@@ -336,12 +337,13 @@ class CommandsInPythonStrings(PythonRule):
         add_compile = argv_like and self._argv_edits(original, values, own_argv, drop, renames)
         if not drop and not renames and not add_compile:
             return updated
-        elements = []
+        elements: list[cst.BaseElement] = []
         for index, element in enumerate(updated.elements):
             if index in drop:
                 continue
             if index in renames and isinstance(element.value, cst.SimpleString):
-                prefix, quote, _ = _split_literal(element.value.value)
+                # a SimpleString's text always starts with a prefix and a quote
+                prefix, quote, _ = cast(tuple[str, str, str], _split_literal(element.value.value))
                 for word in renames[index]:
                     elements.append(element.with_changes(value=cst.SimpleString(f"{prefix}{quote}{word}{quote}")))
                 continue
@@ -462,13 +464,13 @@ def _empty_command_todo(found: list[tuple[Severity, str]]) -> str:
     return "delete the call that runs this command (its string would become empty)" + (f": {reason}" if reason else "")
 
 
-def _with_torch_compile(elements: list[cst.Element], originals: Sequence[cst.BaseElement]) -> list[cst.Element]:
+def _with_torch_compile(elements: list[cst.BaseElement], originals: Sequence[cst.BaseElement]) -> list[cst.BaseElement]:
     """``elements`` followed by ``"--torch_compile", "true"`` in the list's quote style."""
     return _with_words(elements, originals, ["--torch_compile", "true"])
 
 
-def _with_words(elements: list[cst.Element], originals: Sequence[cst.BaseElement],
-                words: list[str]) -> list[cst.Element]:
+def _with_words(elements: list[cst.BaseElement], originals: Sequence[cst.BaseElement],
+                words: list[str]) -> list[cst.BaseElement]:
     """``elements`` followed by string elements ``words`` in the list's quote style."""
     quote = next((e.value.value[-1] for e in originals if isinstance(e, cst.Element) and isinstance(e.value, cst.SimpleString)), '"')
     comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))

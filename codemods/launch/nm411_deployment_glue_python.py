@@ -273,9 +273,9 @@ class NeuronDeploymentGluePython(PythonRule):
             if not isinstance(name, str):
                 continue
             if name == "RUN_NEURON_PARALLEL_COMPILE":
-                value = element.value.evaluated_value if isinstance(element.value, cst.SimpleString) else None
-                if value in _COMPILE_ONLY_VALUES:
-                    self.note(element.key, RUN_COMPILE_ONLY_TODO.format(value=repr(value)))
+                run_value = element.value.evaluated_value if isinstance(element.value, cst.SimpleString) else None
+                if run_value in _COMPILE_ONLY_VALUES:
+                    self.note(element.key, RUN_COMPILE_ONLY_TODO.format(value=repr(run_value)))
                 else:
                     self.note(element.key, 'job environment: "RUN_NEURON_PARALLEL_COMPILE" selected the '
                               "neuron_parallel_compile pass, which TorchNeuron does not have: remove this key")

@@ -44,6 +44,7 @@ References:
 from __future__ import annotations
 
 import posixpath
+from typing import cast
 
 import libcst as cst
 
@@ -103,10 +104,9 @@ class SageMakerHyperparameters(PythonRule):
         estimators = _Estimators()
         node.visit(estimators)
         for call, entry, value in estimators.calls:
-            if isinstance(value, cst.Name):
-                value = estimators.bound.get(value.value)
-            if isinstance(value, cst.Dict):
-                self.targets[id(value)] = resolve_script(self.ctx.options.project, self.ctx.path, entry)
+            given = estimators.bound.get(value.value) if isinstance(value, cst.Name) else value
+            if isinstance(given, cst.Dict):
+                self.targets[id(given)] = resolve_script(self.ctx.options.project, self.ctx.path, entry)
 
     def leave_Dict(self, original: cst.Dict, updated: cst.Dict) -> cst.BaseExpression:
         resolved = self.targets.get(id(original))
@@ -120,9 +120,9 @@ class SageMakerHyperparameters(PythonRule):
             keys.add(key)
             mapping = flag_mapping("--" + key) if key else None
             plan = None
-            if mapping is not None and not resolved.owns(mapping.source):
+            if mapping is not None and key and not resolved.owns(mapping.source):  # (a mapping means a key)
                 plan = flag_plan(mapping, key, _cli_value(old.value))
-            if plan is None:
+            if plan is None or mapping is None or not key:  # (a plan means a mapping and a key)
                 elements.append(element)
                 continue
             if resolved.target is Target.UNKNOWN and foreign_field(mapping, resolved.name):
@@ -135,7 +135,9 @@ class SageMakerHyperparameters(PythonRule):
             changed = True
             self.report_plan(old, plan)
             if plan.words:
-                new_key = element.key.with_changes(value=element.key.value.replace(key, plan.words[0][2:]))
+                # the updated twin of a DictElement whose key is a string (its key was read above)
+                key_string = cast(cst.SimpleString, cast(cst.DictElement, element).key)
+                new_key = key_string.with_changes(value=key_string.value.replace(key, plan.words[0][2:]))
                 element = element.with_changes(key=new_key)
                 if len(plan.words) == 2:
                     element = element.with_changes(value=cst.SimpleString(repr(plan.words[1]).replace("'", '"')))

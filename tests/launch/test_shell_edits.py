@@ -39,6 +39,9 @@ def shell(text: str, select=("NM4",), kind=FileKind.SHELL, path="run.sh", projec
         ('if [ -z "$NEURON_EXTRACT_GRAPHS_ONLY" ]; then\n  if [ -e x ]; then\n    a\n  else\n    b\n  fi\nfi\n',
          "if [ -e x ]; then\n  a\nelse\n  b\nfi\n"),  # a nested block moves out whole
         ("NEURON_EXTRACT_GRAPHS_ONLY=1 bash y.sh\nbash y.sh\n", "bash y.sh\n"),
+        # a folded branch, then a line that still reads the variable (it stays, with a todo)
+        ('if [ "$NEURON_EXTRACT_GRAPHS_ONLY" = "1" ]; then\n    S=10\nelse\n    S=-1\nfi\necho "$NEURON_EXTRACT_GRAPHS_ONLY"\n',
+         'S=-1\necho "$NEURON_EXTRACT_GRAPHS_ONLY"\n'),
         ("set -e\n\nneuron_parallel_compile torchrun x.py\n\ntorchrun x.py --torch_compile true\n",
          "set -e\n\ntorchrun x.py --torch_compile true\n"),  # one blank line stays where the pass was
         # the only run of its command: the tool cannot tell whether it was a compile-only job, the line stays
