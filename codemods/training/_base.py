@@ -6,6 +6,7 @@ Keyword-argument surgery that keeps a call's formatting is in ``codemods/_lib/cs
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 
@@ -35,6 +36,12 @@ OWNERS = {  # stock target class -> table owners whose decisions apply to it
 }
 
 
+def reported_keyword(original: cst.Call, name: str) -> cst.Arg:
+    """The keyword ``name`` of the call as parsed (findings are reported on it, for its position), where the caller
+    found it in the updated call: a leave_Call renames no keyword of its own call before this, so it is there."""
+    return cast(cst.Arg, find_keyword(original, name))
+
+
 def apply_field_map(call: cst.Call, original: cst.Call, target: str, only: set[str] | None = None) -> FieldResult:
     """Apply ``TRAINING_ARGS`` to the keyword arguments of ``call`` (built from) / ``original`` (reported on).
 
@@ -46,7 +53,7 @@ def apply_field_map(call: cst.Call, original: cst.Call, target: str, only: set[s
     for arg, original_arg in zip(call.args, original.args):
         name = arg.keyword.value if arg.keyword is not None else None
         mapping: FieldMapping | None = TRAINING_ARGS.get(name) if name else None
-        if (mapping is None or mapping.action is FieldAction.KEEP or (only is not None and name not in only)
+        if (mapping is None or name is None or mapping.action is FieldAction.KEEP or (only is not None and name not in only)
                 or mapping.owner not in OWNERS[target]):
             result.args.append(arg)
             continue
@@ -125,6 +132,7 @@ def moved_value(holder, attr: str, key: str) -> cst.BaseExpression | None:
 
     if holder is None:
         return None
+    degree: cst.BaseExpression
     if holder.script_var is not None:
         degree = cst.Attribute(value=cst.Name(holder.script_var), attr=cst.Name(MOVED_FIELD))
     elif holder.degree is not None:
@@ -160,7 +168,8 @@ def follow_moved_field(plan, scope: str, expression: cst.BaseExpression, key: st
                 return updated
             return followed
 
-    followed = expression.visit(Follow())
+    # an expression visited by a transformer that only swaps attributes for expressions stays an expression
+    followed = cast(cst.BaseExpression, expression.visit(Follow()))
     return None if blocked else followed
 
 

@@ -91,6 +91,7 @@ from codemods.training._base import (
     mesh_key,
     only_when_parallel,
     project_line,
+    reported_keyword,
 )
 from migrate.rule import DeviceStyle, PythonRule, Safety
 from migrate.snippets import parse_expression
@@ -220,10 +221,10 @@ class TrainingArguments(TracksScope, PythonRule):
                 key = element.key.evaluated_value
                 if key == "torch_dtype":
                     element = element.with_changes(key=cst.SimpleString(element.key.value.replace("torch_dtype", "dtype")))
-                    self.fixed(find_keyword(original, "model_init_kwargs"), 'model_init_kwargs "torch_dtype" -> "dtype" (transformers 5)')
+                    self.fixed(reported_keyword(original, "model_init_kwargs"), 'model_init_kwargs "torch_dtype" -> "dtype" (transformers 5)')
                 elif key == "attn_implementation" and literal_value(element.value) == "flash_attention_2":
                     element = element.with_changes(value=cst.SimpleString('"sdpa"'))
-                    self.fixed(find_keyword(original, "model_init_kwargs"), 'attn_implementation "flash_attention_2" meant an NKI kernel in optimum-neuron; in transformers it is the CUDA flash-attn package: -> "sdpa"')
+                    self.fixed(reported_keyword(original, "model_init_kwargs"), 'attn_implementation "flash_attention_2" meant an NKI kernel in optimum-neuron; in transformers it is the CUDA flash-attn package: -> "sdpa"')
             elements.append(element)
         return arg.with_changes(value=arg.value.with_changes(elements=elements))
 
@@ -252,10 +253,10 @@ class TrainingArguments(TracksScope, PythonRule):
         optim = next((a for a in args if a.keyword is not None and a.keyword.value == "optim"), None)
         if optim is not None and literal_value(optim.value) == "adamw_torch_xla":
             args = [a.with_changes(value=cst.SimpleString('"adamw_torch"')) if a is optim else a for a in args]
-            self.fixed(find_keyword(original, "optim"), 'optim "adamw_torch_xla" -> "adamw_torch" (no XLA optimizer on TorchNeuron)')
+            self.fixed(reported_keyword(original, "optim"), 'optim "adamw_torch_xla" -> "adamw_torch" (no XLA optimizer on TorchNeuron)')
         bf16 = find_keyword(original, "bf16")
-        if self.dtype_added:
-            self.fixed(bf16, 'bf16=True: "dtype": "bfloat16" added to model_init_kwargs (optimum-neuron 0.4.x trained bf16 weights; trl loads float32 otherwise)')
+        if self.dtype_added:  # (the dtype was added for a bf16= keyword)
+            self.fixed(reported_keyword(original, "bf16"), 'bf16=True: "dtype": "bfloat16" added to model_init_kwargs (optimum-neuron 0.4.x trained bf16 weights; trl loads float32 otherwise)')
         elif bf16 is not None and literal_value(bf16.value) is True and "use_autocast" not in names and find_keyword(original, "use_autocast") is None:
             self.todo(bf16, "bf16=True meant full-bf16 weights in optimum-neuron 0.4.x (XLA_USE_BF16 before); stock bf16=True is autocast over fp32 weights: load the model with dtype=torch.bfloat16 to keep bf16 weights")
         if not splat:
@@ -281,7 +282,7 @@ class TrainingArguments(TracksScope, PythonRule):
         available = "torch.accelerator.is_available()"
         portable = available if value is True else f"{shown} and {available}"
         self.ctx.add_import("torch")
-        self.fixed(find_keyword(original, "bf16"), f"bf16={source_of(bf16.value)} -> bf16={portable}: on a machine "
+        self.fixed(reported_keyword(original, "bf16"), f"bf16={source_of(bf16.value)} -> bf16={portable}: on a machine "
                                                    "with no accelerator TrainingArguments raises for bf16, so the "
                                                    "script trains in float32 there (--device-style neuron keeps it)")
         return [a.with_changes(value=parse_expression(portable)) if a is bf16 else a for a in args]
@@ -307,7 +308,7 @@ class TrainingArguments(TracksScope, PythonRule):
                 f"{self._mesh_key(original)}=WORLD_SIZE // {source_of(tp)}))")
 
     def _tensor_parallel(self, original: cst.Call, args: list[cst.Arg], names: set[str], target: str, tp) -> list[cst.Arg]:
-        original_arg = find_keyword(original, "tensor_parallel_size")
+        original_arg = reported_keyword(original, "tensor_parallel_size")
         if literal_value(tp) == 1:
             self.fixed(original_arg, "tensor_parallel_size=1: no tensor parallelism, removed")
             return args

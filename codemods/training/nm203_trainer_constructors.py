@@ -43,7 +43,7 @@ import libcst as cst
 
 from codemods._lib.cst import find_keyword, set_args, source_of
 from codemods._tables.training_symbols import NEURON_TRAINERS, TRAINING_MOVES
-from codemods.training._base import tokenizer_to_processing_class
+from codemods.training._base import reported_keyword, tokenizer_to_processing_class
 from migrate.rule import PythonRule, Safety
 
 ACCELERATORS = {old for old, new in TRAINING_MOVES.items() if new == "accelerate.Accelerator"}
@@ -75,9 +75,8 @@ class TrainerConstructors(PythonRule):
         trainer = self.ctx.matches(original.func, NEURON_TRAINERS)
         if trainer is not None:
             updated = tokenizer_to_processing_class(self, updated, original)
-            if NEURON_TRAINERS[trainer] == "trl.SFTTrainer" and find_keyword(updated, "model_init") is not None:
-                arg = find_keyword(updated, "model_init")
-                self.todo(find_keyword(original, "model_init"), f"model_init={source_of(arg.value)}: trl SFTTrainer has no model_init; build the model yourself (or pass the model id) and pass it as model=")
+            if NEURON_TRAINERS[trainer] == "trl.SFTTrainer" and (arg := find_keyword(updated, "model_init")) is not None:
+                self.todo(reported_keyword(original, "model_init"), f"model_init={source_of(arg.value)}: trl SFTTrainer has no model_init; build the model yourself (or pass the model id) and pass it as model=")
                 updated = set_args(updated, [a for a in updated.args if a is not arg])
             return updated
         if self.ctx.matches(original.func, ACCELERATORS) is not None:

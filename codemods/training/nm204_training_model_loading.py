@@ -53,7 +53,15 @@ import libcst as cst
 from codemods._lib.cst import find_keyword, keyword_arg, literal_value, rename_keyword, set_args, source_of
 from codemods._lib.optimum_version import PINS, zero_1_note
 from codemods._tables.training_symbols import TRAINING_MOVES
-from codemods.training._base import WORLD_SIZE, TracksScope, args_plan, follow_moved_field, mesh_key, project_line
+from codemods.training._base import (
+    WORLD_SIZE,
+    TracksScope,
+    args_plan,
+    follow_moved_field,
+    mesh_key,
+    project_line,
+    reported_keyword,
+)
 from migrate.rule import PythonRule, Safety
 from migrate.snippets import parse_expression
 
@@ -108,21 +116,21 @@ class TrainingModelLoading(TracksScope, PythonRule):
             self.fixed(original, "trn_config (2nd positional) -> distributed_config= (must be a DistributedConfig; see NM204 on TrainingNeuronConfig)")
         elif find_keyword(updated, "trn_config") is not None:
             args = [rename_keyword(a, "distributed_config") if a is find_keyword(updated, "trn_config") else a for a in args]
-            self.fixed(find_keyword(original, "trn_config"), "trn_config= -> distributed_config=")
+            self.fixed(reported_keyword(original, "trn_config"), "trn_config= -> distributed_config=")
         dtype = find_keyword(updated, "torch_dtype")
         if dtype is not None and find_keyword(updated, "dtype") is None:
             args = [rename_keyword(a, "dtype") if a is dtype else a for a in args]
-            self.fixed(find_keyword(original, "torch_dtype"), "torch_dtype= -> dtype= (transformers 5)")
+            self.fixed(reported_keyword(original, "torch_dtype"), "torch_dtype= -> dtype= (transformers 5)")
         attn = find_keyword(updated, "attn_implementation")
         if attn is not None and literal_value(attn.value) == "flash_attention_2":
             args = [a.with_changes(value=cst.SimpleString('"sdpa"')) if a is attn else a for a in args]
-            self.fixed(find_keyword(original, "attn_implementation"), 'attn_implementation "flash_attention_2" meant an NKI kernel in optimum-neuron; in transformers it is the CUDA flash-attn package: -> "sdpa"')
+            self.fixed(reported_keyword(original, "attn_implementation"), 'attn_implementation "flash_attention_2" meant an NKI kernel in optimum-neuron; in transformers it is the CUDA flash-attn package: -> "sdpa"')
         if find_keyword(updated, "distributed_config") is not None or any(a.keyword and a.keyword.value == "distributed_config" for a in args):
             if find_keyword(updated, "device_map") is not None:
-                self.todo(find_keyword(original, "device_map"), "device_map and distributed_config are mutually exclusive in transformers 5: remove device_map")
+                self.todo(reported_keyword(original, "device_map"), "device_map and distributed_config are mutually exclusive in transformers 5: remove device_map")
         return set_args(updated, args)
 
-    def _config(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+    def _config(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         args = []
         tp = None
         for arg, original_arg in zip(updated.args, original.args):

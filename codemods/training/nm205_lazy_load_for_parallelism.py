@@ -51,6 +51,7 @@ References:
 from __future__ import annotations
 
 import re
+from typing import cast
 
 import libcst as cst
 
@@ -100,7 +101,7 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
         if item is None:
             self.tp_stack.append(None)
             return
-        call = item.item
+        call = cast(cst.Call, item.item)  # _lazy_item matched a call
         tp = find_keyword(call, "tensor_parallel_size")
         tp_value = tp.value if tp is not None else (call.args[0].value if call.args and call.args[0].keyword is None else None)
         if tp_value is not None:
@@ -143,7 +144,8 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
             self.fixed(original, f"from_pretrained inside lazy_load_for_parallelism: distributed_config="
                                  f"DistributedConfig(tp_size, {key}=WORLD_SIZE // tp_size){when} added; "
                                  + zero_1_note(project_line(self.ctx)))
-            added = keyword_arg("distributed_config", distributed_config_for(tp, key))
+            # the stack holds no degree of 1 (_NO_TP stands for it), so a config is built
+            added = keyword_arg("distributed_config", cast(str, distributed_config_for(tp, key)))
             return set_args(updated, [*updated.args, added])
         return updated
 
@@ -159,10 +161,15 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
             items[-1] = items[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             return updated.with_changes(items=items)
         body = updated.body
-        statements = list(body.body) if isinstance(body, cst.IndentedBlock) else [cst.SimpleStatementLine(body=list(body.body))]
+        statements: list[cst.BaseStatement]
+        if isinstance(body, cst.IndentedBlock):
+            statements = list(body.body)
+        else:  # `with ...: a; b`, the only other suite
+            statements = [cst.SimpleStatementLine(body=list(cast(cst.SimpleStatementSuite, body).body))]
         if not statements:
             return cst.RemoveFromParent()
-        first = statements[0]
+        # the statements of a block are simple lines or compound statements, both with leading lines
+        first = cast(cst.SimpleStatementLine | cst.BaseCompoundStatement, statements[0])
         statements[0] = first.with_changes(leading_lines=[*updated.leading_lines, *first.leading_lines])
         return cst.FlattenSentinel(statements)
 
