@@ -14,7 +14,7 @@ import ast
 import dataclasses
 import functools
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Callable, Iterator, TypeVar, cast, overload
 
 from codemods.verify import _index
 from migrate.verification import Violation
@@ -27,6 +27,9 @@ PARSE_METHODS = frozenset({
 FUNCTION_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 #: exceptions whose handler means "the user expects this to fail"
 CATCH_ALL = frozenset({"Exception", "BaseException"})
+
+
+_Node = TypeVar("_Node", bound=ast.AST)
 
 
 @dataclass(eq=False)  # compared (and hashed) by identity: one per class statement
@@ -112,7 +115,7 @@ class Facts:
             del self.classes[name]
 
     def _note_reflection(self, node: ast.Call) -> None:
-        name = node.func.id
+        name = cast(ast.Name, node.func).id  # called for calls of a plain name
         if name in ("hasattr", "getattr", "setattr", "delattr") and len(node.args) >= 2:
             literal = node.args[1]
             if isinstance(literal, ast.Constant) and isinstance(literal.value, str):
@@ -154,7 +157,13 @@ class Facts:
                 local.dynamic = True
         return local
 
-    def nodes(self, *types: type) -> Iterator[ast.AST]:
+    @overload
+    def nodes(self, node_type: type[_Node], /) -> Iterator[_Node]: ...
+
+    @overload
+    def nodes(self, *types: type[ast.AST]) -> Iterator[ast.AST]: ...
+
+    def nodes(self, *types: type[ast.AST]) -> Iterator[ast.AST]:
         """Every node of these classes, in walk order per class."""
         for node_type in types:
             yield from self._by_type.get(node_type, ())
@@ -180,9 +189,17 @@ class Facts:
             local = self.classes[node.id]
             return Type(local=local) if self.stock_base(local) is not None else None
         qualified = self.qualified(node)
-        if qualified is not None and _index.class_info(qualified) is not None:
-            return Type(stock=_index.class_info(qualified).qualified)
-        return None
+        info = _index.class_info(qualified) if qualified is not None else None
+        return Type(stock=info.qualified) if info is not None else None
+
+    def stock_class(self, type_: Type) -> str:
+        """The indexed stock class behind a type whose attributes or methods are known: its own, or the stock base
+        of its local class."""
+        return type_.stock or cast(str, self.stock_base(cast(LocalClass, type_.local)))
+
+    def _base_info(self, local: LocalClass) -> _index.ClassInfo:
+        """The indexed stock base of a local class a ``Type`` was made for (made only for those that have one)."""
+        return _index.indexed_class(cast(str, self.stock_base(local)))
 
     def stock_base(self, local: LocalClass, seen: frozenset[str] = frozenset()) -> str | None:
         """The one indexed stock class a local class derives from (through local classes), else None."""
@@ -216,7 +233,7 @@ class Facts:
     def attributes(self, type_: Type) -> frozenset[str] | None:
         """Every attribute an instance of ``type_`` has; None when not known."""
         if type_.stock is not None:
-            return _index.class_info(type_.stock).attrs
+            return _index.indexed_class(type_.stock).attrs
         if type_.local is None:
             return None
         names: set[str] = set()
@@ -224,13 +241,13 @@ class Facts:
             if local.dynamic:
                 return None
             names |= local.names
-        stock = _index.class_info(self.stock_base(type_.local)).attrs
+        stock = self._base_info(type_.local).attrs
         return None if stock is None else stock | names
 
     def init_keywords(self, type_: Type) -> frozenset[str] | None:
         """Keywords the constructor accepts; None when not known."""
         if type_.stock is not None:
-            return _index.class_info(type_.stock).init
+            return _index.indexed_class(type_.stock).init
         if type_.local is None:
             return None
         names: set[str] = set()
@@ -239,7 +256,7 @@ class Facts:
                 return None
             if local.dataclass:
                 names |= {s.target.id for s in local.node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
-        stock = _index.class_info(self.stock_base(type_.local)).init
+        stock = self._base_info(type_.local).init
         return None if stock is None else stock | names
 
     # ------------------------------------------------------------------------------------------ scopes
@@ -291,9 +308,9 @@ class Facts:
             arguments = scope.args
             for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
                 yield arg.arg, functools.partial(self._annotation_type, arg.annotation)
-            for arg in (arguments.vararg, arguments.kwarg):
-                if arg is not None:
-                    yield arg.arg, untyped
+            for rest in (arguments.vararg, arguments.kwarg):
+                if rest is not None:
+                    yield rest.arg, untyped
         typed_targets: set[int] = set()  # Name nodes an assignment below gives its type
         for node in _walk_scope(scope):
             if isinstance(node, ast.Assign):
@@ -328,8 +345,9 @@ class Facts:
 
         def element_type(index: int) -> Type | None:
             types = parsed()
-            fits = types is not None and not starred and index < len(types) <= len(elements)
-            return types[index] if fits else None
+            if types is None or starred or not index < len(types) <= len(elements):
+                return None
+            return types[index]
 
         for index, element in enumerate(elements):
             for name in ast.walk(element):
@@ -383,8 +401,8 @@ class Facts:
         parser_type = self._value_type(parser) if isinstance(parser, ast.Call) else self.type_of(parser)
         return parser_type.parses if parser_type is not None else None
 
-    def violation(self, node: ast.AST, key: tuple, message: str) -> Violation:
-        statement = node
+    def violation(self, node: ast.expr | ast.stmt, key: tuple, message: str) -> Violation:
+        statement: ast.AST | None = node
         while statement is not None and not isinstance(statement, ast.stmt):
             statement = self.parents.get(id(statement))
         end = (statement.end_lineno if statement is not None else None) or node.lineno

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 from dataclasses import dataclass
+from typing import Any, cast
 
 from codemods._tables import stock_api_data as data
 from codemods._tables.gen_stock_api import PACKAGES
@@ -80,6 +81,10 @@ def module_state(module: str) -> tuple[bool | None, str]:
     return True, ""
 
 
+# the generated literal mixes str, None and dict values, which mypy joins to object
+_CLASSES = cast(dict[str, dict[str, Any]], data.CLASSES)
+
+
 @dataclass(frozen=True)
 class ClassInfo:
     qualified: str  # the name it is indexed under (its public import path)
@@ -92,17 +97,23 @@ class ClassInfo:
 @functools.lru_cache(maxsize=None)
 def _defined_at() -> dict[str, str]:
     """Where each indexed class is defined -> the name it is indexed under (one class, many import paths)."""
-    return {entry["defined"]: name for name, entry in data.CLASSES.items()}
+    return {entry["defined"]: name for name, entry in _CLASSES.items()}
 
 
 def class_info(qualified: str) -> ClassInfo | None:
-    name = qualified if qualified in data.CLASSES else _defined_at().get(qualified)
+    name = qualified if qualified in _CLASSES else _defined_at().get(qualified)
     return _merged(name) if name else None
+
+
+def indexed_class(qualified: str) -> ClassInfo:
+    """``class_info`` of a name the caller knows is indexed (a ``Type``'s stock class, the stock base of a local
+    class a ``Type`` was made for)."""
+    return cast(ClassInfo, class_info(qualified))
 
 
 @functools.lru_cache(maxsize=None)
 def _merged(name: str) -> ClassInfo:
-    entry = data.CLASSES[name]
+    entry = _CLASSES[name]
     base = _merged(entry["base"]) if entry.get("base") else None
     attrs = None if entry["attrs"] is None else frozenset(entry["attrs"].split())
     if attrs is not None and base is not None:

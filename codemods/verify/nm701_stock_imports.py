@@ -70,20 +70,23 @@ class StockImports(VerifyRule):
                     yield facts.violation(node, ("module", module), (
                         f"`{module}` will raise ModuleNotFoundError: {_index.checked_against(package)} has no "
                         f"module `{module}` (in `{parent}`); remove the import or import from an existing module"))
-            if isinstance(node, ast.ImportFrom) and _index.module_state(node.module)[0]:
+            if isinstance(node, ast.ImportFrom) and node.module and _index.module_state(node.module)[0]:
                 yield from self._names(facts, node)
 
     def _names(self, facts, node: ast.ImportFrom) -> Iterable[Violation]:
-        names = _index.exports(node.module)
+        module = node.module
+        if module is None:  # (check passes absolute imports only)
+            return
+        names = _index.exports(module)
         if names is None:
             return
         for alias in node.names:
-            if alias.name == "*" or alias.name in names or _index.resolved_by_fallback(node.module, alias.name):
+            if alias.name == "*" or alias.name in names or _index.resolved_by_fallback(module, alias.name):
                 continue
-            qualified = f"{node.module}.{alias.name}"
+            qualified = f"{module}.{alias.name}"
             yield facts.violation(node, ("name", qualified), (
-                f"`from {node.module} import {alias.name}` will raise ImportError: "
-                f"{_index.checked_against(_index.package_of(node.module))} has no `{alias.name}` there; "
+                f"`from {module} import {alias.name}` will raise ImportError: "
+                f"{_index.checked_against(_index.package_of(module))} has no `{alias.name}` there; "
                 f"{_fix(qualified, alias.name, names)}"))
 
 

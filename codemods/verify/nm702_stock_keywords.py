@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import ast
 import difflib
-from typing import Iterable
+from typing import Iterable, cast
 
 from codemods.verify import _index
 from codemods.verify._facts import MODEL, _is_model_class, facts_for
@@ -100,10 +100,10 @@ class StockKeywords(VerifyRule):
             owner = facts.type_of(func.value)
             if owner is None or owner.parses is not None or not owner.exact or owner.tokenizer is not None:
                 return  # an annotated value may be a subclass from elsewhere, whose methods take more
-            stock = owner.stock or facts.stock_base(owner.local)
+            stock = facts.stock_class(owner)
             if owner.local is not None and any(func.attr in local.names for local in facts.local_chain(owner.local)):
                 return  # the user's own method
-            text = _index.class_info(stock).methods.get(func.attr)
+            text = _index.indexed_class(stock).methods.get(func.attr)
             if text is None:
                 return
             signature = _index.Signature.parse(text, drop_first=True)
@@ -111,7 +111,7 @@ class StockKeywords(VerifyRule):
                 yield f"{stock.rsplit('.', 1)[-1]}.{func.attr}", signature.keywords, _index.package_of(stock)
 
     def _from_pretrained(self, facts, node: ast.Call, keywords: list[str]) -> Iterable[Violation]:
-        owner = facts.qualified(node.func.value)
+        owner = facts.qualified(cast(ast.Attribute, node.func).value)  # called for `X.from_pretrained(...)`
         if not _is_model_class(owner):
             return
         for keyword in keywords:

@@ -56,11 +56,11 @@ from __future__ import annotations
 
 import ast
 import difflib
-from typing import Iterable
+from typing import Iterable, TypeGuard, cast
 
 from codemods._tables.training_args_data import ROWS
 from codemods.verify import _index
-from codemods.verify._facts import facts_for
+from codemods.verify._facts import LocalClass, facts_for
 from migrate.verification import VerifyRule, Violation
 
 ATTRIBUTE_ERRORS = frozenset({"AttributeError"})
@@ -87,14 +87,15 @@ class StockAttributes(VerifyRule):
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 target, attribute = node.value, node.attr
             elif _is_getattr_without_default(node):
-                target, attribute = node.args[0], node.args[1].value
+                # the check matched a string constant
+                target, attribute = node.args[0], cast(str, cast(ast.Constant, node.args[1]).value)
             else:
                 continue
             if attribute in facts.exempt_attrs or attribute.startswith("__"):
                 continue
             type_ = facts.type_of(target)
-            if type_ is None or type_.parses is not None:
-                continue
+            if type_ is None or type_.parses is not None or not isinstance(target, ast.Name):
+                continue  # (type_of types names only)
             if type_.tokenizer is not None:
                 violation = _tokenizer_method(facts, node, target, attribute, type_.tokenizer)
                 if violation is not None:
@@ -105,8 +106,8 @@ class StockAttributes(VerifyRule):
                 continue
             if not type_.exact and attribute not in NEURON_ONLY:
                 continue  # an annotated value may be a subclass from elsewhere: only the Neuron-era names are sure
-            stock = type_.stock or facts.stock_base(type_.local)
-            shown = type_.stock or f"{type_.local.name} (a {stock})"
+            stock = facts.stock_class(type_)
+            shown = type_.stock or f"{cast(LocalClass, type_.local).name} (a {stock})"
             yield facts.violation(node, ("attribute", stock, attribute), (
                 f"`{target.id}.{attribute}` will raise AttributeError: {shown} "
                 f"({_index.checked_against(_index.package_of(stock))}) has no attribute `{attribute}`; "
@@ -128,7 +129,7 @@ def _tokenizer_method(facts, node: ast.AST, target: ast.Name, attribute: str, to
         f"{_index.tokenizer_fix(attribute)}"))
 
 
-def _is_getattr_without_default(node: ast.AST) -> bool:
+def _is_getattr_without_default(node: ast.AST) -> TypeGuard[ast.Call]:
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
             and len(node.args) == 2 and not node.keywords and isinstance(node.args[0], ast.Name)
             and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str))

@@ -56,7 +56,7 @@ class StockOverrides(VerifyRule):
             stock = facts.stock_base(local)
             if stock is None:
                 continue
-            info = _index.class_info(stock)
+            info = _index.indexed_class(stock)
             overridden = {name for chained in facts.local_chain(local) for name in chained.names}
             for method in local.node.body:
                 if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.decorator_list:
