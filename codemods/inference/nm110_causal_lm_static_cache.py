@@ -129,7 +129,7 @@ TORCHRUN_TARGET = re.compile(r"[\w./${}-]+\.py\b")
 def torchrun_targets(text: str) -> frozenset[str] | None:
     """File names of the scripts a launch file runs under ``torchrun`` / ``torch.distributed.run`` (the only
     launch that gives a DistributedConfig load the process group it needs; backslash continuations joined)."""
-    names = set()
+    names: set[str] = set()
     for line in text.replace("\\\n", " ").splitlines():
         code = line.split("#", 1)[0]
         for launcher in ("torchrun", "torch.distributed.run"):
