@@ -114,9 +114,13 @@ def _world_size(ctx, node: cst.BaseExpression) -> bool:
         return not node.args and bool(ctx.matches(node.func, WORLD_SIZE_CALLS))
     if not isinstance(node, cst.Name):
         return False
-    bindings = ctx.memo("xla-name-bindings", lambda: _bindings(ctx.shared.get("module")))
-    values = bindings.get(node.value, [])
+    values = name_bindings(ctx).get(node.value, [])
     return len(values) == 1 and isinstance(values[0], cst.Call) and _world_size(ctx, values[0])
+
+
+def name_bindings(ctx) -> dict[str, list[cst.BaseExpression | None]]:
+    """Every binding of each name in the file's original tree (see ``_bindings``), computed once per file."""
+    return ctx.memo("xla-name-bindings", lambda: _bindings(ctx.shared.get("module")))
 
 
 def _bindings(module: cst.Module | None) -> dict[str, list[cst.BaseExpression | None]]:

@@ -40,7 +40,7 @@ from typing import cast
 
 import libcst as cst
 
-from codemods.xla._base import RANK, XM, XR, Safety, XlaRule, _bindings, names
+from codemods.xla._base import RANK, XM, XR, Safety, XlaRule, name_bindings, names
 from migrate.snippets import parse_statement
 
 MASTER_PRINT = names((XM, ["master_print"]))
@@ -67,7 +67,7 @@ class MasterPrint(XlaRule):
         """``xm.get_ordinal()``, ``dist.get_rank()``, ``int(os.environ.get("RANK", 0))``,
         ``int(os.environ["RANK"])``, or a name the file assigns once to one of those (``rank = xm.get_ordinal()``)."""
         if isinstance(node, cst.Name) and node.value not in seen:
-            values = self.ctx.memo("xla-name-bindings", lambda: _bindings(self.module)).get(node.value, [])
+            values = name_bindings(self.ctx).get(node.value, [])
             return len(values) == 1 and values[0] is not None and self._global_rank(values[0], seen | {node.value})
         if not isinstance(node, cst.Call):
             return False
@@ -98,7 +98,7 @@ class MasterPrint(XlaRule):
             zero = [side for side in (left, right) if isinstance(side, cst.Integer) and side.value == "0"]
             return bool(zero) and any(self._global_rank(side) for side in (left, right) if side not in zero)
         if isinstance(test, cst.Name) and test.value not in seen:
-            values = self.ctx.memo("xla-name-bindings", lambda: _bindings(self.module)).get(test.value, [])
+            values = name_bindings(self.ctx).get(test.value, [])
             return len(values) == 1 and values[0] is not None and self._rank_zero(values[0], seen | {test.value})
         return False
 
