@@ -44,6 +44,9 @@ _NAME_BOOKKEEPING = frozenset({cst.Name, cst.Import, cst.ImportFrom})  # names u
 
 #: ``ctx.shared`` key: local names a rule found still read where no Name node shows it (``eval("on.X")``)
 KEPT_NAMES = "imports.kept_names"
+#: ``ctx.shared`` key: the symbol moves of this run's rules (qualified old -> new name) applied to the file, so a rule
+#: can tell whether an object it sees keeps its old class (its rule was not selected) or becomes the stock one
+SYMBOL_MOVES = "symbol-moves"
 
 
 def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: PythonContext) -> tuple[str, list[Finding]]:
@@ -61,6 +64,7 @@ def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: Python
     rule_instances = [rule(ctx) for rule in rules]
     instances: list[PythonRule | SymbolMover] = list(rule_instances)
     moves = {old: (new, rule.id) for rule in rule_instances for old, new in rule.moves.items()}
+    ctx.shared[SYMBOL_MOVES] = {old: new for old, (new, _) in moves.items()}
     if moves:
         instances.insert(0, SymbolMover(ctx, moves))
     dispatcher = _Dispatcher(instances, ctx, module)

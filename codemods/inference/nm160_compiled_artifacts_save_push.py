@@ -7,7 +7,9 @@ What it does:
   hold Neuron-compiled artifacts that stock libraries cannot load;
 * ``model.push_to_hub(save_directory, repository_id=repo, use_auth_token=t)`` (the optimum signature) ->
   ``model.push_to_hub(repo, token=t)`` (the stock signature uploads the in-memory model, not a folder);
-* left alone: only receivers assigned (``x = Cls.from_pretrained(...)``) in the same file are recognised.
+* left alone: only receivers assigned (``x = Cls.from_pretrained(...)``) in the same file are recognised, and
+  only when this run moves their class to the stock one (the class's rule, NM110-NM150, is selected): an object
+  that stays an optimum-neuron model keeps optimum's ``push_to_hub(save_directory, repository_id=...)``.
 
 Why:
 
@@ -54,6 +56,7 @@ from codemods._tables.inference_symbols import (
 )
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import InferenceRule
+from migrate.pyrun import SYMBOL_MOVES
 from migrate.rule import Safety, dotted_name
 
 CLASSES = {**traced_moves(), **seq2seq_moves(), **decoder_moves(), **embedding_moves(), **diffusion_moves()}
@@ -68,7 +71,10 @@ class CompiledArtifactsSavePush(InferenceRule):
     triggers = OPTIMUM_NEURON_IMPORTS
 
     def prepare(self, module: cst.Module) -> None:
-        self._models: set[str] = set()
+        # receiver name -> whether its class becomes the stock one in this run: a class whose rule is not selected
+        # (--select NM160 alone) keeps the optimum signatures, so its calls stay as they are
+        self._models: dict[str, bool] = {}
+        moves = self.ctx.shared.get(SYMBOL_MOVES, {})
         for assign in self.gathered.assigns:
             value = assign.value
             while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
@@ -77,14 +83,15 @@ class CompiledArtifactsSavePush(InferenceRule):
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
                     and value.func.attr.value in ("from_pretrained", "export") \
                     and self.ctx.matches(value.func.value, CLASSES):
+                moved = any(moves.get(qualified) for qualified in self.ctx.qualnames(value.func.value))
                 for target in assign.targets:
                     name = dotted_name(target.target)
                     if name:
-                        self._models.add(name)
+                        self._models[name] = self._models.get(name, True) and moved
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
-        if not (isinstance(func, cst.Attribute) and dotted_name(func.value) in self._models):
+        if not (isinstance(func, cst.Attribute) and self._models.get(dotted_name(func.value) or "")):
             return updated
         if func.attr.value == "save_pretrained":
             self.todo(original, "save_pretrained now writes ordinary weights (no NEFFs); folders written by the old "

@@ -31,3 +31,18 @@ def test_a_stock_model_save_is_left_alone() -> None:
         """,
         "NM160",
     )
+
+
+def test_a_model_whose_class_stays_keeps_the_optimum_calls() -> None:
+    # --select NM160 alone: the load is not rewritten, so the object is still an optimum-neuron model whose
+    # push_to_hub takes (save_directory, repository_id=...) and whose save_pretrained still writes NEFFs
+    unchanged(
+        """
+        from optimum.neuron import NeuronModelForSequenceClassification
+
+        model = NeuronModelForSequenceClassification.from_pretrained("bert-base-uncased", export=True, batch_size=1)
+        model.save_pretrained("bert_neuron/")
+        model.push_to_hub("bert_neuron/", repository_id="me/bert-neuron", use_auth_token=TOKEN)
+        """,
+        "NM160",
+    )
