@@ -21,7 +21,8 @@ from codemods._tables.project_markers import MARKERS, NEURON_CODE, OTHER_ACCELER
 from migrate import cstwalk
 from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
-from migrate.rule import PythonRule, Safety, dotted_name  # noqa: F401  (re-exported for the rule modules)
+from migrate.notebook.magics import mask as mask_magics
+from migrate.rule import ImportMap, PythonContext, PythonRule, Safety, dotted_name  # noqa: F401  (re-exported)
 from migrate.snippets import parse_expression, parse_statement
 
 #: Files are parsed only when they mention torch_xla or a literal xla device / env var.
@@ -40,6 +41,8 @@ WORLD_SIZE = 'int(os.environ.get("WORLD_SIZE", 1))'
 
 #: torch_xla constructs no rule of the family ports (qualified prefix -> how the note names it). A file that keeps
 #: one runs on the XLA stack only: porting its device or process group alone would leave code that runs on neither.
+#: ``blockers`` adds the grouped xm calls (``GROUPED``) and NKI kernels launched on the XLA device (``NKI_ON_XLA``),
+#: and a notebook's cells share what any of them keeps (``notebook_blockers``).
 BLOCKERS: dict[str, str] = {
     "torch_xla.distributed.fsdp": "XLA FSDP",
     "torch_xla.distributed.zero_redundancy_optimizer": "XLA ZeroRedundancyOptimizer",
@@ -67,6 +70,10 @@ BLOCKER_HINTS: dict[str, str] = {
                     "only under the flag that enables it (if args.<flag>:), which neuron-migrate then ports around; "
                     "compiler artifacts: TORCH_NEURONX_DEBUG_DIR",
     "neuronx_distributed": "neuronx_distributed (no TorchNeuron build) -> DeviceMesh / DTensor / FSDP2 or transformers DistributedConfig",
+    "NKI kernels on the XLA device": "NKI kernels launched on XLA tensors (@nki.jit, torch_neuronx.nki_jit, "
+                                     "torch_neuronx.xla_impl ops) -> wrap each @nki.jit kernel with "
+                                     "@torch_neuronx.nki_op(\"ns::name\", mutates_args=()) (register_autograd for a "
+                                     "backward) and call that op on neuron tensors",
     "replica groups": "xm collectives with groups= -> dist.<collective>(..., group=dist.new_group(ranks)) (or a DeviceMesh dim group)",
     "gradient averaging over replica groups": "xm.optimizer_step / reduce_gradients with groups= -> average each gradient over that group only (dist.all_reduce(p.grad, group=dist.new_group(ranks)); p.grad /= len(ranks)) or DDP/FSDP2 on a device mesh",
 }
@@ -195,105 +202,319 @@ def blocked_note(labels: Iterable[str]) -> str:
 
 
 def blockers(ctx) -> tuple[str, ...]:
-    """The constructs (``BLOCKERS`` / grouped xm calls) that keep this file on torch_xla, in a stable order."""
+    """The constructs (``BLOCKERS``, grouped xm calls, NKI kernels on the XLA device) that keep this file on
+    torch_xla, in a stable order. A notebook's code cells run in one kernel: what keeps one cell on torch_xla keeps
+    them all (``notebook_blockers``)."""
 
     def scan() -> tuple[str, ...]:
-        module = ctx.shared.get("module")
-        found: set[str] = set()
-        ported: set[int] = set()  # ids of callee nodes a rule of the family ports (torch_xla.compile(fn))
-        guarded_bodies: set[int] = set()  # ids of the bodies of `if <flag>:` blocks
-        hooks: dict[int, set[str]] = {}  # id(innermost `if <flag>:` body) -> the libneuronxla names used in it
-        hook_imports: dict[int, int] = {}  # id(libneuronxla import under a flag) -> id(its innermost flag body)
-        bodies: list[int] = []  # ids of the `if <flag>:` bodies enclosing the node visited
-        compile_port = ctx.options.rules is None or "NM319" in ctx.options.rules  # not under --ignore NM319
-        # xser.save -> torch.save (NM307) unless a file of the run reads the checkpoint back with xser.load
-        xser_port = (ctx.options.rules is None or "NM307" in ctx.options.rules) and not ctx.options.project.of(
-            XSER_LOADS.name)
-        statement_calls: set[int] = set()  # ids of calls that are a statement line of their own
-
-        def note(node: cst.CSTNode) -> None:
-            if id(node) in ported:
-                return
-            for qualified in ctx.qualnames(node):
-                for prefix, label in BLOCKERS.items():
-                    if qualified == prefix or qualified.startswith(prefix + "."):
-                        if label == "libneuronxla" and bodies:
-                            hooks.setdefault(bodies[-1], set()).add(qualified)
-                        else:
-                            found.add(label)
-
-        def imported(node: cst.CSTNode, module_name: str) -> None:
-            if module_name.split(".")[0] != "libneuronxla":
-                return
-            if bodies:
-                hook_imports[id(node)] = bodies[-1]
-            else:
-                found.add("libneuronxla")  # imported at module level or outside a flag: the file needs it
-
-        class _Scan(cst.CSTVisitor):
-            def visit_If(self, node: cst.If) -> None:
-                if flag_guard(ctx, node.test):
-                    guarded_bodies.add(id(node.body))  # the body only: `else:` runs when the flag is off
-
-            def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-                if id(node) in guarded_bodies:
-                    bodies.append(id(node))
-
-            def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-                if id(node) in guarded_bodies:
-                    bodies.pop()
-
-            def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
-                if id(node) in guarded_bodies:
-                    bodies.append(id(node))
-
-            def leave_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
-                if id(node) in guarded_bodies:
-                    bodies.pop()
-
-            def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-                statement = node.body[0] if len(node.body) == 1 else None
-                if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
-                    statement_calls.add(id(statement.value))
-
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-                if compile_port and compile_decorator(ctx, node) is not None:
-                    decorator = node.decorators[0].decorator  # NM319 moves it below the def as torch.compile
-                    ported.add(id(decorator.func if isinstance(decorator, cst.Call) else decorator))
-
-            def visit_Call(self, node: cst.Call) -> None:
-                if compile_port and compile_target(ctx, node) is not None:
-                    ported.add(id(node.func))  # NM319 rewrites it
-                if xser_port and id(node) in statement_calls and xser_save(ctx, node):
-                    ported.update((id(node.func), id(getattr(node.func, "value", node.func))))  # NM307 rewrites it
-                note(node.func)
-                qualified = ctx.matches(node.func, {f"{XM}.{name}" for name in GROUPED})
-                if qualified and replica_groups(ctx, node, qualified.rsplit(".", 1)[-1]) is not None:
-                    found.add(GROUPED[qualified.rsplit(".", 1)[-1]])
-
-            def visit_Attribute(self, node: cst.Attribute) -> None:
-                note(node)  # ZeroRedundancyOptimizer._clip_grad_norm = ..., FSDP used as a base class
-
-            def visit_Name(self, node: cst.Name) -> None:
-                note(node)
-
-            def visit_Import(self, node: cst.Import) -> bool:
-                for alias in node.names:
-                    imported(node, dotted_name(alias.name))
-                return False  # otherwise an import alone runs nothing: the uses count
-
-            def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-                if node.module is not None and not node.relative:
-                    imported(node, dotted_name(node.module))
-                return False
-
-        if module is not None:
-            cstwalk.visit(module, _Scan())
-        ctx.shared[GUARDED_HOOKS] = {} if "libneuronxla" in found else {
-            node: tuple(sorted(hooks.get(body, ()))) for node, body in hook_imports.items()}
+        found = _scan(ctx)
+        if nki_uses(ctx).on_xla():
+            found.add(NKI_ON_XLA)
+        if ctx.namespace is not None:
+            found |= notebook_blockers(ctx)
         return tuple(sorted(found))
 
     return ctx.memo("xla-blockers", scan)
+
+
+def _scan(ctx) -> set[str]:
+    """``BLOCKERS`` and grouped xm calls in the file's tree (``ctx.shared["module"]``); records the file's
+    libneuronxla imports under a flag (``guarded_hooks``)."""
+    module = ctx.shared.get("module")
+    found: set[str] = set()
+    ported: set[int] = set()  # ids of callee nodes a rule of the family ports (torch_xla.compile(fn))
+    guarded_bodies: set[int] = set()  # ids of the bodies of `if <flag>:` blocks
+    hooks: dict[int, set[str]] = {}  # id(innermost `if <flag>:` body) -> the libneuronxla names used in it
+    hook_imports: dict[int, int] = {}  # id(libneuronxla import under a flag) -> id(its innermost flag body)
+    bodies: list[int] = []  # ids of the `if <flag>:` bodies enclosing the node visited
+    compile_port = ctx.options.rules is None or "NM319" in ctx.options.rules  # not under --ignore NM319
+    # xser.save -> torch.save (NM307) unless a file of the run reads the checkpoint back with xser.load
+    xser_port = (ctx.options.rules is None or "NM307" in ctx.options.rules) and not ctx.options.project.of(
+        XSER_LOADS.name)
+    statement_calls: set[int] = set()  # ids of calls that are a statement line of their own
+
+    def note(node: cst.CSTNode) -> None:
+        if id(node) in ported:
+            return
+        for qualified in ctx.qualnames(node):
+            for prefix, label in BLOCKERS.items():
+                if qualified == prefix or qualified.startswith(prefix + "."):
+                    if label == "libneuronxla" and bodies:
+                        hooks.setdefault(bodies[-1], set()).add(qualified)
+                    else:
+                        found.add(label)
+
+    def imported(node: cst.CSTNode, module_name: str) -> None:
+        if module_name.split(".")[0] != "libneuronxla":
+            return
+        if bodies:
+            hook_imports[id(node)] = bodies[-1]
+        else:
+            found.add("libneuronxla")  # imported at module level or outside a flag: the file needs it
+
+    class _Scan(cst.CSTVisitor):
+        def visit_If(self, node: cst.If) -> None:
+            if flag_guard(ctx, node.test):
+                guarded_bodies.add(id(node.body))  # the body only: `else:` runs when the flag is off
+
+        def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+            if id(node) in guarded_bodies:
+                bodies.append(id(node))
+
+        def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+            if id(node) in guarded_bodies:
+                bodies.pop()
+
+        def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+            if id(node) in guarded_bodies:
+                bodies.append(id(node))
+
+        def leave_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+            if id(node) in guarded_bodies:
+                bodies.pop()
+
+        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+            statement = node.body[0] if len(node.body) == 1 else None
+            if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
+                statement_calls.add(id(statement.value))
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            if compile_port and compile_decorator(ctx, node) is not None:
+                decorator = node.decorators[0].decorator  # NM319 moves it below the def as torch.compile
+                ported.add(id(decorator.func if isinstance(decorator, cst.Call) else decorator))
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if compile_port and compile_target(ctx, node) is not None:
+                ported.add(id(node.func))  # NM319 rewrites it
+            if xser_port and id(node) in statement_calls and xser_save(ctx, node):
+                ported.update((id(node.func), id(getattr(node.func, "value", node.func))))  # NM307 rewrites it
+            note(node.func)
+            qualified = ctx.matches(node.func, {f"{XM}.{name}" for name in GROUPED})
+            if qualified and replica_groups(ctx, node, qualified.rsplit(".", 1)[-1]) is not None:
+                found.add(GROUPED[qualified.rsplit(".", 1)[-1]])
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            note(node)  # ZeroRedundancyOptimizer._clip_grad_norm = ..., FSDP used as a base class
+
+        def visit_Name(self, node: cst.Name) -> None:
+            note(node)
+
+        def visit_Import(self, node: cst.Import) -> bool:
+            for alias in node.names:
+                imported(node, dotted_name(alias.name))
+            return False  # otherwise an import alone runs nothing: the uses count
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+            if node.module is not None and not node.relative:
+                imported(node, dotted_name(node.module))
+            return False
+
+    if module is not None:
+        cstwalk.visit(module, _Scan())
+    ctx.shared[GUARDED_HOOKS] = {} if "libneuronxla" in found else {
+        node: tuple(sorted(hooks.get(body, ()))) for node, body in hook_imports.items()}
+    return found
+
+
+#: NKI kernels launched on tensors of the XLA device: a blocker (NM330 also notes each kernel). On TorchNeuron a kernel
+#: is registered with ``@torch_neuronx.nki_op("ns::op", mutates_args=...)`` around the ``@nki.jit`` kernel and called
+#: as that op: the kernel's call on XLA tensors is no port of its own.
+NKI_ON_XLA = "NKI kernels on the XLA device"
+NKI_PACKAGES = ("neuronxcc.nki", "nki")  # neuronx-cc's NKI and the newer standalone package
+NKI_JIT = frozenset(f"{package}.jit" for package in NKI_PACKAGES)
+#: XLA-stack kernel wrappers (``torch_neuronx.nki_jit``, the ``torch_neuronx.xla_impl`` custom ops): XLA tensors only
+XLA_KERNELS = ("torch_neuronx.nki_jit", "torch_neuronx.xla_impl")
+#: ``nki.jit(mode=...)`` values that run a kernel off the XLA device (the simulator, NumPy arrays on the NeuronCore,
+#: a profiling run, JAX arrays); ``"auto"`` (the default) follows its inputs, ``"torchxla"`` is the XLA device
+HOST_MODES = frozenset({"simulation", "baremetal", "benchmark", "jax"})
+#: calls that run a kernel off the XLA device: ``nki.simulate_kernel(kernel, *inputs)``, ``nki.baremetal(kernel)``
+HOST_RUNS = frozenset(f"{package}.{name}" for package in NKI_PACKAGES
+                      for name in ("simulate_kernel", "simulate", "baremetal", "benchmark", "profile"))
+XLA_DEVICE_CALLS = frozenset({f"{XM}.xla_device", "torch_xla.device"})
+
+
+def nki_host_mode(call: cst.Call) -> bool:
+    """Whether an ``nki.jit(...)`` call pins a mode that runs the kernel off the XLA device (``mode="simulation"``,
+    ``"baremetal"``, ``"benchmark"``, ``"jax"``; ``jit(kernel, mode)`` takes it second). A mode that is not a literal
+    may be the device: not a host mode."""
+    mode = arg(call, 1, "mode")
+    return mode is not None and string_value(mode.value) in HOST_MODES
+
+
+class NkiUses:
+    """What a file (or the cells of a notebook, tree by tree) does with NKI: its kernels in a device mode (bound to
+    a name: ``@nki.jit def k``, ``k = nki.jit(f)``, ``k = nki.jit()(f)``), how each name is used, the other device
+    kernels (``torch_neuronx.nki_jit``, ``xla_impl`` ops, an unnamed ``nki.jit(f)``), and whether the XLA device is
+    used (``xm.xla_device()``, ``torch_xla.device()``, ``torch.device("xla")``, ``.to("xla")``)."""
+
+    def __init__(self) -> None:
+        self.kernels: set[str] = set()
+        self.host_uses: dict[str, int] = {}  # name -> uses as the kernel of a host run (nki.simulate_kernel(k, ...))
+        self.other_uses: dict[str, int] = {}  # name -> any other use (a call, k[grid](...), passed on)
+        self.unnamed = False  # a device kernel that is not bound to a name of its own
+        self.xla_device = False
+
+    def on_xla(self) -> bool:
+        """NKI kernels launched on the XLA device: a device kernel in a file that uses the XLA device, unless every
+        use of it is a host run (a kernel never used in the file may be launched by its importer: it counts)."""
+        launched = self.unnamed or any(self.other_uses.get(k) or not self.host_uses.get(k) for k in self.kernels)
+        return self.xla_device and launched
+
+    def add(self, ctx, module: cst.Module | None) -> "NkiUses":
+        """The uses in ``module`` (names resolved with ``ctx``'s imports)."""
+        if module is None:
+            return self
+        uses = self
+        bindings: set[int] = set()  # ids of the Name nodes that bind a kernel (def name, assignment target)
+        host_arguments: set[int] = set()  # ids of the kernels a host run or a host-mode jit takes
+        seen: set[int] = set()  # ids of the jit calls already accounted for (a decorator, a bound value)
+
+        def jit_call(node: cst.BaseExpression) -> cst.Call | None:
+            """``nki.jit(...)`` itself, or the ``nki.jit(...)`` of ``nki.jit(...)(f)``."""
+            if isinstance(node, cst.Call) and ctx.matches(node.func, NKI_JIT):
+                return node
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Call) and ctx.matches(node.func.func, NKI_JIT):
+                return node.func
+            return None
+
+        def xla_kernel(node: cst.CSTNode) -> bool:
+            return any(q == prefix or q.startswith(prefix + ".") for q in ctx.qualnames(node) for prefix in XLA_KERNELS)
+
+        class _Nki(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                for decorator in node.decorators:
+                    expression = decorator.decorator
+                    call = expression if isinstance(expression, cst.Call) else None
+                    if call is not None:
+                        seen.add(id(call))
+                    if ctx.matches(call.func if call is not None else expression, NKI_JIT):
+                        if call is None or not nki_host_mode(call):
+                            uses.kernels.add(node.name.value)
+                            bindings.add(id(node.name))
+
+            def visit_Assign(self, node: cst.Assign) -> None:
+                call = jit_call(node.value)
+                if call is None:
+                    return
+                seen.add(id(call))
+                if nki_host_mode(call):
+                    return
+                if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                    uses.kernels.add(node.targets[0].target.value)
+                    bindings.add(id(node.targets[0].target))
+                else:
+                    uses.unnamed = True
+
+            def visit_Call(self, node: cst.Call) -> None:
+                if ctx.matches(node.func, XLA_DEVICE_CALLS):
+                    uses.xla_device = True
+                elif (ctx.matches(node.func, {"torch.device"}) or (
+                        isinstance(node.func, cst.Attribute) and node.func.attr.value == "to")) and any(
+                        is_xla_string(a.value) for a in node.args if a.keyword is None or a.keyword.value == "device"):
+                    uses.xla_device = True
+                if ctx.matches(node.func, HOST_RUNS) or (ctx.matches(node.func, NKI_JIT) and nki_host_mode(node)):
+                    kernel = arg(node, 0, "kernel" if ctx.matches(node.func, HOST_RUNS) else "func")
+                    if kernel is not None:
+                        host_arguments.add(id(kernel.value))
+                if ctx.matches(node.func, NKI_JIT) and id(node) not in seen and not nki_host_mode(node):
+                    uses.unnamed = True  # nki.jit(f)(x) inline, nki.jit(mode=m) kept for later
+                if xla_kernel(node.func):
+                    uses.unnamed = True
+
+            def visit_Decorator(self, node: cst.Decorator) -> None:
+                if xla_kernel(node.decorator):
+                    uses.unnamed = True  # @torch_neuronx.nki_jit
+
+            def visit_Name(self, node: cst.Name) -> None:
+                if id(node) in bindings:
+                    return
+                counts = uses.host_uses if id(node) in host_arguments else uses.other_uses
+                counts[node.value] = counts.get(node.value, 0) + 1
+
+            def visit_Import(self, node: cst.Import) -> bool:
+                return False
+
+            def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+                return False
+
+        cstwalk.visit(module, _Nki())
+        return uses
+
+
+def nki_uses(ctx) -> NkiUses:
+    """The file's ``NkiUses`` (its original tree), computed once per file."""
+    return ctx.memo("xla-nki-uses", lambda: NkiUses().add(ctx, ctx.shared.get("module")))
+
+
+NOTEBOOK_MEMO = "_xla_notebook"  # the attribute of a notebook's SharedNamespace that holds its blockers
+
+
+def notebook_blockers(ctx) -> set[str]:
+    """What keeps a notebook's code on torch_xla, over every code cell (``ctx.namespace.trigger_text``): the cells run
+    in one kernel, so a kernel defined in one cell and launched on the device of another keeps both, and porting one
+    cell's device while another keeps XLA FSDP would leave a notebook that runs on neither stack. Cells (or lines,
+    shell cell bodies) that do not parse as Python are left out. Computed once per notebook."""
+    memo = vars(ctx.namespace).setdefault(NOTEBOOK_MEMO, {})
+    if "blockers" not in memo:
+        trees = python_chunks(ctx.namespace.trigger_text)
+        imports = ImportMap()
+        for tree in trees:
+            imports = imports.merged_with(ImportMap.from_module(tree))
+        found: set[str] = set()
+        uses = NkiUses()
+        for tree in trees:
+            whole = PythonContext(path=ctx.path, source=tree.code, options=ctx.options, imports=imports)
+            whole.shared["module"] = tree
+            found |= _scan(whole)
+            uses.add(whole, tree)
+        memo["blockers"] = found | ({NKI_ON_XLA} if uses.on_xla() else set())
+    return set(memo["blockers"])
+
+
+def python_chunks(text: str, attempts: int = 100) -> list[cst.Module]:
+    """The parts of ``text`` (a notebook's code cells, joined) that parse as Python, in order: IPython lines are
+    masked; the statement holding a line that does not parse (a ``%%bash`` cell's body, a broken cell) is dropped,
+    and the scan goes on at the next line that starts a statement (at most ``attempts`` parses)."""
+    lines = mask_magics(text)[0].splitlines(keepends=True)
+
+    def top_level(k: int) -> bool:  # a line that may start a module-level statement
+        return lines[k][:1] not in ("", " ", "\t", "\r", "\n")
+
+    chunks: list[cst.Module] = []
+    start = 0
+    while start < len(lines) and attempts > 0:
+        attempts -= 1
+        try:
+            ast.parse("".join(lines[start:]))
+        except (SyntaxError, ValueError) as error:  # ValueError: a NUL byte
+            bad = min(max(start + (getattr(error, "lineno", None) or 1) - 1, start), len(lines) - 1)
+            end = bad
+            while end > start and attempts > 0:  # the statements before the bad line, when they parse on their own
+                attempts -= 1
+                if _parses("".join(lines[start:end])):
+                    chunks.extend(_cst("".join(lines[start:end])))
+                    break
+                end = next((k for k in range(end - 1, start - 1, -1) if top_level(k)), start)
+            start = next((k for k in range(bad + 1, len(lines)) if top_level(k)), len(lines))
+            continue
+        chunks.extend(_cst("".join(lines[start:])))
+        break
+    return chunks
+
+
+def _parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _cst(source: str) -> list[cst.Module]:
+    try:
+        return [cst.parse_module(source)]
+    except cst.ParserSyntaxError:
+        return []
 
 
 GUARDED_HOOKS = "xla-guarded-libneuronxla"

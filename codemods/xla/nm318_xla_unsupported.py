@@ -12,10 +12,17 @@ Reports, never rewrites:
   handles (with its name).
 * A file that keeps constructs no rule ports (``blockers`` in ``codemods/xla/_base.py``: XLA FSDP, XLA ZeRO,
   ``xser.load`` or an ``xser.save`` NM307 does not port, ``torch_xla.compile`` in a shape NM319 does not port,
-  SPMD, ``libneuronxla`` outside a flag, ``neuronx_distributed``, xm collectives over replica ``groups=``) is left
-  on torch_xla as a whole: the other NM3 rules withdraw from it, and this rule puts ONE note above its first
-  torch_xla import naming those constructs. Its per-call hints are then ``info`` findings (in the report, with
-  their lines; no inline note): the file's one note says what to port.
+  SPMD, ``libneuronxla`` outside a flag, ``neuronx_distributed``, xm collectives over replica ``groups=``, NKI
+  kernels launched on the XLA device: an ``@nki.jit`` kernel of ``neuronxcc.nki`` or ``nki`` in a file that uses
+  the XLA device (``xm.xla_device()``, ``torch_xla.device()``, ``"xla"``), unless its mode runs it off the device
+  (``mode="simulation"``, ``"baremetal"``, ``"benchmark"``, ``"jax"``) or every use is an ``nki.simulate_kernel`` /
+  ``nki.baremetal`` run; ``torch_neuronx.nki_jit``, ``torch_neuronx.xla_impl`` ops) is left on torch_xla as a
+  whole: the other NM3 rules withdraw from it, and this
+  rule puts ONE note above its first torch_xla import naming those constructs. Its per-call hints are then
+  ``info`` findings (in the report, with their lines; no inline note): the file's one note says what to port.
+* A notebook's code cells run in one kernel: a construct in any cell keeps every cell on torch_xla (an NKI kernel
+  defined in one cell and launched on the device of another, say). Each cell is a file of its own here: the note
+  goes above the first torch_xla import of each cell that has one.
 * ``libneuronxla`` imported and used only in ``if <flag>:`` bodies (``if args.snapshot_steps:``,
   ``if os.environ.get("X") == "1":``; a debug hook such as ``register_hlo_snapshot_callback``) does not keep the file
   on torch_xla: the branch stays as it is, with a ``todo`` on its import (no TorchNeuron counterpart; remove it, use
