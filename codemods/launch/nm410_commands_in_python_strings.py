@@ -17,8 +17,15 @@ optimum-cli, NM407 torchrun, NM408 trainer flags, NM505 pip install), so ``--ign
   torch_xla stays, with a todo); trainer flags follow the shared field map (a removed flag
   takes its value element with it, ``"--torch_compile", "true"`` is appended) when the list feeds a project
   script that parses Neuron training arguments (this file itself for ``sys.argv``/``parse_args``), as NM408;
-* a ``neuron_parallel_compile`` pass or ``--command clear-locks`` (string or list): a todo to delete the call
-  (NM401 decides what a pass is; the call's statement is the user's to remove);
+* a ``neuron_parallel_compile`` pass or ``--command clear-locks`` (NM401 decides what a pass is) that is the
+  whole value of a plain ``NAME = "..."`` (or f-string) assignment is deleted together with the statements using
+  NAME, when those are all ``print(...)`` statements, statements running it (``subprocess.run``/``call``/
+  ``check_call``/``check_output``/``Popen(NAME, ...)``, ``os.system``/``os.popen(NAME)``, through any import
+  alias) and ``if`` statements testing such a run (``if os.system(NAME) != 0:``) whose branches only print,
+  pass, raise or exit; at least one must run it, all must follow it in the same block, and the block must keep a
+  statement. NAME must be bound once, not ``global``, not in ``__all__`` and not used in another notebook cell.
+  Any other pass (run inline, as an argv list, through ``shlex.split(NAME)``, with its result assigned or inside a
+  ``try`` or loop) keeps a todo to delete the call that runs it;
 * backslash-newline continuations (a notebook's triple-quoted ``f\"\"\"...\"\"\"`` command over several lines)
   are edited: Python drops them from the value and a shell reads them as line continuations, so editing the
   source as shell text edits the command; any other backslash escape in a non-raw string (or an edit that would
@@ -41,8 +48,12 @@ Before::
 
     cmd = f"XLA_USE_BF16=1 torchrun --nproc_per_node={n} train.py"
     subprocess.run(["torchrun", "train.py", "--zero_1", "true"], check=True)
+    COMPILE_CMD = f"neuron_parallel_compile torchrun --nproc_per_node={n} train.py --max_steps 10"
+    print(f"Running command: {COMPILE_CMD}")
+    if subprocess.check_call(COMPILE_CMD, shell=True):
+        print("There was an error with the compilation command")
 
-After (train.py parses NeuronTrainingArguments)::
+After (train.py parses NeuronTrainingArguments; the compile-only pass is gone, with its print and its ``if``)::
 
     # neuron-migrate: XLA_USE_BF16 made torch_xla hold every fp32 tensor in bf16; removed: ...
     cmd = f"torchrun --nproc_per_node={n} train.py --bf16 true --torch_compile true"
@@ -50,7 +61,8 @@ After (train.py parses NeuronTrainingArguments)::
     subprocess.run(["torchrun", "train.py", "--torch_compile", "true"], check=True)
 
 Safety: needs-review. The notes are those of the shell rules; a string left as it is (escapes, an interpolated
-value the edit would drop) says which edits to make by hand.
+value the edit would drop) says which edits to make by hand. A deleted pass trained nothing (graph extraction
+only); its ``fixed`` finding names the statements that went and why.
 
 References:
 
@@ -60,9 +72,11 @@ References:
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
 import shlex
+from dataclasses import dataclass
 from typing import Sequence, cast
 
 import libcst as cst
@@ -105,6 +119,7 @@ from codemods.launch.nm403_xla_bf16_env import BF16_ADDED, BF16_FLAG, KEPT_TODO
 from codemods.launch.nm403_xla_bf16_env import NAMES as BF16_NAMES
 from codemods.launch.nm408_trainer_flags import NeuronTrainerFlags
 from codemods.xla._base import XSER_LOADS
+from migrate import cstwalk
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.registry import all_rules
@@ -138,6 +153,7 @@ def edit_shell_text(text: str, rules: Sequence[type[Rule]],
     return doc.text(), found
 
 
+_Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
 _PLACEHOLDER = "__nm_expr_{}__"
 _SCRIPT_NAME = re.compile(r"[\w./-]+\.py\b")  # a Python script a command (or a string of the file) names
 ESCAPES_TODO = "this {what} holds a Neuron launch command but has escapes, so it was left as it is: edit it by hand"
@@ -170,6 +186,8 @@ class CommandsInPythonStrings(PythonRule):
         super().__init__(ctx)
         self.argv_lists: set[int] = set()  # lists this file's own parser reads (sys.argv = [...], parse_args([...]))
         self.command_lists: set[int] = set()  # lists run as a command (subprocess.run([...]), os.execvp(...))
+        self.deleted: set[int] = set()  # statements of compile-only passes held in a variable (see _emptied)
+        self.spaced: set[int] = set()  # the blocks they are in (see _spaced)
         self.resolve = resolver(ctx.options.project, ctx.path)
         folder = ctx.path.parent.as_posix()
         # the same edits as in a launcher, by the rules this run selected (--select/--ignore mean the same here)
@@ -204,7 +222,7 @@ class CommandsInPythonStrings(PythonRule):
             return None
         new, found = edit_shell_text(body, self.rules, self.embedded)
         if new != body and not new.strip():
-            self.todo(original, _empty_command_todo(found))
+            self._emptied(original, found)
             return None
         if continued and new != body and not _only_line_continuations(new):
             self.todo(original, _escapes_todo("string", found))
@@ -264,7 +282,7 @@ class CommandsInPythonStrings(PythonRule):
                 self.todo(original, message)
             return updated
         if not new.strip():
-            self.todo(original, _empty_command_todo(found))
+            self._emptied(original, found)
             return updated
         placeholders = re.findall(r"__nm_expr_(\d+)__", new)
         if placeholders != [str(index) for index in range(len(expressions))]:
@@ -280,6 +298,173 @@ class CommandsInPythonStrings(PythonRule):
             if index < len(expressions):
                 parts.append(expressions[index])
         return updated.with_changes(parts=parts)
+
+    # ------------------------------------------------------------- a compile-only pass held in a variable
+
+    def _emptied(self, original: cst.CSTNode, found: list[tuple[Severity, str]]) -> None:
+        """A command literal the shell edits would empty: when it is the value of ``NAME = <literal>`` and every
+        use of NAME goes with it (see ``_pass_statements``), those statements are deleted; else a todo says to."""
+        plan = self._pass_statements(original)
+        if plan is None:
+            self.todo(original, _empty_command_todo(found))
+            return
+        assignment, uses, block = plan
+        self.deleted.update(id(statement) for statement in (assignment, *(use.statement for use in uses)))
+        self.spaced.add(id(block))
+        self.fixed(assignment, _pass_deleted(cast(cst.Assign, assignment.body[0]), uses, found))
+
+    def _pass_statements(self, literal: cst.CSTNode) -> tuple[cst.SimpleStatementLine, list[_Use],
+                                                               cst.CSTNode] | None:
+        """(the assignment, the statements using its name, the block holding them) when ``literal`` is the whole
+        value of a plain ``NAME = <literal>`` statement and the pass can go with every use of NAME: NAME is bound
+        nowhere else, is not named in a string (``__all__``, ``globals()[...]``) nor in another notebook cell, and
+        each use is a statement after the assignment in the same block (not inside a ``try``, a loop or a
+        function): a ``print(...)``, a statement running it (``subprocess.check_call(NAME, shell=True)``,
+        ``os.system(NAME)``) or an ``if`` testing such a run whose branches only print, pass, raise or exit; at
+        least one runs it, and the block keeps a statement. Else None."""
+        stack = self.ctx.statement_stack
+        module = self.ctx.shared.get("module")
+        line = stack[-1] if stack else None
+        if module is None or not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return None
+        assign = line.body[0]
+        if not isinstance(assign, cst.Assign) or assign.value is not literal or len(assign.targets) != 1:
+            return None
+        target = assign.targets[0].target
+        if not isinstance(target, cst.Name):
+            return None
+        name = target.value
+        namespace = self.ctx.namespace
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        if namespace is not None and len(word.findall(namespace.trigger_text)) > len(word.findall(self.ctx.source)):
+            return None  # another cell uses it
+        walked = _walk(module, name)
+        if walked is None:
+            return None  # the name is spelled in a string
+        occurrences, order, parents = walked
+        block = parents[id(line)]
+        uses: dict[int, _Use] = {}
+        for occurrence, ancestors in occurrences:
+            if occurrence is target:
+                continue
+            use = next((use for index, node in enumerate(ancestors)
+                        if (use := self._use(node, name, ancestors[:index])) is not None), None)
+            if use is None or parents[id(use.statement)] is not block or order[id(use.statement)] < order[id(line)]:
+                return None  # used otherwise, elsewhere (another block, another function) or before
+            uses[id(use.statement)] = use
+        if not any(use.runs for use in uses.values()):
+            return None  # a string nobody runs here is not this rule's to delete
+        if any(cstwalk.find(use.statement, self._holds_command) for use in uses.values()):
+            return None  # a use holding a command of its own: that one is edited (or noted) where it is
+        if 1 + len(uses) == len(cast(cst.Module | cst.IndentedBlock, block).body):
+            return None  # the block (a function's or an if's body, or the whole file or cell) would be left empty
+        return line, sorted(uses.values(), key=lambda use: order[id(use.statement)]), block
+
+    def _holds_command(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` is a string literal (or an argv list) this rule would edit or note."""
+        if isinstance(node, cst.List):
+            return any(trigger in value for element in node.elements
+                       if (value := string_value(element.value)) is not None for trigger in self.triggers)
+        if isinstance(node, cst.SimpleString):
+            body = string_value(node) or ""
+        elif isinstance(node, cst.FormattedString):
+            body = "".join(part.value if isinstance(part, cst.FormattedStringText) else _PLACEHOLDER.format(0)
+                           for part in node.parts)
+        else:
+            return False
+        return any(trigger in body for trigger in self.triggers) and looks_like_command(body)
+
+    def _use(self, node: cst.CSTNode, name: str, ancestors: Sequence[cst.CSTNode]) -> _Use | None:
+        """``node`` as a statement that uses ``name`` in one of the ways that let it go with the pass, else None."""
+        if not ancestors or not isinstance(ancestors[-1], (cst.Module, cst.IndentedBlock)):
+            return None  # an elif, or a statement on the line of a compound one
+        if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1 and isinstance(node.body[0], cst.Expr):
+            value = node.body[0].value
+            if _is_print(value):
+                return _Use(node, False, "print")
+            if self._runs(value, name):
+                return _Use(node, True, _shown(cast(cst.Call, value), name))
+            return None
+        if isinstance(node, cst.If) and self._runs(tested := _run_tested(node.test), name) and self._only_reports(node):
+            return _Use(node, True, "the if on " + _shown(cast(cst.Call, tested), name))
+        return None
+
+    def _runs(self, node: cst.BaseExpression, name: str) -> bool:
+        """Whether ``node`` is a call that runs the command ``name`` holds (``subprocess.run(name, ...)``,
+        ``os.system(name)``, any alias the file's imports give them)."""
+        if not isinstance(node, cst.Call) or not self.ctx.matches(node.func, RUN_CALLS):
+            return False
+        command = next((arg.value for arg in node.args if arg.keyword is None and not arg.star), None)
+        if command is None:
+            command = next((arg.value for arg in node.args
+                            if arg.keyword is not None and arg.keyword.value in _COMMAND_KEYWORDS), None)
+        return isinstance(command, cst.Name) and command.value == name
+
+    def _only_reports(self, node: cst.If) -> bool:
+        """Whether every branch of ``node`` only prints, passes, raises or exits, and no elif test calls anything."""
+        branch: cst.If | cst.Else | None = node
+        while branch is not None:
+            if isinstance(branch, cst.If) and branch is not node and cstwalk.find(
+                    branch.test, lambda n: isinstance(n, _SIDE_EFFECTS)):
+                return False
+            body = branch.body
+            lines = body.body if isinstance(body, cst.IndentedBlock) else [body]
+            for statement in lines:
+                if not isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+                    return False
+                if not all(isinstance(small, (cst.Pass, cst.Raise)) or isinstance(small, cst.Expr) and (
+                        _is_print(small.value) or self._exits(small.value)) for small in statement.body):
+                    return False
+            branch = branch.orelse if isinstance(branch, cst.If) else None
+        return True
+
+    def _exits(self, node: cst.BaseExpression) -> bool:
+        if not isinstance(node, cst.Call):
+            return False
+        if isinstance(node.func, cst.Name) and node.func.value in ("exit", "quit"):
+            return node.func.value not in self.ctx.imports.bindings and node.func.value not in self.ctx.imports.defined
+        return self.ctx.matches(node.func, ("sys.exit",)) is not None
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
+                                  updated: cst.SimpleStatementLine) -> cst.SimpleStatementLine | cst.RemovalSentinel:
+        return cst.RemoveFromParent() if id(original) in self.deleted else updated
+
+    def leave_If(self, original: cst.If, updated: cst.If) -> cst.BaseStatement | cst.RemovalSentinel:
+        return cst.RemoveFromParent() if id(original) in self.deleted else updated
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        body = self._spaced(original, updated.body)
+        return updated if body is None else updated.with_changes(body=body)
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        body = self._spaced(original, updated.body)
+        return updated if body is None else updated.with_changes(body=body)
+
+    def _spaced(self, original: cst.Module | cst.IndentedBlock,
+                updated: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement] | None:
+        """The block's new statements with the blank lines that opened a run of deleted statements moved to the
+        statement after it (``import os`` / blank / deleted pass / next statement: the blank line stays), unless
+        that one opens with a blank line already; None when no pass was deleted here or another rule added or
+        removed statements of the block."""
+        if id(original) not in self.spaced:
+            return None
+        if len([statement for statement in original.body if id(statement) not in self.deleted]) != len(updated):
+            return None
+        body = list(updated)
+        blanks: list[cst.EmptyLine] | None = None  # None: not in a run of deleted statements
+        index = 0
+        for statement in original.body:
+            if id(statement) in self.deleted:
+                if blanks is None:
+                    lines = cast(_Statement, statement).leading_lines
+                    blanks = list(itertools.takewhile(lambda line: line.comment is None, lines))
+                continue
+            kept = cast(_Statement, body[index])
+            if blanks and not (kept.leading_lines and kept.leading_lines[0].comment is None):
+                body[index] = kept.with_changes(leading_lines=[*blanks, *kept.leading_lines])
+            blanks = None
+            index += 1
+        return body
 
     # ------------------------------------------------------------------------------------ argv lists
 
@@ -462,6 +647,92 @@ def _empty_command_todo(found: list[tuple[Severity, str]]) -> str:
     reason = found[0][1] if found else ""
     reason = as_step(reason[len("deleted "):] if reason.startswith("deleted ") else reason)
     return "delete the call that runs this command (its string would become empty)" + (f": {reason}" if reason else "")
+
+
+#: calls that run a command string, by qualified name (aliases resolve through the file's imports)
+RUN_CALLS = frozenset({"subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
+                       "subprocess.Popen", "os.system", "os.popen"})
+_COMMAND_KEYWORDS = {"args", "command", "cmd"}  # subprocess's args=, os.system's command=, os.popen's cmd=
+_SIDE_EFFECTS = (cst.Call, cst.Await, cst.Yield, cst.NamedExpr)
+_CONSTANTS = (cst.Integer, cst.Float, cst.SimpleString)
+
+
+@dataclass(frozen=True)
+class _Use:
+    """A statement that uses the variable of a compile-only pass and goes with it."""
+
+    statement: cst.SimpleStatementLine | cst.If
+    runs: bool  # it runs the command (a print does not)
+    shown: str  # how the fixed message names it
+
+
+def _walk(module: cst.Module, name: str) -> tuple[list[tuple[cst.Name, tuple[cst.CSTNode, ...]]], dict[int, int],
+                                                   dict[int, cst.CSTNode]] | None:
+    """The ``Name`` nodes spelling ``name`` in ``module`` with their ancestors (outermost first), the source order
+    of its statements and the parent of each, by id; None when a plain string literal's value is ``name``
+    (``__all__ = ["NAME"]``, ``globals()["NAME"]``)."""
+    occurrences: list[tuple[cst.Name, tuple[cst.CSTNode, ...]]] = []
+    order: dict[int, int] = {}
+    parents: dict[int, cst.CSTNode] = {}
+    stack: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] = [(module, ())]
+    while stack:
+        node, ancestors = stack.pop()
+        if isinstance(node, cst.Name):
+            if node.value == name:
+                occurrences.append((node, ancestors))
+            continue
+        if isinstance(node, cst.SimpleString):
+            if string_value(node) == name:
+                return None
+            continue
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            order[id(node)] = len(order)
+            parents[id(node)] = ancestors[-1]
+        inner = (*ancestors, node)
+        stack.extend((child, inner) for child in reversed(node.children))
+    return occurrences, order, parents
+
+
+def _shown(call: cst.Call, name: str) -> str:
+    """A run call as the fixed message names it: ``os.system(CMD)``, ``subprocess.check_call(CMD, ...)``."""
+    return f"{source_of(call.func)}({name}{', ...' if len(call.args) > 1 else ''})"
+
+
+def _is_print(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "print"
+
+
+def _run_tested(test: cst.BaseExpression) -> cst.BaseExpression:
+    """The call an ``if`` test checks the outcome of: ``run(...)``, ``not run(...)``, ``run(...) != 0``,
+    ``run(...).returncode != 0`` (the test itself otherwise)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    if isinstance(test, cst.Comparison) and all(
+            isinstance(c.comparator, _CONSTANTS) or isinstance(c.comparator, cst.Name)
+            and c.comparator.value in ("None", "True", "False") for c in test.comparisons):
+        test = test.left
+    if isinstance(test, cst.Attribute) and test.attr.value == "returncode":
+        test = test.value
+    return test
+
+
+def _pass_deleted(assign: cst.Assign, uses: list[_Use], found: list[tuple[Severity, str]]) -> str:
+    """The fixed message for a compile-only pass deleted with the statements that printed and ran it: what went,
+    then the shell rule's reason (the one ``_empty_command_todo`` gives)."""
+    name = cast(cst.Name, assign.targets[0].target).value
+    prints = sum(not use.runs for use in uses)
+    parts = [f"`{name} = ...`", *(["a print"] if prints == 1 else [f"{prints} prints"] if prints else []),
+             *(use.shown for use in uses if use.runs)]
+    what = ", ".join(parts[:-1]) + " and " + parts[-1]
+    reason = found[0][1] if found else "deleted"
+    head, colon, why = reason.partition(": ")
+    if head == "deleted":
+        return f"deleted {what}{colon}{why}"
+    if head.startswith("remove "):  # `remove `optimum-cli neuron cache ...``: done now
+        head = "deleted " + head[len("remove "):]
+    if head.startswith("deleted "):
+        return f"{head} with {what}{colon}{why}"
+    return f"deleted {what}: {reason}"
 
 
 def _with_torch_compile(elements: list[cst.BaseElement], originals: Sequence[cst.BaseElement]) -> list[cst.BaseElement]:
