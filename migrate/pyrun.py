@@ -39,7 +39,8 @@ def _concrete_subclasses(base: type) -> frozenset[type]:
 
 _STATEMENT_CLASSES = frozenset({cst.SimpleStatementLine}) | _concrete_subclasses(cst.BaseCompoundStatement)
 _Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement  # the nodes that hold inline notes
-_NAME_BOOKKEEPING = frozenset({cst.Name, cst.Import, cst.ImportFrom})  # names used, outside imports
+#: names used, outside imports; an attribute's name (``torch.save``) and a keyword's (``f(save=1)``) are not uses
+_NAME_BOOKKEEPING = frozenset({cst.Name, cst.Import, cst.ImportFrom, cst.Attribute, cst.Arg})
 
 
 #: ``ctx.shared`` key: local names a rule found still read where no Name node shows it (``eval("on.X")``)
@@ -168,12 +169,19 @@ class _Dispatcher(cstwalk.Hooks):
         self.names_by_statement: dict[int, set[str]] = {}
         self._names: set[str] = set()
         self._in_import = 0
+        self._not_uses: set[int] = set()  # ids of the Name nodes that name an attribute or a keyword
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         node_type = type(node)
         if node_type is cst.Name:
-            if not self._in_import:
+            if not self._in_import and id(node) not in self._not_uses:
                 self._names.add(cast(cst.Name, node).value)
+        elif node_type is cst.Attribute:
+            self._not_uses.add(id(cast(cst.Attribute, node).attr))
+        elif node_type is cst.Arg:
+            keyword = cast(cst.Arg, node).keyword
+            if keyword is not None:
+                self._not_uses.add(id(keyword))
         elif node_type in _STATEMENT_CLASSES:
             if not self.ctx.statement_stack:
                 self._names = self.names_by_statement[id(node)] = set()

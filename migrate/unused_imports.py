@@ -46,6 +46,14 @@ def remove_unused_imports(
         def visit_Name(self, node: cst.Name) -> None:
             used.add(node.value)
 
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)  # `torch.save` uses `torch`, not an imported `save`
+            return False
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)  # a keyword's name is not a use either
+            return False
+
     for statement in module.body:
         names = known.get(id(statement))  # ids of the parsed tree: it is alive, none was reused
         if names is not None:
