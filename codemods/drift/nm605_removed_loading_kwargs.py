@@ -12,6 +12,9 @@ each rewrite keeps the meaning:
   read from transformers' sources), ``use_auth_token=X`` -> ``vision_token=X, text_token=X``: each load gets only
   the keywords with its prefix, and an unprefixed keyword goes to the joint config, where the token is never used.
   A value with a call in it (evaluated once per model), or a prefixed token already given: todo.
+* ``datasets.load_dataset`` / ``load_dataset_builder`` (the migrated stack needs datasets >= 4.7): ``use_auth_token=X``
+  -> ``token=X`` too (datasets 2.14 added ``token``, 3.0 removed ``use_auth_token``: TypeError from the builder's
+  config), with the same rule beside a ``token=``;
 * ``use_flash_attention_2=True`` -> ``attn_implementation="flash_attention_2"``; ``=False`` is the default: removed;
 * any other value ``X`` -> ``attn_implementation="flash_attention_2" if X else None`` (None: the default kernel);
 * with an ``attn_implementation=`` already given the flag is redundant when it is False or the implementation is
@@ -20,7 +23,8 @@ each rewrite keeps the meaning:
 
 Why:
 
-transformers 5 removed both deprecated aliases, and the keyword now reaches the model's ``__init__``:
+transformers 5 removed both deprecated aliases (datasets 3 removed ``use_auth_token``), and the keyword now reaches the
+model's ``__init__``:
 ``TypeError: ... got an unexpected keyword argument``. ``use_flash_attention_2`` was deprecated in 4.36 for
 ``attn_implementation="flash_attention_2"``: the CUDA flash-attn kernel, which needs the ``flash_attn`` package and
 a GPU; on Neuron and CPU choose ``"sdpa"``.
@@ -40,6 +44,7 @@ References:
 
 * https://github.com/huggingface/transformers/releases/tag/v5.0.0
 * https://huggingface.co/docs/transformers/main/en/attention_interface
+* https://github.com/huggingface/datasets/releases/tag/3.0.0
 """
 
 from __future__ import annotations
@@ -55,6 +60,9 @@ from migrate.rule import PythonRule, Safety
 FLAG = "use_flash_attention_2"
 AUTH = "use_auth_token"
 LOADERS = ("from_pretrained", "from_config", "_from_config")
+#: datasets' loaders that took use_auth_token until datasets 3 (token= since 2.14)
+DATASET_LOADERS = ("datasets.load_dataset", "datasets.load_dataset_builder", "datasets.load.load_dataset",
+                   "datasets.load.load_dataset_builder")
 
 
 class RemovedLoadingKwargs(PythonRule):
@@ -74,6 +82,8 @@ class RemovedLoadingKwargs(PythonRule):
         if isinstance(func, cst.Attribute) and func.attr.value in PREFIXED_LOADERS and any(
                 q.startswith("transformers.") for q in self.ctx.qualnames(func.value)):
             return self._prefixed_auth_token(original, updated, PREFIXED_LOADERS[func.attr.value].split())
+        if self.ctx.matches(func, DATASET_LOADERS):
+            return self._auth_token(original, updated, "datasets 3")
         if not (loader or self.ctx.matches(func, ("transformers.pipeline",))):
             return updated
         return self._flash_attention(original, self._auth_token(original, updated))
@@ -104,15 +114,17 @@ class RemovedLoadingKwargs(PythonRule):
             args.extend(split if arg is auth else [arg])
         return set_args(updated, args)
 
-    def _auth_token(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+    def _auth_token(self, original: cst.Call, updated: cst.Call, library: str = "transformers 5") -> cst.Call:
         auth = find_keyword(updated, AUTH)
         if auth is None:
             return updated
         if find_keyword(updated, "token") is not None:
-            self.todo(_original_keyword(original, AUTH), f"{AUTH} was removed in transformers 5 (TypeError at load) "
-                                                         f"and transformers 4.x refused it beside token=: delete {AUTH}=")
+            beside = ("transformers 4.x refused it beside token=" if library == "transformers 5"
+                      else "token= is given")
+            self.todo(_original_keyword(original, AUTH), f"{AUTH} was removed in {library} (TypeError at load) "
+                                                         f"and {beside}: delete {AUTH}=")
             return updated
-        self.fixed(_original_keyword(original, AUTH), f"{AUTH}= -> token= ({AUTH} was removed in transformers 5)")
+        self.fixed(_original_keyword(original, AUTH), f"{AUTH}= -> token= ({AUTH} was removed in {library})")
         return updated.with_changes(args=[rename_keyword(a, "token") if a is auth else a for a in updated.args])
 
     def _flash_attention(self, original: cst.Call, updated: cst.Call) -> cst.Call:

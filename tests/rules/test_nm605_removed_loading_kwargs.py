@@ -77,3 +77,47 @@ def test_the_prefixed_token_reaches_both_loads() -> None:
     source = inspect.getsource(VisionTextDualEncoderModel.from_vision_text_pretrained)
     assert 'argument.startswith("vision_")' in source and 'argument.startswith("text_")' in source
     assert "AutoModel.from_pretrained(text_model_name_or_path, *model_args, **kwargs_text)" in source
+
+
+def test_datasets_loaders_take_token_too() -> None:
+    result = migrate(
+        """
+        import datasets
+        from datasets import load_dataset as ld
+
+        raw = ld("json", data_files=files, cache_dir=cache, use_auth_token=True if args.use_auth_token else None)
+        builder = datasets.load_dataset_builder("glue", "mrpc", use_auth_token=tok, token=tok)
+        """,
+        "NM605",
+    )
+    assert 'ld("json", data_files=files, cache_dir=cache, token=True if args.use_auth_token else None)' in result.text
+    assert findings(result, "NM605") == {(4, "fixed"), (5, "todo")}  # beside token=: the user deletes one
+
+
+def test_a_dataset_load_without_the_keyword_or_from_another_library_is_left_alone() -> None:
+    unchanged(
+        """
+        from datasets import load_dataset
+        from mylib import load_dataset as load_mine
+
+        raw = load_dataset("json", data_files=files, token=True)
+        mine = load_mine("x", use_auth_token=True)
+        """,
+        "NM605",
+    )
+
+
+def test_the_renamed_keyword_runs_on_the_installed_datasets(tmp_path) -> None:
+    data = tmp_path / "d.json"
+    data.write_text('{"a": 1}\n')
+    result = migrate(
+        f"""
+        from datasets import load_dataset
+
+        raw = load_dataset("json", data_files={str(data)!r}, cache_dir={str(tmp_path / "cache")!r}, use_auth_token=None)
+        """,
+        "NM605",
+    )
+    namespace: dict = {}
+    exec(compile(result.text, "train.py", "exec"), namespace)  # the stock library itself takes the keyword
+    assert namespace["raw"]["train"][0] == {"a": 1}
