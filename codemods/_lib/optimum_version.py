@@ -36,9 +36,27 @@ class Line(str, enum.Enum):
     UNKNOWN = "unknown"
 
 
+#: a line that installs or declares packages: a pin anywhere on it counts
+_INSTALLS = re.compile(r"\bpip3?\b|\binstall|\brequires\b|\bdependencies\b", re.I)
+
+
 def _collect(text: str) -> tuple[str, ...] | None:
-    pins = tuple(sorted({re.sub(r"\s+", "", m.group(1)).rstrip(",") for m in _PIN.finditer(text)}))
-    return pins or None
+    """The optimum-neuron specifiers the file pins. Prose is not a pin: a docstring that says "(optimum-neuron >=
+    0.0.25)" or a comment "# ported to optimum-neuron>=0.4" must not decide the version (it would override the
+    requirements file of the folder above, and the version decides the parallelism layout). A match counts on a
+    line that installs or declares packages, or where it starts the line's text or follows a quote, bracket, comma,
+    ``=`` or ``-`` (a requirements line, a list element, a YAML/conda entry)."""
+    pins = set()
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("#", "//")):
+            continue
+        installs = bool(_INSTALLS.search(line))
+        for match in _PIN.finditer(line):
+            before = line[: match.start()].strip()
+            if installs or not before or before[-1] in "\"'[,=-":
+                pins.add(re.sub(r"\s+", "", match.group(1)).rstrip(","))
+    return tuple(sorted(pins)) or None
 
 
 PINS = ProjectFact(

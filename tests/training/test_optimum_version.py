@@ -42,3 +42,17 @@ def test_mesh_key_keeps_plain_data_parallelism_unless_zero_1_was_on_by_default()
     assert data_parallel_key(Line.UP_TO_03) == "dp_replicate_size"
     assert data_parallel_key(Line.UNKNOWN) == "dp_replicate_size"
     assert data_parallel_key(Line.FROM_04) == "fsdp_size"
+
+
+def test_prose_is_not_a_pin() -> None:
+    # a docstring or a comment nearer to the file must not override the requirements file of the folder above
+    project = _project({
+        "requirements.txt": "optimum-neuron==0.0.25\n",
+        "src/sft_train.py": '"""Fine-tuning with NeuronSFTTrainer (optimum-neuron >= 0.0.25)."""\n'
+                            "# ported to optimum-neuron>=0.4 later\nimport os\n",
+        "deploy/setup.py": 'setup(name="x", install_requires=["optimum-neuron>=0.4.1"])\n',
+        "deploy/app.py": "",
+    })
+    assert PINS.collect('"""Uses optimum-neuron >= 0.0.25."""\n') is None
+    assert optimum_line(project, PurePath("src/sft_train.py")) is Line.UP_TO_03
+    assert optimum_line(project, PurePath("deploy/app.py")) is Line.FROM_04  # a declared requirement still counts
