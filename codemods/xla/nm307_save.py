@@ -1,15 +1,16 @@
-"""NM307 xla-save: ``xm.save(obj, path)`` becomes ``torch.save(obj, path)`` on rank 0, then a barrier.
+"""NM307 xla-save: ``xm.save(obj, path)`` becomes ``torch.save(obj, path)`` on the ranks xm.save wrote on, then a barrier.
 
 What it does:
 
-* ``xm.save(obj, path)`` becomes ``torch.save`` on global rank 0 followed by a guarded ``dist.barrier()``: the
-  rendezvous ``xm.save`` ended with, so no rank goes on (to load the file, say) before it is written.
+* ``xm.save(obj, path)`` becomes ``torch.save`` on each host's local master (``LOCAL_RANK`` 0, the ranks
+  ``xm.save`` wrote on by default) followed by a guarded ``dist.barrier()``: the rendezvous ``xm.save`` ended with,
+  so no rank goes on (to load the file, say) before it is written.
 * The object saved keeps the CPU move ``xm.save`` made: every tensor in it (nested dicts, lists, tuples: a
   ``state_dict``, a checkpoint dict with the optimizer's state) is saved as ``t.cpu()``, through
   ``torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, obj)``, so the file loads on a machine
   without a Neuron device and holds no device memory handles.
-* ``master_only=False`` saves on every rank; ``global_master=True`` keeps rank 0. Non-literal
-  ``master_only``/``global_master`` get a ``todo``.
+* ``global_master=True`` saves on global rank 0 (``RANK`` 0) only; ``master_only=False`` saves on every rank
+  (whatever ``global_master`` says, as in torch_xla). Non-literal ``master_only``/``global_master`` get a ``todo``.
 * A file that uses FSDP gets a ``todo``: sharded (FSDP/TP) models need ``torch.distributed.checkpoint`` instead.
 * ``xser.save(data, path[, master_only, global_master])`` (a statement, literal options) is ported the same way
   where no file of the run reads checkpoints back with ``xser.load`` (the project fact ``xla-xser-load``): the
@@ -20,8 +21,9 @@ What it does:
 Why:
 
 ``xm.save`` wrote on each host's LOCAL master by default (``master_only=True, global_master=False``: one copy per
-host) and moved tensors to the CPU first. The rewrite writes once, on global rank 0, which is right for a shared
-file system.
+host) and moved tensors to the CPU first. The rewrite keeps those ranks: on a job of several hosts with a disk of
+their own (a SageMaker ``/opt/ml/checkpoints``, say) every host then has the file its ranks read back. Writing on
+global rank 0 alone would leave the other hosts without it.
 
 Before::
 
@@ -29,12 +31,13 @@ Before::
 
 After::
 
-    if int(os.environ.get("RANK", 0)) == 0:
+    if int(os.environ.get("LOCAL_RANK", 0)) == 0:
         torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "model.pt")
     if dist.is_initialized():
         dist.barrier()
 
-Safety: needs-review. For per-host local disks guard with ``LOCAL_RANK`` instead. Tensors inside other objects
+Safety: needs-review. On a file system all hosts share, each host's local master writes the same path, as with
+``xm.save``; ``global_master=True`` in the source makes it one writer (global rank 0). Tensors inside other objects
 (a module, a custom class) are not moved: ``xm.save`` moved those only through their ``__dict__``.
 
 References:
@@ -51,7 +54,7 @@ from typing import cast
 import libcst as cst
 
 from codemods._lib.cst import Import
-from codemods.xla._base import RANK, XM, XSER_LOADS, XSER_SAVE, Safety, XlaRule, arg, has_star, names
+from codemods.xla._base import LOCAL_RANK, RANK, XM, XSER_LOADS, XSER_SAVE, Safety, XlaRule, arg, has_star, names
 from migrate.snippets import parse_expression, parse_statement
 
 SAVE = names((XM, ["save"]))
@@ -68,7 +71,7 @@ def _bool(node: cst.Arg | None, default: bool) -> bool | None:
 
 
 class XlaSave(XlaRule):
-    """xm.save(obj, path) -> torch.save(obj, path) on rank 0."""
+    """xm.save(obj, path) -> torch.save(obj, path) on each host's local master (the ranks xm.save wrote on)."""
 
     id = "NM307"
     name = "xla-save"
@@ -85,7 +88,7 @@ class XlaSave(XlaRule):
         obj, path = arg(call, 0, "data"), arg(call, 1, path_keyword)
         master_only, global_master = _bool(arg(call, 2, "master_only"), True), _bool(arg(call, 3, "global_master"), False)
         if obj is None or path is None or has_star(call) or master_only is None or global_master is None:
-            self.todo(call, "xm.save with non-literal options: use torch.save(obj, path) under `if int(os.environ.get(\"RANK\", 0)) == 0:`")
+            self.todo(call, "xm.save with non-literal options: use torch.save(obj, path) under `if int(os.environ.get(\"LOCAL_RANK\", 0)) == 0:` (master_only=True, global_master=False: each host's local master), `if int(os.environ.get(\"RANK\", 0)) == 0:` (global_master=True) or on every rank (master_only=False), then dist.barrier()")
             return updated
         new = cast(cst.Call, cast(cst.Expr, updated.body[0]).value)  # line_call matched the line's call expression
         new_obj = cast(cst.Arg, arg(new, 0, "data")).value  # the updated call keeps obj and path (checked above)
@@ -108,20 +111,21 @@ class XlaSave(XlaRule):
         if not master_only:
             self.fixed(call, f"{name}(master_only=False) -> torch.save on every rank, then a barrier ({read})")
             return self.replace_line(original, updated, [save, barrier])
-        guard = cast(cst.If, parse_statement(f"if {RANK} == 0:\n    pass\n"))
+        # torch_xla wrote where is_master_ordinal(local=not global_master): global rank 0, or each host's local master
+        guard = cast(cst.If, parse_statement(f"if {RANK if global_master else LOCAL_RANK} == 0:\n    pass\n"))
         guard = guard.with_changes(body=guard.body.with_changes(body=[save]))
         self.ctx.add_import("os")
         if global_master:
-            self.fixed(call, f"{name} -> torch.save on global rank 0 ({read})")
+            self.fixed(call, f"{name}(global_master=True) -> torch.save on global rank 0, then a barrier ({read})")
         else:
-            self.fixed(call, f"{name} -> torch.save on global rank 0 ({name} wrote one copy per host; guard with "
-                             f"LOCAL_RANK for per-host disks; {read})")
+            self.fixed(call, f"{name} -> torch.save on each host's local master (LOCAL_RANK 0: one copy per host, as "
+                             f"{name} wrote), then a barrier ({read})")
         return self.replace_line(original, updated, [guard, barrier])
 
     def visit_Call(self, node: cst.Call) -> None:
         # `ok = xm.save(...)`, `lambda: xm.save(...)`: not a statement of its own, so not rewritten
         if self.ctx.matches(node.func, SAVE) and self.used_as_value(node):
-            self.todo(node, "xm.save used inside an expression (it returns None): make it a statement `if int(os.environ.get(\"RANK\", 0)) == 0: torch.save(obj, path)`")
+            self.todo(node, "xm.save used inside an expression (it returns None): make it a statement of its own (the rule then rewrites it) or use torch.save(obj, path) under `if int(os.environ.get(\"LOCAL_RANK\", 0)) == 0:` (each host's local master, as xm.save wrote), then dist.barrier()")
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
-        self.suite_todo(node, SAVE, "xm.save in a one-line block: put it on its own line (the rule then rewrites it) or use torch.save under a RANK == 0 check")
+        self.suite_todo(node, SAVE, "xm.save in a one-line block: put it on its own line (the rule then rewrites it) or use torch.save under a LOCAL_RANK == 0 check (each host's local master, as xm.save wrote), then dist.barrier()")

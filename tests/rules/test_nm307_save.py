@@ -1,9 +1,9 @@
-"""NM307: xm.save(obj, path) -> torch.save(obj, path) on global rank 0."""
+"""NM307: xm.save(obj, path) -> torch.save(obj, path) on the ranks xm.save wrote on (local masters by default)."""
 
 from tests.rules.case import findings, migrate, unchanged
 
 
-def test_xm_save_becomes_torch_save_on_rank_zero() -> None:
+def test_xm_save_becomes_torch_save_on_each_hosts_local_master() -> None:
     result = migrate(
         """
         import torch_xla.core.xla_model as xm
@@ -13,10 +13,57 @@ def test_xm_save_becomes_torch_save_on_rank_zero() -> None:
         """,
         "NM307",
     )
-    assert ('    if int(os.environ.get("RANK", 0)) == 0:\n        torch.save(torch.utils._pytree.tree_map_only('
+    assert ('    if int(os.environ.get("LOCAL_RANK", 0)) == 0:\n        torch.save(torch.utils._pytree.tree_map_only('
             'torch.Tensor, torch.Tensor.cpu, model.state_dict()), f"ckpt-{step}.pt")') in result.text
     assert "xm." not in result.text
     assert findings(result, "NM307") == {(4, "fixed")}
+
+
+SAVE_OPTIONS = """
+    import torch_xla.core.xla_model as xm
+
+    def checkpoint(model, path):
+        xm.save(model.state_dict(), path{options})
+    """
+
+
+def test_each_option_writes_on_the_ranks_torch_xla_wrote_on(tmp_path, monkeypatch) -> None:
+    """torch_xla wrote where `not master_only or is_master_ordinal(local=not global_master)`: run each port as the
+    ranks of a 2-host job (no process group, so the barrier is skipped) and check which ones write the file."""
+    import torch
+
+    ranks = {(0, 0): "host 0 master", (1, 1): "host 0 second", (2, 0): "host 1 master", (3, 1): "host 1 second"}
+    cases = {
+        "": {"host 0 master", "host 1 master"},  # master_only=True, global_master=False: one copy per host
+        ", master_only=True, global_master=False": {"host 0 master", "host 1 master"},
+        ", global_master=True": {"host 0 master"},
+        ", True, True": {"host 0 master"},
+        ", master_only=False": set(ranks.values()),
+        ", master_only=False, global_master=True": set(ranks.values()),  # master_only=False wins, as in torch_xla
+    }
+    for case, (options, writers) in enumerate(cases.items()):
+        result = migrate(SAVE_OPTIONS.format(options=options), "NM307")
+        assert findings(result, "NM307") == {(4, "fixed")}, options
+        namespace: dict = {}
+        exec(compile(result.text, "train.py", "exec"), namespace)
+        wrote = set()
+        for (rank, local_rank), who in ranks.items():
+            monkeypatch.setenv("RANK", str(rank))
+            monkeypatch.setenv("LOCAL_RANK", str(local_rank))
+            path = tmp_path / f"case{case}-rank{rank}.pt"
+            namespace["checkpoint"](torch.nn.Linear(2, 1), str(path))
+            if path.exists():
+                wrote.add(who)
+        assert wrote == writers, options
+
+
+def test_non_literal_options_get_a_todo_naming_each_choice() -> None:
+    result = migrate(SAVE_OPTIONS.format(options=", global_master=args.one_copy"), "NM307")
+    assert "xm.save(model.state_dict(), path, global_master=args.one_copy)" in result.text
+    assert findings(result, "NM307") == {(4, "todo")}
+    note = next(line for line in result.text.splitlines() if "neuron-migrate: xm.save" in line)
+    assert 'LOCAL_RANK", 0)) == 0:` (master_only=True, global_master=False' in note
+    assert '"RANK", 0)) == 0:` (global_master=True)' in note and "every rank (master_only=False)" in note
 
 
 def test_torch_save_is_left_alone() -> None:
@@ -41,9 +88,9 @@ XSER_SCRIPT = """
     """
 
 
-def test_xser_save_becomes_torch_save_on_rank_zero_when_nothing_reads_it_with_xser() -> None:
+def test_xser_save_becomes_torch_save_on_the_local_master_when_nothing_reads_it_with_xser() -> None:
     result = migrate(XSER_SCRIPT, "NM3", family="NM3")
-    assert ('    if int(os.environ.get("RANK", 0)) == 0:\n        torch.save(torch.utils._pytree.tree_map_only('
+    assert ('    if int(os.environ.get("LOCAL_RANK", 0)) == 0:\n        torch.save(torch.utils._pytree.tree_map_only('
             'torch.Tensor, torch.Tensor.cpu, model.state_dict()), path)\n') in result.text
     assert "xser" not in result.text.replace("xser.load", "")  # the finding's advice names xser.load only
     assert findings(result, "NM307") == {(5, "fixed")}
