@@ -48,8 +48,9 @@ XLA_ONLY = {
                             "(removed)",
 }
 
-#: the Inf1 stack (no TorchNeuron path)
-INF1 = {"torch-neuron", "neuron-cc"}
+#: the Inf1 stack (no TorchNeuron path): torch-neuron, the neuron-cc compiler, tensorflow-neuron; optimum's and
+#: optimum-neuron's ``[neuron]`` extra is Inf1 too (``[neuronx]`` is Inf2/Trn1)
+INF1 = {"torch-neuron", "neuron-cc", "tensorflow-neuron"}
 
 #: Packages that only a Neuron project depends on.
 NEURON_PACKAGES = {"optimum-neuron", "torch-neuronx", "neuronx-cc", "libneuronxla", "neuronx-distributed",

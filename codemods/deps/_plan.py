@@ -237,6 +237,10 @@ class Planner:
     file_text: str = ""
     #: the files near this one whose optimum.neuron import neuron-migrate keeps (see ``optimum_neuron_kept``)
     kept_optimum_neuron: tuple[str, ...] = ()
+    #: the Inf1 packages the file installs (``neuron-cc``, ``optimum[neuron]``): an Inf1 requirement set, left as
+    #: it is; ``inf1_noted``: its one todo was written
+    inf1: list[str] = field(default_factory=list)
+    inf1_noted: bool = False
 
     @classmethod
     def for_specs(cls, specs: list[str], text: str = "", options: RuleOptions | None = None,
@@ -249,6 +253,7 @@ class Planner:
         planner = cls(present=present, repository_configured=names_neuron_repository(text),
                       neuron=project.neuron or bool(present & NEURON_PACKAGES), project=project, path=path,
                       file_text=text if file_text is None else file_text)
+        planner.inf1 = inf1_labels(parsed_specs)
         planner.kept_optimum_neuron = planner.near(project.optimum_neuron_kept)
         if planner.kept_optimum_neuron and any(_names_optimum_neuron(parsed) for parsed in parsed_specs):
             planner.hold = f"optimum-neuron, kept for the eval(...) in {_files(planner.kept_optimum_neuron)}"
@@ -279,6 +284,31 @@ class Planner:
         return [spec]
 
 
+def is_inf1(parsed: Parsed) -> bool:
+    """An Inf1 package: torch-neuron, neuron-cc, tensorflow-neuron, or the ``[neuron]`` extra of optimum /
+    optimum-neuron (which installs torch-neuron and neuron-cc)."""
+    return parsed.name in INF1 or (parsed.name in {"optimum", "optimum-neuron"} and "neuron" in parsed.extras)
+
+
+def inf1_labels(parsed_specs: list[Parsed]) -> list[str]:
+    """The Inf1 packages among ``parsed_specs``, as written (``optimum[neuron]``), once each."""
+    labels: list[str] = []
+    for parsed in parsed_specs:
+        label = f"{parsed.raw_name}[{','.join(parsed.extras)}]" if parsed.extras else parsed.raw_name
+        if is_inf1(parsed) and label not in labels:
+            labels.append(label)
+    return labels
+
+
+def inf1_todo(labels: list[str]) -> str:
+    return (f"an Inf1 requirement set ({', '.join(labels)}): Inf1 has no TorchNeuron path (TorchNeuron runs on "
+            "Trn2/Trn3), and the Inf1 and TorchNeuron stacks do not go in one environment (torch-neuron, which "
+            f"optimum[neuron] installs, pins torch 1.13; TorchNeuron needs torch {TORCH_LINE} and transformers 5), so "
+            "its lines were left as they are: keep them for the Inf1 deployment; a Trn2/Trn3 port needs a "
+            f"requirements file of its own ({TORCH_NEURONX_SPEC}, {TORCH_SPEC}, {stock_spec('transformers')}, "
+            f"{stock_spec('accelerate')}, from AWS's Neuron package repository)")
+
+
 def stock_spec(name: str) -> str:
     return f"{name}>={STOCK_MIN[name]}" if name in STOCK_MIN else name
 
@@ -287,6 +317,11 @@ def rewrite(text: str, planner: Planner) -> Rewrite | None:
     parsed = parse(text)
     if parsed is None:
         return None
+    if planner.inf1:  # an Inf1 requirement set: no line changes, one todo on its first Inf1 package
+        if planner.inf1_noted or not is_inf1(parsed):
+            return None
+        planner.inf1_noted = True
+        return Rewrite([], Severity.TODO, inf1_todo(planner.inf1), keep=True)
     found = _rewrite(parsed, planner)
     if planner.hold_everything and found is not None and not found.keep and not _names_optimum_neuron(parsed):
         return Rewrite([], Severity.TODO, f"{text.strip()} was left as it is: it goes with {planner.hold}; move it "

@@ -27,7 +27,10 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   (the project's own, "pinned beside optimum-neuron" only when it is), never "an optimum-neuron pin";
   ``torchvision``/``torchaudio`` pins get a ``todo``;
   ``optimum`` beside optimum-neuron gets a ``todo`` (it was optimum-neuron's dependency);
-* Inf1 packages (``torch-neuron``, ``neuron-cc``): a ``todo`` (Inf1 has no TorchNeuron path);
+* an Inf1 requirement set (a file naming ``torch-neuron``, ``neuron-cc``, ``tensorflow-neuron`` or the Inf1 extra
+  ``optimum[neuron]`` / ``optimum-neuron[neuron]``): left as it is, every line of it (its optimum-neuron and stock
+  pins too), with one ``todo`` on its first Inf1 package: Inf1 has no TorchNeuron path, and the TorchNeuron stack
+  added beside those packages gives a set pip cannot resolve (torch-neuron pins torch 1.13);
 * a pin the migrated stack cannot be installed beside (``huggingface_hub==0.24``, ``tokenizers<0.20``, a
   ``numpy`` below trl's floor) gets the floor that the packages the file installs require
   (``codemods/_tables/stock_floors_data.py``, generated from their Requires-Dist); so does a pin with no wheels

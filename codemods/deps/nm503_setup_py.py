@@ -100,7 +100,9 @@ class SetupPyNeuronStack(PythonRule):
                                    if isinstance(element.value, cst.SimpleString))
 
         cstwalk.visit(node, Strings())
-        self.planner.present = {p.name for p in (plan.parse(s) for s in strings if isinstance(s, str)) if p}
+        parsed = [p for p in (plan.parse(s) for s in strings if isinstance(s, str)) if p]
+        self.planner.present = {p.name for p in parsed}
+        self.planner.inf1 = plan.inf1_labels(parsed)
         self.planner.neuron = self.planner.project.neuron or bool(self.planner.present & NEURON_PACKAGES)
 
     def _collect(self, value: cst.BaseExpression, follow_names: bool = True) -> None:

@@ -8,6 +8,8 @@ What it does:
   options and their values (``-r file``, ``--extra-index-url URL``, ``-c``, ``--target`` ...) are skipped;
 * a replacement with shell-special characters is quoted (``"torch==2.14.*"``), with the quote character the
   original word used (double quotes for a bare word);
+* a file whose ``pip install`` commands install the Inf1 stack (``torch-neuron``, ``neuron-cc``,
+  ``optimum[neuron]``; see NM501) is an Inf1 setup: none of its commands changes, one ``todo`` says why;
 * a command that would be left with nothing to install (it only installs packages of the XLA-era stack) gets a
   ``todo`` to delete it instead of an edit;
 * conda ``environment.yml`` files: the items of their ``- pip:`` section;
@@ -252,6 +254,10 @@ def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | N
     hold = _held_transformers(commands, tag)
     named = [{parsed.name for parsed in (plan.parse(unquote(word.text)) for word in requirements) if parsed}
              for _, requirements, _ in commands]
+    # a file that installs the Inf1 stack in any of its commands is an Inf1 setup: none of them changes
+    inf1 = plan.inf1_labels([parsed for _, requirements, _ in commands for parsed in
+                             (plan.parse(unquote(word.text)) for word in requirements) if parsed])
+    inf1_noted = False
     for index, (group, requirements, install) in enumerate(commands):
         words = [tok for _, tok in group]
         owner = {id(tok): cl for cl, tok in group}
@@ -260,6 +266,7 @@ def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | N
                                          full_text)
         planner.hold = planner.hold or hold
         planner.elsewhere = set().union(*(names for other, names in enumerate(named) if other != index))
+        planner.inf1, planner.inf1_noted = inf1, inf1_noted
         if plan.names_neuron_repository(full_text):
             planner.repository_configured = True
         plans = []
@@ -267,6 +274,7 @@ def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | N
             rewrite = plan.rewrite(unquote(word.text), planner)
             if rewrite is not None:
                 plans.append((word, _follows_checkout(unquote(word.text), rewrite, tag)))
+        inf1_noted = planner.inf1_noted
         if not plans:
             continue
         if all(not rewrite.specs and not rewrite.keep for _, rewrite in plans) and len(plans) == len(requirements):

@@ -30,24 +30,49 @@ def test_optimum_neuron_with_extras_becomes_the_stack_and_torch_xla_goes() -> No
     assert findings(result, "NM501") == {(1, "fixed"), (2, "fixed")}
 
 
-def test_xla_era_builds_compiler_inf1_and_stock_floors() -> None:
+def test_xla_era_builds_compiler_and_stock_floors() -> None:
     result = _requirements(
         """
         torch-neuronx==2.1.2.2.0.0
         neuronx-cc==2.14.*
         torchvision==0.16.0
-        torch-neuron==1.13.1
         huggingface_hub==0.24.0
         """
     )
     lines = [line for line in result.text.splitlines() if not line.startswith("# neuron-migrate:")]
     assert lines[0] == "torch-neuronx==2.14.*"
     assert lines[1] == "neuronx-cc==2.28.*"
-    assert lines[2:4] == ["torchvision==0.16.0", "torch-neuron==1.13.1"]  # kept, with todos
-    assert lines[4].startswith("huggingface_hub>=") and "<3.0" in lines[4]  # the floor transformers 5 requires
-    assert findings(result, "NM501") == {(1, "fixed"), (1, "todo"), (2, "todo"), (3, "todo"), (4, "todo"),
-                                         (5, "fixed")}
+    assert lines[2] == "torchvision==0.16.0"  # kept, with a todo
+    assert lines[3].startswith("huggingface_hub>=") and "<3.0" in lines[3]  # the floor transformers 5 requires
+    assert findings(result, "NM501") == {(1, "fixed"), (1, "todo"), (2, "todo"), (3, "todo"), (4, "fixed")}
     assert "AWS's Neuron package repository" in result.text  # no index option names it
+
+
+def test_an_inf1_requirement_set_is_left_as_it_is_with_one_todo() -> None:
+    # optimum[neuron] / neuron-cc / torch-neuron make it an Inf1 set: adding torch 2.14 and transformers 5 beside
+    # them gives a set pip cannot resolve, so no line changes, not even the optimum-neuron or stock pins
+    source = """
+        neuron-cc[tensorflow]==1.22.0
+        optimum[neuron]==1.20.0
+        optimum-neuron==0.0.23
+        transformers==4.36.2
+        torch-xla==2.1.2
+        """
+    result = _requirements(source)
+    lines = [line for line in result.text.splitlines() if not line.startswith("# neuron-migrate:")]
+    assert lines == [line.strip() for line in source.strip().splitlines()]
+    assert findings(result, "NM501") == {(1, "todo")}
+    assert "an Inf1 requirement set (neuron-cc[tensorflow], optimum[neuron])" in result.text
+    # each Inf1 package alone is enough, optimum-neuron's own [neuron] extra included
+    for inf1 in ("torch-neuron==1.13.1.2.9.6.0", "optimum-neuron[neuron]==0.0.20", "tensorflow-neuron==2.10.1"):
+        result = _requirements(f"{inf1}\noptimum-neuron==0.0.23\n")
+        assert result.text.endswith(f"{inf1}\noptimum-neuron==0.0.23\n"), inf1
+        assert findings(result, "NM501") == {(1, "todo")}, inf1
+
+
+def test_optimum_neuronx_is_not_inf1() -> None:
+    result = _requirements("optimum[neuronx]==1.20.0\n")
+    assert "torch-neuronx==2.14.*" in result.text and "Inf1" not in result.text
 
 
 def test_a_package_the_code_still_imports_stays_with_a_todo_naming_the_importer() -> None:

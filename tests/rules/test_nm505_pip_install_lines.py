@@ -205,3 +205,17 @@ def test_optimum_neuron_beside_a_held_transformers_4x_gets_no_transformers_5_com
     assert neuron_only + "\n" in result.text
     [note] = [f for f in result.findings if "not added" in f.message]
     assert note.severity.value == "todo" and "transformers>=5.24, accelerate>=1.15 not added" in note.message
+
+
+def test_an_inf1_setup_script_is_left_as_it_is_with_one_todo() -> None:
+    # the Inf1 stack in one command makes the whole file an Inf1 setup: no command of it gets the TorchNeuron stack
+    source = """
+        #!/bin/bash
+        pip install neuron-cc[tensorflow] "optimum[neuron]==1.20.0" --extra-index-url https://pip.repos.neuron.amazonaws.com
+        pip install optimum-neuron==0.0.23 torch-xla
+        """
+    result = migrate(source, "NM505", kind=FileKind.SHELL, path="setup.sh")
+    lines = [line for line in result.text.splitlines() if not line.startswith("# neuron-migrate:")]
+    assert lines == [line.strip() for line in source.strip().splitlines()]
+    assert findings(result, "NM505") == {(2, "todo")}
+    assert "an Inf1 requirement set (neuron-cc[tensorflow], optimum[neuron])" in result.text
