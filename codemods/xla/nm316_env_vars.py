@@ -11,8 +11,10 @@ launch-layer rules):
   an option of the script (its value reads a variable, or the ``if`` around it tests one:
   ``if flags.snapshot_step_list: os.environ["XLA_FLAGS"] = f"...{flags.dump_dir}"``) is kept, with a ``todo``
   naming the option: removing it would drop the option silently.
-* ``review`` (``NEURON_CC_FLAGS``, ``NEURON_RT_*``): kept, with a ``todo``; for a literal ``NEURON_CC_FLAGS``
-  value the XLA-era options found in it are named.
+* ``review`` (``NEURON_CC_FLAGS``, ``NEURON_RT_*``): kept, with a ``todo``. A literal ``NEURON_CC_FLAGS`` value
+  gets the ``todo`` only when it holds an option TorchNeuron derives itself or an XLA-era one (``--target``,
+  ``--lnc``, ``--cache_dir``, ``--retry_failed_compilation``: the ``CC_FLAGS`` table), naming each to drop; one
+  holding only options neuronx-cc still takes (``--model-type=transformer``) gets none.
 * ``replace`` (``NEURONX_DUMP_TO`` -> ``TORCH_NEURONX_DEBUG_DIR``): the variable is renamed.
 * ``keep`` / unknown variables: untouched.
 * Reads (``os.environ.get("XLA_USE_BF16")``) get a ``todo`` when the table removes the variable: the branch that
@@ -25,13 +27,13 @@ Neuron runtime variables stay meaningful, the compiler options differ).
 
 Before::
 
-    os.environ["NEURON_CC_FLAGS"] = "--model-type=transformer"
+    os.environ["NEURON_CC_FLAGS"] = "--model-type=transformer --retry_failed_compilation"
     os.environ["XLA_USE_BF16"] = "1"
 
 After::
 
-    # neuron-migrate: review NEURON_CC_FLAGS: ...
-    os.environ["NEURON_CC_FLAGS"] = "--model-type=transformer"
+    # neuron-migrate: review NEURON_CC_FLAGS: TorchNeuron still passes it to neuronx-cc; drop --retry_failed_compilation ...
+    os.environ["NEURON_CC_FLAGS"] = "--model-type=transformer --retry_failed_compilation"
     # neuron-migrate: XLA_USE_BF16 made torch_xla hold every fp32 tensor in bf16; removed: ...
 
 Safety: needs-review. The table says which variables are only reported; a reviewer reads each ``todo`` (a dtype
@@ -60,6 +62,14 @@ SETTERS = frozenset({"os.environ.setdefault", "os.putenv"})
 GETTERS = frozenset({"os.environ.get", "os.getenv"})
 _NOT_INPUT = frozenset(dir(builtins)) | {"__name__"}
 _REMOVED = re.compile(r"\s*\(removed\)|; removed:")  # the table's wording for a deleted assignment
+
+
+def _literal(value: cst.BaseExpression) -> str | None:
+    """The value of a plain string literal, implicit concatenations of them included; else None."""
+    if isinstance(value, cst.ConcatenatedString):
+        left, right = _literal(value.left), _literal(value.right)
+        return left + right if left is not None and right is not None else None
+    return string_value(value)
 
 
 class XlaEnvVars(XlaRule):
@@ -110,9 +120,13 @@ class XlaEnvVars(XlaRule):
             (self.todo if action.todo else self.fixed)(original, message)
             return cst.RemoveFromParent()
         if action.action == "review":
-            flags = cc_flag_actions(string_value(value) or "") if name == "NEURON_CC_FLAGS" else []
-            if flags:
-                message += "; found here: " + ", ".join(f"{token} ({a.message})" for token, a in flags)
+            literal = _literal(value) if name == "NEURON_CC_FLAGS" else None
+            if literal is not None:  # the whole value is here: name the flags to drop, or say nothing
+                flags = cc_flag_actions(literal)
+                if not flags:
+                    return updated  # only options neuronx-cc still takes (--model-type ...): nothing to review
+                message = "review NEURON_CC_FLAGS: TorchNeuron still passes it to neuronx-cc; " + "; ".join(
+                    f"drop {token} ({a.message})" for token, a in flags)
             self.todo(original, message)
             return updated
         if action.action == "replace" and action.replacement:
