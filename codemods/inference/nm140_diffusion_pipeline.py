@@ -16,9 +16,11 @@ What it does:
   rewritten, but its summary is a ``todo`` naming what to load instead (the source checkpoint, or the folder
   the migrated export job writes);
 * such a load with no dtype gets ``dtype=<NAME>`` when the file binds one name to a torch dtype and passes it
-  to its other loads (``DTYPE = torch.bfloat16`` ... ``torch_dtype=DTYPE`` on the GPU branch), else a
-  ``todo``: diffusers loads float32 without ``dtype=`` while the compiled pipeline ran in its compiled
-  precision; ``auto_cast_type=NAME`` with ``NAME = torch.bfloat16`` passes the variable on, and a value known
+  to its other loads (``DTYPE = torch.bfloat16`` ... ``torch_dtype=DTYPE`` on the GPU branch), or the one
+  literal precision the file's own saved exports use (``auto_cast_type="bf16"`` + ``save_pretrained``: a folder
+  the migrated export writes holds its text encoder in bf16, which transformers keeps on load, and a float32 unet
+  beside it raises at the first call), else a ``todo``: diffusers loads float32 without ``dtype=`` while the
+  compiled pipeline ran in its compiled precision; ``auto_cast_type=NAME`` with ``NAME = torch.bfloat16`` passes the variable on, and a value known
   only at run time (``args.auto_cast_type``) becomes ``dtype={"bf16": torch.bfloat16, ...}.get(value,
   torch.float32)`` (the same choice, made when the script runs);
 * static shapes -> a ``todo`` (pass the same height/width/num_images_per_prompt at every call, CPU generator;
@@ -75,7 +77,14 @@ import libcst as cst
 from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._tables.inference_symbols import DIFFUSION_MODULES, DIFFUSION_PIPELINES, diffusion_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
-from codemods.inference._base import InferenceRule, model_call_sites, shape_text, split_traced
+from codemods.inference._base import (
+    InferenceRule,
+    dtype_for,
+    model_call_sites,
+    shape_text,
+    split_traced,
+    torch_dtype_attr,
+)
 from migrate.rule import Safety
 
 MOVES = diffusion_moves()
@@ -175,10 +184,21 @@ class DiffusionPipeline(InferenceRule):
             notes.append(f"dtype={dtype_names[0]} added (the dtype this file's other loads use): the compiled "
                          "pipeline ran in the precision it was compiled with (auto_cast_type) and diffusers loads "
                          "float32 without dtype= - check it matches that precision")
+        elif split.export is not True and "auto_cast_type" not in values and (exported := self._exported_dtype()):
+            # the file exports a pipeline in one precision and saves it (the folder this load may read back): a
+            # folder the migrated export wrote holds its text encoder in that dtype, which transformers keeps on
+            # load while diffusers loads the unet/vae in float32 without dtype= (the first call then raises)
+            self.ctx.add_import("torch")
+            split.args.append(keyword_arg("dtype", exported))
+            notes.append(f"dtype={exported} added: the precision this file exports its pipeline in (auto_cast_type); "
+                         "a folder the migrated export saves holds the text encoder in it, and a load without dtype= "
+                         "would mix it with a float32 unet (mat1 and mat2 must have the same dtype)")
         elif split.export is not True and "auto_cast_type" not in values:
             notes.append("no dtype=: diffusers loads this pipeline in float32, while the compiled one ran in the "
-                         "precision it was compiled with (auto_cast_type, bf16 matmuls by default): pass "
-                         "dtype=torch.bfloat16 (or that precision) to keep its speed and numerics")
+                         "precision it was compiled with (auto_cast_type, bf16 matmuls by default), and a folder "
+                         "saved in bf16 by a migrated export raises at the first call (transformers keeps the text "
+                         "encoder in bf16, diffusers loads the unet in float32): pass dtype=torch.bfloat16 (or that "
+                         "precision)")
         if split.shapes:
             notes.append(self.shapes_at_calls(original, f"compiled for {shape_text(split.shapes)}: pass the same "
                                               "height/width/num_images_per_prompt and batch at every call (each "
@@ -199,6 +219,27 @@ class DiffusionPipeline(InferenceRule):
         loaded = updated.with_changes(args=with_commas(split.args, updated.args))
         return cst.Call(func=cst.Attribute(value=loaded, attr=cst.Name("to")), args=[cst.Arg(self.device())])
 
+    def _exported_dtype(self) -> str | None:
+        """The one torch dtype (``torch.bfloat16``) that this file's diffusion exports name by a literal
+        ``auto_cast_type`` (or ``dtype``/``torch_dtype``), when they all agree and at least one export saves."""
+        found: set[str] = set()
+        for call in self.gathered.calls:
+            if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "from_pretrained"
+                    and self.ctx.matches(call.func.value, MOVES)):
+                continue
+            keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+            if self.literal(keywords.get("export")) is not True:
+                continue
+            for key in ("auto_cast_type", "dtype", "torch_dtype"):
+                if key in keywords:
+                    mapped = (dtype_for(self.literal(keywords[key])) if key == "auto_cast_type"
+                              else source_of(keywords[key]) if torch_dtype_attr(keywords[key]) else None)
+                    found.add(mapped or "?")
+                    break
+        saves = any(isinstance(call.func, cst.Attribute) and call.func.attr.value == "save_pretrained"
+                    for call in self.gathered.calls)
+        return found.pop() if len(found) == 1 and "?" not in found and saves else None
+
 
 #: diffusers' default image size by checkpoint family (unet.config.sample_size x vae_scale_factor), most
 #: specific first: the -base SD 2.x checkpoints are 512 px, the others 768 px
@@ -214,7 +255,6 @@ def _default_size(model_id: str) -> str:
         if family in model_id.lower():
             return f": {size}x{size} for {model_id}"
     return ""
-
 
 def _short(arg: cst.Arg) -> str:
     text = source_of(arg.value)

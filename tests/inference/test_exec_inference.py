@@ -198,6 +198,40 @@ def test_diffusion_pipeline(tmp_path: Path) -> None:
     assert result["finite"] == "True"
 
 
+DIFFUSION_RELOAD = '''
+import os
+import sys
+import torch
+from optimum.neuron import NeuronStableDiffusionPipeline
+
+MODEL = {model!r}
+SAVED = "sd_neuron"
+if os.path.isdir(SAVED):
+    pipe = NeuronStableDiffusionPipeline.from_pretrained(SAVED)
+else:
+    pipe = NeuronStableDiffusionPipeline.from_pretrained(MODEL, export=True, batch_size=1, height=16, width=16,
+                                                         auto_cast="all", auto_cast_type="bf16")
+    pipe.save_pretrained(SAVED)
+image = pipe("a cat", num_inference_steps=2, height=16, width=16, output_type="np",
+             generator=torch.Generator("cpu").manual_seed(0)).images
+print("RESULT shape=%s" % list(image.shape))
+print("RESULT unet=%s" % pipe.unet.dtype)
+'''
+
+
+def test_diffusion_pipeline_saved_in_bf16_reloads(tmp_path: Path) -> None:
+    # the first run exports and saves in bf16; the second reads that folder back: without the export's dtype on the
+    # reload, diffusers loads the unet in float32 beside a bf16 text encoder and the first call raises
+    model = tiny.stable_diffusion(tmp_path / "sd")
+    script = migrate(DIFFUSION_RELOAD.format(model=str(model)))
+    assert "from_pretrained(SAVED, dtype=torch.bfloat16)" in script
+    first = values(run(script, tmp_path))
+    assert (tmp_path / "sd_neuron").is_dir()
+    second = values(run(script, tmp_path))
+    assert first["shape"] == second["shape"] == "[1, 16, 16, 3]"
+    assert second["unet"] == "torch.bfloat16"
+
+
 PIPELINE = '''
 from optimum.neuron.pipelines import pipeline
 

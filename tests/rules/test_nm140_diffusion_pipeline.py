@@ -34,3 +34,31 @@ def test_stock_diffusers_pipeline_is_left_alone() -> None:
         """,
         "NM140",
     )
+
+
+def test_a_reload_takes_the_precision_this_file_exports_in() -> None:
+    source = """
+        import os
+        from optimum.neuron import NeuronStableDiffusionPipeline
+
+        if os.path.isdir("sd_neuron"):
+            pipe = NeuronStableDiffusionPipeline.from_pretrained("sd_neuron")
+        else:
+            pipe = NeuronStableDiffusionPipeline.from_pretrained(MODEL, export=True, auto_cast_type="bf16")
+            pipe.save_pretrained("sd_neuron")
+        """
+    result = migrate(source, "NM140")
+    assert 'StableDiffusionPipeline.from_pretrained("sd_neuron", dtype=torch.bfloat16)' in result.text
+
+
+def test_a_reload_with_no_export_in_the_file_gets_no_guessed_dtype() -> None:
+    result = migrate(
+        """
+        from optimum.neuron import NeuronStableDiffusionPipeline
+
+        pipe = NeuronStableDiffusionPipeline.from_pretrained("sd_neuron")
+        """,
+        "NM140",
+    )
+    assert 'StableDiffusionPipeline.from_pretrained("sd_neuron").to(' in result.text
+    assert "a folder saved in bf16 by a migrated export raises at the first call" in result.text
