@@ -19,6 +19,13 @@ launch-layer rules):
 * ``keep`` / unknown variables: untouched.
 * Reads (``os.environ.get("XLA_USE_BF16")``) get a ``todo`` when the table removes the variable: the branch that
   reads it is now dead or must pick its dtype explicitly.
+* In a file (a notebook: any of its code cells) that keeps XLA-era code no rule ports (``torch_neuronx.trace``,
+  ``torch_neuronx.xla_impl`` ops, ``torch_neuronx.nki_jit`` kernels, ``nki.jit(mode="torchxla")`` kernels: NM330
+  reports them and leaves them as they are), no variable is removed, renamed or edited: that code still runs on the
+  torch_xla stack, which reads them (a trace compiled in fp32 once ``XLA_USE_BF16`` is gone). Each gets a ``todo``
+  naming that code, with what to do once it runs on TorchNeuron. Only optimum-neuron's variables
+  (``CUSTOM_CACHE_REPO``, ``OPTIMUM_NEURON_*`` ...) are still removed. A file left on torch_xla as a whole (NM318)
+  is not touched by this rule at all.
 
 Why:
 
@@ -54,7 +61,7 @@ import libcst as cst
 
 from codemods._lib.cst import source_of
 from codemods._tables.env_vars import ENV_PREFIXES, ENV_VARS, cc_flag_actions, lookup, message_for
-from codemods.xla._base import Safety, XlaRule, string_value
+from codemods.xla._base import NKI_JIT, ImportMap, PythonContext, Safety, XlaRule, arg, python_chunks, string_value
 from migrate import cstwalk
 
 ENVIRON = frozenset({"os.environ"})
@@ -62,6 +69,54 @@ SETTERS = frozenset({"os.environ.setdefault", "os.putenv"})
 GETTERS = frozenset({"os.environ.get", "os.getenv"})
 _NOT_INPUT = frozenset(dir(builtins)) | {"__name__"}
 _REMOVED = re.compile(r"\s*\(removed\)|; removed:")  # the table's wording for a deleted assignment
+#: XLA-era code no rule ports and NM330 leaves as it is: it still runs on the torch_xla stack, which reads the XLA
+#: variables set beside it (``torch_neuronx.trace`` compiles in bf16 under XLA_USE_BF16)
+KEPT_XLA_CODE = ("torch_neuronx.trace", "torch_neuronx.xla_impl", "torch_neuronx.nki_jit")
+TORCHXLA_MODE = "torchxla"  # nki.jit(mode="torchxla"): a kernel pinned to the XLA device
+#: variables that configured optimum-neuron, not the torch_xla stack: removed wherever they are
+OPTIMUM_ONLY = frozenset({"CUSTOM_CACHE_REPO", "DISABLE_TRANSFORMERS_PATCHING", "NEURON_CUSTOM_SILU"})
+_KEPT_MEMO = "_nm316_kept_xla_code"  # the attribute of a notebook's SharedNamespace that holds its kept XLA-era code
+
+
+def kept_xla_code(ctx) -> tuple[str, ...]:
+    """The XLA-era constructs (``KEPT_XLA_CODE``, NKI kernels in ``mode="torchxla"``) the file keeps, over every code
+    cell of a notebook (they share one kernel: a variable set in one cell reaches a trace in another)."""
+    if ctx.namespace is None:
+        return ctx.memo("nm316-kept-xla-code", lambda: tuple(sorted(_kept_in(ctx, ctx.shared.get("module")))))
+    memo = vars(ctx.namespace)
+    if _KEPT_MEMO not in memo:
+        trees = python_chunks(ctx.namespace.trigger_text)
+        imports = ImportMap()
+        for tree in trees:
+            imports = imports.merged_with(ImportMap.from_module(tree))
+        found: set[str] = set()
+        for tree in trees:
+            found |= _kept_in(PythonContext(path=ctx.path, source=tree.code, options=ctx.options, imports=imports), tree)
+        memo[_KEPT_MEMO] = tuple(sorted(found))
+    return memo[_KEPT_MEMO]
+
+
+def _kept_in(ctx, module: cst.Module | None) -> set[str]:
+    found: set[str] = set()
+
+    def note(node: cst.BaseExpression) -> None:
+        for qualified in ctx.qualnames(node):
+            found.update(prefix for prefix in KEPT_XLA_CODE if qualified == prefix or qualified.startswith(prefix + "."))
+
+    class _Kept(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            note(node.func)
+            call = node.func if isinstance(node.func, cst.Call) else node  # nki.jit(mode=...)(kernel)
+            mode = arg(call, 1, "mode") if ctx.matches(call.func, NKI_JIT) else None
+            if mode is not None and string_value(mode.value) == TORCHXLA_MODE:
+                found.add(f'NKI kernels in mode="{TORCHXLA_MODE}"')
+
+        def visit_Decorator(self, node: cst.Decorator) -> None:
+            note(node.decorator)  # @torch_neuronx.nki_jit
+
+    if module is not None:
+        cstwalk.visit(module, _Kept())
+    return found
 
 
 def _literal(value: cst.BaseExpression) -> str | None:
@@ -110,6 +165,23 @@ class XlaEnvVars(XlaRule):
         if action is None or action.action == "keep":
             return updated
         message = message_for(name, action)
+        if action.action == "review":
+            literal = _literal(value) if name == "NEURON_CC_FLAGS" else None
+            if literal is not None:  # the whole value is here: name the flags to drop, or say nothing
+                flags = cc_flag_actions(literal)
+                if not flags:
+                    return updated  # only options neuronx-cc still takes (--model-type ...): nothing to review
+                message = "review NEURON_CC_FLAGS: TorchNeuron still passes it to neuronx-cc; " + "; ".join(
+                    f"drop {token} ({a.message})" for token, a in flags)
+        kept_code = kept_xla_code(self.ctx)
+        if kept_code and name not in OPTIMUM_ONLY and not name.startswith("OPTIMUM_NEURON_"):
+            # the XLA-era code left beside it still runs on the torch_xla stack and reads it: removing, renaming or
+            # editing it would change that code (a trace compiled in fp32 instead of bf16)
+            kept = _REMOVED.sub(lambda m: ":" if m.group(0).startswith(";") else "", message)
+            where = "notebook" if self.ctx.namespace is not None else "file"
+            self.todo(original, f"{name} was left as it is: this {where} keeps {', '.join(kept_code)} (XLA-era code, "
+                      f"left untouched), where it keeps its torch_xla meaning; once that code runs on TorchNeuron: {kept}")
+            return updated
         if action.action == "remove":
             driver = self._driver(value)
             if driver is not None:  # the assignment implements an option of the script: removing it would drop the option silently
@@ -120,13 +192,6 @@ class XlaEnvVars(XlaRule):
             (self.todo if action.todo else self.fixed)(original, message)
             return cst.RemoveFromParent()
         if action.action == "review":
-            literal = _literal(value) if name == "NEURON_CC_FLAGS" else None
-            if literal is not None:  # the whole value is here: name the flags to drop, or say nothing
-                flags = cc_flag_actions(literal)
-                if not flags:
-                    return updated  # only options neuronx-cc still takes (--model-type ...): nothing to review
-                message = "review NEURON_CC_FLAGS: TorchNeuron still passes it to neuronx-cc; " + "; ".join(
-                    f"drop {token} ({a.message})" for token, a in flags)
             self.todo(original, message)
             return updated
         if action.action == "replace" and action.replacement:
