@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Iterable
 
-from codemods._lib.parsed_args import script_cli_fields
+from codemods._lib.parsed_args import script_cli_fields, script_field_reads
 from codemods._tables.drift_data import REMOVED_FIELDS
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
@@ -51,13 +51,19 @@ class ParserScript:
     #: the parser is built over a stock TrainingArguments / SFTConfig / ORPOConfig: the flags of the fields
     #: transformers 5 / trl 1.x removed (--overwrite_output_dir ...) make its HfArgumentParser raise
     stock: bool = False
+    #: (field, the read as written) of removed stock fields only scripts act on (codemods/_tables/script_fields.py)
+    #: that the script reads although none of its own dataclasses declares them once migrated: their flags still
+    #: decide what the script does, so they are not removed
+    reads: frozenset[tuple[str, str]] = frozenset()
 
 
 def _collect(text: str) -> ParserScript | None:
     if not _PARSER.search(text):
         return None
-    return ParserScript(bool(_NEURON_CLASS.search(text)), bool(_READS_CONFIG.search(text)), script_cli_fields(text),
-                        bool(_STOCK_CLASS.search(text)))
+    own = script_cli_fields(text)
+    return ParserScript(bool(_NEURON_CLASS.search(text)), bool(_READS_CONFIG.search(text)), own,
+                        bool(_STOCK_CLASS.search(text)),
+                        frozenset(read for read in script_field_reads(text) if read[0] not in own))
 
 
 PARSER_SCRIPTS = ProjectFact("launch.parser-scripts", frozenset({FileKind.PYTHON}), PARSERS, _collect)
@@ -150,8 +156,15 @@ class Resolved:
     path: str | None = None  # the project file it resolved to
 
     def owns(self, field_name: str) -> bool:
-        """Whether the script's own dataclass declares the field (so its flag is not a trainer flag)."""
-        return self.script is not None and field_name in self.script.own_fields
+        """Whether the flag of the field is the script's own, to keep: its own dataclass declares the field (so the
+        flag is not a trainer flag), or the script reads a removed script-only field that no dataclass of it
+        declares (``reads``): removing that flag would change what the script does."""
+        return self.script is not None and (field_name in self.script.own_fields or self.reads(field_name) is not None)
+
+    def reads(self, field_name: str) -> str | None:
+        """The script's first read (as written) of a removed script-only field none of its dataclasses declares."""
+        shown = sorted(text for name, text in self.script.reads if name == field_name) if self.script is not None else []
+        return shown[0] if shown else None
 
     def feeds(self, field_name: str) -> bool:
         """Whether ``--field`` on this command is a training-arguments flag to map: every mapped one for a Neuron

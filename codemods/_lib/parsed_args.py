@@ -6,6 +6,8 @@ The stock ``TrainingArguments`` / ``SFTConfig`` have no ``tensor_parallel_size``
 class together with a dataclass of its own and every read of ``<training_args>.tensor_parallel_size`` (or
 ``.trn_config``) can reach that dataclass's variable, the field moves into the dataclass: the flag and the
 config key keep working and the reads follow it. Otherwise nothing moves and the reads get todos.
+The same move is made, on parsed stock arguments too, for the stock fields transformers 5 removed that only
+scripts ever read (``overwrite_output_dir``: ``codemods/_tables/script_fields.py``).
 See docs/rules-training.md, "Parsed training arguments".
 """
 
@@ -15,6 +17,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import cast
 
+from codemods._tables.script_fields import SCRIPT_FIELDS
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods._tables.training_symbols import ARGS_CLASSES, NEURON_ARGS_CLASSES, NEURON_TRAINERS, TRAINING_MOVES
 from migrate.facts import ProjectFact
@@ -50,6 +53,9 @@ class ArgsVar:
     #: degree it was given (optimum's default 1 when absent); None when it is not a literal
     degree: int | None = None
     target: str = "TrainingArguments"  # the stock class it is now (TrainingArguments, SFTConfig, ...)
+    #: the variable holding the script dataclass there whenever one reaches (moved fields or not): where the
+    #: reads of a moved script-only field (``plan.script_moves``) go
+    reach: str | None = None
 
 
 @dataclass
@@ -64,6 +70,10 @@ class ArgsPlan:
     carried: set[tuple[Scope, str]] = field(default_factory=set)
     blocked: str = ""  # why MOVED_FIELD was not moved although the script reads it ("" when moved or not read)
     cli_fields: frozenset[str] = frozenset()  # fields of the script's parsed dataclasses after the migration
+    #: removed stock fields only scripts read (SCRIPT_FIELDS) -> the script dataclass that receives them
+    script_moves: dict[str, str] = field(default_factory=dict)
+    #: such a field the script reads on the arguments -> why it was not moved
+    script_blocked: dict[str, str] = field(default_factory=dict)
 
     @property
     def moved(self) -> bool:
@@ -75,20 +85,58 @@ class ArgsPlan:
 
 def script_cli_fields(source: str) -> frozenset[str]:
     """The fields that the script's own dataclasses parsed by HfArgumentParser / TrlParser declare after the
-    training migration (declared ones plus the moved ``tensor_parallel_size``). Same answer before and after the
-    migration. A ``--flag`` or config key in this set belongs to the script: the launch layer keeps it."""
-    plan = analyse(source)
+    training migration (declared ones plus the moved ``tensor_parallel_size`` and script-only fields). Same answer
+    before and after the migration. A ``--flag`` or config key in this set belongs to the script: the launch layer
+    keeps it. The project's own subclasses of the stock arguments (``from common.hf_utils import
+    TrnTrainingArguments``) are not known from one file's text: an imported ``*TrainingArguments`` class of a
+    module outside transformers / optimum / trl counts as one, so the answer errs towards keeping a flag."""
+    plan = analyse(source, guess_subclasses=True)
     return plan.cli_fields if plan is not None else frozenset()
 
 
-def analyse(source: str, subclasses: dict[str, str] | None = None) -> ArgsPlan | None:
+def script_field_reads(source: str) -> frozenset[tuple[str, str]]:
+    """(field, the read as written) for every read of a removed script-only field (SCRIPT_FIELDS) in the script:
+    ``<anything>.overwrite_output_dir`` or ``getattr(<anything>, "overwrite_output_dir"...)``. Where such a field is
+    not one of the script's CLI fields (nothing moved it there), its flag still decides what the script does: the
+    launch layer must not remove it."""
+    if not any(name in source for name in SCRIPT_FIELDS):
+        return frozenset()
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in SCRIPT_FIELDS and isinstance(node.ctx, ast.Load):
+            found.add((node.attr, ast.unparse(node)))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and node.args[1].value in SCRIPT_FIELDS:
+            found.add((cast(str, node.args[1].value), ast.unparse(node)))
+    return frozenset(found)
+
+
+def analyse(source: str, subclasses: dict[str, str] | None = None, declared: frozenset[str] = frozenset(),
+            guess_subclasses: bool = False) -> ArgsPlan | None:
     """The plan for one Python source (None when it does not parse). ``subclasses``: qualified names of the
-    project's own subclasses of the stock arguments classes -> the stock class (``stock_subclasses_of``)."""
+    project's own subclasses of the stock arguments classes -> the stock class (``stock_subclasses_of``);
+    ``declared``: the fields those subclasses declare themselves (a script-only field one of them declares again
+    is read fine and stays); ``guess_subclasses``: without the project, take every imported ``*TrainingArguments``
+    of a module outside transformers / optimum / trl for such a subclass."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
-    return _Analysis(tree, subclasses or {}).plan()
+    subclasses = dict(subclasses or {})
+    if guess_subclasses:
+        for qualnames in _imports(tree).values():
+            for qualified in qualnames:
+                name = qualified.rsplit(".", 1)[-1]
+                if "." in qualified and name.endswith("TrainingArguments") and qualified.split(".")[0] not in _STOCK_PACKAGES:
+                    subclasses.setdefault(qualified, "Seq2SeqTrainingArguments" if "Seq2Seq" in name else "TrainingArguments")
+    return _Analysis(tree, subclasses, declared).plan()
+
+
+_STOCK_PACKAGES = {"transformers", "optimum", "trl"}
 
 
 _STOCK_BASES = {"TrainingArguments", "Seq2SeqTrainingArguments"}
@@ -137,9 +185,10 @@ STOCK_SUBCLASSES = ProjectFact("training.stock-args-subclasses", frozenset({File
 
 
 class _Analysis:
-    def __init__(self, tree: ast.Module, subclasses: dict[str, str]) -> None:
+    def __init__(self, tree: ast.Module, subclasses: dict[str, str], declared: frozenset[str] = frozenset()) -> None:
         self.tree = tree
         self.subclasses = subclasses
+        self.declared = declared
         self.imports = _imports(tree)
         self.scopes: dict[ast.AST, Scope] = {}
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}  # module-level defs
@@ -252,8 +301,13 @@ class _Analysis:
         direct: dict[tuple[Scope, str], str | None] = {}  # Neuron-args var -> script var of its parse
         targets: dict[tuple[Scope, str], str] = {}  # Neuron-args var -> the stock class it is now
         script_classes = set()
+        parsed_with: set[str] = set()  # script dataclasses parsed with any arguments class: the first of each parse
+        beside: set[str] = set()  # ... and every script dataclass of those parses
         for scope, kinds, names in sites:
             script = next((i for i, kind in enumerate(kinds) if kind.startswith("script:")), None)
+            if script is not None and any(kind.startswith(("neuron:", "stock:")) for kind in kinds):
+                parsed_with.add(kinds[script].split(":", 1)[1])
+                beside.update(kind.split(":", 1)[1] for kind in kinds if kind.startswith("script:"))
             for index, kind in enumerate(kinds):
                 if kind.startswith(("neuron:", "stock:")) and names[index]:
                     direct[(scope, names[index])] = names[script] if script is not None else None
@@ -284,8 +338,10 @@ class _Analysis:
             plan.loads.setdefault(key, degree)
             plan.carried.add(args_key)
         plan.args_vars = {key: ArgsVar(key[0], key[1], script_var if plan.moved else None,
-                                       built[key][0] if key in built else None, targets.get(key, "TrainingArguments"))
+                                       built[key][0] if key in built else None, targets.get(key, "TrainingArguments"),
+                                       script_var)
                           for key, script_var in reachable.items()}
+        self._script_fields(plan, reachable, built.keys(), parsed_with, beside)
         fields: set[str] = set()
         for kinds in every:
             for kind in kinds:
@@ -293,8 +349,33 @@ class _Analysis:
                     fields |= _fields(self.dataclasses[kind.split(":", 1)[1]])
         if plan.moved:
             fields.add(MOVED_FIELD)
-        plan.cli_fields = frozenset(fields)
+        plan.cli_fields = frozenset(fields | plan.script_moves.keys())
         return plan
+
+    def _script_fields(self, plan: ArgsPlan, reachable: dict[tuple[Scope, str], str | None], built,
+                       parsed_with: set[str], beside: set[str]) -> None:
+        """Removed stock fields only scripts read (SCRIPT_FIELDS) move into the script dataclass parsed with the
+        arguments (stock or Neuron) when every read on a parsed arguments variable reaches that dataclass's variable."""
+        for name in sorted(SCRIPT_FIELDS):
+            if name in self.declared:
+                continue  # a project subclass of the stock arguments declares it again: the reads work
+            reads = sorted({(self.scopes.get(node, ""), node.value.id) for node in ast.walk(self.tree)
+                            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                            and node.attr == name} & (reachable.keys() - built))
+            if not reads:
+                continue
+            unreachable = [key for key in reads if reachable[key] is None]
+            target = next(iter(parsed_with)) if len(parsed_with) == 1 else None
+            if target is None:
+                plan.script_blocked[name] = ("the script parses no dataclass of its own beside the arguments" if not parsed_with
+                                             else "the arguments are parsed with several script dataclasses")
+            elif unreachable:
+                scope, var = unreachable[0]
+                plan.script_blocked[name] = f"no variable of the script dataclass reaches {var} in {scope or 'the module'}"
+            elif any(name in _fields(self.dataclasses[other]) for other in beside - {target}):
+                plan.script_blocked[name] = "another dataclass of the script declares it"
+            else:
+                plan.script_moves[name] = target
 
     def _trainer_loads(self, parsed: dict[tuple[Scope, str], str | None]) -> dict[tuple[Scope, str], tuple[str, tuple[Scope, str]]]:
         """Parsed arguments: ``trainer = NeuronTrainer(model=m, args=training_args)`` where ``training_args`` was

@@ -19,8 +19,11 @@ arguments (``HfArgumentParser`` / ``TrlParser`` over ``NeuronTrainingArguments``
 project fact, see docs/rules-launch.md), and then ``--torch_compile true`` is added (``torch_compile: true`` in
 a config), the way TorchNeuron's Hugging Face guide trains. A script the project does not hold keeps its flags,
 each with a todo; ``vllm serve``, a script with its own argparse, an installed module (``python -m ...``),
-``optimum-cli`` (NM406) and fields the script's own dataclass declares keep theirs without a word. A config
-file is mapped only when a Neuron script of the project reads its arguments from one, and only when at least two
+``optimum-cli`` (NM406) and fields the script's own dataclass declares keep theirs without a word. A removed
+stock field only scripts act on (``--overwrite_output_dir``, ``codemods/_tables/script_fields.py``) is the
+script's too once NM208 moved it into the script's dataclass; where the resolved script reads it and nothing can
+move it, the flag stays with a todo (a config key stays too): removing it would change what the script does. A
+config file is mapped only when a Neuron script of the project reads its arguments from one, and only when at least two
 of its top-level keys are training-argument fields (so a compiled model's ``neuron_config.json`` is not edited).
 On a launcher that runs a script staying on torch_xla (a project script the torch_xla rules leave as a whole,
 or one outside the project while the launcher names the torch_xla / NxD stack) the flags stay, each with a todo
@@ -160,6 +163,11 @@ def edit_flags(doc: TextDocument, report: Report, resolve: Resolve = unresolved,
 
 KEPT_FOR_XLA_TODO = ("{flag} was left as it is: this file runs {script}, {why}, which still parses it; once that "
                      "script runs on TorchNeuron: {message}")
+READ_FIELD_TODO = ("{flag} was left as it is: {script} reads {read}, which transformers 5 removed from the stock "
+                   "training arguments (only scripts read it), and no dataclass the script parses declares it, so its "
+                   "HfArgumentParser rejects the flag: declare {field} in the script's own dataclass parsed with the "
+                   "arguments (NM208 does so when every read reaches that dataclass's variable); removing the flag "
+                   "alone would change what the script does")
 USE_CPU_TODO = ("{flag}: the stock Trainer then trains on the CPU, not on the Neuron device; remove it unless a CPU "
                 "run is meant")
 
@@ -199,6 +207,12 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
             value_item = arguments[index + 1]
         value = inline if eq else (unquote(value_item[1].text) if value_item else None)
         mapping = flag_mapping(flag)
+        read = resolved.reads(mapping.source) if mapping is not None and unseen is None else None
+        if read is not None and (resolved.target is Target.NEURON or resolved.feeds(mapping.source)):
+            shown = f"{unquote(tok.text)} {value}" if value_item is not None else unquote(tok.text)
+            report(cl.line, Severity.TODO, READ_FIELD_TODO.format(flag=shown, script=resolved.name, read=read,
+                                                                  field=mapping.source))
+            continue  # the flag stays (the script's own, see Resolved.owns)
         if mapping is None or resolved.owns(mapping.source) or (resolved.target is Target.OTHER and not resolved.feeds(mapping.source)):
             continue
         plan = flag_plan(mapping, flag, value)
@@ -311,7 +325,7 @@ class NeuronTrainerFlags(LaunchRule):
             # a key that a config-reading script declares in its own dataclass is that script's, Neuron parser or
             # not: after a first run migrated the script it is no longer a Neuron parser, and the key is still its own
             owned = {name for record in project.of(PARSER_SCRIPTS.name).values() if record.reads_config
-                     for name in record.own_fields}
+                     for name in record.own_fields | {field for field, _ in record.reads}}
             self._config_keys(doc, config_parsers(project), owned)
         if doc.kind is not FileKind.JSON:
             edit_flags(doc, self.report, resolver(project, self.ctx.path), self.unseen_target(doc))

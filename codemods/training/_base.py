@@ -178,8 +178,10 @@ def args_plan(ctx):
     project's own subclasses of the stock arguments classes count as those classes."""
     from codemods._lib.parsed_args import ArgsPlan, analyse
 
-    targets = {name: base for name, (base, _) in project_args_subclasses(ctx).items()}
-    return ctx.memo("parsed-args-plan", lambda: analyse(ctx.source, targets) or ArgsPlan())
+    subclasses = project_args_subclasses(ctx)
+    targets = {name: base for name, (base, _) in subclasses.items()}
+    declared = frozenset(name for _, fields in subclasses.values() for name in fields)
+    return ctx.memo("parsed-args-plan", lambda: analyse(ctx.source, targets, declared) or ArgsPlan())
 
 
 def project_args_subclasses(ctx) -> dict:

@@ -21,22 +21,31 @@ fields the stock arguments lack are handled as decided once per file by ``codemo
   ``save_strategy="no"``): Trainer raises for a model sharded at load time whose optimizer state would be saved;
 * reads on arguments built in the script with a literal degree take that literal (``trn_config`` of a degree-1
   run becomes ``None``: no mesh);
+* a stock field transformers 5 removed that only scripts ever read (``overwrite_output_dir``: the table
+  ``codemods/_tables/script_fields.py``), read on arguments (stock or Neuron) parsed beside a dataclass of the
+  script with every read reaching that dataclass's variable, the same way: declared there with transformers 4.x's
+  default (``overwrite_output_dir: bool = False``), ``training_args.overwrite_output_dir`` becomes
+  ``model_args.overwrite_output_dir``, and the launch rules keep ``--overwrite_output_dir`` on the commands that
+  run the script (the field is one of its CLI fields). Not when a project subclass of the stock arguments
+  declares the field again, or another dataclass of the parse does;
 * otherwise every such read stays, with a todo that says why and what to do.
 
 Reads of the other optimum-only fields on the same variables are renamed when the field map renames the field
 (``max_seq_length`` -> ``max_length``) and get a todo otherwise (``zero_1``, ``pipeline_parallel_size``...). The
 data-parallel rest of the mesh is ``dp_replicate_size`` (plain data parallelism) unless the project pins
 optimum-neuron 0.4.x, where zero_1 defaulted to True: then ``fsdp_size`` (``codemods/_lib/optimum_version.py``).
-Reads through other objects (``self.args`` in a Trainer subclass) get a todo. The todo on a removed field
-(``overwrite_output_dir``) says that a command passing the flag to the script fails too, without claiming what
-another rule did to those commands.
+Reads through other objects (``self.args`` in a Trainer subclass) get a todo. The todo on a removed field that
+stays (``overwrite_output_dir`` where it cannot move) says that a command passing the flag to the script fails
+too, without claiming what another rule did to those commands.
 
 Why:
 
 After NM201 the arguments object is a stock ``TrainingArguments`` / ``SFTConfig``, which has no
 ``tensor_parallel_size`` or ``trn_config``: every read of them raises, and ``HfArgumentParser`` aborts on a flag no
 parsed dataclass declares. The value must arrive where the code now needs it, ``DistributedConfig(tp_size=...)``
-at model loading.
+at model loading. transformers 5 also removed ``TrainingArguments.overwrite_output_dir``, which only scripts read:
+removing ``--overwrite_output_dir`` from the command instead would make a second run resume from the last
+checkpoint where it overwrote, and the read still raises.
 
 Before::
 
@@ -82,6 +91,7 @@ from codemods._lib.cst import find_keyword, keyword_arg, literal_value, set_args
 from codemods._lib.launch_targets import STOCK_REMOVED
 from codemods._lib.optimum_version import PINS, zero_1_note
 from codemods._lib.parsed_args import GONE_FIELDS, MOVED_FIELD, STOCK_SUBCLASSES, TRN_CONFIG
+from codemods._tables.script_fields import SCRIPT_FIELDS
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES
 from codemods.training._base import (
@@ -159,17 +169,29 @@ class ParsedArgumentFields(TracksScope, PythonRule):
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         updated = super().leave_ClassDef(original, updated)
-        if self.scope_path or original.name.value != self.plan.script_class or not isinstance(updated.body, cst.IndentedBlock):
+        name = original.name.value
+        if self.scope_path or not isinstance(updated.body, cst.IndentedBlock):
             return updated
         declared = {s.body[0].target.value for s in updated.body.body if isinstance(s, cst.SimpleStatementLine)
                     and isinstance(s.body[0], cst.AnnAssign) and isinstance(s.body[0].target, cst.Name)}
-        if MOVED_FIELD in declared:
+        added = []
+        if name == self.plan.script_class and MOVED_FIELD not in declared:
+            added.append(parse_statement(f"{MOVED_FIELD}: int = 1\n").with_changes(
+                leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(FIELD_COMMENT))]))
+            self.fixed(original, f"{MOVED_FIELD} moved from the Neuron training arguments into {name}: "
+                                 f"--{MOVED_FIELD} and the config key keep working and are parsed here")
+        for field_name, target in sorted(self.plan.script_moves.items()):
+            if target != name or field_name in declared:
+                continue
+            row = SCRIPT_FIELDS[field_name]
+            added.append(parse_statement(f"{field_name}: {row.annotation} = {row.default}\n").with_changes(
+                leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(row.comment))]))
+            self.fixed(original, f"{field_name} moved from the training arguments (transformers 5 removed it; the "
+                                 f"Trainer never read it) into {name}: --{field_name} and the config key keep working "
+                                 f"and are parsed here, with the same default ({row.default})")
+        if not added:
             return updated
-        line = parse_statement(f"{MOVED_FIELD}: int = 1\n").with_changes(
-            leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(FIELD_COMMENT))])
-        self.fixed(original, f"{MOVED_FIELD} moved from the Neuron training arguments into {original.name.value}: "
-                             f"--{MOVED_FIELD} and the config key keep working and are parsed here")
-        return updated.with_changes(body=updated.body.with_changes(body=[*updated.body.body, line]))
+        return updated.with_changes(body=updated.body.with_changes(body=[*updated.body.body, *added]))
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
         attr = original.attr.value
@@ -212,6 +234,10 @@ class ParsedArgumentFields(TracksScope, PythonRule):
         row = TRAINING_ARGS[attr]
         if row.owner not in OWNERS[holder.target]:
             return updated  # not a field of this arguments class: the read is about something else
+        if attr in self.plan.script_moves and holder.reach is not None:
+            self.fixed(original, f"{var}.{attr} -> {holder.reach}.{attr} (the field moved into "
+                                 f"{self.plan.script_moves[attr]}: transformers 5 removed it from {holder.target})")
+            return updated.with_changes(value=cst.Name(holder.reach))
         if row.action is FieldAction.RENAME and row.value is None and row.target:
             self.fixed(original, f"{var}.{attr} -> {var}.{row.target}: {row.message}")
             return updated.with_changes(attr=cst.Name(row.target))
