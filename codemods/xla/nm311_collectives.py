@@ -3,8 +3,12 @@
 What it does:
 
 * ``xm.REDUCE_SUM|MUL|AND|OR|MIN|MAX`` -> ``dist.ReduceOp.SUM|PRODUCT|BAND|BOR|MIN|MAX``.
-* Statement ``xm.all_reduce(op, t)`` / ``xm.all_reduce(op, [t1, t2])`` (in place) ->
-  ``dist.all_reduce(t, op=...)`` per tensor, ``scale=s`` -> ``t.mul_(s)``.
+* ``xm.all_reduce(op, [t1, t2])`` as a statement, or unpacked into the same names in the same order
+  (``t1, t2 = xm.all_reduce(op, [t1, t2])``; the list form reduces in place and returns the same list) ->
+  ``dist.all_reduce(t, op=...)`` per tensor, ``scale=s`` -> ``t.mul_(s)``, the assignment dropped. The elements
+  must be distinct plain references (names, attributes, subscripts by a name or a literal); any other list (a
+  starred element, an expression, other targets, a list held in a variable) gets a ``todo`` worded by its shape.
+  A comment at the end of the line stays, on the last reduction.
 * ``y = xm.all_reduce(op, expr[, scale=s])`` (the single-tensor form RETURNS a new tensor) ->
   ``y = (expr).clone()`` then ``dist.all_reduce(y, op=...)`` (then ``y.mul_(s)``); ``return xm.all_reduce(...)``
   the same with a new name (``reduced``), then ``return reduced``. An ``xm.all_reduce`` inside any other expression
@@ -73,6 +77,18 @@ OTHERS = {
 DIST = Import("torch.distributed", alias="dist")
 
 
+def _plain(node: cst.BaseExpression) -> bool:
+    """A name, an attribute of one, or a subscript of one by a name or a literal: evaluated again without effect."""
+    if isinstance(node, cst.Name):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _plain(node.value)
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        index = node.slice[0].slice.value
+        return _plain(node.value) and isinstance(index, (cst.Name, cst.Integer, cst.SimpleString))
+    return False
+
+
 class XlaCollectives(XlaRule):
     """xm.all_reduce(xm.REDUCE_SUM, t) -> dist.all_reduce(t, op=dist.ReduceOp.SUM); other collectives: todo."""
 
@@ -114,6 +130,8 @@ class XlaCollectives(XlaRule):
             call, new_call = stmt.value, cast(cst.Expr, new_stmt).value  # the updated line keeps its statement kind
         elif isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name):
             call, new_call, target = stmt.value, cast(cst.Assign, new_stmt).value, stmt.targets[0].target.value
+        elif self._unpacked_all_reduce(stmt):
+            return self._unpacked(original, updated, cast(cst.Assign, stmt), cast(cst.Assign, new_stmt))
         elif (isinstance(stmt, cst.Return) and isinstance(stmt.value, cst.Call) and isinstance(new_stmt, cst.Return)
               and self.ctx.matches(stmt.value.func, ALL_REDUCE)):
             # `return xm.all_reduce(op, t)`: the reduced copy gets a name of its own, then is returned
@@ -136,19 +154,17 @@ class XlaCollectives(XlaRule):
         before: list[str] = []
         reduce: list[str] = []
         after: list[str] = []
-        self.ctx.add_import("torch.distributed", None, "dist")
         if target is None:
-            tensors = [source_of(e.value) for e in new_inputs.elements] if isinstance(new_inputs, (cst.List, cst.Tuple)) else [source_of(new_inputs)] if isinstance(new_inputs, cst.Name) and not self._maybe_list(call) else None
+            tensors = self._list_tensors(call, new_inputs, op, scale_src)
             if tensors is None:
-                self.todo(call, "xm.all_reduce on a list held in a variable: for t in tensors: dist.all_reduce(t, op=...) (and t.mul_(scale))")
-                return updated
-            for t in tensors:
-                reduce.append(f"dist.all_reduce({t}, op=dist.ReduceOp.{op})")
-                if scale_src:
-                    after.append(f"{t}.mul_({scale_src})")
+                return updated  # _list_tensors said why
+            reduce, after = self._in_place(tensors, op, scale_src)
         else:
             if isinstance(new_inputs, (cst.List, cst.Tuple)):
-                self.todo(call, "xm.all_reduce on a list reduces in place and returns the list: call dist.all_reduce(t, op=...) for each tensor")
+                shape, then = ("return xm.all_reduce(op, [...])", "return the list") if returned else (
+                    f"{target} = xm.all_reduce(op, [...])", f"bind {target} to the list")
+                self.todo(call, f"{shape}: a list is reduced in place and returned (the same list): call "
+                          f"dist.all_reduce(t, op=dist.ReduceOp.{op}) for each tensor in it, then {then}")
                 return updated
             source = source_of(new_inputs)
             if not isinstance(new_inputs, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
@@ -159,6 +175,7 @@ class XlaCollectives(XlaRule):
                 after.append(f"{target}.mul_({scale_src})")
         if returned:
             after.append(f"return {target}")
+        self.ctx.add_import("torch.distributed", None, "dist")
         guarded = "if dist.is_initialized():\n" + "".join(f"    {line}\n" for line in reduce)
         statements = [parse_statement(line + "\n") for line in before] + [parse_statement(guarded)] + [parse_statement(line + "\n") for line in after]
         self.fixed(call, f"xm.all_reduce -> dist.all_reduce(op=dist.ReduceOp.{op}) (in place)")
@@ -185,14 +202,93 @@ class XlaCollectives(XlaRule):
         self.fixed(call, "xm.mesh_reduce(tag, data, fn) -> fn over dist.all_gather_object of every rank's data")
         return self.replace_line(original, updated, parse_statement(source))
 
+    def replace_line(self, original, updated, new):
+        """A trailing comment goes on the last line that does the work, inside the guard when the port ends with one
+        (``xm.all_reduce(op, [a, b])  # totals``: on the last ``dist.all_reduce``), not dropped with the line."""
+        statements = new if isinstance(new, list) else [new]
+        last = statements[-1] if statements else None
+        if isinstance(last, cst.If) and updated.trailing_whitespace.comment is not None:
+            block = last.orelse.body if isinstance(last.orelse, cst.Else) else last.body
+            inner = block.body[-1] if isinstance(block, cst.IndentedBlock) and block.body else None
+            if isinstance(inner, cst.SimpleStatementLine):
+                inner = inner.with_changes(trailing_whitespace=updated.trailing_whitespace)
+                block = block.with_changes(body=[*block.body[:-1], inner])
+                last = (last.with_changes(orelse=last.orelse.with_changes(body=block)) if isinstance(last.orelse, cst.Else)
+                        else last.with_changes(body=block))
+                statements = [*statements[:-1], last]
+        return super().replace_line(original, updated, statements)
+
     def _fresh_name(self, base: str) -> str:
         """``base`` or ``base_2`` ...: a name the file does not use yet."""
         used = set(re.findall(r"\b\w+\b", self.ctx.source))
         return next(name for name in (base, *(f"{base}_{n}" for n in range(2, 100))) if name not in used)
 
+    def _unpacked_all_reduce(self, stmt: cst.BaseSmallStatement) -> bool:
+        """``a, b = xm.all_reduce(...)`` / ``[a, b] = ...``: one unpacking target."""
+        return (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0].target, (cst.Tuple, cst.List)) and isinstance(stmt.value, cst.Call)
+                and bool(self.ctx.matches(stmt.value.func, ALL_REDUCE)))
+
+    def _unpacked(self, original, updated, stmt: cst.Assign, new_stmt: cst.Assign):
+        """``a, b = xm.all_reduce(op, [a, b])``: the list is reduced in place and returned, so unpacking it into the
+        same names rebinds each to itself: in-place reductions of each tensor, the assignment dropped."""
+        call, new_call = cast(cst.Call, stmt.value), new_stmt.value
+        plan = self._plan(call)
+        if plan is None or not isinstance(new_call, cst.Call):
+            self.todo(call, "xm.all_reduce over replica groups or with an unknown op: use dist.all_reduce(t, op=dist.ReduceOp.<OP>, group=dist.new_group(ranks)) for each tensor of the list (in place)")
+            return updated
+        op, _, scale = plan
+        new_inputs = cast(cst.Arg, arg(new_call, 1, "inputs")).value
+        new_scale = cast(cst.Arg, arg(new_call, 2, "scale")).value if scale is not None else None
+        scale_src = source_of(new_scale) if new_scale is not None else None
+        tensors = self._list_tensors(call, new_inputs, op, scale_src, unpacked=True)
+        if tensors is None:
+            return updated  # _list_tensors said why
+        targets = cast(cst.Tuple | cst.List, new_stmt.targets[0].target).elements
+        if [source_of(t.value) if not isinstance(t, cst.StarredElement) else None for t in targets] != tensors:
+            self.todo(call, f"{source_of(new_stmt.targets[0].target)} = xm.all_reduce(op, {source_of(new_inputs)}): "
+                      f"the list's tensors are reduced in place and the same list is returned: "
+                      + "; ".join(f"dist.all_reduce({t}, op=dist.ReduceOp.{op})" for t in tensors)
+                      + (f" (then t.mul_({scale_src}) each)" if scale_src else "")
+                      + f", then {source_of(new_stmt.targets[0].target)} = {source_of(new_inputs)}")
+            return updated
+        reduce, after = self._in_place(tensors, op, scale_src)
+        self.ctx.add_import("torch.distributed", None, "dist")
+        guarded = "if dist.is_initialized():\n" + "".join(f"    {line}\n" for line in reduce)
+        statements = [parse_statement(guarded)] + [parse_statement(line + "\n") for line in after]
+        self.fixed(call, f"xm.all_reduce on a list unpacked into its own names -> dist.all_reduce(op=dist.ReduceOp.{op}) "
+                         f"of each tensor (in place, as the list form was)")
+        return self.replace_line(original, updated, statements)
+
+    def _list_tensors(self, call: cst.Call, inputs: cst.BaseExpression, op: str, scale: str | None,
+                      unpacked: bool = False) -> list[str] | None:
+        """The sources of the tensors of a literal list of plain references, each once; else a todo and None."""
+        per_tensor = f"dist.all_reduce(t, op=dist.ReduceOp.{op})" + (f" then t.mul_({scale})" if scale else "")
+        if not isinstance(inputs, (cst.List, cst.Tuple)):
+            if unpacked:
+                self.todo(call, f"xm.all_reduce(op, {source_of(inputs)}) unpacked: a list of tensors is reduced in place "
+                          f"and returned: for t in {source_of(inputs)}: {per_tensor}, then unpack "
+                          f"{source_of(inputs)}; a single tensor cannot be unpacked")
+            else:
+                self.todo(call, f"xm.all_reduce(op, {source_of(inputs)}) as a statement: if {source_of(inputs)} is a list "
+                          f"of tensors it is reduced in place: for t in {source_of(inputs)}: {per_tensor}; if it is one "
+                          f"tensor, the reduced copy xm.all_reduce returned is thrown away (the line does nothing): "
+                          f"delete it, or give it a target (`total = xm.all_reduce(...)`, which the rule rewrites)")
+            return None
+        elements = inputs.elements
+        tensors = [source_of(e.value) for e in elements if not isinstance(e, cst.StarredElement) and _plain(e.value)]
+        if len(tensors) != len(elements) or len(set(tensors)) != len(tensors) or not tensors:
+            self.todo(call, f"xm.all_reduce on the list {source_of(inputs)}: its tensors are reduced in place: call "
+                      f"{per_tensor} for each tensor it holds (the rule ports a list of distinct names, attributes or "
+                      f"subscripts only)")
+            return None
+        return tensors
+
     @staticmethod
-    def _maybe_list(call: cst.Call) -> bool:
-        return True  # a bare name may hold a list (in place) or a tensor (new value): the statement form is ambiguous
+    def _in_place(tensors: list[str], op: str, scale: str | None) -> tuple[list[str], list[str]]:
+        """The guarded reductions and the scalings after them, one per tensor."""
+        return ([f"dist.all_reduce({t}, op=dist.ReduceOp.{op})" for t in tensors],
+                [f"{t}.mul_({scale})" for t in tensors] if scale else [])
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -205,7 +301,8 @@ class XlaCollectives(XlaRule):
         statement = node.body[0] if len(node.body) == 1 else None
         if (isinstance(statement, (cst.Expr, cst.Return))
                 or (isinstance(statement, cst.Assign) and len(statement.targets) == 1
-                    and isinstance(statement.targets[0].target, cst.Name))):
+                    and isinstance(statement.targets[0].target, cst.Name))
+                or (isinstance(statement, cst.Assign) and self._unpacked_all_reduce(statement))):
             self._statement_calls.add(id(statement.value))  # leave_SimpleStatementLine rewrites or notes them
         if (isinstance(statement, cst.Assign) and len(statement.targets) == 1
                 and isinstance(statement.targets[0].target, cst.Name) and isinstance(statement.value, cst.Call)

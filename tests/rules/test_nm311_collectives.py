@@ -146,3 +146,89 @@ def test_groups_that_may_not_be_every_rank_keep_the_file_on_torch_xla() -> None:
         result = migrate(source, "NM3", family="NM3")
         assert "no rule ports (replica groups)" in result.text, source
         assert findings(result, "NM311") == set(), source
+
+
+def test_a_list_unpacked_into_its_own_names_is_reduced_in_place() -> None:
+    """`a, b = xm.all_reduce(op, [a, b])`: the list form reduces in place and returns the same list."""
+    result = migrate(
+        """
+        import torch_xla.core.xla_model as xm
+
+        def totals(nll_sum, n_tok, meter, world):
+            nll_sum, n_tok = xm.all_reduce(xm.REDUCE_SUM, [nll_sum, n_tok])  # every rank
+            [meter.loss, meter.stats["n"]] = xm.all_reduce("max", (meter.loss, meter.stats["n"]), scale=1.0 / world)
+            return nll_sum / n_tok
+        """,
+        "NM311",
+    )
+    assert (
+        "    if dist.is_initialized():\n"
+        "        dist.all_reduce(nll_sum, op=dist.ReduceOp.SUM)\n"
+        "        dist.all_reduce(n_tok, op=dist.ReduceOp.SUM)  # every rank\n"
+        "    if dist.is_initialized():\n"
+        "        dist.all_reduce(meter.loss, op=dist.ReduceOp.MAX)\n"
+        '        dist.all_reduce(meter.stats["n"], op=dist.ReduceOp.MAX)\n'
+        "    meter.loss.mul_(1.0 / world)\n"
+        '    meter.stats["n"].mul_(1.0 / world)\n'
+        "    return nll_sum / n_tok\n"
+    ) in result.text
+    assert "xm." not in result.text
+    assert findings(result, "NM311") == {(4, "fixed"), (5, "fixed")}
+
+
+def test_a_statement_list_keeps_its_trailing_comment() -> None:
+    result = migrate(
+        """
+        import torch_xla.core.xla_model as xm
+
+        def totals(correct, total):
+            xm.all_reduce(xm.REDUCE_SUM, [correct, total])  # accuracy over every rank
+        """,
+        "NM311",
+    )
+    assert "        dist.all_reduce(total, op=dist.ReduceOp.SUM)  # accuracy over every rank\n" in result.text
+
+
+def test_list_forms_the_rule_cannot_port_get_a_todo_worded_by_their_shape() -> None:
+    cases = {
+        "x, y = xm.all_reduce(xm.REDUCE_SUM, [a, b])":
+            "x, y = xm.all_reduce(op, [a, b]): the list's tensors are reduced in place and the same list is returned: "
+            "dist.all_reduce(a, op=dist.ReduceOp.SUM); dist.all_reduce(b, op=dist.ReduceOp.SUM), then x, y = [a, b]",
+        "b, a = xm.all_reduce(xm.REDUCE_SUM, [a, b])": "then b, a = [a, b]",
+        "a, *b = xm.all_reduce(xm.REDUCE_SUM, [a, b])": "then a, *b = [a, b]",
+        "a, b = xm.all_reduce(xm.REDUCE_SUM, grads)":
+            "xm.all_reduce(op, grads) unpacked: a list of tensors is reduced in place and returned: for t in grads: "
+            "dist.all_reduce(t, op=dist.ReduceOp.SUM), then unpack grads",
+        "a, b = xm.all_reduce(xm.REDUCE_SUM, [a + b, b])":
+            "xm.all_reduce on the list [a + b, b]: its tensors are reduced in place",
+        "xm.all_reduce(xm.REDUCE_SUM, [*grads])":
+            "xm.all_reduce on the list [*grads]: its tensors are reduced in place",
+        "xm.all_reduce(xm.REDUCE_SUM, [a, a])": "a list of distinct names, attributes or subscripts only",
+        "xm.all_reduce(xm.REDUCE_SUM, [g[i + 1], a])": "xm.all_reduce on the list [g[i + 1], a]",
+        "xm.all_reduce(xm.REDUCE_SUM, grads, scale=0.5)":
+            "xm.all_reduce(op, grads) as a statement: if grads is a list of tensors it is reduced in place: for t in "
+            "grads: dist.all_reduce(t, op=dist.ReduceOp.SUM) then t.mul_(0.5); if it is one tensor, the reduced copy "
+            "xm.all_reduce returned is thrown away",
+    }
+    for line, note in cases.items():
+        source = f"import torch_xla.core.xla_model as xm\n\n\ndef f(a, b, grads, g, i):\n    {line}\n"
+        result = migrate(source, "NM311")
+        assert f"    {line}\n" in result.text, line
+        assert note in result.text, (line, result.text)
+        assert "inside an expression" not in result.text and "import torch.distributed" not in result.text, line
+        assert findings(result, "NM311") == {(5, "todo")}, line
+
+
+def test_native_in_place_reductions_of_a_list_are_left_alone() -> None:
+    unchanged(
+        """
+        import torch.distributed as dist
+
+        def totals(nll_sum, n_tok):
+            for t in [nll_sum, n_tok]:
+                dist.all_reduce(t, op=dist.ReduceOp.SUM)
+            nll_sum, n_tok = [nll_sum, n_tok]
+            return nll_sum / n_tok
+        """,
+        "NM311",
+    )
