@@ -10,12 +10,13 @@ packages the file already names, so a package is added once and never next to an
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from codemods._tables.inference_symbols import INF1_MARKERS, INF1_PATH
 from codemods._tables.requirements_data import (
     BROUGHT_BY_OPTIMUM_NEURON,
     EXTRA_PACKAGES,
@@ -34,6 +35,7 @@ from codemods._tables.requirements_data import (
     XLA_ONLY,
 )
 from codemods._tables.stock_floors_data import KNOWN_GOOD, REQUIRES, REQUIRES_PYTHON, TARGET_VERSIONS
+from codemods.deps import _notebooks as notebooks
 from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
@@ -93,6 +95,31 @@ def mentioned_scripts(text: str) -> frozenset[str] | None:
     return frozenset(_SCRIPT.findall(text)) or None
 
 
+_NOTE_LINE = re.compile(r"(?m)^\s*# neuron-migrate:.*$")
+
+
+def notebook_files(text: str) -> dict | None:
+    """Project fact: what a notebook's ``%%writefile`` cells write (see ``codemods/deps/_notebooks.py``): for each
+    Python file (name as written) the watched modules it imports and whether its optimum.neuron import is kept for
+    an eval; for each other file the fingerprints of its bodies; and what makes the notebook an Inf1 flow (the
+    markers the inference rules' NM101 reads, over its code cells), or None."""
+    sources = notebooks.code_cells(text)
+    if sources is None:
+        return None
+    python: dict[str, tuple[tuple[str, ...], bool]] = {}
+    written: dict[str, tuple[str, ...]] = {}
+    for name, body in notebooks.written_files(sources):
+        if name.endswith(".py"):
+            python[name] = (tuple(sorted(imported_modules(body) or ())), bool(optimum_neuron_kept(body)))
+        else:
+            written[name] = (*written.get(name, ()), notebooks.fingerprint(body))
+    code = _NOTE_LINE.sub("", "\n".join(sources))
+    inf1 = next((label for label, pattern in INF1_MARKERS.items() if re.search(pattern, code)), None)
+    if not python and not written and inf1 is None:
+        return None
+    return {"python": python, "written": written, "inf1": inf1}
+
+
 FACTS: tuple[ProjectFact, ...] = (
     ProjectFact("deps.imports", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), tuple(sorted(_WATCHED_MODULES)),
                 imported_modules),
@@ -100,6 +127,9 @@ FACTS: tuple[ProjectFact, ...] = (
                 optimum_neuron_kept),
     ProjectFact("deps.mentions", frozenset({FileKind.NOTEBOOK, FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML}),
                 (".py",), mentioned_scripts),
+    ProjectFact("deps.notebook-files", frozenset({FileKind.NOTEBOOK}),
+                ("%%writefile", "neuron-cc", "neuron_cc", "optimum[neuron]", "torch.neuron", "torch_neuron", "ml.inf1"),
+                notebook_files),
 )
 
 
@@ -112,18 +142,57 @@ class ProjectDeps:
     #: files whose optimum.neuron import neuron-migrate keeps (an eval names it)
     optimum_neuron_kept: tuple[str, ...] = ()
     mentions: dict[str, frozenset[str]] = field(default_factory=dict)  # file -> the Python file names it mentions
+    #: (name as written, fingerprint) of a file a notebook's ``%%writefile`` cell writes -> the notebooks writing it
+    writers: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
+    #: notebook -> what makes it an Inf1 flow (NM101's markers, or an Inf1 file name)
+    inf1_notebooks: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, options: RuleOptions | None) -> "ProjectDeps":
         if options is None:
             return cls()
-        imported: dict[str, list[str]] = {}
+        imported: dict[str, set[str]] = {}
         for path, modules in options.project.of("deps.imports").items():
             for module in modules:
-                imported.setdefault(module, []).append(path)
+                imported.setdefault(module, set()).add(path)
+        kept = set(options.project.of("deps.optimum-neuron-kept"))
+        writers: dict[tuple[str, str], list[str]] = {}
+        inf1: dict[str, str] = {}
+        # the Python files a notebook writes are files of the project: dir/src/compile.py for a notebook in dir/
+        for notebook, value in options.project.of("deps.notebook-files").items():
+            for name, (modules, keeps) in value["python"].items():
+                path = notebooks.resolved(notebook, name)
+                for module in modules:
+                    imported.setdefault(module, set()).add(path)
+                if keeps:
+                    kept.add(path)
+            for name, prints in value["written"].items():
+                for print_ in prints:
+                    writers.setdefault((name, print_), []).append(notebook)
+            if value["inf1"]:
+                inf1[notebook] = value["inf1"]
+        for path in options.project.files:
+            if path.endswith(".ipynb") and re.search(INF1_PATH, path):
+                inf1.setdefault(path, f"the file name {PurePosixPath(path).name}")
         return cls(options.neuron_project, {module: tuple(sorted(paths)) for module, paths in imported.items()},
-                   tuple(sorted(options.project.of("deps.optimum-neuron-kept"))),
-                   dict(options.project.of("deps.mentions")))
+                   tuple(sorted(kept)), dict(options.project.of("deps.mentions")),
+                   {key: tuple(sorted(set(found))) for key, found in writers.items()}, inf1)
+
+    def notebooks_writing(self, path: str, text: str) -> tuple[str, ...]:
+        """The notebooks whose ``%%writefile`` cell is this file (its path as the cell names it, and its text)."""
+        return self.writers.get((path, notebooks.fingerprint(text)), ())
+
+    def inf1_flow(self, path: str, writers: tuple[str, ...]) -> str | None:
+        """Why the file belongs to an Inf1 flow: written by a notebook NM101 leaves as one, or a notebook's own
+        shell lines (``NAME.sh``, ``NAME.cellN.sh``) in such a notebook; None otherwise."""
+        for notebook in writers:
+            if notebook in self.inf1_notebooks:
+                return f"{notebook}, which writes it, is an Inf1 flow: {self.inf1_notebooks[notebook]}"
+        if path.endswith(".sh"):
+            notebook = re.sub(r"(?:\.cell\d+)?\.sh$", ".ipynb", path)
+            if notebook in self.inf1_notebooks:
+                return f"{notebook} is an Inf1 flow: {self.inf1_notebooks[notebook]}"
+        return None
 
     def mentioned_by(self, path: str) -> frozenset[str]:
         """The Python file names ``path`` mentions; a notebook's shell lines and cells arrive as ``NAME.sh``,
@@ -241,6 +310,10 @@ class Planner:
     #: it is; ``inf1_noted``: its one todo was written
     inf1: list[str] = field(default_factory=list)
     inf1_noted: bool = False
+    #: the file is in an Inf1 flow without naming an Inf1 package: why (see ``ProjectDeps.inf1_flow``)
+    inf1_flow: str | None = None
+    #: the notebooks that write this file with a ``%%writefile`` cell (the cell's path is relative to theirs)
+    writers: tuple[str, ...] = ()
 
     @classmethod
     def for_specs(cls, specs: list[str], text: str = "", options: RuleOptions | None = None,
@@ -254,6 +327,9 @@ class Planner:
                       neuron=project.neuron or bool(present & NEURON_PACKAGES), project=project, path=path,
                       file_text=text if file_text is None else file_text)
         planner.inf1 = inf1_labels(parsed_specs)
+        if path is not None:
+            planner.writers = project.notebooks_writing(path, planner.file_text)
+            planner.inf1_flow = project.inf1_flow(path, planner.writers)
         planner.kept_optimum_neuron = planner.near(project.optimum_neuron_kept)
         if planner.kept_optimum_neuron and any(_names_optimum_neuron(parsed) for parsed in parsed_specs):
             planner.hold = f"optimum-neuron, kept for the eval(...) in {_files(planner.kept_optimum_neuron)}"
@@ -266,10 +342,17 @@ class Planner:
         repository of independent samples must not give one sample's requirements another sample's imports."""
         if self.path is None:
             return files
-        folder = PurePosixPath(self.path).parent.as_posix()
-        prefix = "" if folder in {".", ""} else folder + "/"
-        mentioned = self.project.mentioned_by(self.path)
-        return tuple(name for name in files if name.startswith(prefix) or PurePosixPath(name).name in mentioned
+        # a file a notebook writes sits where the notebook runs (dir/src/requirements.txt), and the notebook's
+        # mentions (entry_point="compile.py") are its own
+        paths = [notebooks.resolved(notebook, self.path) for notebook in self.writers] or [self.path]
+        prefixes = []
+        for path in paths:
+            folder = PurePosixPath(path).parent.as_posix()
+            prefixes.append("" if folder in {".", ""} else folder + "/")
+        mentioned = self.project.mentioned_by(self.path).union(
+            *(self.project.mentions.get(notebook, frozenset()) for notebook in self.writers))
+        return tuple(name for name in files if name.startswith(tuple(prefixes))
+                     or PurePosixPath(name).name in mentioned
                      or re.search(rf"(?<![\w.-]){re.escape(PurePosixPath(name).name)}(?![\w-])", self.file_text))
 
     def stack(self) -> set[str]:
@@ -300,13 +383,18 @@ def inf1_labels(parsed_specs: list[Parsed]) -> list[str]:
     return labels
 
 
-def inf1_todo(labels: list[str]) -> str:
+def inf1_todo(labels: list[str], flow: str | None = None) -> str:
+    """The one todo of an Inf1 requirement set: its Inf1 packages (``labels``), or the Inf1 flow it belongs to."""
+    port = (f"a Trn2/Trn3 port needs a requirements file of its own ({TORCH_NEURONX_SPEC}, {TORCH_SPEC}, "
+            f"{stock_spec('transformers')}, {stock_spec('accelerate')}, from AWS's Neuron package repository)")
+    if not labels:
+        return (f"an Inf1 requirement set ({flow}): the inference rules leave that code on the Inf1 stack, which "
+                "has no TorchNeuron path (TorchNeuron runs on Trn2/Trn3), so its lines were left as they are: "
+                f"keep them for the Inf1 deployment; {port}")
     return (f"an Inf1 requirement set ({', '.join(labels)}): Inf1 has no TorchNeuron path (TorchNeuron runs on "
             "Trn2/Trn3), and the Inf1 and TorchNeuron stacks do not go in one environment (torch-neuron, which "
             f"optimum[neuron] installs, pins torch 1.13; TorchNeuron needs torch {TORCH_LINE} and transformers 5), so "
-            "its lines were left as they are: keep them for the Inf1 deployment; a Trn2/Trn3 port needs a "
-            f"requirements file of its own ({TORCH_NEURONX_SPEC}, {TORCH_SPEC}, {stock_spec('transformers')}, "
-            f"{stock_spec('accelerate')}, from AWS's Neuron package repository)")
+            f"its lines were left as they are: keep them for the Inf1 deployment; {port}")
 
 
 def stock_spec(name: str) -> str:
@@ -317,11 +405,16 @@ def rewrite(text: str, planner: Planner) -> Rewrite | None:
     parsed = parse(text)
     if parsed is None:
         return None
-    if planner.inf1:  # an Inf1 requirement set: no line changes, one todo on its first Inf1 package
-        if planner.inf1_noted or not is_inf1(parsed):
+    if planner.inf1 or planner.inf1_flow:
+        # an Inf1 requirement set: no line changes, one todo on its first Inf1 package (in an Inf1 flow that names
+        # none, on the first line that would have changed)
+        if planner.inf1_noted:
+            return None
+        if not (is_inf1(parsed) if planner.inf1 else
+                _rewrite(parsed, replace(planner, added=set(planner.added))) is not None):
             return None
         planner.inf1_noted = True
-        return Rewrite([], Severity.TODO, inf1_todo(planner.inf1), keep=True)
+        return Rewrite([], Severity.TODO, inf1_todo(planner.inf1, planner.inf1_flow), keep=True)
     found = _rewrite(parsed, planner)
     if planner.hold_everything and found is not None and not found.keep and not _names_optimum_neuron(parsed):
         return Rewrite([], Severity.TODO, f"{text.strip()} was left as it is: it goes with {planner.hold}; move it "

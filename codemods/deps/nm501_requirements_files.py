@@ -15,7 +15,10 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   ``deps.optimum-neuron-kept``); every other pin of the file stays with it, each with a ``todo`` (moving them alone
   gives an environment pip cannot resolve). The code a file serves: the files in its folder and below (a SageMaker
   ``source_dir``, one sample of a samples repository) and the Python files it names (project fact
-  ``deps.mentions``: a notebook that runs ``../scripts/run_sft.py``);
+  ``deps.mentions``: a notebook that runs ``../scripts/run_sft.py``). The files a notebook writes with
+  ``%%writefile`` cells count as files of the notebook's folder (project fact ``deps.notebook-files``,
+  ``codemods/deps/_notebooks.py``): a ``%%writefile src/requirements.txt`` cell serves the
+  ``%%writefile src/compile.py`` cell beside it, whose imports and kept evals count like those of a file;
 * XLA-era ``torch-neuronx`` builds (e.g. ``2.1.2.2.0.0``, ``2.8.0.2.10.16998``) -> ``torch-neuronx==2.14.*``
   (same package name, native backend: only the version tells them apart); ``torch`` pins below 2.14 follow;
 * ``torch-xla``, ``libneuronxla``, ``neuronx-distributed*``, ``transformers-neuronx``: removed; a
@@ -30,7 +33,8 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
 * an Inf1 requirement set (a file naming ``torch-neuron``, ``neuron-cc``, ``tensorflow-neuron`` or the Inf1 extra
   ``optimum[neuron]`` / ``optimum-neuron[neuron]``): left as it is, every line of it (its optimum-neuron and stock
   pins too), with one ``todo`` on its first Inf1 package: Inf1 has no TorchNeuron path, and the TorchNeuron stack
-  added beside those packages gives a set pip cannot resolve (torch-neuron pins torch 1.13);
+  added beside those packages gives a set pip cannot resolve (torch-neuron pins torch 1.13); so is a file that a
+  notebook NM101 leaves as an Inf1 flow writes with ``%%writefile`` (its ``%pip`` lines too, NM505);
 * a pin the migrated stack cannot be installed beside (``huggingface_hub==0.24``, ``tokenizers<0.20``, a
   ``numpy`` below trl's floor) gets the floor that the packages the file installs require
   (``codemods/_tables/stock_floors_data.py``, generated from their Requires-Dist); so does a pin with no wheels

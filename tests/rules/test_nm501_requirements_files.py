@@ -107,3 +107,41 @@ def test_hashed_lines_and_a_tpu_project_are_left_alone() -> None:
         path="requirements.txt",
         neuron_project=False,
     )
+
+
+def _notebook(*cells: str) -> str:
+    import json
+
+    return json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "source": cell}
+                                 for cell in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def test_a_writefile_cell_sees_the_python_its_notebook_writes_beside_it() -> None:
+    # the notebook in tut/ writes src/requirements.txt and src/compile.py (tut/src/ when it runs): compile.py keeps
+    # its optimum.neuron import for an eval, so the requirement cell keeps optimum-neuron
+    body = "optimum-neuron==0.0.20\n"
+    notebook = _notebook(f"%%writefile src/requirements.txt\n{body}",
+                         "%%writefile src/compile.py\nimport optimum.neuron as on\n"
+                         "cls = eval(f'on.NeuronStableDiffusion{xl}Pipeline')\n")
+    result = migrate(body, "NM501", kind=FileKind.REQUIREMENTS, path="src/requirements.txt",
+                     project={"tut/nb.ipynb": notebook})
+    assert result.text.endswith(body) and "tut/src/compile.py" in result.text
+    assert findings(result, "NM501") == {(1, "todo")}
+    # a src/requirements.txt with another text is not that cell: the notebook's files are not its files
+    other = migrate("optimum-neuron==0.0.25\n", "NM501", kind=FileKind.REQUIREMENTS, path="src/requirements.txt",
+                    project={"tut/nb.ipynb": notebook})
+    assert "torch-neuronx==2.14.*" in other.text
+
+
+def test_notebook_files_fact_reads_written_files_and_inf1_markers() -> None:
+    from codemods.deps._plan import notebook_files
+
+    notebook = _notebook("%%writefile src/train.py\nfrom trl import SFTTrainer\n",
+                         "%%writefile -a src/train.py\nimport optimum.neuron as on\nx = eval('on.NeuronTrainer')\n",
+                         "%%writefile 'src/requirements.txt'\n# neuron-migrate: a note\noptimum-neuron\n",
+                         "# a kernel cell\nprint(1)\n")
+    value = notebook_files(notebook)
+    assert value == {"python": {"src/train.py": (("trl",), True)},
+                     "written": {"src/requirements.txt": ("optimum-neuron",)}, "inf1": None}
+    assert notebook_files(_notebook("!pip install neuron-cc\n"))["inf1"] == "the neuron-cc compiler"
+    assert notebook_files("not a notebook") is None
