@@ -117,6 +117,14 @@ VARIABLE_TODO = ("dropped neuron_parallel_compile from this variable: the comman
 _CLEAR_LOCKS = re.compile(r"neuron_parallel_compile\s+--command(?:=|\s+)clear-locks\b")
 
 
+def _statement_code(statement: list[CommandLine]) -> str:
+    """A statement's command text on one line: each continued line's closing backslash goes (joined as it was,
+    ``\\ run.py`` would lex as one word with an escaped space, `` run.py``, and match no script name)."""
+    parts = [cl.line.text[cl.start:cl.end] for cl in statement]
+    return " ".join(part.rstrip()[:-1] if index < len(parts) - 1 and part.rstrip().endswith("\\") else part
+                    for index, part in enumerate(parts))
+
+
 def _run_target(code: str) -> str | None:
     """The script (``x.py``/``x.sh``) or command variable (``$CMD``) a command line runs."""
     for word in words_of(code):
@@ -135,11 +143,11 @@ def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], 
     statements = command_statements(doc)
     plain = set()
     for statement in statements:
-        code = " ".join(cl.line.text[cl.start:cl.end] for cl in statement)
+        code = _statement_code(statement)
         if NPC not in code and (target := _run_target(code)):
             plain.add(target)
     for statement in statements:
-        code = " ".join(cl.line.text[cl.start:cl.end] for cl in statement)
+        code = _statement_code(statement)
         if NPC not in code:
             continue
         first = statement[0]
