@@ -218,11 +218,14 @@ class SharedNamespace:
 
     A rule that applies anywhere in the notebook applies to every cell (``trigger_text``), an import made in
     a cell counts in the cells after it (``imports`` accumulates in order), and an import is kept while any
-    cell still uses its name (``names``: every identifier of every cell, a superset on purpose)."""
+    cell still uses its name (``names``: every identifier of every cell, a superset on purpose). ``cells``: the code
+    cells' sources in notebook order, for a rule that reads a name the way the kernel runs (the binding an earlier
+    cell made, the call a later one makes: codemods/_lib/kernel_values.py)."""
 
     trigger_text: str
     names: set[str]
     imports: ImportMap = field(default_factory=ImportMap)
+    cells: tuple[str, ...] = ()
 
 
 @dataclass

@@ -12,7 +12,14 @@ rule as NM408:
 * the entry point is not in the project: the keys stay, each with a todo;
 * a script of the project that does not parse Neuron training arguments: nothing (the keys are its own).
 
-The dict may be written in the call or bound to a name the call passes (``hyperparameters=hyperparameters``).
+The dict may be written in the call or bound to a name the call passes (``hyperparameters=hyperparameters``), as a
+``{...}`` display or a ``dict(k=v, ...)`` call. A name is read the way the code runs
+(``codemods/_lib/kernel_values.py``): the last binding before the call in its scope, and in a notebook the code
+cells run in one kernel, so the dict of an earlier cell feeds the estimator of a later one; it is mapped in its own
+cell. When that dict cannot be followed (built by a call, ``{**base, ...}``, changed by ``hp["k"] = v`` or
+``hp.update(...)`` before the call, a parameter, a cell that does not parse in between) and the entry point parses
+Neuron training arguments, ``hyperparameters=`` gets a todo naming the fields that script no longer accepts
+(the field map's renames, the common removals); nothing else is edited.
 
 Why:
 
@@ -32,7 +39,7 @@ After::
     hyperparameters = {"model_id": "meta-llama/Llama-3.2-1B", "max_length": 1024, "torch_compile": True}
     estimator = HuggingFace(entry_point="train.py", source_dir="scripts", hyperparameters=hyperparameters)
 
-Safety: needs-review. Removed fields with a next step become todos.
+Safety: needs-review. Removed fields with a next step become todos; a dict that cannot be followed is a todo.
 
 References:
 
@@ -44,36 +51,31 @@ References:
 from __future__ import annotations
 
 import posixpath
-from typing import cast
+from typing import Sequence, cast
 
 import libcst as cst
 
 from codemods._lib.cst import string_value
+from codemods._lib.kernel_values import DictValue, keyword_sites
 from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, Resolved, Target, resolve_script
 from codemods._tables.project_markers import MARKERS
+from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods.launch._base import COMPILE_ADDED, FlagPlan, flag_mapping, flag_plan, foreign_field, unresolved_todo
 from migrate.findings import Severity
 from migrate.rule import PythonRule, Safety
 
 
-class _Estimators(cst.CSTVisitor):
-    """Calls with ``hyperparameters=`` and a literal ``entry_point=``; dicts bound to names at module level."""
+def _estimator(node: cst.Call) -> bool:
+    """A call with a literal ``entry_point=`` (a SageMaker estimator: ``HuggingFace``, ``PyTorch`` ...)."""
+    return any(arg.keyword is not None and arg.keyword.value == "entry_point" and string_value(arg.value) is not None
+               for arg in node.args)
 
-    def __init__(self) -> None:
-        self.bound: dict[str, cst.Dict] = {}
-        self.calls: list[tuple[cst.Call, str, cst.BaseExpression]] = []  # (call, entry point path, hyperparameters)
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and isinstance(node.value, cst.Dict):
-            self.bound[node.targets[0].target.value] = node.value
-
-    def visit_Call(self, node: cst.Call) -> None:
-        keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
-        entry = string_value(keywords.get("entry_point"))
-        if entry is None or "hyperparameters" not in keywords:
-            return
-        source_dir = string_value(keywords.get("source_dir"))
-        self.calls.append((node, posixpath.join(source_dir, entry) if source_dir else entry, keywords["hyperparameters"]))
+def _entry(node: cst.Call) -> str:
+    keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
+    entry = string_value(keywords.get("entry_point")) or ""
+    source_dir = string_value(keywords.get("source_dir"))
+    return posixpath.join(source_dir, entry) if source_dir else entry
 
 
 def _cli_value(node: cst.BaseExpression) -> str | None:
@@ -98,66 +100,120 @@ class SageMakerHyperparameters(PythonRule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.targets: dict[int, Resolved] = {}  # id(dict node) -> the entry point it feeds
+        self.targets: dict[int, Resolved] = {}  # id(dict display / dict() call) -> the entry point it feeds
+        self.unread: dict[int, Resolved] = {}  # id(hyperparameters= argument) -> its Neuron entry point, dict unknown
 
     def visit_Module(self, node: cst.Module) -> None:
-        estimators = _Estimators()
-        node.visit(estimators)
-        for call, entry, value in estimators.calls:
-            given = estimators.bound.get(value.value) if isinstance(value, cst.Name) else value
-            if isinstance(given, cst.Dict):
-                self.targets[id(given)] = resolve_script(self.ctx.options.project, self.ctx.path, entry)
+        for site in keyword_sites(self.ctx, node, "hyperparameters", _estimator):
+            if site.value is not None and not site.value_here:
+                continue  # a dict of another notebook cell: migrated with that cell
+            resolved = resolve_script(self.ctx.options.project, self.ctx.path, _entry(site.call))
+            if site.value is not None:
+                self.targets[id(site.value)] = resolved
+            elif site.here and resolved.target is Target.NEURON:
+                self.unread[id(site.arg)] = resolved
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        resolved = self.unread.get(id(node))
+        if resolved is not None:
+            self.todo(node, _unread_todo(resolved))
 
     def leave_Dict(self, original: cst.Dict, updated: cst.Dict) -> cst.BaseExpression:
         resolved = self.targets.get(id(original))
-        if resolved is None or resolved.target is Target.OTHER:
+        if resolved is None:
             return updated
-        elements: list[cst.BaseDictElement] = []
-        keys = set()
+        keys = [string_value(element.key) if isinstance(element, cst.DictElement) else None
+                for element in original.elements]
+        return self.mapped(original, updated, keys, resolved)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        resolved = self.targets.get(id(original))
+        if resolved is None:
+            return updated
+        keys = [arg.keyword.value if arg.keyword is not None else None for arg in original.args]
+        return self.mapped(original, updated, keys, resolved)
+
+    def mapped(self, original: DictValue, updated: DictValue, keys: list[str | None], resolved: Resolved) -> DictValue:
+        """The dict (display or ``dict()`` call; ``keys``: its members' keys) with its trainer fields mapped."""
+        if resolved.target is Target.OTHER:
+            return updated
+        call = isinstance(original, cst.Call)
+        old_members: Sequence[cst.DictElement | cst.Arg] = (
+            cast(cst.Call, original).args if call else cast(Sequence[cst.DictElement], cast(cst.Dict, original).elements))
+        new_members: Sequence[cst.DictElement | cst.Arg] = (
+            cast(cst.Call, updated).args if call else cast(Sequence[cst.DictElement], cast(cst.Dict, updated).elements))
+        members: list[cst.DictElement | cst.Arg] = []
         changed = False
-        for element, old in zip(updated.elements, original.elements):
-            key = string_value(old.key) if isinstance(old, cst.DictElement) else None
-            keys.add(key)
+        for member, old, key in zip(new_members, old_members, keys):
             mapping = flag_mapping("--" + key) if key else None
             plan = None
             if mapping is not None and key and not resolved.owns(mapping.source):  # (a mapping means a key)
                 plan = flag_plan(mapping, key, _cli_value(old.value))
             if plan is None or mapping is None or not key:  # (a plan means a mapping and a key)
-                elements.append(element)
+                members.append(member)
                 continue
             if resolved.target is Target.UNKNOWN and foreign_field(mapping, resolved.name):
-                elements.append(element)
+                members.append(member)
                 continue
             if resolved.target is Target.UNKNOWN:
                 self.todo(old, unresolved_todo(f'"{key}"', resolved.name, mapping.source, plan.message))
-                elements.append(element)
+                members.append(member)
                 continue
             changed = True
             self.report_plan(old, plan)
             if plan.words:
-                # the updated twin of a DictElement whose key is a string (its key was read above)
-                key_string = cast(cst.SimpleString, cast(cst.DictElement, element).key)
-                new_key = key_string.with_changes(value=key_string.value.replace(key, plan.words[0][2:]))
-                element = element.with_changes(key=new_key)
+                new_key = plan.words[0][2:]
+                if isinstance(member, cst.Arg):
+                    member = member.with_changes(keyword=cst.Name(new_key))
+                else:  # a DictElement whose key is a string (its key was read above)
+                    key_string = cast(cst.SimpleString, member.key)
+                    member = member.with_changes(key=key_string.with_changes(value=key_string.value.replace(key, new_key)))
                 if len(plan.words) == 2:
-                    element = element.with_changes(value=cst.SimpleString(repr(plan.words[1]).replace("'", '"')))
-                elements.append(element)
+                    member = member.with_changes(value=cst.SimpleString(repr(plan.words[1]).replace("'", '"')))
+                members.append(member)
         if resolved.target is not Target.NEURON:
             return updated
         if "torch_compile" not in keys:
             changed = True
-            self.fixed(original, COMPILE_ADDED.replace("--torch_compile true", '"torch_compile": True'))
-            if elements:  # the separator the dict already uses between its members (one per line, or inline)
-                separator = next((e.comma for e in original.elements[:-1] if isinstance(e.comma, cst.Comma)),
+            self.fixed(original, COMPILE_ADDED.replace("--torch_compile true",
+                                                       "torch_compile=True" if call else '"torch_compile": True'))
+            if members:  # the separator the dict already uses between its members (one per line, or inline)
+                separator = next((m.comma for m in old_members[:-1] if isinstance(m.comma, cst.Comma)),
                                  cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-                elements[-1] = elements[-1].with_changes(comma=separator)
-            elements.append(cst.DictElement(cst.SimpleString('"torch_compile"'), cst.Name("True")))
+                members[-1] = members[-1].with_changes(comma=separator)
+            if call:
+                members.append(cst.Arg(cst.Name("True"), keyword=cst.Name("torch_compile"),
+                                       equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+            else:
+                members.append(cst.DictElement(cst.SimpleString('"torch_compile"'), cst.Name("True")))
         if not changed:
             return updated
-        if elements and updated.elements:
-            elements[-1] = elements[-1].with_changes(comma=updated.elements[-1].comma)
-        return updated.with_changes(elements=elements)
+        if members and new_members:
+            members[-1] = members[-1].with_changes(comma=new_members[-1].comma)
+        if call:
+            return cast(cst.Call, updated).with_changes(args=members)
+        return cast(cst.Dict, updated).with_changes(elements=members)
 
     def report_plan(self, node: cst.CSTNode, plan: FlagPlan) -> None:
         (self.fixed if plan.severity is Severity.FIXED else self.todo)(node, plan.message)
 
+
+#: optimum-neuron fields a launch passes most often, named in the todo for a dict that could not be read
+_COMMON_REMOVED = ("zero_1", "tensor_parallel_size", "pipeline_parallel_size", "disable_sequence_parallel",
+                   "overwrite_output_dir", "async_save", "use_xser")
+
+UNREAD_TODO = (
+    "hyperparameters: the dict passed here is not written out where the call can be followed (a literal {{...}} or "
+    "dict(k=v, ...) bound before the call and not changed after), so its keys were not mapped; {name} parses stock "
+    "training arguments now, and HfArgumentParser rejects every key no field declares: rename {renamed}; remove "
+    "{removed} and the other optimum-neuron fields of the shared field map (codemods/_tables/training_args.py, "
+    "docs/rules-training.md), carrying their settings as it says; add \"torch_compile\": True"
+)
+
+
+def _unread_todo(resolved: Resolved) -> str:
+    """The todo on ``hyperparameters=`` of a Neuron trainer script whose dict is not known: the fields it rejects."""
+    renamed = [f"{m.source} -> {m.target}" for m in TRAINING_ARGS.values()
+               if m.action is FieldAction.RENAME and m.target and not resolved.owns(m.source)]
+    removed = [name for name in _COMMON_REMOVED if not resolved.owns(name)]
+    return UNREAD_TODO.format(name=resolved.name, renamed=", ".join(sorted(renamed)), removed=", ".join(removed))

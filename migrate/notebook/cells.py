@@ -35,9 +35,10 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def kernel_namespace(code_sources: Iterable[str]) -> SharedNamespace:
     """The code cells (their sources) run in one kernel: what one cell imports, the next one uses (see
     SharedNamespace). A name counts as used when it appears outside import statements in any cell."""
-    code = "\n".join(code_sources)
+    cells = tuple(code_sources)
+    code = "\n".join(cells)
     used = "\n".join(line for line in code.splitlines() if not _IMPORT_LINE.match(line))
-    return SharedNamespace(trigger_text=code, names=set(_IDENTIFIER.findall(used)))
+    return SharedNamespace(trigger_text=code, names=set(_IDENTIFIER.findall(used)), cells=cells)
 
 
 def migrate_cell(
