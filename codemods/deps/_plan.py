@@ -96,21 +96,60 @@ def mentioned_scripts(text: str) -> frozenset[str] | None:
 
 
 _NOTE_LINE = re.compile(r"(?m)^\s*# neuron-migrate:.*$")
+#: a command run by optimum-cli / neuron_parallel_compile: the packages that install it must stay while it does
+_OPTIMUM_CLI = re.compile(r"(?<![\w-])optimum-cli(?![\w-])")
+_CLI_KEPT = re.compile(r"(?<![\w-])optimum-cli[\"',\s]+(export|neuron[\"',\s]+serve)\b")
+_PARALLEL_COMPILE = re.compile(r"(?<![\w-])neuron_parallel_compile(?![\w-])")
+_COMMENT_OR_ECHO = re.compile(r"^\s*(?:#|(?:RUN\s+)?(?:echo|printf)\b)")
+
+
+def _code_lines(text: str) -> list[str]:
+    """The lines of ``text`` that may run something: not comments, not ``echo``/``printf`` text."""
+    return [line for line in text.splitlines() if not _COMMENT_OR_ECHO.match(line)]
+
+
+def kept_cli_command(text: str) -> str | None:
+    """The first ``optimum-cli export ...`` / ``optimum-cli neuron serve`` that a file runs (NM406 keeps those,
+    with a todo), as ``optimum-cli export``; None when it runs none."""
+    for line in _code_lines(text):
+        match = _CLI_KEPT.search(line)
+        if match:
+            return "optimum-cli " + re.sub(r"[\"',\s]+", " ", match.group(1))
+    return None
+
+
+def kept_cli_fact(text: str) -> str | None:
+    """Project fact: ``kept_cli_command`` of a Python file, script or notebook (its code cells)."""
+    sources = notebooks.code_cells(text) if text.lstrip().startswith("{") else None
+    return kept_cli_command("\n".join(sources) if sources is not None else text)
+
+
+def commands_needing_old_stack(text: str) -> tuple[str | None, bool]:
+    """What the text itself still runs: (an ``optimum-cli`` command, or None; whether it runs
+    ``neuron_parallel_compile``). Read after the launch rules edited the file: what they kept."""
+    cli, parallel = None, False
+    for line in _code_lines(text):
+        if cli is None and (match := _OPTIMUM_CLI.search(line)):
+            words = re.findall(r"[\w-]+", line[match.end():])[:2]
+            cli = " ".join(["optimum-cli", *(word for word in words if not word.startswith("-"))])
+        parallel = parallel or bool(_PARALLEL_COMPILE.search(line))
+    return cli, parallel
 
 
 def notebook_files(text: str) -> dict | None:
     """Project fact: what a notebook's ``%%writefile`` cells write (see ``codemods/deps/_notebooks.py``): for each
-    Python file (name as written) the watched modules it imports and whether its optimum.neuron import is kept for
-    an eval; for each other file the fingerprints of its bodies; and what makes the notebook an Inf1 flow (the
+    Python file (name as written) the watched modules it imports, whether its optimum.neuron import is kept for
+    an eval, and the optimum-cli command it runs (``kept_cli_command``); for each other file the fingerprints of its bodies; and what makes the notebook an Inf1 flow (the
     markers the inference rules' NM101 reads, over its code cells), or None."""
     sources = notebooks.code_cells(text)
     if sources is None:
         return None
-    python: dict[str, tuple[tuple[str, ...], bool]] = {}
+    python: dict[str, tuple[tuple[str, ...], bool, str | None]] = {}
     written: dict[str, tuple[str, ...]] = {}
     for name, body in notebooks.written_files(sources):
         if name.endswith(".py"):
-            python[name] = (tuple(sorted(imported_modules(body) or ())), bool(optimum_neuron_kept(body)))
+            python[name] = (tuple(sorted(imported_modules(body) or ())), bool(optimum_neuron_kept(body)),
+                            kept_cli_command(body))
         else:
             written[name] = (*written.get(name, ()), notebooks.fingerprint(body))
     code = _NOTE_LINE.sub("", "\n".join(sources))
@@ -130,6 +169,8 @@ FACTS: tuple[ProjectFact, ...] = (
     ProjectFact("deps.notebook-files", frozenset({FileKind.NOTEBOOK}),
                 ("%%writefile", "neuron-cc", "neuron_cc", "optimum[neuron]", "torch.neuron", "torch_neuron", "ml.inf1"),
                 notebook_files),
+    ProjectFact("deps.optimum-cli", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK, FileKind.SHELL,
+                                               FileKind.DOCKERFILE, FileKind.YAML}), ("optimum-cli",), kept_cli_fact),
 )
 
 
@@ -146,6 +187,8 @@ class ProjectDeps:
     writers: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     #: notebook -> what makes it an Inf1 flow (NM101's markers, or an Inf1 file name)
     inf1_notebooks: dict[str, str] = field(default_factory=dict)
+    #: file -> the optimum-cli command it runs, which NM406 keeps (``kept_cli_command``)
+    cli: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, options: RuleOptions | None) -> "ProjectDeps":
@@ -156,16 +199,19 @@ class ProjectDeps:
             for module in modules:
                 imported.setdefault(module, set()).add(path)
         kept = set(options.project.of("deps.optimum-neuron-kept"))
+        cli = dict(options.project.of("deps.optimum-cli"))
         writers: dict[tuple[str, str], list[str]] = {}
         inf1: dict[str, str] = {}
         # the Python files a notebook writes are files of the project: dir/src/compile.py for a notebook in dir/
         for notebook, value in options.project.of("deps.notebook-files").items():
-            for name, (modules, keeps) in value["python"].items():
+            for name, (modules, keeps, command) in value["python"].items():
                 path = notebooks.resolved(notebook, name)
                 for module in modules:
                     imported.setdefault(module, set()).add(path)
                 if keeps:
                     kept.add(path)
+                if command:
+                    cli[path] = command
             for name, prints in value["written"].items():
                 for print_ in prints:
                     writers.setdefault((name, print_), []).append(notebook)
@@ -176,7 +222,7 @@ class ProjectDeps:
                 inf1.setdefault(path, f"the file name {PurePosixPath(path).name}")
         return cls(options.neuron_project, {module: tuple(sorted(paths)) for module, paths in imported.items()},
                    tuple(sorted(kept)), dict(options.project.of("deps.mentions")),
-                   {key: tuple(sorted(set(found))) for key, found in writers.items()}, inf1)
+                   {key: tuple(sorted(set(found))) for key, found in writers.items()}, inf1, cli)
 
     def notebooks_writing(self, path: str, text: str) -> tuple[str, ...]:
         """The notebooks whose ``%%writefile`` cell is this file (its path as the cell names it, and its text)."""
@@ -314,6 +360,11 @@ class Planner:
     inf1_flow: str | None = None
     #: the notebooks that write this file with a ``%%writefile`` cell (the cell's path is relative to theirs)
     writers: tuple[str, ...] = ()
+    #: an optimum-cli command that this file, or code it installs for, still runs: where and what
+    #: (``this file runs `optimum-cli export```); optimum-neuron must stay while it does
+    cli: str | None = None
+    #: what the held stack moves together with (the todo on each pin the hold keeps)
+    hold_subject: str = "optimum-neuron"
 
     @classmethod
     def for_specs(cls, specs: list[str], text: str = "", options: RuleOptions | None = None,
@@ -331,8 +382,29 @@ class Planner:
             planner.writers = project.notebooks_writing(path, planner.file_text)
             planner.inf1_flow = project.inf1_flow(path, planner.writers)
         planner.kept_optimum_neuron = planner.near(project.optimum_neuron_kept)
-        if planner.kept_optimum_neuron and any(_names_optimum_neuron(parsed) for parsed in parsed_specs):
+        names_on = any(_names_optimum_neuron(parsed) for parsed in parsed_specs)
+        own_cli, parallel = commands_needing_old_stack(planner.file_text)
+        if own_cli:
+            planner.cli = f"this file runs `{own_cli}`"
+        else:
+            notebook = re.sub(r"(?:\.cell\d+)?\.sh$", ".ipynb", path) if path and path.endswith(".sh") else None
+            users = ((notebook,) if notebook in project.cli else ()) or planner.near(tuple(sorted(project.cli)))
+            if users:
+                planner.cli = (f"{_files(users)} run{'s' if len(users) == 1 else ''} "
+                               f"`{project.cli[users[0]]}`")
+        if planner.kept_optimum_neuron and names_on:
             planner.hold = f"optimum-neuron, kept for the eval(...) in {_files(planner.kept_optimum_neuron)}"
+            planner.hold_everything = True
+        elif planner.cli and names_on:
+            planner.hold = f"optimum-neuron, kept because {planner.cli}"
+            planner.hold_everything = True
+        elif parallel and any(parsed.name in NEURON_PACKAGES or parsed.name in {"torch-xla", "optimum"}
+                              for parsed in parsed_specs):
+            # neuron_parallel_compile comes with the XLA-era torch-neuronx / libneuronxla: the stack stays with it
+            planner.hold = ("the XLA-era stack, kept because this file still runs neuron_parallel_compile, which the "
+                            "XLA-era torch-neuronx / libneuronxla install (without them: `neuron_parallel_compile: command not "
+                            "found`)")
+            planner.hold_subject = "that command (drop neuron_parallel_compile as its todo says)"
             planner.hold_everything = True
         return planner
 
@@ -416,9 +488,10 @@ def rewrite(text: str, planner: Planner) -> Rewrite | None:
         planner.inf1_noted = True
         return Rewrite([], Severity.TODO, inf1_todo(planner.inf1, planner.inf1_flow), keep=True)
     found = _rewrite(parsed, planner)
-    if planner.hold_everything and found is not None and not found.keep and not _names_optimum_neuron(parsed):
+    if planner.hold_everything and found is not None and not found.keep:
         return Rewrite([], Severity.TODO, f"{text.strip()} was left as it is: it goes with {planner.hold}; move it "
-                       f"together with optimum-neuron ({found.message.removesuffix(' (removed)')})", keep=True)
+                       f"together with {planner.hold_subject} ({found.message.removesuffix(' (removed)')})",
+                       keep=True)
     if planner.hold and found is not None and not found.keep and _is_stock(parsed.name) \
             and parsed.name != "transformers":  # the held pin itself gets its own todo from the caller
         # a stock pin moved to the transformers-5 floors beside a transformers 4.x that stays: a half-moved
@@ -443,6 +516,8 @@ def _rewrite(parsed: Parsed, planner: Planner) -> Rewrite | None:
         return None  # torch-xla / stock pins of a project that does not target Neuron (a TPU project)
     if name == "optimum-neuron" or (name == "optimum" and {"neuron", "neuronx"} & set(parsed.extras)):
         return _optimum_neuron(parsed, planner)
+    if name == "optimum" and planner.cli:
+        return None  # optimum installs optimum-cli, which the file (or code it serves) still runs
     if name == "optimum" and "optimum-neuron" in planner.present:
         return Rewrite([], Severity.TODO, "optimum was a dependency of optimum-neuron: remove it unless the project "
                        "uses optimum itself", keep=True)
@@ -594,6 +669,12 @@ def _optimum_neuron(parsed: Parsed, planner: Planner) -> Rewrite:
                        f"import of {_files(kept)} (an eval(...) there names it; removing the import would raise "
                        "NameError); replace the eval with a stock class, then replace this line with the TorchNeuron "
                        f"stack ({TORCH_NEURONX_SPEC}, {TORCH_SPEC}, {stock_spec('transformers')}, "
+                       f"{stock_spec('accelerate')})", keep=True)
+    if planner.cli:
+        return Rewrite([], Severity.TODO, f"{label} was left as it is: {planner.cli}, which optimum / "
+                       "optimum-neuron install (without them: `optimum-cli: command not found`): remove that command "
+                       "first (its NM406 todo says what replaces it), then replace this line with the TorchNeuron stack "
+                       f"({TORCH_NEURONX_SPEC}, {TORCH_SPEC}, {stock_spec('transformers')}, "
                        f"{stock_spec('accelerate')})", keep=True)
     planner.needs_repository = True
     marker = parsed.marker

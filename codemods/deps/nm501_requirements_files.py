@@ -19,6 +19,10 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   ``%%writefile`` cells count as files of the notebook's folder (project fact ``deps.notebook-files``,
   ``codemods/deps/_notebooks.py``): a ``%%writefile src/requirements.txt`` cell serves the
   ``%%writefile src/compile.py`` cell beside it, whose imports and kept evals count like those of a file;
+* optimum-neuron stays too, with a ``todo`` tied to the command, while code it serves still runs
+  ``optimum-cli export`` / ``optimum-cli neuron serve`` (NM406 keeps those with a todo; project fact
+  ``deps.optimum-cli``, ``%%writefile`` Python included): replaced, the run fails with ``optimum-cli: command not
+  found``; the other pins of the file stay with it, as above;
 * XLA-era ``torch-neuronx`` builds (e.g. ``2.1.2.2.0.0``, ``2.8.0.2.10.16998``) -> ``torch-neuronx==2.14.*``
   (same package name, native backend: only the version tells them apart); ``torch`` pins below 2.14 follow;
 * ``torch-xla``, ``libneuronxla``, ``neuronx-distributed*``, ``transformers-neuronx``: removed; a

@@ -10,6 +10,12 @@ What it does:
   original word used (double quotes for a bare word);
 * a file whose ``pip install`` commands install the Inf1 stack (``torch-neuron``, ``neuron-cc``,
   ``optimum[neuron]``; see NM501) is an Inf1 setup: none of its commands changes, one ``todo`` says why;
+* never drop the package of a command the file still runs (read after the launch rules edited it; comments and
+  ``echo`` text do not count): while ``optimum-cli`` stays (NM406 keeps ``export`` and ``serve`` with a todo), the
+  optimum-neuron / ``optimum[neuronx]`` that installs it stays with a ``todo`` tied to that command, and so does
+  every other pin of the file; while ``neuron_parallel_compile`` stays (NM401's todo), the XLA-era stack that
+  installs it (torch-neuronx, libneuronxla) stays the same way. A notebook's ``%pip`` lines also see the
+  ``optimum-cli export`` of its other cells, and so does every command of the files it serves (as for NM501);
 * a command that would be left with nothing to install (it only installs packages of the XLA-era stack) gets a
   ``todo`` to delete it instead of an edit;
 * conda ``environment.yml`` files: the items of their ``- pip:`` section;

@@ -141,7 +141,29 @@ def test_notebook_files_fact_reads_written_files_and_inf1_markers() -> None:
                          "%%writefile 'src/requirements.txt'\n# neuron-migrate: a note\noptimum-neuron\n",
                          "# a kernel cell\nprint(1)\n")
     value = notebook_files(notebook)
-    assert value == {"python": {"src/train.py": (("trl",), True)},
+    assert value == {"python": {"src/train.py": (("trl",), True, None)},
                      "written": {"src/requirements.txt": ("optimum-neuron",)}, "inf1": None}
     assert notebook_files(_notebook("!pip install neuron-cc\n"))["inf1"] == "the neuron-cc compiler"
     assert notebook_files("not a notebook") is None
+
+
+def test_optimum_neuron_stays_while_code_it_serves_runs_optimum_cli_export() -> None:
+    # compile.py (same folder) runs `optimum-cli export neuron` through subprocess, which NM406 keeps with a todo:
+    # replaced, the job would fail with optimum-cli: command not found
+    compile_py = 'import subprocess\nsubprocess.run("optimum-cli export neuron --model m out/", shell=True)\n'
+    result = migrate("optimum-neuron==0.0.25\ntorch-xla==2.1.2\n", "NM501", kind=FileKind.REQUIREMENTS,
+                     path="src/requirements.txt", project={"src/compile.py": compile_py})
+    assert result.text.endswith("optimum-neuron==0.0.25\n# neuron-migrate: torch-xla==2.1.2 was left as it is: it goes "
+                                "with optimum-neuron, kept because src/compile.py runs `optimum-cli export`; move it "
+                                "together with optimum-neuron (torch-xla is the PyTorch/XLA runtime; TorchNeuron does "
+                                "not use it, and while it is installed transformers still takes its XLA branches)\n"
+                                "torch-xla==2.1.2\n")
+    assert "src/compile.py runs `optimum-cli export`, which optimum / optimum-neuron install" in result.text
+    assert findings(result, "NM501") == {(1, "todo"), (2, "todo")}
+    # a comment, an echo or a file of another folder is no use of the command
+    for project in ({"src/compile.py": "# then run optimum-cli export neuron\n"},
+                    {"src/run.sh": 'echo "optimum-cli export neuron is gone"\n'},
+                    {"other/compile.py": compile_py}):
+        result = migrate("optimum-neuron==0.0.25\n", "NM501", kind=FileKind.REQUIREMENTS,
+                         path="src/requirements.txt", project=project)
+        assert "torch-neuronx==2.14.*" in result.text, project

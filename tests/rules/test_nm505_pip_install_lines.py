@@ -219,3 +219,38 @@ def test_an_inf1_setup_script_is_left_as_it_is_with_one_todo() -> None:
     assert lines == [line.strip() for line in source.strip().splitlines()]
     assert findings(result, "NM505") == {(2, "todo")}
     assert "an Inf1 requirement set (neuron-cc[tensorflow], optimum[neuron])" in result.text
+
+
+def test_the_package_of_a_command_the_script_still_runs_stays() -> None:
+    # D7: optimum-cli export stays (NM406 todo), so the optimum[neuronx] that installs it stays too, with a todo
+    source = """
+        #!/bin/bash
+        pip install "optimum[neuronx, diffusers]"
+        optimum-cli export neuron --model stabilityai/stable-diffusion-2-1-base --batch_size 1 sd_neuron/
+        """
+    result = migrate(source, "NM505", kind=FileKind.SHELL, path="app/build.sh")
+    assert 'pip install "optimum[neuronx, diffusers]"\n' in result.text
+    assert "this file runs `optimum-cli export neuron`, which optimum / optimum-neuron install" in result.text
+    assert findings(result, "NM505") == {(2, "todo")}
+    # neuron_parallel_compile still run by the script: the XLA-era stack that installs it stays, every line of it
+    source = """
+        pip install torch-neuronx==2.1.2.2.0.0 torch-xla==2.1.2 transformers==4.43.2
+        neuron_parallel_compile torchrun --nproc_per_node 2 train.py
+        """
+    result = migrate(source, "NM505", kind=FileKind.SHELL, path="train.sh")
+    assert "pip install torch-neuronx==2.1.2.2.0.0 torch-xla==2.1.2 transformers==4.43.2\n" in result.text
+    assert "this file still runs neuron_parallel_compile" in result.text
+    assert findings(result, "NM505") == {(1, "todo")}
+
+
+def test_a_command_the_launch_rules_remove_does_not_hold_the_package() -> None:
+    # NM406 removes `optimum-cli neuron cache set` (on a line of its own); NM505 then sees no optimum-cli left
+    from migrate.testing import apply_rules
+
+    text = "pip install optimum-neuron==0.0.25\noptimum-cli neuron cache set my-org/cache\n"
+    result = apply_rules(text, FileKind.SHELL, select=["NM406", "NM505"], path="setup.sh")
+    assert "optimum-cli" not in result.text and '"torch-neuronx==2.14.*"' in result.text
+    # and an echo of the command is no run of it
+    unchanged_text = 'echo "use optimum-cli export neuron"\npip install optimum-neuron==0.0.25\n'
+    result = migrate(unchanged_text, "NM505", kind=FileKind.SHELL, path="setup.sh")
+    assert '"torch-neuronx==2.14.*"' in result.text
