@@ -86,6 +86,16 @@ def optimum_neuron_kept(text: str) -> bool | None:
     return None
 
 
+#: an import of the optimum-neuron / PyTorch-XLA stack, which this run moves to the stock stack
+_OLD_STACK_IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*(?:from|import)[ \t]+(?:optimum\.neuron|torch_xla|torch_neuronx)\b""")
+
+
+def uses_old_stack(text: str) -> bool | None:
+    """Project fact: the Python file or notebook imports optimum.neuron, torch_xla or torch_neuronx: code that the
+    run moves to the stock stack (transformers 5, torch 2.14), which then needs the TorchNeuron requirements."""
+    return True if _OLD_STACK_IMPORT.search(text) else None
+
+
 _SCRIPT = re.compile(r"(?<![\w-])([A-Za-z_][\w-]*\.py)(?![\w-])")
 
 
@@ -139,17 +149,18 @@ def commands_needing_old_stack(text: str) -> tuple[str | None, bool]:
 def notebook_files(text: str) -> dict | None:
     """Project fact: what a notebook's ``%%writefile`` cells write (see ``codemods/deps/_notebooks.py``): for each
     Python file (name as written) the watched modules it imports, whether its optimum.neuron import is kept for
-    an eval, and the optimum-cli command it runs (``kept_cli_command``); for each other file the fingerprints of its bodies; and what makes the notebook an Inf1 flow (the
+    an eval, the optimum-cli command it runs (``kept_cli_command``) and whether it uses the old stack
+    (``uses_old_stack``); for each other file the fingerprints of its bodies; and what makes the notebook an Inf1 flow (the
     markers the inference rules' NM101 reads, over its code cells), or None."""
     sources = notebooks.code_cells(text)
     if sources is None:
         return None
-    python: dict[str, tuple[tuple[str, ...], bool, str | None]] = {}
+    python: dict[str, tuple[tuple[str, ...], bool, str | None, bool]] = {}
     written: dict[str, tuple[str, ...]] = {}
     for name, body in notebooks.written_files(sources):
         if name.endswith(".py"):
             python[name] = (tuple(sorted(imported_modules(body) or ())), bool(optimum_neuron_kept(body)),
-                            kept_cli_command(body))
+                            kept_cli_command(body), bool(uses_old_stack(body)))
         else:
             written[name] = (*written.get(name, ()), notebooks.fingerprint(body))
     code = _NOTE_LINE.sub("", "\n".join(sources))
@@ -169,6 +180,8 @@ FACTS: tuple[ProjectFact, ...] = (
     ProjectFact("deps.notebook-files", frozenset({FileKind.NOTEBOOK}),
                 ("%%writefile", "neuron-cc", "neuron_cc", "optimum[neuron]", "torch.neuron", "torch_neuron", "ml.inf1"),
                 notebook_files),
+    ProjectFact("deps.old-stack", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}),
+                ("optimum.neuron", "torch_xla", "torch_neuronx"), uses_old_stack),
     ProjectFact("deps.optimum-cli", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK, FileKind.SHELL,
                                                FileKind.DOCKERFILE, FileKind.YAML}), ("optimum-cli",), kept_cli_fact),
 )
@@ -189,6 +202,8 @@ class ProjectDeps:
     inf1_notebooks: dict[str, str] = field(default_factory=dict)
     #: file -> the optimum-cli command it runs, which NM406 keeps (``kept_cli_command``)
     cli: dict[str, str] = field(default_factory=dict)
+    #: the files that import the old stack (``uses_old_stack``): the run moves them to the stock stack
+    old_stack: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, options: RuleOptions | None) -> "ProjectDeps":
@@ -200,11 +215,12 @@ class ProjectDeps:
                 imported.setdefault(module, set()).add(path)
         kept = set(options.project.of("deps.optimum-neuron-kept"))
         cli = dict(options.project.of("deps.optimum-cli"))
+        old = set(options.project.of("deps.old-stack"))
         writers: dict[tuple[str, str], list[str]] = {}
         inf1: dict[str, str] = {}
         # the Python files a notebook writes are files of the project: dir/src/compile.py for a notebook in dir/
         for notebook, value in options.project.of("deps.notebook-files").items():
-            for name, (modules, keeps, command) in value["python"].items():
+            for name, (modules, keeps, command, uses_old) in value["python"].items():
                 path = notebooks.resolved(notebook, name)
                 for module in modules:
                     imported.setdefault(module, set()).add(path)
@@ -212,6 +228,8 @@ class ProjectDeps:
                     kept.add(path)
                 if command:
                     cli[path] = command
+                if uses_old:
+                    old.add(path)
             for name, prints in value["written"].items():
                 for print_ in prints:
                     writers.setdefault((name, print_), []).append(notebook)
@@ -222,7 +240,7 @@ class ProjectDeps:
                 inf1.setdefault(path, f"the file name {PurePosixPath(path).name}")
         return cls(options.neuron_project, {module: tuple(sorted(paths)) for module, paths in imported.items()},
                    tuple(sorted(kept)), dict(options.project.of("deps.mentions")),
-                   {key: tuple(sorted(set(found))) for key, found in writers.items()}, inf1, cli)
+                   {key: tuple(sorted(set(found))) for key, found in writers.items()}, inf1, cli, tuple(sorted(old)))
 
     def notebooks_writing(self, path: str, text: str) -> tuple[str, ...]:
         """The notebooks whose ``%%writefile`` cell is this file (its path as the cell names it, and its text)."""
@@ -363,6 +381,7 @@ class Planner:
     #: an optimum-cli command that this file, or code it installs for, still runs: where and what
     #: (``this file runs `optimum-cli export```); optimum-neuron must stay while it does
     cli: str | None = None
+    cli_users: tuple[str, ...] = ()  # the other files that run it
     #: what the held stack moves together with (the todo on each pin the hold keeps)
     hold_subject: str = "optimum-neuron"
 
@@ -376,7 +395,7 @@ class Planner:
         project = ProjectDeps.of(options)
         planner = cls(present=present, repository_configured=names_neuron_repository(text),
                       neuron=project.neuron or bool(present & NEURON_PACKAGES), project=project, path=path,
-                      file_text=text if file_text is None else file_text)
+                      file_text=_NOTE_LINE.sub("", text if file_text is None else file_text))  # notes name files
         planner.inf1 = inf1_labels(parsed_specs)
         if path is not None:
             planner.writers = project.notebooks_writing(path, planner.file_text)
@@ -390,6 +409,7 @@ class Planner:
             notebook = re.sub(r"(?:\.cell\d+)?\.sh$", ".ipynb", path) if path and path.endswith(".sh") else None
             users = ((notebook,) if notebook in project.cli else ()) or planner.near(tuple(sorted(project.cli)))
             if users:
+                planner.cli_users = users
                 planner.cli = (f"{_files(users)} run{'s' if len(users) == 1 else ''} "
                                f"`{project.cli[users[0]]}`")
         if planner.kept_optimum_neuron and names_on:
@@ -658,6 +678,20 @@ def _files(paths: tuple[str, ...]) -> str:
     return shown + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
 
 
+def _also_served(planner: Planner, kept: tuple[str, ...]) -> str:
+    """When optimum-neuron stays for some files, the other files it installs for that use the old stack: the run
+    moves them to the stock stack, and there they need what this line keeps out."""
+    others = tuple(path for path in planner.near(planner.project.old_stack)
+                   if path not in kept and path not in planner.cli_users and path != planner.path)
+    if not others:
+        return ""
+    one = len(others) == 1
+    return (f"; the same line also installs for {_files(others)}, which import{'s' if one else ''} the old stack: "
+            f"where this run moved {'it' if one else 'them'} to the stock stack, {'it needs' if one else 'they need'} "
+            f"{TORCH_SPEC} and {stock_spec('transformers')} and {'does' if one else 'do'} not import beside this line "
+            "(split the requirements, one file per job, or port the kept code first)")
+
+
 def _optimum_neuron(parsed: Parsed, planner: Planner) -> Rewrite:
     label = f"{parsed.raw_name}[{','.join(parsed.extras)}]" if parsed.extras else parsed.raw_name
     if "neuron" in parsed.extras and parsed.name in {"optimum", "optimum-neuron"}:
@@ -669,13 +703,13 @@ def _optimum_neuron(parsed: Parsed, planner: Planner) -> Rewrite:
                        f"import of {_files(kept)} (an eval(...) there names it; removing the import would raise "
                        "NameError); replace the eval with a stock class, then replace this line with the TorchNeuron "
                        f"stack ({TORCH_NEURONX_SPEC}, {TORCH_SPEC}, {stock_spec('transformers')}, "
-                       f"{stock_spec('accelerate')})", keep=True)
+                       f"{stock_spec('accelerate')}){_also_served(planner, kept)}", keep=True)
     if planner.cli:
         return Rewrite([], Severity.TODO, f"{label} was left as it is: {planner.cli}, which optimum / "
                        "optimum-neuron install (without them: `optimum-cli: command not found`): remove that command "
                        "first (its NM406 todo says what replaces it), then replace this line with the TorchNeuron stack "
                        f"({TORCH_NEURONX_SPEC}, {TORCH_SPEC}, {stock_spec('transformers')}, "
-                       f"{stock_spec('accelerate')})", keep=True)
+                       f"{stock_spec('accelerate')}){_also_served(planner, ())}", keep=True)
     planner.needs_repository = True
     marker = parsed.marker
     specs = planner.new("torch-neuronx", TORCH_NEURONX_SPEC) + planner.new("torch", TORCH_SPEC)

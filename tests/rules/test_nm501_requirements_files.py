@@ -141,7 +141,7 @@ def test_notebook_files_fact_reads_written_files_and_inf1_markers() -> None:
                          "%%writefile 'src/requirements.txt'\n# neuron-migrate: a note\noptimum-neuron\n",
                          "# a kernel cell\nprint(1)\n")
     value = notebook_files(notebook)
-    assert value == {"python": {"src/train.py": (("trl",), True, None)},
+    assert value == {"python": {"src/train.py": (("trl",), True, None, True)},
                      "written": {"src/requirements.txt": ("optimum-neuron",)}, "inf1": None}
     assert notebook_files(_notebook("!pip install neuron-cc\n"))["inf1"] == "the neuron-cc compiler"
     assert notebook_files("not a notebook") is None
@@ -167,3 +167,19 @@ def test_optimum_neuron_stays_while_code_it_serves_runs_optimum_cli_export() -> 
         result = migrate("optimum-neuron==0.0.25\n", "NM501", kind=FileKind.REQUIREMENTS,
                          path="src/requirements.txt", project=project)
         assert "torch-neuronx==2.14.*" in result.text, project
+
+
+def test_a_kept_pin_names_the_migrated_files_it_also_installs_for() -> None:
+    # D6: compile.py keeps optimum-neuron for its eval; train.py of the same source_dir is moved to the stock stack
+    project = {"src/compile.py": "import optimum.neuron as on\nm = eval('on.NeuronModelForCausalLM')\n",
+               "src/train.py": "from optimum.neuron import NeuronTrainer\n",
+               "src/notes.py": "import os\n", "other/train.py": "import torch_xla\n"}
+    result = migrate("optimum-neuron==0.0.25\n", "NM501", kind=FileKind.REQUIREMENTS, path="src/requirements.txt",
+                     project=project)
+    assert "the same line also installs for src/train.py, which imports the old stack" in result.text
+    assert "notes.py" not in result.text and "other/train.py" not in result.text
+    # nothing else near it uses the old stack: no such clause
+    del project["src/train.py"]
+    result = migrate("optimum-neuron==0.0.25\n", "NM501", kind=FileKind.REQUIREMENTS, path="src/requirements.txt",
+                     project=project)
+    assert "also installs for" not in result.text
