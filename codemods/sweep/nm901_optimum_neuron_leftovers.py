@@ -14,6 +14,10 @@ What it does:
   ``eval``), each line that uses one of optimum-neuron's classes (``NeuronModelFor...``, ``NeuronTrainer``, a name
   like ``NeuronModel`` bound from an ``eval``) is reported too: the import line alone would leave those uses
   without a word. In a file left as it is as a whole (an Inf1 flow, a torch_xla file) they are ``info`` findings.
+* One finding per file per distinct message: the first occurrence gets the ``todo`` and its inline note, each later
+  one an ``info`` finding (its line in the report, no second note); repeated ``info`` findings collapse into one.
+* A line of a statement or command whose note from another rule already names what the line holds (NM401's or
+  NM410's on a ``neuron_parallel_compile`` command) gets no second note about it.
 * Commented-out code is left alone, and so are mere mentions of a package name inside Python strings (an
   availability check, a URL): see ``codemods/sweep/_patterns.py``.
 
@@ -45,7 +49,7 @@ import re
 from typing import Iterable
 
 from codemods._tables.project_markers import MARKERS
-from codemods.sweep._patterns import pattern, scan
+from codemods.sweep._patterns import once_per_message, pattern, scan
 from codemods.sweep.nm902_torch_xla_leftovers import KEPT_WITH_FILE
 from codemods.xla._base import BLOCKED_NOTE, WHOLESALE_NOTE
 from migrate.filekinds import FileKind
@@ -120,4 +124,4 @@ class OptimumNeuronLeftovers(SweepRule):
         if kind is FileKind.PYTHON and any(note in text for note in LEFT_WHOLE_NOTES):
             hits = [SweepHit(hit.line, hit.column, hit.message, Severity.INFO) if hit.message is NEURON_CLASS_MESSAGE
                     else hit for hit in hits]
-        return hits
+        return once_per_message(hits, text, kind)

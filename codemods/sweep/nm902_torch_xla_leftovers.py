@@ -8,8 +8,11 @@ What it does:
   ``XLA_DOWNCAST_BF16``: the note says whether the line sets or reads one) and the compile-only-pass variables, in
   code, strings, shell and configs alike.
 * A Python file the torch_xla family left on torch_xla as a whole (its one note, from NM318 or NM320, names what
-  blocks the port) gets no line-by-line notes: its references are reported as ``info`` findings that point at that
-  note.
+  blocks the port) gets no line-by-line notes: its references are reported as one ``info`` finding that points at
+  that note.
+* One finding per file per distinct message: the first occurrence gets the ``todo`` and its inline note, each later
+  one an ``info`` finding (its line in the report, no second note). A hit inside a statement whose note from another
+  rule already names the same thing (``XLA_USE_BF16`` kept with NM316's ``todo``) is not reported again.
 
 Why:
 
@@ -37,7 +40,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from codemods.sweep._patterns import pattern, scan
+from codemods.sweep._patterns import once_per_message, pattern, scan
 from codemods.xla._base import BLOCKED_NOTE, WHOLESALE_NOTE
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
@@ -89,5 +92,6 @@ class TorchXlaLeftovers(SweepRule):
         if kind is FileKind.PYTHON and (BLOCKED_NOTE in text or WHOLESALE_NOTE in text):
             # the family left the file on torch_xla as a whole and its one note says why (NM318 / NM320): each
             # reference is still reported, as information (no inline note), so none is left without a word
-            return (SweepHit(hit.line, hit.column, KEPT_WITH_FILE, Severity.INFO) for hit in scan(text, kind, patterns))
-        return scan(text, kind, patterns)
+            return once_per_message((SweepHit(hit.line, hit.column, KEPT_WITH_FILE, Severity.INFO)
+                                     for hit in scan(text, kind, patterns)), text, kind)
+        return once_per_message(scan(text, kind, patterns), text, kind)

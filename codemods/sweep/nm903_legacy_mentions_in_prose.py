@@ -7,7 +7,8 @@ What it does:
 * Prose is what the code rules and the other sweeps do not read: Python comments, docstrings and other string
   literals; comment lines of shell scripts, Dockerfiles, requirements and YAML; Markdown / reStructuredText files;
   notebook markdown and raw cells. A line another rule or sweep already reported is not reported again, so code
-  keeps its ``todo``.
+  keeps its ``todo``; nor is a string in a statement whose note from another rule already names the mention (NM410's
+  on a command string that runs ``neuron_parallel_compile``).
 * What counts as a mention: optimum-neuron (``optimum.neuron``, ``optimum-neuron``), torch_xla / PyTorch/XLA,
   ``xm.``/``xmp.`` calls, ``neuron_parallel_compile``, ``optimum-cli ... neuron``, the XLA environment variables,
   optimum-neuron's Neuron* classes, neuronx-distributed and transformers-neuronx.
@@ -43,7 +44,7 @@ import re
 from typing import Iterable
 
 from codemods._tables.training_symbols import TRAINING_MOVES
-from codemods.sweep._patterns import python_views
+from codemods.sweep._patterns import noted_by_another_rule, python_views, statement_starts
 from migrate.filekinds import HASH_COMMENT_KINDS, FileKind
 from migrate.findings import Severity
 from migrate.rule import Safety, SweepHit, SweepRule
@@ -106,6 +107,7 @@ class LegacyMentionsInProse(SweepRule):
             return
         if kind is FileKind.PYTHON:
             code, with_strings = python_views(text, candidates[-1][0])
+            starts = statement_starts(text, kind, [number for number, _ in candidates])
         for number, _ in candidates:
             line = lines[number - 1]
             in_string = False
@@ -115,6 +117,9 @@ class LegacyMentionsInProse(SweepRule):
                 prose = code[number - 1]
                 mention = next((m for m in _ANY.finditer(line) if not prose[m.start():m.end()].strip()), None)
                 in_string = mention is not None and bool(with_strings[number - 1][mention.start():mention.end()].strip())
+                if mention is not None and in_string and noted_by_another_rule(lines, starts.get(number, number),
+                                                                               mention.group(0)):
+                    continue  # a command string another rule's note already speaks about (NM410's)
             elif kind is FileKind.DOCS or (kind in HASH_COMMENT_KINDS and line.lstrip().startswith("#")):
                 mention = _ANY.search(line)
             else:

@@ -21,8 +21,9 @@ def test_a_kept_import_and_each_use_of_its_classes_are_reported():
             model = NeuronModel.from_pretrained(path, export=True)
             return model
     """, RULE)
-    assert findings(result, RULE) == {(1, "todo"), (8, "todo"), (9, "todo")}
-    assert "an optimum-neuron class (this file still imports optimum.neuron)" in result.text
+    # one todo and one note per distinct message: the second use of the class is in the report as information
+    assert findings(result, RULE) == {(1, "todo"), (8, "todo"), (9, "info")}
+    assert result.text.count("an optimum-neuron class (this file still imports optimum.neuron)") == 1
 
 
 def test_neuron_named_classes_without_an_optimum_import_are_not_reported():
@@ -45,3 +46,58 @@ def test_a_file_left_whole_reports_its_class_uses_as_information():
     """, RULE)
     assert (4, "info") in findings(result, RULE)
     assert result.text.count("neuron-migrate:") == 2  # the file's note and the import's; no note for line 4
+
+
+def test_one_todo_and_one_note_per_distinct_message_in_a_file():
+    result = migrate("""
+        from optimum.neuron.utils.training_utils import _SUPPORTED_MODEL_NAMES
+        from optimum.neuron.utils.training_utils import _SUPPORTED_MODEL_TYPES
+        from optimum.neuron.utils.training_utils import _generate_supported_model_class_names
+    """, RULE)
+    assert findings(result, RULE) == {(1, "todo"), (2, "info"), (3, "info")}
+    assert result.text.count("# neuron-migrate:") == 1
+    repeated = [f.message for f in result.findings if f.severity.value == "info"]
+    assert all(m.endswith("(the same as at an earlier line of this file, whose note says it once)") for m in repeated)
+
+
+COMMAND = '''
+COMPILE_CMD = f"""
+   {env} neuron_parallel_compile torchrun --nproc_per_node={workers}
+   train.py"""
+subprocess.run(COMPILE_CMD, shell=True)
+'''
+
+
+def test_a_command_another_rule_already_noted_gets_no_second_note():
+    # NM410 writes its note on the statement; the command's second line holds the same neuron_parallel_compile
+    from migrate.testing import apply_rules
+
+    result = apply_rules("import subprocess\n" + COMMAND, select=["NM4", "NM9"], path="run.py")
+    assert [(f.rule, f.severity.value) for f in result.findings] == [("NM410", "todo")]
+    assert result.text.count("neuron_parallel_compile` is still used") == 0
+
+
+def test_a_note_about_something_else_or_the_sweeps_own_note_does_not_hide_a_leftover():
+    from codemods.sweep.nm901_optimum_neuron_leftovers import NPC_MESSAGE, OptimumNeuronLeftovers
+    from migrate.filekinds import FileKind
+    from migrate.rule import RuleOptions
+
+    rule = OptimumNeuronLeftovers(RuleOptions())
+    for note in ("# neuron-migrate: review NEURON_CC_FLAGS: TorchNeuron still passes it to neuronx-cc; drop --lnc=2",
+                 f"# neuron-migrate: {NPC_MESSAGE}"):  # another rule's on another thing; this rule's from a first run
+        hits = list(rule.scan("import subprocess\n" + note + COMMAND, FileKind.PYTHON))
+        assert [(hit.line, hit.message) for hit in hits] == [(4, NPC_MESSAGE)], note
+    noted = "# neuron-migrate: neuron_parallel_compile ran this command only to extract and compile its graphs"
+    assert not list(rule.scan("import subprocess\n" + noted + COMMAND, FileKind.PYTHON))
+
+
+def test_a_shell_command_noted_on_its_first_line_gets_no_note_on_its_continuation():
+    from codemods.sweep.nm901_optimum_neuron_leftovers import OptimumNeuronLeftovers
+    from migrate.filekinds import FileKind
+    from migrate.rule import RuleOptions
+
+    rule = OptimumNeuronLeftovers(RuleOptions())
+    command = "torchrun --nproc_per_node 2 \\\n    $(which neuron_parallel_compile) train.py\n"
+    noted = "# neuron-migrate: neuron_parallel_compile ran this command only to extract and compile its graphs\n"
+    assert [hit.line for hit in rule.scan("#!/bin/bash\n" + command, FileKind.SHELL)] == [3]
+    assert not list(rule.scan("#!/bin/bash\n" + noted + command, FileKind.SHELL))
