@@ -16,8 +16,13 @@ What it does:
   every other pin of the file; while ``neuron_parallel_compile`` stays (NM401's todo), the XLA-era stack that
   installs it (torch-neuronx, libneuronxla) stays the same way. A notebook's ``%pip`` lines also see the
   ``optimum-cli export`` of its other cells, and so does every command of the files it serves (as for NM501);
-* a command that would be left with nothing to install (it only installs packages of the XLA-era stack) gets a
-  ``todo`` to delete it instead of an edit;
+* a command that would be left with nothing to install (it only installs packages of the XLA-era stack) is
+  deleted when it is one command of an ``&&`` / ``;`` chain that goes on the same without it, with one operator
+  beside it (``RUN pip install A && pip install torch-xla || true`` -> ``RUN pip install A || true``; emptied
+  continuation lines go); a fallback (``A || pip install torch-xla``), ``B || C``, ``A; B || C``, pipes,
+  background jobs and compound commands keep it with a ``todo`` naming the command; a command on its own gets a
+  ``todo`` to delete it;
+* the edits of a file are made right to left at the end, so two ``pip install`` commands of one line both change;
 * conda ``environment.yml`` files: the items of their ``- pip:`` section;
 * the bodies of heredocs that are requirement files: written to a file named like one (``cat > requirements.txt
   <<EOF``, ``tee constraints.txt``, a Dockerfile ``COPY <<EOF requirements.txt``) or read by ``pip install -r
@@ -67,6 +72,7 @@ References:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import PurePath
 
 from codemods._lib.shell import CommandLine, EmbeddedCommand, Report, Tok, command_statements, cut, lex, unquote
@@ -201,28 +207,66 @@ def _follows_checkout(spec: str, rewrite, tag: str | None):
     return plan.Rewrite([], Severity.TODO, message, keep=True)
 
 
-def _pip_commands(doc: TextDocument) -> list[tuple[list[tuple[CommandLine, Tok]], list[Tok], Tok]]:
+Item = tuple[CommandLine, Tok]
+
+
+@dataclass
+class Chain:
+    """Where a simple command sits in its statement: the statement's words and operators, and the command's
+    range ``items[start:end]``."""
+
+    items: list[Item]
+    start: int
+    end: int
+
+    def op(self, index: int) -> str | None:
+        return self.items[index][1].text if 0 <= index < len(self.items) else None
+
+
+def _pip_commands(doc: TextDocument) -> list[tuple[list[Item], list[Tok], Tok, Chain]]:
     """Each ``pip install`` simple command of the document: (its words with their lines, its requirement words,
-    the ``install`` word)."""
+    the ``install`` word, where it sits in its statement)."""
     commands = []
     for statement in command_statements(doc):
-        items: list[tuple[CommandLine, Tok]] = []
+        items: list[Item] = []
         for cl in statement:
             toks, _ = lex(cl.line.text, cl.start, cl.end)
             items.extend((cl, tok) for tok in toks)
-        groups: list[list[tuple[CommandLine, Tok]]] = [[]]
-        for item in items:
+        groups: list[tuple[int, list[Item]]] = [(0, [])]
+        for index, item in enumerate(items):
             if item[1].kind == "op":
-                groups.append([])
+                groups.append((index + 1, []))
             else:
-                groups[-1].append(item)
-        for group in groups:
+                groups[-1][1].append(item)
+        for start, group in groups:
             words = [tok for _, tok in group]
             requirements = _pip_requirements(words) if words else None
             if requirements:
                 install = next(word for word in words if unquote(word.text) == "install")
-                commands.append((group, requirements, install))
+                commands.append((group, requirements, install, Chain(items, start, start + len(group))))
     return commands
+
+
+def _chain_cut(chain: Chain) -> tuple[int, int] | None:
+    """The items to delete with a sub-command of an ``&&`` / ``;`` / ``||`` chain (the command and one operator
+    beside it), or None when the chain's control flow depends on it or it is no chained simple command:
+    ``A && B [; C | || C]`` -> drop ``&& B``; ``A && B && C``, ``B && C`` / ``B; C`` / ``A; B; C`` -> drop ``B &&`` / ``B;``.
+    ``A || B`` (a fallback), ``B || C`` and ``A; B || C`` (what runs next depends on B), pipes, background jobs,
+    subshells and compound commands are left alone."""
+    ops = {item[1].text for item in chain.items if item[1].kind == "op"}
+    words = {item[1].text for item in chain.items if item[1].kind == "word"}
+    if not ops or not ops <= {"&&", "||", ";"} or words & {"if", "then", "while", "until", "do", "for", "case", "{"}:
+        return None
+    before, after = chain.op(chain.start - 1), chain.op(chain.end)
+    if before == "&&" and after == "&&":  # either operator will do: the one after goes with a command on its line
+        return chain.start, chain.end + 1
+    if before == "&&" and after in {None, ";", "||"}:
+        return chain.start - 1, chain.end
+    if before in {None, ";"} and after in {"&&", ";"}:
+        return chain.start, chain.end + 1
+    if before == ";" and after is None:
+        return chain.start - 1, chain.end
+    return None
 
 
 def _held_transformers(commands, tag: str | None) -> str | None:
@@ -231,7 +275,7 @@ def _held_transformers(commands, tag: str | None) -> str | None:
     major = re.match(r"v?(\d+)", tag or "")
     if major is None or int(major.group(1)) >= 5:
         return None
-    for _, requirements, _ in commands:
+    for _, requirements, _, _ in commands:
         for word in requirements:
             spec = unquote(word.text)
             parsed = plan.parse(spec)
@@ -259,12 +303,16 @@ def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | N
     commands = _pip_commands(doc)
     hold = _held_transformers(commands, tag)
     named = [{parsed.name for parsed in (plan.parse(unquote(word.text)) for word in requirements) if parsed}
-             for _, requirements, _ in commands]
+             for _, requirements, _, _ in commands]
     # a file that installs the Inf1 stack in any of its commands is an Inf1 setup: none of them changes
-    inf1 = plan.inf1_labels([parsed for _, requirements, _ in commands for parsed in
+    inf1 = plan.inf1_labels([parsed for _, requirements, _, _ in commands for parsed in
                              (plan.parse(unquote(word.text)) for word in requirements) if parsed])
     inf1_noted = False
-    for index, (group, requirements, install) in enumerate(commands):
+    # every edit of the file, applied right to left at the end: two commands of one line share its positions
+    edits: dict[int, list[tuple[int, int, str | None]]] = {}
+    lines: dict[int, Line] = {}
+    emptied: list[list[Line]] = []  # the lines of each deleted sub-command
+    for index, (group, requirements, install, chain) in enumerate(commands):
         words = [tok for _, tok in group]
         owner = {id(tok): cl for cl, tok in group}
         joined = " ".join(word.text for word in words)
@@ -284,12 +332,23 @@ def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | N
         if not plans:
             continue
         if all(not rewrite.specs and not rewrite.keep for _, rewrite in plans) and len(plans) == len(requirements):
-            line = owner[id(plans[0][0])].line
-            report(line, Severity.TODO, "this pip install only installs packages of the XLA-era stack ("
-                   + ", ".join(unquote(word.text) for word, _ in plans) + "): delete the command")
+            line = owner[id(words[0])].line
+            packages = ", ".join(unquote(word.text) for word, _ in plans)
+            span = _chain_cut(chain)
+            if span is not None:  # one command of a chain that goes on without it: delete it with its operator
+                _delete_items(chain.items[span[0]:span[1]], edits, lines, emptied)
+                report(line, Severity.FIXED, f"removed `{_shown(words)}` from its chain: it only installs packages of "
+                       f"the XLA-era stack ({packages}), which TorchNeuron does not use (while torch-xla is installed "
+                       "transformers still takes its XLA branches)")
+                continue
+            message = f"this pip install only installs packages of the XLA-era stack ({packages}): delete the command"
+            if len(chain.items) > len(group):  # in a chain that a deletion would change: say which command
+                ops = " ".join(dict.fromkeys(item[1].text for item in chain.items if item[1].kind == "op"))
+                message = (f"`{_shown(words)}` only installs packages of the XLA-era stack ({packages}): delete it; it "
+                           f"is one command of a chain whose control flow depends on it (`{ops}`), so it was left: "
+                           "delete it with its operator by hand, checking what the chain runs then")
+            report(line, Severity.TODO, message)
             continue
-        edits: dict[int, list[tuple[int, int, str | None]]] = {}
-        lines: dict[int, Line] = {}
         first_line: Line | None = None
         for word, rewrite in plans:
             cl = owner[id(word)]
@@ -313,13 +372,56 @@ def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | N
             edits.setdefault(id(install_line), []).append((install.end, install.end, " " + REPOSITORY_OPTION))
             report(install_line, Severity.FIXED, f"added {REPOSITORY_OPTION}: torch-neuronx (and neuronx-cc) are "
                    "published in AWS's Neuron package repository, not on PyPI (PyPI only has placeholders)")
-        for key, line_edits in edits.items():
-            line = lines[key]
-            for start, end, new in sorted(line_edits, reverse=True):
-                if new is None:
-                    cut(line, [(start, end)])
-                else:
-                    line.text = line.text[:start] + new + line.text[end:]
+    for key, line_edits in edits.items():
+        line = lines[key]
+        for start, end, new in sorted(line_edits, reverse=True):
+            if new is None:
+                cut(line, [(start, end)])
+            else:
+                line.text = line.text[:start] + new + line.text[end:]
+    for taken in emptied:
+        _drop_emptied(doc, taken)
+
+
+def _shown(words: list[Tok]) -> str:
+    text = " ".join(word.text for word in words)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _delete_items(items: list[Item], edits: dict[int, list[tuple[int, int, str | None]]], lines: dict[int, Line],
+                  emptied: list[list[Line]]) -> None:
+    """Delete ``items`` (consecutive words and operators of one statement, maybe over several lines): one cut per
+    line; the lines they leave empty are dropped afterwards (``_drop_emptied``)."""
+    spans: dict[int, list[int]] = {}
+    order: list[Line] = []
+    for cl, tok in items:
+        if id(cl.line) not in spans:
+            spans[id(cl.line)] = [tok.start, tok.end]
+            order.append(cl.line)
+        spans[id(cl.line)][1] = tok.end
+    for line in order:
+        start, end = spans[id(line)]
+        lines[id(line)] = line
+        if line.text[end:].lstrip(" \t").startswith(";"):  # `A && B; C` -> `A; C`: the blanks before go
+            start = len(line.text[:start].rstrip(" \t"))
+            edits.setdefault(id(line), []).append((start, end, ""))
+            continue
+        edits.setdefault(id(line), []).append((start, end, None))
+    emptied.append(order)
+
+
+def _drop_emptied(doc: TextDocument, taken: list[Line]) -> None:
+    """Lines a deleted sub-command left with no code (blank, or only a ``\\`` continuation) go; when the statement
+    then ends on the line before, which continued into the dropped one, that backslash goes too."""
+    for line in taken:
+        alive = list(doc)
+        if line.text.strip() not in {"", "\\"} or line not in alive or alive.index(line) == 0:
+            continue
+        previous = alive[alive.index(line) - 1]
+        was_last = not line.text.rstrip().endswith("\\")
+        doc.delete(line)
+        if was_last and previous.text.rstrip().endswith("\\"):
+            previous.text = previous.text.rstrip()[:-1].rstrip()
 
 
 class PipInstallNeuronStack(DepsTextRule):

@@ -254,3 +254,49 @@ def test_a_command_the_launch_rules_remove_does_not_hold_the_package() -> None:
     unchanged_text = 'echo "use optimum-cli export neuron"\npip install optimum-neuron==0.0.25\n'
     result = migrate(unchanged_text, "NM505", kind=FileKind.SHELL, path="setup.sh")
     assert '"torch-neuronx==2.14.*"' in result.text
+
+
+def _shell(text: str, kind: FileKind = FileKind.SHELL):
+    return migrate(text, "NM505", kind=kind, path="Dockerfile" if kind is FileKind.DOCKERFILE else "setup.sh")
+
+
+def test_an_xla_only_install_in_a_chain_that_goes_on_without_it_is_deleted() -> None:
+    deleted = {
+        "pip install sagemaker && pip install torch-xla\n": "pip install sagemaker\n",
+        "pip install sagemaker && pip install torch-xla && echo ok\n": "pip install sagemaker && echo ok\n",
+        "pip install sagemaker && pip install torch-xla || true\n": "pip install sagemaker || true\n",
+        "pip install sagemaker && pip install torch-xla; echo ok\n": "pip install sagemaker; echo ok\n",
+        "pip install torch-xla && echo ok\n": "echo ok\n",
+        "pip install torch-xla; echo ok\n": "echo ok\n",
+        "echo a; pip install torch-xla; echo b\n": "echo a; echo b\n",
+        "pip install sagemaker && \\\n    pip install libneuronxla\necho next\n": "pip install sagemaker\necho next\n",
+        "pip install sagemaker && \\\n    pip install torch-xla && \\\n    echo ok\n":
+            "pip install sagemaker && \\\n    echo ok\n",
+    }
+    for before, after in deleted.items():
+        result = _shell(before)
+        assert result.text == after, before
+        assert [severity for _, severity in findings(result, "NM505")] == ["fixed"], before
+    result = _shell("RUN pip install torch-xla && \\\n    pip install datasets\n", FileKind.DOCKERFILE)
+    assert result.text == "RUN \\\n    pip install datasets\n"
+
+
+def test_an_xla_only_install_the_chain_depends_on_stays_with_a_todo_naming_it() -> None:
+    for text in ("pip install sagemaker || pip install torch-xla\n",  # a fallback
+                 "pip install torch-xla || echo failed\n",
+                 "echo a; pip install torch-xla || true\n",
+                 "pip install sagemaker && pip install torch-xla | tee log\n",
+                 "if true; then pip install torch-xla && echo ok; fi\n"):
+        result = _shell(text)
+        assert result.text.endswith(text), text
+        assert "`pip install torch-xla` only installs packages of the XLA-era stack" in result.text \
+            or "`then pip install torch-xla` only installs" in result.text, text
+        assert findings(result, "NM505") == {(1, "todo")}, text
+
+
+def test_two_pip_commands_of_one_line_are_both_rewritten() -> None:
+    # the edits are made right to left: the first command's edit no longer garbles the second's positions
+    result = _shell("pip install optimum-neuron==0.0.25 && pip install torch-neuronx==2.1.2.2.0.0\n")
+    repo = "--extra-index-url https://pip.repos.neuron.amazonaws.com"
+    assert result.text == (f'pip install {repo} "torch-neuronx==2.14.*" "torch==2.14.*" "transformers>=5.24" '
+                           f'"accelerate>=1.15" && pip install {repo} "torch-neuronx==2.14.*"\n')
