@@ -7,8 +7,10 @@ What it does:
   ``torchrun`` ... command running a script or module) runs a script that parses ``TrainingArguments`` (stock
   or optimum-neuron's subclass; the project fact ``launch.parser-scripts``, notebooks' ``%%writefile`` scripts
   included) or one of transformers' example Trainer scripts run from outside the project (``run_glue.py``,
-  ``run_clm.py`` ...). ``--bf16 true`` is then added to each of those commands that does not pass ``--bf16`` /
-  ``--fp16`` already (before its redirections), and a ``todo`` from the shared env-var table
+  ``run_clm.py`` ...); a command kept in a shell variable of the file (``$CMD`` with ``CMD="torchrun train.py
+  ..."``, ``torchrun train.py $ARGS``) is read through it. ``--bf16 true`` is then added to each of those
+  commands that does not pass ``--bf16`` / ``--fp16`` already (before its redirections), and a ``todo`` from the
+  shared env-var table
   (``codemods/_tables/env_vars.py``) says how to keep full-bf16 weights (``dtype=torch.bfloat16``).
 * Otherwise (no training command in the file, a script with its own argparse, one the project does not hold and
   that is not a known Trainer script, an argument list the flag cannot be added to) the variable stays with a
@@ -54,6 +56,7 @@ from dataclasses import dataclass
 
 from codemods._lib.launch_targets import NOT_TRAINERS, Resolved, parses_training_arguments, program_of, resolver
 from codemods._lib.shell import CommandLine, EmbeddedCommand, Report, Resolve, Tok, lex, unquote
+from codemods._lib.shell.variables import ShellVariables
 from codemods._tables.project_markers import MARKERS
 from codemods.launch._base import ENV_FACTS, LaunchRule, edit_env
 from migrate.findings import Severity
@@ -84,10 +87,11 @@ class TrainerCommand:
 
 def trainer_commands(doc: TextDocument, resolve: Resolve) -> list[TrainerCommand]:
     """The simple commands of the file that run a Python script or module (the programs whose precision an XLA bf16
-    variable set)."""
+    variable set); a command kept in a shell variable (``$CMD``, ``torchrun train.py $ARGS``) is read through it."""
     from codemods.launch.nm408_trainer_flags import flag_statements  # NM408 groups continued lines into statements
 
     found = []
+    variables = ShellVariables(doc)
     for statement in flag_statements(doc):
         items = [(cl, tok) for cl in statement for tok in lex(cl.line.text, cl.start, cl.end)[0]]
         command: list[tuple[CommandLine, Tok]] = []
@@ -95,11 +99,17 @@ def trainer_commands(doc: TextDocument, resolve: Resolve) -> list[TrainerCommand
             if item[1].kind != "op":
                 command.append(item)
                 continue
-            program = program_of([unquote(tok.text) for _, tok in command]) if command else None
-            if program is not None and program.kind in ("script", "module") and program.name not in NOT_TRAINERS:
+            expanded = variables.expand(command)
+            program = program_of([unquote(tok.text) for _, tok in expanded.items]) if command else None
+            if program is not None and program.kind in ("script", "module") and program.name not in NOT_TRAINERS \
+                    and variables.assignment_command(command) is None:
                 flags = {unquote(tok.text).split("=", 1)[0].replace("-", "_").replace("__", "--", 1)
-                         for _, tok in command[program.start + 1:]}
-                found.append(TrainerCommand(command, resolve(program), bool(flags & _PRECISION)))
+                         for _, tok in expanded.items[program.start + 1:]}
+                own: list[tuple[CommandLine, Tok]] = []
+                for word in map(expanded.own, expanded.items):
+                    if not own or own[-1][1] is not word[1]:
+                        own.append(word)
+                found.append(TrainerCommand(own, resolve(program), bool(flags & _PRECISION)))
             command = []
     return found
 

@@ -5,6 +5,8 @@ What it does:
 * ``torchrun`` stays as it is.
 * A ``todo`` where ``--nproc_per_node`` is 32 (all cores of a trn1.32xlarge), or any count in a file that names
   trn1/inf2 instances: the count must equal the product of the ``DistributedConfig`` dimensions.
+* A count held in a variable of the same file (``--nproc_per_node $PROCS`` with an unconditional ``PROCS=32``
+  above, see ``codemods/_lib/shell/variables.py``) is read through it; the note names both.
 * In a launcher that runs a script staying on torch_xla (outside the project while the launcher names the
   torch_xla / NxD stack, or a project script the torch_xla rules leave as a whole) the count is right for that
   script for now: the todo says to change it once the script runs on TorchNeuron.
@@ -38,6 +40,7 @@ from __future__ import annotations
 import re
 
 from codemods._lib.shell import EmbeddedCommand, Report, command_lines
+from codemods._lib.shell.variables import ShellVariables
 from codemods._tables.project_markers import MARKERS
 from codemods.launch._base import ENV_FACTS, LaunchRule
 from migrate.findings import Severity
@@ -58,6 +61,7 @@ KEPT_FOR_XLA_TODO = ("--nproc_per_node {value} was left as it is: this file runs
 def edit_torchrun(doc: TextDocument, report: Report, trn1: bool = False, unseen: tuple[str, str] | None = None) -> None:
     """torchrun stays; flag --nproc_per_node values that came from a trn1 recipe and torch_xla launchers (``unseen``:
     (script, why) of a launched script that stays on torch_xla, for which the count is still right for now)."""
+    variables = ShellVariables(doc)
     for cl in list(command_lines(doc)):
         line = cl.line
         code = line.text[cl.start:cl.end]
@@ -69,9 +73,14 @@ def edit_torchrun(doc: TextDocument, report: Report, trn1: bool = False, unseen:
         if not match:
             continue
         value = match.group(1)
-        if (value in TRN1_CORES or (trn1 and value.isdigit())) and unseen is not None:
+        start = doc.statement_start(line)
+        held = variables.single_value(value, start, match.start() + cl.start if start is line else len(start.text))
+        if held is not None and held.isdigit():  # `--nproc_per_node $PROCS` with `PROCS=32` above
+            value = f"{value} ({value.strip('${}').split(':')[0]}={held})"
+        digits = held if held is not None and held.isdigit() else value
+        if (digits in TRN1_CORES or (trn1 and digits.isdigit())) and unseen is not None:
             report(line, Severity.TODO, KEPT_FOR_XLA_TODO.format(value=value, script=unseen[0], why=unseen[1]))
-        elif value in TRN1_CORES or (trn1 and value.isdigit()):
+        elif digits in TRN1_CORES or (trn1 and digits.isdigit()):
             report(line, Severity.TODO, f"--nproc_per_node {value} looks like a trn1 NeuronCore count; TorchNeuron runs on "
                    "Trn2/Trn3 with one process per logical NeuronCore (trn2.48xlarge: 64): set it to the product of "
                    "your DistributedConfig dims")

@@ -14,6 +14,15 @@ argument-parser config (``parse_json_file`` JSON, ``parse_yaml_file`` YAML) is l
 
 Both spellings ``--tensor_parallel_size`` and ``--tensor-parallel-size`` are recognised.
 
+Flags kept in a shell variable of the same file are read through it (``codemods/_lib/shell/variables.py``):
+``torchrun train.py $ARGS`` with ``ARGS="--zero_1 true ..."`` above, or a whole command in ``CMD="torchrun ..."``
+run as ``$CMD`` / ``srun $CMD`` / ``eval "$CMD"``. The flags are edited inside the assignment, once however many
+commands splice it in, and its notes go above it. Where the commands sharing it map its flags differently (a Neuron
+trainer script and a script with its own argparse) it stays, with a todo. A value that is not certain at the
+command (assigned inside an ``if``, a loop or a function, two different values, the environment, the script's own
+``"$@"``) is not expanded: its flags stay with a todo that says why, and ``--torch_compile true`` is not added (a
+todo instead), since the command may still pass a flag the stock parser rejects.
+
 A flag is mapped only on a command whose script is a file of the project that parses Neuron training
 arguments (``HfArgumentParser`` / ``TrlParser`` over ``NeuronTrainingArguments``, ``NeuronSFTConfig`` ...; a
 project fact, see docs/rules-launch.md), and then ``--torch_compile true`` is added (``torch_compile: true`` in
@@ -88,6 +97,7 @@ from codemods._lib.shell import (
     unresolved,
     words_of,
 )
+from codemods._lib.shell.variables import Expanded, ShellVariables
 from codemods._tables.project_markers import MARKERS
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods.launch._base import (
@@ -130,11 +140,14 @@ def edit_flags(doc: TextDocument, report: Report, resolve: Resolve = unresolved,
     commands that run a script of the project parsing Neuron training arguments (``resolve``); on commands
     whose program cannot be resolved the flags stay, with a todo; other programs' flags are theirs. A YAML
     ``args:`` list right after a ``command:`` (a Kubernetes container) goes to that command's script. ``unseen``:
-    (script, why) of a script the launcher runs that stays on torch_xla: the flags stay, with a todo for later."""
+    (script, why) of a script the launcher runs that stays on torch_xla: the flags stay, with a todo for later.
+    Shell variables of the file are expanded (``codemods._lib.shell.variables``): the flags of ``ARGS="..."`` are
+    edited inside the assignment, once, for the commands that splice ``$ARGS`` in."""
     statements = flag_statements(doc)
+    pending: list[tuple[list[CommandLine], list[tuple[CommandLine, Tok]], Program | None, bool]] = []
     for position, statement in enumerate(statements):
         joined = " ".join(cl.line.text[cl.start:cl.end] for cl in statement)
-        if "--" not in joined:
+        if "--" not in joined and "$" not in joined:
             continue
         container = None
         if doc.kind is FileKind.YAML and statement[0].yaml_item:
@@ -155,10 +168,11 @@ def edit_flags(doc: TextDocument, report: Report, resolve: Resolve = unresolved,
         for item in items + [(statement[-1], Tok("op", 0, 0, ";"))]:
             if item[1].kind == "op":
                 if command:
-                    _edit_command_flags(doc, report, resolve, command, container, not args_follow, unseen)
+                    pending.append((statement, command, container, not args_follow))
                 command = []
             else:
                 command.append(item)
+    _edit_commands(doc, report, resolve, unseen, pending)
 
 
 KEPT_FOR_XLA_TODO = ("{flag} was left as it is: this file runs {script}, {why}, which still parses it; once that "
@@ -186,7 +200,11 @@ def _flag_use_cpu(report: Report, arguments: list[tuple[CommandLine, Tok]]) -> N
 
 def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, command: list[tuple[CommandLine, Tok]],
                         container: Program | None = None, compile_here: bool = True,
-                        unseen: tuple[str, str] | None = None) -> None:
+                        unseen: tuple[str, str] | None = None, expanded: Expanded | None = None,
+                        skip: frozenset[int] = frozenset(), probe: list | None = None) -> None:
+    """``command``: the words of one simple command, its variables expanded (``expanded``: where they came from).
+    The flags of an assignment in ``skip`` (edited already, or shared by commands that map them differently) stay
+    as they are; ``probe`` (a dry run) collects the plans of the words from assignments and edits nothing."""
     program = program_of([unquote(tok.text) for _, tok in command])
     if program is not None and program.start < 0 and container is not None:  # `args:` of a `command:`
         program = Program(container.kind, container.name, -1)
@@ -218,6 +236,13 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
         plan = flag_plan(mapping, flag, value)
         if plan is not None:
             plans.append((cl, tok, eq, value_item, plan, mapping))
+    if expanded is not None:
+        if probe is not None:
+            probe.extend((id(expanded.origin[id(tok)][0]), id(cl.line), tok.start, tuple(plan.words or ()) if plan.words
+                          is not None else None, plan.consume_value,
+                          plan.severity, plan.message) for cl, tok, _, _, plan, _ in plans if id(tok) in expanded.origin)
+            return
+        plans = [entry for entry in plans if id(expanded.origin.get(id(entry[1]), (None,))[0]) not in skip]
     if unseen is not None:  # the launcher's script stays on torch_xla: its flags are still its own
         for cl, tok, _, value_item, plan, mapping in plans:
             shown = unquote(tok.text)
@@ -251,7 +276,12 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
             edits.setdefault(id(value_item[0].line), []).append((value_item[1].start, value_item[1].end, None))
         report(cl.line, plan.severity, plan.message)
     if compile_here and resolved.target is Target.NEURON:  # a stock script only loses its removed flags
-        _set_torch_compile(doc, report, command, arguments, edits, owners)
+        own = _own_words(command, expanded)
+        held = _held_flags(expanded, command, program.start, skip) if expanded is not None else None
+        if held is not None:
+            report(own[0][0].line, Severity.TODO, COMPILE_HELD_TODO.format(why=held))
+        else:
+            _set_torch_compile(doc, report, own, arguments, edits, owners)
     for key, line_edits in edits.items():
         cl = owners[key]
         for start, end, replacement in sorted(line_edits, key=lambda edit: edit[:2], reverse=True):
@@ -261,6 +291,120 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
                 cl.line.text = cl.line.text[:start] + replacement + cl.line.text[end:]
         if not cl.line.text[cl.start:].strip(" \t\\"):
             drop_line(doc, cl.line)
+
+
+COMPILE_HELD_TODO = ("--torch_compile true was not added: {why}; once every optimum-neuron flag this command passes "
+                     "is mapped, add --torch_compile true to it (TorchNeuron's Hugging Face recipe trains with "
+                     "torch_compile)")
+SHARED_TODO = ("the flags in {name} were left as they are: {name} is spliced into commands that do not take the same "
+               "flags ({users}), so one edit of the assignment cannot serve them all; give each command its own "
+               "variable, then map the optimum-neuron flags of the one that runs a TorchNeuron trainer script: "
+               "{steps}")
+
+
+def _own_words(command: list[tuple[CommandLine, Tok]], expanded: Expanded | None) -> list[tuple[CommandLine, Tok]]:
+    """The words written in the command itself (a `$NAME` word once for all the words it stands for)."""
+    if expanded is None:
+        return command
+    own: list[tuple[CommandLine, Tok]] = []
+    for item in command:
+        word = expanded.own(item)
+        if not own or own[-1][1] is not word[1]:
+            own.append(word)
+    return own
+
+
+def _held_flags(expanded: Expanded, command: list[tuple[CommandLine, Tok]], start: int, skip: frozenset[int]) -> str | None:
+    """Why the command may still hold flags nothing mapped (None: every word of it is known)."""
+    own = {id(tok) for _, tok in command[start + 1:]} | {id(expanded.own(item)[1]) for item in command[start + 1:]}
+    for (_, tok), why in expanded.unresolved:
+        if id(tok) in own:
+            return f"{unquote(tok.text)} may hold more flags, and its value is not known here ({why})"
+    for assignment in expanded.held:
+        return f"the flags in {assignment.name} were left as they are (see the note on its assignment)"
+    return None
+
+
+def _unresolved_values(doc: TextDocument, report: Report, resolve: Resolve, unseen: tuple[str, str] | None,
+                       variables: ShellVariables, pending: list, expanded: list[Expanded]) -> None:
+    """A `$NAME` whose value at the command is not certain (assigned in an `if`, or differently twice): each
+    assignment of NAME whose words the command would map keeps them, with a todo that says why (once per flag)."""
+    quiet = lambda line, severity, message: None  # noqa: E731 - a dry run reports nothing
+    seen: set[tuple[int, int]] = set()
+    for (_, command, container, _), item in zip(pending, expanded):
+        for use, why in item.unresolved:
+            name = use[1].text.strip('"${}').split(":")[0]
+            for assignment in variables.assignments.get(name, []):
+                if not assignment.words:
+                    continue
+                index = next(i for i, entry in enumerate(item.items) if entry[1] is use[1])
+                trial = Expanded(item.items[:index] + assignment.words + item.items[index + 1:], {}, [], [assignment])
+                for word in assignment.words:
+                    trial.origin[id(word[1])] = (assignment, use)
+                probe: list = []
+                _edit_command_flags(doc, quiet, resolve, trial.items, container, True, unseen, trial, frozenset(), probe)
+                program = program_of([unquote(tok.text) for _, tok in trial.items])
+                for entry in probe:
+                    if (id(assignment), entry[2]) in seen or entry[5] is None:
+                        continue
+                    seen.add((id(assignment), entry[2]))
+                    shown = next(tok.text for _, tok in assignment.words if tok.start == entry[2])
+                    report(assignment.cl.line, Severity.TODO, UNRESOLVED_VALUE_TODO.format(
+                        flag=shown, why=why, script=program.name if program else "the command", message=as_step(entry[-1])))
+
+
+UNRESOLVED_VALUE_TODO = ("{flag} was left as it is: {why}, so this value may not be the one that reaches {script}; if "
+                         "it does: {message}")
+
+
+def _edit_commands(doc: TextDocument, report: Report, resolve: Resolve, unseen: tuple[str, str] | None,
+                   pending: list[tuple[list[CommandLine], list[tuple[CommandLine, Tok]], Program | None, bool]]) -> None:
+    """Edit the flags of every simple command of the file, its shell variables expanded: an assignment's words are
+    edited once, by the first command that splices them in, when every command doing so maps them the same way;
+    otherwise they stay with a todo."""
+    variables = ShellVariables(doc)
+    expanded = [variables.expand(command) for _, command, _, _ in pending]
+    used = {id(assignment): assignment for item in expanded for assignment in item.used}
+    quiet = lambda line, severity, message: None  # noqa: E731 - a dry run reports nothing
+    signatures: dict[int, set] = {}
+    users: dict[int, list[str]] = {}
+    for (_, command, container, _), item in zip(pending, expanded):
+        if not item.used:
+            continue
+        program = program_of([unquote(tok.text) for _, tok in item.items])
+        target = resolve(program).target if program is not None else None
+        probe: list = []
+        _edit_command_flags(doc, quiet, resolve, item.items, container, True, unseen, item, frozenset(), probe)
+        for assignment in item.used:
+            mine = tuple(entry[1:] for entry in probe if entry[0] == id(assignment))
+            signatures.setdefault(id(assignment), set()).add((target, mine))
+            name = program.name if program is not None else "a command"
+            shown = name
+            if shown not in users.setdefault(id(assignment), []):
+                users[id(assignment)].append(shown)
+    shared = {key for key, found in signatures.items() if len(found) > 1 and any(mine for _, mine in found)}
+    for item in expanded:
+        item.held = [assignment for assignment in item.used if id(assignment) in shared]
+    lines = {id(line): assignment.cl.line for assignment in used.values() for line in assignment.lines}
+
+    def at(line, severity, message):  # findings about a value's words go to the assignment's first line
+        report(lines.get(id(line), line), severity, message)
+
+    for key in sorted(shared, key=lambda key: used[key].order):
+        steps = sorted({as_step(entry[-1]) for sig in signatures[key] for _, mine in [sig] for entry in mine})
+        report(used[key].cl.line, Severity.TODO, SHARED_TODO.format(name=used[key].name, users=", ".join(users[key]),
+                                                                    steps="; ".join(steps)))
+    _unresolved_values(doc, report, resolve, unseen, variables, pending, expanded)
+    done: set[int] = set(shared)
+    for (_, command, container, compile_here), item in zip(pending, expanded):
+        own = variables.assignment_command(command)
+        if own is not None and id(own) in used:
+            continue  # a value spliced into commands: its words are edited through them
+        if own is not None:  # used by no command here: its flags are read as they are written
+            _edit_command_flags(doc, report, resolve, command, container, compile_here, unseen)
+            continue
+        _edit_command_flags(doc, at, resolve, item.items, container, compile_here, unseen, item, frozenset(done))
+        done.update(id(assignment) for assignment in item.used)
 
 
 _REDIRECTION = re.compile(r"^\d*(?:[<>]|&>)")
