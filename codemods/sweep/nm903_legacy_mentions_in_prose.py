@@ -8,7 +8,8 @@ What it does:
   literals; comment lines of shell scripts, Dockerfiles, requirements and YAML; Markdown / reStructuredText files;
   notebook markdown and raw cells. A line another rule or sweep already reported is not reported again, so code
   keeps its ``todo``; nor is a string in a statement whose note from another rule already names the mention (NM410's
-  on a command string that runs ``neuron_parallel_compile``).
+  on a command string that runs ``neuron_parallel_compile``), nor a string on a line NM901/NM902 report as code (an
+  ``os.environ`` read of ``XLA_USE_BF16``), even where they report it once per file.
 * What counts as a mention: optimum-neuron (``optimum.neuron``, ``optimum-neuron``), torch_xla / PyTorch/XLA,
   ``xm.``/``xmp.`` calls, ``neuron_parallel_compile``, ``optimum-cli ... neuron``, the XLA environment variables,
   optimum-neuron's Neuron* classes, neuronx-distributed and transformers-neuronx.
@@ -44,7 +45,9 @@ import re
 from typing import Iterable
 
 from codemods._tables.training_symbols import TRAINING_MOVES
-from codemods.sweep._patterns import noted_by_another_rule, python_views, statement_starts
+from codemods.sweep import nm901_optimum_neuron_leftovers as nm901
+from codemods.sweep import nm902_torch_xla_leftovers as nm902
+from codemods.sweep._patterns import noted_by_another_rule, python_views, scan, statement_starts
 from migrate.filekinds import HASH_COMMENT_KINDS, FileKind
 from migrate.findings import Severity
 from migrate.rule import Safety, SweepHit, SweepRule
@@ -105,6 +108,7 @@ class LegacyMentionsInProse(SweepRule):
         candidates = [(number, match) for number, line in enumerate(lines, start=1) for match in [_ANY.search(line)] if match]
         if not candidates:
             return
+        covered: set[int] | None = None  # the lines the code sweeps' patterns find (a string that runs or sets something)
         if kind is FileKind.PYTHON:
             code, with_strings = python_views(text, candidates[-1][0])
             starts = statement_starts(text, kind, [number for number, _ in candidates])
@@ -120,6 +124,11 @@ class LegacyMentionsInProse(SweepRule):
                 if mention is not None and in_string and noted_by_another_rule(lines, starts.get(number, number),
                                                                                mention.group(0)):
                     continue  # a command string another rule's note already speaks about (NM410's)
+                if mention is not None and in_string:
+                    if covered is None:
+                        covered = {hit.line for hit in scan(text, kind, (*nm901.PATTERNS[:-1], *nm902.PATTERNS[:-1]))}
+                    if number in covered:
+                        continue  # code NM901/NM902 report (once per file per message), not prose
             elif kind is FileKind.DOCS or (kind in HASH_COMMENT_KINDS and line.lstrip().startswith("#")):
                 mention = _ANY.search(line)
             else:

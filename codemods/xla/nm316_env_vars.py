@@ -26,6 +26,11 @@ launch-layer rules):
   naming that code, with what to do once it runs on TorchNeuron. Only optimum-neuron's variables
   (``CUSTOM_CACHE_REPO``, ``OPTIMUM_NEURON_*`` ...) are still removed. A file left on torch_xla as a whole (NM318)
   is not touched by this rule at all.
+* A module of the project whose importers are all left on torch_xla as a whole (an optimizer helper imported only
+  by a script NM318 keeps; followed through modules kept the same way; see ``codemods/xla/_importers.py``) runs on
+  the XLA stack with them: its settings and reads are left as they are, with one ``todo`` at the first of them that
+  names those importers (NM902 then reports the module's references as one ``info``). A module that may run
+  otherwise (a script, one a ported file or a notebook imports, one a launcher names) gets the notes above.
 
 Why:
 
@@ -62,12 +67,14 @@ import libcst as cst
 from codemods._lib.cst import source_of
 from codemods._tables.env_vars import ENV_PREFIXES, ENV_VARS, cc_flag_actions, lookup, message_for
 from codemods.xla._base import NKI_JIT, ImportMap, PythonContext, Safety, XlaRule, arg, python_chunks, string_value
+from codemods.xla._importers import FACTS, kept_message, kept_with_importers
 from migrate import cstwalk
 
 ENVIRON = frozenset({"os.environ"})
 SETTERS = frozenset({"os.environ.setdefault", "os.putenv"})
 GETTERS = frozenset({"os.environ.get", "os.getenv"})
 _NOT_INPUT = frozenset(dir(builtins)) | {"__name__"}
+_MAIN = re.compile(r"""__name__\s*==\s*["']__main__["']""")
 _REMOVED = re.compile(r"\s*\(removed\)|; removed:")  # the table's wording for a deleted assignment
 #: XLA-era code no rule ports and NM330 leaves as it is: it still runs on the torch_xla stack, which reads the XLA
 #: variables set beside it (``torch_neuronx.trace`` compiles in bf16 under XLA_USE_BF16)
@@ -137,6 +144,24 @@ class XlaEnvVars(XlaRule):
     #: was skipped by a first run, then woken by the text of another rule's note in a second one
     triggers = tuple(sorted({"XLA_", "NEURON_", "PJRT_DEVICE", "NEURONX_"}
                             | {name for name, action in {**ENV_VARS, **ENV_PREFIXES}.items() if action.action != "keep"}))
+    facts = FACTS  # the import graph: a module whose importers all stay on torch_xla keeps its XLA settings
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        path = str(ctx.path).replace("\\", "/")
+        script = bool(_MAIN.search(ctx.source))
+        self._importers = () if ctx.namespace is not None or script else kept_with_importers(ctx.options.project, path)
+        self._kept_noted = False
+
+    def _kept_with_importers(self, node: cst.CSTNode) -> bool:
+        """In a module kept on torch_xla with its importers: its one note, at its first XLA setting or read; then
+        nothing (no edit, no other note: following porting advice there would change the XLA run)."""
+        if not self._importers:
+            return False
+        if not self._kept_noted:
+            self._kept_noted = True
+            self.todo(node, kept_message(self.ctx.options.project, self._importers))
+        return True
 
     def _target(self, stmt: cst.BaseSmallStatement):
         """(variable name, name node, value node) of an env assignment statement, else None."""
@@ -163,6 +188,8 @@ class XlaEnvVars(XlaRule):
         name, name_node, value = found
         action = lookup(name)
         if action is None or action.action == "keep":
+            return updated
+        if self._kept_with_importers(original):
             return updated
         message = message_for(name, action)
         if action.action == "review":
@@ -261,6 +288,8 @@ class XlaEnvVars(XlaRule):
         name = string_value(node.args[0].value)
         action = lookup(name) if name else None
         if name and action is not None and action.action == "remove":
+            if self._kept_with_importers(node):
+                return
             hint = "; choose the dtype explicitly (torch.bfloat16)" if "BF16" in name else ""
             self.todo(node, f"{name} belonged to the XLA stack and TorchNeuron ignores it; it is still set only where a "
                       f"launcher exports it (the launch rules keep such an export while code reads it): decide here "
@@ -276,4 +305,17 @@ class XlaEnvVars(XlaRule):
         name = string_value(node.slice[0].slice.value)
         action = lookup(name) if name else None
         if action is not None and action.action == "remove":
+            if self._kept_with_importers(node):
+                return
             self.todo(node, f"{name} is no longer set on TorchNeuron (reading it raises KeyError): simplify this code")
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        # "XLA_USE_BF16" in os.environ: only the note of a module kept with its importers (NM902 reports such reads)
+        if not self._importers or self._kept_noted or len(node.comparisons) != 1:
+            return
+        target = node.comparisons[0]
+        name = string_value(node.left)
+        action = lookup(name) if name else None
+        if (isinstance(target.operator, (cst.In, cst.NotIn)) and self.ctx.matches(target.comparator, ENVIRON)
+                and action is not None and action.action == "remove"):
+            self._kept_with_importers(node)

@@ -74,3 +74,47 @@ def test_host_mode_kernels_and_a_file_without_xla_era_code_lose_the_variables() 
         result = migrate(source, "NM316")
         assert 'os.environ["XLA_USE_BF16"] = "1"' not in result.text, tail
         assert "was left as it is" not in result.text, tail
+
+
+FSDP_SCRIPT = ("import torch_xla.core.xla_model as xm\n"
+               "from torch_xla.distributed.fsdp import XlaFullyShardedDataParallel as FSDP\n"
+               "from {module} import upcast\n\n"
+               "model = FSDP(model.to(xm.xla_device()))\n")
+HELPER = ('import os\n\nos.environ["XLA_DOWNCAST_BF16"] = "1"\n\n\n'
+          'def upcast():\n    return os.environ.get("XLA_DOWNCAST_BF16")\n')
+KEPT_WITH = "this module is imported only by code that neuron-migrate leaves on torch_xla as a whole"
+
+
+def _helper_result(project: dict, path: str = "src/helper.py"):
+    return migrate(HELPER, "NM316", path=path, project={path: HELPER, **project})
+
+
+def test_a_module_imported_only_by_scripts_left_on_torch_xla_keeps_its_settings_with_one_note() -> None:
+    result = _helper_result({"src/train.py": FSDP_SCRIPT.format(module="helper")})
+    assert result.text.count("# neuron-migrate:") == 1
+    assert f"# neuron-migrate: {KEPT_WITH}: src/train.py (XLA FSDP)" in result.text
+    assert 'os.environ["XLA_DOWNCAST_BF16"] = "1"' in result.text  # the XLA run still reads it
+    assert findings(result, "NM316") == {(3, "todo")}
+
+
+def test_through_a_package_a_relative_import_and_another_kept_module() -> None:
+    # pkg/helper.py is imported by pkg/wrap.py, which only the kept script imports: both stay with it
+    project = {"train.py": FSDP_SCRIPT.format(module="pkg.wrap"), "pkg/__init__.py": "",
+               "pkg/wrap.py": "from .helper import upcast\n"}
+    result = _helper_result(project, path="pkg/helper.py")
+    assert f"{KEPT_WITH}: pkg/wrap.py (kept with its own importers)" in result.text
+
+
+def test_a_module_that_may_run_otherwise_gets_the_porting_notes() -> None:
+    kept = {"src/train.py": FSDP_SCRIPT.format(module="helper")}
+    ported = "import torch_xla.core.xla_model as xm\nfrom helper import upcast\n\ndevice = xm.xla_device()\n"
+    for project in ({},  # no importer in the run
+                    {**kept, "src/eval.py": ported},  # a ported script imports it too
+                    {**kept, "nb.ipynb": '{"cells": [{"cell_type": "code", "source": ["from helper import upcast"]}]}'},
+                    {**kept, "run.sh": "python src/helper.py --check\n"}):  # a launcher runs it
+        result = _helper_result(project)
+        assert KEPT_WITH not in result.text, project
+        assert findings(result, "NM316") == {(3, "todo"), (7, "todo")}, project
+    script = HELPER + '\n\nif __name__ == "__main__":\n    upcast()\n'
+    result = migrate(script, "NM316", path="src/helper.py", project={"src/helper.py": script, **kept})
+    assert KEPT_WITH not in result.text

@@ -1,0 +1,179 @@
+"""Project modules kept on torch_xla with their importers. Not a rule module (leading underscore).
+
+A helper module with no torch_xla construct of its own (an optimizer that reads ``XLA_DOWNCAST_BF16``, a logger that
+tests ``NEURON_EXTRACT_GRAPHS_ONLY``) runs on the XLA stack when every file of the project that imports it is left on
+torch_xla as a whole (NM318's blockers, ``codemods/_lib/launch_targets.py`` ``STAYS_ON_XLA``): there its XLA settings
+and reads keep their torch_xla meaning, and porting advice for them would change the XLA run. Such a module is "kept
+with its importers"; so is one imported only by kept modules (the relation is followed to its fixed point).
+
+A module is not kept when it could run otherwise: it has no importer in the run, one of its importers is ported (a
+notebook counts as ported: it is never left on torch_xla as a whole), it is a script (``__main__``), a package's
+``__init__.py``, or a file other than its importers names it as a file (``python helper.py`` in a launcher,
+``COPY helper.py``).
+
+The import graph is a project fact gathered by the scan pass from the text (``import`` / ``from ... import`` lines,
+notebook code cells included), resolved against the files of the run the way ``sys.path.append("..")`` finds them
+(NM321 does the same): the closest file whose path ends with the dotted name.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+
+from codemods._lib.launch_targets import STAYS_ON_XLA, stays_on_xla
+from codemods.xla._base import XSER_LOADS
+from migrate.facts import ProjectFact, ProjectFacts
+from migrate.filekinds import FileKind
+
+#: the words of the one note such a module gets (NM316); the sweep (NM902) reads it from the text, like NM318's
+KEPT_WITH_IMPORTERS = "this module is imported only by code that neuron-migrate leaves on torch_xla as a whole"
+
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w. \t,]+)", re.MULTILINE)
+_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
+_MAIN = re.compile(r"""__name__\s*==\s*["']__main__["']""")
+_FILE_NAME = re.compile(r"(?<![\w-])([A-Za-z_]\w*\.py)(?![\w-])")
+
+
+def _python_imports(text: str) -> set[tuple[int, str, tuple[str, ...]]]:
+    found: set[tuple[int, str, tuple[str, ...]]] = set()
+    for match in _IMPORT.finditer(text):
+        for part in match.group(1).split(","):
+            words = part.split()
+            if words and re.fullmatch(r"[A-Za-z_][\w.]*", words[0]):
+                found.add((0, words[0], ()))
+    for match in _FROM.finditer(text):
+        names = tuple(word.split()[0] for word in match.group(3).strip("()").replace("\\", " ").split(",")
+                      if word.split() and word.split()[0] != "*")
+        found.add((len(match.group(1)), match.group(2), names))
+    return found
+
+
+def _cells(text: str) -> str:
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (ValueError, AttributeError):
+        return ""
+    sources = []
+    for cell in cells if isinstance(cells, list) else []:
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            source = cell.get("source", "")
+            sources.append("".join(source) if isinstance(source, list) else str(source))
+    return "\n".join(sources)
+
+
+def collect_uses(text: str) -> dict | None:
+    """What a file does with other files of the project: the modules it imports ``(level, dotted, names)``, whether
+    it is a script (``__main__``), and the Python file names it mentions (it may run them)."""
+    code = _cells(text) if text.lstrip().startswith("{") else text
+    imports = _python_imports(code)
+    mentions = frozenset(_FILE_NAME.findall(text))
+    if not imports and not mentions:
+        return None
+    return {"imports": frozenset(imports), "main": bool(_MAIN.search(code)), "mentions": mentions}
+
+
+#: anchors: every file holding an import or a file name is read (the scan reads each file anyway)
+USES = ProjectFact("xla.module-uses", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK, FileKind.SHELL,
+                                                 FileKind.DOCKERFILE, FileKind.YAML}), ("import", ".py"), collect_uses)
+FACTS = (USES, STAYS_ON_XLA, XSER_LOADS)
+
+
+def _index(files: frozenset[str]) -> dict[str, list[str]]:
+    """Module name (a file's stem, a package's folder) -> the project's Python files of that name."""
+    index: dict[str, list[str]] = {}
+    for path in sorted(files):
+        if path.endswith(".py"):
+            stem = posixpath.splitext(posixpath.basename(path))[0]
+            index.setdefault(posixpath.basename(posixpath.dirname(path)) if stem == "__init__" else stem, []).append(path)
+    return index
+
+
+def _closest(index: dict[str, list[str]], tail: str, here: str) -> str | None:
+    matches = [path for path in index.get(tail.rsplit("/", 1)[-1], ()) for suffix in (f"{tail}.py", f"{tail}/__init__.py")
+               if path == suffix or path.endswith("/" + suffix)]
+    if not matches:
+        return None
+    return max(matches, key=lambda path: len(posixpath.commonprefix([path, here + "/"])))
+
+
+def imported_files(files: frozenset[str], index: dict[str, list[str]], importer: str, level: int, dotted: str,
+                   names: tuple[str, ...]) -> set[str]:
+    """The project files an import statement of ``importer`` loads: the module, the submodules it imports by name
+    and the packages above them (``index``: ``_index(files)``)."""
+    here = posixpath.dirname(importer)
+    targets = [f"{dotted}.{name}" if dotted else name for name in names] + ([dotted] if dotted else [])
+    found: set[str] = set()
+    if level:
+        base = here
+        for _ in range(level - 1):
+            base = posixpath.dirname(base)
+        for target in targets:
+            relative = posixpath.normpath(posixpath.join(base, *target.split(".")))
+            found.update(path for path in (f"{relative}.py", f"{relative}/__init__.py") if path in files)
+        return found
+    for target in targets:
+        parts = target.split(".")
+        for end in range(1, len(parts) + 1):  # import a.b.c runs a/__init__.py and a/b/__init__.py too
+            path = _closest(index, "/".join(parts[:end]), here)
+            if path is not None:
+                found.add(path)
+    return found
+
+
+_MEMO: dict[int, tuple[ProjectFacts, dict[str, tuple[str, ...]]]] = {}
+
+
+def kept_with_importers(project: ProjectFacts, path: str) -> tuple[str, ...]:
+    """The importers (display paths) of the project module ``path`` when all of them stay on torch_xla, directly or
+    through their own importers; empty when the module is ported as usual (or stays on torch_xla itself)."""
+    memo = _MEMO.get(id(project))
+    if memo is None or memo[0] is not project:
+        _MEMO.clear()  # one run's project at a time
+        memo = (project, _kept(project))
+        _MEMO[id(project)] = memo
+    return memo[1].get(path, ())
+
+
+def _kept(project: ProjectFacts) -> dict[str, tuple[str, ...]]:
+    uses = project.of(USES.name)
+    index = _index(project.files)
+    importers: dict[str, set[str]] = {}
+    mentioned: dict[str, set[str]] = {}  # file name -> the files that name it
+    for importer, value in uses.items():
+        for name in value["mentions"]:
+            mentioned.setdefault(name, set()).add(importer)
+        for level, dotted, names in value["imports"]:
+            for target in imported_files(project.files, index, importer, level, dotted, names):
+                if target != importer:
+                    importers.setdefault(target, set()).add(importer)
+    stays = {path for path in project.of(STAYS_ON_XLA.name) if stays_on_xla(project, path)}
+    kept: dict[str, tuple[str, ...]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for module, users in importers.items():
+            if module in kept or module in stays or not module.endswith(".py") or uses.get(module, {}).get("main"):
+                continue
+            # named as a file by another file than its importers (which may name it in a message): it may be run
+            name = posixpath.basename(module)
+            if mentioned.get(name, set()) - users - {module} or name == "__init__.py":
+                continue
+            if all(user in stays or user in kept for user in users):
+                kept[module] = tuple(sorted(users))
+                changed = True
+    return kept
+
+
+def kept_message(project: ProjectFacts, importers: tuple[str, ...]) -> str:
+    """The one note of a module kept with its importers (no line numbers: a second run must find the same text)."""
+    shown = []
+    for importer in importers:
+        labels = stays_on_xla(project, importer)
+        shown.append(f"{importer} ({', '.join(labels)})" if labels else f"{importer} (kept with its own importers)")
+    which = "that script" if len(importers) == 1 else "those files"
+    return (f"{KEPT_WITH_IMPORTERS}: {', '.join(shown)}. There its XLA settings and reads (XLA_USE_BF16, "
+            f"XLA_DOWNCAST_BF16, NEURON_EXTRACT_GRAPHS_ONLY ...) keep their torch_xla meaning, so they were left as "
+            f"they are: port this module together with {which} (its note says what blocks it), then run "
+            f"neuron-migrate again")
