@@ -1,4 +1,4 @@
-"""NM411 neuron-deployment-glue-python: report XLA-era Neuron deployment settings in Python (SageMaker).
+"""NM411 neuron-deployment-glue-python: report XLA-era Neuron deployment settings in Python (SageMaker); drop dead job env keys.
 
 What it does:
 
@@ -17,9 +17,17 @@ What it does:
   about Trn2/Trn3 training in a TorchNeuron container.
 * A note sits above the statement; when its key or value is further down a multi-line call, the note starts with
   ``line N of the statement below:`` and names the key. One note per statement and message.
-* Nothing is rewritten: the keys stay in the dict and the notes say "remove this key" where the env-var table
-  would delete a variable ("rename X to Y" where it renames one); ``os.environ[...]`` assignments belong to the torch_xla rules (NM3xx). The
-  launch-file side is NM409.
+* The one rewrite: in the ``environment=`` dict of a training job (``HuggingFace``/``PyTorch``/``Estimator`` with
+  an ``entry_point``) whose script is a file of the project that the rules port (not left on torch_xla), a key the
+  env-var table plainly removes (``NEURON_FUSE_SOFTMAX``, ``PJRT_DEVICE``, ``XLA_FLAGS`` ...) is deleted, as the
+  shell (NM404) and ``os.environ`` (NM316) rules delete the variable: nothing TorchNeuron runs reads it. The dict
+  may be written in the call or bound to the name it passes, in this file or an earlier notebook cell (the last
+  binding before the call, ``codemods/_lib/kernel_values.py``). A key the job's code reads (the entry point's
+  folder, what SageMaker uploads, or the notebook that writes it; the whole project with ``dependencies=``) stays
+  with a todo naming the readers. Precision and review variables (``XLA_DOWNCAST_BF16``, ``NEURON_CC_FLAGS``),
+  renames, serving calls and jobs whose script is not known keep their todos: "remove this key" where the table
+  would delete a variable, "rename X to Y" where it renames one. ``os.environ[...]`` assignments belong to the
+  torch_xla rules (NM3xx). The launch-file side is NM409.
 
 Why:
 
@@ -32,13 +40,16 @@ full training run.
 Before::
 
     model = HuggingFaceModel(image_uri=image, env={"HF_NUM_CORES": "2"}, role=role)
+    job = PyTorch(entry_point="train.py", source_dir="code", environment={"NEURON_FUSE_SOFTMAX": "1", "FI_EFA_FORK_SAFE": "1"})
 
 After::
 
     # neuron-migrate: deployment glue: TGI-neuronx compile settings (HF_NUM_CORES); ...
     model = HuggingFaceModel(image_uri=image, env={"HF_NUM_CORES": "2"}, role=role)
+    job = PyTorch(entry_point="train.py", source_dir="code", environment={"FI_EFA_FORK_SAFE": "1"})
 
-Safety: manual-only. Each site gets a todo; the user picks the image, instance and settings.
+Safety: needs-review. Each image, instance and version gets a todo (the user picks them); job environment keys
+go only where the env-var table removes the variable outright and no code of the job reads it.
 
 References:
 
@@ -49,12 +60,17 @@ References:
 
 from __future__ import annotations
 
+import posixpath
 import re
+from typing import Callable
 
 import libcst as cst
 
+from codemods._lib.cst import string_value
+from codemods._lib.kernel_values import keyword_sites
+from codemods._lib.launch_targets import env_readers, resolve_script, stays_on_xla
 from codemods._tables import env_vars
-from codemods.launch._base import deployment_hits
+from codemods.launch._base import ENV_FACTS, READ_BY_PROJECT_TODO, deployment_hits
 from codemods.launch.nm409_deployment_glue import deploy_todo, hit_kind
 from migrate import positions
 from migrate.rule import PythonRule, Safety
@@ -96,6 +112,20 @@ def _callee(node: cst.Call) -> str | None:
     return None
 
 
+def _sagemaker_call(node: cst.Call) -> bool:
+    return _callee(node) in _SERVING_CALLS or _callee(node) in _TRAINING_CALLS
+
+
+def _entry_point(node: cst.Call) -> str | None:
+    """The script a SageMaker job runs (``source_dir``/``entry_point``, literals), or None."""
+    keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
+    entry = string_value(keywords.get("entry_point"))
+    if entry is None:
+        return None
+    source_dir = string_value(keywords.get("source_dir"))
+    return posixpath.join(source_dir, entry) if source_dir else entry
+
+
 def _text_of(node: cst.FormattedString) -> str:
     """The literal text of an f-string, each ``{...}`` as ``{}``."""
     return "".join(part.value if isinstance(part, cst.FormattedStringText) else "{}" for part in node.parts)
@@ -132,7 +162,8 @@ class NeuronDeploymentGluePython(PythonRule):
 
     id = "NM411"
     name = "neuron-deployment-glue-python"
-    safety = Safety.MANUAL_ONLY
+    safety = Safety.NEEDS_REVIEW
+    facts = ENV_FACTS
     triggers = ("-neuronx", "neuronx-tgi", "HF_NUM_CORES", "HF_AUTO_CAST_TYPE", "ml.inf", "ml.trn1", "--entrypoint",
                 "RUN_NEURON_PARALLEL_COMPILE")
 
@@ -143,6 +174,11 @@ class NeuronDeploymentGluePython(PythonRule):
         self.neuron_names: set[str] = set()  # module-level names bound to a Neuron image / instance type
         self.grouped: set[int] = set()  # strings already reported as part of a list of values
         self.noted: set[tuple[int, str]] = set()  # (statement, message): one note per statement and value set
+        #: id(env dict) -> for the dict of a training job whose keys the table plainly removes can go (see
+        #: ``job_environments``): the code of that job that reads a variable; None: notes only
+        self.env_dicts: dict[int, Callable[[str], list[str]] | None] = {}
+        self.removed: set[int] = set()  # ids of the env dict members removed
+        self.dropped: list[tuple[int, int, int]] = []  # (statement, line in it, lines) of each member removed
 
     # ------------------------------------------------------------------ where a note is and what it says
 
@@ -154,6 +190,7 @@ class NeuronDeploymentGluePython(PythonRule):
             return
         self.noted.add(key)
         line = self.line_in_statement(statement, node)
+        line -= sum(lines for where, first, lines in self.dropped if where == id(statement) and first < line)
         self.todo(node, message if line <= 1 else f"line {line} of the statement below: {message}")
 
     @staticmethod
@@ -199,6 +236,33 @@ class NeuronDeploymentGluePython(PythonRule):
                     text = _literal_text(small.value)
                     if text is not None and deployment_hits(text):
                         self.neuron_names.add(small.targets[0].target.value)
+
+        self.job_environments(node)
+
+    def job_environments(self, module: cst.Module) -> None:
+        """The ``environment=`` / ``env=`` dicts of SageMaker calls, written in the call or bound to the name it
+        passes (here or in an earlier notebook cell: ``codemods/_lib/kernel_values.py``). Their keys that the env-var
+        table plainly removes go when the call is a training job whose entry point is a script of the project that
+        the rules port (not left on torch_xla): nothing else in that job reads them (keys the project's code reads
+        stay with a todo)."""
+        project = self.ctx.options.project
+        for keyword in sorted(_ENV_KWARGS):
+            for site in keyword_sites(self.ctx, module, keyword, _sagemaker_call):
+                if not isinstance(site.value, cst.Dict) or not site.value_here:
+                    continue
+                entry = _entry_point(site.call)
+                resolved = resolve_script(project, self.ctx.path, entry) if entry is not None else None
+                if resolved is None or _callee(site.call) not in _TRAINING_CALLS or resolved.path is None \
+                        or stays_on_xla(project, resolved.path):
+                    self.env_dicts[id(site.value)] = None  # a dict any such call gets keeps its keys
+                    continue
+                # the job runs the entry point's folder (what SageMaker uploads; ``dependencies=`` adds others); a
+                # notebook may write its scripts itself (%%writefile): a read in the notebook counts
+                launcher = re.sub(r"\.cell\d+\.py$", ".ipynb", self.ctx.path.as_posix())
+                folders = [posixpath.dirname(resolved.path), launcher]
+                if any(arg.keyword is not None and arg.keyword.value == "dependencies" for arg in site.call.args):
+                    folders = [""]
+                self.env_dicts.setdefault(id(site.value), env_readers(project, folders))
 
     def neuron_value(self, value: cst.BaseExpression) -> bool:
         """Whether an argument is, or names, a Neuron image / instance type (a name bound here or in another cell)."""
@@ -264,24 +328,57 @@ class NeuronDeploymentGluePython(PythonRule):
             value = _literal_text(node.value)
             if value is not None and _old_version(node.keyword.value, value):
                 self.note(node, VERSION_TODO.format(keyword=node.keyword.value, value=value))
-        if node.keyword is None or node.keyword.value not in _ENV_KWARGS or not isinstance(node.value, cst.Dict):
+        if node.keyword is not None and node.keyword.value in _ENV_KWARGS and isinstance(node.value, cst.Dict):
+            self.env_dicts.setdefault(id(node.value), None)  # any call's env dict gets notes; see visit_Dict
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        if id(node) not in self.env_dicts:
             return
-        for element in node.value.elements:
-            if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
-                continue
-            name = element.key.evaluated_value
-            if not isinstance(name, str):
-                continue
+        job_readers = self.env_dicts[id(node)]
+        keys = [(element, element.key.evaluated_value) for element in node.elements
+                if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString)
+                and isinstance(element.key.evaluated_value, str)]
+        notes: list[tuple[cst.CSTNode, str]] = []
+        for element, name in keys:
             if name == "RUN_NEURON_PARALLEL_COMPILE":
                 run_value = element.value.evaluated_value if isinstance(element.value, cst.SimpleString) else None
                 if run_value in _COMPILE_ONLY_VALUES:
-                    self.note(element.key, RUN_COMPILE_ONLY_TODO.format(value=repr(run_value)))
+                    notes.append((element.key, RUN_COMPILE_ONLY_TODO.format(value=repr(run_value))))
                 else:
-                    self.note(element.key, 'job environment: "RUN_NEURON_PARALLEL_COMPILE" selected the '
-                              "neuron_parallel_compile pass, which TorchNeuron does not have: remove this key")
+                    notes.append((element.key, 'job environment: "RUN_NEURON_PARALLEL_COMPILE" selected the '
+                                  "neuron_parallel_compile pass, which TorchNeuron does not have: remove this key"))
                 continue
             action = env_vars.lookup(name)
-            if action is not None and action.action != "keep":
-                message = _as_step(env_vars.message_for(name, action))
-                self.note(element.key, f"job environment: {message}" if name in message
-                          else f'job environment: "{name}": {message}')
+            if action is None or action.action == "keep":
+                continue
+            message = env_vars.message_for(name, action)
+            plain = action.action == "remove" and not action.todo
+            readers = job_readers(name) if plain and job_readers is not None else []
+            if job_readers is not None and plain and not readers:
+                self.removed.add(id(element))
+                self.fixed(element.key, f"job environment: {message}" if name in message
+                           else f'job environment: "{name}": {message}')
+                continue
+            if readers:
+                shown = ", ".join(readers[:3]) + (f" and {len(readers) - 3} more" if len(readers) > 3 else "")
+                message = READ_BY_PROJECT_TODO.format(name=name, readers=shown, s="s" if len(readers) == 1 else "")
+                message = message.replace("this setting", "this key")
+            else:
+                message = _as_step(message)
+            notes.append((element.key, f"job environment: {message}" if name in message
+                          else f'job environment: "{name}": {message}'))
+        statement = self.ctx.statement_stack[-1] if self.ctx.statement_stack else None
+        for member in node.elements:  # the lines the removed members take: the notes count the lines left
+            if id(member) in self.removed:
+                line = self.line_in_statement(statement, member)
+                self.dropped.append((id(statement), line, cst.Module([]).code_for_node(member).count("\n")))
+        for key, message in notes:
+            self.note(key, message)
+
+    def leave_Dict(self, original: cst.Dict, updated: cst.Dict) -> cst.BaseExpression:
+        if not any(id(element) in self.removed for element in original.elements):
+            return updated
+        kept = [new for new, old in zip(updated.elements, original.elements) if id(old) not in self.removed]
+        if kept:  # the last member keeps the dict's own ending (a trailing comma, or none)
+            kept[-1] = kept[-1].with_changes(comma=updated.elements[-1].comma)
+        return updated.with_changes(elements=kept)

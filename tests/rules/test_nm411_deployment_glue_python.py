@@ -141,3 +141,72 @@ def test_a_compile_only_job_is_told_to_go() -> None:
     assert "would now train in full" in compile_note and "delete this estimator and its .fit()" in compile_note
     assert "remove this key" in off_note and "delete this estimator" not in off_note
     assert findings(result, "NM411") == {(1, "todo"), (3, "todo")}
+
+
+# ---------------------------------------------------------------- job environment keys the env table removes (D14)
+
+_TRAINER = ("from optimum.neuron import NeuronHfArgumentParser, NeuronTrainingArguments\n\n"
+            "(args,) = NeuronHfArgumentParser((NeuronTrainingArguments,)).parse_args_into_dataclasses()\n")
+_JOB = """
+    job = PyTorch(
+        entry_point="train.py",
+        source_dir="code",
+        image_uri="pytorch-training-neuronx:2.1.2",
+        environment={
+            "NEURON_FUSE_SOFTMAX": "1",
+            "XLA_DOWNCAST_BF16": "1",
+            "FI_EFA_FORK_SAFE": "1",
+        },
+    )
+    """
+
+
+def _job(source: str = _JOB, **project: str):
+    return migrate(source, "NM411", path="launch.py", project={"code/train.py": _TRAINER, **project})
+
+
+def test_plain_remove_key_of_a_ported_training_job_goes_and_the_notes_count_the_lines_left() -> None:
+    result = _job()
+    assert '"NEURON_FUSE_SOFTMAX"' not in result.text
+    assert '        "XLA_DOWNCAST_BF16": "1",\n        "FI_EFA_FORK_SAFE": "1",\n    },\n' in result.text
+    assert ("fixed", "NEURON_FUSE_SOFTMAX") in {(f.severity.value, f.message.split()[2]) for f in result.findings}
+    note = next(n for n in _notes(result) if "XLA_DOWNCAST_BF16" in n)  # a precision variable keeps its todo ...
+    lines = result.text.splitlines()
+    statement = next(i for i, line in enumerate(lines) if line.startswith("job = "))
+    # ... and its "line N" is the line it is on now
+    assert lines[statement + int(note.split()[3]) - 1].strip().startswith('"XLA_DOWNCAST_BF16"')
+
+
+def test_key_the_jobs_code_reads_stays_with_a_todo_that_says_so() -> None:
+    reader = _TRAINER + "import os\nfuse = os.environ.get('NEURON_FUSE_SOFTMAX')\n"
+    result = _job(**{"code/train.py": reader})
+    assert '"NEURON_FUSE_SOFTMAX": "1"' in result.text
+    assert any("NEURON_FUSE_SOFTMAX was left as it is: code/train.py still reads it" in n for n in _notes(result))
+
+
+def test_a_read_outside_the_uploaded_folder_does_not_keep_it_but_dependencies_do() -> None:
+    elsewhere = {"tools/probe.py": "import os\nprint(os.environ.get('NEURON_FUSE_SOFTMAX'))\n"}
+    assert '"NEURON_FUSE_SOFTMAX"' not in _job(**elsewhere).text
+    shipped = _JOB.replace('source_dir="code",', 'source_dir="code",\n        dependencies=["tools"],')
+    assert '"NEURON_FUSE_SOFTMAX": "1"' in _job(shipped, **elsewhere).text
+
+
+def test_keys_stay_when_the_job_script_is_not_known_or_stays_on_xla_or_the_call_serves() -> None:
+    outside = _JOB.replace('entry_point="train.py"', 'entry_point="other.py"')
+    assert '"NEURON_FUSE_SOFTMAX": "1"' in _job(outside).text
+    fsdp = _TRAINER + "from torch_xla.distributed.fsdp import XlaFullyShardedDataParallel as FSDP\nFSDP(model)\n"
+    assert '"NEURON_FUSE_SOFTMAX": "1"' in _job(**{"code/train.py": fsdp}).text
+    serving = _JOB.replace("job = PyTorch(", "model = HuggingFaceModel(").replace("environment=", "env=")
+    assert '"NEURON_FUSE_SOFTMAX": "1"' in _job(serving).text
+
+
+def test_bound_environment_dict_of_an_earlier_notebook_cell_is_edited_in_its_cell() -> None:
+    cells = ['env = {"NEURON_FUSE_SOFTMAX": "1", "FI_EFA_FORK_SAFE": "1"}\n',
+             'job = PyTorch(entry_point="train.py", source_dir="code", image_uri="pytorch-training-neuronx:2.1.2",'
+             ' environment=env)\n']
+    notebook = json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                                      "source": cell} for cell in cells], "metadata": {}, "nbformat": 4,
+                           "nbformat_minor": 5})
+    result = migrate(notebook, "NM411", kind=FileKind.NOTEBOOK, path="job.ipynb",
+                     project={"code/train.py": _TRAINER})
+    assert "".join(json.loads(result.text)["cells"][0]["source"]) == 'env = {"FI_EFA_FORK_SAFE": "1"}\n'
