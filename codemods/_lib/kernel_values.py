@@ -167,25 +167,28 @@ def kernel_code(cell: str) -> str | None:
     return mask_magics(cell)[0]
 
 
-@functools.lru_cache(maxsize=256)
-def _parsed(code: str) -> cst.Module | None:
-    try:
-        return cst.parse_module(code)
-    except Exception:  # a cell that does not parse: its bindings are not known
-        return None
-
-
-def _modules(ctx: PythonContext, module: cst.Module) -> Sequence[tuple[cst.Module | None, bool]]:
-    """The modules that run in the namespace of ``module``, in order, each with whether it is ``module``."""
+def _modules(ctx: PythonContext) -> Sequence[tuple[str, bool]]:
+    """The code that runs in the namespace of ``ctx.source``, in order, each with whether it is ``ctx.source``."""
     namespace = ctx.namespace
     if namespace is None or not namespace.cells:
-        return [(module, True)]
+        return [(ctx.source, True)]
     codes = [kernel_code(cell) for cell in namespace.cells]
     matches = [index for index, code in enumerate(codes) if code == ctx.source]
     if len(matches) != 1:  # the cell is not found once among the kernel's cells: only its own code is known
-        return [(module, True)]
-    return [(module, True) if index == matches[0] else (_parsed(code), False)
-            for index, code in enumerate(codes) if code is not None]
+        return [(ctx.source, True)]
+    return [(code, index == matches[0]) for index, code in enumerate(codes) if code is not None]
+
+
+@functools.lru_cache(maxsize=512)
+def _cell_events(code: str, keyword: str, wanted: Callable[[cst.Call], bool]) -> tuple[_Event, ...]:
+    """The events of another cell (read only; each cell is parsed once for every cell that looks at it)."""
+    try:
+        tree = cst.parse_module(code)
+    except Exception:  # a cell that does not parse may bind any name: nothing is known past it
+        return (_Event(None, "*"),)
+    visitor = _Events(keyword, wanted, False)
+    tree.visit(visitor)
+    return tuple(visitor.events)
 
 
 def keyword_sites(ctx: PythonContext, module: cst.Module, keyword: str,
@@ -193,13 +196,13 @@ def keyword_sites(ctx: PythonContext, module: cst.Module, keyword: str,
     """Every call ``wanted`` accepts that passes ``keyword``, in this module or in a cell of its notebook, with the
     literal dict it passes (see the module docstring). ``module`` is the engine's tree of ``ctx.source``."""
     events: list[_Event] = []
-    for tree, here in _modules(ctx, module):
-        if tree is None:  # a cell that does not parse may bind any name: nothing is known past it
-            events.append(_Event(None, "*", here=False))
-            continue
-        visitor = _Events(keyword, wanted, here)
-        tree.visit(visitor)
-        events.extend(visitor.events)
+    for code, here in _modules(ctx):
+        if here:
+            visitor = _Events(keyword, wanted, True)
+            module.visit(visitor)
+            events.extend(visitor.events)
+        else:
+            events.extend(_cell_events(code, keyword, wanted))
     sites = []
     for index, event in enumerate(events):
         if event.call is None or event.arg is None:
