@@ -76,7 +76,7 @@ class TextDocument:
         """The first line of the command ``line`` belongs to (continuations and heredoc bodies count)."""
         if self.kind not in (FileKind.SHELL, FileKind.DOCKERFILE) or line.deleted:
             return line
-        return _statement_starts(list(self))[line]
+        return _statement_starts(list(self), self.kind is FileKind.SHELL)[line]
 
     def next_live(self, line: Line) -> Line | None:
         index = self._index(line)
@@ -86,10 +86,14 @@ class TextDocument:
         return None
 
 
-def _statement_starts(lines: list[Line]) -> dict[Line, Line]:
+def _statement_starts(lines: list[Line], quotes: bool = False) -> dict[Line, Line]:
+    """Each line -> the first line of its command: a final backslash continues it, a heredoc's body belongs to it,
+    and (``quotes``: shell) so does every line of a quoted string left open at the end of a line, so that a note
+    never lands inside a multi-line ``ARGS="..."`` value, where the shell would pass it on as words."""
     starts: dict[Line, Line] = {}
     current: Line | None = None
     heredoc_end: str | None = None
+    quote = ""
     for line in lines:
         if heredoc_end is not None:
             starts[line] = current or line
@@ -100,6 +104,10 @@ def _statement_starts(lines: list[Line]) -> dict[Line, Line]:
         if current is None:
             current = line
         starts[line] = current
+        if quotes:
+            quote = _quote_open_after(line.text, quote)
+            if quote:
+                continue
         match = _HEREDOC.search(line.text)
         if match and not line.text.lstrip().startswith("#"):
             heredoc_end = match.group(2)
@@ -107,6 +115,28 @@ def _statement_starts(lines: list[Line]) -> dict[Line, Line]:
         if not line.text.endswith("\\"):
             current = None
     return starts
+
+
+def _quote_open_after(text: str, quote: str) -> str:
+    """The shell quote (``'`` or ``"``) still open at the end of ``text`` when the line starts inside ``quote``
+    ("" outside); comments and escaped characters are skipped."""
+    i = 0
+    word_start = True
+    while i < len(text):
+        char = text[i]
+        if quote == "'":
+            quote = "" if char == "'" else quote
+        elif char == "\\":
+            i += 1
+        elif quote == '"':
+            quote = "" if char == '"' else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and word_start:
+            return ""
+        word_start = not quote and char in " \t;&|()"
+        i += 1
+    return quote
 
 
 def add_notes(doc: TextDocument, notes: list[tuple[Line, str]]) -> None:

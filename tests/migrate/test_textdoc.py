@@ -32,3 +32,17 @@ def test_crlf_survives_insertions() -> None:
     doc = TextDocument("x=1\r\ny=2\r\n", FileKind.SHELL)
     add_notes(doc, [(doc.lines[1], "note")])
     assert doc.text() == "x=1\r\n# neuron-migrate: note\r\ny=2\r\n"
+
+
+def test_note_never_lands_inside_a_quoted_string_over_lines() -> None:
+    """The shell would pass a note inside ``ARGS="..."`` on as words (``#``, ``neuron-migrate:`` ...)."""
+    text = 'ARGS="--a 1\n  --zero_1 true\n  --b 2"  # it\'s kept\necho \'x\n#y\' z\nrun $ARGS\n'
+    doc = TextDocument(text, FileKind.SHELL)
+    lines = list(doc)
+    add_notes(doc, [(lines[1], "one"), (lines[2], "two"), (lines[4], "three"), (lines[5], "four")])
+    assert doc.text().splitlines() == [
+        "# neuron-migrate: one", "# neuron-migrate: two", 'ARGS="--a 1', "  --zero_1 true", '  --b 2"  # it\'s kept',
+        "# neuron-migrate: three", "echo 'x", "#y' z", "# neuron-migrate: four", "run $ARGS"]
+    yaml = TextDocument('a: "x\n  y"\n', FileKind.YAML)  # other kinds keep their line-by-line notes
+    add_notes(yaml, [(list(yaml)[1], "n")])
+    assert yaml.text() == 'a: "x\n  # neuron-migrate: n\n  y"\n'
