@@ -6,9 +6,10 @@ notebook the code cells run in one kernel, in order, so that binding may be in a
 (``SharedNamespace.cells``): each cell is parsed on its own here, the one being migrated is the engine's own tree
 (its dicts can be edited), the others are read only.
 
-A value is known when it is a dict display without ``**`` or a ``dict(k=v, ...)`` call with keywords only, and no
+A value is known when it is a dict display without ``**`` or a ``dict(k=v, ...)`` call with keywords only, no
 statement between the binding and the call rebinds or changes the name (``hp["k"] = v``, ``hp.update(...)``,
-``hp |= ...``, ``for hp in ...`` ...): then the keys seen are all the keys the call gets. Anything else is unknown
+``hp |= ...``, ``for hp in ...`` ...), and the binding runs whenever the call does (it is not in an ``if`` branch or
+a loop body the call is outside of): then the keys seen are all the keys the call gets. Anything else is unknown
 (``None``), and a rule that needs the keys says so instead of editing.
 """
 
@@ -60,6 +61,7 @@ class _Event:
     call: cst.Call | None = None
     arg: cst.Arg | None = None
     here: bool = False
+    blocks: tuple[int, ...] = ()  # the indented blocks it is in (an if's branch, a loop body ...), outermost first
 
 
 class _Events(cst.CSTVisitor):
@@ -68,31 +70,48 @@ class _Events(cst.CSTVisitor):
     def __init__(self, keyword: str, wanted: Callable[[cst.Call], bool], here: bool) -> None:
         self.keyword, self.wanted, self.here = keyword, wanted, here
         self.scopes: list[cst.CSTNode] = []
+        self.blocks: list[int] = []
         self.events: list[_Event] = []
+
+    def _add(self, name: str | None, value: DictValue | None = None, call: cst.Call | None = None,
+             arg: cst.Arg | None = None) -> None:
+        self.events.append(_Event(self._scope(), name, value, call, arg, self.here, tuple(self.blocks)))
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.blocks.append(id(node))
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self.blocks.pop()
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self.blocks.append(id(node))
+
+    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
+        self.blocks.pop()
 
     def _scope(self) -> cst.CSTNode | None:
         return self.scopes[-1] if self.scopes else None
 
     def _bind(self, target: cst.BaseExpression, value: DictValue | None = None) -> None:
         if isinstance(target, cst.Name):
-            self.events.append(_Event(self._scope(), target.value, value, here=self.here))
+            self._add(target.value, value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self._bind(element.value)
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value)
         elif isinstance(target, (cst.Subscript, cst.Attribute)) and isinstance(target.value, cst.Name):
-            self.events.append(_Event(self._scope(), target.value.value, here=self.here))  # hp["k"] = v: a change
+            self._add(target.value.value)  # hp["k"] = v: a change
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.events.append(_Event(self._scope(), node.name.value, here=self.here))
+        self._add(node.name.value)
         self.scopes.append(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.scopes.pop()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.events.append(_Event(self._scope(), node.name.value, here=self.here))
+        self._add(node.name.value)
         self.scopes.append(node)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
@@ -148,12 +167,12 @@ class _Events(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in _MUTATORS:
-            self.events.append(_Event(self._scope(), func.value.value, here=self.here))  # hp.update(...): a change
+            self._add(func.value.value)  # hp.update(...): a change
         if not self.wanted(node):
             return
         arg = next((arg for arg in node.args if arg.keyword is not None and arg.keyword.value == self.keyword), None)
         if arg is not None:
-            self.events.append(_Event(self._scope(), None, call=node, arg=arg, here=self.here))
+            self._add(None, call=node, arg=arg)
 
 
 def kernel_code(cell: str) -> str | None:
@@ -220,14 +239,20 @@ def keyword_sites(ctx: PythonContext, module: cst.Module, keyword: str,
 
 def _binding(events: list[_Event], index: int, name: str, scope: cst.CSTNode | None) -> _Event | None:
     """The binding of ``name`` that the call of ``events[index]`` (in ``scope``) reads, when it binds a literal dict:
-    the last one before the call in its scope; for a function that does not bind the name, the module's one binding
-    (the function runs later: known only when nothing anywhere else binds or changes the name)."""
+    the last one before the call in its scope, when it runs whenever the call does (it is not in an ``if`` branch
+    or a loop body the call is outside of); for a function that does not bind the name, the module's one
+    unconditional binding (the function runs later: known only when nothing anywhere else binds or changes it)."""
     if any(event.name == "*" for event in events[:index]):  # a cell that does not parse ran before the call
         return None
+    call = events[index]
     local = [event for event in events[:index] if event.name == name and event.scope is scope]
     if local:
-        return local[-1] if local[-1].value is not None else None
+        last = local[-1]
+        ran = call.blocks[:len(last.blocks)] == last.blocks
+        return last if last.value is not None and ran else None
     if scope is None or any(event.name == "*" for event in events):
         return None
     everywhere = [event for event in events if event.name == name]
-    return everywhere[0] if len(everywhere) == 1 and everywhere[0].scope is None and everywhere[0].value else None
+    if len(everywhere) != 1 or everywhere[0].scope is not None or everywhere[0].blocks:
+        return None
+    return everywhere[0] if everywhere[0].value is not None else None

@@ -17,7 +17,8 @@ The dict may be written in the call or bound to a name the call passes (``hyperp
 (``codemods/_lib/kernel_values.py``): the last binding before the call in its scope, and in a notebook the code
 cells run in one kernel, so the dict of an earlier cell feeds the estimator of a later one; it is mapped in its own
 cell. When that dict cannot be followed (built by a call, ``{**base, ...}``, changed by ``hp["k"] = v`` or
-``hp.update(...)`` before the call, a parameter, a cell that does not parse in between) and the entry point parses
+``hp.update(...)`` before the call, bound in an ``if`` branch the call is outside of, a parameter, a cell that
+does not parse in between) and the entry point parses
 Neuron training arguments, ``hyperparameters=`` gets a todo naming the fields that script no longer accepts
 (the field map's renames, the common removals); nothing else is edited.
 

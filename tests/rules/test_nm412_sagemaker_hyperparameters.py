@@ -135,3 +135,24 @@ def test_notebook_writefile_cell_is_not_kernel_code() -> None:
     result = _run_notebook('hp = {"zero_1": True}\n', f"%%writefile launch.py\nhp = load()\njob = {CALL}\n",
                            f"job = {CALL}\n")
     assert _cells(result)[0].endswith('\nhp = {"torch_compile": True}\n')
+
+
+def test_a_binding_in_a_branch_the_call_is_outside_of_is_not_followed() -> None:
+    result = _run(f"""
+        if big:
+            hp = {{"zero_1": True, "max_steps": 10}}
+        else:
+            hp = {{"max_steps": 5}}
+        job = {CALL}
+        """)
+    assert '    hp = {"zero_1": True, "max_steps": 10}\n' in result.text and '    hp = {"max_steps": 5}\n' in result.text
+    assert _messages(result) and _messages(result)[0].startswith(UNREAD)
+
+
+def test_a_binding_in_the_block_of_the_call_is_followed() -> None:
+    result = _run(f"""
+        if __name__ == "__main__":
+            hp = {{"zero_1": True, "max_steps": 10}}
+            job = {CALL}
+        """)
+    assert '    hp = {"max_steps": 10, "torch_compile": True}\n' in result.text
