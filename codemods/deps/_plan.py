@@ -86,14 +86,17 @@ def optimum_neuron_kept(text: str) -> bool | None:
     return None
 
 
-#: an import of the optimum-neuron / PyTorch-XLA stack, which this run moves to the stock stack
-_OLD_STACK_IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*(?:from|import)[ \t]+(?:optimum\.neuron|torch_xla|torch_neuronx)\b""")
+#: an import of the stack a requirement file pins (torch, transformers, optimum[-neuron], torch_xla ...): code that
+#: the run may move to the stock stack. Read before and after the run alike (a migrated file imports transformers or
+#: torch where it imported optimum.neuron or torch_xla), so the note that names such files is the same on a second run
+_STACK_IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*(?:from|import)[ \t]+(?:optimum|transformers|torch|torch_xla|"""
+                           r"""torch_neuronx|accelerate|trl|peft|diffusers|sentence_transformers|neuronx_distributed)\b""")
 
 
 def uses_old_stack(text: str) -> bool | None:
-    """Project fact: the Python file or notebook imports optimum.neuron, torch_xla or torch_neuronx: code that the
-    run moves to the stock stack (transformers 5, torch 2.14), which then needs the TorchNeuron requirements."""
-    return True if _OLD_STACK_IMPORT.search(text) else None
+    """Project fact: the Python file or notebook imports the torch / Hugging Face / optimum-neuron stack: code that
+    the run may move to the stock stack (transformers 5, torch 2.14), which then needs the TorchNeuron requirements."""
+    return True if _STACK_IMPORT.search(text) else None
 
 
 _SCRIPT = re.compile(r"(?<![\w-])([A-Za-z_][\w-]*\.py)(?![\w-])")
@@ -181,7 +184,8 @@ FACTS: tuple[ProjectFact, ...] = (
                 ("%%writefile", "neuron-cc", "neuron_cc", "optimum[neuron]", "torch.neuron", "torch_neuron", "ml.inf1"),
                 notebook_files),
     ProjectFact("deps.old-stack", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}),
-                ("optimum.neuron", "torch_xla", "torch_neuronx"), uses_old_stack),
+                ("optimum", "transformers", "torch", "accelerate", "trl", "peft", "diffusers", "sentence_transformers",
+                 "neuronx_distributed"), uses_old_stack),
     ProjectFact("deps.optimum-cli", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK, FileKind.SHELL,
                                                FileKind.DOCKERFILE, FileKind.YAML}), ("optimum-cli",), kept_cli_fact),
 )
@@ -205,6 +209,11 @@ class ProjectDeps:
     #: the files that import the old stack (``uses_old_stack``): the run moves them to the stock stack
     old_stack: tuple[str, ...] = ()
 
+    #: the Python files notebooks write: notebook -> project path -> (modules, kept, optimum-cli command, old stack)
+    written: dict[str, dict[str, tuple]] = field(default_factory=dict)
+    #: the facts of the files on disk alone, before the notebooks' files join them (see ``seen_from``)
+    on_disk: tuple = ()
+
     @classmethod
     def of(cls, options: RuleOptions | None) -> "ProjectDeps":
         if options is None:
@@ -213,23 +222,15 @@ class ProjectDeps:
         for path, modules in options.project.of("deps.imports").items():
             for module in modules:
                 imported.setdefault(module, set()).add(path)
-        kept = set(options.project.of("deps.optimum-neuron-kept"))
-        cli = dict(options.project.of("deps.optimum-cli"))
-        old = set(options.project.of("deps.old-stack"))
+        on_disk = (imported, set(options.project.of("deps.optimum-neuron-kept")),
+                   dict(options.project.of("deps.optimum-cli")), set(options.project.of("deps.old-stack")))
         writers: dict[tuple[str, str], list[str]] = {}
         inf1: dict[str, str] = {}
+        written: dict[str, dict[str, tuple]] = {}
         # the Python files a notebook writes are files of the project: dir/src/compile.py for a notebook in dir/
         for notebook, value in options.project.of("deps.notebook-files").items():
-            for name, (modules, keeps, command, uses_old) in value["python"].items():
-                path = notebooks.resolved(notebook, name)
-                for module in modules:
-                    imported.setdefault(module, set()).add(path)
-                if keeps:
-                    kept.add(path)
-                if command:
-                    cli[path] = command
-                if uses_old:
-                    old.add(path)
+            for name, record in value["python"].items():
+                written.setdefault(notebook, {})[notebooks.resolved(notebook, name)] = tuple(record)
             for name, prints in value["written"].items():
                 for print_ in prints:
                     writers.setdefault((name, print_), []).append(notebook)
@@ -238,9 +239,34 @@ class ProjectDeps:
         for path in options.project.files:
             if path.endswith(".ipynb") and re.search(INF1_PATH, path):
                 inf1.setdefault(path, f"the file name {PurePosixPath(path).name}")
-        return cls(options.neuron_project, {module: tuple(sorted(paths)) for module, paths in imported.items()},
-                   tuple(sorted(kept)), dict(options.project.of("deps.mentions")),
-                   {key: tuple(sorted(set(found))) for key, found in writers.items()}, inf1, cli, tuple(sorted(old)))
+        base = cls(options.neuron_project, mentions=dict(options.project.of("deps.mentions")),
+                   writers={key: tuple(sorted(set(found))) for key, found in writers.items()}, inf1_notebooks=inf1,
+                   written=written, on_disk=on_disk)
+        return base.seen_from(())
+
+    def seen_from(self, writers: tuple[str, ...]) -> "ProjectDeps":
+        """The facts as a file written by the notebooks ``writers`` sees them: the files on disk and the files every
+        notebook writes, where a path those notebooks write themselves is theirs (two notebooks of one folder that
+        both write src/compile.py: each one's requirements go with its own)."""
+        if not self.on_disk:
+            return self
+        imported = {module: set(paths) for module, paths in self.on_disk[0].items()}
+        kept, cli, old = set(self.on_disk[1]), dict(self.on_disk[2]), set(self.on_disk[3])
+        own = {path for notebook in writers for path in self.written.get(notebook, {})}
+        for notebook, files in self.written.items():
+            for path, (modules, keeps, command, uses_old) in files.items():
+                if path in own and notebook not in writers:
+                    continue
+                for module in modules:
+                    imported.setdefault(module, set()).add(path)
+                if keeps:
+                    kept.add(path)
+                if command:
+                    cli[path] = command
+                if uses_old:
+                    old.add(path)
+        return replace(self, imported={module: tuple(sorted(paths)) for module, paths in imported.items()},
+                       optimum_neuron_kept=tuple(sorted(kept)), cli=cli, old_stack=tuple(sorted(old)))
 
     def notebooks_writing(self, path: str, text: str) -> tuple[str, ...]:
         """The notebooks whose ``%%writefile`` cell is this file (its path as the cell names it, and its text)."""
@@ -400,6 +426,7 @@ class Planner:
         if path is not None:
             planner.writers = project.notebooks_writing(path, planner.file_text)
             planner.inf1_flow = project.inf1_flow(path, planner.writers)
+            project = planner.project = project.seen_from(planner.writers)
         planner.kept_optimum_neuron = planner.near(project.optimum_neuron_kept)
         names_on = any(_names_optimum_neuron(parsed) for parsed in parsed_specs)
         own_cli, parallel = commands_needing_old_stack(planner.file_text)
@@ -434,15 +461,15 @@ class Planner:
         repository of independent samples must not give one sample's requirements another sample's imports."""
         if self.path is None:
             return files
-        # a file a notebook writes sits where the notebook runs (dir/src/requirements.txt), and the notebook's
-        # mentions (entry_point="compile.py") are its own
+        # a file a notebook writes sits where the notebook runs (dir/src/requirements.txt); the notebook's own
+        # mentions are not its mentions (entry_point="compile.py" names the compile.py of its source_dir, which the
+        # folder covers, not every compile.py of the project)
         paths = [notebooks.resolved(notebook, self.path) for notebook in self.writers] or [self.path]
         prefixes = []
         for path in paths:
             folder = PurePosixPath(path).parent.as_posix()
             prefixes.append("" if folder in {".", ""} else folder + "/")
-        mentioned = self.project.mentioned_by(self.path).union(
-            *(self.project.mentions.get(notebook, frozenset()) for notebook in self.writers))
+        mentioned = self.project.mentioned_by(self.path) if not self.writers else frozenset()
         return tuple(name for name in files if name.startswith(tuple(prefixes))
                      or PurePosixPath(name).name in mentioned
                      or re.search(rf"(?<![\w.-]){re.escape(PurePosixPath(name).name)}(?![\w-])", self.file_text))
@@ -679,17 +706,18 @@ def _files(paths: tuple[str, ...]) -> str:
 
 
 def _also_served(planner: Planner, kept: tuple[str, ...]) -> str:
-    """When optimum-neuron stays for some files, the other files it installs for that use the old stack: the run
-    moves them to the stock stack, and there they need what this line keeps out."""
+    """When optimum-neuron stays for some files, the other files it installs for that import the stack
+    (``uses_old_stack``): where the run moved them to the stock stack, they need what this line keeps out."""
     others = tuple(path for path in planner.near(planner.project.old_stack)
                    if path not in kept and path not in planner.cli_users and path != planner.path)
     if not others:
         return ""
     one = len(others) == 1
-    return (f"; the same line also installs for {_files(others)}, which import{'s' if one else ''} the old stack: "
-            f"where this run moved {'it' if one else 'them'} to the stock stack, {'it needs' if one else 'they need'} "
-            f"{TORCH_SPEC} and {stock_spec('transformers')} and {'does' if one else 'do'} not import beside this line "
-            "(split the requirements, one file per job, or port the kept code first)")
+    return (f"; the same line also installs for {_files(others)}, code on the torch / Hugging Face stack: where this "
+            f"run moved {'it' if one else 'them'} to the stock stack (see {'its' if one else 'their'} findings), "
+            f"{'it needs' if one else 'they need'} {TORCH_SPEC} and {stock_spec('transformers')} and "
+            f"{'does' if one else 'do'} not import beside this line (split the requirements, one file per job, or port "
+            "the kept code first)")
 
 
 def _optimum_neuron(parsed: Parsed, planner: Planner) -> Rewrite:

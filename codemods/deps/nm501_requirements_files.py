@@ -23,8 +23,8 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   ``optimum-cli export`` / ``optimum-cli neuron serve`` (NM406 keeps those with a todo; project fact
   ``deps.optimum-cli``, ``%%writefile`` Python included): replaced, the run fails with ``optimum-cli: command not
   found``; the other pins of the file stay with it, as above. The todo on a kept optimum-neuron also names the
-  other files it installs for that import the old stack (optimum.neuron, torch_xla, torch_neuronx; project fact
-  ``deps.old-stack``): moved to the stock stack by the run, they do not import beside the kept line;
+  other files it installs for that import the torch / Hugging Face stack (project fact ``deps.old-stack``):
+  where the run moved them to the stock stack, they do not import beside the kept line;
 * XLA-era ``torch-neuronx`` builds (e.g. ``2.1.2.2.0.0``, ``2.8.0.2.10.16998``) -> ``torch-neuronx==2.14.*``
   (same package name, native backend: only the version tells them apart); ``torch`` pins below 2.14 follow;
 * ``torch-xla``, ``libneuronxla``, ``neuronx-distributed*``, ``transformers-neuronx``: removed; a

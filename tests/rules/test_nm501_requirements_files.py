@@ -174,12 +174,33 @@ def test_a_kept_pin_names_the_migrated_files_it_also_installs_for() -> None:
     project = {"src/compile.py": "import optimum.neuron as on\nm = eval('on.NeuronModelForCausalLM')\n",
                "src/train.py": "from optimum.neuron import NeuronTrainer\n",
                "src/notes.py": "import os\n", "other/train.py": "import torch_xla\n"}
+    # what the run makes of train.py (stock transformers) is named the same: a second run changes nothing
+    migrated = dict(project, **{"src/train.py": "from transformers import Trainer\n"})
+    assert migrate("optimum-neuron==0.0.25\n", "NM501", kind=FileKind.REQUIREMENTS, path="src/requirements.txt",
+                   project=migrated).text == migrate("optimum-neuron==0.0.25\n", "NM501", kind=FileKind.REQUIREMENTS,
+                                                     path="src/requirements.txt", project=project).text
     result = migrate("optimum-neuron==0.0.25\n", "NM501", kind=FileKind.REQUIREMENTS, path="src/requirements.txt",
                      project=project)
-    assert "the same line also installs for src/train.py, which imports the old stack" in result.text
+    assert "the same line also installs for src/train.py, code on the torch / Hugging Face stack" in result.text
     assert "notes.py" not in result.text and "other/train.py" not in result.text
     # nothing else near it uses the old stack: no such clause
     del project["src/train.py"]
     result = migrate("optimum-neuron==0.0.25\n", "NM501", kind=FileKind.REQUIREMENTS, path="src/requirements.txt",
                      project=project)
     assert "also installs for" not in result.text
+
+
+def test_a_file_two_notebooks_write_is_each_ones_own() -> None:
+    # both notebooks of tut/ write src/compile.py; only a.ipynb's keeps optimum.neuron for an eval: b.ipynb's
+    # requirement cell goes with b's compile.py and moves to the TorchNeuron stack
+    a = _notebook("%%writefile src/requirements.txt\noptimum-neuron==0.0.20\n",
+                  "%%writefile src/compile.py\nimport optimum.neuron as on\nc = eval('on.NeuronModelForCausalLM')\n")
+    b = _notebook("%%writefile src/requirements.txt\noptimum-neuron==0.0.12\n",
+                  "%%writefile src/compile.py\nfrom optimum.neuron import NeuronStableDiffusionPipeline\n")
+    project = {"tut/a.ipynb": a, "tut/b.ipynb": b}
+    kept = migrate("optimum-neuron==0.0.20\n", "NM501", kind=FileKind.REQUIREMENTS, path="src/requirements.txt",
+                   project=project)
+    assert kept.text.endswith("optimum-neuron==0.0.20\n") and "tut/src/compile.py" in kept.text
+    moved = migrate("optimum-neuron==0.0.12\n", "NM501", kind=FileKind.REQUIREMENTS, path="src/requirements.txt",
+                    project=project)
+    assert "torch-neuronx==2.14.*" in moved.text and "optimum-neuron" not in moved.text
