@@ -37,7 +37,7 @@ from codemods._tables.requirements_data import (
 from codemods._tables.stock_floors_data import KNOWN_GOOD, REQUIRES, REQUIRES_PYTHON, TARGET_VERSIONS
 from codemods.deps import _notebooks as notebooks
 from migrate.facts import ProjectFact
-from migrate.filekinds import FileKind
+from migrate.filekinds import FileKind, kind_from_name
 from migrate.findings import Severity
 from migrate.rule import RuleOptions
 
@@ -435,6 +435,12 @@ class Planner:
         else:
             notebook = re.sub(r"(?:\.cell\d+)?\.sh$", ".ipynb", path) if path and path.endswith(".sh") else None
             users = ((notebook,) if notebook in project.cli else ()) or planner.near(tuple(sorted(project.cli)))
+            if path is not None and kind_from_name(PurePosixPath(path)) is not FileKind.REQUIREMENTS:
+                # a script or Dockerfile installs for the code it runs: not for the other scripts of its folder,
+                # which install their own environment, unless it names them
+                users = tuple(user for user in users if user.endswith((".py", ".ipynb"))
+                              or re.search(rf"(?<![\w.-]){re.escape(PurePosixPath(user).name)}(?![\w-])",
+                                           planner.file_text))
             if users:
                 planner.cli_users = users
                 planner.cli = (f"{_files(users)} run{'s' if len(users) == 1 else ''} "

@@ -300,3 +300,15 @@ def test_two_pip_commands_of_one_line_are_both_rewritten() -> None:
     repo = "--extra-index-url https://pip.repos.neuron.amazonaws.com"
     assert result.text == (f'pip install {repo} "torch-neuronx==2.14.*" "torch==2.14.*" "transformers>=5.24" '
                            f'"accelerate>=1.15" && pip install {repo} "torch-neuronx==2.14.*"\n')
+
+
+def test_another_script_of_the_folder_running_optimum_cli_does_not_hold_this_one() -> None:
+    # app/compile.sh installs its own environment and runs compile.py; app/export.sh (its own pip install) runs
+    # optimum-cli export: only export.sh keeps optimum-neuron. A Python file of the folder that runs it would count.
+    project = {"app/export.sh": "optimum-cli export neuron --model m out/\n"}
+    text = "pip install optimum-neuron==0.0.25\npython /compile.py\n"
+    result = migrate(text, "NM505", kind=FileKind.SHELL, path="app/compile.sh", project=project)
+    assert '"torch-neuronx==2.14.*"' in result.text
+    project["app/compile.py"] = "import subprocess\nsubprocess.run(['optimum-cli', 'export', 'neuron', 'out/'])\n"
+    result = migrate(text, "NM505", kind=FileKind.SHELL, path="app/compile.sh", project=project)
+    assert result.text.endswith(text) and "app/compile.py runs `optimum-cli export`" in result.text
