@@ -180,6 +180,13 @@ def test_a_value_set_in_an_if_keeps_its_flags_and_compile_is_a_todo() -> None:
     assert messages[4].startswith("--torch_compile true was not added: $ARGS may hold more flags")
 
 
+def test_an_unknown_variable_inside_a_held_command_blocks_the_compile_claim() -> None:
+    for inner in ("$EXTRA", "$1"):
+        result = run(f'CMD="torchrun train.py --zero_1 true {inner}"\n$CMD\n')
+        assert code(result.text) == f'CMD="torchrun train.py {inner}"\n$CMD\n'
+        assert result.findings[-1].message.startswith(f"--torch_compile true was not added: {inner} may hold more flags")
+
+
 def test_a_variable_from_the_environment_blocks_the_compile_claim() -> None:
     result = run("torchrun train.py --zero_1 true $EXTRA\n")
     assert result.text.endswith("torchrun train.py $EXTRA\n")

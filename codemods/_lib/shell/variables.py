@@ -318,15 +318,20 @@ class ShellVariables:
             name = _name_of(word[1].text)
             after_flag = position > 0 and (previous := (assignment.words or [])[position - 1][1].text).startswith("--") \
                 and "=" not in previous
+            why = None
             if name is not None and depth < 4 and not after_flag:
                 inner = self.binding(name, assignment.order)
                 if inner.assignment is not None and inner.assignment is not assignment:
                     self._splice(inner.assignment, use, expanded, depth + 1)
                     continue
-                expanded.unresolved.append((use, inner.why or ""))
+                why = inner.why or f"{name} holds itself"
+            elif _POSITIONAL.match(word[1].text) and not after_flag:
+                why = "it holds the arguments this script was called with"
             copy = (word[0], Tok("word", word[1].start, word[1].end, word[1].text))
             expanded.origin[id(copy[1])] = (assignment, use)
             expanded.items.append(copy)
+            if why is not None:  # the word a value holds as it is (the command sees it, not what it stands for)
+                expanded.unresolved.append((copy, why))
 
     def single_value(self, word: str, line: Line, col: int) -> str | None:
         """The value a one-word ``$NAME`` stands for at the command at ``col`` of ``line`` (``--nproc_per_node
