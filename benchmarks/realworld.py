@@ -14,7 +14,10 @@ touched), migrated in write mode, committed, and migrated again. Per project and
 * ``prose``: of those, the ones on lines the tool reports as prose (NM903 ``info`` findings: comments,
   docstrings, Markdown); they are never rewritten, so the share removed is also given over code references alone;
 * ``silent``: references left with no finding within 3 lines (in the original file) and no inline
-  ``neuron-migrate:`` note within 3 lines above them (in the written file);
+  ``neuron-migrate:`` note within 3 lines above them (in the written file), in a file that no finding reports as
+  kept as a whole (``WHOLE_FILE``: NM318's one note on a file left on torch_xla, NM902's single info for the
+  references under it, the note of a module kept with such importers): one note there covers every reference, as
+  one note per reference would only repeat it;
 * ``verify errors``: error findings of the verification family (NM7xx): calls into stock libraries that
   cannot work;
 * ``changed``: files the first run changed; ``again``: files the second run changed again (idempotence);
@@ -53,6 +56,10 @@ LEGACY = {
     "xla backend": re.compile(r"""backend\s*=\s*["']xla["']|init_method\s*=\s*["']xla://"""),
 }
 NOTE = "neuron-migrate:"
+#: finding texts that speak for the whole file (see ``silent``): a file left on torch_xla as a whole, its references
+WHOLE_FILE = ("so it was left on torch_xla as a whole", "kept on torch_xla with the rest of this file",
+              "imported only by code that neuron-migrate leaves on torch_xla as a whole",
+              "kept on torch_xla with the code that imports it")
 PROSE_RULE = "NM903"  # legacy mentions in comments, docstrings and documentation (info: docs to update)
 KINDS = {".py", ".ipynb", ".sh", ".slurm", ".txt", ".toml", ".cfg", ".yaml", ".yml", ".json", ""}
 
@@ -218,6 +225,7 @@ def measure(project: Path, work: Path) -> Figures:
         reported = {f.get("original_line", f["line"]) for f in findings.get(name, [])}
         prose = {f.get("original_line", f["line"]) for f in findings.get(name, [])
                  if f["severity"] == "info" and f["rule"] == PROSE_RULE}
+        whole = any(any(text in f["message"] for text in WHOLE_FILE) for f in findings.get(name, []))
         new_lines = new_text.splitlines()
         to_old = old_line_of(old_text.splitlines(), new_lines)
         figures.prose_before += sum(1 for line, _ in old_refs if line in prose)
@@ -226,7 +234,7 @@ def measure(project: Path, work: Path) -> Figures:
             noted = any(NOTE in new_lines[i - 1] for i in range(max(1, line - 3), line + 1))
             old = to_old.get(line, line)
             near = any(abs(old - r) <= 3 for r in reported)
-            if not noted and not near:
+            if not noted and not near and not whole:
                 figures.silent += 1
                 if len(figures.silent_examples) < 200:
                     figures.silent_examples.append(f"{name}:{line}: {kind}: {new_lines[line - 1].strip()[:100]}")
