@@ -16,6 +16,10 @@ What it does:
   where no file of the run reads checkpoints back with ``xser.load`` (the project fact ``xla-xser-load``): the
   checkpoint becomes one plain ``torch.save`` file of CPU tensors (no ``.tensors`` folder), read with
   ``torch.load(path)``. Otherwise the file stays on torch_xla (NM318 says why).
+* ``model.save_pretrained(..., save_function=xm.save)``: the keyword is removed. transformers 5's
+  ``save_pretrained`` has no ``save_function`` (the keyword lands in ``**kwargs``, which only ``push_to_hub`` reads)
+  and writes the checkpoint itself where ``is_main_process`` is true, so it did nothing but keep ``torch_xla``
+  imported. Other values of ``xm.save`` (a callback of the user's code) are left to NM902's note.
 * A finding says what changed.
 
 Why:
@@ -53,7 +57,7 @@ from typing import cast
 
 import libcst as cst
 
-from codemods._lib.cst import Import
+from codemods._lib.cst import Import, with_commas
 from codemods.xla._base import LOCAL_RANK, RANK, XM, XSER_LOADS, XSER_SAVE, Safety, XlaRule, arg, has_star, names
 from migrate.snippets import parse_expression, parse_statement
 
@@ -126,6 +130,22 @@ class XlaSave(XlaRule):
         # `ok = xm.save(...)`, `lambda: xm.save(...)`: not a statement of its own, so not rewritten
         if self.ctx.matches(node.func, SAVE) and self.used_as_value(node):
             self.todo(node, "xm.save used inside an expression (it returns None): make it a statement of its own (the rule then rewrites it) or use torch.save(obj, path) under `if int(os.environ.get(\"LOCAL_RANK\", 0)) == 0:` (each host's local master, as xm.save wrote), then dist.barrier()")
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        # save_pretrained(..., save_function=xm.save): transformers 5 took the parameter out (it lands in **kwargs,
+        # which only push_to_hub reads) and writes the files itself on is_main_process, so the keyword does nothing
+        # but keep the torch_xla import alive
+        func = original.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "save_pretrained"):
+            return updated
+        keyword = next((a for a in original.args if a.keyword is not None and a.keyword.value == "save_function"
+                        and self.ctx.matches(a.value, SAVE)), None)
+        if keyword is None:
+            return updated
+        self.fixed(keyword, "save_function=xm.save removed: transformers 5's save_pretrained has no save_function "
+                            "(it ignores the keyword) and writes the checkpoint itself where is_main_process is true")
+        kept = [a for a, o in zip(updated.args, original.args) if o is not keyword]
+        return updated.with_changes(args=with_commas(kept, updated.args))
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
         self.suite_todo(node, SAVE, "xm.save in a one-line block: put it on its own line (the rule then rewrites it) or use torch.save under a LOCAL_RANK == 0 check (each host's local master, as xm.save wrote), then dist.barrier()")

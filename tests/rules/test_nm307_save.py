@@ -143,3 +143,38 @@ def test_saved_checkpoint_keeps_its_structure_with_every_tensor_on_the_cpu(tmp_p
     assert torch.equal(state["model"]["weight"], model.weight.detach())
     assert state["optimizer"]["state"][0]["exp_avg"].device.type == "cpu"
     assert findings(result, "NM307") == {(4, "fixed")}
+
+
+def test_save_function_xm_save_leaves_save_pretrained() -> None:
+    import inspect
+
+    from transformers import PreTrainedModel
+
+    # the premise: transformers 5 took save_function out of save_pretrained (it would land in **kwargs, unused)
+    assert "save_function" not in inspect.signature(PreTrainedModel.save_pretrained).parameters
+    result = migrate(
+        """
+        import torch_xla.core.xla_model as xm
+
+        def save(model, out):
+            model.save_pretrained(out, is_main_process=True, save_function=xm.save)
+        """,
+        "NM307",
+    )
+    assert "model.save_pretrained(out, is_main_process=True)" in result.text
+    assert "torch_xla" not in result.text
+    assert findings(result, "NM307") == {(4, "fixed")}
+
+
+def test_other_save_functions_are_left_alone() -> None:
+    unchanged(
+        """
+        import torch
+        import torch_xla.core.xla_model as xm
+
+        def save(model, out, accelerator):
+            model.save_pretrained(out, save_function=accelerator.save)
+            export(model, save_function=xm.save)
+        """,
+        "NM307",
+    )
