@@ -37,7 +37,7 @@ from codemods._tables.requirements_data import (
 from codemods._tables.stock_floors_data import KNOWN_GOOD, REQUIRES, REQUIRES_PYTHON, TARGET_VERSIONS
 from codemods.deps import _notebooks as notebooks
 from migrate.facts import ProjectFact
-from migrate.filekinds import FileKind, kind_from_name
+from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import RuleOptions
 
@@ -132,9 +132,10 @@ def kept_cli_command(text: str) -> str | None:
 
 
 def kept_cli_fact(text: str) -> str | None:
-    """Project fact: ``kept_cli_command`` of a Python file, script or notebook (its code cells)."""
-    sources = notebooks.code_cells(text) if text.lstrip().startswith("{") else None
-    return kept_cli_command("\n".join(sources) if sources is not None else text)
+    """Project fact: ``kept_cli_command`` of a notebook's code cells: its ``%pip`` lines and ``%%writefile``
+    requirement cells arrive one by one, but the notebook is one file, whose other cells still run it."""
+    sources = notebooks.code_cells(text)
+    return kept_cli_command("\n".join(sources)) if sources is not None else None
 
 
 def commands_needing_old_stack(text: str) -> tuple[str | None, bool]:
@@ -152,18 +153,17 @@ def commands_needing_old_stack(text: str) -> tuple[str | None, bool]:
 def notebook_files(text: str) -> dict | None:
     """Project fact: what a notebook's ``%%writefile`` cells write (see ``codemods/deps/_notebooks.py``): for each
     Python file (name as written) the watched modules it imports, whether its optimum.neuron import is kept for
-    an eval, the optimum-cli command it runs (``kept_cli_command``) and whether it uses the old stack
-    (``uses_old_stack``); for each other file the fingerprints of its bodies; and what makes the notebook an Inf1 flow (the
+    an eval, and whether it imports the stack (``uses_old_stack``); for each other file the fingerprints of its bodies; and what makes the notebook an Inf1 flow (the
     markers the inference rules' NM101 reads, over its code cells), or None."""
     sources = notebooks.code_cells(text)
     if sources is None:
         return None
-    python: dict[str, tuple[tuple[str, ...], bool, str | None, bool]] = {}
+    python: dict[str, tuple[tuple[str, ...], bool, bool]] = {}
     written: dict[str, tuple[str, ...]] = {}
     for name, body in notebooks.written_files(sources):
         if name.endswith(".py"):
             python[name] = (tuple(sorted(imported_modules(body) or ())), bool(optimum_neuron_kept(body)),
-                            kept_cli_command(body), bool(uses_old_stack(body)))
+                            bool(uses_old_stack(body)))
         else:
             written[name] = (*written.get(name, ()), notebooks.fingerprint(body))
     code = _NOTE_LINE.sub("", "\n".join(sources))
@@ -186,8 +186,7 @@ FACTS: tuple[ProjectFact, ...] = (
     ProjectFact("deps.old-stack", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}),
                 ("optimum", "transformers", "torch", "accelerate", "trl", "peft", "diffusers", "sentence_transformers",
                  "neuronx_distributed"), uses_old_stack),
-    ProjectFact("deps.optimum-cli", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK, FileKind.SHELL,
-                                               FileKind.DOCKERFILE, FileKind.YAML}), ("optimum-cli",), kept_cli_fact),
+    ProjectFact("deps.optimum-cli", frozenset({FileKind.NOTEBOOK}), ("optimum-cli",), kept_cli_fact),
 )
 
 
@@ -204,12 +203,12 @@ class ProjectDeps:
     writers: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     #: notebook -> what makes it an Inf1 flow (NM101's markers, or an Inf1 file name)
     inf1_notebooks: dict[str, str] = field(default_factory=dict)
-    #: file -> the optimum-cli command it runs, which NM406 keeps (``kept_cli_command``)
+    #: notebook -> the optimum-cli command its cells run, which NM406 keeps (``kept_cli_command``)
     cli: dict[str, str] = field(default_factory=dict)
     #: the files that import the old stack (``uses_old_stack``): the run moves them to the stock stack
     old_stack: tuple[str, ...] = ()
 
-    #: the Python files notebooks write: notebook -> project path -> (modules, kept, optimum-cli command, old stack)
+    #: the Python files notebooks write: notebook -> project path -> (modules, kept, imports the stack)
     written: dict[str, dict[str, tuple]] = field(default_factory=dict)
     #: the facts of the files on disk alone, before the notebooks' files join them (see ``seen_from``)
     on_disk: tuple = ()
@@ -223,7 +222,7 @@ class ProjectDeps:
             for module in modules:
                 imported.setdefault(module, set()).add(path)
         on_disk = (imported, set(options.project.of("deps.optimum-neuron-kept")),
-                   dict(options.project.of("deps.optimum-cli")), set(options.project.of("deps.old-stack")))
+                   set(options.project.of("deps.old-stack")))
         writers: dict[tuple[str, str], list[str]] = {}
         inf1: dict[str, str] = {}
         written: dict[str, dict[str, tuple]] = {}
@@ -240,6 +239,7 @@ class ProjectDeps:
             if path.endswith(".ipynb") and re.search(INF1_PATH, path):
                 inf1.setdefault(path, f"the file name {PurePosixPath(path).name}")
         base = cls(options.neuron_project, mentions=dict(options.project.of("deps.mentions")),
+                   cli=dict(options.project.of("deps.optimum-cli")),
                    writers={key: tuple(sorted(set(found))) for key, found in writers.items()}, inf1_notebooks=inf1,
                    written=written, on_disk=on_disk)
         return base.seen_from(())
@@ -251,22 +251,20 @@ class ProjectDeps:
         if not self.on_disk:
             return self
         imported = {module: set(paths) for module, paths in self.on_disk[0].items()}
-        kept, cli, old = set(self.on_disk[1]), dict(self.on_disk[2]), set(self.on_disk[3])
+        kept, old = set(self.on_disk[1]), set(self.on_disk[2])
         own = {path for notebook in writers for path in self.written.get(notebook, {})}
         for notebook, files in self.written.items():
-            for path, (modules, keeps, command, uses_old) in files.items():
+            for path, (modules, keeps, uses_old) in files.items():
                 if path in own and notebook not in writers:
                     continue
                 for module in modules:
                     imported.setdefault(module, set()).add(path)
                 if keeps:
                     kept.add(path)
-                if command:
-                    cli[path] = command
                 if uses_old:
                     old.add(path)
         return replace(self, imported={module: tuple(sorted(paths)) for module, paths in imported.items()},
-                       optimum_neuron_kept=tuple(sorted(kept)), cli=cli, old_stack=tuple(sorted(old)))
+                       optimum_neuron_kept=tuple(sorted(kept)), old_stack=tuple(sorted(old)))
 
     def notebooks_writing(self, path: str, text: str) -> tuple[str, ...]:
         """The notebooks whose ``%%writefile`` cell is this file (its path as the cell names it, and its text)."""
@@ -429,18 +427,15 @@ class Planner:
             project = planner.project = project.seen_from(planner.writers)
         planner.kept_optimum_neuron = planner.near(project.optimum_neuron_kept)
         names_on = any(_names_optimum_neuron(parsed) for parsed in parsed_specs)
+        # the command must be in the same file: this text, or the notebook it is a part of (its %pip lines arrive as
+        # NAME.sh, a %%writefile cell by its written name); an export in another file has its own NM406 todo, and
+        # holding the old stack for it would keep every migrated file beside it off the new one
         own_cli, parallel = commands_needing_old_stack(planner.file_text)
         if own_cli:
             planner.cli = f"this file runs `{own_cli}`"
         else:
             notebook = re.sub(r"(?:\.cell\d+)?\.sh$", ".ipynb", path) if path and path.endswith(".sh") else None
-            users = ((notebook,) if notebook in project.cli else ()) or planner.near(tuple(sorted(project.cli)))
-            if path is not None and kind_from_name(PurePosixPath(path)) is not FileKind.REQUIREMENTS:
-                # a script or Dockerfile installs for the code it runs: not for the other scripts of its folder,
-                # which install their own environment, unless it names them
-                users = tuple(user for user in users if user.endswith((".py", ".ipynb"))
-                              or re.search(rf"(?<![\w.-]){re.escape(PurePosixPath(user).name)}(?![\w-])",
-                                           planner.file_text))
+            users = tuple(nb for nb in (notebook, *planner.writers) if nb in project.cli)
             if users:
                 planner.cli_users = users
                 planner.cli = (f"{_files(users)} run{'s' if len(users) == 1 else ''} "

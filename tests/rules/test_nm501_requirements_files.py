@@ -141,31 +141,34 @@ def test_notebook_files_fact_reads_written_files_and_inf1_markers() -> None:
                          "%%writefile 'src/requirements.txt'\n# neuron-migrate: a note\noptimum-neuron\n",
                          "# a kernel cell\nprint(1)\n")
     value = notebook_files(notebook)
-    assert value == {"python": {"src/train.py": (("trl",), True, None, True)},
+    assert value == {"python": {"src/train.py": (("trl",), True, True)},
                      "written": {"src/requirements.txt": ("optimum-neuron",)}, "inf1": None}
     assert notebook_files(_notebook("!pip install neuron-cc\n"))["inf1"] == "the neuron-cc compiler"
     assert notebook_files("not a notebook") is None
 
 
-def test_optimum_neuron_stays_while_code_it_serves_runs_optimum_cli_export() -> None:
-    # compile.py (same folder) runs `optimum-cli export neuron` through subprocess, which NM406 keeps with a todo:
-    # replaced, the job would fail with optimum-cli: command not found
-    compile_py = 'import subprocess\nsubprocess.run("optimum-cli export neuron --model m out/", shell=True)\n'
-    result = migrate("optimum-neuron==0.0.25\ntorch-xla==2.1.2\n", "NM501", kind=FileKind.REQUIREMENTS,
-                     path="src/requirements.txt", project={"src/compile.py": compile_py})
+def test_optimum_neuron_stays_while_its_notebook_runs_optimum_cli_export() -> None:
+    # a requirement cell of a notebook whose other cells still run `optimum-cli export neuron` (NM406 keeps it with
+    # a todo): the notebook is one file, so the package of the command stays; replaced, the cell would fail with
+    # optimum-cli: command not found
+    body = "optimum-neuron==0.0.25\ntorch-xla==2.1.2\n"
+    notebook = _notebook(f"%%writefile requirements.txt\n{body}",
+                         "!optimum-cli export neuron --model m --batch_size 1 --sequence_length 128 out/\n")
+    result = migrate(body, "NM501", kind=FileKind.REQUIREMENTS, path="requirements.txt",
+                     project={"nb.ipynb": notebook})
     assert result.text.endswith("optimum-neuron==0.0.25\n# neuron-migrate: torch-xla==2.1.2 was left as it is: it goes "
-                                "with optimum-neuron, kept because src/compile.py runs `optimum-cli export`; move it "
+                                "with optimum-neuron, kept because nb.ipynb runs `optimum-cli export`; move it "
                                 "together with optimum-neuron (torch-xla is the PyTorch/XLA runtime; TorchNeuron does "
                                 "not use it, and while it is installed transformers still takes its XLA branches)\n"
                                 "torch-xla==2.1.2\n")
-    assert "src/compile.py runs `optimum-cli export`, which optimum / optimum-neuron install" in result.text
+    assert "nb.ipynb runs `optimum-cli export`, which optimum / optimum-neuron install" in result.text
     assert findings(result, "NM501") == {(1, "todo"), (2, "todo")}
-    # a comment, an echo or a file of another folder is no use of the command
-    for project in ({"src/compile.py": "# then run optimum-cli export neuron\n"},
-                    {"src/run.sh": 'echo "optimum-cli export neuron is gone"\n'},
-                    {"other/compile.py": compile_py}):
-        result = migrate("optimum-neuron==0.0.25\n", "NM501", kind=FileKind.REQUIREMENTS,
-                         path="src/requirements.txt", project=project)
+    # another file that runs it (a compile.py of the folder, a commented-out export) holds nothing: the export has
+    # its own todo, and holding the old stack would keep the migrated files beside it off the new one
+    compile_py = 'import subprocess\nsubprocess.run("optimum-cli export neuron --model m out/", shell=True)\n'
+    for project in ({"compile.py": compile_py},
+                    {"nb.ipynb": _notebook(f"%%writefile requirements.txt\n{body}", "# !optimum-cli export neuron\n")}):
+        result = migrate(body, "NM501", kind=FileKind.REQUIREMENTS, path="requirements.txt", project=project)
         assert "torch-neuronx==2.14.*" in result.text, project
 
 

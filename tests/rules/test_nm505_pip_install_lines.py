@@ -302,13 +302,18 @@ def test_two_pip_commands_of_one_line_are_both_rewritten() -> None:
                            f'"accelerate>=1.15" && pip install {repo} "torch-neuronx==2.14.*"\n')
 
 
-def test_another_script_of_the_folder_running_optimum_cli_does_not_hold_this_one() -> None:
-    # app/compile.sh installs its own environment and runs compile.py; app/export.sh (its own pip install) runs
-    # optimum-cli export: only export.sh keeps optimum-neuron. A Python file of the folder that runs it would count.
-    project = {"app/export.sh": "optimum-cli export neuron --model m out/\n"}
+def test_only_the_same_file_or_notebook_running_optimum_cli_holds_the_package() -> None:
+    # app/compile.sh installs its environment; app/export.sh and app/compile.py run optimum-cli export (each with
+    # its own NM406 todo): neither holds compile.sh's optimum-neuron
+    project = {"app/export.sh": "optimum-cli export neuron --model m out/\n",
+               "app/compile.py": "import subprocess\nsubprocess.run(['optimum-cli', 'export', 'neuron', 'out/'])\n"}
     text = "pip install optimum-neuron==0.0.25\npython /compile.py\n"
     result = migrate(text, "NM505", kind=FileKind.SHELL, path="app/compile.sh", project=project)
     assert '"torch-neuronx==2.14.*"' in result.text
-    project["app/compile.py"] = "import subprocess\nsubprocess.run(['optimum-cli', 'export', 'neuron', 'out/'])\n"
-    result = migrate(text, "NM505", kind=FileKind.SHELL, path="app/compile.sh", project=project)
-    assert result.text.endswith(text) and "app/compile.py runs `optimum-cli export`" in result.text
+    # a notebook's %pip line (NAME.sh) and its !optimum-cli export cell are one file
+    notebook = ('{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "source": '
+                '"!optimum-cli export neuron -m gpt2 out/\\n"}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    result = migrate("pip install optimum-neuron==0.0.25\n", "NM505", kind=FileKind.SHELL, path="nb.sh",
+                     project={"nb.ipynb": notebook})
+    assert result.text.endswith("pip install optimum-neuron==0.0.25\n")
+    assert "nb.ipynb runs `optimum-cli export`" in result.text
