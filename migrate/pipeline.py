@@ -8,6 +8,7 @@ for what the sweep found. Line numbers in findings refer to the text as it was g
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import difflib
 import functools
 import io
@@ -91,6 +92,8 @@ def migrate_source(
     active = [rule for rule in rules_for(kind, rules, trigger_text, path.name) if rule.wakes(trigger_text, options)]
     if other_accelerator_file(kind, namespace.trigger_text if namespace else text, tuple(rules)):
         active = [rule for rule in active if rule.scope != "neuron-project"]  # a CUDA baseline beside Neuron code
+    left_alone = {rule: why for rule in active if (why := _left_alone(rule, path, options)) is not None}
+    active = [rule for rule in active if rule not in left_alone]
     findings: list[Finding] = []
     new_text = text
     python_rules = [rule for rule in active if issubclass(rule, PythonRule)]
@@ -111,11 +114,46 @@ def migrate_source(
     elif text_rules:
         new_text, found = _transform_text(text, kind, path, text_rules, options)
         findings.extend(found)
+    if kind in PYTHON_KINDS and left_alone:
+        # a notebook cell's imports reach the later cells once: through the pass that ran, else through this one
+        shared = dataclasses.replace(namespace) if namespace is not None and python_rules else namespace
+        findings.extend(_left_alone_findings(text, path, options, shared, left_alone))
     sweeps = [rule for rule in active if issubclass(rule, SweepRule)]
     if sweeps:
         new_text, found = _sweep(text, new_text, kind, sweeps, options, findings)
         findings.extend(found)
     return Migrated(new_text, findings)
+
+
+def _left_alone(rule: type[Rule], path: PurePath, options: RuleOptions) -> str | None:
+    """Why ``rule`` leaves the file at ``path`` alone, or None when it applies there. Scope per file: a rule narrows
+    its scope with a classmethod ``file_scope(path, options) -> str | None`` (the transformers-5 drift rules change
+    only the files the Neuron migration reaches, codemods/drift/_reach.py) and words its info finding for such a
+    file in ``left_alone`` (a format string of ``count``, ``s``, ``first`` and ``why``)."""
+    narrow = getattr(rule, "file_scope", None)
+    return narrow(path, options) if narrow is not None and getattr(rule, "left_alone", None) else None
+
+
+def _left_alone_findings(
+    text: str, path: PurePath, options: RuleOptions, namespace: SharedNamespace | None, rules: dict[type[Rule], str]
+) -> list[Finding]:
+    """One info finding per file a rule leaves alone where it would have changed or reported something: what it
+    would have done there, written nowhere (a dry run of those rules alone)."""
+    python_rules = [rule for rule in rules if issubclass(rule, PythonRule)]
+    ctx = PythonContext(path=path, source=text, options=options, imports=ImportMap(), namespace=namespace)
+    try:
+        _, found = transform_module(text, python_rules, ctx)
+    except Exception:  # the file does not parse: the main pass reports it
+        return []
+    found = [finding for finding in found if finding.severity in (Severity.FIXED, Severity.TODO)]
+    if not found:
+        return []
+    first = min(found, key=lambda finding: (finding.line, finding.column))
+    rule = next(rule for rule in python_rules if rule.id == first.rule)
+    message = getattr(rule, "left_alone").format(
+        count=len(found), s="" if len(found) == 1 else "s", first=first.message, why=rules[rule]
+    )
+    return [Finding(first.rule, Severity.INFO, first.line, first.column, message)]
 
 
 def _keep_final_newline(old: str, new: str) -> str:

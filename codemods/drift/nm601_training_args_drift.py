@@ -14,6 +14,11 @@ trl 0.11.4 / 0.24.0 (wheels read as data) against the installed transformers 5 /
 * ``max_seq_length`` -> ``max_length``, ``no_cuda`` -> ``use_cpu``, ``group_by_length=True`` ->
   ``train_sampling_strategy="group_by_length"`` ...
 
+Scope per file: only the files the Neuron migration reaches (Neuron code, the modules it imports, the scripts
+Neuron launchers run, the scripts where the project installs the Neuron stack; ``codemods/drift/_reach.py``).
+Another file of the project, such as a GPU baseline with its own launcher, is left as it is with one ``info``
+finding.
+
 Why:
 
 transformers 5 and trl 1.x removed these fields: the argument classes raise ``TypeError`` on them.
@@ -43,8 +48,9 @@ import libcst as cst
 from codemods._lib.cst import set_args
 from codemods._tables.drift_data import REMOVED_FIELDS
 from codemods._tables.training_symbols import ARGS_CLASSES
+from codemods.drift._base import DriftRule
 from codemods.training._base import apply_field_map
-from migrate.rule import PythonRule, Safety
+from migrate.rule import Safety
 
 REMOVED = {
     target: set(REMOVED_FIELDS.get("TrainingArguments", {})) | set(REMOVED_FIELDS.get(target, {}))
@@ -52,15 +58,14 @@ REMOVED = {
 }
 
 
-class TrainingArgsDrift(PythonRule):
+class TrainingArgsDrift(DriftRule):
     """Stock TrainingArguments / SFTConfig / ORPOConfig fields removed in transformers 5 / trl 1.x."""
 
     id = "NM601"
     name = "training-args-drift"
     safety = Safety.NEEDS_REVIEW
     triggers = ("TrainingArguments", "SFTConfig", "ORPOConfig")
-    # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
-    scope = "neuron-project"
+    # stock names trigger it: scope per file (DriftRule: only the files the Neuron migration reaches)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         qualified = self.ctx.matches(original.func, ARGS_CLASSES)

@@ -7,6 +7,11 @@ What it does:
   ``trl.experimental.orpo.ORPOTrainer`` ...). NM203 does the same for the optimum-neuron trainers.
 * A subclass of Trainer is matched only when it is the stock class itself.
 
+Scope per file: only the files the Neuron migration reaches (Neuron code, the modules it imports, the scripts
+Neuron launchers run, the scripts where the project installs the Neuron stack; ``codemods/drift/_reach.py``).
+Another file of the project, such as a GPU baseline with its own launcher, is left as it is with one ``info``
+finding.
+
 Why:
 
 These trainers accept only ``processing_class``; ``tokenizer=`` raises a ``TypeError``.
@@ -32,19 +37,19 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods._tables.training_symbols import STOCK_TRAINERS
+from codemods.drift._base import DriftRule
 from codemods.training._base import tokenizer_to_processing_class
-from migrate.rule import PythonRule, Safety
+from migrate.rule import Safety
 
 
-class ProcessingClass(PythonRule):
+class ProcessingClass(DriftRule):
     """tokenizer= -> processing_class= on transformers / TRL trainers."""
 
     id = "NM602"
     name = "processing-class"
     safety = Safety.SAFE
     triggers = ("tokenizer=", "tokenizer =")
-    # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
-    scope = "neuron-project"
+    # stock names trigger it: scope per file (DriftRule: only the files the Neuron migration reaches)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if self.ctx.matches(original.func, STOCK_TRAINERS) is None:

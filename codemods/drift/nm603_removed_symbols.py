@@ -21,6 +21,11 @@ of transformers 4.43.2 / 4.57.1 (``transformers``, ``transformers.utils``, ``tra
   (``@auto_docstring`` now), ``LlamaLinearScalingRotaryEmbedding``-style rotary variants (``config.rope_parameters``)
   and ``*_ATTENTION_CLASSES``.
 
+Scope per file: only the files the Neuron migration reaches (Neuron code, the modules it imports, the scripts
+Neuron launchers run, the scripts where the project installs the Neuron stack; ``codemods/drift/_reach.py``).
+Another file of the project, such as a GPU baseline with its own launcher, is left as it is with one ``info``
+finding.
+
 Why:
 
 An import of a removed name fails with ``ImportError`` on transformers 5 / trl 1.x, before any code runs.
@@ -53,8 +58,9 @@ import libcst as cst
 
 from codemods._lib.cst import keyword_arg, literal_value, set_args, source_of
 from codemods._tables.drift_data import REMOVED_SYMBOLS
+from codemods.drift._base import DriftRule
 from migrate import cstwalk
-from migrate.rule import PythonRule, Safety
+from migrate.rule import Safety
 
 #: transformers.AdamW's own module path too (old scripts import it from there; removed with it)
 ADAMW = {"transformers.AdamW", "transformers.optimization.AdamW"}
@@ -72,15 +78,14 @@ ORDER_NOTE = ("transformers 4.x added eps before the bias correction and decayed
 TELEMETRY = {"transformers.utils.send_example_telemetry", "transformers.send_example_telemetry"}
 
 
-class RemovedSymbols(PythonRule):
+class RemovedSymbols(DriftRule):
     """transformers 4.x / trl 0.x names removed in transformers 5 / trl 1.x: move or report (generated table)."""
 
     id = "NM603"
     name = "removed-symbols"
     safety = Safety.NEEDS_REVIEW
     triggers = ("transformers", "from trl", "import trl")
-    # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
-    scope = "neuron-project"
+    # stock names trigger it: scope per file (DriftRule: only the files the Neuron migration reaches)
     moves = MOVES
     _deleted_telemetry = False  # set when a send_example_telemetry call is deleted: its import may go too
 

@@ -7,6 +7,11 @@ What it does:
 * ``model_init_kwargs={"torch_dtype": ...}`` dict keys in a TRL config become ``"dtype"``.
 * diffusers and other libraries keep their own ``torch_dtype`` and are left alone.
 
+Scope per file: only the files the Neuron migration reaches (Neuron code, the modules it imports, the scripts
+Neuron launchers run, the scripts where the project installs the Neuron stack; ``codemods/drift/_reach.py``).
+Another file of the project, such as a GPU baseline with its own launcher, is left as it is with one ``info``
+finding.
+
 Why:
 
 transformers 5 renamed the loading keyword (``torch_dtype`` is a deprecated alias).
@@ -34,18 +39,18 @@ from typing import cast
 import libcst as cst
 
 from codemods._lib.cst import find_keyword, rename_keyword
-from migrate.rule import PythonRule, Safety
+from codemods.drift._base import DriftRule
+from migrate.rule import Safety
 
 
-class TorchDtype(PythonRule):
+class TorchDtype(DriftRule):
     """torch_dtype= -> dtype= in transformers from_pretrained calls."""
 
     id = "NM604"
     name = "torch-dtype"
     safety = Safety.SAFE
     triggers = ("torch_dtype",)
-    # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
-    scope = "neuron-project"
+    # stock names trigger it: scope per file (DriftRule: only the files the Neuron migration reaches)
 
     def _is_transformers(self, node: cst.BaseExpression) -> bool:
         return any(q.startswith(("transformers.", "optimum.neuron.models.training")) for q in self.ctx.qualnames(node))

@@ -21,6 +21,11 @@ each rewrite keeps the meaning:
   ``"flash_attention_2"`` (removed); otherwise transformers 4.x raised "not compatible": the flag stays, with a
   todo.
 
+Scope per file: only the files the Neuron migration reaches (Neuron code, the modules it imports, the scripts
+Neuron launchers run, the scripts where the project installs the Neuron stack; ``codemods/drift/_reach.py``).
+Another file of the project, such as a GPU baseline with its own launcher, is left as it is with one ``info``
+finding.
+
 Why:
 
 transformers 5 removed both deprecated aliases (datasets 3 removed ``use_auth_token``), and the keyword now reaches the
@@ -55,7 +60,8 @@ import libcst as cst
 
 from codemods._lib.cst import find_keyword, keyword_arg, literal_value, rename_keyword, set_args, source_of
 from codemods._tables.stock_api_data import PREFIXED_LOADERS
-from migrate.rule import PythonRule, Safety
+from codemods.drift._base import DriftRule
+from migrate.rule import Safety
 
 FLAG = "use_flash_attention_2"
 AUTH = "use_auth_token"
@@ -65,15 +71,14 @@ DATASET_LOADERS = ("datasets.load_dataset", "datasets.load_dataset_builder", "da
                    "datasets.load.load_dataset_builder")
 
 
-class RemovedLoadingKwargs(PythonRule):
+class RemovedLoadingKwargs(DriftRule):
     """use_flash_attention_2= -> attn_implementation=, use_auth_token= -> token= in transformers loading calls."""
 
     id = "NM605"
     name = "removed-loading-kwargs"
     safety = Safety.SAFE
     triggers = (FLAG, AUTH)
-    # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
-    scope = "neuron-project"
+    # stock names trigger it: scope per file (DriftRule: only the files the Neuron migration reaches)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
