@@ -110,18 +110,23 @@ class OptimumNeuronLeftovers(SweepRule):
     markers = MARKERS  # the project-wide Neuron markers live with this rule: it is always active
 
     def scan(self, text: str, kind: FileKind) -> Iterable[SweepHit]:
-        patterns = PATTERNS if kind is not FileKind.PYTHON else PATTERNS[:-1]
-        if kind is FileKind.PYTHON and _KEPT_IMPORT.search(text):
-            patterns = (*patterns, NEURON_CLASS)
-        lines = text.splitlines()
-        hits = [hit for hit in scan(text, kind, patterns)
-                if not (hit.message is NPC_MESSAGE and _PRINT_LINE.match(lines[hit.line - 1]))]
-        if kind is FileKind.PYTHON and (BLOCKED_NOTE in text or WHOLESALE_NOTE in text):
-            # the torch_xla family left the file on the old stack as a whole and its one note (NM318 / NM320) names
-            # neuronx_distributed: each NxD reference is still reported, as information (no inline note)
-            hits = [SweepHit(hit.line, hit.column, KEPT_WITH_FILE, Severity.INFO) if hit.message == NXD_MESSAGE
-                    else hit for hit in hits]
-        if kind is FileKind.PYTHON and any(note in text for note in LEFT_WHOLE_NOTES):
-            hits = [SweepHit(hit.line, hit.column, hit.message, Severity.INFO) if hit.message is NEURON_CLASS_MESSAGE
-                    else hit for hit in hits]
-        return once_per_message(hits, text, kind)
+        return once_per_message(hits(text, kind), text, kind)
+
+
+def hits(text: str, kind: FileKind) -> list[SweepHit]:
+    """Every line the rule reports, before ``once_per_message`` (NM903 leaves these lines to it)."""
+    patterns = PATTERNS if kind is not FileKind.PYTHON else PATTERNS[:-1]
+    if kind is FileKind.PYTHON and _KEPT_IMPORT.search(text):
+        patterns = (*patterns, NEURON_CLASS)
+    lines = text.splitlines()
+    found = [hit for hit in scan(text, kind, patterns)
+             if not (hit.message is NPC_MESSAGE and _PRINT_LINE.match(lines[hit.line - 1]))]
+    if kind is FileKind.PYTHON and (BLOCKED_NOTE in text or WHOLESALE_NOTE in text):
+        # the torch_xla family left the file on the old stack as a whole and its one note (NM318 / NM320) names
+        # neuronx_distributed: each NxD reference is still reported, as information (no inline note)
+        found = [SweepHit(hit.line, hit.column, KEPT_WITH_FILE, Severity.INFO) if hit.message == NXD_MESSAGE
+                 else hit for hit in found]
+    if kind is FileKind.PYTHON and any(note in text for note in LEFT_WHOLE_NOTES):
+        found = [SweepHit(hit.line, hit.column, hit.message, Severity.INFO) if hit.message is NEURON_CLASS_MESSAGE
+                 else hit for hit in found]
+    return found

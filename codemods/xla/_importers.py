@@ -65,10 +65,13 @@ def _cells(text: str) -> str:
 
 def collect_uses(text: str) -> dict | None:
     """What a file does with other files of the project: the modules it imports ``(level, dotted, names)``, whether
-    it is a script (``__main__``), and the Python file names it mentions (it may run them)."""
+    it is a script (``__main__``), and the Python file names it mentions outside comments (it may run them; a
+    notebook: in its code cells)."""
     code = _cells(text) if text.lstrip().startswith("{") else text
     imports = _python_imports(code)
-    mentions = frozenset(_FILE_NAME.findall(text))
+    # a comment runs nothing (the notes of a first run name modules too: a second run must see the same)
+    commands = "\n".join(line for line in code.splitlines() if not line.lstrip().startswith("#"))
+    mentions = frozenset(_FILE_NAME.findall(commands))
     if not imports and not mentions:
         return None
     return {"imports": frozenset(imports), "main": bool(_MAIN.search(code)), "mentions": mentions}

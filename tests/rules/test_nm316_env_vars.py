@@ -118,3 +118,12 @@ def test_a_module_that_may_run_otherwise_gets_the_porting_notes() -> None:
     script = HELPER + '\n\nif __name__ == "__main__":\n    upcast()\n'
     result = migrate(script, "NM316", path="src/helper.py", project={"src/helper.py": script, **kept})
     assert KEPT_WITH not in result.text
+
+
+def test_a_comment_naming_the_module_is_no_launch_and_a_second_run_finds_the_same() -> None:
+    # a launcher's note from a first run ("... src/helper.py still read it") names the module in a comment
+    kept = {"src/train.py": FSDP_SCRIPT.format(module="helper"),
+            "run.sh": "# neuron-migrate: XLA_DOWNCAST_BF16 was left as it is: src/helper.py still reads it\n"
+                      "export XLA_DOWNCAST_BF16=1\ntorchrun src/train.py\n"}
+    result = _helper_result(kept)
+    assert f"{KEPT_WITH}: src/train.py (XLA FSDP)" in result.text

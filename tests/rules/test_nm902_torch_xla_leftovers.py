@@ -33,3 +33,11 @@ def test_distinct_messages_each_keep_their_todo() -> None:
               'if "XLA_DOWNCAST_BF16" in os.environ:\n    pass\n')
     result = apply_rules(source, select=[RULE], path="train.py")
     assert findings(result, RULE) == {(2, "todo"), (4, "todo"), (5, "todo")}
+
+
+def test_strings_the_code_sweeps_leave_are_still_prose() -> None:
+    # a print line naming neuron_parallel_compile runs nothing (NM901 skips it): NM903 reports the mention
+    source = 'import torch_xla\n\nprint("ERROR: neuron_parallel_compile failed!")\nprint("neuron_parallel_compile")\n'
+    result = apply_rules(source, select=["NM9"], path="run.py")
+    assert [(f.line, f.rule, f.severity.value) for f in result.findings if f.line > 1] == [
+        (3, "NM903", "info"), (4, "NM903", "info")]
