@@ -4,7 +4,9 @@
 The training defaults depend on it: ``zero_1`` (ZeRO-1 sharded optimizer state) defaulted to False up to 0.3.0
 and to True from 0.4.0, and only the 0.4.x ``NeuronTrainingArguments`` declared their own defaults (batch size 1,
 ``optim="adamw_torch"``); the classes up to 0.3.0 kept the transformers ones. So a plain data-parallel run of a
-0.0.x project must stay plain data parallelism (``dp_replicate_size``), not become FSDP (``fsdp_size``).
+0.0.x project must stay plain data parallelism (``dp_replicate_size``), not become FSDP (``fsdp_size``). This is
+the default only: where the script or its launchers give zero_1 a value, that value decides
+(``codemods/_lib/zero_1.py``).
 
 The pins are a project fact (``migrate/facts.py``). A file takes the pins of the nearest folder, its own or one
 above it, that holds any; a file with none above it takes the project's pins when they all agree.

@@ -11,7 +11,7 @@ from typing import cast
 import libcst as cst
 
 from codemods._lib.cst import find_keyword, keyword_arg, literal_value, rename_keyword, set_args, source_of
-from codemods._lib.optimum_version import Line, data_parallel_key, optimum_line
+from codemods._lib.optimum_version import Line, data_parallel_key, optimum_line, zero_1_note
 from codemods._lib.settings import place as place_settings
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction, FieldMapping
 from migrate.snippets import parse_expression
@@ -196,10 +196,62 @@ WORLD_SIZE = 'int(os.environ.get("WORLD_SIZE", "1"))'
 
 
 def mesh_key(ctx) -> str:
-    """The DistributedConfig key for the data-parallel rest of the mesh in this file: ``fsdp_size`` for a project
-    on optimum-neuron 0.4.x (zero_1 on by default), ``dp_replicate_size`` otherwise
-    (codemods/_lib/optimum_version.py)."""
+    """The DistributedConfig key for the data-parallel rest of the mesh in this file: the zero_1 the script and its
+    launchers show (``codemods/_lib/zero_1.py``: True -> ``fsdp_size``, the closest to ZeRO-1; False ->
+    ``dp_replicate_size``); where none is visible or they disagree, the project's optimum-neuron line decides
+    (``fsdp_size`` on 0.4.x, zero_1 on by default; ``dp_replicate_size`` otherwise,
+    codemods/_lib/optimum_version.py)."""
+    zero_1 = file_zero_1(ctx)
+    if zero_1.value is not None:
+        return "fsdp_size" if zero_1.value else "dp_replicate_size"
     return data_parallel_key(project_line(ctx))
+
+
+def file_zero_1(ctx):
+    """The zero_1 the file's script ran with, where the file or the project's launchers show it."""
+    from codemods._lib.zero_1 import zero_1_of
+
+    return ctx.memo("zero-1-value", lambda: zero_1_of(ctx.source, ctx.path, ctx.options.project))
+
+
+def mesh_note(ctx) -> str:
+    """Why the data-parallel rest of the mesh went where ``mesh_key`` put it, for the rules' messages."""
+    zero_1 = file_zero_1(ctx)
+    where = "; ".join(zero_1.sources)
+    if zero_1.value is True:
+        return (f"zero_1 is True for this script ({where}): ZeRO-1 sharded the optimizer state across the "
+                "data-parallel ranks, so the data-parallel rest of the mesh goes to fsdp_size, the closest stock "
+                "layout (FSDP2 also shards parameters and gradients, more than ZeRO-1 did)")
+    if zero_1.value is False:
+        return (f"zero_1 is False for this script ({where}): the data-parallel rest of the mesh stays plain "
+                "replication (dp_replicate_size)")
+    if zero_1.visible:
+        return (f"zero_1 is not certain for this script ({where}): {mesh_key(ctx)} was chosen as for no value, "
+                "see the todo")
+    return zero_1_note(project_line(ctx))
+
+
+def mesh_doubt(ctx) -> str | None:
+    """A todo for a mesh built where the script's zero_1 is visible but not one literal value (launchers disagree,
+    or pass a value known only at run time): the chosen key follows the version default and may be wrong."""
+    from codemods._lib.zero_1 import truth
+
+    zero_1 = file_zero_1(ctx)
+    if zero_1.value is not None or not zero_1.visible:
+        return None
+    mixed = all(truth(value) is not None for value in zero_1.values)
+    how = "differs between the runs of this script" if mixed else "is not a literal for this script"
+    return (f"zero_1 {how} ({'; '.join(zero_1.sources)}): the data-parallel rest of the mesh uses {mesh_key(ctx)}, "
+            "as for a run that does not set it on the project's optimum-neuron line; a run with zero_1 True (ZeRO-1 "
+            "sharded optimizer state) needs fsdp_size, the closest stock layout (FSDP2 also shards parameters and "
+            "gradients), one with zero_1 False dp_replicate_size")
+
+
+def note_mesh_doubt(rule, node: cst.CSTNode) -> None:
+    """The ``mesh_doubt`` todo, on ``node``, for a rule that just built a mesh."""
+    doubt = mesh_doubt(rule.ctx)
+    if doubt is not None:
+        rule.todo(node, doubt)
 
 
 def project_line(ctx) -> Line:

@@ -11,8 +11,10 @@ launch-layer rules use the same table for ``--flags``):
 * DISTRIBUTED_CONFIG: ``tensor_parallel_size=T`` leaves the arguments. For ``SFTConfig`` it becomes
   ``model_init_kwargs={"distributed_config": {"tp_size": T, "fsdp_size": WORLD_SIZE // T}, "device_map": None}``
   (``device_map`` must be None next to a distributed config). The data-parallel rest of the mesh is ``fsdp_size``
-  (the closest to ZeRO-1) when the call sets ``zero_1=True`` or the project pins optimum-neuron 0.4.x (zero_1 on
-  by default), ``dp_replicate_size`` (plain data parallelism) otherwise (``codemods/_lib/optimum_version.py``).
+  (the closest to ZeRO-1) when the call sets ``zero_1=True``, when the script's own ``--zero_1`` default or the
+  project's launch lines / SageMaker hyperparameters that run it set zero_1 True (``codemods/_lib/zero_1.py``), or
+  when none shows a value and the project pins optimum-neuron 0.4.x (zero_1 on by default); ``dp_replicate_size``
+  (plain data parallelism) otherwise (``codemods/_lib/optimum_version.py``).
   A degree known only at run time gives ``({...} if T > 1 else None)``: at 1 the run stays plain DDP.
   For ``TrainingArguments`` it is removed when the file loads the model through ``lazy_load_for_parallelism`` /
   ``trn_config`` (NM205/NM204 carry it to ``from_pretrained``): a ``fixed`` finding when that
@@ -79,8 +81,9 @@ import re
 import libcst as cst
 
 from codemods._lib.cst import find_keyword, has_star_kwargs, keyword_arg, literal_value, set_args, source_of
-from codemods._lib.optimum_version import PINS, Line, zero_1_note
+from codemods._lib.optimum_version import PINS, Line
 from codemods._lib.parsed_args import PARSERS
+from codemods._lib.zero_1 import ZERO_1_LAUNCHES
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
 from codemods.training._base import (
     TracksScope,
@@ -89,6 +92,8 @@ from codemods.training._base import (
     distributed_dict,
     insert_preamble,
     mesh_key,
+    mesh_note,
+    note_mesh_doubt,
     only_when_parallel,
     project_line,
     reported_keyword,
@@ -138,7 +143,9 @@ class TrainingArguments(TracksScope, PythonRule):
     triggers = ("TrainingArguments", "SFTConfig", "ORPOConfig")
     # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
     scope = "neuron-project"
-    facts = (PINS,)  # the project's optimum-neuron pin decides which defaults the old run had
+    # the project's optimum-neuron pin decides which defaults the old run had; the zero_1 the script and its
+    # launchers show decides where the data-parallel rest of a mesh goes
+    facts = (PINS, ZERO_1_LAUNCHES)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -288,7 +295,8 @@ class TrainingArguments(TracksScope, PythonRule):
         return [a.with_changes(value=parse_expression(portable)) if a is bf16 else a for a in args]
 
     def _mesh_key(self, call: cst.Call) -> str:
-        """A literal zero_1 in the call says what the old run did; otherwise the project's optimum-neuron line does."""
+        """A literal zero_1 in the call says what the old run did; otherwise the zero_1 the script and its launchers
+        show, else the project's optimum-neuron line (``mesh_key``)."""
         zero_1 = find_keyword(call, "zero_1")
         value = literal_value(zero_1.value) if zero_1 is not None else None
         if value is True:
@@ -301,7 +309,12 @@ class TrainingArguments(TracksScope, PythonRule):
         zero_1 = find_keyword(call, "zero_1")
         if zero_1 is not None and literal_value(zero_1.value) in (True, False):
             return f"zero_1={source_of(zero_1.value)} decides the data-parallel rest of the mesh"
-        return zero_1_note(project_line(self.ctx))
+        return mesh_note(self.ctx)
+
+    def _mesh_doubt(self, call: cst.Call, original_arg: cst.CSTNode) -> None:
+        zero_1 = find_keyword(call, "zero_1")
+        if zero_1 is None or literal_value(zero_1.value) not in (True, False):
+            note_mesh_doubt(self, original_arg)
 
     def _load_hint(self, tp, original: cst.Call) -> str:
         return (f"from_pretrained(..., distributed_config=DistributedConfig(tp_size={source_of(tp)}, "
@@ -334,6 +347,7 @@ class TrainingArguments(TracksScope, PythonRule):
                                          f"{self._mesh_key(original)}=WORLD_SIZE // tp_size) with device_map None (transformers rejects a "
                                          "device_map next to a distributed config); launch with torchrun, one process per "
                                          "NeuronCore; " + self._mesh_note(original))
+                self._mesh_doubt(original, original_arg)
                 return [*args, keyword_arg("model_init_kwargs", "{" + entries + "}")]
             if isinstance(existing.value, cst.Dict) and not any(
                 isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value in ("distributed_config", "device_map")

@@ -51,7 +51,8 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods._lib.cst import find_keyword, keyword_arg, literal_value, rename_keyword, set_args, source_of
-from codemods._lib.optimum_version import PINS, zero_1_note
+from codemods._lib.optimum_version import PINS
+from codemods._lib.zero_1 import ZERO_1_LAUNCHES
 from codemods._tables.training_symbols import TRAINING_MOVES
 from codemods.training._base import (
     WORLD_SIZE,
@@ -59,7 +60,8 @@ from codemods.training._base import (
     args_plan,
     follow_moved_field,
     mesh_key,
-    project_line,
+    mesh_note,
+    note_mesh_doubt,
     reported_keyword,
 )
 from migrate.rule import PythonRule, Safety
@@ -89,7 +91,9 @@ class TrainingModelLoading(TracksScope, PythonRule):
     name = "training-model-loading"
     safety = Safety.NEEDS_REVIEW
     triggers = ("optimum.neuron.models.training", "trn_config", "lazy_load_for_parallelism")
-    facts = (PINS,)  # the project's optimum-neuron pin decides where the data-parallel rest of the mesh goes
+    # the zero_1 the script and its launchers show, else the project's optimum-neuron pin, decides where the
+    # data-parallel rest of the mesh goes
+    facts = (PINS, ZERO_1_LAUNCHES)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
@@ -160,10 +164,12 @@ class TrainingModelLoading(TracksScope, PythonRule):
                 # a degree known at run time: at 1 the run is plain data parallelism, a mesh would make it FSDP2
                 self.fixed(original, f"TrainingNeuronConfig -> DistributedConfig(tp_size, {key}=WORLD_SIZE // tp_size) "
                                      f"when {tp_source} > 1, else None (no mesh: plain data parallelism); the product "
-                                     "of the mesh must equal WORLD_SIZE; " + zero_1_note(project_line(self.ctx)))
+                                     "of the mesh must equal WORLD_SIZE; " + mesh_note(self.ctx))
+                note_mesh_doubt(self, original)
                 built = set_args(updated, args)
                 return cst.IfExp(test=parse_expression(f"{divisor} > 1"), body=built, orelse=cst.Name("None"),
                                  lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             self.fixed(original, f"TrainingNeuronConfig -> DistributedConfig(tp_size, {key}=WORLD_SIZE // tp_size): the product of "
-                                 "the mesh must equal WORLD_SIZE; " + zero_1_note(project_line(self.ctx)))
+                                 "the mesh must equal WORLD_SIZE; " + mesh_note(self.ctx))
+            note_mesh_doubt(self, original)
         return set_args(updated, args)

@@ -5,9 +5,14 @@ What it does:
 * The ``with lazy_load_for_parallelism(tensor_parallel_size=T, pipeline_parallel_size=P):`` block goes (its body is
   dedented, comments kept) and every ``from_pretrained`` call inside gets
   ``distributed_config=DistributedConfig(tp_size=T, <rest>=WORLD_SIZE // T)`` when T is not 1. The data-parallel
-  rest of the mesh follows the project's optimum-neuron pin (``codemods/_lib/optimum_version.py``):
-  ``dp_replicate_size`` (plain data parallelism) where zero_1 defaulted to False (<= 0.3.0, or no pin),
-  ``fsdp_size`` (the closest to ZeRO-1) for a project on 0.4.x.
+  rest of the mesh follows the zero_1 the script ran with where the project shows it (``codemods/_lib/zero_1.py``:
+  a literal ``zero_1=`` keyword, a ``--zero_1`` flag on a launch line or a ``"zero_1"`` SageMaker hyperparameter
+  of the project that runs the script, the default of the script's own ``--zero_1`` option): True gives
+  ``fsdp_size`` (the closest to ZeRO-1's sharded optimizer state; FSDP2 also shards parameters and gradients),
+  False ``dp_replicate_size``; launchers that disagree, or a value known only at run time, keep the choice below
+  with a todo naming the values. Without a value the project's optimum-neuron pin decides
+  (``codemods/_lib/optimum_version.py``): ``dp_replicate_size`` (plain data parallelism) where zero_1 defaulted
+  to False (<= 0.3.0, or no pin), ``fsdp_size`` for a project on 0.4.x.
 * A literal T of 1 (or none) adds nothing: the run stays plain DDP under torchrun (a mesh of WORLD_SIZE // 1
   replicas would make the Trainer wrap the model in FSDP2). A T known only at run time gets
   ``distributed_config=(DistributedConfig(...) if T > 1 else None)`` (None is from_pretrained's default: no mesh).
@@ -56,7 +61,8 @@ from typing import cast
 import libcst as cst
 
 from codemods._lib.cst import find_keyword, keyword_arg, literal_value, set_args, source_of
-from codemods._lib.optimum_version import PINS, zero_1_note
+from codemods._lib.optimum_version import PINS
+from codemods._lib.zero_1 import ZERO_1_LAUNCHES
 from codemods._tables.training_args import TRAINING_ARGS
 from codemods.training._base import (
     TracksScope,
@@ -64,8 +70,9 @@ from codemods.training._base import (
     distributed_config_for,
     follow_moved_field,
     mesh_key,
+    mesh_note,
+    note_mesh_doubt,
     planless_note,
-    project_line,
     tp_planless,
 )
 from migrate.rule import PythonRule, Safety
@@ -83,7 +90,9 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
     safety = Safety.NEEDS_REVIEW
     triggers = ("lazy_load_for_parallelism", "make_optimizer_constructor_lazy")
     legacy_modules = ("optimum.neuron.distributed",)
-    facts = (PINS,)  # the project's optimum-neuron pin decides where the data-parallel rest of the mesh goes
+    # the zero_1 the script and its launchers show, else the project's optimum-neuron pin, decides where the
+    # data-parallel rest of the mesh goes
+    facts = (PINS, ZERO_1_LAUNCHES)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -113,7 +122,7 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
                                 "a field the stock training arguments do not have (see NM208): declare tensor_parallel_size in "
                                 f"a dataclass of your own, then remove this block and pass distributed_config=DistributedConfig("
                                 f"tp_size=..., {mesh_key(self.ctx)}=WORLD_SIZE // tp_size) to from_pretrained; "
-                                + zero_1_note(project_line(self.ctx)))
+                                + mesh_note(self.ctx))
                 return
             tp_value = followed
         pp = find_keyword(call, "pipeline_parallel_size")
@@ -143,7 +152,8 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
                     else f" when {source_of(tp)} > 1 (None, plain data parallelism, at 1)")
             self.fixed(original, f"from_pretrained inside lazy_load_for_parallelism: distributed_config="
                                  f"DistributedConfig(tp_size, {key}=WORLD_SIZE // tp_size){when} added; "
-                                 + zero_1_note(project_line(self.ctx)))
+                                 + mesh_note(self.ctx))
+            note_mesh_doubt(self, original)
             # the stack holds no degree of 1 (_NO_TP stands for it), so a config is built
             added = keyword_arg("distributed_config", cast(str, distributed_config_for(tp, key)))
             return set_args(updated, [*updated.args, added])

@@ -32,8 +32,11 @@ fields the stock arguments lack are handled as decided once per file by ``codemo
 
 Reads of the other optimum-only fields on the same variables are renamed when the field map renames the field
 (``max_seq_length`` -> ``max_length``) and get a todo otherwise (``zero_1``, ``pipeline_parallel_size``...). The
-data-parallel rest of the mesh is ``dp_replicate_size`` (plain data parallelism) unless the project pins
-optimum-neuron 0.4.x, where zero_1 defaulted to True: then ``fsdp_size`` (``codemods/_lib/optimum_version.py``).
+data-parallel rest of the mesh follows the zero_1 the script ran with where the script or the project's launch
+lines and SageMaker hyperparameters show it (``codemods/_lib/zero_1.py``, as NM205: True -> ``fsdp_size``, False ->
+``dp_replicate_size``, disagreeing or run-time values -> a todo); without one it is ``dp_replicate_size`` (plain
+data parallelism) unless the project pins optimum-neuron 0.4.x, where zero_1 defaulted to True: then ``fsdp_size``
+(``codemods/_lib/optimum_version.py``).
 Reads through other objects (``self.args`` in a Trainer subclass) get a todo. The todo on a removed field that
 stays (``overwrite_output_dir`` where it cannot move) says that a command passing the flag to the script fails
 too, without claiming what another rule did to those commands.
@@ -89,8 +92,9 @@ import libcst as cst
 
 from codemods._lib.cst import find_keyword, keyword_arg, literal_value, set_args, source_of
 from codemods._lib.launch_targets import STOCK_REMOVED
-from codemods._lib.optimum_version import PINS, zero_1_note
+from codemods._lib.optimum_version import PINS
 from codemods._lib.parsed_args import GONE_FIELDS, MOVED_FIELD, STOCK_SUBCLASSES, TRN_CONFIG
+from codemods._lib.zero_1 import ZERO_1_LAUNCHES
 from codemods._tables.script_fields import SCRIPT_FIELDS
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES
@@ -100,10 +104,11 @@ from codemods.training._base import (
     args_plan,
     distributed_config_for,
     mesh_key,
+    mesh_note,
     moved_value,
+    note_mesh_doubt,
     planless_note,
     project_args_subclasses,
-    project_line,
     tp_planless,
 )
 from migrate.rule import PythonRule, Safety
@@ -124,7 +129,7 @@ class ParsedArgumentFields(TracksScope, PythonRule):
                 *sorted(f".{name}" for name in STOCK_REMOVED))
     # the project's optimum-neuron pin decides where the data-parallel rest of the mesh goes; the project's own
     # TrainingArguments subclasses are parsed like the stock class
-    facts = (PINS, STOCK_SUBCLASSES)
+    facts = (PINS, ZERO_1_LAUNCHES, STOCK_SUBCLASSES)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -158,7 +163,8 @@ class ParsedArgumentFields(TracksScope, PythonRule):
         self.fixed(original, f"optimum's trainer sharded this model with tensor_parallel_size itself: from_pretrained "
                              f"now gets distributed_config=DistributedConfig(tp_size={degree}, {key}=WORLD_SIZE // tp_size)"
                              f"{when}; "
-                             + zero_1_note(project_line(self.ctx)))
+                             + mesh_note(self.ctx))
+        note_mesh_doubt(self, original)
         # the parsed arguments are not in the code: Trainer.__init__ raises for a model sharded at load time
         # unless they say save_only_model=True or save_strategy="no" (transformers 5 trainer.py)
         self.todo(original, f"with {degree} above 1 this model is sharded at load time and Trainer raises unless the "
@@ -227,7 +233,8 @@ class ParsedArgumentFields(TracksScope, PythonRule):
                 when = "" if holder.script_var is None else " when the degree is above 1 (None, no mesh, at 1)"
                 shown = (f"DistributedConfig(tp_size, {mesh_key(self.ctx)}=WORLD_SIZE // tp_size){when}; its "
                          "optimum-only options (sequence parallelism, pipeline sizes) have no stock counterpart; "
-                         + zero_1_note(project_line(self.ctx)))
+                         + mesh_note(self.ctx))
+                note_mesh_doubt(self, original)
             where = f"the field moved into {self.plan.script_class}" if holder.script_var else f"{var} was built with that degree"
             self.fixed(original, f"{var}.{attr} -> {shown} ({where})")
             return followed

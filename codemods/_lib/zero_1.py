@@ -1,0 +1,209 @@
+"""The zero_1 (ZeRO-1 sharded optimizer state) value a training script ran with, where the project shows it.
+
+optimum-neuron's ``zero_1`` decides where the data-parallel rest of the migrated mesh goes: ZeRO-1 sharded the
+optimizer state across the data-parallel ranks, and its closest stock layout is ``fsdp_size`` (FSDP2 shards
+parameters and gradients as well, more than ZeRO-1 did); without it the ranks held plain replicas
+(``dp_replicate_size``). The version default (``codemods/_lib/optimum_version.py``) only decides when no value is
+visible. A value is visible, most direct first:
+
+* a literal ``zero_1=True`` / ``zero_1=False`` keyword in the script;
+* a ``--zero_1`` flag on a launch line of the project that runs the script (shell scripts, notebooks, Python
+  strings, YAML; a line without a script passes it to the scripts its file runs: ``ARGS="--zero_1 true"``), or a
+  ``"zero_1"`` hyperparameter of a SageMaker estimator whose ``entry_point`` is the script. These count where the
+  script reads ``zero_1`` (its own ``--zero_1`` option, ``args.zero_1``) or parses the Neuron arguments with a
+  parser (the flag reaches the dataclass);
+* the default of the script's own argparse ``--zero_1`` option, when no launch line sets it.
+
+An argparse option declared ``type=bool`` turns every non-empty string into True: ``--zero_1 False`` is True there.
+
+The launch values are a project fact (``migrate/facts.py``), keyed by the launching file: (script as written, or
+None for the scripts the file runs, value as written, where).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+from pathlib import PurePath
+
+from codemods.deps import _notebooks as notebooks
+from migrate.facts import ProjectFact, ProjectFacts
+from migrate.filekinds import FileKind
+
+_FLAG = re.compile(r"(?<![\w-])--zero[_-]1\b(?:\s*=\s*|[\"',\s]+)?([^\s\"',\]\)\\]+)?")
+_HYPER_KEY = re.compile(r"""["']zero_1["']\s*:\s*([^,}\n#]+)""")
+_HYPER_KEYWORD = re.compile(r"(?<![\w.])zero_1\s*=\s*(?!=)([^,)\n#]+)")
+_ENTRY_POINT = re.compile(r"""\bentry_point\s*=\s*["']([^"']+\.py)["']""")
+_SOURCE_DIR = re.compile(r"""\bsource_dir\s*=\s*(?:["']([^"']*)["']|\w)""")
+_SCRIPT = re.compile(r"[\w./${}-]+\.py\b")
+
+
+@dataclass(frozen=True)
+class Launch:
+    script: str | None  # as written (an entry_point joined to its literal source_dir); None: the file's scripts
+    value: str  # as written
+    kind: str  # "flag" | "hyperparameter"
+
+
+def _launch_parts(text: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """The parts of a file that launch things, and the files a notebook writes ((name, fingerprint)): a notebook's
+    code cells but those that write a file (the script itself, whose own ``zero_1=args.zero_1`` is no launch
+    value); any other file as a whole."""
+    sources = notebooks.code_cells(text) if text.lstrip().startswith("{") else None
+    if sources is None:
+        return [text], []
+    written = [(name, notebooks.fingerprint(body)) for name, body in notebooks.written_files(sources)]
+    return [source for source in sources if not source.lstrip().startswith("%%writefile")], written
+
+
+def _collect(text: str) -> dict[str, tuple] | None:
+    found: list[Launch] = []
+    runs: list[str] = []  # every script a line of the file names: those a line with no script of its own feeds
+    parts, written = _launch_parts(text)
+    joined = "\n".join(parts).replace("\\\n", " ")  # a notebook's dict and its estimator may be in two cells
+    for line in joined.splitlines():
+        if line.lstrip().startswith("#"):
+            continue
+        scripts = _SCRIPT.findall(line)
+        runs.extend(scripts)
+        for match in _FLAG.finditer(line):
+            value = match.group(1)
+            value = "true" if value is None or value.startswith("-") else value  # a bare flag is True
+            found.extend(Launch(script, value, "flag") for script in scripts or [None])
+    entries = _ENTRY_POINT.findall(joined)
+    if entries:
+        dirs = {m.group(1) for m in _SOURCE_DIR.finditer(joined)}
+        folder = next(iter(dirs)) if len(dirs) == 1 else None  # one literal source_dir holds the entry point
+        values = [m.group(1).strip() for m in _HYPER_KEY.finditer(joined)]
+        values += [m.group(1).strip() for m in _HYPER_KEYWORD.finditer(joined)]
+        for entry in entries:
+            script = posixpath.join(folder, entry) if folder else entry
+            found.extend(Launch(script, value, "hyperparameter") for value in values)
+    if not found and not written:
+        return None
+    return {"launches": tuple(dict.fromkeys(found)), "written": tuple(written), "runs": tuple(dict.fromkeys(runs))}
+
+
+ZERO_1_LAUNCHES = ProjectFact(
+    "training.zero-1-launches",
+    frozenset({FileKind.SHELL, FileKind.NOTEBOOK, FileKind.PYTHON, FileKind.YAML, FileKind.DOCKERFILE}),
+    ("zero_1", "zero-1", "%%writefile"),
+    _collect,
+)
+
+_TRUE = {"true", "t", "yes", "y", "1"}
+_FALSE = {"false", "f", "no", "n", "0"}
+
+
+def truth(value: str) -> bool | None:
+    """HfArgumentParser's reading of a boolean flag's value (``string_to_bool``); None when not a literal."""
+    text = value.strip().strip("\"'").lower()
+    return True if text in _TRUE else False if text in _FALSE else None
+
+
+def script_paths(project: ProjectFacts, path: PurePath, source: str) -> list[str]:
+    """The project paths of the script the rules see at ``path``: the file itself, or for a notebook's
+    ``%%writefile NAME`` cell (whose path is NAME) the file each notebook with that cell (same name and text)
+    writes."""
+    shown = PurePath(path).as_posix()
+    if shown in project.files:
+        return [shown]
+    mark = notebooks.fingerprint(source)
+    found = [notebooks.resolved(notebook, name) for notebook, value in sorted(project.of(ZERO_1_LAUNCHES.name).items())
+             for name, body in value["written"] if name == shown and body == mark]
+    return found or [shown]
+
+
+def _launched(project: ProjectFacts, origin: str, launch: Launch, script: str, written: set[str]) -> bool:
+    """Whether ``launch.script`` written in the file ``origin`` runs the project file ``script``."""
+    assert launch.script is not None
+    word = re.sub(r"^.*\$(?:\{[^}]*\}|\w+)/?", "", launch.script)
+    if not word or "$" in word:
+        return False
+    folder = posixpath.dirname(origin)
+    while True:  # relative to the launcher's folder or one above it (the working directory is not known)
+        if posixpath.normpath(posixpath.join(folder, word)) == script:
+            return True
+        if folder in ("", "/"):
+            break
+        folder = posixpath.dirname(folder)
+    tail = posixpath.normpath(word).lstrip("./")
+    ends = [path for path in project.files | written if ("/" + path).endswith("/" + tail)]
+    return ends == [script]
+
+
+def launch_values(project: ProjectFacts, paths: list[str]) -> list[tuple[str, str]]:
+    """(value as written, where) of every zero_1 the project's launch lines and hyperparameters give the script at
+    one of ``paths``."""
+    records = project.of(ZERO_1_LAUNCHES.name)
+    written = {notebooks.resolved(notebook, name) for notebook, value in records.items() for name, _ in value["written"]}
+    found = []
+    for origin, value in sorted(records.items()):
+        launches = value["launches"]
+        runs = [Launch(script, "", "flag") for script in value["runs"]]
+        for launch in launches:
+            targets = [launch] if launch.script is not None else runs
+            if any(_launched(project, origin, target, script, written) for target in targets for script in paths):
+                shown = (f"--zero_1 {launch.value} on a launch line of {origin}" if launch.kind == "flag"
+                         else f'the "zero_1": {launch.value} hyperparameter in {origin}')
+                found.append((launch.value, shown))
+    return list(dict.fromkeys(found))
+
+
+_ARGPARSE = re.compile(r"""add_argument\(\s*["']--zero[_-]1["']([^)]*)\)""")
+_LITERAL = re.compile(r"(?<![\w.\"'])zero_1\s*=\s*(True|False)\b")
+_READS = re.compile(r"\bzero_1\b")
+_PARSED = re.compile(r"\b(?:HfArgumentParser|NeuronHfArgumentParser|TrainiumHfArgumentParser|TrlParser)\s*\(")
+
+
+@dataclass(frozen=True)
+class Zero1:
+    """What the script shows of zero_1: ``value`` True / False when every visible source agrees, None when none is
+    visible or they disagree (``sources`` then says what was seen)."""
+
+    value: bool | None
+    sources: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()  # the values as written (True/False for literal keywords)
+
+    @property
+    def visible(self) -> bool:
+        return bool(self.sources)
+
+
+def _code(source: str) -> str:
+    return "\n".join(line.split("#", 1)[0] for line in source.splitlines())
+
+
+def zero_1_of(source: str, path: PurePath, project: ProjectFacts) -> Zero1:
+    """The zero_1 the script ``source`` at ``path`` ran with, as far as the script and its launchers show it."""
+    code = _code(source)
+    literals = sorted(set(_LITERAL.findall(code)))
+    if literals:
+        return Zero1(literals[0] == "True" if len(literals) == 1 else None,
+                     tuple(f"zero_1={value} in this file" for value in literals), tuple(literals))
+    option = _ARGPARSE.search(code)
+    typed_bool = option is not None and re.search(r"\btype\s*=\s*bool\b", option.group(1)) is not None
+    if _READS.search(code) or _PARSED.search(code):
+        values: list[tuple[bool | None, str, str]] = []
+        for given, where in launch_values(project, script_paths(project, path, source)):
+            value = truth(given)
+            if typed_bool and given.strip("\"'") and value is not True:
+                value = True  # argparse's type=bool: bool("False") is True
+                where += " (the script's --zero_1 is type=bool, which makes any non-empty value True)"
+            values.append((value, where, given))
+        if values:
+            seen = {value for value, _, _ in values}
+            return Zero1(seen.pop() if len(seen) == 1 else None, tuple(where for _, where, _ in values),
+                         tuple("True" if value else given for value, _, given in values))
+    if option is not None:
+        rest = option.group(1)
+        default = re.search(r"\bdefault\s*=\s*([^,\s)]+)", rest)
+        action = re.search(r"""\baction\s*=\s*["'](store_true|store_false)["']""", rest)
+        written = default.group(1) if default else None
+        if written is None and action is not None:
+            written = "False" if action.group(1) == "store_true" else "True"
+        if written is not None:
+            value = truth(written)
+            return Zero1(value, (f"the default {written} of the script's own --zero_1 option",), (written,))
+    return Zero1(None)
