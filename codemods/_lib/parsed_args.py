@@ -68,6 +68,8 @@ class ArgsPlan:
     loads: dict[tuple[Scope, str], str] = field(default_factory=dict)
     #: arguments built in the script whose non-trivial tensor_parallel_size one of ``loads`` carries to the model
     carried: set[tuple[Scope, str]] = field(default_factory=set)
+    #: the ``loads`` whose degree comes from such built arguments (NM202 gives those arguments save_only_model)
+    built_loads: set[tuple[Scope, str]] = field(default_factory=set)
     blocked: str = ""  # why MOVED_FIELD was not moved although the script reads it ("" when moved or not read)
     cli_fields: frozenset[str] = frozenset()  # fields of the script's parsed dataclasses after the migration
     #: removed stock fields only scripts read (SCRIPT_FIELDS) -> the script dataclass that receives them
@@ -335,7 +337,9 @@ class _Analysis:
                 plan.script_class = next(iter(script_classes))
                 plan.loads = {key: f"{script_var}.{MOVED_FIELD}" for key, (script_var, _) in loads.items()}
         for key, (degree, args_key) in carried.items():
-            plan.loads.setdefault(key, degree)
+            if key not in plan.loads:
+                plan.loads[key] = degree
+                plan.built_loads.add(key)
             plan.carried.add(args_key)
         plan.args_vars = {key: ArgsVar(key[0], key[1], script_var if plan.moved else None,
                                        built[key][0] if key in built else None, targets.get(key, "TrainingArguments"),

@@ -19,6 +19,8 @@ fields the stock arguments lack are handled as decided once per file by ``codemo
   generated ``TP_PLANLESS`` index) gets no config and a todo instead (``tp_size > 1`` raises there). A todo there
   says that with a degree above 1 the parsed arguments need ``--save_only_model true`` (or
   ``save_strategy="no"``): Trainer raises for a model sharded at load time whose optimizer state would be saved;
+  arguments built in the file with that degree get no such todo, since NM202 gives them ``save_only_model``
+  itself (or a todo on the ``save_only_model`` they already pass);
 * reads on arguments built in the script with a literal degree take that literal (``trn_config`` of a degree-1
   run becomes ``None``: no mesh);
 * a stock field transformers 5 removed that only scripts ever read (``overwrite_output_dir``: the table
@@ -136,12 +138,19 @@ class ParsedArgumentFields(TracksScope, PythonRule):
         self.plan = args_plan(ctx)
         self.neuron_training = any(q.startswith("optimum.neuron") for qs in ctx.imports.bindings.values() for q in qs)
         self.loads: dict[cst.Call, str] = {}  # from_pretrained calls the Neuron trainer sharded -> the degree's source
+        #: those whose degree comes from arguments built in the file: NM202 makes those arguments allow the
+        #: checkpoint of a model sharded at load time (save_only_model), so no todo asks for the flag
+        self.built: set[cst.Call] = set()
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and isinstance(node.value, cst.Call):
-            degree = self.plan.loads.get((self.scope_path, node.targets[0].target.value))
+            key = (self.scope_path, node.targets[0].target.value)
+            degree = self.plan.loads.get(key)
             if degree is not None:
                 self.loads[node.value] = degree
+                rules = self.ctx.options.rules
+                if key in self.plan.built_loads and (rules is None or "NM202" in rules):
+                    self.built.add(node.value)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         degree = self.loads.get(original)
@@ -166,7 +175,10 @@ class ParsedArgumentFields(TracksScope, PythonRule):
                              + mesh_note(self.ctx))
         note_mesh_doubt(self, original)
         # the parsed arguments are not in the code: Trainer.__init__ raises for a model sharded at load time
-        # unless they say save_only_model=True or save_strategy="no" (transformers 5 trainer.py)
+        # unless they say save_only_model=True or save_strategy="no" (transformers 5 trainer.py); arguments built in
+        # the file get save_only_model from NM202 (or its todo on a save_only_model they already give)
+        if original in self.built:
+            return set_args(updated, [*updated.args, keyword_arg("distributed_config", built)])
         self.todo(original, f"with {degree} above 1 this model is sharded at load time and Trainer raises unless the "
                             "parsed arguments set save_only_model=True or save_strategy=\"no\": pass --save_only_model "
                             "true (or the config key) where the run is launched; checkpoints then hold no "
