@@ -87,3 +87,18 @@ def test_a_run_with_no_neuron_sign_at_all_keeps_every_file_in_scope():
     # a snippet that is not one of the run's files (a %%writefile cell, a test) is in scope
     result = apply_rules(STOCK, select=["NM6"], path="elsewhere.py", project={"src/train.py": NEURON})
     assert result.text == MOVED
+
+
+def test_the_verification_pass_does_not_check_a_file_left_alone_against_transformers_5():
+    source = ('from transformers import Trainer, TrainingArguments\n\n'
+              'args = TrainingArguments(output_dir="o", warmup_ratio=0.1, not_a_field=1)\n'
+              'Trainer(args=args)\n')
+    project = {"src/train.py": NEURON, "src/requirements.txt": "optimum-neuron\n", "gpu/bench.py": source}
+    kept = apply_rules(source, select=["NM2", "NM6", "NM7"], path="gpu/bench.py", project=project)
+    assert kept.text == source
+    assert [(f.severity, f.rule) for f in kept.findings] == [(Severity.INFO, "NM601")]
+    # the same file where the project installs the Neuron stack moves to transformers 5, and is verified there
+    project = {**project, "gpu/requirements.txt": "optimum-neuron\n"}
+    moved = apply_rules(source, select=["NM2", "NM6", "NM7"], path="gpu/bench.py", project=project)
+    assert "warmup_steps=0.1" in moved.text
+    assert any(f.rule.startswith("NM7") and f.severity is Severity.ERROR for f in moved.findings)
