@@ -54,6 +54,7 @@ LEGACY = {
     "Neuron* class": re.compile(r"\bNeuron(?:Model\w*|Trainer|Seq2SeqTrainer|SFTTrainer|ORPOTrainer|TrainingArguments"
                                 r"|SFTConfig|ORPOConfig|Accelerator|\w*Pipeline|ModelFor\w+|Config)\b"),
     "xla backend": re.compile(r"""backend\s*=\s*["']xla["']|init_method\s*=\s*["']xla://"""),
+    "accelerate XLA config": re.compile(r"""["']?distributed_type["']?\s*:\s*["']?(?:XLA|TPU)\b"""),
 }
 NOTE = "neuron-migrate:"
 #: finding texts that speak for the whole file (see ``silent``): a file left on torch_xla as a whole, its references
