@@ -16,7 +16,9 @@ optimum-cli, NM407 torchrun, NM408 trainer flags, NM505 pip install), so ``--ign
   appended for a script that parses TrainingArguments, as NM403; a variable for a script that stays on
   torch_xla stays, with a todo); trainer flags follow the shared field map (a removed flag
   takes its value element with it, ``"--torch_compile", "true"`` is appended) when the list feeds a project
-  script that parses Neuron training arguments (this file itself for ``sys.argv``/``parse_args``), as NM408;
+  script that parses Neuron training arguments (this file itself for ``sys.argv``/``parse_args``), as NM408; a
+  flag of a removed script-only field (``--overwrite_output_dir``) that the script reads but no dataclass of it
+  declares stays, with NM408's todo (its parser rejects the flag; removing it would change what the script does);
 * a ``neuron_parallel_compile`` pass or ``--command clear-locks`` (NM401 decides what a pass is) that is the
   whole value of a plain ``NAME = "..."`` (or f-string) assignment is deleted together with the statements using
   NAME, when those are all ``print(...)`` statements, statements running it (``subprocess.run``/``call``/
@@ -117,7 +119,7 @@ from codemods.launch._base import (
 )
 from codemods.launch.nm403_xla_bf16_env import BF16_ADDED, BF16_FLAG, KEPT_TODO
 from codemods.launch.nm403_xla_bf16_env import NAMES as BF16_NAMES
-from codemods.launch.nm408_trainer_flags import NeuronTrainerFlags
+from codemods.launch.nm408_trainer_flags import READ_FIELD_TODO, NeuronTrainerFlags
 from codemods.xla._base import XSER_LOADS
 from migrate import cstwalk
 from migrate.filekinds import FileKind
@@ -594,6 +596,13 @@ class CommandsInPythonStrings(PythonRule):
             following = values[index + 1] if index + 1 < len(values) else None
             has_value = not eq and index + 1 < len(values) and not (following or "").startswith("-")
             mapping = flag_mapping(flag)
+            # a removed script-only field the script reads but no dataclass of it declares: the flag stays (it
+            # decides what the script does) and the parser rejects it, as NM408 says for shell launchers
+            read = resolved.reads(mapping.source) if mapping is not None else None
+            if read is not None and mapping is not None and (resolved.target is Target.NEURON or resolved.feeds(mapping.source)):
+                shown = value if eq or not has_value or following is None else f"{value} {following}"
+                self.todo(original, READ_FIELD_TODO.format(flag=shown, script=resolved.name, read=read, field=mapping.source))
+                continue
             if mapping is None or resolved.owns(mapping.source) or (resolved.target is Target.OTHER and not resolved.feeds(mapping.source)):
                 continue
             plan = flag_plan(mapping, flag, inline if eq else (following if has_value else None))
