@@ -10,8 +10,8 @@ What it does:
 * A Python file the torch_xla family left on torch_xla as a whole (its one note, from NM318 or NM320, names what
   blocks the port) gets no line-by-line notes: its references are reported as one ``info`` finding that points at
   that note.
-* A module whose importers in the project are all left on torch_xla (NM316's one note there, see
-  ``codemods/xla/_importers.py``) gets no porting notes either: its references are one ``info`` finding pointing at
+* A module whose importers in the project are all left on torch_xla, or a Python launcher whose scripts all are
+  (NM316's one note there, see ``codemods/xla/_importers.py``), gets no porting notes either: its references are one ``info`` finding pointing at
   that note.
 * One finding per file per distinct message: the first occurrence gets the ``todo`` and its inline note, each later
   one an ``info`` finding (its line in the report, no second note). A hit inside a statement whose note from another
@@ -45,7 +45,7 @@ from typing import Iterable
 
 from codemods.sweep._patterns import once_per_message, pattern, scan
 from codemods.xla._base import BLOCKED_NOTE, WHOLESALE_NOTE
-from codemods.xla._importers import KEPT_WITH_IMPORTERS
+from codemods.xla._importers import KEPT_NOTES
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import Safety, SweepHit, SweepRule
@@ -80,8 +80,9 @@ KEPT_WITH_FILE = ("kept on torch_xla with the rest of this file: the note at its
                   "block the port; port them first, then run neuron-migrate again")
 
 
-KEPT_WITH_IMPORTERS_INFO = ("kept on torch_xla with the code that imports it: the note at this module's first XLA "
-                            "setting or read names that code; port them together, then run neuron-migrate again")
+KEPT_WITH_IMPORTERS_INFO = ("kept on torch_xla with the code that imports (or is launched by) it: the note at this "
+                            "file's first XLA setting or read names that code; port them together, then run "
+                            "neuron-migrate again")
 
 
 class TorchXlaLeftovers(SweepRule):
@@ -102,8 +103,9 @@ class TorchXlaLeftovers(SweepRule):
             # reference is still reported, as information (no inline note), so none is left without a word
             return once_per_message((SweepHit(hit.line, hit.column, KEPT_WITH_FILE, Severity.INFO)
                                      for hit in scan(text, kind, patterns)), text, kind)
-        if kind is FileKind.PYTHON and KEPT_WITH_IMPORTERS in text:
-            # a module whose importers all stay on torch_xla (NM316's one note): its references keep their meaning
+        if kind is FileKind.PYTHON and any(note in text for note in KEPT_NOTES):
+            # a module whose importers (a launcher whose scripts) all stay on torch_xla (NM316's one note): its
+            # references keep their meaning
             return once_per_message((SweepHit(hit.line, hit.column, KEPT_WITH_IMPORTERS_INFO, Severity.INFO)
                                      for hit in scan(text, kind, patterns)), text, kind)
         return once_per_message(scan(text, kind, patterns), text, kind)

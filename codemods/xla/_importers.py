@@ -21,19 +21,26 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+from pathlib import PurePath
 
-from codemods._lib.launch_targets import STAYS_ON_XLA, stays_on_xla
+from codemods._lib.launch_targets import STAYS_ON_XLA, resolve_script, stays_on_xla
 from codemods.xla._base import XSER_LOADS
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
 
 #: the words of the one note such a module gets (NM316); the sweep (NM902) reads it from the text, like NM318's
 KEPT_WITH_IMPORTERS = "this module is imported only by code that neuron-migrate leaves on torch_xla as a whole"
+#: the same for a Python launcher whose commands run only project scripts left on torch_xla as a whole
+LAUNCHES_KEPT = "this file launches only project scripts that neuron-migrate leaves on torch_xla as a whole"
+KEPT_NOTES = (KEPT_WITH_IMPORTERS, LAUNCHES_KEPT)
 
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w. \t,]+)", re.MULTILINE)
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
 _MAIN = re.compile(r"""__name__\s*==\s*["']__main__["']""")
 _FILE_NAME = re.compile(r"(?<![\w-])([A-Za-z_]\w*\.py)(?![\w-])")
+_RUNS = re.compile(r"\bsubprocess\.\w+\(|\bos\.(?:system|popen|exec\w*|spawn\w*)\(|^[ \t]*from[ \t]+subprocess[ \t]+import\b",
+                   re.MULTILINE)
+_SCRIPT = re.compile(r"""["'][^"'\n]*?([\w./-]+\.py)\b""")  # a script a string of the file names
 
 
 def _python_imports(text: str) -> set[tuple[int, str, tuple[str, ...]]]:
@@ -180,3 +187,31 @@ def kept_message(project: ProjectFacts, importers: tuple[str, ...]) -> str:
             f"XLA_DOWNCAST_BF16, NEURON_EXTRACT_GRAPHS_ONLY ...) keep their torch_xla meaning, so they were left as "
             f"they are: port this module together with {which} (its note says what blocks it), then run "
             f"neuron-migrate again")
+
+
+def launched_kept_scripts(project: ProjectFacts, path: str, source: str) -> tuple[str, ...]:
+    """The project scripts a pure Python launcher ``path`` runs when all of them stay on torch_xla as a whole: it
+    runs commands (``subprocess``, ``os.system`` ...), has no torch_xla code of its own, and every project script
+    its strings name (a command, an argparse default such as ``"./train_neuron.py"``) stays on torch_xla. The
+    settings it exports reach those scripts only. Empty otherwise."""
+    code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("#"))  # notes name torch_xla
+    if "torch_xla" in code or not _RUNS.search(code):
+        return ()
+    scripts = set()
+    for name in dict.fromkeys(_SCRIPT.findall(code)):
+        resolved = resolve_script(project, PurePath(path), name)
+        if resolved.path is not None and resolved.path != path:
+            scripts.add(resolved.path)
+    if not scripts or not all(stays_on_xla(project, script) for script in scripts):
+        return ()
+    return tuple(sorted(scripts))
+
+
+def launcher_message(project: ProjectFacts, scripts: tuple[str, ...]) -> str:
+    """The one note of a launcher of scripts kept on torch_xla (no line numbers: a second run finds the same)."""
+    shown = ", ".join(f"{script} ({', '.join(stays_on_xla(project, script))})" for script in scripts)
+    which = "that script runs" if len(scripts) == 1 else "those scripts run"
+    return (f"{LAUNCHES_KEPT}: {shown}. The XLA and Neuron settings it exports to them keep their torch_xla meaning "
+            f"there, so they were left as they are: revisit them once {which} on TorchNeuron (their notes say what "
+            f"blocks the port), then run neuron-migrate again")
+

@@ -30,7 +30,10 @@ launch-layer rules):
   by a script NM318 keeps; followed through modules kept the same way; see ``codemods/xla/_importers.py``) runs on
   the XLA stack with them: its settings and reads are left as they are, with one ``todo`` at the first of them that
   names those importers (NM902 then reports the module's references as one ``info``). A module that may run
-  otherwise (a script, one a ported file or a notebook imports, one a launcher names) gets the notes above.
+  otherwise (a script, one a ported file or a notebook imports, one a launcher names) gets the notes above. The
+  same holds for a pure Python launcher (it runs commands and has no torch_xla code) whose strings name only
+  project scripts left on torch_xla as a whole (``run.py`` exporting ``NEURON_RT_*`` for ``sd_training_neuron.py``):
+  what it exports reaches those scripts only.
 
 Why:
 
@@ -67,7 +70,7 @@ import libcst as cst
 from codemods._lib.cst import source_of
 from codemods._tables.env_vars import ENV_PREFIXES, ENV_VARS, cc_flag_actions, lookup, message_for
 from codemods.xla._base import NKI_JIT, ImportMap, PythonContext, Safety, XlaRule, arg, python_chunks, string_value
-from codemods.xla._importers import FACTS, kept_message, kept_with_importers
+from codemods.xla._importers import FACTS, kept_message, kept_with_importers, launched_kept_scripts, launcher_message
 from migrate import cstwalk
 
 ENVIRON = frozenset({"os.environ"})
@@ -150,17 +153,23 @@ class XlaEnvVars(XlaRule):
         super().__init__(ctx)
         path = str(ctx.path).replace("\\", "/")
         script = bool(_MAIN.search(ctx.source))
-        self._importers = () if ctx.namespace is not None or script else kept_with_importers(ctx.options.project, path)
+        project = ctx.options.project
+        self._importers = () if ctx.namespace is not None or script else kept_with_importers(project, path)
+        # a pure launcher of scripts left on torch_xla: what it exports reaches those scripts only
+        self._launched = () if ctx.namespace is not None or self._importers else launched_kept_scripts(
+            project, path, ctx.source)
         self._kept_noted = False
 
     def _kept_with_importers(self, node: cst.CSTNode) -> bool:
         """In a module kept on torch_xla with its importers: its one note, at its first XLA setting or read; then
         nothing (no edit, no other note: following porting advice there would change the XLA run)."""
-        if not self._importers:
+        if not self._importers and not self._launched:
             return False
         if not self._kept_noted:
             self._kept_noted = True
-            self.todo(node, kept_message(self.ctx.options.project, self._importers))
+            project = self.ctx.options.project
+            self.todo(node, kept_message(project, self._importers) if self._importers
+                      else launcher_message(project, self._launched))
         return True
 
     def _target(self, stmt: cst.BaseSmallStatement):
@@ -311,7 +320,7 @@ class XlaEnvVars(XlaRule):
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         # "XLA_USE_BF16" in os.environ: only the note of a module kept with its importers (NM902 reports such reads)
-        if not self._importers or self._kept_noted or len(node.comparisons) != 1:
+        if not (self._importers or self._launched) or self._kept_noted or len(node.comparisons) != 1:
             return
         target = node.comparisons[0]
         name = string_value(node.left)

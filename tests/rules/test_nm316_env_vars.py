@@ -127,3 +127,34 @@ def test_a_comment_naming_the_module_is_no_launch_and_a_second_run_finds_the_sam
                       "export XLA_DOWNCAST_BF16=1\ntorchrun src/train.py\n"}
     result = _helper_result(kept)
     assert f"{KEPT_WITH}: src/train.py (XLA FSDP)" in result.text
+
+
+LAUNCHER = '''
+    import argparse
+    import os
+    import subprocess
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--script", default="./{script}")
+    args = parser.parse_args()
+    os.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "1"
+    os.environ["XLA_USE_BF16"] = "1"
+    subprocess.run(f"torchrun --nproc_per_node=2 {{args.script}}", shell=True, check=True)
+    '''
+LAUNCHES = "this file launches only project scripts that neuron-migrate leaves on torch_xla as a whole"
+
+
+def test_a_python_launcher_of_scripts_left_on_torch_xla_keeps_what_it_exports_with_one_note() -> None:
+    project = {"src/train.py": FSDP_SCRIPT.format(module="helper"), "src/helper.py": HELPER}
+    result = migrate(LAUNCHER.format(script="train.py"), "NM316", path="src/run.py", project=project)
+    assert f"# neuron-migrate: {LAUNCHES}: src/train.py (XLA FSDP)" in result.text
+    assert result.text.count("# neuron-migrate:") == 1
+    assert 'os.environ["XLA_USE_BF16"] = "1"' in result.text  # the kept script still reads it
+    assert findings(result, "NM316") == {(8, "todo")}
+
+
+def test_a_launcher_of_a_ported_script_gets_the_porting_notes() -> None:
+    ported = "import torch_xla.core.xla_model as xm\n\ndevice = xm.xla_device()\n"
+    result = migrate(LAUNCHER.format(script="train.py"), "NM316", path="src/run.py", project={"src/train.py": ported})
+    assert LAUNCHES not in result.text
+    assert findings(result, "NM316") == {(8, "todo"), (9, "todo")}
