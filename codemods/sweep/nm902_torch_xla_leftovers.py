@@ -11,8 +11,8 @@ What it does:
   blocks the port) gets no line-by-line notes: its references are reported as one ``info`` finding that points at
   that note.
 * A module whose importers in the project are all left on torch_xla, or a Python launcher whose scripts all are
-  (NM316's one note there, see ``codemods/xla/_importers.py``), gets no porting notes either: its references are one ``info`` finding pointing at
-  that note.
+  (NM316's one note there, see ``codemods/xla/_importers.py``), gets no porting notes either: its references are
+  one ``info`` finding pointing at that note.
 * One finding per file per distinct message: the first occurrence gets the ``todo`` and its inline note, each later
   one an ``info`` finding (its line in the report, no second note). A hit inside a statement whose note from another
   rule already names the same thing (``XLA_USE_BF16`` kept with NM316's ``todo``) is not reported again.
