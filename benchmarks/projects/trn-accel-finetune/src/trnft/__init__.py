@@ -1,0 +1,2 @@
+"""trn-accel-finetune helpers."""
+__version__ = "0.3.1"
