@@ -216,6 +216,7 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
     arguments = command[program.start + 1:]
     _flag_use_cpu(report, arguments)
     plans = []
+    kept_reads: list[str] = []  # flags left for a removed field the script reads: the stock parser rejects them
     for index, (cl, tok) in enumerate(arguments):
         if not tok.text.startswith("--"):
             continue
@@ -230,6 +231,7 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
             shown = f"{unquote(tok.text)} {value}" if value_item is not None else unquote(tok.text)
             report(cl.line, Severity.TODO, READ_FIELD_TODO.format(flag=shown, script=resolved.name, read=read,
                                                                   field=mapping.source))
+            kept_reads.append(shown)
             continue  # the flag stays (the script's own, see Resolved.owns)
         if mapping is None or resolved.owns(mapping.source) or (resolved.target is Target.OTHER and not resolved.feeds(mapping.source)):
             continue
@@ -278,6 +280,9 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
     if compile_here and resolved.target is Target.NEURON:  # a stock script only loses its removed flags
         own = _own_words(command, expanded)
         held = _held_flags(expanded, command, program.start, skip) if expanded is not None else None
+        if held is None and kept_reads:
+            held = (f"{', '.join(kept_reads)} stays for a field {resolved.name} reads, and the stock parser rejects "
+                    "it until that read moves, so the command does not start yet")
         if held is not None:
             report(own[0][0].line, Severity.TODO, COMPILE_HELD_TODO.format(why=held))
         else:

@@ -125,3 +125,17 @@ def test_config_key_the_script_reads_stays() -> None:
     not_read = neuron.replace(" if training_args.overwrite_output_dir else", " if False else")
     result = migrate(config, "NM408", kind=FileKind.YAML, path="config.yaml", project={"run_trainer.py": not_read})
     assert "overwrite_output_dir" not in result.text
+
+
+def test_a_neuron_script_whose_kept_flag_blocks_the_parser_gets_no_compile_fix() -> None:
+    # the kept --overwrite_output_dir makes the stock parser reject the command: --torch_compile true would be a
+    # `fixed` on a command that does not start
+    neuron = UNREACHABLE.replace("from transformers import HfArgumentParser, Trainer, TrainingArguments",
+                                 "from transformers import HfArgumentParser\n"
+                                 "from optimum.neuron import NeuronTrainer as Trainer\n"
+                                 "from optimum.neuron import NeuronTrainingArguments as TrainingArguments")
+    result = _launch(neuron)
+    assert not any("--torch_compile" in line for line in result.text.splitlines() if not line.startswith("#"))
+    messages = [f.message for f in result.findings if f.rule == "NM408"]
+    assert any(m.startswith("--torch_compile true was not added: --overwrite_output_dir stays") for m in messages)
+    assert all(f.severity.value == "todo" for f in result.findings if f.rule == "NM408")
