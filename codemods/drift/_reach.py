@@ -9,8 +9,9 @@ they move to transformers 5 the code the Neuron migration moves there, and only 
   installs the Neuron stack (below);
 * a reached file imports it (``import helpers``, ``from .data import load``), or a reached Python file runs it;
 * it sits in the folder (or below) of a file that installs the Neuron stack (a requirements file, Dockerfile, setup
-  script or notebook naming a Neuron package or DLC image), unless every launcher of the project that runs it runs it
-  elsewhere (an estimator on a GPU instance: that launcher picks its transformers, not the project's requirements).
+  script or notebook naming a Neuron package or DLC image), unless a closer folder installs a stack of its own
+  (transformers 4 pinned, no Neuron package) or every launcher of the project that runs it runs it elsewhere (an
+  estimator on a GPU instance: that launcher picks its transformers, not the project's requirements).
 
 Any other file (a GPU baseline script beside the Neuron code, with its own launcher pinning transformers 4) is not
 the migration's to move: the drift rules leave it as it is, with one info finding. A run whose files hold no Neuron
@@ -48,6 +49,8 @@ class Reach:
     environment: bool = False  # installs the Neuron stack (a Neuron package, a Neuron DLC image)
     imports: tuple[tuple[int, str], ...] = ()  # (relative level, dotted module) of each module it may import
     runs: tuple[str, ...] = ()  # the .py files it names outside comments, as written ("dir/x.py" joined for source_dir)
+    #: installs transformers 4 and no Neuron package (``transformers==4.36.2``): its folder runs a stack of its own
+    own_stack: bool = False
 
 
 def _compiled(pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, re.Pattern[str]], ...]:
@@ -63,6 +66,7 @@ _NOTEBOOK_CODE = _compiled((*MARKERS[FileKind.NOTEBOOK], *NEURON_CODE[FileKind.N
 _LAUNCH = _compiled(MARKERS[FileKind.SHELL])
 #: the Neuron packages, and the Neuron deep-learning containers (``huggingface-pytorch-training-neuronx:...``)
 _INSTALLS = _compiled((*DEPENDENCIES, ("neuronx", r"\bpytorch-(?:training|inference)-neuronx\b")))
+_TRANSFORMERS_4 = re.compile(r"\btransformers\s*(?:(?:===?|~=|<=)\s*4(?:\.|\b)|<\s*5\b)")
 _PYTHON_INSTALLS = _compiled(pair for pair in MARKERS[FileKind.PYTHON] if pair[0] == "optimum-neuron")
 
 _Q = r"""\\?["']"""  # a quote, escaped in a notebook's JSON
@@ -135,14 +139,22 @@ def _collect_notebook(text: str) -> Reach | None:
     return record if record != Reach() else None
 
 
+def _own_stack(text: str, neuron: bool) -> bool:
+    return not neuron and bool(_TRANSFORMERS_4.search(text))
+
+
 def _collect_launch(text: str) -> Reach | None:
     """A shell script, Dockerfile or YAML file: a Neuron launcher when it carries the project markers."""
-    record = Reach(False, _launcher(text, _any(_LAUNCH, text)), _any(_INSTALLS, text), (), _runs(text.splitlines()))
+    installs = _any(_INSTALLS, text)
+    record = Reach(False, _launcher(text, _any(_LAUNCH, text)), installs, (), _runs(text.splitlines()),
+                   _own_stack(text, installs))
     return record if record != Reach() else None
 
 
 def _collect_dependencies(text: str) -> Reach | None:
-    return Reach(environment=True) if _any(_INSTALLS, text) else None
+    installs = _any(_INSTALLS, text)
+    record = Reach(environment=installs, own_stack=_own_stack(text, installs))
+    return record if record != Reach() else None
 
 
 _PY_KINDS = frozenset({FileKind.PYTHON})
@@ -150,10 +162,10 @@ PYTHON_REACH = ProjectFact("drift.reach-python", _PY_KINDS, ("import", ".py", "n
                                                              "ml."), _collect_python)
 NOTEBOOK_REACH = ProjectFact("drift.reach-notebook", frozenset({FileKind.NOTEBOOK}), ("cells",), _collect_notebook)
 LAUNCH_REACH = ProjectFact("drift.reach-launch", frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML}),
-                           (".py", "neuron", "NEURON_", "PJRT_DEVICE", "ml."), _collect_launch)
+                           (".py", "neuron", "NEURON_", "PJRT_DEVICE", "ml.", "transformers"), _collect_launch)
 DEPENDENCIES_REACH = ProjectFact("drift.reach-dependencies",
                                  frozenset({FileKind.REQUIREMENTS, FileKind.PYPROJECT, FileKind.SETUP_CFG}),
-                                 ("neuron",), _collect_dependencies)
+                                 ("neuron", "transformers"), _collect_dependencies)
 FACTS = (PYTHON_REACH, NOTEBOOK_REACH, LAUNCH_REACH, DEPENDENCIES_REACH)
 
 
@@ -209,10 +221,18 @@ def _scope(project: ProjectFacts) -> _Scope:
     records = _records(project)
     if not any(r.code or r.launcher == "neuron" or r.environment for r in records.values()):
         return _Scope(False, frozenset(), {})
-    environments = [posixpath.dirname(path) for path, record in records.items() if record.environment]
+    environments = {posixpath.dirname(path) for path, record in records.items() if record.environment}
+    own_stacks = {posixpath.dirname(path) for path, record in records.items() if record.own_stack}
 
     def installed(path: str) -> bool:
-        return any(not folder or path.startswith(folder + "/") for folder in environments)
+        """Whether the closest folder above ``path`` that says what it installs installs the Neuron stack."""
+        folder = posixpath.dirname(path)
+        while True:
+            if folder in environments:
+                return True
+            if folder in own_stacks or not folder or posixpath.dirname(folder) == folder:
+                return False
+            folder = posixpath.dirname(folder)
 
     launched_by: dict[str, set[str]] = defaultdict(set)
     for launcher, record in records.items():

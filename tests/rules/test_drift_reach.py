@@ -102,3 +102,17 @@ def test_the_verification_pass_does_not_check_a_file_left_alone_against_transfor
     moved = apply_rules(source, select=["NM2", "NM6", "NM7"], path="gpu/bench.py", project=project)
     assert "warmup_steps=0.1" in moved.text
     assert any(f.rule.startswith("NM7") and f.severity is Severity.ERROR for f in moved.findings)
+
+
+def test_a_closer_folder_pinning_transformers_4_without_neuron_runs_its_own_stack():
+    project = {"requirements.txt": "optimum-neuron==0.0.24\n", "src/train.py": NEURON}
+    assert run("baseline/train.py", project).text == MOVED  # the project's Neuron environment
+    pinned = {**project, "baseline/requirements.txt": "transformers==4.36.2\ntorch\n"}
+    result = run("baseline/train.py", pinned)
+    assert result.text == STOCK and left_alone(result)
+    # a Neuron requirements file pins transformers 4 too: that folder still installs the Neuron stack
+    neuron_pins = {**project, "baseline/requirements.txt": "optimum-neuron==0.0.24\ntransformers==4.36.2\n"}
+    assert run("baseline/train.py", neuron_pins).text == MOVED
+    # what Neuron code imports runs on the Neuron stack wherever it sits
+    imported = {**pinned, "src/train.py": NEURON + "from baseline.train import model\n"}
+    assert run("baseline/train.py", imported).text == MOVED
