@@ -32,7 +32,14 @@ It also adds ``torch_compile=True`` (backend chosen automatically on Neuron; als
 NeuronCore through XLA; torch_xla alone may be a TPU script), and for ``SFTConfig``
 ``pad_to_multiple_of=<max_length>`` and ``packing_strategy="wrapped"`` when ``packing=True``. In
 ``model_init_kwargs`` dicts ``torch_dtype`` becomes ``dtype`` and ``flash_attention_2`` becomes ``sdpa``;
-``optim="adamw_torch_xla"`` becomes ``"adamw_torch"``. In the portable device style (docs/device-expression.md)
+``optim="adamw_torch_xla"`` becomes ``"adamw_torch"``. trl 1.x's ``SFTConfig`` / ``ORPOConfig`` change
+TrainingArguments defaults (``learning_rate``, ``gradient_checkpointing``, ``bf16``, ``logging_steps``:
+``codemods/_tables/training_defaults.py``, checked against the installed trl): on a project pinned to
+optimum-neuron <= 0.3, whose ``NeuronSFTConfig`` (trl 0.11) kept the TrainingArguments defaults, the old values
+are written as keywords where the call does not give them (``bf16`` not where the file sets ``XLA_USE_BF16`` /
+``XLA_DOWNCAST_BF16``: a todo then); on another line, and for ``ORPOConfig`` (the old trl defaults are not in the
+tables), a todo names the changed defaults; for arguments parsed from the command line the parser's todo lists
+them with the old values as flags. In the portable device style (docs/device-expression.md)
 ``bf16=True`` becomes ``bf16=torch.accelerator.is_available()`` (a run-time value ``v``: ``v and
 torch.accelerator.is_available()``), since stock ``TrainingArguments(bf16=True)`` raises on a machine with no
 accelerator; the neuron style and a call that sets ``use_cpu`` keep it. Todos say what bf16 meant, where the
@@ -60,10 +67,11 @@ After::
                      model_init_kwargs={"distributed_config": {"tp_size": 8, "fsdp_size": int(os.environ.get("WORLD_SIZE", "1")) // 8}, "device_map": None},
                      pad_to_multiple_of=1024, packing_strategy="wrapped")
 
-(with a todo for ``zero_1``).
+(with todos for ``zero_1`` and, unless the project pins optimum-neuron <= 0.3, for the trl 1.x defaults).
 
 Safety: needs-review. The 0.4.x defaults differ (batch size 1 vs 8, ``adamw_torch`` vs ``adamw_torch_fused``,
-zero_1 True; up to 0.3.0 the classes kept the transformers defaults, so the note follows the project's pin) and
+zero_1 True; up to 0.3.0 the classes kept the transformers defaults, so the note follows the project's pin; the trl
+1.x configs change some of those, see above) and
 bf16 meant full-bf16 weights in 0.4.x: a reviewer reads each todo.
 
 References:
@@ -84,6 +92,7 @@ from codemods._lib.cst import find_keyword, has_star_kwargs, keyword_arg, litera
 from codemods._lib.optimum_version import PINS, Line
 from codemods._lib.parsed_args import PARSERS
 from codemods._lib.zero_1 import ZERO_1_LAUNCHES
+from codemods._tables.training_defaults import OLD_DEFAULTS_KNOWN, TRL_DEFAULT_CHANGES, listed
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
 from codemods.training._base import (
     TracksScope,
@@ -193,6 +202,7 @@ class TrainingArguments(TracksScope, PythonRule):
         if splat:
             self.todo(original, "arguments passed through ** are not checked: remove the Neuron-only fields (see the field map), rename the changed ones, and add torch_compile=True")
         args = self._precision_and_defaults(original, args, names, target, tp, splat)
+        args = self._trl_defaults(original, args, names, target, splat)
         if "torch_compile" not in names and not splat:
             args.append(keyword_arg("torch_compile", "True"))
             self.fixed(original, "torch_compile=True added: the Trainer compiles with the neuron backend on Neuron")
@@ -248,10 +258,23 @@ class TrainingArguments(TracksScope, PythonRule):
                         "to from_pretrained")
         # the flags and config keys are not seen here: the defaults are named, not claimed to differ
         line = project_line(self.ctx)
+        targets = sorted({NEURON_ARGS_CLASSES[q] for a in parsed for n in _names(a.value)
+                          if (q := self.ctx.matches(n, NEURON_ARGS_CLASSES)) is not None})
+        trl = [target for target in targets if target in TRL_DEFAULT_CHANGES]
         defaults = "" if line is Line.UP_TO_03 else (
             "where the command line or config does not set them, optimum-neuron 0.4.x defaulted to "
             "per_device_train_batch_size 1, optim adamw_torch and zero_1 True (stock: 8, adamw_torch_fused, none)"
-            + ("" if line is Line.FROM_04 else " (0.3.0 and older kept the stock defaults)"))
+            # the trl configs of 0.3.0 and older did not keep the stock defaults once migrated (below)
+            + ("" if line is Line.FROM_04 or trl else " (0.3.0 and older kept the stock defaults)"))
+        for target in trl:
+            changes = TRL_DEFAULT_CHANGES[target]
+            old = (f"optimum-neuron <= 0.3's Neuron{target} (trl 0.11) kept the TrainingArguments ones" if target in
+                   OLD_DEFAULTS_KNOWN else f"the old trl {target} defaults are not in this tool's tables")
+            flags = " ".join(f"--{change.field} {change.old.lower()}" for change in changes)
+            defaults += ("; " if defaults else "") + (
+                f"trl 1.x {target} changes defaults: {listed(changes)} ({old}): where the command line or config "
+                f"does not set them, pass the values the old run relied on" + (f" ({flags})" if target in
+                                                                              OLD_DEFAULTS_KNOWN else ""))
         self.todo(original, "arguments parsed from the command line or a config file: the launch rules map their "
                             "Neuron-only flags and keys (and add --torch_compile true) where they edit the launch "
                             "line or config; " + parallel + ("; " + defaults if defaults else ""))
@@ -271,6 +294,41 @@ class TrainingArguments(TracksScope, PythonRule):
             if defaults:
                 self.todo(original, defaults)
         return self._portable_bf16(original, args)
+
+    def _trl_defaults(self, original: cst.Call, args: list[cst.Arg], names: set[str], target: str,
+                      splat: bool) -> list[cst.Arg]:
+        """trl 1.x's SFTConfig / ORPOConfig change TrainingArguments defaults (codemods/_tables/training_defaults.py).
+        On a project pinned to optimum-neuron <= 0.3, whose NeuronSFTConfig (trl 0.11) kept the TrainingArguments
+        defaults, the old values are written as keywords where the call does not give them, so the run trains as
+        before; elsewhere (another line, or ORPOConfig, whose old trl defaults are not known) a todo names them."""
+        changes = TRL_DEFAULT_CHANGES.get(target)
+        missing = [change for change in changes or () if change.field not in names]
+        if not missing or splat:
+            return args
+        line = project_line(self.ctx)
+        if target in OLD_DEFAULTS_KNOWN and line is Line.UP_TO_03:
+            # the XLA bf16 variables made the old run bf16 whatever bf16 said: the value is the user's choice then
+            xla_bf16 = re.search(r"XLA_(?:USE|DOWNCAST)_BF16", self.ctx.source) is not None
+            written = [change for change in missing if not (change.field == "bf16" and xla_bf16)]
+            self.fixed(original, f"trl 1.x {target} changes defaults that optimum-neuron <= 0.3's Neuron{target} (trl "
+                                 "0.11, TrainingArguments defaults) had: the old values are written here so the run "
+                                 "trains as before: " + ", ".join(f"{c.field}={c.old} (trl 1.x: {c.new})" for c in written))
+            if len(written) < len(missing):
+                self.todo(original, f"bf16: trl 1.x {target} defaults to True where bf16 is supported (the old class: "
+                                    "False), and this file sets XLA_USE_BF16 / XLA_DOWNCAST_BF16, which made the old run "
+                                    "compute in bf16: pass the bf16= the run needs")
+            return [*args, *(keyword_arg(change.field, change.old) for change in written)]
+        if target in OLD_DEFAULTS_KNOWN:
+            version = ("the project's optimum-neuron version is not pinned" if line is Line.UNKNOWN else
+                       "the project pins optimum-neuron 0.4.x, whose trl defaults are not in this tool's tables")
+            self.todo(original, f"trl 1.x {target} defaults differ from the TrainingArguments defaults that "
+                                f"optimum-neuron <= 0.3's Neuron{target} (trl 0.11) kept: {listed(tuple(missing))}; "
+                                f"{version}: pass the values the old run relied on")
+        else:
+            self.todo(original, f"trl 1.x {target} defaults differ from the TrainingArguments ones: "
+                                f"{listed(tuple(missing))}; the defaults of the old trl {target} that Neuron{target} "
+                                "built on are not in this tool's tables: pass the values the old run relied on")
+        return args
 
     def _portable_bf16(self, original: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
         """The portable device style runs the script on CPU too, where TrainingArguments(bf16=True) raises
