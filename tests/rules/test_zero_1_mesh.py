@@ -48,7 +48,8 @@ def _messages(result, rule: str) -> list[str]:
 
 
 def test_a_launch_line_with_zero_1_true_makes_the_mesh_fsdp() -> None:
-    project = {**PINNED_03, "scripts/run.sh": "torchrun --nproc_per_node=32 src/train.py --tensor_parallel_size 8 --zero_1 true\n"}
+    project = {**PINNED_03,
+               "scripts/run.sh": "torchrun --nproc_per_node=32 src/train.py --tensor_parallel_size 8 --zero_1 true\n"}
     result = migrate(LAZY, "NM205", family="NM2", path="src/train.py", project=project)
     assert "fsdp_size=int(" in result.text and "dp_replicate_size" not in result.text
     fixed = " ".join(_messages(result, "NM205"))
@@ -71,13 +72,15 @@ def test_zero_1_passed_to_another_script_does_not_count() -> None:
 
 
 def test_an_arguments_variable_feeds_the_scripts_its_file_runs() -> None:
-    project = {**PINNED_03, "scripts/run.sh": 'ARGS="--tensor_parallel_size 8 \\\n  --zero_1 true"\ntorchrun src/train.py $ARGS\n'}
+    project = {**PINNED_03,
+               "scripts/run.sh": 'ARGS="--tensor_parallel_size 8 \\\n  --zero_1 true"\ntorchrun src/train.py $ARGS\n'}
     result = migrate(LAZY, "NM205", family="NM2", path="src/train.py", project=project)
     assert "fsdp_size=int(" in result.text
 
 
 def test_launchers_that_disagree_keep_the_default_with_a_todo_naming_both() -> None:
-    project = {**PINNED_03, "a.sh": "torchrun src/train.py --zero_1 true\n", "b.sh": "torchrun src/train.py --zero_1=false\n"}
+    project = {**PINNED_03, "a.sh": "torchrun src/train.py --zero_1 true\n",
+               "b.sh": "torchrun src/train.py --zero_1=false\n"}
     result = migrate(LAZY, "NM205", family="NM2", path="src/train.py", project=project)
     assert "dp_replicate_size=int(" in result.text
     todo = [f.message for f in result.findings if f.rule == "NM205" and f.severity.value == "todo"]
@@ -127,11 +130,13 @@ def test_notebook_cells_and_written_scripts_are_read() -> None:
     notebook = json.dumps({"cells": [
         {"cell_type": "code", "source": ["%%writefile src/train.py\n", "zero_1=args.zero_1\n"]},
         {"cell_type": "code", "source": ['hyperparameters = {"zero_1": True}\n']},
-        {"cell_type": "code", "source": ['est = PyTorch(entry_point="train.py", source_dir="src", hyperparameters=hyperparameters)\n']},
+        {"cell_type": "code",
+         "source": ['est = PyTorch(entry_point="train.py", source_dir="src", hyperparameters=hyperparameters)\n']},
     ]})
     value = _collect(notebook)
     assert value is not None
-    assert [(launch.script, launch.value, launch.kind) for launch in value["launches"]] == [("src/train.py", "True", "hyperparameter")]
+    launches = [(launch.script, launch.value, launch.kind) for launch in value["launches"]]
+    assert launches == [("src/train.py", "True", "hyperparameter")]
     assert [name for name, _ in value["written"]] == ["src/train.py"]
     assert ZERO_1_LAUNCHES.name == "training.zero-1-launches"
 
