@@ -17,7 +17,9 @@ visible. A value is visible, most direct first:
 An argparse option declared ``type=bool`` turns every non-empty string into True: ``--zero_1 False`` is True there.
 
 The launch values are a project fact (``migrate/facts.py``), keyed by the launching file: (script as written, or
-None for the scripts the file runs, value as written, where).
+None for the scripts the file runs, value as written, flag or hyperparameter, field). Besides zero_1 it records
+the TrainingArguments fields whose defaults trl 1.x changes (``FIELDS``): NM202 names only those a parsed
+``SFTConfig``'s launchers leave unset.
 """
 
 from __future__ import annotations
@@ -31,9 +33,13 @@ from codemods.deps import _notebooks as notebooks
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
 
-_FLAG = re.compile(r"(?<![\w-])--zero[_-]1\b(?:\s*=\s*|[\"',\s]+)?([^\s\"',\]\)\\]+)?")
-_HYPER_KEY = re.compile(r"""["']zero_1["']\s*:\s*([^,}\n#]+)""")
-_HYPER_KEYWORD = re.compile(r"(?<![\w.])zero_1\s*=\s*(?!=)([^,)\n#]+)")
+#: the fields whose launch values are recorded: zero_1, and the TrainingArguments fields whose defaults trl 1.x
+#: changes (codemods/_tables/training_defaults.py: NM202 names those the launch lines leave unset)
+FIELDS = ("zero_1", "learning_rate", "logging_steps", "gradient_checkpointing", "bf16")
+_NAMES = "|".join(name.replace("_", "[_-]") for name in FIELDS)
+_FLAG = re.compile(rf"(?<![\w-])--({_NAMES})\b(?:\s*=\s*|[\"',\s]+)?([^\s\"',\]\)\\]+)?")
+_HYPER_KEY = re.compile(rf"""["']({'|'.join(FIELDS)})["']\s*:\s*([^,}}\n#]+)""")
+_HYPER_KEYWORD = re.compile(rf"(?<![\w.])({'|'.join(FIELDS)})\s*=\s*(?!=)([^,)\n#]+)")
 _ENTRY_POINT = re.compile(r"""\bentry_point\s*=\s*["']([^"']+\.py)["']""")
 _SOURCE_DIR = re.compile(r"""\bsource_dir\s*=\s*(?:["']([^"']*)["']|\w)""")
 _SCRIPT = re.compile(r"[\w./${}-]+\.py\b")
@@ -44,6 +50,7 @@ class Launch:
     script: str | None  # as written (an entry_point joined to its literal source_dir); None: the file's scripts
     value: str  # as written
     kind: str  # "flag" | "hyperparameter"
+    field: str = "zero_1"
 
 
 def _launch_parts(text: str) -> tuple[list[str], list[tuple[str, str]]]:
@@ -68,18 +75,19 @@ def _collect(text: str) -> dict[str, tuple] | None:
         scripts = _SCRIPT.findall(line)
         runs.extend(scripts)
         for match in _FLAG.finditer(line):
-            value = match.group(1)
+            value = match.group(2)
             value = "true" if value is None or value.startswith("-") else value  # a bare flag is True
-            found.extend(Launch(script, value, "flag") for script in scripts or [None])
+            name = match.group(1).replace("-", "_")
+            found.extend(Launch(script, value, "flag", name) for script in scripts or [None])
     entries = _ENTRY_POINT.findall(joined)
     if entries:
         dirs = {m.group(1) for m in _SOURCE_DIR.finditer(joined)}
         folder = next(iter(dirs)) if len(dirs) == 1 else None  # one literal source_dir holds the entry point
-        values = [m.group(1).strip() for m in _HYPER_KEY.finditer(joined)]
-        values += [m.group(1).strip() for m in _HYPER_KEYWORD.finditer(joined)]
+        values = [(m.group(1), m.group(2).strip()) for m in _HYPER_KEY.finditer(joined)]
+        values += [(m.group(1), m.group(2).strip()) for m in _HYPER_KEYWORD.finditer(joined)]
         for entry in entries:
             script = posixpath.join(folder, entry) if folder else entry
-            found.extend(Launch(script, value, "hyperparameter") for value in values)
+            found.extend(Launch(script, value, "hyperparameter", name) for name, value in values)
     if not found and not written:
         return None
     return {"launches": tuple(dict.fromkeys(found)), "written": tuple(written), "runs": tuple(dict.fromkeys(runs))}
@@ -88,7 +96,8 @@ def _collect(text: str) -> dict[str, tuple] | None:
 ZERO_1_LAUNCHES = ProjectFact(
     "training.zero-1-launches",
     frozenset({FileKind.SHELL, FileKind.NOTEBOOK, FileKind.PYTHON, FileKind.YAML, FileKind.DOCKERFILE}),
-    ("zero_1", "zero-1", "%%writefile"),
+    ("zero_1", "zero-1", "%%writefile", "learning_rate", "learning-rate", "logging_steps", "logging-steps",
+     "gradient_checkpointing", "gradient-checkpointing", "bf16"),
     _collect,
 )
 
@@ -133,9 +142,9 @@ def _launched(project: ProjectFacts, origin: str, launch: Launch, script: str, w
     return ends == [script]
 
 
-def launch_values(project: ProjectFacts, paths: list[str]) -> list[tuple[str, str]]:
-    """(value as written, where) of every zero_1 the project's launch lines and hyperparameters give the script at
-    one of ``paths``."""
+def launch_values(project: ProjectFacts, paths: list[str], field: str = "zero_1") -> list[tuple[str, str]]:
+    """(value as written, where) of every ``field`` (one of ``FIELDS``) the project's launch lines and
+    hyperparameters give the script at one of ``paths``."""
     records = project.of(ZERO_1_LAUNCHES.name)
     written = {notebooks.resolved(notebook, name) for notebook, value in records.items() for name, _ in value["written"]}
     found = []
@@ -143,10 +152,12 @@ def launch_values(project: ProjectFacts, paths: list[str]) -> list[tuple[str, st
         launches = value["launches"]
         runs = [Launch(script, "", "flag") for script in value["runs"]]
         for launch in launches:
+            if launch.field != field:
+                continue
             targets = [launch] if launch.script is not None else runs
             if any(_launched(project, origin, target, script, written) for target in targets for script in paths):
-                shown = (f"--zero_1 {launch.value} on a launch line of {origin}" if launch.kind == "flag"
-                         else f'the "zero_1": {launch.value} hyperparameter in {origin}')
+                shown = (f"--{field} {launch.value} on a launch line of {origin}" if launch.kind == "flag"
+                         else f'the "{field}": {launch.value} hyperparameter in {origin}')
                 found.append((launch.value, shown))
     return list(dict.fromkeys(found))
 

@@ -39,7 +39,8 @@ optimum-neuron <= 0.3, whose ``NeuronSFTConfig`` (trl 0.11) kept the TrainingArg
 are written as keywords where the call does not give them (``bf16`` not where the file sets ``XLA_USE_BF16`` /
 ``XLA_DOWNCAST_BF16``: a todo then); on another line, and for ``ORPOConfig`` (the old trl defaults are not in the
 tables), a todo names the changed defaults; for arguments parsed from the command line the parser's todo lists
-them with the old values as flags. In the portable device style (docs/device-expression.md)
+those that no launch line or SageMaker hyperparameter of the project sets for the script
+(``codemods/_lib/zero_1.py`` reads them), with the old values as flags. In the portable device style (docs/device-expression.md)
 ``bf16=True`` becomes ``bf16=torch.accelerator.is_available()`` (a run-time value ``v``: ``v and
 torch.accelerator.is_available()``), since stock ``TrainingArguments(bf16=True)`` raises on a machine with no
 accelerator; the neuron style and a call that sets ``use_cpu`` keep it. Todos say what bf16 meant, where the
@@ -91,7 +92,7 @@ import libcst as cst
 from codemods._lib.cst import find_keyword, has_star_kwargs, keyword_arg, literal_value, set_args, source_of
 from codemods._lib.optimum_version import PINS, Line
 from codemods._lib.parsed_args import PARSERS
-from codemods._lib.zero_1 import ZERO_1_LAUNCHES
+from codemods._lib.zero_1 import ZERO_1_LAUNCHES, launch_values, script_paths
 from codemods._tables.training_defaults import OLD_DEFAULTS_KNOWN, TRL_DEFAULT_CHANGES, listed
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
 from codemods.training._base import (
@@ -266,15 +267,22 @@ class TrainingArguments(TracksScope, PythonRule):
             "per_device_train_batch_size 1, optim adamw_torch and zero_1 True (stock: 8, adamw_torch_fused, none)"
             # the trl configs of 0.3.0 and older did not keep the stock defaults once migrated (below)
             + ("" if line is Line.FROM_04 or trl else " (0.3.0 and older kept the stock defaults)"))
+        project = self.ctx.options.project
+        paths = script_paths(project, self.ctx.path, self.ctx.source)
         for target in trl:
-            changes = TRL_DEFAULT_CHANGES[target]
+            # the fields a launch line or SageMaker hyperparameter of the project sets for this script are not listed
+            given = sorted({c.field for c in TRL_DEFAULT_CHANGES[target] if launch_values(project, paths, c.field)})
+            changes = tuple(c for c in TRL_DEFAULT_CHANGES[target] if c.field not in given)
+            if not changes:
+                continue
             old = (f"optimum-neuron <= 0.3's Neuron{target} (trl 0.11) kept the TrainingArguments ones" if target in
                    OLD_DEFAULTS_KNOWN else f"the old trl {target} defaults are not in this tool's tables")
             flags = " ".join(f"--{change.field} {change.old.lower()}" for change in changes)
+            seen = f"; the project's launch lines set {', '.join(given)}" if given else ""
             defaults += ("; " if defaults else "") + (
-                f"trl 1.x {target} changes defaults: {listed(changes)} ({old}): where the command line or config "
-                f"does not set them, pass the values the old run relied on" + (f" ({flags})" if target in
-                                                                              OLD_DEFAULTS_KNOWN else ""))
+                f"trl 1.x {target} changes defaults: {listed(changes)} ({old}{seen}): where the command line or "
+                f"config does not set them, pass the values the old run relied on" + (f" ({flags})" if target in
+                                                                                     OLD_DEFAULTS_KNOWN else ""))
         self.todo(original, "arguments parsed from the command line or a config file: the launch rules map their "
                             "Neuron-only flags and keys (and add --torch_compile true) where they edit the launch "
                             "line or config; " + parallel + ("; " + defaults if defaults else ""))

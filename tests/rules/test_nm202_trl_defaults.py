@@ -75,3 +75,14 @@ def test_a_parsed_sft_config_lists_the_changed_defaults_and_no_stock_claim() -> 
     assert not any("kept the stock defaults" in m for m in _todos(unpinned))
     stock = migrate(PARSED.replace("{cls}", "NeuronTrainingArguments"), "NM202")
     assert any("(0.3.0 and older kept the stock defaults)" in m for m in _todos(stock))
+
+
+def test_a_parsed_sft_config_leaves_out_what_the_launch_lines_set() -> None:
+    launcher = ('CMD="torchrun src/sft.py \\\n  --learning_rate 2e-4 --bf16 true \\\n'
+                '  --gradient_checkpointing true"\n$CMD\n')
+    result = migrate(PARSED.replace("{cls}", "NeuronSFTConfig"), "NM202", path="src/sft.py",
+                     project={**PINNED_03, "scripts/run_sft.sh": launcher})
+    parsed = next(m for m in _todos(result) if m.startswith("arguments parsed"))
+    assert "logging_steps 10 (TrainingArguments: 500)" in parsed and "(--logging_steps 500)" in parsed
+    assert "learning_rate 2e-05" not in parsed
+    assert "the project's launch lines set bf16, gradient_checkpointing, learning_rate" in parsed
