@@ -8,7 +8,9 @@ and to True from 0.4.0, and only the 0.4.x ``NeuronTrainingArguments`` declared 
 the default only: where the script or its launchers give zero_1 a value, that value decides
 (``codemods/_lib/zero_1.py``).
 
-The pins are a project fact (``migrate/facts.py``). A file takes the pins of the nearest folder, its own or one
+The pins are a project fact (``migrate/facts.py``). A run that replaces the requirement pin leaves its finding in
+the code's notes ("the project pins optimum-neuron <= 0.3.0 ..."); a later run reads the line back from them, so
+it decides the same and writes no contradicting note. A file takes the pins of the nearest folder, its own or one
 above it, that holds any; a file with none above it takes the project's pins when they all agree.
 """
 
@@ -38,6 +40,13 @@ class Line(str, enum.Enum):
     UNKNOWN = "unknown"
 
 
+NOTE_MARK = "neuron-migrate:"
+#: the phrases of ``zero_1_note`` (and NM202's trl-defaults todo) that name the line found -> a specifier of it
+_NOTED_LINES = {
+    "the project pins optimum-neuron <= 0.3.0": "<=0.3.0",
+    "optimum-neuron 0.4.x defaulted to zero_1=True": ">=0.4.0",
+    "the project pins optimum-neuron 0.4.x": ">=0.4.0",
+}
 #: a line that installs or declares packages: a pin anywhere on it counts
 _INSTALLS = re.compile(r"\bpip3?\b|\binstall|\brequires\b|\bdependencies\b", re.I)
 
@@ -51,6 +60,11 @@ def _collect(text: str) -> tuple[str, ...] | None:
     pins = set()
     for line in text.splitlines():
         stripped = line.strip()
+        if NOTE_MARK in line:
+            # the tool's own note from an earlier run says which line it found: a second run, which reads the
+            # requirements the first one rewrote (the pin is gone), must decide the same (idempotence)
+            pins.update(spec for phrase, spec in _NOTED_LINES.items() if phrase in line)
+            continue
         if not stripped or stripped.startswith(("#", "//")):
             continue
         installs = bool(_INSTALLS.search(line))

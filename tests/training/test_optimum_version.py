@@ -56,3 +56,17 @@ def test_prose_is_not_a_pin() -> None:
     assert PINS.collect('"""Uses optimum-neuron >= 0.0.25."""\n') is None
     assert optimum_line(project, PurePath("src/sft_train.py")) is Line.UP_TO_03
     assert optimum_line(project, PurePath("deploy/app.py")) is Line.FROM_04  # a declared requirement still counts
+
+
+def test_a_second_run_reads_the_line_its_first_run_noted() -> None:
+    # run 1 replaced the requirements pin; the note it left in the code names the line it found, so run 2 decides
+    # the same (it would say "not pinned" and add a contradicting note)
+    project = _project({
+        "requirements.txt": "torch-neuronx==2.14.*\ntransformers>=5.24\n",
+        "scripts/train.py": "# neuron-migrate: ... the project pins optimum-neuron <= 0.3.0, where zero_1 defaulted to "
+                            "False: the data-parallel rest of the mesh stays plain replication (dp_replicate_size)\n",
+        "scripts/other.py": "",
+    })
+    assert optimum_line(project, PurePath("scripts/train.py")) is Line.UP_TO_03
+    assert optimum_line(project, PurePath("scripts/other.py")) is Line.UP_TO_03
+    assert PINS.collect("# neuron-migrate: the project's optimum-neuron version is not pinned: up to 0.3.0 ...") is None
