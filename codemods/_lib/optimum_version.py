@@ -57,7 +57,7 @@ def _collect(text: str) -> tuple[str, ...] | None:
     requirements file of the folder above, and the version decides the parallelism layout). A match counts on a
     line that installs or declares packages, or where it starts the line's text or follows a quote, bracket, comma,
     ``=`` or ``-`` (a requirements line, a list element, a YAML/conda entry)."""
-    pins = set()
+    pins: set[str] = set()
     for line in text.splitlines():
         stripped = line.strip()
         if NOTE_MARK in line:
