@@ -52,10 +52,38 @@ _IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*(?:from|import)[ \t]+([A-Za-z_]\w*)
 _WATCHED_MODULES = frozenset(module_of(name) for name in WATCHED)
 
 
+def _introduced() -> dict[str, str]:
+    """optimum-neuron class name -> the watched module its stock replacement lives in (``NeuronSFTTrainer`` ->
+    ``trl``): the migrated code imports that module, which optimum-neuron used to bring in."""
+    from codemods._tables.inference_symbols import diffusion_moves, embedding_moves
+    from codemods._tables.training_symbols import TRAINING_MOVES
+
+    found = {}
+    for old, new in {**TRAINING_MOVES, **diffusion_moves(), **embedding_moves()}.items():
+        if new and old.startswith("optimum.neuron") and module_of(new.split(".")[0]) in _WATCHED_MODULES:
+            found[old.rsplit(".", 1)[1]] = module_of(new.split(".")[0])
+    return found
+
+
+#: names an optimum.neuron import binds whose stock class needs another package than transformers
+INTRODUCED = _introduced()
+_INTRODUCED_NAME = re.compile(r"\b(" + "|".join(sorted(INTRODUCED, key=len, reverse=True)) + r")\b")
+
+
 def imported_modules(text: str) -> frozenset[str] | None:
-    """Project fact: the watched modules a Python file or notebook imports (comments are not imports)."""
+    """Project fact: the watched modules a Python file or notebook imports (comments are not imports), and those
+    the migrated code will import: an optimum-neuron class whose stock replacement lives in trl / diffusers /
+    sentence-transformers (``NeuronSFTTrainer`` -> ``trl.SFTTrainer``) needs that package once optimum-neuron,
+    which brought it in, is replaced."""
     found = frozenset(match.group(1) for match in _IMPORT.finditer(text)) & _WATCHED_MODULES
+    if "optimum.neuron" in text or "optimum_neuron" in text:
+        found |= {INTRODUCED[match.group(1)] for match in _INTRODUCED_NAME.finditer(_code_only(text))}
     return found or None
+
+
+def _code_only(text: str) -> str:
+    """The text without its comment lines (a note that names a class is not a use of it)."""
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
 
 
 #: the names an optimum.neuron import binds: ``import optimum.neuron [as on]``,
@@ -174,8 +202,8 @@ def notebook_files(text: str) -> dict | None:
 
 
 FACTS: tuple[ProjectFact, ...] = (
-    ProjectFact("deps.imports", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), tuple(sorted(_WATCHED_MODULES)),
-                imported_modules),
+    ProjectFact("deps.imports", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}),
+                tuple(sorted(_WATCHED_MODULES | {"optimum.neuron", "optimum_neuron"})), imported_modules),
     ProjectFact("deps.optimum-neuron-kept", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), ("optimum.neuron",),
                 optimum_neuron_kept),
     ProjectFact("deps.mentions", frozenset({FileKind.NOTEBOOK, FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML}),

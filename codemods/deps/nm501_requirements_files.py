@@ -8,7 +8,8 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   ``torch==2.14.*``, ``transformers>=5.24``, ``accelerate>=1.15`` plus what its extras pulled in
   (``[training]``: trl, peft, datasets; ``[diffusers]``: diffusers, peft; ``[sentence-transformers]``) and the
   packages it brought in that the code it serves imports (trl, peft, datasets, diffusers, sentence-transformers:
-  project fact ``deps.imports``), skipping packages the file already lists; ``[vllm]`` and the Inf1 ``[neuron]``
+  project fact ``deps.imports``), the migrated code included (an optimum-neuron class whose stock replacement lives
+  in one of them, ``NeuronSFTTrainer`` -> ``trl.SFTTrainer``), skipping packages the file already lists; ``[vllm]`` and the Inf1 ``[neuron]``
   extra get a ``todo``;
 * optimum-neuron stays, with a ``todo`` naming the files, while code it serves evaluates a string that names its
   import (``eval(f"optimum.neuron.NeuronModelFor{task}")``: NM102 keeps that import, project fact

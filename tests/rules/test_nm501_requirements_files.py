@@ -207,3 +207,25 @@ def test_a_file_two_notebooks_write_is_each_ones_own() -> None:
     moved = migrate("optimum-neuron==0.0.12\n", "NM501", kind=FileKind.REQUIREMENTS, path="src/requirements.txt",
                     project=project)
     assert "torch-neuronx==2.14.*" in moved.text and "optimum-neuron" not in moved.text
+
+
+def test_a_package_the_migrated_code_will_import_is_added() -> None:
+    # NeuronSFTTrainer becomes trl.SFTTrainer and NeuronStableDiffusionPipeline diffusers' own: optimum-neuron
+    # brought those packages in, so the line that replaces it must install them (the import failed before)
+    project = {
+        "src/sft.py": "from optimum.neuron import NeuronSFTConfig, NeuronSFTTrainer\n",
+        "src/sd.py": "from optimum.neuron import NeuronStableDiffusionPipeline as Pipe\n",
+        "requirements.txt": "optimum-neuron==0.0.25\n",
+    }
+    result = _requirements("optimum-neuron==0.0.25\n", project=project)
+    assert "trl>=1.16" in result.text.splitlines()
+    assert "diffusers>=0.42" in result.text.splitlines()
+    note = next(f.message for f in result.findings if f.rule == "NM501")
+    assert "trl (src/sft.py)" in note
+
+
+def test_a_class_named_only_in_a_comment_adds_nothing() -> None:
+    project = {"src/train.py": "# was NeuronSFTTrainer\nfrom optimum.neuron import NeuronTrainer\n",
+               "requirements.txt": "optimum-neuron==0.0.25\n"}
+    result = _requirements("optimum-neuron==0.0.25\n", project=project)
+    assert not any(line.startswith("trl") for line in result.text.splitlines())
