@@ -59,6 +59,10 @@ class _ScopeGatherer(cst.CSTVisitor):
         #: every call and every assignment, in file order: what rules' pre-passes look through
         self.calls: list[cst.Call] = []
         self.assigns: list[cst.Assign] = []
+        #: ``Owner.attr`` reads whose owner looks like a class (``X.get_neuron_config``, ``mod.X.export``), with the
+        #: call they are the function of (None for a bare read): the uses a class rename reaches
+        self.class_attributes: list[tuple[cst.Attribute, cst.Call | None]] = []
+        self._calls_by_func: dict[int, cst.Call] = {}
 
     def _scope(self) -> dict[str, Any]:
         return self.values.setdefault(id(self.stack[-1]), {})
@@ -84,6 +88,10 @@ class _ScopeGatherer(cst.CSTVisitor):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._not_references.add(id(node.attr))
+        owner = node.value
+        name = owner.value if isinstance(owner, cst.Name) else owner.attr.value if isinstance(owner, cst.Attribute) else ""
+        if name[:1].isupper():
+            self.class_attributes.append((node, self._calls_by_func.get(id(node))))
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None:
@@ -123,6 +131,7 @@ class _ScopeGatherer(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(node)
         func = node.func
+        self._calls_by_func[id(func)] = node
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in MUTATING_METHODS:
             self._bind(func.value.value, None)
         folded = [
@@ -358,21 +367,25 @@ class InferenceRule(PythonRule):
     """Base of the NM1xx rules: scope lookups, splat expansion, statements added after an assignment.
 
     In an Inf1 flow (:func:`inf1_flow`) every NM1xx rule withdraws from the file (no rewrite, no import
-    move or cleanup) and one ``todo`` at the top says why: Inf1 has no TorchNeuron path."""
+    move or cleanup) and one ``todo`` at the top says why: Inf1 has no TorchNeuron path. A rule also withdraws from a
+    file where a use of a class it moves stays in the code and the stock class lacks it (``<class>.<attr>``, attr
+    not in ``stock_class_attributes`` nor rewritten by the rule, see ``rewrites_class_use``): a todo at each such
+    use says why (renamed, it would raise AttributeError) and what to do (``kept_use_advice``)."""
+
+    #: attributes a moved class shares with its stock target: a use of one survives the class rename
+    stock_class_attributes: frozenset[str] = frozenset({"from_pretrained", "from_config", "register", "__name__",
+                                                        "__qualname__"})
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         marker = ctx.memo("inference.inf1", lambda: inf1_flow(ctx))
         if marker is None:
+            kept = self._kept_class_uses()
+            if kept:
+                self._withdraw()
+                self._note_kept_uses(kept)
             return
-        # per-instance overrides of the class tables (declared ClassVar on PythonRule): no import moves here
-        setattr(self, "moves", {})
-        setattr(self, "legacy_modules", ())
-        for attribute in dir(type(self)):
-            if attribute.startswith("visit_") and attribute.count("_") == 1:
-                setattr(self, attribute, lambda node: None)
-            elif attribute.startswith("leave_") and attribute.count("_") == 1:
-                setattr(self, attribute, lambda original, updated: updated)
+        self._withdraw()
         # once per file, and once per notebook (its cells share the namespace object)
         holder = vars(ctx.namespace) if ctx.namespace is not None else ctx.shared
         module = ctx.shared.get("module")
@@ -385,6 +398,58 @@ class InferenceRule(PythonRule):
                   "Inf1 deployments, or port it to Trn2/Trn3 by hand (a stock transformers/diffusers class loaded "
                   "from the source checkpoint, on the neuron device)")
         ctx.statement_stack.pop()
+
+    def _withdraw(self) -> None:
+        """No rewrite, no import move or cleanup, no finding of this rule in this file."""
+        # per-instance overrides of the class tables (declared ClassVar on PythonRule)
+        setattr(self, "moves", {})
+        setattr(self, "legacy_modules", ())
+        for attribute in dir(type(self)):
+            if attribute.startswith("visit_") and attribute.count("_") == 1:
+                setattr(self, attribute, lambda node: None)
+            elif attribute.startswith("leave_") and attribute.count("_") == 1:
+                setattr(self, attribute, lambda original, updated: updated)
+
+    # --------------------------------------------------------------- optimum-only uses a class rename would reach
+    def _kept_class_uses(self) -> dict[int, str]:
+        """``<moved class>.<attr>`` uses that stay in the code while the stock class has no ``attr``
+        (``NeuronModelForCausalLM.get_neuron_config(...)`` NM110 cannot fold): id(attribute) -> the todo. The
+        class move would turn them into ``AutoModelForCausalLM.get_neuron_config`` (AttributeError at run time)."""
+        classes = {old: new for old, new in self.moves.items() if new is not None}
+        module = self.ctx.shared.get("module")
+        if not classes or not isinstance(module, cst.Module):
+            return {}
+        gatherer = self.ctx.memo("inference.scopes", lambda: _gather_scopes(module))
+        kept: dict[int, str] = {}
+        for node, call in gatherer.class_attributes:
+            if node.attr.value in self.stock_class_attributes:
+                continue
+            qualified = self.ctx.matches(node.value, classes)
+            if qualified is None or self.rewrites_class_use(node, call, gatherer):
+                continue
+            old, stock = qualified.rsplit(".", 1)[-1], classes[qualified].rsplit(".", 1)[-1]
+            kept[id(node)] = (
+                f"`{source_of(node)}` stays in the code and {stock} has no `{node.attr.value}` (optimum-neuron only), "
+                f"so {self.id} leaves this file on optimum-neuron: the {old} import and loads are not rewritten "
+                f"(renamed, this line would raise AttributeError). To migrate it: "
+                f"{self.kept_use_advice(node.attr.value)}, then run neuron-migrate again")
+        return kept
+
+    def rewrites_class_use(self, node: cst.Attribute, call: cst.Call | None, gatherer: "_ScopeGatherer") -> bool:
+        """Hook: True when this rule rewrites ``node`` (``call``: the call it is the function of) itself."""
+        return False
+
+    def kept_use_advice(self, attribute: str) -> str:
+        """Hook: what to do by hand with a kept ``<class>.<attribute>`` use."""
+        return "replace it with the stock API by hand (see --explain " + self.id + ")"
+
+    def _note_kept_uses(self, kept: dict[int, str]) -> None:
+        """The todos of :meth:`_kept_class_uses`, reported where the traversal reaches each use (inline notes)."""
+        def visit_attribute(node: cst.Attribute) -> None:
+            message = kept.pop(id(node), None)
+            if message is not None:
+                self.todo(node, message)
+        setattr(self, "visit_Attribute", visit_attribute)
 
     # ----------------------------------------------------------------------------- traversal state
     def visit_Module(self, node: cst.Module) -> None:
@@ -483,6 +548,9 @@ class InferenceRule(PythonRule):
     def todo_at_call(self, call: cst.Call, message: str) -> None:
         """A todo on a call found in a pre-pass, reported when the traversal reaches it (an inline note there)."""
         self._call_todos.setdefault(id(call), []).append(message)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        """A callback of every NM1xx rule, so that a withdrawn one can note its kept class uses (``_note_kept_uses``)."""
 
     def visit_Call(self, node: cst.Call) -> None:
         for message in self._call_todos.pop(id(node), ()):

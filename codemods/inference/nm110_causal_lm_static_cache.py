@@ -47,6 +47,12 @@ What it does:
   cannot read: the call is rewritten but keeps ``path``, and its summary is a ``todo`` (not ``fixed``: it
   cannot run as written) to use the source checkpoint (``checkpoint_id`` in ``<path>/neuron_config.json``,
   which also records sequence_length/batch_size/tp_degree).
+* a use of the class that stays in the code and that the stock class lacks (``X.get_neuron_config(...)`` whose
+  result is read anywhere but as the ``neuron_config`` of ``X.export``, an ``X.export(...)`` with no model id this
+  rule can see, any other ``X.<optimum attribute>``) keeps the whole file on optimum-neuron: renamed, it would be
+  ``AutoModelForCausalLM.get_neuron_config`` (AttributeError). The file's loads and import stay as they are, and a
+  ``todo`` at that use says why and what to change (for get_neuron_config: read the shapes from the values passed
+  to it, so that NM110 can fold it on the next run).
 * left alone: the training ``NeuronModelForCausalLM`` (``optimum.neuron.models.training``) belongs to the
   training family; a call that is not the right-hand side of an assignment gets the generation setup as a
   ``todo`` instead of code; NxDNeuronConfig fields other than the shapes (continuous batching, on-device
@@ -123,6 +129,7 @@ DROP = frozenset({
     "max_context_length", "disable_fast_relayout", "disable_fallback", "library_name", "file_name", "model_save_dir",
 })
 TP_KEYS = ("num_cores", "tensor_parallel_size", "tp_degree")
+MODEL_ID_KEYWORDS = ("model_id", "pretrained_model_name_or_path", "model_name_or_path")
 TORCHRUN_TARGET = re.compile(r"[\w./${}-]+\.py\b")
 
 
@@ -168,22 +175,9 @@ class CausalLMStaticCache(InferenceRule):
     def prepare(self, module: cst.Module) -> None:
         """Find ``nc = X.get_neuron_config(...)`` consumed only by ``X.export(id, nc)``: expanded, then removed."""
         self._neuron_configs: dict[str, cst.Call] = {}
-        exports = set()
-        for call in self.gathered.calls:
-            if self._method(call) == "export":
-                config = _neuron_config_arg(call)
-                if isinstance(config, cst.Name):
-                    exports.add(config.value)
-        getters: dict[str, tuple[cst.SimpleStatementLine, cst.Call]] = {}
-        for name, statements in self.gathered.assignments.items():  # `name = ...` lines, in file order
-            for statement in statements:
-                value = cast(cst.Assign, statement.body[0]).value  # the statement is `name = value`
-                if isinstance(value, cst.Call) and self._method(value) == "get_neuron_config":
-                    getters[name] = (statement, value)
-        for name, (statement, call) in getters.items():
-            if name in exports and self.name_count(name) == 2:
-                self._neuron_configs[name] = call
-                self.remove_statement(statement)
+        for name, (statement, call) in self._folded_getters(self.gathered).items():
+            self._neuron_configs[name] = call
+            self.remove_statement(statement)
         self._compiled: dict[str, dict[str, object]] = {}  # model variable -> the literal shapes it was exported with
         for name, statements in self.gathered.assignments.items():
             values = [cast(cst.Assign, statement.body[0]).value for statement in statements]  # `name = value`
@@ -192,6 +186,46 @@ class CausalLMStaticCache(InferenceRule):
                 self._compiled[name] = self._export_shapes(only)
         self._config_holders: set[cst.CSTNode] = set()  # `m.neuron_config` / `m.config.neuron` nodes read through
         self._fstrings: list[str] = []  # the openings (f", f') of the f-strings being visited
+
+    def _folded_getters(self, gathered) -> dict[str, tuple[cst.SimpleStatementLine, cst.Call]]:
+        """``nc = X.get_neuron_config(...)`` lines whose ``nc`` is read only as the neuron config of ``X.export``."""
+        exports = set()
+        for call in gathered.calls:
+            if self._method(call) == "export":
+                config = _neuron_config_arg(call)
+                if isinstance(config, cst.Name):
+                    exports.add(config.value)
+        getters: dict[str, tuple[cst.SimpleStatementLine, cst.Call]] = {}
+        for name, statements in gathered.assignments.items():  # `name = ...` lines, in file order
+            for statement in statements:
+                value = cast(cst.Assign, statement.body[0]).value  # the statement is `name = value`
+                if isinstance(value, cst.Call) and self._method(value) == "get_neuron_config":
+                    getters[name] = (statement, value)
+        return {name: getter for name, getter in getters.items()
+                if name in exports and gathered.name_counts.get(name, 0) == 2}
+
+    def rewrites_class_use(self, node: cst.Attribute, call: cst.Call | None, gathered) -> bool:
+        """``X.export(id, ...)`` becomes ``from_pretrained``; ``X.get_neuron_config(...)`` is folded into it only
+        when its result is read nowhere else (any other use stays, and the stock class has neither)."""
+        if call is None or self._method(call) is None:
+            return False
+        if node.attr.value == "export":
+            return any(a.keyword is None and not a.star for a in call.args) or any(
+                a.keyword is not None and a.keyword.value in MODEL_ID_KEYWORDS for a in call.args)
+        if node.attr.value == "get_neuron_config":
+            return any(folded is call for _, folded in self._folded_getters(gathered).values())
+        return False
+
+    def kept_use_advice(self, attribute: str) -> str:
+        if attribute == "get_neuron_config":
+            return ("read the shapes from the values passed to get_neuron_config (batch_size, sequence_length, "
+                    "tensor_parallel_size, auto_cast_type) instead of from its result, so that the result is only the "
+                    "neuron_config of the export call (NM110 then folds both into from_pretrained + a static-cache "
+                    "generation config)")
+        if attribute == "export":
+            return "pass the model id to export() as its first argument (NM110 then rewrites it to from_pretrained)"
+        return ("replace it with AutoModelForCausalLM.from_pretrained + a static-cache generation config by hand (see "
+                "--explain NM110)")
 
     def _export_shapes(self, call: cst.Call) -> dict[str, object]:
         keywords = dict(self.arguments(call).keywords)

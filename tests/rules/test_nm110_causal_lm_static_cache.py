@@ -96,3 +96,76 @@ def test_a_notebook_cell_is_never_torchrun_launched() -> None:
     assert "DistributedConfig(tp_size=2)" not in _code("".join(json.loads(result.text)["cells"][0]["source"]))
     assert "device_map=" in result.text
     assert any("pass distributed_config=DistributedConfig(tp_size=2)" in f.message for f in result.findings)
+
+
+# -------------------------------------------------- optimum-only class uses the class rename would reach
+KEPT_GETTER = """
+from optimum.neuron import NeuronModelForCausalLM
+
+
+def main(model_id, batch, tp):
+    neuron_config = NeuronModelForCausalLM.get_neuron_config(
+        model_id, batch_size=batch, sequence_length=1024, tensor_parallel_size=tp
+    )
+    model = NeuronModelForCausalLM.export(model_id, neuron_config=neuron_config, load_weights=False)
+    model.save_pretrained("out")
+    print(neuron_config.tp_degree)
+"""
+
+
+def test_kept_get_neuron_config_keeps_the_file_on_optimum() -> None:
+    # the result is read after the export, so get_neuron_config stays: renamed to AutoModelForCausalLM it would raise
+    # AttributeError; the file keeps its import and loads, and one todo says why and what to do
+    result = migrate(KEPT_GETTER, "NM110")
+    code = _code(result.text)
+    assert code == _code(KEPT_GETTER.lstrip("\n"))
+    assert "AutoModelForCausalLM" not in code
+    assert findings(result, "NM110") == {(5, "todo")}
+    (todo,) = [f.message for f in result.findings if f.rule == "NM110"]
+    assert "AutoModelForCausalLM has no `get_neuron_config`" in todo
+    assert "instead of from its result" in todo
+    assert "# neuron-migrate: `NeuronModelForCausalLM.get_neuron_config` stays in the code" in result.text
+
+
+def test_folded_get_neuron_config_still_migrates() -> None:
+    # the no-change side of the guard: read only as the export's neuron_config, the getter is folded as before
+    result = migrate(KEPT_GETTER.replace("    print(neuron_config.tp_degree)\n", ""), "NM110")
+    assert "get_neuron_config" not in result.text
+    assert "NeuronModelForCausalLM" not in result.text
+    assert "AutoModelForCausalLM.from_pretrained(model_id" in result.text
+    assert "max_cache_len=1024" in result.text
+    assert (5, "fixed") in findings(result, "NM110")
+
+
+def test_export_without_a_model_id_and_bare_class_reads_keep_the_file() -> None:
+    # an export() NM110 cannot rewrite (no model id it can see) and a read of another optimum-only attribute stay
+    # in the code: the class is not renamed under them
+    result = migrate(
+        """
+        from optimum.neuron import NeuronModelForCausalLM
+
+        model = NeuronModelForCausalLM.from_pretrained("m", export=True, batch_size=1, sequence_length=128)
+        other = NeuronModelForCausalLM.export(**settings)
+        exporter = NeuronModelForCausalLM._export
+        """,
+        "NM110",
+    )
+    assert "AutoModelForCausalLM" not in _code(result.text)
+    assert 'NeuronModelForCausalLM.from_pretrained("m", export=True' in result.text
+    assert findings(result, "NM110") == {(4, "todo"), (5, "todo")}
+    messages = [f.message for f in result.findings if f.rule == "NM110"]
+    assert any("pass the model id to export()" in m for m in messages)
+
+
+def test_stock_attributes_of_the_class_do_not_keep_the_file() -> None:
+    result = migrate(
+        """
+        from optimum.neuron import NeuronModelForCausalLM
+
+        print(NeuronModelForCausalLM.__name__)
+        model = NeuronModelForCausalLM.from_pretrained("m", export=True, batch_size=1, sequence_length=128)
+        """,
+        "NM110",
+    )
+    assert "print(AutoModelForCausalLM.__name__)" in result.text
+    assert "AutoModelForCausalLM.from_pretrained(" in result.text
