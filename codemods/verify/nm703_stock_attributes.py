@@ -15,6 +15,9 @@ What it does:
   the transformers 4 wheel's tokenizer base classes against every transformers 5 tokenizer class), with the fix
   (``tokenizer(...)``, i.e. ``__call__``). For ``AutoTokenizer`` a method a few special-purpose tokenizers keep
   (document layout, tables) is still reported, naming them.
+* A class attribute of a transformers model Auto class (``AutoModel``, ``AutoModelFor<Task>``) other than
+  ``from_pretrained`` / ``from_config`` / ``register``: ``AutoModelForCausalLM.get_neuron_config(...)`` or
+  ``.export(...)`` (an optimum-neuron classmethod a class rename reached), with what replaces it.
 * Not reported either: an attribute the file sets anywhere (``args.foo = ...``), probes (``hasattr``), reads with a
   default (``getattr(x, "a", None)``), reads under ``try: ... except AttributeError``, and a local subclass's own
   fields and methods.
@@ -56,6 +59,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 from typing import Iterable, TypeGuard, cast
 
 from codemods._tables.training_args_data import ROWS
@@ -70,6 +74,20 @@ NEURON_FIXES = {
     "trn_config": "build a `transformers.distributed.DistributedConfig(tp_size=...)` yourself and pass it to from_pretrained",
     "pipeline_parallel_size": "keep it in your own argument: stock TrainingArguments has no pipeline parallelism",
     "neuron_config": "read the value from your own settings or the GenerationConfig: stock models carry no neuron_config",
+}
+#: what the transformers model Auto classes (``AutoModel``, ``AutoModelFor<Task>``) have as class attributes besides
+#: ``object``'s: the same on every one in transformers 5.24 (tests/verify/test_attributes.py checks it on the installed
+#: transformers). A class rename that reaches an optimum-neuron classmethod (``get_neuron_config``, ``export``) ends here
+AUTO_CLASS_ATTRIBUTES = frozenset({"from_config", "from_pretrained", "register", "_model_mapping",
+                                   "_prepare_config_for_auto_class"})
+AUTO_MODEL_CLASS = re.compile(r"transformers\.(?:models\.auto\.modeling_auto\.)?(AutoModel(?:For\w+)?)")
+#: optimum-neuron classmethods of its model classes and what replaces them
+CLASS_FIXES = {
+    "get_neuron_config": "it is optimum-neuron's: pass its batch_size/sequence_length to the generation setup "
+                         "(generation_config max_cache_len) and its tensor_parallel_size to "
+                         "DistributedConfig(tp_size=...), and load with from_pretrained",
+    "export": "it is optimum-neuron's: load the source checkpoint with from_pretrained (static-cache generation "
+              "config for the compiled shapes)",
 }
 #: fields of optimum-neuron's training arguments that the stock classes do not keep (generated table)
 NEURON_ONLY = frozenset({source for source, action, *_ in ROWS if action != "KEEP"}) | frozenset(NEURON_FIXES)
@@ -92,6 +110,9 @@ class StockAttributes(VerifyRule):
             else:
                 continue
             if attribute in facts.exempt_attrs or attribute.startswith("__"):
+                continue
+            if isinstance(node, ast.Attribute) and (violation := _auto_class_read(facts, node)) is not None:
+                yield violation
                 continue
             type_ = facts.type_of(target)
             if type_ is None or type_.parses is not None or not isinstance(target, ast.Name):
@@ -127,6 +148,21 @@ def _tokenizer_method(facts, node: ast.AST, target: ast.Name, attribute: str, to
         f"`{target.id}.{attribute}` will raise AttributeError{unless}: tokenizers loaded with "
         f"{tokenizer}.from_pretrained have no `{attribute}` in {_index.checked_against('transformers')}; "
         f"{_index.tokenizer_fix(attribute)}"))
+
+
+def _auto_class_read(facts, node: ast.Attribute) -> Violation | None:
+    """``AutoModelForCausalLM.get_neuron_config``: a class attribute the stock Auto class does not have."""
+    qualified = facts.qualified(node.value)
+    match = AUTO_MODEL_CLASS.fullmatch(qualified) if qualified is not None else None
+    if match is None or node.attr in AUTO_CLASS_ATTRIBUTES or facts.guarded(node, ATTRIBUTE_ERRORS) \
+            or facts.version_guarded(node):
+        return None
+    name = match.group(1)
+    fix = CLASS_FIXES.get(node.attr) or _fix(node.attr, AUTO_CLASS_ATTRIBUTES)
+    return facts.violation(node, ("attribute", f"transformers.{name}", node.attr), (
+        f"`{name}.{node.attr}` will raise AttributeError: transformers.{name} "
+        f"({_index.checked_against('transformers')}) has no attribute `{node.attr}` (the Auto classes have "
+        f"from_pretrained, from_config and register); {fix}"))
 
 
 def _is_getattr_without_default(node: ast.AST) -> TypeGuard[ast.Call]:

@@ -35,6 +35,11 @@ REPORTED = {
         "from dataclasses import dataclass\nfrom transformers import TrainingArguments\n"
         "@dataclass\nclass Args(TrainingArguments):\n    lora_r: int = 8\n"
         "args = Args(output_dir='out')\nprint(args.lora_r, args.pipeline_parallel_size)", "pipeline_parallel_size"),
+    "auto_class_optimum_classmethod": (  # a class rename that reached optimum-neuron's classmethod
+        "from transformers import AutoModelForCausalLM\n"
+        "config = AutoModelForCausalLM.get_neuron_config('m', batch_size=1, sequence_length=128)", "get_neuron_config"),
+    "auto_class_through_module": (
+        "import transformers\nmodel = transformers.AutoModelForSeq2SeqLM.export('m', neuron_config=None)", "export"),
 }
 
 
@@ -72,6 +77,9 @@ NOT_REPORTED = {
         "LlamaForCausalLM(LlamaConfig(hidden_size=8, intermediate_size=16, num_hidden_layers=1, num_attention_heads=2,"
         " num_key_value_heads=1, vocab_size=32)).save_pretrained(folder)\n"
         "model = AutoModelForCausalLM.from_pretrained(folder)\nprint(model.lm_head, model.model.layers)"),
+    "auto_class_stock_attributes": (
+        "from transformers import AutoModel, AutoModelForCausalLM\n"
+        "print(AutoModelForCausalLM.from_pretrained, AutoModelForCausalLM.from_config, AutoModel.register)"),
     "kwargs_class": (
         "from transformers import GenerationConfig\nconfig = GenerationConfig(my_flag=1)\nprint(config.my_flag)"),
     "annotated_may_be_a_subclass": (  # a subclass from another module may add the field: only Neuron names count
@@ -101,3 +109,16 @@ def test_existing_dynamic_or_guarded_attribute_is_not_reported(name: str) -> Non
 def test_reported_reads_raise_and_the_others_run() -> None:
     found = outcomes([source for source, _ in REPORTED.values()] + list(NOT_REPORTED.values()))
     assert found == ["AttributeError"] * len(REPORTED) + [""] * len(NOT_REPORTED)
+
+
+def test_auto_class_attribute_table_matches_installed_transformers() -> None:
+    # every model Auto class of the installed transformers has exactly the class attributes NM703 knows of
+    import transformers
+
+    from codemods.verify.nm703_stock_attributes import AUTO_CLASS_ATTRIBUTES, AUTO_MODEL_CLASS
+
+    names = [name for name in dir(transformers) if AUTO_MODEL_CLASS.fullmatch(f"transformers.{name}")]
+    assert "AutoModelForCausalLM" in names and len(names) > 20
+    for name in names:
+        found = {a for a in dir(getattr(transformers, name)) if not a.startswith("__")}
+        assert found == AUTO_CLASS_ATTRIBUTES, name
