@@ -68,6 +68,9 @@ class ArgsPlan:
     loads: dict[tuple[Scope, str], str] = field(default_factory=dict)
     #: arguments built in the script whose non-trivial tensor_parallel_size one of ``loads`` carries to the model
     carried: set[tuple[Scope, str]] = field(default_factory=set)
+    #: such arguments -> the source of the class whose from_pretrained loads the model (``AutoModelForCausalLM``):
+    #: NM202 drops the degree only where NM208 can give that load a mesh (a class with a tensor-parallel plan)
+    carried_loaders: dict[tuple[Scope, str], str] = field(default_factory=dict)
     #: the ``loads`` whose degree comes from such built arguments (NM202 gives those arguments save_only_model)
     built_loads: set[tuple[Scope, str]] = field(default_factory=set)
     blocked: str = ""  # why MOVED_FIELD was not moved although the script reads it ("" when moved or not read)
@@ -193,6 +196,7 @@ class _Analysis:
         self.declared = declared
         self.imports = _imports(tree)
         self.scopes: dict[ast.AST, Scope] = {}
+        self.built_loaders: dict[tuple[Scope, str], str] = {}  # see ArgsPlan.carried_loaders
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}  # module-level defs
         self._index(tree)
         self.built_degrees: dict[tuple[Scope, str], ast.expr] = {}  # constructed Neuron arguments -> degree given
@@ -341,6 +345,7 @@ class _Analysis:
                 plan.loads[key] = degree
                 plan.built_loads.add(key)
             plan.carried.add(args_key)
+            plan.carried_loaders[args_key] = self.built_loaders[args_key]
         plan.args_vars = {key: ArgsVar(key[0], key[1], script_var if plan.moved else None,
                                        built[key][0] if key in built else None, targets.get(key, "TrainingArguments"),
                                        script_var)
@@ -396,6 +401,7 @@ class _Analysis:
             degree = self.built_degrees.get(args_key)
             if degree is not None and self._bound_before(degree, key[0], load.lineno):
                 found[key] = (ast.unparse(degree), args_key)
+                self.built_loaders[args_key] = ast.unparse(cast(ast.Attribute, cast(ast.Call, load.value).func).value)
         return found
 
     def _sharded_models(self, any_loader: bool = False):
@@ -421,8 +427,31 @@ class _Analysis:
                        and n.value.func.attr == "from_pretrained" and self._transformers_loader(n.value.func.value, any_loader)]
             if len(sources) == 1 and id(sources[0]) not in lazy and not any(
                     k.arg in ("distributed_config", "tp_plan", "device_map")
-                    for k in cast(ast.Call, sources[0].value).keywords):  # the filter kept `= ...from_pretrained(...)`
+                    for k in cast(ast.Call, sources[0].value).keywords) \
+                    and self._only_wrapped(model.id, scope, sources[0]):  # the filter kept `= ...from_pretrained(...)`
                 yield (scope, model.id), (scope, args.id), sources[0]
+
+    def _only_wrapped(self, name: str, scope: Scope, load: ast.Assign) -> bool:
+        """Every other binding of ``name`` in ``scope`` wraps the object the load created, after it:
+        ``model = get_peft_model(model, ...)``, ``model = prepare_model_for_kbit_training(model)``,
+        ``model = model.to(...)``; another object bound to the name (``model = torch.load(...)``) may be what the
+        trainer gets, so the load is not followed."""
+        for node in ast.walk(self.tree):
+            if node is load or not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) \
+                    or self.scopes.get(node, "") != scope:
+                continue
+            bound = [node.target] if isinstance(node, ast.AugAssign) else _targets(node)
+            if not any(isinstance(t, ast.Name) and t.id == name for t in bound):
+                continue
+            value = node.value
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and node.lineno > load.lineno
+                    and isinstance(value, ast.Call)):
+                return False
+            first = value.args[0] if value.args else None
+            receiver = value.func.value if isinstance(value.func, ast.Attribute) else None
+            if not any(isinstance(n, ast.Name) and n.id == name for n in (first, receiver)):
+                return False
+        return True
 
     def _transformers_loader(self, owner: ast.AST, any_loader: bool) -> bool:
         qualnames = self._qualnames(owner)

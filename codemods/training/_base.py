@@ -173,6 +173,10 @@ def follow_moved_field(plan, scope: str, expression: cst.BaseExpression, key: st
     return None if blocked else followed
 
 
+#: ``ctx.shared`` key NM208 sets when it runs on the file: it carries a built tensor_parallel_size to the model load
+CARRIES_DEGREE = "NM208-carries-degree"
+
+
 def args_plan(ctx):
     """The file's parsed-arguments plan (see codemods/_lib/parsed_args.py), computed once for all rules; the
     project's own subclasses of the stock arguments classes count as those classes."""

@@ -16,6 +16,9 @@ launch-layer rules use the same table for ``--flags``):
   when none shows a value and the project pins optimum-neuron 0.4.x (zero_1 on by default); ``dp_replicate_size``
   (plain data parallelism) otherwise (``codemods/_lib/optimum_version.py``).
   A degree known only at run time gives ``({...} if T > 1 else None)``: at 1 the run stays plain DDP.
+  Arguments built in the file whose trainer gets a model NM208 loads with that degree lose it only when NM208 runs
+  on the file and the model class has a tensor-parallel plan (one transaction: NM208 adds the
+  ``distributed_config``); otherwise the keyword stays with a todo and no ``save_only_model`` is added.
   For ``TrainingArguments`` it is removed when the file loads the model through ``lazy_load_for_parallelism`` /
   ``trn_config`` (NM205/NM204 carry it to ``from_pretrained``): a ``fixed`` finding when that
   ``lazy_load_for_parallelism`` gets the same degree, a todo to check the load otherwise; and otherwise LEFT
@@ -96,6 +99,7 @@ from codemods._lib.zero_1 import ZERO_1_LAUNCHES, launch_values, script_paths
 from codemods._tables.training_defaults import OLD_DEFAULTS_KNOWN, TRL_DEFAULT_CHANGES, listed
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
 from codemods.training._base import (
+    CARRIES_DEGREE,
     TracksScope,
     apply_field_map,
     args_plan,
@@ -107,6 +111,7 @@ from codemods.training._base import (
     only_when_parallel,
     project_line,
     reported_keyword,
+    tp_planless,
 )
 from migrate.rule import DeviceStyle, PythonRule, Safety
 from migrate.snippets import parse_expression
@@ -391,7 +396,20 @@ class TrainingArguments(TracksScope, PythonRule):
         if literal_value(tp) == 1:
             self.fixed(original_arg, "tensor_parallel_size=1: no tensor parallelism, removed")
             return args
-        if (self.scope_path, self._assigned_to(original)) in args_plan(self.ctx).carried:
+        plan = args_plan(self.ctx)
+        args_key = (self.scope_path, self._assigned_to(original))
+        loader = plan.carried_loaders.get(args_key) if args_key in plan.carried else None
+        # one transaction with NM208: the degree leaves the arguments only where NM208 gives the load its mesh
+        planless = tp_planless(self.ctx, parse_expression(loader)) if loader is not None else None
+        if loader is not None and (planless is not None or not self.ctx.shared.get(CARRIES_DEGREE)):
+            why = (f"{planless} has no tensor-parallel plan in transformers 5, so its from_pretrained cannot shard "
+                   "(see NM208)" if planless else "NM208, which adds distributed_config to the model load, did not run "
+                   "on this file")
+            self.todo(original_arg, f"tensor_parallel_size={source_of(tp)} left in place (the stock {target} rejects it; "
+                                    f"{why}): load the model with {self._load_hint(tp, original)}, launch one process "
+                                    "per NeuronCore with torchrun, then delete this argument")
+            return self._keep(original, original_arg, args, tp)
+        if loader is not None:
             self.fixed(original_arg, f"tensor_parallel_size={source_of(tp)} -> from_pretrained(..., distributed_config="
                                      f"DistributedConfig(tp_size={source_of(tp)}, {self._mesh_key(original)}=WORLD_SIZE // {source_of(tp)})) of the "
                                      "model the trainer gets (NM208); launch one process per NeuronCore with torchrun")
@@ -435,6 +453,10 @@ class TrainingArguments(TracksScope, PythonRule):
             return args
         # nothing in this file carries the degree to the model: dropping it would silently train without tensor parallelism
         self.todo(original_arg, f"tensor_parallel_size={source_of(tp)} left in place (the stock TrainingArguments rejects it): load the model with {load}, launch one process per NeuronCore with torchrun, then delete this argument")
+        return self._keep(original, original_arg, args, tp)
+
+    def _keep(self, original: cst.Call, original_arg: cst.Arg, args: list[cst.Arg], tp) -> list[cst.Arg]:
+        """``args`` with ``tensor_parallel_size=tp`` back at its place (before the keywords that followed it)."""
         kept = keyword_arg("tensor_parallel_size", tp)
         following = [a.keyword.value for a in original.args[original.args.index(original_arg) + 1:] if a.keyword is not None]
         at = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value in following), len(args))

@@ -12,8 +12,10 @@ fields the stock arguments lack are handled as decided once per file by ``codemo
   keep working), ``training_args.tensor_parallel_size`` becomes ``script_args.tensor_parallel_size`` and
   ``training_args.trn_config`` becomes the ``DistributedConfig`` built from it;
 * the same move is made when the script never reads the degree but hands a model it loads with
-  ``from_pretrained`` to a Neuron trainer (optimum's trainer sharded it with ``--tensor_parallel_size``): that
-  ``from_pretrained`` gets ``distributed_config=(DistributedConfig(tp_size=script_args.tensor_parallel_size, ...)
+  ``from_pretrained`` to a Neuron trainer (optimum's trainer sharded it with ``--tensor_parallel_size``; later
+  bindings of the name that only wrap that object, ``model = get_peft_model(model, ...)``,
+  ``model = prepare_model_for_kbit_training(model)``, ``model = model.to(...)``, lead back to the load, any other
+  binding stops the move): that ``from_pretrained`` gets ``distributed_config=(DistributedConfig(tp_size=script_args.tensor_parallel_size, ...)
   if script_args.tensor_parallel_size > 1 else None)``: at the default degree 1 the run stays plain DDP (a mesh of
   WORLD_SIZE replicas would make it FSDP2), and a model class with no tensor-parallel plan (T5, BART: the
   generated ``TP_PLANLESS`` index) gets no config and a todo instead (``tp_size > 1`` raises there). A todo there
@@ -101,6 +103,7 @@ from codemods._tables.script_fields import SCRIPT_FIELDS
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES
 from codemods.training._base import (
+    CARRIES_DEGREE,
     OWNERS,
     TracksScope,
     args_plan,
@@ -141,9 +144,14 @@ class ParsedArgumentFields(TracksScope, PythonRule):
         #: those whose degree comes from arguments built in the file: NM202 makes those arguments allow the
         #: checkpoint of a model sharded at load time (save_only_model), so no todo asks for the flag
         self.built: set[cst.Call] = set()
+        # NM202 drops a built tensor_parallel_size only when this rule runs on the file to carry it to the load:
+        # a run without it (--ignore, or withdrawn by verification) keeps the keyword
+        ctx.shared[CARRIES_DEGREE] = True
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and isinstance(node.value, cst.Call):
+        # the load itself: the name's later bindings only wrap that object (model = get_peft_model(model, ...))
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and isinstance(node.value, cst.Call) \
+                and isinstance(node.value.func, cst.Attribute) and node.value.func.attr.value == "from_pretrained":
             key = (self.scope_path, node.targets[0].target.value)
             degree = self.plan.loads.get(key)
             if degree is not None:

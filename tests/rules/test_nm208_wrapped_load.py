@@ -1,0 +1,83 @@
+"""NM202 + NM208 as one transaction (redteam-final 2): the built tensor_parallel_size leaves the arguments, and
+save_only_model is added, only where NM208 gives the model load its distributed_config. The load is the
+``from_pretrained`` that created the object the trainer gets; later bindings of the name that wrap that object
+(``model = get_peft_model(model, ...)``, ``model = prepare_model_for_kbit_training(model)``) lead back to it."""
+
+from tests.rules.case import findings, migrate
+
+SOURCE = """
+import torch
+from optimum.neuron import NeuronTrainer as Trainer
+from optimum.neuron import NeuronTrainingArguments as TrainingArguments
+from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
+from transformers import {loader}
+
+TP_DEGREE = 2
+
+
+def main():
+    model = {loader}.from_pretrained("gpt2", dtype=torch.bfloat16)
+    {rebind}
+    args = TrainingArguments(output_dir="out", tensor_parallel_size=TP_DEGREE, logging_steps=1)
+    trainer = Trainer(model=model, args=args)
+    trainer.train()
+"""
+
+WRAPPED = ("model = prepare_model_for_kbit_training(model)\n"
+           "    model = get_peft_model(model, LoraConfig(r=8, task_type=\"CAUSAL_LM\"))")
+
+
+def _run(rebind: str, loader: str = "AutoModelForCausalLM", **options):
+    return migrate(SOURCE.format(loader=loader, rebind=rebind), "NM208", family="NM2", **options)
+
+
+def _code(result) -> str:
+    """The output without the ``# neuron-migrate:`` notes (they quote the keywords)."""
+    return "\n".join(line for line in result.text.splitlines() if not line.lstrip().startswith("#"))
+
+
+def _degree_findings(result) -> list[str]:
+    return [f.severity.value for f in result.findings
+            if f.rule == "NM202" and f.message.startswith("tensor_parallel_size")]
+
+
+def _kept(result) -> bool:
+    return "tensor_parallel_size=TP_DEGREE, logging_steps=1" in _code(result) and "save_only_model" not in _code(result)
+
+
+def test_wrappers_lead_back_to_the_load() -> None:
+    result = _run(WRAPPED)
+    load = next(line for line in result.text.splitlines() if ".from_pretrained(" in line)
+    assert "distributed_config=(DistributedConfig(tp_size=TP_DEGREE" in load
+    # the wrappers are not touched
+    assert "get_peft_model(model, LoraConfig(r=8, task_type=\"CAUSAL_LM\"))\n" in result.text
+    assert "prepare_model_for_kbit_training(model)\n" in result.text
+    assert "tensor_parallel_size" not in _code(result)
+    assert "save_only_model=TP_DEGREE > 1" in _code(result)
+    assert (11, "fixed") in findings(result, "NM208")
+    assert _degree_findings(result) == ["fixed"]
+    assert not any(f.rule.startswith("NM7") for f in result.findings)
+
+
+def test_another_object_bound_to_the_name_keeps_the_degree() -> None:
+    result = _run("model = torch.load(\"model.pt\")")
+    assert "distributed_config" not in _code(result)
+    assert _kept(result)
+    assert findings(result, "NM208") == set()
+    assert _degree_findings(result) == ["todo"]
+
+
+def test_without_nm208_the_degree_stays_with_a_todo() -> None:
+    result = _run(WRAPPED, ignore=["NM208"])
+    assert "distributed_config" not in _code(result)
+    assert _kept(result)
+    todo = next(f.message for f in result.findings if f.rule == "NM202" and "tensor_parallel_size" in f.message)
+    assert "left in place" in todo and "NM208" in todo
+
+
+def test_a_class_without_tp_plan_keeps_the_degree() -> None:
+    result = _run("", loader="AlbertForMaskedLM")
+    assert "distributed_config" not in _code(result)
+    assert _kept(result)
+    todo = next(f.message for f in result.findings if f.rule == "NM202" and "tensor_parallel_size" in f.message)
+    assert "AlbertForMaskedLM has no tensor-parallel plan" in todo
