@@ -12,6 +12,11 @@ visible. A value is visible, most direct first:
   ``"zero_1"`` hyperparameter of a SageMaker estimator whose ``entry_point`` is the script. These count where the
   script reads ``zero_1`` (its own ``--zero_1`` option, ``args.zero_1``) or parses the Neuron arguments with a
   parser (the flag reaches the dataclass);
+* the ``zero_1:`` key of a YAML / JSON argument config that such a launch line passes the script (``--config
+  X.yaml``, ``--config $CONFIG`` with the file's ``CONFIG=${1:-X.yaml}``, a bare ``X.json`` argument after the
+  script) or that the script parses itself (``parser.parse_yaml_file("X.yaml")``), with the same standing as a
+  flag (TrlParser lets the command line override a config, so a flag that disagrees leaves the value open); the
+  removal note NM408 leaves in the config (``(was zero_1: true)``) counts too, so a second run reads the same value;
 * the default of the script's own argparse ``--zero_1`` option, when no launch line sets it.
 
 An argparse option declared ``type=bool`` turns every non-empty string into True: ``--zero_1 False`` is True there.
@@ -43,6 +48,17 @@ _HYPER_KEYWORD = re.compile(rf"(?<![\w.])({'|'.join(FIELDS)})\s*=\s*(?!=)([^,)\n
 _ENTRY_POINT = re.compile(r"""\bentry_point\s*=\s*["']([^"']+\.py)["']""")
 _SOURCE_DIR = re.compile(r"""\bsource_dir\s*=\s*(?:["']([^"']*)["']|\w)""")
 _SCRIPT = re.compile(r"[\w./${}-]+\.py\b")
+#: a config file a launch line hands its script: ``--config X.yaml`` (TrlParser, a script's own --config), or a
+#: bare ``X.yaml`` / ``X.json`` word after the script (HfArgumentParser's ``sys.argv[1].endswith(".yaml")`` idiom)
+_CONFIG_FLAG = re.compile(r"(?<![\w-])--config(?:[_-]file)?(?:\s*=\s*|[\"',\s]+)([^\s\"',\]\)\\]+)")
+_CONFIG_WORD = re.compile(r"(?<![\w/.$}-])((?:\$\{?\w+\}?/?|[\w./-])+\.(?:ya?ml|json))(?![\w.])")
+#: a ``zero_1`` key of a YAML / JSON argument config, or NM408's note where it removed one (``(was zero_1: true)``:
+#: a second run reads what the first removed)
+_CONFIG_KEY = re.compile(r"""^\s*["']?zero_1["']?\s*:\s*([^,#\s]+)""", re.M)
+_REMOVED_KEY = re.compile(r"^\s*# neuron-migrate: zero_1: .*\(was zero_1: ([^\s)]+)\)\s*$", re.M)
+_SCRIPT_CONFIG = re.compile(r"""\bparse_(?:yaml|json)_file\(\s*(?:os\.path\.abspath\(\s*)?["']([^"']+\.(?:ya?ml|json))["']""")
+_SHELL_VAR = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=(\S+)\s*$")
+_VAR_USE = re.compile(r"\$\{(\w+)\}|\$(\w+)")
 
 
 @dataclass(frozen=True)
@@ -51,6 +67,30 @@ class Launch:
     value: str  # as written
     kind: str  # "flag" | "hyperparameter"
     field: str = "zero_1"
+
+
+def _shell_value(word: str, variables: dict[str, str]) -> str | None:
+    """``word`` with the file's ``NAME=value`` variables put in (``${1:-default}`` is its default); None when a
+    variable is not known."""
+    def value(name: str) -> str:
+        raw = variables.get(name, "").strip("\"'")
+        default = re.fullmatch(r"\$\{\w+:?-([^}]*)\}", raw)
+        return default.group(1) if default else raw
+
+    resolved = _VAR_USE.sub(lambda m: value(m.group(1) or m.group(2)), word.strip("\"'"))
+    return resolved if resolved and "$" not in resolved and resolved.endswith((".yaml", ".yml", ".json")) else None
+
+
+def _configs(line: str, variables: dict[str, str]) -> list[str]:
+    """The config files (as written, variables put in) a launch line passes to its script."""
+    script = _SCRIPT.search(line)
+    if script is None:
+        return []
+    rest = line[script.end():]
+    words = [m.group(1) for m in _CONFIG_FLAG.finditer(rest)]
+    if not words:
+        words = [m.group(1) for m in _CONFIG_WORD.finditer(rest)]
+    return [value for word in words if (value := _shell_value(word, variables)) is not None]
 
 
 def _launch_parts(text: str) -> tuple[list[str], list[tuple[str, str]]]:
@@ -69,11 +109,16 @@ def _collect(text: str) -> dict[str, tuple] | None:
     runs: list[str] = []  # every script a line of the file names: those a line with no script of its own feeds
     parts, written = _launch_parts(text)
     joined = "\n".join(parts).replace("\\\n", " ")  # a notebook's dict and its estimator may be in two cells
+    variables: dict[str, str] = {}
     for line in joined.splitlines():
         if line.lstrip().startswith("#"):
             continue
+        if (assigned := _SHELL_VAR.match(line)) is not None:
+            variables[assigned.group(1)] = assigned.group(2)
         scripts = _SCRIPT.findall(line)
         runs.extend(scripts)
+        found.extend(Launch(script, config, "config", "config")
+                     for config in _configs(line, variables) for script in scripts or [None])
         for match in _FLAG.finditer(line):
             value = match.group(2)
             value = "true" if value is None or value.startswith("-") else value  # a bare flag is True
@@ -96,10 +141,23 @@ def _collect(text: str) -> dict[str, tuple] | None:
 ZERO_1_LAUNCHES = ProjectFact(
     "training.zero-1-launches",
     frozenset({FileKind.SHELL, FileKind.NOTEBOOK, FileKind.PYTHON, FileKind.YAML, FileKind.DOCKERFILE}),
-    ("zero_1", "zero-1", "%%writefile", "learning_rate", "learning-rate", "logging_steps", "logging-steps",
+    ("zero_1", "zero-1", "%%writefile", "--config", ".yaml", ".yml", ".json", "learning_rate", "learning-rate", "logging_steps", "logging-steps",
      "gradient_checkpointing", "gradient-checkpointing", "bf16"),
     _collect,
 )
+
+
+
+def _collect_config(text: str) -> tuple[str, ...] | None:
+    """The ``zero_1`` values (as written) a YAML / JSON argument config sets, or that NM408 removed from it."""
+    values = tuple(dict.fromkeys(m.group(1) for pattern in (_CONFIG_KEY, _REMOVED_KEY) for m in pattern.finditer(text)))
+    return values or None
+
+
+#: config file -> its zero_1 values: a launch line's ``--config X.yaml`` or the script's ``parse_yaml_file("X.yaml")``
+#: gives them to the script
+ZERO_1_CONFIGS = ProjectFact("training.zero-1-configs", frozenset({FileKind.YAML, FileKind.JSON}), ("zero_1",),
+                             _collect_config)
 
 _TRUE = {"true", "t", "yes", "y", "1"}
 _FALSE = {"false", "f", "no", "n", "0"}
@@ -162,6 +220,33 @@ def launch_values(project: ProjectFacts, paths: list[str], field: str = "zero_1"
     return list(dict.fromkeys(found))
 
 
+def config_values(project: ProjectFacts, paths: list[str], source: str) -> list[tuple[str, str]]:
+    """(value as written, where) of every ``zero_1`` key of a config file the project's launch lines pass to the
+    script at one of ``paths`` (``--config X.yaml``, a bare ``X.yaml`` argument), or the script ``source`` parses
+    itself (``parser.parse_yaml_file("X.yaml")``)."""
+    configs = project.of(ZERO_1_CONFIGS.name)
+    if not configs:
+        return []
+    records = project.of(ZERO_1_LAUNCHES.name)
+    written = {notebooks.resolved(notebook, name) for notebook, value in records.items() for name, _ in value["written"]}
+    passed: list[tuple[str, str]] = []  # (file the path is written in, config path as written)
+    for origin, value in sorted(records.items()):
+        runs = [Launch(script, "", "flag") for script in value["runs"]]
+        for launch in value["launches"]:
+            if launch.kind != "config":
+                continue
+            targets = [launch] if launch.script is not None else runs
+            if any(_launched(project, origin, target, script, written) for target in targets for script in paths):
+                passed.append((origin, launch.value))
+    passed += [(path, match.group(1)) for path in paths[:1] for match in _SCRIPT_CONFIG.finditer(_code(source))]
+    found: list[tuple[str, str]] = []
+    for origin, config in passed:
+        for path, values in sorted(configs.items()):
+            if _launched(project, origin, Launch(config, "", "config"), path, set()):
+                found.extend((given, f"zero_1: {given} in {path}, the config {origin} passes") for given in values)
+    return list(dict.fromkeys(found))
+
+
 _ARGPARSE = re.compile(r"""add_argument\(\s*["']--zero[_-]1["']([^)]*)\)""")
 _LITERAL = re.compile(r"(?<![\w.\"'])zero_1\s*=\s*(True|False)\b")
 _READS = re.compile(r"\bzero_1\b")
@@ -197,7 +282,8 @@ def zero_1_of(source: str, path: PurePath, project: ProjectFacts) -> Zero1:
     typed_bool = option is not None and re.search(r"\btype\s*=\s*bool\b", option.group(1)) is not None
     if _READS.search(code) or _PARSED.search(code):
         values: list[tuple[bool | None, str, str]] = []
-        for given, where in launch_values(project, script_paths(project, path, source)):
+        paths = script_paths(project, path, source)
+        for given, where in [*launch_values(project, paths), *config_values(project, paths, source)]:
             value = truth(given)
             if typed_bool and given.strip("\"'") and value is not True:
                 value = True  # argparse's type=bool: bool("False") is True

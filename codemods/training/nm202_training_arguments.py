@@ -12,7 +12,8 @@ launch-layer rules use the same table for ``--flags``):
   ``model_init_kwargs={"distributed_config": {"tp_size": T, "fsdp_size": WORLD_SIZE // T}, "device_map": None}``
   (``device_map`` must be None next to a distributed config). The data-parallel rest of the mesh is ``fsdp_size``
   (the closest to ZeRO-1) when the call sets ``zero_1=True``, when the script's own ``--zero_1`` default or the
-  project's launch lines / SageMaker hyperparameters that run it set zero_1 True (``codemods/_lib/zero_1.py``), or
+  project's launch lines / SageMaker hyperparameters that run it, or the ``zero_1:`` key of the YAML / JSON config
+  they pass it (``--config X.yaml``), set zero_1 True (``codemods/_lib/zero_1.py``), or
   when none shows a value and the project pins optimum-neuron 0.4.x (zero_1 on by default); ``dp_replicate_size``
   (plain data parallelism) otherwise (``codemods/_lib/optimum_version.py``).
   A degree known only at run time gives ``({...} if T > 1 else None)``: at 1 the run stays plain DDP.
@@ -95,7 +96,7 @@ import libcst as cst
 from codemods._lib.cst import find_keyword, has_star_kwargs, keyword_arg, literal_value, set_args, source_of
 from codemods._lib.optimum_version import PINS, Line
 from codemods._lib.parsed_args import PARSERS
-from codemods._lib.zero_1 import ZERO_1_LAUNCHES, launch_values, script_paths
+from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES, launch_values, script_paths
 from codemods._tables.training_defaults import OLD_DEFAULTS_KNOWN, TRL_DEFAULT_CHANGES, listed
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
 from codemods.training._base import (
@@ -160,7 +161,7 @@ class TrainingArguments(TracksScope, PythonRule):
     scope = "neuron-project"
     # the project's optimum-neuron pin decides which defaults the old run had; the zero_1 the script and its
     # launchers show decides where the data-parallel rest of a mesh goes
-    facts = (PINS, ZERO_1_LAUNCHES)
+    facts = (PINS, ZERO_1_CONFIGS, ZERO_1_LAUNCHES)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

@@ -52,7 +52,7 @@ import libcst as cst
 
 from codemods._lib.cst import find_keyword, keyword_arg, literal_value, rename_keyword, set_args, source_of
 from codemods._lib.optimum_version import PINS
-from codemods._lib.zero_1 import ZERO_1_LAUNCHES
+from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES
 from codemods._tables.training_symbols import TRAINING_MOVES
 from codemods.training._base import (
     WORLD_SIZE,
@@ -93,7 +93,7 @@ class TrainingModelLoading(TracksScope, PythonRule):
     triggers = ("optimum.neuron.models.training", "trn_config", "lazy_load_for_parallelism")
     # the zero_1 the script and its launchers show, else the project's optimum-neuron pin, decides where the
     # data-parallel rest of the mesh goes
-    facts = (PINS, ZERO_1_LAUNCHES)
+    facts = (PINS, ZERO_1_CONFIGS, ZERO_1_LAUNCHES)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func

@@ -7,7 +7,8 @@ What it does:
   ``distributed_config=DistributedConfig(tp_size=T, <rest>=WORLD_SIZE // T)`` when T is not 1. The data-parallel
   rest of the mesh follows the zero_1 the script ran with where the project shows it (``codemods/_lib/zero_1.py``:
   a literal ``zero_1=`` keyword, a ``--zero_1`` flag on a launch line or a ``"zero_1"`` SageMaker hyperparameter
-  of the project that runs the script, the default of the script's own ``--zero_1`` option): True gives
+  of the project that runs the script, the ``zero_1:`` key of a YAML / JSON config such a line passes it
+  (``--config X.yaml``, a bare ``X.json``) or the script parses itself (``parse_yaml_file("X.yaml")``), the default of the script's own ``--zero_1`` option): True gives
   ``fsdp_size`` (the closest to ZeRO-1's sharded optimizer state; FSDP2 also shards parameters and gradients),
   False ``dp_replicate_size``; launchers that disagree, or a value known only at run time, keep the choice below
   with a todo naming the values. Without a value the project's optimum-neuron pin decides
@@ -62,7 +63,7 @@ import libcst as cst
 
 from codemods._lib.cst import find_keyword, keyword_arg, literal_value, set_args, source_of
 from codemods._lib.optimum_version import PINS
-from codemods._lib.zero_1 import ZERO_1_LAUNCHES
+from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES
 from codemods._tables.training_args import TRAINING_ARGS
 from codemods.training._base import (
     TracksScope,
@@ -92,7 +93,7 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
     legacy_modules = ("optimum.neuron.distributed",)
     # the zero_1 the script and its launchers show, else the project's optimum-neuron pin, decides where the
     # data-parallel rest of the mesh goes
-    facts = (PINS, ZERO_1_LAUNCHES)
+    facts = (PINS, ZERO_1_CONFIGS, ZERO_1_LAUNCHES)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

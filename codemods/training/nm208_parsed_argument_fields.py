@@ -37,7 +37,7 @@ fields the stock arguments lack are handled as decided once per file by ``codemo
 Reads of the other optimum-only fields on the same variables are renamed when the field map renames the field
 (``max_seq_length`` -> ``max_length``) and get a todo otherwise (``zero_1``, ``pipeline_parallel_size``...). The
 data-parallel rest of the mesh follows the zero_1 the script ran with where the script or the project's launch
-lines and SageMaker hyperparameters show it (``codemods/_lib/zero_1.py``, as NM205: True -> ``fsdp_size``, False ->
+lines, SageMaker hyperparameters and the argument configs they pass (``--config X.yaml``) show it (``codemods/_lib/zero_1.py``, as NM205: True -> ``fsdp_size``, False ->
 ``dp_replicate_size``, disagreeing or run-time values -> a todo); without one it is ``dp_replicate_size`` (plain
 data parallelism) unless the project pins optimum-neuron 0.4.x, where zero_1 defaulted to True: then ``fsdp_size``
 (``codemods/_lib/optimum_version.py``).
@@ -98,7 +98,7 @@ from codemods._lib.cst import find_keyword, keyword_arg, literal_value, set_args
 from codemods._lib.launch_targets import STOCK_REMOVED
 from codemods._lib.optimum_version import PINS
 from codemods._lib.parsed_args import GONE_FIELDS, MOVED_FIELD, STOCK_SUBCLASSES, TRN_CONFIG
-from codemods._lib.zero_1 import ZERO_1_LAUNCHES
+from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES
 from codemods._tables.script_fields import SCRIPT_FIELDS
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES
@@ -134,7 +134,7 @@ class ParsedArgumentFields(TracksScope, PythonRule):
                 *sorted(f".{name}" for name in STOCK_REMOVED))
     # the project's optimum-neuron pin decides where the data-parallel rest of the mesh goes; the project's own
     # TrainingArguments subclasses are parsed like the stock class
-    facts = (PINS, ZERO_1_LAUNCHES, STOCK_SUBCLASSES)
+    facts = (PINS, ZERO_1_CONFIGS, ZERO_1_LAUNCHES, STOCK_SUBCLASSES)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
