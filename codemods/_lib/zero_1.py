@@ -21,6 +21,9 @@ visible. A value is visible, most direct first:
 
 An argparse option declared ``type=bool`` turns every non-empty string into True: ``--zero_1 False`` is True there.
 
+The same sources give the tensor parallel degree (``degree_one``): NM205 drops a ``lazy_load_for_parallelism``
+block whose degree cannot move when every one of them is 1.
+
 The launch values are a project fact (``migrate/facts.py``), keyed by the launching file: (script as written, or
 None for the scripts the file runs, value as written, flag or hyperparameter, field). Besides zero_1 it records
 the TrainingArguments fields whose defaults trl 1.x changes (``FIELDS``): NM202 names only those a parsed
@@ -40,7 +43,7 @@ from migrate.filekinds import FileKind
 
 #: the fields whose launch values are recorded: zero_1, and the TrainingArguments fields whose defaults trl 1.x
 #: changes (codemods/_tables/training_defaults.py: NM202 names those the launch lines leave unset)
-FIELDS = ("zero_1", "learning_rate", "logging_steps", "gradient_checkpointing", "bf16")
+FIELDS = ("zero_1", "learning_rate", "logging_steps", "gradient_checkpointing", "bf16", "tensor_parallel_size")
 _NAMES = "|".join(name.replace("_", "[_-]") for name in FIELDS)
 _FLAG = re.compile(rf"(?<![\w-])--({_NAMES})\b(?:\s*=\s*|[\"',\s]+)?([^\s\"',\]\)\\]+)?")
 _HYPER_KEY = re.compile(rf"""["']({'|'.join(FIELDS)})["']\s*:\s*([^,}}\n#]+)""")
@@ -54,8 +57,9 @@ _CONFIG_FLAG = re.compile(r"(?<![\w-])--config(?:[_-]file)?(?:\s*=\s*|[\"',\s]+)
 _CONFIG_WORD = re.compile(r"(?<![\w/.$}-])((?:\$\{?\w+\}?/?|[\w./-])+\.(?:ya?ml|json))(?![\w.])")
 #: a ``zero_1`` key of a YAML / JSON argument config, or NM408's note where it removed one (``(was zero_1: true)``:
 #: a second run reads what the first removed)
-_CONFIG_KEY = re.compile(r"""^\s*["']?zero_1["']?\s*:\s*([^,#\s]+)""", re.M)
-_REMOVED_KEY = re.compile(r"^\s*# neuron-migrate: zero_1: .*\(was zero_1: ([^\s)]+)\)\s*$", re.M)
+_CONFIG_FIELDS = ("zero_1", "tensor_parallel_size")
+_CONFIG_KEY = re.compile(r"""^\s*["']?(zero_1|tensor_parallel_size)["']?\s*:\s*([^,#\s]+)""", re.M)
+_REMOVED_KEY = re.compile(r"^\s*# neuron-migrate: (zero_1|tensor_parallel_size)\b.*\(was \1: ([^\s)]+)\)\s*$", re.M)
 _SCRIPT_CONFIG = re.compile(r"""\bparse_(?:yaml|json)_file\(\s*(?:os\.path\.abspath\(\s*)?["']([^"']+\.(?:ya?ml|json))["']""")
 _SHELL_VAR = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=(\S+)\s*$")
 _VAR_USE = re.compile(r"\$\{(\w+)\}|\$(\w+)")
@@ -142,21 +146,25 @@ ZERO_1_LAUNCHES = ProjectFact(
     "training.zero-1-launches",
     frozenset({FileKind.SHELL, FileKind.NOTEBOOK, FileKind.PYTHON, FileKind.YAML, FileKind.DOCKERFILE}),
     ("zero_1", "zero-1", "%%writefile", "--config", ".yaml", ".yml", ".json", "learning_rate", "learning-rate", "logging_steps", "logging-steps",
-     "gradient_checkpointing", "gradient-checkpointing", "bf16"),
+     "gradient_checkpointing", "gradient-checkpointing", "bf16", "tensor_parallel_size", "tensor-parallel-size"),
     _collect,
 )
 
 
 
-def _collect_config(text: str) -> tuple[str, ...] | None:
-    """The ``zero_1`` values (as written) a YAML / JSON argument config sets, or that NM408 removed from it."""
-    values = tuple(dict.fromkeys(m.group(1) for pattern in (_CONFIG_KEY, _REMOVED_KEY) for m in pattern.finditer(text)))
-    return values or None
+def _collect_config(text: str) -> dict[str, tuple[str, ...]] | None:
+    """field -> the values (as written) a YAML / JSON argument config sets for ``zero_1`` / ``tensor_parallel_size``,
+    or that NM408 removed from it."""
+    found: dict[str, list[str]] = {}
+    for pattern in (_CONFIG_KEY, _REMOVED_KEY):
+        for match in pattern.finditer(text):
+            found.setdefault(match.group(1), []).append(match.group(2))
+    return {name: tuple(dict.fromkeys(values)) for name, values in found.items()} or None
 
 
-#: config file -> its zero_1 values: a launch line's ``--config X.yaml`` or the script's ``parse_yaml_file("X.yaml")``
-#: gives them to the script
-ZERO_1_CONFIGS = ProjectFact("training.zero-1-configs", frozenset({FileKind.YAML, FileKind.JSON}), ("zero_1",),
+#: config file -> its zero_1 / tensor_parallel_size values: a launch line's ``--config X.yaml`` or the script's
+#: ``parse_yaml_file("X.yaml")`` gives them to the script
+ZERO_1_CONFIGS = ProjectFact("training.zero-1-configs", frozenset({FileKind.YAML, FileKind.JSON}), _CONFIG_FIELDS,
                              _collect_config)
 
 _TRUE = {"true", "t", "yes", "y", "1"}
@@ -220,8 +228,8 @@ def launch_values(project: ProjectFacts, paths: list[str], field: str = "zero_1"
     return list(dict.fromkeys(found))
 
 
-def config_values(project: ProjectFacts, paths: list[str], source: str) -> list[tuple[str, str]]:
-    """(value as written, where) of every ``zero_1`` key of a config file the project's launch lines pass to the
+def config_values(project: ProjectFacts, paths: list[str], source: str, field: str = "zero_1") -> list[tuple[str, str]]:
+    """(value as written, where) of every ``field`` key (``zero_1``, ``tensor_parallel_size``) of a config file the project's launch lines pass to the
     script at one of ``paths`` (``--config X.yaml``, a bare ``X.yaml`` argument), or the script ``source`` parses
     itself (``parser.parse_yaml_file("X.yaml")``)."""
     configs = project.of(ZERO_1_CONFIGS.name)
@@ -241,10 +249,40 @@ def config_values(project: ProjectFacts, paths: list[str], source: str) -> list[
     passed += [(path, match.group(1)) for path in paths[:1] for match in _SCRIPT_CONFIG.finditer(_code(source))]
     found: list[tuple[str, str]] = []
     for origin, config in passed:
-        for path, values in sorted(configs.items()):
+        for path, fields in sorted(configs.items()):
             if _launched(project, origin, Launch(config, "", "config"), path, set()):
-                found.extend((given, f"zero_1: {given} in {path}, the config {origin} passes") for given in values)
+                found.extend((given, f"{field}: {given} in {path}, the config {origin} passes")
+                             for given in fields.get(field, ()))
     return list(dict.fromkeys(found))
+
+
+_LAZY_CALL = re.compile(r"lazy_load_for_parallelism\([^()]*\)")
+_OWN_DEGREE = re.compile(r"(?<!\.)\btensor_parallel_size\b|\.tensor_parallel_size\s*(?:=(?!=)|[-+*/]=)|setattr\(")
+
+
+def degree_one(source: str, path: PurePath, project: ProjectFacts) -> tuple[str, ...] | None:
+    """Where the project shows the script's tensor parallel degree, when every source is 1: the script names no
+    degree of its own (only reads ``args.tensor_parallel_size``: the Neuron arguments' default is 1), at least one
+    launch line of the project runs it, and every ``--tensor_parallel_size`` those lines (or a file of arguments
+    that runs no script) and every ``tensor_parallel_size:`` key of the configs they pass give is 1. None otherwise."""
+    if _OWN_DEGREE.search(_LAZY_CALL.sub("", _code(source))):
+        return None
+    paths = script_paths(project, path, source)
+    records = project.of(ZERO_1_LAUNCHES.name)
+    written = {notebooks.resolved(notebook, name) for notebook, value in records.items() for name, _ in value["written"]}
+    launchers = sorted(origin for origin, value in records.items() if any(
+        _launched(project, origin, Launch(run, "", "flag"), script, written) for run in value["runs"] for script in paths))
+    if not launchers:
+        return None
+    stray = [launch.value for value in records.values() if not value["runs"] for launch in value["launches"]
+             if launch.field == "tensor_parallel_size" and launch.script is None]
+    given = [*launch_values(project, paths, "tensor_parallel_size"),
+             *config_values(project, paths, source, "tensor_parallel_size")]
+    if any(value.strip("\"'") != "1" for value in [*stray, *(value for value, _ in given)]):
+        return None
+    return tuple(dict.fromkeys([*(where for _, where in given),
+                                *(f"{origin} runs it without --tensor_parallel_size" for origin in launchers
+                                  if not any(origin in where for _, where in given))]))
 
 
 _ARGPARSE = re.compile(r"""add_argument\(\s*["']--zero[_-]1["']([^)]*)\)""")

@@ -173,6 +173,9 @@ def follow_moved_field(plan, scope: str, expression: cst.BaseExpression, key: st
     return None if blocked else followed
 
 
+#: ``ctx.shared`` key: the degree reads of the ``lazy_load_for_parallelism`` blocks NM205 removes because every degree
+#: the project gives the script is 1 (NM208 gives them no todo: the read goes with the block)
+DROPPED_DEGREES = "NM205-dropped-degree-reads"
 #: ``ctx.shared`` key NM208 sets when it runs on the file: it carries a built tensor_parallel_size to the model load
 CARRIES_DEGREE = "NM208-carries-degree"
 

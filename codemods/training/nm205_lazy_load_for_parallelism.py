@@ -22,7 +22,12 @@ What it does:
   config, since ``tp_size > 1`` raises "has no tp_plan" there, and a todo.
 * The degree is followed the way NM208 decides (docs/rules-training.md, "Parsed training arguments"): a parsed
   ``training_args.tensor_parallel_size`` is read from the script's own dataclass, which NM208 gives the field; a
-  degree that reads a field the stock arguments lack and cannot move leaves the block as it is, with a todo.
+  degree that reads a field the stock arguments lack and cannot move leaves the block as it is, with a todo,
+  unless every degree the project gives the script is 1 (``codemods/_lib/zero_1.py``, ``degree_one``: at least
+  one launch line of the project runs it, every ``--tensor_parallel_size`` those lines pass and every
+  ``tensor_parallel_size:`` key of the configs they pass is 1, and the script sets no degree of its own): the
+  block is then removed with a ``fixed`` and no ``distributed_config``, as for a literal 1 (NM208 gives the read
+  no todo: it goes with the block).
 * ``make_optimizer_constructor_lazy(AdamW)`` becomes ``AdamW``.
 * A pipeline size other than 1 gets a todo (pipeline parallelism is manual; ``DistributedConfig(pp_size=...)``
   raises next to any data parallelism), unless the training arguments of the file get the same size, whose
@@ -63,9 +68,10 @@ import libcst as cst
 
 from codemods._lib.cst import find_keyword, keyword_arg, literal_value, set_args, source_of
 from codemods._lib.optimum_version import PINS
-from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES
+from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES, degree_one
 from codemods._tables.training_args import TRAINING_ARGS
 from codemods.training._base import (
+    DROPPED_DEGREES,
     TracksScope,
     args_plan,
     distributed_config_for,
@@ -99,6 +105,14 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
         super().__init__(ctx)
         self.tp_stack: list[cst.BaseExpression | None] = []
         self.kept: set[cst.With] = set()  # blocks left in place: their tensor parallel degree cannot be carried
+        self.ones: set[cst.With] = set()  # blocks removed because every degree the project gives is 1 (reported)
+
+    def _degree_one(self, tp: cst.BaseExpression) -> tuple[str, ...] | None:
+        """For a degree read from the arguments (``training_args.tensor_parallel_size``): where the project shows
+        it, when every source is 1 (``codemods/_lib/zero_1.py``)."""
+        if not (isinstance(tp, cst.Attribute) and tp.attr.value == "tensor_parallel_size"):
+            return None
+        return self.ctx.memo("tp-degree-one", lambda: degree_one(self.ctx.source, self.ctx.path, self.ctx.options.project))
 
     def _lazy_item(self, node: cst.With) -> cst.WithItem | None:
         for item in node.items:
@@ -116,6 +130,19 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
         tp_value = tp.value if tp is not None else (call.args[0].value if call.args and call.args[0].keyword is None else None)
         if tp_value is not None:
             followed = follow_moved_field(args_plan(self.ctx), self.scope_path, tp_value, mesh_key(self.ctx))
+            ones = self._degree_one(tp_value) if followed is None else None
+            if ones is not None:
+                # every degree the project gives the script is 1: the block did nothing a plain load does not
+                self.ones.add(node)
+                self.ctx.shared.setdefault(DROPPED_DEGREES, set()).add(tp_value)
+                self.fixed(node, f"with lazy_load_for_parallelism(tensor_parallel_size={source_of(tp_value)}) removed: "
+                                 f"every tensor parallel degree the project gives this script is 1 ({'; '.join(ones)}), "
+                                 "so the model loads whole with no distributed_config (plain data parallelism under "
+                                 "torchrun); a run with a degree above 1 needs tensor_parallel_size declared in a "
+                                 "dataclass of your own and distributed_config=DistributedConfig(tp_size=...) on "
+                                 "from_pretrained")
+                self.tp_stack.append(_NO_TP)
+                return
             if followed is None:
                 self.kept.add(node)
                 self.tp_stack.append(_NO_TP)
@@ -165,7 +192,8 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
         item = self._lazy_item(original)
         if item is None or original in self.kept:
             return updated
-        self.fixed(original, "with lazy_load_for_parallelism(...) removed: transformers shards the model at load time")
+        if original not in self.ones:
+            self.fixed(original, "with lazy_load_for_parallelism(...) removed: transformers shards the model at load time")
         if len(original.items) > 1:
             index = original.items.index(item)
             items = [i for n, i in enumerate(updated.items) if n != index]

@@ -104,6 +104,7 @@ from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES
 from codemods.training._base import (
     CARRIES_DEGREE,
+    DROPPED_DEGREES,
     OWNERS,
     TracksScope,
     args_plan,
@@ -227,6 +228,8 @@ class ParsedArgumentFields(TracksScope, PythonRule):
             return updated  # stock arguments: only the fields transformers 5 / trl 1.x removed are gone
         if any(attr in fields for _, fields in project_args_subclasses(self.ctx).values()):
             return updated  # a project subclass of the stock arguments declares it again
+        if original in self.ctx.shared.get(DROPPED_DEGREES, ()):
+            return updated  # NM205 removes the lazy_load_for_parallelism block it is read in: every degree is 1
         holder = self.plan.args_var(self.scope_path, original.value.value) if isinstance(original.value, cst.Name) else None
         if holder is None:
             if attr in (MOVED_FIELD, TRN_CONFIG) and self.neuron_training and not self._argparse(original):
