@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from codemods._lib.notebook_cells import code_cells
 from codemods.deps import _notebooks as notebooks
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
@@ -101,7 +102,7 @@ def _launch_parts(text: str) -> tuple[list[str], list[tuple[str, str]]]:
     """The parts of a file that launch things, and the files a notebook writes ((name, fingerprint)): a notebook's
     code cells but those that write a file (the script itself, whose own ``zero_1=args.zero_1`` is no launch
     value); any other file as a whole."""
-    sources = notebooks.code_cells(text) if text.lstrip().startswith("{") else None
+    sources = code_cells(text) if text.lstrip().startswith("{") else None
     if sources is None:
         return [text], []
     written = [(name, notebooks.fingerprint(body)) for name, body in notebooks.written_files(sources)]

@@ -11,7 +11,6 @@ which notebook holds it: ``fingerprint`` ties the cell to the notebook cells of 
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 
@@ -19,21 +18,6 @@ from migrate.textdoc import NOTE_PREFIX
 
 _WRITEFILE = re.compile(r"^%%writefile((?:\s+-a)?)\s+(\S+)\s*$")
 _NOTE_LINE = re.compile(rf"^\s*#\s*{re.escape(NOTE_PREFIX)}")
-
-
-def code_cells(text: str) -> list[str] | None:
-    """The sources of a notebook's code cells (None when the text is not a notebook)."""
-    try:
-        cells = json.loads(text).get("cells", [])
-    except (ValueError, AttributeError):
-        return None
-    sources = []
-    for cell in cells if isinstance(cells, list) else []:
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        source = cell.get("source", "")
-        sources.append("".join(source) if isinstance(source, list) else str(source))
-    return sources
 
 
 def written_files(sources: list[str]) -> list[tuple[str, str]]:

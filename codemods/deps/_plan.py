@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from codemods._lib.notebook_cells import code_cells
 from codemods._tables.inference_symbols import INF1_MARKERS, INF1_PATH
 from codemods._tables.requirements_data import (
     BROUGHT_BY_OPTIMUM_NEURON,
@@ -162,7 +163,7 @@ def kept_cli_command(text: str) -> str | None:
 def kept_cli_fact(text: str) -> str | None:
     """Project fact: ``kept_cli_command`` of a notebook's code cells: its ``%pip`` lines and ``%%writefile``
     requirement cells arrive one by one, but the notebook is one file, whose other cells still run it."""
-    sources = notebooks.code_cells(text)
+    sources = code_cells(text)
     return kept_cli_command("\n".join(sources)) if sources is not None else None
 
 
@@ -183,7 +184,7 @@ def notebook_files(text: str) -> dict | None:
     Python file (name as written) the watched modules it imports, whether its optimum.neuron import is kept for
     an eval, and whether it imports the stack (``uses_old_stack``); for each other file the fingerprints of its bodies; and what makes the notebook an Inf1 flow (the
     markers the inference rules' NM101 reads, over its code cells), or None."""
-    sources = notebooks.code_cells(text)
+    sources = code_cells(text)
     if sources is None:
         return None
     python: dict[str, tuple[tuple[str, ...], bool, bool]] = {}

@@ -23,7 +23,6 @@ pipeline asks each drift rule per file (``migrate/pipeline.py``).
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from collections import defaultdict
@@ -32,6 +31,7 @@ from pathlib import PurePath
 from typing import Iterable, Mapping
 
 from codemods._lib.launch_targets import resolve_script
+from codemods._lib.notebook_cells import code_cells
 from codemods._tables.project_markers import DEPENDENCIES, MARKERS, NEURON_CODE
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
@@ -123,15 +123,9 @@ def _collect_python(text: str) -> Reach | None:
 
 
 def _collect_notebook(text: str) -> Reach | None:
-    try:
-        cells = json.loads(text).get("cells", [])
-    except (ValueError, AttributeError):
+    sources = code_cells(text)
+    if sources is None:
         return None
-    sources = []
-    for cell in cells if isinstance(cells, list) else []:
-        if isinstance(cell, dict) and cell.get("cell_type") == "code":
-            source = cell.get("source", "")
-            sources.append("".join(source) if isinstance(source, list) else str(source))
     code_text = "\n".join(source for source in sources if not source.startswith("%%writefile"))
     neuron = _any(_NOTEBOOK_CODE, text)
     record = Reach(neuron, _launcher(code_text, neuron), _any(_INSTALLS, code_text), _imports(code_text),

@@ -18,12 +18,12 @@ notebook code cells included), resolved against the files of the run the way ``s
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from pathlib import PurePath
 
 from codemods._lib.launch_targets import STAYS_ON_XLA, resolve_script, stays_on_xla
+from codemods._lib.notebook_cells import code_cells
 from codemods.xla._base import XSER_LOADS
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
@@ -58,16 +58,7 @@ def _python_imports(text: str) -> set[tuple[int, str, tuple[str, ...]]]:
 
 
 def _cells(text: str) -> str:
-    try:
-        cells = json.loads(text).get("cells", [])
-    except (ValueError, AttributeError):
-        return ""
-    sources = []
-    for cell in cells if isinstance(cells, list) else []:
-        if isinstance(cell, dict) and cell.get("cell_type") == "code":
-            source = cell.get("source", "")
-            sources.append("".join(source) if isinstance(source, list) else str(source))
-    return "\n".join(sources)
+    return "\n".join(code_cells(text) or [])
 
 
 def collect_uses(text: str) -> dict | None:
