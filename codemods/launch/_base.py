@@ -316,7 +316,10 @@ _DEPLOY = [
     (re.compile(r"\b(?:tgi|text-generation-inference)[-_]?neuronx?\b[\w.:-]*|\bneuronx-tgi\b[\w.:-]*|huggingface-neuronx\b"), "a TGI-neuronx serving image"),
     (re.compile(r"--entrypoint[= ]optimum-cli\b"), "a container started through optimum-cli"),
     (re.compile(r"\bHF_NUM_CORES\b|\bHF_AUTO_CAST_TYPE\b"), "TGI-neuronx compile settings"),
-    (re.compile(r"\bml\.(?:inf1|inf2|trn1n?)\.\w+"), "an instance type without TorchNeuron support (Trn2/Trn3 only)"),
+    # SageMaker types (ml.inf2.xlarge) and EC2 types as Kubernetes node selectors, Karpenter requirements, Terraform
+    # and CLI flags name them (inf2.8xlarge, trn1n.32xlarge)
+    (re.compile(r"\bml\.(?:inf1|inf2|trn1n?)\.\w+|(?<![\w./-])(?:inf1|inf2|trn1n?)\.\d*xlarge(?![\w-])"),
+     "an instance type without TorchNeuron support (Trn2/Trn3 only)"),
 ]
 DEPLOY_TODO = ("deployment glue: {what} ({hit}); TorchNeuron runs on Trn2/Trn3 and serves through the vLLM-Neuron "
                "plugin or a TorchNeuron container: replace the image/instance and its settings by hand")

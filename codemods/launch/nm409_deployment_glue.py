@@ -5,7 +5,8 @@ What it does:
 * A ``todo`` on each line naming a Neuron deep-learning container of the PyTorch/XLA line
   (``pytorch-training-neuronx``, ``huggingface-pytorch-inference-neuronx``), a TGI-neuronx image,
   ``docker run --entrypoint optimum-cli``, TGI-neuronx compile settings (``HF_NUM_CORES``, ``HF_AUTO_CAST_TYPE``)
-  or an Inf1/Inf2/Trn1 instance type.
+  or an Inf1/Inf2/Trn1 instance type, SageMaker (``ml.inf2.xlarge``) or EC2 (``inf2.8xlarge`` in a Kubernetes
+  node selector, Karpenter requirement or CLI flag).
 * The advice follows the reference's use: a serving image (``*-inference-neuronx``, TGI-neuronx) is told about
   the vLLM-Neuron plugin, a training image (``pytorch-training-neuronx``) about Trn2/Trn3 training in a TorchNeuron
   container; a line that says neither (an instance type alone) gets both.
@@ -83,7 +84,7 @@ class NeuronDeploymentGlue(LaunchRule):
     id = "NM409"
     name = "neuron-deployment-glue"
     safety = Safety.MANUAL_ONLY
-    triggers = ("neuronx", "--entrypoint", "HF_NUM_CORES", "HF_AUTO_CAST_TYPE", "ml.inf", "ml.trn1")
+    triggers = ("neuronx", "--entrypoint", "HF_NUM_CORES", "HF_AUTO_CAST_TYPE", "inf1.", "inf2.", "trn1.", "trn1n.")
 
     def apply(self, doc: TextDocument) -> None:
         edit_deployment(doc, self.report)

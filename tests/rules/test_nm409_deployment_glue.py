@@ -41,3 +41,33 @@ def test_a_trn2_launch_is_left_alone() -> None:
         """,
         "NM409", kind=FileKind.SHELL, path="launch.sh",
     )
+
+
+def test_an_ec2_instance_type_in_a_node_selector_is_reported() -> None:
+    source = """
+        spec:
+          nodeSelector:
+            node.kubernetes.io/instance-type: inf2.8xlarge
+          containers:
+            - name: app
+              image: my-registry/chat-app:1.4
+        """
+    result = migrate(source, "NM409", kind=FileKind.YAML, path="k8s/deployment.yaml")
+    (note,) = _notes(result)
+    assert "inf2.8xlarge" in note and "Trn2/Trn3" in note
+    assert findings(result, "NM409") == {(3, "todo")}
+
+
+def test_trn2_types_and_lookalike_names_are_left_alone() -> None:
+    unchanged(
+        """
+        spec:
+          nodeSelector:
+            node.kubernetes.io/instance-type: trn2.48xlarge
+          containers:
+            - name: app
+              image: my-registry/inf2.8xlarge-benchmarks:1.0
+              args: ["--config", "configs/inf2.yaml"]
+        """,
+        "NM409", kind=FileKind.YAML, path="k8s/deployment.yaml",
+    )
