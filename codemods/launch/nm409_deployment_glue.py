@@ -7,6 +7,8 @@ What it does:
   ``docker run --entrypoint optimum-cli``, TGI-neuronx compile settings (``HF_NUM_CORES``, ``HF_AUTO_CAST_TYPE``)
   or an Inf1/Inf2/Trn1 instance type, SageMaker (``ml.inf2.xlarge``) or EC2 (``inf2.8xlarge`` in a Kubernetes
   node selector, Karpenter requirement or CLI flag).
+* A ``todo`` on ``vllm serve ... --device neuron`` (vLLM's earlier built-in Neuron platform): the vLLM-Neuron plugin
+  replaces it, and the command's Neuron-only flags need checking against the plugin's quickstart.
 * The advice follows the reference's use: a serving image (``*-inference-neuronx``, TGI-neuronx) is told about
   the vLLM-Neuron plugin, a training image (``pytorch-training-neuronx``) about Trn2/Trn3 training in a TorchNeuron
   container; a line that says neither (an instance type alone) gets both.
@@ -38,7 +40,9 @@ References:
 
 from __future__ import annotations
 
-from codemods._lib.shell import Report
+import re
+
+from codemods._lib.shell import Report, command_statements
 from codemods.launch._base import DEPLOY_TODO, LaunchRule, deployment_hits
 from migrate.findings import Severity
 from migrate.rule import Safety
@@ -67,7 +71,32 @@ def deploy_todo(what: str, hit: str, kind: str | None) -> str:
     return template.format(what=what, hit=hit)
 
 
+#: vLLM launched on its earlier built-in Neuron platform (transformers-neuronx underneath): ``vllm serve ... --device
+#: neuron`` or ``python -m vllm.entrypoints...`` with the same flag. The same flag on other commands (``transformers
+#: serve --device neuron``, a script's own ``--device``) is TorchNeuron's own spelling and stays quiet.
+_VLLM = re.compile(r"(?<![\w.-])vllm(?:\s+serve\b|\.entrypoints\b)")
+_DEVICE_NEURON = re.compile(r"--device(?:=|\s+)[\"']?neuron\b")
+VLLM_TODO = ("deployment glue: vLLM on its earlier built-in Neuron platform ({hit}); on TorchNeuron vLLM serves "
+             "through the vLLM-Neuron plugin (github.com/vllm-project/vllm-neuron, Trn2/Trn3) with stock `vllm serve` "
+             "flags (--tensor-parallel-size, --max-model-len, --max-num-seqs): install the plugin, then check "
+             "--device and the Neuron-only flags of this command (--block-size, --max-num-batched-tokens) against its "
+             "quickstart")
+
+
+def _vllm_on_neuron(doc: TextDocument, report: Report) -> None:
+    for statement in command_statements(doc):
+        code = " ".join(cl.line.text[cl.start:cl.end].rstrip().rstrip("\\") for cl in statement)
+        if not _VLLM.search(code):
+            continue
+        for cl in statement:
+            hit = _DEVICE_NEURON.search(cl.line.text[cl.start:cl.end])
+            if hit:
+                report(cl.line, Severity.TODO, VLLM_TODO.format(hit=hit.group(0)))
+                break
+
+
 def edit_deployment(doc: TextDocument, report: Report) -> None:
+    _vllm_on_neuron(doc, report)
     for line in list(doc):
         stripped = line.text.strip()
         if not stripped or stripped.startswith("#"):
@@ -84,7 +113,8 @@ class NeuronDeploymentGlue(LaunchRule):
     id = "NM409"
     name = "neuron-deployment-glue"
     safety = Safety.MANUAL_ONLY
-    triggers = ("neuronx", "--entrypoint", "HF_NUM_CORES", "HF_AUTO_CAST_TYPE", "inf1.", "inf2.", "trn1.", "trn1n.")
+    triggers = ("neuronx", "--entrypoint", "HF_NUM_CORES", "HF_AUTO_CAST_TYPE", "inf1.", "inf2.", "trn1.", "trn1n.",
+                "neuron")
 
     def apply(self, doc: TextDocument) -> None:
         edit_deployment(doc, self.report)

@@ -71,3 +71,30 @@ def test_trn2_types_and_lookalike_names_are_left_alone() -> None:
         """,
         "NM409", kind=FileKind.YAML, path="k8s/deployment.yaml",
     )
+
+
+def test_vllm_on_its_earlier_neuron_platform_gets_one_todo_on_the_device_line() -> None:
+    source = """
+        MODEL=/models/llama-3-8b
+        vllm serve "$MODEL" \\
+            --device neuron \\
+            --tensor-parallel-size 2 \\
+            --block-size 2048
+        python -m vllm.entrypoints.openai.api_server --model "$MODEL" --device=neuron
+        """
+    result = migrate(source, "NM409", kind=FileKind.SHELL, path="scripts/serve_vllm.sh")
+    notes = _notes(result)
+    assert len(notes) == 2 and all("vLLM-Neuron plugin" in note for note in notes)
+    assert "--device neuron" in notes[0] and "--device=neuron" in notes[1]
+    assert findings(result, "NM409") == {(3, "todo"), (6, "todo")}
+
+
+def test_torchneuron_device_flags_on_other_commands_are_left_alone() -> None:
+    unchanged(
+        """
+        transformers serve Qwen/Qwen2.5-0.5B-Instruct --device neuron --compile
+        torchrun --nproc_per_node 2 train.py --device neuron
+        vllm serve Qwen/Qwen2.5-0.5B-Instruct --tensor-parallel-size 2
+        """,
+        "NM409", kind=FileKind.SHELL, path="serve.sh",
+    )
