@@ -4,7 +4,8 @@ What it does:
 
 * A ``todo`` on each line naming a Neuron deep-learning container of the PyTorch/XLA line
   (``pytorch-training-neuronx``, ``huggingface-pytorch-inference-neuronx``), a TGI-neuronx image,
-  ``docker run --entrypoint optimum-cli``, TGI-neuronx compile settings (``HF_NUM_CORES``, ``HF_AUTO_CAST_TYPE``)
+  ``docker run --entrypoint optimum-cli``, TGI-neuronx compile settings (``HF_NUM_CORES``, ``HF_AUTO_CAST_TYPE``;
+  one note per settings block, naming ``HF_BATCH_SIZE``/``HF_SEQUENCE_LENGTH`` too and the vLLM flag for each)
   or an Inf1/Inf2/Trn1 instance type, SageMaker (``ml.inf2.xlarge``) or EC2 (``inf2.8xlarge`` in a Kubernetes
   node selector, Karpenter requirement or CLI flag).
 * A ``todo`` on ``vllm serve ... --device neuron`` (vLLM's earlier built-in Neuron platform): the vLLM-Neuron plugin
@@ -46,7 +47,7 @@ from codemods._lib.shell import Report, command_statements
 from codemods.launch._base import DEPLOY_TODO, LaunchRule, deployment_hits
 from migrate.findings import Severity
 from migrate.rule import Safety
-from migrate.textdoc import TextDocument
+from migrate.textdoc import Line, TextDocument
 
 #: The advice for a reference whose use is known: a serving image/endpoint, a training job, or either.
 TRAINING_TODO = ("deployment glue: {what} ({hit}); TorchNeuron trains on Trn2/Trn3 instances in a TorchNeuron "
@@ -95,16 +96,56 @@ def _vllm_on_neuron(doc: TextDocument, report: Report) -> None:
                 break
 
 
+#: TGI-neuronx's compile settings, in the order the note lists them, and what vLLM-Neuron calls each.
+_TGI_SETTINGS = {"HF_NUM_CORES": "--tensor-parallel-size", "HF_BATCH_SIZE": "--max-num-seqs",
+                 "HF_SEQUENCE_LENGTH": "--max-model-len", "HF_AUTO_CAST_TYPE": "--dtype"}
+_TGI_NAME = re.compile(r"\b(" + "|".join(_TGI_SETTINGS) + r")\b")
+_TGI_WHAT = "TGI-neuronx compile settings"
+
+
+def _settings_block(lines: list[Line], index: int) -> list[Line]:
+    """The code lines around ``lines[index]`` at its indentation, up to a blank line or a change of indentation (one
+    service's ``environment:`` list, one ``env:`` mapping, one ``docker run`` line); comment lines are passed over."""
+    def belongs(line: Line) -> bool:
+        text = line.text
+        return bool(text.strip()) and (text.strip().startswith("#") or _indent(text) == _indent(lines[index].text))
+
+    start, end = index, index
+    while start > 0 and belongs(lines[start - 1]):
+        start -= 1
+    while end + 1 < len(lines) and belongs(lines[end + 1]):
+        end += 1
+    return [line for line in lines[start:end + 1] if not line.text.strip().startswith("#")]
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
+def _tgi_settings_todo(names: list[str]) -> str:
+    vllm = ", ".join(f"{name} -> {_TGI_SETTINGS[name]}" for name in names)
+    return (f"deployment glue: {_TGI_WHAT} ({', '.join(names)}); TorchNeuron serves through the vLLM-Neuron plugin "
+            f"(Trn2/Trn3), whose `vllm serve` flags carry them ({vllm}): replace the image and these settings by hand")
+
+
 def edit_deployment(doc: TextDocument, report: Report) -> None:
     _vllm_on_neuron(doc, report)
-    for line in list(doc):
+    lines = list(doc)
+    noted: set[int] = set()  # lines whose TGI settings an earlier line's note already lists
+    for index, line in enumerate(lines):
         stripped = line.text.strip()
         if not stripped or stripped.startswith("#"):
             continue
         hits = deployment_hits(line.text)
         kind = next((hit_kind(hit) for _, hit in hits if hit_kind(hit)), None)  # an image names the line's use
         for what, hit in hits:
-            report(line, Severity.TODO, deploy_todo(what, hit, kind))
+            if what != _TGI_WHAT:
+                report(line, Severity.TODO, deploy_todo(what, hit, kind))
+            elif id(line) not in noted:  # one note per settings block, naming every setting in it
+                block = _settings_block(lines, index)
+                noted.update(id(other) for other in block)
+                names = {match for other in block for match in _TGI_NAME.findall(other.text)}
+                report(line, Severity.TODO, _tgi_settings_todo([name for name in _TGI_SETTINGS if name in names]))
 
 
 class NeuronDeploymentGlue(LaunchRule):

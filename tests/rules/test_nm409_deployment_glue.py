@@ -98,3 +98,40 @@ def test_torchneuron_device_flags_on_other_commands_are_left_alone() -> None:
         """,
         "NM409", kind=FileKind.SHELL, path="serve.sh",
     )
+
+
+def test_tgi_compile_settings_get_one_note_per_service_naming_each_setting() -> None:
+    source = """
+        services:
+          tgi:
+            image: my-registry/llm:1.0
+            environment:
+              - HF_MODEL_ID=meta-llama/Meta-Llama-3-8B-Instruct
+              - HF_NUM_CORES=2
+              - HF_BATCH_SIZE=4
+              # compiled for 2k
+              - HF_SEQUENCE_LENGTH=2048
+              - HF_AUTO_CAST_TYPE=bf16
+          other:
+            environment:
+              - HF_AUTO_CAST_TYPE=fp16
+        """
+    result = migrate(source, "NM409", kind=FileKind.YAML, path="docker-compose.yml")
+    first, second = _notes(result)
+    assert "(HF_NUM_CORES, HF_BATCH_SIZE, HF_SEQUENCE_LENGTH, HF_AUTO_CAST_TYPE)" in first
+    assert "HF_BATCH_SIZE -> --max-num-seqs" in first and "HF_SEQUENCE_LENGTH -> --max-model-len" in first
+    assert "(HF_AUTO_CAST_TYPE)" in second
+    assert findings(result, "NM409") == {(6, "todo"), (13, "todo")}
+
+
+def test_batch_and_length_settings_alone_are_not_tgi_neuronx() -> None:
+    unchanged(
+        """
+        services:
+          app:
+            environment:
+              - HF_BATCH_SIZE=4
+              - HF_SEQUENCE_LENGTH=2048
+        """,
+        "NM409", kind=FileKind.YAML, path="docker-compose.yml",
+    )
