@@ -31,8 +31,14 @@ What it does:
   DistributedConfig load in a single process raises (``failed to initialize torch.distributed``), and
   optimum's export used the N cores from one process. An absent degree gets a ``todo``: optimum used 2 cores
   (<= 0.0.17) or all visible cores.
-* ``auto_cast_type`` -> ``dtype`` (``"bf16"`` -> ``torch.bfloat16`` ...), ``torch_dtype`` -> ``dtype``,
-  ``use_auth_token`` -> ``token``; compiler / export-only kwargs are dropped (reported).
+* ``auto_cast_type`` -> ``dtype`` (``"bf16"`` -> ``torch.bfloat16`` ...; a run-time value such as ``args.dtype``
+  becomes ``dtype={"bf16": torch.bfloat16, ...}.get(args.dtype, "auto")``: without ``dtype=`` a bf16 checkpoint
+  would load bf16 whatever was asked), ``torch_dtype`` -> ``dtype``, ``use_auth_token`` -> ``token``; compiler /
+  export-only kwargs are dropped (reported).
+* the keywords given to a folded ``get_neuron_config`` are export arguments like those of
+  ``from_pretrained(export=True, ...)`` (same mapping); the "<argument> not given" notes appear only when no source
+  gives it: an unreadable ``**kw`` or extra positional argument of the getter, or a neuron config the rule cannot
+  read, gets a todo to take its settings over by hand instead.
 * ``**dict`` splats are expanded when the dict literal is visible in the same scope; opaque ones stay in
   the call with a ``todo``; a key of such a dict that no table knows (``prompt_len``) is optimum's: dropped,
   with a ``todo`` (the stock ``from_pretrained`` raises TypeError on it).
@@ -108,6 +114,7 @@ from typing import cast
 import libcst as cst
 
 from codemods._lib.cst import keyword_arg, source_of, with_commas
+from codemods._tables.inference_arguments import DTYPES as DTYPES_TABLE
 from codemods._tables.inference_symbols import decoder_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import InferenceRule, dtype_for, neuron_argument_note, torch_dtype_attr
@@ -154,6 +161,8 @@ TORCHRUN_LAUNCHES = ProjectFact("inference.torchrun-launches",
 def torchrun_launched(project: ProjectFacts, name: str) -> bool:
     """Whether a file of the project runs the script ``name`` under torchrun."""
     return any(name in names for names in project.of(TORCHRUN_LAUNCHES.name).values())
+#: optimum's ``auto_cast_type`` strings, as a dict expression for the emitted run-time choice
+AUTO_CAST_DTYPES = "{" + ", ".join(f'"{name}": {dtype}' for name, dtype in DTYPES_TABLE.items()) + "}"
 #: fields of the compiled model's config (``model.neuron_config.<f>`` 0.1+, ``model.config.neuron["<f>"]`` 0.0.x) that
 #: hold a shape or degree given at export: a read becomes that literal
 COMPILED_FIELDS = {"batch_size": "batch_size", "sequence_length": "sequence_length", "num_cores": "tp",
@@ -343,16 +352,27 @@ class CausalLMStaticCache(InferenceRule):
         export_value = self.literal(export_arg.value) if export_arg is not None else False
         compiled = method == "from_pretrained" and export_value is not True
 
+        # compile settings this rule could not read (an opaque **splat, an unfolded neuron config): no "not given" notes
+        unread_config = bool(args.opaque)
         if method == "export":
             config = _neuron_config_arg(updated)
             if isinstance(config, cst.Name) and config.value in self._neuron_configs:
                 getter = self.arguments(self._neuron_configs[config.value])
                 args.keywords = [(k, a) for k, a in getter.keywords if k not in ("config",)] + [
                     (k, a) for k, a in args.keywords if k != "neuron_config"]
+                # get_neuron_config(id, config, ...): the order of its later parameters differs between versions
+                unread = [*getter.positional[2:], *getter.opaque]
+                if unread:
+                    unread_config = True
+                    notes.append(f"{', '.join(source_of(a) for a in unread)} (passed to get_neuron_config) could not "
+                                 "be read: take its sequence_length into max_cache_len, its auto_cast_type into "
+                                 "dtype= and its tensor_parallel_size into DistributedConfig(tp_size=...) by hand")
             elif config is not None:
+                unread_config = True
                 notes.append(f"`{source_of(config)}` (a compiled neuron config) has no stock equivalent: take its "
-                             "batch_size, sequence_length and tensor_parallel_size into max_cache_len / "
-                             "DistributedConfig(tp_size=...)")
+                             "batch_size, sequence_length, tensor_parallel_size/tp_degree and dtype "
+                             "(auto_cast_type/torch_dtype) into max_cache_len / DistributedConfig(tp_size=...) / "
+                             "dtype=")
             args.positional = args.positional[:1]
 
         positional = args.positional[:1]
@@ -375,8 +395,15 @@ class CausalLMStaticCache(InferenceRule):
                 mapped = dtype_for(value)
                 if mapped is not None:
                     dtype = dtype if dtype is not None else mapped
-                elif torch_dtype_attr(arg.value):
+                elif torch_dtype_attr(arg.value) or self.dtype_variable(arg.value):
                     dtype = arg.value
+                elif isinstance(arg.value, (cst.Name, cst.Attribute)) and dtype is None:
+                    # a value known only at run time (``args.dtype``): the same choice, made then
+                    self.ctx.add_import("torch")
+                    dtype = parse_expression(f"{AUTO_CAST_DTYPES}.get({source_of(arg.value)}, \"auto\")")
+                    self.fixed(original, f"auto_cast_type={source_of(arg.value)} -> dtype= picked from it at run "
+                               "time (bf16 -> torch.bfloat16, fp16 -> torch.float16, fp32 -> torch.float32, anything "
+                               "else: the checkpoint dtype, as optimum did without auto_cast_type)")
                 else:
                     notes.append(f"auto_cast_type={source_of(arg.value)}: pass dtype=torch.bfloat16 / torch.float16 / "
                                  "torch.float32 to from_pretrained accordingly")
@@ -399,7 +426,7 @@ class CausalLMStaticCache(InferenceRule):
             new_args.append(keyword_arg("dtype", dtype))
             if isinstance(dtype, str) and dtype.startswith("torch."):
                 self.ctx.add_import("torch")
-        elif not compiled and method == "from_pretrained" and "auto_cast_type" not in values:
+        elif not compiled and method == "from_pretrained" and "auto_cast_type" not in values and not args.opaque:
             notes.append("auto_cast_type not given: optimum compiled in fp32 (<= 0.1.0) or bf16 (0.2.0-0.3.0); now "
                          "the checkpoint dtype is used - pass dtype= to pin it")
 
@@ -437,7 +464,7 @@ class CausalLMStaticCache(InferenceRule):
                 notes.append(f"tensor parallel degree {source_of(tp_arg.value)} could not be read: this loads on one "
                              "device; for TP pass distributed_config=DistributedConfig(tp_size=N) instead of "
                              "device_map")
-            elif tp_arg is None and not compiled:
+            elif tp_arg is None and not compiled and not unread_config:
                 notes.append("num_cores not given: optimum compiled for 2 NeuronCores (<= 0.0.17) or all visible "
                              "cores (0.0.18+); this runs on one device - for tensor parallelism pass "
                              "distributed_config=DistributedConfig(tp_size=N) (no device_map) and launch with torchrun")
@@ -460,7 +487,7 @@ class CausalLMStaticCache(InferenceRule):
         setup = ['cache_implementation="static"']
         if seq_arg is not None:
             setup.append(f"max_cache_len={source_of(seq_arg.value)}")
-        elif not compiled:
+        elif not compiled and not unread_config:
             notes.append("sequence_length not given: set max_cache_len in generation_config.update to the longest "
                          "prompt + generated tokens you need (static cache)")
         if target is not None:

@@ -355,3 +355,34 @@ def test_sagemaker_chat_handler_inputs_follow_the_model(tmp_path: Path) -> None:
     script = migrate(CHAT_HANDLER.format(model=str(model)))
     assert 'return_tensors="pt", return_dict=False).to(model.device)' in script
     assert values(run(script, tmp_path))["new_tokens"] == "4"
+
+
+GETTER_EXPORT = '''
+import os
+from optimum.neuron import NeuronModelForCausalLM
+from transformers import AutoTokenizer
+
+MODEL = {model!r}
+DTYPE = os.environ.get("MIGRATED_DTYPE", "fp16")
+
+neuron_config = NeuronModelForCausalLM.get_neuron_config(MODEL, batch_size=1, sequence_length=40,
+                                                         tensor_parallel_size=1, auto_cast_type=DTYPE)
+model = NeuronModelForCausalLM.export(MODEL, neuron_config=neuron_config, load_weights=False)
+tokenizer = AutoTokenizer.from_pretrained(MODEL)
+inputs = tokenizer(["hello world the cat"], return_tensors="pt")
+outputs = model.generate(**inputs, max_new_tokens=4, min_new_tokens=4, do_sample=False)
+print("RESULT dtype=%s" % model.dtype)
+print("RESULT max_cache_len=%s" % model.generation_config.max_cache_len)
+print("RESULT new_tokens=%d" % (outputs.shape[1] - inputs["input_ids"].shape[1]))
+'''
+
+
+def test_get_neuron_config_settings_reach_the_stock_load(tmp_path: Path) -> None:
+    """redteam-final 5: the dtype and the sequence length given to get_neuron_config (a run-time dtype string) are
+    what the migrated load uses; the fp32 checkpoint loads in fp16 as optimum compiled it."""
+    model = tiny.llama(tmp_path / "llama")
+    script = migrate(GETTER_EXPORT.format(model=str(model)))
+    result = values(run(script, tmp_path))
+    assert result["dtype"] == "torch.float16"
+    assert result["max_cache_len"] == "40"
+    assert result["new_tokens"] == "4"
