@@ -22,7 +22,9 @@ visible. A value is visible, most direct first:
 An argparse option declared ``type=bool`` turns every non-empty string into True: ``--zero_1 False`` is True there.
 
 The same sources give the tensor parallel degree (``degree_one``): NM205 drops a ``lazy_load_for_parallelism``
-block whose degree cannot move when every one of them is 1.
+block whose degree cannot move when every one of them is 1. A file counts as running the script when a line
+launches it (a launcher word before the script, or a command word that is a same-file variable with one
+top-level value starting with one: ``TORCHRUN="torchrun ..."`` ... ``$TORCHRUN train.py``), flags or none.
 
 The launch values are a project fact (``migrate/facts.py``), keyed by the launching file: (script as written, or
 None for the scripts the file runs, value as written, flag or hyperparameter, field). Besides zero_1 it records
@@ -32,6 +34,7 @@ the TrainingArguments fields whose defaults trl 1.x changes (``FIELDS``): NM202 
 
 from __future__ import annotations
 
+import ast
 import posixpath
 import re
 from dataclasses import dataclass
@@ -64,6 +67,13 @@ _REMOVED_KEY = re.compile(r"^\s*# neuron-migrate: (zero_1|tensor_parallel_size)\
 _SCRIPT_CONFIG = re.compile(r"""\bparse_(?:yaml|json)_file\(\s*(?:os\.path\.abspath\(\s*)?["']([^"']+\.(?:ya?ml|json))["']""")
 _SHELL_VAR = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=(\S+)\s*$")
 _VAR_USE = re.compile(r"\$\{(\w+)\}|\$(\w+)")
+#: a launch line (not a mere mention of a script): a launcher word before the script (``python``, ``torchrun``,
+#: ``accelerate launch`` ...), or a same-file variable in the command word whose value starts with one
+#: (``TORCHRUN="torchrun --nproc_per_node 2"`` ... ``$TORCHRUN train.py``)
+_LAUNCHERS = ("python", "python3", "torchrun", "accelerate", "deepspeed", "neuron_parallel_compile", "mpirun", "srun")
+_LAUNCHER_WORD = re.compile(r"(?<![\w./-])(?:%s)(?:\d+(?:\.\d+)?)?(?![\w./-])" % "|".join(_LAUNCHERS))
+_ASSIGNED = re.compile(r"""^(?:export\s+)?([A-Za-z_]\w*)=(?:"([^"`\\]*)"|'([^']*)'|([^\s"'$`;&|]+))\s*(?:#.*)?$""")
+_COMMAND_VAR = re.compile(r"^\s*(?:[A-Za-z_]\w*=\S*\s+)*\$(?:\{(\w+)\}|(\w+))(?=\s|$)")
 
 
 @dataclass(frozen=True)
@@ -109,19 +119,42 @@ def _launch_parts(text: str) -> tuple[list[str], list[tuple[str, str]]]:
     return [source for source in sources if not source.lstrip().startswith("%%writefile")], written
 
 
+def _launches(line: str, launchers: dict[str, str | None]) -> bool:
+    """Whether ``line`` (which names a script) runs it: a launcher word before the script, or a command word that is
+    a same-file variable whose one value starts with a launcher (a value assigned in a block or two different ways is
+    not known: the line then counts only by its own words)."""
+    before = line[:_SCRIPT.search(line).start()]  # type: ignore[union-attr]
+    if re.match(r"^\s*(?:echo|printf)\b", line):
+        return False
+    if _LAUNCHER_WORD.search(before):
+        return True
+    command = _COMMAND_VAR.match(line)
+    value = launchers.get(command.group(1) or command.group(2)) if command is not None else None
+    return value is not None and _LAUNCHER_WORD.match(value.lstrip()) is not None
+
+
 def _collect(text: str) -> dict[str, tuple] | None:
     found: list[Launch] = []
     runs: list[str] = []  # every script a line of the file names: those a line with no script of its own feeds
     parts, written = _launch_parts(text)
     joined = "\n".join(parts).replace("\\\n", " ")  # a notebook's dict and its estimator may be in two cells
     variables: dict[str, str] = {}
+    launchers: dict[str, str | None] = {}  # NAME -> its value where every assignment of the file gives the same one
+    launched = False  # a line of the file launches a script (a record even without a flag or a config)
     for line in joined.splitlines():
         if line.lstrip().startswith("#"):
             continue
         if (assigned := _SHELL_VAR.match(line)) is not None:
             variables[assigned.group(1)] = assigned.group(2)
+        if (quoted := _ASSIGNED.match(line)) is not None:
+            text = next(group for group in quoted.groups()[1:] if group is not None)
+            launchers[quoted.group(1)] = text if launchers.get(quoted.group(1), text) == text else None
+        elif (other := re.match(r"^\W*(?:export\s+)?([A-Za-z_]\w*)=", line)) is not None:
+            launchers[other.group(1)] = None  # set in a block (indented), or from an expansion: not known
         scripts = _SCRIPT.findall(line)
         runs.extend(scripts)
+        if scripts and not launched:
+            launched = _launches(line, launchers)
         found.extend(Launch(script, config, "config", "config")
                      for config in _configs(line, variables) for script in scripts or [None])
         for match in _FLAG.finditer(line):
@@ -138,7 +171,7 @@ def _collect(text: str) -> dict[str, tuple] | None:
         for entry in entries:
             script = posixpath.join(folder, entry) if folder else entry
             found.extend(Launch(script, value, "hyperparameter", name) for name, value in values)
-    if not found and not written:
+    if not found and not written and not launched:
         return None
     return {"launches": tuple(dict.fromkeys(found)), "written": tuple(written), "runs": tuple(dict.fromkeys(runs))}
 
@@ -147,7 +180,8 @@ ZERO_1_LAUNCHES = ProjectFact(
     "training.zero-1-launches",
     frozenset({FileKind.SHELL, FileKind.NOTEBOOK, FileKind.PYTHON, FileKind.YAML, FileKind.DOCKERFILE}),
     ("zero_1", "zero-1", "%%writefile", "--config", ".yaml", ".yml", ".json", "learning_rate", "learning-rate", "logging_steps", "logging-steps",
-     "gradient_checkpointing", "gradient-checkpointing", "bf16", "tensor_parallel_size", "tensor-parallel-size"),
+     "gradient_checkpointing", "gradient-checkpointing", "bf16", "tensor_parallel_size", "tensor-parallel-size",
+     *_LAUNCHERS),
     _collect,
 )
 
@@ -258,7 +292,58 @@ def config_values(project: ProjectFacts, paths: list[str], source: str, field: s
 
 
 _LAZY_CALL = re.compile(r"lazy_load_for_parallelism\([^()]*\)")
-_OWN_DEGREE = re.compile(r"(?<!\.)\btensor_parallel_size\b|\.tensor_parallel_size\s*(?:=(?!=)|[-+*/]=)|setattr\(")
+_OWN_DEGREE = re.compile(r"(?<!\.)\btensor_parallel_size\b|\.tensor_parallel_size\s*(?:=(?!=)|[-+*/]=)")
+
+
+def _argv_name(name: ast.expr, scope: ast.AST) -> bool:
+    """Whether the attribute name ``name`` of a ``setattr`` in ``scope`` is a string constant other than
+    tensor_parallel_size, or derives from ``sys.argv`` alone (``for k, v in zip(rest[::2], rest[1::2]):
+    setattr(args, k.lstrip("-"), ...)`` with ``rest = sys.argv[1:idx]``): the command line, whose
+    ``--tensor_parallel_size`` flags the launch lines show, as a parser's would."""
+    if isinstance(name, ast.Constant):
+        return isinstance(name.value, str) and name.value != "tensor_parallel_size"
+    sources: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(scope):
+        pairs = ([(target, node.value) for target in node.targets] if isinstance(node, ast.Assign)
+                 else [(node.target, node.iter)] if isinstance(node, (ast.For, ast.comprehension)) else [])
+        for target, value in pairs:
+            for bound in ast.walk(target):
+                if isinstance(bound, ast.Name):
+                    sources.setdefault(bound.id, []).append(value)
+    seen: set[str] = set()
+
+    def derived(expr: ast.expr) -> bool:
+        calls = {id(node.func) for node in ast.walk(expr) if isinstance(node, ast.Call)}
+        argv = {id(node.value) for node in ast.walk(expr) if isinstance(node, ast.Attribute) and node.attr == "argv"
+                and isinstance(node.value, ast.Name) and node.value.id == "sys"}
+        for node in ast.walk(expr):
+            if not isinstance(node, ast.Name) or id(node) in calls or id(node) in argv or node.id in seen:
+                continue
+            seen.add(node.id)
+            if node.id not in sources or not all(derived(value) for value in sources[node.id]):
+                return False
+        return bool(argv) or any(isinstance(node, ast.Name) and node.id in seen for node in ast.walk(expr))
+
+    return derived(name)
+
+
+def _sets_degree(code: str) -> bool:
+    """Whether a ``setattr`` of the script may set the degree: any whose name is not a constant or the command line."""
+    if "setattr(" not in code:
+        return False
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return True
+    scopes = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+            if len(node.args) < 2 or node.keywords:
+                return True
+            scope = next((scope for scope in reversed(scopes) if any(inner is node for inner in ast.walk(scope))), tree)
+            if not _argv_name(node.args[1], scope):
+                return True
+    return False
 
 
 def degree_one(source: str, path: PurePath, project: ProjectFacts) -> tuple[str, ...] | None:
@@ -266,7 +351,7 @@ def degree_one(source: str, path: PurePath, project: ProjectFacts) -> tuple[str,
     degree of its own (only reads ``args.tensor_parallel_size``: the Neuron arguments' default is 1), at least one
     launch line of the project runs it, and every ``--tensor_parallel_size`` those lines (or a file of arguments
     that runs no script) and every ``tensor_parallel_size:`` key of the configs they pass give is 1. None otherwise."""
-    if _OWN_DEGREE.search(_LAZY_CALL.sub("", _code(source))):
+    if _OWN_DEGREE.search(_LAZY_CALL.sub("", _code(source))) or _sets_degree(source):
         return None
     paths = script_paths(project, path, source)
     records = project.of(ZERO_1_LAUNCHES.name)

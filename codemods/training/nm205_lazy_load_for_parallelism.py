@@ -24,8 +24,11 @@ What it does:
   ``training_args.tensor_parallel_size`` is read from the script's own dataclass, which NM208 gives the field; a
   degree that reads a field the stock arguments lack and cannot move leaves the block as it is, with a todo,
   unless every degree the project gives the script is 1 (``codemods/_lib/zero_1.py``, ``degree_one``: at least
-  one launch line of the project runs it, every ``--tensor_parallel_size`` those lines pass and every
-  ``tensor_parallel_size:`` key of the configs they pass is 1, and the script sets no degree of its own): the
+  one launch line of the project runs it, with or without flags, its launcher written out or in a same-file
+  variable of the command word (``TORCHRUN="torchrun ..."`` ... ``$TORCHRUN train.py``; one set in a block or
+  two ways does not count), every ``--tensor_parallel_size`` those lines pass and every
+  ``tensor_parallel_size:`` key of the configs they pass is 1, and the script sets no degree of its own: a
+  ``setattr`` counts unless its name is another constant or comes from ``sys.argv``, the command line): the
   block is then removed with a ``fixed`` and no ``distributed_config``, as for a literal 1 (NM208 gives the read
   no todo: it goes with the block).
 * ``make_optimizer_constructor_lazy(AdamW)`` becomes ``AdamW``.
