@@ -161,10 +161,13 @@ def kept_cli_command(text: str) -> str | None:
 
 
 def kept_cli_fact(text: str) -> str | None:
-    """Project fact: ``kept_cli_command`` of a notebook's code cells: its ``%pip`` lines and ``%%writefile``
-    requirement cells arrive one by one, but the notebook is one file, whose other cells still run it."""
+    """Project fact: the ``optimum-cli`` command (``kept_cli_command``) a shell script, Makefile, Dockerfile, CI
+    workflow, Python command string or notebook (over its code cells: its ``%pip`` lines and ``%%writefile``
+    requirement cells arrive one by one, but the notebook is one file) still runs after the run: NM406 / NM410 keep
+    ``export`` and ``neuron serve`` with a todo, so the package that installs ``optimum-cli`` must stay while
+    they do (the same before and after the run: a second run decides the same)."""
     sources = code_cells(text)
-    return kept_cli_command("\n".join(sources)) if sources is not None else None
+    return kept_cli_command("\n".join(sources) if sources is not None else text)
 
 
 def commands_needing_old_stack(text: str) -> tuple[str | None, bool]:
@@ -215,7 +218,8 @@ FACTS: tuple[ProjectFact, ...] = (
     ProjectFact("deps.old-stack", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}),
                 ("optimum", "transformers", "torch", "accelerate", "trl", "peft", "diffusers", "sentence_transformers",
                  "neuronx_distributed"), uses_old_stack),
-    ProjectFact("deps.optimum-cli", frozenset({FileKind.NOTEBOOK}), ("optimum-cli",), kept_cli_fact),
+    ProjectFact("deps.optimum-cli", frozenset({FileKind.NOTEBOOK, FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML,
+                                               FileKind.PYTHON}), ("optimum-cli",), kept_cli_fact),
 )
 
 
@@ -232,7 +236,7 @@ class ProjectDeps:
     writers: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     #: notebook -> what makes it an Inf1 flow (NM101's markers, or an Inf1 file name)
     inf1_notebooks: dict[str, str] = field(default_factory=dict)
-    #: notebook -> the optimum-cli command its cells run, which NM406 keeps (``kept_cli_command``)
+    #: file -> the optimum-cli command it runs, which NM406 / NM410 keep (``kept_cli_fact``)
     cli: dict[str, str] = field(default_factory=dict)
     #: the files that import the old stack (``uses_old_stack``): the run moves them to the stock stack
     old_stack: tuple[str, ...] = ()
@@ -456,15 +460,16 @@ class Planner:
             project = planner.project = project.seen_from(planner.writers)
         planner.kept_optimum_neuron = planner.near(project.optimum_neuron_kept)
         names_on = any(_names_optimum_neuron(parsed) for parsed in parsed_specs)
-        # the command must be in the same file: this text, or the notebook it is a part of (its %pip lines arrive as
-        # NAME.sh, a %%writefile cell by its written name); an export in another file has its own NM406 todo, and
-        # holding the old stack for it would keep every migrated file beside it off the new one
+        # who still runs optimum-cli after this run: this text, the notebook it is a part of (its %pip lines arrive
+        # as NAME.sh, a %%writefile cell by its written name), or a script / Dockerfile / workflow / notebook of the
+        # code it installs for (``near``): NM406 keeps their export / serve, which need the package that installs it
         own_cli, parallel = commands_needing_old_stack(planner.file_text)
         if own_cli:
             planner.cli = f"this file runs `{own_cli}`"
         else:
             notebook = re.sub(r"(?:\.cell\d+)?\.sh$", ".ipynb", path) if path and path.endswith(".sh") else None
-            users = tuple(nb for nb in (notebook, *planner.writers) if nb in project.cli)
+            served = planner.near(tuple(sorted(name for name in project.cli if name != path)))
+            users = tuple(dict.fromkeys(name for name in (notebook, *planner.writers, *served) if name in project.cli))
             if users:
                 planner.cli_users = users
                 planner.cli = (f"{_files(users)} run{'s' if len(users) == 1 else ''} "

@@ -20,11 +20,13 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   ``%%writefile`` cells count as files of the notebook's folder (project fact ``deps.notebook-files``,
   ``codemods/deps/_notebooks.py``): a ``%%writefile src/requirements.txt`` cell serves the
   ``%%writefile src/compile.py`` cell beside it, whose imports and kept evals count like those of a file;
-* optimum-neuron stays too, with a ``todo`` tied to the command, while the notebook a requirement cell belongs to
-  still runs ``optimum-cli export`` / ``optimum-cli neuron serve`` in its cells (NM406 keeps those with a todo;
-  project fact ``deps.optimum-cli``): replaced, the notebook fails with ``optimum-cli: command not found``; the
-  other pins of the file stay with it, as above. A command in another file holds nothing: it has its own todo,
-  and holding the old stack for it would keep the migrated files beside it off the new one. The todo on a kept optimum-neuron also names the
+* optimum-neuron stays too, with a ``todo`` tied to the command, while a file of the code it serves still runs
+  ``optimum-cli export`` / ``optimum-cli neuron serve`` after the run (NM406 and NM410 keep those with a todo;
+  project fact ``deps.optimum-cli``): a shell script or Makefile (``run_compile.sh``), a Dockerfile, a CI
+  workflow, a Python command string, or the notebook a requirement cell belongs to; replaced, the command fails
+  with ``optimum-cli: command not found``; the other pins of the file stay with it, as above. A commented-out or
+  echoed command, one NM406 removes (``optimum-cli neuron cache``), and one in a folder the file does not serve
+  hold nothing. The todo on a kept optimum-neuron also names the
   other files it installs for that import the torch / Hugging Face stack (project fact ``deps.old-stack``):
   where the run moved them to the stock stack, they do not import beside the kept line;
 * XLA-era ``torch-neuronx`` builds (e.g. ``2.1.2.2.0.0``, ``2.8.0.2.10.16998``) -> ``torch-neuronx==2.14.*``

@@ -163,13 +163,42 @@ def test_optimum_neuron_stays_while_its_notebook_runs_optimum_cli_export() -> No
                                 "torch-xla==2.1.2\n")
     assert "nb.ipynb runs `optimum-cli export`, which optimum / optimum-neuron install" in result.text
     assert findings(result, "NM501") == {(1, "todo"), (2, "todo")}
-    # another file that runs it (a compile.py of the folder, a commented-out export) holds nothing: the export has
-    # its own todo, and holding the old stack would keep the migrated files beside it off the new one
+    # a commented-out export, or an export in a file the requirements do not install for (another folder), holds
+    # nothing
     compile_py = 'import subprocess\nsubprocess.run("optimum-cli export neuron --model m out/", shell=True)\n'
-    for project in ({"compile.py": compile_py},
+    for project in ({"other/compile.py": compile_py},
                     {"nb.ipynb": _notebook(f"%%writefile requirements.txt\n{body}", "# !optimum-cli export neuron\n")}):
-        result = migrate(body, "NM501", kind=FileKind.REQUIREMENTS, path="requirements.txt", project=project)
+        result = migrate(body, "NM501", kind=FileKind.REQUIREMENTS, path="src/requirements.txt", project=project)
         assert "torch-neuronx==2.14.*" in result.text, project
+
+
+def test_optimum_neuron_stays_while_code_it_installs_for_runs_optimum_cli() -> None:
+    # redteam-final 3: run_compile.sh beside requirements.txt still runs `optimum-cli export neuron` after the run
+    # (NM406 keeps it with a todo); dropping optimum-neuron gives `optimum-cli: command not found`. The same for a
+    # Makefile, a Dockerfile, a workflow and a Python command string (NM410) of the code the file installs for
+    body = "optimum-neuron==0.3.0\ntransformers==4.51.3\n"
+    commands = {"run_compile.sh": "optimum-cli export neuron -m gpt2 --batch_size 1 --sequence_length 128 out/\n",
+                "Makefile": "compile:\n\toptimum-cli export neuron -m gpt2 out/\n",
+                "docker/Dockerfile": "RUN optimum-cli export neuron -m gpt2 out/\n",
+                ".github/workflows/ci.yml": "jobs:\n  c:\n    steps:\n      - run: optimum-cli neuron serve -m gpt2\n",
+                "compile.py": 'import subprocess\nsubprocess.run(["optimum-cli", "export", "neuron", "out/"])\n'}
+    for path, text in commands.items():
+        result = migrate(body, "NM501", kind=FileKind.REQUIREMENTS, path="requirements.txt", project={path: text})
+        command = "optimum-cli neuron serve" if "serve" in text else "optimum-cli export"
+        assert result.text.startswith(f"# neuron-migrate: optimum-neuron was left as it is: {path} runs `{command}`, "
+                                      "which optimum / optimum-neuron install"), path
+        assert result.text.endswith("optimum-neuron==0.3.0\n# neuron-migrate: transformers==4.51.3 was left as it "
+                                    f"is: it goes with optimum-neuron, kept because {path} runs `{command}`; move it "
+                                    "together with optimum-neuron (transformers==4.51.3 (pinned beside "
+                                    "optimum-neuron) excludes transformers 5.24, the version the TorchNeuron port is "
+                                    "tested with -> >=5.24)\ntransformers==4.51.3\n"), path
+        assert findings(result, "NM501") == {(1, "todo"), (2, "todo")}, path
+    # a script that only mentions the command (a comment, an echo) or runs one NM406 removes holds nothing
+    for text in ("# optimum-cli export neuron -m gpt2 out/\n", 'echo "optimum-cli export neuron"\n',
+                 "optimum-cli neuron cache set my-org/cache\n"):
+        result = migrate(body, "NM501", kind=FileKind.REQUIREMENTS, path="requirements.txt",
+                         project={"run_compile.sh": text})
+        assert "torch-neuronx==2.14.*" in result.text, text
 
 
 def test_a_kept_pin_names_the_migrated_files_it_also_installs_for() -> None:
