@@ -7,6 +7,9 @@ What it does:
   touch; the decisions are NM501's (``codemods/deps/_plan.py``);
 * Poetry tables (``[tool.poetry.dependencies]``, ``[tool.poetry.dev-dependencies]``) get a ``todo`` per Neuron
   entry (their version syntax differs);
+* ``requires-python`` and Poetry's ``python`` key get a ``todo`` when their range admits a Python below what the
+  dependencies need after the run (``transformers>=5.24`` requires Python 3.11: ``python = ">=3.8,<3.11"``
+  excludes every Python it supports; ``codemods/deps/_interpreter.py``);
 * a file tomlkit cannot parse is left alone, with a ``todo`` above the line where parsing stopped.
 
 Why:
@@ -52,6 +55,7 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import Array, Table
 
 from codemods._tables.requirements_data import REPOSITORY_NOTE
+from codemods.deps import _interpreter as interpreter
 from codemods.deps import _plan as plan
 from codemods.deps._base import DEP_TRIGGERS, DepsTextRule
 from migrate.filekinds import FileKind
@@ -137,6 +141,36 @@ class PyprojectNeuronStack(DepsTextRule):
         for spec, severity, message, line in anchors:
             if line is not None:
                 self.report(line, severity, message)
+        self._check_python(doc, toml, arrays)
+
+    def _check_python(self, doc: TextDocument, toml: tomlkit.TOMLDocument, arrays: list[Array]) -> None:
+        """``requires-python`` / Poetry's ``python`` below the Python the dependencies need after the run: a todo
+        on that line (redteam-round2 D3: ``python = ">=3.8,<3.11"`` beside ``transformers>=5.24``)."""
+        specs = [str(item) for array in arrays for item in array if isinstance(item, str)]
+        poetry = toml.get("tool", {}).get("poetry", {}).get("dependencies")
+        if isinstance(poetry, Table):
+            for name, value in poetry.items():
+                version = value.get("version") if isinstance(value, dict) else value
+                converted = interpreter.poetry_to_pep440(str(version)) if isinstance(version, str) else None
+                if name != "python" and converted is not None:
+                    specs.append(f"{name}{converted}")
+        found = interpreter.stack_floor(specs)
+        if found is None:
+            return
+        declared = []
+        project = toml.get("project", {})
+        if isinstance(project.get("requires-python"), str):
+            declared.append(("requires-python", str(project["requires-python"]), str(project["requires-python"])))
+        if isinstance(poetry, Table) and isinstance(poetry.get("python"), str):
+            constraint = str(poetry["python"])
+            converted = interpreter.poetry_to_pep440(constraint)
+            if converted is not None:
+                declared.append(("python", constraint, converted))
+        for key, written, spec in declared:
+            verdict = interpreter.range_below(spec, found[0])
+            line = next((line for line in doc if re.match(rf"^\s*{re.escape(key)}\s*=", line.text)), None)
+            if verdict is not None and verdict[0] and line is not None:
+                self.report(line, Severity.TODO, interpreter.range_todo(key, written, found, verdict[1]))
 
 
 def _find(doc: TextDocument, spec: str) -> Line | None:

@@ -23,6 +23,12 @@ What it does:
   continuation lines go); a fallback (``A || pip install torch-xla``), ``B || C``, ``A; B || C``, pipes,
   background jobs and compound commands keep it with a ``todo`` naming the command; a command on its own gets a
   ``todo`` to delete it;
+* the Python an install context declares (a workflow job's ``actions/setup-python`` ``python-version``, a scalar
+  or a matrix list; a Dockerfile stage's ``FROM python:3.10-slim`` base image, or the stage it is built on) below
+  the Python that a package its ``pip install`` lines install after the run requires (``transformers>=5.24``:
+  Python 3.11; ``REQUIRES_PYTHON`` in ``codemods/_tables/stock_floors_data.py``) gets a ``todo`` on that line
+  naming the floor and the package (``codemods/deps/_interpreter.py``); pins are still planned per file, not per
+  job (a CPU job that runs the migrated code needs the migrated stack too);
 * the edits of a file are made right to left at the end, so two ``pip install`` commands of one line both change;
 * conda ``environment.yml`` files: the items of their ``- pip:`` section;
 * the bodies of heredocs that are requirement files: written to a file named like one (``cat > requirements.txt
@@ -78,6 +84,7 @@ from pathlib import PurePath
 
 from codemods._lib.shell import CommandLine, EmbeddedCommand, Report, Tok, command_statements, cut, lex, unquote
 from codemods._tables.requirements_data import NEURON_REPOSITORY, REPOSITORY_NOTE
+from codemods.deps import _interpreter as interpreter
 from codemods.deps import _plan as plan
 from codemods.deps._base import DEP_TRIGGERS, DepsTextRule, rewrite_lines, split_requirement_line
 from migrate.facts import ProjectFact, ProjectFacts
@@ -425,6 +432,94 @@ def _drop_emptied(doc: TextDocument, taken: list[Line]) -> None:
             previous.text = previous.text.rstrip()[:-1].rstrip()
 
 
+_JOBS = re.compile(r"^jobs:\s*(?:#.*)?$")
+_KEY = re.compile(r"^(\s*)[\w.-]+\s*:")
+_PYTHON_VERSION = re.compile(r"^\s*(?:-\s+)?python-version\s*:\s*(.*?)\s*(?:#.*)?$")
+_FROM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?", re.I)
+_PYTHON_IMAGE = re.compile(r"^(?:\S*/)?python:(3\.\d+(?:\.\d+)?)(?![\d.]*\d)", re.I)
+
+
+def _contexts(doc: TextDocument) -> list[list[Line]]:
+    """The install contexts of a workflow (one per job under ``jobs:``; the whole file otherwise) or a Dockerfile
+    (one per stage, from its ``FROM``)."""
+    lines = list(doc)
+    starts: list[int] = []
+    if doc.kind is FileKind.DOCKERFILE:
+        starts = [index for index, line in enumerate(lines) if _FROM.match(line.text)]
+    else:
+        jobs = next((index for index, line in enumerate(lines) if _JOBS.match(line.text)), None)
+        if jobs is not None:
+            indent = None
+            for index in range(jobs + 1, len(lines)):
+                text = lines[index].text
+                if not text.strip() or text.lstrip().startswith("#"):
+                    continue
+                width = len(text) - len(text.lstrip())
+                if width == 0:
+                    break
+                indent = width if indent is None else indent
+                if width == indent and _KEY.match(text):
+                    starts.append(index)
+    if not starts:
+        return [lines]
+    return [lines[start:end] for start, end in zip(starts, [*starts[1:], len(lines)])]
+
+
+def _declared_pythons(context: list[Line], kind: FileKind, images: dict[str, str]) -> list[tuple[Line, str]]:
+    """(line, version as written) of each literal Python the context declares: ``python-version`` values (a
+    scalar, a flow list or a block list of a matrix), a ``python:3.10`` base image (or the stage it builds on)."""
+    found: list[tuple[Line, str]] = []
+    if kind is FileKind.DOCKERFILE:
+        match = _FROM.match(context[0].text)
+        if match:
+            image = _PYTHON_IMAGE.match(match.group(1))
+            version = image.group(1) if image else images.get(match.group(1).lower())  # FROM an earlier stage
+            if version:
+                found.append((context[0], version))
+                if match.group(2):
+                    images[match.group(2).lower()] = version
+        return found
+    for index, line in enumerate(context):
+        match = _PYTHON_VERSION.match(line.text)
+        if not match:
+            continue
+        value = match.group(1)
+        values = value.strip("[]").split(",") if value.startswith("[") else [value] if value else []
+        if not value:  # a block list below the key
+            width = len(line.text) - len(line.text.lstrip())
+            for item in context[index + 1:]:
+                if not item.text.strip():
+                    continue
+                if len(item.text) - len(item.text.lstrip()) <= width or not item.text.lstrip().startswith("-"):
+                    break
+                values.append(item.text.lstrip()[1:].split("#")[0])
+        found.extend((line, text.strip().strip("'\"")) for text in values if text.strip())
+    return found
+
+
+def check_interpreters(doc: TextDocument, report: Report) -> None:
+    """A workflow job or Dockerfile stage whose ``pip install`` lines install (after the run) a package that needs
+    a newer Python than the one it declares gets a todo on that declaration (redteam-round2 D3: a CPU job on
+    ``python-version: "3.10"`` bumped to ``transformers>=5.24``, which requires Python 3.11)."""
+    commands = _pip_commands(doc)
+    images: dict[str, str] = {}
+    for context in _contexts(doc):
+        members = {id(line) for line in context}
+        specs = [unquote(word.text) for group, requirements, _, _ in commands if id(group[0][0].line) in members
+                 for word in requirements]
+        if doc.kind is FileKind.DOCKERFILE:
+            specs += [line.text[span[0]:span[1]] for body in requirement_heredocs(doc) for line in body
+                      if id(line) in members and (span := split_requirement_line(line.text)) is not None]
+        declared = _declared_pythons(context, doc.kind, images)
+        found = interpreter.stack_floor(specs)
+        if found is None:
+            continue
+        where = "this stage" if doc.kind is FileKind.DOCKERFILE else "this job"
+        for line, version in declared:
+            if interpreter.exact_below(version, found[0]):
+                report(line, Severity.TODO, interpreter.exact_todo(version, where, found))
+
+
 class PipInstallNeuronStack(DepsTextRule):
     """Rewrite the Neuron stack in pip install command lines."""
 
@@ -444,6 +539,8 @@ class PipInstallNeuronStack(DepsTextRule):
                          self.ctx.path.as_posix())
         if doc.kind is FileKind.YAML:
             self._conda_pip_section(doc)
+        if doc.kind in {FileKind.YAML, FileKind.DOCKERFILE}:
+            check_interpreters(doc, self.report)
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:

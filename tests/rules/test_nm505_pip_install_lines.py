@@ -323,3 +323,62 @@ def test_a_file_of_the_code_it_installs_for_running_optimum_cli_holds_the_packag
                      project={"nb.ipynb": notebook})
     assert result.text.endswith("pip install optimum-neuron==0.0.25\n")
     assert "nb.ipynb runs `optimum-cli export`" in result.text
+
+
+_WORKFLOW = """\
+jobs:
+  unit:
+    runs-on: ubuntu-22.04
+    steps:
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "{unit}"
+      - run: pip install "transformers==4.41.2" pytest
+  lint:
+    runs-on: ubuntu-22.04
+    steps:
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.10"
+      - run: pip install ruff
+"""
+
+
+def test_a_job_whose_python_is_below_the_migrated_stack_gets_a_todo_on_its_python_version() -> None:
+    # redteam-round2 D3: the unit job is bumped to transformers>=5.24 (Requires-Python >=3.11) on Python 3.10:
+    # pip finds no release there; the todo goes on the job's own python-version, not on the lint job's
+    result = migrate(_WORKFLOW.format(unit="3.10"), "NM505", kind=FileKind.YAML, path=".github/workflows/ci.yml",
+                     neuron_project=True)
+    lines = result.text.splitlines()
+    assert lines[6].strip() == ("# neuron-migrate: Python 3.10 is below the Python>=3.11 that transformers 5.24.0 "
+                                "requires, which this job installs after the migration: pip finds no transformers "
+                                "release for Python 3.10; use Python 3.11 or later here")
+    assert lines[7].strip() == 'python-version: "3.10"' and '"transformers>=5.24"' in lines[8]
+    assert result.text.count("neuron-migrate: Python") == 1  # the lint job installs nothing that needs 3.11
+    assert findings(result, "NM505") == {(7, "todo"), (8, "fixed")}
+    # a matrix list: each version below the floor is named
+    matrix = _WORKFLOW.format(unit="3.10").replace('python-version: "3.10"\n      - run: pip install "trans',
+                                                   'python-version: ["3.9", "3.11"]\n      - run: pip install "trans')
+    result = migrate(matrix, "NM505", kind=FileKind.YAML, path=".github/workflows/ci.yml", neuron_project=True)
+    assert "Python 3.9 is below the Python>=3.11" in result.text and "Python 3.11 is below" not in result.text
+    # no change: the job runs Python 3.11, or keeps pins that need no newer Python
+    result = migrate(_WORKFLOW.format(unit="3.11"), "NM505", kind=FileKind.YAML, path=".github/workflows/ci.yml",
+                     neuron_project=True)
+    assert "neuron-migrate: Python" not in result.text
+    unchanged(_WORKFLOW.format(unit="3.10").replace('"transformers==4.41.2" ', ""), "NM505", kind=FileKind.YAML,
+              path=".github/workflows/ci.yml", neuron_project=True)
+
+
+def test_a_dockerfile_stage_on_an_older_python_image_gets_a_todo_on_its_from_line() -> None:
+    text = ("FROM python:3.10-slim AS base\nRUN pip install optimum-neuron==0.0.24\n"
+            "FROM base\nRUN pip install trl==0.11.4\nFROM python:3.12-slim\nRUN pip install transformers==4.41.2\n"
+            "FROM python:3.9\nRUN pip install gradio\n")
+    result = migrate(text, "NM505", kind=FileKind.DOCKERFILE, path="Dockerfile", neuron_project=True)
+    lines = result.text.splitlines()
+    assert lines[0].startswith("# neuron-migrate: Python 3.10 is below the Python>=3.11 that transformers 5.24.0 "
+                               "requires, which this stage installs after the migration")
+    assert lines[1] == "FROM python:3.10-slim AS base"
+    # the stage built on base has its own note, on its own FROM line; the 3.12 and gradio stages get none
+    assert lines[3].startswith("# neuron-migrate: Python 3.10 is below the Python>=3.11 that trl 1.16.0 requires")
+    assert lines[4] == "FROM base"
+    assert result.text.count("neuron-migrate: Python") == 2
