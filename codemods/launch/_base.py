@@ -23,7 +23,7 @@ from codemods._lib.launch_targets import (
     env_readers,
     stays_on_xla,
 )
-from codemods._lib.shell import Report, env_sites, launched_scripts, remove_env_site
+from codemods._lib.shell import Report, env_sites, launched_scripts, make, remove_env_site
 from codemods._tables import env_vars
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods.xla._base import XSER_LOADS
@@ -58,6 +58,35 @@ class LaunchRule(TextRule):
 
     def apply(self, doc: TextDocument) -> None:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        """Every launch rule's edit of a Makefile closes the targets it emptied (``close_make_targets``)."""
+        super().__init_subclass__(**kwargs)
+        if "apply" in cls.__dict__:
+            edit = cls.__dict__["apply"]
+
+            def apply(self: "LaunchRule", doc: TextDocument) -> None:
+                if doc.kind is not FileKind.SHELL or not make.is_makefile(self.ctx.path):
+                    return edit(self, doc)
+                before, reported = make.had_commands(doc), len(self.ctx.findings)
+                edit(self, doc)
+                self.close_make_targets(doc, before, reported)
+
+            apply.__doc__ = edit.__doc__
+            cls.apply = apply  # type: ignore[method-assign]
+
+    def close_make_targets(self, doc: TextDocument, before: dict[int, bool], reported: int) -> None:
+        """A Make target whose last command this rule deleted is deleted with its ``.PHONY`` entry when nothing in
+        the Makefile depends on it, else keeps an ``@echo`` line saying why it does nothing now
+        (``codemods._lib.shell.make``): left empty, ``make precompile`` would succeed without a word."""
+        mine = [(line, message) for rule, severity, line, _, message in self.ctx.findings[reported:]
+                if rule == self.id and severity is Severity.FIXED]
+
+        def reason(recipe: list[Line]) -> str:
+            said = next((message for line, message in mine if any(line is own for own in recipe)), None)
+            return f"{self.id} {said.split(':', 1)[0]}" if said else f"{self.id} removed its commands"
+
+        make.close_emptied_targets(doc, before, self.report, reason)
 
 
 # ------------------------------------------------------------------------- neuron_parallel_compile facts

@@ -6,6 +6,10 @@ What it does:
   file of the project runs (a ``compile.sh`` beside ``train.sh``, another notebook cell; a project fact
   gathered in the scan pass), or a short ``--max_steps N`` run: the command is deleted (``srun``,
   ``sbatch --wrap "..."`` and ``if ...; then ...; fi`` one-liners included; an emptied block gets ``:``).
+* In a Makefile, a target left with no command (its only recipe line was the pass; the same for NM402's
+  compile-only pass and any launch rule's deletion, ``codemods/_lib/shell/make.py``) is deleted with its
+  ``.PHONY`` entry when nothing in the Makefile depends on it (a prerequisite, a ``$(MAKE) name``), else keeps an
+  ``@echo`` line saying why it does nothing now: left empty, ``make precompile`` would succeed without a word.
 * ``neuron_parallel_compile --command clear-locks``: deleted (TorchNeuron has no compile-cache locks).
 * A launcher whose Python scripts are all outside the project and that names the torch_xla / NxD stack
   (``pip install neuronx_distributed``), or that runs a script of the project the torch_xla rules leave on

@@ -1,0 +1,137 @@
+"""Makefile structure the launch rules need: targets with their recipes, and the targets a rule's edit emptied.
+
+A recipe is the tab-indented lines after a ``target: prerequisites`` line. When a rule deletes the last command of
+a recipe (NM401 deletes a ``neuron_parallel_compile`` pass, NM402 a compile-only pass), ``make precompile`` would
+print "Nothing to be done" and succeed without a word. ``close_emptied_targets`` then deletes the target (and its
+``.PHONY`` entry) when nothing in the Makefile depends on it (no other target lists it as a prerequisite, no
+recipe runs ``make``/``$(MAKE)`` with it), else gives it an ``@echo`` line saying why it does nothing now.
+Targets with a recipe on their own line (``t: ; cmd``), double-colon, pattern or computed (``$(X):``) targets are
+left as they are.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Callable
+
+from migrate.findings import Severity
+from migrate.textdoc import Line, TextDocument
+
+MAKEFILE_NAMES = {"Makefile", "makefile", "GNUmakefile"}
+_TARGET = re.compile(r"^([A-Za-z0-9_.][A-Za-z0-9_.\- /]*?)\s*:(?![:=])(.*)$")
+_ASSIGNMENT = re.compile(r"^(?:(?:export|override|private)\s+)*[A-Za-z_][\w.-]*\s*(?::{1,3}=|\?=|\+=|!=|=)")
+
+
+def is_makefile(path: PurePath) -> bool:
+    return path.name in MAKEFILE_NAMES or path.suffix == ".mk"
+
+
+@dataclass(eq=False)
+class Target:
+    line: Line
+    names: list[str]
+    prerequisites: str
+    recipe: list[Line] = field(default_factory=list)  # the tab-indented lines after it (comments, blanks between)
+
+    def commands(self) -> list[Line]:
+        """The recipe lines that run something (not deleted, not a comment or blank)."""
+        return [line for line in self.recipe if not line.deleted and line.text.strip()
+                and not line.text.lstrip().startswith("#")]
+
+
+def targets(doc: TextDocument) -> list[Target]:
+    """The file's plain targets (``name ...: prerequisites``), each with the recipe lines that follow it."""
+    found: list[Target] = []
+    current: Target | None = None
+    continued = False
+    for line in doc.lines:
+        if line.deleted:  # a deleted recipe line still belongs to its target (what the rule said of it)
+            if current is not None and line.text.startswith("\t"):
+                current.recipe.append(line)
+            continue
+        text = line.text
+        if continued or text.startswith("\t"):
+            if current is not None:
+                current.recipe.append(line)
+            continued = text.rstrip().endswith("\\")
+            continue
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue  # a blank or comment line does not end a recipe
+        current = None
+        match = _TARGET.match(text)
+        if match and not _ASSIGNMENT.match(text) and "%" not in match.group(1) and "$" not in match.group(1):
+            prerequisites = match.group(2).split("#", 1)[0]
+            if ";" not in prerequisites and "=" not in prerequisites:
+                current = Target(line, match.group(1).split(), prerequisites)
+                found.append(current)
+        continued = text.rstrip().endswith("\\")
+    return found
+
+
+def _wanted(name: str, others: list[Target]) -> bool:
+    """Whether another target of the file depends on ``name`` or runs it through a sub-make."""
+    sub_make = re.compile(rf"(?:\$\(MAKE\)|\$\{{MAKE\}}|\bmake)\b[^#\n]*(?<![\w.-]){re.escape(name)}(?![\w.-])")
+    for other in others:
+        if other.names[0].startswith("."):
+            continue  # .PHONY, .DEFAULT_GOAL ...: not a dependency
+        if name in other.prerequisites.replace("|", " ").split():
+            return True
+        if any(sub_make.search(line.text) for line in other.commands()):
+            return True
+    return False
+
+
+def close_emptied_targets(doc: TextDocument, before: dict[int, bool], report: Callable[[Line, Severity, str], None],
+                          reason: Callable[[list[Line]], str]) -> None:
+    """``before``: id(target line) -> whether the target had a command before the rule's edit (``had_commands``).
+    Each target the edit emptied is deleted with its ``.PHONY`` entry, or keeps an ``@echo`` line when another target
+    depends on it; ``report(line, severity, message)`` says which. ``reason(recipe lines)``: what the rule did there."""
+    every = targets(doc)
+    for target in every:
+        if not before.get(id(target.line)) or target.commands():
+            continue
+        others = [other for other in every if other is not target]
+        wanted = [name for name in target.names if _wanted(name, others)]
+        shown = " ".join(target.names)
+        why = reason(target.recipe)
+        if wanted:
+            text = re.sub(r"[\"'`$\\]", "", f"{shown}: nothing to do on TorchNeuron ({why})")
+            last = ([line for line in target.recipe if not line.deleted] or [target.line])[-1]
+            doc.insert_after(last if last is not target.line else target.line, [f'\t@echo "{text}"'])
+            report(target.line, Severity.FIXED, f"the Make target {shown} had no command left ({why}); another "
+                   "target of this Makefile depends on it, so it stays and says with @echo that it does nothing now")
+            continue
+        for line in [target.line, *target.recipe]:
+            if not line.deleted:
+                doc.delete(line)
+        _drop_blank_pair(doc, target.line)
+        phonies = False
+        for phony in [other for other in every if other.names == [".PHONY"]]:
+            kept = [word for word in phony.prerequisites.split() if word not in target.names]
+            if len(kept) == len(phony.prerequisites.split()):
+                continue
+            phonies = True
+            if kept:
+                phony.line.text = ".PHONY: " + " ".join(kept)
+                phony.prerequisites = " " + " ".join(kept)
+            else:
+                doc.delete(phony.line)
+        report(target.line, Severity.FIXED, f"deleted the Make target {shown}{' and its .PHONY entry' * phonies}: it had no "
+               f"command left ({why}) and nothing in this Makefile depends on it; `make {target.names[0]}` would "
+               "have printed \"Nothing to be done\" and succeeded")
+
+
+def had_commands(doc: TextDocument) -> dict[int, bool]:
+    """id(target line) -> whether the target has a command now (taken before a rule edits the file)."""
+    return {id(target.line): bool(target.commands()) for target in targets(doc)}
+
+
+def _drop_blank_pair(doc: TextDocument, removed: Line) -> None:
+    """A target that stood between blank lines leaves one blank line, not two."""
+    index = doc._index(removed)
+    before = next((line for line in reversed(doc.lines[:index]) if not line.deleted), None)
+    after = next((line for line in doc.lines[index + 1:] if not line.deleted), None)
+    if after is not None and not after.text.strip() and (before is None or not before.text.strip()):
+        doc.delete(after)
