@@ -45,6 +45,14 @@ What it does:
 * the inputs follow the model to the device, as in NM120 (``tokenizer(..., return_tensors="pt")`` assigned in
   the scope of a ``model.generate`` call gets ``.to(model.device)``); ``tok.apply_chat_template(...,
   return_tensors="pt")`` gets ``return_dict=False``: transformers 5 returns a BatchEncoding by default.
+* batched right-padded prompts: where ``<model>.generate`` of a rewritten load gets the output of
+  ``tokenizer(<list of prompts>, padding=True / "longest" / "max_length")`` (in the same function, or returned by a
+  function of the file it calls) and the file never sets ``padding_side = "left"``, ``tokenizer.padding_side =
+  "left"`` is added right after the one statement that creates that tokenizer (``X = AutoTokenizer.from_pretrained
+  (...)``, ``self.tok = ...``); a tokenizer created more than once or elsewhere, or a file that sets another
+  padding side, gets a todo at the tokenizer call instead. optimum's decoder padded right; stock decoder-only
+  generation wants left padding (right-padded, the shorter prompts generate after their pad tokens). A single
+  prompt string, an unpadded batch, or an encoder model is left alone.
 * reads of what the compiled model carried (``model.neuron_config.batch_size`` 0.1+, ``model.config.neuron[
   "sequence_length"]`` 0.0.x, the TP degree, ``auto_cast_type``) on a variable assigned once from the rewritten
   call become the literal it was exported with; any other field (or a non-literal shape) gets a todo: a stock
@@ -118,10 +126,11 @@ from codemods._tables.inference_arguments import DTYPES as DTYPES_TABLE
 from codemods._tables.inference_symbols import decoder_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import InferenceRule, dtype_for, neuron_argument_note, torch_dtype_attr
+from codemods.inference._padding import left_padding
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
-from migrate.rule import Safety
-from migrate.snippets import parse_expression
+from migrate.rule import Safety, dotted_name
+from migrate.snippets import parse_expression, parse_statement
 
 DECODERS = decoder_moves()
 KEEP = frozenset({
@@ -193,8 +202,37 @@ class CausalLMStaticCache(InferenceRule):
             only = values[0] if len(values) == 1 else None
             if isinstance(only, cst.Call) and self._method(only) in ("from_pretrained", "export"):
                 self._compiled[name] = self._export_shapes(only)
+        self._left_padded = self._plan_left_padding(module)
         self._config_holders: set[cst.CSTNode] = set()  # `m.neuron_config` / `m.config.neuron` nodes read through
         self._fstrings: list[str] = []  # the openings (f", f') of the f-strings being visited
+
+    def _plan_left_padding(self, module: cst.Module) -> bool:
+        """``tokenizer.padding_side = "left"`` after the tokenizer is created, where a batch that tokenizer pads
+        (``tokenizer(<list>, padding=True)``) reaches ``generate`` of a rewritten model (else a todo at the
+        tokenizer call); True when the file sets it (already, or now)."""
+        models = {dotted_name(assign.targets[0].target) for assign in self.gathered.assigns
+                  if len(assign.targets) == 1 and isinstance(assign.value, cst.Call)
+                  and self.is_target_call(assign.value)}
+        models.discard("")
+        added: set[int] = set()
+        already, paddings = left_padding(module, models)
+        for padding in paddings:
+            call = source_of(padding.tokenizer_call.func)
+            if padding.set_after is not None:
+                if id(padding.set_after) not in added:
+                    added.add(id(padding.set_after))
+                    self._after.setdefault(id(padding.set_after), []).append(
+                        parse_statement(f'{padding.tokenizer}.padding_side = "left"\n'))
+                    self.fixed(padding.set_after, f'{padding.tokenizer}.padding_side = "left": {padding.model}.generate '
+                               f"gets prompts batched by {call}(..., padding=...), and stock decoder-only generation "
+                               "wants left padding (optimum's decoder padded right; right-padded, the shorter prompts "
+                               "generate after their pad tokens)")
+            else:
+                self.todo_at_call(padding.tokenizer_call, f"{padding.model}.generate gets the prompts this call pads, on "
+                                  "the tokenizer's padding side (optimum's decoder padded right); stock decoder-only "
+                                  f'generation wants left padding: set {padding.tokenizer}.padding_side = "left" '
+                                  f"where the tokenizer is created ({padding.todo})")
+        return already or bool(added)
 
     def _folded_getters(self, gathered) -> dict[str, tuple[cst.SimpleStatementLine, cst.Call]]:
         """``nc = X.get_neuron_config(...)`` lines whose ``nc`` is read only as the neuron config of ``X.export``."""
@@ -475,8 +513,9 @@ class CausalLMStaticCache(InferenceRule):
         batch_arg = values.get("batch_size")
         if batch_arg is not None:
             notes.append(f"compiled for batch_size={source_of(batch_arg.value)}: call generate() with exactly that "
-                         "many prompts (pad the batch; a new batch size recompiles) and tokenizer.padding_side = "
-                         "\"left\" for batched prompts (optimum used right padding)"
+                         "many prompts (pad the batch; a new batch size recompiles)"
+                         + ("" if self._left_padded else " and tokenizer.padding_side = \"left\" for batched prompts "
+                            "(optimum used right padding)")
                          + ("; optimum served batch_size > 1 with continuous batching, stock generate() batches "
                             "statically"
                             if isinstance(self.literal(batch_arg.value), int) and self.literal(batch_arg.value) > 1

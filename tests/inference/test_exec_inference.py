@@ -386,3 +386,41 @@ def test_get_neuron_config_settings_reach_the_stock_load(tmp_path: Path) -> None
     assert result["dtype"] == "torch.float16"
     assert result["max_cache_len"] == "40"
     assert result["new_tokens"] == "4"
+
+
+BATCHED_GENERATION = '''
+import torch
+from optimum.neuron import NeuronModelForCausalLM
+from transformers import AutoTokenizer
+
+MODEL = {model!r}
+
+
+def encode(tokenizer, prompts):
+    texts = [prompt.strip() for prompt in prompts]
+    return tokenizer(texts, return_tensors="pt", padding=True)
+
+
+tokenizer = AutoTokenizer.from_pretrained(MODEL)
+model = NeuronModelForCausalLM.from_pretrained(MODEL, export=True, batch_size=2, sequence_length=48)
+batch = encode(tokenizer, ["hello", "the cat sat on the mat"])
+steps = dict(max_new_tokens=6, min_new_tokens=6, do_sample=False, output_scores=True, return_dict_in_generate=True)
+together = model.generate(**batch, **steps)
+solo = encode(tokenizer, ["hello"])
+alone = model.generate(**solo, **steps)
+print("RESULT side=%s" % tokenizer.padding_side)
+print("RESULT same_tokens=%s" % (together.sequences[0, -6:].tolist() == alone.sequences[0, -6:].tolist()))
+print("RESULT same_scores=%s" % all(bool(torch.allclose(a[0], b[0], atol=1e-4))
+                                    for a, b in zip(together.scores, alone.scores)))
+'''
+
+
+def test_batched_prompts_of_unequal_length_generate_as_they_do_alone(tmp_path: Path) -> None:
+    """redteam-final 6: right-padded, the short prompt of a batch would continue after its pad tokens; the migrated
+    file sets padding_side = "left", so its tokens are those it generates alone."""
+    model = tiny.llama(tmp_path / "llama")
+    script = migrate(BATCHED_GENERATION.format(model=str(model)))
+    assert 'tokenizer.padding_side = "left"' in script
+    result = values(run(script, tmp_path))
+    assert result["side"] == "left"
+    assert result["same_tokens"] == "True" and result["same_scores"] == "True"

@@ -224,3 +224,94 @@ def test_export_with_a_neuron_config_it_cannot_read_gives_no_not_given_note() ->
     messages = _messages(result)
     assert not any("not given" in message for message in messages)
     assert any("`nc` (a compiled neuron config)" in message and "dtype" in message for message in messages)
+
+
+BATCHED = """
+from optimum.neuron import NeuronModelForCausalLM
+from transformers import AutoTokenizer
+
+MODEL_ID = "meta-llama/Llama-3.2-1B"
+
+
+def build_inputs(tokenizer, prompts):
+    texts = [p.strip() for p in prompts]
+    return tokenizer(texts, return_tensors="pt", padding={padding})
+
+
+def main():
+    tokenizer = AutoTokenizer.from_pretrained(MODEL_ID{tokenizer_kw})
+    model = NeuronModelForCausalLM.from_pretrained(MODEL_ID, export=True, batch_size=2, sequence_length=256)
+    inputs = build_inputs(tokenizer, ["hello", "a longer prompt"])
+    return model.generate(**inputs, max_new_tokens=8)
+"""
+
+
+def test_batched_padded_prompts_reaching_generate_get_left_padding() -> None:
+    """redteam-final 6: the batch comes from a function of the file that pads a list of prompts; the tokenizer is
+    created once: padding_side is set to "left" right after it (stock decoder-only generation wants it)."""
+    for padding in ("True", '"longest"', '"max_length"'):
+        result = migrate(BATCHED.format(padding=padding, tokenizer_kw=""), "NM110")
+        assert 'tokenizer = AutoTokenizer.from_pretrained(MODEL_ID)\n    tokenizer.padding_side = "left"\n' \
+            in result.text
+        assert any(f.line == 13 and f.message.startswith("tokenizer.padding_side = \"left\": model.generate gets")
+                   for f in result.findings)
+        assert not any("padding_side" in message for message in _messages(result) if "compiled for" in message)
+
+
+def test_batched_prompts_of_an_attribute_tokenizer_in_a_class() -> None:
+    result = migrate("""
+        from optimum.neuron import NeuronModelForCausalLM
+        from transformers import AutoTokenizer
+
+
+        class Generator:
+            def __init__(self, mid):
+                self.tok = AutoTokenizer.from_pretrained(mid)
+                self.model = NeuronModelForCausalLM.from_pretrained(mid, export=True, sequence_length=256)
+
+            def run(self, prompts):
+                padded = list(prompts) + [prompts[0]] * 2
+                inputs = self.tok(padded, return_tensors="pt", padding=True)
+                return self.model.generate(input_ids=inputs.input_ids, attention_mask=inputs["attention_mask"])
+        """, "NM110")
+    assert 'self.tok = AutoTokenizer.from_pretrained(mid)\n        self.tok.padding_side = "left"\n' in result.text
+
+
+def test_batched_prompts_of_a_tokenizer_created_twice_get_a_todo_at_the_call() -> None:
+    result = migrate("""
+        from optimum.neuron import NeuronModelForCausalLM
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained("a")
+        tokenizer = AutoTokenizer.from_pretrained("b")
+        model = NeuronModelForCausalLM.from_pretrained("a", export=True, sequence_length=256, num_cores=1)
+        ids = model.generate(**tokenizer(["x", "y z"], return_tensors="pt", padding=True).to("cpu"))
+        """, "NM110")
+    assert "padding_side" not in _code(result.text)
+    assert (7, "todo") in findings(result, "NM110")
+    assert any('set tokenizer.padding_side = "left" where the tokenizer is created' in message
+               for message in _messages(result))
+
+
+def test_no_left_padding_change_for_one_prompt_or_where_the_file_sets_it() -> None:
+    """A single prompt string, no padding, or padding_side already "left" (assigned, or a from_pretrained keyword):
+    nothing about padding."""
+    single = """
+        from optimum.neuron import NeuronModelForCausalLM
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained("a")
+        model = NeuronModelForCausalLM.from_pretrained("a", export=True, sequence_length=256, num_cores=1)
+        inputs = tokenizer({text}, return_tensors="pt"{padding})
+        ids = model.generate(**inputs)
+        """
+    sources = [single.format(text='"hello there"', padding=", padding=True"),
+               single.format(text='["a", "b c"]', padding=""),
+               single.format(text='["a", "b c"]', padding=", padding=False"),
+               BATCHED.format(padding="True", tokenizer_kw=', padding_side="left"'),
+               BATCHED.format(padding="True", tokenizer_kw="").replace(
+                   "    model =", '    tokenizer.padding_side = "left"\n    model =', 1)]
+    for source in sources:
+        result = migrate(source, "NM110")
+        assert _code(result.text).count("padding_side") == source.count("padding_side")
+        assert not any("left padding" in message for message in _messages(result))
