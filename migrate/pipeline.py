@@ -90,27 +90,38 @@ def migrate_source(
     ``namespace``: set when ``text`` is one of several sources sharing a Python namespace (notebook cells)."""
     trigger_text = namespace.trigger_text if namespace else text
     active = [rule for rule in rules_for(kind, rules, trigger_text, path.name) if rule.wakes(trigger_text, options)]
-    if other_accelerator_file(kind, namespace.trigger_text if namespace else text, tuple(rules)):
-        active = [rule for rule in active if rule.scope != "neuron-project"]  # a CUDA baseline beside Neuron code
+    other_accelerator = other_accelerator_file(kind, namespace.trigger_text if namespace else text, tuple(rules))
+    dropped = [rule for rule in active if other_accelerator and rule.scope == "neuron-project"]
+    active = [rule for rule in active if rule not in dropped]  # a CUDA baseline beside Neuron code
     left_alone = {rule: why for rule in active if (why := _left_alone(rule, path, options)) is not None}
+    for rule in dropped:  # the drift rules say what they leave there, as for a file out of their scope
+        if getattr(rule, "left_alone", None) and hasattr(rule, "file_scope"):
+            left_alone[rule] = _left_alone(rule, path, options) or "its code targets another accelerator"
     active = [rule for rule in active if rule not in left_alone]
     findings: list[Finding] = []
     new_text = text
     python_rules = [rule for rule in active if issubclass(rule, PythonRule)]
     text_rules = [rule for rule in active if issubclass(rule, TextRule)]
-    if kind in PYTHON_KINDS and python_rules:
+    # the verification pass (NM7xx) checks what the rules leave (whatever the text had before) and
+    # withdraws a failing rewrite; it checks against the migrated stack, which a file the transformers-5 rules
+    # leave alone (scope per file) does not run on
+    stays = any(_left_alone(rule, path, options) is not None for rule in rules if hasattr(rule, "file_scope"))
+    verifiers = [] if stays else [rule for rule in rules if issubclass(rule, VerifyRule)]
+    outer = namespace.imports.bindings if namespace is not None else None  # earlier cells' imports
+    if kind in PYTHON_KINDS and not python_rules and verifiers and options.neuron_project:
+        # no rule rewrites it (another accelerator's code: a CUDA baseline), but it sits where the migration
+        # reaches, so it runs on the requirements the run moves to the migrated stack: what will raise there is
+        # reported (redteam-final 4: `from trl import ORPOConfig` under trl>=1.16), nothing is rewritten
+        _, found = verified(text, [], verifiers, lambda chosen: (text, []), options.inline_notes, outer)
+        prefix = "not migrated (no rule rewrites this file), but it runs on the requirements this run migrates: "
+        findings.extend(dataclasses.replace(finding, message=prefix + finding.message) for finding in found)
+    elif kind in PYTHON_KINDS and python_rules:
 
         def transform(chosen: Sequence[type[PythonRule]]) -> tuple[str, list[Finding]]:
             ctx = PythonContext(path=path, source=text, options=options, imports=ImportMap(), namespace=namespace)
             rewritten, found = transform_module(text, chosen, ctx)
             return _keep_final_newline(text, rewritten), found
 
-        # the verification pass (NM7xx) checks what the rules leave (whatever the text had before) and
-        # withdraws a failing rewrite; it checks against the migrated stack, which a file the transformers-5 rules
-        # leave alone (scope per file) does not run on
-        stays = any(_left_alone(rule, path, options) is not None for rule in rules if hasattr(rule, "file_scope"))
-        verifiers = [] if stays else [rule for rule in rules if issubclass(rule, VerifyRule)]
-        outer = namespace.imports.bindings if namespace is not None else None  # earlier cells' imports
         new_text, found = verified(text, python_rules, verifiers, transform, options.inline_notes, outer)
         findings.extend(found)
     elif text_rules:

@@ -42,8 +42,9 @@ class Violation:
 
 
 class VerifyRule(Rule):
-    """Reads the final Python text of a migrated file and reports what will raise. Runs only on files
-    other rules migrated (``scope = "migrated"``: its triggers never make a file be parsed)."""
+    """Reads the final Python text of a migrated file and reports what will raise. Runs on the files the run
+    parses (``scope = "migrated"``: its triggers never make a file be parsed) and that run on the migrated stack,
+    rewritten or not (``migrate/pipeline.py``)."""
 
     kinds = frozenset({FileKind.PYTHON})
     safety = Safety.MANUAL_ONLY

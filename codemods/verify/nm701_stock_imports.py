@@ -9,6 +9,11 @@ What it does:
   every module of each package.
 * An import under ``try: ... except ImportError`` or under an ``if`` (a version or availability test) is the user's
   own fallback and is not reported.
+* A file no rule rewrites (a CUDA baseline beside the Neuron code) is checked too when it sits where the migration
+  reaches (``codemods/drift/_reach.py``: its folder installs the requirements the run moves to the TorchNeuron
+  stack): it will import the bumped versions. It is only reported (``not migrated ... but it runs on the
+  requirements this run migrates``), never rewritten; a file on a stack of its own (a closer requirements file
+  pinning transformers 4) is not checked.
 
 Why:
 
