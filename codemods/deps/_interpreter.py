@@ -58,10 +58,15 @@ def poetry_to_pep440(constraint: str) -> str | None:
         return ""
     parts = []
     for part in (piece.strip() for piece in constraint.split(",")):
-        if match := re.fullmatch(r"\^\s*(\d+)(?:\.(\d+))?(?:\.\d+)?", part):
-            parts += [f">={part[1:].strip()}", f"<{int(match.group(1)) + 1}.0"]
-        elif match := re.fullmatch(r"~\s*(\d+)\.(\d+)(?:\.\d+)?", part):
-            parts += [f">={part[1:].strip()}", f"<{match.group(1)}.{int(match.group(2)) + 1}"]
+        if re.fullmatch(r"\^\s*\d+(?:\.\d+)*", part):  # the first non-zero component may not change
+            numbers = [int(number) for number in part[1:].strip().split(".")]
+            first = next((index for index, number in enumerate(numbers) if number), len(numbers) - 1)
+            upper = [*numbers[:first], numbers[first] + 1]
+            parts += [f">={part[1:].strip()}", "<" + ".".join(map(str, upper + [0] * (len(upper) < 2)))]
+        elif re.fullmatch(r"~\s*\d+(?:\.\d+)*", part):  # ~3.10 and ~3.10.2: below 3.11; ~3: below 4
+            numbers = [int(number) for number in part[1:].strip().split(".")]
+            upper = [numbers[0] + 1] if len(numbers) == 1 else [numbers[0], numbers[1] + 1]
+            parts += [f">={part[1:].strip()}", "<" + ".".join(map(str, upper + [0] * (len(upper) < 2)))]
         elif re.fullmatch(r"\d+(?:\.\d+)*(?:\.\*)?", part):
             parts.append(f"=={part}")
         elif part:

@@ -5,8 +5,12 @@ What it does:
 * edits the PEP 621 array ``[project] dependencies``, every ``[project.optional-dependencies]`` entry and the
   ``[dependency-groups]`` arrays with tomlkit, which keeps comments, layout and quoting of everything it does not
   touch; the decisions are NM501's (``codemods/deps/_plan.py``);
-* Poetry tables (``[tool.poetry.dependencies]``, ``[tool.poetry.dev-dependencies]``) get a ``todo`` per Neuron
-  entry (their version syntax differs);
+* Poetry tables (``[tool.poetry.dependencies]``, ``[tool.poetry.dev-dependencies]``,
+  ``[tool.poetry.group.NAME.dependencies]``): a plain string entry (``transformers = "4.41.2"``, ``^``/``~``/``*``
+  constraints read as Poetry does) gets the same plan, written in Poetry's syntax (``transformers = ">=5.24"``,
+  ``torch-neuronx = "2.14.*"``: the XLA-era ``torch-neuronx = "2.1.2.2.2.0"`` is replaced as in a requirements
+  file), its comment kept; an entry that is a table (``{version = ..., source = ...}``) or several constraints
+  gets the decision as a ``todo``; ``python`` is the interpreter (below);
 * ``requires-python`` and Poetry's ``python`` key get a ``todo`` when their range admits a Python below what the
   dependencies need after the run (``transformers>=5.24`` requires Python 3.11: ``python = ">=3.8,<3.11"``
   excludes every Python it supports; ``codemods/deps/_interpreter.py``);
@@ -35,7 +39,7 @@ After::
     ]
 
 Safety: needs-review. As for NM501: the reviewer checks the package repository, the torch line and the
-compiler pin; Poetry entries are left to the reviewer with a ``todo``.
+compiler pin; Poetry table entries are left to the reviewer with a ``todo``.
 
 References:
 
@@ -49,10 +53,11 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import replace
 
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
-from tomlkit.items import Array, Table
+from tomlkit.items import Array
 
 from codemods._tables.requirements_data import REPOSITORY_NOTE
 from codemods.deps import _interpreter as interpreter
@@ -94,7 +99,10 @@ class PyprojectNeuronStack(DepsTextRule):
         for table in (project.get("optional-dependencies", {}), toml.get("dependency-groups", {})):
             arrays.extend(value for value in table.values() if isinstance(value, Array))
         specs = [str(item) for array in arrays for item in array if isinstance(item, str)]
-        planner = plan.Planner.for_specs(specs, text, self.ctx.options, self.ctx.path.as_posix())
+        poetry = [entry for section in poetry_sections(doc) for entry in section]
+        poetry_specs = [_decision_spec(line, spec) for line, spec, _ in poetry]
+        planner = plan.Planner.for_specs(specs + [spec for spec in poetry_specs if spec], text, self.ctx.options,
+                                         self.ctx.path.as_posix())
         events: list[tuple[str, Severity, str]] = []  # (original specifier, severity, message)
         first_changed = None
         for array in arrays:
@@ -123,15 +131,9 @@ class PyprojectNeuronStack(DepsTextRule):
                 for offset, spec in enumerate(rewrite.specs[1:], start=1):
                     array.insert(index + offset, spec)
                 index += len(rewrite.specs)
-        poetry = toml.get("tool", {}).get("poetry", {})
-        for key in ("dependencies", "dev-dependencies"):
-            table = poetry.get(key)
-            if isinstance(table, Table):
-                for name in table:
-                    if plan.parse(str(name)) and plan.rewrite(str(name), plan.Planner()) is not None:
-                        events.append((f"{name} =", Severity.TODO, f"poetry dependency {name}: apply the NM501 mapping "
-                                       "by hand (torch-neuronx 2.14.*, torch 2.14.*, transformers>=5.24, "
-                                       "accelerate>=1.15; drop torch-xla)"))
+        poetry_first = None
+        # the Poetry entries go through the same plan, with the file's other dependencies in view
+        present = {parsed.name for spec in specs + poetry_specs if spec and (parsed := plan.parse(spec))}
         if planner.needs_repository and not planner.repository_configured and first_changed is not None:
             events.append((first_changed, Severity.TODO, REPOSITORY_NOTE))
         anchors = [(spec, severity, message, _find(doc, spec)) for spec, severity, message in events]
@@ -141,36 +143,127 @@ class PyprojectNeuronStack(DepsTextRule):
         for spec, severity, message, line in anchors:
             if line is not None:
                 self.report(line, severity, message)
-        self._check_python(doc, toml, arrays)
+        needed_repository = planner.needs_repository
+        planner.needs_repository = False
+        for section in poetry_sections(doc):
+            planner.present, planner.added = set(present), set()
+            poetry_first = self._poetry(doc, section, planner) or poetry_first
+        if planner.needs_repository and not planner.repository_configured and poetry_first is not None \
+                and not (needed_repository and first_changed is not None):
+            self.report(poetry_first, Severity.TODO, REPOSITORY_NOTE)
+        self._check_python(doc, arrays)
 
-    def _check_python(self, doc: TextDocument, toml: tomlkit.TOMLDocument, arrays: list[Array]) -> None:
+    def _poetry(self, doc: TextDocument, section: list[tuple[Line, str | None, re.Match | None]],
+                planner: plan.Planner) -> Line | None:
+        """One Poetry dependency table: a plain string spec (``transformers = "4.41.2"``) is rewritten like a PEP 621
+        entry, in Poetry's syntax (``transformers = ">=5.24"``); a table spec (``{version = ..., source = ...}``)
+        gets the decision as a ``todo``. Returns the first line it changed."""
+        first = None
+        for line, spec, match in section:
+            if spec is None:  # a table spec, or a value we do not read: the decision, by hand
+                decision = _decision_spec(line, None)
+                rewrite = plan.rewrite(decision, replace(planner, added=set(planner.added))) if decision else None
+                if decision is not None and rewrite is not None:
+                    name = decision.split("=")[0].split("<")[0].split(">")[0].split("~")[0].split("!")[0]
+                    reason = rewrite.message.removesuffix(" (removed)")
+                    action = (reason if rewrite.keep else f"remove it ({reason})" if not rewrite.specs else
+                              f"make it {', '.join(rewrite.specs)} in Poetry's syntax ({reason})")
+                    self.report(line, Severity.TODO, f"poetry dependency {name} is not a plain version string "
+                                f"(a table with version / source / markers, or several constraints), so it was left "
+                                f"for you: {action}")
+                continue
+            assert match is not None
+            rewrite = plan.rewrite(spec, planner)
+            if rewrite is None:
+                continue
+            self.report(line, rewrite.severity, rewrite.message)
+            if rewrite.keep:
+                continue
+            first = first or line
+            entries = [_poetry_entry(new, match) for new in rewrite.specs]
+            if not entries:
+                doc.delete(line)
+                continue
+            line.text = entries[0]
+            if len(entries) > 1:
+                doc.insert_after(line, entries[1:])
+        return first
+
+    def _check_python(self, doc: TextDocument, arrays: list[Array]) -> None:
         """``requires-python`` / Poetry's ``python`` below the Python the dependencies need after the run: a todo
         on that line (redteam-round2 D3: ``python = ">=3.8,<3.11"`` beside ``transformers>=5.24``)."""
         specs = [str(item) for array in arrays for item in array if isinstance(item, str)]
-        poetry = toml.get("tool", {}).get("poetry", {}).get("dependencies")
-        if isinstance(poetry, Table):
-            for name, value in poetry.items():
-                version = value.get("version") if isinstance(value, dict) else value
-                converted = interpreter.poetry_to_pep440(str(version)) if isinstance(version, str) else None
-                if name != "python" and converted is not None:
-                    specs.append(f"{name}{converted}")
+        specs += [spec for section in poetry_sections(doc) for _, spec, _ in section if spec]
         found = interpreter.stack_floor(specs)
         if found is None:
             return
         declared = []
-        project = toml.get("project", {})
-        if isinstance(project.get("requires-python"), str):
-            declared.append(("requires-python", str(project["requires-python"]), str(project["requires-python"])))
-        if isinstance(poetry, Table) and isinstance(poetry.get("python"), str):
-            constraint = str(poetry["python"])
-            converted = interpreter.poetry_to_pep440(constraint)
-            if converted is not None:
-                declared.append(("python", constraint, converted))
-        for key, written, spec in declared:
+        for line in doc:
+            match = re.match(r"^\s*(requires-python|python)\s*=\s*([\"'])([^\"']*)\2", line.text)
+            if match is None:
+                continue
+            spec = match.group(3) if match.group(1) == "requires-python" else interpreter.poetry_to_pep440(match.group(3))
+            if spec is not None:
+                declared.append((line, match.group(1), match.group(3), spec))
+        for line, key, written, spec in declared:
             verdict = interpreter.range_below(spec, found[0])
-            line = next((line for line in doc if re.match(rf"^\s*{re.escape(key)}\s*=", line.text)), None)
-            if verdict is not None and verdict[0] and line is not None:
+            if verdict is not None and verdict[0]:
                 self.report(line, Severity.TODO, interpreter.range_todo(key, written, found, verdict[1]))
+
+
+_POETRY_TABLE = re.compile(r"^\s*\[\s*tool\.poetry\.(?:dependencies|dev-dependencies|group\.[\w.-]+\.dependencies)\s*\]")
+_POETRY_STRING = re.compile(r"^(\s*)([\"']?)([A-Za-z0-9][A-Za-z0-9._-]*)\2(\s*=\s*)([\"'])([^\"']*)\5(.*)$")
+
+
+def poetry_sections(doc: TextDocument) -> list[list[tuple[Line, str | None, re.Match | None]]]:
+    """The entries of each Poetry dependency table, in order: (line, the PEP 508 spec of a plain string entry or
+    None for another value, the string entry's match). ``python`` is the interpreter, not a dependency."""
+    sections: list[list[tuple[Line, str | None, re.Match | None]]] = []
+    current: list[tuple[Line, str | None, re.Match | None]] | None = None
+    for line in doc:
+        text = line.text
+        if text.lstrip().startswith("["):
+            current = [] if _POETRY_TABLE.match(text) else None
+            if current is not None:
+                sections.append(current)
+            continue
+        if current is None or not text.strip() or text.lstrip().startswith("#") or "=" not in text:
+            continue
+        match = _POETRY_STRING.match(text)
+        if match and match.group(3).lower() == "python":
+            continue
+        tail = match.group(7).strip() if match else ""
+        converted = interpreter.poetry_to_pep440(match.group(6)) if match and (not tail or tail.startswith("#")) \
+            else None
+        current.append((line, f"{match.group(3)}{converted}" if match and converted is not None else None,
+                        match if converted is not None else None))
+    return sections
+
+
+_TABLE_VERSION = re.compile(r"""\bversion\s*=\s*(["'])([^"']*)\1""")
+
+
+def _decision_spec(line: Line, spec: str | None) -> str | None:
+    """What the plan decides on for a Poetry entry: its PEP 508 spec, or for a table entry its name and the
+    ``version`` key of the table (just the name when it has none)."""
+    if spec is not None:
+        return spec
+    name = re.match(r"^\s*[\"']?([A-Za-z0-9][A-Za-z0-9._-]*)", line.text)
+    if name is None:
+        return None
+    version = _TABLE_VERSION.search(line.text)
+    converted = interpreter.poetry_to_pep440(version.group(2)) if version else ""
+    return name.group(1) + (converted or "")
+
+
+def _poetry_entry(spec: str, match: re.Match) -> str:
+    """A PEP 508 specifier of the plan as a Poetry entry shaped like ``match`` (its indent, quotes, comment)."""
+    parsed = plan.parse(spec)
+    assert parsed is not None
+    version = parsed.spec.removeprefix("==") if re.fullmatch(r"==[^,]+", parsed.spec) else parsed.spec
+    quote = match.group(5)
+    return (f"{match.group(1)}{match.group(2)}{parsed.raw_name}{match.group(2)}{match.group(4)}"
+            f"{quote}{version or '*'}{quote}{match.group(7)}")
 
 
 def _find(doc: TextDocument, spec: str) -> Line | None:

@@ -4,7 +4,7 @@ from migrate.filekinds import FileKind
 from tests.rules.case import findings, migrate, unchanged
 
 
-def test_project_dependencies_move_and_poetry_tables_get_a_todo() -> None:
+def test_project_dependencies_and_poetry_string_specs_move() -> None:
     result = migrate(
         """
         [project]
@@ -29,8 +29,46 @@ def test_project_dependencies_move_and_poetry_tables_get_a_todo() -> None:
     assert '"transformers>=5.24"' in text and '"accelerate>=1.15"' in text
     assert "torch-xla" not in text.split("[project.optional-dependencies]")[0]
     assert 'dev = ["pytest"]' in text  # what the rule does not touch keeps its layout
-    assert 'optimum-neuron = "^0.3.0"' in text  # poetry syntax differs: left to the reviewer
-    assert findings(result, "NM502") == {(4, "fixed"), (5, "fixed"), (4, "todo"), (12, "todo")}
+    # a Poetry string spec gets the same plan, in Poetry's syntax (redteam-round2 D11)
+    assert text.endswith('[tool.poetry.dependencies]\ntorch-neuronx = "2.14.*"\ntorch = "2.14.*"\n'
+                         'transformers = ">=5.24"\naccelerate = ">=1.15"\n')
+    assert findings(result, "NM502") == {(4, "fixed"), (5, "fixed"), (4, "todo"), (12, "fixed")}
+
+
+def test_poetry_entries_move_with_the_plan_and_table_specs_get_a_todo() -> None:
+    # redteam-round2 D11: torch-neuronx = "2.1.2.2.2.0" is the XLA-era build (I7): replaced like a PEP 621 entry;
+    # torch / transformers / accelerate follow, torch-xla goes, a table spec keeps its source with a todo
+    text = ('[tool.poetry.dependencies]\npython = ">=3.11"\noptimum-neuron = "0.0.24"\n'
+            'transformers = "4.41.2"  # pinned\ntorch = "2.1.2"\ntorch-xla = "2.1.2"\n'
+            'torch-neuronx = "2.1.2.2.2.0"\nsentencepiece = "*"\n\n[tool.poetry.group.dev.dependencies]\n'
+            'neuronx-distributed = { version = "0.8.0", source = "neuron" }\npytest = "^7.4"\n\n'
+            '[[tool.poetry.source]]\nname = "neuron"\nurl = "https://pip.repos.neuron.amazonaws.com"\n')
+    result = migrate(text, "NM502", kind=FileKind.PYPROJECT, path="pyproject.toml", neuron_project=True)
+    assert result.text.startswith('[tool.poetry.dependencies]\npython = ">=3.11"\naccelerate = ">=1.15"\n'
+                                  'transformers = ">=5.24"  # pinned\ntorch = "2.14.*"\ntorch-neuronx = "2.14.*"\n'
+                                  'sentencepiece = "*"\n\n[tool.poetry.group.dev.dependencies]\n# neuron-migrate: '
+                                  "poetry dependency neuronx-distributed is not a plain version string (a table with "
+                                  "version / source / markers, or several constraints), so it was left for you: "
+                                  "remove it (neuronx-distributed (NxD) runs on PyTorch/XLA")
+    assert 'neuronx-distributed = { version = "0.8.0", source = "neuron" }\npytest = "^7.4"\n' in result.text
+    assert findings(result, "NM502") == {(3, "fixed"), (4, "fixed"), (5, "fixed"), (6, "fixed"), (7, "fixed"),
+                                         (11, "todo")}
+    # no change: entries already on the stack, or packages the plan does not touch
+    unchanged('[tool.poetry.dependencies]\npython = "^3.11"\ntorch-neuronx = "2.14.*"\ntransformers = ">=5.24"\n'
+              'requests = { version = "^2.31", optional = true }\n', "NM502", kind=FileKind.PYPROJECT,
+              path="pyproject.toml", neuron_project=True)
+
+
+def test_a_kept_optimum_neuron_holds_the_poetry_entries_beside_it() -> None:
+    # the same hold as in a requirements file: run_compile.sh still runs optimum-cli export (redteam-final 3)
+    text = '[tool.poetry.dependencies]\noptimum-neuron = "0.3.0"\ntransformers = "4.51.3"\n'
+    result = migrate(text, "NM502", kind=FileKind.PYPROJECT, path="pyproject.toml", neuron_project=True,
+                     project={"run_compile.sh": "optimum-cli export neuron -m gpt2 out/\n"})
+    assert result.text.endswith('optimum-neuron = "0.3.0"\n# neuron-migrate: transformers==4.51.3 was left as it is: '
+                                "it goes with optimum-neuron, kept because run_compile.sh runs `optimum-cli export`; "
+                                "move it together with optimum-neuron (transformers==4.51.3 (pinned beside "
+                                "optimum-neuron) excludes transformers 5.24, the version the TorchNeuron port is "
+                                'tested with -> >=5.24)\ntransformers = "4.51.3"\n')
 
 
 def test_a_file_tomlkit_cannot_parse_gets_a_todo_and_no_edit() -> None:
