@@ -6,7 +6,8 @@ What it does:
 * A ``todo`` where ``--nproc_per_node`` is 32 (all cores of a trn1.32xlarge), or any count in a file that names
   trn1/inf2 instances: the count must equal the product of the ``DistributedConfig`` dimensions.
 * A count held in a variable of the same file (``--nproc_per_node $PROCS`` with an unconditional ``PROCS=32``
-  above, see ``codemods/_lib/shell/variables.py``) is read through it; the note names both.
+  above, see ``codemods/_lib/shell/variables.py``) is read through it; the note names both. A default
+  (``${NPROC:-32}``, on the flag or in the variable) counts as the value.
 * In a launcher that runs a script staying on torch_xla (outside the project while the launcher names the
   torch_xla / NxD stack, or a project script the torch_xla rules leave as a whole) the count is right for that
   script for now: the todo says to change it once the script runs on TorchNeuron.
@@ -75,15 +76,24 @@ def edit_torchrun(doc: TextDocument, report: Report, trn1: bool = False, unseen:
         value = match.group(1)
         start = doc.statement_start(line)
         held = variables.single_value(value, start, match.start() + cl.start if start is line else len(start.text))
-        if held is not None and held.isdigit():  # `--nproc_per_node $PROCS` with `PROCS=32` above
+        if held is not None and (held.isdigit() or _default_of(held)):  # `--nproc_per_node $PROCS`, `PROCS=32` above
             value = f"{value} ({value.strip('${}').split(':')[0]}={held})"
-        digits = held if held is not None and held.isdigit() else value
+        digits = next((d for d in (held, _default_of(held), _default_of(value)) if d is not None and d.isdigit()), value)
         if (digits in TRN1_CORES or (trn1 and digits.isdigit())) and unseen is not None:
             report(line, Severity.TODO, KEPT_FOR_XLA_TODO.format(value=value, script=unseen[0], why=unseen[1]))
         elif digits in TRN1_CORES or (trn1 and digits.isdigit()):
             report(line, Severity.TODO, f"--nproc_per_node {value} looks like a trn1 NeuronCore count; TorchNeuron runs on "
                    "Trn2/Trn3 with one process per logical NeuronCore (trn2.48xlarge: 64): set it to the product of "
                    "your DistributedConfig dims")
+
+
+_DEFAULT = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*:?-(\d+)\}$")
+
+
+def _default_of(word: str | None) -> str | None:
+    """The count ``${NPROC:-32}`` falls back to: what the launcher runs with unless its caller sets the variable."""
+    match = _DEFAULT.match(word) if word else None
+    return match.group(1) if match else None
 
 
 def mentions_trn1(text: str) -> bool:
