@@ -248,6 +248,9 @@ def program_of(words: list[str]) -> Program | None:
     variable = re.match(r"^([A-Za-z_]\w*)=\S", words[0]) if words else None
     if variable and any(word.startswith("--") for word in words[1:]):  # ARGS="--a 1 \ --b 2": arguments kept in a variable
         return Program("program", f"the command ${variable.group(1)} is passed to", -1)
+    if len(words) > 2 and words[1] in ("=", ":=", "::=", "?=") and re.fullmatch(r"[A-Za-z_][\w.-]*", words[0]) \
+            and any(word.startswith("--") for word in words[2:]):  # a Makefile's TRAIN_ARGS = --a 1 --b 2
+        return Program("program", f"the command $({words[0]}) is passed to", -1)
     for index, word in enumerate(words):
         base = word.rsplit("/", 1)[-1]
         if re.match(r"^[A-Za-z_]\w*=", word) or word.startswith("-") or base in _WRAPPERS:

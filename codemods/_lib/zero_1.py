@@ -73,7 +73,9 @@ _VAR_USE = re.compile(r"\$\{(\w+)\}|\$(\w+)")
 _LAUNCHERS = ("python", "python3", "torchrun", "accelerate", "deepspeed", "neuron_parallel_compile", "mpirun", "srun")
 _LAUNCHER_WORD = re.compile(r"(?<![\w./-])(?:%s)(?:\d+(?:\.\d+)?)?(?![\w./-])" % "|".join(_LAUNCHERS))
 _ASSIGNED = re.compile(r"""^(?:export\s+)?([A-Za-z_]\w*)=(?:"([^"`\\]*)"|'([^']*)'|([^\s"'$`;&|]+))\s*(?:#.*)?$""")
-_COMMAND_VAR = re.compile(r"^\s*(?:[A-Za-z_]\w*=\S*\s+)*\$(?:\{(\w+)\}|(\w+))(?=\s|$)")
+_COMMAND_VAR = re.compile(r"^\s*(?:[A-Za-z_]\w*=\S*\s+)*\$(?:\{(\w+)\}|\((\w+)\)|(\w+))(?=\s|$)")
+#: a Makefile's ``TORCHRUN = torchrun --nproc_per_node 2`` (``:=``, ``?=``), used as ``$(TORCHRUN) train.py``
+_MAKE_ASSIGNED = re.compile(r"^(?:export\s+|override\s+)?([A-Za-z_]\w*)\s*(?::{1,3}=|\?=|=)\s*([^#\\]*?)\s*(?:#.*)?$")
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,7 @@ def _launches(line: str, launchers: dict[str, str | None]) -> bool:
     if _LAUNCHER_WORD.search(before):
         return True
     command = _COMMAND_VAR.match(line)
-    value = launchers.get(command.group(1) or command.group(2)) if command is not None else None
+    value = launchers.get(next(name for name in command.groups() if name)) if command is not None else None
     return value is not None and _LAUNCHER_WORD.match(value.lstrip()) is not None
 
 
@@ -146,7 +148,7 @@ def _collect(text: str) -> dict[str, tuple] | None:
             continue
         if (assigned := _SHELL_VAR.match(line)) is not None:
             variables[assigned.group(1)] = assigned.group(2)
-        if (quoted := _ASSIGNED.match(line)) is not None:
+        if (quoted := _ASSIGNED.match(line)) is not None or (quoted := _MAKE_ASSIGNED.match(line)) is not None:
             text = next(group for group in quoted.groups()[1:] if group is not None)
             launchers[quoted.group(1)] = text if launchers.get(quoted.group(1), text) == text else None
         elif (other := re.match(r"^\W*(?:export\s+)?([A-Za-z_]\w*)=", line)) is not None:

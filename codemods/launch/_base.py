@@ -68,6 +68,7 @@ class LaunchRule(TextRule):
             def apply(self: "LaunchRule", doc: TextDocument) -> None:
                 if doc.kind is not FileKind.SHELL or not make.is_makefile(self.ctx.path):
                     return edit(self, doc)
+                make.mark_make_doc(doc)
                 before, reported = make.had_commands(doc), len(self.ctx.findings)
                 edit(self, doc)
                 self.close_make_targets(doc, before, reported)

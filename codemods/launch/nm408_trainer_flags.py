@@ -21,7 +21,11 @@ commands splice it in, and its notes go above it. Where the commands sharing it 
 trainer script and a script with its own argparse) it stays, with a todo. A value that is not certain at the
 command (assigned inside an ``if``, a loop or a function, two different values, the environment, the script's own
 ``"$@"``) is not expanded: its flags stay with a todo that says why, and ``--torch_compile true`` is not added (a
-todo instead), since the command may still pass a flag the stock parser rejects.
+todo instead), since the command may still pass a flag the stock parser rejects. A Makefile's variables are read the
+same way: ``TRAIN_ARGS = --zero_1 --output_dir $(OUT)`` (``:=``, ``?=``, continued lines) spliced into a recipe as
+``$(TRAIN_ARGS)`` / ``${TRAIN_ARGS}`` are the flags of the script that recipe runs (a script with its own argparse
+keeps them, without a note); one set inside ``ifdef``/``ifeq``, appended to (``+=``), set by ``define``/``!=`` or
+twice differently is not certain.
 
 A flag is mapped only on a command whose script is a file of the project that parses Neuron training
 arguments (``HfArgumentParser`` / ``TrlParser`` over ``NeuronTrainingArguments``, ``NeuronSFTConfig`` ...; a
@@ -338,7 +342,7 @@ def _unresolved_values(doc: TextDocument, report: Report, resolve: Resolve, unse
     seen: set[tuple[int, int]] = set()
     for (_, command, container, _), item in zip(pending, expanded):
         for use, why in item.unresolved:
-            name = use[1].text.strip('"${}').split(":")[0]
+            name = variables.name_of(use[1].text) or use[1].text.strip('"${}').split(":")[0]
             for assignment in variables.assignments.get(name, []):
                 if not assignment.words:
                     continue
@@ -401,10 +405,13 @@ def _edit_commands(doc: TextDocument, report: Report, resolve: Resolve, unseen: 
                                                                     steps="; ".join(steps)))
     _unresolved_values(doc, report, resolve, unseen, variables, pending, expanded)
     done: set[int] = set(shared)
+    unsure = {variables.name_of(use[1].text) for item in expanded for use, _ in item.unresolved}
     for (_, command, container, compile_here), item in zip(pending, expanded):
         own = variables.assignment_command(command)
         if own is not None and id(own) in used:
             continue  # a value spliced into commands: its words are edited through them
+        if own is not None and own.name in unsure and own.words:
+            continue  # a command splices it in, but its value there is not certain: the todo above says so
         if own is not None:  # used by no command here: its flags are read as they are written
             _edit_command_flags(doc, report, resolve, command, container, compile_here, unseen)
             continue

@@ -41,9 +41,9 @@ CONFIG = "output_dir: out\ntensor_parallel_size: 1\n"
 TORCHRUN = 'NUM_CORES=32\nTORCHRUN="torchrun --nproc_per_node=$NUM_CORES"\n'
 
 
-def _removed(launch: str, name: str = 'k.lstrip("-")', config: str = CONFIG) -> bool:
+def _removed(launch: str, name: str = 'k.lstrip("-")', config: str = CONFIG, launcher: str = "launch.sh") -> bool:
     result = migrate(SCRIPT.replace("{name}", name), "NM205", family="NM2",
-                     project={"launch.sh": launch, "configs/train.yaml": config})
+                     project={launcher: launch, "configs/train.yaml": config})
     kept = "with lazy_load_for_parallelism(" in result.text
     said = [f.severity.value for f in result.findings if f.rule == "NM205" and "lazy_load" in f.message]
     assert said == (["todo"] if kept else ["fixed"])
@@ -83,3 +83,10 @@ def test_setattr_of_a_name_not_from_the_command_line_keeps_the_block() -> None:
     assert _removed(launch, name='"seed"')
     assert not _removed(launch, name='"tensor_parallel_size"')
     assert not _removed(launch, name="extra")  # a parameter: any name
+
+
+def test_a_makefile_launcher_variable_runs_it() -> None:
+    makefile = "TORCHRUN = torchrun --nproc_per_node 2\n\ntrain:\n\t$(TORCHRUN) train.py --output_dir out\n"
+    assert _removed(makefile, launcher="Makefile")
+    flags = "ARGS = --output_dir out --tensor_parallel_size 8\n\ntrain:\n\ttorchrun train.py $(ARGS)\n"
+    assert not _removed(flags, launcher="Makefile")

@@ -12,6 +12,7 @@ left as they are.
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Callable
@@ -26,6 +27,19 @@ _ASSIGNMENT = re.compile(r"^(?:(?:export|override|private)\s+)*[A-Za-z_][\w.-]*\
 
 def is_makefile(path: PurePath) -> bool:
     return path.name in MAKEFILE_NAMES or path.suffix == ".mk"
+
+
+#: the documents the launch rules edit as Makefiles (``LaunchRule`` marks them; a document knows no path)
+_MAKE_DOCS: "weakref.WeakSet[TextDocument]" = weakref.WeakSet()
+
+
+def mark_make_doc(doc: TextDocument) -> None:
+    _MAKE_DOCS.add(doc)
+
+
+def make_doc(doc: TextDocument) -> bool:
+    """Whether ``doc`` is a Makefile (marked by the rule editing it): its ``NAME = value`` lines are Make variables."""
+    return doc in _MAKE_DOCS
 
 
 @dataclass(eq=False)

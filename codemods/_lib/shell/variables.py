@@ -24,12 +24,17 @@ import re
 from dataclasses import dataclass, field
 
 from codemods._lib.shell.commands import CommandLine, command_lines
-from codemods._lib.shell.lexer import Tok
+from codemods._lib.shell.lexer import Tok, lex
+from codemods._lib.shell.make import make_doc
 from migrate.filekinds import FileKind
 from migrate.textdoc import Line, TextDocument
 
 #: a word that is one expansion and nothing else: `$NAME`, `${NAME}`, `${NAME:-default}` (group 1/2: the name)
 _EXPANSION = re.compile(r"^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(?::?-[^}]*)?\})$")
+#: a Make variable's expansion: `$(NAME)` / `${NAME}`
+_MAKE_EXPANSION = re.compile(r"^\$(?:\(([A-Za-z_][\w.-]*)\)|\{([A-Za-z_][\w.-]*)\})$")
+#: a Make variable's assignment line: group 2 the name, 3 the operator
+_MAKE_ASSIGN = re.compile(r"^((?:export|override)\s+)*([A-Za-z_][\w.-]*)\s*(:::=|::=|:=|\?=|\+=|!=|=)\s*")
 #: the script's own arguments
 _POSITIONAL = re.compile(r"^\$(?:[0-9@*#]|\{(?:[0-9]+|[@*#])\})$")
 _NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
@@ -115,8 +120,13 @@ class ShellVariables:
         self._commands: list[_Command] = []
         #: id(line) -> (col of a command's first word, order, inside a loop or a function) of the commands starting there
         self._starts: dict[int, list[tuple[int, int, bool]]] = {}
+        #: a Makefile (``codemods._lib.shell.make``): ``NAME = value`` lines are Make variables, ``$(NAME)`` /
+        #: ``${NAME}`` their expansions; Make reads every assignment before it runs a recipe
+        self._make = doc.kind is FileKind.SHELL and make_doc(doc)
         if doc.kind is FileKind.SHELL:
             self._scan(doc)
+        if self._make:
+            self._scan_make(doc)
 
     # ------------------------------------------------------------------------------------------- reading
 
@@ -173,6 +183,86 @@ class ShellVariables:
                     stack.append("a subshell")
                 elif op_after == ")" and stack and stack[-1] == "a subshell":
                     stack.pop()
+
+    def _scan_make(self, doc: TextDocument) -> None:
+        """Make variables: ``[export|override] NAME = value`` (``:=``, ``::=``, ``?=`` too) at the start of a line,
+        with its backslash-continued lines. Make reads the whole file before it runs a recipe, so each counts for every
+        command (order -1); one inside ``ifeq``/``ifdef`` ... ``endif``, appended to (``+=``), set by ``!=`` or
+        ``define`` is not known. Shell assignments read from lines that are not recipe lines are dropped."""
+        for name, every in list(self.assignments.items()):
+            kept = [a for a in every if a.cl.line.text.startswith("\t")]
+            if kept:
+                self.assignments[name] = kept
+            else:
+                del self.assignments[name]
+        self._at = {key: a for key, a in self._at.items() if a.cl.line.text.startswith("\t")}
+        self._inside = {key: a for key, a in self._inside.items() if a.cl.line.text.startswith("\t")}
+        cls = {id(cl.line): cl for cl in command_lines(doc)}
+        lines = [line for line in doc.lines if not line.deleted]
+        depth = 0
+        index = 0
+        while index < len(lines):
+            line = lines[index]
+            index += 1
+            text = line.text
+            if text.startswith("\t") or not text.strip() or text.lstrip().startswith("#"):
+                continue
+            head = text.split(None, 1)[0]
+            if head in ("ifeq", "ifneq", "ifdef", "ifndef"):
+                depth += 1
+                continue
+            if head == "endif":
+                depth = max(0, depth - 1)
+                continue
+            if head == "define" and len(text.split()) > 1:
+                name = text.split()[1]
+                while index < len(lines) and lines[index].text.strip() != "endef":
+                    index += 1
+                self._make_opaque(name, cls.get(id(line)), "it is set by a define block")
+                continue
+            match = _MAKE_ASSIGN.match(text)
+            if match is None or id(line) not in cls:
+                continue
+            group = [line]
+            while group[-1].text.rstrip().endswith("\\") and index < len(lines):
+                group.append(lines[index])
+                index += 1
+            name, op = match.group(2), match.group(3)
+            cl = cls[id(line)]
+            if op in ("+=", "!="):
+                self._make_opaque(name, cl, f"it is appended to (`{name} +=`)" if op == "+=" else "it is set by a shell command (`!=`)")
+                continue
+            words: list[tuple[CommandLine, Tok]] = []
+            for position, member in enumerate(group):
+                member_cl = cls.get(id(member))
+                if member_cl is None:
+                    words = []
+                    break
+                start = match.end() if position == 0 else len(member.text) - len(member.text.lstrip())
+                toks, _ = lex(member.text, start, len(member.text))
+                words.extend((member_cl, tok) for tok in toks if tok.kind == "word")
+            value = " ".join(tok.text for _, tok in words)
+            context = "a Make conditional (ifeq/ifdef ... endif)" if depth else None
+            assignment = Assignment(name, cl, -1, value, words, None, context, lines=group, col=match.start(2))
+            self.assignments.setdefault(name, []).append(assignment)
+            self._at[(id(line), match.start(2))] = assignment
+            for member in group[1:]:
+                self._inside[id(member)] = assignment
+
+    def _make_opaque(self, name: str, cl: CommandLine | None, why: str) -> None:
+        if cl is not None:
+            self.assignments.setdefault(name, []).append(Assignment(name, cl, -1, None, None, why, None))
+
+    def name_of(self, text: str) -> str | None:
+        """The variable a word that is one expansion reads (``$NAME``, ``${NAME}``; ``$(NAME)`` in a Makefile)."""
+        return self._name(text.strip('"'))
+
+    def _name(self, text: str) -> str | None:
+        """The name a word that is one expansion reads: ``$(NAME)`` / ``${NAME}`` in a Makefile."""
+        if self._make:
+            match = _MAKE_EXPANSION.match(text)
+            return (match.group(1) or match.group(2)) if match else None
+        return _name_of(text)
 
     def _set_opaque(self, name: str, chars: list[_Char], token: _Token, order: int, why: str, stack: list[str]) -> None:
         cl = chars[token.start].cl
@@ -297,7 +387,7 @@ class ShellVariables:
                 continue
             if text.startswith('"') and text.endswith('"') and len(text) > 2 and index > 0 and words[index - 1] == "eval":
                 text = text[1:-1]  # eval "$CMD": the shell reads the value again, as words
-            name = _name_of(text)
+            name = self._name(text)
             if name is None:
                 if _POSITIONAL.match(text.strip('"')):
                     expanded.unresolved.append((item, "it holds the arguments this script was called with"))
@@ -315,7 +405,7 @@ class ShellVariables:
         if assignment not in expanded.used:
             expanded.used.append(assignment)
         for position, word in enumerate(assignment.words or []):
-            name = _name_of(word[1].text)
+            name = self._name(word[1].text)
             after_flag = position > 0 and (previous := (assignment.words or [])[position - 1][1].text).startswith("--") \
                 and "=" not in previous
             why = None
@@ -336,7 +426,7 @@ class ShellVariables:
     def single_value(self, word: str, line: Line, col: int) -> str | None:
         """The value a one-word ``$NAME`` stands for at the command at ``col`` of ``line`` (``--nproc_per_node
         $PROCS``), or None."""
-        name = _name_of(word)
+        name = self._name(word)
         place = self.place(line, col)
         if name is None or place is None:
             return None
