@@ -422,12 +422,24 @@ class InferenceRule(PythonRule):
         gatherer = self.ctx.memo("inference.scopes", lambda: _gather_scopes(module))
         kept: dict[int, str] = {}
         for node, call in gatherer.class_attributes:
-            if node.attr.value in self.stock_class_attributes:
+            stock_use = node.attr.value in self.stock_class_attributes
+            if stock_use and call is None:
                 continue
             qualified = self.ctx.matches(node.value, classes)
-            if qualified is None or self.rewrites_class_use(node, call, gatherer):
+            if qualified is None:
                 continue
             old, stock = qualified.rsplit(".", 1)[-1], classes[qualified].rsplit(".", 1)[-1]
+            if stock_use:  # a call the stock class has, that still cannot run on it (a compiled folder)
+                note = None if call is None or classes[qualified] in self.ctx.qualnames(node.value) \
+                    else self.kept_stock_call(call, gatherer)
+                if note is not None:
+                    kept[id(node)] = (f"`{source_of(call)}` {note}, so {self.id} leaves this file on optimum-neuron: "
+                                      f"the {old} import and loads are not rewritten (rewritten, this load would fail "
+                                      f"on {stock}). To migrate it: {self.kept_use_advice(node.attr.value)}, then run "
+                                      "neuron-migrate again")
+                continue
+            if self.rewrites_class_use(node, call, gatherer):
+                continue
             kept[id(node)] = (
                 f"`{source_of(node)}` stays in the code and {stock} has no `{node.attr.value}` (optimum-neuron only), "
                 f"so {self.id} leaves this file on optimum-neuron: the {old} import and loads are not rewritten "
@@ -438,6 +450,11 @@ class InferenceRule(PythonRule):
     def rewrites_class_use(self, node: cst.Attribute, call: cst.Call | None, gatherer: "_ScopeGatherer") -> bool:
         """Hook: True when this rule rewrites ``node`` (``call``: the call it is the function of) itself."""
         return False
+
+    def kept_stock_call(self, call: cst.Call, gatherer: "_ScopeGatherer") -> str | None:
+        """Hook: why ``<moved class>.<stock attribute>(...)`` cannot run on the stock class (the file then stays on
+        optimum-neuron, as for :meth:`rewrites_class_use`), or None (the rule rewrites it)."""
+        return None
 
     def kept_use_advice(self, attribute: str) -> str:
         """Hook: what to do by hand with a kept ``<class>.<attribute>`` use."""

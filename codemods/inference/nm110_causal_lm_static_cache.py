@@ -57,10 +57,12 @@ What it does:
   "sequence_length"]`` 0.0.x, the TP degree, ``auto_cast_type``) on a variable assigned once from the rewritten
   call become the literal it was exported with; any other field (or a non-literal shape) gets a todo: a stock
   model has neither attribute.
-* ``from_pretrained(path)`` without ``export=True`` loads Neuron-compiled artifacts, which transformers
-  cannot read: the call is rewritten but keeps ``path``, and its summary is a ``todo`` (not ``fixed``: it
-  cannot run as written) to use the source checkpoint (``checkpoint_id`` in ``<path>/neuron_config.json``,
-  which also records sequence_length/batch_size/tp_degree).
+* ``from_pretrained(path)`` without ``export=`` (or ``export=False``) loads Neuron-compiled artifacts, which
+  transformers cannot read: rewritten, the load would fail, so the whole file stays on optimum-neuron (its loads
+  and import as they are, as for a kept ``get_neuron_config`` below) with a ``todo`` at the load: load the source
+  checkpoint (``checkpoint_id`` in ``<path>/neuron_config.json``, which also records
+  sequence_length/batch_size/tp_degree). An ``export=`` that cannot be read (``export=args.export``, a
+  ``**kwargs``) is rewritten, keeping ``path``, with a ``todo`` summary (not ``fixed``) saying the same.
 * a use of the class that stays in the code and that the stock class lacks (``X.get_neuron_config(...)`` whose
   result is read anywhere but as the ``neuron_config`` of ``X.export``, an ``X.export(...)`` with no model id this
   rule can see, any other ``X.<optimum attribute>``) keeps the whole file on optimum-neuron: renamed, it would be
@@ -263,7 +265,27 @@ class CausalLMStaticCache(InferenceRule):
             return any(folded is call for _, folded in self._folded_getters(gathered).values())
         return False
 
+    def kept_stock_call(self, call: cst.Call, gatherer) -> str | None:
+        """``X.from_pretrained(path)`` with no ``export=True`` (and no ``**splat`` that could carry it) loads
+        Neuron-compiled artifacts: rewritten, it could not run."""
+        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "from_pretrained"):
+            return None
+        if any(arg.star for arg in call.args) or not any(
+                (arg.keyword is None) or arg.keyword.value in MODEL_ID_KEYWORDS for arg in call.args):
+            return None
+        export = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "export"),
+                      None)
+        if export is not None and not (isinstance(export, cst.Name) and export.value == "False"):
+            return None
+        return ("loads Neuron-compiled artifacts (no export=True) that stock libraries cannot load, and the checkpoint "
+                "they were compiled from is not named in this file")
+
     def kept_use_advice(self, attribute: str) -> str:
+        if attribute == "from_pretrained":
+            return ("load the source checkpoint instead: its id is `checkpoint_id` in the compiled folder's "
+                    "neuron_config.json (also its sequence_length, batch_size and tp_degree), e.g. "
+                    "NeuronModelForCausalLM.from_pretrained(<checkpoint id>, export=True, sequence_length=<N>, "
+                    "batch_size=<B>) (NM110 then rewrites it to AutoModelForCausalLM with a static cache of N tokens)")
         if attribute == "get_neuron_config":
             return ("read the shapes from the values passed to get_neuron_config (batch_size, sequence_length, "
                     "tensor_parallel_size, auto_cast_type) instead of from its result, so that the result is only the "
@@ -542,10 +564,10 @@ class CausalLMStaticCache(InferenceRule):
                    "AutoModelForCausalLM.from_pretrained + static-cache generation config")
         if compiled:  # optimum loaded compiled artifacts: the stock call cannot run until it names the checkpoint
             where = source_of(positional[0].value) if positional else "the model path"
-            self.todo(original, f"{summary}, not complete: {where} is loaded without export=True, so it names a "
-                      "Neuron-compiled folder/repo that stock libraries cannot load: load the source checkpoint "
-                      "instead (checkpoint_id and checkpoint_revision in its neuron_config.json), with its "
-                      "sequence_length as max_cache_len")
+            self.todo(original, f"{summary}, not complete: unless export= is True when it runs (it cannot be read "
+                      f"here), {where} names a Neuron-compiled folder/repo that stock libraries cannot load: load the "
+                      "source checkpoint instead (checkpoint_id and checkpoint_revision in its neuron_config.json), "
+                      "with its sequence_length as max_cache_len")
         else:
             self.fixed(original, summary)
         func = (updated.func.with_changes(attr=cst.Name("from_pretrained")) if isinstance(updated.func, cst.Attribute)

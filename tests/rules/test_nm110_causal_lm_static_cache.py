@@ -1,6 +1,7 @@
 """NM110: an inference NeuronModelForCausalLM load becomes AutoModelForCausalLM with a static-cache generation setup."""
 
 import json
+import textwrap
 
 from migrate.filekinds import FileKind
 from tests.rules.case import findings, migrate, unchanged
@@ -315,3 +316,28 @@ def test_no_left_padding_change_for_one_prompt_or_where_the_file_sets_it() -> No
         result = migrate(source, "NM110")
         assert _code(result.text).count("padding_side") == source.count("padding_side")
         assert not any("left padding" in message for message in _messages(result))
+
+
+def test_a_compiled_folder_load_keeps_the_file_on_optimum_neuron() -> None:
+    """redteam-round2 D7: `from_pretrained(model_dir)` without export=True loads NEFFs; rewritten, it cannot run, so
+    the line and the import stay (the file keeps running on its old stack) with a todo that says what to load."""
+    source = """
+        from optimum.neuron import NeuronModelForCausalLM
+        from transformers import AutoTokenizer
+
+
+        class Generator:
+            def __init__(self, model_dir):
+                self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
+                self.model = NeuronModelForCausalLM.from_pretrained(model_dir{export})
+        """
+    for export in ("", ", export=False"):
+        result = migrate(source.format(export=export), "NM110")
+        assert _code(result.text) == _code(textwrap.dedent(source.format(export=export)).lstrip("\n"))
+        assert findings(result, "NM110") == {(8, "todo")}
+        assert "checkpoint_id" in _messages(result)[0] and "leaves this file on optimum-neuron" in _messages(result)[0]
+    exported = migrate(source.format(export=", export=True"), "NM110")  # a compile at load time: rewritten
+    assert "AutoModelForCausalLM.from_pretrained(model_dir" in exported.text and "optimum" not in _code(exported.text)
+    unread = migrate(source.format(export=", export=args.export"), "NM110")  # cannot tell: rewritten, with a todo
+    assert "AutoModelForCausalLM.from_pretrained(model_dir" in unread.text
+    assert any("unless export= is True" in message for message in _messages(unread))
