@@ -205,6 +205,54 @@ def notebook_files(text: str) -> dict | None:
     return {"python": python, "written": written, "inf1": inf1}
 
 
+def optimum_neuron_code(text: str) -> str | None:
+    """Project fact: the text of a Python file or notebook that imports optimum.neuron (``uses_optimum_neuron``),
+    which ``still_importing`` migrates the way this run does to see whether the import survives it."""
+    return text if uses_optimum_neuron(text) else None
+
+
+def uses_optimum_neuron(text: str) -> bool:
+    """Whether the text imports optimum.neuron on a line of code (a comment or note is no import)."""
+    return bool(_ON_MODULE_IMPORT.search(text) or _ON_FROM_IMPORT.search(text))
+
+
+#: (path, text) -> (the project facts it was decided with, whether the migrated file still imports optimum.neuron)
+_SURVIVES: dict[tuple[str, str], tuple[object, bool]] = {}
+_SIMULATING: list[bool] = []
+
+
+def survives_run(path: str, text: str, options: RuleOptions) -> bool:
+    """Whether ``path`` still imports optimum.neuron after this run: the file migrated with the run's rules and
+    project facts, as the engine migrates it (an import no rule could port, NM205's kept lazy-load block, a file
+    kept on optimum-neuron as a whole). A file that cannot be migrated (it does not parse) keeps its import."""
+    cached = _SURVIVES.get((path, text))
+    if cached is not None and cached[0] is options.project:
+        return cached[1]
+    from migrate.filekinds import kind_from_name
+    from migrate.pipeline import migrate_file_text
+    from migrate.registry import all_rules
+
+    kind = kind_from_name(PurePosixPath(path)) or FileKind.PYTHON
+    rules = [rule for rule in all_rules() if options.rules is None or rule.id in options.rules]
+    _SIMULATING.append(True)
+    try:
+        survives = uses_optimum_neuron(migrate_file_text(text, kind, PurePosixPath(path), rules, options).text)
+    except Exception:  # noqa: BLE001 - what the engine does then: the file stays as it is
+        survives = True
+    finally:
+        _SIMULATING.pop()
+    _SURVIVES[(path, text)] = (options.project, survives)
+    return survives
+
+
+def still_importing(files: dict[str, str], options: RuleOptions | None) -> tuple[str, ...]:
+    """Of ``files`` (path -> text, from ``deps.optimum-neuron-code``), those that still import optimum.neuron after
+    this run (``survives_run``); none while such a run is itself being simulated (no nesting)."""
+    if options is None or _SIMULATING:
+        return ()
+    return tuple(path for path, text in sorted(files.items()) if survives_run(path, text, options))
+
+
 FACTS: tuple[ProjectFact, ...] = (
     ProjectFact("deps.imports", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}),
                 tuple(sorted(_WATCHED_MODULES | {"optimum.neuron", "optimum_neuron"})), imported_modules),
@@ -220,6 +268,8 @@ FACTS: tuple[ProjectFact, ...] = (
                  "neuronx_distributed"), uses_old_stack),
     ProjectFact("deps.optimum-cli", frozenset({FileKind.NOTEBOOK, FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML,
                                                FileKind.PYTHON}), ("optimum-cli",), kept_cli_fact),
+    ProjectFact("deps.optimum-neuron-code", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), ("optimum.neuron",),
+                optimum_neuron_code),
 )
 
 
@@ -427,6 +477,9 @@ class Planner:
     file_text: str = ""
     #: the files near this one whose optimum.neuron import neuron-migrate keeps (see ``optimum_neuron_kept``)
     kept_optimum_neuron: tuple[str, ...] = ()
+    #: the files near this one that still import optimum.neuron after this run (``still_importing``), the eval
+    #: keeps above aside
+    importing_optimum_neuron: tuple[str, ...] = ()
     #: the Inf1 packages the file installs (``neuron-cc``, ``optimum[neuron]``): an Inf1 requirement set, left as
     #: it is; ``inf1_noted``: its one todo was written
     inf1: list[str] = field(default_factory=list)
@@ -474,8 +527,17 @@ class Planner:
                 planner.cli_users = users
                 planner.cli = (f"{_files(users)} run{'s' if len(users) == 1 else ''} "
                                f"`{project.cli[users[0]]}`")
+        if names_on and not planner.kept_optimum_neuron and options is not None:
+            code = {name: text for name, text in options.project.of("deps.optimum-neuron-code").items()
+                    if name != path}
+            planner.importing_optimum_neuron = still_importing(
+                {name: code[name] for name in planner.near(tuple(code))}, options)
         if planner.kept_optimum_neuron and names_on:
             planner.hold = f"optimum-neuron, kept for the eval(...) in {_files(planner.kept_optimum_neuron)}"
+            planner.hold_everything = True
+        elif planner.importing_optimum_neuron:
+            planner.hold = (f"optimum-neuron, kept because {_files(planner.importing_optimum_neuron)} still "
+                            f"import{'s' if len(planner.importing_optimum_neuron) == 1 else ''} optimum.neuron")
             planner.hold_everything = True
         elif planner.cli and names_on:
             planner.hold = f"optimum-neuron, kept because {planner.cli}"
@@ -766,6 +828,15 @@ def _optimum_neuron(parsed: Parsed, planner: Planner) -> Rewrite:
                        f"import of {_files(kept)} (an eval(...) there names it; removing the import would raise "
                        "NameError); replace the eval with a stock class, then replace this line with the TorchNeuron "
                        f"stack ({TORCH_NEURONX_SPEC}, {TORCH_SPEC}, {stock_spec('transformers')}, "
+                       f"{stock_spec('accelerate')}){_also_served(planner, kept)}", keep=True)
+    if planner.importing_optimum_neuron:
+        kept = planner.importing_optimum_neuron
+        one = len(kept) == 1
+        return Rewrite([], Severity.TODO, f"{label} was left as it is: after this run {_files(kept)} still "
+                       f"import{'s' if one else ''} optimum.neuron (no rule could port that use: see the todo "
+                       f"there; without the package: `ModuleNotFoundError: No module named 'optimum'`): port "
+                       f"{'it' if one else 'them'} first, then replace this line with the TorchNeuron stack "
+                       f"({TORCH_NEURONX_SPEC}, {TORCH_SPEC}, {stock_spec('transformers')}, "
                        f"{stock_spec('accelerate')}){_also_served(planner, kept)}", keep=True)
     if planner.cli:
         return Rewrite([], Severity.TODO, f"{label} was left as it is: {planner.cli}, which optimum / "

@@ -20,6 +20,11 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   ``%%writefile`` cells count as files of the notebook's folder (project fact ``deps.notebook-files``,
   ``codemods/deps/_notebooks.py``): a ``%%writefile src/requirements.txt`` cell serves the
   ``%%writefile src/compile.py`` cell beside it, whose imports and kept evals count like those of a file;
+* optimum-neuron stays the same way while a Python file or notebook of the code it serves still imports
+  ``optimum.neuron`` after the run (an import no rule could port, NM901's todo; NM205's kept lazy-load block; a
+  file kept on optimum-neuron as a whole): the file is migrated the way this run migrates it (its rules, the
+  project facts: project fact ``deps.optimum-neuron-code``) to see whether the import survives; the todo names
+  those files (without the package: ``ModuleNotFoundError: No module named 'optimum'``);
 * optimum-neuron stays too, with a ``todo`` tied to the command, while a file of the code it serves still runs
   ``optimum-cli export`` / ``optimum-cli neuron serve`` after the run (NM406 and NM410 keep those with a todo;
   project fact ``deps.optimum-cli``): a shell script or Makefile (``run_compile.sh``), a Dockerfile, a CI

@@ -258,3 +258,37 @@ def test_a_class_named_only_in_a_comment_adds_nothing() -> None:
                "requirements.txt": "optimum-neuron==0.0.25\n"}
     result = _requirements("optimum-neuron==0.0.25\n", project=project)
     assert not any(line.startswith("trl") for line in result.text.splitlines())
+
+
+_KEPT_IMPORT = ("from optimum.neuron.utils.cache_utils import get_hf_hub_cache_repos\n\n"
+                "print(get_hf_hub_cache_repos())\n")
+
+
+def test_optimum_neuron_stays_while_a_file_it_installs_for_still_imports_it_after_the_run() -> None:
+    # redteam-final 3: scripts/cache.py keeps its optimum.neuron import (no rule ports it: NM901's todo); dropping
+    # the package gives ModuleNotFoundError there. The file is migrated the way the run migrates it to see that
+    body = "optimum-neuron==0.3.0\ntrl==0.11.4\n"
+    project = {"scripts/cache.py": _KEPT_IMPORT, "scripts/train.py": "from optimum.neuron import NeuronTrainer\n"}
+    result = migrate(body, "NM501", kind=FileKind.REQUIREMENTS, path="requirements.txt", project=project)
+    assert result.text.startswith("# neuron-migrate: optimum-neuron was left as it is: after this run scripts/cache.py "
+                                  "still imports optimum.neuron (no rule could port that use: see the todo there; "
+                                  "without the package: `ModuleNotFoundError: No module named 'optimum'`): port it "
+                                  "first, then replace this line with the TorchNeuron stack")
+    assert "the same line also installs for scripts/train.py" in result.text  # migrated to the stock stack
+    assert result.text.endswith("optimum-neuron==0.3.0\n# neuron-migrate: trl==0.11.4 was left as it is: it goes with "
+                                "optimum-neuron, kept because scripts/cache.py still imports optimum.neuron; move it "
+                                "together with optimum-neuron (trl==0.11.4 (pinned beside optimum-neuron) excludes "
+                                "trl 1.16, the version the TorchNeuron port is tested with -> >=1.16)\ntrl==0.11.4\n")
+    assert findings(result, "NM501") == {(1, "todo"), (2, "todo")}
+    # a second run over the migrated project decides the same (cache.py still imports it, train.py no longer does)
+    migrated = dict(project, **{"scripts/train.py": "from transformers import Trainer\n"})
+    assert migrate(body, "NM501", kind=FileKind.REQUIREMENTS, path="requirements.txt",
+                   project=migrated).text == result.text
+    # imports the run ports (NeuronTrainer -> transformers.Trainer), a commented-out import, or one in a folder the
+    # file does not install for hold nothing
+    for project in ({"scripts/train.py": "from optimum.neuron import NeuronTrainer\n"},
+                    {"scripts/cache.py": "# from optimum.neuron.utils.cache_utils import x\n"},
+                    {"other/cache.py": _KEPT_IMPORT}):
+        result = migrate(body, "NM501", kind=FileKind.REQUIREMENTS, path="src/requirements.txt"
+                         if "other/cache.py" in project else "requirements.txt", project=project)
+        assert "torch-neuronx==2.14.*" in result.text, project
