@@ -60,7 +60,7 @@ CURATED: dict[str, tuple] = {
     "pipeline_parallel_num_microbatches": (T, None, "no Trainer equivalent for pipeline microbatches (optimum folded gradient accumulation into the batch); removed"),
     "zero_1": (T, "fsdp_size", "ZeRO-1 has no stock switch (optimum default False <= 0.3.0, True from 0.4.0): the closest is FSDP2 sharding, DistributedConfig(fsdp_size=WORLD_SIZE // tp_size); removed"),
     "disable_sequence_parallel": (D, None, "sequence parallelism is not wired in transformers 5 (enable_sequence_parallel is reserved): removed; activation memory per core grows"),
-    "sequence_parallel_enabled": (D, None, "sequence parallelism is not wired in transformers 5 (enable_sequence_parallel is reserved): removed"),
+    "sequence_parallel_enabled": (T, None, "sequence parallelism has no stock switch (transformers 5 reserves enable_sequence_parallel and does not wire it): without it each tensor-parallel rank holds the full-sequence activations, so check that the batch size and sequence length still fit in device memory; removed"),
     "kv_size_multiplier": (T, None, "stock tensor parallelism does not replicate KV heads: choose a tp_size that divides num_key_value_heads; removed"),
     "disable_embedding_parallelization": (T, "tp_plan", "keeping embeddings replicated needs a custom tp_plan in DistributedConfig; removed"),
     "fuse_qkv": (D, None, "fused QKV was an optimum custom-modeling option; stock models keep the HF layout: removed"),

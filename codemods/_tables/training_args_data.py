@@ -173,7 +173,7 @@ ROWS = [
     ('save_strategy', 'KEEP', 'save_strategy', '0.0.5-0.4.5', 'save_strategy: same field in the stock TrainingArguments', 'TrainingArguments', None),
     ('save_total_limit', 'KEEP', 'save_total_limit', '0.0.5-0.4.5', 'save_total_limit: same field in the stock TrainingArguments', 'TrainingArguments', None),
     ('seed', 'KEEP', 'seed', '0.0.5-0.4.5', 'seed: same field in the stock TrainingArguments', 'TrainingArguments', None),
-    ('sequence_parallel_enabled', 'DROP', None, '0.0.12-0.0.14', 'sequence parallelism is not wired in transformers 5 (enable_sequence_parallel is reserved): removed', 'TrainingArguments', None),
+    ('sequence_parallel_enabled', 'TODO', None, '0.0.12-0.0.14', 'sequence parallelism has no stock switch (transformers 5 reserves enable_sequence_parallel and does not wire it): without it each tensor-parallel rank holds the full-sequence activations, so check that the batch size and sequence length still fit in device memory; removed', 'TrainingArguments', None),
     ('skip_cache_push', 'DROP', None, '0.0.16-0.4.5', 'Neuron Hub compile cache: removed (no stock counterpart)', 'TrainingArguments', None),
     ('skip_memory_metrics', 'KEEP', 'skip_memory_metrics', '0.0.5-0.3.0', 'skip_memory_metrics: same field in the stock TrainingArguments', 'TrainingArguments', None),
     ('sortish_sampler', 'KEEP', 'sortish_sampler', '0.0.5-0.3.0', 'sortish_sampler: same field in the stock Seq2SeqTrainingArguments', 'Seq2SeqTrainingArguments', None),
