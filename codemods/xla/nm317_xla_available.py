@@ -8,6 +8,12 @@ The rule keeps the non-XLA side of an ``if`` whose whole test is the check:
 * ``if not is_torch_xla_available(): A else: B`` -> ``A``
 * no ``else`` and the XLA side is the body -> the ``if`` is removed.
 
+When the XLA side binds a name (``import torch_xla.core.xla_model as xm``, ``HAS_XLA = True``) that the file tests
+elsewhere as a flag (``if xm is not None:``, ``if not xm:``, ``hasattr(xm, ...)``), the guard stays as it is with a
+``todo``: in a dual-path project that name means "on the accelerator", and keeping the other side would make
+every branch behind it dead on TorchNeuron. Fixes other rules make behind such a flag are reported as ``todo``
+(they cannot run until the flag is replaced by a native check).
+
 A ``todo`` is left when the test combines the check with other conditions (``if is_torch_xla_available() and
 x:``), or when the check is used elsewhere; ``elif`` chains are reported, not rewritten. Recognised:
 ``transformers``, ``transformers.utils``, ``transformers.utils.import_utils``, ``accelerate.utils`` and
@@ -44,6 +50,9 @@ from typing import cast
 import libcst as cst
 
 from codemods.xla._base import Safety, XlaRule, walk
+from migrate import cstwalk
+from migrate.imports import bound_name
+from migrate.rule import Severity
 
 CHECKS = frozenset(
     {
@@ -64,8 +73,26 @@ class XlaAvailableGuard(XlaRule):
     safety = Safety.NEEDS_REVIEW
     triggers = ("is_torch_xla_available",)
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._kept_flags: set[str] = set()  # names bound by an XLA side this rule kept because the file tests them
+
     def _is_check(self, node: cst.CSTNode) -> bool:
         return isinstance(node, cst.Call) and self.ctx.matches(node.func, CHECKS) is not None
+
+    def _flags(self) -> "_FlagTests":
+        return self.ctx.memo("nm317-flag-tests", lambda: _FlagTests.of(self.ctx.shared.get("module")))
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        if self._kept_flags:
+            gated = self._flags().gated_nodes(self._kept_flags)
+            for finding in self.ctx.findings:
+                if finding.severity is Severity.FIXED and finding.rule != self.id and id(finding.node) in gated:
+                    finding.severity = Severity.TODO
+                    finding.message += (
+                        f" (not run on TorchNeuron: this code is reached only when {_listed(self._kept_flags)} is set, "
+                        "and the kept is_torch_xla_available() guard leaves it unset there; see the NM317 todo)")
+        return updated
 
     def leave_If(self, original: cst.If, updated: cst.If):
         test = original.test
@@ -76,6 +103,17 @@ class XlaAvailableGuard(XlaRule):
             return updated
         if isinstance(updated.orelse, cst.If):
             self.todo(original, "is_torch_xla_available() is False on TorchNeuron: drop the XLA branch of this if/elif chain")
+            return updated
+        xla_side = original.orelse.body if negated and isinstance(original.orelse, cst.Else) else original.body
+        flags = sorted(self._flags().tested_outside(_bound_names(xla_side) if not negated or original.orelse else set(),
+                                                    original))
+        if flags:
+            self._kept_flags.update(flags)
+            self.todo(original, f"the XLA branch binds {_listed(flags)}, which this file tests elsewhere as its \"on the "
+                      "accelerator\" flag (is None / is not None / truthiness / hasattr): keeping only the other branch "
+                      "would make every branch behind that flag dead on TorchNeuron (is_torch_xla_available() is False "
+                      "there). Replace the flag by a native check (torch.accelerator.current_accelerator() is not None, "
+                      "or its .type == \"neuron\") and drop this guard")
             return updated
         keep: cst.BaseSuite | None
         if negated:
@@ -94,3 +132,110 @@ class XlaAvailableGuard(XlaRule):
         leading = statements[0].leading_lines  # type: ignore[attr-defined]
         statements[0] = statements[0].with_changes(leading_lines=[*updated.leading_lines, *leading])
         return cst.FlattenSentinel(statements)
+
+
+def _listed(names) -> str:
+    return ", ".join(f"`{name}`" for name in sorted(names))
+
+
+def _bound_names(suite: cst.BaseSuite) -> set[str]:
+    """The names a branch binds at its own level: imports, plain assignments, defs and classes."""
+    found: set[str] = set()
+    for statement in suite.body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            found.add(statement.name.value)
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                found.update(bound_name(alias) for alias in small.names)
+            elif isinstance(small, cst.Assign):
+                found.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+            elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                found.add(small.target.value)
+    return found
+
+
+def _tested_name(test: cst.BaseExpression) -> tuple[str, bool] | None:
+    """``(name, when_set)`` for a test of a bare name as a flag: ``N``, ``N is not None``, ``hasattr(N, ...)``,
+    ``bool(N)`` run their body when N is set (True); ``not N``, ``N is None`` their else side (False)."""
+    if isinstance(test, cst.Name) and test.value not in ("True", "False", "None"):
+        return test.value, True
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _tested_name(test.expression)
+        return (inner[0], not inner[1]) if inner else None
+    if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)
+            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"
+            and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))):
+        return test.left.value, isinstance(test.comparisons[0].operator, cst.IsNot)
+    if (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value in ("hasattr", "bool")
+            and test.args and isinstance(test.args[0].value, cst.Name)):
+        return test.args[0].value.value, True
+    return None
+
+
+class _FlagTests:
+    """Where the original file tests a bare name as a flag, and the nodes each such test runs only when it is set."""
+
+    def __init__(self) -> None:
+        self.tests: dict[str, list[cst.CSTNode]] = {}  # name -> the test nodes
+        self.gated: dict[str, list[cst.CSTNode]] = {}  # name -> the suites / values that run only when it is set
+
+    @classmethod
+    def of(cls, module: cst.Module | None) -> "_FlagTests":
+        found = cls()
+
+        def note(test: cst.BaseExpression, when_set: cst.CSTNode | None, when_unset: cst.CSTNode | None) -> None:
+            operands = [test]
+            if isinstance(test, cst.BooleanOperation):  # `N and x`: the body runs only when N is set as well
+                operands = [test.left, test.right] if isinstance(test.operator, cst.And) else []
+                when_unset = None
+            for operand in operands:
+                tested = _tested_name(operand)
+                if tested is None:
+                    continue
+                name, positive = tested
+                found.tests.setdefault(name, []).append(operand)
+                gated = when_set if positive else when_unset
+                if gated is not None:
+                    found.gated.setdefault(name, []).append(gated)
+
+        class Tests(cst.CSTVisitor):
+            def visit_If(self, node: cst.If) -> None:
+                note(node.test, node.body, node.orelse)
+
+            def visit_While(self, node: cst.While) -> None:
+                note(node.test, node.body, None)
+
+            def visit_IfExp(self, node: cst.IfExp) -> None:
+                note(node.test, node.body, node.orelse)
+
+            def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+                tested = _tested_name(node.left)
+                if tested is not None:
+                    found.tests.setdefault(tested[0], []).append(node.left)
+
+        if module is not None:
+            cstwalk.visit(module, Tests())
+        return found
+
+    def tested_outside(self, names: set[str], guard: cst.CSTNode) -> set[str]:
+        inside = _ids(guard, set())
+        return {name for name in names if any(id(test) not in inside for test in self.tests.get(name, ()))}
+
+    def gated_nodes(self, names: set[str]) -> set[int]:
+        ids: set[int] = set()
+        for name in names:
+            for node in self.gated.get(name, ()):
+                _ids(node, ids)
+        return ids
+
+
+def _ids(tree: cst.CSTNode, into: set[int]) -> set[int]:
+    """``into`` with the ids of ``tree`` and every node below it."""
+    def note(node: cst.CSTNode) -> bool:
+        into.add(id(node))
+        return False  # go on: every node
+
+    cstwalk.find(tree, note)
+    return into

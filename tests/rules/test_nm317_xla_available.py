@@ -33,3 +33,49 @@ def test_a_project_flag_with_a_similar_name_is_left_alone() -> None:
         """,
         "NM317",
     )
+
+
+def test_a_guard_binding_a_name_tested_as_a_flag_is_kept() -> None:
+    result = migrate(
+        """
+        from transformers.utils import is_torch_xla_available
+
+        if is_torch_xla_available():
+            import torch_xla.core.xla_model as xm
+        else:
+            xm = None
+
+
+        def device():
+            if xm is not None:
+                return xm.xla_device()
+            return "cpu"
+        """,
+        "NM317",
+        family="NM3",
+    )
+    guard = "if is_torch_xla_available():\n    import torch_xla.core.xla_model as xm\nelse:\n    xm = None"
+    assert guard in result.text
+    assert findings(result, "NM317") == {(3, "todo")}
+    # the device port behind `if xm is not None:` cannot run on TorchNeuron while the guard stays: not counted fixed
+    (device,) = [f for f in result.findings if f.rule == "NM301"]
+    assert device.severity.value == "todo" and "not run on TorchNeuron" in device.message
+
+
+def test_a_name_tested_only_inside_the_guard_is_no_flag() -> None:
+    result = migrate(
+        """
+        import torch
+        from transformers.utils import is_torch_xla_available
+
+        if is_torch_xla_available():
+            import torch_xla.core.xla_model as xm
+            if xm is not None:
+                device = xm.xla_device()
+        else:
+            device = torch.device("cpu")
+        """,
+        "NM317",
+    )
+    assert result.text.rstrip().endswith('\ndevice = torch.device("cpu")')
+    assert findings(result, "NM317") == {(4, "fixed")}
