@@ -11,12 +11,21 @@ What it does:
   A comment at the end of the line stays, on the last reduction.
 * ``y = xm.all_reduce(op, expr[, scale=s])`` (the single-tensor form RETURNS a new tensor) ->
   ``y = (expr).clone()`` then ``dist.all_reduce(y, op=...)`` (then ``y.mul_(s)``); ``return xm.all_reduce(...)``
-  the same with a new name (``reduced``), then ``return reduced``. An ``xm.all_reduce`` inside any other expression
-  (``xm.all_reduce(op, t).sqrt()``, a call argument) is left with a ``todo``.
+  the same with a new name (``reduced``), then ``return reduced``. The list form inside any other expression is left
+  with a ``todo``.
 * The reduction is guarded by ``dist.is_initialized()``: a single process (no process group) keeps the value, as
   ``xm.all_reduce`` did with one replica.
 * ``x = xm.mesh_reduce(tag, data, fn)`` -> ``fn`` over ``dist.all_gather_object`` of every rank's ``data``
-  (``fn([data])`` in a single process, as torch_xla did with one replica).
+  (``fn([data])`` in a single process, as torch_xla did with one replica); ``return xm.mesh_reduce(...)`` returns
+  ``fn(...)`` in both branches, a bare ``xm.mesh_reduce(...)`` line calls it in both.
+* A collective inside another statement (``print(xm.mesh_reduce(...))``, ``self.avg = xm.mesh_reduce(...) / n``,
+  ``total += xm.all_reduce(op, t)``, ``return xm.all_reduce(op, t).sqrt()``) is computed on the lines before it into
+  a new name (``reduced``) the statement then reads, when that keeps the order of evaluation: it is the statement's
+  only collective, nothing else the statement runs starts before it (a call, ``await``, ``yield``, ``:=``; the calls
+  it is an argument of excepted), and it is not evaluated lazily (in a lambda, a comprehension, the right side of
+  ``and``/``or``, a branch of ``a if c else b``). Otherwise it stays with a ``todo``: moved out, it would run at
+  another time, or not at all where Python skipped it. Leaving such a line on torch_xla keeps the whole file on
+  ``import torch_xla``, which the migrated requirements no longer install.
 * An ``xm.REDUCE_*`` constant handed to code that is not ``torch.distributed`` (torch_xla's FSDP
   ``all_reduce_op``, a helper of the project) keeps its torch_xla value, with a ``todo``: that code reads it.
 * ``pin_layout=`` (an XLA compiler detail), ``groups=None`` and one group of every rank
@@ -121,9 +130,16 @@ class XlaCollectives(XlaRule):
         return op, inputs, scale
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        if id(original) in self._hoists:
+            return self._hoist(original, updated, *self._hoists[id(original)])
         if len(original.body) != 1 or len(updated.body) != 1:
             return updated
         stmt, new_stmt = original.body[0], updated.body[0]
+        if (isinstance(stmt, (cst.Return, cst.Expr)) and isinstance(stmt.value, cst.Call)
+                and self.ctx.matches(stmt.value.func, MESH_REDUCE) and isinstance(new_stmt, (cst.Return, cst.Expr))):
+            # `return xm.mesh_reduce(...)` / a bare `xm.mesh_reduce(...)`: fn's result returned / evaluated per branch
+            sink = "return {}" if isinstance(stmt, cst.Return) else "{}"
+            return self._mesh_reduce(original, updated, stmt.value, new_stmt.value, sink, self._fresh_name("_per_rank"))
         target, returned = None, False
         new_call: cst.BaseExpression | None
         if isinstance(stmt, cst.Expr):
@@ -139,7 +155,7 @@ class XlaCollectives(XlaRule):
         else:
             return updated
         if isinstance(call, cst.Call) and target is not None and self.ctx.matches(call.func, MESH_REDUCE):
-            return self._mesh_reduce(original, updated, call, new_call, target)
+            return self._mesh_reduce(original, updated, call, new_call, f"{target} = {{}}", f"_{target}_per_rank")
         if not isinstance(call, cst.Call) or not self.ctx.matches(call.func, ALL_REDUCE):
             return updated
         plan = self._plan(call)
@@ -181,26 +197,65 @@ class XlaCollectives(XlaRule):
         self.fixed(call, f"xm.all_reduce -> dist.all_reduce(op=dist.ReduceOp.{op}) (in place)")
         return self.replace_line(original, updated, statements)
 
-    def _mesh_reduce(self, original, updated, call: cst.Call, new_call: cst.BaseExpression | None, target: str):
-        """``x = xm.mesh_reduce(tag, data, fn)``: ``fn`` over the list of every rank's ``data``."""
-        data, fn = arg(call, 1, "data"), arg(call, 2, "reduce_fn")
-        if data is None or fn is None or any(a.star for a in call.args) or not isinstance(new_call, cst.Call):
+    def _mesh_reduce(self, original, updated, call: cst.Call, new_call: cst.BaseExpression | None, sink: str,
+                     gathered: str):
+        """``x = xm.mesh_reduce(tag, data, fn)`` (``sink`` ``x = {}``, or ``return {}``, ``{}``): ``fn`` over the
+        list of every rank's ``data``."""
+        source = self._mesh_reduce_source(call, new_call, sink, gathered)
+        if source is None:
             self.todo(call, OTHERS[f"{XM}.mesh_reduce"])
             return updated
+        return self.replace_line(original, updated, parse_statement(source))
+
+    @staticmethod
+    def _mesh_reduce_portable(call: cst.Call) -> bool:
+        return arg(call, 1, "data") is not None and arg(call, 2, "reduce_fn") is not None and not any(a.star for a in call.args)
+
+    def _mesh_reduce_source(self, call: cst.Call, new_call: cst.BaseExpression | None, sink: str, gathered: str) -> str | None:
+        """The guarded gather and ``fn`` per branch, ``sink`` formatted with ``fn(...)``; None when not portable."""
+        if not self._mesh_reduce_portable(call) or not isinstance(new_call, cst.Call):
+            return None
         new_fn = cast(cst.Arg, arg(new_call, 2, "reduce_fn")).value  # the updated call keeps data and reduce_fn
         data_src, fn_src = source_of(cast(cst.Arg, arg(new_call, 1, "data")).value), source_of(new_fn)
         if not isinstance(new_fn, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
             fn_src = f"({fn_src})"  # a lambda (or any operator) must be called as a whole
         self.ctx.add_import("torch.distributed", None, "dist")
-        gathered = f"_{target}_per_rank"
         source = (f"if dist.is_initialized():\n"
                   f"    {gathered} = [None] * dist.get_world_size()\n"
                   f"    dist.all_gather_object({gathered}, {data_src})\n"
-                  f"    {target} = {fn_src}({gathered})\n"
+                  f"    {sink.format(f'{fn_src}({gathered})')}\n"
                   f"else:\n"
-                  f"    {target} = {fn_src}([{data_src}])\n")
+                  f"    {sink.format(f'{fn_src}([{data_src}])')}\n")
         self.fixed(call, "xm.mesh_reduce(tag, data, fn) -> fn over dist.all_gather_object of every rank's data")
-        return self.replace_line(original, updated, parse_statement(source))
+        return source
+
+    def _hoist(self, original, updated, call: cst.Call, temp: str):
+        """A collective inside a statement: computed into ``temp`` on the lines before it (the statement now reads
+        ``temp``, put there by leave_Call); _plan_hoist checked that nothing the statement evaluates first is moved
+        after it."""
+        new_call = self._hoisted_calls[id(call)]
+        if self.ctx.matches(call.func, MESH_REDUCE):
+            source = cast(str, self._mesh_reduce_source(call, new_call, f"{temp} = {{}}", f"_{temp}_per_rank"))
+            prelude = [parse_statement(source)]
+        else:
+            op, _, scale = cast(tuple, self._plan(call))
+            new_inputs = cast(cst.Arg, arg(new_call, 1, "inputs")).value
+            new_scale = cast(cst.Arg, arg(new_call, 2, "scale")).value if scale is not None else None
+            prelude = self._reduced_copy(temp, op, new_inputs, source_of(new_scale) if new_scale is not None else None)
+            self.fixed(call, f"xm.all_reduce -> dist.all_reduce(op=dist.ReduceOp.{op}) (in place, on a copy)")
+        return super().replace_line(original, updated, [*prelude, updated.with_changes(leading_lines=())])
+
+    def _reduced_copy(self, target: str, op: str, inputs: cst.BaseExpression, scale_src: str | None) -> list:
+        """``target = (inputs).clone()``, its guarded reduction, then ``target.mul_(scale)``."""
+        source = source_of(inputs)
+        if not isinstance(inputs, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            source = f"({source})"
+        self.ctx.add_import("torch.distributed", None, "dist")
+        lines = [f"{target} = {source}.clone()\n",
+                 f"if dist.is_initialized():\n    dist.all_reduce({target}, op=dist.ReduceOp.{op})\n"]
+        if scale_src:
+            lines.append(f"{target}.mul_({scale_src})\n")
+        return [parse_statement(line) for line in lines]
 
     def replace_line(self, original, updated, new):
         """A trailing comment goes on the last line that does the work, inside the guard when the port ends with one
@@ -295,6 +350,9 @@ class XlaCollectives(XlaRule):
         self._argument_of: dict[int, cst.Call] = {}  # id(argument value) -> the call it is passed to
         self._assigned_mesh_reduces: set[cst.Call] = set()  # `x = xm.mesh_reduce(...)`: rewritten whole
         self._statement_calls: set[int] = set()  # ids of calls that are a whole statement (`y = ...`, `return ...`)
+        self._hoists: dict[int, tuple[cst.Call, str]] = {}  # id(line) -> the collective computed before it, its name
+        self._hoisted_ids: dict[int, str] = {}  # id(collective) -> the name the statement reads instead
+        self._hoisted_calls: dict[int, cst.Call] = {}  # id(collective) -> its updated node (leave_Call)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         super().visit_SimpleStatementLine(node)
@@ -308,6 +366,77 @@ class XlaCollectives(XlaRule):
                 and isinstance(statement.targets[0].target, cst.Name) and isinstance(statement.value, cst.Call)
                 and self.ctx.matches(statement.value.func, MESH_REDUCE)):
             self._assigned_mesh_reduces.add(statement.value)
+        if (isinstance(statement, (cst.Return, cst.Expr)) and isinstance(statement.value, cst.Call)
+                and self.ctx.matches(statement.value.func, MESH_REDUCE)):
+            self._assigned_mesh_reduces.add(statement.value)  # leave_SimpleStatementLine rewrites or notes it
+        if statement is not None:
+            self._plan_hoist(node, statement)
+
+    def _plan_hoist(self, line: cst.SimpleStatementLine, statement: cst.BaseSmallStatement) -> None:
+        """One portable collective inside an expression statement, assignment or return, evaluated before anything
+        else the statement does (no call, await, yield or ``:=`` starts before it, except the calls it is an
+        argument of) and not lazily (a lambda, comprehension, the right side of and/or, a branch of ``x if c else
+        y``): it can be computed on the lines before the statement, into a name the statement reads."""
+        roots: list[cst.CSTNode]
+        rest: list[cst.CSTNode] = []  # evaluated after the value
+        if isinstance(statement, cst.AugAssign):
+            roots = [statement.target, statement.value]
+        elif isinstance(statement, (cst.Assign, cst.AnnAssign)) and statement.value is not None:
+            rest = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [
+                statement.target, statement.annotation]
+            roots = [statement.value]  # the value is evaluated before its targets
+        elif isinstance(statement, (cst.Expr, cst.Return)) and statement.value is not None:
+            roots = [statement.value]
+        else:
+            return
+        Visit = list[tuple[cst.CSTNode, bool, tuple[int, ...]]]  # (node, lazy, ids of its ancestors), as evaluated
+
+        def walk(node: cst.CSTNode, lazy: bool, above: tuple[int, ...], out: Visit) -> Visit:
+            if isinstance(node, (cst.Call, cst.Await, cst.Yield, cst.NamedExpr)):
+                out.append((node, lazy, above))
+            inner = (*above, id(node))
+            if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+                children = [(child, True) for child in node.children]
+            elif isinstance(node, cst.BooleanOperation):
+                children = [(node.left, lazy), (node.right, True)]
+            elif isinstance(node, cst.IfExp):
+                children = [(node.test, lazy), (node.body, True), (node.orelse, True)]
+            else:
+                children = [(child, lazy) for child in node.children]
+            for child, child_lazy in children:
+                walk(child, child_lazy or lazy, inner, out)
+            return out
+
+        order: Visit = []
+        for root in roots:
+            walk(root, False, (), order)
+        after: Visit = []
+        for root in rest:
+            walk(root, False, (), after)
+        collective = ALL_REDUCE | MESH_REDUCE
+        found = [i for i, (node, _, _) in enumerate(order) if isinstance(node, cst.Call) and self.ctx.matches(node.func, collective)]
+        if len(found) != 1 or any(isinstance(n, cst.Call) and self.ctx.matches(n.func, collective) for n, _, _ in after):
+            return
+        node, lazy, above = order[found[0]]
+        call = cast(cst.Call, node)
+        if lazy or id(call) in self._statement_calls or any(id(node) not in above for node, _, _ in order[:found[0]]):
+            return
+        if self.ctx.matches(call.func, MESH_REDUCE):
+            if not self._mesh_reduce_portable(call):
+                return
+        else:
+            plan = self._plan(call)
+            if plan is None or isinstance(plan[1].value, (cst.List, cst.Tuple)):
+                return  # the list form returns the list it reduced in place: its todo stays
+        temp = self._fresh_name("reduced")
+        self._hoists[id(line)] = (call, temp)
+        self._hoisted_ids[id(call)] = temp
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if id(original) in self._hoisted_ids:
+            self._hoisted_calls[id(original)] = updated
+            return cst.Name(self._hoisted_ids[id(original)])  # leave_SimpleStatementLine computes it on the lines before
+        return updated
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
         qualified = self.ctx.matches(original, CONSTANTS)
@@ -324,7 +453,8 @@ class XlaCollectives(XlaRule):
         return parse_expression(f"dist.ReduceOp.{CONSTANTS[qualified]}")
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.ctx.matches(node.func, ALL_REDUCE) and id(node) not in self._statement_calls:
+        hoisted = id(node) in self._hoisted_ids  # computed on the lines before its statement
+        if self.ctx.matches(node.func, ALL_REDUCE) and id(node) not in self._statement_calls and not hoisted:
             self.todo(node, "xm.all_reduce inside an expression: give its result a line of its own (`total = "
                       "xm.all_reduce(...)`, which the rule rewrites), or reduce a copy: r = x.clone(); "
                       "dist.all_reduce(r, op=dist.ReduceOp.SUM) (in place; xm's single-tensor form returned a new "
@@ -332,5 +462,8 @@ class XlaCollectives(XlaRule):
         if not any(name.startswith("torch.distributed.") for name in self.ctx.qualnames(node.func)):
             self._argument_of.update((id(a.value), node) for a in node.args)
         qualified = self.ctx.matches(node.func, OTHERS)
-        if qualified and node not in self._assigned_mesh_reduces:
-            self.todo(node, OTHERS[qualified])
+        if qualified and node not in self._assigned_mesh_reduces and not hoisted:
+            inside = qualified == f"{XM}.mesh_reduce" and id(node) not in self._statement_calls
+            self.todo(node, OTHERS[qualified] + (" (here it runs after another call of the statement, lazily or beside "
+                                                 "another collective: give it a line of its own, `x = xm.mesh_reduce("
+                                                 "...)`, which the rule rewrites)" if inside else ""))
