@@ -61,7 +61,10 @@ What it does:
   transformers cannot read: rewritten, the load would fail, so the whole file stays on optimum-neuron (its loads
   and import as they are, as for a kept ``get_neuron_config`` below) with a ``todo`` at the load: load the source
   checkpoint (``checkpoint_id`` in ``<path>/neuron_config.json``, which also records
-  sequence_length/batch_size/tp_degree). An ``export=`` that cannot be read (``export=args.export``, a
+  sequence_length/batch_size/tp_degree). Where the project names that checkpoint - a shell script runs
+  ``optimum-cli export neuron --model <id> ... <folder>`` and the load reads that folder, written as a string (or a
+  module-level name bound to one), see ``_compiled_exports.py`` - the load is rewritten completely: it loads
+  ``<id>`` with the shapes and dtype of that command. An ``export=`` that cannot be read (``export=args.export``, a
   ``**kwargs``) is rewritten, keeping ``path``, with a ``todo`` summary (not ``fixed``) saying the same.
 * a use of the class that stays in the code and that the stock class lacks (``X.get_neuron_config(...)`` whose
   result is read anywhere but as the ``neuron_config`` of ``X.export``, an ``X.export(...)`` with no model id this
@@ -117,6 +120,7 @@ References:
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from typing import cast
@@ -128,6 +132,7 @@ from codemods._tables.inference_arguments import DTYPES as DTYPES_TABLE
 from codemods._tables.inference_symbols import decoder_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import InferenceRule, dtype_for, neuron_argument_note, torch_dtype_attr
+from codemods.inference._compiled_exports import COMPILED_EXPORTS, INTEGER_KEYS, normalized
 from codemods.inference._padding import left_padding
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
@@ -190,7 +195,7 @@ class CausalLMStaticCache(InferenceRule):
     moves = DECODERS
     legacy_modules = ("optimum.neuron",)
     places_model = True
-    facts = (TORCHRUN_LAUNCHES,)
+    facts = (TORCHRUN_LAUNCHES, COMPILED_EXPORTS)
 
     def prepare(self, module: cst.Module) -> None:
         """Find ``nc = X.get_neuron_config(...)`` consumed only by ``X.export(id, nc)``: expanded, then removed."""
@@ -265,20 +270,47 @@ class CausalLMStaticCache(InferenceRule):
             return any(folded is call for _, folded in self._folded_getters(gathered).values())
         return False
 
-    def kept_stock_call(self, call: cst.Call, gatherer) -> str | None:
-        """``X.from_pretrained(path)`` with no ``export=True`` (and no ``**splat`` that could carry it) loads
-        Neuron-compiled artifacts: rewritten, it could not run."""
+    def _loads_compiled(self, call: cst.Call) -> bool:
+        """``X.from_pretrained(path)`` with no ``export=True`` (``export=`` absent or False, and no ``**splat`` that
+        could carry it): it loads Neuron-compiled artifacts."""
         if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "from_pretrained"):
-            return None
+            return False
         if any(arg.star for arg in call.args) or not any(
                 (arg.keyword is None) or arg.keyword.value in MODEL_ID_KEYWORDS for arg in call.args):
-            return None
+            return False
         export = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "export"),
                       None)
-        if export is not None and not (isinstance(export, cst.Name) and export.value == "False"):
+        return export is None or (isinstance(export, cst.Name) and export.value == "False")
+
+    def _recovered(self, call: cst.Call) -> tuple[str, str, tuple[tuple[str, str], ...]] | None:
+        """(the source checkpoint id, the script, its shapes) of a compiled load whose path (a string, or a name
+        bound once at module level to one) is the output folder of one readable ``optimum-cli export neuron``
+        command of the project (``inference.compiled-exports``), all such commands naming the same id and shapes."""
+        if not self._loads_compiled(call):
+            return None
+        path: cst.BaseExpression | None = next(
+            arg.value for arg in call.args if arg.keyword is None or arg.keyword.value in MODEL_ID_KEYWORDS)
+        if isinstance(path, cst.Name):
+            module = self.ctx.shared.get("module")
+            scopes = self.ctx.memo("inference.scopes", lambda: None)
+            path = scopes.values.get(id(module), {}).get(path.value) if scopes is not None else None
+        if not isinstance(path, cst.SimpleString) or not isinstance(path.evaluated_value, str):
+            return None
+        folder = normalized(path.evaluated_value)
+        found = {(model, script, shapes) for script, commands in self.ctx.options.project.of(COMPILED_EXPORTS.name).items()
+                 for output, model, shapes in commands if output == folder}
+        if len({(model, shapes) for model, _, shapes in found}) != 1:
+            return None
+        return min(found)
+
+    def kept_stock_call(self, call: cst.Call, gatherer) -> str | None:
+        """A compiled load (``_loads_compiled``) whose source checkpoint the project does not name: rewritten, it
+        could not run."""
+        if not self._loads_compiled(call) or self._recovered(call) is not None:
             return None
         return ("loads Neuron-compiled artifacts (no export=True) that stock libraries cannot load, and the checkpoint "
-                "they were compiled from is not named in this file")
+                "they were compiled from is not named in this project (no optimum-cli export neuron command of it writes "
+                "that folder)")
 
     def kept_use_advice(self, attribute: str) -> str:
         if attribute == "from_pretrained":
@@ -411,6 +443,16 @@ class CausalLMStaticCache(InferenceRule):
         export_arg = args.get("export")
         export_value = self.literal(export_arg.value) if export_arg is not None else False
         compiled = method == "from_pretrained" and export_value is not True
+        recovered = self._recovered(original) if compiled else None
+        if recovered is not None:  # the compiled folder an export script of the project writes: load its source
+            model_id, script, shapes = recovered
+            folder = source_of(args.positional[0].value)
+            args.positional = [cst.Arg(cst.SimpleString(json.dumps(model_id)))]
+            args.keywords = [(k, a) for k, a in args.keywords if k != "export"] + [
+                (key, keyword_arg(key, value if key in INTEGER_KEYS else json.dumps(value))) for key, value in shapes]
+            compiled = False
+            self.fixed(original, f"{folder} is the folder {script} compiles from \"{model_id}\" (optimum-cli export "
+                       "neuron): the stock load reads that checkpoint, with the shapes that command compiled")
 
         # compile settings this rule could not read (an opaque **splat, an unfolded neuron config): no "not given" notes
         unread_config = bool(args.opaque)

@@ -424,3 +424,23 @@ def test_batched_prompts_of_unequal_length_generate_as_they_do_alone(tmp_path: P
     result = values(run(script, tmp_path))
     assert result["side"] == "left"
     assert result["same_tokens"] == "True" and result["same_scores"] == "True"
+
+
+COMPILED_FOLDER = '''
+from optimum.neuron import NeuronModelForCausalLM
+
+model = NeuronModelForCausalLM.from_pretrained("compiled/tiny")
+out = model.generate(input_ids=__import__("torch").tensor([[2, 7, 8]]), max_new_tokens=4, min_new_tokens=4)
+print("RESULT new_tokens=%d" % (out.shape[1] - 3))
+print("RESULT max_cache_len=%s" % model.generation_config.max_cache_len)
+'''
+
+
+def test_a_compiled_folder_an_export_script_writes_loads_its_source(tmp_path: Path) -> None:
+    """redteam-round2 D7: the folder the project's optimum-cli export writes is replaced by the checkpoint it was
+    compiled from, so the migrated load runs (the folder itself holds NEFFs a stock load cannot read)."""
+    model = tiny.llama(tmp_path / "llama")
+    export = f"optimum-cli export neuron --model {model} --batch_size 1 --sequence_length 24 ./compiled/tiny\n"
+    script = migrate(COMPILED_FOLDER, project={"export.sh": export})
+    result = values(run(script, tmp_path))
+    assert result == {"new_tokens": "4", "max_cache_len": "24"}

@@ -341,3 +341,48 @@ def test_a_compiled_folder_load_keeps_the_file_on_optimum_neuron() -> None:
     unread = migrate(source.format(export=", export=args.export"), "NM110")  # cannot tell: rewritten, with a todo
     assert "AutoModelForCausalLM.from_pretrained(model_dir" in unread.text
     assert any("unless export= is True" in message for message in _messages(unread))
+
+
+COMPILED_LOAD = """
+from optimum.neuron import NeuronModelForCausalLM
+
+model = NeuronModelForCausalLM.from_pretrained("{path}")
+"""
+EXPORT_SH = """\
+MODEL_ID=${{MODEL_ID:-org/tiny-chat}}
+OUT_DIR={out}
+optimum-cli export neuron --model "$MODEL_ID" --batch_size 1 --sequence_length 512 --auto_cast_type bf16 "$OUT_DIR"
+"""
+
+
+def test_a_compiled_folder_an_export_script_writes_loads_its_source_checkpoint() -> None:
+    """redteam-round2 D7: the project's optimum-cli export command names the id that produced the folder: the
+    load is rewritten completely with that id and the shapes it was compiled with."""
+    result = migrate(COMPILED_LOAD.format(path="compiled/tiny/"), "NM110", path="app/serve.py",
+                     project={"scripts/export.sh": EXPORT_SH.format(out="./compiled/tiny")})
+    code = _code(result.text)
+    assert 'AutoModelForCausalLM.from_pretrained("org/tiny-chat", dtype=torch.bfloat16' in code
+    assert "max_cache_len=512" in code and "optimum" not in code
+    assert any(f.severity.value == "fixed" and "scripts/export.sh compiles from \"org/tiny-chat\"" in f.message
+               for f in result.findings)
+    assert not any("Neuron-compiled" in message for message in _messages(result))
+
+
+def test_a_compiled_folder_no_readable_export_writes_stays() -> None:
+    """Another output folder, an output or id that stays unknown ($1), an option this reader does not know: the
+    load stays on optimum-neuron."""
+    for script in (EXPORT_SH.format(out="compiled/other"), EXPORT_SH.format(out="$1"),
+                   EXPORT_SH.format(out="compiled/tiny").replace("--batch_size", "--new-flag x --batch_size")):
+        result = migrate(COMPILED_LOAD.format(path="compiled/tiny"), "NM110", project={"export.sh": script})
+        assert "from optimum.neuron import NeuronModelForCausalLM" in result.text
+        assert "AutoModelForCausalLM" not in _code(result.text)
+
+
+def test_the_compiled_exports_fact_reads_the_script_variables() -> None:
+    from codemods.inference._compiled_exports import compiled_exports
+
+    # an expansion it cannot read
+    assert compiled_exports(EXPORT_SH.format(out="./compiled/tiny-${MODEL_ID##*/}")) is None
+    assert compiled_exports("optimum-cli export neuron -m org/m --num_cores=2 --trust-remote-code out/\n") == (
+        ("out", "org/m", (("num_cores", "2"),)),)
+    assert compiled_exports("M=a/b\nM=c/d\noptimum-cli export neuron -m $M out\n") is None  # set twice

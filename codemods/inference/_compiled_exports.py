@@ -1,0 +1,146 @@
+"""Which checkpoint a compiled decoder folder of the project was compiled from (NM110, redteam-round2 D7).
+
+A shell script of the project that runs ``optimum-cli export neuron --model <id> ... <output>`` names the source
+checkpoint of the folder it writes. The fact records, per script, each such command whose model id, output folder
+and static shapes are plain words once the script's own variables are read (``MODEL_ID=${MODEL_ID:-org/name}``:
+the default; any other expansion, a variable set twice, an option this reader does not know, or anything but one
+output folder: the command is not recorded). NM110 rewrites ``NeuronModelForCausalLM.from_pretrained("<output>")``
+to a stock load of that id only when the path it loads is that output folder, written the same way.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+
+from migrate.facts import ProjectFact
+from migrate.filekinds import FileKind
+
+#: options of ``optimum-cli export neuron`` that take a value -> the from_pretrained keyword it maps to (or None)
+VALUE_OPTIONS = {
+    "--model": "model", "-m": "model", "--batch_size": "batch_size", "--sequence_length": "sequence_length",
+    "--num_cores": "num_cores", "--auto_cast_type": "auto_cast_type", "--tensor_parallel_size": "num_cores",
+    "--task": None, "--auto_cast": None, "--instance_type": None, "--optlevel": None, "-O": None,
+    "--compiler_workdir": None, "--cache_dir": None, "--revision": None, "--subfolder": None,
+}
+#: options that take no value
+FLAGS = frozenset({"--trust-remote-code", "--trust_remote_code", "--disable-neuron-cache", "--disable_neuron_cache",
+                   "--inline-weights-neff", "--dynamic-batch-size", "--dynamic_batch_size", "-O1", "-O2", "-O3"})
+INTEGER_KEYS = ("batch_size", "sequence_length", "num_cores")
+_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=(\S*)\s*(?:#.*)?$")
+_EXPANSION = re.compile(r"\$\{(\w+)(?::-([^}]*))?\}|\$(\w+)")
+
+
+def _variables(lines: list[str]) -> dict[str, str | None]:
+    """``NAME=value`` lines of the script (None: set more than once, or to something that is no plain word)."""
+    found: dict[str, str | None] = {}
+    for line in lines:
+        match = _ASSIGNMENT.match(line)
+        if match:
+            name, value = match.group(1), match.group(2)
+            try:
+                words = shlex.split(value)
+            except ValueError:
+                words = []
+            found[name] = (words[0] if len(words) == 1 else None) if name not in found else None
+    return found
+
+
+def _expand(word: str, variables: dict[str, str | None], depth: int = 0) -> str | None:
+    """``word`` with ``$X`` / ``${X}`` / ``${X:-default}`` read from the script (the default when ``X`` is the name
+    being defined or is not set there); None when something stays unknown."""
+    if depth > 4:
+        return None
+    unknown = False
+
+    def replace(match: re.Match) -> str:
+        nonlocal unknown
+        name = match.group(1) or match.group(3)
+        default = match.group(2)
+        if default is not None:  # ${X:-d}: X comes from the caller's environment, d otherwise
+            value = _expand(default, variables, depth + 1)
+        else:
+            raw = variables.get(name)
+            value = _expand(raw, variables, depth + 1) if raw is not None else None
+        if value is None:
+            unknown = True
+            return ""
+        return value
+
+    out = _EXPANSION.sub(replace, word)
+    return None if unknown or "$" in out or "`" in out else out
+
+
+def compiled_exports(text: str) -> tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] | None:
+    """Project fact: ``(output folder, model id, ((keyword, value), ...))`` of each readable ``optimum-cli export
+    neuron`` command of a shell script."""
+    lines = text.replace("\\\n", " ").splitlines()
+    variables = _variables(lines)
+    found = []
+    for line in lines:
+        code = line.split("#", 1)[0]
+        if "optimum-cli" not in code:
+            continue
+        try:
+            words = shlex.split(code)
+        except ValueError:
+            continue
+        for start in range(len(words) - 2):
+            if words[start].endswith("optimum-cli") and words[start + 1:start + 3] == ["export", "neuron"]:
+                entry = _command(words[start + 3:], variables)
+                if entry is not None:
+                    found.append(entry)
+    return tuple(found) or None
+
+
+def _command(words: list[str], variables: dict[str, str | None]):
+    options: dict[str, str] = {}
+    positional: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word in ("&&", "||", ";", "|", ">", ">>", "2>&1") or word.startswith((">", "2>")):
+            break
+        if word.startswith("-"):
+            name, _, value = word.partition("=")
+            if name in FLAGS and not value:
+                index += 1
+                continue
+            if name not in VALUE_OPTIONS:
+                return None  # an option this reader does not know may or may not take a value
+            if not value:
+                if index + 1 >= len(words):
+                    return None
+                index += 1
+                value = words[index]
+            key = VALUE_OPTIONS[name]
+            if key is not None:
+                expanded = _expand(value, variables)
+                if expanded is None:
+                    return None
+                options[key] = expanded
+        else:
+            positional.append(word)
+        index += 1
+    if len(positional) != 1 or "model" not in options:
+        return None
+    output = _expand(positional[0], variables)
+    if not output:
+        return None
+    shapes = []
+    for key, value in options.items():
+        if key == "model":
+            continue
+        if key in INTEGER_KEYS and not value.isdigit():
+            return None
+        shapes.append((key, value))
+    return normalized(output), options["model"], tuple(shapes)
+
+
+def normalized(path: str) -> str:
+    return posixpath.normpath(path.strip())
+
+
+COMPILED_EXPORTS = ProjectFact("inference.compiled-exports", frozenset({FileKind.SHELL, FileKind.DOCKERFILE}),
+                               ("optimum-cli",), compiled_exports)
