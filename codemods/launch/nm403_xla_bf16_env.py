@@ -12,6 +12,10 @@ What it does:
   commands that does not pass ``--bf16`` / ``--fp16`` already (before its redirections), and a ``todo`` from the
   shared env-var table
   (``codemods/_tables/env_vars.py``) says how to keep full-bf16 weights (``dtype=torch.bfloat16``).
+* The variable is removed too (``fixed``) where every training command of the file runs a project script that set
+  it itself and carries it on its model: NM316 moves that model with ``model.to(device, dtype=torch.bfloat16)``
+  (the project fact ``xla.bf16-model-scripts``, the same test NM316 makes). One policy per script: where the
+  script's own setting stays (NM316 cannot move it onto the model), the export stays with the same todo.
 * Otherwise (no training command in the file, a script with its own argparse, one the project does not hold and
   that is not a known Trainer script, an argument list the flag cannot be added to) the variable stays with a
   ``todo`` that says why and how to carry the precision by hand. A setting to ``0`` is removed (it switched
@@ -51,28 +55,31 @@ References:
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 
 from codemods._lib.launch_targets import NOT_TRAINERS, Resolved, parses_training_arguments, program_of, resolver
 from codemods._lib.shell import CommandLine, EmbeddedCommand, Report, Resolve, Tok, lex, unquote
 from codemods._lib.shell.variables import ShellVariables
+from codemods._tables import env_vars
 from codemods._tables.project_markers import MARKERS
 from codemods.launch._base import ENV_FACTS, LaunchRule, edit_env
+from codemods.xla.nm316_env_vars import BF16_KEPT_TODO, BF16_MODEL_SCRIPTS, BF16_NAMES
 from migrate.findings import Severity
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
 
-NAMES = ("XLA_USE_BF16", "XLA_DOWNCAST_BF16")
+NAMES = BF16_NAMES
 
 BF16_FLAG = "--bf16 true"
 BF16_ADDED = ("--bf16 true added: {names} (removed here) ran this training in bf16 on torch_xla, and TorchNeuron "
               "ignores {them}; the Trainer's bf16 mixed precision keeps the run off fp32 (for bf16 weights as before, "
               "load the model with dtype=torch.bfloat16)")
-KEPT_TODO = ("{name} was left as it is: TorchNeuron ignores it, so removing it alone would turn this bf16 run into "
-             "fp32 without a word, and {why}; carry the precision to the script (--bf16 true for a script that parses "
-             "TrainingArguments, bf16=True in its TrainingArguments, or the model loaded with dtype=torch.bfloat16), "
-             "then remove {name}")
+KEPT_TODO = BF16_KEPT_TODO  # the same words as NM316's for the same variable in the script's Python
+CARRIED = ("{name} removed: TorchNeuron ignores it, and {scripts} now move{s} the model to the device in bf16 "
+           "(NM316: `model.to(device, dtype=torch.bfloat16)` where the script set {name} itself), which keeps the "
+           "weights and optimizer state in bf16 as torch_xla did")
 _REDIRECTION = re.compile(r"^\d*(?:[<>]|&>)")
 _SCRIPT = re.compile(r"[\w./${}-]+\.py\b")  # a script in a quoted `--wrap "... train.py"` word
 _PRECISION = {"--bf16", "--fp16", "--bf16_full_eval", "--fp16_full_eval"}
@@ -146,10 +153,25 @@ def _add_bf16(commands: list[TrainerCommand], report: Report, names: list[str]) 
 
 
 def edit_bf16(doc: TextDocument, report: Report, resolve: Resolve, readers=lambda name: [],
-              unseen: tuple[str, str] | None = None) -> None:
+              unseen: tuple[str, str] | None = None, carried=lambda path: False) -> None:
     """Remove the XLA bf16 variables where ``--bf16 true`` can be added to every training command of the file in the
-    same edit; otherwise keep them with a todo."""
+    same edit, or where every training command runs a script that moves its model to the device in bf16 itself
+    (``carried(path)``: NM316's rewrite, ``BF16_MODEL_SCRIPTS``); otherwise keep them with a todo."""
     commands = trainer_commands(doc, resolve)
+    if commands and all(c.resolved.path is not None and carried(c.resolved.path) for c in commands):
+        scripts = sorted({posixpath.basename(c.resolved.path or "") for c in commands})
+
+        def carried_report(line, severity, message) -> None:
+            # the table's todo for a removed setting (not the todo of one kept for a reader): carried by the script
+            name = next((n for n in NAMES if (action := env_vars.lookup(n)) is not None
+                         and message == env_vars.message_for(n, action)), None)
+            if severity is Severity.TODO and name is not None:
+                severity, message = Severity.FIXED, CARRIED.format(
+                    name=name, scripts=", ".join(scripts), s="s" if len(scripts) == 1 else "")
+            report(line, severity, message)
+
+        edit_env(doc, carried_report, lambda name: name in NAMES, readers, unseen)
+        return
     why = _why_kept(commands)
     todo = (lambda name: KEPT_TODO.format(name=name, why=why)) if why is not None else (lambda name: None)
     removed = edit_env(doc, report, lambda name: name in NAMES, readers, unseen, todo)
@@ -166,11 +188,12 @@ class XlaBf16Env(LaunchRule):
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
     triggers = NAMES
-    facts = ENV_FACTS
+    facts = (*ENV_FACTS, BF16_MODEL_SCRIPTS)
 
     def apply(self, doc: TextDocument) -> None:
+        carried = self.ctx.options.project.of(BF16_MODEL_SCRIPTS.name)
         edit_bf16(doc, self.report, resolver(self.ctx.options.project, self.ctx.path), self.env_readers(doc),
-                  self.unseen_target(doc))
+                  self.unseen_target(doc), lambda path: bool(carried.get(path)))
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:

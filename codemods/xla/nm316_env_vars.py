@@ -6,8 +6,17 @@ Handles ``os.environ["X"] = "v"``, ``os.environ.setdefault("X", "v")`` and ``os.
 variable name is a string literal, following the table ``codemods/_tables/env_vars.py`` (shared with the
 launch-layer rules):
 
-* ``remove`` (e.g. ``XLA_USE_BF16``, ``NEURON_EXTRACT_GRAPHS_ONLY``, ``PJRT_DEVICE``, ``XLA_*``): the statement is
-  deleted; ``XLA_USE_BF16``/``XLA_DOWNCAST_BF16`` leave a ``todo`` about the dtype. An assignment that implements
+* ``XLA_USE_BF16`` / ``XLA_DOWNCAST_BF16`` set on (``"1"``) follow one policy with the launchers (NM403): where
+  the script builds its model in one place (every binding of it before the move loads a transformers text model
+  with ``from_pretrained`` / ``from_config`` and no dtype, in one function) and moves it once with
+  ``model.to(device)`` (its only cast; ``import torch`` binds ``torch``; the file never reads the variable), the
+  setting is removed and the move becomes ``model.to(device, dtype=torch.bfloat16)`` (both ``fixed``): weights,
+  gradients and optimizer state stay bf16 as under torch_xla, and NM403 removes the variable from the launchers
+  that run only such scripts. Anywhere else the setting stays with the todo NM403 gives a launcher's export:
+  TorchNeuron ignores it, so removing it alone would turn the run into fp32 without a word. Set to ``0`` it is
+  removed (it switched nothing on).
+* ``remove`` (e.g. ``NEURON_EXTRACT_GRAPHS_ONLY``, ``PJRT_DEVICE``, ``XLA_*``): the statement is
+  deleted. An assignment that implements
   an option of the script (its value reads a variable, or the ``if`` around it tests one:
   ``if flags.snapshot_step_list: os.environ["XLA_FLAGS"] = f"...{flags.dump_dir}"``) is kept, with a ``todo``
   naming the option: removing it would drop the option silently.
@@ -44,12 +53,17 @@ Before::
 
     os.environ["NEURON_CC_FLAGS"] = "--model-type=transformer --retry_failed_compilation"
     os.environ["XLA_USE_BF16"] = "1"
+    ...
+    model = AutoModelForCausalLM.from_pretrained(name)
+    model.to(device)
 
 After::
 
     # neuron-migrate: review NEURON_CC_FLAGS: TorchNeuron still passes it to neuronx-cc; drop --retry_failed_compilation ...
     os.environ["NEURON_CC_FLAGS"] = "--model-type=transformer --retry_failed_compilation"
-    # neuron-migrate: XLA_USE_BF16 made torch_xla hold every fp32 tensor in bf16; removed: ...
+    ...
+    model = AutoModelForCausalLM.from_pretrained(name)
+    model.to(device, dtype=torch.bfloat16)
 
 Safety: needs-review. The table says which variables are only reported; a reviewer reads each ``todo`` (a dtype
 to set explicitly, compiler flags to revisit).
@@ -62,6 +76,7 @@ References:
 
 from __future__ import annotations
 
+import ast
 import builtins
 import re
 
@@ -72,6 +87,8 @@ from codemods._tables.env_vars import ENV_PREFIXES, ENV_VARS, cc_flag_actions, l
 from codemods.xla._base import NKI_JIT, ImportMap, PythonContext, Safety, XlaRule, arg, python_chunks, string_value
 from codemods.xla._importers import FACTS, kept_message, kept_with_importers, launched_kept_scripts, launcher_message
 from migrate import cstwalk
+from migrate.facts import ProjectFact
+from migrate.filekinds import FileKind
 
 ENVIRON = frozenset({"os.environ"})
 SETTERS = frozenset({"os.environ.setdefault", "os.putenv"})
@@ -86,6 +103,128 @@ TORCHXLA_MODE = "torchxla"  # nki.jit(mode="torchxla"): a kernel pinned to the X
 #: variables that configured optimum-neuron, not the torch_xla stack: removed wherever they are
 OPTIMUM_ONLY = frozenset({"CUSTOM_CACHE_REPO", "DISABLE_TRANSFORMERS_PATCHING", "NEURON_CUSTOM_SILU"})
 _KEPT_MEMO = "_nm316_kept_xla_code"  # the attribute of a notebook's SharedNamespace that holds its kept XLA-era code
+
+# ------------------------------------------------------------------- XLA_USE_BF16: one policy, Python and launchers
+
+BF16_NAMES = ("XLA_USE_BF16", "XLA_DOWNCAST_BF16")
+#: the todo for a bf16 variable kept in place, in Python (NM316) and in launchers (NM403, NM410): the same words
+BF16_KEPT_TODO = ("{name} was left as it is: TorchNeuron ignores it, so removing it alone would turn this bf16 run "
+                  "into fp32 without a word, and {why}; carry the precision to the script (--bf16 true for a script "
+                  "that parses TrainingArguments, bf16=True in its TrainingArguments, or the model loaded with "
+                  "dtype=torch.bfloat16), then remove {name}")
+BF16_NOT_CARRIED = ("this file does not build its model in one place (a transformers text model loaded with "
+                    "from_pretrained / from_config) and move it once with `<model>.to(device)`, where the edit would "
+                    "give it dtype=torch.bfloat16 (a launcher that exports {name} for it keeps it the same way)")
+BF16_REMOVED = ("{name} removed: torch_xla held every fp32 tensor in bf16 under it and TorchNeuron ignores it; the model "
+                "is moved to the device in bf16 instead (`{model}.to(..., dtype=torch.bfloat16)` below), which keeps "
+                "the weights, gradients and optimizer state in bf16 as before (a launcher that runs only such scripts drops {name} too)")
+BF16_MOVED = ("dtype=torch.bfloat16 added: {names} (removed) held this model in bf16 on torch_xla; TorchNeuron ignores "
+              "{them}, and the model would train in fp32")
+_ON = frozenset({"1", "true", "True", "TRUE", "yes"})
+#: transformers text models: their inputs are token ids and masks, so bf16 weights need no other cast (a float input,
+#: pixel_values, would need one: XLA_USE_BF16 converted it too)
+_TEXT_MODEL = re.compile(r"^\w*For(?:CausalLM|MaskedLM|Seq2SeqLM|SequenceClassification|TokenClassification|"
+                         r"QuestionAnswering|MultipleChoice)$")
+_LOADERS = frozenset({"from_pretrained", "from_config"})
+_CASTS = frozenset({"to", "half", "float", "bfloat16", "double", "type", "cuda"})
+
+
+def bf16_model_move(text: str) -> tuple[int, str] | None:
+    """(line, model variable) of the one ``<model>.to(device)`` that can carry the XLA bf16 settings of a script, or
+    None. The script sets ``XLA_USE_BF16`` / ``XLA_DOWNCAST_BF16`` to a literal on-value at module level and reads
+    neither; ``import torch`` binds ``torch``; one statement ``<model>.to(<device variable>)`` is the only cast of
+    ``<model>`` in the file, and every binding of ``<model>`` before it, in its function, loads a transformers text
+    model (``AutoModelForCausalLM.from_pretrained(...)`` / ``.from_config(...)``, no ``dtype`` / ``torch_dtype``)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    if not any(isinstance(n, ast.Import) and any(a.name == "torch" and a.asname is None for a in n.names)
+               for n in tree.body):
+        return None
+    if any(code in text for code in (*KEPT_XLA_CODE, TORCHXLA_MODE)):
+        return None  # XLA-era code left as it is reads the variables (kept_xla_code)
+    mentions = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in BF16_NAMES)
+    settings = [n for n in tree.body if _bf16_setting(n)]
+    if not settings or mentions != len(settings):
+        return None  # read somewhere, set off, or set elsewhere than at module level: its meaning is the code's
+    classes = {alias.asname or alias.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
+               and n.module.split(".")[0] == "transformers" for alias in n.names if _TEXT_MODEL.match(alias.name)}
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found = []
+    for statement in ast.walk(tree):
+        if not isinstance(statement, ast.Expr):
+            continue
+        call = statement.value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "to"
+                and isinstance(call.func.value, ast.Name) and len(call.args) == 1 and not call.keywords
+                and isinstance(call.args[0], (ast.Name, ast.Attribute))):
+            continue
+        model = call.func.value.id
+        function: ast.AST | None = parents.get(id(statement))
+        while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            function = None if isinstance(function, (ast.ClassDef, ast.Lambda)) else parents.get(id(function))
+        if function is None:
+            continue
+        bindings = [n for n in ast.walk(function) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                    and n.lineno < statement.lineno and any(isinstance(t, ast.Name) and t.id == model for t in _targets(n))]
+        if bindings and all(_loads_text_model(n.value, classes) for n in bindings) and _local(function, model, tree):
+            found.append((statement.lineno, model))
+    if len(found) != 1 or any(setting.lineno > found[0][0] for setting in settings):
+        return None
+    model = found[0][1]
+    casts = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr in _CASTS and isinstance(n.func.value, ast.Name) and n.func.value.id == model]
+    return found[0] if len(casts) == 1 else None
+
+
+def _bf16_setting(node: ast.stmt) -> bool:
+    """``os.environ["XLA_USE_BF16"] = "1"`` / ``os.environ.setdefault("XLA_USE_BF16", "1")``."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript):
+        target = node.targets[0]
+        name, value = target.slice, node.value
+        if ast.unparse(target.value) != "os.environ":
+            return False
+    elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and len(node.value.args) == 2 \
+            and ast.unparse(node.value.func) == "os.environ.setdefault":
+        name, value = node.value.args
+    else:
+        return False
+    return (isinstance(name, ast.Constant) and name.value in BF16_NAMES and isinstance(value, ast.Constant)
+            and value.value in _ON)
+
+
+def _targets(node: ast.stmt) -> list[ast.AST]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+    return [leaf for target in targets for leaf in ast.walk(target)]
+
+
+def _loads_text_model(value: ast.expr | None, classes: set[str]) -> bool:
+    return (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _LOADERS
+            and isinstance(value.func.value, ast.Name) and value.func.value.id in classes
+            and not any(k.arg in ("dtype", "torch_dtype") for k in value.keywords))
+
+
+def _local(function: ast.AST, model: str, tree: ast.Module) -> bool:
+    """The model variable is bound in this function only: not global or nonlocal anywhere, not bound in another
+    function of the file or in one nested in this one."""
+    if any(isinstance(n, (ast.Global, ast.Nonlocal)) and model in n.names for n in ast.walk(tree)):
+        return False
+    inside = {id(n) for n in ast.walk(function)}
+    nested = {id(n) for scope in ast.walk(function) if scope is not function
+              and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
+              for n in ast.walk(scope)}
+    return all(id(n) in inside and id(n) not in nested for n in ast.walk(tree)
+               if isinstance(n, ast.Name) and n.id == model and isinstance(n.ctx, ast.Store))
+
+
+def _collect_bf16_model(text: str) -> bool | None:
+    return True if bf16_model_move(text) is not None else None
+
+
+#: the scripts whose model carries the XLA bf16 settings once NM316 has run (``bf16_model_move``): NM403 removes the
+#: variables their launchers export for them
+BF16_MODEL_SCRIPTS = ProjectFact("xla.bf16-model-scripts", frozenset({FileKind.PYTHON}), BF16_NAMES, _collect_bf16_model)
 
 
 def kept_xla_code(ctx) -> tuple[str, ...]:
@@ -159,6 +298,11 @@ class XlaEnvVars(XlaRule):
         self._launched = () if ctx.namespace is not None or self._importers else launched_kept_scripts(
             project, path, ctx.source)
         self._kept_noted = False
+        #: the one ``model.to(device)`` that carries the XLA bf16 settings (``bf16_model_move``), and the settings
+        #: this pass removed for it
+        plain = ctx.namespace is None and not self._importers and not self._launched
+        self._bf16_move = bf16_model_move(ctx.source) if plain and any(n in ctx.source for n in BF16_NAMES) else None
+        self._bf16_removed: list[str] = []
 
     def _kept_with_importers(self, node: cst.CSTNode) -> bool:
         """In a module kept on torch_xla with its importers: its one note, at its first XLA setting or read; then
@@ -225,6 +369,15 @@ class XlaEnvVars(XlaRule):
                 self.todo(original, f"{kept}; left as it is because it implements an option of this script (set from "
                           f"`{driver}`): remove that option together with it, or give the option a TorchNeuron meaning")
                 return updated
+            if name in BF16_NAMES and _literal(value) in _ON:
+                # one policy with the launchers (NM403): removed only where the model carries the precision in the
+                # same edit, else kept in both places with the same todo
+                if self._bf16_move is not None:
+                    self._bf16_removed.append(name)
+                    self.fixed(original, BF16_REMOVED.format(name=name, model=self._bf16_move[1]))
+                    return cst.RemoveFromParent()
+                self.todo(original, BF16_KEPT_TODO.format(name=name, why=BF16_NOT_CARRIED.format(name=name)))
+                return updated
             (self.todo if action.todo else self.fixed)(original, message)
             return cst.RemoveFromParent()
         if action.action == "review":
@@ -289,6 +442,23 @@ class XlaEnvVars(XlaRule):
 
         cstwalk.visit(node, _V())
         return found[0] if found else None
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        """``model.to(device)`` -> ``model.to(device, dtype=torch.bfloat16)`` where this pass removed the XLA bf16
+        settings for it."""
+        move, func = self._bf16_move, original.func
+        if move is None or not self._bf16_removed or not isinstance(func, cst.Attribute) or func.attr.value != "to" \
+                or not isinstance(func.value, cst.Name) or func.value.value != move[1] or len(updated.args) != 1 \
+                or updated.args[0].keyword is not None:
+            return updated
+        self._bf16_move = None  # the one call
+        names = sorted(set(self._bf16_removed))
+        self.fixed(original, BF16_MOVED.format(names=" and ".join(names), them="them" if len(names) > 1 else "it"))
+        first = updated.args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        dtype = cst.Arg(value=cst.parse_expression("torch.bfloat16"), keyword=cst.Name("dtype"),
+                        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                              whitespace_after=cst.SimpleWhitespace("")))
+        return updated.with_changes(args=[first, dtype])
 
     def visit_Call(self, node: cst.Call) -> None:
         # reads: os.environ.get("XLA_USE_BF16") / os.getenv(...)

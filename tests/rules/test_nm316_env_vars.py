@@ -68,12 +68,14 @@ def test_nki_kernels_pinned_to_the_xla_device_keep_the_variables() -> None:
         assert findings(result, "NM316") == {(5, "todo")}, kernel
 
 
-def test_host_mode_kernels_and_a_file_without_xla_era_code_lose_the_variables() -> None:
+def test_host_mode_kernels_and_a_file_without_xla_era_code_get_the_porting_todo() -> None:
     for tail in ('@nki.jit(mode="simulation")\ndef k(x):\n    return x\n', 'y = torch_neuronx.__version__\n', ''):
         source = HEAD + tail
         result = migrate(source, "NM316")
-        assert 'os.environ["XLA_USE_BF16"] = "1"' not in result.text, tail
-        assert "was left as it is" not in result.text, tail
+        assert "XLA-era code, left untouched" not in result.text, tail
+        # no model here carries the precision: kept with the todo the launchers give (one policy, NM403)
+        assert "# neuron-migrate: XLA_USE_BF16 was left as it is: TorchNeuron ignores it" in result.text, tail
+        assert findings(result, "NM316") == {(5, "todo")}, tail
 
 
 FSDP_SCRIPT = ("import torch_xla.core.xla_model as xm\n"
@@ -158,3 +160,54 @@ def test_a_launcher_of_a_ported_script_gets_the_porting_notes() -> None:
     result = migrate(LAUNCHER.format(script="train.py"), "NM316", path="src/run.py", project={"src/train.py": ported})
     assert LAUNCHES not in result.text
     assert findings(result, "NM316") == {(8, "todo"), (9, "todo")}
+
+
+BF16_SCRIPT = """\
+import os
+
+os.environ["XLA_USE_BF16"] = "1"  # full bf16 on the device
+
+import torch
+import torch_xla.core.xla_model as xm
+from transformers import AutoConfig, AutoModelForCausalLM
+
+
+def main(args):
+    device = xm.xla_device()
+    if args.config_name:
+        model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(args.config_name))
+    else:
+        model = AutoModelForCausalLM.from_pretrained(args.model_name_or_path)
+    model.to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    return model, optimizer
+"""
+
+
+def test_a_model_built_once_and_moved_once_carries_the_bf16_setting() -> None:
+    result = migrate(BF16_SCRIPT, "NM316")
+    assert 'os.environ["XLA_USE_BF16"]' not in result.text
+    assert "    model.to(device, dtype=torch.bfloat16)\n" in result.text
+    assert findings(result, "NM316") == {(3, "fixed"), (16, "fixed")}
+    removed = next(f for f in result.findings if f.rule == "NM316" and f.line == 3)
+    assert "the model is moved to the device in bf16 instead" in removed.message
+
+
+def test_the_bf16_setting_stays_with_the_launchers_todo_where_no_model_carries_it() -> None:
+    kept = "# neuron-migrate: XLA_USE_BF16 was left as it is: TorchNeuron ignores it, so removing it alone"
+    for old, new in (("AutoModelForCausalLM", "AutoModelForImageClassification"),  # float inputs: a cast each
+                     ("    model.to(device)\n", "    model.to(device)\n    model.half()\n"),  # cast twice
+                     ("import torch\n", ""),  # `torch` not bound: dtype=torch.bfloat16 would raise NameError
+                     ("from_pretrained(args.model_name_or_path)",
+                      "from_pretrained(args.model_name_or_path, torch_dtype='auto')"),  # its own dtype
+                     ("    return model, optimizer\n",
+                      "    return model, optimizer, os.environ.get('XLA_USE_BF16')\n"),  # read: the code decides
+                     ("    else:\n        model =", "    else:\n        model = wrap(model)\n        model =")):
+        source = BF16_SCRIPT.replace(old, new)
+        assert source != BF16_SCRIPT, old
+        result = migrate(source, "NM316")
+        assert kept in result.text, old
+        assert 'os.environ["XLA_USE_BF16"] = "1"' in result.text and "(device, dtype=" not in result.text, old
+    # a setting to 0 switched nothing on: removed as before
+    result = migrate(BF16_SCRIPT.replace('= "1"', '= "0"'), "NM316")
+    assert 'os.environ["XLA_USE_BF16"]' not in result.text and "model.to(device)\n" in result.text

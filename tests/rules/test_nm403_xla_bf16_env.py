@@ -1,0 +1,45 @@
+"""NM403 and NM316: one policy for XLA_USE_BF16 / XLA_DOWNCAST_BF16 per script (redteam-round2 D8). The launcher's
+export goes where the script's Python carries the precision itself (NM316 moves its model with
+``dtype=torch.bfloat16``), and stays with the same todo as the script's own setting where it does not."""
+
+from __future__ import annotations
+
+from migrate.filekinds import FileKind
+from tests.rules.case import findings, migrate
+from tests.rules.test_nm316_env_vars import BF16_SCRIPT
+
+LAUNCHER = "#!/bin/bash\nexport XLA_USE_BF16=1\ntorchrun --nproc_per_node=2 train_loop.py --max_steps 10\n"
+KEPT = "XLA_USE_BF16 was left as it is: TorchNeuron ignores it, so removing it alone would turn this bf16 run into fp32"
+
+
+def _launch(script: str):
+    project = {"run.sh": LAUNCHER, "train_loop.py": script}
+    return migrate(LAUNCHER, "NM403", kind=FileKind.SHELL, path="run.sh", project=project)
+
+
+def _script(script: str):
+    return migrate(script, "NM316", path="train_loop.py", project={"run.sh": LAUNCHER, "train_loop.py": script})
+
+
+def test_the_export_goes_where_the_script_moves_its_model_in_bf16() -> None:
+    launcher, script = _launch(BF16_SCRIPT), _script(BF16_SCRIPT)
+    assert "XLA_USE_BF16" not in launcher.text and "--bf16" not in launcher.text
+    assert findings(launcher, "NM403") == {(2, "fixed")}
+    assert "train_loop.py now moves the model to the device in bf16" in launcher.findings[0].message
+    assert "XLA_USE_BF16" not in script.text and "model.to(device, dtype=torch.bfloat16)" in script.text
+
+
+def test_the_export_and_the_setting_stay_with_the_same_todo_where_nothing_carries_it() -> None:
+    vision = BF16_SCRIPT.replace("AutoModelForCausalLM", "AutoModelForImageClassification")  # float inputs
+    launcher, script = _launch(vision), _script(vision)
+    assert "export XLA_USE_BF16=1" in launcher.text and 'os.environ["XLA_USE_BF16"] = "1"' in script.text
+    assert f"# neuron-migrate: {KEPT}" in launcher.text and f"# neuron-migrate: {KEPT}" in script.text
+    assert findings(launcher, "NM403") == {(2, "todo")} and findings(script, "NM316") == {(3, "todo")}
+
+
+def test_a_script_that_does_not_set_it_itself_keeps_the_export() -> None:
+    # the launcher is then the only source of the setting: NM316 does not move the model, so the export stays
+    script = BF16_SCRIPT.replace('os.environ["XLA_USE_BF16"] = "1"  # full bf16 on the device\n', "")
+    launcher = _launch(script)
+    assert "export XLA_USE_BF16=1" in launcher.text and KEPT in launcher.text
+    assert "dtype=torch.bfloat16)" not in _script(script).text.replace("loaded with dtype=torch.bfloat16)", "")
