@@ -11,7 +11,16 @@ What it does:
   left for that script and gives the review as the step for when it runs on TorchNeuron.
 * ``NEURONCORE_NUM_DEVICES=N`` set for one ``torchrun`` command whose literal ``--nproc_per_node`` is the same N
   is removed (``fixed``): TorchNeuron takes the core count from the process count, which says the same. Any other
-  value, or a count known only at run time, keeps the review todo. Nothing else is rewritten.
+  value, or a count known only at run time, keeps the review todo. ``accelerate launch --num_processes N`` (one
+  machine) counts like ``torchrun --nproc_per_node N``. Nothing else is rewritten.
+* The ``NEURON_RT_NUM_CORES`` / ``NEURONCORE_NUM_DEVICES`` note is worded after the launcher of its context: the
+  command a ``NAME=value cmd`` setting is given for, else every command of the file after it (the whole file for
+  a Dockerfile or YAML), a CI step's ``make smoke`` read through that Makefile target's recipe (project fact
+  ``launch.make-recipes``). A model server (uvicorn, gunicorn, hypercorn, ``python -m`` one of them) gets the
+  serving note (one process per replica, the migrated model on one NeuronCore per process; tensor parallelism
+  needs ``DistributedConfig`` under a multi-process launch), ``vllm serve`` its own; torchrun / accelerate
+  notes name their option and say whether its literal count agrees. Launchers of different kinds, or none, keep
+  the table's note.
 
 Why:
 
@@ -40,11 +49,24 @@ References:
 
 from __future__ import annotations
 
+import posixpath
+from dataclasses import dataclass
+from pathlib import PurePath
 from typing import cast
 
-from codemods._lib.shell import assignment_name, env_sites, remove_env_site, unquote
+from codemods._lib.shell import (
+    assignment_name,
+    command_statements,
+    env_sites,
+    lex,
+    remove_env_site,
+    simple_commands,
+    unquote,
+)
+from codemods._lib.shell.make import MAKE_RECIPES, is_makefile
 from codemods._tables import env_vars
 from codemods.launch._base import ENV_FACTS, LaunchRule
+from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
@@ -64,28 +86,195 @@ KEPT_FOR_XLA_TODO = ("{name} was left as it is: this file runs {script}, {why}, 
 
 
 CORE_COUNT = "NEURONCORE_NUM_DEVICES"
-#: the torchrun options that give the process count per node
-_NPROC = ("--nproc_per_node", "--nproc-per-node")
 
 
-def _same_process_count(site) -> bool:
-    """``NEURONCORE_NUM_DEVICES=N torchrun --nproc_per_node=N ...``: the setting, given for that command only,
-    repeats its process count."""
-    value = (site.value or "").strip()
-    if not value.isdigit() or not site.command or site.word is None:
-        return False
+def _prefix_launcher(site) -> Launcher | None:
+    """The launcher of the one command a ``NAME=value cmd`` setting is given for (None: not such a setting)."""
+    if not site.command or site.word is None:
+        return None
     words = [tok for tok in site.command if tok.kind == "word"]
     head = 0
     while head < len(words) and (assignment_name(words[head].text) or words[head].text == "env"):
         head += 1
-    if site.word not in words[:head] or head == len(words) or words[head].text.rsplit("/", 1)[-1] != "torchrun":
-        return False  # `export NEURONCORE_NUM_DEVICES=2` sets it for every later command: the todo stays
-    rest = [unquote(word.text) for word in words[head + 1:]]
+    if site.word not in words[:head] or head == len(words):
+        return None  # `export NEURONCORE_NUM_DEVICES=2` sets it for every later command
+    return launcher_of([unquote(word.text) for word in words[head:]])
+
+
+def _same_process_count(site) -> Launcher | None:
+    """``NEURONCORE_NUM_DEVICES=N torchrun --nproc_per_node=N ...`` (``accelerate launch --num_processes N``): the
+    setting, given for that command only, repeats its process count."""
+    value = (site.value or "").strip()
+    launcher = _prefix_launcher(site)
+    ok = value.isdigit() and launcher is not None and launcher.kind != "serving" and launcher.count == value
+    return launcher if ok else None
+
+
+#: the two core-count settings whose advice follows the launcher of the same context
+CORE_SETTINGS = (CORE_COUNT, "NEURON_RT_NUM_CORES")
+_COUNT_OPTIONS = {"torchrun": ("--nproc_per_node", "--nproc-per-node"), "accelerate": ("--num_processes", "--num-processes")}
+_SHOWN = {"torchrun": "torchrun --nproc_per_node", "accelerate": "accelerate launch --num_processes"}
+#: programs that serve a model: one process per replica (vLLM splits a model with its own --tensor-parallel-size)
+_SERVERS = {"uvicorn", "gunicorn", "hypercorn", "fastapi", "flask", "vllm", "text-generation-launcher", "sglang"}
+_LEAD = {"env", "exec", "nohup", "time", "sudo", "srun", "nice", "numactl", "taskset", "stdbuf", "uv", "run", "poetry"}
+
+
+@dataclass(frozen=True)
+class Launcher:
+    kind: str  # "torchrun" | "accelerate" | "serving"
+    name: str  # the program as shown (``uvicorn``, ``accelerate launch``)
+    count: str | None = None  # the literal process count it starts (torchrun / accelerate)
+
+
+def launcher_of(words: list[str]) -> Launcher | None:
+    """The launcher a simple command (unquoted words) is: ``torchrun`` / ``python -m torch.distributed.run`` with
+    its ``--nproc_per_node``, ``accelerate launch`` with its ``--num_processes``, or a model server (uvicorn,
+    gunicorn, vllm ..., or ``python -m`` one of them)."""
+    words = [word.strip("[],\"'") for word in words]
+    head = 0
+    while head < len(words) and (assignment_name(words[head]) or words[head] in _LEAD or words[head].startswith("-")):
+        head += 1
+    if head == len(words):
+        return None
+    program, rest = words[head].rsplit("/", 1)[-1], words[head + 1:]
+    if program.startswith("python") and len(rest) > 1 and rest[0] == "-m":
+        module, rest = rest[1], rest[2:]
+        if module in ("torch.distributed.run", "torch.distributed.launch"):
+            program = "torchrun"
+        elif module.split(".")[0] in _SERVERS:
+            return Launcher("serving", module.split(".")[0])
+        elif module == "accelerate.commands.launch":
+            program, rest = "accelerate", ["launch", *rest]
+    if program in _SERVERS:
+        return Launcher("serving", "vllm serve" if program == "vllm" else program)
+    if program == "accelerate":
+        if not rest or rest[0] != "launch":
+            return None
+        rest = rest[1:]
+    elif program != "torchrun":
+        return None
+    count = None
+    machines = "1"
     for index, word in enumerate(rest):
-        option, _, given = word.partition("=")
-        if option in _NPROC:
-            return (given or (rest[index + 1] if index + 1 < len(rest) else "")) == value
-    return False
+        option, eq, given = word.partition("=")
+        following = given if eq else (rest[index + 1] if index + 1 < len(rest) else "")
+        if option in _COUNT_OPTIONS[program] and count is None:
+            count = following
+        elif option in ("--num_machines", "--num-machines", "--nnodes"):
+            machines = following
+        elif option.endswith(".py") or option in ("-m", "--module"):
+            break  # the script and its own arguments
+    if program == "accelerate" and machines != "1":
+        count = None  # --num_processes counts every machine's processes: not one node's NeuronCores
+    return Launcher(program, "accelerate launch" if program == "accelerate" else program,
+                    count if count is not None and count.isdigit() else None)
+
+
+def _simple_commands(text: str) -> list[list[str]]:
+    toks, _ = lex(text)
+    return [[unquote(tok.text) for tok in command if tok.kind == "word"] for command in simple_commands(toks)]
+
+
+def _make_targets(words: list[str]) -> tuple[str, list[str]] | None:
+    """(folder, targets) of a ``make [-C dir] target ...`` command; None for any other command."""
+    head = 0
+    while head < len(words) and (assignment_name(words[head]) or words[head] in _LEAD):
+        head += 1
+    if head == len(words) or words[head].rsplit("/", 1)[-1] not in ("make", "$(MAKE)", "${MAKE}", "gmake"):
+        return None
+    folder, names, rest = "", [], words[head + 1:]
+    index = 0
+    while index < len(rest):
+        word = rest[index]
+        if word in ("-C", "--directory") and index + 1 < len(rest):
+            folder, index = rest[index + 1], index + 2
+            continue
+        if word in ("-f", "--file", "-j", "-l") and index + 1 < len(rest):
+            index += 2
+            continue
+        if not word.startswith("-") and not assignment_name(word):
+            names.append(word)
+        index += 1
+    return folder, names or ["<default>"]
+
+
+class _Context:
+    """The launchers of a file's commands: its own (``torchrun``, ``accelerate launch``, a model server), and those
+    of the Makefile targets a ``make smoke`` of it runs (the project fact ``MAKE_RECIPES``)."""
+
+    def __init__(self, doc: TextDocument, project, origin) -> None:
+        self.statements = [(statement[0].line, " ".join(cl.line.text[cl.start:cl.end].rstrip().rstrip("\\")
+                                                        for cl in statement)) for statement in command_statements(doc)]
+        self.lines = [line for line in doc.lines]
+        self.recipes = {path: value for path, value in project.of(MAKE_RECIPES.name).items()
+                        if is_makefile(PurePath(path))}
+        self.folder = PurePath(origin).parent.as_posix()
+        self.makefile = is_makefile(PurePath(origin))
+
+    def launchers(self, after=None) -> list[Launcher]:
+        """Every launcher of the file's commands (at or after the line ``after`` when given)."""
+        start = self.lines.index(after) if after is not None and after in self.lines else 0
+        found: list[Launcher] = []
+        for line, text in self.statements:
+            if line in self.lines and self.lines.index(line) < start:
+                continue
+            for words in _simple_commands(text):
+                found.extend(self._of(words, 0))
+        return found
+
+    def _of(self, words: list[str], depth: int) -> list[Launcher]:
+        launcher = launcher_of(words)
+        if launcher is not None:
+            return [launcher]
+        run = _make_targets(words)
+        if run is None or depth > 2 or self.makefile and depth == 0 and not run[0]:
+            return []  # a Makefile's own sub-make: its recipes are commands of this file already
+        folder = posixpath.normpath(posixpath.join("" if self.folder == "." else self.folder, run[0])) if run[0] else None
+        for path, recipes in sorted(self.recipes.items()):
+            here = posixpath.dirname(path)
+            if (folder is not None and here != folder.lstrip("./")) or (folder is None and here not in ("", self.folder)):
+                continue
+            names = run[1] if run[1] != ["<default>"] else list(recipes)[:1]
+            found = [item for name in names for command in recipes.get(name, ())
+                     for words in _simple_commands(command) for item in self._of(words, depth + 1)]
+            if found:
+                return found
+        return []
+
+
+def _core_message(site, launchers: list[Launcher], table: str) -> str:
+    """The review note of NEURON_RT_NUM_CORES / NEURONCORE_NUM_DEVICES worded after the launchers of its context:
+    one kind of launcher, else the table's note."""
+    if len({launcher.kind for launcher in launchers}) != 1:
+        return table
+    value = (site.value or "").strip()
+    first = launchers[0]
+    if first.kind == "serving":
+        names = " / ".join(dict.fromkeys(launcher.name for launcher in launchers))
+        if first.name == "vllm serve":
+            return (f"review {site.name}: vllm serve places the model on NeuronCores itself (its --tensor-parallel-size); "
+                    "this XLA-era setting is not how a TorchNeuron run is sized: remove it unless your vLLM Neuron "
+                    "plugin's documentation asks for it")
+        return (f"review {site.name}: {names} serves the model from one process per replica, and the migrated model "
+                "loads on the one NeuronCore TorchNeuron drives per process, so this does not spread it over more "
+                "cores: remove it (tensor parallelism needs DistributedConfig(tp_size=...) at loading under a "
+                "multi-process launch, e.g. torchrun --nproc_per_node <tp_size>)")
+    counts = {launcher.count for launcher in launchers}
+    count = counts.pop() if len(counts) == 1 else None
+    shown, option = _SHOWN[first.kind], _COUNT_OPTIONS[first.kind][0]
+    start = ("review NEURON_RT_NUM_CORES: TorchNeuron drives one NeuronCore per process" if site.name != CORE_COUNT else
+             f"review {CORE_COUNT}: an XLA-era torch-neuronx setting for how many NeuronCores the run uses; TorchNeuron "
+             f"takes that from the process count ({shown}, one process per NeuronCore)")
+    if count is not None and count == value:
+        return f"{start}, and the launch it is set for ({shown} {count}) says the same: remove this"
+    if count is not None and value.isdigit():
+        per = " per node" if first.kind == "torchrun" else ""
+        return (f"{start}; the launch it is set for ({shown} {count}) starts {count} processes{per}, this says {value}: "
+                f"set {option} to the NeuronCores you mean and remove this")
+    if first.kind == "torchrun":
+        return table
+    return (f"{start}; launch with {shown} <cores> instead and remove this" if site.name != CORE_COUNT
+            else f"{start}: remove it once {option} says the same")
 
 
 def _review(name: str) -> bool:
@@ -101,10 +290,11 @@ class ReviewNeuronEnv(LaunchRule):
     safety = Safety.NEEDS_REVIEW
     triggers = tuple(sorted({name for name in env_vars.ENV_VARS if _review(name)} | {"NEURON_RT_"}))
 
-    facts = ENV_FACTS
+    facts = (*ENV_FACTS, MAKE_RECIPES)
 
     def apply(self, doc: TextDocument) -> None:
         unseen = self.unseen_target(doc)
+        context: _Context | None = None
         for site in env_sites(doc):
             if site.unset or not _review(site.name):
                 continue
@@ -113,12 +303,20 @@ class ReviewNeuronEnv(LaunchRule):
             else:
                 # _review found its action in the table
                 message = env_vars.message_for(site.name, cast(env_vars.EnvVarAction, env_vars.lookup(site.name)))
-            if site.name == CORE_COUNT and unseen is None and _same_process_count(site):
+            same = _same_process_count(site) if site.name == CORE_COUNT and unseen is None else None
+            if same is not None:
                 remove_env_site(doc, site)
                 self.report(site.cl.line, Severity.FIXED, f"{CORE_COUNT}={(site.value or '').strip()} removed: "
-                            "TorchNeuron takes the NeuronCore count from the process count, and --nproc_per_node says "
-                            "the same")
+                            "TorchNeuron takes the NeuronCore count from the process count, and "
+                            f"{_COUNT_OPTIONS[same.kind][0]} says the same")
                 continue
+            if site.name in CORE_SETTINGS:
+                if (launcher := _prefix_launcher(site)) is not None:
+                    message = _core_message(site, [launcher], message)
+                elif not site.prefix:
+                    context = context or _Context(doc, self.ctx.options.project, self.ctx.path)
+                    after = site.cl.line if doc.kind is FileKind.SHELL else None
+                    message = _core_message(site, context.launchers(after), message)
             if unseen is not None:  # the script it sets this for stays on torch_xla: the TorchNeuron advice waits
                 message = KEPT_FOR_XLA_TODO.format(name=site.name, script=unseen[0], why=unseen[1], message=message)
             self.report(site.cl.line, Severity.TODO, message)

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Callable
 
+from migrate.facts import ProjectFact
+from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.textdoc import Line, TextDocument
 
@@ -149,3 +151,27 @@ def _drop_blank_pair(doc: TextDocument, removed: Line) -> None:
     after = next((line for line in doc.lines[index + 1:] if not line.deleted), None)
     if after is not None and not after.text.strip() and (before is None or not before.text.strip()):
         doc.delete(after)
+
+
+def _collect_recipes(text: str) -> dict[str, tuple[str, ...]] | None:
+    """target -> its recipe commands (continued lines joined), for a file that has Make targets with recipes."""
+    doc = TextDocument(text, FileKind.SHELL)
+    found: dict[str, tuple[str, ...]] = {}
+    for target in targets(doc):
+        commands: list[str] = []
+        for line in target.commands():
+            part = line.text.strip()
+            if commands and commands[-1].endswith("\\"):
+                commands[-1] = commands[-1][:-1].rstrip() + " " + part
+            else:
+                commands.append(part.lstrip("@-+"))
+        for name in target.names:
+            if not name.startswith(".") and commands:
+                found[name] = tuple(commands)
+    return found or None
+
+
+#: a Makefile's targets and their recipe commands: a CI step's ``make smoke`` runs what ``smoke:`` runs (NM405
+#: words its core-count advice after that launcher)
+MAKE_RECIPES = ProjectFact("launch.make-recipes", frozenset({FileKind.SHELL}),
+                           ("torchrun", "accelerate", "uvicorn", "gunicorn", "hypercorn", "vllm"), _collect_recipes)
