@@ -4,8 +4,10 @@ traced-model ``from_pretrained`` call's arguments shared by the traced, seq2seq,
 pipeline rules.
 
 * ``**dict`` splats whose dict literal (``{...}`` or ``dict(...)`` with constant keys) is assigned exactly
-  once, and never mutated, in the enclosing function or at module level are expanded into keywords;
-  anything else stays opaque and the rules report a ``todo``.
+  once, and never mutated, in the enclosing function or at module level are expanded into keywords, and so
+  are dicts of constants imported from a project module that binds them once (``_module_dicts.py``);
+  anything else stays opaque: the rules whose loads go through ``split_traced`` (``opaque_splat_keeps_file``)
+  then leave the file on optimum-neuron with a ``todo``, the others report one.
 * Statements added after ``target = <rewritten call>`` go through ``self.add_after(...)`` and are flattened
   into the block when the statement is left (libcst re-indents them).
 
@@ -36,6 +38,7 @@ from codemods._tables.inference_arguments import (
     TRACED_KEEP,
 )
 from codemods._tables.inference_symbols import INF1_MARKERS, INF1_PATH, OPTIMUM_RUNTIME_ARGS
+from codemods.inference._module_dicts import module_dict
 from migrate import cstwalk
 from migrate.rule import DeviceStyle, PythonRule, dotted_name
 from migrate.snippets import parse_statement
@@ -63,6 +66,8 @@ class _ScopeGatherer(cst.CSTVisitor):
         #: call they are the function of (None for a bare read): the uses a class rename reaches
         self.class_attributes: list[tuple[cst.Attribute, cst.Call | None]] = []
         self._calls_by_func: dict[int, cst.Call] = {}
+        #: id(call) -> the scopes (module, functions) around it: where its ``**NAME`` splats are looked up
+        self.call_scopes: dict[int, list[cst.CSTNode]] = {}
 
     def _scope(self) -> dict[str, Any]:
         return self.values.setdefault(id(self.stack[-1]), {})
@@ -130,6 +135,7 @@ class _ScopeGatherer(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(node)
+        self.call_scopes[id(node)] = list(self.stack)
         func = node.func
         self._calls_by_func[id(func)] = node
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in MUTATING_METHODS:
@@ -329,6 +335,8 @@ class Arguments:
     #: keys that came out of a dict of Neuron export arguments (a ``**dict`` splat holding a shape / compiler
     #: key, ``input_shapes={...}``, ``compiler_args={...}``): optimum's own, whatever their name
     neuron_keys: dict[str, str] = field(default_factory=dict)  # key -> where it came from (``**input_shapes``)
+    #: ``**NAME`` splats expanded from a dict of another project module: NAME -> that module's display path
+    imported: dict[str, str] = field(default_factory=dict)
 
     def get(self, name: str) -> cst.Arg | None:
         for key, arg in self.keywords:
@@ -381,6 +389,7 @@ class InferenceRule(PythonRule):
         marker = ctx.memo("inference.inf1", lambda: inf1_flow(ctx))
         if marker is None:
             kept = self._kept_class_uses()
+            kept.update(self._unresolved_splat_loads())
             if kept:
                 self._withdraw()
                 self._note_kept_uses(kept)
@@ -459,6 +468,40 @@ class InferenceRule(PythonRule):
     def kept_use_advice(self, attribute: str) -> str:
         """Hook: what to do by hand with a kept ``<class>.<attribute>`` use."""
         return "replace it with the stock API by hand (see --explain " + self.id + ")"
+
+    #: a load of this rule with a ``**splat`` it cannot read keeps the file on optimum-neuron (the rules whose
+    #: loads go through :func:`split_traced`: the stock call would get the splat's Neuron keys, TypeError)
+    opaque_splat_keeps_file = False
+
+    def _unresolved_splat_loads(self) -> dict[int, str]:
+        """The loads of this rule with a ``*args`` / ``**NAME`` splat that neither a dict literal of this file nor
+        one of a project module (:mod:`codemods.inference._module_dicts`) resolves: id(``X.from_pretrained``) ->
+        the todo. Such a load stays as it is, and with it the whole file (its import, its other loads): the
+        splat may carry export / shape / casting keys that the stock ``from_pretrained`` rejects."""
+        module = self.ctx.shared.get("module")
+        if not self.opaque_splat_keeps_file or not isinstance(module, cst.Module):
+            return {}
+        gatherer = self.ctx.memo("inference.scopes", lambda: _gather_scopes(module))
+        kept: dict[int, str] = {}
+        self._scopes = gatherer.values  # for dict_items' lookups; visit_Module sets them again
+        for call in gatherer.calls:
+            if not self.is_target_call(call):
+                continue
+            setattr(self, "_scope_stack", gatherer.call_scopes.get(id(call), [module]))  # typed in visit_Module
+            splats = [arg for arg in call.args if arg.star == "*"
+                      or (arg.star == "**" and self.dict_items(arg.value) is None)]
+            if not splats:
+                continue
+            names = ", ".join(f"`{arg.star}{source_of(arg.value)}`" for arg in splats)
+            owner = source_of(cast(cst.Attribute, call.func).value)  # is_target_call checked the Attribute
+            kept[id(call.func)] = (
+                f"{names} cannot be resolved statically (no dict literal bound once to it in this file or in a "
+                f"project module it is imported from), so {self.id} leaves this file on optimum-neuron: the "
+                f"{owner} import and loads are not rewritten (a stock from_pretrained would get the Neuron "
+                "export/shape/casting keys it may carry - export, batch_size, sequence_length, auto_cast, "
+                "auto_cast_type - and raise TypeError). To migrate it: pass those keys as keywords of the call "
+                "(or bind the dict to a literal), then run neuron-migrate again")
+        return kept
 
     def _note_kept_uses(self, kept: dict[int, str]) -> None:
         """The todos of :meth:`_kept_class_uses`, reported where the traversal reaches each use (inline notes)."""
@@ -645,8 +688,11 @@ class InferenceRule(PythonRule):
         """Keys and values of a dict literal / ``dict(k=v)`` call (or a name bound once to one), else None."""
         if node is None:
             return None
-        if isinstance(node, cst.Name) and depth < 3:
-            return self.dict_items(self.lookup(node.value), depth + 1)
+        if isinstance(node, (cst.Name, cst.Attribute)) and depth < 3:
+            if isinstance(node, cst.Name) and self._bound_here(node.value):
+                return self.dict_items(self.lookup(node.value), depth + 1)
+            found = self.module_dict(node)
+            return None if found is None else [(key, parse_expression(value)) for key, value in found[1]]
         if isinstance(node, cst.Dict):
             items = []
             for element in node.elements:
@@ -666,6 +712,21 @@ class InferenceRule(PythonRule):
             return items
         return None
 
+    def _bound_here(self, name: str) -> bool:
+        """Whether ``name`` is bound (once or more) in the enclosing function or at module level."""
+        return any(name in self._scopes.get(id(scope), {}) for scope in self._scope_stack)
+
+    def module_dict(self, node: cst.BaseExpression) -> tuple[str, list[tuple[str, str]]] | None:
+        """The project file and constant items of the dict ``node`` names when it is imported from a project
+        module that binds it once (``from app.config import SHAPES``, ``cfg.SHAPES`` after ``import app.config
+        as cfg``), see :mod:`codemods.inference._module_dicts`; else None."""
+        importer = str(self.ctx.path).replace("\\", "/")
+        for qualified in sorted(self.ctx.qualnames(node)):
+            found = module_dict(self.ctx.options.project, importer, qualified)
+            if found is not None:
+                return found
+        return None
+
     def arguments(self, call: cst.Call) -> Arguments:
         """Positional args, keywords (with resolvable ``**dict`` splats expanded) and opaque splats."""
         result = Arguments()
@@ -681,6 +742,10 @@ class InferenceRule(PythonRule):
                     continue
                 if isinstance(arg.value, cst.Name):
                     result.expanded.append(arg.value.value)
+                found = None if isinstance(arg.value, cst.Name) and self._bound_here(arg.value.value) \
+                    else self.module_dict(arg.value)
+                if found is not None:
+                    result.imported[source_of(arg.value)] = found[0]
                 if any(key in NEURON_ONLY or key in TRACED_DROP for key, _ in items):
                     result.neuron_keys.update((key, f"**{source_of(arg.value)}") for key, _ in items)
                 result.keywords.extend((key, keyword_arg(key, value)) for key, value in items)
@@ -909,8 +974,13 @@ def split_traced(rule: InferenceRule, arguments: Arguments, keep: frozenset[str]
         out.args.append(arg)
         out.notes.append(f"`{source_of(arg.value)}` cannot be resolved statically: remove the Neuron "
                          "export/shape/compiler keys it carries (export, batch_size, sequence_length, auto_cast, "
-                         "auto_cast_type, ...)")
-    if out.dtype is None and out.export is True and "auto_cast_type" not in values and default_cast:
+                         "auto_cast_type, ...) and pass its auto_cast_type as dtype= (bf16 -> torch.bfloat16)")
+    for name, path in arguments.imported.items():
+        out.dropped.append(f"**{name} (a dict of {path}, folded in: its keys are sorted as keywords here; the dict "
+                           "stays there, delete it and its import here once nothing else reads it)")
+    # an opaque splat may carry auto_cast_type: no default dtype beside it
+    if out.dtype is None and out.export is True and "auto_cast_type" not in values and default_cast \
+            and not arguments.opaque:
         out.dtype = default_cast
     if isinstance(out.dtype, str):
         rule.ctx.add_import("torch")

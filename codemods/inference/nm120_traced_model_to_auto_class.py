@@ -23,6 +23,11 @@ What it does:
   from ``tokenizer(..., return_tensors="pt")`` gets ``.to(model.device)``; other inputs get a ``todo``;
 * a keyword from a dict of Neuron export arguments that no table knows is dropped with a ``todo`` (the stock
   ``from_pretrained`` raises TypeError on it);
+* ``**NAME`` splats: a dict literal bound once in the file, or a dict of constants bound once in a project
+  module it is imported from (``from app.config import SHAPES``), is sorted like inline keywords (the dict
+  stays in that module); a splat nothing resolves (``**kwargs``, a dict changed in place) leaves the load,
+  its import and the whole file on optimum-neuron with a ``todo`` naming the splat (a stock call would get
+  its Neuron keys and raise TypeError), and no default ``dtype`` is guessed beside it;
 * left alone: ``tensor_parallel_size`` on an encoder is reported (BERT-like models have no TP plan in
   transformers); calls that are not assigned to a name get the compile step as a ``todo``.
 
@@ -70,6 +75,7 @@ from codemods._lib.cst import with_commas
 from codemods._tables.inference_symbols import traced_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import InferenceRule, padding_note, traced_load
+from codemods.inference._module_dicts import MODULE_DICTS
 from migrate.rule import Safety
 
 TRACED = traced_moves()
@@ -88,6 +94,8 @@ class TracedModelToAutoClass(InferenceRule):
     places_model = True
 
     loads = TRACED
+    facts = (MODULE_DICTS,)  # **NAME of a dict a project module binds once
+    opaque_splat_keeps_file = True
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if not self.is_target_call(original):

@@ -12,6 +12,11 @@ What it does:
   compile_config=...)`` - the decoder's static KV cache and the compiled beam count; the compile config is
   what transformers 5.24 uses on a neuron device (``None`` off-neuron in the portable style);
 * ``sequence_length`` / ``batch_size`` (encoder input shapes) -> a ``todo`` with the padding to do;
+* ``**NAME`` splats: a dict literal bound once in the file, or a dict of constants bound once in a project
+  module it is imported from (``from app.config import SHAPES``), is sorted like inline keywords (the dict
+  stays in that module); a splat nothing resolves (``**kwargs``, a dict changed in place) leaves the load,
+  its import and the whole file on optimum-neuron with a ``todo`` naming the splat (a stock call would get
+  its Neuron keys and raise TypeError), and no default ``dtype`` is guessed beside it;
 * limits: whether each encoder-decoder architecture supports a static cache on Neuron is not verified; the
   decoder cache length follows generate's ``max_length``/``max_new_tokens``, so keep those constant.
 
@@ -58,6 +63,7 @@ from codemods._lib.cst import source_of, with_commas
 from codemods._tables.inference_symbols import seq2seq_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import InferenceRule, padding_note, traced_load
+from codemods.inference._module_dicts import MODULE_DICTS
 from migrate.rule import Safety
 
 SEQ2SEQ = seq2seq_moves()
@@ -75,6 +81,8 @@ class Seq2SeqStaticCache(InferenceRule):
     places_model = True
 
     loads = SEQ2SEQ
+    facts = (MODULE_DICTS,)  # **NAME of a dict a project module binds once
+    opaque_splat_keeps_file = True
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if not self.is_target_call(original):

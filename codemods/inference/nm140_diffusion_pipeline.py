@@ -28,6 +28,9 @@ What it does:
 * every call of the loaded pipeline in the file that passes no ``height=``/``width=`` gets a ``todo``: optimum
   ran it at the compiled size, diffusers uses its default size (named only for a checkpoint id of a known
   family: 512x512 for the SD 1.x and 2.x ``-base`` checkpoints, 768x768 for stable-diffusion-2-1, 1024 for SDXL);
+* ``**NAME`` splats: a dict literal bound once in the file, or a dict of constants bound once in a project
+  module it is imported from (``from app.config import SD_SHAPES``), is sorted like inline keywords; a splat
+  nothing resolves leaves the load, its import and the whole file on optimum-neuron with a ``todo`` naming it;
 * ``device_ids=[0, 1]`` (optimum's two-core data parallelism) is dropped with a ``todo`` (one process per core);
 * ``unet_id``, ``controlnet_ids``, ``lora_*``, ``ip_adapter_*``, ``tensor_parallel_size``,
   ``data_parallel_mode`` are removed from the call with a ``todo`` naming the diffusers replacement;
@@ -85,6 +88,7 @@ from codemods.inference._base import (
     split_traced,
     torch_dtype_attr,
 )
+from codemods.inference._module_dicts import MODULE_DICTS
 from migrate.rule import Safety
 
 MOVES = diffusion_moves()
@@ -122,6 +126,8 @@ class DiffusionPipeline(InferenceRule):
     legacy_modules = ("optimum.neuron",)
 
     loads = MOVES
+    facts = (MODULE_DICTS,)  # **NAME of a dict a project module binds once
+    opaque_splat_keeps_file = True
 
     def prepare(self, module: cst.Module) -> None:
         """The compiled static shapes at every call of a loaded pipeline: a call without height=/width= ran at

@@ -32,3 +32,17 @@ def test_stock_auto_class_is_left_alone() -> None:
         """,
         "NM120",
     )
+
+
+def test_load_with_a_splat_nothing_resolves_stays_on_optimum_neuron() -> None:
+    source = """
+        from optimum.neuron import NeuronModelForSequenceClassification
+
+        def load(path, shapes):
+            return NeuronModelForSequenceClassification.from_pretrained(path, export=True, **shapes)
+        """
+    result = migrate(source, "NM120")
+    assert "from optimum.neuron import NeuronModelForSequenceClassification" in result.text
+    assert "from_pretrained(path, export=True, **shapes)" in result.text and "dtype=" not in result.text
+    (message,) = [f.message for f in result.findings if f.rule == "NM120"]
+    assert message.startswith("`**shapes` cannot be resolved statically")

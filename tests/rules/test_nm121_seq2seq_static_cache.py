@@ -36,3 +36,56 @@ def test_stock_seq2seq_class_is_left_alone() -> None:
         """,
         "NM121",
     )
+
+
+T5_CONFIG = """\
+T5_MODEL = "google/flan-t5-small"
+T5_INPUT_SHAPES = {"batch_size": 1, "sequence_length": 128, "num_beams": 4}
+T5_COMPILER_ARGS = {"auto_cast": "matmul", "auto_cast_type": "bf16"}
+"""
+
+T5_EXPORT = """
+from optimum.neuron import NeuronModelForSeq2SeqLM
+
+from app.config import T5_MODEL, T5_INPUT_SHAPES, T5_COMPILER_ARGS
+
+model = NeuronModelForSeq2SeqLM.from_pretrained(T5_MODEL, export=True, **T5_COMPILER_ARGS, **T5_INPUT_SHAPES)
+model.save_pretrained("compiled/t5")
+"""
+
+
+def test_splat_of_a_dict_a_project_module_binds_is_folded_like_inline_keywords() -> None:
+    result = migrate(T5_EXPORT, "NM121", path="app/compile_t5.py", project={"app/config.py": T5_CONFIG})
+    assert "**T5_" not in result.text.split("import T5_MODEL")[1]  # the splats left the call
+    assert "AutoModelForSeq2SeqLM.from_pretrained(T5_MODEL, dtype=torch.bfloat16, device_map=" in result.text
+    assert 'generation_config.update(cache_implementation="static", num_beams=4' in result.text
+    messages = [f.message for f in result.findings if f.rule == "NM121"]
+    assert any("**T5_INPUT_SHAPES (a dict of app/config.py" in m for m in messages)
+    assert any("batch_size=1, sequence_length=128" in m for m in messages)  # the shapes became the padding todo
+    assert (5, "fixed") in findings(result, "NM121")
+
+
+def test_splat_nobody_can_read_keeps_the_load_and_its_import() -> None:
+    # the dict is changed in place in its module: its keys are not known, a stock call could get auto_cast
+    config = T5_CONFIG + 'T5_COMPILER_ARGS.update(optlevel="2")\n'
+    result = migrate(T5_EXPORT, "NM121", path="app/compile_t5.py", project={"app/config.py": config})
+    code = "\n".join(line for line in result.text.splitlines() if not line.lstrip().startswith("# neuron-migrate"))
+    assert code == T5_EXPORT.strip("\n")  # nothing rewritten: the file still runs on optimum-neuron
+    assert findings(result, "NM121") == {(5, "todo")}
+    (message,) = [f.message for f in result.findings if f.rule == "NM121"]
+    assert "`**T5_COMPILER_ARGS` cannot be resolved statically" in message and "TypeError" in message
+    assert "**T5_INPUT_SHAPES`" not in message  # that one is readable
+
+
+def test_splat_of_a_parameter_keeps_the_load_without_a_default_dtype() -> None:
+    source = """
+        from optimum.neuron import NeuronModelForSeq2SeqLM
+
+        def load(path, **neuron_kwargs):
+            return NeuronModelForSeq2SeqLM.from_pretrained(path, export=True, **neuron_kwargs)
+        """
+    result = migrate(source, "NM121")
+    assert "from optimum.neuron import NeuronModelForSeq2SeqLM" in result.text
+    assert "NeuronModelForSeq2SeqLM.from_pretrained(path, export=True, **neuron_kwargs)" in result.text
+    assert "torch.float32" not in result.text
+    assert findings(result, "NM121") == {(4, "todo")}

@@ -62,3 +62,34 @@ def test_a_reload_with_no_export_in_the_file_gets_no_guessed_dtype() -> None:
     )
     assert 'StableDiffusionPipeline.from_pretrained("sd_neuron").to(' in result.text
     assert "a folder saved in bf16 by a migrated export raises at the first call" in result.text
+
+
+def test_pipeline_shapes_from_a_project_module_are_folded() -> None:
+    source = """
+        from optimum.neuron import NeuronStableDiffusionPipeline
+
+        from app.config import SD_SHAPES
+
+        pipe = NeuronStableDiffusionPipeline.from_pretrained("stabilityai/stable-diffusion-2-1-base", export=True,
+                                                             auto_cast_type="bf16", **SD_SHAPES)
+        image = pipe("a cat", height=512, width=512).images[0]
+        """
+    config = 'SD_SHAPES = dict(batch_size=1, height=512, width=512, num_images_per_prompt=1)\n'
+    result = migrate(source, "NM140", path="app/imagine.py", project={"app/config.py": config})
+    assert "**SD_SHAPES" not in result.text and "dtype=torch.bfloat16" in result.text
+    assert any("batch_size=1, height=512, width=512" in f.message for f in result.findings if f.rule == "NM140")
+
+
+def test_pipeline_load_with_an_unknown_splat_stays_on_optimum_neuron() -> None:
+    source = """
+        from optimum.neuron import NeuronStableDiffusionPipeline
+
+        from app.config import SD_SHAPES
+
+        pipe = NeuronStableDiffusionPipeline.from_pretrained("sd", export=True, **SD_SHAPES)
+        """
+    config = 'SD_SHAPES = dict(batch_size=1, height=512, width=512)\nSD_SHAPES["height"] = 768\n'
+    result = migrate(source, "NM140", path="app/imagine.py", project={"app/config.py": config})
+    assert "from optimum.neuron import NeuronStableDiffusionPipeline" in result.text
+    assert 'NeuronStableDiffusionPipeline.from_pretrained("sd", export=True, **SD_SHAPES)' in result.text
+    assert {f.severity.value for f in result.findings if f.rule == "NM140"} == {"todo"}
