@@ -164,8 +164,9 @@ def kept_cli_fact(text: str) -> str | None:
     """Project fact: the ``optimum-cli`` command (``kept_cli_command``) a shell script, Makefile, Dockerfile, CI
     workflow, Python command string or notebook (over its code cells: its ``%pip`` lines and ``%%writefile``
     requirement cells arrive one by one, but the notebook is one file) still runs after the run: NM406 / NM410 keep
-    ``export`` and ``neuron serve`` with a todo, so the package that installs ``optimum-cli`` must stay while
-    they do (the same before and after the run: a second run decides the same)."""
+    ``export`` and ``neuron serve`` with a todo (the same before and after the run: a second run decides the
+    same). A notebook's own install lines keep the package for it; a line of another file that stops installing
+    it gets a todo naming the command."""
     sources = code_cells(text)
     return kept_cli_command("\n".join(sources) if sources is not None else text)
 
@@ -492,6 +493,9 @@ class Planner:
     #: (``this file runs `optimum-cli export```); optimum-neuron must stay while it does
     cli: str | None = None
     cli_users: tuple[str, ...] = ()  # the other files that run it
+    #: the files of the code it installs for that still run optimum-cli (NM406's todo there: delete or replace the
+    #: command): they hold nothing, but a line that stops installing optimum-cli says so
+    cli_elsewhere: str | None = None
     #: what the held stack moves together with (the todo on each pin the hold keeps)
     hold_subject: str = "optimum-neuron"
 
@@ -513,20 +517,26 @@ class Planner:
             project = planner.project = project.seen_from(planner.writers)
         planner.kept_optimum_neuron = planner.near(project.optimum_neuron_kept)
         names_on = any(_names_optimum_neuron(parsed) for parsed in parsed_specs)
-        # who still runs optimum-cli after this run: this text, the notebook it is a part of (its %pip lines arrive
-        # as NAME.sh, a %%writefile cell by its written name), or a script / Dockerfile / workflow / notebook of the
-        # code it installs for (``near``): NM406 keeps their export / serve, which need the package that installs it
+        # who still runs optimum-cli after this run: this text or the notebook it is a part of (its %pip lines
+        # arrive as NAME.sh, a %%writefile cell by its written name) hold the package; a script / Dockerfile /
+        # workflow / notebook of the code it installs for (``near``) does not (redteam-round2 D5: NM406's todo
+        # there says to delete or replace the command, and holding the old stack for it would keep the migrated
+        # Python beside it off the new one), but the line that stops installing optimum-cli says so (a todo)
         own_cli, parallel = commands_needing_old_stack(planner.file_text)
+        notebook = re.sub(r"(?:\.cell\d+)?\.sh$", ".ipynb", path) if path and path.endswith(".sh") else None
         if own_cli:
             planner.cli = f"this file runs `{own_cli}`"
         else:
-            notebook = re.sub(r"(?:\.cell\d+)?\.sh$", ".ipynb", path) if path and path.endswith(".sh") else None
-            served = planner.near(tuple(sorted(name for name in project.cli if name != path)))
-            users = tuple(dict.fromkeys(name for name in (notebook, *planner.writers, *served) if name in project.cli))
+            users = tuple(dict.fromkeys(name for name in (notebook, *planner.writers) if name in project.cli))
             if users:
                 planner.cli_users = users
                 planner.cli = (f"{_files(users)} run{'s' if len(users) == 1 else ''} "
                                f"`{project.cli[users[0]]}`")
+        if planner.cli is None:
+            served = planner.near(tuple(sorted(name for name in project.cli if name not in {path, notebook})))
+            if served:
+                planner.cli_elsewhere = (f"{_files(served)} still run{'s' if len(served) == 1 else ''} "
+                                         f"`{project.cli[served[0]]}`")
         if names_on and not planner.kept_optimum_neuron and options is not None:
             code = {name: text for name, text in options.project.of("deps.optimum-neuron-code").items()
                     if name != path}
@@ -874,10 +884,14 @@ def _optimum_neuron(parsed: Parsed, planner: Planner) -> Rewrite:
         specs = [spec for spec in specs if spec not in held]
         notes.append(f"{', '.join(s.split(';')[0] for s in held)} not added: the stock stack goes with "
                      f"{planner.hold}; add them when transformers moves to 5.x")
+    if planner.cli_elsewhere:
+        notes.append(f"{planner.cli_elsewhere}, which optimum-neuron installed and this line no longer does: delete "
+                     "or replace that command as its NM406 todo says (left, it fails with `optimum-cli: command not "
+                     "found`)")
     message = f"{label} -> the TorchNeuron stack ({', '.join(s.split(';')[0] for s in specs) or 'already listed'})"
     severity = Severity.FIXED
     if notes:
         message += "; " + "; ".join(notes)
-    if "vllm" in parsed.extras or held:
+    if "vllm" in parsed.extras or held or planner.cli_elsewhere:
         severity = Severity.TODO
     return Rewrite(specs, severity, message)

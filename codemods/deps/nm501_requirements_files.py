@@ -25,13 +25,16 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   file kept on optimum-neuron as a whole): the file is migrated the way this run migrates it (its rules, the
   project facts: project fact ``deps.optimum-neuron-code``) to see whether the import survives; the todo names
   those files (without the package: ``ModuleNotFoundError: No module named 'optimum'``);
-* optimum-neuron stays too, with a ``todo`` tied to the command, while a file of the code it serves still runs
-  ``optimum-cli export`` / ``optimum-cli neuron serve`` after the run (NM406 and NM410 keep those with a todo;
-  project fact ``deps.optimum-cli``): a shell script or Makefile (``run_compile.sh``), a Dockerfile, a CI
-  workflow, a Python command string, or the notebook a requirement cell belongs to; replaced, the command fails
-  with ``optimum-cli: command not found``; the other pins of the file stay with it, as above. A commented-out or
-  echoed command, one NM406 removes (``optimum-cli neuron cache``), and one in a folder the file does not serve
-  hold nothing. The todo on a kept optimum-neuron also names the
+* optimum-neuron stays too, with a ``todo`` tied to the command, while the notebook a requirement cell belongs to
+  still runs ``optimum-cli export`` / ``optimum-cli neuron serve`` in its cells (NM406 keeps those with a todo;
+  project fact ``deps.optimum-cli``): replaced, the notebook fails with ``optimum-cli: command not found``; the
+  other pins of the file stay with it, as above. Such a command in another file of the code it serves (a shell
+  script or Makefile such as ``run_compile.sh``, a Dockerfile, a CI workflow, a Python command string) holds
+  nothing: NM406's todo there says to delete or replace it, and holding the old stack for it would keep the
+  migrated Python beside it off the new one (redteam-round2 D5); the line is replaced, as a ``todo`` that names
+  that command (never a ``fixed`` while it is there). A commented-out or echoed command, one NM406 removes
+  (``optimum-cli neuron cache``), and one in a folder the file does not serve count for nothing. The todo on a
+  kept optimum-neuron also names the
   other files it installs for that import the torch / Hugging Face stack (project fact ``deps.old-stack``):
   where the run moved them to the stock stack, they do not import beside the kept line;
 * XLA-era ``torch-neuronx`` builds (e.g. ``2.1.2.2.0.0``, ``2.8.0.2.10.16998``) -> ``torch-neuronx==2.14.*``

@@ -15,10 +15,10 @@ What it does:
   optimum-neuron / ``optimum[neuronx]`` that installs it stays with a ``todo`` tied to that command, and so does
   every other pin of the file; while ``neuron_parallel_compile`` stays (NM401's todo), the XLA-era stack that
   installs it (torch-neuronx, libneuronxla) stays the same way. A notebook's ``%pip`` lines also see the
-  ``optimum-cli export`` / ``serve`` of its other cells (one file), and every install sees those of the files of
-  the code it serves (its folder and below, the scripts it names: NM501's project fact ``deps.optimum-cli``), and
-  so does optimum-neuron while a Python file or notebook of that code still imports ``optimum.neuron`` after the
-  run (NM501's ``deps.optimum-neuron-code``);
+  ``optimum-cli export`` / ``serve`` of its other cells (one file); such a command in another file of the code it
+  serves holds nothing (its NM406 todo says to delete it), but the replaced install is a ``todo`` naming it
+  (NM501's project fact ``deps.optimum-cli``); optimum-neuron stays while a Python file or notebook of that code
+  still imports ``optimum.neuron`` after the run (NM501's ``deps.optimum-neuron-code``);
 * a command that would be left with nothing to install (it only installs packages of the XLA-era stack) is
   deleted when it is one command of an ``&&`` / ``;`` chain that goes on the same without it, with one operator
   beside it (``RUN pip install A && pip install torch-xla || true`` -> ``RUN pip install A || true``; emptied

@@ -172,11 +172,13 @@ def test_optimum_neuron_stays_while_its_notebook_runs_optimum_cli_export() -> No
         assert "torch-neuronx==2.14.*" in result.text, project
 
 
-def test_optimum_neuron_stays_while_code_it_installs_for_runs_optimum_cli() -> None:
-    # redteam-final 3: run_compile.sh beside requirements.txt still runs `optimum-cli export neuron` after the run
-    # (NM406 keeps it with a todo); dropping optimum-neuron gives `optimum-cli: command not found`. The same for a
+def test_a_command_of_another_file_holds_nothing_but_the_line_that_stops_installing_it_says_so() -> None:
+    # redteam-final 3 / redteam-round2 D5: run_compile.sh beside requirements.txt still runs `optimum-cli export
+    # neuron` (NM406's todo there: delete this export). Holding the old stack for it would keep the migrated Python
+    # beside it off the new one, so the requirements follow the Python; the line that no longer installs
+    # optimum-cli is a todo naming the command (never `fixed` while the command is still there). The same for a
     # Makefile, a Dockerfile, a workflow and a Python command string (NM410) of the code the file installs for
-    body = "optimum-neuron==0.3.0\ntransformers==4.51.3\n"
+    body = "optimum-neuron==0.3.0\n"
     commands = {"run_compile.sh": "optimum-cli export neuron -m gpt2 --batch_size 1 --sequence_length 128 out/\n",
                 "Makefile": "compile:\n\toptimum-cli export neuron -m gpt2 out/\n",
                 "docker/Dockerfile": "RUN optimum-cli export neuron -m gpt2 out/\n",
@@ -185,20 +187,20 @@ def test_optimum_neuron_stays_while_code_it_installs_for_runs_optimum_cli() -> N
     for path, text in commands.items():
         result = migrate(body, "NM501", kind=FileKind.REQUIREMENTS, path="requirements.txt", project={path: text})
         command = "optimum-cli neuron serve" if "serve" in text else "optimum-cli export"
-        assert result.text.startswith(f"# neuron-migrate: optimum-neuron was left as it is: {path} runs `{command}`, "
-                                      "which optimum / optimum-neuron install"), path
-        assert result.text.endswith("optimum-neuron==0.3.0\n# neuron-migrate: transformers==4.51.3 was left as it "
-                                    f"is: it goes with optimum-neuron, kept because {path} runs `{command}`; move it "
-                                    "together with optimum-neuron (transformers==4.51.3 (pinned beside "
-                                    "optimum-neuron) excludes transformers 5.24, the version the TorchNeuron port is "
-                                    "tested with -> >=5.24)\ntransformers==4.51.3\n"), path
-        assert findings(result, "NM501") == {(1, "todo"), (2, "todo")}, path
-    # a script that only mentions the command (a comment, an echo) or runs one NM406 removes holds nothing
+        assert result.text.startswith("# neuron-migrate: optimum-neuron -> the TorchNeuron stack "
+                                      "(torch-neuronx==2.14.*, torch==2.14.*, transformers>=5.24, accelerate>=1.15); "
+                                      f"{path} still runs `{command}`, which optimum-neuron installed and this line "
+                                      "no longer does: delete or replace that command as its NM406 todo says (left, it "
+                                      "fails with `optimum-cli: command not found`)\n"), path
+        assert "torch-neuronx==2.14.*\n" in result.text, path
+        assert (1, "todo") in findings(result, "NM501"), path
+    # a script that only mentions the command (a comment, an echo) or runs one NM406 removes: a plain fixed
     for text in ("# optimum-cli export neuron -m gpt2 out/\n", 'echo "optimum-cli export neuron"\n',
                  "optimum-cli neuron cache set my-org/cache\n"):
         result = migrate(body, "NM501", kind=FileKind.REQUIREMENTS, path="requirements.txt",
                          project={"run_compile.sh": text})
-        assert "torch-neuronx==2.14.*" in result.text, text
+        assert "torch-neuronx==2.14.*" in result.text and "still runs" not in result.text, text
+        assert (1, "fixed") in findings(result, "NM501"), text
 
 
 def test_a_kept_pin_names_the_migrated_files_it_also_installs_for() -> None:
