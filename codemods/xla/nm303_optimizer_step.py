@@ -6,9 +6,11 @@ What it does:
   ``opt.param_groups`` (only when a process group of more than one rank is up: a single process steps as before)
   and ``opt.step()``; ``optimizer_args={...}`` become the keywords of ``step``; ``barrier=`` is dropped (eager
   execution has no graph to cut).
-* When the file visibly hands its model to a wrapper that averages gradients itself (``DistributedDataParallel``,
-  FSDP2 ``fully_shard``, ``Trainer``, ``Accelerator``), ``opt.step()`` alone is enough. Averaging twice would still
-  be correct (the replicas already agree), only slower.
+* When the function holding the call (the module's own statements for a module-level call) hands a model to a
+  wrapper that averages gradients itself (``DistributedDataParallel``, FSDP2 ``fully_shard``, ``Trainer``) or
+  passes this optimizer to ``<accelerator>.prepare``, ``opt.step()`` alone is enough. A wrapper in another
+  function says nothing about the objects reaching this call: there the average is written. Averaging twice
+  (a model wrapped elsewhere) would still be correct (the replicas already agree), only slower.
 * ``xm.reduce_gradients(opt)`` becomes the same average without the step.
 * A call with ``groups=`` (the data-parallel replica groups of a tensor-parallel run) is left with a ``todo``: an
   average over the whole world would mix the shards of different tensor-parallel ranks. ``groups=None`` and one
@@ -56,8 +58,9 @@ from codemods.xla._base import XM, Safety, XlaRule, arg, has_star, names, replic
 
 OPTIMIZER_STEP = names((XM, ["optimizer_step"]))
 REDUCE_GRADIENTS = names((XM, ["reduce_gradients"]))
-#: Text that shows gradients are averaged by a wrapper (DDP, FSDP, Trainer, Accelerator).
-WRAPPERS = ("DistributedDataParallel", "fully_shard", "FullyShardedDataParallel", "Trainer(", "accelerator.prepare", "Accelerator(")
+#: Calls that hand a model to a wrapper averaging its gradients (XLA FSDP is not one: it is a blocker of its own).
+MODEL_WRAPPERS = frozenset({"DistributedDataParallel", "DDP", "fully_shard", "FullyShardedDataParallel", "FSDP",
+                            "Trainer"})
 DIST = Import("torch.distributed", alias="dist")
 AVERAGE = """if dist.is_initialized() and dist.get_world_size() > 1:  # average the gradients over the replicas (as {name} did on XLA)
     for group in {optimizer}.param_groups:
@@ -75,13 +78,33 @@ class OptimizerStep(XlaRule):
     name = "optimizer-step"
     safety = Safety.NEEDS_REVIEW
 
-    def _wrapped(self) -> bool:
-        source = self.code_text().replace("XlaFullyShardedDataParallel", "")
-        return any(w in source for w in WRAPPERS)
+    def _wrapped(self, optimizer: cst.BaseExpression) -> bool:
+        """Whether the function holding the call (the module's own statements for a module-level call) hands its
+        model to a wrapper that averages gradients (DDP, FSDP, fully_shard, Trainer) or ``optimizer`` to
+        ``<accelerator>.prepare``: text elsewhere in the file says nothing about the objects reaching this call."""
+        scope = self._functions[-1] if self._functions else self.ctx.shared.get("module")
+        if scope is None:
+            return False
+        optimizer_code = source_of(optimizer)
+        for call in _own_calls(scope):
+            name = _last_name(call.func)
+            if name in MODEL_WRAPPERS and not any(q.startswith("torch_xla") for q in self.ctx.qualnames(call.func)):
+                return True  # (XLA FSDP imported as FSDP is not one)
+            if name == "prepare" and any(not a.star and source_of(a.value) == optimizer_code for a in call.args):
+                return True
+        return False
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._statement_calls: set[cst.Call] = set()  # calls that are a statement line of their own
+        self._functions: list[cst.FunctionDef] = []  # the functions being visited, innermost last
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node)
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        self._functions.pop()
+        return updated
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         super().visit_SimpleStatementLine(node)
@@ -117,7 +140,7 @@ class OptimizerStep(XlaRule):
             return updated
         optimizer_code = source_of(optimizer.value)
         statements: list[cst.BaseStatement] = []
-        wrapped = self._wrapped()
+        wrapped = self._wrapped(optimizer.value)
         if not wrapped:
             name = "optimizer_step" if stepping else "reduce_gradients"
             statements.append(self.statement(AVERAGE.format(name=name, optimizer=optimizer_code), DIST))
@@ -126,7 +149,8 @@ class OptimizerStep(XlaRule):
             step = f"{optimizer_code}.step(**{source_of(extra.value)})" if extra is not None else f"{optimizer_code}.step()"
             statements.append(self.statement(step + "\n"))
         if wrapped:
-            self.fixed(call, "xm.optimizer_step(opt) -> opt.step(); gradients are averaged by the DDP/FSDP/Trainer wrapper"
+            self.fixed(call, "xm.optimizer_step(opt) -> opt.step(); gradients are averaged by the DDP/FSDP/Trainer/"
+                       "accelerate wrapper this function hands the model or optimizer to"
                        if stepping else "xm.reduce_gradients removed: the DDP/FSDP wrapper averages gradients")
         else:
             self.fixed(call, ("xm.optimizer_step(opt) -> the same gradient average in torch.distributed, then opt.step()"
@@ -134,3 +158,25 @@ class OptimizerStep(XlaRule):
                        + "; once the model is wrapped in DistributedDataParallel or FSDP2 the average can go")
         return self.replace_line(original, updated, statements)
 
+
+
+def _last_name(func: cst.BaseExpression) -> str | None:
+    if isinstance(func, cst.Name):
+        return func.value
+    return func.attr.value if isinstance(func, cst.Attribute) else None
+
+
+def _own_calls(scope: cst.CSTNode) -> list[cst.Call]:
+    """The calls of ``scope`` outside the functions, classes and lambdas nested in it."""
+    calls: list[cst.Call] = []
+
+    def walk(node: cst.CSTNode) -> None:
+        if node is not scope and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return
+        if isinstance(node, cst.Call):
+            calls.append(node)
+        for child in node.children:
+            walk(child)
+
+    walk(scope)
+    return calls

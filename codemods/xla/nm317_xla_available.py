@@ -14,6 +14,11 @@ elsewhere as a flag (``if xm is not None:``, ``if not xm:``, ``hasattr(xm, ...)`
 every branch behind it dead on TorchNeuron. Fixes other rules make behind such a flag are reported as ``todo``
 (they cannot run until the flag is replaced by a native check).
 
+When the XLA side averages the gradients over the replicas (``xm.optimizer_step`` / ``xm.reduce_gradients``,
+which the other side seldom does) and holds nothing else but step boundaries, the XLA side is kept instead, as
+NM303 ported it (the average runs only in a process group of more than one rank, so it is right on every
+device); beside other code, the guard stays with a ``todo``: dropping that side would drop the average.
+
 A ``todo`` is left when the test combines the check with other conditions (``if is_torch_xla_available() and
 x:``), or when the check is used elsewhere; ``elif`` chains are reported, not rewritten. Recognised:
 ``transformers``, ``transformers.utils``, ``transformers.utils.import_utils``, ``accelerate.utils`` and
@@ -49,7 +54,7 @@ from typing import cast
 
 import libcst as cst
 
-from codemods.xla._base import Safety, XlaRule, walk
+from codemods.xla._base import XM, Safety, XlaRule, names, walk
 from migrate import cstwalk
 from migrate.imports import bound_name
 from migrate.rule import Severity
@@ -63,6 +68,10 @@ CHECKS = frozenset(
         "accelerate.utils.imports.is_torch_xla_available",
     }
 )
+#: xm calls that average the gradients over the replicas: the other side of a guard seldom does (NM303 ports them)
+GRADIENT_STEPS = names((XM, ["optimizer_step", "reduce_gradients"]))
+#: xm calls a step side may hold beside them: NM302 removes them
+STEP_BOUNDARIES = names((XM, ["mark_step"]), ("torch_xla", ["sync"]))
 
 
 class XlaAvailableGuard(XlaRule):
@@ -115,6 +124,20 @@ class XlaAvailableGuard(XlaRule):
                       "there). Replace the flag by a native check (torch.accelerator.current_accelerator() is not None, "
                       "or its .type == \"neuron\") and drop this guard")
             return updated
+        steps = self._gradient_steps(xla_side)
+        if steps is not None:
+            ported = {id(f.node) for f in self.ctx.findings if f.rule == "NM303" and f.severity is Severity.FIXED}
+            if steps and all(id(call) in ported for call in steps):  # NM303 wrote the average: keep that side
+                self.fixed(original, "is_torch_xla_available() is False on TorchNeuron: the XLA branch is kept, its "
+                           "gradient step ported by NM303 (the other branch would step without averaging the "
+                           "gradients over the replicas), the other branch removed")
+                return self._flattened(original, updated, updated.orelse.body if negated and isinstance(
+                    updated.orelse, cst.Else) else updated.body)
+            self.todo(original, "is_torch_xla_available() is False on TorchNeuron, but the XLA branch averages the "
+                      "gradients over the replicas (xm.optimizer_step / reduce_gradients) and the other branch does "
+                      "not: keep the average (dist.all_reduce(p.grad); p.grad /= dist.get_world_size() for each "
+                      "parameter, or wrap the model in DDP/FSDP2), then drop this guard")
+            return updated
         keep: cst.BaseSuite | None
         if negated:
             keep = updated.body
@@ -123,6 +146,31 @@ class XlaAvailableGuard(XlaRule):
         self.fixed(original, "is_torch_xla_available() is False on TorchNeuron: XLA branch removed")
         if keep is None:
             return cst.RemoveFromParent()
+        return self._flattened(original, updated, keep)
+
+    def _gradient_steps(self, xla_side: cst.BaseSuite) -> list[cst.Call] | None:
+        """None when the XLA side averages no gradients (no xm.optimizer_step / reduce_gradients, no all_reduce); else
+        its gradient-step calls when it holds nothing but statement lines of them and of step boundaries ([] when it
+        holds anything else too)."""
+        averages = GRADIENT_STEPS | {"torch.distributed.all_reduce"}  # the average NM303 wrote, on a second run
+        if not walk(xla_side, lambda n: isinstance(n, cst.Call) and self.ctx.matches(n.func, averages) is not None):
+            return None
+        if isinstance(xla_side, cst.SimpleStatementSuite):
+            return []  # a one-line block: NM303 cannot place the average there
+        calls: list[cst.Call] = []
+        for statement in xla_side.body:
+            small = statement.body if isinstance(statement, cst.SimpleStatementLine) else [statement]
+            for item in small:
+                value = item.value if isinstance(item, cst.Expr) else None
+                if not isinstance(value, cst.Call):
+                    return []
+                if self.ctx.matches(value.func, GRADIENT_STEPS):
+                    calls.append(value)
+                elif not self.ctx.matches(value.func, STEP_BOUNDARIES):
+                    return []
+        return calls
+
+    def _flattened(self, original: cst.If, updated: cst.If, keep: cst.BaseSuite):
         statements: list[cst.BaseStatement]
         if isinstance(keep, cst.SimpleStatementSuite):
             statements = [cst.SimpleStatementLine(body=list(keep.body))]

@@ -79,3 +79,41 @@ def test_a_name_tested_only_inside_the_guard_is_no_flag() -> None:
     )
     assert result.text.rstrip().endswith('\ndevice = torch.device("cpu")')
     assert findings(result, "NM317") == {(4, "fixed")}
+
+
+def test_a_guarded_gradient_step_keeps_its_ported_average() -> None:
+    result = migrate(
+        """
+        import torch_xla.core.xla_model as xm
+        from transformers.utils import is_torch_xla_available
+
+        if is_torch_xla_available():
+            xm.optimizer_step(opt)
+        else:
+            opt.step()
+        """,
+        "NM317",
+        family="NM3",
+    )
+    assert "dist.all_reduce(param.grad)" in result.text and result.text.rstrip().endswith("\nopt.step()")
+    assert "is_torch_xla_available()" not in result.text.split("import is_torch_xla_available")[1]
+    assert findings(result, "NM317") == {(4, "fixed")}
+
+
+def test_a_gradient_step_beside_other_code_keeps_the_guard() -> None:
+    result = migrate(
+        """
+        import torch_xla.core.xla_model as xm
+        from transformers.utils import is_torch_xla_available
+
+        if is_torch_xla_available():
+            log("xla")
+            xm.optimizer_step(opt)
+        else:
+            opt.step()
+        """,
+        "NM317",
+        family="NM3",
+    )
+    assert "if is_torch_xla_available():" in result.text
+    assert findings(result, "NM317") == {(4, "todo")}

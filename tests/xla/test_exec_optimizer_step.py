@@ -70,6 +70,17 @@ SPAWNED = LEGACY.replace('    dist.init_process_group("xla")\n', "").replace(
     "def main(out_dir):", "def main(index, out_dir):").replace("    main(sys.argv[1])", "    xmp.spawn(main, args=(sys.argv[1],))")
 
 
+#: The step behind an availability guard, in a file whose other function hands its model to accelerate: the
+#: wrapper there averages nothing for main's model, so the migrated step must still average (rt3C #3).
+GUARDED = LEGACY.replace("import torch_xla.core.xla_model as xm\n", "import torch_xla.core.xla_model as xm\n"
+                         "from transformers.utils import is_torch_xla_available\n").replace(
+    "        xm.optimizer_step(optimizer)\n",
+    "        if is_torch_xla_available():\n            xm.optimizer_step(optimizer)\n"
+    "        else:\n            optimizer.step()\n").replace(
+    "\n\nif __name__", "\n\ndef with_accelerate(model, optimizer):\n    from accelerate import Accelerator\n\n"
+    "    accelerator = Accelerator()\n    return accelerator.prepare(model, optimizer)\n\n\nif __name__")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -88,9 +99,10 @@ def test_statement_and_expression_forms():
 
 
 @pytest.mark.execution
-@pytest.mark.parametrize("legacy", [LEGACY, SPAWNED], ids=["init_process_group", "xmp_spawn"])
+@pytest.mark.parametrize("legacy", [LEGACY, SPAWNED, GUARDED], ids=["init_process_group", "xmp_spawn", "guarded"])
 def test_replicas_stay_identical_under_torchrun(tmp_path, legacy):
     assert "xmp.spawn" in SPAWNED and "init_process_group" not in SPAWNED
+    assert "is_torch_xla_available():" in GUARDED and "accelerator.prepare" in GUARDED
     migrated = apply_rules(legacy, select=["NM3"], path="train.py").text
     assert "xm." not in "\n".join(line for line in migrated.splitlines() if not line.lstrip().startswith("#"))
     script = tmp_path / "train.py"
