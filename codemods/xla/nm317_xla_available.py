@@ -19,9 +19,19 @@ which the other side seldom does) and holds nothing else but step boundaries, th
 NM303 ported it (the average runs only in a process group of more than one rank, so it is right on every
 device); beside other code, the guard stays with a ``todo``: dropping that side would drop the average.
 
-A ``todo`` is left when the test combines the check with other conditions (``if is_torch_xla_available() and
-x:``), or when the check is used elsewhere; ``elif`` chains are reported, not rewritten. Recognised:
-``transformers``, ``transformers.utils``, ``transformers.utils.import_utils``, ``accelerate.utils`` and
+Outside a whole ``if`` test:
+
+* ``if is_torch_xla_available() and X:`` (or ``X and <check>``) becomes ``if X:`` when X has no side effects
+  (names, attributes, literals, comparisons, ``int()`` / ``os.environ.get()`` reads) and the branch needs no
+  torch_xla after the run (no name of it left, no other rule's todo inside): that branch is the Neuron path,
+  which runs on TorchNeuron as it ran on XLA (``init_process_group`` ported by NM309).
+* ``A if is_torch_xla_available() else B`` becomes ``A`` (``B`` for ``not <check>``) when that value is a literal:
+  the value the Neuron run had (``mixed_precision="bf16" if ... else "no"`` stays bf16).
+* Any other combined test, conditional expression or use of the check (``on_xla = is_torch_xla_available()``)
+  gets a ``todo``; ``elif`` chains are reported, not rewritten. Fixes other rules make inside a guard left in
+  place are reported as ``todo``: that code does not run on TorchNeuron.
+
+Recognised: ``transformers``, ``transformers.utils``, ``transformers.utils.import_utils``, ``accelerate.utils`` and
 ``accelerate.utils.imports`` spellings.
 
 Why:
@@ -85,6 +95,7 @@ class XlaAvailableGuard(XlaRule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._kept_flags: set[str] = set()  # names bound by an XLA side this rule kept because the file tests them
+        self._handled: set[int] = set()  # ids of the checks in if / conditional-expression tests (the others: todo)
 
     def _is_check(self, node: cst.CSTNode) -> bool:
         return isinstance(node, cst.Call) and self.ctx.matches(node.func, CHECKS) is not None
@@ -108,10 +119,18 @@ class XlaAvailableGuard(XlaRule):
         negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and self._is_check(test.expression)
         if not (self._is_check(test) or negated):
             if walk(test, self._is_check):
+                rest = self._rest_of_and(test)
+                if rest is not None and not self._keeps_xla(original.body, updated.body):
+                    self.fixed(original, "`is_torch_xla_available() and X` -> `X`: the branch it guarded is the "
+                               "Neuron path, which runs on TorchNeuron as it ran on XLA (its torch_xla code ported)")
+                    return updated.with_changes(test=rest)
                 self.todo(original, "is_torch_xla_available() is False on TorchNeuron: simplify this condition and drop the XLA branch")
+                self._demote(original.body)
             return updated
         if isinstance(updated.orelse, cst.If):
             self.todo(original, "is_torch_xla_available() is False on TorchNeuron: drop the XLA branch of this if/elif chain")
+            if not negated:
+                self._demote(original.body)
             return updated
         xla_side = original.orelse.body if negated and isinstance(original.orelse, cst.Else) else original.body
         flags = sorted(self._flags().tested_outside(_bound_names(xla_side) if not negated or original.orelse else set(),
@@ -148,6 +167,69 @@ class XlaAvailableGuard(XlaRule):
             return cst.RemoveFromParent()
         return self._flattened(original, updated, keep)
 
+    def visit_If(self, node: cst.If) -> None:
+        self._handled.update(id(n) for n in _nodes(node.test) if self._is_check(n))
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._handled.update(id(n) for n in _nodes(node.test) if self._is_check(n))
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if id(original) not in self._handled and self._is_check(original):
+            self.todo(original, "is_torch_xla_available() is False on TorchNeuron (torch_xla is not installed): this "
+                      "use of it now always sees False; give the Neuron path the value it had on XLA")
+        return updated
+
+    def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp) -> cst.BaseExpression:
+        test = original.test
+        negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and self._is_check(test.expression)
+        if not (self._is_check(test) or negated):
+            if walk(test, self._is_check):
+                self.todo(original, "is_torch_xla_available() is False on TorchNeuron: `A if <test> else B` now always "
+                          "takes B; simplify the test and keep the value the Neuron path had on XLA")
+            return updated
+        neuron, other = (updated.orelse, updated.body) if negated else (updated.body, updated.orelse)
+        if _literal(neuron):
+            self.fixed(original, f"`{_code(neuron)} if is_torch_xla_available() else {_code(other)}` -> "
+                       f"`{_code(neuron)}`: the value the Neuron run had on XLA (the check is False on TorchNeuron)")
+            return neuron.with_changes(lpar=updated.lpar, rpar=updated.rpar)
+        self.todo(original, f"is_torch_xla_available() is False on TorchNeuron: this now always takes "
+                  f"`{_code(other)}`; replace the expression by the value the Neuron path needs (on XLA: "
+                  f"`{_code(neuron)}`)")
+        self._demote(original.orelse if negated else original.body)
+        return updated
+
+    def _rest_of_and(self, test: cst.BaseExpression) -> cst.BaseExpression | None:
+        """X for ``check() and X`` / ``X and check()`` when X has no side effects (names, attributes, literals,
+        comparisons, int()/str()/os.environ.get() reads): the only test of the check to resolve."""
+        if not (isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And)):
+            return None
+        if self._is_check(test.left):
+            rest = test.right
+        elif self._is_check(test.right):
+            rest = test.left
+        else:
+            return None
+        if walk(rest, self._is_check) or not _pure(self.ctx, rest):
+            return None
+        return rest
+
+    def _keeps_xla(self, original: cst.BaseSuite, updated: cst.BaseSuite) -> bool:
+        """Whether the branch still needs torch_xla after the run (a name of it, or another rule's todo inside)."""
+        inside = _ids(original, set())
+        if any(f.severity is Severity.TODO and id(f.node) in inside for f in self.ctx.findings):
+            return True
+        return walk(updated, lambda n: isinstance(n, (cst.Name, cst.Attribute))
+                    and any(q.startswith("torch_xla") for q in self.ctx.qualnames(n)))
+
+    def _demote(self, suite: cst.CSTNode) -> None:
+        """Other rules' fixes inside a branch the guard left in place cannot run on TorchNeuron: todo, not fixed."""
+        inside = _ids(suite, set())
+        for finding in self.ctx.findings:
+            if finding.severity is Severity.FIXED and finding.rule != self.id and id(finding.node) in inside:
+                finding.severity = Severity.TODO
+                finding.message += (" (not run on TorchNeuron while the is_torch_xla_available() guard around it "
+                                    "stays: see the NM317 todo)")
+
     def _gradient_steps(self, xla_side: cst.BaseSuite) -> list[cst.Call] | None:
         """None when the XLA side averages no gradients (no xm.optimizer_step / reduce_gradients, no all_reduce); else
         its gradient-step calls when it holds nothing but statement lines of them and of step boundaries ([] when it
@@ -180,6 +262,51 @@ class XlaAvailableGuard(XlaRule):
         leading = statements[0].leading_lines  # type: ignore[attr-defined]
         statements[0] = statements[0].with_changes(leading_lines=[*updated.leading_lines, *leading])
         return cst.FlattenSentinel(statements)
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.SimpleString, cst.Integer, cst.Float)):
+        return True
+    return isinstance(node, cst.Name) and node.value in ("True", "False", "None")
+
+
+#: calls that only read: a test made of them and of names, attributes, literals and comparisons has no side effects
+PURE_CALLS = frozenset({"os.environ.get", "os.getenv"})
+PURE_BUILTINS = frozenset({"int", "float", "str", "bool", "len"})
+
+
+def _pure(ctx, node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.Call):
+        name = node.func.value if isinstance(node.func, cst.Name) else None
+        if not (name in PURE_BUILTINS or ctx.matches(node.func, PURE_CALLS)):
+            return False
+        return all(not a.star and _pure(ctx, a.value) for a in node.args)
+    if isinstance(node, (cst.Name, cst.SimpleString, cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _pure(ctx, node.value)
+    if isinstance(node, cst.Comparison):
+        return _pure(ctx, node.left) and all(_pure(ctx, c.comparator) for c in node.comparisons)
+    if isinstance(node, cst.BooleanOperation):
+        return _pure(ctx, node.left) and _pure(ctx, node.right)
+    if isinstance(node, cst.UnaryOperation):
+        return _pure(ctx, node.expression)
+    return False
+
+
+def _nodes(tree: cst.CSTNode) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+
+    def note(node: cst.CSTNode) -> bool:
+        found.append(node)
+        return False
+
+    cstwalk.find(tree, note)
+    return found
 
 
 def _listed(names) -> str:

@@ -117,3 +117,77 @@ def test_a_gradient_step_beside_other_code_keeps_the_guard() -> None:
     )
     assert "if is_torch_xla_available():" in result.text
     assert findings(result, "NM317") == {(4, "todo")}
+
+
+def test_a_conditional_expression_takes_the_neuron_value() -> None:
+    result = migrate(
+        """
+        from transformers.utils import is_torch_xla_available
+
+        precision = "bf16" if is_torch_xla_available() else "no"
+        workers = 0 if not is_torch_xla_available() else 4
+        """,
+        "NM317",
+    )
+    assert 'precision = "bf16"\nworkers = 4' in result.text
+    assert findings(result, "NM317") == {(3, "fixed"), (4, "fixed")}
+
+
+def test_a_conditional_expression_with_a_computed_value_gets_a_todo() -> None:
+    result = migrate(
+        """
+        from transformers.utils import is_torch_xla_available
+
+        size = compute() if is_torch_xla_available() else 1
+        """,
+        "NM317",
+    )
+    assert "compute() if is_torch_xla_available() else 1" in result.text
+    assert findings(result, "NM317") == {(3, "todo")}
+
+
+def test_check_and_a_pure_test_becomes_the_test() -> None:
+    result = migrate(
+        """
+        import os
+
+        import torch
+        from transformers.utils import is_torch_xla_available
+
+        if is_torch_xla_available() and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+            torch.distributed.init_process_group("xla")
+        """,
+        "NM317",
+        family="NM3",
+    )
+    assert 'if int(os.environ.get("WORLD_SIZE", "1")) > 1:\n    torch.distributed.init_process_group(' in result.text
+    assert findings(result, "NM317") == {(6, "fixed")}
+
+
+def test_check_and_a_call_keeps_the_guard_and_its_fixes_are_todo() -> None:
+    result = migrate(
+        """
+        import torch
+        from transformers.utils import is_torch_xla_available
+
+        if is_torch_xla_available() and ready():
+            torch.distributed.init_process_group("xla")
+        """,
+        "NM317",
+        family="NM3",
+    )
+    assert "if is_torch_xla_available() and ready():" in result.text
+    assert findings(result, "NM317") == {(4, "todo")}
+    assert {f.severity.value for f in result.findings if f.rule == "NM309"} == {"todo"}
+
+
+def test_any_other_use_of_the_check_gets_a_todo() -> None:
+    result = migrate(
+        """
+        from transformers.utils import is_torch_xla_available
+
+        on_xla = is_torch_xla_available()
+        """,
+        "NM317",
+    )
+    assert findings(result, "NM317") == {(3, "todo")}
