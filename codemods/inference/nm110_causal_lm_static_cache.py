@@ -71,7 +71,9 @@ What it does:
   rule can see, any other ``X.<optimum attribute>``) keeps the whole file on optimum-neuron: renamed, it would be
   ``AutoModelForCausalLM.get_neuron_config`` (AttributeError). The file's loads and import stay as they are, and a
   ``todo`` at that use says why and what to change (for get_neuron_config: read the shapes from the values passed
-  to it, so that NM110 can fold it on the next run).
+  to it, so that NM110 can fold it on the next run). Reads of the result's ``batch_size`` / ``sequence_length`` /
+  ``tp_degree`` that were given to get_neuron_config as a number or a name / attribute bound at most once in the
+  file (``args.batch_size``) do not keep it: they become that value, and the getter is folded.
 * left alone: the training ``NeuronModelForCausalLM`` (``optimum.neuron.models.training``) belongs to the
   training family; a call that is not the right-hand side of an assignment gets the generation setup as a
   ``todo`` instead of code; NxDNeuronConfig fields other than the shapes (continuous batching, on-device
@@ -200,6 +202,9 @@ class CausalLMStaticCache(InferenceRule):
     def prepare(self, module: cst.Module) -> None:
         """Find ``nc = X.get_neuron_config(...)`` consumed only by ``X.export(id, nc)``: expanded, then removed."""
         self._neuron_configs: dict[str, cst.Call] = {}
+        reads = self._getter_reads(self.gathered)
+        self._getter_values = {read: value for name in self._folded_getters(self.gathered)
+                               for read, value in reads[name].items()}
         for name, (statement, call) in self._folded_getters(self.gathered).items():
             self._neuron_configs[name] = call
             self.remove_statement(statement)
@@ -255,8 +260,35 @@ class CausalLMStaticCache(InferenceRule):
                 value = cast(cst.Assign, statement.body[0]).value  # the statement is `name = value`
                 if isinstance(value, cst.Call) and self._method(value) == "get_neuron_config":
                     getters[name] = (statement, value)
+        reads = self._getter_reads(gathered)
         return {name: getter for name, getter in getters.items()
-                if name in exports and gathered.name_counts.get(name, 0) == 2}
+                if name in exports and name in reads and gathered.name_counts.get(name, 0) == 2 + len(reads[name])}
+
+    def _getter_reads(self, gathered) -> dict[str, dict[int, cst.BaseExpression]]:
+        """Per ``nc`` bound to a ``get_neuron_config`` call: its reads ``nc.batch_size`` / ``.sequence_length`` /
+        ``.tp_degree`` (id -> the value given to get_neuron_config for that field), for the names all of whose
+        attribute reads are such fields given as a number or a plain name / attribute (``args.batch_size``, its
+        root bound at most once in the file): the read becomes that value, as the shapes are read from it."""
+        module = self.ctx.shared.get("module")
+        if not isinstance(module, cst.Module):
+            return {}
+        attributes = self.ctx.memo("inference.nm110.name-attributes", lambda: _name_attributes(module))
+        out: dict[str, dict[int, cst.BaseExpression]] = {}
+        for name, statements in gathered.assignments.items():
+            value = cast(cst.Assign, statements[0].body[0]).value  # the statement is `name = value`
+            if len(statements) != 1 or not (isinstance(value, cst.Call)
+                                            and self._method(value) == "get_neuron_config"):
+                continue
+            given = {arg.keyword.value: arg.value for arg in value.args if arg.keyword is not None}
+            values: dict[int, cst.BaseExpression] = {}
+            for read in attributes.found.get(name, []):
+                field = next((key for key in GETTER_FIELDS.get(read.attr.value, ()) if key in given), None)
+                if field is None or not _stable(given[field], attributes):
+                    break
+                values[id(read)] = given[field]
+            else:
+                out[name] = values
+        return out
 
     def rewrites_class_use(self, node: cst.Attribute, call: cst.Call | None, gathered) -> bool:
         """``X.export(id, ...)`` becomes ``from_pretrained``; ``X.get_neuron_config(...)`` is folded into it only
@@ -321,8 +353,8 @@ class CausalLMStaticCache(InferenceRule):
         if attribute == "get_neuron_config":
             return ("read the shapes from the values passed to get_neuron_config (batch_size, sequence_length, "
                     "tensor_parallel_size, auto_cast_type) instead of from its result, so that the result is only the "
-                    "neuron_config of the export call (NM110 then folds both into from_pretrained + a static-cache "
-                    "generation config)")
+                    "neuron_config of the export call and reads of the batch_size / sequence_length / tp_degree it was "
+                    "given (NM110 then folds both into from_pretrained + a static-cache generation config)")
         if attribute == "export":
             return "pass the model id to export() as its first argument (NM110 then rewrites it to from_pretrained)"
         return ("replace it with AutoModelForCausalLM.from_pretrained + a static-cache generation config by hand (see "
@@ -384,6 +416,11 @@ class CausalLMStaticCache(InferenceRule):
             self._config_holders.add(node.value)
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
+        given = self._getter_values.get(id(original))
+        if given is not None:
+            self.fixed(original, f"{source_of(original)} -> {source_of(given)}, the value given to the folded "
+                                 "get_neuron_config (a stock model has no compiled config)")
+            return given.deep_clone()
         model = self._compiled_config(original.value)
         if model is not None:
             return self._compiled_read(original, model, original.attr.value) or updated
@@ -615,6 +652,73 @@ class CausalLMStaticCache(InferenceRule):
         func = (updated.func.with_changes(attr=cst.Name("from_pretrained")) if isinstance(updated.func, cst.Attribute)
                 else updated.func)
         return updated.with_changes(func=func, args=with_commas(new_args, updated.args))
+
+
+#: fields of get_neuron_config's result -> the get_neuron_config keywords that give them
+GETTER_FIELDS = {"batch_size": ("batch_size",), "sequence_length": ("sequence_length",),
+                 "tp_degree": ("tensor_parallel_size", "tp_degree"),
+                 "tensor_parallel_size": ("tensor_parallel_size", "tp_degree")}
+
+
+class _NameAttributes(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: dict[str, list[cst.Attribute]] = {}
+        self.bindings: dict[str, int] = {}  # name -> how often the file binds it (parameters included)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name):
+            self.found.setdefault(node.value.value, []).append(node)
+
+    def _bind(self, target: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            self.bindings[target.value] = self.bindings.get(target.value, 0) + 1
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._bind(node.name)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._bind(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind(node.target)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._bind(node.name)
+
+
+def _name_attributes(module: cst.Module) -> _NameAttributes:
+    """``name.attr`` reads of the module, per name, and how often each name is bound."""
+    walk = _NameAttributes()
+    module.visit(walk)
+    return walk
+
+
+def _stable(value: cst.BaseExpression, walk: _NameAttributes) -> bool:
+    """A number, or a name / attribute chain whose root the file binds once (one assignment or one parameter):
+    read again later, it gives what get_neuron_config was given."""
+    if isinstance(value, cst.Integer):
+        return True
+    while isinstance(value, cst.Attribute):
+        value = value.value
+    return isinstance(value, cst.Name) and walk.bindings.get(value.value, 0) == 1 \
+        and value.value not in ("self", "cls")
 
 
 def _chat_template_tensors(call: cst.Call) -> bool:

@@ -374,6 +374,7 @@ outputs = model.generate(**inputs, max_new_tokens=4, min_new_tokens=4, do_sample
 print("RESULT dtype=%s" % model.dtype)
 print("RESULT max_cache_len=%s" % model.generation_config.max_cache_len)
 print("RESULT new_tokens=%d" % (outputs.shape[1] - inputs["input_ids"].shape[1]))
+print("RESULT compiled=%s/%s" % (neuron_config.batch_size, neuron_config.sequence_length))
 '''
 
 
@@ -386,6 +387,7 @@ def test_get_neuron_config_settings_reach_the_stock_load(tmp_path: Path) -> None
     assert result["dtype"] == "torch.float16"
     assert result["max_cache_len"] == "40"
     assert result["new_tokens"] == "4"
+    assert result["compiled"] == "1/40"  # reads of the getter's result: the values it was given
 
 
 BATCHED_GENERATION = '''

@@ -110,7 +110,7 @@ def main(model_id, batch, tp):
     )
     model = NeuronModelForCausalLM.export(model_id, neuron_config=neuron_config, load_weights=False)
     model.save_pretrained("out")
-    print(neuron_config.tp_degree)
+    print(neuron_config.on_device_sampling)
 """
 
 
@@ -130,12 +130,26 @@ def test_kept_get_neuron_config_keeps_the_file_on_optimum() -> None:
 
 def test_folded_get_neuron_config_still_migrates() -> None:
     # the no-change side of the guard: read only as the export's neuron_config, the getter is folded as before
-    result = migrate(KEPT_GETTER.replace("    print(neuron_config.tp_degree)\n", ""), "NM110")
+    result = migrate(KEPT_GETTER.replace("    print(neuron_config.on_device_sampling)\n", ""), "NM110")
     assert "get_neuron_config" not in result.text
     assert "NeuronModelForCausalLM" not in result.text
     assert "AutoModelForCausalLM.from_pretrained(model_id" in result.text
     assert "max_cache_len=1024" in result.text
     assert (5, "fixed") in findings(result, "NM110")
+
+
+def test_reads_of_the_shapes_given_to_get_neuron_config_become_those_values() -> None:
+    """redteam-final 5 (llm-chat-neuron/compile_model.py): `nc.batch_size` / `.sequence_length` / `.tp_degree` read
+    what get_neuron_config was given: the reads become those values and the getter is folded."""
+    result = migrate(KEPT_GETTER.replace("print(neuron_config.on_device_sampling)",
+                                         'print(f"{neuron_config.batch_size} {neuron_config.tp_degree}", '
+                                         "neuron_config.sequence_length)"), "NM110")
+    assert 'print(f"{batch} {tp}", 1024)' in result.text
+    assert "get_neuron_config" not in result.text and "optimum" not in _code(result.text)
+    # a value that can change before the read (a name bound twice) is not read again: the file stays
+    kept = migrate(KEPT_GETTER.replace("print(neuron_config.on_device_sampling)",
+                                       "batch += 1\n    print(neuron_config.batch_size)"), "NM110")
+    assert "get_neuron_config" in kept.text and "AutoModelForCausalLM" not in _code(kept.text)
 
 
 def test_export_without_a_model_id_and_bare_class_reads_keep_the_file() -> None:
