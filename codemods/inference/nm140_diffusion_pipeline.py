@@ -8,7 +8,11 @@ What it does:
 * ``X.from_pretrained(id, export=True, batch_size=, height=, width=, num_images_per_prompt=, auto_cast=,
   auto_cast_type=, torch_dtype=, **compiler_args, **input_shapes)`` ->
   ``<Pipeline>.from_pretrained(id, dtype=...).to(<device>)``; ``auto_cast_type`` / ``torch_dtype`` give
-  ``dtype`` (diffusers 0.42 accepts it); export/compiler-only kwargs are dropped (reported);
+  ``dtype`` (diffusers 0.42 accepts it); export/compiler-only kwargs are dropped (reported); every load gets an
+  explicit ``dtype=`` so its components never mix bf16 and float32: an export with no casting given gets
+  optimum's compiled default ``torch.bfloat16`` (``torch.float32`` with ``auto_cast=None`` / tf32);
+* a pipeline the file only saves (``save_pretrained`` / ``push_to_hub`` are its only uses: an export job) gets
+  no device move and no compilation: the code that loads the saved folder and calls it does;
 * after ``pipe = ...``: ``pipe.unet.compile_repeated_blocks(backend="neuron", fullgraph=True, dynamic=False)``
   (``pipe.transformer`` for Flux; ``pipe.transformer.compile(...)`` for PixArt, which has no
   ``_repeated_blocks``), guarded by ``if pipe.device.type == "neuron":`` in the portable style;
@@ -19,8 +23,9 @@ What it does:
   to its other loads (``DTYPE = torch.bfloat16`` ... ``torch_dtype=DTYPE`` on the GPU branch), or the one
   literal precision the file's own saved exports use (``auto_cast_type="bf16"`` + ``save_pretrained``: a folder
   the migrated export writes holds its text encoder in bf16, which transformers keeps on load, and a float32 unet
-  beside it raises at the first call), else a ``todo``: diffusers loads float32 without ``dtype=`` while the
-  compiled pipeline ran in its compiled precision; ``auto_cast_type=NAME`` with ``NAME = torch.bfloat16`` passes the variable on, and a value known
+  beside it raises at the first call), or the one precision the project's other export scripts save in (a
+  project fact), else the compiled default ``torch.bfloat16``, with a ``todo`` naming where it came from (diffusers
+  loads float32 without ``dtype=``); ``auto_cast_type=NAME`` with ``NAME = torch.bfloat16`` passes the variable on, and a value known
   only at run time (``args.auto_cast_type``) becomes ``dtype={"bf16": torch.bfloat16, ...}.get(value,
   torch.float32)`` (the same choice, made when the script runs);
 * static shapes -> a ``todo`` (pass the same height/width/num_images_per_prompt at every call, CPU generator;
@@ -75,6 +80,8 @@ References:
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from codemods._lib.cst import keyword_arg, source_of, with_commas
@@ -89,6 +96,8 @@ from codemods.inference._base import (
     torch_dtype_attr,
 )
 from codemods.inference._module_dicts import MODULE_DICTS
+from migrate.facts import ProjectFact
+from migrate.filekinds import FileKind
 from migrate.rule import Safety
 
 MOVES = diffusion_moves()
@@ -115,6 +124,52 @@ ADAPTERS = {
 }
 
 
+def collect_export_dtypes(text: str) -> list[str] | None:
+    """The dtypes a file's Neuron diffusion exports are saved in, as the migrated export writes them: for each
+    ``Neuron*Pipeline.from_pretrained(..., export=True, ...)`` (aliases followed) in a file that calls
+    ``save_pretrained``, ``auto_cast_type`` mapped (``"bf16"`` -> ``torch.bfloat16``), float32 with casting off,
+    bf16 (optimum's default) without either; "?" for a value that is not a literal. None: no such export."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    aliases = {alias.asname or alias.name: alias.name for node in ast.walk(tree)
+               if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("optimum.neuron")
+               for alias in node.names}
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)]
+    if not any(call.func.attr == "save_pretrained" for call in calls if isinstance(call.func, ast.Attribute)):
+        return None
+    found: set[str] = set()
+    for call in calls:
+        func = call.func
+        if not isinstance(func, ast.Attribute) or func.attr != "from_pretrained":
+            continue
+        owner = func.value.id if isinstance(func.value, ast.Name) else func.value.attr \
+            if isinstance(func.value, ast.Attribute) else ""
+        name = aliases.get(owner, owner)
+        if not (name.startswith("Neuron") and name.endswith("Pipeline")) or name not in DIFFUSION_PIPELINES:
+            continue
+        keywords = {keyword.arg: keyword.value for keyword in call.keywords if keyword.arg is not None}
+        export = keywords.get("export")
+        if not (isinstance(export, ast.Constant) and export.value is True):
+            continue
+        cast_type, auto_cast = keywords.get("auto_cast_type"), keywords.get("auto_cast")
+        if auto_cast is not None and isinstance(auto_cast, ast.Constant) and auto_cast.value in (None, "none", False):
+            found.add("torch.float32")
+        elif cast_type is None:
+            found.add("?" if auto_cast is not None and not isinstance(auto_cast, ast.Constant) else "torch.bfloat16")
+        elif isinstance(cast_type, ast.Constant) and isinstance(cast_type.value, str):
+            found.add(dtype_for(cast_type.value) or ("torch.float32" if cast_type.value == "tf32" else "?"))
+        else:
+            found.add("?")
+    return sorted(found) or None
+
+
+#: the dtypes the project's diffusion export scripts save in (a folder another file's load may read back)
+EXPORT_DTYPES = ProjectFact("inference.diffusion-export-dtypes", frozenset({FileKind.PYTHON}), ("save_pretrained",),
+                            collect_export_dtypes)
+
+
 class DiffusionPipeline(InferenceRule):
     """Neuron*Pipeline -> diffusers pipeline moved to the device, with compile_repeated_blocks(backend="neuron")."""
 
@@ -126,7 +181,7 @@ class DiffusionPipeline(InferenceRule):
     legacy_modules = ("optimum.neuron",)
 
     loads = MOVES
-    facts = (MODULE_DICTS,)  # **NAME of a dict a project module binds once
+    facts = (MODULE_DICTS, EXPORT_DTYPES)  # **NAME of a dict a project module binds once; exports' dtypes
     opaque_splat_keeps_file = True
 
     def prepare(self, module: cst.Module) -> None:
@@ -178,11 +233,19 @@ class DiffusionPipeline(InferenceRule):
             notes.append(f"{', '.join(given)}: {ADAPTERS[lead]}")
         values = dict(arguments.keywords)
         dtype_names = self.file_dtype_variables()
+        cast_off = "auto_cast" in values and self.literal(values["auto_cast"].value) in (None, "none", False)
         if split.dtype is not None:
             split.args.append(keyword_arg("dtype", split.dtype))
-        elif split.export is True and "auto_cast" not in values and "auto_cast_type" not in values:
-            notes.append("optimum (0.4.x) exported diffusion models with matmuls cast to bf16 by default: pass "
-                         "dtype=torch.bfloat16 for similar speed, or keep fp32 for exact numerics")
+        elif split.export is True and (cast_off or "auto_cast_type" in values
+                                       and self.literal(values["auto_cast_type"].value) == "tf32"):
+            # an explicit dtype on every load: components never mix bf16 and float32 (unet vs text encoder)
+            self.ctx.add_import("torch")
+            split.args.append(keyword_arg("dtype", "torch.float32"))
+        elif split.export is True and "auto_cast_type" not in values and not arguments.opaque:
+            self.ctx.add_import("torch")
+            split.args.append(keyword_arg("dtype", "torch.bfloat16"))
+            notes.append("dtype=torch.bfloat16 added: optimum (0.4.x) exported diffusion models with matmuls cast to "
+                         "bf16 by default; pass dtype=torch.float32 instead for exact numerics")
         elif split.export is not True and "auto_cast_type" not in values and len(dtype_names) == 1:
             # a compiled pipeline ran in the precision it was compiled with; diffusers loads float32 without
             # dtype=, so the file's own dtype variable (its other loads use it) carries the precision over
@@ -199,12 +262,19 @@ class DiffusionPipeline(InferenceRule):
             notes.append(f"dtype={exported} added: the precision this file exports its pipeline in (auto_cast_type); "
                          "a folder the migrated export saves holds the text encoder in it, and a load without dtype= "
                          "would mix it with a float32 unet (mat1 and mat2 must have the same dtype)")
-        elif split.export is not True and "auto_cast_type" not in values:
-            notes.append("no dtype=: diffusers loads this pipeline in float32, while the compiled one ran in the "
-                         "precision it was compiled with (auto_cast_type, bf16 matmuls by default), and a folder "
-                         "saved in bf16 by a migrated export raises at the first call (transformers keeps the text "
-                         "encoder in bf16, diffusers loads the unet in float32): pass dtype=torch.bfloat16 (or that "
-                         "precision)")
+        elif split.export is not True and "auto_cast_type" not in values and not arguments.opaque:
+            # one explicit dtype whatever the folder holds: a folder saved in bf16 by a migrated export, loaded
+            # without dtype=, mixes a bf16 text encoder (transformers keeps it) with a float32 unet
+            exported, where = self._project_exported_dtype()
+            self.ctx.add_import("torch")
+            split.args.append(keyword_arg("dtype", exported or "torch.bfloat16"))
+            notes.append(f"dtype={exported} added: the precision this project's export ({where}) saves its pipeline "
+                         "in; without dtype= a folder it writes would mix its text encoder in that dtype with a "
+                         "float32 unet (mat1 and mat2 must have the same dtype)" if exported else
+                         "dtype=torch.bfloat16 added: the precision a compiled pipeline ran in by default (bf16 "
+                         "matmuls) and one dtype for every component (without dtype= a folder saved in bf16 mixes a "
+                         "bf16 text encoder with a float32 unet and the first call raises): pass the precision the "
+                         "pipeline was compiled with (auto_cast_type) if it was another")
         if split.shapes:
             notes.append(self.shapes_at_calls(original, f"compiled for {shape_text(split.shapes)}: pass the same "
                                               "height/width/num_images_per_prompt and batch at every call (each "
@@ -214,16 +284,33 @@ class DiffusionPipeline(InferenceRule):
         method = "compile_repeated_blocks" if how == "repeated" else "compile"
         target = self.assignment_target(original)
         step = f'{component}.{method}(backend="neuron", fullgraph=True, dynamic=False)'
+        model_arg = arguments.positional[0] if arguments.positional else None
+        compiled = self.compiled_load_note(model_arg, split.has_export, split.export)
+        loaded = updated.with_changes(args=with_commas(split.args, updated.args))
+        if self.only_saved(original):
+            # an export job: the pipeline is only saved, so it needs no device and no compilation here; the
+            # code that loads the saved folder and calls it compiles it
+            self.report_load(original, split.dropped, notes, "Neuron diffusion pipeline -> diffusers pipeline "
+                             "(this file only saves it: no device move, no compilation)", compiled)
+            return loaded
         if target is not None:
             self.add_after(self.on_neuron(target, [f"{target}.{step}"]))
         else:
             notes.append(f"compile on Trainium: pipe.{step}")
-        model_arg = arguments.positional[0] if arguments.positional else None
-        compiled = self.compiled_load_note(model_arg, split.has_export, split.export)
         self.report_load(original, split.dropped, notes, "Neuron diffusion pipeline -> diffusers pipeline on the "
                                                          f"device, {method} of the {component}", compiled)
-        loaded = updated.with_changes(args=with_commas(split.args, updated.args))
         return cst.Call(func=cst.Attribute(value=loaded, attr=cst.Name("to")), args=[cst.Arg(self.device())])
+
+    def _project_exported_dtype(self) -> tuple[str | None, str]:
+        """The one torch dtype the other files of the project save their Neuron diffusion exports in
+        (:func:`collect_export_dtypes`), with those files; (None, "") when none or they disagree."""
+        here = str(self.ctx.path).replace("\\", "/")
+        found = {path: dtypes for path, dtypes in self.ctx.options.project.of(EXPORT_DTYPES.name).items()
+                 if path != here}
+        dtypes = {dtype for values in found.values() for dtype in values}
+        if len(dtypes) != 1 or "?" in dtypes:
+            return None, ""
+        return dtypes.pop(), ", ".join(sorted(found))
 
     def _exported_dtype(self) -> str | None:
         """The one torch dtype (``torch.bfloat16``) that this file's diffusion exports name by a literal

@@ -51,7 +51,7 @@ def test_a_reload_takes_the_precision_this_file_exports_in() -> None:
     assert 'StableDiffusionPipeline.from_pretrained("sd_neuron", dtype=torch.bfloat16)' in result.text
 
 
-def test_a_reload_with_no_export_in_the_file_gets_no_guessed_dtype() -> None:
+def test_a_reload_with_no_export_in_the_file_gets_the_compiled_default_dtype() -> None:
     result = migrate(
         """
         from optimum.neuron import NeuronStableDiffusionPipeline
@@ -60,8 +60,9 @@ def test_a_reload_with_no_export_in_the_file_gets_no_guessed_dtype() -> None:
         """,
         "NM140",
     )
-    assert 'StableDiffusionPipeline.from_pretrained("sd_neuron").to(' in result.text
-    assert "a folder saved in bf16 by a migrated export raises at the first call" in result.text
+    # one explicit dtype for every component, whatever the folder holds (rt3B #2: unet fp32 beside a bf16 text encoder)
+    assert 'StableDiffusionPipeline.from_pretrained("sd_neuron", dtype=torch.bfloat16).to(' in result.text
+    assert "dtype=torch.bfloat16 added: the precision a compiled pipeline ran in by default" in result.text
 
 
 def test_pipeline_shapes_from_a_project_module_are_folded() -> None:
@@ -93,3 +94,50 @@ def test_pipeline_load_with_an_unknown_splat_stays_on_optimum_neuron() -> None:
     assert "from optimum.neuron import NeuronStableDiffusionPipeline" in result.text
     assert 'NeuronStableDiffusionPipeline.from_pretrained("sd", export=True, **SD_SHAPES)' in result.text
     assert {f.severity.value for f in result.findings if f.rule == "NM140"} == {"todo"}
+
+
+LOADER = """
+    from optimum.neuron import NeuronStableDiffusionPipeline
+
+    def load(path):
+        return NeuronStableDiffusionPipeline.from_pretrained(path)
+    """
+
+
+def test_load_of_a_compiled_folder_gets_the_dtype_the_project_export_saves_in() -> None:
+    export = ("from optimum.neuron import NeuronStableDiffusionPipeline as P\n"
+              'p = P.from_pretrained("sd", export=True, auto_cast=None)\np.save_pretrained("out")\n')
+    result = migrate(LOADER, "NM140", path="imagine.py", project={"compile_sd.py": export})
+    assert "from_pretrained(path, dtype=torch.float32).to(" in result.text
+    assert any("this project's export (compile_sd.py)" in f.message for f in result.findings if f.rule == "NM140")
+
+
+def test_load_of_a_compiled_folder_gets_the_compiled_default_dtype() -> None:
+    result = migrate(LOADER, "NM140", path="imagine.py")
+    assert "from_pretrained(path, dtype=torch.bfloat16).to(" in result.text
+
+
+def test_export_only_script_gets_no_device_move_and_no_compile() -> None:
+    source = """
+        from optimum.neuron import NeuronStableDiffusionPipeline
+
+        pipe = NeuronStableDiffusionPipeline.from_pretrained("sd", export=True, height=512, width=512)
+        pipe.save_pretrained("compiled")
+        """
+    result = migrate(source, "NM140")
+    assert 'pipe = StableDiffusionPipeline.from_pretrained("sd", dtype=torch.bfloat16)\n' in result.text
+    code = [line for line in result.text.splitlines() if not line.lstrip().startswith("#")]
+    assert not any(".to(" in line or "compile_repeated_blocks" in line for line in code)
+
+
+def test_pipeline_that_is_called_keeps_its_device_move_and_compile() -> None:
+    source = """
+        from optimum.neuron import NeuronStableDiffusionPipeline
+
+        pipe = NeuronStableDiffusionPipeline.from_pretrained("sd", export=True, height=512, width=512)
+        pipe.save_pretrained("compiled")
+        image = pipe("a cat", height=512, width=512).images[0]
+        """
+    result = migrate(source, "NM140")
+    assert 'from_pretrained("sd", dtype=torch.bfloat16).to(' in result.text
+    assert "pipe.unet.compile_repeated_blocks(" in result.text

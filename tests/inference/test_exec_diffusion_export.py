@@ -1,0 +1,57 @@
+"""Execution proof for NM140 across files (rt3B #2/#8): an export script that only saves a Neuron pipeline and a
+loader in another file that reads the saved folder back and calls it. Both are migrated with the project's facts,
+then run on CPU with a tiny Stable Diffusion pipeline: the export moves nothing to a device and compiles nothing,
+the loader gets the export's dtype, so every component of the reloaded pipeline has the same dtype (without it,
+diffusers loads a float32 unet beside the bf16 text encoder and the first call raises)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.inference import tiny
+from tests.inference.test_exec_inference import migrate, run, values
+
+pytestmark = pytest.mark.execution
+
+EXPORT = '''
+from optimum.neuron import NeuronStableDiffusionPipeline as SDPipe
+
+MODEL = {model!r}
+pipe = SDPipe.from_pretrained(MODEL, export=True, batch_size=1, height=16, width=16, auto_cast="matmul",
+                              auto_cast_type="bf16")
+pipe.save_pretrained("compiled_sd")
+'''
+
+LOADER = '''
+import torch
+from optimum.neuron import NeuronStableDiffusionPipeline
+
+
+def load(path):
+    return NeuronStableDiffusionPipeline.from_pretrained(path)
+
+
+pipe = load("compiled_sd")
+image = pipe("a cat", num_inference_steps=2, height=16, width=16, output_type="np",
+             generator=torch.Generator("cpu").manual_seed(0)).images
+print("RESULT shape=%s" % list(image.shape))
+print("RESULT dtypes=%s" % sorted({{str(pipe.unet.dtype), str(pipe.text_encoder.dtype), str(pipe.vae.dtype)}}))
+'''
+
+
+def test_export_only_script_and_the_loader_of_its_folder(tmp_path: Path) -> None:
+    model = tiny.stable_diffusion(tmp_path / "sd")
+    export, loader = EXPORT.format(model=str(model)), LOADER.format()
+    project = {"compile_sd.py": export, "imagine.py": loader}
+    migrated_export = migrate(export, project=project)
+    assert "from_pretrained(MODEL, dtype=torch.bfloat16)\n" in migrated_export  # no .to(device)
+    assert "compile_repeated_blocks" not in migrated_export
+    migrated_loader = migrate(loader, project=project)
+    assert "from_pretrained(path, dtype=torch.bfloat16).to(" in migrated_loader
+    run(migrated_export, tmp_path)
+    assert (tmp_path / "compiled_sd" / "unet").is_dir()
+    result = values(run(migrated_loader, tmp_path))
+    assert result["shape"] == "[1, 16, 16, 3]"
+    assert result["dtypes"] == "['torch.bfloat16']"
