@@ -12,6 +12,10 @@ What it does:
   compile_config=...)`` - the decoder's static KV cache and the compiled beam count; the compile config is
   what transformers 5.24 uses on a neuron device (``None`` off-neuron in the portable style);
 * ``sequence_length`` / ``batch_size`` (encoder input shapes) -> a ``todo`` with the padding to do;
+* a name bound to the Neuron class on one branch and to its stock target on the other (``if SMOKE: from
+  transformers import AutoModelForSeq2SeqLM as M else: from optimum.neuron import NeuronModelForSeq2SeqLM as
+  M``) is a Neuron load too: its load sites get the same rewrite (what it adds is valid for the stock class), and
+  without ``export=True`` a ``todo`` that on the Neuron branch the path named a compiled folder;
 * ``**NAME`` splats: a dict literal bound once in the file, or a dict of constants bound once in a project
   module it is imported from (``from app.config import SHAPES``), is sorted like inline keywords (the dict
   stays in that module); a splat nothing resolves (``**kwargs``, a dict changed in place) leaves the load,
@@ -62,7 +66,7 @@ import libcst as cst
 from codemods._lib.cst import source_of, with_commas
 from codemods._tables.inference_symbols import seq2seq_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
-from codemods.inference._base import InferenceRule, padding_note, traced_load
+from codemods.inference._base import InferenceRule, compiled_note, padding_note, traced_load
 from codemods.inference._module_dicts import MODULE_DICTS
 from migrate.rule import Safety
 
@@ -84,6 +88,24 @@ class Seq2SeqStaticCache(InferenceRule):
     facts = (MODULE_DICTS,)  # **NAME of a dict a project module binds once
     opaque_splat_keeps_file = True
 
+    def _both_bound(self, owner: cst.BaseExpression) -> str | None:
+        """The Neuron class ``owner`` names when the name is bound to it and to its stock target (``if SMOKE:
+        from transformers import AutoModelForSeq2SeqLM as M else: from optimum.neuron import
+        NeuronModelForSeq2SeqLM as M``), else None. After the class move both branches bind the stock class."""
+        qualified = self.ctx.matches(owner, self.loads)
+        if qualified is None or self.loads[qualified] not in self.ctx.qualnames(owner):
+            return None
+        return qualified
+
+    def is_target_call(self, call: cst.Call) -> bool:
+        """Also a load of a name bound to both classes: the kwargs this rule adds (device_map, the static-cache
+        generation config) are valid for the stock class, so the load site gets them on either branch."""
+        if super().is_target_call(call):
+            return True
+        func = call.func
+        return isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" \
+            and self._both_bound(func.value) is not None
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if not self.is_target_call(original):
             return updated
@@ -92,7 +114,7 @@ class Seq2SeqStaticCache(InferenceRule):
                                    "TP plan; otherwise run one process per core (torchrun)")
         beams = split.shapes.pop("num_beams", None)
         func = cast(cst.Attribute, original.func)  # is_target_call checked the Attribute
-        qualified = self.match_class(func.value, self.loads, original)
+        qualified = self.ctx.matches(func.value, self.loads)
         note = padding_note(split.shapes, speech="Whisper" in (qualified or ""))
         if note:
             notes.append(self.shapes_at_calls(original, note))
@@ -110,6 +132,10 @@ class Seq2SeqStaticCache(InferenceRule):
                                           "size compiles again)"))
         model_arg = arguments.positional[0] if arguments.positional else None
         compiled = self.compiled_load_note(model_arg, split.has_export, split.export)
+        if compiled is not None and self.match_class(func.value, self.loads, original) is None:
+            # a name bound to both classes: on its optimum-neuron branch this load read a compiled folder
+            compiled = (f"{self.ctx.matches(func.value, self.loads)} is one of the classes `{source_of(func.value)}` "
+                        f"is bound to here (the stock one on the other branch); {compiled_note(model_arg, False)}")
         self.report_load(original, split.dropped, notes, "Neuron encoder-decoder -> stock class with a static-cache "
                                                          "generation config", compiled)
         return updated.with_changes(args=with_commas(split.args, updated.args))

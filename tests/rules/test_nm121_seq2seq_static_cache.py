@@ -89,3 +89,24 @@ def test_splat_of_a_parameter_keeps_the_load_without_a_default_dtype() -> None:
     assert "NeuronModelForSeq2SeqLM.from_pretrained(path, export=True, **neuron_kwargs)" in result.text
     assert "torch.float32" not in result.text
     assert findings(result, "NM121") == {(4, "todo")}
+
+
+def test_load_of_a_name_bound_to_the_neuron_class_in_one_branch_gets_the_rewrite() -> None:
+    source = """
+        import os
+
+        if os.environ.get("SMOKE"):
+            from transformers import AutoModelForSeq2SeqLM as ModelCls
+        else:
+            from optimum.neuron import NeuronModelForSeq2SeqLM as ModelCls
+
+        model = ModelCls.from_pretrained("compiled/t5")
+        """
+    result = migrate(source, "NM121")
+    assert 'model = ModelCls.from_pretrained("compiled/t5", device_map=' in result.text
+    assert 'model.generation_config.update(cache_implementation="static"' in result.text
+    messages = [f.message for f in result.findings if f.rule == "NM121" and f.severity.value == "todo"]
+    assert any("one of the classes `ModelCls` is bound to here" in m and 'if "compiled/t5" is a Neuron-compiled'
+               in m for m in messages)
+    assert (9, "fixed") not in findings(result, "NM121")  # a compiled folder on the Neuron branch: not complete
+
