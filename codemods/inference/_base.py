@@ -317,11 +317,14 @@ def _tensor_producer(value: cst.BaseExpression, scope: _Scope) -> cst.SimpleStat
 
 
 def _already_moved(value: cst.BaseExpression) -> bool:
-    """``x.to(...)`` / ``x.cuda()``-style values, and literals/constants that are no tensors."""
+    """``x.to(...)`` / ``x.cuda()``-style values, and literals/constants that are no tensors (``None`` included:
+    ``generate(input_ids=None, ...)`` has nothing to move)."""
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
             and value.func.attr.value in ("to", "cuda"):
         return True
-    return isinstance(value, (cst.Integer, cst.Float, cst.SimpleString))
+    if isinstance(value, cst.Name) and value.value in ("None", "True", "False"):
+        return True
+    return isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
 
 
 @dataclass

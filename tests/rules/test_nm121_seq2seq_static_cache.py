@@ -110,3 +110,16 @@ def test_load_of_a_name_bound_to_the_neuron_class_in_one_branch_gets_the_rewrite
                in m for m in messages)
     assert (9, "fixed") not in findings(result, "NM121")  # a compiled folder on the Neuron branch: not complete
 
+
+def test_a_literal_argument_of_a_model_call_gets_no_device_note() -> None:
+    source = """
+        from optimum.neuron import NeuronModelForSeq2SeqLM
+
+        model = NeuronModelForSeq2SeqLM.from_pretrained("t5-small", export=True)
+        out = model.generate(input_ids=None, num_beams=4)
+        more = model.generate(ids, num_beams=4)
+        """
+    result = migrate(source, "NM121")
+    messages = [f.message for f in result.findings if f.rule == "NM121"]
+    assert not any("move `None`" in m for m in messages)
+    assert any("move `ids` there first" in m for m in messages)  # a name is still a tensor to move
