@@ -12,6 +12,12 @@ What it does:
   commands that does not pass ``--bf16`` / ``--fp16`` already (before its redirections), and a ``todo`` from the
   shared env-var table
   (``codemods/_tables/env_vars.py``) says how to keep full-bf16 weights (``dtype=torch.bfloat16``).
+* A command that hands its script an argument config (``run_glue.py sst2.json``: a JSON / YAML file as the only
+  argument, the ``len(sys.argv) == 2 and sys.argv[1].endswith(".json")`` idiom of ``parse_json_file`` /
+  ``parse_yaml_file`` scripts; or ``--config X.yaml``) takes its precision from that file: a top-level ``bf16`` /
+  ``fp16`` key there counts as the flag does (the project fact ``launch.config-precision``). Where the config is the
+  only argument and sets neither (or is not a file of the project), nothing is added after it, since the script would
+  then skip the file and parse flags alone: the variable stays with a todo naming the key to add to the config.
 * The variable is removed too (``fixed``) where every training command of the file runs a project script that set
   it itself and carries it on its model: NM316 moves that model with ``model.to(device, dtype=torch.bfloat16)``
   (the project fact ``xla.bf16-model-scripts``, the same test NM316 makes). One policy per script: where the
@@ -55,17 +61,28 @@ References:
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from dataclasses import dataclass
+from typing import Callable
 
-from codemods._lib.launch_targets import NOT_TRAINERS, Resolved, parses_training_arguments, program_of, resolver
+from codemods._lib.launch_targets import (
+    NOT_TRAINERS,
+    Program,
+    Resolved,
+    parses_training_arguments,
+    program_of,
+    resolver,
+)
 from codemods._lib.shell import CommandLine, EmbeddedCommand, Report, Resolve, Tok, lex, unquote
 from codemods._lib.shell.variables import ShellVariables
 from codemods._tables import env_vars
 from codemods._tables.project_markers import MARKERS
 from codemods.launch._base import ENV_FACTS, LaunchRule, edit_env
 from codemods.xla.nm316_env_vars import BF16_KEPT_TODO, BF16_MODEL_SCRIPTS, BF16_NAMES
+from migrate.facts import ProjectFact
+from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
@@ -83,6 +100,35 @@ CARRIED = ("{name} removed: TorchNeuron ignores it, and {scripts} now move{s} th
 _REDIRECTION = re.compile(r"^\d*(?:[<>]|&>)")
 _SCRIPT = re.compile(r"[\w./${}-]+\.py\b")  # a script in a quoted `--wrap "... train.py"` word
 _PRECISION = {"--bf16", "--fp16", "--bf16_full_eval", "--fp16_full_eval"}
+_CONFIG_FILE = re.compile(r"[^\s=$`]*[\w}]\.(?:json|ya?ml)")
+_CONFIG_FLAGS = {"--config", "--config_file", "--config-file"}
+CONFIG_KEYS = ("bf16", "fp16")  # the config keys that set the Trainer's precision
+_YAML_KEY = re.compile(r"^[\"']?(bf16|fp16)[\"']?\s*:", re.M)
+_JSON_KEY = re.compile(r"^\s*\"(bf16|fp16)\"\s*:", re.M)
+CONFIG_UNSET = ("{script} takes its arguments from {config} here (the only argument after the script: a flag added after "
+                "it would make the usual `len(sys.argv) == 2` test skip the file), and {config} sets neither bf16 nor "
+                "fp16; add {key} to {config}")
+CONFIG_UNSEEN = ("{script} takes its arguments from {config} here (the only argument after the script: a flag added after "
+                 "it would make the usual `len(sys.argv) == 2` test skip the file), and whether that config sets bf16 "
+                 "or fp16 is not known here ({config} {where}); set bf16 to true in that config")
+
+
+def _config_precision(text: str) -> tuple[str, ...] | None:
+    """The top-level ``bf16`` / ``fp16`` keys of a JSON / YAML argument config (None: neither)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        keys = [key for key in CONFIG_KEYS if key in data]
+    else:
+        keys = list(dict.fromkeys((_JSON_KEY if text.lstrip().startswith("{") else _YAML_KEY).findall(text)))
+    return tuple(keys) or None
+
+
+#: argument config -> the precision keys it sets: a command passing that config takes its precision from it
+CONFIG_PRECISION = ProjectFact("launch.config-precision", frozenset({FileKind.JSON, FileKind.YAML}), CONFIG_KEYS,
+                               _config_precision)
 
 
 @dataclass
@@ -90,6 +136,38 @@ class TrainerCommand:
     words: list[tuple[CommandLine, Tok]]  # the simple command's words
     resolved: Resolved
     precision_set: bool  # it already passes --bf16 / --fp16
+    #: the argument config the command passes its script (as written), positional (the script's only argument,
+    #: HfArgumentParser's ``sys.argv[1].endswith(".json")`` idiom) or after ``--config``
+    config: str | None = None
+    positional: bool = False
+    config_path: str | None = None  # the project file it resolved to
+
+
+def _without_redirections(words: list[str]) -> list[str]:
+    """The arguments of a command without its redirections (``> log``, ``2>&1``, ``>out.txt``)."""
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif _REDIRECTION.match(word):
+            skip = re.fullmatch(r"\d*(?:[<>]+|&>>?)", word) is not None  # the target is the next word
+        else:
+            kept.append(word)
+    return kept
+
+
+def _config_of(arguments: list[str]) -> tuple[str, bool] | None:
+    """(config as written, positional) of a command's arguments after its script."""
+    if len(arguments) == 1 and _CONFIG_FILE.fullmatch(arguments[0]):
+        return arguments[0], True
+    for index, word in enumerate(arguments):
+        name, equals, value = word.partition("=")
+        if name in _CONFIG_FLAGS:
+            value = value if equals else (arguments[index + 1] if index + 1 < len(arguments) else "")
+            if _CONFIG_FILE.fullmatch(value):
+                return value, False
+    return None
 
 
 def trainer_commands(doc: TextDocument, resolve: Resolve) -> list[TrainerCommand]:
@@ -110,19 +188,24 @@ def trainer_commands(doc: TextDocument, resolve: Resolve) -> list[TrainerCommand
             program = program_of([unquote(tok.text) for _, tok in expanded.items]) if command else None
             if program is not None and program.kind in ("script", "module") and program.name not in NOT_TRAINERS \
                     and variables.assignment_command(command) is None:
-                flags = {unquote(tok.text).split("=", 1)[0].replace("-", "_").replace("__", "--", 1)
-                         for _, tok in expanded.items[program.start + 1:]}
+                arguments = [unquote(tok.text) for _, tok in expanded.items[program.start + 1:]]
+                flags = {word.split("=", 1)[0].replace("-", "_").replace("__", "--", 1) for word in arguments}
+                config = _config_of(_without_redirections(arguments))
                 own: list[tuple[CommandLine, Tok]] = []
                 for word in map(expanded.own, expanded.items):
                     if not own or own[-1][1] is not word[1]:
                         own.append(word)
                 found.append(TrainerCommand(own, resolve(program), bool(flags & _PRECISION)))
+                if config is not None:
+                    found[-1].config, found[-1].positional = config
+                    found[-1].config_path = resolve(Program("script", config[0], 0)).path
             command = []
     return found
 
 
-def _why_kept(commands: list[TrainerCommand]) -> str | None:
-    """Why ``--bf16 true`` cannot carry the precision to every training command of the file (None: it can)."""
+def _why_kept(commands: list[TrainerCommand], known: bool = True) -> str | None:
+    """Why ``--bf16 true`` cannot carry the precision to every training command of the file (None: it can).
+    ``known``: the configs' precision keys are known (not for a command string inside Python, run by NM410)."""
     if not commands:
         return "no command here runs a training script that --bf16 could be given to"
     for command in commands:
@@ -130,6 +213,12 @@ def _why_kept(commands: list[TrainerCommand]) -> str | None:
         name = script_names[-1] if script_names else command.resolved.name
         if not parses_training_arguments(command.resolved):
             return f"{name} is not known to parse TrainingArguments, so it may not take --bf16"
+        if not command.precision_set and command.positional:
+            if command.config_path is not None and known:
+                key = '"bf16": true' if (command.config or "").endswith(".json") else "bf16: true"
+                return CONFIG_UNSET.format(script=name, config=command.config, key=key)
+            where = "is not a file of this project" if command.config_path is None else "not read for a command inside Python"
+            return CONFIG_UNSEEN.format(script=name, config=command.config, where=where)
         cl = command.words[-1][0]
         if not command.precision_set and (cl.exec_form or cl.yaml_item):
             return f"the command running {name} is a list of words that --bf16 cannot be added to here"
@@ -153,11 +242,17 @@ def _add_bf16(commands: list[TrainerCommand], report: Report, names: list[str]) 
 
 
 def edit_bf16(doc: TextDocument, report: Report, resolve: Resolve, readers=lambda name: [],
-              unseen: tuple[str, str] | None = None, carried=lambda path: False) -> None:
+              unseen: tuple[str, str] | None = None, carried=lambda path: False,
+              precision: Callable[[str], tuple[str, ...]] | None = None) -> None:
     """Remove the XLA bf16 variables where ``--bf16 true`` can be added to every training command of the file in the
     same edit, or where every training command runs a script that moves its model to the device in bf16 itself
-    (``carried(path)``: NM316's rewrite, ``BF16_MODEL_SCRIPTS``); otherwise keep them with a todo."""
+    (``carried(path)``: NM316's rewrite, ``BF16_MODEL_SCRIPTS``); otherwise keep them with a todo. A command that
+    passes an argument config whose ``bf16`` / ``fp16`` key is set (``precision(path)``: ``CONFIG_PRECISION``) takes
+    its precision from there, as one passing ``--bf16`` does."""
     commands = trainer_commands(doc, resolve)
+    for command in commands:
+        if command.config_path is not None and precision is not None and precision(command.config_path):
+            command.precision_set = True
     if commands and all(c.resolved.path is not None and carried(c.resolved.path) for c in commands):
         scripts = sorted({posixpath.basename(c.resolved.path or "") for c in commands})
 
@@ -172,7 +267,7 @@ def edit_bf16(doc: TextDocument, report: Report, resolve: Resolve, readers=lambd
 
         edit_env(doc, carried_report, lambda name: name in NAMES, readers, unseen)
         return
-    why = _why_kept(commands)
+    why = _why_kept(commands, precision is not None)
     todo = (lambda name: KEPT_TODO.format(name=name, why=why)) if why is not None else (lambda name: None)
     removed = edit_env(doc, report, lambda name: name in NAMES, readers, unseen, todo)
     if removed and why is None:
@@ -188,12 +283,13 @@ class XlaBf16Env(LaunchRule):
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
     triggers = NAMES
-    facts = (*ENV_FACTS, BF16_MODEL_SCRIPTS)
+    facts = (*ENV_FACTS, BF16_MODEL_SCRIPTS, CONFIG_PRECISION)
 
     def apply(self, doc: TextDocument) -> None:
         carried = self.ctx.options.project.of(BF16_MODEL_SCRIPTS.name)
+        configs = self.ctx.options.project.of(CONFIG_PRECISION.name)
         edit_bf16(doc, self.report, resolver(self.ctx.options.project, self.ctx.path), self.env_readers(doc),
-                  self.unseen_target(doc), lambda path: bool(carried.get(path)))
+                  self.unseen_target(doc), lambda path: bool(carried.get(path)), lambda path: configs.get(path, ()))
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
