@@ -14,6 +14,11 @@ What it does:
   timing).
 * Each ``synchronize()`` is guarded by ``torch.accelerator.is_available()``: without an accelerator (a CPU machine)
   it raises.
+* An ``if`` / ``elif`` arm whose only statements were step boundaries, with a test that calls nothing
+  (``if device.type == "xla": xm.mark_step()``), goes where the chain does the same without it: an ``if`` of its
+  own, a last ``elif``, or a first arm whose ``elif`` excludes it (``== "xla"`` / ``elif ... == "cuda"`` on the
+  same value: the ``elif`` becomes the ``if``); the todos other rules left on its test go with it. Elsewhere
+  (an ``else`` after it, an ``elif`` that does not exclude it) it stays as ``pass``.
 * A ``mark_step()`` used as a value (rare) gets a ``todo``.
 
 Why:
@@ -77,6 +82,8 @@ SYNCHRONIZE_AFTER_LOOP = ("step boundary removed: TorchNeuron executes eagerly; 
                           "torch.accelerator.synchronize() (when an accelerator is present) now runs after it, before "
                           "the clock is read")
 LOOPS = (cst.For, cst.While)
+#: what a test may not hold for its arm to go (it would no longer run)
+SIDE_EFFECTS = (cst.Call, cst.Await, cst.Yield, cst.NamedExpr)
 
 
 class MarkStep(XlaRule):
@@ -93,6 +100,7 @@ class MarkStep(XlaRule):
         #: id(block) -> for each loop of it that a clock read follows, in order: whether a synchronize goes between
         self._timed_loops: dict[int, list[bool]] = {}
         self._in_timed_loop: set[int] = set()  # ids of the mark_step lines in the body of such a loop
+        self._elifs: set[int] = set()  # ids of the `if` nodes that are the elif of another
 
     # ------------------------------------------------------------------ where the clock is read
     def _reads_clock(self, statement: cst.CSTNode) -> bool:
@@ -189,6 +197,73 @@ class MarkStep(XlaRule):
         self.fixed(original, "step boundary removed: TorchNeuron executes eagerly")
         return updated.with_changes(body=body or [cst.Pass()])
 
+    # ------------------------------------------------------------------ arms left empty
+    def visit_If(self, node: cst.If) -> None:
+        if isinstance(node.orelse, cst.If):
+            self._elifs.add(id(node.orelse))
+
+    def leave_If(self, original: cst.If, updated: cst.If) -> cst.BaseStatement | cst.RemovalSentinel:
+        """An arm whose only statements were step boundaries (``if device.type == "xla": xm.mark_step()``), with a
+        test that only tests, goes where the chain stays the same without it: an ``if`` of its own, the first arm
+        before an ``elif`` that excludes it (``== "xla"`` / ``== "cuda"`` on the same value), a last ``elif``."""
+        if id(original) not in self._elifs and self._emptied_arm(original, updated):
+            if updated.orelse is None:
+                self._drop_notes(original)
+                return cst.RemoveFromParent()
+            if isinstance(updated.orelse, cst.If) and isinstance(original.orelse, cst.If) \
+                    and _exclusive(original.test, original.orelse.test):
+                self._drop_notes(original)
+                return updated.orelse.with_changes(leading_lines=updated.leading_lines)
+        if isinstance(original.orelse, cst.If) and isinstance(updated.orelse, cst.If) and updated.orelse.orelse is None \
+                and self._emptied_arm(original.orelse, updated.orelse):
+            self._drop_notes(original.orelse)
+            return updated.with_changes(orelse=None)
+        return updated
+
+    def _emptied_arm(self, original: cst.If, updated: cst.If) -> bool:
+        """This rule removed every statement of the arm (now ``pass``), and its test has no side effects."""
+        body, new = original.body, updated.body
+        return (isinstance(body, cst.IndentedBlock) and isinstance(new, cst.IndentedBlock) and bool(body.body)
+                and all(self.call_of(statement, STEP) is not None and id(statement) not in self._before_clock
+                        for statement in body.body)
+                and len(new.body) == 1 and isinstance(new.body[0], cst.SimpleStatementLine)
+                and all(isinstance(small, cst.Pass) for small in new.body[0].body)
+                and not cstwalk.find(original.test, lambda n: isinstance(n, SIDE_EFFECTS)))
+
+    def _drop_notes(self, arm: cst.If) -> None:
+        """The todos other rules left on the test of an arm that goes (``comparison with "xla"``) go with it."""
+        inside: set[int] = set()
+
+        def note(node: cst.CSTNode) -> bool:
+            inside.add(id(node))
+            return False
+
+        cstwalk.find(arm.test, note)
+        dropped = [f for f in self.ctx.findings if id(f.node) in inside]
+        for finding in dropped:
+            self.ctx.findings.remove(finding)
+            messages = self.ctx.todos_by_statement.get(id(arm), [])
+            if finding.message in messages:
+                messages.remove(finding.message)
+        if id(arm) in self.ctx.todos_by_statement and not self.ctx.todos_by_statement[id(arm)]:
+            del self.ctx.todos_by_statement[id(arm)]
+
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.matches(node.func, STEP) and self.used_as_value(node):
             self.todo(node, "xm.mark_step()/torch_xla.sync() used as a value: TorchNeuron is eager, remove the call")
+
+
+def _exclusive(first: cst.BaseExpression, second: cst.BaseExpression) -> bool:
+    """``X == "a"`` and ``X == "b"`` on the same X (no side effects) with different literals: never both true."""
+    def equality(test: cst.BaseExpression):
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, cst.Equal)):
+            return None
+        value = test.comparisons[0].comparator
+        if not isinstance(value, (cst.SimpleString, cst.Integer)):
+            return None
+        return cst.Module(body=[]).code_for_node(test.left), value.evaluated_value
+
+    a, b = equality(first), equality(second)
+    return a is not None and b is not None and a[0] == b[0] and a[1] != b[1] \
+        and not cstwalk.find(second, lambda n: isinstance(n, SIDE_EFFECTS))

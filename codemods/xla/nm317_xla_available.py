@@ -31,6 +31,9 @@ Outside a whole ``if`` test:
   gets a ``todo``; ``elif`` chains are reported, not rewritten. Fixes other rules make inside a guard left in
   place are reported as ``todo``: that code does not run on TorchNeuron.
 
+A module-level ``from ... import is_torch_xla_available`` whose last use the run removed goes with it (one the
+file never used, or names in a string such as ``__all__``, stays; in a notebook it stays).
+
 Recognised: ``transformers``, ``transformers.utils``, ``transformers.utils.import_utils``, ``accelerate.utils`` and
 ``accelerate.utils.imports`` spellings.
 
@@ -104,6 +107,7 @@ class XlaAvailableGuard(XlaRule):
         return self.ctx.memo("nm317-flag-tests", lambda: _FlagTests.of(self.ctx.shared.get("module")))
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        updated = self._without_unused_check_import(original, updated)
         if self._kept_flags:
             gated = self._flags().gated_nodes(self._kept_flags)
             for finding in self.ctx.findings:
@@ -113,6 +117,43 @@ class XlaAvailableGuard(XlaRule):
                         f" (not run on TorchNeuron: this code is reached only when {_listed(self._kept_flags)} is set, "
                         "and the kept is_torch_xla_available() guard leaves it unset there; see the NM317 todo)")
         return updated
+
+    def _without_unused_check_import(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        """A module-level ``from ... import is_torch_xla_available`` whose last use this run removed goes (one the
+        file never used, or names in a string such as ``__all__``, stays). Not in a notebook: other cells may use
+        it."""
+        if self.ctx.namespace is not None:
+            return updated
+        body: list[cst.BaseStatement] = []
+        carried: list[cst.EmptyLine] = []  # the comments above a removed import, for the next statement
+        for statement in updated.body:
+            if carried:
+                statement = statement.with_changes(leading_lines=[*carried, *statement.leading_lines])
+                carried = []
+            node = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
+                else None
+            if not isinstance(node, cst.ImportFrom) or node.relative or node.module is None \
+                    or isinstance(node.names, cst.ImportStar):
+                body.append(statement)
+                continue
+            module = cst.Module(body=[]).code_for_node(node.module)
+            unused = {bound_name(alias) for alias in node.names
+                      if f"{module}.{alias.evaluated_name}" in CHECKS
+                      and _uses(original, bound_name(alias)) and not _uses(updated, bound_name(alias))}
+            keep = [alias for alias in node.names if bound_name(alias) not in unused]
+            if not unused:
+                body.append(statement)
+            elif not keep:
+                carried = [line for line in statement.leading_lines if line.comment is not None]
+            else:
+                keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                several = len(keep) > 1  # one name needs no parentheses
+                body.append(statement.with_changes(body=[node.with_changes(
+                    names=keep, lpar=node.lpar if several else None, rpar=node.rpar if several else None)]))
+        if carried:
+            return updated  # a removed last statement: nothing to carry its comments to
+        return updated if len(body) == len(updated.body) and all(
+            a is b for a, b in zip(body, updated.body)) else updated.with_changes(body=body)
 
     def leave_If(self, original: cst.If, updated: cst.If):
         test = original.test
@@ -306,6 +347,33 @@ def _nodes(tree: cst.CSTNode) -> list[cst.CSTNode]:
         return False
 
     cstwalk.find(tree, note)
+    return found
+
+
+def _uses(module: cst.Module, name: str) -> bool:
+    """Whether ``module`` uses ``name`` outside import statements, or names it in a string (``__all__``)."""
+    found = False
+
+    class Uses(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> bool:
+            return False
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            nonlocal found
+            found = found or node.value == name
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)  # `x.name` does not use `name`
+            return False
+
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            nonlocal found
+            found = found or name in node.value
+
+    module.visit(Uses())
     return found
 
 

@@ -110,3 +110,53 @@ def test_migrated_timing_runs_on_a_machine_without_an_accelerator() -> None:
     exec(compile(result.text, "bench.py", "exec"), namespace)
     assert namespace["bench"](torch.nn.Linear(2, 2), [torch.ones(1, 2)] * 3) >= 0.0
     assert result.text.count("torch.accelerator.synchronize()") == 1  # the wait: the loop is not timed by itself
+
+
+def test_an_arm_left_with_only_pass_goes_where_the_chain_stays_the_same() -> None:
+    result = migrate(
+        """
+        import torch
+        import torch_xla.core.xla_model as xm
+
+        def sync(device):
+            if device.type == "xla":
+                xm.mark_step()
+            elif device.type == "cuda":
+                torch.cuda.synchronize()
+
+        def step(device):
+            if device.type == "xla":
+                xm.mark_step()
+
+        def last(device):
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            elif device.type == "xla":
+                xm.mark_step()
+        """,
+        "NM302",
+    )
+    assert 'def sync(device):\n    if device.type == "cuda":\n        torch.cuda.synchronize()\n' in result.text
+    assert 'def step(device):\n    pass\n' in result.text
+    assert 'def last(device):\n    if device.type == "cuda":\n        torch.cuda.synchronize()\n' in result.text
+    assert "xla" not in result.text.split("import torch_xla.core.xla_model as xm")[-1]
+
+
+def test_an_arm_the_next_one_does_not_exclude_stays() -> None:
+    result = migrate(
+        """
+        import torch
+        import torch_xla.core.xla_model as xm
+
+        def sync(device, flush):
+            if device.type == "xla":
+                xm.mark_step()
+            elif flush:
+                torch.cuda.synchronize()
+            if on_xla():
+                xm.mark_step()
+        """,
+        "NM302",
+    )
+    assert '    if device.type == "xla":\n        pass\n    elif flush:' in result.text
+    assert "    if on_xla():\n        pass\n" in result.text  # the test calls a function: it stays

@@ -96,7 +96,7 @@ def test_a_guarded_gradient_step_keeps_its_ported_average() -> None:
         family="NM3",
     )
     assert "dist.all_reduce(param.grad)" in result.text and result.text.rstrip().endswith("\nopt.step()")
-    assert "is_torch_xla_available()" not in result.text.split("import is_torch_xla_available")[1]
+    assert "is_torch_xla_available" not in result.text  # the guard, and the import with its last use
     assert findings(result, "NM317") == {(4, "fixed")}
 
 
@@ -191,3 +191,31 @@ def test_any_other_use_of_the_check_gets_a_todo() -> None:
         "NM317",
     )
     assert findings(result, "NM317") == {(3, "todo")}
+
+
+def test_the_import_of_the_check_goes_with_its_last_use() -> None:
+    result = migrate(
+        """
+        import torch
+        from transformers.utils import is_torch_xla_available, logging
+
+        if is_torch_xla_available():
+            device = "xla"
+        else:
+            device = torch.device("cpu")
+        log = logging.get_logger(__name__)
+        """,
+        "NM317",
+    )
+    assert "from transformers.utils import logging\n" in result.text and "is_torch_xla_available" not in result.text
+
+
+def test_an_import_the_file_never_used_stays() -> None:
+    unchanged(
+        """
+        from transformers.utils import is_torch_xla_available
+
+        __all__ = ["is_torch_xla_available"]
+        """,
+        "NM317",
+    )
