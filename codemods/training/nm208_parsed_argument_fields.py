@@ -18,7 +18,10 @@ fields the stock arguments lack are handled as decided once per file by ``codemo
   binding stops the move): that ``from_pretrained`` gets ``distributed_config=(DistributedConfig(tp_size=script_args.tensor_parallel_size, ...)
   if script_args.tensor_parallel_size > 1 else None)``: at the default degree 1 the run stays plain DDP (a mesh of
   WORLD_SIZE replicas would make it FSDP2), and a model class with no tensor-parallel plan (T5, BART: the
-  generated ``TP_PLANLESS`` index) gets no config and a todo instead (``tp_size > 1`` raises there). A todo there
+  generated ``TP_PLANLESS`` index) gets no config and a todo instead (``tp_size > 1`` raises there); where the class
+  is known only at run time (an Auto class of several models, ``AutoModelForSequenceClassification`` of a model id
+  argument) the message says that a degree above 1 needs a model whose config has a ``base_model_tp_plan`` (BERT,
+  RoBERTa, GPT-2 have none and raise "has no tp_plan"). A todo there
   says that with a degree above 1 the parsed arguments need ``--save_only_model true`` (or
   ``save_strategy="no"``): Trainer raises for a model sharded at load time whose optimizer state would be saved;
   arguments built in the file with that degree get no such todo, since NM202 gives them ``save_only_model``
@@ -120,6 +123,11 @@ from codemods.training._base import (
 from migrate.rule import PythonRule, Safety
 from migrate.snippets import parse_expression, parse_statement
 
+#: what a degree above 1 needs where the loaded class is known only at run time (an Auto class, a model id argument)
+TP_PLAN_NEEDED = ("a degree above 1 works only for a model whose config has a tensor-parallel plan (base_model_tp_plan: "
+                  "Llama, Qwen2, Mistral, ...; BERT, RoBERTa, GPT-2, T5 have none and from_pretrained raises "
+                  "'ValueError: tp_size=N was requested, but ... has no tp_plan'): keep the degree at 1 for such a "
+                  "model, or pass DistributedConfig(tp_plan={...}) with a plan of your own")
 FIELD_COMMENT = "# tensor parallel degree (was a Neuron training argument): DistributedConfig(tp_size=...) at model loading"
 
 
@@ -181,7 +189,7 @@ class ParsedArgumentFields(TracksScope, PythonRule):
         self.fixed(original, f"optimum's trainer sharded this model with tensor_parallel_size itself: from_pretrained "
                              f"now gets distributed_config=DistributedConfig(tp_size={degree}, {key}=WORLD_SIZE // tp_size)"
                              f"{when}; "
-                             + mesh_note(self.ctx))
+                             + mesh_note(self.ctx) + ("" if self._planned(original) else f"; {TP_PLAN_NEEDED}"))
         note_mesh_doubt(self, original)
         # the parsed arguments are not in the code: Trainer.__init__ raises for a model sharded at load time
         # unless they say save_only_model=True or save_strategy="no" (transformers 5 trainer.py); arguments built in
@@ -256,7 +264,7 @@ class ParsedArgumentFields(TracksScope, PythonRule):
                 when = "" if holder.script_var is None else " when the degree is above 1 (None, no mesh, at 1)"
                 shown = (f"DistributedConfig(tp_size, {mesh_key(self.ctx)}=WORLD_SIZE // tp_size){when}; its "
                          "optimum-only options (sequence parallelism, pipeline sizes) have no stock counterpart; "
-                         + mesh_note(self.ctx))
+                         + mesh_note(self.ctx) + f"; {TP_PLAN_NEEDED}")
                 note_mesh_doubt(self, original)
             where = f"the field moved into {self.plan.script_class}" if holder.script_var else f"{var} was built with that degree"
             self.fixed(original, f"{var}.{attr} -> {shown} ({where})")
@@ -279,6 +287,14 @@ class ParsedArgumentFields(TracksScope, PythonRule):
                             f"--{attr} to this script fails too (HfArgumentParser rejects a flag no parsed dataclass "
                             f"declares): remove it there")
         return updated
+
+    def _planned(self, load: cst.Call) -> bool:
+        """The loaded class is a stock model class (not an Auto class) with a tensor-parallel plan: one the
+        generated ``TP_PLANLESS`` index (transformers 5) does not list."""
+        if not isinstance(load.func, cst.Attribute):
+            return False
+        names = [q.rsplit(".", 1)[-1] for q in self.ctx.qualnames(load.func.value) if q.startswith("transformers.")]
+        return bool(names) and not any(name.startswith("Auto") for name in names)
 
     def _argparse(self, node: cst.Attribute) -> bool:
         """The script's own argparse options (``args = parser.parse_args()``) are not the training arguments."""

@@ -81,3 +81,21 @@ def test_a_class_without_tp_plan_keeps_the_degree() -> None:
     assert _kept(result)
     todo = next(f.message for f in result.findings if f.rule == "NM202" and "tensor_parallel_size" in f.message)
     assert "AlbertForMaskedLM has no tensor-parallel plan" in todo
+
+
+def _load_message(result) -> str:
+    return next(f.message for f in result.findings
+                if f.rule == "NM208" and f.severity.value == "fixed" and "from_pretrained now gets" in f.message)
+
+
+def test_a_class_known_only_at_run_time_gets_the_plan_condition() -> None:
+    # rt3A 9: AutoModelForCausalLM of "gpt2" (or of a model id argument): GPT-2, BERT, RoBERTa have no tp_plan
+    message = _load_message(_run(WRAPPED))
+    assert "works only for a model whose config has a tensor-parallel plan (base_model_tp_plan" in message
+    assert "has no tp_plan" in message
+
+
+def test_a_stock_class_with_a_plan_gets_no_condition() -> None:
+    result = _run(WRAPPED, loader="LlamaForCausalLM")
+    assert "distributed_config=(DistributedConfig(tp_size=TP_DEGREE" in _code(result)
+    assert "base_model_tp_plan" not in _load_message(result)
