@@ -2,11 +2,16 @@
 ``codemods/verify/``), and a rule whose own rewrite fails the check is withdrawn.
 
 After the Python rules ran on a text, every ``VerifyRule`` reads the result (``ast``; the code is never
-imported or run). A violation is an ``error`` finding: the line will raise at run time. When a violation
-was not in the text before and sits in a statement the rules rewrote, the rules are re-run without the
-rule whose rewrite made it (found by trying: the violation must disappear without it), and that rule's
-``fixed`` findings become ``todo``s carrying the verification message: the tool never ships a ``fixed``
-that fails verification. Violations on lines nobody rewrote stay errors, whoever wrote them.
+imported or run). A violation is an ``error`` finding: the line will raise at run time. When the run
+added a violation (its count went up from the text before), the rules are re-run without the rule whose
+rewrite made it (found by trying, the rules reported in its statement first, then those whose rewrite names
+its class: the violation must disappear without it), and that rule's ``fixed`` findings become ``todo``s
+carrying the verification message: the tool never ships a ``fixed`` that fails verification. The
+violation's own line need not have changed: a rewritten import changes the type of a variable read
+elsewhere (rt3A 1: ``training_args.zero_1`` once ``NeuronTrainingArguments`` became stock). A rule whose
+rewrites others assume (``carries``: NM201's class moves, assumed by the other training rules) is withdrawn
+with them, so the file stays on its old stack instead of running on neither. Violations the text had
+before stay errors, whoever wrote them; only those may be left to a rule's todo that names them.
 """
 
 from __future__ import annotations
@@ -91,10 +96,12 @@ def verified(
     before = Counter((rule, v.key) for rule, v in violations(text, verifiers, outer_imports))
     first_findings = findings
     active = list(rules)
-    withdrawn: dict[str, str] = {}
+    withdrawn: dict[str, str] = {}  # rule id -> the verification message that withdrew it
+    carried: dict[str, str] = {}  # rule id -> the withdrawn rule whose rewrite it assumes (withdrawn with it)
+    unresolved: set[tuple] = set()  # violations no single withdrawal removes: they stay errors
     trials = 0
     while trials < MAX_TRIALS:
-        target = _introduced_in_rewrite(text, new_text, found, before)
+        target = _introduced_by_run(text, new_text, found, before, unresolved)
         if target is None:
             break
         key = (target[0], target[1].key)
@@ -106,18 +113,33 @@ def verified(
             trial_text, trial_findings = transform(trial)
             trial_found = violations(trial_text, verifiers, outer_imports)
             if _count(trial_found, key) < _count(found, key):
-                active, new_text, findings, found = trial, trial_text, trial_findings, trial_found
                 withdrawn[rule_id] = target[1].message
+                # the rewrites that assume this one's (the training rules assume the stock classes) go with it:
+                # the file stays on its old stack as a whole instead of running on neither
+                along = [rule for rule in trial if _carried_by(rule.id, rule_id, rules)]
+                if along:
+                    trial = [rule for rule in trial if rule not in along]
+                    trial_text, trial_findings = transform(trial)
+                    trial_found = violations(trial_text, verifiers, outer_imports)
+                    for rule in along:
+                        carried[rule.id] = rule_id
+                        withdrawn[rule.id] = target[1].message
+                active, new_text, findings, found = trial, trial_text, trial_findings, trial_found
                 break
         else:
-            break  # no rule's withdrawal removes it: it stays an error
+            unresolved.add(key)  # no rule's withdrawal removes it: it stays an error
     to_original = _line_map(text, new_text)
     results = list(findings)
     notes: list[tuple[int, str]] = []
     for finding in first_findings:
         if finding.rule not in withdrawn:
             continue
-        if finding.severity is Severity.FIXED:
+        carrier = carried.get(finding.rule)
+        if finding.severity is Severity.FIXED and carrier is not None:
+            message = (f"not rewritten: it assumes the {carrier} rewrite, which is not made here (it would fail "
+                       f"verification, see the {carrier} note); it would have done: {finding.message}")
+            finding = replace(finding, severity=Severity.TODO, message=message)
+        elif finding.severity is Severity.FIXED:
             message = (
                 f"not rewritten: the rewrite would fail verification ({withdrawn[finding.rule]}); "
                 f"it would have done: {finding.message}"
@@ -125,17 +147,24 @@ def verified(
             finding = replace(finding, severity=Severity.TODO, message=message)
         elif finding.severity is not Severity.TODO:
             continue
+        elif carrier is not None:  # what to do once that rewrite is made (it speaks of the migrated code)
+            finding = replace(finding, message=f"with the {carrier} rewrite (not made here): {finding.message}")
         results.append(finding)
         notes.append((finding.line, finding.message))
     todos: dict[int, list[str]] = {}
     for finding in results:
         if finding.severity is Severity.TODO:
             todos.setdefault(finding.line, []).append(finding.message)
+    counts = Counter((rule, v.key) for rule, v in found)
     for rule_id, violation in found:
         line = to_original(violation.line)
         name = str(violation.key[-1]).rsplit(".", 1)[-1]
         said = [m for at in range(line, to_original(violation.end_line) + 1) for m in todos.get(at, ())]
-        if any(f"`{name}`" in message or f" {name} " in f" {message} " for message in said):
+        # a todo never hides what a rewrite of this run broke (the count went up) while that rewrite stays
+        # reported fixed: only a violation the text had before may be left to the todo naming it
+        if counts[(rule_id, violation.key)] <= before[(rule_id, violation.key)] and any(
+            f"`{name}`" in message or f" {name} " in f" {message} " for message in said
+        ):
             continue  # a rule already said what to do with this very name in this statement
         results.append(Finding(rule_id, Severity.ERROR, line, violation.column, violation.message))
     if notes and inline_notes:
@@ -147,25 +176,36 @@ def _count(found: list[tuple[str, Violation]], key: tuple) -> int:
     return sum(1 for rule, v in found if (rule, v.key) == key)
 
 
-def _introduced_in_rewrite(text: str, new_text: str, found, before: Counter) -> tuple[str, Violation] | None:
-    """A violation that was not in ``text`` and lies in a statement the rules changed."""
+def _introduced_by_run(
+    text: str, new_text: str, found, before: Counter, unresolved: set[tuple]
+) -> tuple[str, Violation] | None:
+    """A violation the run added (its count went up from ``text``), one in a statement the rules changed first.
+    Its line need not have changed: a rewritten import changes the type of a variable read elsewhere."""
     counts = Counter((rule, v.key) for rule, v in found)
     changed = _changed_lines(text, new_text)
-    for rule, violation in found:
-        if counts[(rule, violation.key)] > before[(rule, violation.key)] and any(
-            line in changed for line in range(violation.line, violation.end_line + 1)
-        ):
-            return rule, violation
-    return None
+    added = [(rule, v) for rule, v in found
+             if counts[(rule, v.key)] > before[(rule, v.key)] and (rule, v.key) not in unresolved]
+    in_changed = [(rule, v) for rule, v in added if any(line in changed for line in range(v.line, v.end_line + 1))]
+    return next(iter(in_changed or added), None)
+
+
+def _carried_by(rule_id: str, withdrawn: str, rules: Sequence[type[PythonRule]]) -> bool:
+    """``rule_id``'s rewrites assume ``withdrawn``'s (its ``carries``: rule ids or prefixes) and go with it."""
+    carrier = next((rule for rule in rules if rule.id == withdrawn), None)
+    carries = getattr(carrier, "carries", ())
+    return rule_id != withdrawn and any(rule_id.startswith(prefix) for prefix in carries)
 
 
 def _suspects(text: str, new_text: str, violation: Violation, findings: list[Finding], withdrawn) -> list[str]:
-    """Rules with a fixed finding, those reported in the violation's statement first."""
+    """Rules with a fixed finding: those reported in the violation's statement first, then those whose rewrite
+    names what the violation is about (``transformers.TrainingArguments``: the import that gave the type)."""
     to_original = _line_map(text, new_text)
     low, high = to_original(violation.line), to_original(violation.end_line)
     fixed = [f for f in findings if f.severity is Severity.FIXED and f.rule not in withdrawn]
     near = [f.rule for f in fixed if low <= f.line <= high]
-    return list(dict.fromkeys([*near, *(f.rule for f in fixed)]))
+    names = [part for part in violation.key[1:] if isinstance(part, str) and "." in part]
+    naming = [f.rule for f in fixed if any(f"`{name}`" in f.message for name in names)]
+    return list(dict.fromkeys([*near, *naming, *(f.rule for f in fixed)]))
 
 
 def _matched(old: str, new: str) -> dict[int, int]:
@@ -202,7 +242,10 @@ def _add_notes(old: str, new: str, notes: list[tuple[int, str]]) -> str:
             continue
         indent = lines[target - 1][: len(lines[target - 1]) - len(lines[target - 1].lstrip())]
         note = f"{indent}# {NOTE_PREFIX} {message}{newline}"
-        above = {earlier.strip() for earlier in lines[max(0, target - 6) : target - 1]}
+        top = target - 1  # the comment block right above the statement, however many notes it holds
+        while top > 0 and lines[top - 1].lstrip().startswith("#"):
+            top -= 1
+        above = {earlier.strip() for earlier in lines[max(0, min(top, target - 6)) : target - 1]}
         if note.strip() not in above and note not in inserts.get(target, []):
             inserts.setdefault(target, []).append(note)
     for target in sorted(inserts, reverse=True):
@@ -220,6 +263,7 @@ def _statement_starts(text: str) -> dict[int, int]:
     for node in ast.walk(tree):
         if isinstance(node, ast.stmt):
             end = node.end_lineno or node.lineno
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
             body_start = min(
                 (
                     child.lineno
@@ -229,7 +273,7 @@ def _statement_starts(text: str) -> dict[int, int]:
                 ),
                 default=end + 1,
             )
-            for line in range(node.lineno, min(end, body_start - 1) + 1):
-                if line not in starts or starts[line] < node.lineno:
-                    starts[line] = node.lineno
+            for line in range(first, min(end, body_start - 1) + 1):
+                if line not in starts or starts[line] < first:
+                    starts[line] = first  # a decorated definition starts at its first decorator
     return starts

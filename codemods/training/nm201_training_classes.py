@@ -20,6 +20,13 @@ model loading). The inference ``NeuronModelForCausalLM`` (``optimum.neuron``) is
 ``optimum.neuron.models.training`` is moved here. ``eval``-built class names are not seen (the sweep reports
 leftovers).
 
+The other training rules (NM202-NM208: argument fields, constructor keywords, model loading) assume the stock classes
+this rule moves to. When the verification pass withdraws this rule's rewrite in a file (the moved classes would
+raise there: a ``training_args.zero_1`` read on stock ``TrainingArguments``, a field of the script's own that the
+stock class refuses), their rewrites of that file are withdrawn with it and become todos too (``carries``): the
+file stays on its old stack as a whole, instead of stock-only keywords (``processing_class=``) and a moved
+``tensor_parallel_size`` (which ``NeuronTrainingArguments`` still declares) beside the Neuron classes.
+
 Why:
 
 On TorchNeuron the stock classes train on the Neuron device themselves: optimum-neuron's subclasses only adapted
@@ -46,6 +53,8 @@ References:
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods._tables.training_symbols import TRAINING_MOVES
 from migrate.rule import PythonRule, Safety
@@ -60,3 +69,5 @@ class TrainingClasses(PythonRule):
     triggers = OPTIMUM_NEURON_IMPORTS
     moves = TRAINING_MOVES
     legacy_modules = ("optimum.neuron",)
+    #: rules whose rewrites assume this one's: verification withdraws them with it (migrate/verification.py)
+    carries: ClassVar[tuple[str, ...]] = ("NM2",)

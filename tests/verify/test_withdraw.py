@@ -10,7 +10,7 @@ from pathlib import Path
 
 from migrate.engine import RunOptions, run
 from migrate.filekinds import FileKind
-from migrate.findings import FileStatus, Severity
+from migrate.findings import FileStatus, Finding, Severity
 from migrate.testing import apply_rules
 
 # NeuronTrainingArguments -> TrainingArguments (NM201) is right in general; here the script passes a
@@ -86,3 +86,75 @@ def test_notebook_cells_are_verified_with_the_imports_of_the_cells_before() -> N
     errors = [f for f in result.findings if f.severity is Severity.ERROR]
     assert [f.rule for f in errors] == ["NM702"]
     assert errors[0].message.startswith("cell 2, line 1: ") and "`learning_rat`" in errors[0].message
+
+
+# rt3A 1/2: the rewrite that breaks the read is the import (it changes the type of training_args), on a line of
+# its own: the read's line does not change, and an NM208 todo names the field
+ZERO_1_READ = '''from dataclasses import dataclass, field
+from optimum.neuron import NeuronHfArgumentParser as HfArgumentParser
+from optimum.neuron import NeuronTrainer as Trainer
+from optimum.neuron import NeuronTrainingArguments as TrainingArguments
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = field(default="bert-base-uncased")
+
+
+def main(model):
+    parser = HfArgumentParser((ModelArguments, TrainingArguments))
+    model_args, training_args = parser.parse_args_into_dataclasses()
+    if training_args.zero_1:
+        print("using ZeRO-1")
+    Trainer(model=model, args=training_args, tokenizer=None).train()
+'''
+
+
+def test_a_rewrite_elsewhere_that_breaks_an_unchanged_line_is_withdrawn_with_the_rewrites_assuming_it() -> None:
+    result = apply_rules(ZERO_1_READ)
+    assert "from optimum.neuron import NeuronTrainingArguments as TrainingArguments" in result.text
+    assert not any(f.severity is Severity.FIXED and f.rule.startswith("NM2") for f in result.findings)
+    nm201 = [f for f in result.findings if f.rule == "NM201"]
+    assert len(nm201) == 3 and all("`training_args.zero_1` will raise" in f.message for f in nm201)
+    # the training rules that assume the stock classes go with the class move: nothing half-migrated stays
+    assert "tensor_parallel_size: int" not in result.text and "tokenizer=None" in result.text
+    assert any(f.rule == "NM203" and f.message.startswith("not rewritten: it assumes the NM201 rewrite")
+               for f in result.findings)
+    assert not any(f.severity is Severity.ERROR for f in result.findings)
+    again = apply_rules(result.text)
+    assert again.text == result.text  # the second run decides the same
+    assert not any(f.severity is Severity.FIXED and f.rule.startswith("NM2") for f in again.findings)
+
+
+def test_without_the_read_the_classes_move() -> None:
+    result = apply_rules(ZERO_1_READ.replace('    if training_args.zero_1:\n        print("using ZeRO-1")\n', ""))
+    assert "from transformers import TrainingArguments" in result.text and "processing_class=None" in result.text
+    assert [f.severity for f in result.findings if f.rule == "NM201"] == [Severity.FIXED] * 3
+    assert not any(f.rule.startswith("NM7") for f in result.findings)
+
+
+def _no_withdrawal_helps(old: str, new: str, todo: str):
+    """A transform whose output is the same whatever rules run (no single withdrawal removes what it breaks)."""
+    from migrate.verification import verified
+    from tests.verify.helpers import VERIFIERS
+
+    class Fake:
+        id = "NM299"
+
+    def transform(chosen):
+        return new, [Finding("NM299", Severity.FIXED, 1, 0, "moved"), Finding("NM208", Severity.TODO, 4, 0, todo)]
+
+    return verified(old, [Fake], VERIFIERS, transform, inline_notes=False)[1]
+
+
+def test_a_todo_does_not_hide_an_error_the_run_made() -> None:
+    old = "from optimum.neuron import NeuronTrainingArguments as TA\n\nargs = TA(output_dir='o')\nprint(args.zero_1)\n"
+    new = old.replace("from optimum.neuron import NeuronTrainingArguments", "from transformers import TrainingArguments")
+    found = _no_withdrawal_helps(old, new, "args.zero_1: declare `zero_1` yourself")
+    assert [(f.rule, f.line) for f in found if f.severity is Severity.ERROR] == [("NM703", 4)]
+
+
+def test_a_todo_naming_a_failure_the_text_had_before_stands_for_it() -> None:
+    old = "from transformers import TrainingArguments as TA\n\nargs = TA(output_dir='o')\nprint(args.zero_1)\n"
+    found = _no_withdrawal_helps(old, old, "args.zero_1: declare `zero_1` yourself")
+    assert not any(f.severity is Severity.ERROR for f in found)
