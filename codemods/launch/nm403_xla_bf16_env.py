@@ -31,6 +31,11 @@ What it does:
   project while the launcher names the torch_xla / NxD stack, or a project script the torch_xla rules leave as a
   whole), is left in place with a todo: removing it would change what that code does.
 * Command strings inside Python and notebook cells get the same edit through NM410.
+* A notebook's ``%env XLA_USE_BF16=1`` holds for every command the kernel runs after it, so it is judged on the
+  training commands of all the notebook's code cells (``!`` lines, ``%%bash`` bodies, and the Python command strings
+  NM410 edits, ``cmd = f"torchrun ... run_glue.py --bf16"`` run as ``!{cmd}``; the project fact
+  ``launch.bf16-notebook-commands``): it is removed where every one of them passes ``--bf16`` / ``--fp16`` already;
+  where one does not, it stays with a todo to add ``--bf16 true`` there (this edit cannot reach another cell).
 
 Why:
 
@@ -61,6 +66,7 @@ References:
 
 from __future__ import annotations
 
+import ast
 import json
 import posixpath
 import re
@@ -129,6 +135,76 @@ def _config_precision(text: str) -> tuple[str, ...] | None:
 #: argument config -> the precision keys it sets: a command passing that config takes its precision from it
 CONFIG_PRECISION = ProjectFact("launch.config-precision", frozenset({FileKind.JSON, FileKind.YAML}), CONFIG_KEYS,
                                _config_precision)
+
+
+_CELL_DOC = re.compile(r"^(?P<stem>.+)\.cell(?P<number>\d+)\.sh$")  # a notebook cell's shell text (migrate/notebook)
+_ENV_MAGIC = re.compile(r"^\s*%(?:env|set_env)\s+(XLA_USE_BF16|XLA_DOWNCAST_BF16)\b")
+_LAUNCH_STRING = re.compile(
+    r"(?:^|[\s;&|(])(?:\S*/)?(?:python\d*(?:\.\d+)?|torchrun|accelerate|deepspeed|srun|mpirun)(?=\s)")
+_MAGIC_LINE = re.compile(r"^(\s*)[!%]")
+
+
+def _python_commands(source: str) -> list[str]:
+    """The command strings of a notebook cell's Python (string literals and f-strings, ``{...}`` kept as written)
+    that run a launcher (``cmd = f"torchrun ... run_glue.py --bf16"``, the strings NM410 edits)."""
+    masked = "\n".join(_MAGIC_LINE.sub(lambda m: m.group(1) + "pass  #", line) for line in source.splitlines())
+    try:
+        tree = ast.parse(masked)
+    except (SyntaxError, ValueError):
+        return []
+    inner = {id(value) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for value in node.values}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(str(value.value) if isinstance(value, ast.Constant) else "{%s}" % ast.unparse(value.value)
+                           for value in node.values if isinstance(value, (ast.Constant, ast.FormattedValue)))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in inner:
+            text = node.value
+        else:
+            continue
+        if _LAUNCH_STRING.search(text) and ".py" in text:
+            found.append(text)
+    return found
+
+
+def _notebook_commands(text: str) -> dict[str, tuple] | None:
+    """For a notebook that sets an XLA bf16 variable with ``%env`` (which holds for every later command the kernel
+    runs): the numbers of those cells (1-based, markdown cells counted, as the notebook's findings count them) and
+    the command texts of all its code cells (``!`` lines, ``%%bash`` bodies, Python command strings)."""
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (ValueError, AttributeError):
+        return None
+    env_cells: list[int] = []
+    commands: list[str] = []
+    for number, cell in enumerate(cells if isinstance(cells, list) else [], start=1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else str(source)
+        lines = source.splitlines()
+        if lines and re.match(r"^%%(?:bash|sh)\b", lines[0]):
+            commands.append("\n".join(lines[1:]))
+            continue
+        if lines and re.match(r"^%%(?:time|timeit|capture|prun)\b", lines[0]):
+            source = "\n".join(lines[1:])  # a Python body, run in the kernel
+        elif lines and lines[0].startswith("%%"):
+            continue  # %%writefile (the script itself) and other cell magics run no command
+        if any(_ENV_MAGIC.match(line) for line in lines):
+            env_cells.append(number)
+        commands.extend(re.sub(r"^\s*!!?", "", line) for line in source.replace("\\\n", " ").splitlines()
+                        if re.match(r"^\s*!", line))
+        commands.extend(_python_commands(source))
+    if not env_cells:
+        return None
+    return {"env_cells": tuple(env_cells), "commands": tuple(commands)}
+
+
+#: notebook -> the cells whose ``%env`` sets an XLA bf16 variable, and the commands of all its cells
+NOTEBOOK_COMMANDS = ProjectFact("launch.bf16-notebook-commands", frozenset({FileKind.NOTEBOOK}), NAMES,
+                                _notebook_commands)
+OTHER_CELL_UNSET = ("the command running {name} in another cell of this notebook does not pass --bf16 (this edit "
+                    "cannot reach that cell): add --bf16 true to it")
 
 
 @dataclass
@@ -243,13 +319,20 @@ def _add_bf16(commands: list[TrainerCommand], report: Report, names: list[str]) 
 
 def edit_bf16(doc: TextDocument, report: Report, resolve: Resolve, readers=lambda name: [],
               unseen: tuple[str, str] | None = None, carried=lambda path: False,
-              precision: Callable[[str], tuple[str, ...]] | None = None) -> None:
+              precision: Callable[[str], tuple[str, ...]] | None = None,
+              elsewhere: list[TrainerCommand] | None = None) -> None:
     """Remove the XLA bf16 variables where ``--bf16 true`` can be added to every training command of the file in the
     same edit, or where every training command runs a script that moves its model to the device in bf16 itself
     (``carried(path)``: NM316's rewrite, ``BF16_MODEL_SCRIPTS``); otherwise keep them with a todo. A command that
     passes an argument config whose ``bf16`` / ``fp16`` key is set (``precision(path)``: ``CONFIG_PRECISION``) takes
-    its precision from there, as one passing ``--bf16`` does."""
+    its precision from there, as one passing ``--bf16`` does. ``elsewhere``: for a notebook's ``%env`` line, the
+    training commands of all its cells, which the setting reaches and this edit cannot change (it is removed only
+    where every one of them passes --bf16 / --fp16 already)."""
     commands = trainer_commands(doc, resolve)
+    if not commands and elsewhere is not None:
+        commands = elsewhere
+    else:
+        elsewhere = None
     for command in commands:
         if command.config_path is not None and precision is not None and precision(command.config_path):
             command.precision_set = True
@@ -268,6 +351,10 @@ def edit_bf16(doc: TextDocument, report: Report, resolve: Resolve, readers=lambd
         edit_env(doc, carried_report, lambda name: name in NAMES, readers, unseen)
         return
     why = _why_kept(commands, precision is not None)
+    unset = next((command for command in commands if not command.precision_set), None)
+    if why is None and elsewhere is not None and unset is not None:
+        names = _SCRIPT.findall(unset.resolved.name)
+        why = OTHER_CELL_UNSET.format(name=names[-1] if names else unset.resolved.name)
     todo = (lambda name: KEPT_TODO.format(name=name, why=why)) if why is not None else (lambda name: None)
     removed = edit_env(doc, report, lambda name: name in NAMES, readers, unseen, todo)
     if removed and why is None:
@@ -283,13 +370,28 @@ class XlaBf16Env(LaunchRule):
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
     triggers = NAMES
-    facts = (*ENV_FACTS, BF16_MODEL_SCRIPTS, CONFIG_PRECISION)
+    facts = (*ENV_FACTS, BF16_MODEL_SCRIPTS, CONFIG_PRECISION, NOTEBOOK_COMMANDS)
 
     def apply(self, doc: TextDocument) -> None:
-        carried = self.ctx.options.project.of(BF16_MODEL_SCRIPTS.name)
-        configs = self.ctx.options.project.of(CONFIG_PRECISION.name)
-        edit_bf16(doc, self.report, resolver(self.ctx.options.project, self.ctx.path), self.env_readers(doc),
-                  self.unseen_target(doc), lambda path: bool(carried.get(path)), lambda path: configs.get(path, ()))
+        project = self.ctx.options.project
+        carried = project.of(BF16_MODEL_SCRIPTS.name)
+        configs = project.of(CONFIG_PRECISION.name)
+        resolve = resolver(project, self.ctx.path)
+        edit_bf16(doc, self.report, resolve, self.env_readers(doc), self.unseen_target(doc),
+                  lambda path: bool(carried.get(path)), lambda path: configs.get(path, ()),
+                  self._notebook_commands(resolve))
+
+    def _notebook_commands(self, resolve: Resolve) -> list[TrainerCommand] | None:
+        """For a notebook cell's ``%env`` line (the engine hands each magic line to the shell rules alone): the
+        training commands of all the notebook's cells (``NOTEBOOK_COMMANDS``); None for any other file."""
+        cell = _CELL_DOC.match(self.ctx.path.name)
+        if cell is None:
+            return None
+        notebook = posixpath.join(self.ctx.path.parent.as_posix(), cell.group("stem") + ".ipynb")
+        record = self.ctx.options.project.of(NOTEBOOK_COMMANDS.name).get(posixpath.normpath(notebook))
+        if record is None or int(cell.group("number")) not in record["env_cells"]:
+            return None
+        return trainer_commands(TextDocument("\n".join(record["commands"]) + "\n", FileKind.SHELL), resolve)
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:

@@ -4,6 +4,9 @@ export goes where the script's Python carries the precision itself (NM316 moves 
 
 from __future__ import annotations
 
+import json
+import textwrap
+
 from migrate.filekinds import FileKind
 from tests.rules.case import findings, migrate
 from tests.rules.test_nm316_env_vars import BF16_SCRIPT
@@ -104,3 +107,58 @@ def test_flags_beside_a_config_flag_still_take_bf16_unless_the_config_sets_it() 
     # a file passed to another flag (a DeepSpeed config) is not the arguments config
     other = _config_launch("torchrun train.py --deepspeed cfg/run.json", '{"bf16": {"enabled": true}}\n')
     assert "--deepspeed cfg/run.json --bf16 true" in other.text
+
+
+# ---------------------------------------------- a notebook's %env line reaches the commands of all its cells
+
+TRAINER = CONFIG_SCRIPT  # parses Neuron TrainingArguments: --bf16 is one of its flags
+
+
+def _notebook(*cells: str) -> str:
+    return json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                                  "source": textwrap.dedent(cell).lstrip("\n")} for cell in cells],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+def _cells(result) -> list[str]:
+    return ["".join(cell["source"]) for cell in json.loads(result.text)["cells"]]
+
+
+def _run_notebook(*cells: str):
+    text = _notebook(*cells)
+    return migrate(text, "NM403", kind=FileKind.NOTEBOOK, path="nb/tutorial.ipynb",
+                   project={"nb/tutorial.ipynb": text, "nb/train.py": TRAINER})
+
+
+ENV_CELL = "%env XLA_USE_BF16=1\n%env MALLOC_ARENA_MAX=64\n"
+CMD_CELL = 'n = 2\ncmd = f"torchrun --nproc_per_node={n} train.py --output_dir out --bf16"\nprint(cmd)\n'
+
+
+def test_notebook_env_goes_where_every_command_of_its_cells_passes_bf16() -> None:
+    result = _run_notebook(ENV_CELL, CMD_CELL, "!{cmd}\n", "!torchrun train.py --output_dir out2 --fp16 true\n")
+    cells = _cells(result)
+    assert "%env XLA_USE_BF16" not in cells[0] and "%env MALLOC_ARENA_MAX=64" in cells[0]
+    assert findings(result, "NM403") and all(f.severity.value == "todo" and "removed" in f.message
+                                             for f in result.findings if f.rule == "NM403")
+    assert cells[1:] == [CMD_CELL, "!{cmd}\n", "!torchrun train.py --output_dir out2 --fp16 true\n"]
+
+
+def test_notebook_env_stays_where_a_command_of_another_cell_lacks_bf16() -> None:
+    result = _run_notebook(ENV_CELL, CMD_CELL, "!python train.py --output_dir out2\n")
+    cells = _cells(result)
+    assert "%env XLA_USE_BF16=1" in cells[0]
+    assert "the command running train.py in another cell of this notebook does not pass --bf16" in cells[0]
+    assert cells[2] == "!python train.py --output_dir out2\n"  # the other cell is not edited from here
+
+
+def test_notebook_env_with_no_command_anywhere_keeps_its_reason() -> None:
+    result = _run_notebook(ENV_CELL, "print('hello train.py')\n")
+    assert "%env XLA_USE_BF16=1" in _cells(result)[0]
+    assert "no command here runs a training script that --bf16 could be given to" in _cells(result)[0]
+
+
+def test_notebook_bash_cell_export_is_judged_on_its_own_cell() -> None:
+    # a %%bash cell's export ends with its process: the other cells' commands do not see it
+    result = _run_notebook("%%bash\nexport XLA_USE_BF16=1\n", CMD_CELL)
+    assert "export XLA_USE_BF16=1" in _cells(result)[0]
+    assert "no command here runs a training script" in _cells(result)[0]
