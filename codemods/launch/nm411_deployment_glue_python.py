@@ -22,7 +22,10 @@ What it does:
   env-var table plainly removes (``NEURON_FUSE_SOFTMAX``, ``PJRT_DEVICE``, ``XLA_FLAGS`` ...) is deleted, as the
   shell (NM404) and ``os.environ`` (NM316) rules delete the variable: nothing TorchNeuron runs reads it. The dict
   may be written in the call or bound to the name it passes, in this file or an earlier notebook cell (the last
-  binding before the call, ``codemods/_lib/kernel_values.py``). A key the job's code reads (the entry point's
+  binding before the call, ``codemods/_lib/kernel_values.py``), also inside the job keywords kept in a
+  ``common = dict(entry_point="train.py", environment=env, ...)`` call that the estimators take as ``**common``
+  (a training job when every call taking it is one; one a serving call takes too, or none, gets notes only).
+  A ``NEURON_CC_FLAGS`` value gets NM405's note naming the options to drop. A key the job's code reads (the entry point's
   folder, what SageMaker uploads, or the notebook that writes it; the whole project with ``dependencies=``) stays
   with a todo naming the readers. Precision and review variables (``XLA_DOWNCAST_BF16``, ``NEURON_CC_FLAGS``),
   renames, serving calls and jobs whose script is not known keep their todos: "remove this key" where the table
@@ -62,7 +65,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Callable
+from typing import Callable, cast
 
 import libcst as cst
 
@@ -71,6 +74,7 @@ from codemods._lib.kernel_values import keyword_sites
 from codemods._lib.launch_targets import env_readers, resolve_script, stays_on_xla
 from codemods._tables import env_vars
 from codemods.launch._base import ENV_FACTS, READ_BY_PROJECT_TODO, deployment_hits
+from codemods.launch.nm405_review_neuron_env import cc_flags_message
 from codemods.launch.nm409_deployment_glue import deploy_todo, hit_kind
 from migrate import positions
 from migrate.rule import PythonRule, Safety
@@ -116,6 +120,25 @@ def _sagemaker_call(node: cst.Call) -> bool:
     return _callee(node) in _SERVING_CALLS or _callee(node) in _TRAINING_CALLS
 
 
+def _job_keywords(node: cst.Call) -> bool:
+    """A ``dict(...)`` call with a literal ``entry_point=``: the keywords of a SageMaker job, passed as ``**name``
+    (``common = dict(entry_point="train.py", environment=env, ...)`` then ``HuggingFace(..., **common)``)."""
+    return isinstance(node.func, cst.Name) and node.func.value == "dict" and any(
+        arg.keyword is not None and arg.keyword.value == "entry_point" and string_value(arg.value) is not None
+        for arg in node.args)
+
+
+def _env_call(node: cst.Call) -> bool:
+    return _sagemaker_call(node) or _job_keywords(node)
+
+
+def _splatted_into(code: str, name: str) -> set[str]:
+    """The SageMaker calls of ``code`` that take ``**name``."""
+    calls = "|".join(sorted(_SERVING_CALLS | _TRAINING_CALLS))
+    pattern = re.compile(rf"\b({calls})\s*\((?:[^()]|\([^()]*\))*?\*\*{re.escape(name)}\b")
+    return set(pattern.findall(code))
+
+
 def _entry_point(node: cst.Call) -> str | None:
     """The script a SageMaker job runs (``source_dir``/``entry_point``, literals), or None."""
     keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
@@ -155,6 +178,19 @@ def _old_version(keyword: str, value: str) -> bool:
     if keyword == "transformers_version":
         return major < 5
     return (major, minor) < (2, 13)  # pytorch_version / framework_version: torch 2.13 is TorchNeuron's first
+
+
+def _assignments(module: cst.Module) -> list[cst.Assign]:
+    """The ``name = value`` statements of the module (any depth), one plain name target each."""
+    found: list[cst.Assign] = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                found.append(node)
+
+    module.visit(Visitor())
+    return found
 
 
 class NeuronDeploymentGluePython(PythonRule):
@@ -246,13 +282,21 @@ class NeuronDeploymentGluePython(PythonRule):
         the rules port (not left on torch_xla): nothing else in that job reads them (keys the project's code reads
         stay with a todo)."""
         project = self.ctx.options.project
+        bound = {id(small.value): cast(cst.Name, small.targets[0].target).value for small in _assignments(module)}
+        code = self.ctx.namespace.trigger_text if self.ctx.namespace is not None else self.ctx.source
         for keyword in sorted(_ENV_KWARGS):
-            for site in keyword_sites(self.ctx, module, keyword, _sagemaker_call):
+            for site in keyword_sites(self.ctx, module, keyword, _env_call):
                 if not isinstance(site.value, cst.Dict) or not site.value_here:
                     continue
+                callee = _callee(site.call)
+                if _job_keywords(site.call):
+                    # the keywords of the calls that take them as **name: a training job when only training calls do
+                    callers = _splatted_into(code, bound[id(site.call)]) if id(site.call) in bound else set()
+                    # not known to be only a training job's (a serving call takes them too, or none): notes only
+                    callee = min(callers) if callers and callers <= _TRAINING_CALLS else "dict"
                 entry = _entry_point(site.call)
                 resolved = resolve_script(project, self.ctx.path, entry) if entry is not None else None
-                if resolved is None or _callee(site.call) not in _TRAINING_CALLS or resolved.path is None \
+                if resolved is None or callee not in _TRAINING_CALLS or resolved.path is None \
                         or stays_on_xla(project, resolved.path):
                     self.env_dicts[id(site.value)] = None  # a dict any such call gets keeps its keys
                     continue
@@ -352,6 +396,10 @@ class NeuronDeploymentGluePython(PythonRule):
             if action is None or action.action == "keep":
                 continue
             message = env_vars.message_for(name, action)
+            if name == "NEURON_CC_FLAGS" and isinstance(element.value, cst.SimpleString) \
+                    and isinstance(element.value.evaluated_value, str) \
+                    and env_vars.cc_flag_actions(element.value.evaluated_value):
+                message = cc_flags_message(element.value.evaluated_value)  # the shell's note (NM405): what to drop
             plain = action.action == "remove" and not action.todo
             readers = job_readers(name) if plain and job_readers is not None else []
             if job_readers is not None and plain and not readers:

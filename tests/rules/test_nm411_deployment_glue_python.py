@@ -210,3 +210,45 @@ def test_bound_environment_dict_of_an_earlier_notebook_cell_is_edited_in_its_cel
     result = migrate(notebook, "NM411", kind=FileKind.NOTEBOOK, path="job.ipynb",
                      project={"code/train.py": _TRAINER})
     assert "".join(json.loads(result.text)["cells"][0]["source"]) == 'env = {"FI_EFA_FORK_SAFE": "1"}\n'
+
+
+# -------------------------------------- job keywords kept in a dict(...) passed as **name (rt3C #13)
+
+_SPLAT = """
+    env = {
+        "NEURON_CC_FLAGS": "--model-type=transformer --cache_dir=/var/tmp/cache",
+        "NEURON_RT_STOCHASTIC_ROUNDING_EN": "1",
+        "NEURON_FUSE_SOFTMAX": "1",
+        "HF_TOKEN": "<token>",
+    }
+    common = dict(
+        entry_point="train.py",
+        source_dir="code",
+        instance_type="ml.trn1.32xlarge",
+        environment=env,
+    )
+    if USE_HF_DLC:
+        estimator = HuggingFace(transformers_version="4.36.2", **common)
+    else:
+        estimator = PyTorch(framework_version="2.1.2", **common)
+    """
+
+
+def test_environment_reached_through_a_splatted_dict_call_gets_the_shell_decisions() -> None:
+    result = _job(_SPLAT)
+    notes = _notes(result)
+    # the review keys get the notes the shell gives them (NM405's words for the NEURON_CC_FLAGS value) ...
+    assert any("review NEURON_CC_FLAGS" in note and "drop --cache_dir=/var/tmp/cache" in note for note in notes)
+    assert any("review NEURON_RT_STOCHASTIC_ROUNDING_EN" in note for note in notes)
+    # ... and the key the table removes goes, as it does from a dict written in the estimator
+    assert '"NEURON_FUSE_SOFTMAX"' not in result.text and '"HF_TOKEN": "<token>"' in result.text
+    assert ("fixed", "NEURON_FUSE_SOFTMAX") in {(f.severity.value, f.message.split()[2]) for f in result.findings}
+
+
+def test_a_splatted_dict_call_that_also_feeds_a_serving_call_or_none_keeps_its_keys_with_notes() -> None:
+    serving = _SPLAT.replace("estimator = PyTorch(", "estimator = HuggingFaceModel(")
+    for source in (serving, _SPLAT.replace("**common", "**other")):
+        result = _job(source)
+        assert '"NEURON_FUSE_SOFTMAX": "1"' in result.text
+        assert any("NEURON_FUSE_SOFTMAX" in note and "remove this key" in note for note in _notes(result))
+        assert any("review NEURON_RT_STOCHASTIC_ROUNDING_EN" in note for note in _notes(result))
