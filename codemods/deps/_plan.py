@@ -9,6 +9,7 @@ packages the file already names, so a package is added once and never next to an
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
@@ -254,6 +255,23 @@ def still_importing(files: dict[str, str], options: RuleOptions | None) -> tuple
     return tuple(path for path, text in sorted(files.items()) if survives_run(path, text, options))
 
 
+#: a ``-r`` / ``-c`` include of a requirements file (``-r base.txt``, ``--constraint=constraints.txt``)
+_INCLUDE = re.compile(r"(?m)^[ \t]*(?:--requirement|--constraint|-r|-c)(?:[ \t]*=[ \t]*|[ \t]+|(?=[^\s=-]))([^\s#]+)")
+
+
+def requirement_set(text: str) -> dict | None:
+    """Project fact: for a requirements file, the files it includes with ``-r`` / ``-c`` (as written, relative to
+    its folder) and whether one of its index options names the Neuron repository (comments and neuron-migrate
+    notes are no options). pip reads the options of every file of one install together, so a file included by
+    one that names the repository gets its packages from there too (``ProjectDeps.repository_shared``)."""
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    includes = tuple(name for name in _INCLUDE.findall(code) if "://" not in name)
+    repository = names_neuron_repository(code)
+    if not includes and not repository:
+        return None
+    return {"includes": includes, "repository": repository}
+
+
 FACTS: tuple[ProjectFact, ...] = (
     ProjectFact("deps.imports", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}),
                 tuple(sorted(_WATCHED_MODULES | {"optimum.neuron", "optimum_neuron"})), imported_modules),
@@ -271,6 +289,8 @@ FACTS: tuple[ProjectFact, ...] = (
                                                FileKind.PYTHON}), ("optimum-cli",), kept_cli_fact),
     ProjectFact("deps.optimum-neuron-code", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), ("optimum.neuron",),
                 optimum_neuron_code),
+    ProjectFact("deps.requirement-set", frozenset({FileKind.REQUIREMENTS}),
+                ("-r", "-c", "--requirement", "--constraint", "pip.repos.neuron", "neuron"), requirement_set),
 )
 
 
@@ -291,6 +311,9 @@ class ProjectDeps:
     cli: dict[str, str] = field(default_factory=dict)
     #: the files that import the old stack (``uses_old_stack``): the run moves them to the stock stack
     old_stack: tuple[str, ...] = ()
+
+    #: requirements file -> its ``-r`` / ``-c`` includes (project paths) and whether it names the Neuron repository
+    requirement_sets: dict[str, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
 
     #: the Python files notebooks write: notebook -> project path -> (modules, kept, imports the stack)
     written: dict[str, dict[str, tuple]] = field(default_factory=dict)
@@ -322,10 +345,13 @@ class ProjectDeps:
         for path in options.project.files:
             if path.endswith(".ipynb") and re.search(INF1_PATH, path):
                 inf1.setdefault(path, f"the file name {PurePosixPath(path).name}")
+        sets = {path: (tuple(posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
+                             for name in value["includes"]), bool(value["repository"]))
+                for path, value in options.project.of("deps.requirement-set").items()}
         base = cls(options.neuron_project, mentions=dict(options.project.of("deps.mentions")),
                    cli=dict(options.project.of("deps.optimum-cli")),
                    writers={key: tuple(sorted(set(found))) for key, found in writers.items()}, inf1_notebooks=inf1,
-                   written=written, on_disk=on_disk)
+                   written=written, on_disk=on_disk, requirement_sets=sets)
         return base.seen_from(())
 
     def seen_from(self, writers: tuple[str, ...]) -> "ProjectDeps":
@@ -349,6 +375,28 @@ class ProjectDeps:
                     old.add(path)
         return replace(self, imported={module: tuple(sorted(paths)) for module, paths in imported.items()},
                        optimum_neuron_kept=tuple(sorted(kept)), old_stack=tuple(sorted(old)))
+
+    def repository_shared(self, path: str) -> bool:
+        """Whether every install that reads the requirements file ``path`` names the Neuron repository in another
+        file: one it includes (``-r`` / ``-c``, at any depth) does, or it is included and each file that includes
+        it does so (itself, through its own includes, or through the files that include it in turn). pip reads
+        the index options of all the files of one install together (rt3A 12: constraints.txt, included with
+        ``-c`` by a requirements.txt whose first line is ``--extra-index-url https://pip.repos.neuron...``)."""
+        return self._shared(path, frozenset())
+
+    def _shared(self, path: str, seen: frozenset[str]) -> bool:
+        if path in seen:
+            return False
+        reached, todo = {path}, [path]
+        while todo:
+            for included in self.requirement_sets.get(todo.pop(), ((), False))[0]:
+                if included not in reached:
+                    reached.add(included)
+                    todo.append(included)
+        if any(self.requirement_sets.get(name, ((), False))[1] for name in reached):
+            return True
+        includers = [name for name, (includes, _) in self.requirement_sets.items() if path in includes]
+        return bool(includers) and all(self._shared(name, seen | {path}) for name in includers)
 
     def notebooks_writing(self, path: str, text: str) -> tuple[str, ...]:
         """The notebooks whose ``%%writefile`` cell is this file (its path as the cell names it, and its text)."""
@@ -511,6 +559,8 @@ class Planner:
                       neuron=project.neuron or bool(present & NEURON_PACKAGES), project=project, path=path,
                       file_text=_NOTE_LINE.sub("", text if file_text is None else file_text))  # notes name files
         planner.inf1 = inf1_labels(parsed_specs)
+        if path is not None and not planner.repository_configured:
+            planner.repository_configured = project.repository_shared(path)
         if path is not None:
             planner.writers = project.notebooks_writing(path, planner.file_text)
             planner.inf1_flow = project.inf1_flow(path, planner.writers)

@@ -60,7 +60,11 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   ``numpy<=1.20.0`` -> ``numpy>=1.23.2``; ``PYTHON_WHEELS`` in ``codemods/_tables/requirements_data.py``); a
   ``todo`` when the bump crosses a major version of a package the project's code imports;
 * when torch-neuronx is written and no index option names the Neuron repository, a ``todo`` says that the AWS
-  packages come from AWS's Neuron package repository (https://pip.repos.neuron.amazonaws.com), not PyPI.
+  packages come from AWS's Neuron package repository (https://pip.repos.neuron.amazonaws.com), not PyPI. pip reads
+  the options of all the files of one install together, so an index option counts in a file this one includes
+  with ``-r`` / ``-c`` too, or in the files that include it (each of them: a ``constraints.txt`` that only
+  ``requirements.txt``, whose first line is ``--extra-index-url https://pip.repos.neuron.amazonaws.com``, includes
+  with ``-c`` gets no todo; project fact ``deps.requirement-set``).
 
 Markers (``; python_version ...``), trailing comments, ``-r`` includes and ``--extra-index-url`` lines are kept.
 Lines with ``--hash`` are left alone (the hashes would no longer match). torch-xla and stock pins are touched

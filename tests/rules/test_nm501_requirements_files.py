@@ -294,3 +294,63 @@ def test_optimum_neuron_stays_while_a_file_it_installs_for_still_imports_it_afte
         result = migrate(body, "NM501", kind=FileKind.REQUIREMENTS, path="src/requirements.txt"
                          if "other/cache.py" in project else "requirements.txt", project=project)
         assert "torch-neuronx==2.14.*" in result.text, project
+
+
+_CONSTRAINTS = "torch-neuronx==2.1.2.2.3.0\ntorch==2.1.2\n"
+_INDEX = "--extra-index-url https://pip.repos.neuron.amazonaws.com\n"
+
+
+def _constraints(project: dict[str, str], path: str = "constraints.txt"):
+    return migrate(_CONSTRAINTS, "NM501", kind=FileKind.REQUIREMENTS, path=path,
+                   project={path: _CONSTRAINTS, **project})
+
+
+def test_a_file_included_by_one_that_names_the_neuron_repository_gets_no_repository_note() -> None:
+    # rt3A 12: pip reads the index options of every file of one install together
+    for project in (
+        {"requirements.txt": _INDEX + "-c constraints.txt\noptimum-neuron==0.0.25\n"},
+        {"requirements.txt": "--constraint=constraints.txt\n" + _INDEX},
+        # the includer gets the repository from a file it includes itself
+        {"requirements.txt": "-r requirements-base.txt\n-c constraints.txt\n",
+         "requirements-base.txt": _INDEX + "datasets\n"},
+        # through the file that includes the includer
+        {"requirements-dev.txt": _INDEX + "-r requirements.txt\n", "requirements.txt": "-c constraints.txt\n"},
+    ):
+        result = _constraints(project)
+        assert result.text.startswith("torch-neuronx==2.14.*\ntorch==2.14.*"), project
+        assert "AWS's Neuron package repository" not in result.text, project
+        assert findings(result, "NM501") == {(1, "fixed"), (2, "fixed")}, project
+    # a file in a sub-folder is resolved from the includer's folder; this file's own -r include counts too
+    result = _constraints({"requirements.txt": _INDEX + "-c deps/constraints.txt\n"}, path="deps/constraints.txt")
+    assert "AWS's Neuron package repository" not in result.text
+    own_text = "-r requirements/base.txt\n" + _CONSTRAINTS
+    own = migrate(own_text, "NM501", kind=FileKind.REQUIREMENTS, path="requirements.txt",
+                  project={"requirements.txt": own_text, "requirements/base.txt": _INDEX})
+    assert "AWS's Neuron package repository" not in own.text
+
+
+def test_the_repository_note_stays_unless_every_install_of_the_file_names_the_repository() -> None:
+    for project in (
+        {},  # nobody includes it
+        {"requirements.txt": "-c constraints.txt\ndatasets\n"},  # its includer has no index option
+        # one includer names the repository, the other does not: `pip install -r requirements-cpu.txt` misses it
+        {"requirements.txt": _INDEX + "-c constraints.txt\n", "requirements-cpu.txt": "-c constraints.txt\n"},
+        # a comment or an include of another file is no option; an index that is not Neuron's is none either
+        {"requirements.txt": "# " + _INDEX + "-c constraints.txt\n"},
+        {"requirements.txt": _INDEX + "-c other.txt\n"},
+        {"requirements.txt": "--index-url https://pypi.example.com/simple\n-c constraints.txt\n"},
+        # an include cycle decides nothing
+        {"a.txt": "-r b.txt\n-c constraints.txt\n", "b.txt": "-r a.txt\n"},
+    ):
+        result = _constraints(project)
+        assert "AWS's Neuron package repository" in result.text, project
+        assert (1, "todo") in findings(result, "NM501"), project
+
+
+def test_requirement_set_fact_reads_includes_and_index_options() -> None:
+    from codemods.deps._plan import requirement_set
+
+    assert requirement_set("-r base.txt\n-c constraints.txt\n--requirement=dev.txt\n-rother.txt\n") == {
+        "includes": ("base.txt", "constraints.txt", "dev.txt", "other.txt"), "repository": False}
+    assert requirement_set(_INDEX + "torch-neuronx==2.14.*\n") == {"includes": (), "repository": True}
+    assert requirement_set("# -r base.txt\n# " + _INDEX + "-r https://example.com/r.txt\ntorch\n") is None
