@@ -8,8 +8,15 @@ What it does:
   is dropped (sentence-transformers loads its own modules), ``cache_dir`` -> ``cache_folder``.
   After ``model = ...`` the compiled ``sequence_length`` becomes ``model.max_seq_length = <n>`` (same
   truncation as before); the batch size becomes a ``todo`` (``encode(..., batch_size=n)``).
-  ``NeuronModelForSentenceTransformers`` was called like a model (``model(**inputs)["sentence_embedding"]``):
-  a ``todo`` says to use ``model.encode(...)``.
+  ``NeuronModelForSentenceTransformers`` was called like a model (``model(**inputs)["sentence_embedding"]``),
+  which ``SentenceTransformer`` cannot run (its forward takes one features dict: TypeError). A call of the
+  complete shape ``inputs = tokenizer(text, return_tensors="pt"[, padding=, truncation=])`` on the line before
+  (or before the ``with`` block it opens), ``out = model(**inputs)``, ``out`` read only as
+  ``out.sentence_embedding`` / ``out["sentence_embedding"]``, ``text`` certainly one string (a literal, the
+  loop variable over a literal list of strings) or a literal list of strings, becomes ``out =
+  model.encode([text] / text, convert_to_tensor=True)`` (the same ``[n, dim]`` tensor), its reads ``out`` and
+  the tokenizer line is removed; any other call of the model keeps a ``todo`` and the load's summary is a
+  ``todo`` too (not ``fixed``). A load with no call gets the ``todo`` to use ``encode``.
 * ``NeuronModelForEmbedding`` (Qwen3-Embedding, 0.4.5) and ``Qwen3NeuronModelForEmbedding`` ->
   ``AutoModel.from_pretrained(id, dtype=..., device_map=<device>)`` with a ``todo`` for last-token pooling
   (or loading the checkpoint with ``SentenceTransformer``); the compiled-folder note as for decoders.
@@ -51,15 +58,16 @@ References:
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Sequence, cast
 
 import libcst as cst
 
-from codemods._lib.cst import keyword_arg, source_of, with_commas
+from codemods._lib.cst import keyword_arg, parse_expression, source_of, with_commas
 from codemods._tables.inference_symbols import EMBEDDING_CLASSES, SENTENCE_TRANSFORMER_CLASSES, embedding_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
-from codemods.inference._base import InferenceRule, padding_note, split_traced
-from migrate.rule import Safety
+from codemods.inference._base import InferenceRule, model_call_sites, padding_note, split_traced
+from migrate import cstwalk
+from migrate.rule import Safety, dotted_name
 
 MOVES = embedding_moves()
 ST = {f"{m}.{name}" for name, modules in SENTENCE_TRANSFORMER_CLASSES.items() for m in modules}
@@ -67,6 +75,57 @@ OLD_ST = {f"{m}.NeuronModelForSentenceTransformers"
           for m in SENTENCE_TRANSFORMER_CLASSES["NeuronModelForSentenceTransformers"]}
 EMBEDDING = {f"{m}.{name}" for name, modules in EMBEDDING_CLASSES.items() for m in modules}
 ST_KEEP = frozenset({"revision", "token", "trust_remote_code", "local_files_only", "device"})
+#: tokenizer keywords whose effect ``encode`` reproduces (it tokenizes, pads and truncates itself)
+TOKENIZE_KEYWORDS = frozenset({"return_tensors", "padding", "truncation"})
+OUTPUT_FIELD = "sentence_embedding"
+
+
+class _Blocks(cst.CSTVisitor):
+    """Every statement sequence (module, indented blocks) with the ``for`` loops around it."""
+
+    def __init__(self) -> None:
+        self.loops: list[cst.For] = []
+        self.blocks: list[tuple[Sequence[cst.BaseStatement], list[cst.For]]] = []
+        self.field_reads: dict[str, list[cst.BaseExpression]] = {}  # `x.sentence_embedding` / `x["sentence_embedding"]`
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.blocks.append((node.body, list(self.loops)))
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.blocks.append((node.body, list(self.loops)))
+
+    def visit_For(self, node: cst.For) -> None:
+        self.loops.append(node)
+
+    def leave_For(self, node: cst.For) -> None:
+        self.loops.pop()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.attr.value == OUTPUT_FIELD:
+            self.field_reads.setdefault(node.value.value, []).append(node)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if isinstance(node.value, cst.Name) and len(node.slice) == 1 \
+                and isinstance(node.slice[0].slice, cst.Index) \
+                and isinstance(node.slice[0].slice.value, cst.SimpleString) \
+                and node.slice[0].slice.value.evaluated_value == OUTPUT_FIELD:
+            self.field_reads.setdefault(node.value.value, []).append(node)
+
+
+def _single_assign(statement: cst.BaseStatement) -> tuple[str, cst.BaseExpression] | None:
+    """``name = value`` (one target, one statement on the line)."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    assign = statement.body[0]
+    if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
+        return assign.targets[0].target.value, assign.value
+    return None
+
+
+def _strings(node: cst.BaseExpression | None) -> bool:
+    """A list / tuple literal of string literals (at least one)."""
+    return isinstance(node, (cst.List, cst.Tuple)) and bool(node.elements) \
+        and all(isinstance(e, cst.Element) and isinstance(e.value, cst.SimpleString) for e in node.elements)
 
 
 class SentenceTransformersEmbedding(InferenceRule):
@@ -79,12 +138,142 @@ class SentenceTransformersEmbedding(InferenceRule):
     moves = MOVES
     legacy_modules = ("optimum.neuron",)
 
+    def _st_load(self, call: cst.Call) -> bool:
+        func = call.func
+        return isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" \
+            and self.match_class(func.value, MOVES, call) in ST
+
+    def prepare(self, module: cst.Module) -> None:
+        """The calls of a rewritten SentenceTransformer (``out = model(**inputs)``): SentenceTransformer.forward
+        takes one features dict, so they cannot run as written. The complete shape -- ``inputs = tok(text,
+        return_tensors="pt"[, padding=, truncation=])`` on the line before (or before the ``with`` block the
+        call opens; ``tok`` a tokenizer loaded once),
+        ``inputs`` read nowhere else, ``out`` bound once and read only as ``out.sentence_embedding`` /
+        ``out["sentence_embedding"]``, ``text`` a string (literal, or the loop variable over a literal list of
+        strings) or a literal list of strings -- becomes ``out = model.encode([text] or text,
+        convert_to_tensor=True)`` and its reads ``out``; any other call gets a todo and keeps its load's
+        summary a todo."""
+        self._encode_calls: dict[int, cst.BaseExpression] = {}  # id(model call) -> the encode call
+        self._field_reads: dict[int, str] = {}  # id(out.sentence_embedding) -> out
+        self._kept_calls: dict[int, list[cst.Call]] = {}  # id(load) -> its calls that cannot run
+        self._called: set[int] = set()  # id(load) of loads with calls
+        self._carried_lines: dict[int, Sequence[cst.EmptyLine]] = {}  # statement id -> lines of the removed one above
+        sites = model_call_sites(module, self._st_load)
+        if not sites:
+            return
+        blocks = _Blocks()
+        cstwalk.visit(module, blocks)
+        for site in sites:
+            self._called.add(id(site.load))
+            if site.call not in self._encode_calls_found(site.call, site.model, blocks):
+                self._kept_calls.setdefault(id(site.load), []).append(site.call)
+                self.todo_at_call(site.call, "SentenceTransformer.forward takes one features dict, so this call "
+                                             "raises TypeError: call model.encode(sentences, convert_to_tensor=True) "
+                                             f"instead and read the tensor it returns where `.{OUTPUT_FIELD}` was read")
+
+    def _encode_calls_found(self, call: cst.Call, model: str, blocks: _Blocks) -> list[cst.Call]:
+        """``[call]`` when ``call`` has the complete shape (see :meth:`prepare`) and its rewrite is planned."""
+        if not (isinstance(call.func, cst.Name) and len(call.args) == 1 and call.args[0].star == "**"
+                and isinstance(call.args[0].value, cst.Name)):
+            return []
+        inputs = call.args[0].value.value
+        for body, loops in blocks.blocks:
+            for before, following in zip(body, body[1:]):
+                statement = following
+                if isinstance(statement, cst.With) and isinstance(statement.body, cst.IndentedBlock):
+                    statement = statement.body.body[0]  # `with torch.no_grad():` around the call
+                assigned = _single_assign(statement)
+                if assigned is None or assigned[1] is not call:
+                    continue
+                out = assigned[0]
+                tokenized = _single_assign(before)
+                if tokenized is None or tokenized[0] != inputs or not isinstance(tokenized[1], cst.Call):
+                    return []
+                text = self._encode_input(tokenized[1], loops)
+                reads = blocks.field_reads.get(out, [])
+                if text is None or self.name_count(inputs) != 2 or not reads \
+                        or len(self.gathered.assignments.get(out, [])) != 1 or self.name_count(out) != 1 + len(reads):
+                    return []
+                self._encode_calls[id(call)] = parse_expression(f"{model}.encode({text}, convert_to_tensor=True)")
+                self._field_reads.update((id(read), out) for read in reads)
+                self.remove_statement(before)
+                if isinstance(before, cst.SimpleStatementLine) and before.leading_lines:
+                    self._carried_lines[id(following)] = before.leading_lines  # the blank line / comment above stays
+                self.fixed(before, f"`{inputs}` only fed {model}(**{inputs}): SentenceTransformer.encode tokenizes "
+                                   "itself, the line is removed")
+                return [call]
+        return []
+
+    def _encode_input(self, tokenize: cst.Call, loops: list[cst.For]) -> str | None:
+        """What ``encode`` gets for ``tok(text, ...)``: ``[text]`` for one string, ``text`` for a list of
+        strings; None when the tokenizer, its keywords or the type of ``text`` are not certain."""
+        owner = tokenize.func
+        if not isinstance(owner, cst.Name) or len(self.gathered.assignments.get(owner.value, [])) != 1:
+            return None
+        loaded = _single_assign(self.gathered.assignments[owner.value][0])
+        if loaded is None or not isinstance(loaded[1], cst.Call) \
+                or not dotted_name(loaded[1].func).endswith(("Tokenizer.from_pretrained", "TokenizerFast.from_pretrained")):
+            return None
+        positional = [arg for arg in tokenize.args if arg.keyword is None]
+        keywords = {arg.keyword.value: arg.value for arg in tokenize.args if arg.keyword is not None}
+        pt = keywords.get("return_tensors")
+        if len(positional) != 1 or positional[0].star or not set(keywords) <= TOKENIZE_KEYWORDS \
+                or not (isinstance(pt, cst.SimpleString) and pt.evaluated_value == "pt"):
+            return None
+        text = positional[0].value
+        if isinstance(text, cst.SimpleString):
+            return f"[{source_of(text)}]"
+        if _strings(text):
+            return source_of(text)
+        if not isinstance(text, cst.Name):
+            return None
+        if _strings(self._bound_list(text.value)):
+            return text.value
+        loop = next((f for f in reversed(loops) if isinstance(f.target, cst.Name) and f.target.value == text.value), None)
+        if loop is None or len(self.gathered.assignments.get(text.value, [])) != 0:
+            return None
+        over: cst.BaseExpression | None = loop.iter
+        if isinstance(over, cst.Name):
+            over = self._bound_list(over.value)
+        return f"[{text.value}]" if _strings(over) else None
+
+    def _bound_list(self, name: str) -> cst.BaseExpression | None:
+        """The value of ``name`` when it is bound once in the file (``name = <value>``) and never changed."""
+        statements = self.gathered.assignments.get(name, [])
+        if len(statements) != 1 or any(name in values and values[name] is None for values in self._scopes.values()):
+            return None
+        assigned = _single_assign(statements[0])
+        return assigned[1] if assigned is not None else None
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        carried = self._carried_lines.get(id(original))
+        if carried:
+            updated = updated.with_changes(leading_lines=[*carried, *updated.leading_lines])
+        return super().leave_SimpleStatementLine(original, updated)
+
+    def leave_With(self, original: cst.With, updated: cst.With) -> cst.With:
+        carried = self._carried_lines.get(id(original))
+        return updated.with_changes(leading_lines=[*carried, *updated.leading_lines]) if carried else updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        out = self._field_reads.get(id(original))
+        return cst.Name(out) if out is not None else updated
+
+    def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
+        out = self._field_reads.get(id(original))
+        return cst.Name(out) if out is not None else updated
+
     def is_target_call(self, call: cst.Call) -> bool:
         func = call.func
         return isinstance(func, cst.Attribute) and func.attr.value in ("from_pretrained", "export") \
             and bool(self.match_class(func.value, MOVES, call))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        encode = self._encode_calls.get(id(original))
+        if encode is not None:
+            self.fixed(original, "SentenceTransformer.forward takes one features dict: the call becomes "
+                                 f"`{source_of(encode)}` and its `.{OUTPUT_FIELD}` reads the tensor it returns")
+            return encode
         func = original.func
         if not (isinstance(func, cst.Attribute) and func.attr.value in ("from_pretrained", "export")):
             return updated
@@ -128,12 +317,17 @@ class SentenceTransformersEmbedding(InferenceRule):
         note = padding_note(split.shapes)
         if note:
             notes.append(note)
-        if old_api:
+        kept = self._kept_calls.get(id(original), [])
+        if old_api and id(original) not in self._called:
             notes.append("NeuronModelForSentenceTransformers was called like a model "
                          "(model(**inputs)[\"sentence_embedding\"]): call model.encode(sentences, "
                          "convert_to_tensor=True) instead")
         model_arg = arguments.positional[0] if arguments.positional else None
         compiled = self.compiled_load_note(model_arg, split.has_export, split.export)
+        if kept:
+            lines = ", ".join(source_of(call) for call in kept)
+            calls = f"its calls ({lines}) cannot run on SentenceTransformer (todo there)"
+            compiled = f"{compiled}; {calls}" if compiled else calls
         self.report_load(original, split.dropped, notes, "Neuron sentence-transformers model -> "
                                                          "SentenceTransformer(id, device=...)", compiled)
         owner = updated.func.value if isinstance(updated.func, cst.Attribute) else updated.func

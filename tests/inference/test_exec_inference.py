@@ -174,6 +174,35 @@ def test_sentence_transformers_embedding(tmp_path: Path) -> None:
     assert abs(float(result["self_similarity"]) - 1.0) < 1e-3
 
 
+CALLED_LIKE_A_MODEL = '''
+import torch
+from optimum.neuron import NeuronModelForSentenceTransformers
+from transformers import AutoTokenizer
+
+MODEL = {model!r}
+model = NeuronModelForSentenceTransformers.from_pretrained(MODEL, export=True, batch_size=1, sequence_length=12)
+tokenizer = AutoTokenizer.from_pretrained(MODEL)
+for q in ["the cat sat on the mat", "a dog"]:
+    inputs = tokenizer(q, return_tensors="pt")
+    with torch.no_grad():
+        out = model(**inputs)
+    print("RESULT shape=%s" % list(out.sentence_embedding.shape))
+batch = tokenizer(["the cat", "a good dog is"], padding=True, return_tensors="pt")
+outputs = model(**batch)
+print("RESULT batch=%s" % list(outputs["sentence_embedding"].shape))
+'''
+
+
+def test_sentence_transformer_called_like_a_model_runs_through_encode(tmp_path: Path) -> None:
+    # rt3A #8: `model(**inputs)` raised TypeError on SentenceTransformer (forward takes one features dict)
+    model = tiny.bert(tmp_path / "bert")
+    script = migrate(CALLED_LIKE_A_MODEL.format(model=str(model)))
+    assert "model(**" not in script and "model.encode([q], convert_to_tensor=True)" in script
+    result = values(run(script, tmp_path))
+    assert result["shape"] == "[1, 32]"  # one string tokenized: a batch of one, as the Neuron model returned
+    assert result["batch"] == "[2, 32]"
+
+
 DIFFUSION = '''
 import torch
 from optimum.neuron import NeuronStableDiffusionPipeline

@@ -33,3 +33,60 @@ def test_stock_sentence_transformer_is_left_alone() -> None:
         """,
         "NM130",
     )
+
+
+CALLED_LIKE_A_MODEL = """
+from optimum.neuron import NeuronModelForSentenceTransformers
+from transformers import AutoTokenizer
+
+model = NeuronModelForSentenceTransformers.from_pretrained("BAAI/bge-small-en-v1.5", export=True, sequence_length=64)
+tokenizer = AutoTokenizer.from_pretrained("BAAI/bge-small-en-v1.5")
+
+queries = ["what is the capital of France?", "how do I bake bread?"]
+for q in queries:
+    inputs = tokenizer(q, return_tensors="pt")
+    out = model(**inputs)
+    print(q, out.sentence_embedding.shape)
+"""
+
+
+def test_model_call_on_a_tokenized_string_becomes_encode() -> None:
+    result = migrate(CALLED_LIKE_A_MODEL, "NM130")
+    assert "    out = model.encode([q], convert_to_tensor=True)\n    print(q, out.shape)" in result.text
+    assert "inputs = tokenizer(" not in result.text and "model(**inputs)" not in result.text
+    assert "called like a model" not in result.text
+    assert (4, "fixed") in findings(result, "NM130") and (4, "todo") not in findings(result, "NM130")
+
+
+def test_model_call_of_unknown_text_keeps_a_todo_and_the_load_is_not_fixed() -> None:
+    # `text` is a parameter: a string (encode gives one vector) or a list (a batch)? Not certain: no rewrite
+    result = migrate(
+        """
+        from optimum.neuron import NeuronModelForSentenceTransformers
+        from transformers import AutoTokenizer
+
+        model = NeuronModelForSentenceTransformers.from_pretrained("BAAI/bge-small-en-v1.5", export=True)
+        tokenizer = AutoTokenizer.from_pretrained("BAAI/bge-small-en-v1.5")
+
+        def embed(text):
+            inputs = tokenizer(text, return_tensors="pt")
+            out = model(**inputs)
+            return out["sentence_embedding"]
+        """,
+        "NM130",
+    )
+    assert "out = model(**inputs)" in result.text and 'out["sentence_embedding"]' in result.text
+    assert "inputs = tokenizer(text, return_tensors=\"pt\")" in result.text
+    assert "forward takes one features dict, so this call raises TypeError" in result.text
+    messages = [f.message for f in result.findings if f.rule == "NM130" and f.line == 4]
+    assert not any(m.startswith("Neuron sentence-transformers model ->") for m in messages if "not complete" not in m)
+    assert any("not complete: its calls (model(**inputs)) cannot run on SentenceTransformer" in m for m in messages)
+    assert (9, "todo") in findings(result, "NM130")
+
+
+def test_model_call_whose_output_is_read_otherwise_stays() -> None:
+    result = migrate(CALLED_LIKE_A_MODEL.replace("out.sentence_embedding.shape", "out.token_embeddings.shape"),
+                     "NM130")
+    assert "out = model(**inputs)" in result.text and "= model.encode(" not in result.text
+    assert any(f.line == 4 and "not complete: its calls" in f.message for f in result.findings if f.rule == "NM130")
+    assert (10, "todo") in findings(result, "NM130")
