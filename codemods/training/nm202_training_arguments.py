@@ -47,7 +47,11 @@ those that no launch line or SageMaker hyperparameter of the project sets for th
 (``codemods/_lib/zero_1.py`` reads them), with the old values as flags. In the portable device style (docs/device-expression.md)
 ``bf16=True`` becomes ``bf16=torch.accelerator.is_available()`` (a run-time value ``v``: ``v and
 torch.accelerator.is_available()``), since stock ``TrainingArguments(bf16=True)`` raises on a machine with no
-accelerator; the neuron style and a call that sets ``use_cpu`` keep it. Todos say what bf16 meant, where the
+accelerator; the neuron style and a call that sets ``use_cpu`` keep it. Todos say what bf16 meant (worded for
+the project's optimum-neuron line: 0.4.x without ``use_autocast``, and up to 0.3.0 the default
+``half_precision_backend="xla"``, cast the model to bf16; no todo where the model every trainer given these
+arguments gets is loaded in the same function by one ``from_pretrained(..., dtype=torch.bfloat16)``, wrapped at
+most by ``get_peft_model``, or ``model_init_kwargs`` give a bf16 dtype), where the
 0.4.x defaults differ, and mark ``world_size`` reads and arguments parsed by ``HfArgumentParser``. Once, at the
 file's entry point (the ``if __name__ == "__main__":`` block, else ``main()``; a module of definitions gets a todo instead, see
 ``codemods/_lib/settings.py``), it inserts ``torch._dynamo.config.automatic_dynamic_shapes = False`` and
@@ -77,7 +81,8 @@ After::
 Safety: needs-review. The 0.4.x defaults differ (batch size 1 vs 8, ``adamw_torch`` vs ``adamw_torch_fused``,
 zero_1 True; up to 0.3.0 the classes kept the transformers defaults, so the note follows the project's pin; the trl
 1.x configs change some of those, see above) and
-bf16 meant full-bf16 weights in 0.4.x: a reviewer reads each todo.
+bf16 meant full-bf16 weights (0.4.x without use_autocast; up to 0.3.0 through half_precision_backend "xla"): a
+reviewer reads each todo.
 
 References:
 
@@ -89,7 +94,9 @@ References:
 
 from __future__ import annotations
 
+import ast
 import re
+from typing import cast
 
 import libcst as cst
 
@@ -301,8 +308,12 @@ class TrainingArguments(TracksScope, PythonRule):
         bf16 = find_keyword(original, "bf16")
         if self.dtype_added:  # (the dtype was added for a bf16= keyword)
             self.fixed(reported_keyword(original, "bf16"), 'bf16=True: "dtype": "bfloat16" added to model_init_kwargs (optimum-neuron 0.4.x trained bf16 weights; trl loads float32 otherwise)')
-        elif bf16 is not None and literal_value(bf16.value) is True and "use_autocast" not in names and find_keyword(original, "use_autocast") is None:
-            self.todo(bf16, "bf16=True meant full-bf16 weights in optimum-neuron 0.4.x (XLA_USE_BF16 before); stock bf16=True is autocast over fp32 weights: load the model with dtype=torch.bfloat16 to keep bf16 weights")
+        elif (bf16 is not None and literal_value(bf16.value) is True
+              and not any(find_keyword(original, f) is not None for f in ("use_autocast", "half_precision_backend"))
+              and not self._model_in_bf16(original)):
+            self.todo(bf16, f"bf16=True meant full-bf16 weights in {_bf16_meant(project_line(self.ctx))}; stock "
+                            "bf16=True is autocast over fp32 weights: load the model with dtype=torch.bfloat16 to keep "
+                            "bf16 weights")
         if not splat:
             defaults = defaults_note(project_line(self.ctx), [text for field, text in DEFAULTS_04 if field not in names])
             if defaults:
@@ -343,6 +354,19 @@ class TrainingArguments(TracksScope, PythonRule):
                                 f"{listed(tuple(missing))}; the defaults of the old trl {target} that Neuron{target} "
                                 "built on are not in this tool's tables: pass the values the old run relied on")
         return args
+
+    def _model_in_bf16(self, original: cst.Call) -> bool:
+        """Whether the model these arguments train is already loaded in bf16, so the bf16 note has nothing to ask:
+        ``model_init_kwargs`` with a bf16 dtype, or every trainer of the scope given these arguments (``args=`` the
+        variable they are assigned to) gets a model that ONE ``from_pretrained(..., dtype=torch.bfloat16)`` (or
+        ``torch_dtype=``) of the same scope loaded, only wrapped after it by ``get_peft_model(model, ...)``."""
+        init = find_keyword(original, "model_init_kwargs")
+        if init is not None and isinstance(init.value, cst.Dict) and any(
+                isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+                and e.key.evaluated_value in _DTYPE_KEYWORDS and _is_bf16(source_of(e.value)) for e in init.value.elements):
+            return True
+        name = self._assigned_to(original)
+        return name is not None and _trainer_model_in_bf16(self.ctx.source, self.scope_path, name)
 
     def _portable_bf16(self, original: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
         """The portable device style runs the script on CPU too, where TrainingArguments(bf16=True) raises
@@ -521,3 +545,131 @@ def _trainer_gets_a_model_object(source_text: str) -> bool:
             return True
     return False
 
+
+
+def _bf16_meant(line: Line) -> str:
+    """What optimum-neuron did with ``bf16=True``, for the project's line (migration map: half_precision_backend,
+    T19): 0.4.x without use_autocast cast the model (FULL_BF16); up to 0.3.0 the default half_precision_backend
+    "xla" cast the model too (through XLA_USE_BF16 before 0.1.0)."""
+    if line is Line.FROM_04:
+        return "optimum-neuron 0.4.x (without use_autocast it cast the model to bf16)"
+    if line is Line.UP_TO_03:
+        return ('optimum-neuron <= 0.3.0 (its default half_precision_backend "xla" cast the model to bf16; before '
+                "0.1.0 through XLA_USE_BF16)")
+    return ('optimum-neuron (0.4.x without use_autocast, and up to 0.3.0 with the default half_precision_backend "xla", '
+            "cast the model to bf16)")
+
+
+_DTYPE_KEYWORDS = ("dtype", "torch_dtype")
+
+
+def _is_bf16(text: str) -> bool:
+    return text.strip() in ("torch.bfloat16", '"bfloat16"', "'bfloat16'")
+
+
+def _scope_body(tree: ast.Module, scope: str) -> list[ast.stmt] | None:
+    """The statements of the def/class at ``scope`` (dotted names, "" for the module), None unless ONE matches."""
+    body: list[ast.stmt] = tree.body
+    for part in scope.split(".") if scope else ():
+        found = [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == part]
+        if len(found) != 1:
+            return None
+        body = found[0].body
+    return body
+
+
+def _local_nodes(body: list[ast.stmt]) -> list[ast.AST]:
+    """Every node of ``body`` outside nested defs, classes and lambdas."""
+    nodes: list[ast.AST] = []
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        nodes.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return nodes
+
+
+def _straight(body: list[ast.stmt]) -> set[int]:
+    """The statements of ``body`` that run whenever it runs: its own, and those of its ``with`` blocks."""
+    found: set[int] = set()
+    for statement in body:
+        found.add(id(statement))
+        if isinstance(statement, (ast.With, ast.AsyncWith)):
+            found |= _straight(statement.body)
+    return found
+
+
+def _callee(func: ast.expr) -> str:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _argument(call: ast.Call, keyword: str, position: int) -> ast.expr | None:
+    given = next((k.value for k in call.keywords if k.arg == keyword), None)
+    if given is None and len(call.args) > position and not any(isinstance(a, ast.Starred) for a in call.args[:position + 1]):
+        given = call.args[position]
+    return given
+
+
+def _trainer_model_in_bf16(source: str, scope: str, args_name: str) -> bool:
+    """Whether every ``*Trainer(model=m, args=<args_name>)`` of ``scope`` (at least one) gets an ``m`` that ONE
+    ``m = X.from_pretrained(..., dtype=torch.bfloat16)`` of that scope loaded (straight-line code or a ``with``
+    block, before the trainer), every other binding of ``m`` there being ``m = get_peft_model(m, ...)`` after it."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    body = _scope_body(tree, scope)
+    if body is None:
+        return False
+    nodes = _local_nodes(body)
+    straight = _straight(body)
+    trainers = [n for n in nodes if isinstance(n, ast.Call) and _callee(n.func).endswith("Trainer")
+                and isinstance(given := _argument(n, "args", 1), ast.Name) and given.id == args_name]
+    if not trainers:
+        return False
+    for trainer in trainers:
+        model = _argument(trainer, "model", 0)
+        if not isinstance(model, ast.Name):
+            return False
+        bindings = [n for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With,
+                                                        ast.NamedExpr))
+                    and any(isinstance(t, ast.Name) and t.id == model.id for t in _bound(n))]
+        loads = [n for n in bindings if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+                 and _callee(n.value.func) == "from_pretrained" and isinstance(n.value.func, ast.Attribute)]
+        if len(loads) != 1 or id(loads[0]) not in straight or loads[0].lineno >= trainer.lineno:
+            return False
+        load = loads[0]
+        dtype = next((k.value for k in cast(ast.Call, load.value).keywords if k.arg in _DTYPE_KEYWORDS), None)
+        if dtype is None or not _is_bf16(ast.unparse(dtype)):
+            return False
+        for binding in bindings:
+            if binding is load:
+                continue
+            value = binding.value if isinstance(binding, ast.Assign) else None
+            if not (isinstance(value, ast.Call) and binding.lineno > load.lineno and _callee(value.func) == "get_peft_model"
+                    and value.args and isinstance(value.args[0], ast.Name) and value.args[0].id == model.id):
+                return False
+    return True
+
+
+def _bound(node: ast.AST) -> list[ast.expr]:
+    """The names a binding statement binds (tuple targets flattened)."""
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.NamedExpr)):
+        targets = [node.target]
+    elif isinstance(node, ast.With):
+        targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
+    else:
+        targets = []
+    flat: list[ast.expr] = []
+    while targets:
+        target = targets.pop()
+        if isinstance(target, (ast.Tuple, ast.List)):
+            targets.extend(target.elts)
+        elif isinstance(target, ast.Starred):
+            targets.append(target.value)
+        else:
+            flat.append(target)
+    return flat
