@@ -18,6 +18,12 @@ What it does:
 * Otherwise (the tool cannot tell whether the line was the project's only run): the line stays, with a todo.
 * ``PREFIX=neuron_parallel_compile``, ``CMD="neuron_parallel_compile torchrun ..."``, Dockerfile exec-form
   arrays and YAML argument lists: the word goes, with a todo (the command now trains for real).
+* ``LAUNCHER=neuron_parallel_compile`` set only in an ``if`` branch on a compile switch (``if [ "$1" = compile ]``,
+  ``$COMPILE``), read by one shared ``$LAUNCHER torchrun ...`` line that is also the real run: the branch ends
+  the script instead (``echo "no ahead-of-time compile pass ..."; exit 0``), where it is at the top level, sets
+  only plain variables and the script runs nothing else after it (outside ``if`` blocks on the compile switch);
+  dropping the word alone would make the compile mode train for real. Otherwise the word goes with a todo that
+  names the branch to end or remove (never the shared line).
 * A pass deleted as a short ``--max_steps N`` run is named for what it was: the compile-only pass itself.
 * ``echo``/``printf`` text, comments and prose are left alone; other ``--command`` values get a todo.
 * The same edit is made on command strings inside Python by NM410 (as a todo: the call is the user's to delete).
@@ -166,7 +172,11 @@ def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], 
                    "compiles on first call, so drop this pre-compile step and keep the command it wrapped")
             continue
         if first.exec_form or first.yaml_item or not _runs_npc(statement):
-            _drop_npc_words(doc, statement, report)
+            branch = _launcher_branch(doc, statement) if doc.kind is FileKind.SHELL and len(statement) == 1 else None
+            if branch is not None and branch.certain:
+                _end_compile_branch(doc, branch, report)
+            else:
+                _drop_npc_words(doc, statement, report, branch)
             continue
         target = _run_target(code.split(NPC, 1)[1])
         steps = MAX_STEPS.search(code.split(NPC, 1)[1])
@@ -285,7 +295,8 @@ def _delete_npc_command(doc: TextDocument, statement: list[CommandLine]) -> bool
     return True
 
 
-def _drop_npc_words(doc: TextDocument, statement: list[CommandLine], report: Report) -> None:
+def _drop_npc_words(doc: TextDocument, statement: list[CommandLine], report: Report,
+                    branch: "_Branch | None" = None) -> None:
     """Assignments (``PREFIX=neuron_parallel_compile``, ``CMD="neuron_parallel_compile torchrun ..."``), exec-form
     arrays and YAML argument lists: the neuron_parallel_compile word goes, the command stays."""
     for cl in statement:
@@ -309,9 +320,129 @@ def _drop_npc_words(doc: TextDocument, statement: list[CommandLine], report: Rep
         if new_code == code:
             continue
         line.text = line.text[:cl.start] + new_code + line.text[cl.end:]
-        report(line, Severity.TODO, VARIABLE_TODO if not cl.exec_form else VARIABLE_TODO.replace("this variable", "this command"))
+        todo = VARIABLE_TODO if not cl.exec_form else VARIABLE_TODO.replace("this variable", "this command")
+        if branch is not None and not cl.exec_form:
+            todo = BRANCH_TODO.format(test=branch.test, line=branch.opener.origin or "above", var=branch.var,
+                                      run=branch.run_text)
+        report(line, Severity.TODO, todo)
         if not line.text[cl.start:].strip(" \t\\"):
             drop_line(doc, line)
+
+
+BRANCH_TODO = ("dropped neuron_parallel_compile from this variable, which only the branch `{test}` (line {line}) "
+               "sets: in that branch the shared command `{run}` now trains for real instead of only compiling; make "
+               "that branch end the script before it (echo \"no ahead-of-time compile pass on TorchNeuron: graphs "
+               "compile on first use\"; exit 0) or remove the branch; keep the command, it is also the real run")
+COMPILE_BRANCH_ENDED = ("this branch set {var}=neuron_parallel_compile so that the shared command `{run}` below ran only "
+                        "a graph-extraction pass (training nothing); TorchNeuron has no ahead-of-time compile pass "
+                        "(graphs compile on first use and are cached in TORCH_NEURONX_NEFF_CACHE_DIR), so the branch "
+                        "now ends the script before that command (was: {was}); the real run is unchanged")
+END_BRANCH = 'echo "no ahead-of-time compile pass on TorchNeuron: graphs compile on first use"'
+_NPC_ASSIGN = re.compile(
+    r"^\s*([A-Za-z_]\w*)=([\"']?)(?:\S*/)?neuron_parallel_compile(?:\s+--num[_-]parallel(?:=|\s+)\d+)?\2\s*$")
+_BRANCH_OPEN = re.compile(r"^(?:if|elif)\s+(.+?)\s*;?\s*then\s*(#.*)?$")
+_ONE_LINE_IF = re.compile(r"^if\s+(?P<test>.+?)\s*;\s*then\s+(?P<body>[^#]*?)\s*;?\s*fi\s*(#.*)?$")
+_PLAIN_ASSIGN = re.compile(r"^[A-Za-z_]\w*=(?:[\w./:+,@%-]*|\$\{?\w+(?::?-[\w./-]*)?\}?|\"[^\"$`\\]*\"|'[^']*')$")
+_RUNS_SOMETHING = re.compile(r"\b(?:torchrun|python3?|accelerate|srun|sbatch|mpirun|deepspeed|bash|sh|exec|source)\b"
+                             r"|\.(?:py|sh)\b|^\s*\.\s|\$\{?\w+\}?\s+\S")
+
+
+class _Branch:
+    """An ``if``/``elif`` branch that alone sets ``var`` to neuron_parallel_compile, and the one command that runs
+    ``$var``. ``certain``: the branch is a compile mode (its test names compile), at the top level of the script,
+    sets only plain variables, and after it the script runs nothing but that command (other than inside ``if``
+    blocks on the same compile switch): ending the script there does what the mode did, minus the compile pass."""
+
+    def __init__(self, opener: Line, test: str, var: str, body: list[Line], one_line: bool, run: Line | None,
+                 certain: bool) -> None:
+        self.opener, self.test, self.var, self.body, self.one_line = opener, test, var, body, one_line
+        self.run, self.certain = run, certain
+        self.run_text = "$" + var + " ..." if run is None else " ".join(run.text.strip().rstrip("\\").split()[:4]) + " ..."
+
+
+def _launcher_branch(doc: TextDocument, statement: list[CommandLine]) -> _Branch | None:
+    """The branch of ``VAR=neuron_parallel_compile`` when it is set inside an ``if``/``elif`` branch (one that
+    the shared ``$VAR cmd`` line runs in every mode), else None."""
+    line = statement[0].line
+    lines = [candidate for candidate in doc if candidate.text.strip() and not candidate.text.lstrip().startswith("#")]
+    index = lines.index(line)
+    one = _ONE_LINE_IF.match(line.text)
+    if one is not None:
+        parts = [part.strip() for part in one.group("body").split(";")]
+        npc = [part for part in parts if _NPC_ASSIGN.match(part)]
+        if len(npc) != 1:
+            return None
+        var = _NPC_ASSIGN.match(npc[0]).group(1)  # type: ignore[union-attr]
+        opener, test, body, after = line, one.group("test"), [line], index + 1
+        plain = all(part is npc[0] or _PLAIN_ASSIGN.match(part) for part in parts)
+    else:
+        match = _NPC_ASSIGN.match(line.text)
+        if match is None:
+            return None
+        var = match.group(1)
+        opener_at = next((at for at in range(index - 1, -1, -1) if len(lines[at].indent) < len(line.indent)), None)
+        if opener_at is None or not (branch := _BRANCH_OPEN.match(lines[opener_at].text.strip())):
+            return None
+        opener, test = lines[opener_at], branch.group(1)
+        depth = opener.indent
+        end = next((at for at in range(index + 1, len(lines)) if len(lines[at].indent) <= len(depth)), None)
+        if end is None:
+            return None
+        body = lines[opener_at + 1:end]
+        plain = opener.text.startswith("if") and all(
+            candidate is line or (len(candidate.indent) > len(depth) and _PLAIN_ASSIGN.match(candidate.text.strip()))
+            for candidate in body)
+        closer = end
+        while closer < len(lines) and not (lines[closer].indent == depth and lines[closer].text.strip() == "fi"):
+            closer += 1
+        after = closer + 1
+    uses = [candidate for candidate in lines if re.search(r"\$\{?" + var + r"\b", candidate.text)]
+    run = uses[0] if len(uses) == 1 else None
+    certain = plain and opener.indent == "" and "compile" in test.lower() and run is not None \
+        and lines.index(run) >= after and re.match(r"\$\{?" + var + r"\}?\s+\S", run.text) is not None \
+        and _runs_nothing_else(doc, lines[after:], run)
+    return _Branch(opener, test, var, body, one is not None, run, certain)
+
+
+def _runs_nothing_else(doc: TextDocument, lines: list[Line], run: Line) -> bool:
+    """Whether the top-level code after the branch runs no command but ``run`` (its continuation lines included),
+    other than inside ``if`` blocks whose test names compile (the mode's own steps, or the other mode's)."""
+    skip = None
+    for candidate in lines:
+        if doc.statement_start(candidate) is run:
+            continue
+        if skip is not None:
+            if candidate.indent == "" and candidate.text.strip().startswith("fi"):
+                skip = None
+            continue
+        if candidate.indent == "" and (opener := _BRANCH_OPEN.match(candidate.text.strip())) \
+                and candidate.text.startswith("if") and "compile" in opener.group(1).lower():
+            skip = candidate
+            continue
+        if _RUNS_SOMETHING.search(candidate.text):
+            return False
+    return skip is None
+
+
+def _end_compile_branch(doc: TextDocument, branch: _Branch, report: Report) -> None:
+    """Make the compile branch end the script: its assignments give way to an echo and ``exit 0``."""
+    run = branch.run_text
+    if branch.one_line:
+        line = branch.opener
+        was = line.text.strip()
+        head = line.text[:line.text.index("then") + len("then")]
+        line.text = f"{head} {END_BRANCH}; exit 0; fi"
+        report(line, Severity.FIXED, COMPILE_BRANCH_ENDED.format(var=branch.var, run=run, was=f"`{was}`"))
+        return
+    code = [candidate for candidate in branch.body]
+    was = "; ".join(candidate.text.strip() for candidate in code)
+    indent = code[0].indent
+    first = code[0]
+    first.text = indent + END_BRANCH
+    for candidate in code[1:]:
+        doc.delete(candidate)
+    doc.insert_after(first, [indent + "exit 0"])
+    report(first, Severity.FIXED, COMPILE_BRANCH_ENDED.format(var=branch.var, run=run, was=f"`{was}`"))
 
 
 class DropNeuronParallelCompile(LaunchRule):
