@@ -9,7 +9,12 @@ What it does:
   dynamic_batch_size=, **input_shapes, **compiler_args)`` becomes
   ``AutoModelFor<Task>.from_pretrained(id, dtype=..., device_map=<device>)``. ``auto_cast_type`` gives the dtype
   (``auto_cast="matmul"`` has no equivalent: a ``todo``); with ``export=True`` and no casting the old model
-  ran in fp32, so ``dtype=torch.float32`` is written. Compiler/export-only kwargs are dropped (reported).
+  ran in fp32, so ``dtype=torch.float32`` is written. A model the file only saves (every other use is
+  ``save_pretrained`` / ``push_to_hub``) is not cast by its ``auto_cast_type``: optimum kept the checkpoint's
+  weights and cast when it compiled, a stock cast would write lower-precision weights to disk for good, so it
+  gets ``dtype=torch.float32`` and a ``todo`` says how the code that runs the saved folder casts
+  (``auto_cast="matmul"``: float32 and ``torch.autocast``; else ``dtype=`` at that load). Compiler/export-only
+  kwargs are dropped (reported).
 * after ``model = ...`` the old ahead-of-time compilation becomes ``model.compile(backend="neuron",
   fullgraph=True, dynamic=False)``, guarded by ``if model.device.type == "neuron":`` in the portable style;
 * the static shapes become a ``todo`` with the padding to do by hand (optimum padded inputs to the
@@ -71,10 +76,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.cst import with_commas
+from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._tables.inference_symbols import traced_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
-from codemods.inference._base import InferenceRule, padding_note, traced_load
+from codemods.inference._base import Arguments, InferenceRule, SplitArgs, padding_note, traced_load
 from codemods.inference._module_dicts import MODULE_DICTS
 from migrate.rule import Safety
 
@@ -103,6 +108,8 @@ class TracedModelToAutoClass(InferenceRule):
         arguments = self.arguments(updated)
         split, notes = traced_load(self, arguments, "tensor_parallel_size: encoder models have no transformers TP "
                                    "plan; run one process per core (torchrun) instead")
+        if self.only_saved(original):
+            notes = self._saved_uncast(arguments, split, notes)
         note = padding_note(split.shapes)
         if note:
             notes.append(self.shapes_at_calls(original, note))
@@ -116,3 +123,25 @@ class TracedModelToAutoClass(InferenceRule):
         self.report_load(original, split.dropped, notes, "traced Neuron model -> stock transformers class on the "
                                                          "device, compiled with backend=\"neuron\"", compiled)
         return updated.with_changes(args=with_commas(split.args, updated.args))
+
+    def _saved_uncast(self, arguments: Arguments, split: SplitArgs, notes: list[str]) -> list[str]:
+        """A model the file only saves is not cast by its ``auto_cast_type``: optimum cast at compile time and kept
+        the checkpoint's weights, a stock cast here would write lower-precision weights for good (rt3A #7)."""
+        keywords = dict(arguments.keywords)
+        if "auto_cast_type" not in keywords or "torch_dtype" in keywords or "dtype" in keywords \
+                or split.dtype is None or split.dtype == "torch.float32":
+            return notes
+        cast_to = split.dtype if isinstance(split.dtype, str) else source_of(split.dtype)
+        auto_cast = self.literal(keywords["auto_cast"].value) if "auto_cast" in keywords else None
+        split.args = [keyword_arg("dtype", "torch.float32") if arg.keyword is not None and arg.keyword.value == "dtype"
+                      else arg for arg in split.args]
+        kept = [note for note in notes if not note.startswith(('auto_cast="matmul"', "auto_cast_type="))]
+        how = (f'auto_cast="matmul" cast only the matmuls, so keep float32 there and wrap its model calls in '
+               f"torch.autocast(<model>.device.type, dtype={cast_to})" if auto_cast == "matmul" else
+               f"pass dtype={cast_to} to its from_pretrained (a whole-model cast)")
+        kept.append(f"auto_cast_type={source_of(keywords['auto_cast_type'].value)} ({cast_to}) is not applied here: "
+                    "this file only saves the model, and a cast before save_pretrained would write "
+                    f"{cast_to} weights to disk for good (optimum kept the checkpoint's weights and cast when it "
+                    "compiled), so the model is saved in float32; the code that loads the saved folder and runs "
+                    f"it casts: {how}")
+        return kept

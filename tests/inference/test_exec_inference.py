@@ -203,6 +203,25 @@ def test_sentence_transformer_called_like_a_model_runs_through_encode(tmp_path: 
     assert result["batch"] == "[2, 32]"
 
 
+EXPORT_SAVE = '''
+import json
+from optimum.neuron import NeuronModelForFeatureExtraction
+
+compiler_args = {{"auto_cast": "matmul", "auto_cast_type": "bf16"}}
+model = NeuronModelForFeatureExtraction.from_pretrained({model!r}, export=True, batch_size=1, sequence_length=12,
+                                                        **compiler_args)
+model.save_pretrained("saved")
+print("RESULT dtype=%s" % json.load(open("saved/config.json")).get("dtype"))
+'''
+
+
+def test_an_export_job_saves_the_checkpoint_weights_uncast(tmp_path: Path) -> None:
+    # rt3A #7: auto_cast="matmul" became dtype=torch.bfloat16 before save_pretrained: bf16 weights on disk
+    model = tiny.bert(tmp_path / "bert")
+    script = migrate(EXPORT_SAVE.format(model=str(model)))
+    assert values(run(script, tmp_path))["dtype"] == "float32"
+
+
 DIFFUSION = '''
 import torch
 from optimum.neuron import NeuronStableDiffusionPipeline

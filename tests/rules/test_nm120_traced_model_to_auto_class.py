@@ -46,3 +46,30 @@ def test_load_with_a_splat_nothing_resolves_stays_on_optimum_neuron() -> None:
     assert "from_pretrained(path, export=True, **shapes)" in result.text and "dtype=" not in result.text
     (message,) = [f.message for f in result.findings if f.rule == "NM120"]
     assert message.startswith("`**shapes` cannot be resolved statically")
+
+
+EXPORT_AND_SAVE = """
+from optimum.neuron import NeuronModelForFeatureExtraction
+
+compiler_args = {"auto_cast": "matmul", "auto_cast_type": "bf16"}
+model = NeuronModelForFeatureExtraction.from_pretrained("sentence-transformers/all-MiniLM-L6-v2", export=True,
+                                                        batch_size=8, sequence_length=128, **compiler_args)
+model.save_pretrained("compiled/minilm")
+"""
+
+
+def test_a_model_the_file_only_saves_is_not_cast_by_its_auto_cast_type() -> None:
+    # rt3A #7: dtype=torch.bfloat16 before save_pretrained wrote bf16 weights to disk for good
+    result = migrate(EXPORT_AND_SAVE, "NM120")
+    assert "dtype=torch.float32" in result.text and "bfloat16," not in result.text
+    assert "is not applied here: this file only saves the model" in result.text
+    assert "torch.autocast(<model>.device.type, dtype=torch.bfloat16)" in result.text
+    assert "the whole model now runs in that dtype" not in result.text
+
+
+def test_a_model_the_file_runs_keeps_the_cast_and_the_matmul_todo() -> None:
+    result = migrate(EXPORT_AND_SAVE.replace('model.save_pretrained("compiled/minilm")',
+                                             'print(model(input_ids=ids).last_hidden_state)'), "NM120")
+    assert "dtype=torch.bfloat16" in result.text
+    assert 'auto_cast="matmul" (only matmuls in torch.bfloat16) has no stock equivalent' in result.text
+    assert "is not applied here" not in result.text
