@@ -261,15 +261,30 @@ _INCLUDE = re.compile(r"(?m)^[ \t]*(?:--requirement|--constraint|-r|-c)(?:[ \t]*
 
 def requirement_set(text: str) -> dict | None:
     """Project fact: for a requirements file, the files it includes with ``-r`` / ``-c`` (as written, relative to
-    its folder) and whether one of its index options names the Neuron repository (comments and neuron-migrate
-    notes are no options). pip reads the options of every file of one install together, so a file included by
-    one that names the repository gets its packages from there too (``ProjectDeps.repository_shared``)."""
+    its folder), whether one of its index options names the Neuron repository (comments and neuron-migrate
+    notes are no options), and whether it names a Neuron package (``names_neuron_package``). pip reads the
+    options of every file of one install together, so a file included by one that names the repository gets its
+    packages from there too (``ProjectDeps.repository_shared``); a file with a Neuron package is the Neuron
+    requirement set of its folder (``ProjectDeps.other_accelerator``)."""
     code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
     includes = tuple(name for name in _INCLUDE.findall(code) if "://" not in name)
     repository = names_neuron_repository(code)
-    if not includes and not repository:
+    neuron = any(parsed is not None and names_neuron_package(parsed)
+                 for parsed in (parse(line.split(" #")[0]) for line in code.splitlines()))
+    if not includes and not repository and not neuron:
         return None
-    return {"includes": includes, "repository": repository}
+    return {"includes": includes, "repository": repository, "neuron": neuron}
+
+
+#: a requirements file named for another accelerator: ``requirements-gpu.txt``, ``requirements_cuda.txt``,
+#: ``gpu-requirements.txt``, ``requirements/cu121.txt``, ``requirements-rocm.txt``, ``requirements-cpu-only.txt``
+_OTHER_ACCELERATOR = re.compile(r"(?:^|[-_.])(gpus?|cuda\d*|cu\d{2,3}|rocm\d*|cpu|mps|tpu|xpu)(?=[-_.]|$)")
+
+
+def names_neuron_package(parsed: "Parsed") -> bool:
+    """A package of the Neuron stack (torch-neuronx, neuronx-cc, optimum-neuron, optimum[neuronx], the Inf1
+    packages ...); torch-xla alone is not one (a TPU project's runtime too)."""
+    return parsed.name in NEURON_PACKAGES or _names_optimum_neuron(parsed) or is_inf1(parsed)
 
 
 FACTS: tuple[ProjectFact, ...] = (
@@ -314,6 +329,8 @@ class ProjectDeps:
 
     #: requirements file -> its ``-r`` / ``-c`` includes (project paths) and whether it names the Neuron repository
     requirement_sets: dict[str, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
+    #: the requirements files that name a Neuron package (``names_neuron_package``)
+    neuron_requirements: tuple[str, ...] = ()
 
     #: the Python files notebooks write: notebook -> project path -> (modules, kept, imports the stack)
     written: dict[str, dict[str, tuple]] = field(default_factory=dict)
@@ -351,7 +368,10 @@ class ProjectDeps:
         base = cls(options.neuron_project, mentions=dict(options.project.of("deps.mentions")),
                    cli=dict(options.project.of("deps.optimum-cli")),
                    writers={key: tuple(sorted(set(found))) for key, found in writers.items()}, inf1_notebooks=inf1,
-                   written=written, on_disk=on_disk, requirement_sets=sets)
+                   written=written, on_disk=on_disk, requirement_sets=sets,
+                   neuron_requirements=tuple(sorted(path for path, value in
+                                                    options.project.of("deps.requirement-set").items()
+                                                    if value.get("neuron"))))
         return base.seen_from(())
 
     def seen_from(self, writers: tuple[str, ...]) -> "ProjectDeps":
@@ -397,6 +417,23 @@ class ProjectDeps:
             return True
         includers = [name for name, (includes, _) in self.requirement_sets.items() if path in includes]
         return bool(includers) and all(self._shared(name, seen | {path}) for name in includers)
+
+    def other_accelerator(self, path: str, parsed_specs: list["Parsed"]) -> tuple[str, str] | None:
+        """(the word of its name, the Neuron requirements file beside it) when the requirements file ``path`` is
+        the requirement set of another accelerator: its name says so (``requirements-gpu.txt``: gpu, cuda, cuNNN,
+        rocm, cpu, mps, tpu, xpu), it names no Neuron package, and a requirements file of the same folder does
+        (rt3C 9: requirements-gpu.txt beside requirements-neuron.txt). None otherwise."""
+        from migrate.filekinds import kind_from_name
+
+        where = PurePosixPath(path)
+        if kind_from_name(where) is not FileKind.REQUIREMENTS or any(names_neuron_package(p) for p in parsed_specs):
+            return None
+        word = _OTHER_ACCELERATOR.search(where.name.lower())
+        siblings = [name for name in self.neuron_requirements
+                    if name != path and PurePosixPath(name).parent == where.parent]
+        if word is None or not siblings:
+            return None
+        return word.group(1), siblings[0]
 
     def notebooks_writing(self, path: str, text: str) -> tuple[str, ...]:
         """The notebooks whose ``%%writefile`` cell is this file (its path as the cell names it, and its text)."""
@@ -546,6 +583,13 @@ class Planner:
     cli_elsewhere: str | None = None
     #: what the held stack moves together with (the todo on each pin the hold keeps)
     hold_subject: str = "optimum-neuron"
+    #: the file is the requirement set of another accelerator (``ProjectDeps.other_accelerator``), left as it is;
+    #: ``other_accelerator``: the todo on
+    #: the first line the plan would have changed (None: the file is left alone, nothing said); ``other_noted``:
+    #: it was written
+    other_set: bool = False
+    other_accelerator: str | None = None
+    other_noted: bool = False
 
     @classmethod
     def for_specs(cls, specs: list[str], text: str = "", options: RuleOptions | None = None,
@@ -561,6 +605,7 @@ class Planner:
         planner.inf1 = inf1_labels(parsed_specs)
         if path is not None and not planner.repository_configured:
             planner.repository_configured = project.repository_shared(path)
+        other = project.other_accelerator(path, parsed_specs) if path is not None else None
         if path is not None:
             planner.writers = project.notebooks_writing(path, planner.file_text)
             planner.inf1_flow = project.inf1_flow(path, planner.writers)
@@ -610,7 +655,29 @@ class Planner:
                             "found`)")
             planner.hold_subject = "that command (drop neuron_parallel_compile as its todo says)"
             planner.hold_everything = True
+        if other is not None:
+            planner.other_set = True
+            planner.other_accelerator = planner.other_accelerator_todo(parsed_specs, *other)
         return planner
+
+    def other_accelerator_todo(self, parsed_specs: list[Parsed], word: str, sibling: str) -> str | None:
+        """The todo of another accelerator's requirement set, or None when nothing asks for one: no pin the plan
+        would change, or no code it installs for on the torch / Hugging Face stack (``uses_old_stack``, read the
+        same before and after the run)."""
+        changed = [f"{parsed.raw_name}{parsed.spec}" for parsed in parsed_specs
+                   if _rewrite(parsed, replace(self, added=set(self.added))) is not None]
+        code = tuple(name for name in self.near(self.project.old_stack) if name != self.path)
+        if not changed or not code:
+            return None
+        one = len(code) == 1
+        return (f"the lines of this file were left as they are: it is the requirement set of another accelerator "
+                f"(its name says `{word}`, it names no Neuron package, and {sibling} beside it is the Neuron one, "
+                f"which this run migrates), so the TorchNeuron stack does not go here. It also installs for "
+                f"{_files(code)}, code on the torch / Hugging Face stack: where this run rewrote "
+                f"{'it' if one else 'them'} (see {'its' if one else 'their'} findings), the new code is written for "
+                f"torch {TORCH_LINE} / transformers 5 (the torch_xla ports call torch.accelerator, new in torch "
+                f"2.6): check that {', '.join(changed)} still install what that code calls, and raise only the "
+                f"floors it needs")
 
     def near(self, files: tuple[str, ...]) -> tuple[str, ...]:
         """The ``files`` this file installs for: those in its folder or below it (a SageMaker ``source_dir``, one
@@ -691,6 +758,14 @@ def rewrite(text: str, planner: Planner) -> Rewrite | None:
             return None
         planner.inf1_noted = True
         return Rewrite([], Severity.TODO, inf1_todo(planner.inf1, planner.inf1_flow), keep=True)
+    if planner.other_set:
+        # another accelerator's requirement set: no line changes; one todo on the first line the plan would have
+        # changed, when the code it installs for may have moved (``Planner.other_accelerator_todo``)
+        if planner.other_noted or planner.other_accelerator is None or \
+                _rewrite(parsed, replace(planner, added=set(planner.added))) is None:
+            return None
+        planner.other_noted = True
+        return Rewrite([], Severity.TODO, planner.other_accelerator, keep=True)
     found = _rewrite(parsed, planner)
     if planner.hold_everything and found is not None and not found.keep:
         return Rewrite([], Severity.TODO, f"{text.strip()} was left as it is: it goes with {planner.hold}; move it "

@@ -53,6 +53,14 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   pins too), with one ``todo`` on its first Inf1 package: Inf1 has no TorchNeuron path, and the TorchNeuron stack
   added beside those packages gives a set pip cannot resolve (torch-neuron pins torch 1.13); so is a file that a
   notebook NM101 leaves as an Inf1 flow writes with ``%%writefile`` (its ``%pip`` lines too, NM505);
+* the requirement set of another accelerator (its name says so: ``requirements-gpu.txt``, ``requirements_cuda.txt``,
+  ``requirements-cu121.txt``, ``-rocm``, ``-cpu``, ``-mps``, ``-tpu``, ``-xpu``; it names no Neuron package; a
+  requirements file of its folder does, such as ``requirements-neuron.txt``: project fact
+  ``deps.requirement-set``): left as it is, every line of it (its torch, stock pins and torch-xla too), since no
+  Neuron reason applies there. When the plan would have changed one of its pins and it installs for code on the
+  torch / Hugging Face stack (project fact ``deps.old-stack``), one ``todo`` on the first such line names that
+  code and those pins: where the run rewrote the code, it is written for torch 2.14 / transformers 5 (the
+  torch_xla ports call ``torch.accelerator``, new in torch 2.6), so the reviewer raises only the floors it needs;
 * a pin the migrated stack cannot be installed beside (``huggingface_hub==0.24``, ``tokenizers<0.20``, a
   ``numpy`` below trl's floor) gets the floor that the packages the file installs require
   (``codemods/_tables/stock_floors_data.py``, generated from their Requires-Dist); so does a pin with no wheels

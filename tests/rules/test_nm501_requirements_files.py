@@ -351,6 +351,69 @@ def test_requirement_set_fact_reads_includes_and_index_options() -> None:
     from codemods.deps._plan import requirement_set
 
     assert requirement_set("-r base.txt\n-c constraints.txt\n--requirement=dev.txt\n-rother.txt\n") == {
-        "includes": ("base.txt", "constraints.txt", "dev.txt", "other.txt"), "repository": False}
-    assert requirement_set(_INDEX + "torch-neuronx==2.14.*\n") == {"includes": (), "repository": True}
+        "includes": ("base.txt", "constraints.txt", "dev.txt", "other.txt"), "repository": False, "neuron": False}
+    assert requirement_set(_INDEX + "torch-neuronx==2.14.*\n") == {"includes": (), "repository": True,
+                                                                   "neuron": True}
+    assert requirement_set("optimum[neuronx]==1.20  # pin\n") == {"includes": (), "repository": False,
+                                                                   "neuron": True}
+    # torch-xla alone (a TPU set) and a package named in a comment are no Neuron package
     assert requirement_set("# -r base.txt\n# " + _INDEX + "-r https://example.com/r.txt\ntorch\n") is None
+    assert requirement_set("torch-xla==2.1.2\n# torch-neuronx==2.14.*\n") is None
+
+
+_GPU = "torch==2.1.2\ntransformers==4.43.2\naccelerate==0.29.2\ndatasets\n"
+_NEURON = "torch-neuronx==2.1.2.2.3.0\ntorch-xla==2.1.2\n"
+_CODE = {"utils/device.py": "import torch\nimport torch_xla.core.xla_model as xm\n", "train.py": "import torch\n"}
+
+
+def _other(path: str, text: str = _GPU, sibling: str | None = "requirements-neuron.txt", **project: str):
+    files = {path: text, **_CODE, **project}
+    if sibling is not None:
+        files[sibling] = _NEURON
+    return migrate(text, "NM501", kind=FileKind.REQUIREMENTS, path=path, project=files)
+
+
+def test_another_accelerators_requirement_set_is_left_as_it_is_with_one_todo() -> None:
+    # rt3C 9: requirements-gpu.txt (no Neuron package, requirements-neuron.txt beside it) was moved to torch 2.14 /
+    # transformers 5 "because torch-neuronx 2.14.* needs the same torch"
+    result = _other("requirements-gpu.txt")
+    assert result.text.endswith(_GPU)
+    assert findings(result, "NM501") == {(1, "todo")}
+    todo = next(f for f in result.findings if f.rule == "NM501").message
+    assert "another accelerator (its name says `gpu`" in todo and "requirements-neuron.txt beside it" in todo
+    assert "train.py, utils/device.py" in todo and "torch==2.1.2, transformers==4.43.2, accelerate==0.29.2" in todo
+    assert "needs the same torch" not in todo and "tested with" not in todo
+    for path, sibling in (("requirements_cuda.txt", "requirements.txt"), ("gpu-requirements.txt", "requirements.txt"),
+                          ("requirements-cu121.txt", "requirements-neuron.txt"),
+                          ("requirements-cpu-only.txt", "requirements-trn.txt"), ("requirements-rocm.txt", None)):
+        result = _other(path, sibling=sibling, **({"requirements-neuron.txt": _NEURON} if sibling is None else {}))
+        assert result.text.endswith(_GPU) and findings(result, "NM501") == {(1, "todo")}, path
+    # a TPU set keeps its torch-xla
+    tpu = "torch-xla==2.1.2\ntransformers==4.43.2\n"
+    result = _other("requirements-tpu.txt", tpu)
+    assert result.text.endswith(tpu) and findings(result, "NM501") == {(1, "todo")}
+
+
+def test_another_accelerators_set_with_nothing_to_check_is_left_alone_silently() -> None:
+    # no pin the plan would change, or no code on the torch / Hugging Face stack that it installs for
+    result = _other("requirements-gpu.txt", "torch>=2.14\ndatasets\n")
+    assert result.text == "torch>=2.14\ndatasets\n" and findings(result, "NM501") == set()
+    result = migrate(_GPU, "NM501", kind=FileKind.REQUIREMENTS, path="gpu/requirements-gpu.txt",
+                     project={"gpu/requirements-gpu.txt": _GPU, "gpu/requirements-neuron.txt": _NEURON,
+                              "neuron/train.py": "import torch\n"})
+    assert result.text == _GPU and findings(result, "NM501") == set()
+    # requirements/cu121.txt beside requirements/neuron.txt: the code it serves is its folder's (none here)
+    result = _other("requirements/cu121.txt", sibling="requirements/neuron.txt")
+    assert result.text == _GPU and findings(result, "NM501") == set()
+
+
+def test_a_requirement_set_that_is_not_another_accelerators_is_migrated() -> None:
+    for path, text, sibling in (
+        ("requirements-gpu.txt", _GPU, None),  # no Neuron set beside it
+        ("gpu/requirements-gpu.txt", _GPU, "requirements-neuron.txt"),  # the Neuron set is in another folder
+        ("requirements-gpustat.txt", _GPU, "requirements-neuron.txt"),  # the name says no accelerator
+        ("requirements-dev.txt", _GPU, "requirements-neuron.txt"),
+        ("requirements-gpu.txt", "torch-neuronx==2.1.2.2.3.0\n" + _GPU, "requirements-neuron.txt"),  # Neuron itself
+    ):
+        result = _other(path, text, sibling=sibling)
+        assert "torch==2.14.*" in result.text and "another accelerator" not in result.text, path
