@@ -57,7 +57,11 @@ file's entry point (the ``if __name__ == "__main__":`` block, else ``main()``; a
 ``codemods/_lib/settings.py``), it inserts ``torch._dynamo.config.automatic_dynamic_shapes = False`` and
 ``os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")`` in every script that used the Neuron trainer stack.
 ``**kwargs`` splats and arguments parsed from the command line are not seen (the launch layer rewrites
-``--flags`` with the same table).
+``--flags`` with the same table): a splat gets a todo, except the ``to_dict()`` / ``asdict()`` of arguments the
+tool knows (parsed, or built by a Neuron class or with ``torch_compile=``; directly, through a variable the
+function binds once and only unpacks, or a parameter every call passes them to): that dict has no Neuron-only
+field and carries its own torch_compile; from plain ``TrainingArguments`` it has no ``SFTConfig`` field either, so
+``pad_to_multiple_of`` / ``packing_strategy`` are added beside it.
 
 Why:
 
@@ -102,7 +106,7 @@ import libcst as cst
 
 from codemods._lib.cst import find_keyword, has_star_kwargs, keyword_arg, literal_value, set_args, source_of
 from codemods._lib.optimum_version import PINS, Line
-from codemods._lib.parsed_args import PARSERS
+from codemods._lib.parsed_args import PARSE_METHODS, PARSERS
 from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES, launch_values, script_paths
 from codemods._tables.training_defaults import OLD_DEFAULTS_KNOWN, TRL_DEFAULT_CHANGES, listed
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
@@ -117,6 +121,7 @@ from codemods.training._base import (
     mesh_note,
     note_mesh_doubt,
     only_when_parallel,
+    project_args_subclasses,
     project_line,
     reported_keyword,
     tp_planless,
@@ -213,14 +218,18 @@ class TrainingArguments(TracksScope, PythonRule):
             args = self._tensor_parallel(original, args, names, target, tp)
             args = self._checkpoint_constraint(original, args, tp)
         splat = has_star_kwargs(updated)
-        if splat:
+        # the dict of stock arguments (TrainingArguments.to_dict() ...) has no Neuron-only field and carries its own
+        # torch_compile: nothing to check; from plain TrainingArguments it has no SFTConfig field either
+        sources = self._splat_sources(original) if splat else None
+        if splat and sources is None:
             self.todo(original, "arguments passed through ** are not checked: remove the Neuron-only fields (see the field map), rename the changed ones, and add torch_compile=True")
+        sft_free = not splat or (sources is not None and all(t in _PLAIN_ARGS for t in sources))
         args = self._precision_and_defaults(original, args, names, target, tp, splat)
         args = self._trl_defaults(original, args, names, target, splat)
         if "torch_compile" not in names and not splat:
             args.append(keyword_arg("torch_compile", "True"))
             self.fixed(original, "torch_compile=True added: the Trainer compiles with the neuron backend on Neuron")
-        if target == "SFTConfig" and not splat:
+        if target == "SFTConfig" and sft_free:
             max_length = next((a for a in args if a.keyword is not None and a.keyword.value == "max_length"), None)
             if max_length is not None and "pad_to_multiple_of" not in names:
                 args.append(keyword_arg("pad_to_multiple_of", max_length.value.deep_clone()))
@@ -354,6 +363,44 @@ class TrainingArguments(TracksScope, PythonRule):
                                 f"{listed(tuple(missing))}; the defaults of the old trl {target} that Neuron{target} "
                                 "built on are not in this tool's tables: pass the values the old run relied on")
         return args
+
+    def _splat_sources(self, call: cst.Call) -> list[str] | None:
+        """The stock classes of the arguments objects every ``**`` of ``call`` unpacks, or None unless each is a dict
+        made from one (``X.to_dict()``, ``vars(X)``, ``dataclasses.asdict(X)``, directly or through a variable the
+        scope binds once) whose ``X`` holds arguments the tool knows (codemods/_lib/parsed_args.py) that carry
+        their own torch_compile: parsed ones (the launch rules add ``--torch_compile true``; the parser gets a todo),
+        or built by a Neuron class (this rule adds it) or with ``torch_compile=`` given. Such a dict has no
+        Neuron-only field: the stock class it came from rejects them. The project's own argument subclasses may
+        declare any field: a file that imports one keeps the todo."""
+        subclasses = project_args_subclasses(self.ctx)
+        if any(q in subclasses for qs in self.ctx.imports.bindings.values() for q in qs):
+            return None
+        try:
+            tree = ast.parse(self.ctx.source)
+        except (SyntaxError, ValueError):
+            return None
+        plan = args_plan(self.ctx)
+        found = []
+        for arg in call.args:
+            if arg.star != "**":
+                continue
+            target = _known_splat(tree, self.scope_path, ast.parse(source_of(arg.value), mode="eval").body, plan,
+                                  self._neuron_class)
+            if target is None:
+                return None
+            found.append(target)
+        return found
+
+    def _neuron_class(self, func: ast.expr) -> bool:
+        """Whether ``func`` (ast) names a Neuron arguments class through the file's imports."""
+        parts = []
+        while isinstance(func, ast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        if not isinstance(func, ast.Name):
+            return False
+        suffix = ".".join(reversed(parts))
+        return any((f"{q}.{suffix}" if suffix else q) in NEURON_ARGS_CLASSES for q in self.ctx.imports.bindings.get(func.id, ()))
 
     def _model_in_bf16(self, original: cst.Call) -> bool:
         """Whether the model these arguments train is already loaded in bf16, so the bf16 note has nothing to ask:
@@ -673,3 +720,90 @@ def _bound(node: ast.AST) -> list[ast.expr]:
         else:
             flat.append(target)
     return flat
+
+
+#: stock classes whose ``to_dict()`` holds no SFTConfig field: the SFTConfig additions cannot collide with it
+_PLAIN_ARGS = ("TrainingArguments", "Seq2SeqTrainingArguments")
+
+
+def _bindings(nodes: list[ast.AST], name: str) -> list[ast.AST]:
+    return [n for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With, ast.NamedExpr,
+                                               ast.Import, ast.ImportFrom))
+            and (any(isinstance(t, ast.Name) and t.id == name for t in _bound(n))
+                 or isinstance(n, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name) == name for a in n.names))]
+
+
+def _dict_of(value: ast.expr) -> ast.expr | None:
+    """``X`` of ``X.to_dict()``, ``asdict(X)`` / ``dataclasses.asdict(X)`` (the dataclass fields only: ``vars(X)``
+    also holds any attribute set on the object)."""
+    if not isinstance(value, ast.Call) or value.keywords:
+        return None
+    if isinstance(value.func, ast.Attribute) and value.func.attr == "to_dict" and not value.args:
+        return value.func.value
+    if _callee(value.func) == "asdict" and len(value.args) == 1:
+        return value.args[0]
+    return None
+
+
+def _known_splat(tree: ast.Module, scope: str, value: ast.expr, plan, neuron_class) -> str | None:
+    """The stock class of the arguments ``**value`` unpacks (see ``TrainingArguments._splat_sources``), or None."""
+    body = _scope_body(tree, scope)
+    if body is None:
+        return None
+    nodes = _local_nodes(body)
+    if isinstance(value, ast.Name):
+        bound = _bindings(nodes, value.id)
+        if len(bound) != 1 or not isinstance(bound[0], ast.Assign) or len(bound[0].targets) != 1:
+            return None
+        # the dict is only unpacked: an item set on it (args["tensor_parallel_size"] = 8, args.update(...)) may be
+        # a Neuron-only field
+        splatted = {id(n.value) for n in nodes if isinstance(n, ast.keyword) and n.arg is None}
+        target = bound[0].targets[0]
+        if any(isinstance(n, ast.Name) and n.id == value.id and n is not target and id(n) not in splatted for n in nodes):
+            return None
+        value = bound[0].value
+    held = _dict_of(value)
+    if not isinstance(held, ast.Name) or not _carries_torch_compile(tree, scope, held.id, neuron_class, callers=True):
+        return None
+    var = plan.args_var(scope, held.id)
+    return var.target if var is not None else None
+
+
+def _carries_torch_compile(tree: ast.Module, scope: str, name: str, neuron_class, callers: bool) -> bool:
+    """Every binding of ``name`` in ``scope`` gives it arguments that carry their own torch_compile: the result of a
+    parser's ``parse_*`` (the launch layer adds the flag), or a Neuron arguments class call without ``**`` (NM202
+    adds it), or a call that gives ``torch_compile=``. A parameter of a module-level function: the same holds, at
+    the call sites (one level), for what every call passes it."""
+    body = _scope_body(tree, scope)
+    if body is None:
+        return False
+    bound = _bindings(_local_nodes(body), name)
+    for binding in bound:
+        value = binding.value if isinstance(binding, ast.Assign) else None
+        if not isinstance(value, ast.Call):
+            return False
+        if isinstance(value.func, ast.Attribute) and value.func.attr in PARSE_METHODS:
+            continue
+        if any(k.arg == "torch_compile" for k in value.keywords):
+            continue
+        if not (neuron_class(value.func) and all(k.arg is not None for k in value.keywords)):
+            return False
+    if bound:
+        return True
+    function = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == scope), None)
+    if not callers or function is None:
+        return False
+    params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+    if name not in params:
+        return False
+    # every use of the function is a call seen below (one passed around or called from a method may get anything)
+    uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == scope]
+    position = params.index(name)
+    sites = []
+    for outer in [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] + [None]:
+        nodes = _local_nodes(outer.body if outer is not None else tree.body)
+        for call in nodes:
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == scope:
+                sites.append((outer.name if outer is not None else "", _argument(call, name, position)))
+    return bool(sites) and len(sites) == len(uses) and all(isinstance(passed, ast.Name) and _carries_torch_compile(tree, where, passed.id, neuron_class, False)
+                               for where, passed in sites)
