@@ -5,7 +5,9 @@ What it does:
 * A pass whose command the file also runs without the prefix (the same script or ``$CMD``), or that another
   file of the project runs (a ``compile.sh`` beside ``train.sh``, another notebook cell; a project fact
   gathered in the scan pass), or a short ``--max_steps N`` run: the command is deleted (``srun``,
-  ``sbatch --wrap "..."`` and ``if ...; then ...; fi`` one-liners included; an emptied block gets ``:``).
+  ``sbatch --wrap "..."`` and ``if ...; then ...; fi`` one-liners included; an emptied block gets ``:``, and
+  a multi-line ``if [ "${COMPILE:-0}" = 1 ]; then ... fi`` left with only that ``:``, whose test only compares
+  values (no ``$(...)``, redirection or pipe), is deleted whole; one left with ``echo`` lines gets a todo).
 * In a Makefile, a target left with no command (its only recipe line was the pass; the same for NM402's
   compile-only pass and any launch rule's deletion, ``codemods/_lib/shell/make.py``) is deleted with its
   ``.PHONY`` entry when nothing in the Makefile depends on it (a prerequisite, a ``$(MAKE) name``), else keeps an
@@ -197,6 +199,9 @@ def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], 
 
 
 PRINT_ONLY_BLOCK_TODO = ("this block only prints now (the neuron_parallel_compile pass it ran was deleted): delete it{also}")
+EMPTIED_BLOCK_DELETED = ("deleted `{test} ... fi`: the neuron_parallel_compile pass was its only command, so it did "
+                         "nothing now (its test only compares values)")
+_SIDE_EFFECTS = re.compile(r"\$\(|`|[^|]\|[^|]|>|<(?![=])|\b(?:read|shift|eval|source)\b")
 _IF_THEN = re.compile(r"^(\s*)if\b.*\bthen\s*(#.*)?$")
 _PRINTS = re.compile(r"^\s*(?:echo|printf|:)(?:\s|;|$)")
 
@@ -221,7 +226,14 @@ def _note_print_only_block(doc: TextDocument, removed: Line, report: Report) -> 
                 return  # else/elif: the block does more than print
             break
         body.append(line)
-    if body and all(_PRINTS.match(line.text) for line in body):
+    if body and all(line.text.strip() == ":" for line in body) and not _SIDE_EFFECTS.search(opener.text):
+        closer = next(line for line in doc.lines[doc._index(body[-1]) + 1:] if not line.deleted
+                      and line.indent == match.group(1) and line.text.strip() == "fi")
+        for line in doc.lines[doc._index(opener):doc._index(closer) + 1]:
+            doc.delete(line)
+        report(opener, Severity.FIXED, EMPTIED_BLOCK_DELETED.format(test=opener.text.strip()))
+        return
+    if body and all(_PRINTS.match(line.text) for line in body) and any(line.text.strip() != ":" for line in body):
         names = sorted(set(re.findall(r"\$\{?([A-Za-z_]\w*)", opener.text)))
         also = f" and, if nothing else reads it, {', '.join(names)}" if names else ""
         report(opener, Severity.TODO, PRINT_ONLY_BLOCK_TODO.format(also=also))
