@@ -27,6 +27,10 @@ What it does:
   dropping the word alone would make the compile mode train for real. Otherwise the word goes with a todo that
   names the branch to end or remove (never the shared line).
 * A pass deleted as a short ``--max_steps N`` run is named for what it was: the compile-only pass itself.
+* With a deleted pass go the comment line directly above it (``# 1) graph extraction + parallel compilation``)
+  and the ``echo "== $TASK: precompiling graphs =="`` right before it, at its indent, when they speak of
+  compiling or graphs and of nothing else (training, evaluation, "then"...); a comment inside a longer comment
+  block, an echo that writes to a file, or any other line stays.
 * ``echo``/``printf`` text, comments and prose are left alone; other ``--command`` values get a todo.
 * The same edit is made on command strings inside Python by NM410 (as a todo: the call is the user's to delete).
 
@@ -89,7 +93,7 @@ from codemods.xla._base import XSER_LOADS
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import Safety
-from migrate.textdoc import Line, TextDocument
+from migrate.textdoc import NOTE_PREFIX, Line, TextDocument
 
 _NPC_WORD = re.compile(
     r"(?<![\w./-])(?:\S*/)?neuron_parallel_compile(?:\s+--num[_-]parallel(?:=|\s+)\S+|\s+--command(?:=|\s+)compile)*(?:\s+|(?=[\"'`;)&|]|$))"
@@ -193,9 +197,56 @@ def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], 
             report(first.line, Severity.TODO, NPC_UNSEEN_TODO.format(script=unseen[0], why=unseen[1]))
         elif why is not None and _delete_npc_command(doc, statement):
             report(first.line, Severity.FIXED, COMPILE_PASS_DELETED.format(target=target or "its command", why=why))
+            _drop_announcements(doc, first.line, report)
             _note_print_only_block(doc, first.line, report)
         else:
             report(first.line, Severity.TODO, NPC_PASS_TODO.format(where=f" (it came before {why})" if why else ""))
+
+
+ANNOUNCEMENT_DELETED = ("deleted `{text}` with the neuron_parallel_compile pass below it: it only {what} that pass")
+_ABOUT_COMPILE = re.compile(r"compil|graph", re.I)
+_ABOUT_MORE = re.compile(r"\b(?:train\w*|then|eval\w*|real|infer\w*|serv\w*|test\w*|fine-?tun\w*)\b|\b2[.)]", re.I)
+_ECHO = re.compile(r"""^(?:echo|printf)\s+(?:-\w+\s+)*(?:"[^"`$]*(?:\$\{?\w+\}?[^"`$]*)*"|'[^']*'|[^;&|<>`"'$]+)$""")
+
+
+def _drop_announcements(doc: TextDocument, head: Line, report: Report) -> None:
+    """A comment line (``# 1) graph extraction + parallel compilation on a few steps``) or an ``echo`` statement
+    (``echo "== $TASK: precompiling graphs =="``) directly above the deleted pass, at its indent, that speaks of
+    compiling or graphs and of nothing else the script does (training, evaluation, then ...), goes with it: kept,
+    it announces a step that no longer runs. A comment inside a longer comment block stays."""
+    if doc.kind is not FileKind.SHELL:
+        return
+    index = doc._index(head)
+    seen: set[str] = set()
+    above = [line for line in doc.lines[:index] if not line.deleted]
+    removed = []
+    while above and len(seen) < 2:
+        line = above.pop()
+        code = line.text.strip()
+        if line.indent != head.indent or not _ABOUT_COMPILE.search(code) or _ABOUT_MORE.search(code) \
+                or NOTE_PREFIX in code:
+            break
+        if code.startswith("#") and "comment" not in seen:
+            if above and above[-1].text.lstrip().startswith("#"):
+                break  # part of a comment block, which may describe more
+            seen.add("comment")
+            doc.delete(line)
+        elif _ECHO.match(code) and "echo" not in seen:
+            seen.add("echo")
+            drop_line(doc, line)
+        else:
+            break
+        removed.append((line, code))
+    for line, code in removed:
+        report(line, Severity.FIXED, ANNOUNCEMENT_DELETED.format(
+            text=code, what="described" if code.startswith("#") else "announced"))
+    if removed:
+        before = next((line for line in reversed(doc.lines[:index]) if not line.deleted), None)
+        following = doc.next_live(head) if head.deleted else None
+        opens = before is not None and re.search(r"(?:\bdo|\bthen|\{)\s*$", before.text) is not None
+        if before is not None and following is not None and (not before.text.strip() or opens) \
+                and not following.text.strip():
+            doc.delete(following)  # no blank line left behind at the top of a loop body either
 
 
 PRINT_ONLY_BLOCK_TODO = ("this block only prints now (the neuron_parallel_compile pass it ran was deleted): delete it{also}")
@@ -231,6 +282,10 @@ def _note_print_only_block(doc: TextDocument, removed: Line, report: Report) -> 
                       and line.indent == match.group(1) and line.text.strip() == "fi")
         for line in doc.lines[doc._index(opener):doc._index(closer) + 1]:
             doc.delete(line)
+        before = next((line for line in reversed(doc.lines[:doc._index(opener)]) if not line.deleted), None)
+        following = doc.next_live(closer)
+        if before is not None and following is not None and not before.text.strip() and not following.text.strip():
+            doc.delete(following)  # the block stood between blank lines: one blank line stays
         report(opener, Severity.FIXED, EMPTIED_BLOCK_DELETED.format(test=opener.text.strip()))
         return
     if body and all(_PRINTS.match(line.text) for line in body) and any(line.text.strip() != ":" for line in body):
