@@ -526,6 +526,7 @@ class InferenceRule(PythonRule):
         self._input_moves: dict[int, str] = {}  # `inputs = tokenizer(...)` statement id -> the model it feeds
         self._call_todos: dict[int, list[str]] = {}  # call id -> todos reported when the traversal reaches it
         self.prepare(node)
+        self._plan_compiled_reads(node)
         self._plan_dict_removals(gatherer)
         if self.places_model and any(self.is_target_call(call) for call in gatherer.calls):
             self._plan_input_moves(node)
@@ -614,6 +615,86 @@ class InferenceRule(PythonRule):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         """A callback of every NM1xx rule, so that a withdrawn one can note its kept class uses (``_note_kept_uses``)."""
+        self._inner_compiled_read(node)
+
+    # ------------------------------------------------------------ reads of what the compiled model carried
+    #: a model this rule loads no longer carries its compiled config: reads of ``m.config.neuron[...]``,
+    #: ``m.input_shapes[...]``, ``m.neuron_config.<f>`` become the literal shape it was exported with (an
+    #: ``export=True`` load with that shape keyword a literal), anything else a todo at the read
+    compiled_reads = False
+
+    def _plan_compiled_reads(self, module: cst.Module) -> None:
+        self._exported: dict[str, dict[str, int]] = {}  # model variable -> literal shapes of its export
+        self._compiled_inner: set[int] = set()  # ids of reads that a longer read contains
+        if not self.compiled_reads:
+            return
+        for name, statements in self.gathered.assignments.items():
+            value = cast(cst.Assign, statements[0].body[0]).value  # `name = value`
+            if len(statements) != 1 or not isinstance(value, cst.Call) or not self.is_target_call(value):
+                continue
+            self._scope_stack = self.gathered.call_scopes.get(id(value), [module])
+            keywords = dict(self.arguments(value).keywords)
+            self._scope_stack = [module]
+            export = self.literal(keywords["export"].value) if "export" in keywords else None
+            self._exported[name] = {
+                key: literal for key in SHAPE_KEYS if export is True and key in keywords
+                and isinstance(literal := self.literal(keywords[key].value), int) and not isinstance(literal, bool)}
+
+    def _compiled_path(self, node: cst.BaseExpression) -> tuple[str, list[str]] | None:
+        """``(model, keys)`` for ``model.config.neuron`` / ``model.input_shapes`` / ``model.neuron_config`` of a
+        model this rule loads, and for string subscripts (attributes, under ``neuron_config``) of them."""
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
+                and node.attr.value in ("input_shapes", "neuron_config") and node.value.value in self._exported:
+            return node.value.value, []
+        if isinstance(node, cst.Attribute) and node.attr.value == "neuron" and isinstance(node.value, cst.Attribute) \
+                and node.value.attr.value == "config" and isinstance(node.value.value, cst.Name) \
+                and node.value.value.value in self._exported:
+            return node.value.value.value, []
+        if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            key = self.literal(node.slice[0].slice.value)
+            inner = self._compiled_path(node.value) if isinstance(key, str) else None
+            return (inner[0], [*inner[1], key]) if inner is not None else None
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Attribute) \
+                and node.value.attr.value == "neuron_config":
+            inner = self._compiled_path(node.value)
+            return (inner[0], [*inner[1], node.attr.value]) if inner is not None else None
+        return None
+
+    def _inner_compiled_read(self, node: cst.Attribute | cst.Subscript) -> None:
+        if self._exported and self._compiled_path(node) is not None:
+            self._compiled_inner.add(id(node.value))
+
+    def compiled_read(self, original: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The literal for a read of what the compiled model carried (reported fixed), or None: a todo when
+        ``original`` is such a read that no longer read contains, nothing when it is not one."""
+        if not self._exported or id(original) in self._compiled_inner:
+            return None
+        path = self._compiled_path(original)
+        if path is None:
+            return None
+        model, keys = path
+        shapes = self._exported[model]
+        field = keys[-1] if keys and all(key in ("static_input_shapes", "input_shapes") for key in keys[:-1]) else ""
+        if field in shapes:
+            self.fixed(original, f"{model}'s compiled {field} -> {shapes[field]}, the value it was exported with (a "
+                                 "stock model has no compiled config)")
+            return cst.Integer(str(shapes[field]))
+        known = ", ".join(f"{key}={value}" for key, value in shapes.items())
+        where = (f"it was exported with the static shapes {known}" if known else
+                 "the static shapes it was compiled with are the batch_size / sequence_length in the `neuron` section "
+                 "of the compiled folder's config.json, or your export script's values")
+        self.todo(original, f"{model} is a stock model now and has no compiled config: `{source_of(original)}` raises "
+                            f"AttributeError; replace it by the value it stands for ({where})")
+        return None
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        self._inner_compiled_read(node)
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
+        return self.compiled_read(original) or updated
+
+    def leave_Subscript(self, original: cst.Subscript, updated: cst.BaseExpression) -> cst.BaseExpression:
+        return self.compiled_read(original) or updated
 
     def visit_Call(self, node: cst.Call) -> None:
         for message in self._call_todos.pop(id(node), ()):

@@ -26,6 +26,11 @@ What it does:
 * the inputs follow the model to the device (optimum's compiled model took CPU tensors): at each call of the
   model in the file (SageMaker ``predict_fn`` fed by ``model_fn`` included), an input assigned in that scope
   from ``tokenizer(..., return_tensors="pt")`` gets ``.to(model.device)``; other inputs get a ``todo``;
+* reads of what the compiled model carried (``model.config.neuron["static_input_shapes"]["batch_size"]``,
+  ``model.input_shapes["sequence_length"]``, ``model.neuron_config.batch_size``) on a variable assigned once
+  from the rewritten load become the literal shape of an ``export=True`` load; any other read of them (another
+  field, a compiled folder's load, the whole dict) gets a todo at the read: a stock model has none of them
+  (AttributeError). Shared with NM130 (``InferenceRule.compiled_reads``);
 * a keyword from a dict of Neuron export arguments that no table knows is dropped with a ``todo`` (the stock
   ``from_pretrained`` raises TypeError on it);
 * ``**NAME`` splats: a dict literal bound once in the file, or a dict of constants bound once in a project
@@ -97,6 +102,7 @@ class TracedModelToAutoClass(InferenceRule):
     moves = TRACED
     legacy_modules = ("optimum.neuron",)
     places_model = True
+    compiled_reads = True  # m.config.neuron[...] / m.input_shapes[...] / m.neuron_config.<f>: literal or todo
 
     loads = TRACED
     facts = (MODULE_DICTS,)  # **NAME of a dict a project module binds once

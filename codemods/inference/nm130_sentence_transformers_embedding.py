@@ -20,6 +20,8 @@ What it does:
 * ``NeuronModelForEmbedding`` (Qwen3-Embedding, 0.4.5) and ``Qwen3NeuronModelForEmbedding`` ->
   ``AutoModel.from_pretrained(id, dtype=..., device_map=<device>)`` with a ``todo`` for last-token pooling
   (or loading the checkpoint with ``SentenceTransformer``); the compiled-folder note as for decoders.
+* reads of what the compiled model carried (``model.config.neuron[...]``, ``model.input_shapes[...]``) become
+  the exported literal shape, else a todo at the read, as for NM120;
 * limits: sentence-transformers pads each batch to its longest item, so sequence lengths vary (each new length
   compiles once on TorchNeuron); which settings give fixed padding is not verified.
 
@@ -137,6 +139,7 @@ class SentenceTransformersEmbedding(InferenceRule):
     triggers = OPTIMUM_NEURON_IMPORTS
     moves = MOVES
     legacy_modules = ("optimum.neuron",)
+    compiled_reads = True
 
     def _st_load(self, call: cst.Call) -> bool:
         func = call.func
@@ -255,13 +258,13 @@ class SentenceTransformersEmbedding(InferenceRule):
         carried = self._carried_lines.get(id(original))
         return updated.with_changes(leading_lines=[*carried, *updated.leading_lines]) if carried else updated
 
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
         out = self._field_reads.get(id(original))
-        return cst.Name(out) if out is not None else updated
+        return cst.Name(out) if out is not None else super().leave_Attribute(original, updated)
 
-    def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
+    def leave_Subscript(self, original: cst.Subscript, updated: cst.BaseExpression) -> cst.BaseExpression:
         out = self._field_reads.get(id(original))
-        return cst.Name(out) if out is not None else updated
+        return cst.Name(out) if out is not None else super().leave_Subscript(original, updated)
 
     def is_target_call(self, call: cst.Call) -> bool:
         func = call.func

@@ -222,6 +222,28 @@ def test_an_export_job_saves_the_checkpoint_weights_uncast(tmp_path: Path) -> No
     assert values(run(script, tmp_path))["dtype"] == "float32"
 
 
+TRACED_READS = '''
+import torch
+from optimum.neuron import NeuronModelForFeatureExtraction
+from transformers import AutoTokenizer
+
+model = NeuronModelForFeatureExtraction.from_pretrained({model!r}, export=True, batch_size=2, sequence_length=12)
+tokenizer = AutoTokenizer.from_pretrained({model!r})
+bs, seq = model.config.neuron["static_input_shapes"]["batch_size"], model.input_shapes["sequence_length"]
+enc = tokenizer(["a cat"] * bs, padding="max_length", max_length=seq, return_tensors="pt")
+with torch.no_grad():
+    print("RESULT shape=%s" % list(model(**enc).last_hidden_state.shape))
+'''
+
+
+def test_reads_of_the_traced_models_compiled_shapes_take_the_exported_values(tmp_path: Path) -> None:
+    # rt3A #5: model.config.neuron[...] / model.input_shapes raised AttributeError on the stock model
+    model = tiny.bert(tmp_path / "bert")
+    script = migrate(TRACED_READS.format(model=str(model)))
+    assert "bs, seq = 2, 12" in script
+    assert values(run(script, tmp_path))["shape"] == "[2, 12, 32]"
+
+
 DIFFUSION = '''
 import torch
 from optimum.neuron import NeuronStableDiffusionPipeline

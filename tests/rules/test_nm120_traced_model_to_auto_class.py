@@ -73,3 +73,42 @@ def test_a_model_the_file_runs_keeps_the_cast_and_the_matmul_todo() -> None:
     assert "dtype=torch.bfloat16" in result.text
     assert 'auto_cast="matmul" (only matmuls in torch.bfloat16) has no stock equivalent' in result.text
     assert "is not applied here" not in result.text
+
+
+def test_reads_of_the_compiled_shapes_take_the_exported_literals_or_get_a_todo() -> None:
+    # rt3A #5: model.config.neuron[...] / model.input_shapes raised AttributeError on the stock model
+    result = migrate(
+        """
+        from optimum.neuron import NeuronModelForFeatureExtraction
+
+        model = NeuronModelForFeatureExtraction.from_pretrained("m", export=True, batch_size=4, sequence_length=64)
+        bs = model.config.neuron["static_input_shapes"]["batch_size"]
+        seq = model.input_shapes["sequence_length"]
+        cores = model.config.neuron["num_cores"]
+        shapes = model.input_shapes
+        other = config.neuron["batch_size"]
+        """,
+        "NM120",
+    )
+    assert "bs = 4\n" in result.text and "seq = 64\n" in result.text
+    assert 'cores = model.config.neuron["num_cores"]' in result.text and "shapes = model.input_shapes" in result.text
+    assert result.text.count("has no compiled config: `model.") == 2
+    assert "it was exported with the static shapes batch_size=4, sequence_length=64" in result.text
+    assert 'other = config.neuron["batch_size"]' in result.text
+    got = findings(result, "NM120")
+    assert {(4, "fixed"), (5, "fixed"), (6, "todo"), (7, "todo")} <= got and (8, "todo") not in got
+
+
+def test_reads_of_a_compiled_folder_model_get_a_todo() -> None:
+    result = migrate(
+        """
+        from optimum.neuron import NeuronModelForFeatureExtraction
+
+        model = NeuronModelForFeatureExtraction.from_pretrained("compiled/minilm")
+        bs = model.config.neuron["static_input_shapes"]["batch_size"]
+        """,
+        "NM120",
+    )
+    assert 'bs = model.config.neuron["static_input_shapes"]["batch_size"]' in result.text
+    assert "the `neuron` section of the compiled folder's config.json" in result.text
+    assert (4, "todo") in findings(result, "NM120")
