@@ -34,7 +34,9 @@ What it does:
 * ``make_optimizer_constructor_lazy(AdamW)`` becomes ``AdamW``.
 * A pipeline size other than 1 gets a todo (pipeline parallelism is manual; ``DistributedConfig(pp_size=...)``
   raises next to any data parallelism), unless the training arguments of the file get the same size, whose
-  todo (NM202) already says so.
+  todo (NM202) already says so. The header's other reads (``pipeline_parallel_size=training_args.
+  pipeline_parallel_size``) go with the header this rule removes, so NM208 gives them no "raises
+  AttributeError" todo; a read elsewhere in the file, or in a block left as it is, keeps it.
 
 Why:
 
@@ -131,6 +133,7 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
         call = cast(cst.Call, item.item)  # _lazy_item matched a call
         tp = find_keyword(call, "tensor_parallel_size")
         tp_value = tp.value if tp is not None else (call.args[0].value if call.args and call.args[0].keyword is None else None)
+        read = tp_value  # the header's own expression (tp_value may become the value it follows to)
         if tp_value is not None:
             followed = follow_moved_field(args_plan(self.ctx), self.scope_path, tp_value, mesh_key(self.ctx))
             ones = self._degree_one(tp_value) if followed is None else None
@@ -138,6 +141,7 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
                 # every degree the project gives the script is 1: the block did nothing a plain load does not
                 self.ones.add(node)
                 self.ctx.shared.setdefault(DROPPED_DEGREES, set()).add(tp_value)
+                self._claim(call, tp_value)
                 self.fixed(node, f"with lazy_load_for_parallelism(tensor_parallel_size={source_of(tp_value)}) removed: "
                                  f"every tensor parallel degree the project gives this script is 1 ({'; '.join(ones)}), "
                                  "so the model loads whole with no distributed_config (plain data parallelism under "
@@ -156,12 +160,22 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
                                 + mesh_note(self.ctx))
                 return
             tp_value = followed
+        self._claim(call, read)
         pp = find_keyword(call, "pipeline_parallel_size")
         # one note per fact: the training arguments' own pipeline_parallel_size=<same> gets NM202's todo
         if pp is not None and literal_value(pp.value) != 1 and not _noted_on_arguments(self.ctx.source, pp.value):
             self.todo(pp, f"pipeline_parallel_size={source_of(pp.value)}: " + TRAINING_ARGS["pipeline_parallel_size"]
                       .message.removesuffix("; removed") + "; keep the model whole or split it by hand")
         self.tp_stack.append(tp_value if tp_value is not None and literal_value(tp_value) != 1 else _NO_TP)
+
+    def _claim(self, call: cst.Call, tp: cst.BaseExpression | None) -> None:
+        """The header's other arguments (``pipeline_parallel_size=training_args.pipeline_parallel_size``) go with
+        the header this rule removes: NM208 gives those reads no todo (this rule's own note on the pipeline size
+        says what to do). The tensor parallel degree is carried to the load, so NM208 still follows its read."""
+        claimed = self.ctx.shared.setdefault(DROPPED_DEGREES, set())
+        for arg in call.args:
+            if arg.value is not tp and isinstance(arg.value, cst.Attribute):
+                claimed.add(arg.value)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if self.ctx.matches(original.func, LAZY_OPTIMIZER) and len(updated.args) == 1:
