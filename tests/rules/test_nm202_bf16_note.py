@@ -34,7 +34,8 @@ def test_a_model_loaded_in_bf16_gets_no_bf16_note() -> None:
 
 def test_a_model_loaded_in_float32_keeps_the_note_worded_for_the_pinned_line() -> None:
     old = _bf16_todos(migrate(SCRIPT.format(dtype="low_cpu_mem_usage=True"), "NM202", project=PINNED_03))
-    assert len(old) == 1 and 'optimum-neuron <= 0.3.0 (its default half_precision_backend "xla" cast the model' in old[0]
+    assert len(old) == 1
+    assert 'optimum-neuron <= 0.3.0 (its default half_precision_backend "xla" cast the model' in old[0]
     assert "0.4.x" not in old[0]
     new = _bf16_todos(migrate(SCRIPT.format(dtype="dtype=torch.float32"), "NM202", project=PINNED_04))
     assert len(new) == 1 and "optimum-neuron 0.4.x (without use_autocast it cast the model to bf16)" in new[0]
@@ -51,7 +52,8 @@ def test_a_model_bound_again_to_something_else_keeps_the_note() -> None:
 def test_a_load_on_one_branch_only_keeps_the_note() -> None:
     source = SCRIPT.format(dtype="dtype=torch.bfloat16").replace(
         '    model = AutoModelForCausalLM.from_pretrained("m", dtype=torch.bfloat16)\n',
-        '    model = None\n    if True:\n        model = AutoModelForCausalLM.from_pretrained("m", dtype=torch.bfloat16)\n')
+        '    model = None\n    if True:\n'
+        '        model = AutoModelForCausalLM.from_pretrained("m", dtype=torch.bfloat16)\n')
     assert len(_bf16_todos(migrate(source, "NM202", project=PINNED_03))) == 1
 
 

@@ -31,7 +31,8 @@ def _todos(result) -> list[str]:
 def test_the_dict_of_parsed_arguments_needs_no_check_and_gets_the_sft_additions() -> None:
     result = migrate(PARSED, "NM202")
     assert not any(m.startswith(SPLAT) for m in _todos(result))
-    assert "SFTConfig(max_length=max_len, packing=True, **args, pad_to_multiple_of=max_len, packing_strategy=\"wrapped\")" in result.text
+    assert ('SFTConfig(max_length=max_len, packing=True, **args, pad_to_multiple_of=max_len, '
+            'packing_strategy="wrapped")') in result.text
 
 
 def test_the_dict_of_arguments_built_by_a_neuron_class_needs_no_check() -> None:
@@ -55,7 +56,8 @@ def test_unknown_or_incomplete_sources_keep_the_todo() -> None:
     base = TrainingArguments(output_dir="out")
     cfg = NeuronSFTConfig(packing=False, **base.to_dict())
     """  # a stock class without torch_compile: the dict does not carry it
-    edited = PARSED.replace("    return NeuronSFTConfig", "    args[\"tensor_parallel_size\"] = 8\n    return NeuronSFTConfig")
+    edited = PARSED.replace("    return NeuronSFTConfig",
+                            "    args[\"tensor_parallel_size\"] = 8\n    return NeuronSFTConfig")
     from_method = PARSED + """
 
 class Runner:
