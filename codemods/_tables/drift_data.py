@@ -1366,3 +1366,10 @@ REMOVED_FIELDS = {
         'warmup_ratio': 'transformers 4.43.2, transformers 4.57.1',
     },
 }
+
+# SFTConfig(dataset_kwargs={key: ...}) keys the old trl read and the installed trl ignores -> (versions that
+# read it, its default there); decisions live in codemods/drift/nm601_training_args_drift.py
+REMOVED_DATASET_KWARGS = {
+    'add_special_tokens': ('trl 0.11.4', True),
+    'append_concat_token': ('trl 0.11.4', True),
+}

@@ -14,6 +14,14 @@ trl 0.11.4 / 0.24.0 (wheels read as data) against the installed transformers 5 /
 * ``max_seq_length`` -> ``max_length``, ``no_cuda`` -> ``use_cpu``, ``group_by_length=True`` ->
   ``train_sampling_strategy="group_by_length"`` ...
 
+``SFTConfig(dataset_kwargs={...})`` keys that trl 0.11 passed to its dataset preparation and trl 1.x ignores (it
+reads only ``skip_prepare_dataset``; ``REMOVED_DATASET_KWARGS``, generated from the wheels too) stay in the code
+with a finding (NM202 reports them the same way for ``NeuronSFTConfig``): ``"add_special_tokens": False`` is a
+todo (trl 1.x tokenizes plain-text examples with ``tokenizer(text)``, which adds the tokenizer's special tokens, e.g.
+a BOS; to keep the old tokens, tokenize the dataset yourself into an ``input_ids`` column), as is
+``"append_concat_token": False`` (trl 1.x appends EOS to every non-conversational example); the value True of
+either is what trl 1.x does anyway: an ``info``.
+
 Scope per file: only the files the Neuron migration reaches (Neuron code, the modules it imports, the scripts
 Neuron launchers run, the scripts where the project installs the Neuron stack; ``codemods/drift/_reach.py``).
 Another file of the project, such as a GPU baseline with its own launcher, is left as it is with one ``info``
@@ -45,12 +53,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._lib.cst import set_args
-from codemods._tables.drift_data import REMOVED_FIELDS
+from codemods._lib.cst import find_keyword, literal_value, set_args, source_of
+from codemods._tables.drift_data import REMOVED_DATASET_KWARGS, REMOVED_FIELDS
 from codemods._tables.training_symbols import ARGS_CLASSES
 from codemods.drift._base import DriftRule
 from codemods.training._base import apply_field_map
-from migrate.rule import Safety
+from migrate.findings import Severity
+from migrate.rule import PythonRule, Safety
 
 REMOVED = {
     target: set(REMOVED_FIELDS.get("TrainingArguments", {})) | set(REMOVED_FIELDS.get(target, {}))
@@ -72,6 +81,8 @@ class TrainingArgsDrift(DriftRule):
         if qualified is None:
             return updated
         target = ARGS_CLASSES[qualified]
+        if target == "SFTConfig":
+            report_dataset_kwargs(self, original)
         names = {a.keyword.value for a in original.args if a.keyword is not None}
         if not names & REMOVED[target]:
             return updated
@@ -81,3 +92,40 @@ class TrainingArgsDrift(DriftRule):
         for node, message in result.todo:
             self.todo(node, message)
         return set_args(updated, result.args)
+
+
+_IGNORED = ('is ignored by trl 1.x SFTTrainer, which reads only "skip_prepare_dataset" from dataset_kwargs (trl '
+            "0.11 passed the key to its dataset preparation)")
+#: what trl 1.x does instead (trl/trainer/sft_trainer.py, _prepare_dataset: add_eos, then trl.data_utils._tokenize)
+_NOW = {
+    "add_special_tokens": ("trl 1.x tokenizes plain-text examples with tokenizer(text), which adds the tokenizer's "
+                           "special tokens (a BOS for Llama), and chat examples with apply_chat_template (the "
+                           "template's tokens only)"),
+    "append_concat_token": ("trl 1.x appends the EOS token to every non-conversational example before packing "
+                            "(chat examples end with the template's end-of-turn token)"),
+}
+#: how to keep the old behaviour where it differs
+_KEEP = ('to keep the old tokens, tokenize the dataset yourself (an "input_ids" column, which trl 1.x does not '
+         "tokenize again) and remove the key")
+
+
+def report_dataset_kwargs(rule: PythonRule, call: cst.Call) -> None:
+    """The ``dataset_kwargs`` keys of an ``SFTConfig(...)`` that trl 1.x ignores (``REMOVED_DATASET_KWARGS``): an
+    ``info`` where the value is what trl 1.x does anyway (the key has no effect), else a todo saying what trl 1.x
+    does instead and how to keep the old behaviour. The code stays: the key is ignored, not rejected."""
+    given = find_keyword(call, "dataset_kwargs")
+    if given is None or not isinstance(given.value, cst.Dict):
+        return
+    for element in given.value.elements:
+        if not (isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString)):
+            continue
+        key = element.key.evaluated_value
+        if key not in REMOVED_DATASET_KWARGS or key not in _NOW:
+            continue
+        _, old_default = REMOVED_DATASET_KWARGS[key]
+        value = literal_value(element.value)
+        shown = f'dataset_kwargs "{key}": {source_of(element.value)}'
+        if value is True and old_default is True:  # trl 1.x does what the old default (True) did
+            rule.ctx.report(rule.id, element, Severity.INFO, f"{shown} {_IGNORED}; no effect: {_NOW[key]}")
+        else:
+            rule.todo(element, f"{shown} {_IGNORED}: {_NOW[key]}; {_KEEP}")

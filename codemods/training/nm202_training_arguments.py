@@ -36,7 +36,7 @@ It also adds ``torch_compile=True`` (backend chosen automatically on Neuron; als
 NeuronCore through XLA; torch_xla alone may be a TPU script), and for ``SFTConfig``
 ``pad_to_multiple_of=<max_length>`` and ``packing_strategy="wrapped"`` when ``packing=True``. In
 ``model_init_kwargs`` dicts ``torch_dtype`` becomes ``dtype`` and ``flash_attention_2`` becomes ``sdpa``;
-``optim="adamw_torch_xla"`` becomes ``"adamw_torch"``. trl 1.x's ``SFTConfig`` / ``ORPOConfig`` change
+``optim="adamw_torch_xla"`` becomes ``"adamw_torch"``; ``dataset_kwargs`` keys trl 1.x ignores get NM601's findings. trl 1.x's ``SFTConfig`` / ``ORPOConfig`` change
 TrainingArguments defaults (``learning_rate``, ``gradient_checkpointing``, ``bf16``, ``logging_steps``:
 ``codemods/_tables/training_defaults.py``, checked against the installed trl): on a project pinned to
 optimum-neuron <= 0.3, whose ``NeuronSFTConfig`` (trl 0.11) kept the TrainingArguments defaults, the old values
@@ -110,6 +110,7 @@ from codemods._lib.parsed_args import PARSE_METHODS, PARSERS
 from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES, launch_values, script_paths
 from codemods._tables.training_defaults import OLD_DEFAULTS_KNOWN, TRL_DEFAULT_CHANGES, listed
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
+from codemods.drift.nm601_training_args_drift import report_dataset_kwargs
 from codemods.training._base import (
     CARRIES_DEGREE,
     TracksScope,
@@ -204,6 +205,8 @@ class TrainingArguments(TracksScope, PythonRule):
             return self._stock_on_xla(original, updated)
         target = NEURON_ARGS_CLASSES[qualified]
         self.migrated = True
+        if target == "SFTConfig":
+            report_dataset_kwargs(self, original)  # trl 0.11 dataset_kwargs keys trl 1.x ignores (NM601's table)
         result = apply_field_map(updated, original, target)
         for node, message in result.fixed:
             self.fixed(node, message)
