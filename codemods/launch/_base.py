@@ -110,7 +110,14 @@ def plain_run_targets(text: str) -> frozenset[str]:
         if NPC in code or "%%writefile" in line:  # a notebook cell that writes the script does not run it
             continue
         names.update(posixpath.basename(match) for match in TARGET_WORD.findall(code))
+        if '"cell_type"' in text:  # a notebook's `!{cmd}` runs the command its Python variable holds: "{cmd}"
+            names.update("{" + name + "}" for name in NOTEBOOK_RUN.findall(code)
+                         if len(re.findall(rf"(?<![\w.]){name}\s*[-+*/%|&]?=(?!=)", text)) <= 1)  # one value, set once
     return frozenset(names)
+
+
+#: a notebook ``!{cmd}`` line (``!!{cmd}``, ``!{cmd} --flag``): the command is the Python variable's value
+NOTEBOOK_RUN = re.compile(r"(?<![\w!])!!?\s*\{([A-Za-z_]\w*)\}")
 
 
 PLAIN_RUNS = ProjectFact("launch.plain-runs",

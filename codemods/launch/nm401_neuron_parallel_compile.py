@@ -4,7 +4,8 @@ What it does:
 
 * A pass whose command the file also runs without the prefix (the same script or ``$CMD``), or that another
   file of the project runs (a ``compile.sh`` beside ``train.sh``, another notebook cell; a project fact
-  gathered in the scan pass), or a short ``--max_steps N`` run: the command is deleted (``srun``,
+  gathered in the scan pass; in a notebook, ``!neuron_parallel_compile {cmd}`` where another cell runs ``!{cmd}``
+  and ``cmd`` is assigned once), or a short ``--max_steps N`` run: the command is deleted (``srun``,
   ``sbatch --wrap "..."`` and ``if ...; then ...; fi`` one-liners included; an emptied block gets ``:``, and
   a multi-line ``if [ "${COMPILE:-0}" = 1 ]; then ... fi`` left with only that ``:``, whose test only compares
   values (no ``$(...)``, redirection or pipe), is deleted whole; one left with ``echo`` lines gets a todo).
@@ -67,6 +68,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from pathlib import PurePath
 from typing import Callable
 
 from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, STAYS_ON_XLA
@@ -110,7 +112,23 @@ def _wraps_command(rest: str) -> bool:
         return False
     first = unquote(words[0]).rsplit("/", 1)[-1]
     return first in COMMAND_WORDS or first.startswith(("$", ".")) or first.endswith((".sh", ".py")) \
+        or INTERPOLATION.fullmatch(first) is not None \
         or bool(assignment_name(first)) or first in {"uv", "conda", "make", "ssh", "sudo", "singularity", "apptainer"}
+
+
+#: IPython's ``{cmd}`` in a notebook ``!`` line: the command a Python variable holds
+INTERPOLATION = re.compile(r"\{[A-Za-z_]\w*\}")
+_NOTEBOOK_CELL = re.compile(r"(.*)\.cell\d+\.sh")
+
+
+def notebook_runs(project, path) -> Callable[[str], bool]:
+    """``runs("{cmd}")``: whether another ``!{cmd}`` line of the notebook a cell's ``!`` line comes from (its
+    rules see ``nb.cellN.sh``) runs that variable's command without neuron_parallel_compile; any other name:
+    ``runs_elsewhere``."""
+    elsewhere = runs_elsewhere(project)
+    cell = _NOTEBOOK_CELL.fullmatch(PurePath(path).as_posix())
+    own = project.of(PLAIN_RUNS.name).get(cell.group(1) + ".ipynb", frozenset()) if cell is not None else frozenset()
+    return lambda name: name in own if INTERPOLATION.fullmatch(name) else elsewhere(name)
 
 
 _NPC_OTHER_OPTION = re.compile(r"neuron_parallel_compile\s+--(?!num[_-]parallel|command(?:=|\s+)compile)")
@@ -145,7 +163,8 @@ def _run_target(code: str) -> str | None:
     """The script (``x.py``/``x.sh``) or command variable (``$CMD``) a command line runs."""
     for word in words_of(code):
         value = unquote(word)
-        if value.endswith((".py", ".sh", ".sbatch", ".slurm")) or re.fullmatch(r"\$\{?\w+\}?", value):
+        if value.endswith((".py", ".sh", ".sbatch", ".slurm")) or re.fullmatch(r"\$\{?\w+\}?", value) \
+                or INTERPOLATION.fullmatch(value):
             return value
     return None
 
@@ -189,6 +208,8 @@ def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], 
         why = None
         if target is not None and target in plain:
             why = f"the real run of {target} in this file"
+        elif target is not None and INTERPOLATION.fullmatch(target) and runs_elsewhere(target):
+            why = f"the real run `!{target}` in another cell of this notebook"
         elif target is not None and runs_elsewhere(posixpath.basename(target)):
             why = f"the real run of {target} elsewhere in the project"
         elif steps is not None and 0 < int(steps.group(1)) <= SHORT_RUN_STEPS:
@@ -522,7 +543,7 @@ class DropNeuronParallelCompile(LaunchRule):
     facts = (PLAIN_RUNS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, STAYS_ON_XLA, XSER_LOADS)
 
     def apply(self, doc: TextDocument) -> None:
-        edit_npc(doc, self.report, runs_elsewhere(self.ctx.options.project), self.unseen_target(doc))
+        edit_npc(doc, self.report, notebook_runs(self.ctx.options.project, self.ctx.path), self.unseen_target(doc))
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
