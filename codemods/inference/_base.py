@@ -327,6 +327,94 @@ def _already_moved(value: cst.BaseExpression) -> bool:
     return isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
 
 
+#: tensor methods that keep a value on the device it is on (an output of the model stays a device tensor)
+DEVICE_KEEPING = frozenset({"float", "double", "half", "bfloat16", "detach", "squeeze", "unsqueeze", "mean", "sum",
+                            "softmax", "log_softmax", "sigmoid", "argmax", "contiguous", "clone", "flatten", "reshape",
+                            "view", "norm", "exp", "abs", "round", "t", "transpose", "permute"})
+
+
+class _StatementCalls(cst.CSTVisitor):
+    """The calls of one scope (a function body, or the module outside its functions) with their statements."""
+
+    def __init__(self, scope: cst.CSTNode) -> None:
+        self.scope = scope
+        self.found: list[tuple[cst.SimpleStatementLine, cst.Call]] = []
+        self.lines: list[cst.SimpleStatementLine] = []  # every statement line, in file order
+        self._statement: cst.SimpleStatementLine | None = None
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.scope
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._statement = node
+        self.lines.append(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self._statement is not None:
+            self.found.append((self._statement, node))
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    found: set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            cstwalk.visit(attribute.value, self)
+            return False
+
+    cstwalk.visit(node, _Names())
+    return found
+
+
+def _contains(node: cst.CSTNode, target: cst.CSTNode) -> bool:
+    class _Find(cst.CSTVisitor):
+        hit = False
+
+        def on_visit(self, visited: cst.CSTNode) -> bool:
+            if visited is target:
+                _Find.hit = True
+            return not _Find.hit
+
+    cstwalk.visit(node, _Find())
+    return _Find.hit
+
+
+def _device_chain(node: cst.BaseExpression, call: cst.Call, direct: set[str]) -> bool:
+    """``node`` is the model call's output (the call, or a name bound to such a chain) through attributes,
+    subscripts and device-keeping tensor methods only: certainly a tensor (or output) on the model's device."""
+    while True:
+        if node is call or (isinstance(node, cst.Name) and node.value in direct):
+            return True
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Attribute):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and node.func.attr.value in DEVICE_KEEPING:
+            node = node.func.value
+        else:
+            return False
+
+
+def _host_side(node: cst.BaseExpression) -> bool:
+    """A chain that already leaves the device (``x.cpu()``, ``x.numpy()``, ``x.to("cpu")``, ``x.item()`` ...)."""
+    while isinstance(node, (cst.Subscript, cst.Attribute, cst.Call)):
+        if isinstance(node, cst.Call):
+            method = node.func.attr.value if isinstance(node.func, cst.Attribute) else ""
+            if method in ("cpu", "numpy", "tolist", "item") or (method == "to" and "cpu" in source_of(node)):
+                return True
+            node = node.func
+        else:
+            node = node.value
+    return False
+
+
 @dataclass
 class Arguments:
     """A call's arguments after splat resolution."""
@@ -524,6 +612,7 @@ class InferenceRule(PythonRule):
         self._after: dict[int, list[cst.BaseStatement]] = {}
         self._remove: set[int] = set()
         self._input_moves: dict[int, str] = {}  # `inputs = tokenizer(...)` statement id -> the model it feeds
+        self._cpu_moves: dict[int, list[str]] = {}  # statement id -> sources of model outputs numpy reads there
         self._call_todos: dict[int, list[str]] = {}  # call id -> todos reported when the traversal reaches it
         self.prepare(node)
         self._plan_compiled_reads(node)
@@ -589,6 +678,56 @@ class InferenceRule(PythonRule):
                     self.todo_at_call(site.call,
                         f"{site.model} is on the device now (optimum's compiled model took CPU tensors): move "
                         f"`{source_of(value)}` there first, e.g. `.to({site.model}.device)`")
+            if self.outputs_tensors and any(_tensor_producer(value, site.scope) is not None for value in site.inputs):
+                self._plan_output_moves(site)
+
+    #: the loaded model's calls return tensors (ModelOutput): numpy reads of them get ``.cpu()`` once the
+    #: inputs follow the model to the device (a pipeline returns images / lists, no device tensors)
+    outputs_tensors = False
+
+    def _plan_output_moves(self, site: CallSite) -> None:
+        """Its inputs now follow the model to the device, and so do its outputs (optimum's compiled model
+        returned CPU tensors): ``.numpy()`` and ``np.*`` / ``numpy.*`` raise on a tensor of any other device. In
+        the call's scope, a ``.numpy()`` receiver or ``np.*`` argument that is certainly the call's output (the
+        call, or names bound once to it, through attributes, subscripts and device-keeping tensor methods) gets
+        ``.cpu()``; any other one that reads a value computed from it (through a function of the file, say) gets a
+        todo there. (``.tolist()`` copies from any device itself.)"""
+        direct: set[str] = set()
+        derived: set[str] = set()
+        statements = _StatementCalls(site.scope.node)
+        cstwalk.visit(site.scope.node, statements)
+        lines = {id(line): name for name, found in site.scope.assigns.items() if len(found) == 1 for line in found}
+        for line in statements.lines:  # in file order: a name is bound before it is read
+            name = lines.get(id(line))
+            if name is None or name in direct or name in derived:
+                continue
+            value = cast(cst.Assign, line.body[0]).value  # the line is `name = value`
+            if _device_chain(value, site.call, direct):
+                direct.add(name)
+            elif _contains(value, site.call) or _names(value) & (direct | derived):
+                derived.add(name)
+        for line, call in statements.found:
+            func = call.func
+            if not isinstance(func, cst.Attribute):
+                continue
+            if func.attr.value == "numpy" and not call.args:
+                values = [func.value]
+            elif isinstance(func.value, cst.Name) and func.value.value in ("np", "numpy") \
+                    and self.ctx.qualnames(func.value) & {"numpy"}:
+                values = [arg.value for arg in call.args]
+            else:
+                continue
+            for value in values:
+                if _host_side(value):
+                    continue
+                if _device_chain(value, site.call, direct):
+                    self._cpu_moves.setdefault(id(line), []).append(source_of(value))
+                elif _contains(value, site.call) or _names(value) & (direct | derived):
+                    message = (f"{site.model} is on the device now, and so are its outputs (optimum's compiled model "
+                               f"returned CPU tensors): `{source_of(value)}` comes from {site.model}'s output; if it "
+                               "is a tensor there, add .cpu() before numpy (it raises on any other device)")
+                    if message not in self._call_todos.get(id(call), []):
+                        self.todo_at_call(call, message)
 
     def only_saved(self, load: cst.Call) -> bool:
         """Whether ``load`` (the original call, the current statement's value) is a compile-and-save job's:
@@ -745,10 +884,45 @@ class InferenceRule(PythonRule):
             moved = cst.Call(func=cst.Attribute(value=assign.value, attr=cst.Name("to")),
                              args=[cst.Arg(parse_expression(f"{model}.device"))])
             updated = updated.with_changes(body=[assign.with_changes(value=moved), *updated.body[1:]])
+        moves = self._cpu_moves.pop(id(original), None)
+        if moves:
+            updated = self._moved_to_cpu(original, updated, moves)
         extra = self._after.pop(id(original), None)
         if not extra:
             return updated
         return cst.FlattenSentinel([updated, *extra])
+
+    def _moved_to_cpu(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine,
+                      sources: list[str]) -> cst.SimpleStatementLine:
+        """``X.numpy()`` -> ``X.cpu().numpy()``, ``np.f(X)`` -> ``np.f(X.cpu())`` for the planned ``X`` sources."""
+        done: list[str] = []
+
+        def cpu(value: cst.BaseExpression) -> cst.BaseExpression:
+            done.append(source_of(value))
+            return cst.Call(func=cst.Attribute(value=value, attr=cst.Name("cpu")))
+
+        class _Cpu(cst.CSTTransformer):
+            def leave_Call(self, _: cst.Call, call: cst.Call) -> cst.Call:
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value == "numpy" and not call.args \
+                        and source_of(func.value) in sources:
+                    return call.with_changes(func=func.with_changes(value=cpu(func.value)))
+                if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                        and func.value.value in ("np", "numpy"):
+                    return call.with_changes(args=[arg.with_changes(value=cpu(arg.value))
+                                                   if source_of(arg.value) in sources else arg for arg in call.args])
+                return call
+
+        moved = cast(cst.SimpleStatementLine, updated.visit(_Cpu()))
+        for source in dict.fromkeys(sources):
+            if source in done:
+                self.fixed(original, f"`{source}` -> `{source}.cpu()` before numpy: the model's outputs are on its "
+                                     "device now (optimum's compiled model returned CPU tensors; numpy raises on "
+                                     "any other device)")
+            else:
+                self.todo(original, f"`{source}` is the model's output, on its device now: add .cpu() before numpy "
+                                    "(it raises on any other device)")
+        return moved
 
     # ----------------------------------------------------------------------------------- lookups
     def lookup(self, name: str) -> cst.BaseExpression | None:

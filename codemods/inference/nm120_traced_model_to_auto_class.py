@@ -25,7 +25,12 @@ What it does:
   call-shape advice in a file that only saves the model says to apply it where the model is called;
 * the inputs follow the model to the device (optimum's compiled model took CPU tensors): at each call of the
   model in the file (SageMaker ``predict_fn`` fed by ``model_fn`` included), an input assigned in that scope
-  from ``tokenizer(..., return_tensors="pt")`` gets ``.to(model.device)``; other inputs get a ``todo``;
+  from ``tokenizer(..., return_tensors="pt")`` gets ``.to(model.device)``; other inputs get a ``todo``. Its
+  outputs are then on the device too (optimum returned CPU tensors, and ``.numpy()`` / ``np.*`` raise on any other
+  device): in that scope a ``.numpy()`` receiver or ``np.*`` argument that is certainly the call's output (the
+  call or names bound once to it, through attributes, subscripts and device-keeping tensor methods such as
+  ``.float()``) gets ``.cpu()``; one computed from it otherwise (through a function of the file) gets a ``todo``
+  there; ``.tolist()`` copies from any device itself;
 * reads of what the compiled model carried (``model.config.neuron["static_input_shapes"]["batch_size"]``,
   ``model.input_shapes["sequence_length"]``, ``model.neuron_config.batch_size``) on a variable assigned once
   from the rewritten load become the literal shape of an ``export=True`` load; any other read of them (another
@@ -103,6 +108,7 @@ class TracedModelToAutoClass(InferenceRule):
     legacy_modules = ("optimum.neuron",)
     places_model = True
     compiled_reads = True  # m.config.neuron[...] / m.input_shapes[...] / m.neuron_config.<f>: literal or todo
+    outputs_tensors = True  # numpy reads of its outputs get .cpu() (or a todo) once its inputs are moved
 
     loads = TRACED
     facts = (MODULE_DICTS,)  # **NAME of a dict a project module binds once

@@ -244,6 +244,32 @@ def test_reads_of_the_traced_models_compiled_shapes_take_the_exported_values(tmp
     assert values(run(script, tmp_path))["shape"] == "[2, 12, 32]"
 
 
+TRACED_NUMPY = '''
+import numpy as np
+import torch
+from optimum.neuron import NeuronModelForFeatureExtraction
+from transformers import AutoTokenizer
+
+model = NeuronModelForFeatureExtraction.from_pretrained({model!r}, export=True, batch_size=2, sequence_length=12)
+tokenizer = AutoTokenizer.from_pretrained({model!r})
+enc = tokenizer(["a cat", "the dog"], padding="max_length", max_length=12, return_tensors="pt")
+with torch.no_grad():
+    outputs = model(**enc)
+cls = outputs.last_hidden_state[:, 0]
+print("RESULT norms=%s" % list(np.linalg.norm(cls.float().numpy(), axis=-1).shape))
+print("RESULT mean=%s" % np.asarray(outputs.last_hidden_state).shape[1])
+'''
+
+
+def test_numpy_reads_of_the_traced_models_outputs_run_after_the_device_moves(tmp_path: Path) -> None:
+    # rt3A #6: the inputs follow the model to the device, the outputs get .cpu() before numpy
+    model = tiny.bert(tmp_path / "bert")
+    script = migrate(TRACED_NUMPY.format(model=str(model)))
+    assert "cls.float().cpu().numpy()" in script and "np.asarray(outputs.last_hidden_state.cpu())" in script
+    result = values(run(script, tmp_path))
+    assert result["norms"] == "[2]" and result["mean"] == "12"
+
+
 DIFFUSION = '''
 import torch
 from optimum.neuron import NeuronStableDiffusionPipeline
