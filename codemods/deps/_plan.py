@@ -265,7 +265,8 @@ def requirement_set(text: str) -> dict | None:
     notes are no options), and whether it names a Neuron package (``names_neuron_package``). pip reads the
     options of every file of one install together, so a file included by one that names the repository gets its
     packages from there too (``ProjectDeps.repository_shared``); a file with a Neuron package is the Neuron
-    requirement set of its folder (``ProjectDeps.other_accelerator``)."""
+    requirement set of its folder (``ProjectDeps.other_accelerator``). A file that names optimum-neuron carries
+    its text too: whether it keeps the package decides its whole install set (``Planner.held_with``)."""
     code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
     includes = tuple(name for name in _INCLUDE.findall(code) if "://" not in name)
     repository = names_neuron_repository(code)
@@ -273,7 +274,11 @@ def requirement_set(text: str) -> dict | None:
                  for parsed in (parse(line.split(" #")[0]) for line in code.splitlines()))
     if not includes and not repository and not neuron:
         return None
-    return {"includes": includes, "repository": repository, "neuron": neuron}
+    found = {"includes": includes, "repository": repository, "neuron": neuron}
+    if any(parsed is not None and _names_optimum_neuron(parsed)
+           for parsed in (parse(line.split(" #")[0]) for line in code.splitlines())):
+        found["text"] = text  # whether its optimum-neuron stays is decided from it (``Planner.held_with``)
+    return found
 
 
 #: a requirements file named for another accelerator: ``requirements-gpu.txt``, ``requirements_cuda.txt``,
@@ -331,6 +336,8 @@ class ProjectDeps:
     requirement_sets: dict[str, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
     #: the requirements files that name a Neuron package (``names_neuron_package``)
     neuron_requirements: tuple[str, ...] = ()
+    #: requirements file naming optimum-neuron -> its text (whether its optimum-neuron stays: ``held_with``)
+    optimum_neuron_sets: dict[str, str] = field(default_factory=dict)
 
     #: the Python files notebooks write: notebook -> project path -> (modules, kept, imports the stack)
     written: dict[str, dict[str, tuple]] = field(default_factory=dict)
@@ -371,7 +378,9 @@ class ProjectDeps:
                    written=written, on_disk=on_disk, requirement_sets=sets,
                    neuron_requirements=tuple(sorted(path for path, value in
                                                     options.project.of("deps.requirement-set").items()
-                                                    if value.get("neuron"))))
+                                                    if value.get("neuron"))),
+                   optimum_neuron_sets={path: value["text"] for path, value in
+                                        options.project.of("deps.requirement-set").items() if "text" in value})
         return base.seen_from(())
 
     def seen_from(self, writers: tuple[str, ...]) -> "ProjectDeps":
@@ -417,6 +426,28 @@ class ProjectDeps:
             return True
         includers = [name for name, (includes, _) in self.requirement_sets.items() if path in includes]
         return bool(includers) and all(self._shared(name, seen | {path}) for name in includers)
+
+    def install_set(self, path: str) -> tuple[str, ...]:
+        """The other requirements files pip reads in an install that reads ``path``, or that reads ``path`` in one
+        of theirs: those it includes with ``-r`` / ``-c`` and those that include it, and theirs in turn (one
+        install set; sorted)."""
+        reached, todo = {path}, [path]
+        while todo:
+            current = todo.pop()
+            linked = set(self.requirement_sets.get(current, ((), False))[0])
+            linked |= {name for name, (includes, _) in self.requirement_sets.items() if current in includes}
+            for name in sorted(linked - reached):
+                reached.add(name)
+                todo.append(name)
+        return tuple(sorted(reached - {path}))
+
+    def relation(self, path: str, other: str) -> str:
+        """How the requirements file ``other`` joins the install of ``path`` (for a todo)."""
+        if path in self.requirement_sets.get(other, ((), False))[0]:
+            return f"{other} includes this file"
+        if other in self.requirement_sets.get(path, ((), False))[0]:
+            return f"this file includes {other}"
+        return f"{other} is installed with this file through their -r / -c includes"
 
     def other_accelerator(self, path: str, parsed_specs: list["Parsed"]) -> tuple[str, str] | None:
         """(the word of its name, the Neuron requirements file beside it) when the requirements file ``path`` is
@@ -593,9 +624,11 @@ class Planner:
 
     @classmethod
     def for_specs(cls, specs: list[str], text: str = "", options: RuleOptions | None = None,
-                  path: str | None = None, file_text: str | None = None) -> "Planner":
+                  path: str | None = None, file_text: str | None = None,
+                  follow_includes: bool = True) -> "Planner":
         """``text``: where an index option may name the Neuron repository; ``path``/``file_text``: the file, so
-        that only the project files it serves count (see ``near``)."""
+        that only the project files it serves count (see ``near``); ``follow_includes``: a requirements file
+        holds the old stack when a file of its install set does (``held_with``)."""
         parsed_specs = [parsed for parsed in (parse(spec) for spec in specs) if parsed]
         present = {parsed.name for parsed in parsed_specs}
         project = ProjectDeps.of(options)
@@ -655,10 +688,35 @@ class Planner:
                             "found`)")
             planner.hold_subject = "that command (drop neuron_parallel_compile as its todo says)"
             planner.hold_everything = True
+        if not planner.hold_everything and follow_includes and path is not None and options is not None \
+                and other is None and not planner.inf1 and not planner.inf1_flow:
+            planner.held_with(options)
         if other is not None:
             planner.other_set = True
             planner.other_accelerator = planner.other_accelerator_todo(parsed_specs, *other)
         return planner
+
+    def held_with(self, options: RuleOptions) -> None:
+        """One install set takes one decision (rt3A glue-trn: requirements.txt keeps optimum-neuron[neuronx]==0.0.25
+        for run_glue.py, and the constraints.txt it includes with ``-c`` moved to torch 2.14 / transformers 5: pip
+        reads both and cannot resolve them). When a requirements file of this file's install set
+        (``ProjectDeps.install_set``: the files it includes with ``-r`` / ``-c``, those that include it, and theirs
+        in turn) keeps its optimum-neuron, decided the way that file's own migration decides it (from facts that
+        read the same before and after the run), this file holds the old stack too. A file whose optimum-neuron
+        line is migrated holds nothing: the set moves together, as before."""
+        assert self.path is not None
+        for name in self.project.install_set(self.path):
+            text = self.project.optimum_neuron_sets.get(name)
+            if text is None:
+                continue
+            specs = [line.split(" #")[0] for line in text.splitlines()]
+            other = Planner.for_specs(specs, text, options, name, follow_includes=False)
+            if other.hold_everything and other.hold:
+                self.hold = (f"{name}'s {other.hold} ({self.project.relation(self.path, name)}: pip reads both in "
+                             f"one install, and the TorchNeuron pins do not resolve beside the stack kept there)")
+                self.hold_subject = f"the optimum-neuron line of {name}"
+                self.hold_everything = True
+                return
 
     def other_accelerator_todo(self, parsed_specs: list[Parsed], word: str, sibling: str) -> str | None:
         """The todo of another accelerator's requirement set, or None when nothing asks for one: no pin the plan

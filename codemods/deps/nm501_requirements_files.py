@@ -37,6 +37,14 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   kept optimum-neuron also names the
   other files it installs for that import the torch / Hugging Face stack (project fact ``deps.old-stack``):
   where the run moved them to the stock stack, they do not import beside the kept line;
+* one install set takes one decision: when a requirements file keeps its optimum-neuron (any of the reasons
+  above), every file of its install set (those it includes with ``-r`` / ``-c``, those that include it, and theirs
+  in turn: project fact ``deps.requirement-set``, which carries the text of a file naming optimum-neuron) is left
+  as it is too, each pin the plan would have changed with a ``todo`` naming that file and why it keeps the
+  package (rt3A glue-trn: ``constraints.txt``, included with ``-c`` by a ``requirements.txt`` that keeps
+  ``optimum-neuron[neuronx]==0.0.25`` for ``run_glue.py``, was moved to torch 2.14 / transformers 5, and
+  ``pip install -r requirements.txt`` could not resolve both); when that optimum-neuron line is migrated, the
+  files of its set are migrated as before;
 * XLA-era ``torch-neuronx`` builds (e.g. ``2.1.2.2.0.0``, ``2.8.0.2.10.16998``) -> ``torch-neuronx==2.14.*``
   (same package name, native backend: only the version tells them apart); ``torch`` pins below 2.14 follow;
 * ``torch-xla``, ``libneuronxla``, ``neuronx-distributed*``, ``transformers-neuronx``: removed; a

@@ -354,8 +354,11 @@ def test_requirement_set_fact_reads_includes_and_index_options() -> None:
         "includes": ("base.txt", "constraints.txt", "dev.txt", "other.txt"), "repository": False, "neuron": False}
     assert requirement_set(_INDEX + "torch-neuronx==2.14.*\n") == {"includes": (), "repository": True,
                                                                    "neuron": True}
+    # a file that names optimum-neuron carries its text: whether it keeps the package decides its install set
     assert requirement_set("optimum[neuronx]==1.20  # pin\n") == {"includes": (), "repository": False,
-                                                                   "neuron": True}
+                                                                   "neuron": True,
+                                                                   "text": "optimum[neuronx]==1.20  # pin\n"}
+    assert "text" not in requirement_set("# optimum-neuron==0.0.25\ntorch-neuronx==2.14.*\n")
     # torch-xla alone (a TPU set) and a package named in a comment are no Neuron package
     assert requirement_set("# -r base.txt\n# " + _INDEX + "-r https://example.com/r.txt\ntorch\n") is None
     assert requirement_set("torch-xla==2.1.2\n# torch-neuronx==2.14.*\n") is None
@@ -417,3 +420,85 @@ def test_a_requirement_set_that_is_not_another_accelerators_is_migrated() -> Non
     ):
         result = _other(path, text, sibling=sibling)
         assert "torch==2.14.*" in result.text and "another accelerator" not in result.text, path
+
+
+_HELD = ("-c constraints.txt\noptimum-neuron[neuronx]==0.0.25\ndatasets>=2.14\n",
+         {"run_glue.py": _KEPT_IMPORT})
+
+
+def _in_set(path: str, text: str, project: dict[str, str]):
+    return migrate(text, "NM501", kind=FileKind.REQUIREMENTS, path=path, project={path: text, **project})
+
+
+def test_a_file_of_an_install_set_whose_optimum_neuron_stays_holds_the_old_stack_too() -> None:
+    # rt3A glue-trn: requirements.txt keeps optimum-neuron for run_glue.py; the constraints.txt it includes with -c
+    # was moved to torch 2.14 / transformers 5, and `pip install -r requirements.txt` could not resolve both
+    includer, code = _HELD
+    result = _in_set("constraints.txt", _CONSTRAINTS, {"requirements.txt": includer, **code})
+    assert result.text == (
+        "# neuron-migrate: torch-neuronx==2.1.2.2.3.0 was left as it is: it goes with requirements.txt's "
+        "optimum-neuron, kept because run_glue.py still imports optimum.neuron (requirements.txt includes this file: "
+        "pip reads both in one install, and the TorchNeuron pins do not resolve beside the stack kept there); move "
+        "it together with the optimum-neuron line of requirements.txt (torch-neuronx==2.1.2.2.3.0 is an XLA-era "
+        "build -> torch-neuronx==2.14.* (TorchNeuron; same package name, native backend))\n"
+        "torch-neuronx==2.1.2.2.3.0\n"
+        "# neuron-migrate: torch==2.1.2 was left as it is: it goes with requirements.txt's optimum-neuron, kept "
+        "because run_glue.py still imports optimum.neuron (requirements.txt includes this file: pip reads both in "
+        "one install, and the TorchNeuron pins do not resolve beside the stack kept there); move it together with "
+        "the optimum-neuron line of requirements.txt (torch==2.1.2 -> torch==2.14.*: torch-neuronx 2.14.* needs the "
+        "same torch 2.14)\ntorch==2.1.2\n")
+    assert findings(result, "NM501") == {(1, "todo"), (2, "todo")}
+    # a second run over the migrated project (the includer carries its todo now) decides the same
+    migrated_includer = _in_set("requirements.txt", includer, {"constraints.txt": _CONSTRAINTS, **code}).text
+    assert migrated_includer != includer and "optimum-neuron[neuronx]==0.0.25" in migrated_includer
+    again = _in_set("constraints.txt", result.text, {"requirements.txt": migrated_includer, **code})
+    assert again.text == result.text
+    # the other way round and at any depth: a file that includes the held one (directly, or through a file it
+    # includes), and a file that another includer of the held one includes, hold as well
+    for path, project in (
+        ("requirements-dev.txt", {"requirements-dev.txt": "-r requirements.txt\n", "requirements.txt": includer}),
+        ("requirements-dev.txt", {"requirements-dev.txt": "-r requirements-base.txt\n",
+                                  "requirements-base.txt": "-r requirements.txt\n",
+                                  "requirements.txt": includer}),
+        ("constraints.txt", {"requirements-dev.txt": "-r requirements.txt\n-c constraints.txt\n",
+                             "requirements.txt": includer.replace("-c constraints.txt\n", "")}),
+    ):
+        own = project.pop(path, "")
+        result = _in_set(path, own + _CONSTRAINTS, {**project, **code})
+        assert result.text.startswith(own + "# neuron-migrate: torch-neuronx==2.1.2.2.3.0 was left as it is: it goes "
+                                      "with requirements.txt's optimum-neuron, kept because run_glue.py"), path
+        assert result.text.endswith("\ntorch==2.1.2\n") and "\ntorch==2.14.*" not in result.text, path
+
+
+def test_a_file_of_an_install_set_whose_optimum_neuron_moves_moves_too() -> None:
+    includer, code = _HELD
+    for project in (
+        {"requirements.txt": includer, "run_glue.py": "from optimum.neuron import NeuronTrainer\n"},  # ported
+        # not code the includer installs for (train/requirements.txt serves train/)
+        {"train/requirements.txt": includer.replace("constraints.txt", "../constraints.txt"),
+         "serve/run_glue.py": _KEPT_IMPORT},
+        {"requirements.txt": includer.replace("-c constraints.txt\n", ""), **code},  # not in its install set
+        {"requirements.txt": "-c constraints.txt\n# optimum-neuron==0.0.25\n", **code},  # a comment names it
+    ):
+        result = _in_set("constraints.txt", _CONSTRAINTS, project)
+        assert result.text.endswith("\ntorch-neuronx==2.14.*\ntorch==2.14.*\n"), project
+        assert "was left as it is" not in result.text, project
+
+
+def test_pip_reads_the_install_sets_of_the_goldens_as_one_decision() -> None:
+    # pip's own parser follows the -c include of each golden's requirements.txt; the set is either held as a whole
+    # (optimum-neuron beside its old pins) or moved as a whole (no optimum-neuron, no old pin)
+    from pathlib import Path
+
+    from packaging.requirements import Requirement
+    from pip._internal.network.session import PipSession
+    from pip._internal.req.req_file import parse_requirements
+
+    fixtures = Path(__file__).parent.parent / "fixtures" / "deps"
+    for case, held in (("constraints_held_with_includer", True), ("constraints_migrated_with_includer", False)):
+        parsed = [Requirement(item.requirement) for item in
+                  parse_requirements(str(fixtures / case / "after" / "requirements.txt"), PipSession())]
+        names = {req.name: str(req.specifier) for req in parsed}
+        assert ("optimum-neuron" in names) is held, case
+        assert (names["torch"] == "==2.1.2") is held and (names["transformers"] == "==4.43.2") is held, case
+        assert ("torch-xla" in names) is held, case
