@@ -39,9 +39,13 @@ What it does:
   ``from_pretrained(export=True, ...)`` (same mapping); the "<argument> not given" notes appear only when no source
   gives it: an unreadable ``**kw`` or extra positional argument of the getter, or a neuron config the rule cannot
   read, gets a todo to take its settings over by hand instead.
-* ``**dict`` splats are expanded when the dict literal is visible in the same scope; opaque ones stay in
-  the call with a ``todo``; a key of such a dict that no table knows (``prompt_len``) is optimum's: dropped,
-  with a ``todo`` (the stock ``from_pretrained`` raises TypeError on it).
+* ``**NAME`` splats: a dict literal bound once in the file, or a dict of constants bound once in a project
+  module it is imported from (``from app.config import SHAPES``), is expanded and sorted like inline keywords (the
+  dict stays in that module); a key of such a dict that no table knows (``prompt_len``) is optimum's: dropped,
+  with a ``todo`` (the stock ``from_pretrained`` raises TypeError on it). A ``*args`` / ``**NAME`` splat nothing
+  resolves (``**vars(args)``, ``**kwargs``, a dict changed in place) leaves the load, its import and the whole file
+  on optimum-neuron with a ``todo`` naming the splat: a stock call would get the Neuron export keys it may carry
+  (``auto_cast_type``, ``num_cores``, ``batch_size`` ...) and raise TypeError.
 * the inputs follow the model to the device, as in NM120 (``tokenizer(..., return_tensors="pt")`` assigned in
   the scope of a ``model.generate`` call gets ``.to(model.device)``); ``tok.apply_chat_template(...,
   return_tensors="pt")`` gets ``return_dict=False``: transformers 5 returns a BatchEncoding by default.
@@ -135,6 +139,7 @@ from codemods._tables.inference_symbols import decoder_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import InferenceRule, dtype_for, neuron_argument_note, torch_dtype_attr
 from codemods.inference._compiled_exports import COMPILED_EXPORTS, INTEGER_KEYS, normalized
+from codemods.inference._module_dicts import MODULE_DICTS
 from codemods.inference._padding import left_padding
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
@@ -197,7 +202,8 @@ class CausalLMStaticCache(InferenceRule):
     moves = DECODERS
     legacy_modules = ("optimum.neuron",)
     places_model = True
-    facts = (TORCHRUN_LAUNCHES, COMPILED_EXPORTS)
+    facts = (TORCHRUN_LAUNCHES, COMPILED_EXPORTS, MODULE_DICTS)  # MODULE_DICTS: **NAME of a project module's dict
+    opaque_splat_keeps_file = True  # a splat nothing resolves: the file stays on optimum-neuron
 
     def prepare(self, module: cst.Module) -> None:
         """Find ``nc = X.get_neuron_config(...)`` consumed only by ``X.export(id, nc)``: expanded, then removed."""
@@ -621,6 +627,9 @@ class CausalLMStaticCache(InferenceRule):
                             "statically"
                             if isinstance(self.literal(batch_arg.value), int) and self.literal(batch_arg.value) > 1
                             else ""))
+        for name, path in args.imported.items():
+            dropped.append(f"**{name} (a dict of {path}, folded in: its keys are sorted as keywords here; the dict "
+                           "stays there, delete it and its import here once nothing else reads it)")
         if dropped:
             self.fixed(original, f"dropped export/compiler-only arguments: {', '.join(dropped)}")
 

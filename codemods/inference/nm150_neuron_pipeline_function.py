@@ -13,6 +13,11 @@ What it does:
   ``pipe.model.compile(backend="neuron", fullgraph=True, dynamic=False)``; both only on the neuron device
   in the portable style;
 * without ``export=True`` a ``model=`` string may name Neuron-compiled artifacts: a ``todo``;
+* ``**NAME`` splats: a dict literal bound once in the file, or a dict of constants bound once in a project
+  module it is imported from, is expanded and sorted like inline keywords; a ``*args`` / ``**NAME`` splat nothing
+  resolves (``pipeline(task, model=m, **kw)`` with ``**kw`` a parameter, ``**vars(args)``, a dict changed in
+  place) leaves the call, its import and the whole file on optimum-neuron with a ``todo`` naming the splat: it
+  may carry ``export`` / ``input_shapes`` / ``compiler_args``, which transformers.pipeline does not take;
 * every other keyword (``task=``, ``batch_size=``, ``chunk_length_s=`` ...) went on to transformers.pipeline
   under optimum too and stays; optimum's positional ``tokenizer`` / ``feature_extractor`` (3rd and 4th) are
   passed by keyword, because transformers.pipeline puts ``config`` third;
@@ -59,7 +64,8 @@ import libcst as cst
 from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._tables.inference_symbols import pipeline_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
-from codemods.inference._base import Arguments, InferenceRule, padding_note, split_traced
+from codemods.inference._base import Arguments, InferenceRule, _gather_scopes, padding_note, split_traced
+from codemods.inference._module_dicts import MODULE_DICTS
 from migrate.rule import Safety
 
 MOVES = pipeline_moves()
@@ -80,9 +86,51 @@ class NeuronPipelineFunction(InferenceRule):
     triggers = OPTIMUM_NEURON_IMPORTS
     moves = MOVES
     legacy_modules = ("optimum.neuron",)
+    facts = (MODULE_DICTS,)  # **NAME of a dict a project module binds once
+    opaque_splat_keeps_file = True
 
     def is_target_call(self, call: cst.Call) -> bool:
         return bool(self.match_class(call.func, MOVES, call))
+
+    def _unresolved_splat_loads(self) -> dict[int, str]:
+        """The ``pipeline(...)`` calls of optimum's function with a ``*args`` / ``**NAME`` splat that neither a
+        dict literal of this file nor one of a project module resolves: id(call) -> the todo. The load is a
+        function call here, not ``X.from_pretrained``, hence NM150's own check; the decision is the base's: the
+        call, its import and the file stay on optimum-neuron (the splat may carry export= / input_shapes= /
+        compiler_args=, which transformers.pipeline does not take)."""
+        module = self.ctx.shared.get("module")
+        if not isinstance(module, cst.Module):
+            return {}
+        gatherer = self.ctx.memo("inference.scopes", lambda: _gather_scopes(module))
+        kept: dict[int, str] = {}
+        self._scopes = gatherer.values  # for dict_items' lookups; visit_Module sets them again
+        for call in gatherer.calls:
+            if not self.is_target_call(call):
+                continue
+            setattr(self, "_scope_stack", gatherer.call_scopes.get(id(call), [module]))  # typed in visit_Module
+            splats = [arg for arg in call.args if arg.star == "*"
+                      or (arg.star == "**" and self.dict_items(arg.value) is None)]
+            if not splats:
+                continue
+            names = ", ".join(f"`{arg.star}{source_of(arg.value)}`" for arg in splats)
+            kept[id(call)] = (
+                f"{names} cannot be resolved statically (no dict literal bound once to it in this file or in a "
+                f"project module it is imported from), so {self.id} leaves this file on optimum-neuron: the "
+                f"{source_of(call.func)} import and calls are not rewritten (transformers.pipeline would get the "
+                "Neuron export arguments it may carry - export, input_shapes, compiler_args - which it does not "
+                "take). To migrate it: pass those keys as keywords of the call (or bind the dict to a literal), "
+                "then run neuron-migrate again")
+        return kept
+
+    def _note_kept_uses(self, kept: dict[int, str]) -> None:
+        """The base's notes at kept class uses, and the todos of :meth:`_unresolved_splat_loads` at their calls."""
+        super()._note_kept_uses(kept)
+
+        def visit_call(node: cst.Call) -> None:
+            message = kept.pop(id(node), None)
+            if message is not None:
+                self.todo(node, message)
+        setattr(self, "visit_Call", visit_call)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if not self.match_class(original.func, MOVES, original):
@@ -90,7 +138,8 @@ class NeuronPipelineFunction(InferenceRule):
         arguments = self.arguments(updated)
         # only the Neuron export arguments are sorted into shapes / dtype / dropped: the pipeline's own
         # arguments (task, batch_size, chunk_length_s, ...) are transformers.pipeline's and stay as written
-        split = split_traced(self, Arguments(keywords=[(k, a) for k, a in arguments.keywords if k in NEURON_ARGS]))
+        split = split_traced(self, Arguments(keywords=[(k, a) for k, a in arguments.keywords if k in NEURON_ARGS],
+                                              imported=arguments.imported))
         notes = list(split.notes)
         for key in split.other:
             split.dropped.append(key)

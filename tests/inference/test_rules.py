@@ -31,6 +31,10 @@ def test_opaque_splat_is_kept_with_a_todo() -> None:
     """)
     assert "**vars(args)" in result.text
     assert any("cannot be resolved statically" in m for m in todos(result))
+    # the load, its import and the file stay on optimum-neuron: a stock call would get the splat's export keys
+    assert 'NeuronModelForCausalLM.from_pretrained("gpt2", export=True, **vars(args))' in result.text
+    assert "from optimum.neuron import NeuronModelForCausalLM" in result.text
+    assert not [f for f in result.findings if f.severity.value == "fixed"]
 
 
 def test_mutated_dict_is_not_expanded() -> None:

@@ -400,3 +400,55 @@ def test_the_compiled_exports_fact_reads_the_script_variables() -> None:
     assert compiled_exports("optimum-cli export neuron -m org/m --num_cores=2 --trust-remote-code out/\n") == (
         ("out", "org/m", (("num_cores", "2"),)),)
     assert compiled_exports("M=a/b\nM=c/d\noptimum-cli export neuron -m $M out\n") is None  # set twice
+
+
+def test_a_load_with_a_splat_nothing_resolves_keeps_the_file_on_optimum_neuron() -> None:
+    source = """
+        from optimum.neuron import NeuronModelForCausalLM
+
+        model = NeuronModelForCausalLM.from_pretrained("gpt2", export=True, **vars(args))
+        other = NeuronModelForCausalLM.from_pretrained("gpt2", export=True, batch_size=1, sequence_length=64)
+        """
+    result = migrate(source, "NM110")
+    code = "\n".join(line for line in result.text.splitlines() if not line.lstrip().startswith("# neuron-migrate"))
+    assert code == textwrap.dedent(source).strip("\n")  # the import and both loads stay: the file still runs
+    assert findings(result, "NM110") == {(3, "todo")}
+    (message,) = [f.message for f in result.findings if f.rule == "NM110"]
+    assert message.startswith("`**vars(args)` cannot be resolved statically") and "TypeError" in message
+
+
+def test_a_star_args_splat_and_a_parameter_splat_are_kept_too() -> None:
+    for call in ('NeuronModelForCausalLM.from_pretrained("gpt2", *extra, export=True)',
+                 'NeuronModelForCausalLM.from_pretrained(path, export=True, **neuron_kwargs)'):
+        source = f"""
+            from optimum.neuron import NeuronModelForCausalLM
+
+            def load(path, *extra, **neuron_kwargs):
+                return {call}
+            """
+        result = migrate(source, "NM110")
+        assert "from optimum.neuron import NeuronModelForCausalLM" in result.text and call in result.text
+        assert "AutoModelForCausalLM" not in result.text and "device_map" not in result.text
+        assert findings(result, "NM110") == {(4, "todo")}
+
+
+def test_a_splat_of_a_dict_a_project_module_binds_is_folded() -> None:
+    source = """
+        from optimum.neuron import NeuronModelForCausalLM
+
+        from app.config import LLM_EXPORT
+
+        model = NeuronModelForCausalLM.from_pretrained("gpt2", export=True, **LLM_EXPORT)
+        """
+    config = 'LLM_EXPORT = dict(batch_size=1, sequence_length=256, num_cores=1, auto_cast_type="bf16")\n'
+    result = migrate(source, "NM110", path="app/generate.py", project={"app/config.py": config})
+    assert 'AutoModelForCausalLM.from_pretrained("gpt2", dtype=torch.bfloat16, device_map=' in result.text
+    assert "**LLM_EXPORT" not in result.text and "max_cache_len=256" in result.text
+    messages = [f.message for f in result.findings if f.rule == "NM110" and f.severity.value == "fixed"]
+    assert any("**LLM_EXPORT (a dict of app/config.py, folded in" in m for m in messages)
+    # changed in place there: its keys are not known, the file stays
+    result = migrate(source, "NM110", path="app/generate.py",
+                     project={"app/config.py": config + 'LLM_EXPORT.update(num_cores=2)\n'})
+    assert "NeuronModelForCausalLM.from_pretrained(\"gpt2\", export=True, **LLM_EXPORT)" in result.text
+    assert findings(result, "NM110") == {(5, "todo")}
+

@@ -1,5 +1,7 @@
 """NM150: optimum.neuron.pipeline(...) becomes transformers.pipeline(...) on the device."""
 
+import textwrap
+
 from tests.rules.case import findings, migrate, unchanged
 
 
@@ -30,3 +32,52 @@ def test_transformers_pipeline_is_left_alone() -> None:
         """,
         "NM150",
     )
+
+
+def test_a_pipeline_with_a_splat_nothing_resolves_keeps_the_file_on_optimum_neuron() -> None:
+    source = """
+        from optimum.neuron import pipeline
+
+        def build(model, **neuron_options):
+            return pipeline("text-classification", model=model, **neuron_options)
+
+        generator = pipeline("text-generation", model="gpt2", export=True)
+        """
+    result = migrate(source, "NM150")
+    code = "\n".join(line for line in result.text.splitlines() if not line.lstrip().startswith("# neuron-migrate"))
+    assert code == textwrap.dedent(source).strip("\n")  # the import and both calls stay: the file still runs
+    assert findings(result, "NM150") == {(4, "todo")}
+    (message,) = [f.message for f in result.findings if f.rule == "NM150"]
+    assert message.startswith("`**neuron_options` cannot be resolved statically") and "pipeline import" in message
+
+
+def test_a_pipeline_splat_of_a_dict_bound_once_is_folded() -> None:
+    result = migrate(
+        """
+        from optimum.neuron import pipeline
+
+        def build(model):
+            options = {"export": True, "input_shapes": {"batch_size": 1, "sequence_length": 64}}
+            return pipeline("text-classification", model=model, **options)
+        """,
+        "NM150",
+    )
+    assert "from transformers import pipeline" in result.text and "**options" not in result.text
+    assert 'pipeline("text-classification", model=model, device=' in result.text
+    assert (5, "fixed") in findings(result, "NM150")
+
+
+def test_a_pipeline_splat_of_a_project_module_dict_is_folded() -> None:
+    source = """
+        from optimum.neuron import pipeline
+
+        from app.config import NEURON_OPTIONS
+
+        pipe = pipeline("text-classification", model="distilbert-base-uncased", **NEURON_OPTIONS)
+        """
+    config = 'NEURON_OPTIONS = {"export": True, "input_shapes": {"batch_size": 1, "sequence_length": 64}}\n'
+    result = migrate(source, "NM150", path="app/serve.py", project={"app/config.py": config})
+    assert "**NEURON_OPTIONS" not in result.text and "from transformers import pipeline" in result.text
+    messages = [f.message for f in result.findings if f.rule == "NM150"]
+    assert any("**NEURON_OPTIONS (a dict of app/config.py, folded in" in m for m in messages)
+    assert any("batch_size=1, sequence_length=64" in m for m in messages)
