@@ -218,19 +218,19 @@ def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], 
             report(first.line, Severity.TODO, NPC_UNSEEN_TODO.format(script=unseen[0], why=unseen[1]))
         elif why is not None and _delete_npc_command(doc, statement):
             report(first.line, Severity.FIXED, COMPILE_PASS_DELETED.format(target=target or "its command", why=why))
-            _drop_announcements(doc, first.line, report)
+            drop_announcements(doc, first.line, report)
             _note_print_only_block(doc, first.line, report)
         else:
             report(first.line, Severity.TODO, NPC_PASS_TODO.format(where=f" (it came before {why})" if why else ""))
 
 
-ANNOUNCEMENT_DELETED = ("deleted `{text}` with the neuron_parallel_compile pass below it: it only {what} that pass")
+ANNOUNCEMENT_DELETED = ("deleted `{text}` with the pre-compile pass below it: it only {what} that pass")
 _ABOUT_COMPILE = re.compile(r"compil|graph", re.I)
 _ABOUT_MORE = re.compile(r"\b(?:train\w*|then|eval\w*|real|infer\w*|serv\w*|test\w*|fine-?tun\w*)\b|\b2[.)]", re.I)
 _ECHO = re.compile(r"""^(?:echo|printf)\s+(?:-\w+\s+)*(?:"[^"`$]*(?:\$\{?\w+\}?[^"`$]*)*"|'[^']*'|[^;&|<>`"'$]+)$""")
 
 
-def _drop_announcements(doc: TextDocument, head: Line, report: Report) -> None:
+def drop_announcements(doc: TextDocument, head: Line, report: Report) -> None:
     """A comment line (``# 1) graph extraction + parallel compilation on a few steps``) or an ``echo`` statement
     (``echo "== $TASK: precompiling graphs =="``) directly above the deleted pass, at its indent, that speaks of
     compiling or graphs and of nothing else the script does (training, evaluation, then ...), goes with it: kept,

@@ -6,7 +6,8 @@ What it does:
   env lists);
 * a command run as ``NEURON_EXTRACT_GRAPHS_ONLY=1 cmd`` (alone on its line), and the plain commands between
   ``export NEURON_EXTRACT_GRAPHS_ONLY=1`` and ``unset NEURON_EXTRACT_GRAPHS_ONLY``, are deleted: kept, they
-  would now train for real beside the real run;
+  would now train for real beside the real run; with such a one-line command go the comment line and the
+  ``echo`` directly above it that speak only of compiling or graphs (as NM401 does for its passes);
 * a multi-line ``if [ "$NEURON_EXTRACT_GRAPHS_ONLY" = "1" ]; then A else B fi`` keeps B (``!=`` / ``-z``: A);
 * while another file of the project still runs this script as a ``neuron_parallel_compile`` pass (kept by
   NM401 with a todo, as nothing runs the script without it), its tests stay, with a todo: that pass needs them;
@@ -74,6 +75,7 @@ from codemods._lib.shell import (
 )
 from codemods._tables import env_vars
 from codemods.launch._base import MAX_STEPS, NPC, PLAIN_RUNS, SHORT_RUN_STEPS, TARGET_WORD, LaunchRule, runs_elsewhere
+from codemods.launch.nm401_neuron_parallel_compile import drop_announcements
 from codemods.xla._base import XSER_LOADS
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
@@ -179,6 +181,7 @@ def _delete_regions(doc: TextDocument, report: Report) -> set[int]:
             if statement is not None and len(statement) == 1 and not any(tok.kind == "op" for tok in toks):
                 drop_line(doc, site.cl.line)
                 report(site.cl.line, Severity.FIXED, REGION_DELETED.format(name=site.name))
+                drop_announcements(doc, site.cl.line, report)  # its `# compile the graphs` / `echo "precompiling"`
                 handled.add(id(site.cl.line))
             continue
         end = next((other for other in sites if other.unset and other.name == site.name
