@@ -70,6 +70,11 @@ What it does:
   module-level name bound to one), see ``_compiled_exports.py`` - the load is rewritten completely: it loads
   ``<id>`` with the shapes and dtype of that command. An ``export=`` that cannot be read (``export=args.export``, a
   ``**kwargs``) is rewritten, keeping ``path``, with a ``todo`` summary (not ``fixed``) saying the same.
+* a name bound to the Neuron class on one branch and to its stock target on the other (``if SMOKE: from
+  transformers import AutoModelForCausalLM as M else: from optimum.neuron import NeuronModelForCausalLM as M``, or
+  try/except) is a Neuron load too: its ``M.from_pretrained(...)`` sites get the same rewrite (device placement,
+  static-cache generation config: valid for the stock class on either branch), and without ``export=True`` a
+  ``todo``, not ``fixed``, that on the Neuron branch the path named a compiled folder;
 * a use of the class that stays in the code and that the stock class lacks (``X.get_neuron_config(...)`` whose
   result is read anywhere but as the ``neuron_config`` of ``X.export``, an ``X.export(...)`` with no model id this
   rule can see, any other ``X.<optimum attribute>``) keeps the whole file on optimum-neuron: renamed, it would be
@@ -451,7 +456,19 @@ class CausalLMStaticCache(InferenceRule):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             if self.match_class(node.func.value, DECODERS, node):
                 return node.func.attr.value
+            if node.func.attr.value == "from_pretrained" and self._both_bound(node.func.value) is not None:
+                return "from_pretrained"
         return None
+
+    def _both_bound(self, owner: cst.BaseExpression) -> str | None:
+        """The Neuron class ``owner`` names when the name is bound to it and to its stock target (``if SMOKE: from
+        transformers import AutoModelForCausalLM as M else: from optimum.neuron import NeuronModelForCausalLM as
+        M``), else None. Its ``from_pretrained`` loads are this rule's: what the rewrite adds (device_map, the
+        static-cache generation config) is valid for the stock class too, so they get it on either branch."""
+        qualified = self.ctx.matches(owner, DECODERS)
+        if qualified is None or DECODERS[qualified] not in self.ctx.qualnames(owner):
+            return None
+        return qualified
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if _chat_template_tensors(original):
@@ -650,7 +667,17 @@ class CausalLMStaticCache(InferenceRule):
             self.todo(original, note)
         summary = (f"{'export' if method == 'export' else 'from_pretrained'} of a compiled Neuron decoder -> "
                    "AutoModelForCausalLM.from_pretrained + static-cache generation config")
-        if compiled:  # optimum loaded compiled artifacts: the stock call cannot run until it names the checkpoint
+        owner = original.func.value if isinstance(original.func, cst.Attribute) else None
+        both = None if owner is None or self.match_class(owner, DECODERS, original) else self._both_bound(owner)
+        if compiled and both is not None and owner is not None:  # bound to both classes: the Neuron branch read a
+            where = source_of(positional[0].value) if positional else "the model path"  # compiled folder
+            self.todo(original, f"{summary}, not complete: {both} is one of the classes "
+                      f"`{source_of(owner)}` is bound to here (the stock one on the other branch), and "
+                      f"optimum's from_pretrained without export=True loads only Neuron-compiled artifacts: on that "
+                      f"branch `{where}` named a Neuron-compiled folder/repo that stock libraries cannot load. Load the "
+                      "source checkpoint there instead (checkpoint_id and checkpoint_revision in its "
+                      "neuron_config.json), with its sequence_length as max_cache_len")
+        elif compiled:  # optimum loaded compiled artifacts: the stock call cannot run until it names the checkpoint
             where = source_of(positional[0].value) if positional else "the model path"
             self.todo(original, f"{summary}, not complete: unless export= is True when it runs (it cannot be read "
                       f"here), {where} names a Neuron-compiled folder/repo that stock libraries cannot load: load the "

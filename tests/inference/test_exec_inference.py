@@ -542,3 +542,32 @@ def test_a_compiled_folder_an_export_script_writes_loads_its_source(tmp_path: Pa
     script = migrate(COMPILED_FOLDER, project={"export.sh": export})
     result = values(run(script, tmp_path))
     assert result == {"new_tokens": "4", "max_cache_len": "24"}
+
+
+BRANCH_BOUND = '''
+import os
+
+import torch
+
+if os.environ.get("SMOKE_CPU", "1") == "1":
+    from transformers import AutoModelForCausalLM as ModelCls
+else:
+    from optimum.neuron import NeuronModelForCausalLM as ModelCls
+
+model = ModelCls.from_pretrained({model!r})
+out = model.generate(input_ids=torch.tensor([[2, 7, 8]]), max_new_tokens=4, min_new_tokens=4,
+                     return_dict_in_generate=True)
+print("RESULT new_tokens=%d" % (out.sequences.shape[1] - 3))
+print("RESULT cache=%s" % type(out.past_key_values).__name__)
+print("RESULT device=%s" % model.device.type)
+'''
+
+
+def test_a_load_of_a_name_bound_to_the_neuron_class_in_one_branch_runs_on_the_stock_branch(tmp_path: Path) -> None:
+    """rt3B #6 for NM110: what the rewrite adds at the load site (device_map, the static-cache generation config)
+    runs on the stock class the other branch binds."""
+    model = tiny.llama(tmp_path / "llama")
+    script = migrate(BRANCH_BOUND.format(model=str(model)))
+    assert "device_map=" in script and 'cache_implementation="static"' in script
+    result = values(run(script, tmp_path))
+    assert result == {"new_tokens": "4", "cache": "StaticCache", "device": "cpu"}

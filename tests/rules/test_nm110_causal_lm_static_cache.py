@@ -452,3 +452,38 @@ def test_a_splat_of_a_dict_a_project_module_binds_is_folded() -> None:
     assert "NeuronModelForCausalLM.from_pretrained(\"gpt2\", export=True, **LLM_EXPORT)" in result.text
     assert findings(result, "NM110") == {(5, "todo")}
 
+
+def test_a_name_bound_to_the_neuron_class_in_one_branch_is_a_neuron_load() -> None:
+    source = """
+        import os
+
+        if os.environ.get("SMOKE"):
+            from transformers import AutoModelForCausalLM as ModelCls
+        else:
+            from optimum.neuron import NeuronModelForCausalLM as ModelCls
+
+        model = ModelCls.from_pretrained("compiled/llama")
+        """
+    result = migrate(source, "NM110")
+    assert 'model = ModelCls.from_pretrained("compiled/llama", device_map=' in result.text
+    assert 'model.generation_config.update(cache_implementation="static", compile_config=' in result.text
+    todos = [f.message for f in result.findings if f.rule == "NM110" and f.severity.value == "todo"]
+    assert any("one of the classes `ModelCls` is bound to here" in m and '`"compiled/llama"` named a Neuron-compiled'
+               in m for m in todos)
+    assert (8, "fixed") not in findings(result, "NM110")  # a compiled folder on the Neuron branch: not complete
+
+
+def test_a_name_bound_to_two_stock_classes_is_left_alone() -> None:
+    unchanged(
+        """
+        import os
+
+        if os.environ.get("SMOKE"):
+            from transformers import AutoModelForCausalLM as ModelCls
+        else:
+            from transformers import LlamaForCausalLM as ModelCls
+
+        model = ModelCls.from_pretrained("meta-llama/Llama-3.2-1B")
+        """,
+        "NM110",
+    )
