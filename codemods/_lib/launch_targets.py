@@ -24,8 +24,10 @@ from typing import Iterable
 
 from codemods._lib.parsed_args import script_cli_fields, script_field_reads
 from codemods._tables.drift_data import REMOVED_FIELDS
+from codemods.deps._plan import optimum_neuron_code, still_importing
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
+from migrate.rule import RuleOptions
 
 NEURON_ARGUMENT_CLASSES = ("NeuronTrainingArguments", "TrainiumTrainingArguments", "Seq2SeqNeuronTrainingArguments",
                            "Seq2SeqTrainiumTrainingArguments", "NeuronSFTConfig", "NeuronORPOConfig")
@@ -154,6 +156,9 @@ class Resolved:
     name: str  # the script as written (for messages)
     script: ParserScript | None = None
     path: str | None = None  # the project file it resolved to
+    #: the script parses training arguments but still imports optimum.neuron after this run (``kept_on_optimum``):
+    #: it keeps parsing them as it does now, so its flags and config keys stay as they are
+    kept: bool = False
 
     def owns(self, field_name: str) -> bool:
         """Whether the flag of the field is the script's own, to keep: its own dataclass declares the field (so the
@@ -259,21 +264,56 @@ def program_of(words: list[str]) -> Program | None:
     return None
 
 
-def resolver(project: ProjectFacts, origin: PurePath):
-    """``resolve(program) -> Resolved`` for the commands of the file ``origin``."""
+def resolver(project: ProjectFacts, origin: PurePath, options: RuleOptions | None = None):
+    """``resolve(program) -> Resolved`` for the commands of the file ``origin``; with the run's ``options``, a
+    training script that stays on optimum-neuron after this run is marked ``kept`` (``with_kept``)."""
 
     def resolve(program: Program) -> Resolved:
         if program.kind == "program":
             return Resolved(Target.UNKNOWN, program.name)
-        return resolve_script(project, origin, program.name, program.kind == "module")
+        return with_kept(resolve_script(project, origin, program.name, program.kind == "module"), options)
 
     return resolve
+
+
+#: the text of every Python file / notebook importing optimum.neuron (NM501's fact, declared by the launch rules
+#: too, so that a run selecting only them has it)
+OPTIMUM_NEURON_CODE = ProjectFact("deps.optimum-neuron-code", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}),
+                                  ("optimum.neuron",), optimum_neuron_code)
+
+
+def kept_on_optimum(options: RuleOptions | None, path: str | None) -> bool:
+    """Whether the project file ``path`` still imports optimum.neuron after this run (``survives_run``: the file
+    migrated the way the run migrates it, so a class rewrite the verifier withdrew, a file kept on optimum-neuron
+    as a whole, an import no rule ports all count). False without the run's options or while such a run is itself
+    being simulated (no nesting: a launch edit inside the simulated file does not decide what it imports)."""
+    text = options.project.of(OPTIMUM_NEURON_CODE.name).get(path or "") if options is not None else None
+    return text is not None and bool(still_importing({path or "": text}, options))
+
+
+def with_kept(resolved: Resolved, options: RuleOptions | None) -> Resolved:
+    """``resolved``, marked ``kept`` when its script parses training arguments (Neuron or stock) and stays on
+    optimum-neuron after this run: the flags it is given are still optimum-neuron's parser's to read."""
+    if resolved.script is None or not (resolved.script.neuron or resolved.script.stock) \
+            or not kept_on_optimum(options, resolved.path):
+        return resolved
+    return Resolved(resolved.target, resolved.name, resolved.script, resolved.path, kept=True)
+
+
+KEPT_ON_OPTIMUM_TODO = ("{script} stays on optimum-neuron after this run (see its findings): its flags were left as "
+                        "they are; port it, then run neuron-migrate again")
 
 
 def config_parsers(project: ProjectFacts) -> list[ParserScript]:
     """The scripts of the project that parse Neuron training arguments from a JSON/YAML config file."""
     written = [record for scripts in project.of(NOTEBOOK_SCRIPTS.name).values() for record in scripts.values()]
     return [record for record in [*project.of(PARSER_SCRIPTS.name).values(), *written] if record.neuron and record.reads_config]
+
+
+def kept_config_parsers(options: RuleOptions) -> list[str]:
+    """The project files among ``config_parsers`` that stay on optimum-neuron after this run (``kept_on_optimum``)."""
+    return sorted(path for path, record in options.project.of(PARSER_SCRIPTS.name).items()
+                  if record.neuron and record.reads_config and kept_on_optimum(options, path))
 
 
 # --------------------------------------------------- project scripts the torch_xla rules leave on torch_xla

@@ -29,7 +29,10 @@ What it does:
 * A variable that the project's Python or notebooks still read (``os.environ.get("XLA_USE_BF16")``, a project
   fact gathered in the scan pass), or that a launcher sets for a script that stays on torch_xla (outside the
   project while the launcher names the torch_xla / NxD stack, or a project script the torch_xla rules leave as a
-  whole), is left in place with a todo: removing it would change what that code does.
+  whole), is left in place with a todo: removing it would change what that code does. So is one whose training
+  script stays on optimum-neuron after this run (it still imports optimum.neuron once migrated the way the run
+  migrates it, ``kept_on_optimum`` in codemods/_lib/launch_targets.py): that script still runs on torch_xla, which
+  reads the variable, and ``--bf16 true`` is not added.
 * Command strings inside Python and notebook cells get the same edit through NM410.
 * A notebook's ``%env XLA_USE_BF16=1`` holds for every command the kernel runs after it, so it is judged on the
   training commands of all the notebook's code cells (``!`` lines, ``%%bash`` bodies, and the Python command strings
@@ -75,6 +78,7 @@ from typing import Callable
 
 from codemods._lib.launch_targets import (
     NOT_TRAINERS,
+    OPTIMUM_NEURON_CODE,
     Program,
     Resolved,
     parses_training_arguments,
@@ -203,6 +207,8 @@ def _notebook_commands(text: str) -> dict[str, tuple] | None:
 #: notebook -> the cells whose ``%env`` sets an XLA bf16 variable, and the commands of all its cells
 NOTEBOOK_COMMANDS = ProjectFact("launch.bf16-notebook-commands", frozenset({FileKind.NOTEBOOK}), NAMES,
                                 _notebook_commands)
+STAYS_TODO = ("{script} stays on optimum-neuron after this run (see its findings), on torch_xla, which still reads "
+              "this variable: port it first")
 OTHER_CELL_UNSET = ("the command running {name} in another cell of this notebook does not pass --bf16 (this edit "
                     "cannot reach that cell): add --bf16 true to it")
 
@@ -289,6 +295,8 @@ def _why_kept(commands: list[TrainerCommand], known: bool = True) -> str | None:
         name = script_names[-1] if script_names else command.resolved.name
         if not parses_training_arguments(command.resolved):
             return f"{name} is not known to parse TrainingArguments, so it may not take --bf16"
+        if command.resolved.kept:
+            return STAYS_TODO.format(script=name)
         if not command.precision_set and command.positional:
             if command.config_path is not None and known:
                 key = '"bf16": true' if (command.config or "").endswith(".json") else "bf16: true"
@@ -336,7 +344,7 @@ def edit_bf16(doc: TextDocument, report: Report, resolve: Resolve, readers=lambd
     for command in commands:
         if command.config_path is not None and precision is not None and precision(command.config_path):
             command.precision_set = True
-    if commands and all(c.resolved.path is not None and carried(c.resolved.path) for c in commands):
+    if commands and all(c.resolved.path is not None and carried(c.resolved.path) and not c.resolved.kept for c in commands):
         scripts = sorted({posixpath.basename(c.resolved.path or "") for c in commands})
 
         def carried_report(line, severity, message) -> None:
@@ -370,13 +378,13 @@ class XlaBf16Env(LaunchRule):
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
     triggers = NAMES
-    facts = (*ENV_FACTS, BF16_MODEL_SCRIPTS, CONFIG_PRECISION, NOTEBOOK_COMMANDS)
+    facts = (*ENV_FACTS, BF16_MODEL_SCRIPTS, CONFIG_PRECISION, NOTEBOOK_COMMANDS, OPTIMUM_NEURON_CODE)
 
     def apply(self, doc: TextDocument) -> None:
         project = self.ctx.options.project
         carried = project.of(BF16_MODEL_SCRIPTS.name)
         configs = project.of(CONFIG_PRECISION.name)
-        resolve = resolver(project, self.ctx.path)
+        resolve = resolver(project, self.ctx.path, self.ctx.options)
         edit_bf16(doc, self.report, resolve, self.env_readers(doc), self.unseen_target(doc),
                   lambda path: bool(carried.get(path)), lambda path: configs.get(path, ()),
                   self._notebook_commands(resolve))

@@ -40,7 +40,12 @@ config file is mapped only when a Neuron script of the project reads its argumen
 of its top-level keys are training-argument fields (so a compiled model's ``neuron_config.json`` is not edited).
 On a launcher that runs a script staying on torch_xla (a project script the torch_xla rules leave as a whole,
 or one outside the project while the launcher names the torch_xla / NxD stack) the flags stay, each with a todo
-for when that script runs on TorchNeuron. A field only trl's configs had (``max_seq_length``) gets no note on a
+for when that script runs on TorchNeuron. On a command whose training script stays on optimum-neuron after this run
+(it still imports optimum.neuron once migrated the way the run migrates it: a class rewrite the verifier withdrew, a
+file kept on optimum-neuron as a whole, an import no rule ports; ``kept_on_optimum`` in codemods/_lib/launch_targets.py,
+through NM501's fact ``deps.optimum-neuron-code``) the flags stay as they are and ``--torch_compile true`` is not
+added, with one todo per command naming the script; a config file stays too while a config-reading Neuron script
+of the project stays on optimum-neuron (one todo for the file). A field only trl's configs had (``max_seq_length``) gets no note on a
 command whose script is outside the project and does not read as a trl script (``run_glue.py`` declares its own
 ``--max_seq_length``). ``--use_cpu True`` gets a todo (the stock Trainer would train on the CPU). Command strings and argv lists inside
 Python get the same edits through NM410, SageMaker ``hyperparameters`` through NM412.
@@ -79,11 +84,14 @@ import json
 import re
 
 from codemods._lib.launch_targets import (
+    KEPT_ON_OPTIMUM_TODO,
     NOT_TRAINERS,
+    OPTIMUM_NEURON_CODE,
     PARSER_SCRIPTS,
     Program,
     Target,
     config_parsers,
+    kept_config_parsers,
     program_of,
     resolver,
 )
@@ -230,7 +238,7 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
             value_item = arguments[index + 1]
         value = inline if eq else (unquote(value_item[1].text) if value_item else None)
         mapping = flag_mapping(flag)
-        read = resolved.reads(mapping.source) if mapping is not None and unseen is None else None
+        read = resolved.reads(mapping.source) if mapping is not None and unseen is None and not resolved.kept else None
         if read is not None and (resolved.target is Target.NEURON or resolved.feeds(mapping.source)):
             shown = f"{unquote(tok.text)} {value}" if value_item is not None else unquote(tok.text)
             report(cl.line, Severity.TODO, READ_FIELD_TODO.format(flag=shown, script=resolved.name, read=read,
@@ -257,6 +265,10 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
             if not foreign_field(mapping, resolved.name):
                 report(cl.line, Severity.TODO, KEPT_FOR_XLA_TODO.format(flag=shown, script=unseen[0], why=unseen[1],
                                                                         message=as_step(plan.message)))
+        return
+    if resolved.kept:  # the script stays on optimum-neuron after this run: its parser still reads these flags
+        if plans or (compile_here and resolved.target is Target.NEURON):
+            report(command[0][0].line, Severity.TODO, KEPT_ON_OPTIMUM_TODO.format(script=resolved.name))
         return
     if resolved.target is Target.UNKNOWN:
         for cl, tok, _, value_item, plan, mapping in plans:
@@ -455,6 +467,8 @@ _BASE_TRIGGERS = ("--tensor_parallel_size", "--tensor-parallel-size", "--zero_1"
                   "tensor_parallel_size", "--disable_sequence_parallel", "--use_cpu", "--use-cpu")
 _UNFED_TODO = ("{key} was left as it is: no script of this project parses optimum-neuron training arguments from a "
                "config file, so this may not be one; if it feeds NeuronTrainingArguments/NeuronSFTConfig: {message}")
+KEPT_CONFIG_TODO = ("the training-argument keys of this config were left as they are: {scripts}, which may read it, "
+                    "stays on optimum-neuron after this run (see its findings); port it, then run neuron-migrate again")
 _KEY = re.compile(r"^(\s*)(\"?)([A-Za-z_][\w-]*)\2(\s*:\s*)(.*?)(,?)\s*$")
 
 
@@ -473,7 +487,7 @@ class NeuronTrainerFlags(LaunchRule):
     markers = MARKERS
     kinds = LAUNCH_KINDS | {FileKind.JSON}
     triggers = _triggers()
-    facts = ENV_FACTS
+    facts = (*ENV_FACTS, OPTIMUM_NEURON_CODE)
 
     def apply(self, doc: TextDocument) -> None:
         project = self.ctx.options.project
@@ -482,18 +496,20 @@ class NeuronTrainerFlags(LaunchRule):
             # not: after a first run migrated the script it is no longer a Neuron parser, and the key is still its own
             owned = {name for record in project.of(PARSER_SCRIPTS.name).values() if record.reads_config
                      for name in record.own_fields | {field for field, _ in record.reads}}
-            self._config_keys(doc, config_parsers(project), owned)
+            self._config_keys(doc, config_parsers(project), owned, kept_config_parsers(self.ctx.options))
         if doc.kind is not FileKind.JSON:
-            edit_flags(doc, self.report, resolver(project, self.ctx.path), self.unseen_target(doc))
+            edit_flags(doc, self.report, resolver(project, self.ctx.path, self.ctx.options), self.unseen_target(doc))
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
         """The same edit on a command string inside Python (run by NM410 when this rule is selected)."""
         edit_flags(doc, report, embedded.resolve, embedded.unseen(doc.text()))
 
-    def _config_keys(self, doc: TextDocument, parsers: list, owned: set[str]) -> None:
+    def _config_keys(self, doc: TextDocument, parsers: list, owned: set[str], kept: list[str]) -> None:
         """Keys of an argument-parser config, mapped when a script of the project parses Neuron training
-        arguments from a config file (a key a config-reading script declares in its own dataclass stays)."""
+        arguments from a config file (a key a config-reading script declares in its own dataclass stays). Where
+        such a script stays on optimum-neuron after this run (``kept``: the config may be its), the keys stay, with
+        one todo for the file."""
         lines = list(doc)
         indents = [len(line.text) - len(line.text.lstrip()) for line in lines if line.text.strip() and not line.text.lstrip().startswith(("#", "{", "}"))]
         if not indents:
@@ -518,6 +534,9 @@ class NeuronTrainerFlags(LaunchRule):
             if not parsers:
                 self.report(line, Severity.TODO, _UNFED_TODO.format(key=mapping.source, message=plan.message))
                 continue
+            if kept:
+                self.report(line, Severity.TODO, KEPT_CONFIG_TODO.format(scripts=", ".join(kept)))
+                return
             edited = True
             if plan.words:
                 new_value = match.group(5)

@@ -9,6 +9,9 @@ rule as NM408:
   the project that parses Neuron training arguments: keys are renamed or removed as on a command line (a
   removed key takes its value with it), ``"torch_compile": True`` is added; keys the script's own dataclass
   declares (the moved ``tensor_parallel_size``, docs/rules-training.md) stay;
+* the entry point is such a script but stays on optimum-neuron after this run (it still imports optimum.neuron once
+  migrated the way the run migrates it: ``kept_on_optimum`` in codemods/_lib/launch_targets.py): the keys stay, and
+  ``"torch_compile"`` is not added, with one todo on the dict naming the script;
 * the entry point is not in the project: the keys stay, each with a todo;
 * a script of the project that does not parse Neuron training arguments: nothing (the keys are its own).
 
@@ -58,7 +61,16 @@ import libcst as cst
 
 from codemods._lib.cst import string_value
 from codemods._lib.kernel_values import DictValue, keyword_sites
-from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, Resolved, Target, resolve_script
+from codemods._lib.launch_targets import (
+    KEPT_ON_OPTIMUM_TODO,
+    NOTEBOOK_SCRIPTS,
+    OPTIMUM_NEURON_CODE,
+    PARSER_SCRIPTS,
+    Resolved,
+    Target,
+    resolve_script,
+    with_kept,
+)
 from codemods._tables.project_markers import MARKERS
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods.launch._base import COMPILE_ADDED, FlagPlan, flag_mapping, flag_plan, foreign_field, unresolved_todo
@@ -97,7 +109,7 @@ class SageMakerHyperparameters(PythonRule):
     scope = "neuron-project"
     markers = MARKERS
     triggers = ("hyperparameters",)
-    facts = (PARSER_SCRIPTS, NOTEBOOK_SCRIPTS)
+    facts = (PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, OPTIMUM_NEURON_CODE)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -108,10 +120,11 @@ class SageMakerHyperparameters(PythonRule):
         for site in keyword_sites(self.ctx, node, "hyperparameters", _estimator):
             if site.value is not None and not site.value_here:
                 continue  # a dict of another notebook cell: migrated with that cell
-            resolved = resolve_script(self.ctx.options.project, self.ctx.path, _entry(site.call))
+            resolved = with_kept(resolve_script(self.ctx.options.project, self.ctx.path, _entry(site.call)),
+                                 self.ctx.options)
             if site.value is not None:
                 self.targets[id(site.value)] = resolved
-            elif site.here and resolved.target is Target.NEURON:
+            elif site.here and resolved.target is Target.NEURON and not resolved.kept:
                 self.unread[id(site.arg)] = resolved
 
     def visit_Arg(self, node: cst.Arg) -> None:
@@ -137,6 +150,9 @@ class SageMakerHyperparameters(PythonRule):
     def mapped(self, original: DictValue, updated: DictValue, keys: list[str | None], resolved: Resolved) -> DictValue:
         """The dict (display or ``dict()`` call; ``keys``: its members' keys) with its trainer fields mapped."""
         if resolved.target is Target.OTHER:
+            return updated
+        if resolved.kept:  # the entry point stays on optimum-neuron after this run: its parser still reads them
+            self.todo(original, KEPT_ON_OPTIMUM_TODO.format(script=resolved.name).replace("flags", "hyperparameters"))
             return updated
         call = isinstance(original, cst.Call)
         old_members: Sequence[cst.DictElement | cst.Arg] = (

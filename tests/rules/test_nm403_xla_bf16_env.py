@@ -162,3 +162,34 @@ def test_notebook_bash_cell_export_is_judged_on_its_own_cell() -> None:
     result = _run_notebook("%%bash\nexport XLA_USE_BF16=1\n", CMD_CELL)
     assert "export XLA_USE_BF16=1" in _cells(result)[0]
     assert "no command here runs a training script" in _cells(result)[0]
+
+
+#: a Neuron trainer script whose class rewrite the verifier withdraws (it reads training_args.zero_1, which the
+#: stock TrainingArguments lacks): it stays on optimum-neuron, on torch_xla, after the run
+STAYING_TRAINER = textwrap.dedent("""
+    from optimum.neuron import NeuronHfArgumentParser, NeuronTrainingArguments
+
+    (training_args,) = NeuronHfArgumentParser((NeuronTrainingArguments,)).parse_args_into_dataclasses()
+    if training_args.zero_1:
+        print("ZeRO-1")
+    """)
+PORTED_TRAINER = STAYING_TRAINER.replace('if training_args.zero_1:\n    print("ZeRO-1")\n', "")
+
+
+def _trainer_launch(script: str):
+    launcher = "#!/bin/bash\nexport XLA_USE_BF16=1\ntorchrun --nproc_per_node=2 train.py --output_dir out\n"
+    return migrate(launcher, "NM403", kind=FileKind.SHELL, path="run.sh",
+                   project={"run.sh": launcher, "train.py": script})
+
+
+def test_the_export_stays_for_a_trainer_script_left_on_optimum_neuron() -> None:
+    result = _trainer_launch(STAYING_TRAINER)
+    assert "export XLA_USE_BF16=1" in result.text and "out --bf16" not in result.text
+    assert findings(result, "NM403") == {(2, "todo")}
+    assert "train.py stays on optimum-neuron after this run" in result.findings[0].message
+
+
+def test_the_export_becomes_bf16_for_a_trainer_script_the_run_ports() -> None:
+    result = _trainer_launch(PORTED_TRAINER)
+    assert "export XLA_USE_BF16" not in result.text and "--output_dir out --bf16 true" in result.text
+    assert findings(result, "NM403") == {(2, "todo"), (3, "fixed")}  # removed, with the table's note

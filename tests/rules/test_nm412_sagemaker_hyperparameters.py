@@ -156,3 +156,19 @@ def test_a_binding_in_the_block_of_the_call_is_followed() -> None:
             job = {CALL}
         """)
     assert '    hp = {"max_steps": 10, "torch_compile": True}\n' in result.text
+
+
+def test_an_entry_point_left_on_optimum_neuron_keeps_its_hyperparameters() -> None:
+    # the verifier withdraws train.py's class rewrite (it reads training_args.zero_1): it stays on optimum-neuron
+    staying = TRAIN + 'if training_args.zero_1:\n    print("ZeRO-1")\n'
+    source = f'hp = {{"zero_1": True, "max_steps": 10}}\n{CALL}\n'
+    result = migrate(source, "NM412", path="launch.py", project={"scripts/train.py": staying})
+    assert 'hp = {"zero_1": True, "max_steps": 10}' in result.text and "torch_compile" not in result.text
+    assert findings(result, "NM412") == {(1, "todo")}
+    assert _messages(result) == ["scripts/train.py stays on optimum-neuron after this run (see its findings): its "
+                                 "hyperparameters were left as they are; port it, then run neuron-migrate again"]
+
+
+def test_an_entry_point_the_run_ports_gets_its_hyperparameters_mapped() -> None:
+    result = _run(f'hp = {{"zero_1": True, "max_steps": 10}}\n{CALL}\n')
+    assert 'hp = {"max_steps": 10, "torch_compile": True}' in result.text
