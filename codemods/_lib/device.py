@@ -24,6 +24,8 @@ from migrate.snippets import parse_expression
 
 PORTABLE_DEVICE = 'torch.accelerator.current_accelerator() or torch.device("cpu")'
 NEURON_DEVICE = 'torch.device("neuron")'
+#: True on a Trainium host running TorchNeuron, False on a GPU or CPU host (and with no accelerator at all)
+ON_NEURON = 'torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "neuron"'
 TORCH = Import("torch")
 TORCH_DISTRIBUTED = Import("torch.distributed", alias="dist")
 
@@ -39,6 +41,12 @@ def device(style: DeviceStyle) -> Code:
     if style is DeviceStyle.NEURON:
         return Code(NEURON_DEVICE, (TORCH,))
     return Code(PORTABLE_DEVICE, (TORCH,))
+
+
+def on_neuron(style: DeviceStyle, negated: bool = False) -> Code:
+    """A test that is True only where TorchNeuron runs (the native spelling of "on the accelerator" for a
+    dual-path project); ``negated``: its ``not``. The same under every ``--device-style``."""
+    return Code(f"not ({ON_NEURON})" if negated else ON_NEURON, (TORCH,))
 
 
 def device_map(style: DeviceStyle) -> Code:

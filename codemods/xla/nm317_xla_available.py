@@ -1,12 +1,24 @@
-"""NM317 xla-available-guard: ``if is_torch_xla_available():`` keeps only its non-XLA branch.
+"""NM317 xla-available-guard: ``if is_torch_xla_available():`` keeps its Neuron path behind a native Neuron check.
 
 What it does:
 
-The rule keeps the non-XLA side of an ``if`` whose whole test is the check:
+In a dual-path project the XLA side of ``if is_torch_xla_available():`` is the Trainium path, the other side the
+GPU / CPU path. When the XLA side, as the other rules ported it, holds no torch_xla name and no other rule's todo,
+both sides stay and the test becomes the native check (the same under every ``--device-style``)::
 
-* ``if is_torch_xla_available(): A else: B`` -> ``B``
-* ``if not is_torch_xla_available(): A else: B`` -> ``A``
-* no ``else`` and the XLA side is the body -> the ``if`` is removed.
+    torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "neuron"
+
+``if not is_torch_xla_available():`` becomes ``if not (<check>):`` the same way. The torch_xla imports of the
+XLA side go. An XLA side left with nothing once ported (only ``xm.mark_step()``) keeps the other side behind
+``if not (<check>):`` (``if not is_torch_xla_available(): A`` with no ``else`` too); with no other side the
+``if`` is removed. An XLA side of imports only (the module-level ``if is_torch_xla_available(): import
+torch_xla.core.xla_model as xm``) goes, the other side (if any) stays in place of the ``if``; a module-level one
+stays with a ``todo`` while a guard left in place uses a name it binds.
+
+An XLA side that is not ported (a torch_xla name left, another rule's todo inside) keeps the guard with a
+``todo`` naming what is left: on TorchNeuron the check is False and the other side runs; the Neuron path must be
+ported by hand. Fixes other rules made inside it are reported as ``todo``. A guard with a ``neuron-migrate:``
+note of an earlier run above it or in its XLA side is left as it is (the note says what to do).
 
 When the XLA side binds a name (``import torch_xla.core.xla_model as xm``, ``HAS_XLA = True``) that the file tests
 elsewhere as a flag (``if xm is not None:``, ``if not xm:``, ``hasattr(xm, ...)``), the guard stays as it is with a
@@ -40,7 +52,10 @@ Recognised: ``transformers``, ``transformers.utils``, ``transformers.utils.impor
 Why:
 
 TorchNeuron is not torch_xla: ``is_torch_xla_available()`` is False once torch-xla is uninstalled (or with
-``USE_TORCH_XLA=0``), so the XLA branch is dead code.
+``USE_TORCH_XLA=0``). Keeping only the other side would run the GPU / CPU path on Trainium: a CUDA device that
+raises there, or a silent move of the run to the host CPU. The native check is True only where TorchNeuron
+registers ``neuron`` as the accelerator, so Trainium runs the ported Neuron path and every other host the side it
+ran before.
 
 Before::
 
@@ -51,10 +66,13 @@ Before::
 
 After::
 
-    device = torch.device("cpu")
+    if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "neuron":
+        device = torch.accelerator.current_accelerator() or torch.device("cpu")
+    else:
+        device = torch.device("cpu")
 
-Safety: needs-review. The kept branch may have been written for CPU or CUDA: a reviewer checks it is right for
-Neuron (the device rules rewrite what they recognise).
+Safety: needs-review. The kept Neuron path is what the other rules ported; the other side is unchanged and runs
+only where TorchNeuron does not. A reviewer may fold the two once the project no longer needs its GPU / CPU path.
 
 References:
 
@@ -67,10 +85,12 @@ from typing import cast
 
 import libcst as cst
 
+from codemods._lib import device as dev
 from codemods.xla._base import XM, Safety, XlaRule, names, walk
 from migrate import cstwalk
 from migrate.imports import bound_name
 from migrate.rule import Severity
+from migrate.textdoc import NOTE_PREFIX
 
 CHECKS = frozenset(
     {
@@ -83,12 +103,13 @@ CHECKS = frozenset(
 )
 #: xm calls that average the gradients over the replicas: the other side of a guard seldom does (NM303 ports them)
 GRADIENT_STEPS = names((XM, ["optimizer_step", "reduce_gradients"]))
+IMPORTS_ONLY = "is_torch_xla_available() is False on TorchNeuron: XLA branch removed (it only imported torch_xla)"
 #: xm calls a step side may hold beside them: NM302 removes them
 STEP_BOUNDARIES = names((XM, ["mark_step"]), ("torch_xla", ["sync"]))
 
 
 class XlaAvailableGuard(XlaRule):
-    """if is_torch_xla_available(): ... -> keep the non-XLA branch."""
+    """if is_torch_xla_available(): ... -> the ported XLA branch behind a native Neuron check."""
 
     id = "NM317"
     name = "xla-available-guard"
@@ -99,6 +120,10 @@ class XlaAvailableGuard(XlaRule):
         super().__init__(ctx)
         self._kept_flags: set[str] = set()  # names bound by an XLA side this rule kept because the file tests them
         self._handled: set[int] = set()  # ids of the checks in if / conditional-expression tests (the others: todo)
+        #: id(updated test) -> (that test, original guard, its XLA side) for the module-level guards
+        #: of imports only
+        self._import_guards: dict[int, tuple[cst.BaseExpression, cst.If, cst.BaseSuite]] = {}
+        self._needed: set[str] = set()  # the names used in the XLA branches of the guards left in place
 
     def _is_check(self, node: cst.CSTNode) -> bool:
         return isinstance(node, cst.Call) and self.ctx.matches(node.func, CHECKS) is not None
@@ -107,6 +132,7 @@ class XlaAvailableGuard(XlaRule):
         return self.ctx.memo("nm317-flag-tests", lambda: _FlagTests.of(self.ctx.shared.get("module")))
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        updated = self._without_import_guards(updated)
         updated = self._without_unused_check_import(original, updated)
         if self._kept_flags:
             gated = self._flags().gated_nodes(self._kept_flags)
@@ -167,9 +193,11 @@ class XlaAvailableGuard(XlaRule):
                     return updated.with_changes(test=rest)
                 self.todo(original, "is_torch_xla_available() is False on TorchNeuron: simplify this condition and drop the XLA branch")
                 self._demote(original.body)
+                self._left_in_place(original)
             return updated
         if isinstance(updated.orelse, cst.If):
             self.todo(original, "is_torch_xla_available() is False on TorchNeuron: drop the XLA branch of this if/elif chain")
+            self._left_in_place(original)
             if not negated:
                 self._demote(original.body)
             return updated
@@ -197,16 +225,105 @@ class XlaAvailableGuard(XlaRule):
                       "gradients over the replicas (xm.optimizer_step / reduce_gradients) and the other branch does "
                       "not: keep the average (dist.all_reduce(p.grad); p.grad /= dist.get_world_size() for each "
                       "parameter, or wrap the model in DDP/FSDP2), then drop this guard")
+            self._left_in_place(xla_side)
             return updated
         keep: cst.BaseSuite | None
         if negated:
             keep = updated.body
         else:
             keep = updated.orelse.body if isinstance(updated.orelse, cst.Else) else None
-        self.fixed(original, "is_torch_xla_available() is False on TorchNeuron: XLA branch removed")
+        if (negated and original.orelse is None) or not _only_imports(xla_side):  # the Neuron path of the project
+            return self._neuron_path(original, updated, negated, keep)
+        module = self.ctx.shared.get("module")
+        if module is not None and any(statement is original for statement in module.body):
+            # decided in leave_Module (a guard left in place may use it); the test node is what reaches the module
+            # unchanged (later rules and the notes rebuild the if around it)
+            self._import_guards[id(updated.test)] = (updated.test, original, xla_side)
+            return updated
+        self.fixed(original, IMPORTS_ONLY)
         if keep is None:
             return cst.RemoveFromParent()
         return self._flattened(original, updated, keep)
+
+    def _without_import_guards(self, updated: cst.Module) -> cst.Module:
+        """The module-level guards of imports only go, unless a guard this rule left in place uses a name one
+        binds (its XLA branch would lose its import)."""
+        if not self._import_guards:
+            return updated
+        body: list[cst.BaseStatement] = []
+        seen: set[int] = set()
+        for statement in updated.body:
+            pending = self._import_guards.get(id(statement.test)) if isinstance(statement, cst.If) else None
+            if pending is None:
+                body.append(statement)
+                continue
+            _, original, xla_side = pending
+            statement = cast(cst.If, statement)
+            needed = sorted(_bound_names(xla_side) & self._needed)
+            if needed:
+                seen.add(id(original))
+                self.todo(original, f"is_torch_xla_available() is False on TorchNeuron: this guard only imports "
+                          f"torch_xla, but {_listed(needed)} is used in an is_torch_xla_available() guard left in "
+                          "place (see its todo): drop this guard once that branch is ported")
+                body.append(statement)
+                continue
+            self.fixed(original, IMPORTS_ONLY)
+            seen.add(id(original))
+            negated = isinstance(original.test, cst.UnaryOperation)
+            other = statement.body if negated else statement.orelse.body if isinstance(statement.orelse, cst.Else) \
+                else None
+            if other is not None:
+                body.extend(cast(cst.FlattenSentinel, self._flattened(original, statement, other)).nodes)
+        for _, original, _ in self._import_guards.values():
+            if id(original) not in seen and not any(f.node is original for f in self.ctx.findings):
+                self.fixed(original, IMPORTS_ONLY)  # the run removed it on its own (every import in it went)
+        return updated.with_changes(body=body)
+
+    def _neuron_path(self, original: cst.If, updated: cst.If, negated: bool, other: cst.BaseSuite | None):
+        """The XLA side of the guard, as the other rules ported it, runs on Trainium: it stays behind a native
+        Neuron check, the other side behind its ``not`` (a GPU or CPU host runs it as before). A side left with
+        torch_xla or another rule's todo keeps the guard with a todo."""
+        if negated and original.orelse is None:  # `if not <check>: A`: the XLA side does nothing
+            xla_original: cst.BaseSuite = cst.IndentedBlock(body=[])
+            ported = None
+        else:
+            xla_original = cast(cst.Else, original.orelse).body if negated else original.body
+            ported = _without_xla_imports(cast(cst.Else, updated.orelse).body if negated else updated.body)
+        if any(line.comment is not None and NOTE_PREFIX in line.comment.value for line in original.leading_lines) \
+                or NOTE_PREFIX in _code(xla_original):
+            self._left_in_place(xla_original)
+            return updated  # a note of an earlier run (this todo, or another rule's in the branch) is not resolved
+        if self._keeps_xla(xla_original, ported if ported is not None else cst.IndentedBlock(body=[])):
+            self._left_in_place(xla_original)
+            used = {q for n in (_nodes(ported) if ported is not None else []) if isinstance(n, (cst.Name, cst.Attribute))
+                    for q in self.ctx.qualnames(n) if q.startswith("torch_xla")}
+            left = sorted(q for q in used if not any(u.startswith(q + ".") for u in used))
+            inside = _ids(xla_original, set())
+            todos = sorted({f.rule for f in self.ctx.findings if f.severity is Severity.TODO and id(f.node) in inside})
+            what = "; ".join([*([f"it still uses {_listed(left)}"] if left else []),
+                              *([f"{', '.join(todos)} left a todo there"] if todos else [])])
+            self.todo(original, f"is_torch_xla_available() is False on TorchNeuron, so the other branch runs there, "
+                      f"but the XLA branch is the Neuron path of this project and it is not ported ({what}): port "
+                      f"that branch by hand, then replace the test by a native check ({dev.ON_NEURON}) keeping both "
+                      "branches; dropping the XLA branch would drop the Neuron path")
+            self._demote(xla_original)
+            return updated
+        if ported is None and other is None:
+            self.fixed(original, "is_torch_xla_available() is False on TorchNeuron: XLA branch removed (nothing of "
+                       "it is left to run once ported)")
+            return cst.RemoveFromParent()
+        style = self.ctx.options.device_style
+        if ported is None:  # nothing runs on Trainium: the other side only elsewhere
+            self.fixed(original, "is_torch_xla_available() -> a native Neuron check: the XLA branch did nothing "
+                       "once ported, so the other branch now runs where TorchNeuron does not, as it ran off XLA")
+            test = dev.emit(self.ctx, dev.on_neuron(style, negated=True))
+            return updated.with_changes(test=test, body=cast(cst.BaseSuite, other), orelse=None)
+        self.fixed(original, "is_torch_xla_available() -> a native Neuron check: Trainium runs the XLA branch as "
+                   "the other rules ported it (the Neuron path), a GPU or CPU host the other branch as before")
+        test = dev.emit(self.ctx, dev.on_neuron(style, negated=negated))
+        if negated:
+            return updated.with_changes(test=test, orelse=cast(cst.Else, updated.orelse).with_changes(body=ported))
+        return updated.with_changes(test=test, body=ported)
 
     def visit_If(self, node: cst.If) -> None:
         self._handled.update(id(n) for n in _nodes(node.test) if self._is_check(n))
@@ -261,6 +378,10 @@ class XlaAvailableGuard(XlaRule):
             return True
         return walk(updated, lambda n: isinstance(n, (cst.Name, cst.Attribute))
                     and any(q.startswith("torch_xla") for q in self.ctx.qualnames(n)))
+
+    def _left_in_place(self, tree: cst.CSTNode) -> None:
+        """The names a guard left in place uses: a module-level guard of imports only binding one stays."""
+        self._needed.update(n.value for n in _nodes(tree) if isinstance(n, cst.Name))
 
     def _demote(self, suite: cst.CSTNode) -> None:
         """Other rules' fixes inside a branch the guard left in place cannot run on TorchNeuron: todo, not fixed."""
@@ -375,6 +496,59 @@ def _uses(module: cst.Module, name: str) -> bool:
 
     module.visit(Uses())
     return found
+
+
+def _statements(suite: cst.BaseSuite) -> list[cst.BaseStatement]:
+    if isinstance(suite, cst.SimpleStatementSuite):
+        return [cst.SimpleStatementLine(body=list(suite.body))]
+    return list(cast(cst.IndentedBlock, suite).body)
+
+
+def _only_imports(suite: cst.BaseSuite) -> bool:
+    """Whether a branch holds only import statements (and pass): the module-level ``import torch_xla... as xm``."""
+    return all(isinstance(statement, cst.SimpleStatementLine)
+               and all(isinstance(small, (cst.Import, cst.ImportFrom, cst.Pass)) for small in statement.body)
+               for statement in _statements(suite))
+
+
+def _xla_import(small: cst.BaseSmallStatement) -> bool:
+    if isinstance(small, cst.Import):
+        return all(cst.Module(body=[]).code_for_node(alias.name).split(".")[0] == "torch_xla" for alias in small.names)
+    if isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
+        return cst.Module(body=[]).code_for_node(small.module).split(".")[0] == "torch_xla"
+    return False
+
+
+def _without_xla_imports(suite: cst.BaseSuite) -> cst.BaseSuite | None:
+    """``suite`` without its torch_xla imports and pass statements (a name they bound that is still used is seen
+    by the caller as torch_xla left); None when nothing else is left."""
+    kept: list[cst.BaseStatement] = []
+    for statement in _statements(suite):
+        if isinstance(statement, cst.SimpleStatementLine):
+            rest = [small for small in statement.body
+                    if not (isinstance(small, cst.Pass) or _xla_import(small))]
+            if not rest:
+                continue
+            if len(rest) != len(statement.body):
+                rest[-1] = rest[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+                statement = statement.with_changes(body=rest)
+        kept.append(statement)
+    if not kept:
+        return None
+    statements = _statements(suite)
+    if isinstance(suite, cst.IndentedBlock) and len(kept) == len(statements) \
+            and all(a is b for a, b in zip(kept, statements)):
+        return suite
+    first = statements[0]
+    if kept[0] is not first and isinstance(suite, cst.IndentedBlock):  # the removed first line's comments lead
+        # libcst: every BaseStatement subclass has leading_lines, the base class does not declare it
+        own = list(kept[0].leading_lines)  # type: ignore[attr-defined]
+        while own and own[0].comment is None:
+            own.pop(0)  # the blank lines that separated it from the removed import
+        kept[0] = kept[0].with_changes(leading_lines=[*first.leading_lines, *own])  # type: ignore[attr-defined]
+    if isinstance(suite, cst.SimpleStatementSuite):
+        return suite.with_changes(body=[small for line in kept for small in cast(cst.SimpleStatementLine, line).body])
+    return cast(cst.IndentedBlock, suite).with_changes(body=kept)
 
 
 def _listed(names) -> str:

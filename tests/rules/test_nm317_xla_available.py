@@ -1,9 +1,11 @@
-"""NM317: is_torch_xla_available() is False on TorchNeuron: the non-XLA branch is kept."""
+"""NM317: is_torch_xla_available() is False on TorchNeuron: a ported XLA branch (the Neuron path) stays behind a
+native Neuron check, an unported one keeps the guard with a todo."""
 
+from codemods._lib.device import ON_NEURON
 from tests.rules.case import findings, migrate, unchanged
 
 
-def test_the_else_branch_is_kept() -> None:
+def test_a_ported_xla_branch_stays_behind_a_native_neuron_check() -> None:
     result = migrate(
         """
         import torch
@@ -16,10 +18,162 @@ def test_the_else_branch_is_kept() -> None:
             device = torch.device("cpu")
         """,
         "NM317",
+        family="NM3",
     )
-    assert result.text.rstrip().endswith('\ndevice = torch.device("cpu")')
-    assert "xla_device" not in result.text
+    # Trainium runs the XLA branch as NM301 ported it, a GPU or CPU host the else branch as before
+    assert result.text == (
+        "import torch\n\n"
+        f"if {ON_NEURON}:\n"
+        '    device = torch.accelerator.current_accelerator() or torch.device("cpu")\n'
+        "else:\n"
+        '    device = torch.device("cpu")\n'
+    )
     assert findings(result, "NM317") == {(4, "fixed")}
+
+
+def test_an_import_sharing_a_line_with_the_port_goes() -> None:
+    result = migrate(
+        """
+        import torch
+        from transformers.utils import is_torch_xla_available
+
+        if is_torch_xla_available():
+            import torch_xla.core.xla_model as xm; device = xm.xla_device()
+        """,
+        "NM317",
+        family="NM3",
+    )
+    assert result.text == (
+        f"import torch\n\nif {ON_NEURON}:\n"
+        '    device = torch.accelerator.current_accelerator() or torch.device("cpu")\n'
+    )
+    assert findings(result, "NM317") == {(4, "fixed")}
+
+
+def test_a_negated_check_mirrors() -> None:
+    result = migrate(
+        """
+        import torch
+        import torch_xla.core.xla_model as xm
+        from transformers.utils import is_torch_xla_available
+
+
+        def get_device():
+            if not is_torch_xla_available():
+                return torch.device("cuda")
+            else:
+                return xm.xla_device()
+        """,
+        "NM317",
+        family="NM3",
+    )
+    assert f"    if not ({ON_NEURON}):\n        return torch.device(\"cuda\")\n    else:\n" \
+           '        return torch.accelerator.current_accelerator() or torch.device("cpu")\n' in result.text
+    assert findings(result, "NM317") == {(7, "fixed")}
+
+
+def test_an_xla_branch_empty_once_ported_leaves_the_other_branch_off_neuron() -> None:
+    result = migrate(
+        """
+        import torch
+        import torch_xla.core.xla_model as xm
+        from transformers.utils import is_torch_xla_available
+
+        if is_torch_xla_available():
+            xm.mark_step()
+        else:
+            torch.cuda.synchronize()
+        if not is_torch_xla_available():
+            model.cuda()
+        """,
+        "NM317",
+        family="NM3",
+    )
+    assert result.text == (
+        "import torch\n\n"
+        f"if not ({ON_NEURON}):\n    torch.cuda.synchronize()\n"
+        f"if not ({ON_NEURON}):\n    model.cuda()\n"
+    )
+    assert findings(result, "NM317") == {(5, "fixed"), (9, "fixed")}
+
+
+def test_an_unported_xla_branch_keeps_the_guard_with_a_todo() -> None:
+    result = migrate(
+        """
+        import torch
+        from transformers.utils import is_torch_xla_available
+
+        if is_torch_xla_available():
+            import torch_xla.core.xla_model as xm
+            device = xm.xla_device()
+        else:
+            device = torch.device("cpu")
+        """,
+        "NM317",  # alone: nothing ports xm.xla_device()
+    )
+    assert "if is_torch_xla_available():\n    import torch_xla.core.xla_model as xm\n    device = xm.xla_device()\n" \
+           "else:\n" in result.text
+    (guard,) = [f for f in result.findings if f.rule == "NM317"]
+    assert guard.severity.value == "todo" and guard.line == 4
+    assert "`torch_xla.core.xla_model.xla_device`" in guard.message and "Neuron path" in guard.message
+
+
+def test_an_xla_branch_another_rule_left_a_todo_in_keeps_the_guard() -> None:
+    result = migrate(
+        """
+        import torch
+        import torch_xla.core.xla_model as xm
+        from transformers.utils import is_torch_xla_available
+
+
+        def train(loss, opt):
+            loss.backward()
+            if is_torch_xla_available():
+                xm.some_private_helper()
+                xm.mark_step()
+            else:
+                opt.step()
+        """,
+        "NM317",
+        family="NM3",
+    )
+    assert "    if is_torch_xla_available():\n" in result.text and "    else:\n        opt.step()\n" in result.text
+    (guard,) = [f for f in result.findings if f.rule == "NM317"]
+    assert guard.severity.value == "todo" and "NM318 left a todo there" in guard.message
+
+
+def test_an_xla_branch_of_imports_only_still_goes() -> None:
+    result = migrate(
+        """
+        from transformers.utils import is_torch_xla_available
+
+        if is_torch_xla_available():
+            import torch_xla.core.xla_model as xm
+        """,
+        "NM317",
+    )
+    assert result.text.strip() == ""  # the guard, and the import of the check with its last use
+    assert findings(result, "NM317") == {(3, "fixed")}
+
+
+def test_an_import_guard_a_kept_guard_needs_stays() -> None:
+    source = """
+        from transformers.utils import is_torch_xla_available
+
+        if is_torch_xla_available():
+            import torch_xla.core.xla_model as xm
+
+
+        def world():
+            if is_torch_xla_available():
+                return xm.some_private_helper()
+            return 1
+        """
+    result = migrate(source, "NM317", family="NM3")
+    assert "if is_torch_xla_available():\n    import torch_xla.core.xla_model as xm\n" in result.text
+    assert findings(result, "NM317") == {(3, "todo"), (8, "todo")}
+    (kept,) = [f for f in result.findings if f.rule == "NM317" and f.line == 3]
+    assert "`xm` is used in an is_torch_xla_available() guard left in place" in kept.message
 
 
 def test_a_project_flag_with_a_similar_name_is_left_alone() -> None:
@@ -76,9 +230,12 @@ def test_a_name_tested_only_inside_the_guard_is_no_flag() -> None:
             device = torch.device("cpu")
         """,
         "NM317",
+        family="NM3",
     )
-    assert result.text.rstrip().endswith('\ndevice = torch.device("cpu")')
-    assert findings(result, "NM317") == {(4, "fixed")}
+    # no flag: not the flag todo; the branch still tests xm, so it is not ported and the guard stays
+    (guard,) = [f for f in result.findings if f.rule == "NM317"]
+    assert guard.severity.value == "todo" and "flag" not in guard.message
+    assert "`torch_xla.core.xla_model`" in guard.message
 
 
 def test_a_guarded_gradient_step_keeps_its_ported_average() -> None:
@@ -200,9 +357,9 @@ def test_the_import_of_the_check_goes_with_its_last_use() -> None:
         from transformers.utils import is_torch_xla_available, logging
 
         if is_torch_xla_available():
-            device = "xla"
+            import torch_xla.core.xla_model as xm
         else:
-            device = torch.device("cpu")
+            xm = None
         log = logging.get_logger(__name__)
         """,
         "NM317",
