@@ -19,6 +19,8 @@ optimum-cli, NM407 torchrun, NM408 trainer flags, NM505 pip install), so ``--ign
   script that parses Neuron training arguments (this file itself for ``sys.argv``/``parse_args``), as NM408; a
   flag of a removed script-only field (``--overwrite_output_dir``) that the script reads but no dataclass of it
   declares stays, with NM408's todo (its parser rejects the flag; removing it would change what the script does);
+  for a script that stays on optimum-neuron after this run (NM408's ``kept``), its flags and bf16 variable stay,
+  with NM408's todo, in command strings and argv lists alike;
 * a ``neuron_parallel_compile`` pass or ``--command clear-locks`` (NM401 decides what a pass is) that is the
   whole value of a plain ``NAME = "..."`` (or f-string) assignment is deleted together with the statements using
   NAME, when those are all ``print(...)`` statements, statements running it (``subprocess.run``/``call``/
@@ -86,8 +88,10 @@ import libcst as cst
 from codemods._lib.cst import source_of, string_value
 from codemods._lib.launch_targets import (
     ENV_READS,
+    KEPT_ON_OPTIMUM_TODO,
     NOT_TRAINERS,
     NOTEBOOK_SCRIPTS,
+    OPTIMUM_NEURON_CODE,
     PARSER_SCRIPTS,
     STAYS_ON_XLA,
     Program,
@@ -117,7 +121,7 @@ from codemods.launch._base import (
     runs_elsewhere,
     unresolved_todo,
 )
-from codemods.launch.nm403_xla_bf16_env import BF16_ADDED, BF16_FLAG, KEPT_TODO
+from codemods.launch.nm403_xla_bf16_env import BF16_ADDED, BF16_FLAG, KEPT_TODO, STAYS_TODO
 from codemods.launch.nm403_xla_bf16_env import NAMES as BF16_NAMES
 from codemods.launch.nm408_trainer_flags import READ_FIELD_TODO, NeuronTrainerFlags
 from codemods.xla._base import XSER_LOADS
@@ -182,7 +186,7 @@ class CommandsInPythonStrings(PythonRule):
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
     triggers = STRING_TRIGGERS + ("pip install",)
-    facts = (PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, PLAIN_RUNS, ENV_READS, STAYS_ON_XLA, XSER_LOADS)
+    facts = (PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, PLAIN_RUNS, ENV_READS, STAYS_ON_XLA, XSER_LOADS, OPTIMUM_NEURON_CODE)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -190,7 +194,8 @@ class CommandsInPythonStrings(PythonRule):
         self.command_lists: set[int] = set()  # lists run as a command (subprocess.run([...]), os.execvp(...))
         self.deleted: set[int] = set()  # statements of compile-only passes held in a variable (see _emptied)
         self.spaced: set[int] = set()  # the blocks they are in (see _spaced)
-        self.resolve = resolver(ctx.options.project, ctx.path)
+        # a training script that stays on optimum-neuron after this run is marked kept: its flags stay (as NM408's)
+        self.resolve = resolver(ctx.options.project, ctx.path, ctx.options)
         folder = ctx.path.parent.as_posix()
         # the same edits as in a launcher, by the rules this run selected (--select/--ignore mean the same here)
         self.rules = command_rules(ctx.options.rules)
@@ -570,6 +575,7 @@ class CommandsInPythonStrings(PythonRule):
             return False
         else:
             resolved, start = self.resolve(program), program.start + 1
+        kept_flags = False  # flags of a script that stays on optimum-neuron after this run: left, one todo
         for index, value in enumerate(values):
             if value is None or index in drop:
                 continue
@@ -582,6 +588,9 @@ class CommandsInPythonStrings(PythonRule):
                     if unseen is not None:
                         self.todo(original, UNSEEN_TARGET_TODO.format(name=name, script=unseen[0], why=unseen[1]))
                         continue
+                    if name in BF16_NAMES and setting not in OFF_VALUES | {""} and resolved.kept:
+                        self.todo(original, KEPT_TODO.format(name=name, why=STAYS_TODO.format(script=resolved.name)))
+                        continue
                     if name in BF16_NAMES and setting not in OFF_VALUES | {""} and not self._carry_bf16(
                             original, name, resolved, words[start:]):
                         continue
@@ -589,6 +598,9 @@ class CommandsInPythonStrings(PythonRule):
                     (self.todo if action.todo else self.fixed)(original, env_vars.message_for(name, action))
                 continue
             if not self.maps_flags:
+                continue
+            if resolved.kept and index >= start:
+                kept_flags = kept_flags or flag_mapping(value.partition("=")[0]) is not None
                 continue
             if index < start or resolved.target is Target.OTHER and not (resolved.script is not None and resolved.script.stock):
                 continue
@@ -621,6 +633,9 @@ class CommandsInPythonStrings(PythonRule):
                 drop.add(index)
             if plan.consume_value and has_value:
                 drop.add(index + 1)  # the value goes with its flag, whatever expression it is
+        if kept_flags or (resolved.kept and self.maps_flags and resolved.target is Target.NEURON):
+            self.todo(original, KEPT_ON_OPTIMUM_TODO.format(script=resolved.name))
+            return False
         if self.maps_flags and resolved.target is Target.NEURON and not any(
                 (value or "").split("=", 1)[0] in ("--torch_compile", "--torch-compile") for value in values):
             self.fixed(original, COMPILE_ADDED)

@@ -49,3 +49,31 @@ def test_a_launcher_given_alone_keeps_its_flags(tmp_path: Path) -> None:
     result = run([tmp_path / "run.sh"], RunOptions(select=("NM4",), write=False, jobs=1, xla=True))
     findings = result.files[0].findings
     assert findings and all(f.severity.value == "todo" and "was left as it is" in f.message for f in findings)
+
+
+PY_LAUNCHER = (
+    "import os\n"
+    "import subprocess\n\n"
+    'env = dict(os.environ, XLA_USE_BF16="1")\n'
+    'subprocess.run(["XLA_USE_BF16=1", "torchrun", "train.py", "--zero_1", "true", "--output_dir", "out"], check=True)\n'
+    'cmd = "torchrun train.py --zero_1 true --output_dir out"\n'
+    "os.system(cmd)\n"
+)
+
+
+def test_commands_in_python_strings_keep_the_flags_of_a_script_left_on_optimum_neuron(tmp_path: Path) -> None:
+    """NM410 edits command strings and argv lists in Python with the launch rules' edits: for a script no rule of
+    the run ports, the flags (and the bf16 variable its torch_xla run reads) stay, with the same todo as a launcher."""
+    (tmp_path / "launch.py").write_text(PY_LAUNCHER)
+    (tmp_path / "train.py").write_text(NEURON_SCRIPT)
+    kept = run([tmp_path], RunOptions(select=("NM4",), write=False, jobs=1))
+    launcher = next(item for item in kept.files if item.path.endswith("launch.py"))
+    text = launcher.new_bytes.decode() if launcher.new_bytes is not None else PY_LAUNCHER
+    assert [line for line in text.splitlines() if not line.lstrip().startswith("# neuron-migrate:")] == \
+        PY_LAUNCHER.splitlines()  # only notes were added
+    assert any("train.py stays on optimum-neuron after this run" in f.message for f in launcher.findings)
+    assert not any(f.severity.value == "fixed" for f in launcher.findings)
+    ported = run([tmp_path], RunOptions(select=("NM2", "NM4"), write=False, jobs=1))
+    launcher = next(item for item in ported.files if item.path.endswith("launch.py"))
+    assert any("ZeRO-1" in f.message and f.severity.value == "todo" for f in launcher.findings)
+    assert any(f.message.startswith("--torch_compile true added") for f in launcher.findings)
