@@ -33,12 +33,14 @@ device); beside other code, the guard stays with a ``todo``: dropping that side 
 
 Outside a whole ``if`` test:
 
-* ``if is_torch_xla_available() and X:`` (or ``X and <check>``) becomes ``if X:`` when X has no side effects
-  (names, attributes, literals, comparisons, ``int()`` / ``os.environ.get()`` reads) and the branch needs no
-  torch_xla after the run (no name of it left, no other rule's todo inside): that branch is the Neuron path,
-  which runs on TorchNeuron as it ran on XLA (``init_process_group`` ported by NM309).
-* ``A if is_torch_xla_available() else B`` becomes ``A`` (``B`` for ``not <check>``) when that value is a literal:
-  the value the Neuron run had (``mixed_precision="bf16" if ... else "no"`` stays bf16).
+* ``if is_torch_xla_available() and X:`` (or ``X and <check>``) keeps X and gets the native Neuron check in
+  place of the XLA one when X has no side effects (names, attributes, literals, comparisons, ``int()`` /
+  ``os.environ.get()`` reads) and the branch needs no torch_xla after the run (no name of it left, no other
+  rule's todo inside): that branch is the Neuron path, which runs on TorchNeuron as it ran on XLA
+  (``init_process_group`` ported by NM309), and stays off on a CPU or CUDA host as it was.
+* ``A if is_torch_xla_available() else B`` gets the native Neuron check as its test when ``A`` (``B`` for
+  ``not <check>``) is a literal: TorchNeuron gets the value the XLA run had (``mixed_precision="bf16"``), other
+  devices keep theirs (``"no"``); dropping the test would move a GPU or CPU path to bf16.
 * Any other combined test, conditional expression or use of the check (``on_xla = is_torch_xla_available()``)
   gets a ``todo``; ``elif`` chains are reported, not rewritten. Fixes other rules make inside a guard left in
   place are reported as ``todo``: that code does not run on TorchNeuron.
@@ -188,9 +190,15 @@ class XlaAvailableGuard(XlaRule):
             if walk(test, self._is_check):
                 rest = self._rest_of_and(test)
                 if rest is not None and not self._keeps_xla(original.body, updated.body):
-                    self.fixed(original, "`is_torch_xla_available() and X` -> `X`: the branch it guarded is the "
-                               "Neuron path, which runs on TorchNeuron as it ran on XLA (its torch_xla code ported)")
-                    return updated.with_changes(test=rest)
+                    # the branch is the Neuron path: on TorchNeuron it runs as it ran on XLA, and elsewhere (CPU,
+                    # CUDA) it stays off as before, so the check becomes the native one rather than going away
+                    native = dev.emit(self.ctx, dev.on_neuron(self.ctx.options.device_style))
+                    self.fixed(original, "`is_torch_xla_available() and X` -> `<on Neuron> and X`: the branch it "
+                               "guarded is the Neuron path, which runs on TorchNeuron as it ran on XLA (its torch_xla "
+                               "code ported) and stays off on other devices as before")
+                    left = self._is_check(cast(cst.BooleanOperation, original.test).left)  # the side the check is on
+                    return updated.with_changes(test=_and_replacing_check(cast(cst.BooleanOperation, updated.test),
+                                                                          left, native))
                 self.todo(original, "is_torch_xla_available() is False on TorchNeuron: simplify this condition and drop the XLA branch")
                 self._demote(original.body)
                 self._left_in_place(original)
@@ -347,9 +355,12 @@ class XlaAvailableGuard(XlaRule):
             return updated
         neuron, other = (updated.orelse, updated.body) if negated else (updated.body, updated.orelse)
         if _literal(neuron):
-            self.fixed(original, f"`{_code(neuron)} if is_torch_xla_available() else {_code(other)}` -> "
-                       f"`{_code(neuron)}`: the value the Neuron run had on XLA (the check is False on TorchNeuron)")
-            return neuron.with_changes(lpar=updated.lpar, rpar=updated.rpar)
+            # the Neuron run keeps the value it had on XLA, every other device the one it had: only the test changes
+            native = dev.emit(self.ctx, dev.on_neuron(self.ctx.options.device_style, negated=negated))
+            self.fixed(original, f"`{_code(neuron)} if is_torch_xla_available() else {_code(other)}`: the test is "
+                       f"now the native Neuron check, so TorchNeuron gets `{_code(neuron)}` as the XLA run did and "
+                       f"other devices keep `{_code(other)}` (is_torch_xla_available() is False on TorchNeuron)")
+            return updated.with_changes(test=native)
         self.todo(original, f"is_torch_xla_available() is False on TorchNeuron: this now always takes "
                   f"`{_code(other)}`; replace the expression by the value the Neuron path needs (on XLA: "
                   f"`{_code(neuron)}`)")
@@ -656,3 +667,11 @@ def _ids(tree: cst.CSTNode, into: set[int]) -> set[int]:
 
     cstwalk.find(tree, note)
     return into
+
+
+def _and_replacing_check(test: cst.BooleanOperation, left: bool, native: cst.BaseExpression) -> cst.BooleanOperation:
+    """``check() and X`` (``left``) / ``X and check()`` with the check replaced by ``native`` (parenthesized when it is
+    itself an ``and``/``or``, so the test keeps its meaning)."""
+    if isinstance(native, cst.BooleanOperation):
+        native = native.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return test.with_changes(left=native) if left else test.with_changes(right=native)
