@@ -838,6 +838,11 @@ def rewrite(text: str, planner: Planner) -> Rewrite | None:
     return found
 
 
+def names_optimum_neuron(parsed: Parsed) -> bool:
+    """optimum-neuron, or optimum with a neuron extra."""
+    return _names_optimum_neuron(parsed)
+
+
 def _names_optimum_neuron(parsed: Parsed) -> bool:
     return parsed.name == "optimum-neuron" or (parsed.name == "optimum" and "neuronx" in parsed.extras)
 

@@ -10,7 +10,9 @@ What it does:
   constraints read as Poetry does) gets the same plan, written in Poetry's syntax (``transformers = ">=5.24"``,
   ``torch-neuronx = "2.14.*"``: the XLA-era ``torch-neuronx = "2.1.2.2.2.0"`` is replaced as in a requirements
   file), its comment kept; an entry that is a table (``{version = ..., source = ...}``) or several constraints
-  gets the decision as a ``todo``; ``python`` is the interpreter (below);
+  gets the decision as a ``todo``; when that entry is optimum-neuron, it stays installed as written, so the
+  entries beside it stay with it (each with a todo), as beside a kept optimum-neuron in a requirements file;
+  ``python`` is the interpreter (below);
 * ``requires-python`` and Poetry's ``python`` key get a ``todo`` when their range admits a Python below what the
   dependencies need after the run (``transformers>=5.24`` requires Python 3.11: ``python = ">=3.8,<3.11"``
   excludes every Python it supports; ``codemods/deps/_interpreter.py``);
@@ -79,6 +81,7 @@ class PyprojectNeuronStack(DepsTextRule):
     triggers = DEP_TRIGGERS
 
     def apply(self, doc: TextDocument) -> None:
+        self.held_entry: str | None = None  # an optimum-neuron table entry left as written: the file holds with it
         text = doc.text()
         try:
             toml = tomlkit.parse(text)
@@ -103,6 +106,14 @@ class PyprojectNeuronStack(DepsTextRule):
         poetry_specs = [_decision_spec(line, spec) for line, spec, _ in poetry]
         planner = plan.Planner.for_specs(specs + [spec for spec in poetry_specs if spec], text, self.ctx.options,
                                          self.ctx.path.as_posix())
+        held = _unwritable_optimum_neuron(poetry, planner)
+        if held is not None and not planner.hold_everything:
+            # an optimum-neuron entry left for the user (a Poetry table spec) stays installed as written: the pins
+            # beside it stay with it, or the file resolves on neither stack (optimum-neuron 0.0.x pins transformers 4)
+            planner.hold = "optimum-neuron, whose Poetry table entry is left for you to replace"
+            planner.hold_subject = "the optimum-neuron entry"
+            planner.hold_everything = True
+            self.held_entry = held
         events: list[tuple[str, Severity, str]] = []  # (original specifier, severity, message)
         first_changed = None
         for array in arrays:
@@ -162,7 +173,11 @@ class PyprojectNeuronStack(DepsTextRule):
         for line, spec, match in section:
             if spec is None:  # a table spec, or a value we do not read: the decision, by hand
                 decision = _decision_spec(line, None)
-                rewrite = plan.rewrite(decision, replace(planner, added=set(planner.added))) if decision else None
+                parsed = plan.parse(decision) if decision else None
+                own = replace(planner, added=set(planner.added))
+                if parsed is not None and parsed.name == self.held_entry:  # what it should become, not the hold
+                    own = replace(own, hold=None, hold_everything=False, hold_subject="optimum-neuron")
+                rewrite = plan.rewrite(decision, own) if decision else None
                 if decision is not None and rewrite is not None:
                     name = decision.split("=")[0].split("<")[0].split(">")[0].split("~")[0].split("!")[0]
                     reason = rewrite.message.removesuffix(" (removed)")
@@ -241,6 +256,21 @@ def poetry_sections(doc: TextDocument) -> list[list[tuple[Line, str | None, re.M
 
 
 _TABLE_VERSION = re.compile(r"""\bversion\s*=\s*(["'])([^"']*)\1""")
+
+
+def _unwritable_optimum_neuron(poetry: list[tuple[Line, str | None, re.Match | None]],
+                               planner: plan.Planner) -> str | None:
+    """The name of an optimum-neuron entry the plan would change but that stays as written (a Poetry table spec,
+    which ``_poetry`` leaves to the user with a todo), else None."""
+    for line, spec, _ in poetry:
+        decision = _decision_spec(line, spec) if spec is None else None
+        parsed = plan.parse(decision) if decision else None
+        if decision is None or parsed is None or not plan.names_optimum_neuron(parsed):
+            continue
+        rewrite = plan.rewrite(decision, replace(planner, added=set(planner.added)))
+        if rewrite is not None and not rewrite.keep:
+            return parsed.name
+    return None
 
 
 def _decision_spec(line: Line, spec: str | None) -> str | None:

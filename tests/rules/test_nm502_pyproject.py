@@ -72,6 +72,23 @@ def test_a_kept_optimum_neuron_holds_the_poetry_entries_beside_it() -> None:
                                 'is tested with -> >=5.24)\ntransformers = "4.51.3"\n')
 
 
+def test_an_optimum_neuron_table_entry_left_for_the_user_holds_the_entries_beside_it() -> None:
+    """A table spec is left as written (with the decision as a todo), so optimum-neuron 0.0.22 stays installed: the
+    pins beside it stay with it, or the file resolves on neither stack (final check: transformers moved to >=5.24
+    next to an optimum-neuron that pins transformers 4.36)."""
+    text = ('[tool.poetry.dependencies]\npython = ">=3.11"\n'
+            'optimum-neuron = {version = "^0.0.22", extras = ["neuronx"]}\n'
+            'torch-neuronx = "==2.1.2.2.1.0"\ntransformers = "^4.41.1"\nfastapi = "^0.110"\n')
+    result = migrate(text, "NM502", kind=FileKind.PYPROJECT, path="pyproject.toml", neuron_project=True)
+    code = [line for line in result.text.splitlines() if not line.startswith("# neuron-migrate:")]
+    assert code == text.splitlines()  # nothing rewritten
+    notes = [line for line in result.text.splitlines() if line.startswith("# neuron-migrate:")]
+    assert "so it was left for you: make it" in notes[0]  # what the entry should become, not the hold
+    assert all("it goes with optimum-neuron, whose Poetry table entry is left for you to replace" in note
+               for note in notes[1:]) and len(notes) == 3
+    assert findings(result, "NM502") == {(3, "todo"), (4, "todo"), (5, "todo")}
+
+
 def test_a_file_tomlkit_cannot_parse_gets_a_todo_and_no_edit() -> None:
     source = '[project\ndependencies = ["optimum-neuron"]\n'
     result = migrate(source, "NM502", kind=FileKind.PYPROJECT, path="pyproject.toml")
