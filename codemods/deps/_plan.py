@@ -218,8 +218,9 @@ def uses_optimum_neuron(text: str) -> bool:
     return bool(_ON_MODULE_IMPORT.search(text) or _ON_FROM_IMPORT.search(text))
 
 
-#: (path, text) -> (the project facts it was decided with, whether the migrated file still imports optimum.neuron)
-_SURVIVES: dict[tuple[str, str], tuple[object, bool]] = {}
+#: (path, text) -> (the project facts and the rule selection it was decided with, whether the migrated file still
+#: imports optimum.neuron, that selection)
+_SURVIVES: dict[tuple[str, str], tuple[object, bool, frozenset[str] | None]] = {}
 _SIMULATING: list[bool] = []
 
 
@@ -227,8 +228,9 @@ def survives_run(path: str, text: str, options: RuleOptions) -> bool:
     """Whether ``path`` still imports optimum.neuron after this run: the file migrated with the run's rules and
     project facts, as the engine migrates it (an import no rule could port, NM205's kept lazy-load block, a file
     kept on optimum-neuron as a whole). A file that cannot be migrated (it does not parse) keeps its import."""
+    selected = None if options.rules is None else frozenset(options.rules)
     cached = _SURVIVES.get((path, text))
-    if cached is not None and cached[0] is options.project:
+    if cached is not None and cached[0] is options.project and cached[2] == selected:  # same facts, same rules
         return cached[1]
     from migrate.filekinds import kind_from_name
     from migrate.pipeline import migrate_file_text
@@ -243,7 +245,7 @@ def survives_run(path: str, text: str, options: RuleOptions) -> bool:
         survives = True
     finally:
         _SIMULATING.pop()
-    _SURVIVES[(path, text)] = (options.project, survives)
+    _SURVIVES[(path, text)] = (options.project, survives, selected)
     return survives
 
 
