@@ -16,11 +16,13 @@ from typing import Callable
 from codemods._lib.launch_targets import (
     ENV_READS,
     NOTEBOOK_SCRIPTS,
+    OPTIMUM_NEURON_CODE,
     PARSER_SCRIPTS,
     STAYS_ON_XLA,
     STOCK_REMOVED,
     Target,
     env_readers,
+    kept_on_optimum,
     stays_on_xla,
 )
 from codemods._lib.shell import Report, env_sites, launched_scripts, make, remove_env_site
@@ -37,7 +39,7 @@ LAUNCH_KINDS = frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML})
 
 
 #: the facts a rule needs to leave launcher settings that the project's code, or a script it cannot see, still reads
-ENV_FACTS = (ENV_READS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, STAYS_ON_XLA, XSER_LOADS)
+ENV_FACTS = (ENV_READS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, STAYS_ON_XLA, XSER_LOADS, OPTIMUM_NEURON_CODE)
 
 
 class LaunchRule(TextRule):
@@ -47,8 +49,17 @@ class LaunchRule(TextRule):
 
     def unseen_target(self, doc: TextDocument) -> tuple[str, str] | None:
         """See ``unseen_xla_target``: (script, why) for the torch_xla/NxD script this launcher runs that the tool did
-        not migrate (outside the project, or left on torch_xla as a whole)."""
-        return unseen_xla_target(doc, self.ctx.options.project, self.ctx.path)
+        not migrate (outside the project, or left on torch_xla as a whole), or for a project script that stays on
+        optimum-neuron after this run (``kept_on_optimum``: its class rewrite withdrawn, kept as a whole), which
+        still runs on torch_xla: its compile passes, compile-only switches and XLA variables stay with it."""
+        found = unseen_xla_target(doc, self.ctx.options.project, self.ctx.path)
+        if found is not None or not self.ctx.options.project.files:
+            return found
+        scripts, _ = launched_scripts(doc, self.ctx.options.project, self.ctx.path)
+        for script in scripts:
+            if script.path and kept_on_optimum(self.ctx.options, script.path):
+                return posixpath.basename(script.name), KEPT_ON_OPTIMUM.format(path=script.path)
+        return None
 
     def env_readers(self, doc: TextDocument):
         """See ``env_readers``: the code beside this launcher or beside the project scripts it runs."""
@@ -140,6 +151,7 @@ UNSEEN_TARGET_TODO = ("{name} was left as it is: this file runs {script}, {why},
                       "remove this setting once that script runs on TorchNeuron")
 #: why a launched script was not migrated (the ``why`` of ``unseen_xla_target``)
 OUTSIDE_PROJECT = "which is not in this project (so it was not migrated) and is a torch_xla / NxD script ({sign})"
+KEPT_ON_OPTIMUM = "which stays on optimum-neuron after this run, on the torch_xla stack (see the findings of {path})"
 LEFT_ON_XLA = ("which neuron-migrate left on torch_xla as a whole (it keeps {labels}: see the note at the top of "
                "{path})")
 

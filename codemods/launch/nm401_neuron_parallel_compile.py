@@ -16,7 +16,8 @@ What it does:
 * ``neuron_parallel_compile --command clear-locks``: deleted (TorchNeuron has no compile-cache locks).
 * A launcher whose Python scripts are all outside the project and that names the torch_xla / NxD stack
   (``pip install neuronx_distributed``), or that runs a script of the project the torch_xla rules leave on
-  torch_xla as a whole (it keeps XLA FSDP, xser, NxD ...; the project fact ``launch.stays-on-xla``): the pass
+  torch_xla as a whole (it keeps XLA FSDP, xser, NxD ...; the project fact ``launch.stays-on-xla``), or one that
+  stays on optimum-neuron after this run (its class rewrite withdrawn, kept as a whole): the pass
   stays, with a todo (that script was not migrated and still compiles this way).
 * Otherwise (the tool cannot tell whether the line was the project's only run): the line stays, with a todo.
 * ``PREFIX=neuron_parallel_compile``, ``CMD="neuron_parallel_compile torchrun ..."``, Dockerfile exec-form
@@ -71,7 +72,7 @@ import re
 from pathlib import PurePath
 from typing import Callable
 
-from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, STAYS_ON_XLA
+from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, OPTIMUM_NEURON_CODE, PARSER_SCRIPTS, STAYS_ON_XLA
 from codemods._lib.shell import (
     COMMAND_WORDS,
     RESERVED,
@@ -540,7 +541,7 @@ class DropNeuronParallelCompile(LaunchRule):
     name = "drop-neuron-parallel-compile"
     safety = Safety.NEEDS_REVIEW
     triggers = ("neuron_parallel_compile",)
-    facts = (PLAIN_RUNS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, STAYS_ON_XLA, XSER_LOADS)
+    facts = (PLAIN_RUNS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, STAYS_ON_XLA, XSER_LOADS, OPTIMUM_NEURON_CODE)
 
     def apply(self, doc: TextDocument) -> None:
         edit_npc(doc, self.report, notebook_runs(self.ctx.options.project, self.ctx.path), self.unseen_target(doc))

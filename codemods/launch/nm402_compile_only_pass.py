@@ -13,7 +13,7 @@ What it does:
   NM401 with a todo, as nothing runs the script without it), its tests stay, with a todo: that pass needs them;
 * a launcher that runs a script staying on torch_xla (outside the project while the launcher names the
   torch_xla / NxD stack, or a project script the torch_xla rules leave as a whole: the project fact
-  ``launch.stays-on-xla``) keeps every setting and test of these variables, each with a todo: that script still
+  ``launch.stays-on-xla``, or a project script that stays on optimum-neuron after this run) keeps every setting and test of these variables, each with a todo: that script still
   compiles through ``neuron_parallel_compile``, which sets them, and may read them itself;
 * what this reading cannot follow (an ``export`` with no ``unset``, control flow inside the region, other
   tests of the variable) stays with a ``todo``;
@@ -59,7 +59,7 @@ import posixpath
 import re
 from typing import Sequence, cast
 
-from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, PARSER_SCRIPTS, STAYS_ON_XLA
+from codemods._lib.launch_targets import NOTEBOOK_SCRIPTS, OPTIMUM_NEURON_CODE, PARSER_SCRIPTS, STAYS_ON_XLA
 from codemods._lib.shell import (
     EXPORTERS,
     EmbeddedCommand,
@@ -294,7 +294,7 @@ class CompileOnlyPass(LaunchRule):
     name = "compile-only-pass"
     safety = Safety.NEEDS_REVIEW
     triggers = ("NEURON_EXTRACT_GRAPHS_ONLY", "NEURON_PARALLEL_COMPILE")
-    facts = (PLAIN_RUNS, NPC_WRAPPED, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, STAYS_ON_XLA, XSER_LOADS)
+    facts = (PLAIN_RUNS, NPC_WRAPPED, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, STAYS_ON_XLA, XSER_LOADS, OPTIMUM_NEURON_CODE)
 
     def apply(self, doc: TextDocument) -> None:
         edit_compile_only(doc, self.report, compiled_by(self.ctx.options.project, self.ctx.path.as_posix()),

@@ -13,8 +13,8 @@ What it does:
   YAML env lists (K8s ``- name:``/``value:``, compose lists and mappings).
 * A variable that the project's Python or notebooks still read (``os.environ.get("PJRT_DEVICE")``, a project
   fact gathered in the scan pass), or that a launcher sets for a script that stays on torch_xla (outside the
-  project while the launcher names the torch_xla / NxD stack, or a project script the torch_xla rules leave as a
-  whole), is left in place with a todo: removing it would change what that code does.
+  project while the launcher names the torch_xla / NxD stack, a project script the torch_xla rules leave as a
+  whole, or one that stays on optimum-neuron after this run), is left in place with a todo: removing it would change what that code does.
 * ``XLA_USE_BF16``/``XLA_DOWNCAST_BF16`` are NM403, the compile-only variables NM402, the ones kept for review
   NM405. Command strings inside Python get the same edit through NM410.
 

@@ -7,7 +7,8 @@ What it does:
 * Runtime knobs (``NEURON_RT_VISIBLE_CORES``, ``NEURON_RT_NUM_CORES``, ``NEURON_RT_STOCHASTIC_ROUNDING_EN``,
   ``NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS``, ``NEURON_COMPILE_CACHE_URL`` ...) get the table's review note.
 * In a launcher that runs a script staying on torch_xla (outside the project while the launcher names the
-  torch_xla / NxD stack, or a project script the torch_xla rules leave as a whole) the note says the setting was
+  torch_xla / NxD stack, a project script the torch_xla rules leave as a whole, or one that stays on optimum-neuron
+  after this run) the note says the setting was
   left for that script and gives the review as the step for when it runs on TorchNeuron.
 * ``NEURONCORE_NUM_DEVICES=N`` set for one ``torchrun`` command whose literal ``--nproc_per_node`` is the same N
   is removed (``fixed``): TorchNeuron takes the core count from the process count, which says the same. Any other

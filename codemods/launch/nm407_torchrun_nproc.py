@@ -9,7 +9,8 @@ What it does:
   above, see ``codemods/_lib/shell/variables.py``) is read through it; the note names both. A default
   (``${NPROC:-32}``, on the flag or in the variable) counts as the value.
 * In a launcher that runs a script staying on torch_xla (outside the project while the launcher names the
-  torch_xla / NxD stack, or a project script the torch_xla rules leave as a whole) the count is right for that
+  torch_xla / NxD stack, a project script the torch_xla rules leave as a whole, or one that stays on optimum-neuron
+  after this run) the count is right for that
   script for now: the todo says to change it once the script runs on TorchNeuron.
 * torch_xla launchers (``xla_dist``, ``xla_spawn``, ``xla_multiprocessing``) get a ``todo`` to start the script
   with ``torchrun --nproc_per_node <NeuronCores>`` instead.

@@ -125,6 +125,7 @@ from codemods.launch._base import (
     flag_plan,
     foreign_field,
     unresolved_todo,
+    unseen_xla_target,
 )
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
@@ -498,7 +499,8 @@ class NeuronTrainerFlags(LaunchRule):
                      for name in record.own_fields | {field for field, _ in record.reads}}
             self._config_keys(doc, config_parsers(project), owned, kept_config_parsers(self.ctx.options))
         if doc.kind is not FileKind.JSON:
-            edit_flags(doc, self.report, resolver(project, self.ctx.path, self.ctx.options), self.unseen_target(doc))
+            edit_flags(doc, self.report, resolver(project, self.ctx.path, self.ctx.options),
+                       unseen_xla_target(doc, project, self.ctx.path))  # a kept script: its own todo (kept)
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:

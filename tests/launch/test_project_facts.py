@@ -51,6 +51,20 @@ def test_a_launcher_given_alone_keeps_its_flags(tmp_path: Path) -> None:
     assert findings and all(f.severity.value == "todo" and "was left as it is" in f.message for f in findings)
 
 
+def _migrated(root: Path, files: dict[str, str], select: tuple[str, ...]) -> tuple[dict[str, str], list]:
+    """Write ``files`` under ``root``, migrate them in place with the ``select``ed rules: (the files' new texts,
+    the run's file results)."""
+    root.mkdir()
+    for name, text in files.items():
+        (root / name).write_text(text)
+    result = run([root], RunOptions(select=select, write=True, jobs=1))
+    return {name: (root / name).read_text() for name in files}, result.files
+
+
+def _code(text: str) -> list[str]:
+    return [line for line in text.splitlines() if not line.lstrip().startswith("# neuron-migrate:")]
+
+
 PY_LAUNCHER = (
     "import os\n"
     "import subprocess\n\n"
@@ -64,16 +78,35 @@ PY_LAUNCHER = (
 def test_commands_in_python_strings_keep_the_flags_of_a_script_left_on_optimum_neuron(tmp_path: Path) -> None:
     """NM410 edits command strings and argv lists in Python with the launch rules' edits: for a script no rule of
     the run ports, the flags (and the bf16 variable its torch_xla run reads) stay, with the same todo as a launcher."""
-    (tmp_path / "launch.py").write_text(PY_LAUNCHER)
-    (tmp_path / "train.py").write_text(NEURON_SCRIPT)
-    kept = run([tmp_path], RunOptions(select=("NM4",), write=False, jobs=1))
-    launcher = next(item for item in kept.files if item.path.endswith("launch.py"))
-    text = launcher.new_bytes.decode() if launcher.new_bytes is not None else PY_LAUNCHER
-    assert [line for line in text.splitlines() if not line.lstrip().startswith("# neuron-migrate:")] == \
-        PY_LAUNCHER.splitlines()  # only notes were added
+    files = {"launch.py": PY_LAUNCHER, "train.py": NEURON_SCRIPT}
+    texts, results = _migrated(tmp_path / "kept", files, ("NM4",))
+    assert _code(texts["launch.py"]) == PY_LAUNCHER.splitlines()  # only notes were added
+    launcher = next(item for item in results if item.path.endswith("launch.py"))
     assert any("train.py stays on optimum-neuron after this run" in f.message for f in launcher.findings)
     assert not any(f.severity.value == "fixed" for f in launcher.findings)
-    ported = run([tmp_path], RunOptions(select=("NM2", "NM4"), write=False, jobs=1))
-    launcher = next(item for item in ported.files if item.path.endswith("launch.py"))
+    texts, results = _migrated(tmp_path / "ported", files, ("NM2", "NM4"))
+    launcher = next(item for item in results if item.path.endswith("launch.py"))
     assert any("ZeRO-1" in f.message and f.severity.value == "todo" for f in launcher.findings)
-    assert any(f.message.startswith("--torch_compile true added") for f in launcher.findings)
+    assert '"--torch_compile", "true"' in texts["launch.py"] and '"--zero_1"' not in texts["launch.py"]
+
+
+KEPT_LAUNCHER = (
+    "#!/bin/bash\n"
+    "export NEURON_FUSE_SOFTMAX=1\n"
+    "neuron_parallel_compile torchrun train.py --output_dir out --max_steps 10\n"
+    "torchrun train.py --output_dir out\n"
+    "NEURON_EXTRACT_GRAPHS_ONLY=1 torchrun train.py --output_dir out\n"
+)
+
+
+def test_the_xla_settings_of_a_script_left_on_optimum_neuron_stay(tmp_path: Path) -> None:
+    """A script that stays on optimum-neuron after the run still runs on torch_xla: the launcher keeps its compile
+    pass, its compile-only run and the XLA-era variables it reads (final check of rt3A glue-trn: without
+    NEURON_EXTRACT_GRAPHS_ONLY its COMPILE=1 pass trained for real on the old stack)."""
+    files = {"run.sh": KEPT_LAUNCHER, "train.py": NEURON_SCRIPT}
+    texts, results = _migrated(tmp_path / "kept", files, ("NM4",))
+    assert _code(texts["run.sh"]) == KEPT_LAUNCHER.splitlines()
+    launcher = next(item for item in results if item.path.endswith("run.sh"))
+    assert not any(f.severity.value == "fixed" for f in launcher.findings)
+    texts, _ = _migrated(tmp_path / "ported", files, ("NM2", "NM4"))
+    assert _code(texts["run.sh"]) == ["#!/bin/bash", "torchrun train.py --output_dir out"]

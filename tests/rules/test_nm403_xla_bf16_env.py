@@ -186,7 +186,7 @@ def test_the_export_stays_for_a_trainer_script_left_on_optimum_neuron() -> None:
     result = _trainer_launch(STAYING_TRAINER)
     assert "export XLA_USE_BF16=1" in result.text and "out --bf16" not in result.text
     assert findings(result, "NM403") == {(2, "todo")}
-    assert "train.py stays on optimum-neuron after this run" in result.findings[0].message
+    assert "train.py, which stays on optimum-neuron after this run" in result.findings[0].message
 
 
 def test_the_export_becomes_bf16_for_a_trainer_script_the_run_ports() -> None:
