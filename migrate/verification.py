@@ -136,8 +136,10 @@ def verified(
             continue
         carrier = carried.get(finding.rule)
         if finding.severity is Severity.FIXED and carrier is not None:
-            message = (f"not rewritten: it assumes the {carrier} rewrite, which is not made here (it would fail "
-                       f"verification, see the {carrier} note); it would have done: {finding.message}")
+            message = (
+                f"not rewritten: it assumes the {carrier} rewrite, which is not made here (it would fail "
+                f"verification, see the {carrier} note); it would have done: {finding.message}"
+            )
             finding = replace(finding, severity=Severity.TODO, message=message)
         elif finding.severity is Severity.FIXED:
             message = (
@@ -183,8 +185,11 @@ def _introduced_by_run(
     Its line need not have changed: a rewritten import changes the type of a variable read elsewhere."""
     counts = Counter((rule, v.key) for rule, v in found)
     changed = _changed_lines(text, new_text)
-    added = [(rule, v) for rule, v in found
-             if counts[(rule, v.key)] > before[(rule, v.key)] and (rule, v.key) not in unresolved]
+    added = [
+        (rule, v)
+        for rule, v in found
+        if counts[(rule, v.key)] > before[(rule, v.key)] and (rule, v.key) not in unresolved
+    ]
     in_changed = [(rule, v) for rule, v in added if any(line in changed for line in range(v.line, v.end_line + 1))]
     return next(iter(in_changed or added), None)
 
