@@ -569,21 +569,10 @@ class InferenceRule(PythonRule):
         one of a project module (:mod:`codemods.inference._module_dicts`) resolves: id(``X.from_pretrained``) ->
         the todo. Such a load stays as it is, and with it the whole file (its import, its other loads): the
         splat may carry export / shape / casting keys that the stock ``from_pretrained`` rejects."""
-        module = self.ctx.shared.get("module")
-        if not self.opaque_splat_keeps_file or not isinstance(module, cst.Module):
+        if not self.opaque_splat_keeps_file:
             return {}
-        gatherer = self.ctx.memo("inference.scopes", lambda: _gather_scopes(module))
         kept: dict[int, str] = {}
-        self._scopes = gatherer.values  # for dict_items' lookups; visit_Module sets them again
-        for call in gatherer.calls:
-            if not self.is_target_call(call):
-                continue
-            setattr(self, "_scope_stack", gatherer.call_scopes.get(id(call), [module]))  # typed in visit_Module
-            splats = [arg for arg in call.args if arg.star == "*"
-                      or (arg.star == "**" and self.dict_items(arg.value) is None)]
-            if not splats:
-                continue
-            names = ", ".join(f"`{arg.star}{source_of(arg.value)}`" for arg in splats)
+        for call, names in self._opaque_splat_calls():
             owner = source_of(cast(cst.Attribute, call.func).value)  # is_target_call checked the Attribute
             kept[id(call.func)] = (
                 f"{names} cannot be resolved statically (no dict literal bound once to it in this file or in a "
@@ -593,6 +582,25 @@ class InferenceRule(PythonRule):
                 "auto_cast_type - and raise TypeError). To migrate it: pass those keys as keywords of the call "
                 "(or bind the dict to a literal), then run neuron-migrate again")
         return kept
+
+    def _opaque_splat_calls(self) -> list[tuple[cst.Call, str]]:
+        """This rule's target calls with a ``*args`` / ``**NAME`` splat that :meth:`dict_items` cannot resolve (no dict
+        literal bound once to it in this file or in a project module), each with its splats as written."""
+        module = self.ctx.shared.get("module")
+        if not isinstance(module, cst.Module):
+            return []
+        gatherer = self.ctx.memo("inference.scopes", lambda: _gather_scopes(module))
+        found: list[tuple[cst.Call, str]] = []
+        self._scopes = gatherer.values  # for dict_items' lookups; visit_Module sets them again
+        for call in gatherer.calls:
+            if not self.is_target_call(call):
+                continue
+            setattr(self, "_scope_stack", gatherer.call_scopes.get(id(call), [module]))  # typed in visit_Module
+            splats = [arg for arg in call.args if arg.star == "*"
+                      or (arg.star == "**" and self.dict_items(arg.value) is None)]
+            if splats:
+                found.append((call, ", ".join(f"`{arg.star}{source_of(arg.value)}`" for arg in splats)))
+        return found
 
     def _note_kept_uses(self, kept: dict[int, str]) -> None:
         """The todos of :meth:`_kept_class_uses`, reported where the traversal reaches each use (inline notes)."""

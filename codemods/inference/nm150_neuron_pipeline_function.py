@@ -64,7 +64,7 @@ import libcst as cst
 from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._tables.inference_symbols import pipeline_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
-from codemods.inference._base import Arguments, InferenceRule, _gather_scopes, padding_note, split_traced
+from codemods.inference._base import Arguments, InferenceRule, padding_note, split_traced
 from codemods.inference._module_dicts import MODULE_DICTS
 from migrate.rule import Safety
 
@@ -98,21 +98,8 @@ class NeuronPipelineFunction(InferenceRule):
         function call here, not ``X.from_pretrained``, hence NM150's own check; the decision is the base's: the
         call, its import and the file stay on optimum-neuron (the splat may carry export= / input_shapes= /
         compiler_args=, which transformers.pipeline does not take)."""
-        module = self.ctx.shared.get("module")
-        if not isinstance(module, cst.Module):
-            return {}
-        gatherer = self.ctx.memo("inference.scopes", lambda: _gather_scopes(module))
         kept: dict[int, str] = {}
-        self._scopes = gatherer.values  # for dict_items' lookups; visit_Module sets them again
-        for call in gatherer.calls:
-            if not self.is_target_call(call):
-                continue
-            setattr(self, "_scope_stack", gatherer.call_scopes.get(id(call), [module]))  # typed in visit_Module
-            splats = [arg for arg in call.args if arg.star == "*"
-                      or (arg.star == "**" and self.dict_items(arg.value) is None)]
-            if not splats:
-                continue
-            names = ", ".join(f"`{arg.star}{source_of(arg.value)}`" for arg in splats)
+        for call, names in self._opaque_splat_calls():
             kept[id(call)] = (
                 f"{names} cannot be resolved statically (no dict literal bound once to it in this file or in a "
                 f"project module it is imported from), so {self.id} leaves this file on optimum-neuron: the "
