@@ -1,8 +1,10 @@
 """The Python an install context declares, against the Python the packages it installs require (redteam-round2 D3).
 
 An install context: one CI job of a GitHub workflow (its ``actions/setup-python`` ``python-version``), one Dockerfile
-stage (its ``FROM python:3.10-slim`` base image), a ``pyproject.toml`` (``requires-python``, Poetry's ``python``
-key). When the requirements the context installs after the run (``transformers>=5.24``) need a Python
+stage (its ``FROM python:3.10-slim`` base image, or a container whose tag names ``py310``), a ``pyproject.toml``
+(``requires-python``, Poetry's ``python`` key). A job or stage installs the requirements of its ``pip install``
+lines and of the project files it installs from (``-r F``, ``poetry install``, ``pip install -e .``), as this run
+leaves them. When the requirements the context installs after the run (``transformers>=5.24``) need a Python
 (``REQUIRES_PYTHON`` in ``codemods/_tables/stock_floors_data.py``, from the wheels' metadata) that the declared one
 is below, pip finds no release there: the declaration gets a ``todo`` naming the floor and the package. The check
 reads the final requirements, so a second run reports the same and changes nothing.

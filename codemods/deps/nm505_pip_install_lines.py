@@ -26,11 +26,15 @@ What it does:
   background jobs and compound commands keep it with a ``todo`` naming the command; a command on its own gets a
   ``todo`` to delete it;
 * the Python an install context declares (a workflow job's ``actions/setup-python`` ``python-version``, a scalar
-  or a matrix list; a Dockerfile stage's ``FROM python:3.10-slim`` base image, or the stage it is built on) below
-  the Python that a package its ``pip install`` lines install after the run requires (``transformers>=5.24``:
-  Python 3.11; ``REQUIRES_PYTHON`` in ``codemods/_tables/stock_floors_data.py``) gets a ``todo`` on that line
-  naming the floor and the package (``codemods/deps/_interpreter.py``); pins are still planned per file, not per
-  job (a CPU job that runs the migrated code needs the migrated stack too);
+  or a matrix list; a Dockerfile stage's ``FROM python:3.10-slim`` base image, a deep-learning container whose tag
+  names its Python, ``...-neuronx-py310-sdk2.20.0...``, or the stage it is built on) below the Python that a
+  package it installs after the run requires (``transformers>=5.24``: Python 3.11; ``REQUIRES_PYTHON`` in
+  ``codemods/_tables/stock_floors_data.py``) gets a ``todo`` on that line naming the floor and the package
+  (``codemods/deps/_interpreter.py``). What it installs: the requirements of its ``pip install`` lines, and those
+  of the project files it installs from (``pip install -r F`` / ``-c F``, ``pip install .`` / ``-e ".[dev]"``,
+  ``poetry install``: the requirements file or the pyproject.toml of the repository, as this run migrates it);
+  nothing is said while they stay on the old stack. Pins are still planned per file, not per job (a CPU job that
+  runs the migrated code needs the migrated stack too);
 * the edits of a file are made right to left at the end, so two ``pip install`` commands of one line both change;
 * conda ``environment.yml`` files: the items of their ``- pip:`` section;
 * the bodies of heredocs that are requirement files: written to a file named like one (``cat > requirements.txt
@@ -80,6 +84,7 @@ References:
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -184,6 +189,19 @@ def transformers_checkout(text: str) -> str | None:
         return None
     return match.group(1) or match.group(2)
 
+
+def install_source(text: str) -> str:
+    """Project fact: the text of a requirements file or pyproject.toml, for the workflows and Dockerfiles that
+    install from it (``final_specs``)."""
+    return text
+
+
+INSTALL_SOURCE = ProjectFact("deps.install-source", frozenset({FileKind.REQUIREMENTS, FileKind.PYPROJECT}),
+                             DEP_TRIGGERS, install_source)
+
+#: what wakes the rule on a workflow or Dockerfile that names no package of the stack itself: the Python it
+#: declares, whose install may come from a project file (``check_interpreters``)
+_INTERPRETER_TRIGGERS = ("python-version", "python:3", "-py3")
 
 TRANSFORMERS_CHECKOUT = ProjectFact("deps.transformers-checkout",
                                     frozenset({FileKind.SHELL, FileKind.NOTEBOOK, FileKind.DOCKERFILE, FileKind.YAML}),
@@ -439,6 +457,9 @@ _KEY = re.compile(r"^(\s*)[\w.-]+\s*:")
 _PYTHON_VERSION = re.compile(r"^\s*(?:-\s+)?python-version\s*:\s*(.*?)\s*(?:#.*)?$")
 _FROM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?", re.I)
 _PYTHON_IMAGE = re.compile(r"^(?:\S*/)?python:(3\.\d+(?:\.\d+)?)(?![\d.]*\d)", re.I)
+#: the Python of an image whose tag names it (an AWS / Hugging Face deep-learning container:
+#: ``pytorch-training-neuronx:2.1.2-neuronx-py310-sdk2.20.0-ubuntu20.04``)
+_PY_TAG = re.compile(r":(?:[^\s:/]*[-_.])?py3(\d{1,2})(?=[-_.]|$)", re.I)
 
 
 def _contexts(doc: TextDocument) -> list[list[Line]]:
@@ -475,7 +496,9 @@ def _declared_pythons(context: list[Line], kind: FileKind, images: dict[str, str
         match = _FROM.match(context[0].text)
         if match:
             image = _PYTHON_IMAGE.match(match.group(1))
-            version = image.group(1) if image else images.get(match.group(1).lower())  # FROM an earlier stage
+            tag = _PY_TAG.search(match.group(1))
+            version = (image.group(1) if image else f"3.{tag.group(1)}" if tag
+                       else images.get(match.group(1).lower()))  # FROM an earlier stage
             if version:
                 found.append((context[0], version))
                 if match.group(2):
@@ -499,16 +522,134 @@ def _declared_pythons(context: list[Line], kind: FileKind, images: dict[str, str
     return found
 
 
-def check_interpreters(doc: TextDocument, report: Report) -> None:
+def _pip_install_words(words: list[str]) -> list[str] | None:
+    """The words after ``install`` of a ``pip install`` / ``python -m pip install`` simple command, or None."""
+    for index, text in enumerate(words):
+        base = text.rsplit("/", 1)[-1]
+        module_pip = text == "-m" and index + 1 < len(words) and words[index + 1] == "pip"
+        if base in {"pip", "pip3"} or re.fullmatch(r"pip3\.\d+", base) or module_pip:
+            rest = index + (2 if text == "-m" else 1)
+            return words[rest + 1:] if rest < len(words) and words[rest] == "install" else None
+    return None
+
+
+def installed_files(doc: TextDocument, members: set[int], root: str) -> list[str]:
+    """The project files (display paths) that the commands on the lines ``members`` install from: ``pip install
+    -r F`` / ``-c F`` (relative to ``root``), ``pip install .`` / ``-e .`` / ``".[dev]"`` and ``poetry install``
+    (``root``/pyproject.toml)."""
+    found: list[str] = []
+    for statement in command_statements(doc):
+        if id(statement[0].line) not in members:
+            continue
+        words: list[str] = []
+        toks = [tok for cl in statement for tok in lex(cl.line.text, cl.start, cl.end)[0]]
+        for tok in [*toks, Tok("op", 0, 0, ";")]:
+            if tok.kind == "word":
+                words.append(unquote(tok.text))
+                continue
+            rest = _pip_install_words(words)
+            names: list[str] = []
+            if rest is not None:
+                for index, word in enumerate(rest):
+                    option = re.fullmatch(r"(-r|--requirement|-c|--constraint)(?:=(.+))?", word)
+                    if option and option.group(2):
+                        names.append(option.group(2))
+                    elif option and index + 1 < len(rest):
+                        names.append(rest[index + 1])
+                    elif re.fullmatch(r"\.(?:/)?(?:\[[\w,.-]*\])?", word):
+                        names.append("pyproject.toml")
+            elif words[:2] == ["poetry", "install"]:
+                names.append("pyproject.toml")
+            found += [posixpath.normpath(posixpath.join(root, name)) for name in names if "$" not in name]
+            words = []
+    return found
+
+
+_FINAL_SPECS: dict[tuple, tuple] = {}
+
+
+def final_specs(path: str, options: RuleOptions | None) -> list[str]:
+    """The requirements the project file ``path`` (a requirements file or pyproject.toml, its text from the
+    ``deps.install-source`` fact) holds after this run: the file migrated with the run's rules and facts, as the
+    engine migrates it (a file this run leaves alone keeps its own). Empty when it is no such file of the run."""
+    if options is None:
+        return []
+    text = options.project.of(INSTALL_SOURCE.name).get(path)
+    kind = kind_from_name(PurePath(path))
+    if text is None or kind not in {FileKind.REQUIREMENTS, FileKind.PYPROJECT}:
+        return []
+    selected = None if options.rules is None else frozenset(options.rules)
+    key = (path, text, selected)
+    cached = _FINAL_SPECS.get(key)
+    if cached is not None and cached[0] is options.project:
+        return list(cached[1])
+    from migrate.pipeline import migrate_file_text
+    from migrate.registry import all_rules
+
+    rules = [rule for rule in all_rules() if options.rules is None or rule.id in options.rules]
+    try:
+        migrated = migrate_file_text(text, kind, PurePath(path), rules, options).text
+    except Exception:  # noqa: BLE001 - what the engine does then: the file stays as it is
+        migrated = text
+    specs = _pyproject_specs(migrated) if kind is FileKind.PYPROJECT else [
+        line[span[0]:span[1]] for line in migrated.splitlines()
+        if (span := split_requirement_line(line)) is not None]
+    _FINAL_SPECS[key] = (options.project, tuple(specs))
+    return specs
+
+
+def _pyproject_specs(text: str) -> list[str]:
+    """The PEP 621 and Poetry dependencies of a pyproject.toml (Poetry constraints as PEP 440)."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    try:
+        toml = tomlkit.parse(text).unwrap()
+    except TOMLKitError:
+        return []
+    project = toml.get("project", {})
+    specs = [item for item in project.get("dependencies", []) if isinstance(item, str)]
+    for table in (project.get("optional-dependencies", {}), toml.get("dependency-groups", {})):
+        specs += [item for value in table.values() if isinstance(value, list) for item in value
+                  if isinstance(item, str)]
+    poetry = toml.get("tool", {}).get("poetry", {})
+    tables = [poetry.get("dependencies", {}), poetry.get("dev-dependencies", {}),
+              *(group.get("dependencies", {}) for group in poetry.get("group", {}).values())]
+    for table in tables:
+        for name, value in table.items():
+            version = value.get("version") if isinstance(value, dict) else value
+            converted = interpreter.poetry_to_pep440(version) if isinstance(version, str) else None
+            if name.lower() != "python" and converted is not None:
+                specs.append(f"{name}{converted}")
+    return specs
+
+
+def _context_root(path: str | None, kind: FileKind) -> str:
+    """Where a context's relative install paths start: a workflow's repository (the folder above ``.github/``),
+    a Dockerfile's own folder (its usual build context)."""
+    if path is None:
+        return ""
+    if kind is FileKind.YAML and "/.github/" in f"/{path}":
+        return f"/{path}".rsplit("/.github/", 1)[0].lstrip("/")
+    return posixpath.dirname(path)
+
+
+def check_interpreters(doc: TextDocument, report: Report, options: RuleOptions | None = None,
+                       path: str | None = None) -> None:
     """A workflow job or Dockerfile stage whose ``pip install`` lines install (after the run) a package that needs
     a newer Python than the one it declares gets a todo on that declaration (redteam-round2 D3: a CPU job on
-    ``python-version: "3.10"`` bumped to ``transformers>=5.24``, which requires Python 3.11)."""
+    ``python-version: "3.10"`` bumped to ``transformers>=5.24``, which requires Python 3.11); so does one that
+    installs a project file the run moves there (``pip install -r requirements.txt``, ``poetry install``,
+    ``pip install -e .``: ``final_specs``; rt3B 3)."""
     commands = _pip_commands(doc)
     images: dict[str, str] = {}
+    root = _context_root(path, doc.kind)
     for context in _contexts(doc):
         members = {id(line) for line in context}
         specs = [unquote(word.text) for group, requirements, _, _ in commands if id(group[0][0].line) in members
                  for word in requirements]
+        specs += [spec for name in dict.fromkeys(installed_files(doc, members, root))
+                  for spec in final_specs(name, options)]
         if doc.kind is FileKind.DOCKERFILE:
             specs += [line.text[span[0]:span[1]] for body in requirement_heredocs(doc) for line in body
                       if id(line) in members and (span := split_requirement_line(line.text)) is not None]
@@ -529,10 +670,14 @@ class PipInstallNeuronStack(DepsTextRule):
     name = "pip-install-neuron-stack"
     safety = Safety.NEEDS_REVIEW
     kinds = frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML})
-    triggers = DEP_TRIGGERS
-    facts = (*DepsTextRule.facts, TRANSFORMERS_CHECKOUT)
+    triggers = (*DEP_TRIGGERS, *_INTERPRETER_TRIGGERS)
+    facts = (*DepsTextRule.facts, TRANSFORMERS_CHECKOUT, INSTALL_SOURCE)
 
     def apply(self, doc: TextDocument) -> None:
+        if not any(trigger in doc.text() for trigger in DEP_TRIGGERS):  # woken by the Python it declares alone
+            if doc.kind in {FileKind.YAML, FileKind.DOCKERFILE}:
+                check_interpreters(doc, self.report, self.ctx.options, self.ctx.path.as_posix())
+            return
         # requirement heredocs first: whether the file names the Neuron repository is read from its own text, not
         # from the --extra-index-url this rule adds to a pip command (a ``pip install -r`` of the heredoc lacks it)
         if doc.kind in {FileKind.SHELL, FileKind.DOCKERFILE}:
@@ -542,7 +687,7 @@ class PipInstallNeuronStack(DepsTextRule):
         if doc.kind is FileKind.YAML:
             self._conda_pip_section(doc)
         if doc.kind in {FileKind.YAML, FileKind.DOCKERFILE}:
-            check_interpreters(doc, self.report)
+            check_interpreters(doc, self.report, self.ctx.options, self.ctx.path.as_posix())
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:

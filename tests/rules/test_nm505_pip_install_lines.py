@@ -383,3 +383,69 @@ def test_a_dockerfile_stage_on_an_older_python_image_gets_a_todo_on_its_from_lin
     assert lines[3].startswith("# neuron-migrate: Python 3.10 is below the Python>=3.11 that trl 1.16.0 requires")
     assert lines[4] == "FROM base"
     assert result.text.count("neuron-migrate: Python") == 2
+
+
+def test_a_deep_learning_container_tag_names_the_python_of_its_stage() -> None:
+    # rt3B 3 (gpt2-xla-pretrain): a Neuron DLC tag's py310 is the stage's Python, as python:3.10-slim is
+    image = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training-neuronx:2.1.2-neuronx-{py}-sdk2.20.0"
+    text = f"FROM {image.format(py='py310')}\nRUN pip install --no-cache-dir transformers==4.40.2 datasets\n"
+    result = migrate(text, "NM505", kind=FileKind.DOCKERFILE, path="Dockerfile", neuron_project=True)
+    lines = result.text.splitlines()
+    assert lines[0].startswith("# neuron-migrate: Python 3.10 is below the Python>=3.11 that transformers 5.24.0 "
+                               "requires, which this stage installs after the migration")
+    assert lines[1].startswith("FROM ") and '"transformers>=5.24"' in lines[2]
+    # no change: a py311 image, or a stage that installs nothing of the migrated stack
+    result = migrate(text.replace("py310", "py311"), "NM505", kind=FileKind.DOCKERFILE, path="Dockerfile",
+                     neuron_project=True)
+    assert "neuron-migrate: Python" not in result.text
+    unchanged(f"FROM {image.format(py='py310')}\nRUN pip install gradio\n", "NM505", kind=FileKind.DOCKERFILE,
+              path="Dockerfile", neuron_project=True)
+
+
+_POETRY_JOB = """\
+jobs:
+  smoke:
+    runs-on: ubuntu-22.04
+    steps:
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.10"
+      - run: pip install poetry && poetry install --no-interaction
+      - run: pip install -r requirements/dev.txt
+"""
+
+_PYPROJECT = """\
+[tool.poetry]
+name = "app"
+version = "0.1.0"
+
+[tool.poetry.dependencies]
+python = ">=3.11"
+optimum-neuron = "0.0.25"
+transformers = "4.43.2"
+"""
+
+
+def test_a_job_installing_a_project_file_the_run_migrates_gets_the_python_todo() -> None:
+    # rt3B 3 (t5-sd-serving ci.yml): the job names no package itself; poetry install installs pyproject.toml,
+    # which this run moves to transformers>=5.24 (Python 3.11); a second run, reading the migrated pyproject.toml,
+    # says the same
+    migrated = migrate(_PYPROJECT, "NM502", kind=FileKind.PYPROJECT, path="pyproject.toml", neuron_project=True).text
+    assert 'transformers = ">=5.24"' in migrated
+    for pyproject in (_PYPROJECT, migrated):
+        result = migrate(_POETRY_JOB, "NM505", kind=FileKind.YAML, path=".github/workflows/ci.yml",
+                         neuron_project=True, project={"pyproject.toml": pyproject})
+        lines = result.text.splitlines()
+        assert lines[6].strip().startswith("# neuron-migrate: Python 3.10 is below the Python>=3.11 that "
+                                           "transformers 5.24.0 requires, which this job installs")
+        assert findings(result, "NM505") == {(7, "todo")}
+    # a requirements file installed with -r, relative to the repository
+    result = migrate(_POETRY_JOB, "NM505", kind=FileKind.YAML, path=".github/workflows/ci.yml", neuron_project=True,
+                     project={"requirements/dev.txt": "optimum-neuron==0.0.25\n"})
+    assert "Python 3.10 is below the Python>=3.11" in result.text
+    # no change: the project file stays on the old stack (optimum-neuron a table entry left for the user) or
+    # installs nothing migrated, or no project file is installed
+    held = _PYPROJECT.replace('"0.0.25"', '{version = "0.0.25", extras = ["neuronx"]}')
+    for project in ({"pyproject.toml": held}, {"requirements/dev.txt": "fastapi\n"}, {}):
+        unchanged(_POETRY_JOB, "NM505", kind=FileKind.YAML, path=".github/workflows/ci.yml", neuron_project=True,
+                  project=project)
