@@ -6,14 +6,25 @@ and static shapes are plain words once the script's own variables are read (``MO
 the default; any other expansion, a variable set twice, an option this reader does not know, or anything but one
 output folder: the command is not recorded). NM110 rewrites ``NeuronModelForCausalLM.from_pretrained("<output>")``
 to a stock load of that id only when the path it loads is that output folder, written the same way.
+
+On the Python side the folder is read from the load's path (:func:`folder_of`): a string, or
+``os.environ.get(NAME, "<folder>")`` / ``os.getenv(NAME, "<folder>")`` - the Python twin of the shell
+``${NAME:-<folder>}``, read the same way (the default) - written at the load, bound once at module level, or bound
+once at module level in a project module the file imports the name from (``from settings import COMPILED_DIR``:
+the fact :data:`MODULE_FOLDERS`).
 """
 
 from __future__ import annotations
 
+import ast
 import posixpath
 import re
 import shlex
+from collections.abc import Callable
 
+import libcst as cst
+
+from codemods.inference._module_dicts import binding_counts
 from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
 
@@ -144,3 +155,63 @@ def normalized(path: str) -> str:
 
 COMPILED_EXPORTS = ProjectFact("inference.compiled-exports", frozenset({FileKind.SHELL, FileKind.DOCKERFILE}),
                                ("optimum-cli",), compiled_exports)
+
+
+#: ``os.environ.get(NAME, "<folder>")`` / ``os.getenv(NAME, "<folder>")``: the folder is the default, as for the
+#: shell's ``${NAME:-<folder>}``
+ENV_GETTERS = frozenset({"os.environ.get", "os.getenv"})
+
+
+def folder_of(node: cst.BaseExpression | None, qualnames: Callable[[cst.CSTNode], frozenset[str]]) -> str | None:
+    """The folder a load's path names: a string, or the string default of an environment getter (``qualnames``
+    resolves the getter's name through the file's imports); None for anything else."""
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(node, cst.Call) and len(node.args) == 2 and qualnames(node.func) & ENV_GETTERS \
+            and all(arg.keyword is None and not arg.star for arg in node.args) \
+            and all(isinstance(arg.value, cst.SimpleString) for arg in node.args):
+        return folder_of(node.args[1].value, qualnames)
+    return None
+
+
+def _ast_folder(value: ast.expr, os_imported: bool) -> str | None:
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return value.value
+    if not (os_imported and isinstance(value, ast.Call) and len(value.args) == 2 and not value.keywords
+            and all(isinstance(arg, ast.Constant) and isinstance(arg.value, str) for arg in value.args)):
+        return None
+    func = value.func
+    getter = isinstance(func, ast.Attribute) and (
+        (func.attr == "getenv" and isinstance(func.value, ast.Name) and func.value.id == "os")
+        or (func.attr == "get" and isinstance(func.value, ast.Attribute) and func.value.attr == "environ"
+            and isinstance(func.value.value, ast.Name) and func.value.value.id == "os"))
+    default = value.args[1]
+    return default.value if getter and isinstance(default, ast.Constant) and isinstance(default.value, str) else None
+
+
+def module_folders(text: str) -> dict[str, str] | None:
+    """Project fact: module-level names of a Python file bound once (anywhere in the file) to a string or to
+    ``os.environ.get(NAME, "<folder>")`` / ``os.getenv(NAME, "<folder>")`` (``import os`` at module level) -> the
+    string (the getter's default)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    os_imported = any(isinstance(statement, ast.Import) and any(alias.name == "os" and alias.asname is None
+                                                                  for alias in statement.names)
+                      for statement in tree.body)
+    counts = binding_counts(tree)
+    found = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name) and counts.get(statement.targets[0].id) == 1:
+            folder = _ast_folder(statement.value, os_imported)
+            if folder is not None:
+                found[statement.targets[0].id] = folder
+    return found or None
+
+
+#: the scan reads every Python file that assigns something (one ``ast.parse``): a settings module need not name
+#: anything Neuron
+MODULE_FOLDERS = ProjectFact("inference.module-folders", frozenset({FileKind.PYTHON}), ("=",), module_folders)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import ast
 import posixpath
+from collections.abc import Mapping
+from typing import Any
 
 from codemods._tables.inference_arguments import MUTATING_METHODS, NEURON_ONLY, TRACED_DROP
 from migrate.facts import ProjectFact, ProjectFacts
@@ -53,8 +55,22 @@ def collect_module_dicts(text: str) -> dict[str, list[tuple[str, str]]] | None:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return None
-    counts: dict[str, int] = {}
+    counts = binding_counts(tree)
     found: dict[str, list[tuple[str, str]]] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name):
+            items = _dict_items(statement.value, text)
+            if items is not None and any(key in NEURON_ONLY or key in TRACED_DROP for key, _ in items):
+                found[statement.targets[0].id] = items
+    found = {name: items for name, items in found.items() if counts.get(name) == 1}
+    return found or None
+
+
+def binding_counts(tree: ast.Module) -> dict[str, int]:
+    """Name -> how often the file binds it anywhere (an in-place change or a ``global`` counts twice): a module-level
+    name bound once is its one value everywhere in the file."""
+    counts: dict[str, int] = {}
     for node in ast.walk(tree):  # any other binding or in-place change anywhere makes the name unknown
         targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):
@@ -75,14 +91,7 @@ def collect_module_dicts(text: str) -> dict[str, list[tuple[str, str]]] | None:
             for sub in ast.walk(target):
                 if isinstance(sub, ast.Name):
                     counts[sub.id] = counts.get(sub.id, 0) + 1
-    for statement in tree.body:
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
-                and isinstance(statement.targets[0], ast.Name):
-            items = _dict_items(statement.value, text)
-            if items is not None and any(key in NEURON_ONLY or key in TRACED_DROP for key, _ in items):
-                found[statement.targets[0].id] = items
-    found = {name: items for name, items in found.items() if counts.get(name) == 1}
-    return found or None
+    return counts
 
 
 MODULE_DICTS = ProjectFact("inference.module-dicts", frozenset({FileKind.PYTHON}), ANCHORS, collect_module_dicts)
@@ -92,12 +101,19 @@ def module_dict(project: ProjectFacts, importer: str, qualified: str) -> tuple[s
     """The project file and items of the dict ``qualified`` (``app.config.T5_INPUT_SHAPES``) names, as the
     importer ``importer`` (a display path) finds it: the closest file whose path ends with ``app/config.py``
     (or ``app/config/__init__.py``). None when no such recorded dict exists."""
+    return closest_module_value(project.of(MODULE_DICTS.name), importer, qualified)
+
+
+def closest_module_value(per_file: Mapping[str, Mapping[str, Any]], importer: str, qualified: str) -> tuple[str, Any] | None:
+    """``(file, value)`` of the module-level name ``qualified`` (``app.config.NAME``) in a project fact recorded per
+    file as name -> value: the closest file to ``importer`` whose path ends with ``app/config.py`` (or
+    ``app/config/__init__.py``) and records the name; None when none does."""
     if "." not in qualified:
         return None
     module, name = qualified.rsplit(".", 1)
     tail = module.replace(".", "/")
     here = posixpath.dirname(importer)
-    dicts = project.of(MODULE_DICTS.name)
+    dicts = per_file
     matches = [path for path in dicts for suffix in (f"{tail}.py", f"{tail}/__init__.py")
                if (path == suffix or path.endswith("/" + suffix)) and name in dicts[path]]
     if not matches:

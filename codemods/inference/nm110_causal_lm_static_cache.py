@@ -66,9 +66,13 @@ What it does:
   and import as they are, as for a kept ``get_neuron_config`` below) with a ``todo`` at the load: load the source
   checkpoint (``checkpoint_id`` in ``<path>/neuron_config.json``, which also records
   sequence_length/batch_size/tp_degree). Where the project names that checkpoint - a shell script runs
-  ``optimum-cli export neuron --model <id> ... <folder>`` and the load reads that folder, written as a string (or a
-  module-level name bound to one), see ``_compiled_exports.py`` - the load is rewritten completely: it loads
-  ``<id>`` with the shapes and dtype of that command. An ``export=`` that cannot be read (``export=args.export``, a
+  ``optimum-cli export neuron --model <id> ... <folder>`` and the load reads that folder, written as a string or
+  as ``os.environ.get(NAME, "<folder>")`` / ``os.getenv(NAME, "<folder>")`` (its default, as the shell's
+  ``${NAME:-<folder>}`` is read), at the load, in a module-level name bound once to one, or in such a name of a
+  project module the file imports it from (``from settings import COMPILED_DIR``), see ``_compiled_exports.py`` -
+  the load is rewritten completely: it loads ``<id>`` with the shapes and dtype of that command. Otherwise the
+  todo says which link is missing: a path it cannot read, no readable export command writing that folder, or
+  several naming different checkpoints or shapes. An ``export=`` that cannot be read (``export=args.export``, a
   ``**kwargs``) is rewritten, keeping ``path``, with a ``todo`` summary (not ``fixed``) saying the same.
 * a name bound to the Neuron class on one branch and to its stock target on the other (``if SMOKE: from
   transformers import AutoModelForCausalLM as M else: from optimum.neuron import NeuronModelForCausalLM as M``, or
@@ -143,8 +147,8 @@ from codemods._tables.inference_arguments import DTYPES as DTYPES_TABLE
 from codemods._tables.inference_symbols import decoder_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import InferenceRule, dtype_for, neuron_argument_note, torch_dtype_attr
-from codemods.inference._compiled_exports import COMPILED_EXPORTS, INTEGER_KEYS, normalized
-from codemods.inference._module_dicts import MODULE_DICTS
+from codemods.inference._compiled_exports import COMPILED_EXPORTS, INTEGER_KEYS, MODULE_FOLDERS, folder_of, normalized
+from codemods.inference._module_dicts import MODULE_DICTS, closest_module_value
 from codemods.inference._padding import left_padding
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
@@ -207,7 +211,8 @@ class CausalLMStaticCache(InferenceRule):
     moves = DECODERS
     legacy_modules = ("optimum.neuron",)
     places_model = True
-    facts = (TORCHRUN_LAUNCHES, COMPILED_EXPORTS, MODULE_DICTS)  # MODULE_DICTS: **NAME of a project module's dict
+    #: MODULE_DICTS: **NAME of a project module's dict; MODULE_FOLDERS: a compiled folder's name imported from one
+    facts = (TORCHRUN_LAUNCHES, COMPILED_EXPORTS, MODULE_DICTS, MODULE_FOLDERS)
     opaque_splat_keeps_file = True  # a splat nothing resolves: the file stays on optimum-neuron
 
     def prepare(self, module: cst.Module) -> None:
@@ -325,35 +330,63 @@ class CausalLMStaticCache(InferenceRule):
                       None)
         return export is None or (isinstance(export, cst.Name) and export.value == "False")
 
-    def _recovered(self, call: cst.Call) -> tuple[str, str, tuple[tuple[str, str], ...]] | None:
-        """(the source checkpoint id, the script, its shapes) of a compiled load whose path (a string, or a name
-        bound once at module level to one) is the output folder of one readable ``optimum-cli export neuron``
-        command of the project (``inference.compiled-exports``), all such commands naming the same id and shapes."""
-        if not self._loads_compiled(call):
-            return None
+    def _folder(self, call: cst.Call) -> str | None:
+        """The folder a compiled load reads, when its path can be read (``folder_of``): written at the load, bound
+        once at module level, or imported from a project module that binds it once (``MODULE_FOLDERS``)."""
         path: cst.BaseExpression | None = next(
             arg.value for arg in call.args if arg.keyword is None or arg.keyword.value in MODEL_ID_KEYWORDS)
         if isinstance(path, cst.Name):
             module = self.ctx.shared.get("module")
             scopes = self.ctx.memo("inference.scopes", lambda: None)
-            path = scopes.values.get(id(module), {}).get(path.value) if scopes is not None else None
-        if not isinstance(path, cst.SimpleString) or not isinstance(path.evaluated_value, str):
+            here = scopes.values.get(id(module), {}) if scopes is not None else {}
+            imported = sorted(self.ctx.qualnames(path))
+            if path.value in here:
+                path = None if imported else here[path.value]  # imported and bound here: which one is read varies
+            else:
+                importer = str(self.ctx.path).replace("\\", "/")
+                folders = self.ctx.options.project.of(MODULE_FOLDERS.name)
+                found = [value for qualified in imported
+                         if (value := closest_module_value(folders, importer, qualified)) is not None]
+                return found[0][1] if len(found) == 1 else None
+        return folder_of(path, self.ctx.qualnames)
+
+    def _writers(self, folder: str) -> set[tuple[str, str, tuple[tuple[str, str], ...]]]:
+        """(model id, script, shapes) of each readable ``optimum-cli export neuron`` command writing ``folder``."""
+        folder = normalized(folder)
+        return {(model, script, shapes) for script, commands in self.ctx.options.project.of(COMPILED_EXPORTS.name).items()
+                for output, model, shapes in commands if output == folder}
+
+    def _recovered(self, call: cst.Call) -> tuple[str, str, tuple[tuple[str, str], ...]] | None:
+        """(the source checkpoint id, the script, its shapes) of a compiled load whose folder (``_folder``) is the
+        output folder of one readable ``optimum-cli export neuron`` command of the project
+        (``inference.compiled-exports``), all such commands naming the same id and shapes."""
+        if not self._loads_compiled(call):
             return None
-        folder = normalized(path.evaluated_value)
-        found = {(model, script, shapes) for script, commands in self.ctx.options.project.of(COMPILED_EXPORTS.name).items()
-                 for output, model, shapes in commands if output == folder}
+        folder = self._folder(call)
+        found = self._writers(folder) if folder is not None else set()
         if len({(model, shapes) for model, _, shapes in found}) != 1:
             return None
         return min(found)
 
     def kept_stock_call(self, call: cst.Call, gatherer) -> str | None:
         """A compiled load (``_loads_compiled``) whose source checkpoint the project does not name: rewritten, it
-        could not run."""
+        could not run. The reason says which link is missing: a path this rule cannot read, no readable export
+        command writing that folder, or several naming different checkpoints or shapes."""
         if not self._loads_compiled(call) or self._recovered(call) is not None:
             return None
-        return ("loads Neuron-compiled artifacts (no export=True) that stock libraries cannot load, and the checkpoint "
-                "they were compiled from is not named in this project (no optimum-cli export neuron command of it writes "
-                "that folder)")
+        head = "loads Neuron-compiled artifacts (no export=True) that stock libraries cannot load, and "
+        folder = self._folder(call)
+        if folder is None:
+            path = next(arg.value for arg in call.args if arg.keyword is None or arg.keyword.value in MODEL_ID_KEYWORDS)
+            return (head + f"its path `{source_of(path)}` is no folder this rule can read (a string, or "
+                    "os.environ.get(NAME, \"<folder>\") / os.getenv(NAME, \"<folder>\"), at the load or bound once at "
+                    "module level here or in a project module), so the checkpoint it was compiled from cannot be "
+                    "matched to an optimum-cli export neuron command of this project")
+        if self._writers(folder):
+            return (head + f"the optimum-cli export neuron commands of this project that write `{folder}` name "
+                    "different checkpoints or shapes")
+        return (head + "the checkpoint they were compiled from is not named in this project (no optimum-cli export "
+                f"neuron command of it that this rule can read writes `{folder}`)")
 
     def kept_use_advice(self, attribute: str) -> str:
         if attribute == "from_pretrained":

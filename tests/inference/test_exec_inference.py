@@ -544,6 +544,34 @@ def test_a_compiled_folder_an_export_script_writes_loads_its_source(tmp_path: Pa
     assert result == {"new_tokens": "4", "max_cache_len": "24"}
 
 
+COMPILED_FOLDER_FROM_SETTINGS = '''
+from optimum.neuron import NeuronModelForCausalLM
+
+from settings import COMPILED_DIR
+
+model = NeuronModelForCausalLM.from_pretrained(COMPILED_DIR)
+out = model.generate(input_ids=__import__("torch").tensor([[2, 7, 8]]), max_new_tokens=4, min_new_tokens=4)
+print("RESULT new_tokens=%d" % (out.shape[1] - 3))
+print("RESULT max_cache_len=%s" % model.generation_config.max_cache_len)
+'''
+SETTINGS = 'import os\n\nCOMPILED_DIR = os.environ.get("COMPILED_DIR", "compiled/tiny")\n'
+
+
+def test_a_compiled_folder_named_by_an_environment_default_in_a_settings_module_loads_its_source(
+        tmp_path: Path) -> None:
+    """final-BF N3: ``COMPILED_DIR = os.environ.get("COMPILED_DIR", "compiled/tiny")`` in the settings module the
+    script imports is read as that folder (the Python twin of the shell ``${X:-d}``), so the load of the folder the
+    project's export script writes becomes a load of its source and runs."""
+    model = tiny.llama(tmp_path / "llama")
+    export = (f"MODEL=${{MODEL_ID:-{model}}}\n"
+              "optimum-cli export neuron -m $MODEL --batch_size 1 --sequence_length 24 compiled/tiny/\n")
+    script = migrate(COMPILED_FOLDER_FROM_SETTINGS, project={"run_compile.sh": export, "settings.py": SETTINGS})
+    assert f'from_pretrained("{model}"' in script
+    (tmp_path / "settings.py").write_text(SETTINGS)
+    result = values(run(script, tmp_path))
+    assert result == {"new_tokens": "4", "max_cache_len": "24"}
+
+
 BRANCH_BOUND = '''
 import os
 

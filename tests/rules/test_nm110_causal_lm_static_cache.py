@@ -402,6 +402,67 @@ def test_the_compiled_exports_fact_reads_the_script_variables() -> None:
     assert compiled_exports("M=a/b\nM=c/d\noptimum-cli export neuron -m $M out\n") is None  # set twice
 
 
+ENV_LOAD = """
+import os
+
+from optimum.neuron import NeuronModelForCausalLM
+
+{binding}
+model = NeuronModelForCausalLM.from_pretrained({path})
+"""
+
+
+def test_a_compiled_folder_named_by_an_environment_default_loads_its_source_checkpoint() -> None:
+    """final-BF N3: ``os.environ.get(NAME, "<folder>")`` / ``os.getenv(NAME, "<folder>")`` - at the load, bound
+    once at module level, or bound so in a project module the file imports the name from - is that folder, as the
+    shell ``${NAME:-<folder>}`` is."""
+    project = {"scripts/export.sh": EXPORT_SH.format(out="./compiled/tiny")}
+    getter = 'os.environ.get("COMPILED_DIR", "compiled/tiny/")'
+    for binding, path, extra in (
+            ("", getter, {}),
+            (f"COMPILED_DIR = {getter}", "COMPILED_DIR", {}),
+            ('COMPILED_DIR = os.getenv("COMPILED_DIR", "compiled/tiny")', "COMPILED_DIR", {}),
+            ("from app.settings import COMPILED_DIR", "COMPILED_DIR",
+             {"app/settings.py": f"import os\n\nCOMPILED_DIR = {getter}\n"}),
+            ("from settings import COMPILED_DIR", "COMPILED_DIR", {"settings.py": 'COMPILED_DIR = "compiled/tiny"\n'})):
+        result = migrate(ENV_LOAD.format(binding=binding, path=path), "NM110", path="app/serve.py",
+                         project={**project, **extra})
+        code = _code(result.text)
+        assert 'AutoModelForCausalLM.from_pretrained("org/tiny-chat", dtype=torch.bfloat16' in code, (binding, code)
+        assert "optimum" not in code
+
+
+def test_a_compiled_folder_whose_path_cannot_be_read_says_so() -> None:
+    """The todo names the missing link: a path it cannot read (no default, a name bound twice, a settings module
+    that binds it twice), or a folder that no readable export command writes."""
+    project = {"scripts/export.sh": EXPORT_SH.format(out="./compiled/tiny")}
+    for binding, path, extra in (
+            ("", 'os.environ.get("COMPILED_DIR")', {}),
+            ("", 'os.environ["COMPILED_DIR"]', {}),
+            ('COMPILED_DIR = os.environ.get("COMPILED_DIR", "compiled/tiny")\nCOMPILED_DIR += "/"', "COMPILED_DIR", {}),
+            ("from settings import COMPILED_DIR", "COMPILED_DIR",
+             {"settings.py": 'COMPILED_DIR = "compiled/tiny"\nCOMPILED_DIR = "other"\n'})):
+        result = migrate(ENV_LOAD.format(binding=binding, path=path), "NM110", path="serve.py",
+                         project={**project, **extra})
+        assert "from optimum.neuron import NeuronModelForCausalLM" in result.text
+        assert "AutoModel" not in _code(result.text)
+        (message,) = [message for message in _messages(result) if "Neuron-compiled" in message]
+        assert f"its path `{path}` is no folder this rule can read" in message, message
+        assert "not named in this project" not in message
+    other = migrate(ENV_LOAD.format(binding="", path='os.getenv("D", "compiled/other")'), "NM110", project=project)
+    (message,) = [message for message in _messages(other) if "Neuron-compiled" in message]
+    assert "that this rule can read writes `compiled/other`" in message
+
+
+def test_the_module_folders_fact() -> None:
+    from codemods.inference._compiled_exports import module_folders
+
+    text = ('import os\nA = "x"\nB = os.environ.get("B", "y")\nC = os.getenv("C", "z")\nD = os.environ.get("D")\n'
+            'E = "e"\nE = "f"\n\n\ndef f():\n    global A\n    A = "w"\n')
+    assert module_folders(text) == {"B": "y", "C": "z"}
+    assert module_folders('B = os.environ.get("B", "y")\n') is None  # no `import os`: `os` may be anything
+
+
 def test_a_load_with_a_splat_nothing_resolves_keeps_the_file_on_optimum_neuron() -> None:
     source = """
         from optimum.neuron import NeuronModelForCausalLM
