@@ -45,6 +45,10 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   ``optimum-neuron[neuronx]==0.0.25`` for ``run_glue.py``, was moved to torch 2.14 / transformers 5, and
   ``pip install -r requirements.txt`` could not resolve both); when that optimum-neuron line is migrated, the
   files of its set are migrated as before;
+* an include of a file whose name is no requirements name (``-r base.txt``, ``-c pins.txt``; resolved from this
+  file's folder, so ``requirements/base.txt`` is one): the run does not read that file, so it stays as it was
+  while this one is migrated; the include line gets a ``todo`` saying so and what to do (the same decisions by
+  hand, or a requirements name and another run), in a Neuron project or a file naming a Neuron package;
 * XLA-era ``torch-neuronx`` builds (e.g. ``2.1.2.2.0.0``, ``2.8.0.2.10.16998``) -> ``torch-neuronx==2.14.*``
   (same package name, native backend: only the version tells them apart); ``torch`` pins below 2.14 follow;
 * ``torch-xla``, ``libneuronxla``, ``neuronx-distributed*``, ``transformers-neuronx``: removed; a
@@ -124,8 +128,13 @@ References:
 
 from __future__ import annotations
 
+import re
+from pathlib import PurePosixPath
+
+from codemods.deps import _plan as plan
 from codemods.deps._base import DEP_TRIGGERS, DepsTextRule, rewrite_lines, split_requirement_line
-from migrate.filekinds import FileKind
+from migrate.filekinds import FileKind, kind_from_name
+from migrate.findings import Severity
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
 
@@ -146,3 +155,29 @@ class RequirementsNeuronStack(DepsTextRule):
             if span is not None:
                 items.append((line, *span))
         rewrite_lines(doc, items, self.report, self.ctx.options, self.ctx.path.as_posix())
+        specs = [parsed for line, start, end in items if (parsed := plan.parse(line.text[start:end]))]
+        if self.ctx.options.neuron_project or any(plan.names_neuron_package(parsed) for parsed in specs):
+            self._unread_includes(doc)
+
+    def _unread_includes(self, doc: TextDocument) -> None:
+        """An include (``-r base.txt``, ``-c pins.txt``) of a file this run does not read as a requirements file (its
+        name is not one: discovery does not pick it up) gets a todo: pip installs it with this file, and the run
+        left it as it was (an optimum-neuron 0.0.x there pins transformers 4 beside this file's transformers 5)."""
+        for line in doc:
+            match = _INCLUDE.match(line.text)
+            if match is None or "://" in match.group(2) or "$" in match.group(2):
+                continue
+            name = match.group(2)
+            if kind_from_name(PurePosixPath(self.ctx.path.as_posix()).parent / name) is FileKind.REQUIREMENTS:
+                continue
+            self.report(line, Severity.TODO, f"{name}, which this file includes with {match.group(1)}, is installed "
+                        "with it, but neuron-migrate does not read it as a requirements file (its name is not one: "
+                        "requirements*.txt / *.in, constraints*.txt, files under requirements/), so this run left it "
+                        "as it was: give its lines the same decisions by hand (optimum-neuron and the XLA packages "
+                        "-> the TorchNeuron stack, stock pins raised to the transformers 5 floors; or, while this "
+                        "file keeps optimum-neuron, keep them), or rename it to a requirements name in this include "
+                        "and run neuron-migrate again")
+
+
+#: an include line of a requirements file (``-r base.txt``, ``--constraint=pins.txt``)
+_INCLUDE = re.compile(r"^[ \t]*(--requirement|--constraint|-r|-c)(?:[ \t]*=[ \t]*|[ \t]+|(?=[^\s=-]))([^\s#]+)")

@@ -502,3 +502,25 @@ def test_pip_reads_the_install_sets_of_the_goldens_as_one_decision() -> None:
         assert ("optimum-neuron" in names) is held, case
         assert (names["torch"] == "==2.1.2") is held and (names["transformers"] == "==4.43.2") is held, case
         assert ("torch-xla" in names) is held, case
+
+
+def test_an_include_this_run_does_not_read_as_a_requirements_file_gets_a_todo() -> None:
+    # pip installs base.txt / pins.txt with this file, but their names are no requirements names: discovery does not
+    # pick them up, so they keep optimum-neuron 0.0.25 (transformers 4) beside this file's transformers 5
+    text = "-r base.txt\n--constraint=pins.txt\n-r requirements-common.txt\ntorch-neuronx==2.1.2.2.2.0\n"
+    result = migrate(text, "NM501", kind=FileKind.REQUIREMENTS, path="requirements.txt", neuron_project=True)
+    lines = result.text.splitlines()
+    assert lines[0].startswith("# neuron-migrate: base.txt, which this file includes with -r, is installed with it, "
+                               "but neuron-migrate does not read it as a requirements file")
+    assert lines[1] == "-r base.txt"
+    assert lines[2].startswith("# neuron-migrate: pins.txt, which this file includes with --constraint")
+    assert lines[4] == "-r requirements-common.txt"  # a requirements name: migrated with the run, no todo
+    assert "torch-neuronx==2.14.*" in result.text
+    assert {line for line, severity in findings(result, "NM501") if severity == "todo"} >= {1, 2}
+    # no change: base.txt under requirements/ is a requirements file (requirements/dev.txt includes it), and a
+    # file of a project that is not a Neuron one naming no Neuron package is left alone
+    result = migrate("-r base.txt\ntorch-neuronx==2.1.2.2.2.0\n", "NM501", kind=FileKind.REQUIREMENTS,
+                     path="requirements/dev.txt", neuron_project=True)
+    assert "base.txt, which" not in result.text
+    unchanged("-r base.txt\ntransformers==4.43.2\n", "NM501", kind=FileKind.REQUIREMENTS, path="requirements.txt",
+              neuron_project=False)
