@@ -283,6 +283,29 @@ def requirement_set(text: str) -> dict | None:
     return found
 
 
+#: one ``pip install`` command (``pip``, ``pip3``, ``pip3.N``, ``python -m pip``) and the files it reads with
+#: ``-r`` / ``-c`` (``pip install -r requirements.txt -c constraints.txt``)
+_PIP_INSTALL = re.compile(r"\bpip(?:3(?:\.\d+)?)?\s+install\b([^\n;&|]*)")
+_PIP_FILE = re.compile(r"(?:^|\s)(?:-r|--requirement|-c|--constraint)(?:[ \t]*=[ \t]*|[ \t]+)([^\s;&|#'\"\\]+)")
+
+
+def pip_install_sets(text: str) -> tuple[tuple[str, ...], ...] | None:
+    """Project fact: the requirements files each ``pip install`` command of a script, Dockerfile, workflow or
+    notebook reads together (two or more: ``pip install -r requirements.txt -c constraints.txt``), as written.
+    pip resolves them in one install, so they are one install set (``ProjectDeps.install_set``). Commented-out
+    commands and names holding a variable do not count."""
+    found = []
+    for line in text.replace("\\\n", " ").splitlines():
+        if line.lstrip().startswith("#"):
+            continue
+        for match in _PIP_INSTALL.finditer(line):
+            names = tuple(dict.fromkeys(name for name in _PIP_FILE.findall(match.group(1))
+                                        if "$" not in name and "://" not in name and "{" not in name))
+            if len(names) > 1:
+                found.append(names)
+    return tuple(found) or None
+
+
 #: a requirements file named for another accelerator: ``requirements-gpu.txt``, ``requirements_cuda.txt``,
 #: ``gpu-requirements.txt``, ``requirements/cu121.txt``, ``requirements-rocm.txt``, ``requirements-cpu-only.txt``
 _OTHER_ACCELERATOR = re.compile(r"(?:^|[-_.])(gpus?|cuda\d*|cu\d{2,3}|rocm\d*|cpu|mps|tpu|xpu)(?=[-_.]|$)")
@@ -313,6 +336,9 @@ FACTS: tuple[ProjectFact, ...] = (
                 optimum_neuron_code),
     ProjectFact("deps.requirement-set", frozenset({FileKind.REQUIREMENTS}),
                 ("-r", "-c", "--requirement", "--constraint", "pip.repos.neuron", "neuron"), requirement_set),
+    ProjectFact("deps.pip-install-sets", frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML,
+                                                    FileKind.NOTEBOOK}),
+                ("-r", "-c", "--requirement", "--constraint"), pip_install_sets),
 )
 
 
@@ -340,6 +366,8 @@ class ProjectDeps:
     neuron_requirements: tuple[str, ...] = ()
     #: requirements file naming optimum-neuron -> its text (whether its optimum-neuron stays: ``held_with``)
     optimum_neuron_sets: dict[str, str] = field(default_factory=dict)
+    #: the requirements files one ``pip install`` command reads together (project paths) -> the file running it
+    installed_together: tuple[tuple[tuple[str, ...], str], ...] = ()
 
     #: the Python files notebooks write: notebook -> project path -> (modules, kept, imports the stack)
     written: dict[str, dict[str, tuple]] = field(default_factory=dict)
@@ -374,6 +402,10 @@ class ProjectDeps:
         sets = {path: (tuple(posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
                              for name in value["includes"]), bool(value["repository"]))
                 for path, value in options.project.of("deps.requirement-set").items()}
+        together = tuple((tuple(dict.fromkeys(_project_path(options.project.files, path, name) for name in names)),
+                          path)
+                         for path, groups in sorted(options.project.of("deps.pip-install-sets").items())
+                         for names in groups)
         base = cls(options.neuron_project, mentions=dict(options.project.of("deps.mentions")),
                    cli=dict(options.project.of("deps.optimum-cli")),
                    writers={key: tuple(sorted(set(found))) for key, found in writers.items()}, inf1_notebooks=inf1,
@@ -382,7 +414,8 @@ class ProjectDeps:
                                                     options.project.of("deps.requirement-set").items()
                                                     if value.get("neuron"))),
                    optimum_neuron_sets={path: value["text"] for path, value in
-                                        options.project.of("deps.requirement-set").items() if "text" in value})
+                                        options.project.of("deps.requirement-set").items() if "text" in value},
+                   installed_together=together)
         return base.seen_from(())
 
     def seen_from(self, writers: tuple[str, ...]) -> "ProjectDeps":
@@ -438,6 +471,7 @@ class ProjectDeps:
             current = todo.pop()
             linked = set(self.requirement_sets.get(current, ((), False))[0])
             linked |= {name for name, (includes, _) in self.requirement_sets.items() if current in includes}
+            linked |= {name for names, _ in self.installed_together if current in names for name in names}
             for name in sorted(linked - reached):
                 reached.add(name)
                 todo.append(name)
@@ -449,6 +483,9 @@ class ProjectDeps:
             return f"{other} includes this file"
         if other in self.requirement_sets.get(path, ((), False))[0]:
             return f"this file includes {other}"
+        command = next((where for names, where in self.installed_together if path in names and other in names), None)
+        if command is not None:
+            return f"a pip install command in {command} installs {other} with this file"
         return f"{other} is installed with this file through their -r / -c includes"
 
     def other_accelerator(self, path: str, parsed_specs: list["Parsed"]) -> tuple[str, str] | None:
@@ -492,6 +529,14 @@ class ProjectDeps:
 
     def importers(self, name: str) -> tuple[str, ...]:
         return self.imported.get(module_of(name), ())
+
+
+def _project_path(files: frozenset[str], where: str, name: str) -> str:
+    """The project path of a requirements file that a command in ``where`` names: from that file's folder (a
+    notebook's, a script's, a Dockerfile's build context), else from the project root when only that one exists."""
+    beside = posixpath.normpath(posixpath.join(posixpath.dirname(where), name))
+    rooted = posixpath.normpath(name.lstrip("/")) if not name.startswith("/") else beside
+    return rooted if beside not in files and rooted in files else beside
 
 
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?")

@@ -38,8 +38,10 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   other files it installs for that import the torch / Hugging Face stack (project fact ``deps.old-stack``):
   where the run moved them to the stock stack, they do not import beside the kept line;
 * one install set takes one decision: when a requirements file keeps its optimum-neuron (any of the reasons
-  above), every file of its install set (those it includes with ``-r`` / ``-c``, those that include it, and theirs
-  in turn: project fact ``deps.requirement-set``, which carries the text of a file naming optimum-neuron) is left
+  above), every file of its install set (those it includes with ``-r`` / ``-c``, those that include it, those
+  that one ``pip install`` command reads with it, ``pip install -r requirements.txt -c constraints.txt`` in a
+  script, Dockerfile, workflow or notebook: project fact ``deps.pip-install-sets``, and theirs in turn: project
+  fact ``deps.requirement-set``, which carries the text of a file naming optimum-neuron) is left
   as it is too, each pin the plan would have changed with a ``todo`` naming that file and why it keeps the
   package (rt3A glue-trn: ``constraints.txt``, included with ``-c`` by a ``requirements.txt`` that keeps
   ``optimum-neuron[neuronx]==0.0.25`` for ``run_glue.py``, was moved to torch 2.14 / transformers 5, and

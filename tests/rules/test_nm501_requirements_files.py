@@ -524,3 +524,33 @@ def test_an_include_this_run_does_not_read_as_a_requirements_file_gets_a_todo() 
     assert "base.txt, which" not in result.text
     unchanged("-r base.txt\ntransformers==4.43.2\n", "NM501", kind=FileKind.REQUIREMENTS, path="requirements.txt",
               neuron_project=False)
+
+
+def test_files_one_pip_install_command_reads_together_take_one_decision() -> None:
+    # pip install -r requirements.txt -c constraints.txt in a script, a Dockerfile RUN, a workflow or a notebook's
+    # %pip line: pip resolves both in one install, as with a -c include; requirements.txt keeps optimum-neuron
+    # for run_glue.py, so constraints.txt keeps its pins too (before, it moved to torch 2.14 alone)
+    kept = _HELD[0].replace("-c constraints.txt\n", "")
+    cell = '{"cells": [{"cell_type": "code", "source": ["%pip install -r requirements.txt -c constraints.txt\\n"]}]}'
+    for name, command in (("setup.sh", "pip install -U -r requirements.txt -c constraints.txt\n"),
+                          ("Dockerfile", "RUN python -m pip install --requirement=requirements.txt \\\n"
+                                         "    --constraint constraints.txt\n"),
+                          (".github/workflows/ci.yml", "jobs:\n  t:\n    steps:\n      - run: pip3 install -r "
+                                                       "requirements.txt -c constraints.txt\n"),
+                          ("glue.ipynb", cell)):
+        result = _in_set("constraints.txt", _CONSTRAINTS, {"requirements.txt": kept, name: command, **_HELD[1]})
+        assert result.text.startswith("# neuron-migrate: torch-neuronx==2.1.2.2.3.0 was left as it is: it goes "
+                                      "with requirements.txt's optimum-neuron, kept because run_glue.py still "
+                                      f"imports optimum.neuron (a pip install command in {name} installs "
+                                      "requirements.txt with this file: pip reads both in one install"), name
+        assert result.text.endswith("\ntorch==2.1.2\n"), name
+    # no change in the decision: a commented-out command, two separate commands, or a requirements.txt whose
+    # optimum-neuron moves (its code is ported): constraints.txt moves as before
+    for name, command, code in (("setup.sh", "# pip install -r requirements.txt -c constraints.txt\n", _HELD[1]),
+                                ("setup.sh", "pip install -r requirements.txt\npip install -r constraints.txt\n",
+                                 _HELD[1]),
+                                ("setup.sh", "pip install -r requirements.txt -c constraints.txt\n",
+                                 {"run_glue.py": "from optimum.neuron import NeuronTrainer\n"})):
+        result = _in_set("constraints.txt", _CONSTRAINTS, {"requirements.txt": kept, name: command, **code})
+        assert result.text.endswith("\ntorch-neuronx==2.14.*\ntorch==2.14.*\n"), command
+        assert "was left as it is" not in result.text, command
