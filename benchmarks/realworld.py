@@ -57,6 +57,10 @@ LEGACY = {
                                 r"|SFTConfig|ORPOConfig|Accelerator|\w*Pipeline|ModelFor\w+|Config)\b"),
     "xla backend": re.compile(r"""backend\s*=\s*["']xla["']|init_method\s*=\s*["']xla://"""),
     "accelerate XLA config": re.compile(r"""["']?distributed_type["']?\s*:\s*["']?(?:XLA|TPU)\b"""),
+    # TorchNeuron loads torch_neuronx by itself: an import of it (a notebook's JSON line too) is XLA-era but for
+    # NKI helpers; its XLA-era API (map B8 / B9)
+    "torch_neuronx": re.compile(r"""^\s*"?\s*(?:import|from)\s+torch_neuronx\b"""
+                                r"|\btorch_neuronx\.(?:trace|DataParallel)\b"),
 }
 NOTE = "neuron-migrate:"
 #: finding texts that speak for the whole file (see ``silent``): a file left on torch_xla as a whole, its references
