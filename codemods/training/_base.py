@@ -270,13 +270,45 @@ def _divisor(tp: cst.BaseExpression) -> str:
     return tp_source if isinstance(tp, (cst.Integer, cst.Name, cst.Attribute)) else f"({tp_source})"
 
 
+def mesh_rest(tp: cst.BaseExpression) -> str:
+    """Source of the data-parallel rest of a tensor-parallel mesh of degree ``tp``: ``WORLD_SIZE // tp``, or a stop
+    that names the torchrun command where fewer processes run than the degree. A plain ``python`` run of a degree-2
+    script gets 1 // 2 = 0, which DistributedConfig rejects with "Parallelism sizes must be >= 1, got 0" and no
+    word of the launch; optimum-neuron 0.4.5 failed there too (TrainingNeuronConfig needs torchrun's process group
+    and NxD's initialize_model_parallel a world size the degree divides), so stopping changes no run that worked.
+    A WORLD_SIZE above the degree that it does not divide reaches transformers' own mesh check ("The parallel mesh
+    requires 2 processes, but world_size is 3"). The rule adds ``import sys`` (``MESH_IMPORTS``)."""
+    return f"{WORLD_SIZE} // {_divisor(tp)} or sys.exit({_mesh_stop(tp)})"
+
+
+#: the modules the code of ``mesh_rest`` reads
+MESH_IMPORTS = ("os", "sys")
+
+
+def _mesh_stop(tp: cst.BaseExpression) -> str:
+    """The message of ``mesh_rest``'s stop: the degree's value where the f-string can show it (a literal, a name,
+    a dotted name), else words."""
+    degree = literal_value(tp)
+    if isinstance(degree, int):
+        shown = str(degree)
+    elif isinstance(tp, (cst.Name, cst.Attribute)) and all(part.isidentifier() for part in source_of(tp).split(".")):
+        shown = "{" + source_of(tp) + "}"
+    else:
+        shown = ""
+    if not shown:
+        return ('f"the tensor parallel degree needs that many processes or a multiple: launch with torchrun '
+                '--nproc_per_node <the degree> {\' \'.join(sys.argv)}"')
+    return (f'f"tensor parallel degree {shown} needs {shown} processes or a multiple: launch with torchrun '
+            f'--nproc_per_node {shown} {{\' \'.join(sys.argv)}}"')
+
+
 def distributed_dict(tp: cst.BaseExpression, key: str) -> str:
     """Source of the ``distributed_config`` dict of a tensor-parallel run (tp_size x the rest = WORLD_SIZE)."""
-    return f'{{"tp_size": {source_of(tp)}, "{key}": {WORLD_SIZE} // {_divisor(tp)}}}'
+    return f'{{"tp_size": {source_of(tp)}, "{key}": {mesh_rest(tp)}}}'
 
 
 def distributed_config_call(tp: cst.BaseExpression, key: str) -> str:
-    return f"DistributedConfig(tp_size={source_of(tp)}, {key}={WORLD_SIZE} // {_divisor(tp)})"
+    return f"DistributedConfig(tp_size={source_of(tp)}, {key}={mesh_rest(tp)})"
 
 
 def only_when_parallel(tp: cst.BaseExpression, built: str) -> str | None:

@@ -17,6 +17,10 @@ launch-layer rules use the same table for ``--flags``):
   when none shows a value and the project pins optimum-neuron 0.4.x (zero_1 on by default); ``dp_replicate_size``
   (plain data parallelism) otherwise (``codemods/_lib/optimum_version.py``).
   A degree known only at run time gives ``({...} if T > 1 else None)``: at 1 the run stays plain DDP.
+  The rest is ``WORLD_SIZE // T or sys.exit(<message>)``: a run with fewer processes than T (plain ``python``,
+  1 // T = 0, which DistributedConfig rejects as "Parallelism sizes must be >= 1, got 0") stops with
+  ``torchrun --nproc_per_node T <the command>`` (``codemods/training/_base.py``, ``mesh_rest``; optimum-neuron
+  failed there too: NxD needs a world size the degree divides).
   Arguments built in the file whose trainer gets a model NM208 loads with that degree lose it only when NM208 runs
   on the file and the model class has a tensor-parallel plan (one transaction: NM208 adds the
   ``distributed_config``); otherwise the keyword stays with a todo and no ``save_only_model`` is added.
@@ -77,7 +81,7 @@ Before::
 After::
 
     args = SFTConfig(output_dir="out", max_length=1024, packing=True, torch_compile=True,
-                     model_init_kwargs={"distributed_config": {"tp_size": 8, "fsdp_size": int(os.environ.get("WORLD_SIZE", "1")) // 8}, "device_map": None},
+                     model_init_kwargs={"distributed_config": {"tp_size": 8, "fsdp_size": int(os.environ.get("WORLD_SIZE", "1")) // 8 or sys.exit(f"tensor parallel degree 8 needs 8 processes or a multiple: launch with torchrun --nproc_per_node 8 {' '.join(sys.argv)}")}, "device_map": None},
                      pad_to_multiple_of=1024, packing_strategy="wrapped")
 
 (with todos for ``zero_1`` and, unless the project pins optimum-neuron <= 0.3, for the trl 1.x defaults).
@@ -113,6 +117,7 @@ from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINE
 from codemods.drift.nm601_training_args_drift import report_dataset_kwargs
 from codemods.training._base import (
     CARRIES_DEGREE,
+    MESH_IMPORTS,
     TracksScope,
     apply_field_map,
     args_plan,
@@ -492,7 +497,8 @@ class TrainingArguments(TracksScope, PythonRule):
         # model_init_kwargs only apply when the trainer loads the model from a name: trl raises when they are set
         # next to an instantiated model, whose load must carry the degree instead (below)
         if target in ("SFTConfig", "ORPOConfig") and not _trainer_gets_a_model_object(self.ctx.source):
-            self.ctx.add_import("os")
+            for module in MESH_IMPORTS:
+                self.ctx.add_import(module)
             existing = next((a for a in args if a.keyword is not None and a.keyword.value == "model_init_kwargs"), None)
             # a degree known only at run time gets the mesh only above 1: at 1 it is plain data parallelism
             mesh = only_when_parallel(tp, distributed_dict(tp, self._mesh_key(original)))

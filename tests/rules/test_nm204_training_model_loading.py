@@ -32,3 +32,38 @@ def test_a_stock_model_load_is_left_alone() -> None:
         """,
         "NM204",
     )
+
+
+def test_a_run_with_fewer_processes_than_the_degree_stops_with_the_torchrun_command(monkeypatch) -> None:
+    """Final check BF N2: WORLD_SIZE // degree was 0 in a plain ``python`` run, which DistributedConfig rejects with
+    "Parallelism sizes must be >= 1, got 0"; the mesh's rest now stops with the command to run instead."""
+    import os
+    import sys
+
+    import pytest
+
+    result = migrate(
+        """
+        import os
+        from optimum.neuron.models.training import TrainingNeuronConfig
+
+        trn_config = TrainingNeuronConfig(tensor_parallel_size=8)
+        by_env = TrainingNeuronConfig(tensor_parallel_size=int(os.environ["TP"]))
+        """,
+        "NM204",
+        family="NM2",
+    )
+    assert "import sys" in result.text
+    literal = result.text.split("dp_replicate_size=", 1)[1].split("))\n", 1)[0] + ")"
+    worded = result.text.split("by_env = ", 1)[1]
+    assert "torchrun --nproc_per_node 8 {' '.join(sys.argv)}" in literal
+    assert "--nproc_per_node <the degree>" in worded  # a degree the f-string cannot show safely is named in words
+    monkeypatch.setattr(sys, "argv", ["train.py", "--lr", "1e-4"])
+    for world, rest in (("8", 1), ("32", 4)):
+        monkeypatch.setenv("WORLD_SIZE", world)
+        assert eval(literal, {"os": os, "sys": sys}) == rest
+    monkeypatch.delenv("WORLD_SIZE")
+    with pytest.raises(SystemExit) as stop:
+        eval(literal, {"os": os, "sys": sys})
+    assert stop.value.code == ("tensor parallel degree 8 needs 8 processes or a multiple: launch with torchrun "
+                               "--nproc_per_node 8 train.py --lr 1e-4")
