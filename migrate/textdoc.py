@@ -74,6 +74,8 @@ class TextDocument:
 
     def statement_start(self, line: Line) -> Line:
         """The first line of the command ``line`` belongs to (continuations and heredoc bodies count)."""
+        if self.kind is FileKind.YAML and not line.deleted:
+            return yaml_owners(list(self)).get(line, line)
         if self.kind not in (FileKind.SHELL, FileKind.DOCKERFILE) or line.deleted:
             return line
         return _statement_starts(list(self), self.kind is FileKind.SHELL)[line]
@@ -115,6 +117,140 @@ def _statement_starts(lines: list[Line], quotes: bool = False) -> dict[Line, Lin
         if not line.text.endswith("\\"):
             current = None
     return starts
+
+
+#: a YAML line ending in a block scalar header: ``key: |``, ``- >-``, ``- key: |2`` (anchors and tags allowed)
+_YAML_BLOCK = re.compile(
+    r"^(\s*)((?:-\s+)*)(?:([\w.-]+|\"[^\"]*\"|'[^']*'):\s+)?(?:[&!]\S*\s+)*([|>])[-+0-9]*\s*(?:#.*)?$"
+)
+_YAML_KEY = re.compile(r"^(\s*)(?:-\s+)?([\w.-]+|\"[^\"]*\"|'[^']*'):(?:\s+(.*?))?\s*$")
+#: keys whose literal block is a shell script (GitHub Actions / GitLab CI / Azure Pipelines steps)
+_YAML_SCRIPT_KEYS = frozenset({"run", "script", "before_script", "after_script", "bash"})
+_SHELL_C = re.compile(r"""(?:^|[\s\[,])["']?(?:/\S*/)?(?:ba|z|da)?sh["']?\s*,?\s*["']?-[a-z]*c["']?\s*\]?\s*$""")
+
+
+def yaml_owners(lines: list[Line], shell: bool = True) -> dict[Line, Line]:
+    """YAML lines that a note may not go above -> the line it goes above instead.
+
+    A comment line inside a block scalar (``command: >``, ``args: - |``) is part of the scalar's value, not a
+    comment: in a folded scalar it joins the command (compose's argv[0] becomes ``#``, ``bash -c`` a syntax error),
+    in a literal one it is a line of the value. So a line of a block scalar maps to the line holding its header
+    (the key or list item that owns it), except in a literal scalar a shell runs (a CI ``run:``/``script:`` step,
+    the item after ``bash -c`` / ``sh -c``, ``args:`` of a ``command: [bash, -c]``), where a ``#`` line is a shell
+    comment: there a line maps to the first line of its shell command in the script. A line continuing a plain or
+    quoted scalar over lines maps to the line the value starts on. ``shell=False``: every line of a block maps to
+    its header (the value a line belongs to)."""
+    owners: dict[Line, Line] = {}
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        text = line.text
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        block = _YAML_BLOCK.match(text)
+        parent = len(text) - len(text.lstrip())  # a value's lines are indented more than its key / list item
+        if block and block.group(3):
+            parent = len(block.group(1)) + len(block.group(2))
+        elif block and block.group(2):
+            parent = len(block.group(1)) + len(block.group(2)) - len(re.findall(r"-\s+", block.group(2))[-1])
+        body: list[Line] = []
+        content = -1
+        while index < len(lines):
+            candidate = lines[index]
+            stripped = candidate.text.strip()
+            indent = len(candidate.text) - len(candidate.text.lstrip())
+            if stripped and content < 0:
+                if indent <= parent or (not block and not _yaml_continues(text, candidate.text)):
+                    break
+                content = indent
+            elif stripped and indent < content:
+                break
+            body.append(candidate)
+            index += 1
+        if not body:
+            continue
+        if shell and block and block.group(4) == "|" and _yaml_shell_block(lines, line, block):
+            starts = _statement_starts(body, quotes=True)
+            owners.update({each: starts[each] for each in body})
+            continue
+        owners.update({each: line for each in body})
+    return owners
+
+
+def _yaml_continues(text: str, following: str) -> bool:
+    """Whether ``following`` (more indented, non-blank) continues the plain or quoted scalar value of ``text``
+    (``key: value`` or ``- value``) rather than starting a node of its own."""
+    if following.lstrip().startswith(("#", "- ")) or following.strip() == "-":
+        return False
+    key = _YAML_KEY.match(text)
+    value = key.group(3) if key else text.lstrip()[2:].strip() if text.lstrip().startswith("- ") else text.strip()
+    if not value or value.startswith(("#", "&", "!", "*")):
+        return False
+    return _YAML_KEY.match(following) is None or value[:1] in "\"'[{"
+
+
+def _yaml_shell_block(lines: list[Line], header: Line, block: re.Match) -> bool:
+    """Whether the literal block scalar opened on ``header`` is run by a shell (see ``yaml_owners``)."""
+    key = (block.group(3) or "").strip("\"'")
+    if key in _YAML_SCRIPT_KEYS:
+        return True
+    at = lines.index(header)
+    column = len(block.group(1))
+    if block.group(2) and not key:  # a list item: the items before it, up to the list's key
+        items: list[str] = []
+        for previous in reversed(lines[:at]):
+            stripped = previous.text.strip()
+            indent = len(previous.text) - len(previous.text.lstrip())
+            if not stripped or stripped.startswith("#") or indent > column:
+                continue
+            if indent < column or not stripped.startswith("-"):
+                owner = _YAML_KEY.match(previous.text)
+                if owner and items == [] and owner.group(3) is None:
+                    return _yaml_sibling_runs_shell(lines, previous, owner.group(2).strip("\"'"))
+                return bool(items) and bool(_SHELL_C.search(" ".join(reversed(items[:2]))))
+            items.append(stripped[1:].strip())
+        return False
+    if key in {"command", "args"}:
+        return _yaml_sibling_runs_shell(lines, header, key)
+    return False
+
+
+def _yaml_sibling_runs_shell(lines: list[Line], keyed: Line, key: str) -> bool:
+    """Whether a sibling key of ``key`` that runs first (``command``/``entrypoint``) is ``[bash, -c]``."""
+    siblings = {"args": ("command",), "command": ("entrypoint",)}.get(key, ())
+    at = lines.index(keyed)
+    column = len(keyed.text) - len(keyed.text.lstrip())
+    if keyed.text.lstrip().startswith("- "):
+        column += 2
+    for step in (-1, 1):
+        position = at + step
+        while 0 <= position < len(lines):
+            candidate = lines[position]
+            position += step
+            stripped = candidate.text.strip()
+            indent = len(candidate.text) - len(candidate.text.lstrip())
+            if stripped.startswith("- ") and indent == column - 2 and step < 0:
+                indent = column  # `- name: x` above: the first key of this mapping
+                stripped = stripped[2:]
+            if not stripped or stripped.startswith("#") or indent > column:
+                continue
+            if indent < column:
+                break
+            match = _YAML_KEY.match(" " * column + stripped)
+            if not match or match.group(2).strip("\"'") not in siblings:
+                continue
+            value = match.group(3) or ""
+            if not value:  # a block list below the key
+                words = []
+                for item in lines[position:]:
+                    item_text = item.text.strip()
+                    if not item_text.startswith("-"):
+                        break
+                    words.append(item_text[1:].strip())
+                value = " ".join(words[:2])
+            return bool(_SHELL_C.search(value))
+    return False
 
 
 def _quote_open_after(text: str, quote: str) -> str:

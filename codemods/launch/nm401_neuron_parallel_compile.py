@@ -20,6 +20,10 @@ What it does:
   stays on optimum-neuron after this run (its class rewrite withdrawn, kept as a whole): the pass
   stays, with a todo (that script was not migrated and still compiles this way).
 * Otherwise (the tool cannot tell whether the line was the project's only run): the line stays, with a todo.
+* In YAML, a pass that is the whole command of its key (``command: neuron_parallel_compile ...``, a ``command: >``
+  block holding only it) stays with a todo: deleting it would empty the key, and the container would run its
+  image's default command. A pass deleted from the end of a block scalar's ``a && b &&`` chain takes the ``&&``
+  before it (``bash -c`` would fail on a command ending in ``&&``).
 * ``PREFIX=neuron_parallel_compile``, ``CMD="neuron_parallel_compile torchrun ..."``, Dockerfile exec-form
   arrays and YAML argument lists: the word goes, with a todo (the command now trains for real).
 * ``LAUNCHER=neuron_parallel_compile`` set only in an ``if`` branch on a compile switch (``if [ "$1" = compile ]``,
@@ -90,6 +94,7 @@ from codemods._lib.shell import (
     simple_commands,
     unquote,
     words_of,
+    yaml_value_lines,
 )
 from codemods.launch._base import MAX_STEPS, NPC, PLAIN_RUNS, SHORT_RUN_STEPS, LaunchRule, runs_elsewhere
 from codemods.xla._base import XSER_LOADS
@@ -217,12 +222,33 @@ def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], 
             why = f"a real run (this short --max_steps {steps.group(1)} pass is the compile-only pass itself)"
         if unseen is not None:  # the script still compiles this way, whatever this pass was
             report(first.line, Severity.TODO, NPC_UNSEEN_TODO.format(script=unseen[0], why=unseen[1]))
+        elif why is not None and _whole_yaml_value(doc, statement):
+            report(first.line, Severity.TODO, YAML_WHOLE_VALUE_TODO.format(target=target or "its command"))
         elif why is not None and _delete_npc_command(doc, statement):
             report(first.line, Severity.FIXED, COMPILE_PASS_DELETED.format(target=target or "its command", why=why))
             drop_announcements(doc, first.line, report)
             _note_print_only_block(doc, first.line, report)
         else:
             report(first.line, Severity.TODO, NPC_PASS_TODO.format(where=f" (it came before {why})" if why else ""))
+
+
+YAML_WHOLE_VALUE_TODO = ("this neuron_parallel_compile pass is the whole command of this YAML entry: it ran {target} "
+                         "only to extract and compile its graphs (training nothing), and TorchNeuron compiles during "
+                         "the real run; deleting the command here would leave the key empty (a container then runs its "
+                         "image's default command): delete this job/service/step, or make it the real run")
+
+
+def _whole_yaml_value(doc: TextDocument, statement: list[CommandLine]) -> bool:
+    """Whether the pass is all the code of the YAML value it is in (``command: >`` holding only it, or
+    ``command: neuron_parallel_compile ...``): deleting it would empty the key."""
+    if doc.kind is not FileKind.YAML:
+        return False
+    value = yaml_value_lines(doc, statement[0].line)
+    if value is None:
+        return False
+    mine = {id(cl.line) for cl in statement}
+    return all(id(line) in mine for line in value) and len(_npc_commands(statement)) == 1 \
+        and all(len(simple_commands(lex(cl.line.text, cl.start, cl.end)[0])) <= 1 for cl in statement)
 
 
 ANNOUNCEMENT_DELETED = ("deleted `{text}` with the pre-compile pass below it: it only {what} that pass")

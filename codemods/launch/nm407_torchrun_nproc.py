@@ -47,7 +47,7 @@ from codemods._tables.project_markers import MARKERS
 from codemods.launch._base import ENV_FACTS, LaunchRule
 from migrate.findings import Severity
 from migrate.rule import Safety
-from migrate.textdoc import TextDocument
+from migrate.textdoc import NOTE_PREFIX, TextDocument
 
 _NPROC = re.compile(r"--nproc[_-]per[_-]node(?:=|\s+)[\"']?([^\s\"']+)")
 _XLA_LAUNCH = re.compile(r"torch_xla\.distributed\.xla_dist|\bxla_spawn\b|torch_xla\.distributed\.xla_multiprocessing")
@@ -98,7 +98,9 @@ def _default_of(word: str | None) -> str | None:
 
 
 def mentions_trn1(text: str) -> bool:
-    return bool(re.search(r"\btrn1\b|\btrn1[.n]|\binf2\.", text))
+    """Whether the file names trn1/inf2 (its own text: the notes of an earlier run, which say "trn1", do not count)."""
+    own = "\n".join(line for line in text.splitlines() if NOTE_PREFIX not in line)
+    return bool(re.search(r"\btrn1\b|\btrn1[.n]|\binf2\.", own))
 
 
 class TorchrunNprocPerNeuronCore(LaunchRule):

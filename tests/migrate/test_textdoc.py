@@ -43,6 +43,6 @@ def test_note_never_lands_inside_a_quoted_string_over_lines() -> None:
     assert doc.text().splitlines() == [
         "# neuron-migrate: one", "# neuron-migrate: two", 'ARGS="--a 1', "  --zero_1 true", '  --b 2"  # it\'s kept',
         "# neuron-migrate: three", "echo 'x", "#y' z", "# neuron-migrate: four", "run $ARGS"]
-    yaml = TextDocument('a: "x\n  y"\n', FileKind.YAML)  # other kinds keep their line-by-line notes
+    yaml = TextDocument('a: "x\n  y"\n', FileKind.YAML)  # YAML: above the key whose value goes on over lines
     add_notes(yaml, [(list(yaml)[1], "n")])
-    assert yaml.text() == 'a: "x\n  # neuron-migrate: n\n  y"\n'
+    assert yaml.text() == '# neuron-migrate: n\na: "x\n  y"\n'

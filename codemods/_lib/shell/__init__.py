@@ -20,6 +20,7 @@ from codemods._lib.shell.commands import (
                                           remove_env_site,
                                           remove_words,
                                           unresolved,
+                                          yaml_value_lines,
 )
 from codemods._lib.shell.lexer import (
                                           EXPORTERS,
@@ -37,4 +38,5 @@ from codemods._lib.shell.lexer import (
 __all__ = ["COMMAND_WORDS", "EXPORTERS", "RESERVED", "CommandLine", "EmbeddedCommand", "EnvSite", "Report", "Resolve",
            "Tok", "assignment_name", "command_lines", "command_statements", "command_word", "cut", "drop_line",
            "env_sites", "exec_words", "fill_empty_blocks", "launched_scripts", "lex", "looks_like_command", "next_code",
-           "remove_env_site", "remove_words", "simple_commands", "unquote", "unresolved", "words_of"]
+           "remove_env_site", "remove_words", "simple_commands", "unquote", "unresolved", "words_of",
+           "yaml_value_lines"]

@@ -18,7 +18,7 @@ from codemods._lib.shell.lexer import EXPORTERS, RESERVED, Tok, assignment_name,
 from migrate.facts import ProjectFacts
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
-from migrate.textdoc import Line, TextDocument
+from migrate.textdoc import Line, TextDocument, yaml_owners
 
 Report = Callable[[Line, Severity, str], None]
 #: the word an interpolated value of an embedded command stands as (``{env_var_options}`` of an f-string, see
@@ -182,7 +182,30 @@ def drop_line(doc: TextDocument, line: Line, indent: str | None = None) -> None:
         return
     if previous is not None and previous.text.rstrip().endswith("\\") and not continues:
         previous.text = previous.text.rstrip()[:-1].rstrip()
+    if doc.kind is FileKind.YAML and previous is not None and not continues:
+        owners = yaml_owners(list(doc), shell=False)
+        if line in owners and owners.get(previous) is owners[line] and (following is None or owners.get(following) is not owners[line]):
+            # the last line of a block scalar's script: `pip install ... &&` left before it would end the command
+            # with an operator (bash -c: syntax error)
+            previous.text = _TRAILING_AND_OR.sub("", previous.text)
     doc.delete(line)
+
+
+_TRAILING_AND_OR = re.compile(r"\s*(?:&&|\|\|)\s*$")
+
+
+def yaml_value_lines(doc: TextDocument, line: Line) -> list[Line] | None:
+    """The code lines of the YAML value ``line`` belongs to (a block scalar's lines, a plain scalar over lines, a
+    ``key: value`` line alone), or None when ``line`` is not part of a key's scalar value (a list item)."""
+    owners = yaml_owners(list(doc), shell=False)
+    owner = owners.get(line)
+    if owner is None:
+        return [line] if _YAML_KEYED.match(line.text) else None
+    return [candidate for candidate in doc if owners.get(candidate) is owner and candidate.text.strip()
+            and not candidate.text.lstrip().startswith("#")] + ([owner] if _YAML_KEYED.match(owner.text) else [])
+
+
+_YAML_KEYED = re.compile(r"^\s*(?:-\s+)?(?:[\w.-]+|\"[^\"]*\"|'[^']*'):\s+[^\s|>#]")
 
 
 def _previous_code(doc: TextDocument, line: Line) -> Line | None:
