@@ -9,6 +9,7 @@ packages the file already names, so a package is added once and never next to an
 
 from __future__ import annotations
 
+import ast
 import posixpath
 import re
 from dataclasses import dataclass, field, replace
@@ -218,18 +219,69 @@ def uses_optimum_neuron(text: str) -> bool:
     return bool(_ON_MODULE_IMPORT.search(text) or _ON_FROM_IMPORT.search(text))
 
 
-#: (path, text) -> (the project facts and the rule selection it was decided with, whether the migrated file still
-#: imports optimum.neuron, that selection)
-_SURVIVES: dict[tuple[str, str], tuple[object, bool, frozenset[str] | None]] = {}
+#: an import of torch_xla on a line of code, and the Ray Train XLA backend (``ray.train.torch.xla.TorchXLAConfig``
+#: imports torch_xla in each worker)
+_TORCH_XLA_IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*(?:from|import)[ \t]+torch_xla\b""")
+_RAY_XLA = re.compile(r"\bray\.train\.torch\.xla\b|\bTorchXLAConfig\b")
+
+
+def uses_torch_xla(text: str) -> bool:
+    """Whether the text imports torch_xla on a line of code, or uses Ray Train's XLA backend (which imports it in
+    each worker); a comment or note is no use, nor is an import guarded by ``try: ... except ImportError`` (the
+    code runs without the package). A notebook or a file that does not parse is read line by line."""
+    if not (_TORCH_XLA_IMPORT.search(text) or _RAY_XLA.search(_code_only(text))):
+        return False
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return True
+    guarded: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(_catches_import_error(handler.type) for handler in node.handlers):
+            guarded |= {id(inner) for statement in node.body for inner in ast.walk(statement)}
+    for node in ast.walk(tree):
+        if id(node) in guarded:
+            continue
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "torch_xla" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torch_xla" and not node.level:
+            return True
+        if isinstance(node, ast.ImportFrom) and ((node.module or "").startswith("ray.train.torch.xla")
+                                                 or any(a.name == "TorchXLAConfig" for a in node.names)):
+            return True
+        if isinstance(node, ast.Attribute) and node.attr == "xla" and ast.unparse(node) == "ray.train.torch.xla":
+            return True
+    return False
+
+
+def _catches_import_error(handler: ast.expr | None) -> bool:
+    """An ``except`` clause that catches a failed import: bare, ``ImportError``, ``ModuleNotFoundError``,
+    ``Exception`` / ``BaseException``, or a tuple holding one."""
+    if handler is None:
+        return True
+    names = handler.elts if isinstance(handler, ast.Tuple) else [handler]
+    return any(isinstance(name, ast.Name) and name.id in {"ImportError", "ModuleNotFoundError", "Exception",
+                                                           "BaseException"} for name in names)
+
+
+def torch_xla_code(text: str) -> str | None:
+    """Project fact: the text of a Python file or notebook that uses torch_xla (``uses_torch_xla``), which
+    ``still_needing_torch_xla`` migrates the way this run does to see whether the use survives it."""
+    return text if uses_torch_xla(text) else None
+
+
+#: (path, text) -> (the project facts and the rule selection it was decided with, the migrated text or None when
+#: it could not be migrated, that selection)
+_MIGRATED: dict[tuple[str, str], tuple[object, str | None, frozenset[str] | None]] = {}
 _SIMULATING: list[bool] = []
 
 
-def survives_run(path: str, text: str, options: RuleOptions) -> bool:
-    """Whether ``path`` still imports optimum.neuron after this run: the file migrated with the run's rules and
-    project facts, as the engine migrates it (an import no rule could port, NM205's kept lazy-load block, a file
-    kept on optimum-neuron as a whole). A file that cannot be migrated (it does not parse) keeps its import."""
+def migrated_text(path: str, text: str, options: RuleOptions) -> str | None:
+    """``path`` migrated with the run's rules and project facts, as the engine migrates it (an import no rule could
+    port stays, NM205's kept lazy-load block, a file kept on optimum-neuron as a whole); None when it cannot be
+    migrated (it does not parse: the engine leaves it as it is)."""
     selected = None if options.rules is None else frozenset(options.rules)
-    cached = _SURVIVES.get((path, text))
+    cached = _MIGRATED.get((path, text))
     if cached is not None and cached[0] is options.project and cached[2] == selected:  # same facts, same rules
         return cached[1]
     from migrate.filekinds import kind_from_name
@@ -239,14 +291,22 @@ def survives_run(path: str, text: str, options: RuleOptions) -> bool:
     kind = kind_from_name(PurePosixPath(path)) or FileKind.PYTHON
     rules = [rule for rule in all_rules() if options.rules is None or rule.id in options.rules]
     _SIMULATING.append(True)
+    migrated: str | None
     try:
-        survives = uses_optimum_neuron(migrate_file_text(text, kind, PurePosixPath(path), rules, options).text)
+        migrated = migrate_file_text(text, kind, PurePosixPath(path), rules, options).text
     except Exception:  # noqa: BLE001 - what the engine does then: the file stays as it is
-        survives = True
+        migrated = None
     finally:
         _SIMULATING.pop()
-    _SURVIVES[(path, text)] = (options.project, survives, selected)
-    return survives
+    _MIGRATED[(path, text)] = (options.project, migrated, selected)
+    return migrated
+
+
+def survives_run(path: str, text: str, options: RuleOptions) -> bool:
+    """Whether ``path`` still imports optimum.neuron after this run (``migrated_text``). A file that cannot be
+    migrated keeps its import."""
+    migrated = migrated_text(path, text, options)
+    return migrated is None or uses_optimum_neuron(migrated)
 
 
 def still_importing(files: dict[str, str], options: RuleOptions | None) -> tuple[str, ...]:
@@ -255,6 +315,20 @@ def still_importing(files: dict[str, str], options: RuleOptions | None) -> tuple
     if options is None or _SIMULATING:
         return ()
     return tuple(path for path, text in sorted(files.items()) if survives_run(path, text, options))
+
+
+def still_needing_torch_xla(files: dict[str, str], options: RuleOptions | None) -> tuple[str, ...]:
+    """Of ``files`` (path -> text, from ``deps.torch-xla-code``), those that still use torch_xla after this run
+    (``migrated_text``: a torch_xla call no rule could port, a Ray ``TorchXLAConfig`` left in place, a file that
+    does not parse); none while a run is being simulated (no nesting)."""
+    if options is None or _SIMULATING:
+        return ()
+    found = []
+    for path, text in sorted(files.items()):
+        migrated = migrated_text(path, text, options)
+        if migrated is None or uses_torch_xla(migrated):
+            found.append(path)
+    return tuple(found)
 
 
 #: a ``-r`` / ``-c`` include of a requirements file (``-r base.txt``, ``--constraint=constraints.txt``)
@@ -334,6 +408,8 @@ FACTS: tuple[ProjectFact, ...] = (
                                                FileKind.PYTHON}), ("optimum-cli",), kept_cli_fact),
     ProjectFact("deps.optimum-neuron-code", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), ("optimum.neuron",),
                 optimum_neuron_code),
+    ProjectFact("deps.torch-xla-code", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}),
+                ("torch_xla", "TorchXLAConfig", "ray.train.torch.xla"), torch_xla_code),
     ProjectFact("deps.requirement-set", frozenset({FileKind.REQUIREMENTS}),
                 ("-r", "-c", "--requirement", "--constraint", "pip.repos.neuron", "neuron"), requirement_set),
     ProjectFact("deps.pip-install-sets", frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML,
@@ -531,6 +607,24 @@ class ProjectDeps:
         return self.imported.get(module_of(name), ())
 
 
+#: folders that hold a project's dependency files rather than its code (``requirements/neuron.txt``,
+#: ``envs/environment.yml``): a file there installs for the code of the folder above
+DEPS_FOLDERS = frozenset({"requirements", "requirement", "reqs", "deps", "dependencies", "constraints", "env",
+                          "envs", "environment", "environments", "conda", "pip"})
+
+
+def served_folder(path: str) -> str:
+    """The folder (as a prefix: ``""`` for the whole project, else ``"dir/"``) whose code the dependency file
+    ``path`` installs for: its own folder and below (one sample of a samples repository); for a file in a
+    ``requirements/`` (or other ``DEPS_FOLDERS``) folder, the folder above it (the project, for one at the root:
+    rt4E's ``requirements/neuron.txt`` served no code at all, so the optimum-neuron that ``src/train.py`` still
+    imports was removed); at the root, the whole project."""
+    folder = PurePosixPath(path).parent
+    while folder.name.lower() in DEPS_FOLDERS:
+        folder = folder.parent
+    return "" if folder.as_posix() in {".", ""} else folder.as_posix() + "/"
+
+
 def _project_path(files: frozenset[str], where: str, name: str) -> str:
     """The project path of a requirements file that a command in ``where`` names: from that file's folder (a
     notebook's, a script's, a Dockerfile's build context), else from the project root when only that one exists."""
@@ -644,6 +738,9 @@ class Planner:
     #: the files near this one that still import optimum.neuron after this run (``still_importing``), the eval
     #: keeps above aside
     importing_optimum_neuron: tuple[str, ...] = ()
+    #: the files near this one that still use torch_xla after this run (``still_needing_torch_xla``), when the file
+    #: names torch-xla
+    importing_torch_xla: tuple[str, ...] = ()
     #: the Inf1 packages the file installs (``neuron-cc``, ``optimum[neuron]``): an Inf1 requirement set, left as
     #: it is; ``inf1_noted``: its one todo was written
     inf1: list[str] = field(default_factory=list)
@@ -717,6 +814,10 @@ class Planner:
                     if name != path}
             planner.importing_optimum_neuron = still_importing(
                 {name: code[name] for name in planner.near(tuple(code))}, options)
+        if options is not None and any(parsed.name == "torch-xla" for parsed in parsed_specs):
+            code = {name: text for name, text in options.project.of("deps.torch-xla-code").items() if name != path}
+            planner.importing_torch_xla = still_needing_torch_xla(
+                {name: code[name] for name in planner.near(tuple(code))}, options)
         if planner.kept_optimum_neuron and names_on:
             planner.hold = f"optimum-neuron, kept for the eval(...) in {_files(planner.kept_optimum_neuron)}"
             planner.hold_everything = True
@@ -726,6 +827,12 @@ class Planner:
             planner.hold_everything = True
         elif planner.cli and names_on:
             planner.hold = f"optimum-neuron, kept because {planner.cli}"
+            planner.hold_everything = True
+        elif planner.importing_torch_xla:
+            # torch-xla X.Y needs torch X.Y: the code that still imports it keeps the XLA-era stack as a whole
+            planner.hold = (f"torch-xla, kept because {_files(planner.importing_torch_xla)} still "
+                            f"use{'s' if len(planner.importing_torch_xla) == 1 else ''} torch_xla")
+            planner.hold_subject = "torch-xla"
             planner.hold_everything = True
         elif parallel and any(parsed.name in NEURON_PACKAGES or parsed.name in {"torch-xla", "optimum"}
                               for parsed in parsed_specs):
@@ -785,19 +892,23 @@ class Planner:
                 f"floors it needs")
 
     def near(self, files: tuple[str, ...]) -> tuple[str, ...]:
-        """The ``files`` this file installs for: those in its folder or below it (a SageMaker ``source_dir``, one
-        sample of a samples repository) and those it names (a notebook that runs ``../scripts/run_sft.py``). A
-        repository of independent samples must not give one sample's requirements another sample's imports."""
+        """The ``files`` this file installs for: those under the folder whose code it installs
+        (``served_folder``: its own folder and below, a SageMaker ``source_dir`` or one sample of a samples
+        repository; the folder above a ``requirements/`` folder; the project for a file at its root) and those it
+        names (a notebook that runs ``../scripts/run_sft.py``). A repository of independent samples must not give
+        one sample's requirements another sample's imports. Every dependency rule (NM501-NM505) asks this."""
         if self.path is None:
             return files
         # a file a notebook writes sits where the notebook runs (dir/src/requirements.txt); the notebook's own
         # mentions are not its mentions (entry_point="compile.py" names the compile.py of its source_dir, which the
         # folder covers, not every compile.py of the project)
-        paths = [notebooks.resolved(notebook, self.path) for notebook in self.writers] or [self.path]
-        prefixes = []
-        for path in paths:
-            folder = PurePosixPath(path).parent.as_posix()
-            prefixes.append("" if folder in {".", ""} else folder + "/")
+        if self.writers:
+            prefixes = []
+            for path in (notebooks.resolved(notebook, self.path) for notebook in self.writers):
+                folder = PurePosixPath(path).parent.as_posix()
+                prefixes.append("" if folder in {".", ""} else folder + "/")
+        else:
+            prefixes = [served_folder(self.path)]
         mentioned = self.project.mentioned_by(self.path) if not self.writers else frozenset()
         return tuple(name for name in files if name.startswith(tuple(prefixes))
                      or PurePosixPath(name).name in mentioned
@@ -910,6 +1021,13 @@ def _rewrite(parsed: Parsed, planner: Planner) -> Rewrite | None:
     if name == "optimum" and "optimum-neuron" in planner.present:
         return Rewrite([], Severity.TODO, "optimum was a dependency of optimum-neuron: remove it unless the project "
                        "uses optimum itself", keep=True)
+    if name == "torch-xla" and planner.importing_torch_xla:
+        users = planner.importing_torch_xla
+        one = len(users) == 1
+        return Rewrite([], Severity.TODO, f"{parsed.raw_name} was left as it is: after this run {_files(users)} still "
+                       f"use{'s' if one else ''} torch_xla (no rule could port that use: see the todo there; without "
+                       f"the package: `ModuleNotFoundError: No module named 'torch_xla'`): port "
+                       f"{'it' if one else 'them'} first, then remove this line ({XLA_ONLY[name].removesuffix(' (removed)')})", keep=True)
     if name in XLA_ONLY:
         importers = planner.project.importers(name) if name in WATCHED else ()
         if importers:  # never drop a package the code still imports: the import would fail

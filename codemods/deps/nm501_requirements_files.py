@@ -14,9 +14,11 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
 * optimum-neuron stays, with a ``todo`` naming the files, while code it serves evaluates a string that names its
   import (``eval(f"optimum.neuron.NeuronModelFor{task}")``: NM102 keeps that import, project fact
   ``deps.optimum-neuron-kept``); every other pin of the file stays with it, each with a ``todo`` (moving them alone
-  gives an environment pip cannot resolve). The code a file serves: the files in its folder and below (a SageMaker
-  ``source_dir``, one sample of a samples repository) and the Python files it names (project fact
-  ``deps.mentions``: a notebook that runs ``../scripts/run_sft.py``). The files a notebook writes with
+  gives an environment pip cannot resolve). The code a file serves, the same for every dependency rule (NM501-NM505,
+  ``_plan.served_folder``): the files in its folder and below (a SageMaker ``source_dir``, one sample of a samples
+  repository; for a file of a ``requirements/``, ``reqs/``, ``deps/``, ``envs/``, ``conda/`` ... folder, the folder
+  above it, so ``requirements/neuron.txt`` serves the project's ``src/``; at the root, the whole project) and the
+  Python files it names (project fact ``deps.mentions``: a notebook that runs ``../scripts/run_sft.py``). The files a notebook writes with
   ``%%writefile`` cells count as files of the notebook's folder (project fact ``deps.notebook-files``,
   ``codemods/deps/_notebooks.py``): a ``%%writefile src/requirements.txt`` cell serves the
   ``%%writefile src/compile.py`` cell beside it, whose imports and kept evals count like those of a file;
@@ -55,7 +57,11 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   (same package name, native backend: only the version tells them apart); ``torch`` pins below 2.14 follow;
 * ``torch-xla``, ``libneuronxla``, ``neuronx-distributed*``, ``transformers-neuronx``: removed; a
   neuronx-distributed / transformers-neuronx line the project's code still imports stays, with a ``todo`` naming
-  the importing files (project fact ``deps.imports``);
+  the importing files (project fact ``deps.imports``); ``torch-xla`` stays, with a ``todo`` naming the files, while
+  code it serves still uses torch_xla after the run (migrated the way this run migrates it: a torch_xla call no
+  rule ports, a Ray ``TorchXLAConfig``; an import under ``try: ... except ImportError`` does not count; project
+  fact ``deps.torch-xla-code``), and the XLA-era pins beside it (torch-neuronx, torch, optimum-neuron) stay with
+  it, each with a ``todo`` (torch-xla X.Y needs torch X.Y);
 * ``neuronx-cc`` older than the SDK 2.33 compiler -> ``neuronx-cc==2.28.*`` with a ``todo``;
 * pins of the stock packages that exclude the tested release (``transformers==4.x``, ``trl==0.x``, ``peft``,
   ``accelerate``, ``diffusers``, ``sentence-transformers``) -> the tested minimums; the note says what the pin is

@@ -4,8 +4,10 @@ What it does:
 
 * rewrites the string elements of ``install_requires=[...]``, ``setup_requires``, ``tests_require`` and every list
   of ``extras_require={...}`` in a ``setup(...)`` call (setuptools or distutils), and of module-level lists those
-  keywords name (``install_requires=REQUIRED``), with the same decisions as NM501; elements keep their quotes and
-  the list its layout;
+  keywords name (``install_requires=REQUIRED``), with the same decisions as NM501, read from those strings and the
+  code the file installs for (the project, for a setup.py at its root): an optimum-neuron that a file still imports
+  after the run stays, with its pins, each with a ``todo`` (rt4D 3: it was removed, ``fixed``, while
+  ``src/vitft/train.py`` stayed on optimum.neuron); elements keep their quotes and the list its layout;
 * requirements computed at run time (read from a file, built in a loop) are not seen.
 
 Why:
@@ -40,7 +42,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods._tables.requirements_data import NEURON_PACKAGES, REPOSITORY_NOTE
+from codemods._tables.requirements_data import REPOSITORY_NOTE
 from codemods.deps import _plan as plan
 from codemods.deps._base import DEP_TRIGGERS
 from migrate import cstwalk
@@ -100,10 +102,11 @@ class SetupPyNeuronStack(PythonRule):
                                    if isinstance(element.value, cst.SimpleString))
 
         cstwalk.visit(node, Strings())
-        parsed = [p for p in (plan.parse(s) for s in strings if isinstance(s, str)) if p]
-        self.planner.present = {p.name for p in parsed}
-        self.planner.inf1 = plan.inf1_labels(parsed)
-        self.planner.neuron = self.planner.project.neuron or bool(self.planner.present & NEURON_PACKAGES)
+        # the planner is built from the requirement strings, as the other dependency rules build theirs: which of
+        # them name optimum-neuron decides whether the code it installs for still imports it (rt4D 3: built from
+        # an empty list, the keep check never ran and the package went while src/ still imported optimum.neuron)
+        self.planner = plan.Planner.for_specs([s for s in strings if isinstance(s, str)], self.ctx.source,
+                                              self.ctx.options, self.ctx.path.as_posix())
 
     def _collect(self, value: cst.BaseExpression, follow_names: bool = True) -> None:
         if isinstance(value, cst.List):

@@ -204,3 +204,53 @@ def test_a_notebook_serves_the_scripts_it_names_in_any_folder() -> None:
     assert '"trl>=1.16" "peft>=0.21"' in migrated.text
     unnamed = {**project, "notebooks/finetune.ipynb": '{"cells": [{"source": ["!ls"]}]}'}
     assert "trl" not in _pip_notebook_line("notebooks/finetune.sh", line, unnamed).text
+
+
+#: one project's dependency files, each naming optimum-neuron and a transformers 4 pin (rt4D 3, rt4E 2)
+_DEP_FILES = {
+    "setup.py": (FileKind.PYTHON, 'from setuptools import setup\n\nsetup(name="p", install_requires=['
+                 '"optimum-neuron[neuronx]>=0.0.21", "transformers>=4.38,<4.42"])\n'),
+    "setup.cfg": (FileKind.SETUP_CFG, "[options]\ninstall_requires =\n    optimum-neuron==0.0.23\n"
+                  "    transformers==4.41.2\n"),
+    "pyproject.toml": (FileKind.PYPROJECT, '[project]\nname = "p"\ndependencies = ["optimum-neuron==0.0.23", '
+                       '"transformers==4.41.2"]\n'),
+    "requirements.txt": (FileKind.REQUIREMENTS, "optimum-neuron==0.0.23\ntransformers==4.41.2\n"),
+    "requirements/neuron.txt": (FileKind.REQUIREMENTS, "optimum-neuron==0.0.23\ntransformers==4.41.2\n"),
+    "environment.yml": (FileKind.YAML, "name: p\ndependencies:\n  - pip\n  - pip:\n      - optimum-neuron==0.0.23\n"
+                        "      - transformers==4.41.2\n"),
+}
+
+
+@pytest.mark.parametrize("path", sorted(_DEP_FILES))
+def test_every_dependency_file_keeps_optimum_neuron_while_the_project_code_still_imports_it(path: str) -> None:
+    """The code a dependency file installs for is the project's (its folder and below; the folder above a
+    requirements/ folder): setup.py built its plan from no requirement at all, and requirements/neuron.txt served
+    no code, so both dropped optimum-neuron (fixed) while src/ still imported it after the run."""
+    kind, text = _DEP_FILES[path]
+    code = {"src/pkg/train.py": "from optimum.neuron.utils.cache_utils import get_hf_hub_cache_repos\n"
+            "print(get_hf_hub_cache_repos())\n"}
+    kept = apply_rules(text, kind, select=["NM5"], path=path, neuron_project=True, project={path: text, **code})
+    code_lines = "\n".join(line for line in kept.text.splitlines() if "neuron-migrate" not in line)
+    assert code_lines == text.rstrip("\n"), path  # every line stays, each with its todo
+    assert not [f for f in kept.findings if f.severity.value == "fixed"], path
+    assert any("src/pkg/train.py still imports optimum.neuron" in f.message for f in kept.findings), path
+    ported = {"src/pkg/train.py": "from transformers import Trainer\nprint(Trainer)\n"}
+    moved = apply_rules(text, kind, select=["NM5"], path=path, neuron_project=True, project={path: text, **ported})
+    code_lines = "\n".join(line for line in moved.text.splitlines() if "neuron-migrate" not in line)
+    assert "torch-neuronx==2.14.*" in code_lines and "optimum-neuron" not in code_lines, path
+
+
+def test_torch_xla_stays_while_code_still_uses_it_after_the_run() -> None:
+    text = "torch-neuronx==2.1.2.2.1.0\ntorch-xla==2.1.2\ntorch==2.1.2\n"
+    still = {"src/loop.py": "import torch_xla\nprint(torch_xla._XLAC._xla_get_default_device())\n"}
+    kept = apply_rules(text, FileKind.REQUIREMENTS, select=["NM5"], path="requirements/train.txt",
+                       neuron_project=True, project={"requirements/train.txt": text, **still})
+    assert "\n".join(line for line in kept.text.splitlines() if "neuron-migrate" not in line) == text.rstrip("\n")
+    assert any("src/loop.py still uses torch_xla" in f.message for f in kept.findings)
+    # an import guarded by try/except ImportError, a comment, or code the run ports: the package goes
+    for code in ("try:\n    import torch_xla\nexcept ImportError:\n    torch_xla = None\n",
+                 "# import torch_xla\nimport torch\n",
+                 "import torch_xla.core.xla_model as xm\n\ndevice = xm.xla_device()\n"):
+        moved = apply_rules(text, FileKind.REQUIREMENTS, select=["NM5"], path="requirements/train.txt",
+                            neuron_project=True, project={"requirements/train.txt": text, "src/loop.py": code})
+        assert "torch-xla" not in moved.text and "torch==2.14.*" in moved.text, code

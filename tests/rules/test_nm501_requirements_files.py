@@ -405,9 +405,12 @@ def test_another_accelerators_set_with_nothing_to_check_is_left_alone_silently()
                      project={"gpu/requirements-gpu.txt": _GPU, "gpu/requirements-neuron.txt": _NEURON,
                               "neuron/train.py": "import torch\n"})
     assert result.text == _GPU and findings(result, "NM501") == set()
-    # requirements/cu121.txt beside requirements/neuron.txt: the code it serves is its folder's (none here)
+    # a file of a requirements/ folder installs for the project's code (rt4E 2), not for its own folder's (none)
     result = _other("requirements/cu121.txt", sibling="requirements/neuron.txt")
-    assert result.text == _GPU and findings(result, "NM501") == set()
+    assert result.text.endswith(_GPU) and findings(result, "NM501") == {(1, "todo")}
+    assert "train.py, utils/device.py" in next(f for f in result.findings if f.rule == "NM501").message
+    result = _other("gpu/requirements/cu121.txt", sibling="gpu/requirements/neuron.txt")
+    assert result.text == _GPU and findings(result, "NM501") == set()  # gpu/ holds no code
 
 
 def test_a_requirement_set_that_is_not_another_accelerators_is_migrated() -> None:
