@@ -342,19 +342,27 @@ def requirement_set(text: str) -> dict | None:
     options of every file of one install together, so a file included by one that names the repository gets its
     packages from there too (``ProjectDeps.repository_shared``); a file with a Neuron package is the Neuron
     requirement set of its folder (``ProjectDeps.other_accelerator``). A file that names optimum-neuron carries
-    its text too: whether it keeps the package decides its whole install set (``Planner.held_with``)."""
+    its text too: whether it keeps the package decides its whole install set (``Planner.held_with``). ``names``:
+    the packages it lists and ``requires``: the files it includes with ``-r`` (which pip installs, unlike a ``-c``
+    constraints file): a package an included file already installs is not added again (``ProjectDeps.provided``)."""
     code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
     includes = tuple(name for name in _INCLUDE.findall(code) if "://" not in name)
+    requires = tuple(name for name in _REQUIRE_INCLUDE.findall(code) if "://" not in name)
     repository = names_neuron_repository(code)
-    neuron = any(parsed is not None and names_neuron_package(parsed)
-                 for parsed in (parse(line.split(" #")[0]) for line in code.splitlines()))
-    if not includes and not repository and not neuron:
+    parsed_lines = [parse(line.split(" #")[0]) for line in code.splitlines()]
+    neuron = any(parsed is not None and names_neuron_package(parsed) for parsed in parsed_lines)
+    names = tuple(sorted({parsed.name for parsed in parsed_lines if parsed is not None}))
+    if not includes and not repository and not neuron and not names:
         return None
-    found = {"includes": includes, "repository": repository, "neuron": neuron}
+    found = {"includes": includes, "repository": repository, "neuron": neuron, "names": names, "requires": requires}
     if any(parsed is not None and _names_optimum_neuron(parsed)
            for parsed in (parse(line.split(" #")[0]) for line in code.splitlines())):
         found["text"] = text  # whether its optimum-neuron stays is decided from it (``Planner.held_with``)
     return found
+
+
+#: a ``-r`` include (``-r base.txt``, ``--requirement=base.txt``): pip installs what that file lists
+_REQUIRE_INCLUDE = re.compile(r"(?m)^[ \t]*(?:--requirement|-r)(?:[ \t]*=[ \t]*|[ \t]+|(?=[^\s=-]))([^\s#]+)")
 
 
 #: one ``pip install`` command (``pip``, ``pip3``, ``pip3.N``, ``python -m pip``) and the files it reads with
@@ -411,7 +419,8 @@ FACTS: tuple[ProjectFact, ...] = (
     ProjectFact("deps.torch-xla-code", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}),
                 ("torch_xla", "TorchXLAConfig", "ray.train.torch.xla"), torch_xla_code),
     ProjectFact("deps.requirement-set", frozenset({FileKind.REQUIREMENTS}),
-                ("-r", "-c", "--requirement", "--constraint", "pip.repos.neuron", "neuron"), requirement_set),
+                ("-r", "-c", "--requirement", "--constraint", "pip.repos.neuron", "neuron", "torch", "transformers",
+                 "accelerate", "trl", "peft", "datasets", "diffusers", "sentence"), requirement_set),
     ProjectFact("deps.pip-install-sets", frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML,
                                                     FileKind.NOTEBOOK}),
                 ("-r", "-c", "--requirement", "--constraint"), pip_install_sets),
@@ -440,6 +449,8 @@ class ProjectDeps:
     requirement_sets: dict[str, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
     #: the requirements files that name a Neuron package (``names_neuron_package``)
     neuron_requirements: tuple[str, ...] = ()
+    #: requirements file -> the packages it lists and the files it includes with ``-r`` (project paths)
+    listed: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
     #: requirements file naming optimum-neuron -> its text (whether its optimum-neuron stays: ``held_with``)
     optimum_neuron_sets: dict[str, str] = field(default_factory=dict)
     #: the requirements files one ``pip install`` command reads together (project paths) -> the file running it
@@ -491,7 +502,11 @@ class ProjectDeps:
                                                     if value.get("neuron"))),
                    optimum_neuron_sets={path: value["text"] for path, value in
                                         options.project.of("deps.requirement-set").items() if "text" in value},
-                   installed_together=together)
+                   installed_together=together,
+                   listed={path: (tuple(value.get("names", ())),
+                                  tuple(posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
+                                        for name in value.get("requires", ())))
+                           for path, value in options.project.of("deps.requirement-set").items()})
         return base.seen_from(())
 
     def seen_from(self, writers: tuple[str, ...]) -> "ProjectDeps":
@@ -552,6 +567,19 @@ class ProjectDeps:
                 reached.add(name)
                 todo.append(name)
         return tuple(sorted(reached - {path}))
+
+    def provided(self, path: str) -> set[str]:
+        """The packages that the files ``path`` includes with ``-r`` list, at any depth (pip installs them with it;
+        rt4E 10: ``requirements/neuron.txt`` added the ``transformers>=5.24`` that its ``-r base.txt`` sets)."""
+        found: set[str] = set()
+        reached, todo = {path}, [path]
+        while todo:
+            for included in self.listed.get(todo.pop(), ((), ()))[1]:
+                if included not in reached:
+                    reached.add(included)
+                    todo.append(included)
+                    found |= set(self.listed.get(included, ((), ()))[0])
+        return found
 
     def relation(self, path: str, other: str) -> str:
         """How the requirements file ``other`` joins the install of ``path`` (for a todo)."""
@@ -730,6 +758,8 @@ class Planner:
     hold_everything: bool = False
     #: packages that other install commands of the same file name (a notebook's other ``%pip`` cells)
     elsewhere: set[str] = field(default_factory=set)
+    #: packages that the files this one includes with ``-r`` list (``ProjectDeps.provided``): never added here
+    included: set[str] = field(default_factory=set)
     #: the file being migrated (display path) and its text: which other files of the project it installs for
     path: str | None = None
     file_text: str = ""
@@ -782,6 +812,8 @@ class Planner:
         planner.inf1 = inf1_labels(parsed_specs)
         if path is not None and not planner.repository_configured:
             planner.repository_configured = project.repository_shared(path)
+        if path is not None:
+            planner.included = project.provided(path)
         other = project.other_accelerator(path, parsed_specs) if path is not None else None
         if path is not None:
             planner.writers = project.notebooks_writing(path, planner.file_text)
@@ -919,8 +951,9 @@ class Planner:
         return {"transformers", "accelerate"} | ((self.present | self.added) & set(STOCK_MIN))
 
     def new(self, name: str, spec: str) -> list[str]:
-        """``spec`` unless the file already names ``name`` (its own line is rewritten) or it was added."""
-        if name in self.present or name in self.added:
+        """``spec`` unless the file already names ``name`` (its own line is rewritten), a file it includes with
+        ``-r`` does (that line is rewritten there), or it was added."""
+        if name in self.present or name in self.added or name in self.included:
             return []
         self.added.add(name)
         return [spec]

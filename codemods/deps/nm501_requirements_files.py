@@ -9,8 +9,10 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   (``[training]``: trl, peft, datasets; ``[diffusers]``: diffusers, peft; ``[sentence-transformers]``) and the
   packages it brought in that the code it serves imports (trl, peft, datasets, diffusers, sentence-transformers:
   project fact ``deps.imports``), the migrated code included (an optimum-neuron class whose stock replacement lives
-  in one of them, ``NeuronSFTTrainer`` -> ``trl.SFTTrainer``), skipping packages the file already lists; ``[vllm]`` and the Inf1 ``[neuron]``
-  extra get a ``todo``;
+  in one of them, ``NeuronSFTTrainer`` -> ``trl.SFTTrainer``), skipping packages the file already lists and those a
+  file it includes with ``-r`` lists, at any depth (``-r base.txt`` with ``transformers``: that line is decided
+  there; a ``-c`` constraints file installs nothing, so it does not count; project fact ``deps.requirement-set``);
+  ``[vllm]`` and the Inf1 ``[neuron]`` extra get a ``todo``;
 * optimum-neuron stays, with a ``todo`` naming the files, while code it serves evaluates a string that names its
   import (``eval(f"optimum.neuron.NeuronModelFor{task}")``: NM102 keeps that import, project fact
   ``deps.optimum-neuron-kept``); every other pin of the file stays with it, each with a ``todo`` (moving them alone

@@ -351,17 +351,22 @@ def test_requirement_set_fact_reads_includes_and_index_options() -> None:
     from codemods.deps._plan import requirement_set
 
     assert requirement_set("-r base.txt\n-c constraints.txt\n--requirement=dev.txt\n-rother.txt\n") == {
-        "includes": ("base.txt", "constraints.txt", "dev.txt", "other.txt"), "repository": False, "neuron": False}
+        "includes": ("base.txt", "constraints.txt", "dev.txt", "other.txt"), "repository": False, "neuron": False,
+        "names": (), "requires": ("base.txt", "dev.txt", "other.txt")}  # -c installs nothing
     assert requirement_set(_INDEX + "torch-neuronx==2.14.*\n") == {"includes": (), "repository": True,
-                                                                   "neuron": True}
+                                                                   "neuron": True, "names": ("torch-neuronx",),
+                                                                   "requires": ()}
     # a file that names optimum-neuron carries its text: whether it keeps the package decides its install set
     assert requirement_set("optimum[neuronx]==1.20  # pin\n") == {"includes": (), "repository": False,
-                                                                   "neuron": True,
+                                                                   "neuron": True, "names": ("optimum",),
+                                                                   "requires": (),
                                                                    "text": "optimum[neuronx]==1.20  # pin\n"}
     assert "text" not in requirement_set("# optimum-neuron==0.0.25\ntorch-neuronx==2.14.*\n")
     # torch-xla alone (a TPU set) and a package named in a comment are no Neuron package
-    assert requirement_set("# -r base.txt\n# " + _INDEX + "-r https://example.com/r.txt\ntorch\n") is None
-    assert requirement_set("torch-xla==2.1.2\n# torch-neuronx==2.14.*\n") is None
+    assert requirement_set("# -r base.txt\n# " + _INDEX + "-r https://example.com/r.txt\ntorch\n") == {
+        "includes": (), "repository": False, "neuron": False, "names": ("torch",), "requires": ()}
+    assert requirement_set("torch-xla==2.1.2\n# torch-neuronx==2.14.*\n")["neuron"] is False
+    assert requirement_set("# a comment\n") is None
 
 
 _GPU = "torch==2.1.2\ntransformers==4.43.2\naccelerate==0.29.2\ndatasets\n"
