@@ -238,6 +238,23 @@ NOT_TRAINERS = {"vllm", "text-generation-launcher", "sglang", "docker", "podman"
                 "huggingface-cli", "hf", "aws", "gcloud", "pip", "pip3", "git"}
 
 
+#: modules that launch a training script or module given after them (``python -m torch.distributed.run -m pkg.train``)
+LAUNCHER_MODULES = frozenset({"torch.distributed.run", "torch.distributed.launch", "accelerate.commands.launch",
+                              "deepspeed", "deepspeed.launcher.runner"})
+#: launchers whose ``-m`` / ``--module`` flag says that the word after it is the module to run
+MODULE_LAUNCHERS = frozenset({"torchrun", "accelerate", "deepspeed"})
+
+
+def runs_module(before: list[str], flag: str = "-m") -> bool:
+    """Whether ``-m``/``--module`` after the words ``before`` of a command names the module it runs: after a
+    ``python`` (``-m`` only), or after a launcher that runs a training module (``torchrun -m``, ``accelerate launch
+    -m``, ``deepspeed --module``, ``python -m torch.distributed.run -m``)."""
+    bases = [word.rsplit("/", 1)[-1] for word in before]
+    if any(base in MODULE_LAUNCHERS for base in bases) or any(word in LAUNCHER_MODULES for word in before):
+        return True
+    return flag == "-m" and any(base.startswith("python") for base in bases)
+
+
 def program_of(words: list[str]) -> Program | None:
     """The program of a simple command given as unquoted words; None when it has no command word."""
     words = [word.strip("[],") for word in words]  # exec-form arrays lexed as shell words
@@ -248,7 +265,11 @@ def program_of(words: list[str]) -> Program | None:
             return Program("script", word, index)
         if word.endswith((".sh", ".bash")) and not word.startswith("-"):
             return Program("program", word, index)  # a wrapper script: where its "$@" goes is not known
-        if word == "-m" and index + 1 < len(words) and any(w.rsplit("/", 1)[-1].startswith("python") for w in words[:index]):
+        if word in ("-m", "--module") and index + 1 < len(words) and runs_module(words[:index], word):
+            if words[index + 1] in LAUNCHER_MODULES:
+                continue  # `python -m torch.distributed.run ... train.py` / `... -m pkg.train`: the launcher's target
+            if words[index + 1].startswith("-"):
+                return Program("program", "the module this launcher runs", -1)  # `torchrun -m --nproc_per_node 2 x`
             return Program("module", words[index + 1], index + 1)
     variable = re.match(r"^([A-Za-z_]\w*)=\S", words[0]) if words else None
     if variable and any(word.startswith("--") for word in words[1:]):  # ARGS="--a 1 \ --b 2": arguments kept in a variable

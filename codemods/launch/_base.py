@@ -25,7 +25,7 @@ from codemods._lib.launch_targets import (
     kept_on_optimum,
     stays_on_xla,
 )
-from codemods._lib.shell import Report, env_sites, launched_scripts, make, remove_env_site
+from codemods._lib.shell import Report, code_targets, env_sites, launched_scripts, make, remove_env_site
 from codemods._tables import env_vars
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods.xla._base import XSER_LOADS
@@ -59,6 +59,22 @@ class LaunchRule(TextRule):
         for script in scripts:
             if script.path and kept_on_optimum(self.ctx.options, script.path):
                 return posixpath.basename(script.name), KEPT_ON_OPTIMUM.format(path=script.path)
+        return None
+
+    def old_stack_script(self, code: str) -> tuple[str, str] | None:
+        """(script, why) for a project script that stays on the old stack after this run (on optimum-neuron, or
+        on torch_xla as a whole) when the command ``code`` runs no script the tool can place among the project's
+        files (``$SCRIPT``, a wrapper ``run.sh``, a module or path it cannot find): that command may run it, so
+        the launch settings it still reads must stay. None when the command's script is resolved or none stays."""
+        project = self.ctx.options.project
+        if not project.files or any(target.path for target in code_targets(project, self.ctx.path, code)):
+            return None
+        for path in sorted(project.of(STAYS_ON_XLA.name)):
+            if labels := stays_on_xla(project, path):
+                return posixpath.basename(path), LEFT_ON_XLA.format(labels=", ".join(labels), path=path)
+        for path in sorted(project.of(OPTIMUM_NEURON_CODE.name)):
+            if path.endswith(".py") and kept_on_optimum(self.ctx.options, path):
+                return posixpath.basename(path), KEPT_ON_OPTIMUM.format(path=path)
         return None
 
     def env_readers(self, doc: TextDocument):

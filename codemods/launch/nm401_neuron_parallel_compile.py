@@ -18,7 +18,11 @@ What it does:
   (``pip install neuronx_distributed``), or that runs a script of the project the torch_xla rules leave on
   torch_xla as a whole (it keeps XLA FSDP, xser, NxD ...; the project fact ``launch.stays-on-xla``), or one that
   stays on optimum-neuron after this run (its class rewrite withdrawn, kept as a whole): the pass
-  stays, with a todo (that script was not migrated and still compiles this way).
+  stays, with a todo (that script was not migrated and still compiles this way). A ``-m pkg.train`` after
+  ``torchrun``, ``python -m torch.distributed.run``, ``accelerate launch`` or ``deepspeed --module`` names its
+  script as ``python -m`` does (``src/`` layouts included). A pass whose script the tool cannot place
+  (``$SCRIPT``, a wrapper, a module or path it cannot find) while some project script stays on the old stack
+  after this run stays too, with a todo: it may pre-compile that script.
 * Otherwise (the tool cannot tell whether the line was the project's only run): the line stays, with a todo.
 * In YAML, a pass that is the whole command of its key (``command: neuron_parallel_compile ...``, a ``command: >``
   block holding only it) stays with a todo: deleting it would empty the key, and the container would run its
@@ -149,6 +153,10 @@ NPC_PASS_TODO = ("neuron_parallel_compile ran this command only to extract and c
 NPC_UNSEEN_TODO = ("neuron_parallel_compile was left as it is: it pre-compiles {script}, {why}, and that script still "
                    "compiles this way; once that script runs on TorchNeuron, delete this pre-compile step (and the "
                    "switch that selects it)")
+NPC_UNRESOLVED_TODO = ("neuron_parallel_compile was left as it is: the tool cannot tell which script {runs} runs, and "
+                       "{script} of this project, {why}, still compiles this way; if this pass pre-compiles a script "
+                       "that runs on TorchNeuron after this run, delete this pre-compile step (and the switch that "
+                       "selects it), else keep it until that script is migrated")
 CLEAR_LOCKS_DELETED = ("deleted `neuron_parallel_compile --command clear-locks`: it cleared stale locks of the torch_xla "
                        "compile cache, which TorchNeuron does not have")
 VARIABLE_TODO = ("dropped neuron_parallel_compile from this variable: the command it builds now trains for real; if it "
@@ -176,11 +184,14 @@ def _run_target(code: str) -> str | None:
 
 
 def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], bool] = lambda name: False,
-             unseen: tuple[str, str] | None = None) -> None:
+             unseen: tuple[str, str] | None = None,
+             old_stack: Callable[[str], tuple[str, str] | None] = lambda code: None) -> None:
     """``neuron_parallel_compile <cmd>`` ran ``<cmd>`` in graph-extraction mode only. A pass whose command the
     file (or, through ``runs_elsewhere(file name)``, another launcher of the project) also runs without it, or a
     short ``--max_steps`` run, is deleted; when the tool cannot tell, the line stays with a todo.
-    ``--command clear-locks`` is deleted; the prefix is dropped from variables that build commands."""
+    ``--command clear-locks`` is deleted; the prefix is dropped from variables that build commands. A pass whose
+    script cannot be placed while a project script stays on the old stack (``old_stack(command)``: (script, why))
+    stays, with a todo."""
     statements = command_statements(doc)
     plain = set()
     for statement in statements:
@@ -222,6 +233,9 @@ def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], 
             why = f"a real run (this short --max_steps {steps.group(1)} pass is the compile-only pass itself)"
         if unseen is not None:  # the script still compiles this way, whatever this pass was
             report(first.line, Severity.TODO, NPC_UNSEEN_TODO.format(script=unseen[0], why=unseen[1]))
+        elif why is not None and (kept := old_stack(code.split(NPC, 1)[1])) is not None:
+            report(first.line, Severity.TODO, NPC_UNRESOLVED_TODO.format(
+                runs=f"`{target}`" if target else "the command it wraps", script=kept[0], why=kept[1]))
         elif why is not None and _whole_yaml_value(doc, statement):
             report(first.line, Severity.TODO, YAML_WHOLE_VALUE_TODO.format(target=target or "its command"))
         elif why is not None and _delete_npc_command(doc, statement):
@@ -570,7 +584,8 @@ class DropNeuronParallelCompile(LaunchRule):
     facts = (PLAIN_RUNS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, STAYS_ON_XLA, XSER_LOADS, OPTIMUM_NEURON_CODE)
 
     def apply(self, doc: TextDocument) -> None:
-        edit_npc(doc, self.report, notebook_runs(self.ctx.options.project, self.ctx.path), self.unseen_target(doc))
+        edit_npc(doc, self.report, notebook_runs(self.ctx.options.project, self.ctx.path), self.unseen_target(doc),
+                 self.old_stack_script)
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:

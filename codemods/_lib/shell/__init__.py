@@ -8,6 +8,7 @@ from codemods._lib.shell.commands import (
                                           EnvSite,
                                           Report,
                                           Resolve,
+                                          code_targets,
                                           command_lines,
                                           command_statements,
                                           cut,
@@ -36,7 +37,7 @@ from codemods._lib.shell.lexer import (
 )
 
 __all__ = ["COMMAND_WORDS", "EXPORTERS", "RESERVED", "CommandLine", "EmbeddedCommand", "EnvSite", "Report", "Resolve",
-           "Tok", "assignment_name", "command_lines", "command_statements", "command_word", "cut", "drop_line",
+           "Tok", "assignment_name", "code_targets", "command_lines", "command_statements", "command_word", "cut", "drop_line",
            "env_sites", "exec_words", "fill_empty_blocks", "launched_scripts", "lex", "looks_like_command", "next_code",
            "remove_env_site", "remove_words", "simple_commands", "unquote", "unresolved", "words_of",
            "yaml_value_lines"]

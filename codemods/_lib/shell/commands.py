@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from codemods._lib.launch_targets import Program, Resolved, Target, resolve_script
+from codemods._lib.launch_targets import Program, Resolved, Target, program_of, resolve_script
 from codemods._lib.shell.lexer import EXPORTERS, RESERVED, Tok, assignment_name, lex, simple_commands, unquote
 from migrate.facts import ProjectFacts
 from migrate.filekinds import FileKind
@@ -424,16 +424,40 @@ def launched_scripts(doc: TextDocument, project: ProjectFacts, origin) -> tuple[
     """The Python scripts the launcher's commands name (echo/printf text left out), resolved among the project's
     files, and the first mention of the torch_xla / NxD stack in its code (None: none)."""
     scripts: list[str] = []
+    modules: list[str] = []
     sign: re.Match | None = None
-    for cl in command_lines(doc):
-        code = cl.line.text[cl.start:cl.end]
+    for statement in command_statements(doc):
+        code = " ".join(cl.line.text[cl.start:cl.end].rstrip().removesuffix("\\") for cl in statement)
         toks, _ = lex(code)
         words = [tok.text for tok in toks if tok.kind == "word"]
         if words and words[0] in {"echo", "printf"}:
             continue
         sign = sign or _XLA_STACK.search(code)
         scripts.extend(name.strip("\"'") for name in _SCRIPT_WORD.findall(code))
-    return [resolve_script(project, origin, name) for name in scripts], sign
+        modules.extend(launched_modules(toks))
+    found = [resolve_script(project, origin, name, module=True) for name in modules]
+    # a module that is no file of the project (`python -m pip`, `-m torch_xla.distributed.xla_dist`) is installed
+    # software, not a script of the user's
+    return [*(resolve_script(project, origin, name) for name in scripts), *(m for m in found if m.path)], sign
+
+
+def code_targets(project: ProjectFacts, origin, code: str) -> list[Resolved]:
+    """The Python scripts and ``-m`` modules one command's text names, resolved among the project's files."""
+    toks, _ = lex(code)
+    names = [name.strip("\"'") for name in _SCRIPT_WORD.findall(code)]
+    return [*(resolve_script(project, origin, name) for name in names),
+            *(resolve_script(project, origin, name, module=True) for name in launched_modules(toks))]
+
+
+def launched_modules(toks: list[Tok]) -> list[str]:
+    """The modules the simple commands of ``toks`` run: ``python -m pkg.train``, ``torchrun ... -m pkg.train``,
+    ``accelerate launch -m``, ``deepspeed --module``, ``python -m torch.distributed.run ... -m pkg.train``."""
+    found = []
+    for command in simple_commands(toks):
+        program = program_of([unquote(word.text) for word in command])
+        if program is not None and program.kind == "module":
+            found.append(program.name)
+    return found
 
 
 COMMAND_WORDS = {"neuron_parallel_compile", "torchrun", "python", "python3", "optimum-cli", "srun", "sbatch", "bash", "sh",
