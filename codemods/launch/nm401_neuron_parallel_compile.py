@@ -9,6 +9,11 @@ What it does:
   ``sbatch --wrap "..."`` and ``if ...; then ...; fi`` one-liners included; an emptied block gets ``:``, and
   a multi-line ``if [ "${COMPILE:-0}" = 1 ]; then ... fi`` left with only that ``:``, whose test only compares
   values (no ``$(...)``, redirection or pipe), is deleted whole; one left with ``echo`` lines gets a todo).
+* A pass that is the only command of an ``if``/``elif`` branch whose alternative (``else``/``elif``) runs the real
+  run (``if [ "$PRECOMPILE" = 1 ]; then neuron_parallel_compile $LAUNCH ...; else $LAUNCH ...; fi``): the branch
+  gets ``echo "no ahead-of-time compile pass on TorchNeuron ..." >&2`` (and ``exit 0`` where the block ends the
+  script), so the compile mode says why it does nothing instead of exiting 0 in silence; the message names the
+  branch as the alternative of the real run, not a step before it.
 * In a Makefile, a target left with no command (its only recipe line was the pass; the same for NM402's
   compile-only pass and any launch rule's deletion, ``codemods/_lib/shell/make.py``) is deleted with its
   ``.PHONY`` entry when nothing in the Makefile depends on it (a prerequisite, a ``$(MAKE) name``), else keeps an
@@ -239,6 +244,11 @@ def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], 
         elif why is not None and _whole_yaml_value(doc, statement):
             report(first.line, Severity.TODO, YAML_WHOLE_VALUE_TODO.format(target=target or "its command"))
         elif why is not None and _delete_npc_command(doc, statement):
+            test = _explain_alternative(doc, first.line)
+            if test is not None:
+                report(first.line, Severity.FIXED, COMPILE_ALTERNATIVE_DELETED.format(
+                    target=target or "its command", test=test))
+                continue
             report(first.line, Severity.FIXED, COMPILE_PASS_DELETED.format(target=target or "its command", why=why))
             drop_announcements(doc, first.line, report)
             _note_print_only_block(doc, first.line, report)
@@ -263,6 +273,48 @@ def _whole_yaml_value(doc: TextDocument, statement: list[CommandLine]) -> bool:
     mine = {id(cl.line) for cl in statement}
     return all(id(line) in mine for line in value) and len(_npc_commands(statement)) == 1 \
         and all(len(simple_commands(lex(cl.line.text, cl.start, cl.end)[0])) <= 1 for cl in statement)
+
+
+COMPILE_ALTERNATIVE_DELETED = ("deleted this neuron_parallel_compile pass: it ran {target} only to extract and compile "
+                               "its graphs (on placeholder data, training nothing), in the branch `{test}` chosen "
+                               "instead of the real run of the other branch; TorchNeuron has no ahead-of-time compile "
+                               "pass (graphs compile during the real run and are cached in "
+                               "TORCH_NEURONX_NEFF_CACHE_DIR), so that branch now only says so (echo to stderr) and "
+                               "exits 0 when nothing follows the block; the real run is unchanged")
+ALTERNATIVE_ECHO = ('echo "no ahead-of-time compile pass on TorchNeuron: graphs compile on first use, in the real run"'
+                    " >&2")
+_ONE_LINE_BRANCH = re.compile(r"^(?P<head>\s*(?:if|elif)\s+(?P<test>.+?)\s*;\s*then)\s+:;(?P<rest>\s*(?:else|elif)\b.*)$")
+
+
+def _explain_alternative(doc: TextDocument, line: Line) -> str | None:
+    """A pass deleted from an ``if``/``elif`` branch that an ``else``/``elif`` alternative follows (``if [ "$PRECOMPILE"
+    = 1 ]; then neuron_parallel_compile $LAUNCH ...; else $LAUNCH ...; fi``) left ``:`` there: the compile mode would
+    exit 0 without a word. The ``:`` becomes an echo saying why nothing runs, and ``exit 0`` where nothing follows
+    the block (what the mode did after its pass). Returns the branch's test, or None (not such a branch)."""
+    if doc.kind is not FileKind.SHELL or line.deleted:
+        return None
+    one = _ONE_LINE_BRANCH.match(line.text)
+    if one is not None:
+        line.text = f"{one.group('head')} {ALTERNATIVE_ECHO};{one.group('rest')}"
+        return one.group("test")
+    if line.text.strip() != ":":
+        return None
+    code = [candidate for candidate in doc.lines if not candidate.deleted and candidate.text.strip()
+            and not candidate.text.lstrip().startswith("#")]
+    at = code.index(line)
+    opener = code[at - 1] if at > 0 else None
+    match = _BRANCH_OPEN.match(opener.text.strip()) if opener is not None else None
+    if opener is None or match is None or len(opener.indent) >= len(line.indent) or at + 1 >= len(code):
+        return None
+    following = code[at + 1]
+    if following.indent != opener.indent or not re.match(r"(?:else|elif)\b", following.text.strip()):
+        return None
+    closer = next((candidate for candidate in code[at + 1:] if candidate.indent == opener.indent
+                   and candidate.text.strip() == "fi"), None)
+    line.text = line.indent + ALTERNATIVE_ECHO
+    if closer is not None and code[-1] is closer and opener.indent == "":
+        doc.insert_after(line, [line.indent + "exit 0"])
+    return match.group(1)
 
 
 ANNOUNCEMENT_DELETED = ("deleted `{text}` with the pre-compile pass below it: it only {what} that pass")

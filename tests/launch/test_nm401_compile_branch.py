@@ -93,3 +93,50 @@ def test_branch_whose_test_is_not_a_compile_switch_gets_the_todo() -> None:
     assert findings(result, "NM401") == {(2, "todo")}
     assert not any(line.strip() == "exit 0" for line in result.text.splitlines())
     assert "only the branch `[ \"$FAST\" = 1 ]` (line 1) sets" in result.findings[0].message
+
+
+ALTERNATIVE = '''
+    #!/bin/bash
+    set -euo pipefail
+    LAUNCH="torchrun --nproc_per_node=2"
+    if [ "${PRECOMPILE:-0}" = "1" ]; then
+        neuron_parallel_compile $LAUNCH train.py "$@"
+    else
+        $LAUNCH train.py "$@"
+    fi
+'''
+
+
+def _run_env(script: str, tmp_path: Path, **env: str) -> tuple[int, str, str]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    stub = bin_dir / "torchrun"
+    stub.write_text('#!/bin/sh\necho "torchrun $*"\n')
+    stub.chmod(0o755)
+    path = tmp_path / "run.sh"
+    path.write_text(script)
+    full = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", **env}
+    done = subprocess.run(["bash", str(path), "--max_steps", "2"], capture_output=True, text=True, env=full, timeout=30)
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_if_else_compile_alternative_says_why_it_does_nothing(tmp_path: Path) -> None:
+    """rt4F 6: `PRECOMPILE=1 bash launch.sh` became a silent `:` (exit 0, no output) and the message said the pass ran
+    "before the real run"; it was the other branch of an if/else."""
+    result = migrate(ALTERNATIVE, "NM401", kind=FileKind.SHELL, path="run.sh")
+    assert "neuron_parallel_compile" not in result.text and "    :\n" not in result.text
+    assert findings(result, "NM401") == {(5, "fixed")}
+    message = next(f.message for f in result.findings if f.rule == "NM401")
+    assert "instead of the real run of the other branch" in message and "before the real run" not in message
+    code, out, err = _run_env(result.text, tmp_path, PRECOMPILE="1")
+    assert code == 0 and "torchrun" not in out and "no ahead-of-time compile pass on TorchNeuron" in err
+    code, out, _ = _run_env(result.text, tmp_path)
+    assert code == 0 and out.strip() == "torchrun --nproc_per_node=2 train.py --max_steps 2"
+
+
+def test_if_else_compile_alternative_keeps_running_what_follows_the_block() -> None:
+    """Code after `fi` ran in both modes: the branch does not exit before it."""
+    result = migrate(ALTERNATIVE + "    python report.py\n", "NM401", kind=FileKind.SHELL, path="run.sh")
+    assert "exit 0" not in result.text and "python report.py" in result.text
+    assert "no ahead-of-time compile pass on TorchNeuron" in result.text
