@@ -427,7 +427,7 @@ def report_data(result: RunResult, generated_at: str) -> dict:
         by_severity[finding.severity.value] += 1
         counts = by_rule.setdefault(finding.rule, {severity.value: 0 for severity in Severity})
         counts[finding.severity.value] += 1
-    return {
+    data = {
         "schema_version": REPORT_SCHEMA_VERSION,
         "tool": "neuron-migrate",
         "tool_version": __version__,
@@ -480,3 +480,20 @@ def report_data(result: RunResult, generated_at: str) -> dict:
             ],
         },
     }
+    # optional in schema 2: the todos about the project as a whole (a rule's ``project_level``), which the reports
+    # put first; each is also in its file's findings
+    project_level = {rule.id for rule in result.rules if getattr(rule, "project_level", False)}
+    project = [
+        {
+            "path": printable(file.path),
+            "rule": f.rule,
+            "severity": f.severity.value,
+            "line": f.line,
+            "message": f.message,
+        }
+        for file, f in result.findings()
+        if f.rule in project_level and f.severity in (Severity.TODO, Severity.ERROR)
+    ]
+    if project:
+        data["project_findings"] = project
+    return data

@@ -133,7 +133,7 @@ def migrate_source(
         findings.extend(_left_alone_findings(text, path, options, shared, left_alone))
     sweeps = [rule for rule in active if issubclass(rule, SweepRule)]
     if sweeps:
-        new_text, found = _sweep(text, new_text, kind, sweeps, options, findings)
+        new_text, found = _sweep(text, new_text, kind, sweeps, options, findings, path)
         findings.extend(found)
     return Migrated(new_text, findings)
 
@@ -232,6 +232,7 @@ def _sweep(
     sweeps: Sequence[type[SweepRule]],
     options: RuleOptions,
     earlier: list[Finding],
+    path: PurePath | None = None,
 ) -> tuple[str, list[Finding]]:
     to_original = _line_map(original, text)
     todo_lines = {finding.line for finding in earlier if finding.severity is Severity.TODO}
@@ -240,11 +241,11 @@ def _sweep(
     noted: list[tuple[int, str]] = []
     lines = text.splitlines()
     for sweep in sweeps:
-        for hit in sweep(options).scan(text, kind):
+        for hit in sweep(options, path).scan(text, kind):
             if 0 < hit.line <= len(lines) and NOTE_PREFIX in lines[hit.line - 1]:
                 continue
             line = to_original(hit.line)
-            if line in todo_lines:  # a rule already said what to do here
+            if line in todo_lines and not sweep.project_level:  # a rule already said what to do here
                 continue
             if hit.severity is Severity.INFO:  # prose: once per line, never beside another finding, no note
                 if line not in reported_lines:

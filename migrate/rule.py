@@ -355,10 +355,17 @@ class SweepHit:
 
 
 class SweepRule(Rule):
-    """Runs after every other rule on the final text of a file and reports what is left."""
+    """Runs after every other rule on the final text of a file and reports what is left.
 
-    def __init__(self, options: RuleOptions) -> None:
+    ``path``: the file's display path (a notebook cell's: ``nb.cell3.py``), for a rule that reports a project-level
+    finding in one file only. ``project_level``: the rule's todos are about the project, not the line, so they are kept
+    on a line that another rule's todo holds too."""
+
+    project_level: ClassVar[bool] = False
+
+    def __init__(self, options: RuleOptions, path: PurePath | None = None) -> None:
         self.options = options
+        self.path = path
 
     def scan(self, text: str, kind: FileKind) -> Iterable[SweepHit]:  # pragma: no cover - interface
         raise NotImplementedError
