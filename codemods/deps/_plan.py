@@ -125,9 +125,42 @@ _STACK_IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*(?:from|import)[ \t]+(?:optim
 
 
 def uses_old_stack(text: str) -> bool | None:
-    """Project fact: the Python file or notebook imports the torch / Hugging Face / optimum-neuron stack: code that
-    the run may move to the stock stack (transformers 5, torch 2.14), which then needs the TorchNeuron requirements."""
+    """The Python file or notebook imports the torch / Hugging Face / optimum-neuron stack: code that the run may
+    move to the stock stack (transformers 5, torch 2.14), which then needs the TorchNeuron requirements."""
     return True if _STACK_IMPORT.search(text) else None
+
+
+def old_stack_code(text: str) -> str | None:
+    """Project fact: the text of a Python file or notebook that imports the stack (``uses_old_stack``): whether the
+    run moves it onto APIs only the new stack has is read from it once migrated (``calls_new_stack``)."""
+    return text if _STACK_IMPORT.search(text) else None
+
+
+#: what only the migrated stack has, in code the run writes: torch.accelerator (torch 2.6+), the ``neuron`` device
+#: and compile backend (TorchNeuron), transformers 5's DistributedConfig
+_NEW_STACK_API = re.compile(r"""\btorch\.accelerator\b|(?<![\w-])["']neuron(?::\d+)?["']|\bDistributedConfig\b"""
+                            r"""|\btransformers\.distributed\b""")
+
+
+def calls_new_stack(text: str) -> bool:
+    """Whether the code (comments and notes aside) calls what only the migrated stack has (``_NEW_STACK_API``)."""
+    return bool(_NEW_STACK_API.search(_code_only(text)))
+
+
+def moved_to_new_stack(files: dict[str, str], options: RuleOptions | None) -> tuple[str, ...]:
+    """Of ``files`` (path -> text, from ``deps.old-stack``), those whose code after this run calls what only the
+    migrated stack has (``calls_new_stack`` on ``migrated_text``): the files the run moved off the old pins. Read
+    on the migrated text, which a second run leaves as it is, so a note naming them reads the same then; a file the
+    run leaves on APIs the old pins have (plain torch, ``torch.nn.functional.pad``) is not one (rt4D 10). None
+    while a run is being simulated."""
+    if options is None or _SIMULATING:
+        return ()
+    found = []
+    for path, text in sorted(files.items()):
+        migrated = migrated_text(path, text, options)
+        if migrated is not None and calls_new_stack(migrated):
+            found.append(path)
+    return tuple(found)
 
 
 _SCRIPT = re.compile(r"(?<![\w-])([A-Za-z_][\w-]*\.py)(?![\w-])")
@@ -411,7 +444,7 @@ FACTS: tuple[ProjectFact, ...] = (
                 notebook_files),
     ProjectFact("deps.old-stack", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}),
                 ("optimum", "transformers", "torch", "accelerate", "trl", "peft", "diffusers", "sentence_transformers",
-                 "neuronx_distributed"), uses_old_stack),
+                 "neuronx_distributed"), old_stack_code),
     ProjectFact("deps.optimum-cli", frozenset({FileKind.NOTEBOOK, FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML,
                                                FileKind.PYTHON}), ("optimum-cli",), kept_cli_fact),
     ProjectFact("deps.optimum-neuron-code", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), ("optimum.neuron",),
@@ -444,6 +477,8 @@ class ProjectDeps:
     cli: dict[str, str] = field(default_factory=dict)
     #: the files that import the old stack (``uses_old_stack``): the run moves them to the stock stack
     old_stack: tuple[str, ...] = ()
+    #: their texts, for the files on disk (``moved_to_new_stack``)
+    stack_code: dict[str, str] = field(default_factory=dict)
 
     #: requirements file -> its ``-r`` / ``-c`` includes (project paths) and whether it names the Neuron repository
     requirement_sets: dict[str, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
@@ -502,7 +537,7 @@ class ProjectDeps:
                                                     if value.get("neuron"))),
                    optimum_neuron_sets={path: value["text"] for path, value in
                                         options.project.of("deps.requirement-set").items() if "text" in value},
-                   installed_together=together,
+                   installed_together=together, stack_code=dict(options.project.of("deps.old-stack")),
                    listed={path: (tuple(value.get("names", ())),
                                   tuple(posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
                                         for name in value.get("requires", ())))
@@ -795,6 +830,8 @@ class Planner:
     other_set: bool = False
     other_accelerator: str | None = None
     other_noted: bool = False
+    #: the run's options (which files the run moves: ``moved``)
+    options: RuleOptions | None = None
 
     @classmethod
     def for_specs(cls, specs: list[str], text: str = "", options: RuleOptions | None = None,
@@ -808,7 +845,8 @@ class Planner:
         project = ProjectDeps.of(options)
         planner = cls(present=present, repository_configured=names_neuron_repository(text),
                       neuron=project.neuron or bool(present & NEURON_PACKAGES), project=project, path=path,
-                      file_text=_NOTE_LINE.sub("", text if file_text is None else file_text))  # notes name files
+                      file_text=_NOTE_LINE.sub("", text if file_text is None else file_text),  # notes name files
+                      options=options)
         planner.inf1 = inf1_labels(parsed_specs)
         if path is not None and not planner.repository_configured:
             planner.repository_configured = project.repository_shared(path)
@@ -906,22 +944,26 @@ class Planner:
 
     def other_accelerator_todo(self, parsed_specs: list[Parsed], word: str, sibling: str) -> str | None:
         """The todo of another accelerator's requirement set, or None when nothing asks for one: no pin the plan
-        would change, or no code it installs for on the torch / Hugging Face stack (``uses_old_stack``, read the
-        same before and after the run)."""
+        would change, or no code it installs for that the run moves onto APIs only the migrated stack has
+        (``moved``: read on the migrated code, the same on a second run)."""
         changed = [f"{parsed.raw_name}{parsed.spec}" for parsed in parsed_specs
                    if _rewrite(parsed, replace(self, added=set(self.added))) is not None]
-        code = tuple(name for name in self.near(self.project.old_stack) if name != self.path)
-        if not changed or not code:
+        code = self.moved() if changed else ()
+        if not code:
             return None
-        one = len(code) == 1
         return (f"the lines of this file were left as they are: it is the requirement set of another accelerator "
                 f"(its name says `{word}`, it names no Neuron package, and {sibling} beside it is the Neuron one, "
                 f"which this run migrates), so the TorchNeuron stack does not go here. It also installs for "
-                f"{_files(code)}, code on the torch / Hugging Face stack: where this run rewrote "
-                f"{'it' if one else 'them'} (see {'its' if one else 'their'} findings), the new code is written for "
-                f"torch {TORCH_LINE} / transformers 5 (the torch_xla ports call torch.accelerator, new in torch "
-                f"2.6): check that {', '.join(changed)} still install what that code calls, and raise only the "
-                f"floors it needs")
+                f"{_files(code)}, which this run rewrote to calls only the new stack has (torch.accelerator, new in "
+                f"torch 2.6; the `neuron` device): check that {', '.join(changed)} still install what that code "
+                f"calls, and raise only the floors it needs")
+
+    def moved(self, exclude: tuple[str, ...] = ()) -> tuple[str, ...]:
+        """The files this file installs for (``near``) that the run moves onto APIs only the migrated stack has
+        (``moved_to_new_stack``), ``exclude`` and this file aside."""
+        code = self.project.stack_code
+        names = tuple(name for name in self.near(tuple(code)) if name not in exclude and name != self.path)
+        return moved_to_new_stack({name: code[name] for name in names}, self.options)
 
     def near(self, files: tuple[str, ...]) -> tuple[str, ...]:
         """The ``files`` this file installs for: those under the folder whose code it installs
@@ -1199,18 +1241,18 @@ def _files(paths: tuple[str, ...]) -> str:
 
 
 def _also_served(planner: Planner, kept: tuple[str, ...]) -> str:
-    """When optimum-neuron stays for some files, the other files it installs for that import the stack
-    (``uses_old_stack``): where the run moved them to the stock stack, they need what this line keeps out."""
-    others = tuple(path for path in planner.near(planner.project.old_stack)
-                   if path not in kept and path not in planner.cli_users and path != planner.path)
+    """When optimum-neuron stays for some files, the other files it installs for that this run moved onto calls only
+    the migrated stack has (``Planner.moved``): they need what this line keeps out. Files the run left on APIs the
+    old pins have are not named (rt4D 10: collator.py, plain torch, was sent to split requirements)."""
+    others = planner.moved(kept + planner.cli_users)
     if not others:
         return ""
     one = len(others) == 1
-    return (f"; the same line also installs for {_files(others)}, code on the torch / Hugging Face stack: where this "
-            f"run moved {'it' if one else 'them'} to the stock stack (see {'its' if one else 'their'} findings), "
-            f"{'it needs' if one else 'they need'} {TORCH_SPEC} and {stock_spec('transformers')} and "
-            f"{'does' if one else 'do'} not import beside this line (split the requirements, one file per job, or port "
-            "the kept code first)")
+    return (f"; it also installs for {_files(others)}, which this run rewrote to calls only the new stack has "
+            f"(torch.accelerator, the `neuron` device: {TORCH_SPEC}, {TORCH_NEURONX_SPEC}), so "
+            f"{'that file does' if one else 'those files do'} not run on the stack kept here: give "
+            f"{'it' if one else 'them'} a requirements file of {'its' if one else 'their'} own, or port the kept "
+            "code first")
 
 
 def _optimum_neuron(parsed: Parsed, planner: Planner) -> Rewrite:

@@ -38,9 +38,11 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   migrated Python beside it off the new one (redteam-round2 D5); the line is replaced, as a ``todo`` that names
   that command (never a ``fixed`` while it is there). A commented-out or echoed command, one NM406 removes
   (``optimum-cli neuron cache``), and one in a folder the file does not serve count for nothing. The todo on a
-  kept optimum-neuron also names the
-  other files it installs for that import the torch / Hugging Face stack (project fact ``deps.old-stack``):
-  where the run moved them to the stock stack, they do not import beside the kept line;
+  kept optimum-neuron also names the other files it installs for that this run rewrites to calls only the new
+  stack has (``torch.accelerator``, the ``neuron`` device, ``DistributedConfig``; read on each file as the run
+  migrates it, project fact ``deps.old-stack``, so a second run names the same): they do not run beside the kept
+  line. A file the run leaves on calls the old pins have (plain torch, a stock ``Trainer``) is not named (rt4D
+  10);
 * one install set takes one decision: when a requirements file keeps its optimum-neuron (any of the reasons
   above), every file of its install set (those it includes with ``-r`` / ``-c``, those that include it, those
   that one ``pip install`` command reads with it, ``pip install -r requirements.txt -c constraints.txt`` in a
@@ -79,10 +81,10 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   ``requirements-cu121.txt``, ``-rocm``, ``-cpu``, ``-mps``, ``-tpu``, ``-xpu``; it names no Neuron package; a
   requirements file of its folder does, such as ``requirements-neuron.txt``: project fact
   ``deps.requirement-set``): left as it is, every line of it (its torch, stock pins and torch-xla too), since no
-  Neuron reason applies there. When the plan would have changed one of its pins and it installs for code on the
-  torch / Hugging Face stack (project fact ``deps.old-stack``), one ``todo`` on the first such line names that
-  code and those pins: where the run rewrote the code, it is written for torch 2.14 / transformers 5 (the
-  torch_xla ports call ``torch.accelerator``, new in torch 2.6), so the reviewer raises only the floors it needs;
+  Neuron reason applies there. When the plan would have changed one of its pins and it installs for code that the
+  run rewrites to calls only the new stack has (as above: the torch_xla ports call ``torch.accelerator``, new in
+  torch 2.6), one ``todo`` on the first such line names that code and those pins, so the reviewer raises only the
+  floors it needs;
 * a pin the migrated stack cannot be installed beside (``huggingface_hub==0.24``, ``tokenizers<0.20``, a
   ``numpy`` below trl's floor) gets the floor that the packages the file installs require
   (``codemods/_tables/stock_floors_data.py``, generated from their Requires-Dist); so does a pin with no wheels

@@ -204,19 +204,26 @@ def test_a_command_of_another_file_holds_nothing_but_the_line_that_stops_install
 
 
 def test_a_kept_pin_names_the_migrated_files_it_also_installs_for() -> None:
-    # D6: compile.py keeps optimum-neuron for its eval; train.py of the same source_dir is moved to the stock stack
+    # D6: compile.py keeps optimum-neuron for its eval; train.py of the same source_dir is moved to TorchNeuron
+    # (torch.accelerator); rt4D 10: a file the run leaves on calls the old pins have (plain torch, a stock Trainer)
+    # is not named
     project = {"src/compile.py": "import optimum.neuron as on\nm = eval('on.NeuronModelForCausalLM')\n",
-               "src/train.py": "from optimum.neuron import NeuronTrainer\n",
+               "src/train.py": "import torch_xla.core.xla_model as xm\n\ndevice = xm.xla_device()\n",
+               "src/collate.py": "import torch\n\npad = torch.nn.functional.pad\n",
+               "src/trainer.py": "from optimum.neuron import NeuronTrainer\n",
                "src/notes.py": "import os\n", "other/train.py": "import torch_xla\n"}
-    # what the run makes of train.py (stock transformers) is named the same: a second run changes nothing
-    migrated = dict(project, **{"src/train.py": "from transformers import Trainer\n"})
+    # what the run makes of train.py (torch.accelerator) is named the same: a second run changes nothing
+    migrated = dict(project, **{"src/train.py": "import torch\n\ndevice = torch.accelerator.current_accelerator() "
+                                                "or torch.device('cpu')\n",
+                                "src/trainer.py": "from transformers import Trainer\n"})
     assert migrate("optimum-neuron==0.0.25\n", "NM501", kind=FileKind.REQUIREMENTS, path="src/requirements.txt",
                    project=migrated).text == migrate("optimum-neuron==0.0.25\n", "NM501", kind=FileKind.REQUIREMENTS,
                                                      path="src/requirements.txt", project=project).text
     result = migrate("optimum-neuron==0.0.25\n", "NM501", kind=FileKind.REQUIREMENTS, path="src/requirements.txt",
                      project=project)
-    assert "the same line also installs for src/train.py, code on the torch / Hugging Face stack" in result.text
+    assert "it also installs for src/train.py, which this run rewrote to calls only the new stack has" in result.text
     assert "notes.py" not in result.text and "other/train.py" not in result.text
+    assert "collate.py" not in result.text and "trainer.py" not in result.text
     # nothing else near it uses the old stack: no such clause
     del project["src/train.py"]
     result = migrate("optimum-neuron==0.0.25\n", "NM501", kind=FileKind.REQUIREMENTS, path="src/requirements.txt",
@@ -276,7 +283,7 @@ def test_optimum_neuron_stays_while_a_file_it_installs_for_still_imports_it_afte
                                   "still imports optimum.neuron (no rule could port that use: see the todo there; "
                                   "without the package: `ModuleNotFoundError: No module named 'optimum'`): port it "
                                   "first, then replace this line with the TorchNeuron stack")
-    assert "the same line also installs for scripts/train.py" in result.text  # migrated to the stock stack
+    assert "also installs for" not in result.text  # train.py becomes a stock Trainer, which transformers 4 has
     assert result.text.endswith("optimum-neuron==0.3.0\n# neuron-migrate: trl==0.11.4 was left as it is: it goes with "
                                 "optimum-neuron, kept because scripts/cache.py still imports optimum.neuron; move it "
                                 "together with optimum-neuron (trl==0.11.4 (pinned beside optimum-neuron) excludes "
@@ -371,7 +378,8 @@ def test_requirement_set_fact_reads_includes_and_index_options() -> None:
 
 _GPU = "torch==2.1.2\ntransformers==4.43.2\naccelerate==0.29.2\ndatasets\n"
 _NEURON = "torch-neuronx==2.1.2.2.3.0\ntorch-xla==2.1.2\n"
-_CODE = {"utils/device.py": "import torch\nimport torch_xla.core.xla_model as xm\n", "train.py": "import torch\n"}
+_CODE = {"utils/device.py": "import torch\nimport torch_xla.core.xla_model as xm\n\ndevice = xm.xla_device()\n",
+         "train.py": "import torch\n"}
 
 
 def _other(path: str, text: str = _GPU, sibling: str | None = "requirements-neuron.txt", **project: str):
@@ -389,7 +397,8 @@ def test_another_accelerators_requirement_set_is_left_as_it_is_with_one_todo() -
     assert findings(result, "NM501") == {(1, "todo")}
     todo = next(f for f in result.findings if f.rule == "NM501").message
     assert "another accelerator (its name says `gpu`" in todo and "requirements-neuron.txt beside it" in todo
-    assert "train.py, utils/device.py" in todo and "torch==2.1.2, transformers==4.43.2, accelerate==0.29.2" in todo
+    assert "It also installs for utils/device.py, which this run rewrote" in todo  # not train.py: plain torch
+    assert "torch==2.1.2, transformers==4.43.2, accelerate==0.29.2" in todo
     assert "needs the same torch" not in todo and "tested with" not in todo
     for path, sibling in (("requirements_cuda.txt", "requirements.txt"), ("gpu-requirements.txt", "requirements.txt"),
                           ("requirements-cu121.txt", "requirements-neuron.txt"),
@@ -413,7 +422,7 @@ def test_another_accelerators_set_with_nothing_to_check_is_left_alone_silently()
     # a file of a requirements/ folder installs for the project's code (rt4E 2), not for its own folder's (none)
     result = _other("requirements/cu121.txt", sibling="requirements/neuron.txt")
     assert result.text.endswith(_GPU) and findings(result, "NM501") == {(1, "todo")}
-    assert "train.py, utils/device.py" in next(f for f in result.findings if f.rule == "NM501").message
+    assert "installs for utils/device.py" in next(f for f in result.findings if f.rule == "NM501").message
     result = _other("gpu/requirements/cu121.txt", sibling="gpu/requirements/neuron.txt")
     assert result.text == _GPU and findings(result, "NM501") == set()  # gpu/ holds no code
 
