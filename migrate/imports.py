@@ -36,7 +36,7 @@ def default_commas(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
     return [alias.with_changes(comma=cst.MaybeSentinel.DEFAULT) for alias in aliases]
 
 
-def _skip_first(module: cst.Module) -> bool:
+def skip_first(module: cst.Module) -> bool:
     """A docstring or ``__strict__`` flag stays first."""
     if not module.body or not isinstance(module.body[0], cst.SimpleStatementLine):
         return False
@@ -54,7 +54,7 @@ def _skip_first(module: cst.Module) -> bool:
     )
 
 
-def _import_of(statement: cst.BaseStatement) -> cst.Import | cst.ImportFrom | None:
+def import_of(statement: cst.BaseStatement) -> cst.Import | cst.ImportFrom | None:
     if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
         small = statement.body[0]
         if isinstance(small, (cst.Import, cst.ImportFrom)):
@@ -62,7 +62,7 @@ def _import_of(statement: cst.BaseStatement) -> cst.Import | cst.ImportFrom | No
     return None
 
 
-def _absolute_module(node: cst.ImportFrom) -> str | None:
+def absolute_module(node: cst.ImportFrom) -> str | None:
     if node.relative or node.module is None:
         return None  # relative imports need a package name; migrated code never adds them
     return cst.helpers.get_full_name_for_node(node.module)
@@ -81,11 +81,11 @@ def add_imports(module: cst.Module, needed: Sequence[tuple[str, str | None, str 
         for mod in sorted({mod for mod, name, alias in needed if name is not None and alias is not None})
     }
 
-    start = 1 if _skip_first(module) else 0
+    start = 1 if skip_first(module) else 0
     block_end = start
     top: list[tuple[int, cst.Import | cst.ImportFrom]] = []
     for index, statement in enumerate(module.body[start:], start=start):
-        found = _import_of(statement)
+        found = import_of(statement)
         if found is None:
             break
         top.append((index, found))
@@ -102,7 +102,7 @@ def add_imports(module: cst.Module, needed: Sequence[tuple[str, str | None, str 
                 else:
                     module_imports.discard(name)
             continue
-        source = _absolute_module(found)
+        source = absolute_module(found)
         if source is None:
             continue
         if isinstance(found.names, cst.ImportStar):
@@ -125,7 +125,7 @@ def add_imports(module: cst.Module, needed: Sequence[tuple[str, str | None, str 
     for index, found in top:
         if not isinstance(found, cst.ImportFrom) or isinstance(found.names, cst.ImportStar):
             continue
-        source = _absolute_module(found)
+        source = absolute_module(found)
         if source is None or (source not in module_mapping and source not in alias_mapping):
             continue
         plain = sorted(module_mapping.pop(source, ()))

@@ -1,31 +1,253 @@
 """Where the imports the rules scheduled (``PythonContext.add_import``) go, once the traversal is done.
 
+0. a ``from m import ...`` the rules wrote at module level (a symbol move rewrites ``from optimum.neuron
+   import NeuronTrainer as Trainer`` in place) joins a ``from m import ...`` of its run of import lines, the
+   user's own first: one ``from transformers import`` line, not three. The user's own
+   duplicates stay as they are;
 1. what the module imports already is reused, not imported a second time (``add_imports`` sees only the
    leading import block);
 2. a module that imports a package only inside functions keeps it so: the import goes into each function
    that uses the name;
-3. the rest go to the top, as libcst's ``AddImportsVisitor`` would put them (``migrate.imports``).
+3. the rest go to the top, as libcst's ``AddImportsVisitor`` would put them (``migrate.imports``), but above the
+   project's own imports (relative ones, or a module of the run's files beside the script or in a folder above
+   it) when the leading block has them: stdlib and third-party imports come before the local group.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections import defaultdict
+from pathlib import PurePath
+from typing import AbstractSet, Sequence
 
 import libcst as cst
 
 from migrate import cstwalk
-from migrate.imports import add_imports, bound_name
+from migrate.imports import absolute_module, add_imports, bound_name, import_of, skip_first
 from migrate.rule import ImportMap, dotted_name
 from migrate.snippets import parse_statement
 
 NeededImport = tuple[str, str | None, str | None]  # (module, name or None for ``import module``, alias)
+#: a joined ``from m import`` line longer than this is written one name a line
+_LINE_LENGTH = 100
 
 
-def place_imports(module: cst.Module, needed: Sequence[NeededImport], imports: ImportMap) -> cst.Module:
-    """``module`` with the ``needed`` imports; ``imports``: what the original file imported."""
+def place_imports(
+    module: cst.Module,
+    needed: Sequence[NeededImport],
+    imports: ImportMap,
+    original: cst.Module | None = None,
+    path: PurePath | None = None,
+    files: AbstractSet[str] = frozenset(),
+) -> cst.Module:
+    """``module`` with the ``needed`` imports; ``imports``: what the original file imported; ``original``: the
+    parsed tree (to tell the user's import lines from the ones the rules wrote); ``path`` and ``files``: the
+    file's display path and every file of the run (to tell the project's own modules)."""
+    if original is not None:
+        module = _join_written_imports(module, original)
+    if not needed:
+        return module
     module, kept = _reuse_module_imports(module, needed, imports)
     module, kept = _keep_lazy_imports_lazy(module, kept, imports)
-    return add_imports(module, kept)
+    return _add_above_local_imports(module, kept, path, files)
+
+
+def _leading_block(module: cst.Module) -> tuple[int, int]:
+    """``(start, end)`` of the leading import block in ``module.body``: the import lines ``add_imports`` sees."""
+    start = 1 if skip_first(module) else 0
+    end = start
+    while end < len(module.body) and import_of(module.body[end]) is not None:
+        end += 1
+    return start, end
+
+
+def _from_import(statement: cst.BaseStatement) -> tuple[str, cst.ImportFrom] | None:
+    """``(m, node)`` for a line that is one absolute ``from m import a, b`` (no star)."""
+    found = import_of(statement)
+    if not isinstance(found, cst.ImportFrom) or isinstance(found.names, cst.ImportStar):
+        return None
+    source = absolute_module(found)
+    return None if source is None else (source, found)
+
+
+def _pairs(node: cst.ImportFrom) -> set[tuple[str, str | None]]:
+    assert not isinstance(node.names, cst.ImportStar)
+    return {(alias.evaluated_name, alias.evaluated_alias) for alias in node.names}
+
+
+def _join_written_imports(module: cst.Module, original: cst.Module) -> cst.Module:
+    """A module-level ``from m import ...`` line that the user did not write (no module-level ``from m
+    import`` of the original holds its names) joins another ``from m import`` of its run of import lines (the
+    leading block, or one after code): the user's first, else the first written one. Left where it is when it
+    or the line it would join holds a comment, or when a line between them binds one of its names (the binding
+    order would change)."""
+    groups: dict[tuple[int, str], list[int]] = defaultdict(list)  # (run, m) -> its lines
+    run = 0
+    for index, statement in enumerate(module.body):
+        if import_of(statement) is None:
+            run += 1  # code between two lines: their bindings' order may matter
+            continue
+        found = _from_import(statement)
+        if found is not None:
+            groups[(run, found[0])].append(index)
+    if all(len(indexes) < 2 for indexes in groups.values()):
+        return module
+    user: dict[str, list[set[tuple[str, str | None]]]] = defaultdict(list)
+    for statement in original.body:
+        found = _from_import(statement)
+        if found is not None:
+            user[found[0]].append(_pairs(found[1]))
+    body = list(module.body)
+    removed: set[int] = set()
+    for (_, source), indexes in groups.items():
+        if len(indexes) < 2:
+            continue
+        written = [i for i in indexes if not any(_pairs(_node(body[i])) <= names for names in user[source])]
+        if not written:
+            continue  # the user's own duplicates stay
+        mine = [i for i in indexes if i not in written]
+        target = mine[0] if mine else written[0]
+        for index in written:
+            if index == target:
+                continue
+            joined = _joined(module, body, target, index)
+            if joined is not None:
+                body[target] = joined
+                removed.add(index)
+    if not removed:
+        return module
+    new_body: list[cst.BaseStatement] = []
+    carried: Sequence[cst.EmptyLine] = ()
+    for index, statement in enumerate(body):
+        if index in removed:
+            carried = carried or statement.leading_lines  # a blank line above the group stays above it
+            continue
+        if carried and not statement.leading_lines:
+            statement = statement.with_changes(leading_lines=carried)
+        carried = ()
+        new_body.append(statement)
+    return module.with_changes(body=new_body)
+
+
+def _node(statement: cst.BaseStatement) -> cst.ImportFrom:
+    found = _from_import(statement)
+    assert found is not None
+    return found[1]
+
+
+def _joined(
+    module: cst.Module, body: Sequence[cst.BaseStatement], target: int, index: int
+) -> cst.SimpleStatementLine | None:
+    """``body[target]`` with the names of ``body[index]``, or None when the join is not certain to mean the same."""
+    into, moved = _node(body[target]), _node(body[index])
+    line = body[target]
+    assert isinstance(line, cst.SimpleStatementLine)  # a line with one import statement
+    if "#" in module.code_for_node(body[index]) or "#" in module.code_for_node(body[target]):
+        return None  # a comment: the user's (or a note) belongs to its line
+    assert not isinstance(into.names, cst.ImportStar) and not isinstance(moved.names, cst.ImportStar)
+    present = _pairs(into)
+    bound_there = {bound_name(alias) for alias in into.names}
+    added = []
+    for alias in moved.names:
+        if (alias.evaluated_name, alias.evaluated_alias) in present:
+            continue  # imported there already
+        if bound_name(alias) in bound_there:
+            return None  # the same name bound to something else
+        added.append(alias)
+    names = {bound_name(alias) for alias in moved.names}
+    for between in body[min(target, index) + 1 : max(target, index)]:
+        found = import_of(between)
+        if found is not None and not isinstance(found.names, cst.ImportStar):
+            if any(bound_name(alias) in names for alias in found.names):
+                return None
+    if not added:
+        return line.with_changes(body=[into])
+    old = list(into.names)
+    last = old[-1]
+    separator: cst.Comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    if into.lpar is not None and isinstance(into.lpar.whitespace_after, cst.ParenthesizedWhitespace):
+        separator = cst.Comma(whitespace_after=into.lpar.whitespace_after)  # one name a line, as the user wrote
+    fresh = [alias.with_changes(comma=separator) for alias in added]
+    if isinstance(last.comma, cst.Comma):  # a trailing comma: it stays last
+        fresh[-1] = fresh[-1].with_changes(comma=last.comma)
+        old[-1] = last.with_changes(comma=separator)
+    else:
+        fresh[-1] = fresh[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        old[-1] = last.with_changes(comma=separator)
+    names_now = [*old, *fresh]
+    statement = into.with_changes(names=names_now)
+    code = module.code_for_node(statement)
+    if "\n" in code or len(code) <= _LINE_LENGTH:
+        return line.with_changes(body=[statement])
+    # a joined line too long to read: one name a line, as a formatter writes it
+    source = dotted_name(into.module)
+    listed = "".join(
+        f"{module.default_indent}{module.code_for_node(alias.with_changes(comma=cst.MaybeSentinel.DEFAULT))},\n"
+        for alias in names_now
+    )
+    wrapped = parse_statement(f"from {source} import (\n{listed})\n", config=module.config_for_parsing)
+    assert isinstance(wrapped, cst.SimpleStatementLine)
+    return wrapped.with_changes(leading_lines=line.leading_lines)
+
+
+def _add_above_local_imports(
+    module: cst.Module, needed: Sequence[NeededImport], path: PurePath | None, files: AbstractSet[str]
+) -> cst.Module:
+    """``add_imports``, with the new lines above the first local import of the leading block (not after the
+    project's own imports). Where that block imports the package of a needed import at or below its first
+    local import, ``add_imports`` sees the whole block (it must see what is imported already)."""
+    if not needed or path is None:
+        return add_imports(module, needed)
+    start, end = _leading_block(module)
+    local: set[str] | None = None
+    first = None
+    for index in range(start, end):
+        found = import_of(module.body[index])
+        assert found is not None
+        if isinstance(found, cst.ImportFrom) and (found.relative or found.module is None):
+            first = index
+            break
+        if local is None:
+            local = _local_modules(path, files)
+        if _packages(found) & local:
+            first = index
+            break
+    if first is None:
+        return add_imports(module, needed)
+    packages = {entry[0].split(".")[0] for entry in needed}
+    for statement in module.body[first:end]:
+        found = import_of(statement)
+        assert found is not None
+        if _packages(found) & packages:
+            return add_imports(module, needed)
+    head = add_imports(module.with_changes(body=module.body[:first]), needed)
+    return module.with_changes(body=[*head.body, *module.body[first:]])
+
+
+def _packages(found: cst.Import | cst.ImportFrom) -> set[str]:
+    """The top-level packages an import statement names (none for a relative one)."""
+    if isinstance(found, cst.Import):
+        return {dotted_name(alias.name).split(".")[0] for alias in found.names}
+    if found.relative or found.module is None:
+        return set()
+    return {dotted_name(found.module).split(".")[0]}
+
+
+def _local_modules(path: PurePath, files: AbstractSet[str]) -> set[str]:
+    """Top-level names the project's own files give an import from ``path``: ``name.py`` or a folder with a
+    ``.py`` file, beside the script or in a folder above it (the script's folder or a project root on
+    sys.path)."""
+    folders = {"" if str(parent) == "." else parent.as_posix() for parent in path.parents}
+    found: set[str] = set()
+    for file in files:
+        if not file.endswith(".py"):
+            continue
+        for above in folders:
+            if above and not file.startswith(above + "/"):
+                continue
+            rest = file[len(above) + 1 :] if above else file
+            head, _, tail = rest.partition("/")
+            found.add(head if tail else head[: -len(".py")])
+    return found
 
 
 def _reuse_module_imports(

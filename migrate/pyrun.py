@@ -75,8 +75,9 @@ def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: Python
         still_used = set(ctx.namespace.names if ctx.namespace is not None else ()) | ctx.shared.get(KEPT_NAMES, set())
         new_module = remove_unused_imports(new_module, legacy, still_used, dispatcher.names_by_statement)
     needed = [entry for entry in ctx.needed_imports if not _bound_by(earlier, entry)]
-    if needed:
-        new_module = place_imports(new_module, needed, ctx.imports)
+    if needed or new_module is not module:
+        files = ctx.options.project.files
+        new_module = place_imports(new_module, needed, ctx.imports, module, ctx.path, files)
     return new_module.code, _positioned(module, source, ctx)
 
 

@@ -128,7 +128,8 @@ def test_a_rewrite_elsewhere_that_breaks_an_unchanged_line_is_withdrawn_with_the
 
 def test_without_the_read_the_classes_move() -> None:
     result = apply_rules(ZERO_1_READ.replace('    if training_args.zero_1:\n        print("using ZeRO-1")\n', ""))
-    assert "from transformers import TrainingArguments" in result.text and "processing_class=None" in result.text
+    imports = "from transformers import HfArgumentParser, Trainer, TrainingArguments\n"  # the moves, on one line
+    assert imports in result.text and "processing_class=None" in result.text
     assert [f.severity for f in result.findings if f.rule == "NM201"] == [Severity.FIXED] * 3
     assert not any(f.rule.startswith("NM7") for f in result.findings)
 

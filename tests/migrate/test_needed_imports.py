@@ -1,0 +1,133 @@
+"""``migrate.needed_imports.place_imports``: lines the rules wrote join the module's own ``from m import``, and
+scheduled imports go above the project's own imports."""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+import libcst as cst
+
+from migrate.needed_imports import place_imports
+from migrate.rule import ImportMap
+
+
+def placed(original: str, rewritten: str, needed=(), files=frozenset(), path: str = "train.py") -> str:
+    """``rewritten`` (what the traversal made of ``original``) once the imports are placed."""
+    before = cst.parse_module(original)
+    module = cst.parse_module(rewritten)
+    return place_imports(module, list(needed), ImportMap.from_module(before), before, PurePath(path), files).code
+
+
+def test_a_written_line_joins_the_users_line() -> None:
+    original = "from transformers import AutoTokenizer\nfrom optimum.neuron import NeuronTrainer as Trainer\nx = 1\n"
+    rewritten = "from transformers import AutoTokenizer\nfrom transformers import Trainer\nx = 1\n"
+    assert placed(original, rewritten) == "from transformers import AutoTokenizer, Trainer\nx = 1\n"
+
+
+def test_the_users_duplicates_stay_and_the_first_one_takes_the_written_names() -> None:
+    original = (
+        "from transformers import AutoTokenizer\nfrom transformers import set_seed\n"
+        "from optimum.neuron import NeuronTrainer as Trainer\n"
+    )
+    rewritten = (
+        "from transformers import AutoTokenizer\nfrom transformers import set_seed\nfrom transformers import Trainer\n"
+    )
+    assert placed(original, rewritten) == (
+        "from transformers import AutoTokenizer, Trainer\nfrom transformers import set_seed\n"
+    )
+
+
+def test_the_users_duplicates_alone_stay() -> None:
+    source = "from transformers import AutoTokenizer\nfrom transformers import set_seed\nimport os\n"
+    assert placed(source, source) == source
+
+
+def test_written_lines_join_each_other_and_keep_the_blank_line_above_the_group() -> None:
+    original = "import os\n\nfrom optimum.neuron import NeuronTrainer as Trainer, NeuronTrainingArguments as A\nx = 1\n"
+    rewritten = (
+        "import os\n\nfrom transformers import Trainer\nfrom transformers import TrainingArguments as A\nx = 1\n"
+    )
+    assert (
+        placed(original, rewritten) == "import os\n\nfrom transformers import Trainer, TrainingArguments as A\nx = 1\n"
+    )
+
+
+def test_a_parenthesized_line_gets_one_name_a_line() -> None:
+    block = "from transformers import (\n    AutoTokenizer,\n    set_seed,\n)\n"
+    original = block + "from optimum.neuron import NeuronTrainer as Trainer\n"
+    rewritten = "from transformers import (\n    AutoTokenizer,\n    set_seed,\n)\nfrom transformers import Trainer\n"
+    assert (
+        placed(original, rewritten)
+        == "from transformers import (\n    AutoTokenizer,\n    set_seed,\n    Trainer,\n)\n"
+    )
+
+
+def test_a_long_joined_line_is_wrapped() -> None:
+    names = ", ".join(f"Name{index}" for index in range(12))
+    original = f"from transformers import {names}\nfrom optimum.neuron import NeuronTrainer as Trainer\n"
+    rewritten = f"from transformers import {names}\nfrom transformers import Trainer\n"
+    result = placed(original, rewritten)
+    assert result.startswith("from transformers import (\n    Name0,\n")
+    assert result.endswith("    Name11,\n    Trainer,\n)\n")
+    compile(result, "train.py", "exec")
+
+
+def test_a_comment_keeps_the_lines_apart() -> None:
+    original = (
+        "from transformers import AutoTokenizer\nfrom optimum.neuron import NeuronTrainer as Trainer  # noqa: E402\n"
+    )
+    rewritten = "from transformers import AutoTokenizer\nfrom transformers import Trainer  # noqa: E402\n"
+    assert placed(original, rewritten) == rewritten
+
+
+def test_a_line_between_binding_the_name_keeps_the_order() -> None:
+    original = (
+        "from transformers import AutoTokenizer\nfrom mylib import Trainer\n"
+        "from optimum.neuron import NeuronTrainer as Trainer\n"
+    )
+    rewritten = "from transformers import AutoTokenizer\nfrom mylib import Trainer\nfrom transformers import Trainer\n"
+    assert placed(original, rewritten) == rewritten
+
+
+def test_no_join_across_code() -> None:
+    head = "from transformers import AutoTokenizer\nsys.path.insert(0, '.')\n"
+    original = head + "from optimum.neuron import NeuronTrainer as Trainer\n"
+    rewritten = "from transformers import AutoTokenizer\nsys.path.insert(0, '.')\nfrom transformers import Trainer\n"
+    assert placed(original, rewritten) == rewritten
+
+
+def test_a_scheduled_import_goes_above_a_module_of_the_project() -> None:
+    source = "import torch\n\nfrom data_utils import load\n\nx = 1\n"
+    needed = [("torch.distributed", None, "dist")]
+    files = frozenset({"src/train.py", "src/data_utils.py"})
+    result = placed(source, source, needed, files, path="src/train.py")
+    assert result == "import torch\nimport torch.distributed as dist\n\nfrom data_utils import load\n\nx = 1\n"
+
+
+def test_a_package_of_the_project_above_the_script_is_local_too() -> None:
+    source = "import torch\nfrom app.config import NAME\nx = 1\n"
+    files = frozenset({"app/serve.py", "app/config.py"})
+    result = placed(source, source, [("os", None, None)], files, path="app/serve.py")
+    assert result == "import torch\nimport os\nfrom app.config import NAME\nx = 1\n"
+
+
+def test_a_relative_import_is_local() -> None:
+    source = "import torch\nfrom . import helpers\nx = 1\n"
+    assert placed(source, source, [("os", None, None)]) == "import torch\nimport os\nfrom . import helpers\nx = 1\n"
+
+
+def test_without_the_projects_files_the_imports_go_after_the_block() -> None:
+    source = "import torch\nfrom data_utils import load\nx = 1\n"
+    assert (
+        placed(source, source, [("os", None, None)])
+        == "import torch\nfrom data_utils import load\nimport os\n\nx = 1\n"
+    )
+
+
+def test_a_name_joins_its_module_below_the_local_import() -> None:
+    source = "import torch\nfrom data_utils import load\nfrom transformers import AutoTokenizer\nx = 1\n"
+    files = frozenset({"train.py", "data_utils.py"})
+    result = placed(source, source, [("transformers", "Trainer", None)], files)
+    assert (
+        result == "import torch\nfrom data_utils import load\nfrom transformers import Trainer, AutoTokenizer\nx = 1\n"
+    )
