@@ -7,6 +7,10 @@ What it does:
 * The index records how the library itself calls each method on ``self`` (positional count, keywords, and the
   calling method), read from the target versions' sources. A call is only held against an override when the class
   does not override the calling method too; decorated overrides are not checked.
+* The fix covers every library call the override refuses (all the parameters to add, named after the stock
+  method's, whose signature is quoted), and each finding also lists the file's other incompatible overrides: a
+  rewrite the verification withdraws (NM201's ``NeuronTrainer`` -> ``Trainer``) quotes one finding in its note,
+  and following it must make the whole file run, not only the first override.
 
 Why:
 
@@ -20,13 +24,20 @@ Before::
         def compute_loss(self, model, inputs, return_outputs=False):
             ...
 
+        def training_step(self, model, inputs):
+            ...
+
 After (unchanged code; the report lists)::
 
     error  NM704  `MyTrainer.compute_loss` will raise TypeError: Trainer.prediction_step (transformers 5.x) calls
                   `self.compute_loss(..., ..., num_items_in_batch=..., return_outputs=...)` and this override has no
-                  keyword argument `num_items_in_batch`; add `num_items_in_batch=None` to it
+                  keyword argument `num_items_in_batch`; add `num_items_in_batch=None` to its parameters (or
+                  `**kwargs`) and use it as the stock method does (the stock method is `Trainer.compute_loss(self,
+                  model, inputs, return_outputs=..., num_items_in_batch=...)`). This other override in the file
+                  raises too: `MyTrainer.training_step` will raise TypeError: ... add `num_items_in_batch=None` to
+                  its parameters after `inputs` ...
 
-Safety: manual-only. Nothing is rewritten: add ``num_items_in_batch=None`` (or ``**kwargs``) to the override.
+Safety: manual-only. Nothing is rewritten: add the named parameters (``num_items_in_batch=None``) to each override.
 
 References:
 
@@ -37,11 +48,22 @@ References:
 from __future__ import annotations
 
 import ast
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from codemods.verify import _index
 from codemods.verify._facts import facts_for
 from migrate.verification import VerifyRule, Violation
+
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+class _Refusal(NamedTuple):
+    """A call of the library's that an override refuses: ``self.<method>(<npos> args, <keywords>)``."""
+
+    caller: str  # the stock method making it
+    npos: int
+    keywords: tuple[str, ...]
+    reason: str  # why it raises (Signature.refuses)
 
 
 class StockOverrides(VerifyRule):
@@ -52,6 +74,7 @@ class StockOverrides(VerifyRule):
 
     def check(self, tree: ast.Module, shared: dict) -> Iterable[Violation]:
         facts = facts_for(tree, shared)
+        found = []  # (method, what raises and its fix, the key's reason), every class of the file
         for local in facts.classes.values():
             stock = facts.stock_base(local)
             if stock is None:
@@ -61,24 +84,92 @@ class StockOverrides(VerifyRule):
             for method in local.node.body:
                 if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.decorator_list:
                     continue
-                if method.name not in info.calls or method.name not in info.methods:
-                    continue
-                signature = _index.Signature.parse(_signature_text(method.args), drop_first=True)
-                for shape in info.calls[method.name]:
-                    caller, npos, keywords = shape.split("|")
-                    if caller in overridden:
-                        continue  # the user's own caller: its call is not the library's
-                    keyword_set = set(filter(None, keywords.split(",")))
-                    reason = signature.refuses(int(npos), keyword_set)
-                    if reason is None:
-                        continue
-                    shown = ", ".join([*(["..."] * int(npos)), *(f"{k}=..." for k in sorted(keyword_set))])
-                    yield facts.violation(method, ("override", stock, method.name, reason), (
-                        f"`{local.name}.{method.name}` will raise TypeError: "
-                        f"{stock.rsplit('.', 1)[-1]}.{caller} ({_index.checked_against(_index.package_of(stock))}) "
-                        f"calls `self.{method.name}({shown})` and this override {_reason(reason)}; "
-                        f"{_fix(reason)}"))
-                    break  # one finding per override
+                refused = _refusals(method, info, overridden)
+                if refused:
+                    found.append((method, _message(method, local.name, stock, info, refused), refused[0].reason, stock))
+        # each finding lists the others: the one a withdrawn rewrite quotes (verification.py) must name every
+        # override to fix, else the file still raises after following it (rt4D 7)
+        for method, text, reason, stock in found:
+            others = [other_text for other, other_text, _, _ in found if other is not method]
+            if others:
+                text += (
+                    f". {'These other overrides' if len(others) > 1 else 'This other override'} in the file "
+                    f"raise{'' if len(others) > 1 else 's'} too: " + " | ".join(others)
+                )
+            yield facts.violation(method, ("override", stock, method.name, reason), text)
+
+
+def _refusals(method: _Function, info: _index.ClassInfo, overridden: set[str]) -> list[_Refusal]:
+    """Each call of the library's that ``method`` refuses."""
+    if method.name not in info.calls or method.name not in info.methods:
+        return []
+    signature = _index.Signature.parse(_signature_text(method.args), drop_first=True)
+    refused = []
+    for shape in info.calls[method.name]:
+        caller, npos, keywords = shape.split("|")
+        if caller in overridden:
+            continue  # the user's own caller: its call is not the library's
+        keyword_set = set(filter(None, keywords.split(",")))
+        reason = signature.refuses(int(npos), keyword_set)
+        if reason is not None:
+            refused.append(_Refusal(caller, int(npos), tuple(sorted(keyword_set)), reason))
+    return refused
+
+
+def _message(method: _Function, owner: str, stock: str, info: _index.ClassInfo, refused: list[_Refusal]) -> str:
+    """What will raise in this override, and one fix for every call of the library's it refuses."""
+    first = refused[0]
+    shown = ", ".join([*(["..."] * first.npos), *(f"{k}=..." for k in first.keywords)])
+    stock_name = stock.rsplit(".", 1)[-1]
+    stock_text = info.methods[method.name]
+    return (
+        f"`{owner}.{method.name}` will raise TypeError: {stock_name}.{first.caller} "
+        f"({_index.checked_against(_index.package_of(stock))}) calls `self.{method.name}({shown})` and this "
+        f"override {_reason(first.reason)}; {_fixes(method, stock_text, refused)} (the stock method is "
+        f"`{stock_name}.{method.name}({_shown_signature(stock_text)})`)"
+    )
+
+
+def _fixes(method: _Function, stock_text: str, refused: list[_Refusal]) -> str:
+    """One fix for every refused call: the parameters to add (named after the stock method's), else the reason's fix."""
+    own = _index.Signature.parse(_signature_text(method.args), drop_first=True)
+    stock = _index.Signature.parse(stock_text, drop_first=True)
+    added: list[str] = []
+    positional = False
+    others: list[str] = []
+    for call in refused:
+        if call.npos > len(own.positional) and not own.var_positional:
+            missing = list(stock.positional[len(own.positional) : call.npos])
+            if len(missing) < call.npos - len(own.positional) or stock.var_positional:
+                others.append("accept the extra positional parameters (or `*args`)")
+            else:
+                positional = True
+                added += missing
+        if not own.var_keyword:
+            added += [k for k in call.keywords if k not in own.keywords]
+        if call.reason.startswith(("missing", "got multiple")):
+            others.append(_fix(call.reason))
+    added = list(dict.fromkeys(added))
+    fixes = []
+    if added:
+        names = ", ".join(f"`{name}=None`" for name in added)
+        if positional:
+            where = f"after `{own.positional[-1]}`" if own.positional else "after `self`"
+            fixes.append(f"add {names} to its parameters {where}")
+        else:
+            fixes.append(f"add {names} to its parameters (or `**kwargs`)")
+        fixes[-1] += f" and use {'it' if len(added) == 1 else 'them'} as the stock method does"
+    fixes += [fix for fix in dict.fromkeys(others)]
+    return "; ".join(fixes)
+
+
+def _shown_signature(text: str) -> str:
+    """``self,model,inputs,x=`` -> ``self, model, inputs, x=...``."""
+    return ", ".join(
+        ("**kwargs" if part == "**" else part + "..." if part.endswith("=") else part)
+        for part in text.split(",")
+        if part
+    )
 
 
 def _signature_text(arguments: ast.arguments) -> str:
@@ -103,7 +194,7 @@ def _signature_text(arguments: ast.arguments) -> str:
 
 def _reason(reason: str) -> str:
     if reason.startswith("unexpected"):
-        return f"has no {reason[len('unexpected '):]}"
+        return f"has no {reason[len('unexpected ') :]}"
     return reason.replace("takes", "takes only", 1) if reason.startswith("takes") else f"has a {reason}"
 
 

@@ -20,6 +20,26 @@ def test_override_missing_a_keyword_the_trainer_passes_is_reported() -> None:
     assert "`num_items_in_batch`" in found[0][2] and "will raise TypeError" in found[0][2]
 
 
+STEP_OLD = "    def training_step(self, model, inputs):\n        return super().training_step(model, inputs)\n"
+STEP_CURRENT = (
+    "    def training_step(self, model, inputs, num_items_in_batch=None):\n"
+    "        return super().training_step(model, inputs, num_items_in_batch)\n"
+)
+
+
+def test_every_incompatible_override_of_the_file_is_named_in_each_finding() -> None:
+    """A withdrawn rewrite quotes one finding (migrate/verification.py): following it must fix the whole file
+    (rt4D 7: the note named compute_loss only, and training_step still raised)."""
+    found = check(OLD + STEP_OLD)
+    assert [(rule, line) for rule, line, _ in found] == [("NM704", 5), ("NM704", 7)]
+    for _, _, message in found:
+        assert "`LossTrainer.compute_loss` will raise" in message
+        assert "`LossTrainer.training_step` will raise" in message
+        assert "add `num_items_in_batch=None` to its parameters after `inputs`" in message
+        assert "`Trainer.training_step(self, model, inputs, num_items_in_batch=...)`" in message
+    assert "other override" not in check(OLD)[0][2]
+
+
 NOT_REPORTED = {
     "current_signature": CURRENT,
     "var_keyword": HEADER + "    def compute_loss(self, model, inputs, **kwargs):\n        return model(**inputs).loss\n",
@@ -57,3 +77,9 @@ LossTrainer(model=model, args=args, train_dataset=data).train()
 
 def test_the_reported_override_raises_in_training_and_the_current_one_trains() -> None:
     assert outcomes([OLD + TRAIN_ONE_STEP, CURRENT + TRAIN_ONE_STEP]) == ["TypeError", ""]
+
+
+def test_fixing_only_the_first_named_override_still_raises_fixing_every_one_trains() -> None:
+    assert check(CURRENT + STEP_CURRENT) == []
+    runs = [CURRENT + STEP_OLD + TRAIN_ONE_STEP, CURRENT + STEP_CURRENT + TRAIN_ONE_STEP]
+    assert outcomes(runs) == ["TypeError", ""]
