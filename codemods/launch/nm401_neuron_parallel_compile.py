@@ -42,6 +42,11 @@ What it does:
   dropping the word alone would make the compile mode train for real. Otherwise the word goes with a todo that
   names the branch to end or remove (never the shared line).
 * A pass deleted as a short ``--max_steps N`` run is named for what it was: the compile-only pass itself.
+* With a deleted pass go the top-level ``export NAME=value`` lines above it of Neuron / XLA settings (the env
+  table's, not a ``keep`` one such as ``MALLOC_ARENA_MAX``) that no command left after them can read: only
+  ``rm``/``echo``/``mkdir`` ... follow, none expanding ``$NAME``. A notebook ``%%bash`` cell is its own shell, so
+  those exports reached nothing but the pass; a script another file sources, or one where a later command may
+  read them (the real run, another program), keeps them, with the decisions NM403/NM405 make.
 * With a deleted pass go the comment line directly above it (``# 1) graph extraction + parallel compilation``)
   and the ``echo "== $TASK: precompiling graphs =="`` right before it, at its indent, when they speak of
   compiling or graphs and of nothing else (training, evaluation, "then"...); a comment inside a longer comment
@@ -98,13 +103,16 @@ from codemods._lib.shell import (
     command_word,
     cut,
     drop_line,
+    env_sites,
     lex,
+    remove_env_site,
     remove_words,
     simple_commands,
     unquote,
     words_of,
     yaml_value_lines,
 )
+from codemods._tables import env_vars
 from codemods.launch._base import MAX_STEPS, NPC, PLAIN_RUNS, SHORT_RUN_STEPS, LaunchRule, runs_elsewhere
 from codemods.xla._base import XSER_LOADS
 from migrate.filekinds import FileKind
@@ -315,6 +323,54 @@ def _explain_alternative(doc: TextDocument, line: Line) -> str | None:
     if closer is not None and code[-1] is closer and opener.indent == "":
         doc.insert_after(line, [line.indent + "exit 0"])
     return match.group(1)
+
+
+EXPORT_UNREAD_DELETED = ("removed `{text}` with the neuron_parallel_compile pass below it: it was set for that pass, "
+                         "and no command left after it in this {scope} reads it")
+#: commands that read no Neuron / XLA variable (the shell's own expansions are looked at apart: `echo $X` reads X)
+_NON_READERS = frozenset({"rm", "mkdir", "rmdir", "cd", "echo", "printf", "cp", "mv", "ls", "cat", "touch", "true",
+                          "false", ":", "sleep", "pwd", "set", "unset", "export", "wait", "date", "chmod", "ln", "tee",
+                          "du", "df", "exit"})
+
+
+def drop_unread_exports(doc: TextDocument, report: Report, deleted: list[Line], cell: bool) -> None:
+    """After a pass was deleted, a top-level ``export NAME=value`` above it of a variable the env table knows (a
+    Neuron / XLA setting: not a ``keep`` one such as MALLOC_ARENA_MAX) that no command left after it can read
+    (only ``rm``/``echo``/``mkdir`` ... follow, none expanding ``$NAME``) goes too: in a notebook cell, a shell of
+    its own, it reached nothing but the deleted pass; in a script, nothing after it runs. Kept, it gets a todo
+    about a run that is no longer there (NM403: "no command here runs a training script")."""
+    statements = command_statements(doc)
+    order = {id(line): index for index, line in enumerate(doc.lines)}
+    first_deleted = min(order[id(line)] for line in deleted)
+    sites = [site for site in env_sites(doc) if site.command and site.command[0].text == "export"
+             and site.value is not None and not site.cl.line.indent and order[id(site.cl.line)] < first_deleted
+             and (action := env_vars.lookup(site.name)) is not None and action.action != "keep"]
+    scope = "cell (a %%bash cell is its own shell: nothing outside it sees the variable)" if cell else "script"
+    for site in reversed(sites):
+        at = order[id(site.cl.line)]
+        later = [statement for statement in statements if order[id(statement[0].line)] > at]
+        if site.command is None or any(_reads(statement, site.name) for statement in later):
+            continue
+        text = site.cl.line.text[site.command[0].start:site.command[-1].end].strip()
+        line = site.cl.line
+        remove_env_site(doc, site)
+        report(line, Severity.FIXED, EXPORT_UNREAD_DELETED.format(text=text, scope=scope))
+
+
+def _reads(statement: list[CommandLine], name: str) -> bool:
+    """Whether the statement may read the variable ``name``: it expands it, or runs a program other than a few
+    shell utilities that read no Neuron / XLA setting."""
+    code = " ".join(cl.line.text[cl.start:cl.end] for cl in statement)
+    if re.search(r"\$\{?" + re.escape(name) + r"\b", code):
+        return True
+    toks, _ = lex(code)
+    for command in simple_commands(toks):
+        while command and command[0].text in RESERVED:
+            command = command[1:]
+        word = command_word(command) if command else None
+        if word is not None and unquote(word.text).rsplit("/", 1)[-1] not in _NON_READERS:
+            return True
+    return False
 
 
 ANNOUNCEMENT_DELETED = ("deleted `{text}` with the pre-compile pass below it: it only {what} that pass")
@@ -636,8 +692,15 @@ class DropNeuronParallelCompile(LaunchRule):
     facts = (PLAIN_RUNS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, STAYS_ON_XLA, XSER_LOADS, OPTIMUM_NEURON_CODE)
 
     def apply(self, doc: TextDocument) -> None:
+        reported = len(self.ctx.findings)
         edit_npc(doc, self.report, notebook_runs(self.ctx.options.project, self.ctx.path), self.unseen_target(doc),
                  self.old_stack_script)
+        deleted = [line for rule, severity, line, _, message in self.ctx.findings[reported:]
+                   if rule == self.id and severity is Severity.FIXED and message.startswith("deleted this")]
+        cell = _NOTEBOOK_CELL.fullmatch(PurePath(self.ctx.path).as_posix()) is not None
+        sourced = not cell and runs_elsewhere(self.ctx.options.project)(PurePath(self.ctx.path).name)
+        if deleted and doc.kind is FileKind.SHELL and not sourced:
+            drop_unread_exports(doc, self.report, deleted, cell)
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
