@@ -53,10 +53,10 @@ GENERATED_NOTE = ("<!-- Generated from the rules' module docstrings by docs/gen_
 ROW_ID = re.compile(r"^\| \[?(NM\d{3})\b", re.MULTILINE)
 KIND_LABELS = {"python": "Python", "notebook": "notebook", "shell": "shell", "dockerfile": "Dockerfile",
                "yaml": "YAML", "json": "JSON", "requirements": "requirements", "pyproject": "pyproject.toml",
-               "setup_cfg": "setup.cfg", "docs": "Markdown/reST"}
+               "setup_cfg": "setup.cfg", "tox": "tox.ini", "docs": "Markdown/reST"}
 #: the language of a Before/After block, from the first of the rule's file kinds found here
 FENCE_LANGUAGE = {"python": "python", "shell": "bash", "dockerfile": "dockerfile", "yaml": "yaml", "json": "json",
-                  "requirements": "text", "pyproject": "toml", "setup_cfg": "ini", "notebook": "python",
+                  "requirements": "text", "pyproject": "toml", "setup_cfg": "ini", "tox": "ini", "notebook": "python",
                   "docs": "text"}
 
 # The section headers of a rule docstring, in their order. Before/After may carry a qualifier

@@ -15,6 +15,7 @@ class FileKind(str, enum.Enum):
     REQUIREMENTS = "requirements"
     PYPROJECT = "pyproject"
     SETUP_CFG = "setup_cfg"
+    TOX = "tox"  # tox.ini: its test environments' deps are requirement lines
     YAML = "yaml"
     JSON = "json"  # argument-parser configs (HfArgumentParser.parse_json_file)
     DOCS = "docs"  # Markdown / reStructuredText: never rewritten, legacy mentions are reported as docs to update
@@ -29,6 +30,7 @@ HASH_COMMENT_KINDS = frozenset(
         FileKind.REQUIREMENTS,
         FileKind.PYPROJECT,
         FileKind.SETUP_CFG,
+        FileKind.TOX,
         FileKind.YAML,
     }
 )
@@ -62,6 +64,8 @@ def kind_from_name(path: PurePath) -> FileKind | None:
         return FileKind.PYPROJECT
     if name == "setup.cfg":
         return FileKind.SETUP_CFG
+    if name == "tox.ini":
+        return FileKind.TOX
     if suffix in {".yaml", ".yml"}:
         return FileKind.YAML
     if suffix == ".json":

@@ -368,6 +368,37 @@ def still_needing_torch_xla(files: dict[str, str], options: RuleOptions | None) 
 _INCLUDE = re.compile(r"(?m)^[ \t]*(?:--requirement|--constraint|-r|-c)(?:[ \t]*=[ \t]*|[ \t]+|(?=[^\s=-]))([^\s#]+)")
 
 
+_TOX_SECTION = re.compile(r"^\s*\[([^\]]+)\]")
+_TOX_KEY = re.compile(r"^([A-Za-z0-9_.-]+)\s*[=:][ \t]*")
+#: a tox.ini: a ``[tox]`` or ``[testenv]`` / ``[testenv:NAME]`` section
+_TOX_FILE = re.compile(r"(?m)^\s*\[(?:tox|testenv(?::[^\]]*)?)\]\s*$")
+
+
+def tox_deps_lines(lines: list[str]) -> list[tuple[int, int]]:
+    """(index, start of the value) of each line of a ``deps`` value in a tox.ini: of the ``[testenv]`` /
+    ``[testenv:NAME]`` sections, and of any other section but ``[tox]`` (``[base]``, whose ``deps`` the
+    environments take with ``{[base]deps}``): the key line when it holds a value, and its indented continuation
+    lines; comments and blank lines are no values."""
+    found: list[tuple[int, int]] = []
+    section, in_deps = "", False
+    for index, text in enumerate(lines):
+        match = _TOX_SECTION.match(text)
+        if match:
+            section, in_deps = match.group(1).strip(), False
+            continue
+        if not text.strip() or text.lstrip().startswith(("#", ";")):
+            continue
+        if not text[:1].isspace():
+            key = _TOX_KEY.match(text)
+            in_deps = key is not None and key.group(1) == "deps" and section not in {"", "tox"}
+            if key is not None and in_deps and text[key.end():].strip():
+                found.append((index, key.end()))
+            continue
+        if in_deps:
+            found.append((index, len(text) - len(text.lstrip())))
+    return found
+
+
 def requirement_set(text: str) -> dict | None:
     """Project fact: for a requirements file, the files it includes with ``-r`` / ``-c`` (as written, relative to
     its folder), whether one of its index options names the Neuron repository (comments and neuron-migrate
@@ -378,6 +409,9 @@ def requirement_set(text: str) -> dict | None:
     its text too: whether it keeps the package decides its whole install set (``Planner.held_with``). ``names``:
     the packages it lists and ``requires``: the files it includes with ``-r`` (which pip installs, unlike a ``-c``
     constraints file): a package an included file already installs is not added again (``ProjectDeps.provided``)."""
+    if _TOX_FILE.search(text):  # a tox.ini: its testenv deps are the requirement lines (NM506)
+        lines = text.splitlines()
+        text = "".join(lines[index][start:] + "\n" for index, start in tox_deps_lines(lines))
     code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
     includes = tuple(name for name in _INCLUDE.findall(code) if "://" not in name)
     requires = tuple(name for name in _REQUIRE_INCLUDE.findall(code) if "://" not in name)
@@ -451,7 +485,7 @@ FACTS: tuple[ProjectFact, ...] = (
                 optimum_neuron_code),
     ProjectFact("deps.torch-xla-code", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}),
                 ("torch_xla", "TorchXLAConfig", "ray.train.torch.xla"), torch_xla_code),
-    ProjectFact("deps.requirement-set", frozenset({FileKind.REQUIREMENTS}),
+    ProjectFact("deps.requirement-set", frozenset({FileKind.REQUIREMENTS, FileKind.TOX}),
                 ("-r", "-c", "--requirement", "--constraint", "pip.repos.neuron", "neuron", "torch", "transformers",
                  "accelerate", "trl", "peft", "datasets", "diffusers", "sentence"), requirement_set),
     ProjectFact("deps.pip-install-sets", frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML,
@@ -970,7 +1004,7 @@ class Planner:
         (``served_folder``: its own folder and below, a SageMaker ``source_dir`` or one sample of a samples
         repository; the folder above a ``requirements/`` folder; the project for a file at its root) and those it
         names (a notebook that runs ``../scripts/run_sft.py``). A repository of independent samples must not give
-        one sample's requirements another sample's imports. Every dependency rule (NM501-NM505) asks this."""
+        one sample's requirements another sample's imports. Every dependency rule (NM501-NM506) asks this."""
         if self.path is None:
             return files
         # a file a notebook writes sits where the notebook runs (dir/src/requirements.txt); the notebook's own

@@ -16,7 +16,7 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
 * optimum-neuron stays, with a ``todo`` naming the files, while code it serves evaluates a string that names its
   import (``eval(f"optimum.neuron.NeuronModelFor{task}")``: NM102 keeps that import, project fact
   ``deps.optimum-neuron-kept``); every other pin of the file stays with it, each with a ``todo`` (moving them alone
-  gives an environment pip cannot resolve). The code a file serves, the same for every dependency rule (NM501-NM505,
+  gives an environment pip cannot resolve). The code a file serves, the same for every dependency rule (NM501-NM506,
   ``_plan.served_folder``): the files in its folder and below (a SageMaker ``source_dir``, one sample of a samples
   repository; for a file of a ``requirements/``, ``reqs/``, ``deps/``, ``envs/``, ``conda/`` ... folder, the folder
   above it, so ``requirements/neuron.txt`` serves the project's ``src/``; at the root, the whole project) and the

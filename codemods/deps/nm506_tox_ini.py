@@ -1,0 +1,84 @@
+"""NM506 tox-deps-neuron-stack: the NM501 requirement rewrite for the ``deps`` of ``tox.ini`` test environments.
+
+What it does:
+
+* edits the requirement lines of ``deps`` in ``[testenv]`` and every ``[testenv:NAME]`` section of ``tox.ini``,
+  and in the other sections whose ``deps`` the environments take (``{[base]deps}``; not ``[tox]``), one
+  requirement per continuation line, or one on the key line, with the same decisions as NM501: the same
+  plan for the same code (the project's, for a ``tox.ini`` at its root), so a pin that the migrated requirements
+  file moves moves here too, and one held there (optimum-neuron kept for code that still imports it) is held here
+  with a ``todo``;
+* its ``-r`` / ``-c`` lines join the install set of the files they name (project fact ``deps.requirement-set``,
+  as for a requirements file): ``-r requirements/base.txt`` beside ``transformers==4.41.2`` is one install, so the
+  pin takes the decision ``base.txt`` takes (rt4E 4: ``base.txt`` moved to ``transformers>=5.24``, the pin stayed,
+  and ``tox`` failed with pip's ResolutionImpossible);
+* pins of packages the plan does not touch stay; a line with a tox factor (``py310: pkg``) or a substitution
+  (``{[testenv]deps}``) is left alone, as are ``commands`` and the other keys.
+
+Why:
+
+tox installs each test environment's ``deps`` with pip in one command, together with the files their ``-r``
+lines name. When the project's requirements move to TorchNeuron (transformers 5, torch 2.14) and a ``deps`` pin
+stays on the old stack, the environment no longer installs; while the requirements keep the old stack, a ``deps``
+line moved alone breaks it the same way.
+
+Before::
+
+    [testenv]
+    deps =
+        -r requirements.txt
+        transformers==4.41.2
+        pytest
+
+After::
+
+    [testenv]
+    deps =
+        -r requirements.txt
+        transformers>=5.24
+        pytest
+
+Safety: needs-review. As for NM501: the reviewer checks that the test environment still installs what its tests
+import.
+
+References:
+
+* https://tox.wiki/en/latest/config.html#deps
+* https://pip.pypa.io/en/stable/reference/requirements-file-format/
+"""
+
+from __future__ import annotations
+
+import re
+
+from codemods.deps import _plan as plan
+from codemods.deps._base import DEP_TRIGGERS, DepsTextRule, rewrite_lines, split_requirement_line
+from migrate.filekinds import FileKind
+from migrate.rule import Safety
+from migrate.textdoc import TextDocument
+
+
+class ToxDepsNeuronStack(DepsTextRule):
+    """Rewrite optimum-neuron / torch-xla / stock pins in tox.ini ``deps`` like requirements-file lines."""
+
+    id = "NM506"
+    name = "tox-deps-neuron-stack"
+    safety = Safety.NEEDS_REVIEW
+    kinds = frozenset({FileKind.TOX})
+    triggers = DEP_TRIGGERS
+
+    def apply(self, doc: TextDocument) -> None:
+        lines = list(doc)
+        items = []
+        for index, start in plan.tox_deps_lines([line.text for line in lines]):
+            value = lines[index].text[start:]
+            if _FACTOR.match(value) or "{" in value:
+                continue
+            span = split_requirement_line(value)
+            if span is not None:
+                items.append((lines[index], start + span[0], start + span[1]))
+        rewrite_lines(doc, items, self.report, self.ctx.options, self.ctx.path.as_posix())
+
+
+#: a tox factor-conditional line (``py310: pkg``, ``!lint,py3: pkg``): applies to some environments only
+_FACTOR = re.compile(r"^\s*[!\w.,-]+:\s")

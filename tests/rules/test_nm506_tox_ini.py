@@ -1,0 +1,61 @@
+"""NM506: the deps of tox.ini test environments take the requirement plan of the files they install with."""
+
+from pathlib import PurePosixPath
+
+from codemods.deps._plan import requirement_set
+from migrate.filekinds import FileKind, kind_from_name
+from tests.rules.case import findings, migrate
+
+_TOX = """[tox]
+envlist = py310
+
+[base]
+deps = accelerate==0.29.2
+
+[testenv]
+deps =
+    -r requirements.txt
+    transformers==4.41.2
+    py310: trl==0.9.6
+    {[base]deps}
+    pytest
+commands = pip install transformers==4.41.2
+"""
+_REQUIREMENTS = "optimum-neuron==0.0.23\ntransformers==4.41.2\n"
+_KEPT = "from optimum.neuron.utils.cache_utils import get_hf_hub_cache_repos\nprint(get_hf_hub_cache_repos())\n"
+
+
+def _run(code: str):
+    return migrate(_TOX, "NM506", kind=FileKind.TOX, path="tox.ini",
+                   project={"tox.ini": _TOX, "requirements.txt": _REQUIREMENTS, "src/train.py": code})
+
+
+def test_tox_ini_is_a_file_kind_of_its_own() -> None:
+    assert kind_from_name(PurePosixPath("tox.ini")) is FileKind.TOX
+    assert kind_from_name(PurePosixPath("sub/tox.ini")) is FileKind.TOX
+
+
+def test_deps_pins_move_with_the_requirements_they_are_installed_with() -> None:
+    # rt4E 4: requirements.txt moved to transformers>=5.24, tox.ini kept transformers==4.41.2: ResolutionImpossible
+    result = _run("from transformers import Trainer\nprint(Trainer)\n")
+    assert "    transformers>=5.24\n" in result.text
+    assert "deps = accelerate>=1.15\n" in result.text  # a [base] section the environments take with {[base]deps}
+    assert "    py310: trl==0.9.6\n    {[base]deps}\n    pytest\n" in result.text  # factors, substitutions: left
+    assert "commands = pip install transformers==4.41.2\n" in result.text  # not a deps key
+    assert findings(result, "NM506") == {(5, "fixed"), (10, "fixed")}
+
+
+def test_deps_pins_stay_while_the_requirements_keep_optimum_neuron() -> None:
+    result = _run(_KEPT)
+    assert "    transformers==4.41.2\n" in result.text and "transformers>=5.24" not in result.text
+    assert "accelerate==0.29.2" in result.text
+    assert findings(result, "NM506") == {(5, "todo"), (10, "todo")}
+    todo = next(f for f in result.findings if f.line == 10).message
+    assert "requirements.txt's optimum-neuron, kept because src/train.py still imports optimum.neuron" in todo
+
+
+def test_the_requirement_set_fact_reads_only_the_deps_of_a_tox_ini() -> None:
+    found = requirement_set(_TOX)
+    assert found is not None
+    assert found["includes"] == ("requirements.txt",) and found["requires"] == ("requirements.txt",)
+    assert "envlist" not in found["names"] and "transformers" in found["names"] and "pip" not in found["names"]
