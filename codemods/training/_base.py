@@ -5,6 +5,8 @@ Keyword-argument surgery that keeps a call's formatting is in ``codemods/_lib/cs
 
 from __future__ import annotations
 
+import ast
+import re
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -341,6 +343,64 @@ def tp_planless(ctx, loader: cst.BaseExpression) -> str | None:
         if qualified.startswith("transformers.") and name in planless:
             return name
     return None
+
+
+_MODEL_CLASS = re.compile(r"Model|For[A-Z]")
+
+
+def loaded_planless(ctx) -> str | None:
+    """The stock model classes this file loads with ``from_pretrained`` when transformers 5 knows that none of them
+    has a tensor-parallel plan (``tp_planless``), so a degree above 1 cannot shard the model the trainer gets
+    (rt4D 8: ViT). None when the file loads no model, loads one that has a plan, or loads through a name that is
+    not a transformers import (a variable, a class of its own: not known)."""
+
+    def find() -> str | None:
+        try:
+            tree = ast.parse(ctx.source)
+        except (SyntaxError, ValueError):
+            return None
+        models = set()
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "from_pretrained"):
+                continue
+            receiver = ast.unparse(node.func.value)
+            if not all(part.isidentifier() for part in receiver.split(".")):
+                return None
+            qualified = ctx.qualnames(cst.parse_expression(receiver))
+            if not qualified:
+                return None  # a variable or a class of the file: the class is not known
+            stock = {name for name in qualified if name.startswith("transformers.")}
+            if not stock:
+                if all(name.startswith("peft.") for name in qualified):
+                    continue  # PeftModel.from_pretrained(base, ...) wraps a model loaded beside it
+                return None
+            names = {name.rsplit(".", 1)[-1] for name in stock}
+            if any(_MODEL_CLASS.search(name) for name in names):
+                if len(names) > 1:
+                    return None
+                models |= names
+        if not models or not models <= _planless():
+            return None
+        return ", ".join(sorted(models))
+
+    return ctx.memo("training.loaded-planless", find)
+
+
+def _planless() -> frozenset[str]:
+    from codemods._tables.stock_api_data import TP_PLANLESS
+
+    return frozenset(TP_PLANLESS.split())
+
+
+def planless_advice(name: str, tp: cst.BaseExpression) -> str:
+    """What to do with a degree ``tp`` for a model whose class has no tensor-parallel plan."""
+    return (f"{name} has no tensor-parallel plan in transformers 5 (the model class this file loads: its config has "
+            f"no base_model_tp_plan), so from_pretrained(..., distributed_config=DistributedConfig(tp_size="
+            f"{source_of(tp)})) raises ValueError \"has no tp_plan\" for a degree above 1: train it with data "
+            "parallelism instead (torchrun, one process per NeuronCore; DistributedConfig(fsdp_size=WORLD_SIZE) "
+            "to shard it) and delete this argument, or pass DistributedConfig(tp_plan={...}) with a plan of your "
+            "own for this model")
 
 
 def planless_note(name: str, tp: cst.BaseExpression) -> str:

@@ -28,7 +28,12 @@ launch-layer rules use the same table for ``--flags``):
   ``trn_config`` (NM205/NM204 carry it to ``from_pretrained``): a ``fixed`` finding when that
   ``lazy_load_for_parallelism`` gets the same degree, a todo to check the load otherwise; and otherwise LEFT
   in place with a todo saying to pass ``distributed_config=DistributedConfig(...)`` to ``from_pretrained``:
-  dropping it would train without tensor parallelism. Where the degree leaves the arguments for the model load and
+  dropping it would train without tensor parallelism. That advice follows the model: where every model the file
+  (or NM208) loads is of a class transformers 5 knows has no tensor-parallel plan (its config has no
+  ``base_model_tp_plan``: ViT, BERT, T5; the generated ``TP_PLANLESS`` index), ``tp_size`` above 1 raises "has no
+  tp_plan" there, so the todo says so and points to data parallelism (or a ``tp_plan`` of the user's own); a class
+  with a plan, or one not known (a variable, several classes), gets the load advice, which names the plan it
+  needs. Where the degree leaves the arguments for the model load and
   is not literally 1, the arguments get ``save_only_model=True`` (``save_only_model=T > 1`` for a run-time degree)
   with a todo, unless they say ``save_strategy="no"``: Trainer raises for a model sharded at load time whose
   optimizer state would be checkpointed, so checkpoints then hold the model only;
@@ -123,10 +128,12 @@ from codemods.training._base import (
     args_plan,
     distributed_dict,
     insert_preamble,
+    loaded_planless,
     mesh_key,
     mesh_note,
     note_mesh_doubt,
     only_when_parallel,
+    planless_advice,
     project_args_subclasses,
     project_line,
     reported_keyword,
@@ -481,10 +488,13 @@ class TrainingArguments(TracksScope, PythonRule):
         loader = plan.carried_loaders.get(args_key) if args_key in plan.carried else None
         # one transaction with NM208: the degree leaves the arguments only where NM208 gives the load its mesh
         planless = tp_planless(self.ctx, parse_expression(loader)) if loader is not None else None
-        if loader is not None and (planless is not None or not self.ctx.shared.get(CARRIES_DEGREE)):
-            why = (f"{planless} has no tensor-parallel plan in transformers 5, so its from_pretrained cannot shard "
-                   "(see NM208)" if planless else "NM208, which adds distributed_config to the model load, did not run "
-                   "on this file")
+        if planless is not None:  # NM208 gives its load no mesh: the advice must not be one that raises (rt4D 8)
+            self.todo(original_arg, f"tensor_parallel_size={source_of(tp)} left in place (the stock {target} rejects "
+                                    f"it; NM208 gives the model load no distributed_config): "
+                                    f"{planless_advice(planless, tp)}")
+            return self._keep(original, original_arg, args, tp)
+        if loader is not None and not self.ctx.shared.get(CARRIES_DEGREE):
+            why = "NM208, which adds distributed_config to the model load, did not run on this file"
             self.todo(original_arg, f"tensor_parallel_size={source_of(tp)} left in place (the stock {target} rejects it; "
                                     f"{why}): load the model with {self._load_hint(tp, original)}, launch one process "
                                     "per NeuronCore with torchrun, then delete this argument")
@@ -521,7 +531,7 @@ class TrainingArguments(TracksScope, PythonRule):
                 merged = parse_expression("{" + ", ".join([source_of(e).rstrip(", \n") for e in existing.value.elements] + [entries]) + "}")
                 self.fixed(original_arg, "tensor_parallel_size -> model_init_kwargs distributed_config with device_map None")
                 return [a.with_changes(value=merged) if a is existing else a for a in args]
-            self.todo(original_arg, f"tensor_parallel_size={source_of(tp)}: add distributed_config={distributed_dict(tp, self._mesh_key(original))} and device_map=None to model_init_kwargs")
+            self.todo(original_arg, f"tensor_parallel_size={source_of(tp)}: add distributed_config={distributed_dict(tp, self._mesh_key(original))} and device_map=None to model_init_kwargs (with `import os, sys`: the data-parallel rest reads WORLD_SIZE and stops a run with fewer processes than the degree)")
             return args
         load = self._load_hint(tp, original)
         if _lazy_load_carries(self.ctx.source, source_of(tp)):
@@ -533,7 +543,12 @@ class TrainingArguments(TracksScope, PythonRule):
             self.todo(original_arg, f"tensor_parallel_size={source_of(tp)} removed: check that the model is loaded with {load} (NM204/NM205 add it where the old code sharded at load) and launch one process per NeuronCore with torchrun")
             return args
         # nothing in this file carries the degree to the model: dropping it would silently train without tensor parallelism
-        self.todo(original_arg, f"tensor_parallel_size={source_of(tp)} left in place (the stock TrainingArguments rejects it): load the model with {load}, launch one process per NeuronCore with torchrun, then delete this argument")
+        planless = loaded_planless(self.ctx)
+        if planless is not None:  # the advice below raises "has no tp_plan" for this model (rt4D 8)
+            self.todo(original_arg, f"tensor_parallel_size={source_of(tp)} left in place (the stock {target} rejects "
+                                    f"it): {planless_advice(planless, tp)}")
+            return self._keep(original, original_arg, args, tp)
+        self.todo(original_arg, f"tensor_parallel_size={source_of(tp)} left in place (the stock {target} rejects it): load the model with {load}, launch one process per NeuronCore with torchrun, then delete this argument (a degree above 1 needs a model class whose config has a base_model_tp_plan; without one from_pretrained raises \"has no tp_plan\")")
         return self._keep(original, original_arg, args, tp)
 
     def _keep(self, original: cst.Call, original_arg: cst.Arg, args: list[cst.Arg], tp) -> list[cst.Arg]:
