@@ -55,6 +55,7 @@ LEGACY = {
     "optimum-cli export neuron": re.compile(r"optimum-cli\s+export\s+neuron"),
     "Neuron* class": re.compile(r"\bNeuron(?:Model\w*|Trainer|Seq2SeqTrainer|SFTTrainer|ORPOTrainer|TrainingArguments"
                                 r"|SFTConfig|ORPOConfig|Accelerator|\w*Pipeline|ModelFor\w+|Config)\b"),
+    "Ray TorchXLAConfig": re.compile(r"\bTorchXLAConfig\b|\bray\.train\.torch\.xla\b"),
     "xla backend": re.compile(r"""backend\s*=\s*["']xla["']|init_method\s*=\s*["']xla://"""),
     "accelerate XLA config": re.compile(r"""["']?distributed_type["']?\s*:\s*["']?(?:XLA|TPU)\b"""),
     # TorchNeuron loads torch_neuronx by itself: an import of it (a notebook's JSON line too) is XLA-era but for

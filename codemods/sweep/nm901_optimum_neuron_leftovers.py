@@ -16,6 +16,12 @@ What it does:
   without a word. In a file left as it is as a whole (an Inf1 flow, a torch_xla file) they are ``info`` findings.
 * One finding per file per distinct message: the first occurrence gets the ``todo`` and its inline note, each later
   one an ``info`` finding (its line in the report, no second note); repeated ``info`` findings collapse into one.
+* Ray Train's Neuron backend, ``TorchXLAConfig`` (``ray.train.torch.xla``), is reported at the config and at its
+  import: it calls ``init_process_group("xla")`` and raises ``ImportError`` without torch_xla, while the migrated
+  workers use torch.distributed. The note names the replacement, ``TorchConfig(backend="neuron")`` for Trn2/Trn3
+  workers (``"gloo"`` on CPU), and says why it is not written: Ray picks the backend on the driver, whose
+  accelerator need not be the workers', and TorchXLAConfig also exported the EFA variables a multi-node run may
+  need. Its ``neuron_parallel_compile=`` argument (a graph-extraction-only pass: drop it) is covered by that note.
 * A line of a statement or command whose note from another rule already names what the line holds (NM401's or
   NM410's on a ``neuron_parallel_compile`` command) gets no second note about it.
 * Commented-out code is left alone, and so are mere mentions of a package name inside Python strings (an
@@ -77,7 +83,25 @@ _KEPT_IMPORT = re.compile(r"(?m)^[ \t]*(?:from[ \t]+optimum\.neuron\b|import[ \t
 #: notes of the rules that leave a whole file as it is on purpose (its lines are reported as information)
 LEFT_WHOLE_NOTES = ("Inf1 flow (",)
 
+#: Ray Train's Neuron backend (``ray.train.torch.xla``: "only neuron_cores ... is supported") runs
+#: ``init_process_group("xla")``: without torch_xla it raises ImportError, while the migrated workers use torch.distributed
+RAY_XLA_MESSAGE = ("Ray Train's `TorchXLAConfig` is still used: its backend calls init_process_group(\"xla\") and raises "
+                   "ImportError without torch_xla, while the workers now run torch.distributed. Replace it with "
+                   "`TorchConfig(backend=\"neuron\")` (from ray.train.torch) for Trn2/Trn3 workers, backend=\"gloo\" for a "
+                   "CPU run: Ray picks the backend on the driver, so name the one of the workers' hosts (the driver's "
+                   "accelerator does not tell). `neuron_parallel_compile=` ran a graph-extraction-only pass with no "
+                   "TorchNeuron counterpart (graphs compile in the real run): drop it. TorchXLAConfig also set FI_PROVIDER=efa, "
+                   "FI_EFA_USE_DEVICE_RDMA=1, FI_EFA_FORK_SAFE=1 on each worker: for a multi-node EFA run pass them in "
+                   "runtime_env={\"env_vars\": ...}")
+RAY_XLA_IMPORT_MESSAGE = ("`ray.train.torch.xla` (Ray Train's torch_xla backend) is still imported: its TorchXLAConfig needs "
+                          "torch_xla; import TorchConfig from ray.train.torch instead when you replace the config (see the "
+                          "note at its use)")
+#: ``neuron_parallel_compile=`` of a TorchXLAConfig: the note at the config speaks for it
+_RAY_NPC_ARGUMENT = re.compile(r"\bneuron_parallel_compile\s*=(?!=)")
+
 PATTERNS = (
+    pattern(r"\bTorchXLAConfig\s*\(", RAY_XLA_MESSAGE),
+    pattern(r"\bray\.train\.torch\.xla\b|\bTorchXLAConfig\b", RAY_XLA_IMPORT_MESSAGE),
     pattern(r"\boptimum\.exporters\.neuron\b",
             "`optimum.exporters.neuron` is still used: there is no ahead-of-time export on TorchNeuron; load the "
             "source checkpoint with from_pretrained and let torch.compile compile on first call"),
@@ -105,7 +129,8 @@ class OptimumNeuronLeftovers(SweepRule):
     name = "optimum-neuron-leftovers"
     safety = Safety.MANUAL_ONLY
     kinds = frozenset(FileKind) - {FileKind.NOTEBOOK, FileKind.DOCS}  # prose is NM903's
-    triggers = ("optimum.neuron", "optimum.exporters.neuron", "neuronx_distributed", "neuron_parallel_compile",
+    triggers = ("TorchXLAConfig", "ray.train.torch.xla", "optimum.neuron", "optimum.exporters.neuron",
+                "neuronx_distributed", "neuron_parallel_compile",
                 "optimum-cli", "optimum-neuron", "optimum[neuron")
     markers = MARKERS  # the project-wide Neuron markers live with this rule: it is always active
 
@@ -119,8 +144,10 @@ def hits(text: str, kind: FileKind) -> list[SweepHit]:
     if kind is FileKind.PYTHON and _KEPT_IMPORT.search(text):
         patterns = (*patterns, NEURON_CLASS)
     lines = text.splitlines()
+    ray_config = "TorchXLAConfig" in text
     found = [hit for hit in scan(text, kind, patterns)
-             if not (hit.message is NPC_MESSAGE and _PRINT_LINE.match(lines[hit.line - 1]))]
+             if not (hit.message is NPC_MESSAGE and (_PRINT_LINE.match(lines[hit.line - 1]) or ray_config
+                                                     and _RAY_NPC_ARGUMENT.search(lines[hit.line - 1])))]
     if kind is FileKind.PYTHON and (BLOCKED_NOTE in text or WHOLESALE_NOTE in text):
         # the torch_xla family left the file on the old stack as a whole and its one note (NM318 / NM320) names
         # neuronx_distributed: each NxD reference is still reported, as information (no inline note)

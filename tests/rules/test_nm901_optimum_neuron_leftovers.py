@@ -3,7 +3,7 @@ classes included when the file keeps the import that binds them."""
 
 from __future__ import annotations
 
-from tests.rules.case import findings, migrate
+from tests.rules.case import findings, migrate, unchanged
 
 RULE = "NM901"
 
@@ -101,3 +101,53 @@ def test_a_shell_command_noted_on_its_first_line_gets_no_note_on_its_continuatio
     noted = "# neuron-migrate: neuron_parallel_compile ran this command only to extract and compile its graphs\n"
     assert [hit.line for hit in rule.scan("#!/bin/bash\n" + command, FileKind.SHELL)] == [3]
     assert not list(rule.scan("#!/bin/bash\n" + noted + command, FileKind.SHELL))
+
+
+RAY_LAUNCH = """
+    import ray
+    from ray.train import ScalingConfig
+    from ray.train.torch import TorchTrainer
+    from ray.train.torch.xla import TorchXLAConfig
+
+
+    def main(loop, precompile):
+        ray.init()
+        trainer = TorchTrainer(
+            loop,
+            scaling_config=ScalingConfig(num_workers=2, resources_per_worker={"neuron_cores": 1}),
+            torch_config=TorchXLAConfig(
+                neuron_parallel_compile=precompile,
+            ),
+        )
+        return trainer.fit()
+"""
+
+
+def test_ray_torch_xla_config_gets_a_todo_at_the_config_and_its_import():
+    # TorchXLAConfig's backend runs init_process_group("xla") and raises ImportError without torch_xla: the config
+    # is named with its replacement, not rewritten (Ray picks the backend string on the driver)
+    result = migrate(RAY_LAUNCH, RULE)
+    assert findings(result, RULE) == {(4, "todo"), (12, "todo")}
+    assert 'TorchConfig(backend=\\"neuron\\")' not in result.text
+    note = next(f.message for f in result.findings if f.line == 12)
+    assert 'TorchConfig(backend="neuron")' in note and 'backend="gloo"' in note and "drop it" in note
+    assert "FI_PROVIDER=efa" in note
+    # the neuron_parallel_compile= argument is covered by the config's note: no pre-compile-command note
+    assert "rather than running the command it wraps" not in result.text
+    assert "torch_config=TorchXLAConfig(" in result.text  # the code is unchanged
+
+
+def test_ray_torch_config_is_not_reported():
+    unchanged("""
+        from ray.train.torch import TorchConfig, TorchTrainer
+
+        trainer = TorchTrainer(lambda config: None, torch_config=TorchConfig(backend="gloo"))
+    """, RULE)
+
+
+def test_neuron_parallel_compile_keyword_elsewhere_is_still_reported():
+    result = migrate("""
+        def run(command, neuron_parallel_compile=False):
+            return ["neuron_parallel_compile", *command] if neuron_parallel_compile else command
+    """, RULE)
+    assert findings(result, RULE) == {(1, "todo"), (2, "info")}  # no TorchXLAConfig in the file: reported as before
