@@ -325,6 +325,65 @@ KEPT_ON_OPTIMUM_TODO = ("{script} stays on optimum-neuron after this run (see it
                         "they are; port it, then run neuron-migrate again")
 
 
+def _hydra_groups(text: str) -> frozenset[tuple[str, str]] | None:
+    """(config_path, group) for each Hydra config group a script feeds to optimum-neuron's training arguments:
+    ``@hydra.main(config_path="../conf")`` on a function that builds ``NeuronTrainingArguments(**OmegaConf.to_container(
+    cfg.trainer, ...))`` (or ``**cfg.trainer``, ``**OmegaConf.to_object(cfg.trainer)``, ``**dict(cfg.trainer)``): the
+    YAML files of ``conf/trainer/`` are that class's keyword arguments. Only these literal shapes are read."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    names = set(NEURON_ARGUMENT_CLASSES)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("optimum.neuron"):
+            names.update(alias.asname or alias.name for alias in node.names if alias.name in NEURON_ARGUMENT_CLASSES)
+    found: set[tuple[str, str]] = set()
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef):
+            continue
+        path = None
+        for decorator in function.decorator_list:
+            if isinstance(decorator, ast.Call) and (_dotted(decorator.func) or "") in ("hydra.main", "main"):
+                path = next((k.value.value for k in decorator.keywords if k.arg == "config_path"
+                             and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)), None)
+        if path is None:
+            continue
+        for call in ast.walk(function):
+            if not isinstance(call, ast.Call) or (_dotted(call.func) or "").rsplit(".", 1)[-1] not in names:
+                continue
+            for keyword in call.keywords:
+                value = keyword.value
+                if keyword.arg is None and isinstance(value, ast.Call) and value.args and (
+                        (_dotted(value.func) or "") in ("OmegaConf.to_container", "OmegaConf.to_object", "dict")):
+                    value = value.args[0]
+                if keyword.arg is None and isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
+                    found.add((path, value.attr))
+    return frozenset(found) or None
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` for a name or attribute chain as written, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else None
+
+
+#: the Hydra config groups the project's scripts feed to optimum-neuron's training arguments (``_hydra_groups``)
+HYDRA_ARGUMENT_GROUPS = ProjectFact("launch.hydra-argument-groups", frozenset({FileKind.PYTHON}), ("hydra",),
+                                    _hydra_groups)
+
+
+def hydra_group_scripts(project: ProjectFacts, config: str) -> list[str]:
+    """The project scripts whose Hydra config group is the folder of the YAML file ``config``."""
+    folder = posixpath.dirname(config)
+    return sorted(path for path, groups in project.of(HYDRA_ARGUMENT_GROUPS.name).items()
+                  for config_path, group in groups
+                  if posixpath.normpath(posixpath.join(posixpath.dirname(path), config_path, group)) == folder)
+
+
 def config_parsers(project: ProjectFacts) -> list[ParserScript]:
     """The scripts of the project that parse Neuron training arguments from a JSON/YAML config file."""
     written = [record for scripts in project.of(NOTEBOOK_SCRIPTS.name).values() for record in scripts.values()]

@@ -37,7 +37,11 @@ stock field only scripts act on (``--overwrite_output_dir``, ``codemods/_tables/
 script's too once NM208 moved it into the script's dataclass; where the resolved script reads it and nothing can
 move it, the flag stays with a todo (a config key stays too): removing it would change what the script does. A
 config file is mapped only when a Neuron script of the project reads its arguments from one, and only when at least two
-of its top-level keys are training-argument fields (so a compiled model's ``neuron_config.json`` is not edited).
+of its top-level keys are training-argument fields (so a compiled model's ``neuron_config.json`` is not edited). A
+YAML file of a Hydra config group counts as read by the script whose ``@hydra.main(config_path="../conf")`` function
+builds ``NeuronTrainingArguments(**OmegaConf.to_container(cfg.trainer))`` (or ``**cfg.trainer``): the files of
+``conf/trainer/`` (project fact ``launch.hydra-argument-groups``; only these literal shapes). A key left as it is
+gets its todo worded as the step to take ("remove it (was zero_1 true)"), never as an edit made.
 On a launcher that runs a script staying on torch_xla (a project script the torch_xla rules leave as a whole,
 or one outside the project while the launcher names the torch_xla / NxD stack) the flags stay, each with a todo
 for when that script runs on TorchNeuron. On a command whose training script stays on optimum-neuron after this run
@@ -84,6 +88,7 @@ import json
 import re
 
 from codemods._lib.launch_targets import (
+    HYDRA_ARGUMENT_GROUPS,
     KEPT_ON_OPTIMUM_TODO,
     NOT_TRAINERS,
     OPTIMUM_NEURON_CODE,
@@ -91,7 +96,9 @@ from codemods._lib.launch_targets import (
     Program,
     Target,
     config_parsers,
+    hydra_group_scripts,
     kept_config_parsers,
+    kept_on_optimum,
     program_of,
     resolver,
 )
@@ -466,8 +473,10 @@ def _shell_quote(word: str) -> str:
 
 _BASE_TRIGGERS = ("--tensor_parallel_size", "--tensor-parallel-size", "--zero_1", "--pipeline_parallel_size",
                   "tensor_parallel_size", "--disable_sequence_parallel", "--use_cpu", "--use-cpu")
-_UNFED_TODO = ("{key} was left as it is: no script of this project parses optimum-neuron training arguments from a "
-               "config file, so this may not be one; if it feeds NeuronTrainingArguments/NeuronSFTConfig: {message}")
+_UNFED_TODO = ("{key} was left as it is: the tool found no script of this project that parses optimum-neuron training "
+               "arguments from this config file (HfArgumentParser.parse_json_file/parse_yaml_file, TrlParser --config, "
+               "a Hydra group fed to NeuronTrainingArguments(**cfg.<group>)), so this may not be one; if it feeds "
+               "NeuronTrainingArguments/NeuronSFTConfig: {message}")
 KEPT_CONFIG_TODO = ("the training-argument keys of this config were left as they are: {scripts}, which may read it, "
                     "stays on optimum-neuron after this run (see its findings); port it, then run neuron-migrate again")
 _KEY = re.compile(r"^(\s*)(\"?)([A-Za-z_][\w-]*)\2(\s*:\s*)(.*?)(,?)\s*$")
@@ -488,7 +497,7 @@ class NeuronTrainerFlags(LaunchRule):
     markers = MARKERS
     kinds = LAUNCH_KINDS | {FileKind.JSON}
     triggers = _triggers()
-    facts = (*ENV_FACTS, OPTIMUM_NEURON_CODE)
+    facts = (*ENV_FACTS, OPTIMUM_NEURON_CODE, HYDRA_ARGUMENT_GROUPS)
 
     def apply(self, doc: TextDocument) -> None:
         project = self.ctx.options.project
@@ -497,7 +506,13 @@ class NeuronTrainerFlags(LaunchRule):
             # not: after a first run migrated the script it is no longer a Neuron parser, and the key is still its own
             owned = {name for record in project.of(PARSER_SCRIPTS.name).values() if record.reads_config
                      for name in record.own_fields | {field for field, _ in record.reads}}
-            self._config_keys(doc, config_parsers(project), owned, kept_config_parsers(self.ctx.options))
+            parsers: list = config_parsers(project)
+            kept = kept_config_parsers(self.ctx.options)
+            hydra = hydra_group_scripts(project, self.ctx.path.as_posix()) if doc.kind is FileKind.YAML else []
+            if hydra:  # a Hydra group file: `NeuronTrainingArguments(**cfg.<group>)` of these scripts reads its keys
+                parsers = [*parsers, *hydra]
+                kept = sorted({*kept, *(path for path in hydra if kept_on_optimum(self.ctx.options, path))})
+            self._config_keys(doc, parsers, owned, kept)
         if doc.kind is not FileKind.JSON:
             edit_flags(doc, self.report, resolver(project, self.ctx.path, self.ctx.options),
                        unseen_xla_target(doc, project, self.ctx.path))  # a kept script: its own todo (kept)
@@ -534,7 +549,7 @@ class NeuronTrainerFlags(LaunchRule):
             if plan is None:
                 continue
             if not parsers:
-                self.report(line, Severity.TODO, _UNFED_TODO.format(key=mapping.source, message=plan.message))
+                self.report(line, Severity.TODO, _UNFED_TODO.format(key=mapping.source, message=as_step(plan.message)))
                 continue
             if kept:
                 self.report(line, Severity.TODO, KEPT_CONFIG_TODO.format(scripts=", ".join(kept)))
