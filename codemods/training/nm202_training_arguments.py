@@ -61,7 +61,9 @@ the project's optimum-neuron line: 0.4.x without ``use_autocast``, and up to 0.3
 ``half_precision_backend="xla"``, cast the model to bf16; no todo where the model every trainer given these
 arguments gets is loaded in the same function by one ``from_pretrained(..., dtype=torch.bfloat16)``, wrapped at
 most by ``get_peft_model``, or ``model_init_kwargs`` give a bf16 dtype), where the
-0.4.x defaults differ, and mark ``world_size`` reads and arguments parsed by ``HfArgumentParser``. Once, at the
+0.4.x defaults differ, and mark ``world_size`` reads (the first read of each object in each function: later
+ones, such as a ``print`` inside the ``if`` that tested it, are covered by its note) and arguments parsed by
+``HfArgumentParser``. Once, at the
 file's entry point (the ``if __name__ == "__main__":`` block, else ``main()``; a module of definitions gets a todo instead, see
 ``codemods/_lib/settings.py``), it inserts ``torch._dynamo.config.automatic_dynamic_shapes = False`` and
 ``os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")`` in every script that used the Neuron trainer stack.
@@ -195,6 +197,7 @@ class TrainingArguments(TracksScope, PythonRule):
         self.neuron_args = any(q in NEURON_ARGS_CLASSES for qs in ctx.imports.bindings.values() for q in qs)
         #: the script imported torch_xla and names Neuron (a NEURON_* setting, a comment): a stock Trainer in it ran
         #: on a NeuronCore through XLA (torch_xla alone may be a TPU script)
+        self.world_size_noted: set[tuple[str, str]] = set()  # (scope, the read): world_size reads already noted
         self.on_xla = (any(q.split(".")[0] == "torch_xla" for qs in ctx.imports.bindings.values() for q in qs)
                        and re.search(r"neuron", ctx.source, re.IGNORECASE) is not None)
 
@@ -206,7 +209,13 @@ class TrainingArguments(TracksScope, PythonRule):
         if not self.migrated and self.ctx.matches(node, NEURON_CLASSES):
             self.migrated = True
         if self.neuron_args and node.attr.value == "world_size" and not self.ctx.qualnames(node):
-            self.todo(node, "optimum-neuron's training_args.world_size was the data-parallel size; stock world_size is the process count (use model.config.distributed_config.dp_size)")
+            # one note per object and function: reads of it nested in each other (an ``if`` and the ``print`` in
+            # it) got the same note twice, two lines apart (rt4D 12)
+            read = source_of(node)
+            if (self.scope_path, read) in self.world_size_noted:
+                return
+            self.world_size_noted.add((self.scope_path, read))
+            self.todo(node, f"optimum-neuron's {read} was the data-parallel size; stock world_size is the process count (use model.config.distributed_config.dp_size): this read and every later one in {'this function' if self.scope_path else 'this module'}")
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if self.ctx.matches(original.func, PARSERS) is not None:
