@@ -41,7 +41,7 @@ from migrate.gitstate import refusals
 from migrate.notes import NOTE_KINDS, NOTE_MARK, NOTE_RULE, NOTE_RULE_NAME, note_lines, unresolved_notes
 from migrate.pipeline import _line_map, automaton_of, migrate_file_text
 from migrate.registry import all_rules, select_rules
-from migrate.rule import DeviceStyle, Rule, RuleOptions
+from migrate.rule import DeviceStyle, ProjectRule, Rule, RuleOptions
 from migrate.textio import DecodeError, atomic_write, decode, printable, remove_stale_temp_files
 from migrate.verification import is_processing_error
 from migrate.workers import run_tasks
@@ -96,6 +96,7 @@ class _Plan:
     markers: dict[FileKind, list[tuple[str, str]]] = field(default_factory=dict)
     scan: bool = False  # the plan of the scan pass: it needs the automaton and the marker patterns
     facts: list[project_facts.ProjectFact] = field(default_factory=list)  # gathered by the scan pass
+    project_rules: list[type[ProjectRule]] = field(default_factory=list)  # record each file's state after the run
 
     def __post_init__(self) -> None:
         if not self.scan:
@@ -167,6 +168,8 @@ def _scan(candidate: Candidate) -> _Scanned:
     scanned.facts = project_facts.collect(plan.facts, kind, text, found)
     name = candidate.path.name
     for rule in plan.rules:
+        if issubclass(rule, ProjectRule):  # it reads the files after the run; it never makes one be parsed
+            continue
         if _handles(rule, kind, name) and not found.isdisjoint(rule.triggers):
             if rule.scope == "neuron-project":
                 scanned.needs_if_neuron = True
@@ -192,11 +195,17 @@ def _migrate(job: tuple[Candidate, FileKind]) -> FileResult:
         to_original = _line_map(decoded.text, migrated.text)
         notes = unresolved_notes(migrated.text, kind, migrated.findings, to_original)
         findings = sorted([*migrated.findings, *notes], key=lambda f: (f.line, f.column, f.rule))
-        if migrated.text == decoded.text:
+        changed = migrated.text != decoded.text
+        states = {
+            rule.id: value
+            for rule in plan.project_rules
+            if kind in rule.kinds and (value := rule.state(migrated.text, kind, findings, changed)) is not None
+        }
+        if not changed:
             errors = [finding for finding in findings if is_processing_error(finding)]
             if errors:  # nothing could be processed (a notebook that is not valid JSON, a cell that does not parse)
                 return FileResult(candidate.display, kind.value, FileStatus.ERROR, findings, reason=errors[0].message)
-            return FileResult(candidate.display, kind.value, FileStatus.UNCHANGED, findings)
+            return FileResult(candidate.display, kind.value, FileStatus.UNCHANGED, findings, project_states=states)
         new_bytes = decoded.encode(migrated.text)
         diff = _unified_diff(candidate.display, decoded.text, migrated.text) if plan.diff else None
         written = _written_lines(findings, to_original, migrated.text, kind)
@@ -208,6 +217,7 @@ def _migrate(job: tuple[Candidate, FileKind]) -> FileResult:
             new_bytes=new_bytes,
             diff=diff,
             written_lines=written,
+            project_states=states,
         )
     except OSError as error:
         return _error(candidate, kind, f"cannot read: {error.strerror or error}")
@@ -329,7 +339,10 @@ def run(
     )
     selected = frozenset(rule.id for rule in rules)  # NM410 runs the selected launch rules' edits (RuleOptions.rules)
     migrate_options = RuleOptions(options.device_style, options.inline_notes, neuron_project, project, rules=selected)
-    plan = _Plan(rules, migrate_options, options.diff)
+    project_rules = [rule for rule in rules if issubclass(rule, ProjectRule)]
+    plan = _Plan(
+        [r for r in rules if r not in project_rules], migrate_options, options.diff, project_rules=project_rules
+    )
 
     result = RunResult([str(path) for path in paths], options, rules, neuron_project, not_scanned=not_scanned)
     work: list[tuple[Candidate, FileKind]] = []
@@ -374,8 +387,22 @@ def run(
         if progress:
             progress(done, len(work))
     result.files.sort(key=lambda item: item.path)
+    _check_project(result, project_rules, migrate_options)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _check_project(result: RunResult, rules: Sequence[type[ProjectRule]], options: RuleOptions) -> None:
+    """The project rules over what every file is after the run; their findings join their files' (report only)."""
+    by_path = {file.path: file for file in result.files}
+    for rule in rules:
+        states = {file.path: file.project_states[rule.id] for file in result.files if rule.id in file.project_states}
+        for path, finding in rule(options).check(states):
+            file = by_path.get(path)
+            if file is not None:
+                file.findings = sorted([*file.findings, finding], key=lambda f: (f.line, f.column, f.rule))
+    for file in result.files:
+        file.project_states = {}
 
 
 def _context(paths: Sequence[Path], exclude: Sequence[str], scanned: list[_Scanned]) -> list[Candidate]:

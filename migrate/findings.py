@@ -50,6 +50,8 @@ class FileResult:
     new_bytes: bytes | None = None  # the rewritten content when status is CHANGED (not yet written)
     diff: str | None = None
     written_lines: list[int] | None = None  # the line of each finding in the rewritten text (CHANGED only)
+    #: what the project rules (``migrate.rule.ProjectRule``) record of the file after the run: rule id -> value
+    project_states: dict = field(default_factory=dict)
 
     def count(self, severity: Severity) -> int:
         return sum(1 for finding in self.findings if finding.severity is severity)

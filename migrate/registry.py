@@ -13,7 +13,7 @@ import pkgutil
 import re
 from typing import Iterable, Mapping, Sequence
 
-from migrate.rule import PythonRule, Rule, SweepRule, TextRule
+from migrate.rule import ProjectRule, PythonRule, Rule, SweepRule, TextRule
 from migrate.verification import VerifyRule
 
 RULE_ID = re.compile(r"^NM\d{3}$")
@@ -42,7 +42,9 @@ def all_rules(package_name: str = "codemods") -> tuple[type[Rule], ...]:
     for module_name in _iter_rule_modules(package_name):
         module = importlib.import_module(module_name)
         for _, obj in inspect.getmembers(module, inspect.isclass):
-            if obj.__module__ != module.__name__ or not issubclass(obj, (PythonRule, TextRule, SweepRule, VerifyRule)):
+            if obj.__module__ != module.__name__ or not issubclass(
+                obj, (PythonRule, TextRule, SweepRule, VerifyRule, ProjectRule)
+            ):
                 continue
             if not obj.id:  # abstract helpers inside a rule module
                 continue

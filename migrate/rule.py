@@ -10,6 +10,7 @@ Three kinds of rule, by what they edit:
   unused legacy imports (``legacy_modules``) are removed after the traversal, never hand-edited.
 * ``TextRule``: edits a ``TextDocument`` (shell, Dockerfile, requirements, YAML, TOML ...) line by line.
 * ``SweepRule``: runs last, on the final text, and only reports what is still there.
+* ``ProjectRule``: runs once every file is done, over what each file is after the run, and reports across files.
 
 Every rule reports through ``self.fixed(...)`` / ``self.todo(...)``; a ``todo`` becomes an inline
 ``# neuron-migrate: <message>`` note at the site unless ``--no-inline-notes``.
@@ -30,7 +31,7 @@ import libcst as cst
 from migrate import cstwalk
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
-from migrate.findings import Severity
+from migrate.findings import Finding, Severity
 from migrate.imports import bound_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -368,4 +369,29 @@ class SweepRule(Rule):
         self.path = path
 
     def scan(self, text: str, kind: FileKind) -> Iterable[SweepHit]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+# -------------------------------------------------------------------------------------------- project
+
+
+class ProjectRule(Rule):
+    """Runs in the parent once the run has done every file, over what each file IS after the run: a check across
+    files (which entry point loads which module, on which stack) that no single file's text can answer.
+
+    ``state(text, kind, findings, changed)`` runs in the worker for each file of the rule's kinds that the migrate pass
+    processed: a plain, picklable value from the file's final text and findings (None: nothing to record). ``check``
+    gets those values (display path -> value) and, in ``options.project``, the scan's facts, which describe the files
+    the run never parsed (their text is their final text); it returns the findings to add, as (display path, finding)
+    pairs. They are reported only: the files are written by then, so no inline note is added. A project rule never
+    makes a file be parsed (its triggers are not looked for)."""
+
+    def __init__(self, options: RuleOptions) -> None:
+        self.options = options
+
+    @classmethod
+    def state(cls, text: str, kind: FileKind, findings: Iterable[Finding], changed: bool) -> Any:
+        return None
+
+    def check(self, states: Mapping[str, Any]) -> list[tuple[str, Finding]]:  # pragma: no cover - interface
         raise NotImplementedError

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, ClassVar, Iterable, Mapping, Sequence
 
 from migrate.filekinds import FileKind
-from migrate.findings import Finding, Severity
+from migrate.findings import ENGINE_RULE, Finding, Severity
 from migrate.rule import PythonRule, Rule, Safety
 from migrate.textdoc import NOTE_PREFIX
 
@@ -33,8 +33,9 @@ MAX_TRIALS = 12  # re-runs spent finding the rule behind violations, per text
 
 
 def is_processing_error(finding: Finding) -> bool:
-    """An ``error`` that left the file untouched (not a verification finding)."""
-    return finding.severity is Severity.ERROR and not finding.rule.startswith(VERIFY_FAMILY)
+    """An ``error`` that left the file untouched (the engine's or the notebook handler's; not a verification finding,
+    nor a project rule's finding across files)."""
+    return finding.severity is Severity.ERROR and finding.rule == ENGINE_RULE
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,95 @@
+"""NM905 entry-point-on-two-stacks: an entry point whose import closure, after the run, holds a module left on
+optimum-neuron / torch_xla and a module the run moved to the stock stack gets one error; a closure on one stack, or a
+split no entry point loads, gets none. Runs the engine over a project on disk (a project rule reads every file after
+the run)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from migrate.engine import RunOptions, run
+
+RULE = "NM905"
+#: a class no rule knows: the module stays on optimum-neuron, with NM901's todo
+KEPT = """
+    from optimum.neuron import NeuronModelForSomethingNew
+
+    def load_kept(path):
+        return NeuronModelForSomethingNew.from_pretrained(path)
+"""
+#: moved to AutoModelForSequenceClassification by NM120
+MOVED = """
+    from optimum.neuron import NeuronModelForSequenceClassification
+
+    def load_moved(path):
+        return NeuronModelForSequenceClassification.from_pretrained(path)
+"""
+APP = """
+    from kept import load_kept
+    from moved import load_moved
+
+    if __name__ == "__main__":
+        load_kept("a"), load_moved("b")
+"""
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "project"
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return root
+
+
+def _errors(root: Path, write: bool = False) -> dict[str, list[str]]:
+    result = run([root], RunOptions(jobs=1, write=write, force=True))
+    found = {file.path: [f.message for f in file.findings if f.rule == RULE] for file in result.files}
+    for file in result.files:
+        assert all(f.severity.value == "error" and f.line == 0 for f in file.findings if f.rule == RULE)
+    return {path: messages for path, messages in found.items() if messages}
+
+
+def test_a_script_importing_a_kept_and_a_moved_module_gets_one_error(tmp_path):
+    root = _project(tmp_path, {"kept.py": KEPT, "moved.py": MOVED, "app.py": APP})
+    found = _errors(root)
+    assert list(found) == ["app.py"]
+    [message] = found["app.py"]
+    assert "kept.py still imports optimum-neuron (left on the old stack by neuron-migrate)" in message
+    assert "while moved.py needs the stock stack" in message and "Migrate kept.py by hand first" in message
+
+
+def test_the_closure_is_followed_through_modules_and_a_test_file_is_an_entry_point(tmp_path):
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "", "pkg/kept.py": KEPT, "pkg/moved.py": MOVED,
+        "pkg/api.py": "from pkg.kept import load_kept\nfrom .moved import load_moved\n",
+        "tests/test_api.py": "from pkg.api import load_kept\n\n\ndef test_load():\n    assert load_kept\n",
+    })
+    found = _errors(root)
+    assert list(found) == ["tests/test_api.py"]
+    assert "pkg/kept.py still imports optimum-neuron" in found["tests/test_api.py"][0]
+
+
+def test_after_a_written_run_a_second_run_says_the_same_and_changes_nothing(tmp_path):
+    root = _project(tmp_path, {"kept.py": KEPT, "moved.py": MOVED, "app.py": APP})
+    first = _errors(root, write=True)
+    written = {path: path.read_text() for path in root.rglob("*.py")}
+    assert "AutoModelForSequenceClassification" in written[root / "moved.py"]
+    assert _errors(root, write=True) == first
+    assert {path: path.read_text() for path in root.rglob("*.py")} == written
+
+
+def test_no_error_when_the_closure_is_on_one_stack_or_no_entry_point_loads_both(tmp_path):
+    both_moved = _project(tmp_path / "a", {"one.py": MOVED, "two.py": MOVED.replace("load_moved", "load_two"),
+                                           "app.py": "from one import load_moved\nfrom two import load_two\n\n"
+                                                     "if __name__ == '__main__':\n    load_moved('a')\n"})
+    assert _errors(both_moved) == {}
+    only_kept = _project(tmp_path / "b", {"kept.py": KEPT, "moved.py": MOVED,
+                                          "app.py": "from kept import load_kept\n\nif __name__ == '__main__':\n"
+                                                    "    load_kept('a')\n",
+                                          "lib.py": "from kept import load_kept\nfrom moved import load_moved\n"})
+    assert _errors(only_kept) == {}  # lib.py loads both but is no entry point; app.py loads one stack only
+    no_neuron = _project(tmp_path / "c", {"a.py": "import os\n", "app.py": "import a\n\nif __name__ == '__main__':\n"
+                                                                          "    pass\n"})
+    assert _errors(no_neuron) == {}
