@@ -13,7 +13,9 @@ launch-layer rules use the same table for ``--flags``):
   (``device_map`` must be None next to a distributed config). The data-parallel rest of the mesh is ``fsdp_size``
   (the closest to ZeRO-1) when the call sets ``zero_1=True``, when the script's own ``--zero_1`` default or the
   project's launch lines / SageMaker hyperparameters that run it, or the ``zero_1:`` key of the YAML / JSON config
-  they pass it (``--config X.yaml``), set zero_1 True (``codemods/_lib/zero_1.py``), or
+  they pass it (``--config X.yaml``), or the Hydra config group the arguments are built from
+  (``**OmegaConf.to_container(cfg.trainer)`` under ``@hydra.main(config_path=...)``: the group's option files), set
+  zero_1 True (``codemods/_lib/zero_1.py``, ``hydra_zero_1``), or
   when none shows a value and the project pins optimum-neuron 0.4.x (zero_1 on by default); ``dp_replicate_size``
   (plain data parallelism) otherwise (``codemods/_lib/optimum_version.py``).
   A degree known only at run time gives ``({...} if T > 1 else None)``: at 1 the run stays plain DDP.

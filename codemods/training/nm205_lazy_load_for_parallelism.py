@@ -8,7 +8,10 @@ What it does:
   rest of the mesh follows the zero_1 the script ran with where the project shows it (``codemods/_lib/zero_1.py``:
   a literal ``zero_1=`` keyword, a ``--zero_1`` flag on a launch line or a ``"zero_1"`` SageMaker hyperparameter
   of the project that runs the script, the ``zero_1:`` key of a YAML / JSON config such a line passes it
-  (``--config X.yaml``, a bare ``X.json``) or the script parses itself (``parse_yaml_file("X.yaml")``), the default of the script's own ``--zero_1`` option): True gives
+  (``--config X.yaml``, a bare ``X.json``) or the script parses itself (``parse_yaml_file("X.yaml")``), the default of the script's own ``--zero_1`` option; else
+  the ``zero_1:`` key of the Hydra config group the arguments are built from, ``@hydra.main(config_path="../conf")``
+  with ``NeuronTrainingArguments(**OmegaConf.to_container(cfg.trainer))`` reading ``conf/trainer/*.yaml``,
+  ``hydra_zero_1`` in ``codemods/training/_base.py``): True gives
   ``fsdp_size`` (the closest to ZeRO-1's sharded optimizer state; FSDP2 also shards parameters and gradients),
   False ``dp_replicate_size``; launchers that disagree, or a value known only at run time, keep the choice below
   with a todo naming the values. Without a value the project's optimum-neuron pin decides
