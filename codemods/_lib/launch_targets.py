@@ -404,7 +404,7 @@ _BLOCKER_ANCHORS = ("torch_xla.distributed.fsdp", "zero_redundancy_optimizer", "
                     "torch_xla.experimental", "spmd", "xla_sharding", "libneuronxla", "neuronx_distributed", "groups")
 _GROUPED_XM = {"all_reduce": 3, "all_gather": 2, "reduce_scatter": 5, "all_to_all": 4, "optimizer_step": 3,
                "reduce_gradients": 1}
-XSER_SAVE_ONLY = "xser.save"  # a blocker only where a file of the project reads checkpoints with xser.load
+XSER_SAVE_ONLY = "xser.save"  # xser.save / xser.load(path): a blocker only where a file of the project keeps an xser.load
 
 
 def _qualified(node: ast.AST, aliases: dict[str, str]) -> str | None:
@@ -486,6 +486,12 @@ def xla_blockers(text: str) -> frozenset[str] | None:
         if call is not None and name == "torch_xla.utils.serialization.save":
             found.add(XSER_SAVE_ONLY)
             exempt.update(id(n) for n in ast.walk(call.func))
+        # xser.load(path), ported with the saves (NM307) where no file keeps an xser.load
+        if isinstance(node, ast.Call) and _qualified(node.func, aliases) == "torch_xla.utils.serialization.load" \
+                and len(node.args) + len(node.keywords) == 1 and not any(isinstance(a, ast.Starred) for a in node.args) \
+                and all(k.arg == "path" for k in node.keywords):
+            found.add(XSER_SAVE_ONLY)
+            exempt.update(id(n) for n in ast.walk(node.func))
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             name = _qualified(node.func, aliases) or ""

@@ -286,7 +286,7 @@ def _scan(ctx) -> set[str]:
         def visit_Call(self, node: cst.Call) -> None:
             if compile_port and compile_target(ctx, node) is not None:
                 ported.add(id(node.func))  # NM319 rewrites it
-            if xser_port and id(node) in statement_calls and xser_save(ctx, node):
+            if xser_port and (id(node) in statement_calls and xser_save(ctx, node) or xser_load(ctx, node)):
                 ported.update((id(node.func), id(getattr(node.func, "value", node.func))))  # NM307 rewrites it
             note(node.func)
             qualified = ctx.matches(node.func, {f"{XM}.{name}" for name in GROUPED})
@@ -571,6 +571,16 @@ def flag_guard(ctx, test: cst.BaseExpression) -> bool:
 
 XSER = "torch_xla.utils.serialization"
 XSER_SAVE = frozenset({f"{XSER}.save"})
+XSER_LOAD = frozenset({f"{XSER}.load"})
+
+
+def xser_load(ctx, call: cst.Call) -> bool:
+    """``xser.load(path)`` (its one parameter): the shape NM307 ports to ``torch.load(path, map_location="cpu")``
+    where the project's xser.save calls are ported too (no file keeps an xser.load: ``XSER_LOADS``)."""
+    if not ctx.matches(call.func, XSER_LOAD) or len(call.args) != 1 or call.args[0].star:
+        return False
+    keyword = call.args[0].keyword
+    return keyword is None or keyword.value == "path"
 
 
 def xser_save(ctx, call: cst.Call) -> bool:
@@ -590,11 +600,37 @@ _XSER_IMPORT = re.compile(r"import\s+torch_xla\.utils\.serialization\s+as\s+(\w+
 _XSER_LOAD_IMPORT = re.compile(r"from\s+torch_xla\.utils\.serialization\s+import\s+[^\n]*\bload\b")
 
 
+#: what may keep a file on torch_xla besides xser (``BLOCKERS``, replica groups, NKI kernels), as text: a file
+#: with one of them keeps its xser.load, so the project's xser.save calls keep the format it reads
+_OTHER_BLOCKERS = re.compile(r"fsdp|zero_redundancy|torch_xla\.compile|experimental\.compile|spmd|xla_sharding"
+                             r"|libneuronxla|neuronx_distributed|\bnki\b|nki_jit|\bgroups\b|\[\s*\[")
+
+
 def loads_with_xser(text: str) -> bool | None:
-    """Whether a file reads checkpoints with ``xser.load`` (the project fact ``XSER_LOADS``)."""
+    """Whether a file keeps reading checkpoints with ``xser.load`` (the project fact ``XSER_LOADS``): it calls it
+    in a shape NM307 does not port (anything but ``<alias>.load(path)`` of an ``import ... as`` alias), or it has
+    something else that may keep it on torch_xla (read from the text: conservative)."""
     aliases = set(_XSER_IMPORT.findall(text)) | {"serialization", "torch_xla.utils.serialization"}
+    uses = [a for a in aliases if re.search(rf"\b{re.escape(a)}\.load\b", text)]
     if _XSER_LOAD_IMPORT.search(text) or any(re.search(rf"\b{re.escape(a)}\.load\s*\(", text) for a in aliases):
-        return True
+        if _XSER_LOAD_IMPORT.search(text) or _OTHER_BLOCKERS.search(text) \
+                or not set(uses) <= set(_XSER_IMPORT.findall(text)):
+            return True
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:  # a notebook's JSON, a file that does not parse: keep the format
+            return True
+        portable = 0
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "load" \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id in uses:
+                one = len(node.args) + len(node.keywords) == 1
+                if not one or any(isinstance(a, ast.Starred) for a in node.args) \
+                        or any(k.arg != "path" for k in node.keywords):
+                    return True
+                portable += 1
+        mentions = sum(len(re.findall(rf"\b{re.escape(a)}\.load\b", text)) for a in uses)
+        return True if mentions != portable else None  # `loader = xser.load`, a load in a comment or string
     return None
 
 

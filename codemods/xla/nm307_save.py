@@ -16,6 +16,12 @@ What it does:
   where no file of the run reads checkpoints back with ``xser.load`` (the project fact ``xla-xser-load``): the
   checkpoint becomes one plain ``torch.save`` file of CPU tensors (no ``.tensors`` folder), read with
   ``torch.load(path)``. Otherwise the file stays on torch_xla (NM318 says why).
+* ``xser.load(path)`` becomes ``torch.load(path, map_location="cpu")`` where the project's xser.save calls are ported
+  too: no file keeps an xser.load (one in another shape, or in a file with something else that keeps it on
+  torch_xla, read from its text). The checkpoints are the project's own, written and read by it: a ``todo`` on
+  the load says that one written before the migration (xser's format: the file plus a ``<path>.tensors`` folder)
+  needs one conversion on the old stack (``torch.save(xser.load(path), path)``). A file with only an xser.save /
+  xser.load pair left on torch_xla could not be imported by the migrated code that uses it.
 * ``model.save_pretrained(..., save_function=xm.save)``: the keyword is removed. transformers 5's
   ``save_pretrained`` has no ``save_function`` (the keyword lands in ``**kwargs``, which only ``push_to_hub`` reads)
   and writes the checkpoint itself where ``is_main_process`` is true, so it did nothing but keep ``torch_xla``
@@ -58,12 +64,30 @@ from typing import cast
 import libcst as cst
 
 from codemods._lib.cst import Import, with_commas
-from codemods.xla._base import LOCAL_RANK, RANK, XM, XSER_LOADS, XSER_SAVE, Safety, XlaRule, arg, has_star, names
+from codemods.xla._base import (
+    LOCAL_RANK,
+    RANK,
+    XM,
+    XSER_LOADS,
+    XSER_SAVE,
+    Safety,
+    XlaRule,
+    arg,
+    has_star,
+    names,
+    xser_load,
+)
 from migrate.snippets import parse_expression, parse_statement
 
 SAVE = names((XM, ["save"]))
 OS = Import("os")
 TORCH = Import("torch")
+
+
+XSER_LOAD_PORTED = ("xser.load -> torch.load(path, map_location=\"cpu\") (the CPU tensors xser.load returned): this "
+                    "project's xser.save calls now write plain torch.save files, which this reads. A checkpoint written "
+                    "before the migration is in xser's format (the file plus its <path>.tensors folder): convert it "
+                    "once on the old stack (torch.save(xser.load(path), path)) before loading it here")
 
 
 def _bool(node: cst.Arg | None, default: bool) -> bool | None:
@@ -132,6 +156,16 @@ class XlaSave(XlaRule):
             self.todo(node, "xm.save used inside an expression (it returns None): make it a statement of its own (the rule then rewrites it) or use torch.save(obj, path) under `if int(os.environ.get(\"LOCAL_RANK\", 0)) == 0:` (each host's local master, as xm.save wrote), then dist.barrier()")
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if not self.ctx.options.project.of(XSER_LOADS.name) and xser_load(self.ctx, original):
+            # the project's xser.save calls become torch.save (no file keeps an xser.load): read what they write
+            self.ctx.add_import("torch")
+            self.todo(original, XSER_LOAD_PORTED)
+            return cst.Call(func=parse_expression("torch.load"), args=[
+                updated.args[0].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT,
+                                             comma=cst.MaybeSentinel.DEFAULT),
+                cst.Arg(cst.SimpleString('"cpu"'), keyword=cst.Name("map_location"),
+                        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                              whitespace_after=cst.SimpleWhitespace("")))])
         # save_pretrained(..., save_function=xm.save): transformers 5 took the parameter out (it lands in **kwargs,
         # which only push_to_hub reads) and writes the files itself on is_main_process, so the keyword does nothing
         # but keep the torch_xla import alive

@@ -68,6 +68,7 @@ from codemods.xla._base import (
     compile_target,
     guarded_hooks,
     nxd_modeling_file,
+    xser_load,
     xser_save,
 )
 from migrate.findings import Severity
@@ -164,7 +165,7 @@ class XlaUnsupported(XlaRule):
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self.blocked and (compile_target(self.ctx, node) is not None or xser_save(self.ctx, node)
-                                 or id(node) in self._ported_decorators):
+                                 or xser_load(self.ctx, node) or id(node) in self._ported_decorators):
             return  # NM319 / NM307 port it
         qualifieds = sorted(q for q in self.ctx.qualnames(node.func) if q == "torch_xla" or q.startswith("torch_xla."))
         for qualified in qualifieds:

@@ -1,5 +1,7 @@
 """NM307: xm.save(obj, path) -> torch.save(obj, path) on the ranks xm.save wrote on (local masters by default)."""
 
+import textwrap
+
 from tests.rules.case import findings, migrate, unchanged
 
 
@@ -100,12 +102,25 @@ def test_xser_save_becomes_torch_save_on_the_local_master_when_nothing_reads_it_
 def test_xser_save_read_back_with_xser_load_keeps_the_file_on_torch_xla() -> None:
     """The checkpoint's format is xser's while a file of the run (or this one) reads it with xser.load."""
     elsewhere = {"resume.py": "from torch_xla.utils.serialization import load\n\nstate = load('model.pt')\n"}
-    for source, project in ((XSER_SCRIPT, elsewhere),
-                            (XSER_SCRIPT + "\n    def resume(path):\n        return xser.load(path)\n", None)):
-        result = migrate(source, "NM3", family="NM3", project=project)
+    shared = {"resume.py": "import torch_xla.utils.serialization as xser\nimport torch_xla.distributed.fsdp as fsdp\n"
+                           "\nstate = xser.load('model.pt')\n"}  # a reader that stays on torch_xla (XLA FSDP)
+    for project in (elsewhere, shared):
+        result = migrate(XSER_SCRIPT, "NM3", family="NM3", project=project)
         assert "xser.save(model.state_dict(), path)" in result.text
         assert "no rule ports (xser)" in result.text
         assert findings(result, "NM307") == set()
+
+
+def test_an_xser_save_and_load_pair_of_the_project_is_ported_with_a_todo_on_the_load() -> None:
+    """rt4F 3: both ends of the checkpoint are the project's own (xser.load(path) in a file the rules port): the
+    save becomes torch.save, the load torch.load(path, map_location="cpu"), with a todo about old checkpoints."""
+    source = XSER_SCRIPT + "\n    def resume(path):\n        return xser.load(path)\n"
+    result = migrate(source, "NM3", family="NM3", project={"train.py": textwrap.dedent(source)})
+    code = [line for line in result.text.splitlines() if not line.lstrip().startswith("#")]
+    assert not [line for line in code if "xser" in line]
+    assert 'return torch.load(path, map_location="cpu")' in result.text
+    load = next(f for f in result.findings if f.rule == "NM307" and f.severity.value == "todo")
+    assert "convert it once on the old stack" in load.message
 
 
 def test_an_xser_save_in_an_expression_or_with_computed_options_stays() -> None:
