@@ -7,7 +7,8 @@
 1. what the module imports already is reused, not imported a second time (``add_imports`` sees only the
    leading import block);
 2. a module that imports a package only inside functions keeps it so: the import goes into each function
-   that uses the name;
+   that uses the name (``import torch.distributed as dist`` beside the worker's own ``import torch``), unless
+   code outside functions (imports apart) reads it;
 3. the rest go to the top, as libcst's ``AddImportsVisitor`` would put them (``migrate.imports``), but above the
    project's own imports (relative ones, or a module of the run's files beside the script or in a folder above
    it) when the leading block has them: stdlib and third-party imports come before the local group.
@@ -338,25 +339,40 @@ class _Rename(cst.CSTTransformer):
 def _keep_lazy_imports_lazy(
     module: cst.Module, needed: list[NeededImport], imports: ImportMap
 ) -> tuple[cst.Module, list[NeededImport]]:
-    """A module that imports a package only inside functions (a CLI that starts fast, a launcher without
-    torch) keeps it so: an import the rules need goes into each function that uses it, not to the top. Only
-    when module-level code uses the name does it go to the top."""
-    if not any(entry[1] is None and _local_name(entry) in imports.bindings for entry in needed):
+    """A module that imports a package only inside functions (a CLI that starts fast, a Ray driver whose worker
+    imports torch) keeps it so: an import the rules need goes into each function that uses it, not to the top.
+    ``import torch`` where the module binds ``torch`` only in functions; ``import torch.distributed as dist``
+    where every function using ``dist`` imports torch itself (it goes beside that function's own import of
+    torch). Only when code outside functions uses the name (imports apart) does it go to the top."""
+    if not any(entry[1] is None and _lazy_key(entry) & imports.bindings.keys() for entry in needed):
         return module, needed  # the file imports none of them anywhere: nothing can be lazy
     lazy = _bound_in_functions_only(module)
-    moved = [entry for entry in needed if entry[1] is None and _local_name(entry) in lazy]
-    if not moved:
-        return module, needed
     body: list[cst.BaseStatement] = list(module.body)
-    keep = [entry for entry in needed if entry not in moved]
-    for entry in moved:
-        local = _local_name(entry)
-        if any(not isinstance(s, (cst.FunctionDef, cst.ClassDef)) and _uses(s, local) for s in body):
-            keep.append(entry)  # module-level code reads it
+    keep: list[NeededImport] = []
+    for entry in needed:
+        local, package = _local_name(entry), entry[0].split(".")[0]
+        if entry[1] is not None or not (local in lazy or package in lazy) or _read_outside_functions(body, local):
+            keep.append(entry)  # not lazy here, or code outside functions reads it
+            continue
+        using = _functions_using(body, local)
+        if not using or (
+            local not in lazy
+            and (
+                local in imports.bindings
+                or local in imports.defined
+                or not all(_binds_package(function.body, package) for function in using)
+            )
+        ):
+            keep.append(entry)  # a function using it does not import the package itself: the top import is needed
             continue
         line = f"import {entry[0]}" + (f" as {entry[2]}" if entry[2] else "")
-        body = [_import_into_functions(statement, local, line) for statement in body]
+        body = [_import_into_functions(statement, local, line, package) for statement in body]
     return module.with_changes(body=body), keep
+
+
+def _lazy_key(entry: NeededImport) -> set[str]:
+    """The names whose binding makes an ``import`` entry a candidate: its own and its package's."""
+    return {_local_name(entry), entry[0].split(".")[0]}
 
 
 def _local_name(entry: NeededImport) -> str:
@@ -388,7 +404,41 @@ def _bound_in_functions_only(module: cst.Module) -> set[str]:
     return anywhere - top
 
 
-def _uses(node: cst.CSTNode, name: str) -> bool:
+def _read_outside_functions(body: Sequence[cst.BaseStatement], name: str) -> bool:
+    """Whether a statement outside functions (at module level or in a class body) reads ``name``; an import
+    statement does not (``from ray.train.torch import TorchTrainer`` names no ``torch``)."""
+    for statement in body:
+        if isinstance(statement, cst.FunctionDef):  # its decorators, defaults and annotations run at definition
+            if _uses([*statement.decorators, statement.params, *filter(None, [statement.returns])], name):
+                return True
+            continue
+        if import_of(statement) is not None:
+            continue
+        if isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
+            if _read_outside_functions(statement.body.body, name) or _uses(statement.decorators, name):
+                return True
+            if any(_uses(base, name) for base in (*statement.bases, *statement.keywords)):
+                return True
+            continue
+        if _uses(statement, name):
+            return True
+    return False
+
+
+def _functions_using(body: Sequence[cst.BaseStatement], name: str) -> list[cst.FunctionDef]:
+    """The module's functions and methods whose body reads ``name`` (where ``_import_into_functions`` puts it)."""
+    found: list[cst.FunctionDef] = []
+    for statement in body:
+        if isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
+            found.extend(_functions_using(statement.body.body, name))
+        elif isinstance(statement, cst.FunctionDef) and _uses(statement.body, name):
+            found.append(statement)
+    return found
+
+
+def _uses(node: cst.CSTNode | Sequence[cst.CSTNode], name: str) -> bool:
+    if not isinstance(node, cst.CSTNode):
+        return any(_uses(part, name) for part in node)
     return cstwalk.find(node, lambda n: isinstance(n, cst.Name) and n.value == name)
 
 
@@ -396,16 +446,35 @@ def _binds(node: cst.CSTNode, name: str) -> bool:
     return cstwalk.find(node, lambda n: isinstance(n, cst.Import) and any(bound_name(a) == name for a in n.names))
 
 
-def _import_into_functions(statement: cst.BaseStatement, local: str, line: str) -> cst.BaseStatement:
+def _imports_package(found: cst.CSTNode | None, package: str) -> bool:
+    """Whether ``found`` is an ``import package`` / ``import package.x [as y]``."""
+    return isinstance(found, cst.Import) and any(alias.evaluated_name.split(".")[0] == package for alias in found.names)
+
+
+def _binds_package(node: cst.CSTNode, package: str) -> bool:
+    return cstwalk.find(node, lambda n: _imports_package(n, package))
+
+
+def _import_into_functions(statement: cst.BaseStatement, local: str, line: str, package: str) -> cst.BaseStatement:
+    """``line`` first in each function using ``local`` that does not bind it: after the docstring, or right
+    after the function's own leading import of ``package`` (``import torch``, then ``import torch.distributed
+    as dist``)."""
     if isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
-        inner = [_import_into_functions(s, local, line) for s in statement.body.body]
+        inner = [_import_into_functions(s, local, line, package) for s in statement.body.body]
         return statement.with_changes(body=statement.body.with_changes(body=inner))
     if not isinstance(statement, cst.FunctionDef) or not _uses(statement.body, local) or _binds(statement.body, local):
         return statement
     block = _as_block(statement.body)
     inner = list(block.body)
     start = 1 if inner and _is_docstring(inner[0]) else 0
-    new_body = [*inner[:start], parse_statement(line + "\n"), *inner[start:]]
+    at = start
+    for index in range(start, len(inner)):
+        found = import_of(inner[index])
+        if found is None:
+            break
+        if _imports_package(found, package):
+            at = index + 1  # beside the function's own import of the package
+    new_body = [*inner[:at], parse_statement(line + "\n"), *inner[at:]]
     return statement.with_changes(body=block.with_changes(body=new_body))
 
 

@@ -131,3 +131,37 @@ def test_a_name_joins_its_module_below_the_local_import() -> None:
     assert (
         result == "import torch\nfrom data_utils import load\nfrom transformers import Trainer, AutoTokenizer\nx = 1\n"
     )
+
+
+DIST = ("torch.distributed", None, "dist")
+DRIVER = "import argparse\n\nfrom ray.train.torch import TorchTrainer\n\n\n"
+
+
+def test_a_function_importing_the_package_gets_the_import_beside_its_own() -> None:
+    worker = "def worker():\n    import torch\n    from ray import train\n\n    x = torch.ones(1)\n"
+    worker += "    dist.all_reduce(x)\n"
+    result = placed(DRIVER + worker, DRIVER + worker, [DIST, ("torch", None, None)])
+    # `ray.train.torch` of a module-level import is no use of `torch`: the driver stays without torch
+    assert result == DRIVER + worker.replace("import torch\n", "import torch\n    import torch.distributed as dist\n")
+
+
+def test_a_function_using_it_without_importing_the_package_needs_the_top_import() -> None:
+    source = (
+        DRIVER + "def worker():\n    import torch\n    dist.barrier()\n\n\ndef report():\n    return dist.get_rank()\n"
+    )
+    result = placed(source, source, [DIST])
+    assert result.startswith("import argparse\n\nfrom ray.train.torch import TorchTrainer\nimport torch.distributed")
+    assert result.count("import torch.distributed as dist") == 1
+
+
+def test_a_decorator_reads_it_at_module_level() -> None:
+    source = "import os\n\n\ndef main():\n    import torch\n    return torch.ones(1)\n\n\n"
+    source += "@torch.no_grad()\ndef f():\n    pass\n"
+    result = placed(source, source, [("torch", None, None)])
+    assert result.startswith("import os\nimport torch\n")
+    assert result.count("import torch\n") == 2  # the user's own, in main, stays
+
+
+def test_a_class_body_reads_it_at_module_level() -> None:
+    source = "import os\n\n\ndef main():\n    import torch\n\n\nclass Config:\n    dtype = torch.float32\n"
+    assert placed(source, source, [("torch", None, None)]).startswith("import os\nimport torch\n")
