@@ -24,7 +24,15 @@ from typing import Any, Iterable, Mapping, Sequence, cast
 import libcst as cst
 
 from codemods._lib import device as devlib
-from codemods._lib.cst import NOT_LITERAL, is_literal, keyword_arg, literal_value, parse_expression, source_of
+from codemods._lib.cst import (
+    NOT_LITERAL,
+    is_literal,
+    keyword_arg,
+    literal_value,
+    parse_expression,
+    source_of,
+    with_commas,
+)
 from codemods._tables.inference_arguments import (
     DTYPES,
     HANDLERS,
@@ -166,6 +174,7 @@ class CallSite:
     inputs: list[cst.BaseExpression]
     scope: "_Scope"
     load: cst.Call  # the rewritten load the model comes from
+    loads: list[cst.Call] = field(default_factory=list)  # every load bound to the name (branches)
 
 
 @dataclass
@@ -177,6 +186,9 @@ class _Scope:
     calls: list[cst.Call] = field(default_factory=list)
     returns: list[cst.BaseExpression] = field(default_factory=list)
     bound: set[str] = field(default_factory=set)  # names unpacked or looped over (besides assigns and params)
+    owner: cst.ClassDef | None = None  # the class a method is defined in
+    attr_assigns: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)  # `self.attr = value`
+    call_unpacks: list[tuple[list[str], cst.Call]] = field(default_factory=list)  # `a, b = f(...)`
 
 
 class _ScopeWalk(cst.CSTVisitor):
@@ -185,17 +197,39 @@ class _ScopeWalk(cst.CSTVisitor):
     def __init__(self) -> None:
         self.scopes: dict[str, _Scope] = {}
         self.stack: list[_Scope] = []
+        self.all: list[_Scope] = []  # every scope, methods of different classes with one name included
+        self.functions: dict[str, _Scope] = {}  # the module's top-level functions, by name
+        self.rebound: set[str] = set()  # top-level functions defined more than once
+        self._classes: list[cst.ClassDef] = []
+        self._nodes: list[cst.CSTNode] = []  # the enclosing functions and classes, innermost last
 
     def visit_Module(self, node: cst.Module) -> None:
         self.stack.append(self.scopes.setdefault("", _Scope(node)))
+        self.all.append(self.stack[-1])
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._nodes.append(node)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._nodes.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         scope = _Scope(node, [param.name.value for param in (*node.params.posonly_params, *node.params.params)])
+        if self._nodes and isinstance(self._nodes[-1], cst.ClassDef):
+            scope.owner = self._nodes[-1]
+        elif not self._nodes:
+            name = node.name.value
+            if name in self.functions:
+                self.rebound.add(name)
+            self.functions[name] = scope
         self.scopes.setdefault(node.name.value, scope)
         self.stack.append(scope)
+        self.all.append(scope)
+        self._nodes.append(node)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.stack.pop()
+        self._nodes.pop()
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         statement = node.body[0] if len(node.body) == 1 else None
@@ -203,9 +237,14 @@ class _ScopeWalk(cst.CSTVisitor):
             target = statement.targets[0].target
             if isinstance(target, cst.Name):
                 self.stack[-1].assigns.setdefault(target.value, []).append(node)
-            elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(statement.value, cst.Name):
+            elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(statement.value, (cst.Name, cst.Call)):
                 names = [e.value.value if isinstance(e.value, cst.Name) else "" for e in target.elements]
-                self.stack[-1].unpacks.append((names, statement.value.value))
+                if isinstance(statement.value, cst.Name):
+                    self.stack[-1].unpacks.append((names, statement.value.value))
+                else:
+                    self.stack[-1].call_unpacks.append((names, statement.value))
+            elif _self_attribute(target) is not None:
+                self.stack[-1].attr_assigns.setdefault(cast(str, _self_attribute(target)), []).append(statement.value)
         for target in (t.target for t in statement.targets) if isinstance(statement, cst.Assign) else ():
             for element in target.elements if isinstance(target, (cst.Tuple, cst.List)) else ():
                 if isinstance(element.value, cst.Name):
@@ -226,28 +265,168 @@ class _ScopeWalk(cst.CSTVisitor):
             self.stack[-1].returns.append(node.value)
 
 
+def _self_attribute(node: cst.BaseExpression) -> str | None:
+    """``self.attr`` as the text ``"self.attr"``, else None."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return f"self.{node.attr.value}"
+    return None
+
+
 def model_call_sites(module: cst.Module, is_load) -> list[CallSite]:
+    """The calls of each model a load binds (``model(...)``, ``model.generate(...)``), with their inputs: in the
+    scope that binds it, in the functions reading a module-level model, in SageMaker handlers fed by ``model_fn``,
+    and where the model escapes its scope within this file (:func:`_escapes`): stored on ``self`` (every method
+    of the class), returned (the caller's name for it, a tuple unpacked too), passed to a function of this file
+    (its parameter)."""
     walk = _ScopeWalk()
     cstwalk.visit(module, walk)
     sites = []
-    for scope_name, scope in walk.scopes.items():
+    for scope in walk.all:
         for name, lines in scope.assigns.items():
             # any of the name's assignments (``if neuron: m = X.from_pretrained(...) else: m = ...``)
-            assigned = (cast(cst.Assign, line.body[0]).value for line in lines)  # lines are `name = value`
-            load = next((v for v in assigned if isinstance(v, cst.Call) and is_load(v)), None)
-            if load is None:
+            assigned = [cast(cst.Assign, line.body[0]).value for line in lines]  # lines are `name = value`
+            loads = [v for v in assigned if isinstance(v, cst.Call) and is_load(v)]
+            if not loads:
                 continue
             holders = [(scope, name)]
-            if scope_name == "":  # a module-level model is read by the functions that do not bind the name
-                holders += [(other, name) for other in walk.scopes.values()
+            if scope.node is module:  # a module-level model is read by the functions that do not bind the name
+                holders += [(other, name) for other in walk.all
                             if other is not scope and name not in other.assigns and name not in other.params
                             and name not in other.bound]
-            if scope_name == "model_fn":
+            if scope is walk.scopes.get("model_fn"):
                 holders += _handed_to_handlers(walk, scope, name)
+            holders += _escapes(walk, scope, name)
+            seen: set[tuple[int, str]] = set()
             for holder, model in holders:
-                sites += [CallSite(call, model, _call_inputs(call), holder, load) for call in holder.calls
+                if (id(holder), model) in seen:
+                    continue
+                seen.add((id(holder), model))
+                sites += [CallSite(call, model, _call_inputs(call), holder, loads[0], loads) for call in holder.calls
+                          if _calls_model(call, model)]
+        function = scope.node.name.value if isinstance(scope.node, cst.FunctionDef) else None
+        returned = [v for v in scope.returns if isinstance(v, cst.Call) and is_load(v)]  # `return X.from_pretrained(...)`
+        if returned and function is not None and walk.functions.get(function) is scope \
+                and function not in walk.rebound:
+            for caller, model in _callers_names(walk, function, -1):
+                for holder, held in [(caller, model), *_escapes(walk, caller, model)]:
+                    sites += [CallSite(call, held, _call_inputs(call), holder, returned[0], returned)
+                              for call in holder.calls if _calls_model(call, held)]
+        for attribute, values in scope.attr_assigns.items():  # `self.model = X.from_pretrained(...)`
+            loads = [v for v in values if isinstance(v, cst.Call) and is_load(v)]
+            if not loads:
+                continue
+            for holder, model in [(scope, attribute), *_escapes(walk, scope, attribute)]:
+                sites += [CallSite(call, model, _call_inputs(call), holder, loads[0], loads) for call in holder.calls
                           if _calls_model(call, model)]
     return sites
+
+
+def returned_loads(module: cst.Module, is_load) -> list[tuple[cst.Call, str]]:
+    """The loads a function returns (``return X.from_pretrained(...)``, or a name / tuple element bound to one in
+    that function), with the function's name."""
+    walk = _ScopeWalk()
+    cstwalk.visit(module, walk)
+    found = []
+    for scope in walk.all:
+        if not isinstance(scope.node, cst.FunctionDef):
+            continue
+        function = scope.node.name.value
+        for value in scope.returns:
+            elements = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+            for element in elements:
+                if isinstance(element, cst.Call) and is_load(element):
+                    found.append((element, function))
+                elif isinstance(element, cst.Name):
+                    for line in scope.assigns.get(element.value, []):
+                        bound = cast(cst.Assign, line.body[0]).value
+                        if isinstance(bound, cst.Call) and is_load(bound):
+                            found.append((bound, function))
+    return found
+
+
+def _escapes(walk: _ScopeWalk, scope: _Scope, name: str) -> list[tuple[_Scope, str]]:
+    """Where a model bound to ``name`` in ``scope`` is known by another name in this file once it leaves the scope:
+    ``self.attr = name`` (or ``name`` itself a ``self.attr``): every method of the class, as ``self.attr``; ``return
+    name`` / ``return a, name`` of a top-level function: its callers' ``m = f(...)`` / ``a, m = f(...)``; ``g(...,
+    name, ...)`` / ``g(model=name)`` of a top-level function ``g`` that does not rebind the parameter: ``g``'s
+    parameter. Each new holder's own escapes are followed too."""
+    found: list[tuple[_Scope, str]] = []
+    seen = {(id(scope), name)}
+    work = [(scope, name)]
+    while work:
+        current, held = work.pop()
+        for holder, model in _escapes_once(walk, current, held):
+            if (id(holder), model) not in seen:
+                seen.add((id(holder), model))
+                found.append((holder, model))
+                work.append((holder, model))
+    return found
+
+
+def _escapes_once(walk: _ScopeWalk, scope: _Scope, name: str) -> list[tuple[_Scope, str]]:
+    out: list[tuple[_Scope, str]] = []
+    if name.startswith("self."):
+        if scope.owner is not None:
+            out += [(other, name) for other in walk.all if other.owner is scope.owner]
+        return out
+    for attribute, values in scope.attr_assigns.items():
+        if scope.owner is not None and any(isinstance(v, cst.Name) and v.value == name for v in values):
+            out += [(other, attribute) for other in walk.all if other.owner is scope.owner]
+    function = scope.node.name.value if isinstance(scope.node, cst.FunctionDef) else None
+    if function is not None and walk.functions.get(function) is scope and function not in walk.rebound:
+        for position in _returned_at(scope, name):
+            out += _callers_names(walk, function, position)
+    for call in scope.calls:
+        out += _parameter_of(walk, call, name)
+    return out
+
+
+def _returned_at(scope: _Scope, name: str) -> list[int]:
+    """The positions ``name`` is returned at: -1 for ``return name``, i for the i-th element of a returned tuple."""
+    positions = []
+    for value in scope.returns:
+        if isinstance(value, cst.Name) and value.value == name:
+            positions.append(-1)
+        elif isinstance(value, cst.Tuple):
+            positions += [i for i, e in enumerate(value.elements) if isinstance(e.value, cst.Name)
+                          and e.value.value == name]
+    return sorted(set(positions))
+
+
+def _callers_names(walk: _ScopeWalk, function: str, position: int) -> list[tuple[_Scope, str]]:
+    """The name a caller of ``function`` binds its returned value (``position`` -1) or tuple element to."""
+    def is_call(value: cst.BaseExpression) -> bool:
+        return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == function
+    out = []
+    for caller in walk.all:
+        if position == -1:
+            out += [(caller, name) for name, lines in caller.assigns.items()
+                    if len(lines) == 1 and is_call(cast(cst.Assign, lines[0].body[0]).value)]
+        else:
+            out += [(caller, names[position]) for names, call in caller.call_unpacks
+                    if is_call(call) and position < len(names) and names[position]]
+    return out
+
+
+def _parameter_of(walk: _ScopeWalk, call: cst.Call, name: str) -> list[tuple[_Scope, str]]:
+    """``g(..., name, ...)`` / ``g(param=name)`` of a top-level function ``g`` of this file (defined once): the
+    parameter of ``g`` that receives the model, unless ``g`` binds it again."""
+    if not isinstance(call.func, cst.Name) or call.func.value in walk.rebound:
+        return []
+    target = walk.functions.get(call.func.value)
+    if target is None:
+        return []
+    out = []
+    for index, arg in enumerate(call.args):
+        if not (isinstance(arg.value, cst.Name) and arg.value.value == name) or arg.star:
+            continue
+        if arg.keyword is not None:
+            param = arg.keyword.value if arg.keyword.value in target.params else None
+        else:
+            param = target.params[index] if index < len(target.params) else None
+        if param is not None and param not in target.assigns and param not in target.bound:
+            out.append((target, param))
+    return out
 
 
 def _handed_to_handlers(walk: _ScopeWalk, model_fn: _Scope, name: str) -> list[tuple[_Scope, str]]:
@@ -276,12 +455,21 @@ def _handed_to_handlers(walk: _ScopeWalk, model_fn: _Scope, name: str) -> list[t
     return out
 
 
+def _generates(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "generate"
+
+
+def _model_reference(node: cst.BaseExpression) -> str | None:
+    """``model`` -> ``"model"``, ``self.model`` -> ``"self.model"``; None for anything else."""
+    return node.value if isinstance(node, cst.Name) else _self_attribute(node)
+
+
 def _calls_model(call: cst.Call, model: str) -> bool:
     func = call.func
-    if isinstance(func, cst.Name):
-        return func.value == model
+    if _model_reference(func) == model:
+        return True
     return isinstance(func, cst.Attribute) and func.attr.value in ("generate", "forward") \
-        and isinstance(func.value, cst.Name) and func.value.value == model
+        and _model_reference(func.value) == model
 
 
 def _call_inputs(call: cst.Call) -> list[cst.BaseExpression]:
@@ -300,19 +488,63 @@ def _call_inputs(call: cst.Call) -> list[cst.BaseExpression]:
 
 def _tensor_producer(value: cst.BaseExpression, scope: _Scope) -> cst.SimpleStatementLine | None:
     """``name`` (or ``name["input_ids"]`` / ``name.input_ids``) assigned once in ``scope`` from a tokenizer /
-    processor call with ``return_tensors="pt"``."""
+    processor call with ``return_tensors="pt"`` (or from one of its fields: ``processor(...,
+    return_tensors="pt").input_features``)."""
     if isinstance(value, (cst.Subscript, cst.Attribute)):
         value = value.value
     if not isinstance(value, cst.Name) or len(scope.assigns.get(value.value, [])) != 1:
         return None
     line = scope.assigns[value.value][0]
-    call = cast(cst.Assign, line.body[0]).value  # the line is `name = value`
-    if not isinstance(call, cst.Call):
+    call = _producer_call(cast(cst.Assign, line.body[0]).value)  # the line is `name = value`
+    if call is None:
         return None
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "return_tensors" \
                 and isinstance(arg.value, cst.SimpleString) and arg.value.evaluated_value == "pt":
             return line
+    return None
+
+
+#: ``torch.<f>_like(x)``: a new tensor on ``x``'s device
+LIKE_FACTORIES = frozenset({"ones_like", "zeros_like", "full_like", "empty_like", "rand_like", "randn_like"})
+
+
+def _like_moved(value: cst.BaseExpression, scope: _Scope) -> bool:
+    """``value`` is (a name bound once in ``scope`` to) ``torch.ones_like(x)``-style of an input the rule moves (a
+    producer of this scope): it is made on ``x``'s device, so it follows the move without a todo of its own."""
+    if isinstance(value, cst.Name) and len(scope.assigns.get(value.value, [])) == 1:
+        value = cast(cst.Assign, scope.assigns[value.value][0].body[0]).value
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in LIKE_FACTORIES and dotted_name(value.func.value) == "torch" and value.args):
+        return False
+    return _tensor_producer(value.args[0].value, scope) is not None
+
+
+def _producer_call(value: cst.BaseExpression) -> cst.Call | None:
+    """The call of ``call(...)``, ``call(...).field`` or ``call(...)["field"]``."""
+    if isinstance(value, (cst.Attribute, cst.Subscript)):
+        value = value.value
+    return value if isinstance(value, cst.Call) else None
+
+
+#: the float tensors a processor / feature extractor returns (``BatchFeature`` fields)
+FLOAT_FEATURES = frozenset({"input_features", "pixel_values", "input_values", "pixel_mask_values"})
+#: words of the classes whose models take float features (audio, images), not token ids
+FLOAT_MODEL_WORDS = ("Image", "Audio", "Speech", "Whisper", "CTC", "XVector", "Vision", "CLIP", "Yolos", "Object",
+                     "Segmentation", "Depth", "Frame", "ViT", "Wav2Vec", "Semantic")
+#: integer fields (token ids, masks): they follow the model's device, never its dtype
+INTEGER_FIELDS = frozenset({"input_ids", "attention_mask", "token_type_ids", "decoder_input_ids", "position_ids"})
+
+
+def _field(value: cst.BaseExpression) -> str | None:
+    """``x.field`` / ``x["field"]`` -> ``"field"``."""
+    if isinstance(value, cst.Attribute):
+        return value.attr.value
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1:
+        index = value.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            evaluated = index.value.evaluated_value
+            return evaluated if isinstance(evaluated, str) else None
     return None
 
 
@@ -669,25 +901,149 @@ class InferenceRule(PythonRule):
     #: the rewritten load puts a model on the device (``device_map``): its inputs must follow it there
     places_model = False
 
+    #: the model takes float features (audio, images) a lower-precision load must get in its dtype
+    float_inputs = False
+    #: a decoder-only model: its ``generate`` moves CPU inputs to the model's device itself (transformers 5
+    #: ``prepare_inputs_for_generation``), so an input the rule cannot move there needs no todo at such a call
+    generate_moves_inputs = False
+
     def _plan_input_moves(self, module: cst.Module) -> None:
         """optimum's compiled models took CPU tensors; the stock model now sits on the device, so a call on it
         with CPU inputs fails (device mismatch). At each call of a loaded model in the file (``model(**x)``,
-        ``model.generate(x)``, also in a SageMaker ``predict_fn`` fed by ``model_fn``), an input assigned once
-        in that scope from ``tokenizer(..., return_tensors="pt")`` gets ``.to(model.device)``; any other
-        input gets a todo at the call."""
-        for site in model_call_sites(module, self.is_target_call):
+        ``model.generate(x)``, also in a SageMaker ``predict_fn`` fed by ``model_fn``, in the other methods of a
+        class that stores it on ``self``, in the callers a function returns it to and the functions of the file it
+        is passed to), an input assigned once in that scope from ``tokenizer(..., return_tensors="pt")`` gets
+        ``.to(model.device)``; any other input gets a todo at the call. A ``float_inputs`` model loaded in a
+        lower precision (bf16/fp16, or a dtype known at run time; optimum took float32 features and cast them in
+        its graph) gets its float features cast too, ``.to(model.device, model.dtype)``: a processor's / feature
+        extractor's output (a ``BatchFeature`` casts only its float tensors) or its ``input_features`` /
+        ``pixel_values`` / ``input_values``; an output of a producer the rule cannot tell gets ``.to(model.device)``
+        and a todo to cast float features."""
+        planned: set[tuple[int, str]] = set()
+        sites = model_call_sites(module, self.is_target_call)
+        if not self.generate_moves_inputs:
+            called = {id(load) for site in sites for load in (site.loads or [site.load])}
+            for load, function in returned_loads(module, self.is_target_call):
+                if id(load) in called:
+                    continue
+                cast_to = self._lower_precision([load]) if self._takes_float_features(load) else None
+                self.todo_at_call(load, f"the model leaves {function}() (returned), and no call of it that the rule "
+                                        "can follow is in this file: it is on the device now (optimum's compiled "
+                                        "model took CPU tensors), so where it is called, move its tensor inputs "
+                                        "there first - "
+                                        "`.to(model.device)`" + (f"; it loads in {cast_to} now, so float features "
+                                        "(input_features / pixel_values / input_values) also take its dtype: "
+                                        "`.to(model.device, model.dtype)`" if cast_to is not None else ""))
+        for site in sites:
+            loads = site.loads or [site.load]
+            cast_to = self._lower_precision(loads) if any(self._takes_float_features(load) for load in loads) \
+                else None
             for value in site.inputs:
                 producer = _tensor_producer(value, site.scope)
                 if producer is not None:
-                    self._input_moves[id(producer)] = site.model
-                    self.fixed(producer, f"inputs moved to {site.model}.device: the model is on the device now "
-                                         "(optimum's compiled model took CPU tensors)")
-                elif not _already_moved(value):  # reported when the traversal reaches the call (an inline note)
-                    self.todo_at_call(site.call,
-                        f"{site.model} is on the device now (optimum's compiled model took CPU tensors): move "
-                        f"`{source_of(value)}` there first, e.g. `.to({site.model}.device)`")
+                    if (id(producer), site.model) in planned:
+                        continue
+                    planned.add((id(producer), site.model))
+                    kind = self._producer_kind(producer)
+                    dtype = cast_to is not None and kind == "float"
+                    self._input_moves[id(producer)] = f"{site.model}.device" + (f", {site.model}.dtype" if dtype else "")
+                    self.fixed(producer, f"inputs moved to {site.model}.device"
+                                         + (f" and cast to {site.model}.dtype" if dtype else "")
+                                         + ": the model is on the device now"
+                                         + (f", in {cast_to} (optimum's compiled model took float32 CPU tensors and "
+                                            "cast them in its graph)" if dtype else
+                                            " (optimum's compiled model took CPU tensors)"))
+                    if cast_to is not None and kind is None:
+                        self.todo(producer, f"{site.model} loads in {cast_to} now (optimum cast float32 inputs in its "
+                                            f"compiled graph): if this is a processor's / feature extractor's output, "
+                                            f"cast its float features too - `.to({site.model}.device, "
+                                            f"{site.model}.dtype)` - or the first conv/linear raises a dtype "
+                                            "mismatch (a tokenizer's ids need no cast)")
+                elif not _already_moved(value) and not (self.generate_moves_inputs and _generates(site.call)) \
+                        and not _like_moved(value, site.scope):
+                    # reported when the traversal reaches the call (an inline note)
+                    message = (f"{site.model} is on the device now (optimum's compiled model took CPU tensors): move "
+                               f"`{source_of(value)}` there first, e.g. `.to({site.model}.device)`")
+                    if cast_to is not None:
+                        message += (f"; it loads in {cast_to} now, so float features (input_features / pixel_values "
+                                    f"/ input_values) also take its dtype: `.to({site.model}.device, "
+                                    f"{site.model}.dtype)`")
+                    if message not in self._call_todos.get(id(site.call), []):
+                        self.todo_at_call(site.call, message)
             if self.outputs_tensors and any(_tensor_producer(value, site.scope) is not None for value in site.inputs):
                 self._plan_output_moves(site)
+
+    def _takes_float_features(self, load: cst.Call) -> bool:
+        """A ``float_inputs`` rule's load of a model fed float features (audio, images: the class names one of
+        ``FLOAT_MODEL_WORDS``); a text model takes token ids, which no dtype applies to."""
+        if not self.float_inputs or not isinstance(load.func, cst.Attribute):
+            return False
+        qualified = self.ctx.matches(load.func.value, self.loads) or ""
+        names = f"{qualified} {self.loads.get(qualified) or ''}"
+        return any(word in names for word in FLOAT_MODEL_WORDS)
+
+    def _lower_precision(self, loads: Sequence[cst.Call]) -> str | None:
+        """The dtype below float32 one of ``loads`` (the original calls) is rewritten to: ``dtype=`` /
+        ``torch_dtype=`` other than float32, or an ``auto_cast_type`` that casts (a value known only at run time
+        counts: "a lower precision"); None when every load stays float32."""
+        for load in loads:
+            saved = getattr(self, "_scope_stack", None)
+            setattr(self, "_scope_stack", self.gathered.call_scopes.get(id(load), saved or []))
+            try:
+                keywords = dict(self.arguments(load).keywords)
+            finally:
+                setattr(self, "_scope_stack", saved)
+            for key in ("dtype", "torch_dtype"):
+                if key in keywords:
+                    text = source_of(keywords[key].value)
+                    if text not in ("torch.float32", "torch.float", '"float32"', "'float32'"):
+                        return text if text.startswith("torch.") else "a lower precision"
+                    break
+            else:
+                if "auto_cast_type" not in keywords:
+                    continue
+                auto_cast = self.literal(keywords["auto_cast"].value) if "auto_cast" in keywords else NOT_LITERAL
+                if auto_cast in (None, "none", False):
+                    continue
+                value = self.literal(keywords["auto_cast_type"].value)
+                mapped = dtype_for(value) if isinstance(value, str) else None
+                if mapped != "torch.float32":
+                    return mapped or "a lower precision"
+        return None
+
+    def _producer_kind(self, line: cst.SimpleStatementLine) -> str | None:
+        """What a producer line (``x = f(..., return_tensors="pt")[.field]``) gives: "float" (float features, or a
+        processor's / feature extractor's ``BatchFeature``, whose ``.to(device, dtype)`` casts only its float
+        tensors), "ids" (a tokenizer's output, token ids or masks), None when the rule cannot tell."""
+        value = cast(cst.Assign, line.body[0]).value
+        name = _field(value) if not isinstance(value, cst.Call) else None
+        if name is not None:
+            return "float" if name in FLOAT_FEATURES else "ids" if name in INTEGER_FIELDS else None
+        call = _producer_call(value)
+        func = call.func if call is not None else None
+        callee = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) \
+            else None
+        if callee is None:
+            return None
+        owners = set()
+        for statement in self.gathered.assignments.get(callee, []) if isinstance(func, cst.Name) else []:
+            bound = cast(cst.Assign, statement.body[0]).value
+            if isinstance(bound, cst.Call) and isinstance(bound.func, cst.Attribute) \
+                    and bound.func.attr.value == "from_pretrained":
+                owners.add(dotted_name(bound.func.value).rsplit(".", 1)[-1])
+            else:
+                owners.add("")
+        kinds = {"ids" if owner.endswith(("Tokenizer", "TokenizerFast")) else
+                 "float" if owner.endswith(("Processor", "FeatureExtractor", "ImageProcessor")) else None
+                 for owner in owners}
+        if len(kinds) == 1 and None not in kinds:
+            return kinds.pop()
+        lowered = callee.lower()
+        if not owners and "token" in lowered:
+            return "ids"
+        if not owners and ("processor" in lowered or "extractor" in lowered):
+            return "float"
+        return None
 
     #: the loaded model's calls return tensors (ModelOutput): numpy reads of them get ``.cpu()`` once the
     #: inputs follow the model to the device (a pipeline returns images / lists, no device tensors)
@@ -884,13 +1240,13 @@ class InferenceRule(PythonRule):
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
         if id(original) in self._remove:
             return cst.RemoveFromParent()
-        model = self._input_moves.get(id(original))
+        target = self._input_moves.get(id(original))
         # (unless another NM1xx rule moved it already)
-        if model is not None and isinstance(updated.body[0], cst.Assign) \
-                and not source_of(updated.body[0].value).endswith(f".to({model}.device)"):
+        if target is not None and isinstance(updated.body[0], cst.Assign) \
+                and not source_of(updated.body[0].value).endswith(f".to({target})"):
             assign = updated.body[0]
             moved = cst.Call(func=cst.Attribute(value=assign.value, attr=cst.Name("to")),
-                             args=[cst.Arg(parse_expression(f"{model}.device"))])
+                             args=with_commas([cst.Arg(parse_expression(part)) for part in target.split(", ")]))
             updated = updated.with_changes(body=[assign.with_changes(value=moved), *updated.body[1:]])
         moves = self._cpu_moves.pop(id(original), None)
         if moves:

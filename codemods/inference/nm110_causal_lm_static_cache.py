@@ -47,7 +47,9 @@ What it does:
   on optimum-neuron with a ``todo`` naming the splat: a stock call would get the Neuron export keys it may carry
   (``auto_cast_type``, ``num_cores``, ``batch_size`` ...) and raise TypeError.
 * the inputs follow the model to the device, as in NM120 (``tokenizer(..., return_tensors="pt")`` assigned in
-  the scope of a ``model.generate`` call gets ``.to(model.device)``); ``tok.apply_chat_template(...,
+  the scope of a ``model.generate`` call gets ``.to(model.device)``, also where the model is stored on ``self``,
+  returned or passed on); an input the rule cannot move gets a todo only at a forward call: ``generate`` moves
+  CPU inputs to the model's device itself (transformers 5); ``tok.apply_chat_template(...,
   return_tensors="pt")`` gets ``return_dict=False``: transformers 5 returns a BatchEncoding by default.
 * batched right-padded prompts: where ``<model>.generate`` of a rewritten load gets the output of
   ``tokenizer(<list of prompts>, padding=True / "longest" / "max_length")`` (in the same function, or returned by a
@@ -211,6 +213,7 @@ class CausalLMStaticCache(InferenceRule):
     moves = DECODERS
     legacy_modules = ("optimum.neuron",)
     places_model = True
+    generate_moves_inputs = True  # decoder-only: generate moves CPU inputs to the model's device
     #: MODULE_DICTS: **NAME of a project module's dict; MODULE_FOLDERS: a compiled folder's name imported from one
     facts = (TORCHRUN_LAUNCHES, COMPILED_EXPORTS, MODULE_DICTS, MODULE_FOLDERS)
     opaque_splat_keeps_file = True  # a splat nothing resolves: the file stays on optimum-neuron

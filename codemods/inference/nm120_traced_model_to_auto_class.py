@@ -24,8 +24,15 @@ What it does:
   what to load instead (the source checkpoint; the id a tokenizer in the file loads is named as a hint), and
   call-shape advice in a file that only saves the model says to apply it where the model is called;
 * the inputs follow the model to the device (optimum's compiled model took CPU tensors): at each call of the
-  model in the file (SageMaker ``predict_fn`` fed by ``model_fn`` included), an input assigned in that scope
-  from ``tokenizer(..., return_tensors="pt")`` gets ``.to(model.device)``; other inputs get a ``todo``. Its
+  model in the file (SageMaker ``predict_fn`` fed by ``model_fn`` included, and where the model leaves the scope
+  that loads it: the other methods of a class that stores it on ``self``, the caller a function returns it to,
+  a function of the file it is passed to), an input assigned in that scope from ``tokenizer(...,
+  return_tensors="pt")`` (or one of its fields) gets ``.to(model.device)``; other inputs get a ``todo``, except a
+  ``torch.ones_like(x)``-style tensor of a moved ``x``; a returned model with no call the rule can follow gets a
+  ``todo`` at its load. An image / audio model loaded below float32 (``auto_cast_type="bf16"``; optimum took
+  float32 features and cast them in its graph) gets its float features cast too: a processor's / feature
+  extractor's output or its ``pixel_values`` / ``input_features`` / ``input_values`` gets ``.to(model.device,
+  model.dtype)`` (a ``BatchFeature`` casts only its float tensors), a producer the rule cannot tell a ``todo``. Its
   outputs are then on the device too (optimum returned CPU tensors, and ``.numpy()`` / ``np.*`` raise on any other
   device): in that scope a ``.numpy()`` receiver or ``np.*`` argument that is certainly the call's output (the
   call or names bound once to it, through attributes, subscripts and device-keeping tensor methods such as
@@ -107,6 +114,7 @@ class TracedModelToAutoClass(InferenceRule):
     moves = TRACED
     legacy_modules = ("optimum.neuron",)
     places_model = True
+    float_inputs = True  # audio / image features: cast with a lower-precision load
     compiled_reads = True  # m.config.neuron[...] / m.input_shapes[...] / m.neuron_config.<f>: literal or todo
     outputs_tensors = True  # numpy reads of its outputs get .cpu() (or a todo) once its inputs are moved
 

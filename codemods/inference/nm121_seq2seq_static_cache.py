@@ -12,6 +12,11 @@ What it does:
   compile_config=...)`` - the decoder's static KV cache and the compiled beam count; the compile config is
   what transformers 5.24 uses on a neuron device (``None`` off-neuron in the portable style);
 * ``sequence_length`` / ``batch_size`` (encoder input shapes) -> a ``todo`` with the padding to do;
+* the inputs follow the model to the device as for NM120 (calls in the loading scope and where the model leaves
+  it: ``self``, returned, passed on); a Whisper loaded below float32 (``auto_cast_type="bf16"``) gets its
+  ``input_features`` in its dtype too, ``.to(model.device, model.dtype)``: optimum took float32 features and cast
+  them in its graph, the stock model raised "Input type (float) and bias type (c10::BFloat16) should be the
+  same" in ``generate``;
 * a name bound to the Neuron class on one branch and to its stock target on the other (``if SMOKE: from
   transformers import AutoModelForSeq2SeqLM as M else: from optimum.neuron import NeuronModelForSeq2SeqLM as
   M``) is a Neuron load too: its load sites get the same rewrite (what it adds is valid for the stock class), and
@@ -83,6 +88,7 @@ class Seq2SeqStaticCache(InferenceRule):
     moves = SEQ2SEQ
     legacy_modules = ("optimum.neuron",)
     places_model = True
+    float_inputs = True  # audio / image features: cast with a lower-precision load
 
     loads = SEQ2SEQ
     facts = (MODULE_DICTS,)  # **NAME of a dict a project module binds once

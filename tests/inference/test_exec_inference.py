@@ -599,3 +599,42 @@ def test_a_load_of_a_name_bound_to_the_neuron_class_in_one_branch_runs_on_the_st
     assert "device_map=" in script and 'cache_implementation="static"' in script
     result = values(run(script, tmp_path))
     assert result == {"new_tokens": "4", "cache": "StaticCache", "device": "cpu"}
+
+
+WHISPER_ESCAPES = '''
+import torch
+from transformers import AutoFeatureExtractor
+from optimum.neuron import NeuronWhisperForConditionalGeneration
+
+MODEL = {model!r}
+
+
+def load(model_id):
+    fe = AutoFeatureExtractor.from_pretrained(model_id)
+    model = NeuronWhisperForConditionalGeneration.from_pretrained(
+        model_id, export=True, batch_size=1, sequence_length=16, auto_cast="matmul", auto_cast_type="bf16")
+    return fe, model
+
+
+def transcribe(wave, fe, model):
+    feats = fe(wave, sampling_rate=16000, return_tensors="pt").input_features
+    return model.generate(feats, max_new_tokens=4)
+
+
+fe, model = load(MODEL)
+ids = transcribe(torch.zeros(16000).numpy(), fe, model)
+print("RESULT dtype=%s" % model.dtype)
+print("RESULT length=%d" % ids.shape[1])
+'''
+
+
+def test_a_bf16_whisper_returned_and_passed_on_gets_its_features_in_its_dtype(tmp_path: Path) -> None:
+    """rt4D 1/2: the load becomes dtype=torch.bfloat16 and the model leaves load() (returned, then passed to
+    transcribe()); the feature extractor's float32 input_features, fed as they were, raised 'Input type (float) and
+    bias type (c10::BFloat16) should be the same' in generate. They now follow the model's device and dtype."""
+    model = tiny.whisper(tmp_path / "whisper")
+    script = migrate(WHISPER_ESCAPES.format(model=str(model)))
+    assert ".input_features.to(model.device, model.dtype)" in script
+    result = values(run(script, tmp_path))
+    assert result["dtype"] == "torch.bfloat16"
+    assert int(result["length"]) >= 2

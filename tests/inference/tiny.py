@@ -89,3 +89,16 @@ def stable_diffusion(folder: Path) -> Path:
                                    requires_safety_checker=False)
     pipe.save_pretrained(folder)
     return folder
+
+
+def whisper(folder: Path) -> Path:
+    """A tiny Whisper (one encoder and one decoder layer) with its feature extractor (80 mel bins, 30 s)."""
+    from transformers import WhisperConfig, WhisperFeatureExtractor, WhisperForConditionalGeneration
+
+    config = WhisperConfig(vocab_size=VOCAB, d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                           decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=80,
+                           max_target_positions=64, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                           decoder_start_token_id=1, begin_suppress_tokens=None, suppress_tokens=None)
+    WhisperForConditionalGeneration(config).save_pretrained(folder)
+    WhisperFeatureExtractor(feature_size=80).save_pretrained(folder)
+    return folder
