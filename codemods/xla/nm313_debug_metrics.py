@@ -4,6 +4,12 @@ What it does:
 
 * Removes statements that only print or call ``torch_xla.debug.metrics`` (``met.metrics_report()``,
   ``met.short_metrics_report()``, ``met.clear_all()`` ...).
+* A report that is all a block does (``if args.debug: print(met.metrics_report())``) becomes a ``print`` saying
+  that TorchNeuron has no such report and naming its compile-metric variables, with a ``todo`` above the ``if``,
+  where the block runs under a flag (``args.x``, an environment variable, a bare name; not a periodic
+  ``step % n == 0``, which goes as before): the user's branch stays, and the note says that it, and the flag that selects it,
+  report nothing else now, and what TorchNeuron offers instead (``TORCH_NEURONX_ENABLED_METRIC_TABLES``,
+  ``TORCH_NEURONX_METRICS_DIR``, ``torch.profiler``). Deleting the branch left ``--debug`` a silent no-op.
 * Other uses (a metric value read into a variable) get a ``todo``.
 
 Why:
@@ -19,7 +25,8 @@ After::
 
     (removed)
 
-Safety: safe. Diagnostics only: the program computes the same.
+Safety: safe. Diagnostics only: the program computes the same (a branch that only reported prints one line and
+keeps a ``todo``).
 
 References:
 
@@ -29,11 +36,22 @@ References:
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
-from codemods.xla._base import Safety, XlaRule, walk
+from codemods.xla._base import Safety, XlaRule, flag_guard, walk
+from migrate.snippets import parse_expression
 
 MET = "torch_xla.debug.metrics"
+EMPTIED = ("the torch_xla debug metrics report was all this block did: it described the lazy-tensor runtime, and "
+           "TorchNeuron has no such report, so it now prints that it has none (the branch, and the flag or option that "
+           "selects it, report nothing else). Report TorchNeuron's compile metrics instead (set "
+           "TORCH_NEURONX_ENABLED_METRIC_TABLES / TORCH_NEURONX_METRICS_DIR when the flag is on), profile with "
+           "torch.profiler here, or drop the flag")
+#: what a block that only reported does now (a print the user sees where the report was)
+NO_REPORT = ('print("no XLA metrics report on TorchNeuron: set TORCH_NEURONX_ENABLED_METRIC_TABLES / '
+             'TORCH_NEURONX_METRICS_DIR for its compile metrics")')
 
 
 class DebugMetrics(XlaRule):
@@ -54,8 +72,44 @@ class DebugMetrics(XlaRule):
             self._is_met(a.value) or isinstance(a.value, (cst.SimpleString, cst.FormattedString)) for a in call.args
         ) and any(self._is_met(a.value) for a in call.args)
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._sole: set[int] = set()  # ids of the first report of a flag's block that holds nothing else
+        self._elifs: set[int] = set()  # the `elif` branches of an `if` already looked at
+
+    def _report_line(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1 \
+            and isinstance(node.body[0], cst.Expr) and self._only_met(node.body[0].value)
+
+    def _only_reports(self, suite: cst.BaseSuite) -> bool:
+        return isinstance(suite, cst.IndentedBlock) and bool(suite.body) \
+            and all(self._report_line(statement) for statement in suite.body)
+
+    def _flag(self, test: cst.BaseExpression) -> bool:
+        """``args.debug``, an environment variable, a bare name (``if debug:``): not a periodic ``step % n == 0``."""
+        return isinstance(test, cst.Name) or flag_guard(self.ctx, test)
+
+    def visit_If(self, node: cst.If) -> None:
+        # `if args.debug: print(met.metrics_report())`: removing the report would delete the user's branch and
+        # leave the flag doing nothing, silently. The note goes above the `if`
+        if id(node) in self._elifs:
+            return
+        branches, orelse = [(node.test, node.body)], node.orelse
+        while isinstance(orelse, cst.If):
+            self._elifs.add(id(orelse))
+            branches.append((orelse.test, orelse.body))
+            orelse = orelse.orelse
+        if orelse is not None:
+            branches.append((node.test, orelse.body))
+        emptied = [suite for test, suite in branches if self._flag(test) and self._only_reports(suite)]
+        if emptied:
+            self.todo(node, EMPTIED)
+            self._sole.update(id(cast(cst.IndentedBlock, suite).body[0]) for suite in emptied)
+
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
-        if len(original.body) == 1 and isinstance(original.body[0], cst.Expr) and self._only_met(original.body[0].value):
+        if self._report_line(original):
+            if id(original) in self._sole:
+                return updated.with_changes(body=[cst.Expr(parse_expression(NO_REPORT))])
             self.fixed(original, "torch_xla debug metrics report removed")
             return cst.RemoveFromParent()
         if walk(original, self._is_met):
