@@ -509,15 +509,18 @@ def _tensor_producer(value: cst.BaseExpression, scope: _Scope) -> cst.SimpleStat
 LIKE_FACTORIES = frozenset({"ones_like", "zeros_like", "full_like", "empty_like", "rand_like", "randn_like"})
 
 
-def _like_moved(value: cst.BaseExpression, scope: _Scope) -> bool:
+def _like_moved(value: cst.BaseExpression, scope: _Scope, inputs: Sequence[cst.BaseExpression]) -> bool:
     """``value`` is (a name bound once in ``scope`` to) ``torch.ones_like(x)``-style of an input the rule moves (a
-    producer of this scope): it is made on ``x``'s device, so it follows the move without a todo of its own."""
+    producer of this scope) or of another input of the same call (which gets its own move or todo): it is made on
+    ``x``'s device, so it follows ``x`` without a todo of its own."""
     if isinstance(value, cst.Name) and len(scope.assigns.get(value.value, [])) == 1:
         value = cast(cst.Assign, scope.assigns[value.value][0].body[0]).value
     if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
             and value.func.attr.value in LIKE_FACTORIES and dotted_name(value.func.value) == "torch" and value.args):
         return False
-    return _tensor_producer(value.args[0].value, scope) is not None
+    source = value.args[0].value
+    others = {source_of(other) for other in inputs if other is not value}
+    return _tensor_producer(source, scope) is not None or source_of(source) in others
 
 
 def _producer_call(value: cst.BaseExpression) -> cst.Call | None:
@@ -960,7 +963,7 @@ class InferenceRule(PythonRule):
                                             f"{site.model}.dtype)` - or the first conv/linear raises a dtype "
                                             "mismatch (a tokenizer's ids need no cast)")
                 elif not _already_moved(value) and not (self.generate_moves_inputs and _generates(site.call)) \
-                        and not _like_moved(value, site.scope):
+                        and not _like_moved(value, site.scope, site.inputs):
                     # reported when the traversal reaches the call (an inline note)
                     message = (f"{site.model} is on the device now (optimum's compiled model took CPU tensors): move "
                                f"`{source_of(value)}` there first, e.g. `.to({site.model}.device)`")
