@@ -11,6 +11,10 @@ What it does:
   in torch_xla code gets a ``todo``.
 * ``xm.xla_device_hw(d)`` and ``xr.device_type()`` become the device type in upper case (``NEURON`` on Trainium as
   before, ``CPU`` on a CPU).
+* A comparison with ``"xla"`` (``cfg["device"] == "xla"``) gets a ``todo``; where the value compared is read from
+  data (``cfg["device"]``, ``cfg.device``, ``cfg.get("device")``), the note names it and, when the name holds a
+  config file's contents (``yaml.safe_load(open(...))``, ``json.load``, ``OmegaConf.load`` in the file), the load:
+  that file's ``device: xla`` must change with the check.
 * ``xm.xla_device(n)`` / ``torch.device("xla", n)`` picked core ``n`` of a multi-core process: the index is dropped
   with a ``todo``. ``xm.get_xla_supported_devices()`` becomes a ``todo`` (one device per process now).
 * Device strings built at run time (``f"xla:{i}"``) are not recognised.
@@ -51,9 +55,13 @@ from codemods._lib import device as dev
 from codemods._lib.cst import Import, source_of
 from codemods.xla import _values as values
 from codemods.xla._base import XM, XR, Safety, XlaRule, arg, is_xla_string, names
+from migrate import cstwalk
 
 DEVICE_CALLS = names((XM, ["xla_device"]), ("torch_xla", ["device"]))
 TORCH_DEVICE = frozenset({"torch.device"})
+#: calls that read a config file: a name bound to their result holds the file's values
+CONFIG_LOADS = frozenset({"yaml.safe_load", "yaml.load", "yaml.full_load", "json.load", "json.loads",
+                          "omegaconf.OmegaConf.load", "toml.load", "tomllib.load"})
 SUPPORTED = names((XM, ["get_xla_supported_devices"]))
 HARDWARE = names((XM, ["xla_device_hw"]))
 RUNTIME_TYPE = names((XR, ["device_type"]))
@@ -170,4 +178,53 @@ class XlaDevice(XlaRule):
         plan = values.plan(self)
         if id(node) in plan.decided or any(id(o) in plan.reads for o in operands):
             return  # a followed variable: decided with its if, or left holding "xla"
-        self.todo(node, 'comparison with "xla": the migrated device type is "neuron" on Trainium (and "cpu" elsewhere); update this check')
+        message = 'comparison with "xla": the migrated device type is "neuron" on Trainium (and "cpu" elsewhere); update this check'
+        source = next((o for o in operands if not is_xla_string(o)), None)
+        origin = self._read_from(source) if source is not None else None
+        if origin is not None:
+            message += origin
+        self.todo(node, message)
+
+    def _read_from(self, operand: cst.BaseExpression) -> str | None:
+        """Where a compared value that is not the file's own comes from: ``cfg["device"]`` / ``cfg.device`` /
+        ``cfg.get("device")`` of a name bound to a config file's contents (``yaml.safe_load(open(...))``,
+        ``json.load``, ``OmegaConf.load``) or of other data the file reads (the command line, a dict)."""
+        base: cst.BaseExpression | None = None
+        if isinstance(operand, cst.Subscript):
+            base = operand.value
+        elif isinstance(operand, cst.Attribute) and operand.attr.value != "type" and not self.ctx.qualnames(operand):
+            base = operand.value
+        elif isinstance(operand, cst.Call) and isinstance(operand.func, cst.Attribute) and operand.func.attr.value == "get":
+            base = operand.func.value
+        if not isinstance(base, cst.Name) or self.ctx.qualnames(base):
+            return None
+        read = source_of(operand).strip()
+        module = self.module
+        loaders = []
+        if module is not None:
+            name = base.value
+
+            class Loads(cst.CSTVisitor):
+                def visit_Assign(inner, node: cst.Assign) -> None:
+                    if any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets) \
+                            and cstwalk.find(node.value, lambda n: isinstance(n, cst.Call) and any(
+                                q in CONFIG_LOADS for q in self.ctx.qualnames(n.func))):
+                        loaders.append(source_of(node.value).strip())
+
+            cstwalk.visit(module, Loads())
+        key = None
+        if isinstance(operand, cst.Subscript) and len(operand.slice) == 1:
+            index = operand.slice[0].slice
+            if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+                key = index.value.evaluated_value
+        elif isinstance(operand, cst.Attribute):
+            key = operand.attr.value
+        elif isinstance(operand, cst.Call) and operand.args and isinstance(operand.args[0].value, cst.SimpleString):
+            key = operand.args[0].value.evaluated_value
+        setting = f"`{key}: xla`" if isinstance(key, str) else '"xla"'
+        if loaders:
+            return (f". The value compared, {read}, is read from the config file that `{loaders[0]}` loads: change its "
+                    f"{setting} there together with this check (a check changed alone sends \"xla\" on to the other "
+                    "branch)")
+        return (f". The value compared, {read}, is data this file reads (a config, the command line): change its "
+                "\"xla\" value where it is set, together with this check")
