@@ -8,6 +8,11 @@ What it does:
   their ``_ns`` forms, ``timeit.default_timer()``: on the next statement, or in the first line of the ``if`` /
   ``with`` that follows) becomes ``torch.accelerator.synchronize()`` instead: eager dispatch is asynchronous, so
   without it the clock reads before the queued device work has finished and the timing measures dispatch only.
+* Where that ``if`` reads the clock only in its body (``if step % log_every == 0: t0 = time.time()``), in a loop
+  whose function reads the clock nowhere else but before the loop, the ``synchronize()`` goes at the start of the
+  body instead: the steps that do not read the clock do not wait for the device (a sync on every step stalls the
+  device queue). A read after the loop (a benchmark's end time), or a use there of what the ``if`` read
+  (``return start``), relies on every step's wait: the ``synchronize()`` stays before the ``if`` there.
 * A ``mark_step()`` in the body of a loop that sits between two clock reads of its block (timing around the loop)
   is removed, and one ``torch.accelerator.synchronize()`` is put after the loop, before the second read.
 * ``xm.wait_device_ops()`` becomes ``torch.accelerator.synchronize()`` (the wait is still meaningful before
@@ -61,7 +66,7 @@ References:
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, cast
 
 import libcst as cst
 
@@ -78,6 +83,9 @@ CLOCKS = names(("time", ["time", "time_ns", "perf_counter", "perf_counter_ns", "
 SYNCHRONIZE = "if torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n"
 SYNCHRONIZE_BEFORE_CLOCK = ("xm.mark_step() before a clock read -> torch.accelerator.synchronize() (when an "
                             "accelerator is present): eager dispatch is asynchronous, the timing waits for the device as before")
+SYNCHRONIZE_INTO_IF = ("xm.mark_step() before a clock read under the `if` that follows -> "
+                       "torch.accelerator.synchronize() (when an accelerator is present) at the start of that `if`, "
+                       "before the read: the timing waits for the device as before, and the other steps do not wait")
 SYNCHRONIZE_AFTER_LOOP = ("step boundary removed: TorchNeuron executes eagerly; the loop is timed, so "
                           "torch.accelerator.synchronize() (when an accelerator is present) now runs after it, before "
                           "the clock is read")
@@ -101,6 +109,10 @@ class MarkStep(XlaRule):
         self._timed_loops: dict[int, list[bool]] = {}
         self._in_timed_loop: set[int] = set()  # ids of the mark_step lines in the body of such a loop
         self._elifs: set[int] = set()  # ids of the `if` nodes that are the elif of another
+        self._into_if: set[int] = set()  # mark_step lines before an `if` whose body reads the clock first
+        self._sync_into: set[int] = set()  # those `if` nodes: the synchronize opens their body
+        self._loops: list[cst.For | cst.While] = []  # the loops the visit is in
+        self._scopes: list[cst.CSTNode] = []  # the module and the functions the visit is in
 
     # ------------------------------------------------------------------ where the clock is read
     def _reads_clock(self, statement: cst.CSTNode) -> bool:
@@ -122,11 +134,80 @@ class MarkStep(XlaRule):
         body = statement.body.body
         return bool(body) and self._reads_clock(body[0])
 
+    def _head_reads_clock(self, statement: cst.If) -> bool:
+        return cstwalk.find(statement.test, lambda node: isinstance(node, cst.Call)
+                            and bool(self.ctx.matches(node.func, CLOCKS)))
+
+    def _reads_only_in(self, scope: cst.CSTNode, loop: cst.CSTNode, guard: cst.If) -> bool:
+        """Whether every clock read of ``scope`` (the function) is before ``loop`` or in the body of ``guard`` (in
+        the loop), and nothing after the loop uses a name those reads set: no other read relies on the wait of every
+        step (a benchmark's read after the loop, or its ``return start``, does)."""
+        rule = self
+        # the names the guarded reads set (t0 = time.time()): a use of them after the loop measures the loop too
+        timed = {target.target.value for statement in cast(cst.IndentedBlock, guard.body).body
+                 if isinstance(statement, cst.SimpleStatementLine) for small in statement.body
+                 if isinstance(small, cst.Assign) for target in small.targets if isinstance(target.target, cst.Name)}
+
+        class Reads(cst.CSTVisitor):
+            def __init__(inner) -> None:
+                inner.state, inner.guarded, inner.ok = "before", 0, True
+
+            def on_visit(inner, node: cst.CSTNode) -> bool:
+                if node is loop:
+                    inner.state = "in"
+                if node is guard.body:
+                    inner.guarded += 1
+                if isinstance(node, cst.Call) and rule.ctx.matches(node.func, CLOCKS) \
+                        and inner.state != "before" and not inner.guarded:
+                    inner.ok = False
+                if inner.state == "after" and isinstance(node, cst.Name) and node.value in timed:
+                    inner.ok = False
+                return inner.ok
+
+            def on_leave(inner, node: cst.CSTNode) -> None:
+                if node is loop:
+                    inner.state = "after"
+                if node is guard.body:
+                    inner.guarded -= 1
+
+        reads = Reads()
+        scope.visit(reads)
+        return reads.ok
+
+    def visit_For(self, node: cst.For) -> None:
+        self._loops.append(node)
+
+    def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
+        self._loops.pop()
+        return updated
+
+    def visit_While(self, node: cst.While) -> None:
+        self._loops.append(node)
+
+    def leave_While(self, original: cst.While, updated: cst.While) -> cst.While:
+        self._loops.pop()
+        return updated
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scopes.append(node)
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        self._scopes.pop()
+        return updated
+
     def _scan(self, block: cst.CSTNode, body: Sequence[cst.CSTNode]) -> None:
         clock_before = False  # an earlier statement of the block reads the clock: a loop after it may be timed
         for statement, following in zip(body, body[1:]):
             if self.call_of(statement, STEP) is not None and self._reads_clock(following):
-                self._before_clock.add(id(statement))
+                if isinstance(following, cst.If) and not self._head_reads_clock(following) \
+                        and self._loops and self._loops[-1].body is block and self._scopes \
+                        and self._reads_only_in(self._scopes[-1], self._loops[-1], following):
+                    # `if step % log_every == 0: t0 = time.time()`: the clock is read on logging steps only, so
+                    # the wait goes there, not on every step
+                    self._into_if.add(id(statement))
+                    self._sync_into.add(id(following))
+                else:
+                    self._before_clock.add(id(statement))
             elif isinstance(statement, LOOPS) and self._reads_clock(following):
                 # the loop sits between two clock reads: it is timed, and the clock must wait for its device work
                 timed = clock_before and isinstance(statement.body, cst.IndentedBlock) \
@@ -144,6 +225,7 @@ class MarkStep(XlaRule):
         return True
 
     def visit_Module(self, node: cst.Module) -> None:
+        self._scopes.append(node)
         self._scan(node, node.body)
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
@@ -173,6 +255,9 @@ class MarkStep(XlaRule):
     # ------------------------------------------------------------------ the rewrites
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
         call = self.line_call(original, updated, STEP)
+        if call is not None and id(original) in self._into_if:
+            self.fixed(call, SYNCHRONIZE_INTO_IF)
+            return cst.RemoveFromParent()
         if call is not None and id(original) in self._before_clock:
             self.fixed(call, SYNCHRONIZE_BEFORE_CLOCK)
             return self.replace_line(original, updated, self.statement(SYNCHRONIZE, Import("torch")))
@@ -206,6 +291,9 @@ class MarkStep(XlaRule):
         """An arm whose only statements were step boundaries (``if device.type == "xla": xm.mark_step()``), with a
         test that only tests, goes where the chain stays the same without it: an ``if`` of its own, the first arm
         before an ``elif`` that excludes it (``== "xla"`` / ``== "cuda"`` on the same value), a last ``elif``."""
+        if id(original) in self._sync_into and isinstance(updated.body, cst.IndentedBlock):
+            updated = updated.with_changes(body=updated.body.with_changes(
+                body=[self.statement(SYNCHRONIZE, Import("torch")), *updated.body.body]))
         if id(original) not in self._elifs and self._emptied_arm(original, updated):
             if updated.orelse is None:
                 self._drop_notes(original)

@@ -160,3 +160,47 @@ def test_an_arm_the_next_one_does_not_exclude_stays() -> None:
     )
     assert '    if device.type == "xla":\n        pass\n    elif flush:' in result.text
     assert "    if on_xla():\n        pass\n" in result.text  # the test calls a function: it stays
+
+
+def test_the_synchronize_goes_into_the_if_that_reads_the_clock_on_logging_steps() -> None:
+    # rt4F 7: the clock is read on logging steps only; a sync on every step stalls the device queue
+    result = migrate(
+        """
+        import time
+        import torch_xla.core.xla_model as xm
+
+        def train(model, batches, log_every, log):
+            t0 = time.time()
+            for step, batch in enumerate(batches):
+                model(batch).sum().backward()
+                if step % log_every == 0:
+                    log(step, t0)
+                xm.mark_step()
+                if step % log_every == 0:
+                    t0 = time.time()
+        """,
+        "NM302",
+    )
+    assert ("        if step % log_every == 0:\n            " + SYNC.format(pad="            ")
+            + "            t0 = time.time()") in result.text
+    assert result.text.count("synchronize()") == 1
+    assert findings(result, "NM302") == {(10, "fixed")}
+
+
+def test_the_synchronize_stays_before_the_if_where_a_read_after_the_loop_relies_on_it() -> None:
+    result = migrate(
+        """
+        import time
+        import torch_xla.core.xla_model as xm
+
+        def bench(model, batches):
+            for step, batch in enumerate(batches):
+                model(batch)
+                xm.mark_step()
+                if step == 2:
+                    start = time.perf_counter()
+            return time.perf_counter() - start
+        """,
+        "NM302",
+    )
+    assert "        model(batch)\n        " + SYNC.format(pad="        ") + "        if step == 2:" in result.text
