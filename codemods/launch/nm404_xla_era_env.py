@@ -10,7 +10,10 @@ What it does:
   ``NEURON_FRAMEWORK_DEBUG`` to ``TORCH_NEURONX_PRESERVE_COMPILATION_ARTIFACTS`` (with a todo: the artifacts
   move). The decisions are the shared table's (``codemods/_tables/env_vars.py``).
 * Handles shell ``export``/prefix assignments/``unset``, Dockerfile ``ENV`` (both forms, continued lines) and
-  YAML env lists (K8s ``- name:``/``value:``, compose lists and mappings).
+  YAML env lists (K8s ``- name:``/``value:``, compose lists and mappings). A YAML key whose last entry a launch
+  rule removes (``environment:``, ``env:``) goes with it: left with a null value, compose rejects the file
+  (``services.x.environment must be a mapping``), as Kubernetes and GitHub Actions do; a key with a comment in or
+  right above its block, or an anchor, stays with an empty value of its form (``[]`` / ``{}``).
 * A variable that the project's Python or notebooks still read (``os.environ.get("PJRT_DEVICE")``, a project
   fact gathered in the scan pass), or that a launcher sets for a script that stays on torch_xla (outside the
   project while the launcher names the torch_xla / NxD stack, a project script the torch_xla rules leave as a

@@ -378,12 +378,72 @@ def remove_env_site(doc: TextDocument, site: EnvSite) -> None:
         drop_line(doc, line)
         if _YAML_NAME.match(line.text) and following is not None and _YAML_VALUE.match(following.text):
             doc.delete(following)
+        close_emptied_yaml_key(doc, line)
         return
     if cl.dockerfile_env and site.command and len(site.command) >= 2 and "=" not in site.command[0].text and not cl.continued:
         doomed = list(site.command)  # ENV NAME value: the whole instruction
     else:
         doomed = [site.word]
     _remove_from_command(doc, cl, site.command or [], doomed, site.toks or [])
+
+
+_YAML_EMPTY_KEY = re.compile(r"^(\s*)(-\s+)?([\w.-]+|\"[^\"]*\"|'[^']*'):((?:\s+[&!]\S*)*)(\s+#.*)?\s*$")
+
+
+def close_emptied_yaml_key(doc: TextDocument, removed: Line) -> None:
+    """After the YAML entry ``removed`` was deleted: when it was the last entry of its key (``environment:``,
+    ``env:``, ``variables:``), the key is left with a null value, which compose (``services.x.environment must be
+    a mapping``), Kubernetes and GitHub Actions reject. The key goes too; where a comment belongs to it (a comment
+    line in its block or right above it, one after it on its line) or it holds an anchor or tag, it stays with an
+    empty value of its form (``[]`` for a list, ``{}`` for a mapping), so the comments still sit under their key."""
+    text = removed.text
+    column = len(text) - len(text.lstrip())
+    item = text.lstrip().startswith("-")
+    index = doc._index(removed)
+    parent: Line | None = None
+    between: list[Line] = []  # comment lines between the key and the removed entry
+    for candidate in reversed(doc.lines[:index]):
+        stripped = candidate.text.strip()
+        if candidate.deleted or not stripped:
+            continue
+        if stripped.startswith("#"):
+            between.append(candidate)
+            continue
+        indent = len(candidate.text) - len(candidate.text.lstrip())
+        if indent > column or (indent == column and (stripped.startswith("-") == item)):
+            return  # another entry (or a line of one) is left above
+        parent = candidate
+        break
+    if parent is None:
+        return
+    key = _YAML_EMPTY_KEY.match(parent.text)
+    if key is None:
+        return
+    key_column = len(key.group(1)) + len(key.group(2) or "")
+    if column <= key_column and not (item and column == key_column):
+        return
+    after = doc.lines[index + 1:]
+    for candidate in after:
+        stripped = candidate.text.strip()
+        if candidate.deleted or not stripped:
+            continue
+        indent = len(candidate.text) - len(candidate.text.lstrip())
+        if stripped.startswith("#"):
+            if indent > key_column:
+                between.append(candidate)
+            continue
+        if indent > key_column or (item and indent == key_column and stripped.startswith("-")):
+            return  # another entry is left below
+        break
+    above = doc.lines[:doc._index(parent)]
+    commented = next((c for c in reversed(above) if not c.deleted and c.text.strip()), None)
+    if between or key.group(4) or key.group(5) or (commented is not None and commented.text.lstrip().startswith("#")
+                                                    and commented.indent == parent.indent):
+        empty = "[]" if item else "{}"
+        cut_at = key.end(4)
+        parent.text = parent.text[:cut_at] + " " + empty + parent.text[cut_at:]
+        return
+    doc.delete(parent)
 
 
 def _remove_from_command(doc: TextDocument, cl: CommandLine, command: list[Tok], doomed: list[Tok], toks: list[Tok]) -> None:
