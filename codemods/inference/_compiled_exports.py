@@ -21,10 +21,12 @@ import posixpath
 import re
 import shlex
 from collections.abc import Callable
+from typing import Any
 
 import libcst as cst
 
-from codemods.inference._module_dicts import binding_counts
+from codemods._tables.inference_arguments import SHAPE_KEYS
+from codemods.inference._module_dicts import binding_counts, closest_module_value
 from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
 
@@ -34,21 +36,34 @@ VALUE_OPTIONS = {
     "--num_cores": "num_cores", "--auto_cast_type": "auto_cast_type", "--tensor_parallel_size": "num_cores",
     "--task": None, "--auto_cast": None, "--instance_type": None, "--optlevel": None, "-O": None,
     "--compiler_workdir": None, "--cache_dir": None, "--revision": None, "--subfolder": None,
+    # the static shapes of encoder / vision / audio exports (NM120): the from_pretrained keyword of the same name
+    **{f"--{key}": key for key in SHAPE_KEYS if key not in ("batch_size", "sequence_length")},
 }
 #: options that take no value
 FLAGS = frozenset({"--trust-remote-code", "--trust_remote_code", "--disable-neuron-cache", "--disable_neuron_cache",
                    "--inline-weights-neff", "--dynamic-batch-size", "--dynamic_batch_size", "-O1", "-O2", "-O3"})
-INTEGER_KEYS = ("batch_size", "sequence_length", "num_cores")
+INTEGER_KEYS = ("batch_size", "sequence_length", "num_cores", *(key for key in SHAPE_KEYS if key != "max_length"))
 _ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=(\S*)\s*(?:#.*)?$")
-_EXPANSION = re.compile(r"\$\{(\w+)(?::-([^}]*))?\}|\$(\w+)")
+#: a Makefile variable: ``NAME ?= value`` / ``NAME := value`` / ``NAME = value`` (read as ``$(NAME)`` only)
+_MAKE_ASSIGNMENT = re.compile(r"^(?:(?:export|override)\s+)?([A-Za-z_]\w*)\s*(\?=|::?=|=)\s*(\S*)\s*(?:#.*)?$")
+_EXPANSION = re.compile(r"\$\{(\w+)(?::-([^}]*))?\}|\$\((\w+)\)|\$(\w+)")
 
 
 def _variables(lines: list[str]) -> dict[str, str | None]:
-    """``NAME=value`` lines of the script (None: set more than once, or to something that is no plain word)."""
+    """``NAME=value`` lines of the script (None: set more than once, or to something that is no plain word); a
+    Makefile's ``NAME ?= value`` / ``NAME := value`` lines (unindented) as ``$(NAME)``."""
     found: dict[str, str | None] = {}
     for line in lines:
         match = _ASSIGNMENT.match(line)
-        if match:
+        make = _MAKE_ASSIGNMENT.match(line) if match is None else None
+        if make is not None:
+            name, value = f"$({make.group(1)})", make.group(3)
+            try:
+                words = shlex.split(value)
+            except ValueError:
+                words = []
+            found[name] = (words[0] if len(words) == 1 else None) if name not in found else None
+        elif match:
             name, value = match.group(1), match.group(2)
             try:
                 words = shlex.split(value)
@@ -67,7 +82,7 @@ def _expand(word: str, variables: dict[str, str | None], depth: int = 0) -> str 
 
     def replace(match: re.Match) -> str:
         nonlocal unknown
-        name = match.group(1) or match.group(3)
+        name = match.group(1) or (f"$({match.group(3)})" if match.group(3) else match.group(4))
         default = match.group(2)
         if default is not None:  # ${X:-d}: X comes from the caller's environment, d otherwise
             value = _expand(default, variables, depth + 1)
@@ -215,3 +230,83 @@ def module_folders(text: str) -> dict[str, str] | None:
 #: the scan reads every Python file that assigns something (one ``ast.parse``): a settings module need not name
 #: anything Neuron
 MODULE_FOLDERS = ProjectFact("inference.module-folders", frozenset({FileKind.PYTHON}), ("=",), module_folders)
+
+
+#: keywords that name the model a ``from_pretrained`` loads
+MODEL_ID_KEYWORDS = ("model_id", "pretrained_model_name_or_path", "model_name_or_path")
+
+
+class CompiledFolderLoads:
+    """The compiled-folder loads of an inference rule (NM110, NM120): which folder a load without ``export=True``
+    reads and which project export command writes it (its facts: ``COMPILED_EXPORTS``, ``MODULE_FOLDERS``)."""
+
+    ctx: Any
+
+    def _loads_compiled(self, call: cst.Call) -> bool:
+        """``X.from_pretrained(path)`` with no ``export=True`` (``export=`` absent or False, and no ``**splat`` that
+        could carry it): it loads Neuron-compiled artifacts."""
+        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "from_pretrained"):
+            return False
+        if any(arg.star for arg in call.args) or not any(
+                (arg.keyword is None) or arg.keyword.value in MODEL_ID_KEYWORDS for arg in call.args):
+            return False
+        export = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "export"),
+                      None)
+        return export is None or (isinstance(export, cst.Name) and export.value == "False")
+
+    def _load_path(self, call: cst.Call) -> cst.BaseExpression:
+        return next(arg.value for arg in call.args if arg.keyword is None or arg.keyword.value in MODEL_ID_KEYWORDS)
+
+    def _folder(self, call: cst.Call) -> str | None:
+        """The folder a compiled load reads, when its path can be read (``folder_of``): written at the load, bound
+        once at module level, or imported from a project module that binds it once (``MODULE_FOLDERS``)."""
+        return self._folder_of_path(self._load_path(call))
+
+    def _folder_of_path(self, path: cst.BaseExpression | None) -> str | None:
+        if isinstance(path, cst.Name):
+            module = self.ctx.shared.get("module")
+            scopes = self.ctx.memo("inference.scopes", lambda: None)
+            here = scopes.values.get(id(module), {}) if scopes is not None else {}
+            imported = sorted(self.ctx.qualnames(path))
+            if path.value in here:
+                path = None if imported else here[path.value]  # imported and bound here: which one is read varies
+            else:
+                importer = str(self.ctx.path).replace("\\", "/")
+                folders = self.ctx.options.project.of(MODULE_FOLDERS.name)
+                found = [value for qualified in imported
+                         if (value := closest_module_value(folders, importer, qualified)) is not None]
+                return found[0][1] if len(found) == 1 else None
+        return folder_of(path, self.ctx.qualnames)
+
+    def _writers(self, folder: str) -> set[tuple[str, str, tuple[tuple[str, str], ...]]]:
+        """(model id, script, shapes) of each readable ``optimum-cli export neuron`` command writing ``folder``."""
+        folder = normalized(folder)
+        return {(model, script, shapes) for script, commands in self.ctx.options.project.of(COMPILED_EXPORTS.name).items()
+                for output, model, shapes in commands if output == folder}
+
+    def _recovered(self, call: cst.Call) -> tuple[str, str, tuple[tuple[str, str], ...]] | None:
+        """(the source checkpoint id, the script, its shapes) of a compiled load whose folder (``_folder``) is the
+        output folder of one readable ``optimum-cli export neuron`` command of the project
+        (``inference.compiled-exports``), all such commands naming the same id and shapes."""
+        if not self._loads_compiled(call):
+            return None
+        folder = self._folder(call)
+        found = self._writers(folder) if folder is not None else set()
+        if len({(model, shapes) for model, _, shapes in found}) != 1:
+            return None
+        return min(found)
+
+    def _default_folder(self, call: cst.Call, gatherer: Any) -> str | None:
+        """The folder a compiled load's path names by default only: a parameter of the enclosing function
+        (``def load(path=CLS_COMPILED)``) whose default is a folder ``_folder_of_path`` reads; a caller may pass
+        another one."""
+        path = self._load_path(call)
+        if not isinstance(path, cst.Name):
+            return None
+        function = next((scope for scope in reversed(gatherer.call_scopes.get(id(call), []))
+                         if isinstance(scope, cst.FunctionDef)), None)
+        if function is None:
+            return None
+        params = (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
+        param = next((p for p in params if p.name.value == path.value), None)
+        return self._folder_of_path(param.default) if param is not None and param.default is not None else None

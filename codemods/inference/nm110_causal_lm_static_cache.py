@@ -149,8 +149,14 @@ from codemods._tables.inference_arguments import DTYPES as DTYPES_TABLE
 from codemods._tables.inference_symbols import decoder_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import InferenceRule, dtype_for, neuron_argument_note, torch_dtype_attr
-from codemods.inference._compiled_exports import COMPILED_EXPORTS, INTEGER_KEYS, MODULE_FOLDERS, folder_of, normalized
-from codemods.inference._module_dicts import MODULE_DICTS, closest_module_value
+from codemods.inference._compiled_exports import (
+    COMPILED_EXPORTS,
+    INTEGER_KEYS,
+    MODEL_ID_KEYWORDS,
+    MODULE_FOLDERS,
+    CompiledFolderLoads,
+)
+from codemods.inference._module_dicts import MODULE_DICTS
 from codemods.inference._padding import left_padding
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
@@ -170,7 +176,6 @@ DROP = frozenset({
     "max_context_length", "disable_fast_relayout", "disable_fallback", "library_name", "file_name", "model_save_dir",
 })
 TP_KEYS = ("num_cores", "tensor_parallel_size", "tp_degree")
-MODEL_ID_KEYWORDS = ("model_id", "pretrained_model_name_or_path", "model_name_or_path")
 TORCHRUN_TARGET = re.compile(r"[\w./${}-]+\.py\b")
 
 
@@ -203,7 +208,7 @@ COMPILED_FIELDS = {"batch_size": "batch_size", "sequence_length": "sequence_leng
                    "tp_degree": "tp", "tensor_parallel_size": "tp", "auto_cast_type": "auto_cast_type"}
 
 
-class CausalLMStaticCache(InferenceRule):
+class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
     """Inference NeuronModelForCausalLM -> AutoModelForCausalLM with a static cache, max_cache_len and CompileConfig."""
 
     id = "NM110"
@@ -320,56 +325,6 @@ class CausalLMStaticCache(InferenceRule):
         if node.attr.value == "get_neuron_config":
             return any(folded is call for _, folded in self._folded_getters(gathered).values())
         return False
-
-    def _loads_compiled(self, call: cst.Call) -> bool:
-        """``X.from_pretrained(path)`` with no ``export=True`` (``export=`` absent or False, and no ``**splat`` that
-        could carry it): it loads Neuron-compiled artifacts."""
-        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "from_pretrained"):
-            return False
-        if any(arg.star for arg in call.args) or not any(
-                (arg.keyword is None) or arg.keyword.value in MODEL_ID_KEYWORDS for arg in call.args):
-            return False
-        export = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "export"),
-                      None)
-        return export is None or (isinstance(export, cst.Name) and export.value == "False")
-
-    def _folder(self, call: cst.Call) -> str | None:
-        """The folder a compiled load reads, when its path can be read (``folder_of``): written at the load, bound
-        once at module level, or imported from a project module that binds it once (``MODULE_FOLDERS``)."""
-        path: cst.BaseExpression | None = next(
-            arg.value for arg in call.args if arg.keyword is None or arg.keyword.value in MODEL_ID_KEYWORDS)
-        if isinstance(path, cst.Name):
-            module = self.ctx.shared.get("module")
-            scopes = self.ctx.memo("inference.scopes", lambda: None)
-            here = scopes.values.get(id(module), {}) if scopes is not None else {}
-            imported = sorted(self.ctx.qualnames(path))
-            if path.value in here:
-                path = None if imported else here[path.value]  # imported and bound here: which one is read varies
-            else:
-                importer = str(self.ctx.path).replace("\\", "/")
-                folders = self.ctx.options.project.of(MODULE_FOLDERS.name)
-                found = [value for qualified in imported
-                         if (value := closest_module_value(folders, importer, qualified)) is not None]
-                return found[0][1] if len(found) == 1 else None
-        return folder_of(path, self.ctx.qualnames)
-
-    def _writers(self, folder: str) -> set[tuple[str, str, tuple[tuple[str, str], ...]]]:
-        """(model id, script, shapes) of each readable ``optimum-cli export neuron`` command writing ``folder``."""
-        folder = normalized(folder)
-        return {(model, script, shapes) for script, commands in self.ctx.options.project.of(COMPILED_EXPORTS.name).items()
-                for output, model, shapes in commands if output == folder}
-
-    def _recovered(self, call: cst.Call) -> tuple[str, str, tuple[tuple[str, str], ...]] | None:
-        """(the source checkpoint id, the script, its shapes) of a compiled load whose folder (``_folder``) is the
-        output folder of one readable ``optimum-cli export neuron`` command of the project
-        (``inference.compiled-exports``), all such commands naming the same id and shapes."""
-        if not self._loads_compiled(call):
-            return None
-        folder = self._folder(call)
-        found = self._writers(folder) if folder is not None else set()
-        if len({(model, shapes) for model, _, shapes in found}) != 1:
-            return None
-        return min(found)
 
     def kept_stock_call(self, call: cst.Call, gatherer) -> str | None:
         """A compiled load (``_loads_compiled``) whose source checkpoint the project does not name: rewritten, it

@@ -23,6 +23,13 @@ What it does:
   stock classes cannot load: the call is rewritten but its summary is a ``todo`` (not ``fixed``) that says
   what to load instead (the source checkpoint; the id a tokenizer in the file loads is named as a hint), and
   call-shape advice in a file that only saves the model says to apply it where the model is called;
+* a load without ``export=True`` of a folder that an ``optimum-cli export neuron`` command of the project writes
+  (a shell script, a Dockerfile, a Makefile recipe with its ``$(VAR)`` variables; the path a string,
+  ``os.environ.get(NAME, "<folder>")``, or such a name bound once here or in a project module it is imported
+  from): with one source checkpoint for it, the load reads that checkpoint (complete, float32; the export's static
+  shapes become the padding ``todo``); where the path is only a parameter's default (``def load(path=COMPILED)``,
+  a caller may pass another folder) or the commands name different checkpoints, the file stays on optimum-neuron
+  with a ``todo`` naming the candidate source id (rewritten, the load raised OSError: no model.safetensors);
 * the inputs follow the model to the device (optimum's compiled model took CPU tensors): at each call of the
   model in the file (SageMaker ``predict_fn`` fed by ``model_fn`` included, and where the model leaves the scope
   that loads it: the other methods of a class that stores it on ``self``, the caller a function returns it to,
@@ -91,12 +98,16 @@ References:
 
 from __future__ import annotations
 
+import json
+
 import libcst as cst
 
-from codemods._lib.cst import keyword_arg, source_of, with_commas
+from codemods._lib.cst import keyword_arg, parse_expression, source_of, with_commas
+from codemods._tables.inference_arguments import SHAPE_KEYS
 from codemods._tables.inference_symbols import traced_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import Arguments, InferenceRule, SplitArgs, padding_note, traced_load
+from codemods.inference._compiled_exports import COMPILED_EXPORTS, MODULE_FOLDERS, CompiledFolderLoads
 from codemods.inference._module_dicts import MODULE_DICTS
 from migrate.rule import Safety
 
@@ -104,7 +115,7 @@ TRACED = traced_moves()
 COMPILE = 'compile(backend="neuron", fullgraph=True, dynamic=False)'
 
 
-class TracedModelToAutoClass(InferenceRule):
+class TracedModelToAutoClass(CompiledFolderLoads, InferenceRule):
     """NeuronModelFor<Task> / NeuronBert* / NeuronCLIP* / NeuronYolos* -> transformers classes on the device, compiled."""
 
     id = "NM120"
@@ -119,7 +130,7 @@ class TracedModelToAutoClass(InferenceRule):
     outputs_tensors = True  # numpy reads of its outputs get .cpu() (or a todo) once its inputs are moved
 
     loads = TRACED
-    facts = (MODULE_DICTS,)  # **NAME of a dict a project module binds once
+    facts = (MODULE_DICTS, COMPILED_EXPORTS, MODULE_FOLDERS)  # **NAME dicts; export commands; folder names
     opaque_splat_keeps_file = True
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
@@ -140,9 +151,50 @@ class TracedModelToAutoClass(InferenceRule):
             notes.append(f"compile the loaded model on Trainium: model.{COMPILE}")
         model_arg = arguments.positional[0] if arguments.positional else None
         compiled = self.compiled_load_note(model_arg, split.has_export, split.export)
+        recovered = self._recovered(original) if compiled is not None else None
+        if recovered is not None and model_arg is not None:  # the folder an export of the project writes
+            source, script, shapes = recovered
+            split.args = [model_arg.with_changes(value=cst.SimpleString(json.dumps(source))), *split.args[1:]]
+            if not any(arg.keyword is not None and arg.keyword.value == "dtype" for arg in split.args):
+                self.ctx.add_import("torch")  # float32: the processor's float features need no cast
+                split.args.insert(1, keyword_arg("dtype", "torch.float32"))
+            compiled = None
+            self.fixed(original, f"{source_of(model_arg.value)} is the folder {script} compiles from \"{source}\" "
+                                 "(optimum-cli export neuron): the stock load reads that checkpoint, in float32")
+            export_note = padding_note({key: parse_expression(value) for key, value in shapes if key in SHAPE_KEYS})
+            if export_note:
+                notes.append(self.shapes_at_calls(original, export_note))
         self.report_load(original, split.dropped, notes, "traced Neuron model -> stock transformers class on the "
                                                          "device, compiled with backend=\"neuron\"", compiled)
         return updated.with_changes(args=with_commas(split.args, updated.args))
+
+    def kept_stock_call(self, call: cst.Call, gatherer) -> str | None:
+        """A compiled load of a folder a project export writes whose source checkpoint is not certain: the path is
+        only a parameter's default, or the export commands writing it name different checkpoints or shapes."""
+        if not self._loads_compiled(call) or self._recovered(call) is not None:
+            return None
+        folder = self._folder(call)
+        default = self._default_folder(call, gatherer) if folder is None else None
+        writers = self._writers(folder or default or "") if (folder or default) else set()
+        if not writers:
+            return None
+        sources = sorted({model for model, _, _ in writers})
+        scripts = ", ".join(sorted({script for _, script, _ in writers}))
+        named = " or ".join(f'"{source}"' for source in sources)
+        why = (f"its path `{source_of(self._load_path(call))}` is `{default}` only by default (a caller may pass "
+               "another compiled folder)" if default is not None else
+               f"the optimum-cli export neuron commands that write `{folder}` name different checkpoints or shapes")
+        return (f"loads Neuron-compiled artifacts (no export=True) that stock libraries cannot load (OSError: no "
+                f"model.safetensors): `{folder or default}` is written by optimum-cli export neuron in {scripts} from "
+                f"{named}, but {why}, so the checkpoint to load instead is not certain")
+
+    def kept_use_advice(self, attribute: str) -> str:
+        if attribute == "from_pretrained":
+            return ("load the source checkpoint instead (the --model of the export command named above, or "
+                    "config.json `_name_or_path` in the compiled folder), e.g. "
+                    "<Class>.from_pretrained(<checkpoint id>, export=True, <its static shapes>) (NM120 then rewrites "
+                    "it to the stock class on the device)")
+        return super().kept_use_advice(attribute)
 
     def _saved_uncast(self, arguments: Arguments, split: SplitArgs, notes: list[str]) -> list[str]:
         """A model the file only saves is not cast by its ``auto_cast_type``: optimum cast at compile time and kept

@@ -155,3 +155,19 @@ def test_outputs_of_a_model_whose_inputs_were_not_moved_are_left_alone() -> None
                                               'return_tensors="pt")', "enc = prepare(texts)"), "NM120")
     assert "np.exp(logits.numpy())" in result.text and ".cpu().numpy()" not in result.text.replace(
         "kept = logits.cpu().numpy()", "")
+
+
+def test_the_export_reader_reads_makefile_variables_and_encoder_shapes() -> None:
+    """rt4D 5: the Makefile recipe's `$(CLS_MODEL)` / `$(CLS_OUT)` (``?=``) and `--audio_sequence_length` made the
+    command unreadable, so NM120 never saw that the folder was compiled."""
+    from codemods.inference._compiled_exports import compiled_exports
+
+    makefile = ("CLS_MODEL ?= org/kws\nCLS_OUT := compiled/kws\n\nexport:\n"
+                "\toptimum-cli export neuron --model $(CLS_MODEL) --task audio-classification \\\n"
+                "\t\t--batch_size 1 --audio_sequence_length 16000 $(CLS_OUT)\n")
+    assert compiled_exports(makefile) == (
+        ("compiled/kws", "org/kws", (("batch_size", "1"), ("audio_sequence_length", "16000"))),)
+    # a shell `$(...)` is a command substitution, never a Make variable: the command is not recorded
+    assert compiled_exports("optimum-cli export neuron --model org/kws $(date +%s)\n") is None
+    # a Make variable set twice is unknown
+    assert compiled_exports("M ?= a/b\nM ?= c/d\nx:\n\toptimum-cli export neuron --model $(M) out\n") is None
