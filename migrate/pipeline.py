@@ -116,8 +116,11 @@ def migrate_source(
         prefix = "not migrated (no rule rewrites this file), but it runs on the requirements this run migrates: "
         findings.extend(dataclasses.replace(finding, message=prefix + finding.message) for finding in found)
     elif kind in PYTHON_KINDS and python_rules:
+        entry = namespace.imports if namespace is not None else None
 
         def transform(chosen: Sequence[type[PythonRule]]) -> tuple[str, list[Finding]]:
+            if namespace is not None and entry is not None:
+                namespace.imports = entry  # each try (a rule withdrawn) starts from what the earlier cells import
             ctx = PythonContext(path=path, source=text, options=options, imports=ImportMap(), namespace=namespace)
             rewritten, found = transform_module(text, chosen, ctx)
             return _keep_final_newline(text, rewritten), found

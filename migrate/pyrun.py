@@ -22,6 +22,7 @@ import libcst as cst
 
 from migrate import cstwalk, positions
 from migrate.findings import Finding
+from migrate.imports import import_of
 from migrate.needed_imports import place_imports
 from migrate.rule import ImportMap, PendingFinding, PythonContext, PythonRule
 from migrate.symbol_moves import EARLIER_IMPORTS, SymbolMover
@@ -78,6 +79,9 @@ def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: Python
     if needed or new_module is not module:
         files = ctx.options.project.files
         new_module = place_imports(new_module, needed, ctx.imports, module, ctx.path, files)
+    if ctx.namespace is not None:  # a notebook cell: what it imports after the run is in scope in the cells after it
+        top = [statement for statement in new_module.body if import_of(statement) is not None]
+        ctx.namespace.imports = ctx.namespace.imports.merged_with(ImportMap.from_module(cst.Module(body=top)))
     return new_module.code, _positioned(module, source, ctx)
 
 

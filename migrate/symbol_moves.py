@@ -33,6 +33,7 @@ class SymbolMover:
         self.ctx = ctx
         self.moves = moves
         self.renames: dict[str, str] = {}  # local name -> new local name, for un-aliased moved imports
+        self.rename_targets: dict[str, str] = {}  # local name -> the qualified name it moves to
         self.skip: set[int] = set()  # ids of Name nodes that are not references (attrs, keywords, defs)
         self.in_import = 0
         self.reported: set[str] = set()
@@ -82,6 +83,7 @@ class SymbolMover:
                 new_local = target.rsplit(".", 1)[-1]
                 if new_local != local and not self._bound_elsewhere(new_local, target):
                     self.renames[local] = new_local
+                    self.rename_targets[local] = target
 
     # names that are not references
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -114,6 +116,12 @@ class SymbolMover:
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
         if self.in_import or id(original) in self.skip or original.value not in self.renames:
             return updated
+        if self.ctx.namespace is not None and not any(local == original.value for local, _ in self.first_import):
+            # a notebook cell using a name an earlier cell imports: that cell may keep its old import (its
+            # rewrite withdrawn there), so the new name is imported here unless an earlier cell binds it now
+            # (pyrun drops what the earlier cells import after the run)
+            module_name, name = self.rename_targets[original.value].rsplit(".", 1)
+            self.ctx.add_import(module_name, name)
         return updated.with_changes(value=self.renames[original.value])
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
