@@ -270,6 +270,17 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
                                   f"where the tokenizer is created ({padding.todo})")
         return already or bool(added)
 
+    def _padding_advice(self) -> bool:
+        """Whether the batch note should add the left-padding advice: the file (a notebook: all its cells) has a
+        tokenizer and sets no ``padding_side="left"`` anywhere (a keyword of the tokenizer's load, an attribute)."""
+        if self._left_padded:
+            return False
+        text = self.ctx.namespace.trigger_text if self.ctx.namespace is not None else self.ctx.source
+        text = re.sub(r"(?m)^\s*# neuron-migrate:.*$", "", text)  # the tool's own notes are no evidence
+        if re.search(r"""padding_side\s*=\s*["']left["']""", text):
+            return False
+        return bool(re.search(r"[Tt]okenizer|apply_chat_template", text))
+
     def _folded_getters(self, gathered) -> dict[str, tuple[cst.SimpleStatementLine, cst.Call]]:
         """``nc = X.get_neuron_config(...)`` lines whose ``nc`` is read only as the neuron config of ``X.export``."""
         exports = set()
@@ -343,13 +354,15 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
         if self._writers(folder):
             return (head + f"the optimum-cli export neuron commands of this project that write `{folder}` name "
                     "different checkpoints or shapes")
-        return (head + "the checkpoint they were compiled from is not named in this project (no optimum-cli export "
-                f"neuron command of it that this rule can read writes `{folder}`)")
+        return (head + "the checkpoint they were compiled from was not found: no optimum-cli export neuron command "
+                f"this rule can read (in a shell script, Dockerfile or Makefile of the project) writes `{folder}`")
 
     def kept_use_advice(self, attribute: str) -> str:
         if attribute == "from_pretrained":
-            return ("load the source checkpoint instead: its id is `checkpoint_id` in the compiled folder's "
-                    "neuron_config.json (also its sequence_length, batch_size and tp_degree), e.g. "
+            return ("load the source checkpoint instead: its id is in the compiled folder (`checkpoint_id` in its "
+                    "neuron_config.json, written by optimum-neuron 0.2.0 and later; an older export's config.json has "
+                    "it as `_name_or_path` and the shapes in its `neuron` section), with its sequence_length, "
+                    "batch_size and tp_degree, e.g. "
                     "NeuronModelForCausalLM.from_pretrained(<checkpoint id>, export=True, sequence_length=<N>, "
                     "batch_size=<B>) (NM110 then rewrites it to AutoModelForCausalLM with a static cache of N tokens)")
         if attribute == "get_neuron_config":
@@ -629,8 +642,8 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
         if batch_arg is not None:
             notes.append(f"compiled for batch_size={source_of(batch_arg.value)}: call generate() with exactly that "
                          "many prompts (pad the batch; a new batch size recompiles)"
-                         + ("" if self._left_padded else " and tokenizer.padding_side = \"left\" for batched prompts "
-                            "(optimum used right padding)")
+                         + ("" if not self._padding_advice() else " and tokenizer.padding_side = \"left\" for "
+                            "batched prompts (optimum used right padding)")
                          + ("; optimum served batch_size > 1 with continuous batching, stock generate() batches "
                             "statically"
                             if isinstance(self.literal(batch_arg.value), int) and self.literal(batch_arg.value) > 1

@@ -451,7 +451,7 @@ def test_a_compiled_folder_whose_path_cannot_be_read_says_so() -> None:
         assert "not named in this project" not in message
     other = migrate(ENV_LOAD.format(binding="", path='os.getenv("D", "compiled/other")'), "NM110", project=project)
     (message,) = [message for message in _messages(other) if "Neuron-compiled" in message]
-    assert "that this rule can read writes `compiled/other`" in message
+    assert "this rule can read (in a shell script, Dockerfile or Makefile of the project) writes `compiled/other`" in message
 
 
 def test_the_module_folders_fact() -> None:
@@ -548,3 +548,21 @@ def test_a_name_bound_to_two_stock_classes_is_left_alone() -> None:
         """,
         "NM110",
     )
+
+
+def test_the_batch_note_gives_left_padding_advice_only_where_it_applies() -> None:
+    """rt4F 9: the batch note said 'and tokenizer.padding_side = "left" for batched prompts' beside a tokenizer
+    created with padding_side="left", and in a file with no tokenizer at all."""
+    load = ('model = NeuronModelForCausalLM.from_pretrained("m", export=True, batch_size=4, sequence_length=64, '
+            'num_cores=1)\n')
+    head = "from optimum.neuron import NeuronModelForCausalLM\nfrom transformers import AutoTokenizer\n"
+
+    def batch_note(source: str) -> str:
+        result = migrate(source, "NM110")
+        (note,) = [message for message in _messages(result) if message.startswith("compiled for batch_size=4")]
+        return note
+
+    assert "padding_side" in batch_note(head + 'tok = AutoTokenizer.from_pretrained("m")\n' + load)
+    assert "padding_side" not in batch_note(head + 'tok = AutoTokenizer.from_pretrained("m", padding_side="left")\n'
+                                            + load)
+    assert "padding_side" not in batch_note("from optimum.neuron import NeuronModelForCausalLM\n" + load)
