@@ -54,9 +54,10 @@ _XLA_LAUNCH = re.compile(r"torch_xla\.distributed\.xla_dist|\bxla_spawn\b|torch_
 TRN1_CORES = {"32"}
 
 
-KEPT_FOR_XLA_TODO = ("--nproc_per_node {value} was left as it is: this file runs {script}, {why}, which still runs on the "
-                     "torch_xla stack (trn1 included); once that script runs on TorchNeuron, which runs on Trn2/Trn3 with "
-                     "one process per logical NeuronCore (trn2.48xlarge: 64), set it to the product of your "
+#: ``why`` already says that the script stays on the torch_xla stack (launch/_base.py KEPT_ON_OPTIMUM, LEFT_ON_XLA, ...)
+KEPT_FOR_XLA_TODO = ("--nproc_per_node {value} was left as it is: this file runs {script}, {why}; that stack (trn1 "
+                     "included) takes this count. Once the script runs on TorchNeuron, which runs on Trn2/Trn3 with one "
+                     "process per logical NeuronCore (trn2.48xlarge: 64), set it to the product of your "
                      "DistributedConfig dims")
 
 
