@@ -16,6 +16,15 @@ What it does:
   without a word. In a file left as it is as a whole (an Inf1 flow, a torch_xla file) they are ``info`` findings.
 * One finding per file per distinct message: the first occurrence gets the ``todo`` and its inline note, each later
   one an ``info`` finding (its line in the report, no second note); repeated ``info`` findings collapse into one.
+* A lookup of the package by name (``pytest.importorskip("optimum.neuron")``, ``importlib.import_module``,
+  ``find_spec``) is code, not prose: a ``todo`` says that it skips (or fails) on the migrated stack, so a test
+  guarded by it never runs the migrated code, and to probe what the code imports now or drop it.
+* A use of ``NeuronModelFor<Task>`` that no rule migrates, where transformers has ``AutoModelFor<Task>``
+  (``NeuronModelForSpeechSeq2Seq``), names that class and the inference rules (NM120, NM121), not the causal-LM
+  and training ones.
+* An ``optimum.neuron`` import whose every use sits in a statement with another rule's note (NM205 on
+  ``lazy_load_for_parallelism``, NM110 on a model class) is an ``info`` finding that points at those lines: that
+  note says what to do, and a second one saying "no rule could migrate it" was noise.
 * Ray Train's Neuron backend, ``TorchXLAConfig`` (``ray.train.torch.xla``), is reported at the config and at its
   import: it calls ``init_process_group("xla")`` and raises ``ImportError`` without torch_xla, while the migrated
   workers use torch.distributed. The note names the replacement, ``TorchConfig(backend="neuron")`` for Trn2/Trn3
@@ -55,7 +64,7 @@ import re
 from typing import Iterable
 
 from codemods._tables.project_markers import MARKERS
-from codemods.sweep._patterns import once_per_message, pattern, scan
+from codemods.sweep._patterns import SWEEP_MESSAGES, once_per_message, pattern, scan
 from codemods.sweep.nm902_torch_xla_leftovers import KEPT_WITH_FILE
 from codemods.xla._base import BLOCKED_NOTE, WHOLESALE_NOTE
 from migrate.filekinds import FileKind
@@ -96,18 +105,51 @@ RAY_XLA_MESSAGE = ("Ray Train's `TorchXLAConfig` is still used: its backend call
 RAY_XLA_IMPORT_MESSAGE = ("`ray.train.torch.xla` (Ray Train's torch_xla backend) is still imported: its TorchXLAConfig needs "
                           "torch_xla; import TorchConfig from ray.train.torch instead when you replace the config (see the "
                           "note at its use)")
+#: ``pytest.importorskip("optimum.neuron")`` / ``importlib.import_module`` / ``find_spec``: a lookup of the package
+#: by name is code (a test that skips without it never runs on the migrated stack), not prose
+IMPORT_PROBE_MESSAGE = ("optimum-neuron is looked up by name here (importorskip / import_module / find_spec): once the "
+                        "project runs without it, this skips or fails on the new stack (a test guarded so never runs "
+                        "its migrated code): probe what the code imports now (pytest.importorskip(\"transformers\"), "
+                        "\"torch_neuronx\" for Trainium-only tests) or drop the probe; keep it only for code still on "
+                        "optimum-neuron")
+#: the generic note of an optimum-neuron import (see ``_explained_imports``)
+IMPORT_MESSAGE = ("optimum-neuron API `optimum.neuron` is still used: no rule could migrate it; port it to stock "
+                  "transformers/trl/accelerate (see neuron-migrate --list-rules and, for the class moves, neuron-migrate "
+                  "--explain NM201)")
+EXPLAINED_IMPORT = ("optimum-neuron import kept for its uses, which another rule's note explains (line {lines}): port "
+                    "them as that note says and this import goes")
+#: ``NeuronModelFor<Task>`` no rule migrates, where transformers has ``AutoModelFor<Task>``
+TASK_CLASS_MESSAGE = ("`{name}` (optimum-neuron; this file still imports optimum.neuron) is still used here: no rule "
+                      "migrates it: load the source checkpoint with transformers' `{auto}.from_pretrained(model_id)` and "
+                      "move it to the device (see neuron-migrate --explain NM120 and NM121, the ports of optimum-neuron's "
+                      "inference classes); a compiled folder does not load there")
+_TASK_CLASS = re.compile(r"\bNeuronModelFor(\w+)")
+
+
+def _register_task_messages() -> None:
+    """Each task note is the sweep's own (``SWEEP_MESSAGES``): a second run must not take it for another rule's."""
+    from codemods._tables.stock_api_data import EXPORTS
+
+    for auto in (EXPORTS.get("transformers") or "").split():
+        if auto.startswith("AutoModelFor"):
+            message = TASK_CLASS_MESSAGE.format(name="NeuronModelFor" + auto[len("AutoModelFor"):], auto=auto)
+            SWEEP_MESSAGES.add(" ".join(message.split()))
+
+
+_register_task_messages()
+
 #: ``neuron_parallel_compile=`` of a TorchXLAConfig: the note at the config speaks for it
 _RAY_NPC_ARGUMENT = re.compile(r"\bneuron_parallel_compile\s*=(?!=)")
 
 PATTERNS = (
     pattern(r"\bTorchXLAConfig\s*\(", RAY_XLA_MESSAGE),
     pattern(r"\bray\.train\.torch\.xla\b|\bTorchXLAConfig\b", RAY_XLA_IMPORT_MESSAGE),
+    pattern(r"\b(?:importorskip|import_module|find_spec|find_loader)\(\s*[\"']optimum\.(?:exporters\.)?neuron\b",
+            IMPORT_PROBE_MESSAGE, in_strings=True),
     pattern(r"\boptimum\.exporters\.neuron\b",
             "`optimum.exporters.neuron` is still used: there is no ahead-of-time export on TorchNeuron; load the "
             "source checkpoint with from_pretrained and let torch.compile compile on first call"),
-    pattern(r"\boptimum\.neuron\b",
-            "optimum-neuron API `optimum.neuron` is still used: no rule could migrate it; port it to stock "
-            "transformers/trl/accelerate (see neuron-migrate --list-rules and, for the class moves, neuron-migrate --explain NM201)"),
+    pattern(r"\boptimum\.neuron\b", IMPORT_MESSAGE),
     pattern(r"\bneuronx_distributed\b", NXD_MESSAGE),
     pattern(r"\bneuron_parallel_compile\b", NPC_MESSAGE, in_strings=True),
     pattern(r"\boptimum-cli\s+export\s+neuron\b",
@@ -156,4 +198,60 @@ def hits(text: str, kind: FileKind) -> list[SweepHit]:
     if kind is FileKind.PYTHON and any(note in text for note in LEFT_WHOLE_NOTES):
         found = [SweepHit(hit.line, hit.column, hit.message, Severity.INFO) if hit.message is NEURON_CLASS_MESSAGE
                  else hit for hit in found]
-    return found
+    return _specific(found, text, lines) if kind is FileKind.PYTHON else found
+
+
+def _specific(found: list[SweepHit], text: str, lines: list[str]) -> list[SweepHit]:
+    """The generic notes made specific: a use of ``NeuronModelFor<Task>`` names transformers' ``AutoModelFor<Task>``
+    (and the inference rules); an import whose every use another rule's note explains is an ``info`` finding
+    pointing there (no second note)."""
+    from codemods._tables.stock_api_data import EXPORTS
+
+    stock = set((EXPORTS.get("transformers") or "").split())
+    explained = _explained_imports(text, lines)
+    out = []
+    for hit in found:
+        if hit.message is NEURON_CLASS_MESSAGE:
+            match = _TASK_CLASS.search(lines[hit.line - 1])
+            auto = f"AutoModelFor{match.group(1)}" if match else ""
+            if match and auto in stock:
+                hit = SweepHit(hit.line, hit.column, TASK_CLASS_MESSAGE.format(name=match.group(0), auto=auto),
+                               hit.severity)
+        elif hit.message is IMPORT_MESSAGE and hit.line in explained:
+            hit = SweepHit(hit.line, hit.column, EXPLAINED_IMPORT.format(lines=", ".join(map(str, explained[hit.line]))),
+                           Severity.INFO)
+        out.append(hit)
+    return out
+
+
+def _explained_imports(text: str, lines: list[str]) -> dict[int, list[int]]:
+    """Line of a module-level ``from optimum.neuron... import a, b`` -> the lines of its uses, where each name it
+    binds is used and every use sits in a statement whose note from another rule (above it) says what to do."""
+    import ast
+
+    from codemods.sweep._patterns import noted_by_another_rule, statement_starts
+
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {}
+    imports = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level \
+                and node.module.split(".")[:2] == ["optimum", "neuron"] and node.lineno == node.end_lineno:
+            imports[node.lineno] = {alias.asname or alias.name for alias in node.names if alias.name != "*"}
+    if not imports:
+        return {}
+    uses: dict[str, list[int]] = {}
+    for name in ast.walk(tree):
+        if isinstance(name, ast.Name):
+            uses.setdefault(name.id, []).append(name.lineno)
+    wanted = sorted({line for names in imports.values() for name in names for line in uses.get(name, [])})
+    starts = statement_starts(text, FileKind.PYTHON, wanted) if wanted else {}
+    out = {}
+    for line, names in imports.items():
+        used = sorted({use for name in names for use in uses.get(name, [])})
+        if names and all(uses.get(name) for name in names) and all(
+                noted_by_another_rule(lines, starts.get(use, use), None) for use in used):
+            out[line] = sorted({starts.get(use, use) for use in used})
+    return out
