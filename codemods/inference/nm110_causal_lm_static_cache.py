@@ -66,13 +66,15 @@ What it does:
 * ``from_pretrained(path)`` without ``export=`` (or ``export=False``) loads Neuron-compiled artifacts, which
   transformers cannot read: rewritten, the load would fail, so the whole file stays on optimum-neuron (its loads
   and import as they are, as for a kept ``get_neuron_config`` below) with a ``todo`` at the load: load the source
-  checkpoint (``checkpoint_id`` in ``<path>/neuron_config.json``, which also records
-  sequence_length/batch_size/tp_degree). Where the project names that checkpoint - a shell script runs
+  checkpoint (``checkpoint_id`` in ``<path>/neuron_config.json`` from optimum-neuron 0.2.0, which also records
+  sequence_length/batch_size/tp_degree; ``_name_or_path`` in an older export's config.json). Where the project names that checkpoint - a shell script runs
   ``optimum-cli export neuron --model <id> ... <folder>`` and the load reads that folder, written as a string or
   as ``os.environ.get(NAME, "<folder>")`` / ``os.getenv(NAME, "<folder>")`` (its default, as the shell's
   ``${NAME:-<folder>}`` is read), at the load, in a module-level name bound once to one, or in such a name of a
   project module the file imports it from (``from settings import COMPILED_DIR``), see ``_compiled_exports.py`` -
-  the load is rewritten completely: it loads ``<id>`` with the shapes and dtype of that command. Otherwise the
+  the load is rewritten completely: it loads ``<id>`` with the shapes and dtype of that command, and a tokenizer /
+  processor load of the same folder in the file (``AutoTokenizer.from_pretrained(COMPILED_DIR)``) loads ``<id>``
+  too (the export copied its files there; the migrated project no longer writes the folder). Otherwise the
   todo says which link is missing: a path it cannot read, no readable export command writing that folder, or
   several naming different checkpoints or shapes. An ``export=`` that cannot be read (``export=args.export``, a
   ``**kwargs``) is rewritten, keeping ``path``, with a ``todo`` summary (not ``fixed``) saying the same.
@@ -148,13 +150,20 @@ from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._tables.inference_arguments import DTYPES as DTYPES_TABLE
 from codemods._tables.inference_symbols import decoder_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
-from codemods.inference._base import InferenceRule, dtype_for, neuron_argument_note, torch_dtype_attr
+from codemods.inference._base import (
+    SOURCE_HINT_OWNERS,
+    InferenceRule,
+    dtype_for,
+    neuron_argument_note,
+    torch_dtype_attr,
+)
 from codemods.inference._compiled_exports import (
     COMPILED_EXPORTS,
     INTEGER_KEYS,
     MODEL_ID_KEYWORDS,
     MODULE_FOLDERS,
     CompiledFolderLoads,
+    normalized,
 )
 from codemods.inference._module_dicts import MODULE_DICTS
 from codemods.inference._padding import left_padding
@@ -269,6 +278,27 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
                                   f'generation wants left padding: set {padding.tokenizer}.padding_side = "left" '
                                   f"where the tokenizer is created ({padding.todo})")
         return already or bool(added)
+
+    def _follows_source(self, call: cst.Call) -> tuple[str, str] | None:
+        """(folder, source id) for ``AutoTokenizer.from_pretrained(<path>)``-style loads (a tokenizer, processor or
+        feature extractor) of the compiled folder a rewritten load of this file reads from its source checkpoint
+        (``_recovered``): they follow the model to that id, with the same certainty."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and call.args
+                and call.args[0].keyword is None and not call.args[0].star):
+            return None
+        if not dotted_name(func.value).rsplit(".", 1)[-1].endswith(SOURCE_HINT_OWNERS):
+            return None
+        if not hasattr(self, "_recovered_folders"):
+            self._recovered_folders: dict[str, set[str]] = {}
+            for load in self.gathered.calls:
+                if self.is_target_call(load) and (found := self._recovered(load)) is not None:
+                    folder = self._folder(load)
+                    if folder is not None:
+                        self._recovered_folders.setdefault(normalized(folder), set()).add(found[0])
+        folder = self._folder_of_path(call.args[0].value)
+        sources = self._recovered_folders.get(normalized(folder), set()) if folder is not None else set()
+        return (folder, next(iter(sources))) if folder is not None and len(sources) == 1 else None
 
     def _padding_advice(self) -> bool:
         """Whether the batch note should add the left-padding advice: the file (a notebook: all its cells) has a
@@ -482,6 +512,15 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
             return updated.with_changes(
                 args=with_commas([*updated.args, keyword_arg("return_dict", "False")], updated.args))
         method = self._method(original)
+        follows = self._follows_source(original) if method is None else None
+        if follows is not None:
+            folder, source = follows
+            self.fixed(original, f"this load read the compiled folder `{folder}` too, which the migrated project no "
+                       f"longer writes (its optimum-cli export is deleted or stops working with optimum-neuron): it "
+                       f"reads \"{source}\", the checkpoint the model now loads (the export copied its files there)")
+            first = updated.args[0]
+            return updated.with_changes(args=[first.with_changes(value=cst.SimpleString(json.dumps(source))),
+                                              *updated.args[1:]])
         if method == "get_neuron_config":
             statement = self.current_statement()
             if statement is not None and id(statement) in self._remove:

@@ -638,3 +638,27 @@ def test_a_bf16_whisper_returned_and_passed_on_gets_its_features_in_its_dtype(tm
     result = values(run(script, tmp_path))
     assert result["dtype"] == "torch.bfloat16"
     assert int(result["length"]) >= 2
+
+
+COMPILED_FOLDER_TOKENIZER = '''
+from optimum.neuron import NeuronModelForCausalLM
+from transformers import AutoTokenizer
+
+model = NeuronModelForCausalLM.from_pretrained("compiled/tiny")
+tokenizer = AutoTokenizer.from_pretrained("compiled/tiny")
+ids = tokenizer("the cat", return_tensors="pt").input_ids
+out = model.generate(input_ids=ids, max_new_tokens=4, min_new_tokens=4)
+print("RESULT new_tokens=%d" % (out.shape[1] - ids.shape[1]))
+'''
+
+
+def test_the_tokenizer_of_a_compiled_folder_follows_the_model_to_its_source(tmp_path: Path) -> None:
+    """018099d follow-up (llm-chat-neuron app/web.py): the model of the folder an export script writes loads its
+    source checkpoint; the tokenizer load of that folder raised once the export was gone (NM406 deletes it, or it
+    stops with optimum-neuron): it loads the same source."""
+    model = tiny.llama(tmp_path / "llama")
+    export = f"optimum-cli export neuron --model {model} --batch_size 1 --sequence_length 24 ./compiled/tiny\n"
+    script = migrate(COMPILED_FOLDER_TOKENIZER, project={"export.sh": export})
+    assert f"AutoTokenizer.from_pretrained({str(model)!r})".replace("'", '"') in script
+    assert not (tmp_path / "compiled").exists()  # no folder: the script only runs if both loads read the source
+    assert values(run(script, tmp_path)) == {"new_tokens": "4"}
