@@ -1,7 +1,9 @@
 """Which checkpoint a compiled decoder folder of the project was compiled from (NM110, redteam-round2 D7).
 
 A shell script of the project that runs ``optimum-cli export neuron --model <id> ... <output>`` names the source
-checkpoint of the folder it writes. The fact records, per script, each such command whose model id, output folder
+checkpoint of the folder it writes; so does a Dockerfile, a Makefile recipe (its ``$(NAME)`` variables read from
+``NAME ?= / := / = value`` lines) and a notebook's ``!`` lines and ``%%bash`` cells (a ``!`` line IPython expands,
+``$NAME`` / ``{NAME}``, is not read). The fact records, per script, each such command whose model id, output folder
 and static shapes are plain words once the script's own variables are read (``MODEL_ID=${MODEL_ID:-org/name}``:
 the default; any other expansion, a variable set twice, an option this reader does not know, or anything but one
 output folder: the command is not recorded). NM110 rewrites ``NeuronModelForCausalLM.from_pretrained("<output>")``
@@ -25,6 +27,7 @@ from typing import Any
 
 import libcst as cst
 
+from codemods._lib.notebook_cells import code_cells
 from codemods._tables.inference_arguments import SHAPE_KEYS
 from codemods.inference._module_dicts import binding_counts, closest_module_value
 from migrate.facts import ProjectFact
@@ -98,9 +101,38 @@ def _expand(word: str, variables: dict[str, str | None], depth: int = 0) -> str 
     return None if unknown or "$" in out or "`" in out else out
 
 
+def _notebook_shell(text: str) -> str | None:
+    """A notebook's shell: its ``!command`` lines and its ``%%bash`` / ``%%sh`` cells, as one script (None when the
+    text is not a notebook). IPython expands ``$NAME`` / ``{NAME}`` there from Python variables, which this reader
+    does not read: such a command stays unread."""
+    cells = code_cells(text) if text.lstrip().startswith("{") else None
+    if cells is None:
+        return None
+    lines: list[str] = []
+    for cell in cells:
+        cell_lines = cell.splitlines()
+        if cell_lines and cell_lines[0].strip() in ("%%bash", "%%sh"):
+            lines += cell_lines[1:]
+            continue
+        shell = False
+        for line in cell_lines:
+            stripped = line.strip()
+            if stripped.startswith("!") or (shell and lines and lines[-1].endswith("\\")):
+                shell = True
+                command = stripped[1:] if stripped.startswith("!") else stripped
+                lines.append(command if "{" not in command and "$" not in command
+                             else "# (IPython interpolation: not read)")
+            else:
+                shell = False
+    return "\n".join(lines) + "\n"
+
+
 def compiled_exports(text: str) -> tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] | None:
     """Project fact: ``(output folder, model id, ((keyword, value), ...))`` of each readable ``optimum-cli export
-    neuron`` command of a shell script."""
+    neuron`` command of a shell script, a Dockerfile, a Makefile, or a notebook's ``!`` lines and shell cells."""
+    shell = _notebook_shell(text)
+    if shell is not None:
+        text = shell
     lines = text.replace("\\\n", " ").splitlines()
     variables = _variables(lines)
     found = []
@@ -168,7 +200,8 @@ def normalized(path: str) -> str:
     return posixpath.normpath(path.strip())
 
 
-COMPILED_EXPORTS = ProjectFact("inference.compiled-exports", frozenset({FileKind.SHELL, FileKind.DOCKERFILE}),
+COMPILED_EXPORTS = ProjectFact("inference.compiled-exports",
+                               frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.NOTEBOOK}),
                                ("optimum-cli",), compiled_exports)
 
 

@@ -67,7 +67,8 @@ What it does:
   transformers cannot read: rewritten, the load would fail, so the whole file stays on optimum-neuron (its loads
   and import as they are, as for a kept ``get_neuron_config`` below) with a ``todo`` at the load: load the source
   checkpoint (``checkpoint_id`` in ``<path>/neuron_config.json`` from optimum-neuron 0.2.0, which also records
-  sequence_length/batch_size/tp_degree; ``_name_or_path`` in an older export's config.json). Where the project names that checkpoint - a shell script runs
+  sequence_length/batch_size/tp_degree; ``_name_or_path`` in an older export's config.json). Where the project
+  names that checkpoint - a shell script, Dockerfile, Makefile recipe or notebook ``!`` line / ``%%bash`` cell runs
   ``optimum-cli export neuron --model <id> ... <folder>`` and the load reads that folder, written as a string or
   as ``os.environ.get(NAME, "<folder>")`` / ``os.getenv(NAME, "<folder>")`` (its default, as the shell's
   ``${NAME:-<folder>}`` is read), at the load, in a module-level name bound once to one, or in such a name of a

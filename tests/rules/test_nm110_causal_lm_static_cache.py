@@ -566,3 +566,24 @@ def test_the_batch_note_gives_left_padding_advice_only_where_it_applies() -> Non
     assert "padding_side" not in batch_note(head + 'tok = AutoTokenizer.from_pretrained("m", padding_side="left")\n'
                                             + load)
     assert "padding_side" not in batch_note("from optimum.neuron import NeuronModelForCausalLM\n" + load)
+
+
+def test_a_notebook_export_cell_names_the_source_of_its_folder() -> None:
+    """018099d follow-up: `!optimum-cli export neuron ...` in a notebook writes the compiled folder a script loads;
+    the reader takes `!` lines and %%bash cells (an IPython-expanded `$NAME` / `{NAME}` stays unread)."""
+    import json
+
+    from codemods.inference._compiled_exports import compiled_exports
+
+    cells = [["!pip install optimum-neuron==0.0.24\n",
+              "!optimum-cli export neuron --model org/m --batch_size 1 \\\n", "    --sequence_length 64 compiled/m\n"],
+             ["MODEL = 'org/x'\n", "!optimum-cli export neuron --model {MODEL} --batch_size 1 out2\n",
+              "!optimum-cli export neuron --model $MODEL --batch_size 1 out3\n"],
+             ["%%bash\n", "M=org/b\n", "optimum-cli export neuron --model $M --batch_size 2 out4\n"]]
+    notebook = json.dumps({"cells": [{"cell_type": "code", "source": cell} for cell in cells]})
+    assert compiled_exports(notebook) == (("compiled/m", "org/m", (("batch_size", "1"), ("sequence_length", "64"))),
+                                          ("out4", "org/b", (("batch_size", "2"),)))
+    result = migrate('from optimum.neuron import NeuronModelForCausalLM\n\n'
+                     'model = NeuronModelForCausalLM.from_pretrained("compiled/m")\n', "NM110", path="serve.py",
+                     project={"walkthrough.ipynb": notebook})
+    assert 'AutoModelForCausalLM.from_pretrained("org/m"' in result.text, result.text
