@@ -11,11 +11,15 @@
    code outside functions (imports apart) reads it;
 3. the rest go to the top, as libcst's ``AddImportsVisitor`` would put them (``migrate.imports``), but above the
    project's own imports (relative ones, or a module of the run's files beside the script or in a folder above
-   it) when the leading block has them: stdlib and third-party imports come before the local group.
+   it) when the leading block has them: stdlib and third-party imports come before the local group. Where
+   the block was in isort order (ruff's defaults), a new line takes its sorted place in the group of its
+   section (or starts that section's group) and a name joined into a sorted ``from m import`` line its sorted
+   place; an unsorted block or line of the user's is left as it is.
 """
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from pathlib import PurePath
 from typing import AbstractSet, Sequence
@@ -174,7 +178,7 @@ def _joined(
     else:
         fresh[-1] = fresh[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         old[-1] = last.with_changes(comma=separator)
-    names_now = [*old, *fresh]
+    names_now = _in_order([*old, *fresh], into.names)
     statement = into.with_changes(names=names_now)
     code = module.code_for_node(statement)
     if "\n" in code or len(code) <= _LINE_LENGTH:
@@ -195,9 +199,10 @@ def _add_above_local_imports(
 ) -> cst.Module:
     """``add_imports``, with the new lines above the first local import of the leading block (not after the
     project's own imports). Where that block imports the package of a needed import at or below its first
-    local import, ``add_imports`` sees the whole block (it must see what is imported already)."""
+    local import, ``add_imports`` sees the whole block (it must see what is imported already). Where the
+    block was in isort order, the new lines and names keep it (``_add_in_order``)."""
     if not needed or path is None:
-        return add_imports(module, needed)
+        return _add_in_order(module, needed, path, files)
     start, end = _leading_block(module)
     local: set[str] | None = None
     first = None
@@ -213,15 +218,162 @@ def _add_above_local_imports(
             first = index
             break
     if first is None:
-        return add_imports(module, needed)
+        return _add_in_order(module, needed, path, files)
     packages = {entry[0].split(".")[0] for entry in needed}
     for statement in module.body[first:end]:
         found = import_of(statement)
         assert found is not None
         if _packages(found) & packages:
-            return add_imports(module, needed)
-    head = add_imports(module.with_changes(body=module.body[:first]), needed)
+            return _add_in_order(module, needed, path, files)
+    head = _add_in_order(module.with_changes(body=module.body[:first]), needed, path, files)
     return module.with_changes(body=[*head.body, *module.body[first:]])
+
+
+def _add_in_order(
+    module: cst.Module, needed: Sequence[NeededImport], path: PurePath | None, files: AbstractSet[str]
+) -> cst.Module:
+    """``add_imports``, keeping the isort order (ruff's defaults) of what it adds to: a name joined into a
+    ``from m import`` line whose names were sorted takes its sorted place (``add_imports`` writes it first), and
+    a new line goes to its sorted place in the group of its section (stdlib, third party, local: lines without
+    a blank line between them, all of that section) when that group was sorted (``add_imports`` writes it
+    after the block). A group or line that was not sorted is left as ``add_imports`` leaves it: the user's
+    lines are never reordered."""
+    result = add_imports(module, needed)
+    if any(entry[0] == "__future__" for entry in needed) or result is module:
+        return result
+    start, end = _leading_block(module)
+    added = len(result.body) - len(module.body)
+    body = list(result.body)
+    for index in range(start, end):  # names joined into the block's lines
+        old, new = module.body[index], body[index]
+        if new is not old and "#" not in module.code_for_node(old):
+            before, after = import_of(old), import_of(new)
+            if isinstance(before, cst.ImportFrom) and isinstance(after, cst.ImportFrom):
+                assert isinstance(new, cst.SimpleStatementLine)
+                assert not isinstance(before.names, cst.ImportStar) and not isinstance(after.names, cst.ImportStar)
+                body[index] = new.with_changes(body=[after.with_changes(names=_in_order(after.names, before.names))])
+    if not added or start == end:
+        return module.with_changes(body=body)
+    local = _local_modules(path, files) if path is not None else set()
+    block = [line for line in body[start:end] if isinstance(line, cst.SimpleStatementLine)]
+    assert len(block) == end - start  # import lines
+    fresh, rest = body[end : end + added], body[end + added :]
+    kept: list[cst.BaseStatement] = []
+    for line in fresh:
+        placed = _into_sorted_group(block, line, local)
+        if placed is None:
+            kept.append(line)
+        else:
+            block = placed
+    return module.with_changes(body=[*body[:start], *block, *kept, *rest])
+
+
+def _name_key(alias: cst.ImportAlias) -> tuple[int, str, str]:
+    """isort's order of imported names (ruff's order-by-type): constants, classes, then the rest."""
+    name = alias.evaluated_name
+    kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
+    return kind, name.lower(), name
+
+
+def _in_order(names: Sequence[cst.ImportAlias], user: Sequence[cst.ImportAlias]) -> list[cst.ImportAlias]:
+    """``names`` (the ``user``'s and the added ones) in isort order when the user's were in it, else as they
+    are. Each position keeps its comma (the trailing one stays last)."""
+    keys = [_name_key(alias) for alias in user]
+    if keys != sorted(keys):
+        return list(names)
+    ordered = sorted(names, key=_name_key)
+    return [alias.with_changes(comma=names[index].comma) for index, alias in enumerate(ordered)]
+
+
+def _section(found: cst.Import | cst.ImportFrom, local: AbstractSet[str]) -> str | None:
+    """isort's section of an import line: ``stdlib``, ``third`` or ``local`` (None: ``__future__``)."""
+    if isinstance(found, cst.ImportFrom) and (found.relative or found.module is None):
+        return "local"
+    packages = _packages(found)
+    if "__future__" in packages:
+        return None
+    if packages & local:
+        return "local"
+    if packages <= sys.stdlib_module_names:
+        return "stdlib"
+    return "third"
+
+
+def _line_key(found: cst.Import | cst.ImportFrom) -> tuple[int, str]:
+    """isort's order of lines in a section (ruff's defaults): ``import m`` lines, then ``from m import``, by module."""
+    if isinstance(found, cst.Import):
+        return 0, dotted_name(found.names[0].name).lower()
+    return 1, ("." * len(found.relative)) + (dotted_name(found.module).lower() if found.module is not None else "")
+
+
+def _into_sorted_group(
+    block: Sequence[cst.SimpleStatementLine], line: cst.BaseStatement, local: AbstractSet[str]
+) -> list[cst.SimpleStatementLine] | None:
+    """``block`` with ``line`` at its sorted place in the first group of its section, or None when the first
+    group of that section is not sorted or holds a comment (or there is none)."""
+    found = import_of(line)
+    if found is None or not isinstance(line, cst.SimpleStatementLine) or line.leading_lines:
+        return None
+    section = _section(found, local)
+    if section is None:
+        return None
+    groups: list[list[int]] = []
+    for index, statement in enumerate(block):
+        if not groups or statement.leading_lines:
+            groups.append([])
+        groups[-1].append(index)
+    for group in groups:
+        imports = [import_of(block[index]) for index in group]
+        if any(node is None or _section(node, local) != section for node in imports):
+            continue
+        keys = [_line_key(node) for node in imports if node is not None]
+        commented = any("#" in cst.Module(body=[block[index].with_changes(leading_lines=())]).code for index in group)
+        if keys != sorted(keys) or commented:
+            return None
+        key = _line_key(found)
+        at = next((position for position, other in enumerate(keys) if key < other), len(keys))
+        if at == len(keys):
+            return [*block[: group[-1] + 1], line, *block[group[-1] + 1 :]]
+        target = group[at]
+        if at == 0:  # first of its group: it takes the blank line (or comment) above the group
+            first = block[target]
+            moved = [line.with_changes(leading_lines=first.leading_lines), first.with_changes(leading_lines=())]
+            return [*block[:target], *moved, *block[target + 1 :]]
+        return [*block[:target], line, *block[target:]]
+    return _new_group(block, groups, line, section, local)
+
+
+_SECTIONS = ("stdlib", "third", "local")
+
+
+def _new_group(
+    block: Sequence[cst.SimpleStatementLine],
+    groups: list[list[int]],
+    line: cst.SimpleStatementLine,
+    section: str,
+    local: AbstractSet[str],
+) -> list[cst.SimpleStatementLine] | None:
+    """``block`` with ``line`` as a group of its own, between the groups of the sections before and after its
+    one, when every group is of one section and they come in isort's order (stdlib, third party, local) with
+    no comment above them; else None."""
+    ranks = []
+    for group in groups:
+        sections = {_section(node, local) for node in (import_of(block[index]) for index in group) if node}
+        if len(sections) != 1 or None in sections:
+            return None
+        ranks.append(_SECTIONS.index(next(iter(sections))))
+        if any(empty.comment is not None for empty in block[group[0]].leading_lines):
+            return None
+    if ranks != sorted(ranks):
+        return None
+    rank = _SECTIONS.index(section)
+    after = next((position for position, other in enumerate(ranks) if other > rank), len(ranks))
+    if after == len(ranks):
+        return [*block, line.with_changes(leading_lines=[cst.EmptyLine()])]
+    target = groups[after][0]
+    first = block[target]
+    moved = [line.with_changes(leading_lines=first.leading_lines), first.with_changes(leading_lines=[cst.EmptyLine()])]
+    return [*block[:target], *moved, *block[target + 1 :]]
 
 
 def _packages(found: cst.Import | cst.ImportFrom) -> set[str]:

@@ -58,7 +58,7 @@ def test_a_parenthesized_line_gets_one_name_a_line() -> None:
     rewritten = "from transformers import (\n    AutoTokenizer,\n    set_seed,\n)\nfrom transformers import Trainer\n"
     assert (
         placed(original, rewritten)
-        == "from transformers import (\n    AutoTokenizer,\n    set_seed,\n    Trainer,\n)\n"
+        == "from transformers import (\n    AutoTokenizer,\n    Trainer,\n    set_seed,\n)\n"  # isort order
     )
 
 
@@ -108,19 +108,19 @@ def test_a_package_of_the_project_above_the_script_is_local_too() -> None:
     source = "import torch\nfrom app.config import NAME\nx = 1\n"
     files = frozenset({"app/serve.py", "app/config.py"})
     result = placed(source, source, [("os", None, None)], files, path="app/serve.py")
-    assert result == "import torch\nimport os\nfrom app.config import NAME\nx = 1\n"
+    assert result == "import os\n\nimport torch\nfrom app.config import NAME\nx = 1\n"
 
 
 def test_a_relative_import_is_local() -> None:
     source = "import torch\nfrom . import helpers\nx = 1\n"
-    assert placed(source, source, [("os", None, None)]) == "import torch\nimport os\nfrom . import helpers\nx = 1\n"
+    assert placed(source, source, [("os", None, None)]) == "import os\n\nimport torch\nfrom . import helpers\nx = 1\n"
 
 
 def test_without_the_projects_files_the_imports_go_after_the_block() -> None:
     source = "import torch\nfrom data_utils import load\nx = 1\n"
     assert (
         placed(source, source, [("os", None, None)])
-        == "import torch\nfrom data_utils import load\nimport os\n\nx = 1\n"
+        == "import os\n\nimport torch\nfrom data_utils import load\n\nx = 1\n"  # data_utils: third party here
     )
 
 
@@ -129,7 +129,7 @@ def test_a_name_joins_its_module_below_the_local_import() -> None:
     files = frozenset({"train.py", "data_utils.py"})
     result = placed(source, source, [("transformers", "Trainer", None)], files)
     assert (
-        result == "import torch\nfrom data_utils import load\nfrom transformers import Trainer, AutoTokenizer\nx = 1\n"
+        result == "import torch\nfrom data_utils import load\nfrom transformers import AutoTokenizer, Trainer\nx = 1\n"
     )
 
 
@@ -150,7 +150,9 @@ def test_a_function_using_it_without_importing_the_package_needs_the_top_import(
         DRIVER + "def worker():\n    import torch\n    dist.barrier()\n\n\ndef report():\n    return dist.get_rank()\n"
     )
     result = placed(source, source, [DIST])
-    assert result.startswith("import argparse\n\nfrom ray.train.torch import TorchTrainer\nimport torch.distributed")
+    assert result.startswith(
+        "import argparse\n\nimport torch.distributed as dist\nfrom ray.train.torch import TorchTrainer\n"
+    )
     assert result.count("import torch.distributed as dist") == 1
 
 
@@ -158,10 +160,54 @@ def test_a_decorator_reads_it_at_module_level() -> None:
     source = "import os\n\n\ndef main():\n    import torch\n    return torch.ones(1)\n\n\n"
     source += "@torch.no_grad()\ndef f():\n    pass\n"
     result = placed(source, source, [("torch", None, None)])
-    assert result.startswith("import os\nimport torch\n")
+    assert result.startswith("import os\n\nimport torch\n")
     assert result.count("import torch\n") == 2  # the user's own, in main, stays
 
 
 def test_a_class_body_reads_it_at_module_level() -> None:
     source = "import os\n\n\ndef main():\n    import torch\n\n\nclass Config:\n    dtype = torch.float32\n"
-    assert placed(source, source, [("torch", None, None)]).startswith("import os\nimport torch\n")
+    assert placed(source, source, [("torch", None, None)]).startswith("import os\n\nimport torch\n")
+
+
+def test_a_new_line_takes_its_sorted_place_in_its_sections_group() -> None:
+    source = "import argparse\n\nimport ray\nimport torch\nfrom ray.train.torch import TorchTrainer\n\nx = 1\n"
+    assert placed(source, source, [DIST]) == (
+        "import argparse\n\nimport ray\nimport torch\nimport torch.distributed as dist\n"
+        "from ray.train.torch import TorchTrainer\n\nx = 1\n"
+    )
+
+
+def test_a_stdlib_line_goes_before_the_one_it_sorts_before() -> None:
+    assert placed("import time\n\nx = 1\n", "import time\n\nx = 1\n", [("os", None, None)]) == (
+        "import os\nimport time\n\nx = 1\n"
+    )
+
+
+def test_a_section_without_a_group_gets_one_in_isort_order() -> None:
+    source = '"""Doc."""\nimport torch\nfrom transformers import Trainer\n\nx = 1\n'
+    assert placed(source, source, [("os", None, None)]) == (
+        '"""Doc."""\nimport os\n\nimport torch\nfrom transformers import Trainer\n\nx = 1\n'
+    )
+
+
+def test_a_joined_name_takes_its_sorted_place() -> None:
+    source = "import torch\nfrom transformers import AutoModelForCausalLM, AutoTokenizer\n\nx = 1\n"
+    assert placed(source, source, [("transformers", "CompileConfig", None)]) == (
+        "import torch\nfrom transformers import AutoModelForCausalLM, AutoTokenizer, CompileConfig\n\nx = 1\n"
+    )
+    original = "from transformers import AutoTokenizer\nfrom optimum.neuron import NeuronModelForCausalLM\n"
+    rewritten = "from transformers import AutoTokenizer\nfrom transformers import AutoModelForCausalLM\n"
+    assert placed(original, rewritten) == "from transformers import AutoModelForCausalLM, AutoTokenizer\n"
+
+
+def test_the_users_unsorted_lines_and_names_stay_as_they_are() -> None:
+    source = "import time\nimport argparse\nfrom transformers import Trainer, AutoTokenizer\n\nx = 1\n"
+    assert placed(source, source, [("os", None, None), ("transformers", "CompileConfig", None)]) == (
+        "import time\nimport argparse\nfrom transformers import CompileConfig, Trainer, AutoTokenizer\nimport os\n\n"
+        "x = 1\n"
+    )
+
+
+def test_a_group_with_a_comment_is_left_alone() -> None:
+    source = "import time  # clock\nimport sys\n\nx = 1\n"
+    assert placed(source, source, [("os", None, None)]) == "import time  # clock\nimport sys\nimport os\n\nx = 1\n"

@@ -37,9 +37,9 @@ def test_stock_import_above_serves() -> None:
         """,
         "NM1",
     )
-    assert result.text.count("import AutoModelForSequenceClassification") == 1
-    # the moved name joins the user's line (migrate/needed_imports.py)
-    assert "from transformers import AutoModelForSequenceClassification, AutoModelForCausalLM\n" in result.text
+    assert result.text.count("AutoModelForSequenceClassification\n") == 1
+    # the moved name joins the user's line (migrate/needed_imports.py), at its sorted place
+    assert "from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification\n" in result.text
 
 
 def test_a_read_before_the_stock_import_keeps_the_moved_one() -> None:
