@@ -141,6 +141,28 @@ def yaml_owners(lines: list[Line], shell: bool = True) -> dict[Line, Line]:
     quoted scalar over lines maps to the line the value starts on. ``shell=False``: every line of a block maps to
     its header (the value a line belongs to)."""
     owners: dict[Line, Line] = {}
+    for line, block, body in _yaml_values(lines):
+        if shell and block and block.group(4) == "|" and _yaml_shell_block(lines, line, block):
+            starts = _statement_starts(body, quotes=True)
+            owners.update({each: starts[each] for each in body})
+            continue
+        owners.update({each: line for each in body})
+    return owners
+
+
+def yaml_shell_blocks(lines: list[Line]) -> list[tuple[Line, list[Line]]]:
+    """The literal block scalars a shell runs (see ``yaml_owners``): (the line holding the header, the block's
+    lines). Their lines are a shell script: the launch rules read them as a shell file's lines."""
+    return [
+        (line, body)
+        for line, block, body in _yaml_values(lines)
+        if block and block.group(4) == "|" and _yaml_shell_block(lines, line, block)
+    ]
+
+
+def _yaml_values(lines: list[Line]) -> Iterator[tuple[Line, re.Match | None, list[Line]]]:
+    """(line, its block scalar header match or None, the lines continuing its value) for each YAML line whose value
+    goes on below it (a block scalar, a plain or quoted scalar over lines)."""
     index = 0
     while index < len(lines):
         line = lines[index]
@@ -168,14 +190,8 @@ def yaml_owners(lines: list[Line], shell: bool = True) -> dict[Line, Line]:
                 break
             body.append(candidate)
             index += 1
-        if not body:
-            continue
-        if shell and block and block.group(4) == "|" and _yaml_shell_block(lines, line, block):
-            starts = _statement_starts(body, quotes=True)
-            owners.update({each: starts[each] for each in body})
-            continue
-        owners.update({each: line for each in body})
-    return owners
+        if body:
+            yield line, block, body
 
 
 def _yaml_continues(text: str, following: str) -> bool:

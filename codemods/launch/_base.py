@@ -11,7 +11,7 @@ import ast
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Collection
 
 from codemods._lib.launch_targets import (
     ENV_READS,
@@ -174,15 +174,16 @@ LEFT_ON_XLA = ("which neuron-migrate left on torch_xla as a whole (it keeps {lab
 
 def edit_env(doc: TextDocument, report: Report, names: Callable[[str], bool],
              readers: Callable[[str], list[str]] = lambda name: [], unseen: tuple[str, str] | None = None,
-             keep: Callable[[str], str | None] = lambda name: None) -> list[str]:
+             keep: Callable[[str], str | None] = lambda name: None, skip: Collection[Line] = ()) -> list[str]:
     """Apply the shared env-var table to every variable for which ``names(var)`` is true. A variable the project's
     Python still reads (``readers(var)``), or set for a torch_xla/NxD script outside the project (``unseen``:
     (script, why)), is not removed: it gets a todo; so does one for which ``keep(var)`` gives a todo (a setting
-    whose removal needs an edit the caller cannot make). Returns the names of the switched-on settings removed."""
+    whose removal needs an edit the caller cannot make). Settings on the lines of ``skip`` are left to the caller.
+    Returns the names of the switched-on settings removed."""
     removed: list[str] = []
     # right to left, so that an edit never moves a site still to come on the same line (`env A=1 B=2 cmd`); the
     # findings keep the file's order
-    sites = list(env_sites(doc))
+    sites = [site for site in env_sites(doc) if site.cl.line not in skip]
     buffered: list[tuple[int, Line, Severity, str]] = []
     outer = report
 

@@ -45,8 +45,10 @@ What it does:
 * With a deleted pass go the top-level ``export NAME=value`` lines above it of Neuron / XLA settings (the env
   table's, not a ``keep`` one such as ``MALLOC_ARENA_MAX``) that no command left after them can read: only
   ``rm``/``echo``/``mkdir`` ... follow, none expanding ``$NAME``. A notebook ``%%bash`` cell is its own shell, so
-  those exports reached nothing but the pass; a script another file sources, or one where a later command may
-  read them (the real run, another program), keeps them, with the decisions NM403/NM405 make.
+  those exports reached nothing but the pass, as does a YAML literal block a shell runs (a CI ``run: |`` step,
+  the script after ``bash -c``: the exports at the block's indent); a script another file sources, or one where a
+  later command may read them (the real run, another program), keeps them, with the decisions NM403/NM405 make.
+  A block left with no command gets ``:`` (an empty ``run:`` step is no script).
 * With a deleted pass go the comment line directly above it (``# 1) graph extraction + parallel compilation``)
   and the ``echo "== $TASK: precompiling graphs =="`` right before it, at its indent, when they speak of
   compiling or graphs and of nothing else (training, evaluation, "then"...); a comment inside a longer comment
@@ -104,9 +106,11 @@ from codemods._lib.shell import (
     cut,
     drop_line,
     env_sites,
+    keep_script,
     lex,
     remove_env_site,
     remove_words,
+    shell_script_doc,
     simple_commands,
     unquote,
     words_of,
@@ -118,7 +122,7 @@ from codemods.xla._base import XSER_LOADS
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import Safety
-from migrate.textdoc import NOTE_PREFIX, Line, TextDocument
+from migrate.textdoc import NOTE_PREFIX, Line, TextDocument, yaml_shell_blocks
 
 _NPC_WORD = re.compile(
     r"(?<![\w./-])(?:\S*/)?neuron_parallel_compile(?:\s+--num[_-]parallel(?:=|\s+)\S+|\s+--command(?:=|\s+)compile)*(?:\s+|(?=[\"'`;)&|]|$))"
@@ -333,19 +337,23 @@ _NON_READERS = frozenset({"rm", "mkdir", "rmdir", "cd", "echo", "printf", "cp", 
                           "du", "df", "exit"})
 
 
-def drop_unread_exports(doc: TextDocument, report: Report, deleted: list[Line], cell: bool) -> None:
+def drop_unread_exports(doc: TextDocument, report: Report, deleted: list[Line], cell: bool, block: str | None = None) -> None:
     """After a pass was deleted, a top-level ``export NAME=value`` above it of a variable the env table knows (a
     Neuron / XLA setting: not a ``keep`` one such as MALLOC_ARENA_MAX) that no command left after it can read
     (only ``rm``/``echo``/``mkdir`` ... follow, none expanding ``$NAME``) goes too: in a notebook cell, a shell of
     its own, it reached nothing but the deleted pass; in a script, nothing after it runs. Kept, it gets a todo
-    about a run that is no longer there (NM403: "no command here runs a training script")."""
+    about a run that is no longer there (NM403: "no command here runs a training script"). ``block``: the indent
+    of the YAML literal block (a CI ``run: |`` step, a ``bash -c`` script) ``doc`` holds the lines of, a shell of
+    its own too."""
     statements = command_statements(doc)
     order = {id(line): index for index, line in enumerate(doc.lines)}
     first_deleted = min(order[id(line)] for line in deleted)
     sites = [site for site in env_sites(doc) if site.command and site.command[0].text == "export"
-             and site.value is not None and not site.cl.line.indent and order[id(site.cl.line)] < first_deleted
+             and site.value is not None and site.cl.line.indent == (block or "") and order[id(site.cl.line)] < first_deleted
              and (action := env_vars.lookup(site.name)) is not None and action.action != "keep"]
     scope = "cell (a %%bash cell is its own shell: nothing outside it sees the variable)" if cell else "script"
+    if block is not None:
+        scope = "block (a shell runs it apart from the file's other blocks: nothing outside it sees the variable)"
     for site in reversed(sites):
         at = order[id(site.cl.line)]
         later = [statement for statement in statements if order[id(statement[0].line)] > at]
@@ -701,6 +709,17 @@ class DropNeuronParallelCompile(LaunchRule):
         sourced = not cell and runs_elsewhere(self.ctx.options.project)(PurePath(self.ctx.path).name)
         if deleted and doc.kind is FileKind.SHELL and not sourced:
             drop_unread_exports(doc, self.report, deleted, cell)
+        elif deleted and doc.kind is FileKind.YAML:
+            # a literal block a shell runs (CI `run: |`, `bash -c` args) is a script of its own, as a %%bash cell is
+            for _, live in yaml_shell_blocks(list(doc)):
+                # the block's lines, the deleted ones included: up to the next line the document still holds
+                end = doc.next_live(live[-1])
+                body = doc.lines[doc._index(live[0]):doc._index(end) if end is not None else len(doc.lines)]
+                if mine := [line for line in deleted if line in body]:
+                    script = shell_script_doc(doc, body)
+                    indent = next(line.indent for line in body if line.text.strip())
+                    drop_unread_exports(script, self.report, mine, False, indent)
+                    keep_script(script, indent, [line for line in body if line in live or line in mine])
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:

@@ -34,6 +34,10 @@ What it does:
   migrates it, ``kept_on_optimum`` in codemods/_lib/launch_targets.py): that script still runs on torch_xla, which
   reads the variable, and ``--bf16 true`` is not added.
 * Command strings inside Python and notebook cells get the same edit through NM410.
+* A YAML literal block a shell runs (a CI ``run: |`` / ``script: |`` step, the script after ``bash -c``, see
+  ``yaml_owners`` in migrate/textdoc.py) is read as a shell file: its ``export`` / ``VAR=1 cmd`` settings are judged
+  on the block's own training commands (the block is a shell of its own: another step's command is not given
+  ``--bf16 true``); a block left with no command gets ``:``.
 * A notebook's ``%env XLA_USE_BF16=1`` holds for every command the kernel runs after it, so it is judged on the
   training commands of all the notebook's code cells (``!`` lines, ``%%bash`` bodies, and the Python command strings
   NM410 edits, ``cmd = f"torchrun ... run_glue.py --bf16"`` run as ``!{cmd}``; the project fact
@@ -85,7 +89,18 @@ from codemods._lib.launch_targets import (
     program_of,
     resolver,
 )
-from codemods._lib.shell import CommandLine, EmbeddedCommand, Report, Resolve, Tok, lex, unquote
+from codemods._lib.shell import (
+    CommandLine,
+    EmbeddedCommand,
+    Report,
+    Resolve,
+    Tok,
+    env_sites,
+    keep_script,
+    lex,
+    shell_script_doc,
+    unquote,
+)
 from codemods._lib.shell.variables import ShellVariables
 from codemods._tables import env_vars
 from codemods._tables.project_markers import MARKERS
@@ -95,7 +110,7 @@ from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import Safety
-from migrate.textdoc import TextDocument
+from migrate.textdoc import Line, TextDocument, yaml_shell_blocks
 
 NAMES = BF16_NAMES
 
@@ -336,6 +351,17 @@ def edit_bf16(doc: TextDocument, report: Report, resolve: Resolve, readers=lambd
     its precision from there, as one passing ``--bf16`` does. ``elsewhere``: for a notebook's ``%env`` line, the
     training commands of all its cells, which the setting reaches and this edit cannot change (it is removed only
     where every one of them passes --bf16 / --fp16 already)."""
+    skip: set[Line] = set()
+    if doc.kind is FileKind.YAML:
+        # a literal block a shell runs (CI `run: |`, `bash -c` args) is a script of its own: an export there reaches
+        # its commands only, so it is judged on them as in a shell file
+        for _, body in yaml_shell_blocks(list(doc)):
+            skip.update(body)
+            if any(site.name in NAMES for site in env_sites(doc) if site.cl.line in body):
+                script = shell_script_doc(doc, body)
+                indent = next(line.indent for line in body if line.text.strip())
+                edit_bf16(script, report, resolve, readers, unseen, carried, precision)
+                keep_script(script, indent, body)
     commands = trainer_commands(doc, resolve)
     if not commands and elsewhere is not None:
         commands = elsewhere
@@ -356,7 +382,7 @@ def edit_bf16(doc: TextDocument, report: Report, resolve: Resolve, readers=lambd
                     name=name, scripts=", ".join(scripts), s="s" if len(scripts) == 1 else "")
             report(line, severity, message)
 
-        edit_env(doc, carried_report, lambda name: name in NAMES, readers, unseen)
+        edit_env(doc, carried_report, lambda name: name in NAMES, readers, unseen, skip=skip)
         return
     why = _why_kept(commands, precision is not None)
     unset = next((command for command in commands if not command.precision_set), None)
@@ -364,7 +390,7 @@ def edit_bf16(doc: TextDocument, report: Report, resolve: Resolve, readers=lambd
         names = _SCRIPT.findall(unset.resolved.name)
         why = OTHER_CELL_UNSET.format(name=names[-1] if names else unset.resolved.name)
     todo = (lambda name: KEPT_TODO.format(name=name, why=why)) if why is not None else (lambda name: None)
-    removed = edit_env(doc, report, lambda name: name in NAMES, readers, unseen, todo)
+    removed = edit_env(doc, report, lambda name: name in NAMES, readers, unseen, todo, skip)
     if removed and why is None:
         _add_bf16(commands, report, removed)
 

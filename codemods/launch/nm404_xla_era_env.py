@@ -9,8 +9,10 @@ What it does:
   moves to DTensor); ``NEURONX_DUMP_TO`` is renamed to ``TORCH_NEURONX_DEBUG_DIR`` and
   ``NEURON_FRAMEWORK_DEBUG`` to ``TORCH_NEURONX_PRESERVE_COMPILATION_ARTIFACTS`` (with a todo: the artifacts
   move). The decisions are the shared table's (``codemods/_tables/env_vars.py``).
-* Handles shell ``export``/prefix assignments/``unset``, Dockerfile ``ENV`` (both forms, continued lines) and
-  YAML env lists (K8s ``- name:``/``value:``, compose lists and mappings). A YAML key whose last entry a launch
+* Handles shell ``export``/prefix assignments/``unset``, Dockerfile ``ENV`` (both forms, continued lines),
+  YAML env lists (K8s ``- name:``/``value:``, compose lists and mappings) and the shell lines of a YAML literal
+  block a shell runs (a CI ``run: |`` step, the script after ``bash -c``), read as a shell file's (so do NM402 and
+  NM405; a block left with no command gets ``:``). A YAML key whose last entry a launch
   rule removes (``environment:``, ``env:``) goes with it: left with a null value, compose rejects the file
   (``services.x.environment must be a mapping``), as Kubernetes and GitHub Actions do; a key with a comment in or
   right above its block, or an anchor, stays with an empty value of its form (``[]`` / ``{}``).

@@ -18,7 +18,7 @@ from codemods._lib.shell.lexer import EXPORTERS, RESERVED, Tok, assignment_name,
 from migrate.facts import ProjectFacts
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
-from migrate.textdoc import Line, TextDocument, yaml_owners
+from migrate.textdoc import Line, TextDocument, yaml_owners, yaml_shell_blocks
 
 Report = Callable[[Line, Severity, str], None]
 #: the word an interpolated value of an embedded command stands as (``{env_var_options}`` of an f-string, see
@@ -121,9 +121,19 @@ def _dockerfile_lines(lines: list[Line]) -> Iterator[CommandLine]:
 
 
 def _yaml_lines(lines: list[Line]) -> Iterator[CommandLine]:
+    shell = shell_block_lines(lines)
+    continued = False
     for line in lines:
         text = line.text
         stripped = text.lstrip()
+        if line in shell:  # a line of a script a shell runs (CI `run: |`, `bash -c` args): read as a shell file's
+            if stripped and not (stripped.startswith("#") and not continued):
+                yield CommandLine(line, len(text) - len(stripped), len(text), continued)
+                continued = text.rstrip().endswith("\\") and not stripped.startswith("#")
+            else:
+                continued = False
+            continue
+        continued = False
         if not stripped or stripped.startswith("#"):
             continue
         match = _YAML_PREFIX.match(text)
@@ -136,6 +146,32 @@ def _yaml_lines(lines: list[Line]) -> Iterator[CommandLine]:
         if body.startswith(("|", ">")):
             continue  # block scalar header; its lines come next with their own indentation
         yield CommandLine(line, start, end, False, exec_form=body.startswith("["), yaml_item=bool(match and match.group(2)))
+
+
+def shell_block_lines(lines: list[Line]) -> dict[Line, Line]:
+    """The lines of the YAML literal blocks a shell runs (``yaml_shell_blocks``) -> the block's header line."""
+    return {each: header for header, body in yaml_shell_blocks(lines) for each in body}
+
+
+def shell_script_doc(doc: TextDocument, body: list[Line]) -> TextDocument:
+    """A shell document over the lines ``body`` of ``doc`` (a YAML literal block a shell runs): edits of its lines
+    are edits of ``doc``'s (lines are shared; it inserts none), and a report on them lands in ``doc``."""
+    script = TextDocument("", FileKind.SHELL)
+    script.lines = body
+    script.newline = doc.newline
+    return script
+
+
+def keep_script(script: TextDocument, indent: str, lines: list[Line]) -> None:
+    """A script whose edits deleted every command gets ``:`` (at ``indent``, the block's) in place of its last
+    one (the last deleted line of ``lines``, the script's): an empty ``run:`` step or ``bash -c ""`` is no
+    script."""
+    if any(line.text.strip() and not line.text.lstrip().startswith("#") for line in script):
+        return
+    last = next((line for line in reversed(lines) if line.deleted), None)
+    if last is not None:
+        last.deleted = False
+        last.text = indent + ":"
 
 
 # ------------------------------------------------------------------------------------------- edits
@@ -176,7 +212,18 @@ def drop_line(doc: TextDocument, line: Line, indent: str | None = None) -> None:
     previous = _previous_code(doc, line)
     following = next_code(doc, line)
     continues = line.text.rstrip().endswith("\\")
-    if doc.kind is FileKind.SHELL and previous is not None and not continues and _BLOCK_OPEN.search(previous.text.rstrip()) \
+    script = doc.kind is FileKind.SHELL
+    if doc.kind is FileKind.YAML and (header := shell_block_lines(list(doc)).get(line)) is not None:
+        # a line of a script a shell runs (CI `run: |`, `bash -c` args): its neighbours in the script only
+        block = [each for each, owner in shell_block_lines(list(doc)).items() if owner is header]
+        previous = previous if previous in block else None
+        following = following if following in block else None
+        if previous is None and following is None and not continues:
+            line.text = indent + ":"  # the script's last command: an empty `run:` / `bash -c ""` is no script
+            return
+        # `a &&` before the script's last command: the `&&` goes with it (below), as it does in a folded block
+        script = previous is None or not _TRAILING_AND_OR.search(previous.text)
+    if script and previous is not None and not continues and _BLOCK_OPEN.search(previous.text.rstrip()) \
             and (following is None or _BLOCK_CLOSE.match(following.text)):
         line.text = indent + ":"
         return
@@ -293,9 +340,10 @@ class EnvSite:
 def env_sites(doc: TextDocument) -> Iterator[EnvSite]:
     """Assignments / exports / unsets of environment variables in shell code, Dockerfile ENV and YAML env lists."""
     lines = list(command_lines(doc))
+    shell = shell_block_lines(list(doc)) if doc.kind is FileKind.YAML else {}
     for index, cl in enumerate(lines):
         text = cl.line.text
-        if doc.kind is FileKind.YAML and not cl.exec_form:
+        if doc.kind is FileKind.YAML and not cl.exec_form and cl.line not in shell:
             yield from _yaml_env(lines, index, cl)
             continue
         if cl.exec_form:
