@@ -103,3 +103,17 @@ def test_second_run_changes_nothing():
     before = "services:\n  t:\n    # settings\n    environment:\n      - PJRT_DEVICE=NEURON\n    image: x\n"
     once = migrate(before)
     assert migrate(once) == once
+
+
+def test_kubernetes_value_from_goes_with_its_item():
+    # `valueFrom:` and the lines under it belong to the `- name:` item: left behind, they became invalid YAML
+    before = (
+        "spec:\n  containers:\n    - name: t\n      env:\n        - name: PJRT_DEVICE\n          # from the map\n"
+        "          valueFrom:\n            configMapKeyRef:\n              name: c\n              key: k\n"
+        "        - name: LOG\n          value: info\n      image: x\n"
+    )
+    [container] = yaml.safe_load(migrate(before, "job.yaml"))["spec"]["containers"]
+    assert container == {"name": "t", "env": [{"name": "LOG", "value": "info"}], "image": "x"}
+    alone = "spec:\n  containers:\n    - name: t\n      env:\n        - name: PJRT_DEVICE\n" \
+            "          valueFrom: {configMapKeyRef: {name: c, key: k}}\n\n      image: x\n"
+    assert yaml.safe_load(migrate(alone, "job.yaml"))["spec"]["containers"] == [{"name": "t", "image": "x"}]

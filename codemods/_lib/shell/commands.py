@@ -422,10 +422,10 @@ def remove_env_site(doc: TextDocument, site: EnvSite) -> None:
     cl = site.cl
     if site.word is None:  # YAML
         line = cl.line
-        following = doc.next_live(line)
+        item = _yaml_item_lines(doc, line) if _YAML_NAME.match(line.text) else []
         drop_line(doc, line)
-        if _YAML_NAME.match(line.text) and following is not None and _YAML_VALUE.match(following.text):
-            doc.delete(following)
+        for each in item:  # the rest of a `- name:` item: `value:`, or `valueFrom:` and the lines under it
+            doc.delete(each)
         close_emptied_yaml_key(doc, line)
         return
     if cl.dockerfile_env and site.command and len(site.command) >= 2 and "=" not in site.command[0].text and not cl.continued:
@@ -433,6 +433,23 @@ def remove_env_site(doc: TextDocument, site: EnvSite) -> None:
     else:
         doomed = [site.word]
     _remove_from_command(doc, cl, site.command or [], doomed, site.toks or [])
+
+
+def _yaml_item_lines(doc: TextDocument, line: Line) -> list[Line]:
+    """The lines after the list item ``- name: X`` that belong to it (indented past its dash), comments inside it
+    included; a comment line at the dash's column or less ends it."""
+    column = len(line.text) - len(line.text.lstrip())
+    found: list[Line] = []
+    following = doc.next_live(line)
+    while following is not None:
+        stripped = following.text.strip()
+        if stripped and len(following.text) - len(following.text.lstrip()) <= column:
+            break
+        found.append(following)
+        following = doc.next_live(following)
+    while found and not found[-1].text.strip():
+        found.pop()  # a blank line after the item separates it from what follows: it stays
+    return found
 
 
 _YAML_EMPTY_KEY = re.compile(r"^(\s*)(-\s+)?([\w.-]+|\"[^\"]*\"|'[^']*'):((?:\s+[&!]\S*)*)(\s+#.*)?\s*$")
