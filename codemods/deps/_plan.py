@@ -260,8 +260,9 @@ _RAY_XLA = re.compile(r"\bray\.train\.torch\.xla\b|\bTorchXLAConfig\b")
 
 def uses_torch_xla(text: str) -> bool:
     """Whether the text imports torch_xla on a line of code, or uses Ray Train's XLA backend (which imports it in
-    each worker); a comment or note is no use, nor is an import guarded by ``try: ... except ImportError`` (the
-    code runs without the package). A notebook or a file that does not parse is read line by line."""
+    each worker); a comment or note is no use, nor is an optional import (the code runs without the package): one
+    guarded by ``try: ... except ImportError``, or under an availability test (``_availability_guarded``). A
+    notebook or a file that does not parse is read line by line."""
     if not (_TORCH_XLA_IMPORT.search(text) or _RAY_XLA.search(_code_only(text))):
         return False
     try:
@@ -272,6 +273,8 @@ def uses_torch_xla(text: str) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.Try) and any(_catches_import_error(handler.type) for handler in node.handlers):
             guarded |= {id(inner) for statement in node.body for inner in ast.walk(statement)}
+    for statement in _availability_guarded(tree):
+        guarded |= {id(inner) for inner in ast.walk(statement)}
     for node in ast.walk(tree):
         if id(node) in guarded:
             continue
@@ -285,6 +288,58 @@ def uses_torch_xla(text: str) -> bool:
         if isinstance(node, ast.Attribute) and node.attr == "xla" and ast.unparse(node) == "ray.train.torch.xla":
             return True
     return False
+
+
+#: calls that tell whether torch_xla can be imported (transformers / accelerate helpers)
+_XLA_AVAILABLE_CALLS = frozenset({"is_torch_xla_available", "is_torch_tpu_available", "is_tpu_available"})
+
+
+def _availability_guarded(tree: ast.Module) -> list[ast.stmt]:
+    """The statements that run only where torch_xla is installed: the body of an ``if`` whose test holds an
+    availability check (``is_torch_xla_available()``, ``importlib.util.find_spec("torch_xla") is not None``, a
+    flag bound to one, or a flag the ``try`` of a guarded import sets and its ``except ImportError`` clears), alone
+    or joined by ``and``; the ``else`` of ``if not <check>:``."""
+    flags: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(_catches_import_error(handler.type) for handler in node.handlers):
+            cleared = {target.id for handler in node.handlers for statement in handler.body
+                       if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant)
+                       and statement.value.value in (False, None)
+                       for target in statement.targets if isinstance(target, ast.Name)}
+            flags |= {target.id for statement in node.body if isinstance(statement, ast.Assign)
+                      and isinstance(statement.value, ast.Constant) and statement.value.value is True
+                      for target in statement.targets if isinstance(target, ast.Name) and target.id in cleared}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and _is_xla_check(node.value, set()):
+            flags |= {target.id for target in node.targets if isinstance(target, ast.Name)}
+    found: list[ast.stmt] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        test = node.test
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and _is_xla_check(test.operand, flags):
+            found.extend(node.orelse)
+        elif _is_xla_check(test, flags) or (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)
+                                            and any(_is_xla_check(value, flags) for value in test.values)):
+            found.extend(node.body)
+    return found
+
+
+def _is_xla_check(test: ast.expr, flags: set[str]) -> bool:
+    """Whether ``test`` is true only where torch_xla can be imported (see ``_availability_guarded``)."""
+    if isinstance(test, ast.Name):
+        return test.id in flags
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot):
+        right = test.comparators[0]
+        return isinstance(right, ast.Constant) and right.value is None and _is_xla_check(test.left, flags)
+    if not isinstance(test, ast.Call):
+        return False
+    func = test.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    if name in _XLA_AVAILABLE_CALLS:
+        return True
+    return (name == "find_spec" and bool(test.args) and isinstance(test.args[0], ast.Constant)
+            and isinstance(test.args[0].value, str) and test.args[0].value.split(".")[0] == "torch_xla")
 
 
 def _catches_import_error(handler: ast.expr | None) -> bool:

@@ -63,8 +63,9 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   neuronx-distributed / transformers-neuronx line the project's code still imports stays, with a ``todo`` naming
   the importing files (project fact ``deps.imports``); ``torch-xla`` stays, with a ``todo`` naming the files, while
   code it serves still uses torch_xla after the run (migrated the way this run migrates it: a torch_xla call no
-  rule ports, a Ray ``TorchXLAConfig``; an import under ``try: ... except ImportError`` does not count; project
-  fact ``deps.torch-xla-code``), and the XLA-era pins beside it (torch-neuronx, torch, optimum-neuron) stay with
+  rule ports, a Ray ``TorchXLAConfig``; an optional import does not count: one under ``try: ... except
+  ImportError`` or ``if is_torch_xla_available():`` / ``importlib.util.find_spec("torch_xla")`` / a flag set
+  from such a check; project fact ``deps.torch-xla-code``), and the XLA-era pins beside it (torch-neuronx, torch, optimum-neuron) stay with
   it, each with a ``todo`` (torch-xla X.Y needs torch X.Y);
 * ``neuronx-cc`` older than the SDK 2.33 compiler -> ``neuronx-cc==2.28.*`` with a ``todo``;
 * pins of the stock packages that exclude the tested release (``transformers==4.x``, ``trl==0.x``, ``peft``,

@@ -247,10 +247,24 @@ def test_torch_xla_stays_while_code_still_uses_it_after_the_run() -> None:
                        neuron_project=True, project={"requirements/train.txt": text, **still})
     assert "\n".join(line for line in kept.text.splitlines() if "neuron-migrate" not in line) == text.rstrip("\n")
     assert any("src/loop.py still uses torch_xla" in f.message for f in kept.findings)
-    # an import guarded by try/except ImportError, a comment, or code the run ports: the package goes
+    # an import guarded by try/except ImportError or an availability test, a comment, or code the run ports: the
+    # package goes (mixed-device-clf utils/device.py imports and runs without torch_xla)
     for code in ("try:\n    import torch_xla\nexcept ImportError:\n    torch_xla = None\n",
+                 "from transformers.utils import is_torch_xla_available\n\nif is_torch_xla_available():\n"
+                 "    import torch_xla.core.xla_model as xm\nelse:\n    xm = None\n",
+                 "import importlib.util\n\nif importlib.util.find_spec('torch_xla') is not None:\n"
+                 "    import torch_xla\n",
+                 "try:\n    import torch_xla\n    HAS_XLA = True\nexcept ImportError:\n    HAS_XLA = False\n"
+                 "if HAS_XLA:\n    import torch_xla.core.xla_model as xm\n",
                  "# import torch_xla\nimport torch\n",
                  "import torch_xla.core.xla_model as xm\n\ndevice = xm.xla_device()\n"):
         moved = apply_rules(text, FileKind.REQUIREMENTS, select=["NM5"], path="requirements/train.txt",
                             neuron_project=True, project={"requirements/train.txt": text, "src/loop.py": code})
         assert "torch-xla" not in moved.text and "torch==2.14.*" in moved.text, code
+    # a test that is not an availability check (a user setting) guards nothing: the package stays
+    for code in ("if USE_XLA:\n    import torch_xla\n    print(torch_xla._XLAC._xla_get_default_device())\n",
+                 "if not is_torch_xla_available():\n    import torch_xla\n"
+                 "    print(torch_xla._XLAC._xla_get_default_device())\n"):
+        held = apply_rules(text, FileKind.REQUIREMENTS, select=["NM5"], path="requirements/train.txt",
+                           neuron_project=True, project={"requirements/train.txt": text, "src/loop.py": code})
+        assert any("src/loop.py still uses torch_xla" in f.message for f in held.findings), code
