@@ -18,12 +18,12 @@ KEPT = """
     def load_kept(path):
         return NeuronModelForSomethingNew.from_pretrained(path)
 """
-#: moved to AutoModelForSequenceClassification by NM120
+#: moved to the stock device expression by NM301 (torch_xla's xla_device)
 MOVED = """
-    from optimum.neuron import NeuronModelForSequenceClassification
+    import torch_xla.core.xla_model as xm
 
     def load_moved(path):
-        return NeuronModelForSequenceClassification.from_pretrained(path)
+        return path, xm.xla_device()
 """
 APP = """
     from kept import load_kept
@@ -75,7 +75,7 @@ def test_after_a_written_run_a_second_run_says_the_same_and_changes_nothing(tmp_
     root = _project(tmp_path, {"kept.py": KEPT, "moved.py": MOVED, "app.py": APP})
     first = _errors(root, write=True)
     written = {path: path.read_text() for path in root.rglob("*.py")}
-    assert "AutoModelForSequenceClassification" in written[root / "moved.py"]
+    assert "torch_xla" not in written[root / "moved.py"]
     assert _errors(root, write=True) == first
     assert {path: path.read_text() for path in root.rglob("*.py")} == written
 
@@ -93,3 +93,54 @@ def test_no_error_when_the_closure_is_on_one_stack_or_no_entry_point_loads_both(
     no_neuron = _project(tmp_path / "c", {"a.py": "import os\n", "app.py": "import a\n\nif __name__ == '__main__':\n"
                                                                           "    pass\n"})
     assert _errors(no_neuron) == {}
+
+
+def _findings(root: Path) -> dict[str, list[tuple[str, str]]]:
+    result = run([root], RunOptions(jobs=1, write=False, force=True))
+    found = {file.path: [(f.severity.value, f.message) for f in file.findings if f.rule == RULE]
+             for file in result.files}
+    return {path: messages for path, messages in found.items() if messages}
+
+
+def test_a_kept_module_imported_only_inside_a_function_or_under_except_importerror_is_an_info(tmp_path):
+    root = _project(tmp_path, {
+        "kept.py": KEPT, "moved.py": MOVED,
+        "main.py": "import moved\n\n\ndef serve():\n    import kept\n    return kept.load_kept('c')\n\n\n"
+                   "if __name__ == '__main__':\n    print(moved.load_moved('a'))\n",
+        "tests/test_moved.py": "import moved\n\n\ndef test_kept():\n    try:\n        import kept\n"
+                               "    except ImportError:\n        return\n    assert kept.load_kept\n",
+    })
+    found = _findings(root)
+    assert sorted(found) == ["main.py", "tests/test_moved.py"]
+    [(severity, message)] = found["main.py"]
+    assert severity == "info" and "kept.py inside serve() (main.py, line 5)" in message
+    assert "At import time it loads moved.py (the stock stack) only" in message
+    [(severity, message)] = found["tests/test_moved.py"]
+    assert severity == "info"
+    assert "kept.py under try/except ImportError inside test_kept() (tests/test_moved.py, line 6)" in message
+
+
+def test_module_level_imports_in_an_if_or_the_main_block_still_make_the_error(tmp_path):
+    root = _project(tmp_path, {
+        "kept.py": KEPT, "moved.py": MOVED,
+        "main.py": "import os\nimport moved\n\nif os.environ.get('SERVE'):\n    import kept\n\n"
+                   "if __name__ == '__main__':\n    print(moved.load_moved('a'))\n",
+        "run.py": "import moved\n\nif __name__ == '__main__':\n    import kept\n    kept.load_kept('a')\n",
+        "lib.py": "import moved\n\nif __name__ == '__main__':\n    import kept\n",
+        "app.py": "from lib import moved\n\nif __name__ == '__main__':\n    pass\n",
+    })
+    found = _findings(root)
+    # lib.py's main block runs only when lib.py is the script: app.py, importing lib, loads one stack
+    assert sorted(found) == ["lib.py", "main.py", "run.py"]
+    assert all(severity == "error" for messages in found.values() for severity, _ in messages)
+
+
+def test_a_typing_only_import_or_a_guarded_legacy_import_in_the_module_loads_nothing_old(tmp_path):
+    guarded = ("try:\n    from optimum.neuron import NeuronModelForSomethingNew\nexcept ImportError:\n"
+               "    NeuronModelForSomethingNew = None\n")
+    root = _project(tmp_path, {
+        "kept.py": KEPT, "moved.py": MOVED, "optional.py": guarded,
+        "main.py": "from typing import TYPE_CHECKING\n\nimport moved\nimport optional\n\nif TYPE_CHECKING:\n"
+                   "    import kept\n\nif __name__ == '__main__':\n    print(moved.load_moved('a'), optional)\n",
+    })
+    assert _findings(root) == {}
