@@ -480,6 +480,8 @@ def requirement_set(text: str) -> dict | None:
     if any(parsed is not None and _names_optimum_neuron(parsed)
            for parsed in (parse(line.split(" #")[0]) for line in code.splitlines())):
         found["text"] = text  # whether its optimum-neuron stays is decided from it (``Planner.held_with``)
+    if neuron:
+        found["neuron_text"] = text  # what the run decides for it, told beside it (``Planner.other_accelerator_todo``)
     return found
 
 
@@ -577,6 +579,8 @@ class ProjectDeps:
     listed: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
     #: requirements file naming optimum-neuron -> its text (whether its optimum-neuron stays: ``held_with``)
     optimum_neuron_sets: dict[str, str] = field(default_factory=dict)
+    #: requirements file naming a Neuron package -> its text (whether the run migrates it or holds its stack)
+    neuron_sets: dict[str, str] = field(default_factory=dict)
     #: the requirements files one ``pip install`` command reads together (project paths) -> the file running it
     installed_together: tuple[tuple[tuple[str, ...], str], ...] = ()
 
@@ -626,6 +630,8 @@ class ProjectDeps:
                                                     if value.get("neuron"))),
                    optimum_neuron_sets={path: value["text"] for path, value in
                                         options.project.of("deps.requirement-set").items() if "text" in value},
+                   neuron_sets={path: value["neuron_text"] for path, value in
+                                options.project.of("deps.requirement-set").items() if "neuron_text" in value},
                    installed_together=together, stack_code=dict(options.project.of("deps.old-stack")),
                    listed={path: (tuple(value.get("names", ())),
                                   tuple(posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
@@ -1042,10 +1048,22 @@ class Planner:
             return None
         return (f"the lines of this file were left as they are: it is the requirement set of another accelerator "
                 f"(its name says `{word}`, it names no Neuron package, and {sibling} beside it is the Neuron one, "
-                f"which this run migrates), so the TorchNeuron stack does not go here. It also installs for "
+                f"{self._sibling_decision(sibling)}), so the TorchNeuron stack does not go here. It also installs for "
                 f"{_files(code)}, which this run rewrote to calls only the new stack has (torch.accelerator, new in "
                 f"torch 2.6; the `neuron` device): check that {', '.join(changed)} still install what that code "
                 f"calls, and raise only the floors it needs")
+
+    def _sibling_decision(self, sibling: str) -> str:
+        """What this run does with the Neuron requirements file ``sibling`` (decided as its own migration decides
+        it): it migrates it, or holds it on the old stack (final4-E 2: mixed-device-clf's requirements-neuron.txt,
+        held for torch-xla, was said to be migrated)."""
+        text = self.project.neuron_sets.get(sibling)
+        if text is not None:
+            specs = [line.split(" #")[0] for line in _NOTE_LINE.sub("", text).splitlines()]
+            held = Planner.for_specs(specs, text, self.options, sibling)
+            if held.hold_everything and held.hold:
+                return f"which this run leaves on the old stack ({held.hold})"
+        return "which this run migrates"
 
     def moved(self, exclude: tuple[str, ...] = ()) -> tuple[str, ...]:
         """The files this file installs for (``near``) that the run moves onto APIs only the migrated stack has
@@ -1191,7 +1209,8 @@ def _rewrite(parsed: Parsed, planner: Planner) -> Rewrite | None:
         return Rewrite([], Severity.TODO, f"{parsed.raw_name} was left as it is: after this run {_files(users)} still "
                        f"use{'s' if one else ''} torch_xla (no rule could port that use: see the todo there; without "
                        f"the package: `ModuleNotFoundError: No module named 'torch_xla'`): port "
-                       f"{'it' if one else 'them'} first, then remove this line ({XLA_ONLY[name].removesuffix(' (removed)')})", keep=True)
+                       f"{'it' if one else 'them'} first, then remove this line "
+                       f"({XLA_ONLY[name].removesuffix(' (removed)')}){_also_served(planner, users)}", keep=True)
     if name in XLA_ONLY:
         importers = planner.project.importers(name) if name in WATCHED else ()
         if importers:  # never drop a package the code still imports: the import would fail
@@ -1330,8 +1349,8 @@ def _files(paths: tuple[str, ...]) -> str:
 
 
 def _also_served(planner: Planner, kept: tuple[str, ...]) -> str:
-    """When optimum-neuron stays for some files, the other files it installs for that this run moved onto calls only
-    the migrated stack has (``Planner.moved``): they need what this line keeps out. Files the run left on APIs the
+    """When the old stack stays for some files (optimum-neuron, or torch-xla: its line names them), the other files
+    it installs for that this run moved onto calls only the migrated stack has (``Planner.moved``): they need what this line keeps out. Files the run left on APIs the
     old pins have are not named (rt4D 10: collator.py, plain torch, was sent to split requirements)."""
     others = planner.moved(kept + planner.cli_users)
     if not others:

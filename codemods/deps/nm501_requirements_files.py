@@ -65,8 +65,11 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   code it serves still uses torch_xla after the run (migrated the way this run migrates it: a torch_xla call no
   rule ports, a Ray ``TorchXLAConfig``; an optional import does not count: one under ``try: ... except
   ImportError`` or ``if is_torch_xla_available():`` / ``importlib.util.find_spec("torch_xla")`` / a flag set
-  from such a check; project fact ``deps.torch-xla-code``), and the XLA-era pins beside it (torch-neuronx, torch, optimum-neuron) stay with
-  it, each with a ``todo`` (torch-xla X.Y needs torch X.Y);
+  from such a check; project fact ``deps.torch-xla-code``), and the XLA-era pins beside it (torch-neuronx, torch,
+  optimum-neuron) stay with it, each with a ``todo`` (torch-xla X.Y needs torch X.Y); its todo, like a kept
+  optimum-neuron's, names the other files it installs for that this run rewrites to calls only the new stack has
+  (final4-E 2: xla-llama-dp's ``src/train.py``, on ``torch.accelerator``, installed by a requirements.txt kept on
+  torch 2.1 for two other scripts);
 * ``neuronx-cc`` older than the SDK 2.33 compiler -> ``neuronx-cc==2.28.*`` with a ``todo``;
 * pins of the stock packages that exclude the tested release (``transformers==4.x``, ``trl==0.x``, ``peft``,
   ``accelerate``, ``diffusers``, ``sentence-transformers``) -> the tested minimums; the note says what the pin is
@@ -85,7 +88,9 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   Neuron reason applies there. When the plan would have changed one of its pins and it installs for code that the
   run rewrites to calls only the new stack has (as above: the torch_xla ports call ``torch.accelerator``, new in
   torch 2.6), one ``todo`` on the first such line names that code and those pins, so the reviewer raises only the
-  floors it needs;
+  floors it needs, and says what this run does with the Neuron file beside it, decided as that file's own
+  migration decides it (it migrates it, or leaves it on the old stack and why; project fact
+  ``deps.requirement-set`` carries the text of a file naming a Neuron package);
 * a pin the migrated stack cannot be installed beside (``huggingface_hub==0.24``, ``tokenizers<0.20``, a
   ``numpy`` below trl's floor) gets the floor that the packages the file installs require
   (``codemods/_tables/stock_floors_data.py``, generated from their Requires-Dist); so does a pin with no wheels

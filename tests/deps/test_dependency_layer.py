@@ -268,3 +268,37 @@ def test_torch_xla_stays_while_code_still_uses_it_after_the_run() -> None:
         held = apply_rules(text, FileKind.REQUIREMENTS, select=["NM5"], path="requirements/train.txt",
                            neuron_project=True, project={"requirements/train.txt": text, "src/loop.py": code})
         assert any("src/loop.py still uses torch_xla" in f.message for f in held.findings), code
+
+
+def test_a_torch_xla_hold_names_the_files_it_installs_for_that_moved_to_the_new_stack() -> None:
+    """final4-E 2 (xla-llama-dp requirements.txt): torch-xla, kept for a file that still uses torch_xla, also
+    installs for train.py, which the run moved to torch.accelerator (torch 2.6 and later); the optimum-neuron line
+    said so, the torch-xla line did not. A file left on plain torch is not named."""
+    text = "torch-neuronx==2.1.2.2.1.0\ntorch-xla==2.1.2\ntorch==2.1.2\n"
+    still = "import torch_xla\nprint(torch_xla._XLAC._xla_get_default_device())\n"
+    for train, named in (("import torch_xla.core.xla_model as xm\n\nxm.wait_device_ops()\n", True),
+                         ("import torch\n\nprint(torch.ones(1))\n", False)):
+        kept = apply_rules(text, FileKind.REQUIREMENTS, select=["NM5"], path="requirements.txt", neuron_project=True,
+                           project={"requirements.txt": text, "src/loop.py": still, "src/train.py": train})
+        line = next(f.message for f in kept.findings if f.message.startswith("torch-xla was left as it is"))
+        assert ("it also installs for src/train.py, which this run rewrote to calls only the new stack has" in line) \
+            is named, line
+
+
+def test_the_other_accelerator_note_says_what_the_run_does_with_the_neuron_file_beside_it() -> None:
+    """final4-E 2 (mixed-device-clf): requirements-gpu.txt's note said requirements-neuron.txt 'which this run
+    migrates' while the run held it on torch-xla for utils/device.py."""
+    gpu = "torch==2.1.2\ntransformers==4.43.2\n"
+    neuron = "--extra-index-url https://pip.repos.neuron.amazonaws.com\ntorch-neuronx==2.1.2.2.3.0\ntorch-xla==2.1.2\n"
+    train = "import torch\n\nimport torch_xla.core.xla_model as xm\n\nxm.wait_device_ops()\n"
+    for device, said in (("import torch_xla\nprint(torch_xla._XLAC._xla_get_default_device())\n",
+                          "which this run leaves on the old stack (torch-xla, kept because utils/device.py still "
+                          "uses torch_xla)"),
+                         ("import torch\n\nprint(torch.ones(1))\n", "which this run migrates")):
+        project = {"requirements-gpu.txt": gpu, "requirements-neuron.txt": neuron, "train.py": train,
+                   "utils/device.py": device}
+        result = apply_rules(gpu, FileKind.REQUIREMENTS, select=["NM5"], path="requirements-gpu.txt",
+                             neuron_project=True, project=project)
+        assert "\n".join(line for line in result.text.splitlines() if "neuron-migrate" not in line) == gpu.rstrip()
+        note = next(f.message for f in result.findings if "requirement set of another accelerator" in f.message)
+        assert f"requirements-neuron.txt beside it is the Neuron one, {said})" in note, note

@@ -360,14 +360,19 @@ def test_requirement_set_fact_reads_includes_and_index_options() -> None:
     assert requirement_set("-r base.txt\n-c constraints.txt\n--requirement=dev.txt\n-rother.txt\n") == {
         "includes": ("base.txt", "constraints.txt", "dev.txt", "other.txt"), "repository": False, "neuron": False,
         "names": (), "requires": ("base.txt", "dev.txt", "other.txt")}  # -c installs nothing
+    # a file naming a Neuron package carries its text as neuron_text: the note of another accelerator's file
+    # beside it says whether the run migrates it or holds it
     assert requirement_set(_INDEX + "torch-neuronx==2.14.*\n") == {"includes": (), "repository": True,
                                                                    "neuron": True, "names": ("torch-neuronx",),
-                                                                   "requires": ()}
+                                                                   "requires": (),
+                                                                   "neuron_text": _INDEX + "torch-neuronx==2.14.*\n"}
     # a file that names optimum-neuron carries its text: whether it keeps the package decides its install set
     assert requirement_set("optimum[neuronx]==1.20  # pin\n") == {"includes": (), "repository": False,
                                                                    "neuron": True, "names": ("optimum",),
                                                                    "requires": (),
-                                                                   "text": "optimum[neuronx]==1.20  # pin\n"}
+                                                                   "text": "optimum[neuronx]==1.20  # pin\n",
+                                                                   "neuron_text": "optimum[neuronx]==1.20  # pin\n"}
+    assert "neuron_text" not in requirement_set("torch-xla==2.1.2\ntorch==2.1.2\n")
     assert "text" not in requirement_set("# optimum-neuron==0.0.25\ntorch-neuronx==2.14.*\n")
     # torch-xla alone (a TPU set) and a package named in a comment are no Neuron package
     assert requirement_set("# -r base.txt\n# " + _INDEX + "-r https://example.com/r.txt\ntorch\n") == {
