@@ -9,16 +9,19 @@ What it does:
   docs, comments, docstrings and notebook markdown naming Inferentia, Inf1, Inf2 or Trn1.
 * When an Inf1 / Inf2 / Trn1 target is named, ONE ``todo`` for the whole project, on the line of its strongest
   evidence (a config or code line before a dependency extra, before prose; among equals a README or other doc,
-  then other files, then notebooks, each by path). It names the evidence found (files and the words, at most four,
+  then other files, then notebooks, each by path) that is not an instance type: NM409 / NM411 already put their
+  own todo on each Inf1/Inf2/Trn1 instance type, so the project todo goes on the next evidence (on a README line it
+  is reported, with no note written there); only when every piece of evidence is an instance type does it share
+  that line. It names the evidence found (files and the words, at most four,
   strongest first; no line numbers, so that a second run writes the same note) and says what the migration means
   there: TorchNeuron has no Inf1/Inf2/Trn1 path, the migrated code runs on Trn2/Trn3 (and CPU/GPU); Inf2 inference
   can stay on optimum-neuron (PyTorch/XLA is still supported for inference there); a Trn1 run needs a Trn2/Trn3
   instance (the process counts are NM407's). The reports list it first (``project_findings``).
 * No finding when no target is named, or when only Trn2/Trn3 are, or when the older chips appear in prose only while
   the project's configuration or code names Trn2/Trn3 (a README comparing with Trn1).
-* Nothing is rewritten and the migration goes ahead: the user asked for it. The other rules' todos on the same
-  lines (NM409/NM411 per instance type, NM405 per variable, NM407 for process counts) stay as they are; this one is
-  about the project and is not repeated per mention.
+* Nothing is rewritten and the migration goes ahead: the user asked for it. The other rules' todos (NM409/NM411
+  per instance type, NM405 per variable, NM407 for process counts) stay as they are; this one is about the project
+  and is not repeated per mention.
 
 Why:
 
@@ -246,7 +249,15 @@ def target_of(project: ProjectFacts) -> Target | None:
         message += " A Trn1 run needs a Trn2/Trn3 instance now."
     if "Inf1" in targets:
         message += " An Inf1 deployment stays on the stack it has (torch-neuron / neuron-cc)."
-    return Target(old[0][0], old[0][1], message)
+    # the todo goes on the strongest evidence that is not an instance type: NM409 / NM411 put their own todo on each
+    # Inf1/Inf2/Trn1 instance type, and a second note there repeats it (a README line: reported, no note written)
+    site = next(((path, entry) for path, entry in old if not _instance_type(entry)), old[0])
+    return Target(site[0], site[1], message)
+
+
+def _instance_type(entry: Evidence) -> bool:
+    """Whether the evidence is an instance type on a config or code line (``ml.inf2.xlarge``, ``trn1.32xlarge``)."""
+    return entry.strength == CONFIG and any(pattern.fullmatch(entry.token) for pattern in _CONFIG[:2])
 
 
 _MEMO: dict[int, tuple[ProjectFacts, Target | None]] = {}

@@ -51,20 +51,36 @@ def test_an_inf2_project_named_in_prose_only_gets_one_todo_in_its_readme():
     assert "Trn1 run" not in message
 
 
-def test_a_config_line_outranks_prose_and_the_todo_goes_there_even_beside_another_rules_todo():
+def test_an_instance_type_line_keeps_only_nm409s_todo_and_the_project_todo_goes_to_the_next_evidence():
     job = """
         #!/bin/bash
         # launch the endpoint
         aws sagemaker create-endpoint-config --instance-type ml.inf2.xlarge --name gen
     """
     found = _run({"README.md": README, "serve.py": SERVE, "deploy.sh": job}, select=("NM9", "NM409"))
-    assert list(found) == ["deploy.sh"]
-    [(line, severity, message)] = found["deploy.sh"]
+    assert list(found) == ["README.md"]  # a README line: reported, no note written in it
+    [(line, severity, message)] = found["README.md"]
     assert (line, severity) == (3, "todo")
     assert message.index("deploy.sh: 'ml.inf2.xlarge'") < message.index("README.md: 'Inferentia2' (prose)")
     result = apply_rules(textwrap.dedent(job).lstrip("\n"), FileKind.SHELL, select=("NM9", "NM409"), path="deploy.sh",
                          project={"README.md": README, "deploy.sh": textwrap.dedent(job).lstrip("\n")})
-    assert {f.rule for f in result.findings if f.line == 3} == {"NM409", RULE}  # NM409's per-line todo stays
+    assert {f.rule for f in result.findings if f.line == 3} == {"NM409"}  # NM409's per-line todo stays, alone
+    assert "# neuron-migrate: deployment target:" not in result.text
+
+
+def test_a_config_line_that_is_no_instance_type_outranks_prose_and_instance_types_alone_share_the_line():
+    pool = """
+        nodeSelector:
+          node.kubernetes.io/instance-type: inf2.8xlarge
+          karpenter.k8s.aws/instance-family: inf2
+    """
+    found = _run({"README.md": README, "serve.py": SERVE, "k8s/pool.yaml": pool}, select=("NM9", "NM409"))
+    assert list(found) == ["k8s/pool.yaml"] and found["k8s/pool.yaml"][0][0] == 3
+    job = "#!/bin/bash\naws sagemaker create-endpoint-config --instance-type ml.inf2.xlarge --name gen\n"
+    found = _run({"serve.py": SERVE, "deploy.sh": job}, select=("NM9", "NM409"))
+    assert list(found) == ["deploy.sh"] and found["deploy.sh"][0][0] == 2  # no other evidence: the todo stays here
+    result = apply_rules(job, FileKind.SHELL, select=("NM9", "NM409"), path="deploy.sh", project={"deploy.sh": job})
+    assert {f.rule for f in result.findings if f.line == 2} == {"NM409", RULE}
     assert result.text.count("# neuron-migrate: deployment target:") == 1
 
 
