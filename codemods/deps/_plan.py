@@ -711,16 +711,34 @@ class ProjectDeps:
                     found |= set(self.listed.get(included, ((), ()))[0])
         return found
 
-    def relation(self, path: str, other: str) -> str:
-        """How the requirements file ``other`` joins the install of ``path`` (for a todo)."""
+    def relation(self, path: str, other: str) -> tuple[str, str | None]:
+        """How the requirements file ``other`` joins the install of ``path`` (for a todo), and the file both
+        include when that is all that joins them (None when pip reads both in one install). Two files that only
+        include the same file (tox.ini and requirements/neuron.txt both ``-r requirements/base.txt``) are not read
+        together: each is installed with that file, which is held with ``other`` (final4-E 6)."""
         if path in self.requirement_sets.get(other, ((), False))[0]:
-            return f"{other} includes this file"
+            return f"{other} includes this file", None
         if other in self.requirement_sets.get(path, ((), False))[0]:
-            return f"this file includes {other}"
+            return f"this file includes {other}", None
         command = next((where for names, where in self.installed_together if path in names and other in names), None)
         if command is not None:
-            return f"a pip install command in {command} installs {other} with this file"
-        return f"{other} is installed with this file through their -r / -c includes"
+            return f"a pip install command in {command} installs {other} with this file", None
+        mine, theirs = self._included_from(path), self._included_from(other)
+        shared = sorted(mine & theirs)
+        if other not in mine and path not in theirs and shared:
+            return f"this file and {other} both include {shared[0]}, which is held with {other}", shared[0]
+        return f"{other} is installed with this file through their -r / -c includes", None
+
+    def _included_from(self, path: str) -> set[str]:
+        """The requirements files ``path`` includes with ``-r`` / ``-c``, at any depth."""
+        reached: set[str] = set()
+        todo = [path]
+        while todo:
+            for included in self.requirement_sets.get(todo.pop(), ((), False))[0]:
+                if included not in reached:
+                    reached.add(included)
+                    todo.append(included)
+        return reached
 
     def other_accelerator(self, path: str, parsed_specs: list["Parsed"]) -> tuple[str, str] | None:
         """(the word of its name, the Neuron requirements file beside it) when the requirements file ``path`` is
@@ -1031,8 +1049,10 @@ class Planner:
             specs = [line.split(" #")[0] for line in text.splitlines()]
             other = Planner.for_specs(specs, text, options, name, follow_includes=False)
             if other.hold_everything and other.hold:
-                self.hold = (f"{name}'s {other.hold} ({self.project.relation(self.path, name)}: pip reads both in "
-                             f"one install, and the TorchNeuron pins do not resolve beside the stack kept there)")
+                relation, shared = self.project.relation(self.path, name)
+                why = "pip reads both in one install" if shared is None else f"pip installs this file with {shared}"
+                self.hold = (f"{name}'s {other.hold} ({relation}: {why}, and the TorchNeuron pins do not resolve "
+                             "beside the stack kept there)")
                 self.hold_subject = f"the optimum-neuron line of {name}"
                 self.hold_everything = True
                 return

@@ -11,7 +11,9 @@ What it does:
 * its ``-r`` / ``-c`` lines join the install set of the files they name (project fact ``deps.requirement-set``,
   as for a requirements file): ``-r requirements/base.txt`` beside ``transformers==4.41.2`` is one install, so the
   pin takes the decision ``base.txt`` takes (rt4E 4: ``base.txt`` moved to ``transformers>=5.24``, the pin stayed,
-  and ``tox`` failed with pip's ResolutionImpossible);
+  and ``tox`` failed with pip's ResolutionImpossible); where the holder only shares an include with it
+  (``requirements/neuron.txt`` keeps optimum-neuron and includes the same ``base.txt``, which tox never reads with
+  neuron.txt), the ``todo`` says that: tox installs this file with ``base.txt``, held with the holder;
 * pins of packages the plan does not touch stay; a line with a tox factor (``py310: pkg``) or a substitution
   (``{[testenv]deps}``) is left alone, as are ``commands`` and the other keys.
 

@@ -59,3 +59,24 @@ def test_the_requirement_set_fact_reads_only_the_deps_of_a_tox_ini() -> None:
     assert found is not None
     assert found["includes"] == ("requirements.txt",) and found["requires"] == ("requirements.txt",)
     assert "envlist" not in found["names"] and "transformers" in found["names"] and "pip" not in found["names"]
+
+
+def test_a_file_that_only_shares_an_include_with_the_holder_is_not_said_to_be_read_with_it() -> None:
+    """final4-E 6 (hydra_ft tox.ini): tox installs -r requirements/base.txt; requirements/neuron.txt includes the
+    same base.txt and holds optimum-neuron. tox never reads neuron.txt, so 'pip reads both in one install' was
+    false; the pin still stays (base.txt is held with neuron.txt, and tox installs it). A tox.ini that includes the
+    holding file itself keeps the old wording."""
+    tox = "[testenv]\ndeps =\n    -r requirements/base.txt\n    transformers==4.41.2\n"
+    base = "datasets>=2.18\ntransformers==4.41.2\n"
+    neuron = "-r base.txt\noptimum-neuron==0.0.23\n"
+    result = migrate(tox, "NM506", kind=FileKind.TOX, path="tox.ini",
+                     project={"tox.ini": tox, "requirements/base.txt": base, "requirements/neuron.txt": neuron,
+                              "src/train.py": _KEPT})
+    assert "    transformers==4.41.2\n" in result.text and "transformers>=5.24" not in result.text
+    todo = next(f for f in result.findings if f.line == 4).message
+    assert ("(this file and requirements/neuron.txt both include requirements/base.txt, which is held with "
+            "requirements/neuron.txt: pip installs this file with requirements/base.txt, and") in todo, todo
+    assert "pip reads both" not in todo
+    direct = _run(_KEPT)
+    assert "(this file includes requirements.txt: pip reads both in one install" in next(
+        f for f in direct.findings if f.line == 10).message
