@@ -29,6 +29,14 @@ What it does:
   (``$SCRIPT``, a wrapper, a module or path it cannot find) while some project script stays on the old stack
   after this run stays too, with a todo: it may pre-compile that script.
 * Otherwise (the tool cannot tell whether the line was the project's only run): the line stays, with a todo.
+* A pass inside a quoted word that holds more than the pass (``bash -c "neuron_parallel_compile torchrun ... &&
+  torchrun ..."``, ``ssh host "..."``, ``sbatch --wrap="..."``), or on a line that opens or closes a quoted string
+  of other lines (``ssh host "...`` over two lines, a compose ``command: >`` holding ``bash -c "...``), is not a
+  line to delete: the real run and the closing quote are in the same string. Where the word follows ``-c``,
+  ``--wrap`` or ``ssh host``, closes on its line and holds no quote, backslash, backtick or ``$`` (its text is
+  the code the shell reads), and the pass is followed by ``&&`` or ``;``, only the pass and that separator are cut
+  out of the string (when the rest runs the same script, or the real run is found as above); otherwise the line
+  stays with a todo saying what to delete inside the quotes.
 * In YAML, a pass that is the whole command of its key (``command: neuron_parallel_compile ...``, a ``command: >``
   block holding only it) stays with a todo: deleting it would empty the key, and the container would run its
   image's default command. A pass deleted from the end of a block scalar's ``a && b &&`` chain takes the ``&&``
@@ -89,6 +97,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 from pathlib import PurePath
 from typing import Callable
 
@@ -239,8 +248,11 @@ def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], 
             continue
         target = _run_target(code.split(NPC, 1)[1])
         steps = MAX_STEPS.search(code.split(NPC, 1)[1])
+        quoted = _quoted_pass(statement)
         why = None
-        if target is not None and target in plain:
+        if quoted is not None and quoted.cut is not None and target is not None and quoted.rest_target == target:
+            why = f"the real run of {target} after it in the same quoted command"
+        elif target is not None and target in plain:
             why = f"the real run of {target} in this file"
         elif target is not None and INTERPOLATION.fullmatch(target) and runs_elsewhere(target):
             why = f"the real run `!{target}` in another cell of this notebook"
@@ -253,6 +265,13 @@ def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], 
         elif why is not None and (kept := old_stack(code.split(NPC, 1)[1])) is not None:
             report(first.line, Severity.TODO, NPC_UNRESOLVED_TODO.format(
                 runs=f"`{target}`" if target else "the command it wraps", script=kept[0], why=kept[1]))
+        elif quoted is not None:
+            if why is not None and quoted.cut is not None:
+                cut(quoted.line, [quoted.cut])
+                report(first.line, Severity.FIXED, COMPILE_PASS_DELETED.format(target=target or "its command", why=why)
+                       + QUOTED_CUT_NOTE)
+            else:
+                report(first.line, Severity.TODO, NPC_QUOTED_TODO.format(where=f" (it came before {why})" if why else ""))
         elif why is not None and _whole_yaml_value(doc, statement):
             report(first.line, Severity.TODO, YAML_WHOLE_VALUE_TODO.format(target=target or "its command"))
         elif why is not None and _delete_npc_command(doc, statement):
@@ -266,6 +285,79 @@ def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], 
             _note_print_only_block(doc, first.line, report)
         else:
             report(first.line, Severity.TODO, NPC_PASS_TODO.format(where=f" (it came before {why})" if why else ""))
+
+
+NPC_QUOTED_TODO = ("this neuron_parallel_compile pass is inside a quoted command (`bash -c \"...\"`, `ssh host \"...\"`, "
+                   "a string that goes on after it or onto other lines){where}: it ran its command only to extract "
+                   "and compile its graphs (training nothing), and TorchNeuron compiles during the real run; inside the "
+                   "quotes, delete `neuron_parallel_compile <cmd>` and the `&&` (or `;`) after it, keeping the rest of "
+                   "the string and its closing quote (the real run may be there); the tool left the line as it is")
+QUOTED_CUT_NOTE = " (only the pass and its `&&` were cut out of the quoted string; the rest of it stays)"
+#: the quoted word a shell runs: after ``-c`` (``bash -c``, ``sh -lc``), ``--wrap``, or as ``ssh host``'s command
+_SHELL_STRING_FLAG = re.compile(r"-[a-z]*c|--wrap")
+
+
+class _QuotedPass:
+    """A pass inside a quoted word, or on a line whose quotes do not close on it. ``cut``: the span of
+    ``line.text`` (the pass and the ``&&``/``;`` after it, inside the quotes) that can be removed with certainty,
+    else None; ``rest_target``: the script the quoted string runs once the pass is cut out."""
+
+    def __init__(self, line: Line, cut: tuple[int, int] | None = None, rest_target: str | None = None) -> None:
+        self.line, self.cut, self.rest_target = line, cut, rest_target
+
+
+def _quotes_close(code: str) -> bool:
+    """Whether every quote opened in ``code`` (a line's shell text, a final ``\\`` continuation aside) closes."""
+    code = code.rstrip()
+    if code.endswith("\\") and not code.endswith("\\\\"):
+        code = code[:-1]
+    try:
+        shlex.split(code, comments=True)
+    except ValueError:
+        return False
+    return True
+
+
+def _quoted_pass(statement: list[CommandLine]) -> _QuotedPass | None:
+    """None when the pass is a whole command of the shell text (its quotes, if any, hold the pass alone:
+    ``sbatch --wrap "neuron_parallel_compile torchrun train.py"``); else where it sits. The cut is certain only
+    for a quoted word a shell runs (``bash -c``, ``ssh host``, ``--wrap``) that closes on its line and holds no
+    quote, backslash, backtick or ``$`` (its text is then the code that shell reads), where the pass is a simple
+    command followed by ``&&`` or ``;``."""
+    unbalanced = next((cl for cl in statement if not _quotes_close(cl.line.text[cl.start:cl.end])), None)
+    for cl, command, _ in _npc_commands(statement):
+        at = next(index for index, tok in enumerate(command) if NPC in tok.text)
+        tok = command[at]
+        quote = next((i for i, c in enumerate(tok.text[:tok.text.index(NPC)]) if c in "\"'"), None)
+        if quote is None:
+            continue
+        inner_start = tok.start + quote + 1
+        text = cl.line.text
+        closes = tok.text[-1:] == tok.text[quote] and len(tok.text) > quote + 1 and unbalanced is None
+        content = text[inner_start:tok.end - 1] if closes else ""
+        prefix = tok.text[:quote]
+        shell_run = (prefix == "--wrap=" or not prefix and at > 0 and (_SHELL_STRING_FLAG.fullmatch(command[at - 1].text)
+                     or getattr(command_word(command), "text", None) == "ssh"))
+        if not closes or not shell_run or any(c in content for c in "\"'`\\$"):
+            return _QuotedPass(cl.line)
+        inner, _ = lex(content)
+        commands = simple_commands(inner)
+        if len(commands) <= 1 and not any(t.kind == "op" for t in inner):
+            return None  # the quotes hold the pass alone: the statement is the pass
+        own = next((c for c in commands if any(NPC in t.text for t in c)), None)
+        if own is None or not own[0].text.endswith(NPC) or own is commands[-1]:
+            return _QuotedPass(cl.line)
+        separator = inner[inner.index(own[-1]) + 1]
+        if separator.kind != "op" or separator.text not in {"&&", ";"}:
+            return _QuotedPass(cl.line)
+        rest = content[:own[0].start] + content[separator.end:].lstrip(" \t")
+        span = (inner_start + own[0].start, inner_start + separator.end)
+        if not _quotes_close(text[cl.start:span[0]] + text[span[1]:cl.end]):
+            return _QuotedPass(cl.line)
+        return _QuotedPass(cl.line, span, _run_target(rest))
+    if unbalanced is not None:
+        return _QuotedPass(unbalanced.line)  # the pass's line(s) open or close a quoted string of other lines
+    return None
 
 
 YAML_WHOLE_VALUE_TODO = ("this neuron_parallel_compile pass is the whole command of this YAML entry: it ran {target} "
