@@ -37,6 +37,10 @@ What it does:
   the code the shell reads), and the pass is followed by ``&&`` or ``;``, only the pass and that separator are cut
   out of the string (when the rest runs the same script, or the real run is found as above); otherwise the line
   stays with a todo saying what to delete inside the quotes.
+* In a file launching several scripts, a pass is judged and worded by its own command's script: a pass of a
+  migrated script is deleted as in a file of its own even when another command of the file runs a script that
+  stays on the old stack (whose pass stays, named by that script); a pass whose script the tool cannot place
+  keeps the file's kept script.
 * In YAML, a pass that is the whole command of its key (``command: neuron_parallel_compile ...``, a ``command: >``
   block holding only it) stays with a todo: deleting it would empty the key, and the container would run its
   image's default command. A pass deleted from the end of a block scalar's ``a && b &&`` chain takes the ``&&``
@@ -116,6 +120,7 @@ from codemods._lib.shell import (
     drop_line,
     env_sites,
     keep_script,
+    launched_scripts,
     lex,
     remove_env_site,
     remove_words,
@@ -211,13 +216,17 @@ def _run_target(code: str) -> str | None:
 
 def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], bool] = lambda name: False,
              unseen: tuple[str, str] | None = None,
-             old_stack: Callable[[str], tuple[str, str] | None] = lambda code: None) -> None:
+             old_stack: Callable[[str], tuple[str, str] | None] = lambda code: None,
+             own_unseen: Callable[[str, tuple[str, str] | None], tuple[str, str] | None] = lambda code, unseen: unseen
+             ) -> None:
     """``neuron_parallel_compile <cmd>`` ran ``<cmd>`` in graph-extraction mode only. A pass whose command the
     file (or, through ``runs_elsewhere(file name)``, another launcher of the project) also runs without it, or a
     short ``--max_steps`` run, is deleted; when the tool cannot tell, the line stays with a todo.
     ``--command clear-locks`` is deleted; the prefix is dropped from variables that build commands. A pass whose
     script cannot be placed while a project script stays on the old stack (``old_stack(command)``: (script, why))
-    stays, with a todo."""
+    stays, with a todo. ``own_unseen(command, unseen)``: ``unseen`` (the file's kept script) for this pass's own
+    command: the script it runs when that one stays on the old stack, None when it runs project scripts that do
+    not, ``unseen`` when the tool cannot place what it runs."""
     statements = command_statements(doc)
     plain = set()
     for statement in statements:
@@ -260,8 +269,8 @@ def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], 
             why = f"the real run of {target} elsewhere in the project"
         elif steps is not None and 0 < int(steps.group(1)) <= SHORT_RUN_STEPS:
             why = f"a real run (this short --max_steps {steps.group(1)} pass is the compile-only pass itself)"
-        if unseen is not None:  # the script still compiles this way, whatever this pass was
-            report(first.line, Severity.TODO, NPC_UNSEEN_TODO.format(script=unseen[0], why=unseen[1]))
+        if (kept_script := own_unseen(code, unseen)) is not None:  # it still compiles this way, whatever this pass was
+            report(first.line, Severity.TODO, NPC_UNSEEN_TODO.format(script=kept_script[0], why=kept_script[1]))
         elif why is not None and (kept := old_stack(code.split(NPC, 1)[1])) is not None:
             report(first.line, Severity.TODO, NPC_UNRESOLVED_TODO.format(
                 runs=f"`{target}`" if target else "the command it wraps", script=kept[0], why=kept[1]))
@@ -794,7 +803,7 @@ class DropNeuronParallelCompile(LaunchRule):
     def apply(self, doc: TextDocument) -> None:
         reported = len(self.ctx.findings)
         edit_npc(doc, self.report, notebook_runs(self.ctx.options.project, self.ctx.path), self.unseen_target(doc),
-                 self.old_stack_script)
+                 self.old_stack_script, self.pass_unseen)
         deleted = [line for rule, severity, line, _, message in self.ctx.findings[reported:]
                    if rule == self.id and severity is Severity.FIXED and message.startswith("deleted this")]
         cell = _NOTEBOOK_CELL.fullmatch(PurePath(self.ctx.path).as_posix()) is not None
@@ -812,6 +821,19 @@ class DropNeuronParallelCompile(LaunchRule):
                     indent = next(line.indent for line in body if line.text.strip())
                     drop_unread_exports(script, self.report, mine, False, indent)
                     keep_script(script, indent, [line for line in body if line in live or line in mine])
+
+    def pass_unseen(self, code: str, unseen: tuple[str, str] | None) -> tuple[str, str] | None:
+        """The kept script (script, why) a pass of a file with a kept script (``unseen``) is about: its own command's
+        (``code``) when that one stays on the old stack, None when every script it runs is a project file that does
+        not (a file launching two scripts: the pass of the migrated one goes as in a file of its own), else
+        ``unseen`` (the tool cannot place what it runs: it may be the kept one)."""
+        if unseen is None:
+            return None
+        command = TextDocument(code, FileKind.SHELL)
+        if (own := self.unseen_target(command)) is not None:
+            return own
+        scripts, _ = launched_scripts(command, self.ctx.options.project, self.ctx.path)
+        return None if scripts and all(script.path for script in scripts) else unseen
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from migrate.engine import RunOptions, run
 from migrate.filekinds import FileKind
 from tests.rules.case import findings, migrate
 
@@ -97,3 +98,30 @@ def test_a_folded_compose_command_holding_a_quoted_pass_is_kept_and_splits() -> 
         words = shlex.split(services[name]["command"])
         assert words[:2] == ["bash", "-c"] and words[2].endswith(RUN)  # the real run is there, the quotes close
     assert {severity for _, severity in findings(result, "NM401")} == {"todo"}
+
+
+TWO_SCRIPTS = """\
+#!/bin/bash
+neuron_parallel_compile accelerate launch -m pkg.train
+accelerate launch -m pkg.train --bf16
+neuron_parallel_compile python -m torch.distributed.run --nproc_per_node 2 xtrain.py
+python -m torch.distributed.run --nproc_per_node 2 xtrain.py
+"""
+KEPT = "from optimum.neuron import NeuronTrainer\n\nNeuronTrainer\n"
+PLAIN = "import torch\n\nprint(torch.ones(2).sum())\n"
+
+
+def test_in_a_file_launching_two_scripts_each_pass_is_judged_by_its_own_script(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "train.py").write_text(KEPT)
+    (tmp_path / "xtrain.py").write_text(PLAIN)
+    (tmp_path / "run.sh").write_text(TWO_SCRIPTS)
+    result = run([tmp_path], RunOptions(select=("NM4",), write=True, jobs=1))
+    launcher = next(item for item in result.files if item.path.endswith("run.sh"))
+    notes = [(f.line, f.severity.value, f.message) for f in launcher.findings if f.rule == "NM401"]
+    assert [severity for _, severity, _ in notes] == ["todo", "fixed"]
+    assert "pkg.train" in notes[0][2] and "xtrain.py" in notes[1][2] and "pkg.train" not in notes[1][2]
+    text = (tmp_path / "run.sh").read_text()
+    assert "neuron_parallel_compile accelerate launch -m pkg.train" in text
+    assert "neuron_parallel_compile python" not in text and "python -m torch.distributed.run" in text
