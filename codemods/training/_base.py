@@ -101,7 +101,7 @@ def apply_field_map(call: cst.Call, original: cst.Call, target: str, only: set[s
 class TracksScope:
     """Mixin for rules: ``self.scope_path`` is the enclosing def/class names joined by dots ("" at module level),
     the same keys ``codemods._lib.parsed_args`` gives variables. A rule that defines these callbacks itself
-    calls the mixin's."""
+    calls the mixin's. ``leave_Module`` adds the function the mesh builders call (``insert_data_parallel_size``)."""
 
     @property
     def scopes(self) -> list[str]:
@@ -124,6 +124,11 @@ class TracksScope:
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         self.scopes.pop()
         return updated
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        # the mesh builders call _data_parallel_size: its function, once per file (a rule with its own leave_Module
+        # calls insert_data_parallel_size itself)
+        return insert_data_parallel_size(updated, self.ctx)  # type: ignore[attr-defined]
 
 
 def moved_value(holder, attr: str, key: str) -> cst.BaseExpression | None:
@@ -319,41 +324,74 @@ def _divisor(tp: cst.BaseExpression) -> str:
     return tp_source if isinstance(tp, (cst.Integer, cst.Name, cst.Attribute)) else f"({tp_source})"
 
 
+#: the module-level function the mesh's data-parallel rest calls (``mesh_rest``), added once per file that calls it
+DATA_PARALLEL_SIZE = "_data_parallel_size"
+#: what ``insert_data_parallel_size`` writes: torchrun's world size over the degree, or a stop that names the
+#: torchrun command where the degree does not divide it
+DATA_PARALLEL_SIZE_DEF = f'''def {DATA_PARALLEL_SIZE}(tp_size: int) -> int:
+    """torchrun's processes per tensor-parallel group: the mesh's data-parallel size (added by neuron-migrate)."""
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    if world_size % tp_size:
+        sys.exit(f"tensor parallel degree {{tp_size}} needs a multiple of {{tp_size}} processes, got {{world_size}}: "
+                 f"launch with torchrun --nproc_per_node {{tp_size}} {{' '.join(sys.argv)}}")
+    return world_size // tp_size
+'''
+
+
 def mesh_rest(tp: cst.BaseExpression) -> str:
-    """Source of the data-parallel rest of a tensor-parallel mesh of degree ``tp``: ``WORLD_SIZE // tp``, or a stop
-    that names the torchrun command where fewer processes run than the degree. A plain ``python`` run of a degree-2
-    script gets 1 // 2 = 0, which DistributedConfig rejects with "Parallelism sizes must be >= 1, got 0" and no
-    word of the launch; optimum-neuron 0.4.5 failed there too (TrainingNeuronConfig needs torchrun's process group
-    and NxD's initialize_model_parallel a world size the degree divides), so stopping changes no run that worked.
-    A WORLD_SIZE above the degree that it does not divide reaches transformers' own mesh check ("The parallel mesh
-    requires 2 processes, but world_size is 3"). The rule adds ``import sys`` (``MESH_IMPORTS``)."""
-    return f"{WORLD_SIZE} // {_divisor(tp)} or sys.exit({_mesh_stop(tp)})"
+    """Source of the data-parallel rest of a tensor-parallel mesh of degree ``tp``: ``_data_parallel_size(tp)``,
+    a function the rule's ``leave_Module`` adds once per file (``insert_data_parallel_size``) that returns
+    WORLD_SIZE // tp, or stops with the torchrun command where the degree does not divide WORLD_SIZE. A plain
+    ``python`` run of a degree-2 script got 1 // 2 = 0, which DistributedConfig rejects with "Parallelism sizes
+    must be >= 1, got 0" and no word of the launch, and a WORLD_SIZE of 3 transformers' "The parallel mesh requires
+    2 processes, but world_size is 3"; optimum-neuron 0.4.5 failed there too (TrainingNeuronConfig needs torchrun's
+    process group and NxD's initialize_model_parallel a world size the degree divides), so stopping changes no run
+    that worked."""
+    return f"{DATA_PARALLEL_SIZE}({source_of(tp)})"
 
 
-#: the modules the code of ``mesh_rest`` reads
-MESH_IMPORTS = ("os", "sys")
+def insert_data_parallel_size(module: cst.Module, ctx) -> cst.Module:
+    """``module`` with ``DATA_PARALLEL_SIZE_DEF`` after its leading imports (before any module-level code, so
+    before every call) where it calls ``_data_parallel_size`` and neither it nor an earlier notebook cell defines
+    it (a second run adds nothing); schedules ``import os`` / ``import sys``, which it reads."""
+    from migrate import cstwalk
+    from migrate.imports import import_of, skip_first
+    from migrate.snippets import parse_statement
 
+    def calls(node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.Name) and node.value == DATA_PARALLEL_SIZE
 
-def _mesh_stop(tp: cst.BaseExpression) -> str:
-    """The message of ``mesh_rest``'s stop: the degree's value where the f-string can show it (a literal, a name,
-    a dotted name), else words."""
-    degree = literal_value(tp)
-    if isinstance(degree, int):
-        shown = str(degree)
-    elif isinstance(tp, (cst.Name, cst.Attribute)) and all(part.isidentifier() for part in source_of(tp).split(".")):
-        shown = "{" + source_of(tp) + "}"
-    else:
-        shown = ""
-    if not shown:
-        return ('f"the tensor parallel degree needs that many processes or a multiple: launch with torchrun '
-                '--nproc_per_node <the degree> {\' \'.join(sys.argv)}"')
-    return (f'f"tensor parallel degree {shown} needs {shown} processes or a multiple: launch with torchrun '
-            f'--nproc_per_node {shown} {{\' \'.join(sys.argv)}}"')
+    defines = any(isinstance(statement, cst.FunctionDef) and statement.name.value == DATA_PARALLEL_SIZE
+                  for statement in module.body)
+    if defines or DATA_PARALLEL_SIZE in ctx.imports.defined or not cstwalk.find(module, calls):
+        return module
+    ctx.add_import("os")
+    ctx.add_import("sys")
+    ctx.imports.defined.add(DATA_PARALLEL_SIZE)  # a later rule, and a later cell of a notebook, see it defined
+    body = list(module.body)
+    index = 1 if skip_first(module) else 0
+    while index < len(body) and import_of(body[index]) is not None:
+        index += 1
+    helper = parse_statement(DATA_PARALLEL_SIZE_DEF, config=module.config_for_parsing)
+    if index:
+        helper = helper.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+    if index < len(body):  # two blank lines after the function, above what followed the imports
+        after = body[index]
+        leading = list(after.leading_lines)
+        blank = next((n for n, line in enumerate(leading) if line.comment is not None), len(leading))
+        body[index] = after.with_changes(leading_lines=[cst.EmptyLine()] * max(0, 2 - blank) + leading)
+    return module.with_changes(body=[*body[:index], helper, *body[index:]])
 
 
 def distributed_dict(tp: cst.BaseExpression, key: str) -> str:
     """Source of the ``distributed_config`` dict of a tensor-parallel run (tp_size x the rest = WORLD_SIZE)."""
     return f'{{"tp_size": {source_of(tp)}, "{key}": {mesh_rest(tp)}}}'
+
+
+def spelled_distributed_dict(tp: cst.BaseExpression, key: str) -> str:
+    """``distributed_dict`` for a todo's advice: the rest spelled out (``WORLD_SIZE // tp``), since the file may not
+    have the function ``mesh_rest`` calls."""
+    return f'{{"tp_size": {source_of(tp)}, "{key}": {WORLD_SIZE} // {_divisor(tp)}}}'
 
 
 def distributed_config_call(tp: cst.BaseExpression, key: str) -> str:

@@ -19,10 +19,11 @@ launch-layer rules use the same table for ``--flags``):
   when none shows a value and the project pins optimum-neuron 0.4.x (zero_1 on by default); ``dp_replicate_size``
   (plain data parallelism) otherwise (``codemods/_lib/optimum_version.py``).
   A degree known only at run time gives ``({...} if T > 1 else None)``: at 1 the run stays plain DDP.
-  The rest is ``WORLD_SIZE // T or sys.exit(<message>)``: a run with fewer processes than T (plain ``python``,
-  1 // T = 0, which DistributedConfig rejects as "Parallelism sizes must be >= 1, got 0") stops with
-  ``torchrun --nproc_per_node T <the command>`` (``codemods/training/_base.py``, ``mesh_rest``; optimum-neuron
-  failed there too: NxD needs a world size the degree divides).
+  The rest is ``_data_parallel_size(T)``, a function the rule adds once per file after its imports
+  (``codemods/training/_base.py``, ``mesh_rest``): WORLD_SIZE // T, or a stop with ``torchrun --nproc_per_node T
+  <the command>`` where T does not divide WORLD_SIZE (a plain ``python`` run got 1 // T = 0, which DistributedConfig
+  rejects as "Parallelism sizes must be >= 1, got 0"; optimum-neuron failed there too: NxD needs a world size the
+  degree divides).
   Arguments built in the file whose trainer gets a model NM208 loads with that degree lose it only when NM208 runs
   on the file and the model class has a tensor-parallel plan (one transaction: NM208 adds the
   ``distributed_config``); otherwise the keyword stays with a todo and no ``save_only_model`` is added.
@@ -90,7 +91,8 @@ Before::
 After::
 
     args = SFTConfig(output_dir="out", max_length=1024, packing=True, torch_compile=True,
-                     model_init_kwargs={"distributed_config": {"tp_size": 8, "fsdp_size": int(os.environ.get("WORLD_SIZE", "1")) // 8 or sys.exit(f"tensor parallel degree 8 needs 8 processes or a multiple: launch with torchrun --nproc_per_node 8 {' '.join(sys.argv)}")}, "device_map": None},
+                     model_init_kwargs={"distributed_config": {"tp_size": 8, "fsdp_size": _data_parallel_size(8)},
+                                        "device_map": None},
                      pad_to_multiple_of=1024, packing_strategy="wrapped")
 
 (with todos for ``zero_1`` and, unless the project pins optimum-neuron <= 0.3, for the trl 1.x defaults).
@@ -126,11 +128,11 @@ from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINE
 from codemods.drift.nm601_training_args_drift import report_dataset_kwargs
 from codemods.training._base import (
     CARRIES_DEGREE,
-    MESH_IMPORTS,
     TracksScope,
     apply_field_map,
     args_plan,
     distributed_dict,
+    insert_data_parallel_size,
     insert_preamble,
     loaded_planless,
     mesh_key,
@@ -141,6 +143,7 @@ from codemods.training._base import (
     project_args_subclasses,
     project_line,
     reported_keyword,
+    spelled_distributed_dict,
     tp_planless,
 )
 from migrate.rule import DeviceStyle, PythonRule, Safety
@@ -518,8 +521,6 @@ class TrainingArguments(TracksScope, PythonRule):
         # model_init_kwargs only apply when the trainer loads the model from a name: trl raises when they are set
         # next to an instantiated model, whose load must carry the degree instead (below)
         if target in ("SFTConfig", "ORPOConfig") and not _trainer_gets_a_model_object(self.ctx.source):
-            for module in MESH_IMPORTS:
-                self.ctx.add_import(module)
             existing = next((a for a in args if a.keyword is not None and a.keyword.value == "model_init_kwargs"), None)
             # a degree known only at run time gets the mesh only above 1: at 1 it is plain data parallelism
             mesh = only_when_parallel(tp, distributed_dict(tp, self._mesh_key(original)))
@@ -542,7 +543,7 @@ class TrainingArguments(TracksScope, PythonRule):
                 merged = parse_expression("{" + ", ".join([source_of(e).rstrip(", \n") for e in existing.value.elements] + [entries]) + "}")
                 self.fixed(original_arg, "tensor_parallel_size -> model_init_kwargs distributed_config with device_map None")
                 return [a.with_changes(value=merged) if a is existing else a for a in args]
-            self.todo(original_arg, f"tensor_parallel_size={source_of(tp)}: add distributed_config={distributed_dict(tp, self._mesh_key(original))} and device_map=None to model_init_kwargs (with `import os, sys`: the data-parallel rest reads WORLD_SIZE and stops a run with fewer processes than the degree)")
+            self.todo(original_arg, f"tensor_parallel_size={source_of(tp)}: add distributed_config={spelled_distributed_dict(tp, self._mesh_key(original))} and device_map=None to model_init_kwargs (with `import os`; launch with torchrun, a multiple of {source_of(tp)} processes)")
             return args
         load = self._load_hint(tp, original)
         if _lazy_load_carries(self.ctx.source, source_of(tp)):
@@ -604,6 +605,7 @@ class TrainingArguments(TracksScope, PythonRule):
         return None
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        updated = insert_data_parallel_size(updated, self.ctx)  # before the preamble: that goes above it
         if not self.migrated:
             return updated
         return insert_preamble(updated, self.ctx)

@@ -16,10 +16,11 @@ their second argument:
   the optimum-only fields are removed with findings; a T known only at run time gives
   ``(DistributedConfig(...) if T > 1 else None)``: at 1 the run stays plain DDP, not an FSDP2 mesh of replicas
   (a literal 1 keeps ``DistributedConfig(tp_size=1)``, which builds no mesh);
-  The rest is ``WORLD_SIZE // T or sys.exit(<message>)``: a run with fewer processes than T (plain ``python``,
-  1 // T = 0, which DistributedConfig rejects as "Parallelism sizes must be >= 1, got 0") stops with
-  ``torchrun --nproc_per_node T <the command>`` (``codemods/training/_base.py``, ``mesh_rest``; optimum-neuron
-  failed there too: NxD needs a world size the degree divides).
+  The rest is ``_data_parallel_size(T)``, a function the rule adds once per file after its imports
+  (``codemods/training/_base.py``, ``mesh_rest``): WORLD_SIZE // T, or a stop with ``torchrun --nproc_per_node T
+  <the command>`` where T does not divide WORLD_SIZE (a plain ``python`` run got 1 // T = 0, which DistributedConfig
+  rejects as "Parallelism sizes must be >= 1, got 0"; optimum-neuron failed there too: NxD needs a world size the
+  degree divides).
 * ``<args>.trn_config`` / ``<args>.tensor_parallel_size`` reads are NM208's (todos where it cannot move them); a
   positional ``trn_config`` that NM208 leaves in place stays positional, with a todo.
 
@@ -36,7 +37,7 @@ Before::
 
 After::
 
-    trn_config = DistributedConfig(tp_size=8, fsdp_size=int(os.environ.get("WORLD_SIZE", "1")) // 8 or sys.exit(f"tensor parallel degree 8 needs 8 processes or a multiple: launch with torchrun --nproc_per_node 8 {' '.join(sys.argv)}"))
+    trn_config = DistributedConfig(tp_size=8, fsdp_size=_data_parallel_size(8))
     model = AutoModelForCausalLM.from_pretrained(model_id, distributed_config=trn_config, dtype=torch.bfloat16,
                                                  attn_implementation="sdpa")
 
@@ -59,7 +60,6 @@ from codemods._lib.optimum_version import PINS
 from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES
 from codemods._tables.training_symbols import TRAINING_MOVES
 from codemods.training._base import (
-    MESH_IMPORTS,
     TracksScope,
     args_plan,
     follow_moved_field,
@@ -161,8 +161,6 @@ class TrainingModelLoading(TracksScope, PythonRule):
         key = mesh_key(self.ctx)
         given = any(find_keyword(updated, name) is not None for name in ("fsdp_size", "dp_replicate_size"))
         if tp is not None and literal_value(tp.value) != 1 and not given and carried:
-            for module in MESH_IMPORTS:
-                self.ctx.add_import(module)
             tp_source = source_of(tp.value)
             divisor = tp_source if isinstance(tp.value, (cst.Integer, cst.Name, cst.Attribute)) else f"({tp_source})"
             args.append(keyword_arg(key, mesh_rest(tp.value)))

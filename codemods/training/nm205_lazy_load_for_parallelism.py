@@ -20,10 +20,11 @@ What it does:
 * A literal T of 1 (or none) adds nothing: the run stays plain DDP under torchrun (a mesh of WORLD_SIZE // 1
   replicas would make the Trainer wrap the model in FSDP2). A T known only at run time gets
   ``distributed_config=(DistributedConfig(...) if T > 1 else None)`` (None is from_pretrained's default: no mesh).
-  The rest is ``WORLD_SIZE // T or sys.exit(<message>)``: a run with fewer processes than T (plain ``python``,
-  1 // T = 0, which DistributedConfig rejects as "Parallelism sizes must be >= 1, got 0") stops with
-  ``torchrun --nproc_per_node T <the command>`` (``codemods/training/_base.py``, ``mesh_rest``; optimum-neuron
-  failed there too: NxD needs a world size the degree divides).
+  The rest is ``_data_parallel_size(T)``, a function the rule adds once per file after its imports
+  (``codemods/training/_base.py``, ``mesh_rest``): WORLD_SIZE // T, or a stop with ``torchrun --nproc_per_node T
+  <the command>`` where T does not divide WORLD_SIZE (a plain ``python`` run got 1 // T = 0, which DistributedConfig
+  rejects as "Parallelism sizes must be >= 1, got 0"; optimum-neuron failed there too: NxD needs a world size the
+  degree divides).
 * A model class transformers 5 cannot shard (no ``base_model_tp_plan`` in its config and no ``_tp_plan``, e.g. T5,
   BART, or ``AutoModelForSeq2SeqLM``, none of whose models has one: the generated ``TP_PLANLESS`` index) gets no
   config, since ``tp_size > 1`` raises "has no tp_plan" there, and a todo.
@@ -59,7 +60,9 @@ Before::
 After::
 
     script_args, training_args = parser.parse_args_into_dataclasses()
-    model = AutoModelForCausalLM.from_pretrained(script_args.model_id, distributed_config=(DistributedConfig(tp_size=script_args.tensor_parallel_size, dp_replicate_size=int(os.environ.get("WORLD_SIZE", "1")) // script_args.tensor_parallel_size or sys.exit(f"tensor parallel degree {script_args.tensor_parallel_size} needs {script_args.tensor_parallel_size} processes or a multiple: launch with torchrun --nproc_per_node {script_args.tensor_parallel_size} {' '.join(sys.argv)}")) if script_args.tensor_parallel_size > 1 else None))
+    model = AutoModelForCausalLM.from_pretrained(script_args.model_id, distributed_config=(DistributedConfig(
+        tp_size=script_args.tensor_parallel_size, dp_replicate_size=_data_parallel_size(script_args.tensor_parallel_size))
+        if script_args.tensor_parallel_size > 1 else None))
 
 Safety: needs-review. The degree now arrives at model loading only: a reviewer checks the mesh sizes and the todos
 for pipeline parallelism, models without a tensor-parallel plan and degrees that could not be moved.
@@ -84,7 +87,6 @@ from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES, degree_one
 from codemods._tables.training_args import TRAINING_ARGS
 from codemods.training._base import (
     DROPPED_DEGREES,
-    MESH_IMPORTS,
     TracksScope,
     args_plan,
     distributed_config_for,
@@ -198,8 +200,6 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
             if planless is not None:
                 self.todo(original, planless_note(planless, tp))
                 return updated
-            for module in MESH_IMPORTS:
-                self.ctx.add_import(module)
             self.ctx.add_import("transformers.distributed", "DistributedConfig")
             key = mesh_key(self.ctx)
             when = ("" if isinstance(literal_value(tp), int)

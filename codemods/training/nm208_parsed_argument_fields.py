@@ -17,8 +17,9 @@ fields the stock arguments lack are handled as decided once per file by ``codemo
   ``model = prepare_model_for_kbit_training(model)``, ``model = model.to(...)``, lead back to the load, any other
   binding stops the move): that ``from_pretrained`` gets ``distributed_config=(DistributedConfig(tp_size=script_args.tensor_parallel_size, ...)
   if script_args.tensor_parallel_size > 1 else None)``: at the default degree 1 the run stays plain DDP (a mesh of
-  WORLD_SIZE replicas would make it FSDP2), a run with fewer processes than the degree stops with the torchrun
-  command (``WORLD_SIZE // T or sys.exit(...)``, ``mesh_rest`` in ``codemods/training/_base.py``), and a model class with no tensor-parallel plan (T5, BART: the
+  WORLD_SIZE replicas would make it FSDP2), a WORLD_SIZE the degree does not divide stops with the torchrun
+  command (the rest is ``_data_parallel_size(T)``, a function added once per file after its imports: ``mesh_rest``
+  in ``codemods/training/_base.py``), and a model class with no tensor-parallel plan (T5, BART: the
   generated ``TP_PLANLESS`` index) gets no config and a todo instead (``tp_size > 1`` raises there); where the class
   is known only at run time (an Auto class of several models, ``AutoModelForSequenceClassification`` of a model id
   argument) the message says that a degree above 1 needs a model whose config has a ``base_model_tp_plan`` (BERT,
@@ -79,8 +80,7 @@ After::
     parser = HfArgumentParser((ScriptArguments, TrainingArguments))
     script_args, training_args = parser.parse_args_into_dataclasses()
     model = AutoModelForCausalLM.from_pretrained(script_args.model_id, distributed_config=(DistributedConfig(
-        tp_size=script_args.tensor_parallel_size, dp_replicate_size=int(os.environ.get("WORLD_SIZE", "1")) // script_args.tensor_parallel_size
-        or sys.exit(f"tensor parallel degree {script_args.tensor_parallel_size} needs ... torchrun --nproc_per_node ..."))
+        tp_size=script_args.tensor_parallel_size, dp_replicate_size=_data_parallel_size(script_args.tensor_parallel_size))
         if script_args.tensor_parallel_size > 1 else None))
 
 Safety: needs-review. The value now arrives at model loading only; optimum also applied it to the optimizer and
@@ -110,7 +110,6 @@ from codemods._tables.training_symbols import NEURON_ARGS_CLASSES
 from codemods.training._base import (
     CARRIES_DEGREE,
     DROPPED_DEGREES,
-    MESH_IMPORTS,
     OWNERS,
     TracksScope,
     args_plan,
@@ -186,8 +185,6 @@ class ParsedArgumentFields(TracksScope, PythonRule):
         built = distributed_config_for(tp, key)
         if built is None:
             return updated
-        for module in MESH_IMPORTS:
-            self.ctx.add_import(module)
         self.ctx.add_import("transformers.distributed", "DistributedConfig")
         when = "" if isinstance(literal_value(tp), int) else f" when {degree} > 1 (None, plain data parallelism, at 1)"
         self.fixed(original, f"optimum's trainer sharded this model with tensor_parallel_size itself: from_pretrained "
@@ -263,8 +260,6 @@ class ParsedArgumentFields(TracksScope, PythonRule):
                 shown = ("None: a tensor parallel degree of 1 builds no mesh (from_pretrained's default, plain data "
                          "parallelism under torchrun)")
             elif attr == TRN_CONFIG:
-                for module in MESH_IMPORTS:
-                    self.ctx.add_import(module)
                 self.ctx.add_import("transformers.distributed", "DistributedConfig")
                 when = "" if holder.script_var is None else " when the degree is above 1 (None, no mesh, at 1)"
                 shown = (f"DistributedConfig(tp_size, {mesh_key(self.ctx)}=WORLD_SIZE // tp_size){when}; its "

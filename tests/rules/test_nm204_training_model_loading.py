@@ -1,5 +1,7 @@
 """NM204: optimum training models and TrainingNeuronConfig -> transformers classes with a DistributedConfig."""
 
+from typing import Any
+
 from tests.rules.case import findings, migrate, unchanged
 
 
@@ -34,9 +36,11 @@ def test_a_stock_model_load_is_left_alone() -> None:
     )
 
 
-def test_a_run_with_fewer_processes_than_the_degree_stops_with_the_torchrun_command(monkeypatch) -> None:
+def test_a_world_size_the_degree_does_not_divide_stops_with_the_torchrun_command(monkeypatch) -> None:
     """Final check BF N2: WORLD_SIZE // degree was 0 in a plain ``python`` run, which DistributedConfig rejects with
-    "Parallelism sizes must be >= 1, got 0"; the mesh's rest now stops with the command to run instead."""
+    "Parallelism sizes must be >= 1, got 0"; the mesh's rest is now a call of one function the rule adds after the
+    imports (once per file, however many loads), which stops with the command to run where the degree does not
+    divide WORLD_SIZE (unset: 1, or 3 for a degree of 2)."""
     import os
     import sys
 
@@ -53,17 +57,73 @@ def test_a_run_with_fewer_processes_than_the_degree_stops_with_the_torchrun_comm
         "NM204",
         family="NM2",
     )
-    assert "import sys" in result.text
-    literal = result.text.split("dp_replicate_size=", 1)[1].split("))\n", 1)[0] + ")"
-    worded = result.text.split("by_env = ", 1)[1]
-    assert "torchrun --nproc_per_node 8 {' '.join(sys.argv)}" in literal
-    assert "--nproc_per_node <the degree>" in worded  # a degree the f-string cannot show safely is named in words
+    text = result.text
+    assert "import sys\n" in text and text.count("def _data_parallel_size(tp_size: int) -> int:") == 1
+    assert "trn_config = DistributedConfig(tp_size=8, dp_replicate_size=_data_parallel_size(8))\n" in text
+    assert "dp_replicate_size=_data_parallel_size(int(os.environ[\"TP\"]))" in text
+    assert text.index("def _data_parallel_size") < text.index("trn_config =")  # defined before the first call
+    assert max(len(line) for line in text.splitlines() if "by_env" not in line) <= 120
+    helper = "def _data_parallel_size" + text.split("def _data_parallel_size", 1)[1].split("\n\n\n", 1)[0]
+    scope: dict[str, Any] = {"os": os, "sys": sys}
+    exec(helper, scope)
+    data_parallel_size = scope["_data_parallel_size"]
     monkeypatch.setattr(sys, "argv", ["train.py", "--lr", "1e-4"])
-    for world, rest in (("8", 1), ("32", 4)):
+    for world, tp, rest in (("8", 2, 4), ("32", 8, 4), ("8", 8, 1)):
         monkeypatch.setenv("WORLD_SIZE", world)
-        assert eval(literal, {"os": os, "sys": sys}) == rest
-    monkeypatch.delenv("WORLD_SIZE")
-    with pytest.raises(SystemExit) as stop:
-        eval(literal, {"os": os, "sys": sys})
-    assert stop.value.code == ("tensor parallel degree 8 needs 8 processes or a multiple: launch with torchrun "
-                               "--nproc_per_node 8 train.py --lr 1e-4")
+        assert data_parallel_size(tp) == rest
+    worlds: tuple[tuple[str | None, int], ...] = ((None, 1), ("3", 3))
+    for given, shown in worlds:
+        if given is None:
+            monkeypatch.delenv("WORLD_SIZE")
+        else:
+            monkeypatch.setenv("WORLD_SIZE", given)
+        with pytest.raises(SystemExit) as stop:
+            data_parallel_size(2)
+        assert stop.value.code == (f"tensor parallel degree 2 needs a multiple of 2 processes, got {shown}: launch "
+                                   "with torchrun --nproc_per_node 2 train.py --lr 1e-4")
+
+
+def test_the_data_parallel_size_function_is_added_once_per_file_across_rules() -> None:
+    """NM204 and NM205 both build a mesh in one file: one function, after the imports; a file that calls no mesh
+    builder gets none (the no-change case beside it is test_a_stock_model_load_is_left_alone)."""
+    result = migrate(
+        """
+        \"\"\"Training.\"\"\"
+        from optimum.neuron import NeuronTrainingArguments
+        from optimum.neuron.models.training import TrainingNeuronConfig
+        from transformers import AutoModelForCausalLM
+
+        trn_config = TrainingNeuronConfig(tensor_parallel_size=2)
+        model = AutoModelForCausalLM.from_pretrained("m", trn_config=trn_config)
+        args = NeuronTrainingArguments(output_dir="out", tensor_parallel_size=2)
+        """,
+        "NM204",
+        family="NM2",
+    )
+    assert result.text.count("def _data_parallel_size(") == 1, result.text
+    assert result.text.count("_data_parallel_size(2)") >= 1
+    assert result.text.startswith('"""Training."""\n')
+
+
+def test_a_notebook_gets_the_function_once_in_the_first_cell_that_calls_it() -> None:
+    """Cells share one kernel: the second cell that builds a mesh calls the function the first one defines; the
+    cell before them (imports only) gets nothing; a second run adds nothing (``migrate`` checks it)."""
+    import json
+
+    from migrate.filekinds import FileKind
+
+    sources = ["import os\nfrom optimum.neuron.models.training import TrainingNeuronConfig\n",
+               "trn_config = TrainingNeuronConfig(tensor_parallel_size=2)\n",
+               "other = TrainingNeuronConfig(tensor_parallel_size=4)\n"]
+    cells: list[dict[str, Any]] = [
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+         "source": source.splitlines(keepends=True)} for source in sources
+    ]
+    notebook = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+    result = migrate(notebook, "NM204", kind=FileKind.NOTEBOOK, path="train.ipynb", family="NM2")
+    first, second, third = ("".join(cell["source"]) for cell in json.loads(result.text)["cells"])
+    assert "_data_parallel_size" not in first
+    assert second.count("def _data_parallel_size(tp_size: int) -> int:") == 1 and "import sys\n" in second
+    assert second.index("def _data_parallel_size") < second.index("trn_config = ")
+    assert "dp_replicate_size=_data_parallel_size(2))" in second
+    assert third == "other = DistributedConfig(tp_size=4, dp_replicate_size=_data_parallel_size(4))\n"

@@ -402,7 +402,8 @@ def test_migrated_lazy_load_for_parallelism(tiny_assets, tmp_path):
     assert "lazy_load_for_parallelism" not in migrated and "make_optimizer_constructor_lazy" not in migrated
     assert ("    model = AutoModelForCausalLM.from_pretrained(os.environ[\"MODEL_DIR\"], "
             "distributed_config=(DistributedConfig(tp_size=tp") in migrated
-    assert "// tp or sys.exit(" in migrated and "if tp > 1 else None))" in migrated
+    assert "_data_parallel_size(tp)) if tp > 1 else None))" in migrated
+    assert migrated.count("def _data_parallel_size(tp_size: int) -> int:") == 1
     out = _run(migrated, tiny_assets, tmp_path)
     assert out["steps"] >= 2 and math.isfinite(out["loss"])
     assert out["mesh"] is False and out["dtensor"] is False  # a degree of 1 loads the model whole, no mesh
@@ -469,8 +470,9 @@ def test_migrated_built_tensor_parallel_size_reaches_the_model(tiny_assets, tmp_
 
 def test_migrated_degree_above_one_in_one_process_stops_with_the_torchrun_command(tiny_assets, tmp_path):
     """Final check BF N2: a degree of 2 run with plain python (WORLD_SIZE unset, 1 // 2 = 0) stopped in
-    DistributedConfig with "Parallelism sizes must be >= 1, got 0"; the mesh now stops the run before the load
-    with the torchrun command (optimum-neuron failed there too: NxD needs a world size the degree divides)."""
+    DistributedConfig with "Parallelism sizes must be >= 1, got 0"; the mesh's rest (_data_parallel_size, the
+    function the rule adds after the imports) now stops the run before the load with the torchrun command
+    (optimum-neuron failed there too: NxD needs a world size the degree divides)."""
     import subprocess
     import sys
 
@@ -483,8 +485,9 @@ def test_migrated_degree_above_one_in_one_process_stops_with_the_torchrun_comman
                           text=True, timeout=240, cwd=tmp_path)
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-4000:]
     last = done.stderr.strip().splitlines()[-1]
-    assert last == ("tensor parallel degree 2 needs 2 processes or a multiple: launch with torchrun "
+    assert last == ("tensor parallel degree 2 needs a multiple of 2 processes, got 1: launch with torchrun "
                     f"--nproc_per_node 2 {script} --tensor_parallel_size 2"), done.stderr[-4000:]
+    assert "_data_parallel_size(args.tensor_parallel_size)" in migrated
     assert "Traceback" not in done.stderr and "RESULT=" not in done.stdout
 
 
