@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -58,3 +59,10 @@ def run_script(path: Path, env_extra: dict[str, str], timeout: int = 240, args: 
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT=")]
     assert lines, done.stdout[-3000:] + done.stderr[-3000:]
     return json.loads(lines[-1][len("RESULT="):])
+
+
+def imported_from(source: str, module: str) -> set[str]:
+    """The names ``source`` imports from ``module`` at any depth (``from module import a, b``), however the lines are
+    laid out: the import engine joins and sorts what the rules add, so a test asks what is imported, not how."""
+    return {alias.name for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)
+            and node.module == module for alias in node.names}
