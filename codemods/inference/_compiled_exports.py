@@ -27,6 +27,7 @@ from typing import Any
 
 import libcst as cst
 
+from codemods._lib.cst import source_of
 from codemods._lib.notebook_cells import code_cells
 from codemods._tables.inference_arguments import SHAPE_KEYS
 from codemods.inference._module_dicts import binding_counts, closest_module_value
@@ -343,3 +344,87 @@ class CompiledFolderLoads:
         params = (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
         param = next((p for p in params if p.name.value == path.value), None)
         return self._folder_of_path(param.default) if param is not None and param.default is not None else None
+
+    def _certain_source(self, call: cst.Call, gatherer: Any) -> bool:
+        """The path of a load without ``export=True`` is certainly a plain (source) checkpoint: the folder / Hub id
+        it reads is one an ``optimum-cli export neuron`` command of the project compiles from (``--model``), or one
+        this file also loads with ``export=True``."""
+        folder = self._folder(call)
+        if folder is None:
+            return False
+        target = normalized(folder)
+        exports = self.ctx.options.project.of(COMPILED_EXPORTS.name)
+        if any(normalized(model) == target for commands in exports.values() for _, model, _ in commands):
+            return True
+        for other in gatherer.calls:
+            if other is call or not (isinstance(other.func, cst.Attribute) and other.func.attr.value == "from_pretrained"):
+                continue
+            export = next((arg.value for arg in other.args if arg.keyword is not None and arg.keyword.value == "export"),
+                          None)
+            if isinstance(export, cst.Name) and export.value == "True" and not any(arg.star for arg in other.args) \
+                    and self._folder(other) is not None and normalized(self._folder(other) or "") == target:
+                return True
+        return False
+
+    def kept_compiled_load(self, call: cst.Call, gatherer: Any, recovers: bool = True) -> str | None:
+        """Why a load without ``export=True`` (``_loads_compiled``) keeps the file on optimum-neuron, or None (it is
+        rewritten). optimum-neuron 0.4.5 loads only compiled artifacts there (``*.neuron`` files of the folder / Hub
+        repo; a plain checkpoint raises FileNotFoundError), which stock classes cannot load (OSError: no
+        model.safetensors): kept unless the source checkpoint is recovered (``_recovered``) or the path is certainly
+        a source checkpoint (``_certain_source``). The reason names the missing link and the candidate source.
+        ``recovers``: the rule rewrites a recovered load to its source (NM120); else (NM121) that load is kept too,
+        its todo naming the source."""
+        if not self._loads_compiled(call) or self._certain_source(call, gatherer):
+            return None
+        recovered = self._recovered(call)
+        if recovered is not None and recovers:
+            return None
+        head = ("loads Neuron-compiled artifacts (no export=True: optimum-neuron then reads only a compiled folder or "
+                "Hub repo) that stock libraries cannot load (OSError: no model.safetensors), and ")
+        if recovered is not None:
+            source, script, _ = recovered
+            return (head + f"`{self._folder(call)}` is written by optimum-cli export neuron in {script} from "
+                    f'"{source}"; this rule does not rewrite such a load to its source: load "{source}" here with '
+                    "export=True and the export's static shapes")
+        folder = self._folder(call)
+        default = self._default_folder(call, gatherer) if folder is None else None
+        writers = self._writers(folder or default or "") if (folder or default) else set()
+        if writers:
+            sources = sorted({model for model, _, _ in writers})
+            scripts = ", ".join(sorted({script for _, script, _ in writers}))
+            named = " or ".join(f'"{source}"' for source in sources)
+            why = (f"its path `{source_of(self._load_path(call))}` is `{default}` only by default (a caller may pass "
+                   "another compiled folder)" if default is not None else
+                   f"the optimum-cli export neuron commands that write `{folder}` name different checkpoints or shapes")
+            return (head + f"`{folder or default}` is written by optimum-cli export neuron in {scripts} from {named}, "
+                    f"but {why}, so the checkpoint to load instead is not certain")
+        if folder is None:
+            return (head + f"its path `{source_of(self._load_path(call))}` is no folder this rule can read (a string, or "
+                    "os.environ.get(NAME, \"<folder>\") / os.getenv(NAME, \"<folder>\"), at the load or bound once at "
+                    "module level here or in a project module), so the checkpoint it was compiled from cannot be "
+                    "matched to an optimum-cli export neuron command of this project")
+        hint = self._tokenizer_source(call, gatherer, folder)
+        return (head + "the checkpoint they were compiled from was not found: no optimum-cli export neuron command "
+                f"this rule can read (in a shell script, Dockerfile or Makefile of the project) writes `{folder}`, and "
+                "no load of this file compiles it with export=True"
+                + (f'; this file loads its tokenizer/processor from "{hint}": if that is the checkpoint it was '
+                   "compiled from, load it here" if hint is not None else ""))
+
+    def _tokenizer_source(self, call: cst.Call, gatherer: Any, folder: str) -> str | None:
+        """The one other string a tokenizer / processor / feature-extractor load of the file reads: a candidate
+        source checkpoint of the compiled folder ``folder``."""
+        from codemods.inference._base import SOURCE_HINT_OWNERS  # _base imports this module's users
+
+        found = set()
+        for other in gatherer.calls:
+            func = other.func
+            if other is call or not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained"):
+                continue
+            owner = func.value.attr.value if isinstance(func.value, cst.Attribute) else \
+                func.value.value if isinstance(func.value, cst.Name) else ""
+            if not owner.endswith(SOURCE_HINT_OWNERS) or not other.args or other.args[0].keyword is not None:
+                continue
+            value = folder_of(other.args[0].value, self.ctx.qualnames)
+            if value is not None and normalized(value) != normalized(folder):
+                found.add(value)
+        return found.pop() if len(found) == 1 else None

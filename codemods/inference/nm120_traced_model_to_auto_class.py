@@ -19,10 +19,13 @@ What it does:
   fullgraph=True, dynamic=False)``, guarded by ``if model.device.type == "neuron":`` in the portable style;
 * the static shapes become a ``todo`` with the padding to do by hand (optimum padded inputs to the
   compiled shapes and trimmed outputs; stock does not);
-* without ``export=True`` the id names Neuron-compiled artifacts (optimum loads nothing else then), which
-  stock classes cannot load: the call is rewritten but its summary is a ``todo`` (not ``fixed``) that says
-  what to load instead (the source checkpoint; the id a tokenizer in the file loads is named as a hint), and
-  call-shape advice in a file that only saves the model says to apply it where the model is called;
+* without ``export=True`` the id names Neuron-compiled artifacts (optimum-neuron 0.4.5 then reads only the
+  ``*.neuron`` files of the folder / Hub repo; a plain checkpoint raises FileNotFoundError there), which stock
+  classes cannot load (OSError: no model.safetensors): unless the path is certainly a source checkpoint (the
+  ``--model`` of an export command of the project, or loaded with ``export=True`` in the file: rewritten with a
+  ``todo``) or its source is recovered (below), the file stays on optimum-neuron with a ``todo`` at the load
+  naming the missing link and the candidate source (the id a tokenizer in the file loads) - shared with NM121
+  (``CompiledFolderLoads.kept_compiled_load``);
 * a load without ``export=True`` of a folder that an ``optimum-cli export neuron`` command of the project writes
   (a shell script, a Dockerfile, a Makefile recipe with its ``$(VAR)`` variables; the path a string,
   ``os.environ.get(NAME, "<folder>")``, or such a name bound once here or in a project module it is imported
@@ -169,29 +172,13 @@ class TracedModelToAutoClass(CompiledFolderLoads, InferenceRule):
         return updated.with_changes(args=with_commas(split.args, updated.args))
 
     def kept_stock_call(self, call: cst.Call, gatherer) -> str | None:
-        """A compiled load of a folder a project export writes whose source checkpoint is not certain: the path is
-        only a parameter's default, or the export commands writing it name different checkpoints or shapes."""
-        if not self._loads_compiled(call) or self._recovered(call) is not None:
-            return None
-        folder = self._folder(call)
-        default = self._default_folder(call, gatherer) if folder is None else None
-        writers = self._writers(folder or default or "") if (folder or default) else set()
-        if not writers:
-            return None
-        sources = sorted({model for model, _, _ in writers})
-        scripts = ", ".join(sorted({script for _, script, _ in writers}))
-        named = " or ".join(f'"{source}"' for source in sources)
-        why = (f"its path `{source_of(self._load_path(call))}` is `{default}` only by default (a caller may pass "
-               "another compiled folder)" if default is not None else
-               f"the optimum-cli export neuron commands that write `{folder}` name different checkpoints or shapes")
-        return (f"loads Neuron-compiled artifacts (no export=True) that stock libraries cannot load (OSError: no "
-                f"model.safetensors): `{folder or default}` is written by optimum-cli export neuron in {scripts} from "
-                f"{named}, but {why}, so the checkpoint to load instead is not certain")
+        """A load without export=True whose source checkpoint is not certain (``kept_compiled_load``)."""
+        return self.kept_compiled_load(call, gatherer)
 
     def kept_use_advice(self, attribute: str) -> str:
         if attribute == "from_pretrained":
-            return ("load the source checkpoint instead (the --model of the export command named above, or "
-                    "config.json `_name_or_path` in the compiled folder), e.g. "
+            return ("load the source checkpoint instead (the --model of the optimum-cli export neuron command "
+                    "that wrote the folder, or config.json `_name_or_path` in the compiled folder), e.g. "
                     "<Class>.from_pretrained(<checkpoint id>, export=True, <its static shapes>) (NM120 then rewrites "
                     "it to the stock class on the device)")
         return super().kept_use_advice(attribute)

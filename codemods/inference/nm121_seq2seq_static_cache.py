@@ -21,6 +21,10 @@ What it does:
   transformers import AutoModelForSeq2SeqLM as M else: from optimum.neuron import NeuronModelForSeq2SeqLM as
   M``) is a Neuron load too: its load sites get the same rewrite (what it adds is valid for the stock class), and
   without ``export=True`` a ``todo`` that on the Neuron branch the path named a compiled folder;
+* a load without ``export=True`` of anything but a certain source checkpoint (as NM120: the ``--model`` of a
+  project export command, or loaded with ``export=True`` in the file) reads Neuron-compiled artifacts stock classes
+  cannot load: the file stays on optimum-neuron with a ``todo`` naming the candidate source (the export command's
+  ``--model`` where one writes the folder; this rule does not rewrite the load to it);
 * ``**NAME`` splats: a dict literal bound once in the file, or a dict of constants bound once in a project
   module it is imported from (``from app.config import SHAPES``), is sorted like inline keywords (the dict
   stays in that module); a splat nothing resolves (``**kwargs``, a dict changed in place) leaves the load,
@@ -72,13 +76,14 @@ from codemods._lib.cst import source_of, with_commas
 from codemods._tables.inference_symbols import seq2seq_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import InferenceRule, compiled_note, padding_note, traced_load
+from codemods.inference._compiled_exports import COMPILED_EXPORTS, MODULE_FOLDERS, CompiledFolderLoads
 from codemods.inference._module_dicts import MODULE_DICTS
 from migrate.rule import Safety
 
 SEQ2SEQ = seq2seq_moves()
 
 
-class Seq2SeqStaticCache(InferenceRule):
+class Seq2SeqStaticCache(CompiledFolderLoads, InferenceRule):
     """NeuronModelForSeq2SeqLM / NeuronWhisperForConditionalGeneration -> stock classes with a static-cache generation config."""
 
     id = "NM121"
@@ -91,7 +96,7 @@ class Seq2SeqStaticCache(InferenceRule):
     float_inputs = True  # audio / image features: cast with a lower-precision load
 
     loads = SEQ2SEQ
-    facts = (MODULE_DICTS,)  # **NAME of a dict a project module binds once
+    facts = (MODULE_DICTS, COMPILED_EXPORTS, MODULE_FOLDERS)  # **NAME dicts; export commands; folder names
     opaque_splat_keeps_file = True
 
     def _both_bound(self, owner: cst.BaseExpression) -> str | None:
@@ -111,6 +116,19 @@ class Seq2SeqStaticCache(InferenceRule):
         func = call.func
         return isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" \
             and self._both_bound(func.value) is not None
+
+    def kept_stock_call(self, call: cst.Call, gatherer) -> str | None:
+        """A load without export=True whose source checkpoint is not certain (``kept_compiled_load``): the file stays
+        on optimum-neuron (this rule does not rewrite a compiled folder's load to its source)."""
+        return self.kept_compiled_load(call, gatherer, recovers=False)
+
+    def kept_use_advice(self, attribute: str) -> str:
+        if attribute == "from_pretrained":
+            return ("load the source checkpoint instead (the --model of the optimum-cli export neuron command "
+                    "that wrote the folder, or config.json `_name_or_path` in the compiled folder), e.g. "
+                    "<Class>.from_pretrained(<checkpoint id>, export=True, <its static shapes>) (NM121 then rewrites "
+                    "it to the stock class with a static-cache generation config)")
+        return super().kept_use_advice(attribute)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if not self.is_target_call(original):

@@ -109,9 +109,11 @@ def test_reads_of_a_compiled_folder_model_get_a_todo() -> None:
         """,
         "NM120",
     )
+    # a compiled folder of an unknown checkpoint: the file stays on optimum-neuron, where the read still works
     assert 'bs = model.config.neuron["static_input_shapes"]["batch_size"]' in result.text
-    assert "the `neuron` section of the compiled folder's config.json" in result.text
-    assert (4, "todo") in findings(result, "NM120")
+    assert 'model = NeuronModelForFeatureExtraction.from_pretrained("compiled/minilm")' in result.text
+    assert "NM120 leaves this file on optimum-neuron" in result.text
+    assert findings(result, "NM120") == {(3, "todo")}
 
 
 OUTPUTS_TO_NUMPY = """
@@ -171,3 +173,33 @@ def test_the_export_reader_reads_makefile_variables_and_encoder_shapes() -> None
     assert compiled_exports("optimum-cli export neuron --model org/kws $(date +%s)\n") is None
     # a Make variable set twice is unknown
     assert compiled_exports("M ?= a/b\nM ?= c/d\nx:\n\toptimum-cli export neuron --model $(M) out\n") is None
+
+
+HUB_LOAD = """
+from optimum.neuron import NeuronModelForSequenceClassification
+
+model = NeuronModelForSequenceClassification.from_pretrained("org/bert-sst2")
+"""
+
+
+def test_a_load_without_export_of_a_plain_id_keeps_the_file_on_optimum_neuron() -> None:
+    """optimum-neuron 0.4.5 reads only *.neuron files without export=True (a plain checkpoint raises
+    FileNotFoundError), so the id names compiled artifacts: a stock load of it would raise OSError."""
+    result = migrate(HUB_LOAD, "NM120")
+    assert "from optimum.neuron import NeuronModelForSequenceClassification" in result.text
+    assert 'NeuronModelForSequenceClassification.from_pretrained("org/bert-sst2")' in result.text
+    rest = result.text.replace("fail on AutoModelForSequenceClassification", "")
+    assert "AutoModelForSequenceClassification" not in rest
+    assert findings(result, "NM120") == {(3, "todo")}
+
+
+def test_a_load_without_export_of_a_certain_source_checkpoint_is_rewritten() -> None:
+    # the project compiles "org/bert-sst2" (--model of its export command): a plain checkpoint, stock loads it
+    result = migrate(HUB_LOAD, "NM120", path="classify.py", project={
+        "export.sh": "optimum-cli export neuron --model org/bert-sst2 --batch_size 1 --sequence_length 8 out/\n"})
+    assert 'AutoModelForSequenceClassification.from_pretrained("org/bert-sst2"' in result.text
+    assert "optimum.neuron" not in result.text
+    # likewise a file that also loads it with export=True
+    result = migrate(HUB_LOAD + 'first = NeuronModelForSequenceClassification.from_pretrained("org/bert-sst2", '
+                     "export=True)\n", "NM120")
+    assert "optimum.neuron" not in result.text and result.text.count("AutoModelForSequenceClassification.from_") == 2

@@ -123,3 +123,21 @@ def test_a_literal_argument_of_a_model_call_gets_no_device_note() -> None:
     messages = [f.message for f in result.findings if f.rule == "NM121"]
     assert not any("move `None`" in m for m in messages)
     assert any("move `ids` there first" in m for m in messages)  # a name is still a tensor to move
+
+
+def test_a_compiled_folder_load_keeps_the_file_on_optimum_neuron_naming_its_source() -> None:
+    """A folder an export command of the project writes: NM121 does not rewrite the load to its source, so the file
+    stays, the todo naming the --model; a folder nothing names stays too (rewritten, both raised OSError)."""
+    code = """
+    from optimum.neuron import NeuronModelForSeq2SeqLM
+
+    model = NeuronModelForSeq2SeqLM.from_pretrained("compiled/t5")
+    """
+    result = migrate(code, "NM121", path="summarize.py", project={
+        "compile.sh": "optimum-cli export neuron --model t5-small --batch_size 1 --sequence_length 64 compiled/t5\n"})
+    assert 'NeuronModelForSeq2SeqLM.from_pretrained("compiled/t5")' in result.text
+    assert 'from "t5-small"' in result.text and 'load "t5-small" here with export=True' in result.text
+    assert findings(result, "NM121") == {(3, "todo")}
+    result = migrate(code, "NM121")
+    assert 'NeuronModelForSeq2SeqLM.from_pretrained("compiled/t5")' in result.text
+    assert "no optimum-cli export neuron command" in result.text
