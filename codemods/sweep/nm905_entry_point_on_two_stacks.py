@@ -9,9 +9,10 @@ What it does:
   - are left on the old stack: they still import ``optimum.neuron``, ``torch_xla``, ``transformers_neuronx``,
     ``neuronx_distributed`` or ``torch_neuron`` at module level (a class no rule knows, a file kept on torch_xla
     as a whole), and
-  - need the stock stack: rewritten by the code rules of this run (NM1xx, NM2xx, NM3xx, NM6xx) and no longer
-    importing any of those, or code that only the stock stack runs (``torch.accelerator``, the ``"neuron"`` device or
-    backend, ``is_torch_neuron_available``), which is what a later run sees of a module an earlier run moved.
+  - need the stock stack: after the run they no longer import any of those and hold code that only the stock
+    stack runs (``torch.accelerator``, the ``"neuron"`` device or backend, ``is_torch_neuron_available``,
+    ``DistributedConfig``, ``CompileConfig``, ``activation_checkpointing_*``). A rewrite that runs on either
+    stack (a rank-0 ``print`` for ``xm.master_print``) does not count: the module still runs beside the old one.
 * Entry points: scripts (``if __name__ == "__main__"``), notebooks, tests (``test_*.py``, ``*_test.py``) and apps
   (a module importing gradio, flask, fastapi or streamlit).
 * When one entry point's closure holds both, ONE ``error`` on the entry point (the whole file) names the modules of
@@ -71,11 +72,12 @@ _OLD = re.compile(r"^(?:import|from)[ \t]+(optimum\.neuron|torch_xla|transformer
                   r"|torch_neuron)(?![\w])", re.MULTILINE)
 _PACKAGE = {"optimum.neuron": "optimum-neuron", "torch_xla": "torch_xla", "transformers_neuronx": "transformers-neuronx",
             "neuronx_distributed": "neuronx-distributed", "torch_neuron": "torch-neuron (Inf1)"}
-#: the rule families whose rewrites move code to the stock stack (inference, training, torch_xla, stock drift)
-_MOVING = ("NM1", "NM2", "NM3", "NM6")
-#: code only the stock stack runs (the device expression, TorchNeuron's device and backend names): a later run sees it
+#: code only the stock stack runs (the device expression, TorchNeuron's device and backend names, transformers 5's
+#: distributed and compile configs, its activation-checkpointing names): decided from the final text, so a rewrite
+#: that runs on either stack does not count, and a later run sees what an earlier one moved
 _NEW = re.compile(r"""\btorch\.accelerator\b|\bis_torch_neuron_available\b|\btorch\.device\(\s*["']neuron\b"""
-                  r"""|\b(?:device|backend)\s*=\s*["']neuron["']""")
+                  r"""|\b(?:device|backend)\s*=\s*["']neuron["']|\bDistributedConfig\b|\bCompileConfig\b"""
+                  r"""|\bactivation_checkpointing_\w+""")
 _APPS = {"gradio", "flask", "fastapi", "streamlit"}
 _SHOWN = 3
 _TRY = tuple(getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name))  # TryStar: Python 3.11+
@@ -182,10 +184,7 @@ class EntryPointOnTwoStacks(ProjectRule):
     def state(cls, text: str, kind: FileKind, findings: Iterable[Finding], changed: bool) -> Any:
         code = _code(text, kind)
         old = tuple(sorted({match.group(1) for match in _OLD.finditer(code)}))
-        rewritten = changed and any(
-            finding.severity is Severity.FIXED and finding.rule.startswith(_MOVING) for finding in findings
-        )
-        moved = not old and (rewritten or bool(_NEW.search(code)))
+        moved = not old and bool(_NEW.search(code))
         uses = collect_uses(text) or {"imports": frozenset(), "main": False}
         return {"imports": uses["imports"], "main": uses["main"], "old": old, "moved": moved,
                 "edges": import_edges(code)}

@@ -144,3 +144,25 @@ def test_a_typing_only_import_or_a_guarded_legacy_import_in_the_module_loads_not
                    "    import kept\n\nif __name__ == '__main__':\n    print(moved.load_moved('a'), optional)\n",
     })
     assert _findings(root) == {}
+
+
+def test_a_module_whose_rewrite_runs_on_either_stack_is_not_moved(tmp_path):
+    # final check N3: NM305 makes xm.master_print a rank-0 print, which the old stack runs too; the entry point
+    # loads both modules in one environment, so there is no split to report
+    either = """
+        import torch_xla.core.xla_model as xm
+
+        def log(msg):
+            xm.master_print(msg)
+    """
+    app = """
+        from kept import load_kept
+        from logutil import log
+
+        if __name__ == "__main__":
+            log(load_kept("a"))
+    """
+    root = _project(tmp_path, {"kept.py": KEPT, "logutil.py": either, "app.py": app})
+    result = run([root], RunOptions(jobs=1, write=True, force=True))
+    assert "torch_xla" not in (root / "logutil.py").read_text()  # the rewrite was made
+    assert not [f for file in result.files for f in file.findings if f.rule == RULE]
