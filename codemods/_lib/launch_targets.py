@@ -492,11 +492,20 @@ def xla_blockers(text: str) -> frozenset[str] | None:
                 and all(k.arg == "path" for k in node.keywords):
             found.add(XSER_SAVE_ONLY)
             exempt.update(id(n) for n in ast.walk(node.func))
+    from codemods.xla._base import unported_call
+
+    # an unported call keeps the file only beside a module-level torch_xla import outside if/try (``_scan``)
+    top_level = any(isinstance(n, ast.Import) and any(a.name.split(".")[0] == "torch_xla" for a in n.names)
+                    or isinstance(n, ast.ImportFrom) and not n.level and (n.module or "").split(".")[0] == "torch_xla"
+                    for n in tree.body)
+
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             name = _qualified(node.func, aliases) or ""
             if name in ("torch_xla.compile", "torch_xla.experimental.compile") and _ported_compile(node):
                 exempt.update(id(n) for n in ast.walk(node.func))
+            elif top_level and id(node.func) not in exempt and unported_call(name):
+                found.add(name)  # a torch_xla call no rule ports (NM318 reports it): the file keeps its import
             short = name.rsplit(".", 1)[-1]
             if name.startswith("torch_xla.core.xla_model.") and short in _GROUPED_XM:
                 groups = next((k.value for k in node.keywords if k.arg == "groups"), None)

@@ -197,8 +197,36 @@ def blocked_note(labels: Iterable[str]) -> str:
     return (
         f"{BLOCKED_NOTE} ({', '.join(labels)}), so it was left on torch_xla as a whole (device, process group, "
         "loaders, steps, env vars): porting only those would leave a file that runs on neither stack. Port by hand: "
-        + "; ".join(BLOCKER_HINTS[label] for label in labels) + "; then run neuron-migrate again on this file"
+        + "; ".join(BLOCKER_HINTS.get(label) or unported_hint(label) for label in labels)
+        + "; then run neuron-migrate again on this file"
     )
+
+
+def _imports_torch_xla(node: cst.Import | cst.ImportFrom) -> bool:
+    if isinstance(node, cst.Import):
+        return any(dotted_name(alias.name).split(".")[0] == "torch_xla" for alias in node.names)
+    return node.module is not None and not node.relative and dotted_name(node.module).split(".")[0] == "torch_xla"
+
+
+def unported_hint(qualified: str) -> str:
+    """The hint for a torch_xla call no rule ports (``unported_call``), named by its qualified name."""
+    if qualified == f"{XR}.using_pjrt":
+        return (f"{qualified}() (True on every PJRT runtime; TorchNeuron has no XLA runtime) -> the branch it selects, "
+                "without the test")
+    return f"{qualified} -> plain torch / torch.distributed (NM318's report line names the replacement)"
+
+
+def unported_call(qualified: str) -> bool:
+    """A torch_xla call that no rule of the family ports (NM318 reports it, and its import stays): it keeps the
+    file on torch_xla as a whole, as ``BLOCKERS`` do. Porting the rest would leave a module-level torch_xla import
+    (ModuleNotFoundError on the migrated stack) and new-stack calls the kept XLA stack lacks."""
+    from codemods.xla.nm318_xla_unsupported import HANDLED, _handled  # late: that module imports this one
+
+    if not (qualified == "torch_xla" or qualified.startswith("torch_xla.")) or "__" in qualified:
+        return False  # torch_xla.__version__.split(...) is a str method
+    if any(qualified == prefix or qualified.startswith(prefix + ".") for prefix in BLOCKERS):
+        return False  # a blocker of its own label
+    return not any(_handled(qualified, name) for name in HANDLED)
 
 
 def blockers(ctx) -> tuple[str, ...]:
@@ -232,6 +260,11 @@ def _scan(ctx) -> set[str]:
     xser_port = (ctx.options.rules is None or "NM307" in ctx.options.rules) and not ctx.options.project.of(
         XSER_LOADS.name)
     statement_calls: set[int] = set()  # ids of calls that are a statement line of their own
+    # a torch_xla import at module level, outside any if/try: only then does an unported call keep the file (a
+    # guarded dual-path file imports without torch_xla; NM317 notes its unported XLA branch)
+    top_level_import = module is not None and any(
+        isinstance(small, (cst.Import, cst.ImportFrom)) and _imports_torch_xla(small)
+        for line in module.body if isinstance(line, cst.SimpleStatementLine) for small in line.body)
 
     def note(node: cst.CSTNode) -> None:
         if id(node) in ported:
@@ -289,6 +322,8 @@ def _scan(ctx) -> set[str]:
             if xser_port and (id(node) in statement_calls and xser_save(ctx, node) or xser_load(ctx, node)):
                 ported.update((id(node.func), id(getattr(node.func, "value", node.func))))  # NM307 rewrites it
             note(node.func)
+            if id(node.func) not in ported and top_level_import:
+                found.update(q for q in ctx.qualnames(node.func) if unported_call(q))
             qualified = ctx.matches(node.func, {f"{XM}.{name}" for name in GROUPED})
             if qualified and replica_groups(ctx, node, qualified.rsplit(".", 1)[-1]) is not None:
                 found.add(GROUPED[qualified.rsplit(".", 1)[-1]])
@@ -620,6 +655,10 @@ def loads_with_xser(text: str) -> bool | None:
             tree = ast.parse(text)
         except SyntaxError:  # a notebook's JSON, a file that does not parse: keep the format
             return True
+        from codemods._lib.launch_targets import XSER_SAVE_ONLY, xla_blockers  # late: it imports this module
+
+        if (xla_blockers(text) or frozenset()) - {XSER_SAVE_ONLY}:
+            return True  # a torch_xla call no rule ports keeps the file, and its xser.load, on torch_xla
         portable = 0
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "load" \

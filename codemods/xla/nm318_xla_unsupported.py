@@ -16,8 +16,10 @@ Reports, never rewrites:
   kernels launched on the XLA device: an ``@nki.jit`` kernel of ``neuronxcc.nki`` or ``nki`` in a file that uses
   the XLA device (``xm.xla_device()``, ``torch_xla.device()``, ``"xla"``), unless its mode runs it off the device
   (``mode="simulation"``, ``"baremetal"``, ``"benchmark"``, ``"jax"``) or every use is an ``nki.simulate_kernel`` /
-  ``nki.baremetal`` run; ``torch_neuronx.nki_jit``, ``torch_neuronx.xla_impl`` ops) is left on torch_xla as a
-  whole: the other NM3 rules withdraw from it, and this
+  ``nki.baremetal`` run; ``torch_neuronx.nki_jit``, ``torch_neuronx.xla_impl`` ops; any other torch_xla call no
+  rule ports, such as ``xr.using_pjrt()`` or ``torch_xla.amp.GradScaler``, in a file that imports torch_xla at
+  module level outside ``if`` / ``try``: that import stays, so porting the rest would leave a file that imports on
+  neither stack) is left on torch_xla as a whole: the other NM3 rules withdraw from it, and this
   rule puts ONE note above its first torch_xla import naming those constructs. Its per-call hints are then
   ``info`` findings (in the report, with their lines; no inline note): the file's one note says what to port.
 * A notebook's code cells run in one kernel: a construct in any cell keeps every cell on torch_xla (an NKI kernel

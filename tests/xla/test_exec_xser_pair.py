@@ -90,3 +90,85 @@ def test_a_load_another_file_keeps_leaves_the_pair_on_torch_xla() -> None:
     migrated = apply_rules(CHECKPOINT, select=["NM3"], path="checkpoint.py",
                            project={"checkpoint.py": CHECKPOINT, "reader.py": reader}).text
     assert "xser.save(model.state_dict()" in migrated and "xser.load(os.path.join" in migrated
+
+
+EVALUATE = '''
+import os
+
+import torch
+import torch.distributed as dist
+import torch_xla.core.xla_model as xm
+import torch_xla.runtime as xr
+import torch_xla.utils.serialization as xser
+
+if xr.using_pjrt():
+    dist.init_process_group("xla", init_method="xla://")
+else:
+    dist.init_process_group(backend="xla")
+
+DEVICE = xm.xla_device()
+
+
+def evaluate(model, ckpt):
+    model.load_state_dict(xser.load(os.path.join(ckpt, "model.pt")))
+    model.to(DEVICE).eval()
+    with torch.no_grad():
+        total = model(torch.ones(2, 4, device=DEVICE)).sum()
+    xm.mark_step()
+    return xm.all_reduce(xm.REDUCE_SUM, total).item()
+'''
+# the same file once its user has replaced the xr.using_pjrt() test by the branch it selects (the note's hint)
+EVALUATE_PORTED_BY_HAND = EVALUATE.replace('''if xr.using_pjrt():
+    dist.init_process_group("xla", init_method="xla://")
+else:
+    dist.init_process_group(backend="xla")''', 'dist.init_process_group("xla", init_method="xla://")').replace(
+    "import torch_xla.runtime as xr\n", "")
+
+RUN_EVALUATE = '''
+import sys
+
+import torch
+
+from checkpoint import save_checkpoint
+from evaluate import evaluate
+
+torch.manual_seed(0)
+model = torch.nn.Linear(4, 3)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+path = save_checkpoint(sys.argv[1], model, optimizer, 1)
+print("total", round(evaluate(torch.nn.Linear(4, 3), path) - model(torch.ones(2, 4)).sum().item(), 4))
+'''
+
+
+def _code_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if not line.lstrip().startswith("# neuron-migrate:")]
+
+
+def test_a_torch_xla_call_no_rule_ports_keeps_the_pair_file_whole() -> None:
+    # final4-E 1: xr.using_pjrt() (NM318, no rewrite) keeps `import torch_xla.runtime`: porting the rest of the file
+    # (xser.load, device, process group) left a module-level torch_xla import (ModuleNotFoundError on the new
+    # stack) and torch.accelerator calls the kept XLA stack lacks. The file stays on torch_xla as a whole, and its
+    # xser.load keeps the project's xser.save in xser's format.
+    project = {"checkpoint.py": CHECKPOINT, "evaluate.py": EVALUATE}
+    evaluate = apply_rules(EVALUATE, select=["NM3"], path="evaluate.py", project=project).text
+    assert _code_lines(evaluate) == _code_lines(EVALUATE)
+    assert "(torch_xla.runtime.using_pjrt, xser), so it was left on torch_xla as a whole" in evaluate
+    checkpoint = apply_rules(CHECKPOINT, select=["NM3"], path="checkpoint.py", project=project).text
+    assert _code_lines(checkpoint) == _code_lines(CHECKPOINT)
+
+
+@pytest.mark.execution
+def test_without_the_unported_call_the_evaluate_file_is_ported_and_runs_on_cpu(tmp_path: Path) -> None:
+    # the change case beside the hold: once the using_pjrt test is gone, every torch_xla use of the file is ported
+    project = {"checkpoint.py": CHECKPOINT, "evaluate.py": EVALUATE_PORTED_BY_HAND}
+    for name, source in project.items():
+        migrated = apply_rules(source, select=["NM3"], path=name, project=project).text
+        assert "import torch_xla" not in migrated, migrated
+        (tmp_path / name).write_text(migrated)
+    (tmp_path / "run.py").write_text(RUN_EVALUATE)
+    launcher = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
+    env = {k: v for k, v in os.environ.items() if k not in launcher}
+    completed = subprocess.run([sys.executable, "run.py", str(tmp_path / "out")], capture_output=True, text=True,
+                               timeout=120, cwd=tmp_path, env={**env, "OMP_NUM_THREADS": "1"})
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert completed.stdout.strip() == "total 0.0"
