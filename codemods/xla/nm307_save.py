@@ -16,7 +16,8 @@ What it does:
   where no file of the run reads checkpoints back with ``xser.load`` (the project fact ``xla-xser-load``): the
   checkpoint becomes one plain ``torch.save`` file of CPU tensors (no ``.tensors`` folder), read with
   ``torch.load(path)``. Otherwise the file stays on torch_xla (NM318 says why).
-* ``xser.load(path)`` becomes ``torch.load(path, map_location="cpu")`` where the project's xser.save calls are ported
+* ``xser.load(path)`` becomes ``torch.load(path, map_location="cpu", weights_only=False)`` (xser unpickled whatever
+  its save wrote, a config or a step count beside the tensors; torch >= 2.6 loads weights only by default) where the project's xser.save calls are ported
   too: no file keeps an xser.load (one in another shape, or in a file with something else that keeps it on
   torch_xla, read from its text). The checkpoints are the project's own, written and read by it: a ``todo`` on
   the load says that one written before the migration (xser's format: the file plus a ``<path>.tensors`` folder)
@@ -84,7 +85,8 @@ OS = Import("os")
 TORCH = Import("torch")
 
 
-XSER_LOAD_PORTED = ("xser.load -> torch.load(path, map_location=\"cpu\") (the CPU tensors xser.load returned): this "
+XSER_LOAD_PORTED = ("xser.load -> torch.load(path, map_location=\"cpu\", weights_only=False) (the CPU tensors and "
+                    "objects xser.load returned; torch >= 2.6 loads weights only by default): this "
                     "project's xser.save calls now write plain torch.save files, which this reads. A checkpoint written "
                     "before the migration is in xser's format (the file plus its <path>.tensors folder): convert it "
                     "once on the old stack (torch.save(xser.load(path), path)) before loading it here")
@@ -164,6 +166,11 @@ class XlaSave(XlaRule):
                 updated.args[0].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT,
                                              comma=cst.MaybeSentinel.DEFAULT),
                 cst.Arg(cst.SimpleString('"cpu"'), keyword=cst.Name("map_location"),
+                        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                              whitespace_after=cst.SimpleWhitespace(""))),
+                # xser.load unpickled anything its save wrote (a config, a step count): torch >= 2.6 loads
+                # weights only by default and raises on those; the file is the project's own checkpoint
+                cst.Arg(cst.Name("False"), keyword=cst.Name("weights_only"),
                         equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
                                               whitespace_after=cst.SimpleWhitespace("")))])
         # save_pretrained(..., save_function=xm.save): transformers 5 took the parameter out (it lands in **kwargs,

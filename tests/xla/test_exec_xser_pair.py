@@ -15,6 +15,7 @@ import pytest
 from migrate.testing import apply_rules
 
 CHECKPOINT = '''
+import argparse
 import os
 
 import torch
@@ -28,12 +29,15 @@ def save_checkpoint(output_dir, model, optimizer, step):
         os.makedirs(path, exist_ok=True)
     xm.rendezvous("mkdir")
     xser.save(model.state_dict(), os.path.join(path, "model.pt"), master_only=True)
+    # an object, not tensors: torch >= 2.6 unpickles it only with weights_only=False
+    xser.save({"args": argparse.Namespace(lr=1e-3)}, os.path.join(path, "args.pt"), master_only=True)
     xm.save({"optimizer": optimizer.state_dict(), "step": step}, os.path.join(path, "trainer_state.pt"))
     return path
 
 
 def load_checkpoint(path, model, optimizer):
     model.load_state_dict(xser.load(os.path.join(path, "model.pt")))
+    assert xser.load(os.path.join(path, "args.pt"))["args"].lr == 1e-3
     state = torch.load(os.path.join(path, "trainer_state.pt"), map_location="cpu")
     optimizer.load_state_dict(state["optimizer"])
     return state["step"]
@@ -71,7 +75,7 @@ def migrate_checkpoint() -> str:
 def test_migrated_xser_pair_round_trips_on_cpu(tmp_path: Path) -> None:
     migrated = migrate_checkpoint()
     assert "torch_xla" not in migrated and "xser.load(" not in migrated.replace("torch.save(xser.load(path)", "")
-    assert 'torch.load(os.path.join(path, "model.pt"), map_location="cpu")' in migrated
+    assert 'torch.load(os.path.join(path, "model.pt"), map_location="cpu", weights_only=False)' in migrated
     assert "A checkpoint written before the migration is in xser's format" in migrated
     (tmp_path / "checkpoint.py").write_text(migrated)
     (tmp_path / "run.py").write_text(RUN)
