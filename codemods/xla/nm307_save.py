@@ -17,8 +17,8 @@ What it does:
   checkpoint becomes one plain ``torch.save`` file of CPU tensors (no ``.tensors`` folder), read with
   ``torch.load(path)``. Otherwise the file stays on torch_xla (NM318 says why).
 * ``xser.load(path)`` becomes ``torch.load(path, map_location="cpu", weights_only=False)`` (xser unpickled whatever
-  its save wrote, a config or a step count beside the tensors; torch >= 2.6 loads weights only by default) where the project's xser.save calls are ported
-  too: no file keeps an xser.load (one in another shape, or in a file with something else that keeps it on
+  its save wrote, a config or a step count beside the tensors; torch >= 2.6 loads weights only by default) where
+  the project's xser.save calls are ported too: no file keeps an xser.load (one in another shape, or in a file with something else that keeps it on
   torch_xla, read from its text). The checkpoints are the project's own, written and read by it: a ``todo`` on
   the load says that one written before the migration (xser's format: the file plus a ``<path>.tensors`` folder)
   needs one conversion on the old stack (``torch.save(xser.load(path), path)``). A file with only an xser.save /
