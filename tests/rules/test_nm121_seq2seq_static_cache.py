@@ -18,7 +18,7 @@ def test_seq2seq_model_gets_a_static_cache_generation_config() -> None:
         """,
         "NM121",
     )
-    assert "from transformers import CompileConfig, AutoModelForSeq2SeqLM as Seq2Seq" in result.text
+    assert "from transformers import AutoModelForSeq2SeqLM as Seq2Seq, CompileConfig" in result.text
     assert "translator = Seq2Seq.from_pretrained(" in result.text and "export=True" not in result.text
     assert 'translator.generation_config.update(cache_implementation="static", num_beams=2' in result.text
     assert (3, "fixed") in findings(result, "NM121")
