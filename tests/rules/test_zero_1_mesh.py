@@ -51,7 +51,7 @@ def test_a_launch_line_with_zero_1_true_makes_the_mesh_fsdp() -> None:
     project = {**PINNED_03,
                "scripts/run.sh": "torchrun --nproc_per_node=32 src/train.py --tensor_parallel_size 8 --zero_1 true\n"}
     result = migrate(LAZY, "NM205", family="NM2", path="src/train.py", project=project)
-    assert "fsdp_size=int(" in result.text and "dp_replicate_size" not in result.text
+    assert "fsdp_size=_data_parallel_size(" in result.text and "dp_replicate_size" not in result.text
     fixed = " ".join(_messages(result, "NM205"))
     assert "--zero_1 true on a launch line of scripts/run.sh" in fixed and "defaulted to False" not in fixed
     assert "FSDP2 also shards parameters and gradients" in fixed
@@ -60,7 +60,7 @@ def test_a_launch_line_with_zero_1_true_makes_the_mesh_fsdp() -> None:
 def test_without_a_zero_1_value_the_version_default_decides() -> None:
     result = migrate(LAZY, "NM205", family="NM2", path="src/train.py",
                      project={**PINNED_03, "scripts/run.sh": "torchrun src/train.py --tensor_parallel_size 8\n"})
-    assert "dp_replicate_size=int(" in result.text
+    assert "dp_replicate_size=_data_parallel_size(" in result.text
     assert any("defaulted to False" in m for m in _messages(result, "NM205"))
 
 
@@ -68,21 +68,21 @@ def test_zero_1_passed_to_another_script_does_not_count() -> None:
     project = {**PINNED_03, "run.sh": "torchrun src/train.py --tensor_parallel_size 8\n"
                                       "torchrun src/pretrain.py --tensor_parallel_size 8 --zero_1 true\n"}
     result = migrate(LAZY, "NM205", family="NM2", path="src/train.py", project=project)
-    assert "dp_replicate_size=int(" in result.text
+    assert "dp_replicate_size=_data_parallel_size(" in result.text
 
 
 def test_an_arguments_variable_feeds_the_scripts_its_file_runs() -> None:
     project = {**PINNED_03,
                "scripts/run.sh": 'ARGS="--tensor_parallel_size 8 \\\n  --zero_1 true"\ntorchrun src/train.py $ARGS\n'}
     result = migrate(LAZY, "NM205", family="NM2", path="src/train.py", project=project)
-    assert "fsdp_size=int(" in result.text
+    assert "fsdp_size=_data_parallel_size(" in result.text
 
 
 def test_launchers_that_disagree_keep_the_default_with_a_todo_naming_both() -> None:
     project = {**PINNED_03, "a.sh": "torchrun src/train.py --zero_1 true\n",
                "b.sh": "torchrun src/train.py --zero_1=false\n"}
     result = migrate(LAZY, "NM205", family="NM2", path="src/train.py", project=project)
-    assert "dp_replicate_size=int(" in result.text
+    assert "dp_replicate_size=_data_parallel_size(" in result.text
     todo = [f.message for f in result.findings if f.rule == "NM205" and f.severity.value == "todo"]
     assert len(todo) == 1 and "differs between the runs" in todo[0]
     assert "--zero_1 true on a launch line of a.sh" in todo[0] and "--zero_1 false on a launch line of b.sh" in todo[0]
@@ -97,10 +97,10 @@ def test_a_run_time_value_gets_a_todo() -> None:
 def test_the_argparse_default_decides_without_a_launcher() -> None:
     result = migrate(ARGPARSE.replace("{option}", "type=bool, default=True"), "NM208", family="NM2",
                      project=PINNED_03)
-    assert "fsdp_size=int(" in result.text
+    assert "fsdp_size=_data_parallel_size(" in result.text
     assert any("the default True of the script's own --zero_1 option" in m for m in _messages(result, "NM208"))
     off = migrate(ARGPARSE.replace("{option}", 'action="store_true"'), "NM208", family="NM2", project=PINNED_03)
-    assert "dp_replicate_size=int(" in off.text
+    assert "dp_replicate_size=_data_parallel_size(" in off.text
 
 
 def test_sagemaker_hyperparameters_of_the_entry_point_count_and_type_bool_makes_false_true() -> None:
@@ -108,19 +108,19 @@ def test_sagemaker_hyperparameters_of_the_entry_point_count_and_type_bool_makes_
                 'PyTorch(entry_point="train.py", source_dir="src", hyperparameters=hp).fit()\n')
     source = ARGPARSE.replace("{option}", "type=bool, default=False")
     result = migrate(source, "NM208", family="NM2", path="src/train.py", project={**PINNED_03, "launch.py": launcher})
-    assert "fsdp_size=int(" in result.text
+    assert "fsdp_size=_data_parallel_size(" in result.text
     assert any("type=bool" in m for m in _messages(result, "NM208"))
     # the same hyperparameters for another source_dir's train.py are not this script's
     other = migrate(source, "NM208", family="NM2", path="src/train.py",
                     project={**PINNED_03, "launch.py": launcher.replace('"src"', '"other"')})
-    assert "dp_replicate_size=int(" in other.text
+    assert "dp_replicate_size=_data_parallel_size(" in other.text
 
 
 def test_a_literal_keyword_wins_over_the_launchers() -> None:
     source = ARGPARSE.replace("{option}", "type=bool, default=True").replace("zero_1=args.zero_1", "zero_1=False")
     result = migrate(source, "NM208", family="NM2", path="train.py",
                      project={**PINNED_03, "run.sh": "torchrun train.py --zero_1 true\n"})
-    assert "dp_replicate_size=int(" in result.text
+    assert "dp_replicate_size=_data_parallel_size(" in result.text
     assert findings(result, "NM208")
 
 
