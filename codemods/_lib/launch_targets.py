@@ -325,7 +325,7 @@ KEPT_ON_OPTIMUM_TODO = ("{script} stays on optimum-neuron after this run (see it
                         "they are; port it, then run neuron-migrate again")
 
 
-def _hydra_groups(text: str) -> frozenset[tuple[str, str]] | None:
+def hydra_argument_groups(text: str) -> frozenset[tuple[str, str]] | None:
     """(config_path, group) for each Hydra config group a script feeds to optimum-neuron's training arguments:
     ``@hydra.main(config_path="../conf")`` on a function that builds ``NeuronTrainingArguments(**OmegaConf.to_container(
     cfg.trainer, ...))`` (or ``**cfg.trainer``, ``**OmegaConf.to_object(cfg.trainer)``, ``**dict(cfg.trainer)``): the
@@ -371,9 +371,9 @@ def _dotted(node: ast.AST) -> str | None:
     return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else None
 
 
-#: the Hydra config groups the project's scripts feed to optimum-neuron's training arguments (``_hydra_groups``)
+#: the Hydra config groups the project's scripts feed to optimum-neuron's training arguments (``hydra_argument_groups``)
 HYDRA_ARGUMENT_GROUPS = ProjectFact("launch.hydra-argument-groups", frozenset({FileKind.PYTHON}), ("hydra",),
-                                    _hydra_groups)
+                                    hydra_argument_groups)
 
 
 def hydra_group_scripts(project: ProjectFacts, config: str) -> list[str]:

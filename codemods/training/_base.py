@@ -233,12 +233,6 @@ def file_zero_1(ctx):
     return ctx.memo("zero-1-value", find)
 
 
-_HYDRA_MAIN = re.compile(r"""@hydra\.main\((?P<args>[^()]*)\)""")
-_CONFIG_PATH = re.compile(r"""\bconfig_path\s*=\s*["']([^"']+)["']""")
-#: ``NeuronTrainingArguments(**OmegaConf.to_container(cfg.trainer, ...))`` / ``(**cfg.trainer)``: the group
-_GROUP_SPLAT = re.compile(r"""\(\s*\*\*\s*(?:OmegaConf\.to_(?:container|object)\(\s*)?[A-Za-z_]\w*\.([A-Za-z_]\w*)\b""")
-
-
 def hydra_zero_1(ctx):
     """zero_1 of a script whose Neuron training arguments are built from a Hydra config group
     (``@hydra.main(config_path="../conf")`` and ``NeuronTrainingArguments(**OmegaConf.to_container(cfg.trainer))``):
@@ -248,20 +242,15 @@ def hydra_zero_1(ctx):
     disagree give a Zero1 without a value (the mesh doubt todo)."""
     from posixpath import join, normpath
 
+    from codemods._lib.launch_targets import hydra_argument_groups
     from codemods._lib.zero_1 import ZERO_1_CONFIGS, Zero1, truth
-    from codemods._tables.training_symbols import NEURON_ARGS_CLASSES
 
-    main = _HYDRA_MAIN.search(ctx.source)
-    where = _CONFIG_PATH.search(main.group("args")) if main else None
-    if where is None:
-        return None
-    names = {qualified.rsplit(".", 1)[-1] for qualified in NEURON_ARGS_CLASSES}
-    local = [name for name, bound in ctx.imports.bindings.items() if any(q in NEURON_ARGS_CLASSES for q in bound)]
-    groups = {match.group(1) for name in {*local, *names}
-              for match in re.finditer(rf"\b{re.escape(name)}{_GROUP_SPLAT.pattern}", ctx.source)}
+    # the same reading of the script as the launch rules' (NM408 links a group's YAML files to it)
+    groups = hydra_argument_groups(ctx.source) or frozenset()
     if len(groups) != 1:
         return None
-    folder = normpath(join(ctx.path.parent.as_posix(), where.group(1), groups.pop()))
+    [(config_path, group)] = groups
+    folder = normpath(join(ctx.path.parent.as_posix(), config_path, group))
     configs = ctx.options.project.of(ZERO_1_CONFIGS.name) or {}
     found = [(given, f"zero_1: {given} in {path}, an option of the Hydra config group the script's "
                      "@hydra.main composes into its training arguments")

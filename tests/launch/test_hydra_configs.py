@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from codemods._lib.launch_targets import HYDRA_ARGUMENT_GROUPS, _hydra_groups, hydra_group_scripts
+from codemods._lib.launch_targets import HYDRA_ARGUMENT_GROUPS, hydra_argument_groups, hydra_group_scripts
 from migrate.facts import ProjectFacts
 from migrate.filekinds import FileKind
 from migrate.testing import apply_rules
@@ -27,11 +27,11 @@ HEAD = "import hydra\nfrom omegaconf import OmegaConf\nfrom optimum.neuron impor
 )
 def test_hydra_group_shapes(body: str, groups) -> None:
     text = HEAD + '@hydra.main(config_path="../conf", config_name="config")\ndef main(cfg):\n' + body
-    assert _hydra_groups(text) == (frozenset(groups) if groups else None)
+    assert hydra_argument_groups(text) == (frozenset(groups) if groups else None)
 
 
 def test_without_hydra_main_no_group() -> None:
-    assert _hydra_groups(HEAD + "def main(cfg):\n    a = TA(**cfg.trainer)\n") is None
+    assert hydra_argument_groups(HEAD + "def main(cfg):\n    a = TA(**cfg.trainer)\n") is None
 
 
 def test_group_folder_resolved_from_the_script() -> None:
