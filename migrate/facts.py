@@ -46,11 +46,17 @@ def facts_of(rules: Iterable[type]) -> list[ProjectFact]:
 
 
 def collect(facts: Sequence[ProjectFact], kind: FileKind, text: str, found: set[str]) -> dict[str, Any]:
-    """The facts' values for one file whose scan found the words ``found``."""
+    """The facts' values for one file whose scan found the words ``found``; a reader that raises gives no value."""
     values = {}
     for fact in facts:
         if kind in fact.kinds and not found.isdisjoint(fact.anchors):
-            value = fact.collect(text)
+            try:
+                value = fact.collect(text)
+            except Exception:  # noqa: BLE001 - e.g. RecursionError from ast.parse on a 20,000-term expression
+                # The scan runs in this process: a file its reader cannot read must not end the run. The fact is
+                # unknown for this file (every reader treats "no value" as "not known"), and the migrate pass,
+                # in a worker under the time limit, reports what the file itself does.
+                continue
             if value is not None:
                 values[fact.name] = value
     return values

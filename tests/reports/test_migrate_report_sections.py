@@ -65,7 +65,7 @@ def test_verification_error_and_todo_are_in_separate_sections(tmp_path):
     assert 'href="#file-train-py-L2"' in will_fail and "NM318" not in will_fail
     assert 'id="file-train-py-L2"' in html
     assert "will fail at run time: 1 error (1 found by verification, 0 left a file untouched)" in result.stderr
-    assert f"to review: {len(todos)} TODOs" in result.stderr
+    assert f"to review: {len(todos)} TODO{'' if len(todos) == 1 else 's'}\n" in result.stderr
 
 
 def test_unknown_kind_and_gitignored_files_are_listed_as_not_scanned(tmp_path):
