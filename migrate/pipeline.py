@@ -108,6 +108,9 @@ def migrate_source(
     stays = any(_left_alone(rule, path, options) is not None for rule in rules if hasattr(rule, "file_scope"))
     verifiers = [] if stays else [rule for rule in rules if issubclass(rule, VerifyRule)]
     outer = namespace.imports.bindings if namespace is not None else None  # earlier cells' imports
+    # a file that stays on optimum-neuron / torch_xla after this run runs on their transformers 4.x: what transformers
+    # 5 lacks that the file had before is no run-time error there (the drift rules' info lists it for the port)
+    old_stack = next((why for rule in rules if (why := _old_stack(rule, path, options)) is not None), None)
     if kind in PYTHON_KINDS and not python_rules and verifiers and options.neuron_project:
         # no rule rewrites it (another accelerator's code: a CUDA baseline), but it sits where the migration
         # reaches, so it runs on the requirements the run moves to the migrated stack: what will raise there is
@@ -125,7 +128,7 @@ def migrate_source(
             rewritten, found = transform_module(text, chosen, ctx)
             return _keep_final_newline(text, rewritten), found
 
-        new_text, found = verified(text, python_rules, verifiers, transform, options.inline_notes, outer)
+        new_text, found = verified(text, python_rules, verifiers, transform, options.inline_notes, outer, old_stack)
         findings.extend(found)
     elif text_rules:
         new_text, found = _transform_text(text, kind, path, text_rules, options)
@@ -139,6 +142,13 @@ def migrate_source(
         new_text, found = _sweep(text, new_text, kind, sweeps, options, findings, path)
         findings.extend(found)
     return Migrated(new_text, findings)
+
+
+def _old_stack(rule: type[Rule], path: PurePath, options: RuleOptions) -> str | None:
+    """Why the file at ``path`` runs on the old stack after this run, by ``rule``'s classmethod ``old_stack(path,
+    options) -> str | None`` (the drift rules, codemods/drift/_base.py), or None."""
+    ask = getattr(rule, "old_stack", None) if options.neuron_project else None
+    return ask(path, options) if ask is not None else None
 
 
 def _left_alone(rule: type[Rule], path: PurePath, options: RuleOptions) -> str | None:

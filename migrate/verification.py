@@ -30,6 +30,11 @@ from migrate.textdoc import NOTE_PREFIX
 #: is written with the other rewrites (an ``error`` of any other rule means "could not be processed").
 VERIFY_FAMILY = "NM7"
 MAX_TRIALS = 12  # re-runs spent finding the rule behind violations, per text
+#: a violation of code the run left as it was, in a file that runs on the old stack after the run (``verified``)
+OLD_STACK_VIOLATION = (
+    "once this file is ported to transformers 5 (it {why}, so it runs on the old stack's "
+    "transformers 4.x for now): {message}"
+)
 
 
 def is_processing_error(finding: Finding) -> bool:
@@ -85,9 +90,13 @@ def verified(
     transform: Transform,
     inline_notes: bool = True,
     outer_imports: Mapping[str, set[str]] | None = None,
+    old_stack: str | None = None,
 ) -> tuple[str, list[Finding]]:
     """``transform(rules)`` checked by ``verifiers``, with the rules whose rewrites fail withdrawn.
-    ``outer_imports``: what earlier notebook cells imported (see ``violations``)."""
+    ``outer_imports``: what earlier notebook cells imported (see ``violations``). ``old_stack``: why the file runs on
+    the old stack after this run ("still imports optimum.neuron after this run"): a violation the text had before is
+    then an ``info`` for the port, not an error (the checks are against the migrated stack); one the run added is
+    withdrawn or an error as anywhere."""
     new_text, findings = transform(rules)
     if not verifiers:
         return new_text, findings
@@ -165,10 +174,13 @@ def verified(
         said = [m for at in range(line, to_original(violation.end_line) + 1) for m in todos.get(at, ())]
         # a todo never hides what a rewrite of this run broke (the count went up) while that rewrite stays
         # reported fixed: only a violation the text had before may be left to the todo naming it
-        if counts[(rule_id, violation.key)] <= before[(rule_id, violation.key)] and any(
-            f"`{name}`" in message or f" {name} " in f" {message} " for message in said
-        ):
+        had_before = counts[(rule_id, violation.key)] <= before[(rule_id, violation.key)]
+        if had_before and any(f"`{name}`" in message or f" {name} " in f" {message} " for message in said):
             continue  # a rule already said what to do with this very name in this statement
+        if had_before and old_stack is not None:
+            message = OLD_STACK_VIOLATION.format(why=old_stack, message=violation.message)
+            results.append(Finding(rule_id, Severity.INFO, line, violation.column, message))
+            continue
         results.append(Finding(rule_id, Severity.ERROR, line, violation.column, violation.message))
     if notes and inline_notes:
         new_text = _add_notes(text, new_text, notes)

@@ -10,7 +10,10 @@ What it does:
 Scope per file: only the files the Neuron migration reaches (Neuron code, the modules it imports, the scripts
 Neuron launchers run, the scripts where the project installs the Neuron stack; ``codemods/drift/_reach.py``).
 Another file of the project, such as a GPU baseline with its own launcher, is left as it is with one ``info``
-finding.
+finding. So is a reached file that stays on the old stack after this run (it still imports optimum.neuron or uses
+torch_xla once the run's rules have migrated it, NM501's decision), or a project module such a file imports: it
+runs on optimum-neuron / torch_xla's transformers 4.x, where the transformers 5 names can fail (``dtype=`` is a
+TypeError on 4.41); ``codemods/drift/_base.py``.
 
 Why:
 

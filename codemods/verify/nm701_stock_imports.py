@@ -14,6 +14,10 @@ What it does:
   stack): it will import the bumped versions. It is only reported (``not migrated ... but it runs on the
   requirements this run migrates``), never rewritten; a file on a stack of its own (a closer requirements file
   pinning transformers 4) is not checked.
+* A file that stays on optimum-neuron or torch_xla after this run (or a module such a file imports) runs on the old
+  stack's transformers 4.x, where these names exist: an import it had before is an ``info`` that starts ``once this
+  file is ported to transformers 5``, not an error (``migrate/verification.py``, ``DriftRule.old_stack``). One the
+  run's own rewrites add is withdrawn or reported as anywhere.
 
 Why:
 
