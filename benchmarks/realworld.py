@@ -196,13 +196,14 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 def measure(project: Path, work: Path) -> Figures:
     figures = Figures(project.name)
-    shutil.copytree(project, work, symlinks=True)
+    # the project's own repository (hooks, a detached HEAD, submodules) stays behind: the copy gets a fresh one
+    shutil.copytree(project, work, symlinks=True, ignore=shutil.ignore_patterns(".git"))
     for path in work.rglob("*"):
         if path.is_file():
             path.chmod(path.stat().st_mode | 0o200)
     git(work, "init", "-q")
     git(work, "add", "-A")
-    git(work, "commit", "-qm", "before")
+    git(work, "commit", "-qm", "before", "--allow-empty", "--no-verify")  # empty: every file is gitignored
     before = snapshot(work)
     report = work.parent / f"{project.name}.report.json"
     started = time.perf_counter()
@@ -251,7 +252,7 @@ def measure(project: Path, work: Path) -> Figures:
                 if len(figures.silent_examples) < 200:
                     figures.silent_examples.append(f"{name}:{line}: {kind}: {new_lines[line - 1].strip()[:100]}")
     git(work, "add", "-A")
-    git(work, "commit", "-qm", "after", "--allow-empty")
+    git(work, "commit", "-qm", "after", "--allow-empty", "--no-verify")
     second = tool(".", cwd=work)
     if second.returncode not in (0, 1):
         raise SystemExit(f"{project.name}: second run exited {second.returncode}: {second.stderr.strip()[-300:]}")
@@ -273,7 +274,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="keep the migrated copies in this (new) folder")
     parser.add_argument("--silent", action="store_true", help="print every silent reference")
     args = parser.parse_args(argv)
-    projects = sorted(p for p in args.corpus.iterdir() if p.is_dir())
+    # a hidden folder (.git, .ruff_cache, .venv) or __pycache__ beside the projects is no project
+    projects = sorted(p for p in args.corpus.iterdir()
+                      if p.is_dir() and not p.name.startswith(".") and p.name != "__pycache__")
     if not projects:
         parser.error(f"no project folders under {args.corpus}")
     scratch = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="realworld-"))
