@@ -4,7 +4,8 @@ What it does:
 
 * Removes statements that only print or call ``torch_xla.debug.metrics`` (``met.metrics_report()``,
   ``met.short_metrics_report()``, ``met.clear_all()`` ...).
-* A report that is all a block does (``if args.debug: print(met.metrics_report())``) becomes a ``print`` saying
+* A report that is all a block does (``if args.debug: print(met.metrics_report())``, with or without a local
+  ``import torch_xla.debug.metrics as met`` before it) becomes a ``print`` saying
   that TorchNeuron has no such report and naming its compile-metric variables, with a ``todo`` above the ``if``,
   where the block runs under a flag (``args.x``, an environment variable, a bare name; not a periodic
   ``step % n == 0``, which goes as before): the user's branch stays, and the note says that it, and the flag that selects it,
@@ -81,9 +82,22 @@ class DebugMetrics(XlaRule):
         return isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1 \
             and isinstance(node.body[0], cst.Expr) and self._only_met(node.body[0].value)
 
+    def _metrics_import(self, node: cst.CSTNode) -> bool:
+        """``import torch_xla.debug.metrics as met`` / ``from torch_xla.debug import metrics``: a local import that
+        only the report reads (it goes with the report, as the file's unused imports do)."""
+        if not (isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1):
+            return False
+        statement = node.body[0]
+        if isinstance(statement, cst.Import):
+            return all((cst.helpers.get_full_name_for_node(alias.name) or "").startswith("torch_xla.debug")
+                       for alias in statement.names)
+        if isinstance(statement, cst.ImportFrom) and statement.module is not None and not statement.relative:
+            return (cst.helpers.get_full_name_for_node(statement.module) or "").startswith("torch_xla.debug")
+        return False
+
     def _only_reports(self, suite: cst.BaseSuite) -> bool:
-        return isinstance(suite, cst.IndentedBlock) and bool(suite.body) \
-            and all(self._report_line(statement) for statement in suite.body)
+        return isinstance(suite, cst.IndentedBlock) and any(self._report_line(line) for line in suite.body) \
+            and all(self._report_line(line) or self._metrics_import(line) for line in suite.body)
 
     def _flag(self, test: cst.BaseExpression) -> bool:
         """``args.debug``, an environment variable, a bare name (``if debug:``): not a periodic ``step % n == 0``."""
@@ -104,7 +118,8 @@ class DebugMetrics(XlaRule):
         emptied = [suite for test, suite in branches if self._flag(test) and self._only_reports(suite)]
         if emptied:
             self.todo(node, EMPTIED)
-            self._sole.update(id(cast(cst.IndentedBlock, suite).body[0]) for suite in emptied)
+            self._sole.update(id(next(line for line in cast(cst.IndentedBlock, suite).body if self._report_line(line)))
+                              for suite in emptied)
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
         if self._report_line(original):
