@@ -141,6 +141,7 @@ class AdjacentStacks(XlaRule):
             else:  # from torch_neuronx[.sub] import name: the top-level API it comes from
                 base = dotted_name(node.module).split(".")[1:]
                 used = {(base or [dotted_name(alias.name)])[0] for alias in names if bound_name(alias) in uses.names}
+            used = {attribute for attribute in used if not attribute.startswith("__")}  # __version__: either stack
             if not bound & uses.names:
                 removable = not uses.nested_imports and not uses.jit_load
                 out.append((statement, text, "removed" if removable else "", ""))

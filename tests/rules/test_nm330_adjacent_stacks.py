@@ -111,6 +111,12 @@ def test_imports_left_as_they_are() -> None:
 
         model = torch.jit.load("model_neuron.pt")
         """,
+        # the version of whichever package is installed: neither stack's API (final4-DF N8: a false "XLA-era" note)
+        """
+        import torch_neuronx
+
+        print("torch-neuronx", torch_neuronx.__version__)
+        """,
     ):
         unchanged(source, "NM330")
 
