@@ -14,6 +14,15 @@ What it does:
   script for now: the todo says to change it once the script runs on TorchNeuron.
 * torch_xla launchers (``xla_dist``, ``xla_spawn``, ``xla_multiprocessing``) get a ``todo`` to start the script
   with ``torchrun --nproc_per_node <NeuronCores>`` instead.
+* A plain ``python X.py ...`` run of a project script whose ``xmp.spawn`` / ``torch_xla.launch`` NM310 replaces in
+  this run (a project fact, ``codemods/xla/nm310_spawn.py`` ``SPAWNED_SCRIPTS``) gets a ``todo`` on that line:
+  where ``xmp.spawn`` started N processes, the line now starts one, so it must become ``torchrun --nproc_per_node
+  <N> X.py ...``. The note gives N as the file knows it: the ``nprocs`` literal, the value this line passes to the
+  option ``nprocs`` reads (``--num_cores $NUM_CORES`` with ``NUM_CORES=32`` above), or, for ``nprocs=None`` (every
+  device), the ``NEURON_RT_NUM_CORES`` this file exports; with the per-instance caveat above (a trn1 count is not
+  a Trn2 one). ``nprocs=1``, a script that stays on torch_xla, and lines already under a launcher (``torchrun``,
+  ``accelerate``, ``deepspeed``, ``mpirun``, ``neuron_parallel_compile``) get nothing. The line is not rewritten:
+  the count is the instance's, and the python options and wrappers of the line would have to be carried over.
 
 Why:
 
@@ -39,12 +48,17 @@ References:
 
 from __future__ import annotations
 
+import posixpath
 import re
 
+from codemods._lib.launch_targets import LAUNCHER_MODULES, program_of, resolve_script, stays_on_xla
 from codemods._lib.shell import EmbeddedCommand, Report, command_lines
+from codemods._lib.shell.commands import command_statements, env_sites
+from codemods._lib.shell.lexer import lex, simple_commands, unquote
 from codemods._lib.shell.variables import ShellVariables
 from codemods._tables.project_markers import MARKERS
 from codemods.launch._base import ENV_FACTS, LaunchRule
+from codemods.xla.nm310_spawn import SPAWNED_SCRIPTS, Spawned
 from migrate.findings import Severity
 from migrate.rule import Safety
 from migrate.textdoc import NOTE_PREFIX, TextDocument
@@ -90,6 +104,24 @@ def edit_torchrun(doc: TextDocument, report: Report, trn1: bool = False, unseen:
 
 
 _DEFAULT = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*:?-(\d+)\}$")
+#: programs that start the script's processes themselves: a ``python X.py`` after one of them is that launcher's
+_LAUNCHERS = {"torchrun", "accelerate", "deepspeed", "mpirun", "mpiexec", "neuron_parallel_compile", "xla_dist"}
+#: what may come before ``python`` on a plain run (``srun``, ``nohup``, ``time`` ...)
+_WRAPPERS = {"srun", "sudo", "nohup", "time", "exec", "env", "nice", "ionice", "stdbuf", "numactl", "taskset"}
+_PYTHON = re.compile(r"python[\d.]*")
+
+
+def _option_value(arguments: list[str], option: str) -> str | None:
+    """The value given to ``option`` (``--num_cores 8``, ``--num-cores=8``; dashes and underscores alike)."""
+    wanted = option.replace("_", "-")
+    for index, word in enumerate(arguments):
+        flag, eq, value = word.partition("=")
+        if flag.replace("_", "-") != wanted:
+            continue
+        if eq:
+            return value
+        return arguments[index + 1] if index + 1 < len(arguments) else None
+    return None
 
 
 def _default_of(word: str | None) -> str | None:
@@ -112,11 +144,87 @@ class TorchrunNprocPerNeuronCore(LaunchRule):
     safety = Safety.MANUAL_ONLY
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
-    triggers = ("--nproc_per_node", "--nproc-per-node", "xla_dist", "xla_spawn", "xla_multiprocessing")
-    facts = ENV_FACTS
+    triggers = ("--nproc_per_node", "--nproc-per-node", "xla_dist", "xla_spawn", "xla_multiprocessing", ".py")
+    facts = (*ENV_FACTS, SPAWNED_SCRIPTS)
+
+    @classmethod
+    def wakes(cls, text: str, options) -> bool:
+        """``.py`` wakes the rule only in a project with a script whose xmp.spawn NM310 replaces."""
+        return any(trigger in text for trigger in cls.triggers[:-1]) or bool(options.project.of(SPAWNED_SCRIPTS.name))
 
     def apply(self, doc: TextDocument) -> None:
         edit_torchrun(doc, self.report, trn1=mentions_trn1(doc.text()), unseen=self.unseen_target(doc))
+        rules = self.ctx.options.rules
+        if self.ctx.options.project.of(SPAWNED_SCRIPTS.name) and (rules is None or "NM310" in rules):
+            self._spawned_runs(doc, mentions_trn1(doc.text()))
+
+    def _spawned_runs(self, doc: TextDocument, trn1: bool) -> None:
+        """The todo on each plain ``python X.py`` run of a script whose xmp.spawn NM310 replaces (module docstring)."""
+        project = self.ctx.options.project
+        spawned = project.of(SPAWNED_SCRIPTS.name)
+        variables = ShellVariables(doc)
+        lines = list(doc)
+        cores = [(lines.index(site.cl.line), site) for site in env_sites(doc)
+                 if site.name == "NEURON_RT_NUM_CORES" and not site.unset and site.value and site.cl.line in lines]
+        for statement in command_statements(doc):
+            first = statement[0]
+            if first.continued or first.line.deleted:
+                continue
+            code = " ".join(cl.line.text[cl.start:cl.end].rstrip().removesuffix("\\") for cl in statement)
+            toks, _ = lex(code)
+            for command in simple_commands(toks):
+                words = [unquote(tok.text) for tok in command]
+                program = program_of(words)
+                if program is None or program.kind not in ("script", "module") or program.start < 1:
+                    continue
+                before = [word.rsplit("/", 1)[-1] for word in words[:program.start] if not re.match(r"^[A-Za-z_]\w*=", word)]
+                if not before or not (_PYTHON.fullmatch(before[0]) or before[0] in _WRAPPERS) \
+                        or not any(_PYTHON.fullmatch(base) for base in before) \
+                        or any(base in _LAUNCHERS for base in before) or any(w in LAUNCHER_MODULES for w in words):
+                    continue  # `echo python x.py`, `torchrun ... x.py`: not a plain run
+                path = resolve_script(project, self.ctx.path, program.name, program.kind == "module").path
+                record = spawned.get(path or "")
+                if record is None or stays_on_xla(project, path) or record.nprocs == "1":
+                    continue
+                col = first.start + command[0].start if command[0].start < first.end - first.start else len(first.line.text)
+                here = lines.index(first.line)
+                site = next((site for index, site in reversed(cores) if index < here), None)
+                message = self._spawn_todo(record, program.name, words[program.start + 1:], variables, first, col, site, trn1)
+                if message is not None:
+                    self.todo(first.line, message)
+
+    @staticmethod
+    def _spawn_todo(record: Spawned, script: str, arguments: list[str], variables: ShellVariables, first, col: int,
+                    site, trn1: bool) -> str | None:
+        name = posixpath.basename(script)
+        count, digits = "<NeuronCores>", None
+        if record.nprocs is None:
+            started = "one process per NeuronCore it saw (xmp.spawn nprocs=None)"
+            if site is not None:
+                held = variables.single_value(site.value, site.cl.line, site.cl.start)
+                shown = f"{site.value}, {site.value.strip('${}')}={held}" if held else site.value
+                started = f"one process per NeuronCore it saw (xmp.spawn nprocs=None; NEURON_RT_NUM_CORES={shown} here)"
+                digits = held if held else site.value
+        elif record.nprocs.isdigit():
+            started, digits = f"{record.nprocs} processes (xmp.spawn nprocs={record.nprocs})", record.nprocs
+        elif record.option is not None and (value := _option_value(arguments, record.option)) is not None:
+            held = variables.single_value(value, first.line, col)
+            shown = f"{value}, {value.strip('${}')}={held}" if held else value
+            started = f"{record.option} {shown} processes (xmp.spawn nprocs={record.nprocs})"
+            count, digits = value, held if held else value
+        else:
+            started = f"nprocs={record.nprocs} processes"
+        if digits is not None and digits.isdigit():
+            if digits == "1":
+                return None
+            count = digits
+        caveat = (f"; {count} looks like a trn1 NeuronCore count: TorchNeuron runs on Trn2/Trn3 with one process per "
+                  "logical NeuronCore (trn2.48xlarge: 64), so set it to the product of your DistributedConfig dims"
+                  if (digits in TRN1_CORES or trn1) else
+                  " (one process per logical NeuronCore: the product of your DistributedConfig dims)")
+        return (f"this plain `python` run of {name} now trains in ONE process: neuron-migrate (NM310) replaced its "
+                f"xmp.spawn by one call per torchrun worker, where xmp.spawn started {started} itself; launch it "
+                f"with `torchrun --nproc_per_node {count} {script} ...` (the same arguments){caveat}")
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:

@@ -11,6 +11,9 @@ What it does:
           dist.init_process_group(dist.get_default_backend_for_device(...))
 
 * Non-literal ``args`` or ``*args`` get a ``todo`` only.
+* The scripts whose spawn this rule rewrites are a project fact (``SPAWNED_SCRIPTS``): NM407 puts the torchrun
+  ``todo`` on each plain ``python X.py`` line of the project's launchers that runs one, since a note in the script
+  alone is not seen where the run is started.
 * Where ``xmp.spawn`` started several processes itself, a plain ``python script.py`` run of the rewritten call
   would train one where it trained N, with nothing said (the README's ``python train_spawn.py --num-cores 8``).
   So when ``nprocs`` is an int literal above 1, or ``flags.<dest>`` of an argument the file declares once with
@@ -58,6 +61,8 @@ References:
 
 from __future__ import annotations
 
+import ast
+from dataclasses import dataclass
 from typing import cast
 
 import libcst as cst
@@ -65,6 +70,8 @@ import libcst as cst
 from codemods._lib import device as dev
 from codemods._lib.cst import Import, source_of, string_value
 from codemods.xla._base import LOCAL_RANK, Safety, XlaRule, arg, has_star, names
+from migrate.facts import ProjectFact
+from migrate.filekinds import FileKind
 
 JOIN = """if int(os.environ.get("WORLD_SIZE", 1)) > 1 and not dist.is_initialized():  # xmp.spawn joined the processes
     dist.init_process_group({backend})
@@ -225,3 +232,98 @@ class _ParsedOption(cst.CSTVisitor):
             return None
         return self.options[0][0]
 
+
+
+# ------------------------------------------------------------------ project fact: the scripts whose spawn goes
+
+
+@dataclass(frozen=True)
+class Spawned:
+    """A script's ``xmp.spawn`` call of the shape ``XmpSpawn`` rewrites (one process per launch after this run)."""
+
+    nprocs: str | None  # the nprocs argument as written (None: not given, every device)
+    #: the option string (``--num_cores``) of the argument ``nprocs`` reads (``flags.num_cores``), or None
+    option: str | None = None
+
+
+_SPAWN_NAMES = {"torch_xla.distributed.xla_multiprocessing.spawn": True, "torch_xla.launch": False}
+
+
+def _aliases(tree: ast.Module) -> dict[str, str]:
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return aliases
+
+
+def _qualified(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in aliases:
+        return None
+    return ".".join([aliases[node.id], *reversed(parts)])
+
+
+def _dest_option(tree: ast.Module, dest: str) -> str | None:
+    """The option string of the one ``add_argument`` whose dest is ``dest`` (None: none, or more than one)."""
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"):
+            continue
+        strings = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        if not strings or len(strings) != len(node.args):
+            continue
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        explicit = keywords.get("dest")
+        long = [s for s in strings if s.startswith("--")]
+        name = explicit.value if isinstance(explicit, ast.Constant) else (long[0] if long else strings[0]).lstrip("-").replace("-", "_")
+        if name == dest:
+            found.append(long[0] if long else strings[0])
+    return found[0] if len(found) == 1 and found[0].startswith("-") else None
+
+
+def spawned(text: str) -> Spawned | None:
+    """The first statement ``xmp.spawn(fn, args=(...), nprocs=...)`` / ``torch_xla.launch(fn, ...)`` of a script
+    that ``XmpSpawn`` rewrites to one call per process (a function, literal or no ``args``, no ``*``/``**``, on a
+    line of its own): a launcher that runs this script with plain ``python`` now starts one process where the call
+    started several (NM407 says so on that launch line). None when the file has none."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    aliases = _aliases(tree)
+    lines = text.splitlines()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+            continue
+        call = node.value
+        name = _qualified(call.func, aliases)
+        if name not in _SPAWN_NAMES:
+            continue
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            continue
+        keywords = {k.arg: k.value for k in call.keywords}
+        fn = call.args[0] if call.args else keywords.get("fn")
+        args = call.args[1] if len(call.args) > 1 else keywords.get("args")
+        if fn is None or (args is not None and not isinstance(args, ast.Tuple)):
+            continue
+        if node.lineno > len(lines) or lines[node.lineno - 1][:node.col_offset].strip():
+            continue  # `if x: xmp.spawn(...)`: a one-line block, which the rule does not rewrite
+        count = (call.args[2] if len(call.args) > 2 else keywords.get("nprocs")) if _SPAWN_NAMES[name] else None
+        if count is None or (isinstance(count, ast.Constant) and count.value is None):
+            return Spawned(None)
+        option = None
+        if isinstance(count, ast.Attribute) and isinstance(count.value, ast.Name):
+            option = _dest_option(tree, count.attr)
+        return Spawned(ast.unparse(count), option)
+    return None
+
+
+SPAWNED_SCRIPTS = ProjectFact("xla.spawned-scripts", frozenset({FileKind.PYTHON}), ("spawn", "launch"), spawned)
