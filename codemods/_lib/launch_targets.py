@@ -57,6 +57,13 @@ class ParserScript:
     #: that the script reads although none of its own dataclasses declares them once migrated: their flags still
     #: decide what the script does, so they are not removed
     reads: frozenset[tuple[str, str]] = frozenset()
+    #: the Neuron class it parses is NeuronSFTConfig and no other (so its arguments become a trl SFTConfig, which
+    #: takes the shape fields of codemods/_tables/sft_shapes.py; ORPOConfig rejects them)
+    sft: bool = False
+
+
+_SFT_CLASS = re.compile(r"\bNeuronSFTConfig\b")
+_OTHER_NEURON_CLASS = re.compile(r"\b(?:%s)\b" % "|".join(name for name in NEURON_ARGUMENT_CLASSES if name != "NeuronSFTConfig"))
 
 
 def _collect(text: str) -> ParserScript | None:
@@ -65,7 +72,8 @@ def _collect(text: str) -> ParserScript | None:
     own = script_cli_fields(text)
     return ParserScript(bool(_NEURON_CLASS.search(text)), bool(_READS_CONFIG.search(text)), own,
                         bool(_STOCK_CLASS.search(text)),
-                        frozenset(read for read in script_field_reads(text) if read[0] not in own))
+                        frozenset(read for read in script_field_reads(text) if read[0] not in own),
+                        bool(_SFT_CLASS.search(text)) and not _OTHER_NEURON_CLASS.search(text))
 
 
 PARSER_SCRIPTS = ProjectFact("launch.parser-scripts", frozenset({FileKind.PYTHON}), PARSERS, _collect)

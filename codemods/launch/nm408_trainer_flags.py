@@ -51,7 +51,14 @@ through NM501's fact ``deps.optimum-neuron-code``) the flags stay as they are an
 added, with one todo per command naming the script; a config file stays too while a config-reading Neuron script
 of the project stays on optimum-neuron (one todo for the file). A field only trl's configs had (``max_seq_length``) gets no note on a
 command whose script is outside the project and does not read as a trl script (``run_glue.py`` declares its own
-``--max_seq_length``). ``--use_cpu True`` gets a todo (the stock Trainer would train on the CPU). Command strings and argv lists inside
+``--max_seq_length``). ``--use_cpu True`` gets a todo (the stock Trainer would train on the CPU).
+Arguments of SFT (a command whose script parses ``NeuronSFTConfig`` alone; a config holding a key only trl's
+``SFTConfig`` declares: ``packing``, ``max_seq_length``, ``dataset_text_field``, or read only by such scripts) get
+the shape fields NM202 writes into a ``SFTConfig(...)`` call, from the same table
+(``codemods/_tables/sft_shapes.py``): ``--pad_to_multiple_of <max_length>`` beside ``--max_length`` and
+``--packing_strategy wrapped`` beside ``--packing`` on (``pad_to_multiple_of: 2048`` / ``packing_strategy:
+wrapped`` after the key in a config), unless given or the script's own. optimum padded every example to max_length
+and packed by wrapping; trl 1.x's default ``bfd`` packing is padding-free, a new shape per batch. Command strings and argv lists inside
 Python get the same edits through NM410, SageMaker ``hyperparameters`` through NM412.
 
 Why:
@@ -118,6 +125,7 @@ from codemods._lib.shell import (
 )
 from codemods._lib.shell.variables import Expanded, ShellVariables
 from codemods._tables.project_markers import MARKERS
+from codemods._tables.sft_shapes import ShapeField, shape_fields
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods.launch._base import (
     COMPILE_ADDED,
@@ -310,6 +318,7 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
         if held is not None:
             report(own[0][0].line, Severity.TODO, COMPILE_HELD_TODO.format(why=held))
         else:
+            _add_shape_flags(doc, report, own, _shape_flags(resolved, arguments), edits, owners)
             _set_torch_compile(doc, report, own, arguments, edits, owners)
     for key, line_edits in edits.items():
         cl = owners[key]
@@ -467,6 +476,69 @@ def _set_torch_compile(doc: TextDocument, report: Report, command: list[tuple[Co
     report(command[0][0].line, Severity.FIXED, COMPILE_ADDED)
 
 
+SHAPE_ADDED = "--{field} {value} added{source}: {why}"
+SHAPE_TODO = "add --{field} {value} to this command: {why}"
+
+
+def _shape_flags(resolved, arguments: list[tuple[CommandLine, Tok]]) -> list[tuple[ShapeField, str]]:
+    """The shape flags of the shared SFT table (``codemods/_tables/sft_shapes.py``, as NM202 adds the keywords) for a
+    command that feeds a script parsing NeuronSFTConfig alone: ``--pad_to_multiple_of <max_length>`` beside
+    ``--max_length`` (``--max_seq_length`` renamed), ``--packing_strategy wrapped`` beside ``--packing`` on. A field
+    the script's own dataclass declares is its own, not SFTConfig's."""
+    if resolved.script is None or not resolved.script.sft:
+        return []
+    given: dict[str, str | None] = {}
+    for index, (_, tok) in enumerate(arguments):
+        text = unquote(tok.text)
+        if not text.startswith("--"):
+            continue
+        flag, eq, inline = text.partition("=")
+        name = flag[2:].replace("-", "_")
+        mapping = flag_mapping(flag)
+        if mapping is not None and mapping.action is FieldAction.RENAME and mapping.target and mapping.value is None:
+            name = mapping.target
+        following = arguments[index + 1][1] if index + 1 < len(arguments) else None
+        if eq:
+            value: str | None = _shell_quote(inline) if "$" not in inline else None
+        elif following is not None and not following.text.startswith("-"):
+            value = following.text if "$" in following.text else _shell_quote(unquote(following.text))
+        else:
+            value = None  # a bare flag: on for a boolean, no length for max_length
+        given[name] = value
+    return [(entry, value) for entry, value in shape_fields(given)
+            if not resolved.owns(entry.field) and not resolved.owns(entry.trigger)]
+
+
+def _add_shape_flags(doc: TextDocument, report: Report, command: list[tuple[CommandLine, Tok]],
+                     shapes: list[tuple[ShapeField, str]], edits: dict[int, list[tuple[int, int, str | None]]],
+                     owners: dict[int, CommandLine]) -> None:
+    """The shape flags go at the end of the command's arguments, as --torch_compile does."""
+    if not shapes:
+        return
+    words = [tok.text for _, tok in command]
+    last_index = len(command) - 1
+    for index, word in enumerate(words):
+        if _REDIRECTION.match(word):
+            last_index = min(last_index, index - 1)
+    cl, last = command[max(last_index, 0)]
+    if cl.exec_form:
+        for entry, value in shapes:
+            report(command[0][0].line, Severity.TODO, SHAPE_TODO.format(field=entry.field, value=value, why=entry.why))
+        return
+    if cl.yaml_item:  # one argument per list item
+        item = cl.line.text[:cl.line.text.index("-") + 1]
+        doc.insert_after(cl.line, [text for entry, value in shapes
+                                   for text in (f"{item} --{entry.field}", f'{item} "{unquote(value)}"')])
+    else:
+        owners[id(cl.line)] = cl
+        edits.setdefault(id(cl.line), []).append(
+            (last.end, last.end, "".join(f" --{entry.field} {value}" for entry, value in shapes)))
+    for entry, value in shapes:
+        source = f" (the --{entry.trigger} value)" if entry.value is None else ""
+        report(command[0][0].line, Severity.FIXED, SHAPE_ADDED.format(field=entry.field, value=value, source=source,
+                                                                      why=entry.why))
+
+
 def _shell_quote(word: str) -> str:
     return word if re.fullmatch(r"[\w@%+=:,./-]+", word) else "'" + word.replace("'", "'\\''") + "'"
 
@@ -528,6 +600,7 @@ class NeuronTrainerFlags(LaunchRule):
         such a script stays on optimum-neuron after this run (``kept``: the config may be its), the keys stay, with
         one todo for the file."""
         lines = list(doc)
+        self._renamed: set[str] = set()  # keys renamed here, by their old name (max_seq_length marks SFT arguments)
         indents = [len(line.text) - len(line.text.lstrip()) for line in lines if line.text.strip() and not line.text.lstrip().startswith(("#", "{", "}"))]
         if not indents:
             return
@@ -556,6 +629,7 @@ class NeuronTrainerFlags(LaunchRule):
                 return
             edited = True
             if plan.words:
+                self._renamed.add(match.group(3))
                 new_value = match.group(5)
                 if mapping.value is not None:
                     new_value = json.dumps(ast.literal_eval(mapping.value))
@@ -566,8 +640,50 @@ class NeuronTrainerFlags(LaunchRule):
             message = plan.message.replace(f"(was {mapping.source} ", f"(was {mapping.source}: ")
             self._delete_key(doc, lines, index, bool(match.group(6)))
             self.report(line, plan.severity, message)  # a deleted line keeps its number; its note goes below
+        if edited:
+            self._add_shape_keys(doc, lines, level, parsers, owned)
         if edited and "torch_compile" not in keys:
             self._add_torch_compile(doc, lines, level)
+
+    def _add_shape_keys(self, doc: TextDocument, lines: list[Line], level: int, parsers: list, owned: set[str]) -> None:
+        """The shape keys of the shared SFT table (``codemods/_tables/sft_shapes.py``, as NM202 adds the keywords)
+        in a config of SFT arguments: one holding a key only trl's SFTConfig declares (``packing``,
+        ``max_seq_length`` as written, ``dataset_text_field``) that no config-reading script declares itself, or
+        read only by scripts parsing NeuronSFTConfig alone. Each key goes after the one that asks for it."""
+        json_file = doc.kind is FileKind.JSON
+        given: dict[str, str | None] = {}
+        at: dict[str, Line] = {}
+        for line in lines:
+            match = _KEY.match(line.text)
+            if line.deleted or not match or len(match.group(1)) != level or (json_file and not match.group(2)):
+                continue
+            value = re.sub(r"\s+#.*$", "", match.group(5)) if not json_file else match.group(5)
+            given[match.group(3)] = None if value.endswith(("{", "[")) or value in {"", "|", ">"} else value.strip()
+            at[match.group(3)] = line
+        sft_keys = {"packing", "max_seq_length", "dataset_text_field"} - owned
+        sft = any(key in given for key in sft_keys) or any(key in sft_keys for key in self._renamed) or (
+            bool(parsers) and all(getattr(parser, "sft", False) for parser in parsers))
+        if not sft:
+            return
+        for entry, value in shape_fields(given):
+            if entry.field in owned or entry.trigger in owned:
+                continue
+            line = at[entry.trigger]
+            match = _KEY.match(line.text)
+            assert match is not None
+            indent = match.group(1)
+            if json_file:
+                written = value if entry.value is None else json.dumps(value)
+                if match.group(6):
+                    doc.insert_after(line, [f'{indent}"{entry.field}": {written},'])
+                else:  # the last member: it takes a comma, the new one ends the object
+                    line.text = line.text[:match.end(5)] + "," + line.text[match.end(5):]
+                    doc.insert_after(line, [f'{indent}"{entry.field}": {written}'])
+            else:
+                written = value
+                doc.insert_after(line, [f"{indent}{entry.field}: {written}"])
+            source = f" (the {entry.trigger} value)" if entry.value is None else ""
+            self.report(line, Severity.FIXED, f"{entry.field}: {written} added{source}: {entry.why}")
 
     def _add_torch_compile(self, doc: TextDocument, lines: list[Line], level: int) -> None:
         """The config feeds Neuron training arguments: it trains with torch_compile, as TorchNeuron's Hugging Face guide

@@ -114,6 +114,7 @@ References:
 from __future__ import annotations
 
 import ast
+import json
 import re
 from typing import cast
 
@@ -123,6 +124,7 @@ from codemods._lib.cst import find_keyword, has_star_kwargs, keyword_arg, litera
 from codemods._lib.optimum_version import PINS, Line
 from codemods._lib.parsed_args import PARSE_METHODS, PARSERS
 from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES, launch_values, script_paths
+from codemods._tables.sft_shapes import SFT_SHAPE_FIELDS
 from codemods._tables.training_defaults import OLD_DEFAULTS_KNOWN, TRL_DEFAULT_CHANGES, listed
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
 from codemods.drift.nm601_training_args_drift import report_dataset_kwargs
@@ -259,14 +261,14 @@ class TrainingArguments(TracksScope, PythonRule):
             args.append(keyword_arg("torch_compile", "True"))
             self.fixed(original, "torch_compile=True added: the Trainer compiles with the neuron backend on Neuron")
         if target == "SFTConfig" and sft_free:
-            max_length = next((a for a in args if a.keyword is not None and a.keyword.value == "max_length"), None)
-            if max_length is not None and "pad_to_multiple_of" not in names:
-                args.append(keyword_arg("pad_to_multiple_of", max_length.value.deep_clone()))
-                self.fixed(original, "pad_to_multiple_of=max_length added: optimum padded every example to max_length (one compiled shape); trl pads to a multiple of 128 on Neuron otherwise")
-            packing = next((a for a in args if a.keyword is not None and a.keyword.value == "packing"), None)
-            if packing is not None and literal_value(packing.value) is not False and "packing_strategy" not in names:
-                args.append(keyword_arg("packing_strategy", '"wrapped"'))
-                self.fixed(original, 'packing_strategy="wrapped" added: trl 1.x default bfd packing is padding-free, which optimum forbade on Neuron')
+            # the shape fields of the shared table (codemods/_tables/sft_shapes.py; NM408 applies it to flags and keys)
+            for entry in SFT_SHAPE_FIELDS:
+                trigger = next((a for a in args if a.keyword is not None and a.keyword.value == entry.trigger), None)
+                if trigger is None or entry.field in names or (entry.off and literal_value(trigger.value) is False):
+                    continue
+                spelled = entry.trigger if entry.value is None else json.dumps(entry.value)
+                args.append(keyword_arg(entry.field, trigger.value.deep_clone() if entry.value is None else json.dumps(entry.value)))
+                self.fixed(original, f"{entry.field}={spelled} added: {entry.why}")
         return set_args(updated, args)
 
     def _stock_on_xla(self, original: cst.Call, updated: cst.Call) -> cst.Call:
