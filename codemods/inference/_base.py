@@ -46,6 +46,7 @@ from codemods._tables.inference_arguments import (
     TRACED_KEEP,
 )
 from codemods._tables.inference_symbols import INF1_MARKERS, INF1_PATH, OPTIMUM_RUNTIME_ARGS
+from codemods.inference._casting import matmul_note, matmul_only_cast
 from codemods.inference._module_dicts import module_dict
 from migrate import cstwalk
 from migrate.rule import DeviceStyle, PythonRule, dotted_name
@@ -1010,6 +1011,8 @@ class InferenceRule(PythonRule):
                     continue
                 value = self.literal(keywords["auto_cast_type"].value)
                 mapped = dtype_for(value) if isinstance(value, str) else None
+                if self.matmul_in_float32 and matmul_only_cast(auto_cast, mapped):
+                    continue  # loaded in float32 (split_traced)
                 if mapped != "torch.float32":
                     return mapped or "a lower precision"
         return None
@@ -1047,6 +1050,10 @@ class InferenceRule(PythonRule):
         if not owners and ("processor" in lowered or "extractor" in lowered):
             return "float"
         return None
+
+    #: ``auto_cast="matmul"`` loads float32, not the cast dtype (``_casting.py``): the class's outputs are tensors
+    #: the code uses (hidden states, embeddings, logits), which optimum returned in float32
+    matmul_in_float32 = False
 
     #: the loaded model's calls return tensors (ModelOutput): numpy reads of them get ``.cpu()`` once the
     #: inputs follow the model to the device (a pipeline returns images / lists, no device tensors)
@@ -1560,7 +1567,16 @@ def split_traced(rule: InferenceRule, arguments: Arguments, keep: frozenset[str]
             mapped = dtype_for(rule.literal(arg.value))
             if auto_cast in (None, "none", False):
                 out.dropped.append(key)
+            elif mapped is not None and rule.matmul_in_float32 and matmul_only_cast(auto_cast, mapped):
+                # outputs the code uses stayed float32 under a matmul-only cast: load float32 (_casting.py)
+                out.dtype = out.dtype if out.dtype is not None else "torch.float32"
+                out.notes.append(matmul_note(mapped))
             elif mapped is not None:
+                if rule.matmul_in_float32 and out.dtype is None and mapped != "torch.float32":
+                    out.notes.append(f"auto_cast_type={source_of(arg.value)} -> dtype={mapped}: the whole model "
+                                     f"and its outputs (hidden states, embeddings, logits) are now {mapped}, where "
+                                     "optimum's compiled graph returned float32: call .float() before .numpy() or "
+                                     "faiss")
                 out.dtype = out.dtype if out.dtype is not None else mapped
                 if auto_cast == "matmul" and mapped != "torch.float32":
                     out.notes.append(f'auto_cast="matmul" (only matmuls in {mapped}) has no stock equivalent: the '

@@ -38,7 +38,7 @@ from migrate.filekinds import FileKind
 VALUE_OPTIONS = {
     "--model": "model", "-m": "model", "--batch_size": "batch_size", "--sequence_length": "sequence_length",
     "--num_cores": "num_cores", "--auto_cast_type": "auto_cast_type", "--tensor_parallel_size": "num_cores",
-    "--task": None, "--auto_cast": None, "--instance_type": None, "--optlevel": None, "-O": None,
+    "--task": None, "--auto_cast": "auto_cast", "--instance_type": None, "--optlevel": None, "-O": None,
     "--compiler_workdir": None, "--cache_dir": None, "--revision": None, "--subfolder": None,
     # the static shapes of encoder / vision / audio exports (NM120): the from_pretrained keyword of the same name
     **{f"--{key}": key for key in SHAPE_KEYS if key not in ("batch_size", "sequence_length")},

@@ -553,7 +553,8 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
             folder = source_of(args.positional[0].value)
             args.positional = [cst.Arg(cst.SimpleString(json.dumps(model_id)))]
             args.keywords = [(k, a) for k, a in args.keywords if k != "export"] + [
-                (key, keyword_arg(key, value if key in INTEGER_KEYS else json.dumps(value))) for key, value in shapes]
+                (key, keyword_arg(key, value if key in INTEGER_KEYS else json.dumps(value))) for key, value in shapes
+                if key != "auto_cast"]  # a decoder's dtype is its --auto_cast_type (the fact records both)
             compiled = False
             self.fixed(original, f"{folder} is the folder {script} compiles from \"{model_id}\" (optimum-cli export "
                        "neuron): the stock load reads that checkpoint, with the shapes that command compiled")

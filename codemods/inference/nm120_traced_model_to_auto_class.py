@@ -7,9 +7,14 @@ What it does:
   ``codemods/_tables/inference_symbols.py``; user aliases are kept);
 * ``X.from_pretrained(id, export=True, batch_size=, sequence_length=, auto_cast=, auto_cast_type=,
   dynamic_batch_size=, **input_shapes, **compiler_args)`` becomes
-  ``AutoModelFor<Task>.from_pretrained(id, dtype=..., device_map=<device>)``. ``auto_cast_type`` gives the dtype
-  (``auto_cast="matmul"`` has no equivalent: a ``todo``); with ``export=True`` and no casting the old model
-  ran in fp32, so ``dtype=torch.float32`` is written. A model the file only saves (every other use is
+  ``AutoModelFor<Task>.from_pretrained(id, dtype=..., device_map=<device>)``. ``auto_cast="matmul"`` (only the
+  matmuls inside the compiled graph cast; its outputs - hidden states, embeddings, logits - stayed float32) has
+  no stock equivalent: the load stays ``dtype=torch.float32``, so the outputs keep their dtype (``.numpy()``
+  raises on bf16), with a ``todo`` offering ``torch.autocast`` or a whole-model ``dtype=`` (the same decision
+  and text as NM406's note at an ``--auto_cast matmul`` export and the load of the folder it writes:
+  ``codemods/inference/_casting.py``); any other casting ``auto_cast_type`` gives the dtype, with a ``todo``
+  that the outputs are in it now; with ``export=True`` and no casting the old model ran in fp32, so
+  ``dtype=torch.float32`` is written. A model the file only saves (every other use is
   ``save_pretrained`` / ``push_to_hub``) is not cast by its ``auto_cast_type``: optimum kept the checkpoint's
   weights and cast when it compiled, a stock cast would write lower-precision weights to disk for good, so it
   gets ``dtype=torch.float32`` and a ``todo`` says how the code that runs the saved folder casts
@@ -109,7 +114,8 @@ from codemods._lib.cst import keyword_arg, parse_expression, source_of, with_com
 from codemods._tables.inference_arguments import SHAPE_KEYS
 from codemods._tables.inference_symbols import traced_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
-from codemods.inference._base import Arguments, InferenceRule, SplitArgs, padding_note, traced_load
+from codemods.inference._base import Arguments, InferenceRule, SplitArgs, dtype_for, padding_note, traced_load
+from codemods.inference._casting import matmul_note, matmul_only_cast
 from codemods.inference._compiled_exports import COMPILED_EXPORTS, MODULE_FOLDERS, CompiledFolderLoads
 from codemods.inference._module_dicts import MODULE_DICTS
 from migrate.rule import Safety
@@ -131,6 +137,7 @@ class TracedModelToAutoClass(CompiledFolderLoads, InferenceRule):
     float_inputs = True  # audio / image features: cast with a lower-precision load
     compiled_reads = True  # m.config.neuron[...] / m.input_shapes[...] / m.neuron_config.<f>: literal or todo
     outputs_tensors = True  # numpy reads of its outputs get .cpu() (or a todo) once its inputs are moved
+    matmul_in_float32 = True  # auto_cast="matmul": float32, the dtype of the outputs optimum returned
 
     loads = TRACED
     facts = (MODULE_DICTS, COMPILED_EXPORTS, MODULE_FOLDERS)  # **NAME dicts; export commands; folder names
@@ -167,6 +174,11 @@ class TracedModelToAutoClass(CompiledFolderLoads, InferenceRule):
             export_note = padding_note({key: parse_expression(value) for key, value in shapes if key in SHAPE_KEYS})
             if export_note:
                 notes.append(self.shapes_at_calls(original, export_note))
+            options = dict(shapes)
+            cast_to = dtype_for(options.get("auto_cast_type", "bf16"))  # optimum-cli's default --auto_cast_type
+            if matmul_only_cast(options.get("auto_cast"), cast_to) and cast_to is not None:
+                notes.append(matmul_note(cast_to, f"{script}'s --auto_cast matmul --auto_cast_type "
+                                                  f"{options.get('auto_cast_type', 'bf16')}"))
         self.report_load(original, split.dropped, notes, "traced Neuron model -> stock transformers class on the "
                                                          "device, compiled with backend=\"neuron\"", compiled)
         return updated.with_changes(args=with_commas(split.args, updated.args))
@@ -187,11 +199,14 @@ class TracedModelToAutoClass(CompiledFolderLoads, InferenceRule):
         """A model the file only saves is not cast by its ``auto_cast_type``: optimum cast at compile time and kept
         the checkpoint's weights, a stock cast here would write lower-precision weights for good (rt3A #7)."""
         keywords = dict(arguments.keywords)
-        if "auto_cast_type" not in keywords or "torch_dtype" in keywords or "dtype" in keywords \
-                or split.dtype is None or split.dtype == "torch.float32":
-            return notes
-        cast_to = split.dtype if isinstance(split.dtype, str) else source_of(split.dtype)
         auto_cast = self.literal(keywords["auto_cast"].value) if "auto_cast" in keywords else None
+        cast_type = dtype_for(self.literal(keywords["auto_cast_type"].value)) if "auto_cast_type" in keywords else None
+        matmul = matmul_only_cast(auto_cast, cast_type)  # split_traced loaded it float32 already
+        if "auto_cast_type" not in keywords or "torch_dtype" in keywords or "dtype" in keywords \
+                or split.dtype is None or (split.dtype == "torch.float32" and not matmul):
+            return notes
+        cast_to = cast_type if matmul and cast_type is not None else \
+            split.dtype if isinstance(split.dtype, str) else source_of(split.dtype)
         split.args = [keyword_arg("dtype", "torch.float32") if arg.keyword is not None and arg.keyword.value == "dtype"
                       else arg for arg in split.args]
         kept = [note for note in notes if not note.startswith(('auto_cast="matmul"', "auto_cast_type="))]

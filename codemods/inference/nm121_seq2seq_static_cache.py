@@ -7,7 +7,8 @@ What it does:
   -> ``transformers.AutoModelForSeq2SeqLM`` / ``transformers.WhisperForConditionalGeneration``;
 * ``X.from_pretrained(id, export=True, batch_size=, sequence_length=, num_beams=, auto_cast=, auto_cast_type=,
   **input_shapes, **compiler_args)`` -> ``from_pretrained(id, dtype=..., device_map=<device>)``; the encoder and
-  decoder NEFFs become one eager model;
+  decoder NEFFs become one eager model; ``auto_cast="matmul"`` loads in its ``auto_cast_type`` (a whole-model
+  cast, with a ``todo``): the outputs the code reads are generated tokens, unlike NM120's encoders (float32);
 * after ``model = ...``: ``model.generation_config.update(cache_implementation="static", num_beams=<num_beams>,
   compile_config=...)`` - the decoder's static KV cache and the compiled beam count; the compile config is
   what transformers 5.24 uses on a neuron device (``None`` off-neuron in the portable style);

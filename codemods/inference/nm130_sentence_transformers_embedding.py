@@ -6,6 +6,7 @@ What it does:
   auto_cast=, auto_cast_type=, **input_shapes)`` (0.4.2+) and the older ``NeuronModelForSentenceTransformers``
   (0.0.17-0.4.1) -> ``SentenceTransformer(id, device=<device>, model_kwargs={"dtype": ...})``. ``subfolder``
   is dropped (sentence-transformers loads its own modules), ``cache_dir`` -> ``cache_folder``.
+  ``auto_cast="matmul"`` loads float32 with a ``todo`` (optimum's embeddings stayed float32; as NM120).
   After ``model = ...`` the compiled ``sequence_length`` becomes ``model.max_seq_length = <n>`` (same
   truncation as before); the batch size becomes a ``todo`` (``encode(..., batch_size=n)``).
   ``NeuronModelForSentenceTransformers`` was called like a model (``model(**inputs)["sentence_embedding"]``),
@@ -140,6 +141,7 @@ class SentenceTransformersEmbedding(InferenceRule):
     moves = MOVES
     legacy_modules = ("optimum.neuron",)
     compiled_reads = True
+    matmul_in_float32 = True  # auto_cast="matmul": float32, the dtype of the embeddings optimum returned
 
     def _st_load(self, call: cst.Call) -> bool:
         func = call.func

@@ -11,6 +11,8 @@ What it does:
   ``dtype`` (diffusers 0.42 accepts it); export/compiler-only kwargs are dropped (reported); every load gets an
   explicit ``dtype=`` so its components never mix bf16 and float32: an export with no casting given gets
   optimum's compiled default ``torch.bfloat16`` (``torch.float32`` with ``auto_cast=None`` / tf32);
+  ``auto_cast="matmul"`` loads in its ``auto_cast_type`` too (a whole-model cast, with a ``todo``): the outputs
+  are images, post-processed to float by diffusers, unlike NM120's encoders (float32);
 * a pipeline the file only saves (``save_pretrained`` / ``push_to_hub`` are its only uses: an export job) gets
   no device move and no compilation: the code that loads the saved folder and calls it does;
 * after ``pipe = ...``: ``pipe.unet.compile_repeated_blocks(backend="neuron", fullgraph=True, dynamic=False)``

@@ -4,7 +4,9 @@ What it does:
 
 * ``optimum-cli export neuron -m ID ... OUT``: a ``todo`` (TorchNeuron has nothing to pre-compile): the
   message names the model, the output directory whose later uses must point at the model id, and where the
-  static shapes, ``--auto_cast_type`` and ``--num_cores`` go.
+  static shapes, ``--auto_cast_type`` and ``--num_cores`` go; with ``--auto_cast matmul`` it says what NM120 does
+  at the load of that folder (float32, the outputs' dtype; ``torch.autocast`` or a whole-model ``dtype=`` offered:
+  one decision, ``codemods/inference/_casting.py``).
 * ``optimum-cli neuron cache ...`` on a line of its own in a shell script: removed (no Hub compile cache);
   elsewhere a ``todo``.
 * ``optimum-cli neuron consolidate OUT/shards/ OUT`` (the shards inside the output folder) on a line of its own
@@ -57,6 +59,8 @@ from codemods._lib.shell import (
     unquote,
     words_of,
 )
+from codemods._tables.inference_arguments import DTYPES
+from codemods.inference._casting import matmul_note, matmul_only_cast
 from codemods.launch._base import LaunchRule
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
@@ -110,7 +114,12 @@ def export_todo(words: list[str]) -> str:
         steps.append(f"point later uses of {output} at {model}")
     if shapes:
         steps.append(f"keep {' '.join(shapes)} as fixed input padding/batch size")
-    if dtype:
+    auto_cast = _option(words, "--auto_cast")
+    cast_type = _option(words, "--auto_cast_type") or "bf16"  # optimum-cli's default --auto_cast_type
+    mapped = DTYPES.get(cast_type.lower())
+    if matmul_only_cast(auto_cast, mapped) and mapped is not None:  # the load NM120 writes for this folder
+        steps.append(matmul_note(mapped, f"--auto_cast matmul --auto_cast_type {cast_type}"))
+    elif dtype:
         steps.append(f"--auto_cast_type/--torch_dtype {dtype} -> dtype= at load")
     if cores:
         steps.append(f"{cores} cores -> DistributedConfig(tp_size={cores}) under torchrun")

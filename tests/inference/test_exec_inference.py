@@ -662,3 +662,36 @@ def test_the_tokenizer_of_a_compiled_folder_follows_the_model_to_its_source(tmp_
     assert f"AutoTokenizer.from_pretrained({str(model)!r})".replace("'", '"') in script
     assert not (tmp_path / "compiled").exists()  # no folder: the script only runs if both loads read the source
     assert values(run(script, tmp_path)) == {"new_tokens": "4"}
+
+
+MATMUL_CAST_EMBEDDER = '''
+import torch
+from optimum.neuron import NeuronModelForFeatureExtraction
+from transformers import AutoTokenizer
+
+tokenizer = AutoTokenizer.from_pretrained({model!r})
+model = NeuronModelForFeatureExtraction.from_pretrained({model!r}, export=True, batch_size=2, sequence_length=12,
+                                                        auto_cast="matmul", auto_cast_type="bf16")
+
+
+def encode(texts):
+    enc = tokenizer(texts, padding="max_length", max_length=12, return_tensors="pt")
+    with torch.no_grad():
+        hidden = model(**enc).last_hidden_state
+    mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+    return ((hidden * mask).sum(1) / mask.sum(1)).cpu()
+
+
+vectors = encode(["a cat", "the dog"])
+print("RESULT dtype=%s" % vectors.dtype)
+print("RESULT numpy=%s" % list(vectors.numpy().shape))
+'''
+
+
+def test_a_matmul_only_cast_encoder_returns_float32_embeddings_as_optimum_did(tmp_path: Path) -> None:
+    """rt5H D4: auto_cast="matmul" cast only the compiled graph's matmuls, its outputs stayed float32; loaded with
+    dtype=torch.bfloat16 the embeddings were bf16 and `.numpy()` raised TypeError (unsupported ScalarType BFloat16)."""
+    model = tiny.bert(tmp_path / "bert")
+    script = migrate(MATMUL_CAST_EMBEDDER.format(model=str(model)))
+    assert "dtype=torch.float32" in script and "torch.autocast(<device>.type, dtype=torch.bfloat16)" in script
+    assert values(run(script, tmp_path)) == {"dtype": "torch.float32", "numpy": "[2, 32]"}

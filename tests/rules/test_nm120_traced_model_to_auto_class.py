@@ -67,12 +67,35 @@ def test_a_model_the_file_only_saves_is_not_cast_by_its_auto_cast_type() -> None
     assert "the whole model now runs in that dtype" not in result.text
 
 
-def test_a_model_the_file_runs_keeps_the_cast_and_the_matmul_todo() -> None:
+def test_a_model_the_file_runs_under_a_matmul_only_cast_loads_float32_with_the_choices() -> None:
+    # rt5H D4: optimum's outputs stayed float32 under auto_cast="matmul"; dtype=torch.bfloat16 made them bf16
     result = migrate(EXPORT_AND_SAVE.replace('model.save_pretrained("compiled/minilm")',
                                              'print(model(input_ids=ids).last_hidden_state)'), "NM120")
-    assert "dtype=torch.bfloat16" in result.text
-    assert 'auto_cast="matmul" (only matmuls in torch.bfloat16) has no stock equivalent' in result.text
+    assert "dtype=torch.float32, device_map" in result.text and "dtype=torch.bfloat16, device_map" not in result.text
+    assert 'auto_cast="matmul" cast only the matmuls inside the compiled graph to torch.bfloat16' in result.text
+    assert "torch.autocast(<device>.type, dtype=torch.bfloat16)" in result.text
     assert "is not applied here" not in result.text
+
+
+def test_a_whole_model_cast_keeps_its_dtype() -> None:
+    result = migrate(EXPORT_AND_SAVE.replace('"matmul"', '"all"').replace(
+        'model.save_pretrained("compiled/minilm")', 'print(model(input_ids=ids).last_hidden_state)'), "NM120")
+    assert "dtype=torch.bfloat16" in result.text and "cast only the matmuls" not in result.text
+
+
+def test_a_seq2seq_model_under_a_matmul_only_cast_keeps_the_cast_dtype() -> None:
+    # its outputs are generated tokens: the dtype does not reach the code (NM121 keeps the whole-model cast)
+    result = migrate(
+        """
+        from optimum.neuron import NeuronModelForSeq2SeqLM
+
+        model = NeuronModelForSeq2SeqLM.from_pretrained("t5-small", export=True, batch_size=1, sequence_length=16,
+                                                        num_beams=1, auto_cast="matmul", auto_cast_type="bf16")
+        print(model.generate(input_ids=ids))
+        """,
+        "NM121",
+    )
+    assert "dtype=torch.bfloat16" in result.text and "cast only the matmuls" not in result.text
 
 
 def test_reads_of_the_compiled_shapes_take_the_exported_literals_or_get_a_todo() -> None:
