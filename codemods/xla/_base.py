@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Iterable
+from typing import Callable, Iterable, cast
 
 import libcst as cst
 
@@ -30,6 +30,8 @@ TRIGGERS: tuple[str, ...] = ("torch_xla", '"xla"', "'xla'")
 
 LEGACY: tuple[str, ...] = ("torch_xla",)
 ACTIVE_RULES = "xla-active-rules"  # ctx.shared key: ids of the torch_xla rules running on the file
+SPLIT_RULES = "xla-split-rules"  # ctx.shared key: the rule instances that judge statements of a line of several
+SPLIT_LINES = "xla-split-lines"  # ctx.shared key: id -> the line of several statements those rules have judged
 
 XM = "torch_xla.core.xla_model"
 XR = "torch_xla.runtime"
@@ -772,6 +774,8 @@ class XlaRule(PythonRule):
             setattr(self, "legacy_modules", ())
             if self.id not in REPORT_ONLY:
                 self._withdraw()
+        elif type(self).small_statement is not XlaRule.small_statement:
+            ctx.shared.setdefault(SPLIT_RULES, []).append(self)
 
     def visit_Expr(self, node: cst.Expr) -> None:
         self._statement_values.add(id(node.value))
@@ -869,6 +873,91 @@ class XlaRule(PythonRule):
         if isinstance(last, cst.SimpleStatementLine):  # a trailing comment stays on the line that does the work
             statements[-1] = last.with_changes(trailing_whitespace=updated.trailing_whitespace)
         return statements[0] if len(statements) == 1 else cst.FlattenSentinel(statements)
+
+    def split_line(
+        self,
+        original: cst.SimpleStatementLine,
+        updated: cst.SimpleStatementLine,
+        decide: Callable[[int, cst.BaseSmallStatement], list[cst.BaseStatement] | None],
+    ):
+        """A line of several small statements (``opt.step(); xm.mark_step()``), each judged on its own:
+        ``decide(index, small)`` (the original small statement) returns None to keep it, ``[]`` to remove it, or the
+        statements that replace it. The kept ones stay together on their line, in order (a simple replacement joins
+        them; a compound one, ``if ...: dist.barrier()``, splits the line around it); the line goes when all of them
+        go. None when the line holds one statement, another rule changed how many it holds, or nothing is decided."""
+        if len(original.body) < 2 or len(updated.body) != len(original.body):
+            return None
+        out: list[cst.BaseStatement] = []
+        current: list[cst.BaseSmallStatement] = []
+        changed = False
+
+        def flush() -> None:
+            if current:
+                last = current[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)  # `a();` is legal, `a()` is clean
+                out.append(cst.SimpleStatementLine(body=[*current[:-1], last]))
+                current.clear()
+
+        for index, (old, new) in enumerate(zip(original.body, updated.body)):
+            replacement = decide(index, old)
+            if replacement is None:
+                current.append(new)
+                continue
+            changed = True
+            for statement in replacement:
+                if isinstance(statement, cst.SimpleStatementLine):
+                    current.extend(statement.body)
+                else:
+                    flush()
+                    out.append(statement)
+        if not changed:
+            return None
+        flush()
+        if not out:
+            return cst.RemoveFromParent()
+        leading = list(updated.leading_lines)
+        lines = [k for k, statement in enumerate(out) if isinstance(statement, cst.SimpleStatementLine)]
+        if lines:  # a trailing comment stays with the line's last kept statements
+            last_line = cast(cst.SimpleStatementLine, out[lines[-1]])
+            out[lines[-1]] = last_line.with_changes(trailing_whitespace=updated.trailing_whitespace)
+        elif updated.trailing_whitespace.comment is not None:  # only compound statements left: the comment goes above
+            leading.append(cst.EmptyLine(comment=updated.trailing_whitespace.comment))
+        out[0] = out[0].with_changes(leading_lines=leading)
+        return out[0] if len(out) == 1 else cst.FlattenSentinel(out)
+
+    def small_statement(
+        self, line: cst.SimpleStatementLine, index: int, small: cst.BaseSmallStatement
+    ) -> list[cst.BaseStatement] | None:
+        """A rule that rewrites whole statement lines judges here the ``index``-th statement of a line of several
+        (``opt.step(); xm.mark_step()``): None to leave it, ``[]`` to remove it, or the statements that replace it
+        (the rule reports it). See ``split_statements``."""
+        return None
+
+    def split_statements(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        """The rewrite of a line of several statements by every rule of the family that judges them
+        (``small_statement``), done once, by the first of them whose ``leave_SimpleStatementLine`` reaches the line
+        (the traversal gives a line one leave per rule, and a line a rule replaced reaches the later ones as it
+        was: so one of them decides for all). The later ones get ``updated`` back."""
+        done = self.ctx.shared.setdefault(SPLIT_LINES, {})
+        if done.get(id(original)) is original:
+            return updated
+        done[id(original)] = original
+        rules = self.ctx.shared.get(SPLIT_RULES, [])
+
+        def decide(index: int, small: cst.BaseSmallStatement) -> list[cst.BaseStatement] | None:
+            for rule in rules:
+                replacement = rule.small_statement(original, index, small)
+                if replacement is not None:
+                    return replacement
+            return None
+
+        split = self.split_line(original, updated, decide)
+        return updated if split is None else split
+
+    def small_call(self, small: cst.CSTNode, names_: Iterable[str]) -> cst.Call | None:
+        """The call of an expression statement (one small statement of a line) when it calls one of ``names_``."""
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and self.ctx.matches(small.value.func, names_):
+            return small.value
+        return None
 
 
 def arg(call: cst.Call, position: int | None, keyword: str | None) -> cst.Arg | None:

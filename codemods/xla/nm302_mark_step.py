@@ -24,6 +24,10 @@ What it does:
   own, a last ``elif``, or a first arm whose ``elif`` excludes it (``== "xla"`` / ``elif ... == "cuda"`` on the
   same value: the ``elif`` becomes the ``if``); the todos other rules left on its test go with it. Elsewhere
   (an ``else`` after it, an ``elif`` that does not exclude it) it stays as ``pass``.
+* A step boundary on a line of several statements (``optimizer.step(); xm.mark_step()``) is judged the same
+  way: it goes (or becomes the synchronize where the clock is read next, later on the line or on the next
+  statement), its siblings stay on the line, and the line goes when nothing else is on it. ``if c: a();
+  xm.mark_step()`` keeps ``a()``.
 * A ``mark_step()`` used as a value (rare) gets a ``todo``.
 
 Why:
@@ -198,8 +202,8 @@ class MarkStep(XlaRule):
     def _scan(self, block: cst.CSTNode, body: Sequence[cst.CSTNode]) -> None:
         clock_before = False  # an earlier statement of the block reads the clock: a loop after it may be timed
         for statement, following in zip(body, body[1:]):
-            if self.call_of(statement, STEP) is not None and self._reads_clock(following):
-                if isinstance(following, cst.If) and not self._head_reads_clock(following) \
+            if self._has_step(statement) and self._reads_clock(following):
+                if self.call_of(statement, STEP) is not None and isinstance(following, cst.If) and not self._head_reads_clock(following) \
                         and self._loops and self._loops[-1].body is block and self._scopes \
                         and self._reads_only_in(self._scopes[-1], self._loops[-1], following):
                     # `if step % log_every == 0: t0 = time.time()`: the clock is read on logging steps only, so
@@ -218,11 +222,25 @@ class MarkStep(XlaRule):
     def _times_steps(self, body: Sequence[cst.CSTNode]) -> bool:
         """A loop body with a step boundary of its own, none of which already becomes a synchronize (the clock is
         read right after it): the step boundaries it has are then noted as moved after the loop."""
-        steps = [index for index, statement in enumerate(body) if self.call_of(statement, STEP) is not None]
-        if not steps or any(index + 1 < len(body) and self._reads_clock(body[index + 1]) for index in steps):
+        steps = [index for index, statement in enumerate(body) if self._has_step(statement)]
+        if not steps or any(index + 1 < len(body) and self._reads_clock(body[index + 1]) for index in steps) \
+                or any(self._clock_after(cast(cst.SimpleStatementLine, body[index])) for index in steps):
             return False
         self._in_timed_loop.update(id(body[index]) for index in steps)
         return True
+
+    def _has_step(self, statement: cst.CSTNode) -> bool:
+        """A simple line with a step boundary among its statements (``opt.step(); xm.mark_step()`` too)."""
+        return isinstance(statement, cst.SimpleStatementLine) \
+            and any(self.small_call(small, STEP) is not None for small in statement.body)
+
+    def _clock_after(self, line: cst.SimpleStatementLine, index: int = -1) -> bool:
+        """Whether a statement of ``line`` after its ``index``-th (after its first step boundary by default) reads
+        the clock (``xm.mark_step(); t0 = time.time()``)."""
+        if index < 0:
+            index = next((k for k, small in enumerate(line.body) if self.small_call(small, STEP) is not None), len(line.body))
+        return any(cstwalk.find(small, lambda node: isinstance(node, cst.Call) and bool(self.ctx.matches(node.func, CLOCKS)))
+                   for small in line.body[index + 1:])
 
     def visit_Module(self, node: cst.Module) -> None:
         self._scopes.append(node)
@@ -254,6 +272,8 @@ class MarkStep(XlaRule):
 
     # ------------------------------------------------------------------ the rewrites
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        if len(original.body) > 1:
+            return self.split_statements(original, updated)
         call = self.line_call(original, updated, STEP)
         if call is not None and id(original) in self._into_if:
             self.fixed(call, SYNCHRONIZE_INTO_IF)
@@ -271,6 +291,25 @@ class MarkStep(XlaRule):
             return self.replace_line(original, updated, self.statement(SYNCHRONIZE, Import("torch")))
         return updated
 
+    def small_statement(self, line: cst.SimpleStatementLine, index: int, small: cst.BaseSmallStatement):
+        """One statement of a line of several (``opt.step(); xm.mark_step()``): a step boundary goes, or becomes a
+        synchronize where the clock is read next (later on the line, or on the next statement after the line's last
+        one); xm.wait_device_ops() becomes the synchronize. None for the others (they stay on the line)."""
+        call = self.small_call(small, STEP)
+        if call is not None:
+            last = not any(self.small_call(later, STEP) is not None for later in line.body[index + 1:])
+            if self._clock_after(line, index) or (last and id(line) in self._before_clock):
+                self.fixed(call, SYNCHRONIZE_BEFORE_CLOCK)
+                return [self.statement(SYNCHRONIZE, Import("torch"))]
+            timed = id(line) in self._in_timed_loop
+            self.fixed(call, SYNCHRONIZE_AFTER_LOOP if timed else "step boundary removed: TorchNeuron executes eagerly")
+            return []
+        call = self.small_call(small, WAIT)
+        if call is not None:
+            self.fixed(call, "xm.wait_device_ops() -> torch.accelerator.synchronize() (when an accelerator is present)")
+            return [self.statement(SYNCHRONIZE, Import("torch"))]
+        return None
+
     def leave_SimpleStatementSuite(self, original: cst.SimpleStatementSuite, updated: cst.SimpleStatementSuite):
         # `if cond: xm.mark_step()` on one line
         body = [
@@ -280,6 +319,8 @@ class MarkStep(XlaRule):
         if len(body) == len(updated.body):
             return updated
         self.fixed(original, "step boundary removed: TorchNeuron executes eagerly")
+        if body:  # `if c: a(); xm.mark_step()` -> `if c: a()`, not `a();`
+            body[-1] = body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
         return updated.with_changes(body=body or [cst.Pass()])
 
     # ------------------------------------------------------------------ arms left empty
@@ -312,7 +353,8 @@ class MarkStep(XlaRule):
         """This rule removed every statement of the arm (now ``pass``), and its test has no side effects."""
         body, new = original.body, updated.body
         return (isinstance(body, cst.IndentedBlock) and isinstance(new, cst.IndentedBlock) and bool(body.body)
-                and all(self.call_of(statement, STEP) is not None and id(statement) not in self._before_clock
+                and all(isinstance(statement, cst.SimpleStatementLine) and id(statement) not in self._before_clock
+                        and all(self.small_call(small, STEP) is not None for small in statement.body)
                         for statement in body.body)
                 and len(new.body) == 1 and isinstance(new.body[0], cst.SimpleStatementLine)
                 and all(isinstance(small, cst.Pass) for small in new.body[0].body)

@@ -16,6 +16,8 @@ What it does:
   average over the whole world would mix the shards of different tensor-parallel ranks. ``groups=None`` and one
   group of every rank (``groups=[list(range(xr.world_size()))]``, or a name the file binds once to a world-size
   call) are the world: ported like no groups.
+* On a line of several statements (``loss.backward(); xm.optimizer_step(opt)``) the call is rewritten the same
+  way, and the line is split around the average; the other statements stay.
 * A call that is not a statement of its own (inside an expression, a one-line ``if x: xm.optimizer_step(o)``, or
   with ``*args``) is left as it is with a ``todo``: the average cannot be placed there.
 
@@ -108,9 +110,10 @@ class OptimizerStep(XlaRule):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         super().visit_SimpleStatementLine(node)
-        call = self.call_of(node, OPTIMIZER_STEP | REDUCE_GRADIENTS)
-        if call is not None and not has_star(call):
-            self._statement_calls.add(call)
+        for small in node.body:  # `opt.zero_grad(); xm.optimizer_step(opt)` too: each is a statement of its own
+            call = self.small_call(small, OPTIMIZER_STEP | REDUCE_GRADIENTS)
+            if call is not None and not has_star(call):
+                self._statement_calls.add(call)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         # statement-level calls are rewritten in leave_SimpleStatementLine; any other place cannot hold the average
@@ -121,9 +124,24 @@ class OptimizerStep(XlaRule):
         return updated
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        if len(original.body) > 1:
+            return self.split_statements(original, updated)
         call = self.line_call(original, updated, OPTIMIZER_STEP | REDUCE_GRADIENTS)
         if call is None or call not in self._statement_calls:
             return updated
+        statements = self._rewrite(call)
+        return updated if statements is None else self.replace_line(original, updated, statements)
+
+    def small_statement(self, line: cst.SimpleStatementLine, index: int, small: cst.BaseSmallStatement):
+        """``opt.zero_grad(); xm.optimizer_step(opt)``: the call is rewritten as on a line of its own, the line split
+        around the average."""
+        call = self.small_call(small, OPTIMIZER_STEP | REDUCE_GRADIENTS)
+        if call is None or call not in self._statement_calls:
+            return None
+        return self._rewrite(call)
+
+    def _rewrite(self, call: cst.Call) -> list[cst.BaseStatement] | None:
+        """The statements that replace the statement ``call`` (reported), or None where it stays with a todo."""
         stepping = self.ctx.matches(call.func, OPTIMIZER_STEP)
         optimizer = arg(call, 0, "optimizer")
         # replica groups (data-parallel ranks beside tensor parallelism) are not the world; one group of every rank is
@@ -133,11 +151,11 @@ class OptimizerStep(XlaRule):
                       "that group only (dist.all_reduce(p.grad, group=dist.new_group(ranks)); p.grad /= len(ranks)), "
                       "or wrap the model in DDP/FSDP2 on a device mesh; averaging over the whole world would mix "
                       "tensor-parallel shards")
-            return updated
+            return None
         if optimizer is None:
             self.todo(call, "xm.optimizer_step without an optimizer argument: call optimizer.step() yourself after "
                       "averaging the gradients")
-            return updated
+            return None
         optimizer_code = source_of(optimizer.value)
         statements: list[cst.BaseStatement] = []
         wrapped = self._wrapped(optimizer.value)
@@ -156,7 +174,7 @@ class OptimizerStep(XlaRule):
             self.fixed(call, ("xm.optimizer_step(opt) -> the same gradient average in torch.distributed, then opt.step()"
                               if stepping else "xm.reduce_gradients(opt) -> the same gradient average in torch.distributed")
                        + "; once the model is wrapped in DistributedDataParallel or FSDP2 the average can go")
-        return self.replace_line(original, updated, statements)
+        return statements
 
 
 

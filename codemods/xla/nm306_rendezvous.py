@@ -3,6 +3,8 @@
 What it does:
 
 * A statement ``xm.rendezvous(tag)`` becomes ``dist.barrier()`` under ``if dist.is_initialized():``.
+* On a line of several statements (``save(); xm.rendezvous("saved")``) the line is split around the guarded
+  barrier; the other statements stay.
 * A one-line block holding only the rendezvous (``if not master: xm.rendezvous("download")``, the master-first
   download idiom) becomes an indented block with the same guarded barrier.
 * ``xm.rendezvous`` returns the payloads of every replica: when its value is used the rule leaves a ``todo``
@@ -48,11 +50,21 @@ class Rendezvous(XlaRule):
     safety = Safety.SAFE
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        if len(original.body) > 1:
+            return self.split_statements(original, updated)
         call = self.line_call(original, updated, RENDEZVOUS)
         if call is None:
             return updated
         self.fixed(call, "xm.rendezvous -> dist.barrier()")
         return self.replace_line(original, updated, self.statement("if dist.is_initialized():\n    dist.barrier()\n", DIST))
+
+    def small_statement(self, line: cst.SimpleStatementLine, index: int, small: cst.BaseSmallStatement):
+        """``save(); xm.rendezvous("saved")``: the line is split around the barrier."""
+        call = self.small_call(small, RENDEZVOUS)
+        if call is None:
+            return None
+        self.fixed(call, "xm.rendezvous -> dist.barrier()")
+        return [self.statement("if dist.is_initialized():\n    dist.barrier()\n", DIST)]
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.matches(node.func, RENDEZVOUS) and self.used_as_value(node):

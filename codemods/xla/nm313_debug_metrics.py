@@ -11,6 +11,8 @@ What it does:
   ``step % n == 0``, which goes as before): the user's branch stays, and the note says that it, and the flag that selects it,
   report nothing else now, and what TorchNeuron offers instead (``TORCH_NEURONX_ENABLED_METRIC_TABLES``,
   ``TORCH_NEURONX_METRICS_DIR``, ``torch.profiler``). Deleting the branch left ``--debug`` a silent no-op.
+* On a line of several statements (``loss.backward(); print(met.metrics_report())``) the report goes and the
+  rest stays; a line of reports only stays with the ``todo`` (it may be all a flag's block does).
 * Other uses (a metric value read into a variable) get a ``todo``.
 
 Why:
@@ -77,6 +79,7 @@ class DebugMetrics(XlaRule):
         super().__init__(ctx)
         self._sole: set[int] = set()  # ids of the first report of a flag's block that holds nothing else
         self._elifs: set[int] = set()  # the `elif` branches of an `if` already looked at
+        self._removed: set[int] = set()  # ids of the reports removed from a line of several statements
 
     def _report_line(self, node: cst.CSTNode) -> bool:
         return isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1 \
@@ -121,7 +124,24 @@ class DebugMetrics(XlaRule):
             self._sole.update(id(next(line for line in cast(cst.IndentedBlock, suite).body if self._report_line(line)))
                               for suite in emptied)
 
+    def _report(self, small: cst.CSTNode) -> bool:
+        return isinstance(small, cst.Expr) and self._only_met(small.value)
+
+    def small_statement(self, line: cst.SimpleStatementLine, index: int, small: cst.BaseSmallStatement):
+        """``loss.backward(); print(met.metrics_report())``: the report goes, the rest of the line stays. A line of
+        reports only stays with the todo (it may be all a flag's block does: see the one-line report)."""
+        if not self._report(small) or all(self._report(other) for other in line.body):
+            return None
+        self._removed.add(id(small))
+        self.fixed(small, "torch_xla debug metrics report removed")
+        return []
+
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        if len(original.body) > 1:
+            result = self.split_statements(original, updated)
+            if any(walk(small, self._is_met) and id(small) not in self._removed for small in original.body):
+                self.todo(original, "torch_xla.debug.metrics has no TorchNeuron counterpart: use torch.profiler or TORCH_NEURONX_ENABLED_METRIC_TABLES/TORCH_NEURONX_METRICS_DIR compile metrics")
+            return result
         if self._report_line(original):
             if id(original) in self._sole:
                 return updated.with_changes(body=[cst.Expr(parse_expression(NO_REPORT))])
