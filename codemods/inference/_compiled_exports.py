@@ -19,6 +19,7 @@ the fact :data:`MODULE_FOLDERS`).
 from __future__ import annotations
 
 import ast
+import json
 import posixpath
 import re
 import shlex
@@ -33,6 +34,7 @@ from codemods._tables.inference_arguments import SHAPE_KEYS
 from codemods.inference._module_dicts import binding_counts, closest_module_value
 from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
+from migrate.rule import dotted_name
 
 #: options of ``optimum-cli export neuron`` that take a value -> the from_pretrained keyword it maps to (or None)
 VALUE_OPTIONS = {
@@ -275,6 +277,9 @@ class CompiledFolderLoads:
     reads and which project export command writes it (its facts: ``COMPILED_EXPORTS``, ``MODULE_FOLDERS``)."""
 
     ctx: Any
+    gathered: Any
+    is_target_call: Callable[[cst.Call], bool]
+    fixed: Callable[..., Any]
 
     def _loads_compiled(self, call: cst.Call) -> bool:
         """``X.from_pretrained(path)`` with no ``export=True`` (``export=`` absent or False, and no ``**splat`` that
@@ -329,6 +334,49 @@ class CompiledFolderLoads:
         if len({(model, shapes) for model, _, shapes in found}) != 1:
             return None
         return min(found)
+
+    def _follows_source(self, call: cst.Call) -> tuple[str, str] | None:
+        """(folder, source id) for ``AutoTokenizer.from_pretrained(<path>)``-style loads (a tokenizer, processor or
+        feature extractor: ``SOURCE_HINT_OWNERS``) of the compiled folder a load of this file that the rule rewrites
+        to its source checkpoint reads (``_recovered``, the path its first positional argument): they follow the
+        model to that id, with the same certainty (one source for the folder)."""
+        from codemods.inference._base import SOURCE_HINT_OWNERS  # _base imports this module's users
+
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and call.args
+                and call.args[0].keyword is None and not call.args[0].star):
+            return None
+        if not dotted_name(func.value).rsplit(".", 1)[-1].endswith(SOURCE_HINT_OWNERS):
+            return None
+        recovered: dict[str, set[str]] | None = getattr(self, "_recovered_folders", None)
+        if recovered is None:
+            recovered = {}
+            for load in self.gathered.calls:
+                if load.args and load.args[0].keyword is None and not load.args[0].star \
+                        and self.is_target_call(load) and (found := self._recovered(load)) is not None:
+                    folder = self._folder(load)
+                    if folder is not None:
+                        recovered.setdefault(normalized(folder), set()).add(found[0])
+            setattr(self, "_recovered_folders", recovered)
+        folder = self._folder_of_path(call.args[0].value)
+        sources = recovered.get(normalized(folder), set()) if folder is not None else set()
+        return (folder, next(iter(sources))) if folder is not None and len(sources) == 1 else None
+
+    def follow_source(self, original: cst.Call, updated: cst.Call) -> cst.Call | None:
+        """A tokenizer / processor / feature-extractor load of a compiled folder whose model load this rule rewrites
+        to the source checkpoint (``_follows_source``), rewritten to that checkpoint and reported; None otherwise.
+        The migrated project no longer writes the folder (NM406: delete the export), so the load raised once the
+        export was gone (rt5H D5)."""
+        follows = self._follows_source(original)
+        if follows is None:
+            return None
+        folder, source = follows
+        self.fixed(original, f"this load read the compiled folder `{folder}` too, which the migrated project no "
+                   f"longer writes (its optimum-cli export is deleted or stops working with optimum-neuron): it "
+                   f"reads \"{source}\", the checkpoint the model now loads (the export copied its files there)")
+        first = updated.args[0]
+        return updated.with_changes(args=[first.with_changes(value=cst.SimpleString(json.dumps(source))),
+                                          *updated.args[1:]])
 
     def _default_folder(self, call: cst.Call, gatherer: Any) -> str | None:
         """The folder a compiled load's path names by default only: a parameter of the enclosing function

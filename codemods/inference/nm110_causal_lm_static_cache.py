@@ -152,7 +152,6 @@ from codemods._tables.inference_arguments import DTYPES as DTYPES_TABLE
 from codemods._tables.inference_symbols import decoder_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import (
-    SOURCE_HINT_OWNERS,
     InferenceRule,
     dtype_for,
     neuron_argument_note,
@@ -164,7 +163,6 @@ from codemods.inference._compiled_exports import (
     MODEL_ID_KEYWORDS,
     MODULE_FOLDERS,
     CompiledFolderLoads,
-    normalized,
 )
 from codemods.inference._module_dicts import MODULE_DICTS
 from codemods.inference._padding import left_padding
@@ -279,27 +277,6 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
                                   f'generation wants left padding: set {padding.tokenizer}.padding_side = "left" '
                                   f"where the tokenizer is created ({padding.todo})")
         return already or bool(added)
-
-    def _follows_source(self, call: cst.Call) -> tuple[str, str] | None:
-        """(folder, source id) for ``AutoTokenizer.from_pretrained(<path>)``-style loads (a tokenizer, processor or
-        feature extractor) of the compiled folder a rewritten load of this file reads from its source checkpoint
-        (``_recovered``): they follow the model to that id, with the same certainty."""
-        func = call.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and call.args
-                and call.args[0].keyword is None and not call.args[0].star):
-            return None
-        if not dotted_name(func.value).rsplit(".", 1)[-1].endswith(SOURCE_HINT_OWNERS):
-            return None
-        if not hasattr(self, "_recovered_folders"):
-            self._recovered_folders: dict[str, set[str]] = {}
-            for load in self.gathered.calls:
-                if self.is_target_call(load) and (found := self._recovered(load)) is not None:
-                    folder = self._folder(load)
-                    if folder is not None:
-                        self._recovered_folders.setdefault(normalized(folder), set()).add(found[0])
-        folder = self._folder_of_path(call.args[0].value)
-        sources = self._recovered_folders.get(normalized(folder), set()) if folder is not None else set()
-        return (folder, next(iter(sources))) if folder is not None and len(sources) == 1 else None
 
     def _padding_advice(self) -> bool:
         """Whether the batch note should add the left-padding advice: the file (a notebook: all its cells) has a
@@ -513,15 +490,9 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
             return updated.with_changes(
                 args=with_commas([*updated.args, keyword_arg("return_dict", "False")], updated.args))
         method = self._method(original)
-        follows = self._follows_source(original) if method is None else None
+        follows = self.follow_source(original, updated) if method is None else None
         if follows is not None:
-            folder, source = follows
-            self.fixed(original, f"this load read the compiled folder `{folder}` too, which the migrated project no "
-                       f"longer writes (its optimum-cli export is deleted or stops working with optimum-neuron): it "
-                       f"reads \"{source}\", the checkpoint the model now loads (the export copied its files there)")
-            first = updated.args[0]
-            return updated.with_changes(args=[first.with_changes(value=cst.SimpleString(json.dumps(source))),
-                                              *updated.args[1:]])
+            return follows
         if method == "get_neuron_config":
             statement = self.current_statement()
             if statement is not None and id(statement) in self._remove:

@@ -35,7 +35,9 @@ What it does:
   (a shell script, a Dockerfile, a Makefile recipe with its ``$(VAR)`` variables; the path a string,
   ``os.environ.get(NAME, "<folder>")``, or such a name bound once here or in a project module it is imported
   from): with one source checkpoint for it, the load reads that checkpoint (complete, float32; the export's static
-  shapes become the padding ``todo``); where the path is only a parameter's default (``def load(path=COMPILED)``,
+  shapes become the padding ``todo``), and so does a tokenizer / processor / feature-extractor load of the same
+  folder in the file (``AutoTokenizer.from_pretrained("out/rerank")``: the export copied its files there, and the
+  migrated project no longer writes the folder; shared with NM110, ``CompiledFolderLoads.follow_source``); where the path is only a parameter's default (``def load(path=COMPILED)``,
   a caller may pass another folder) or the commands name different checkpoints, the file stays on optimum-neuron
   with a ``todo`` naming the candidate source id (rewritten, the load raised OSError: no model.safetensors);
 * the inputs follow the model to the device (optimum's compiled model took CPU tensors): at each call of the
@@ -145,7 +147,7 @@ class TracedModelToAutoClass(CompiledFolderLoads, InferenceRule):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if not self.is_target_call(original):
-            return updated
+            return self.follow_source(original, updated) or updated  # a tokenizer of a folder loaded from its source
         arguments = self.arguments(updated)
         split, notes = traced_load(self, arguments, "tensor_parallel_size: encoder models have no transformers TP "
                                    "plan; run one process per core (torchrun) instead")

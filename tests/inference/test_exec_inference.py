@@ -695,3 +695,25 @@ def test_a_matmul_only_cast_encoder_returns_float32_embeddings_as_optimum_did(tm
     script = migrate(MATMUL_CAST_EMBEDDER.format(model=str(model)))
     assert "dtype=torch.float32" in script and "torch.autocast(<device>.type, dtype=torch.bfloat16)" in script
     assert values(run(script, tmp_path)) == {"dtype": "torch.float32", "numpy": "[2, 32]"}
+
+
+COMPILED_ENCODER_TOKENIZER = '''
+from optimum.neuron import NeuronModelForSequenceClassification
+from transformers import AutoTokenizer
+
+tokenizer = AutoTokenizer.from_pretrained("out/rerank")
+model = NeuronModelForSequenceClassification.from_pretrained("out/rerank/")
+enc = tokenizer(["the cat sat", "a dog"], padding="max_length", max_length=16, truncation=True, return_tensors="pt")
+print("RESULT shape=%s" % list(model(**enc).logits.shape))
+'''
+
+
+def test_the_tokenizer_of_a_compiled_encoder_folder_follows_the_model_to_its_source(tmp_path: Path) -> None:
+    """rt5H D5: NM120 loaded the model of out/rerank (written by the project's export) from its source checkpoint
+    and left AutoTokenizer.from_pretrained("out/rerank"), which raised once the export was gone."""
+    model = tiny.bert(tmp_path / "bert")
+    export = f"optimum-cli export neuron --model {model} --batch_size 2 --sequence_length 16 out/rerank/\n"
+    script = migrate(COMPILED_ENCODER_TOKENIZER, project={"export.sh": export})
+    assert f"AutoTokenizer.from_pretrained({str(model)!r})".replace("'", '"') in script
+    assert not (tmp_path / "out").exists()  # no folder: the script only runs if both loads read the source
+    assert values(run(script, tmp_path)) == {"shape": "[2, 2]"}

@@ -1,5 +1,8 @@
 """NM120: a traced NeuronModelFor<Task> becomes the transformers auto class on the device, compiled."""
 
+import textwrap
+
+from migrate.testing import apply_rules
 from tests.rules.case import findings, migrate, unchanged
 
 
@@ -226,3 +229,20 @@ def test_a_load_without_export_of_a_certain_source_checkpoint_is_rewritten() -> 
     result = migrate(HUB_LOAD + 'first = NeuronModelForSequenceClassification.from_pretrained("org/bert-sst2", '
                      "export=True)\n", "NM120")
     assert "optimum.neuron" not in result.text and result.text.count("AutoModelForSequenceClassification.from_") == 2
+
+
+def test_a_processor_of_a_recovered_folder_follows_the_model_and_one_of_an_unsure_folder_stays() -> None:
+    # rt5H D5: the load of the folder became its source checkpoint, the processor stayed on the deleted folder
+    source = """
+        from optimum.neuron import NeuronModelForImageClassification
+        from transformers import AutoImageProcessor
+
+        processor = AutoImageProcessor.from_pretrained("compiled/vit")
+        model = NeuronModelForImageClassification.from_pretrained("compiled/vit")
+        """
+    export = "optimum-cli export neuron --model google/vit-base-patch16-224 --batch_size 1 compiled/vit\n"
+    result = apply_rules(textwrap.dedent(source), select=["NM120"], path="predict.py", project={"export.sh": export})
+    assert result.text.count('from_pretrained("google/vit-base-patch16-224"') == 2
+    two = {"export.sh": export, "other.sh": export.replace("google/vit-base-patch16-224", "org/other")}
+    kept = apply_rules(textwrap.dedent(source), select=["NM120"], path="predict.py", project=two)
+    assert 'AutoImageProcessor.from_pretrained("compiled/vit")' in kept.text  # the model load is kept too
