@@ -13,6 +13,21 @@ On ``NeuronAccelerator(...)``: the Neuron-only keywords ``mp_plugin``, ``zero_1`
 ``trn_config`` and ``mixed_precision_config`` are removed with a todo naming the stock replacement
 (``parallelism_config=ParallelismConfig(...)``, ``mixed_precision="bf16"``, bf16 weights).
 
+A keyword whose value is a name bound, in the call's scope, to a construction of an optimum-neuron class
+(``plugin = ModelParallelismPlugin(tensor_parallel_size=8)``) is followed to that binding, as the inline form
+(``mp_plugin=ModelParallelismPlugin(...)``) goes with its keyword:
+
+* when it is the name's only binding, a plain assignment whose arguments only read values, and the keyword its only
+  reader (a notebook's other cells included), the assignment is removed with the keyword, and the import it leaves
+  unused with it: the file no longer imports optimum.neuron on that path. The todo names what the construction set:
+  a tensor parallel degree is not applied any more and must reach the model load (``DistributedConfig(tp_size=...)``)
+  and the Accelerator's mesh (``ParallelismConfig(tp_size=..., dp_shard_size=...)``); ParallelismConfig alone is not
+  built, since accelerate's ``prepare`` raises for a model not loaded tensor-parallel;
+* otherwise (the object is read elsewhere, bound twice, built by code that may do more) the object and its import stay,
+  so the keyword stays too, with a todo: the stock ``Accelerator`` refuses it, so verification (NM702) withdraws the
+  NM201 class move and the file stays on ``NeuronAccelerator`` as a whole, instead of a "fixed" ``Accelerator`` on
+  a path that still imports optimum.neuron.
+
 Why:
 
 The stock trainers and ``Accelerator`` do not accept the Neuron-only keywords, and transformers 5 removed the
@@ -22,10 +37,15 @@ Before::
 
     trainer = NeuronSFTTrainer(model=model, args=args, tokenizer=tok, model_init=None)
 
+    plugin = ModelParallelismPlugin(tensor_parallel_size=8)
+    accelerator = NeuronAccelerator(mp_plugin=plugin, gradient_accumulation_steps=4)
+
 After::
 
     # neuron-migrate: model_init=None: SFTTrainer has no model_init ...
     trainer = SFTTrainer(model=model, args=args, processing_class=tok)
+    # neuron-migrate: mp_plugin=plugin removed (NeuronAccelerator only), with `plugin = ModelParallelismPlugin(...)` ...
+    accelerator = Accelerator(gradient_accumulation_steps=4)
 
 Safety: needs-review. Accelerator options have no one-to-one stock switch: a reviewer picks the replacement each
 todo names.
@@ -39,11 +59,15 @@ References:
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 import libcst as cst
 
 from codemods._lib.cst import find_keyword, set_args, source_of
 from codemods._tables.training_symbols import NEURON_TRAINERS, TRAINING_MOVES
 from codemods.training._base import reported_keyword, tokenizer_to_processing_class
+from migrate import cstwalk
 from migrate.rule import PythonRule, Safety
 
 ACCELERATORS = {old for old, new in TRAINING_MOVES.items() if new == "accelerate.Accelerator"}
@@ -56,6 +80,130 @@ ACCELERATOR_KWARGS = {
 }
 
 
+#: calls that read a value and change nothing: an argument of a removable plugin construction may use them
+_PURE_CALLS = frozenset({"int", "float", "bool", "str", "len", "min", "max", "os.environ.get", "os.getenv"})
+_EFFECTS = (cst.Await, cst.Yield, cst.NamedExpr, cst.Lambda)
+
+
+@dataclass(frozen=True)
+class PluginBinding:
+    """The one binding, in the call's scope, of a name passed as a Neuron-only accelerator keyword to a construction
+    of an optimum-neuron class (``mp_plugin = ModelParallelismPlugin(tensor_parallel_size=8)``)."""
+
+    assign: cst.Assign
+    cls: str  # the class it builds, as written
+    removable: bool  # read nowhere but by this keyword: the assignment goes with the keyword
+    why: str  # when not removable: what else reads or binds the name
+
+
+def _occurrences(scope: cst.CSTNode, name: str) -> list[cst.Name]:
+    """The ``Name`` nodes of ``name`` in ``scope`` (nested scopes included), an attribute's or keyword's name aside."""
+    found: list[cst.Name] = []
+    skip: set[int] = set()
+
+    class Names(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            skip.add(id(node.attr))
+
+        def visit_Arg(self, node: cst.Arg) -> None:
+            if node.keyword is not None:
+                skip.add(id(node.keyword))
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == name and id(node) not in skip:
+                found.append(node)
+
+    cstwalk.visit(scope, Names())
+    return found
+
+
+def _pure(ctx, call: cst.Call) -> bool:
+    """Whether building ``call`` does nothing but build it: its arguments read values (no call other than
+    ``_PURE_CALLS``, no await, yield, walrus or lambda)."""
+
+    def effect(node: cst.CSTNode) -> bool:
+        if isinstance(node, _EFFECTS):
+            return True
+        if isinstance(node, cst.Call) and node is not call:
+            written = source_of(node.func)
+            return written not in _PURE_CALLS and not (ctx.qualnames(node.func) & _PURE_CALLS)
+        return False
+
+    return not any(cstwalk.find(arg.value, effect) for arg in call.args)
+
+
+def plugin_bindings(ctx) -> dict[int, dict[str, PluginBinding]]:
+    """id(accelerator call) -> keyword -> its ``PluginBinding``, for each Neuron-only keyword (``ACCELERATOR_KWARGS``)
+    whose value is a name the call's scope (its function, or the module) binds to a call of an optimum-neuron class.
+    Removable when that is the name's only binding, a plain ``name = Class(...)`` in the same scope whose arguments
+    only read values, and the keyword its only reader (in the file, and in the other cells of a notebook)."""
+    module = ctx.shared.get("module")
+    if not isinstance(module, cst.Module):
+        return {}
+    found: dict[int, dict[str, PluginBinding]] = {}
+    scopes: list[cst.CSTNode] = [module]
+    assigns: dict[int, list[tuple[cst.Assign, cst.CSTNode]]] = {}  # id(scope) -> its assignments, with their scope
+    calls: list[tuple[cst.Call, cst.CSTNode]] = []
+
+    class Gather(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            scopes.append(node)
+
+        def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+            scopes.pop()
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            scopes.append(node)
+
+        def leave_ClassDef(self, node: cst.ClassDef) -> None:
+            scopes.pop()
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            assigns.setdefault(id(scopes[-1]), []).append((node, scopes[-1]))
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if ctx.matches(node.func, ACCELERATORS) is not None:
+                calls.append((node, scopes[-1]))
+
+    cstwalk.visit(module, Gather())
+    for call, scope in calls:
+        for arg in call.args:
+            if arg.keyword is None or arg.keyword.value not in ACCELERATOR_KWARGS or not isinstance(arg.value, cst.Name):
+                continue
+            name = arg.value.value
+            built = [(assign, assign.value) for assign, _ in assigns.get(id(scope), ())
+                     if any(isinstance(target.target, cst.Name) and target.target.value == name
+                            for target in assign.targets)
+                     and isinstance(assign.value, cst.Call)
+                     and any(q.startswith("optimum.neuron.") for q in ctx.qualnames(assign.value.func))]
+            if not built:
+                continue
+            assign, construction = built[0]
+            assert isinstance(construction, cst.Call)
+            uses = _occurrences(module if scope is module else scope, name)
+            why = ""
+            if len(assign.targets) > 1:
+                why = "the same object is bound to another name too"
+            elif len(built) > 1 or len(uses) > 2:
+                lines = len(uses) - 2
+                why = (f"{name} is used {lines} more time{'s' if lines != 1 else ''} in this scope besides this "
+                       "keyword" if lines > 0 else f"{name} is bound more than once")
+            elif not _pure(ctx, construction):
+                why = f"the arguments of {source_of(construction.func)}(...) call code that may do more than build it"
+            elif scope is module and ctx.namespace is not None and _read_in_other_cells(ctx, name):
+                why = f"another cell of the notebook reads {name}"
+            found.setdefault(id(call), {})[arg.keyword.value] = PluginBinding(
+                assign, source_of(construction.func), not why, why)
+    return found
+
+
+def _read_in_other_cells(ctx, name: str) -> bool:
+    """Whether the name appears in the notebook's cells more often than in this one (another cell reads it)."""
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    cells = getattr(ctx.namespace, "cells", ()) or ()
+    return sum(len(word.findall(cell)) for cell in cells) > len(word.findall(ctx.source))
+
+
 class TrainerConstructors(PythonRule):
     """Neuron trainer and accelerator constructor arguments -> stock (tokenizer= -> processing_class=, ...)."""
 
@@ -66,10 +214,20 @@ class TrainerConstructors(PythonRule):
     # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
     scope = "neuron-project"
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.plugins = ctx.memo("training.accelerator-plugins", lambda: plugin_bindings(ctx))
+        #: the assignments of plugins read only by a keyword this rule removes: they go with it
+        self.removed = {id(binding.assign) for bindings in self.plugins.values() for binding in bindings.values()
+                        if binding.removable}
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         for base in node.bases:
             if self.ctx.matches(base.value, NEURON_TRAINERS) is not None:
                 self.todo(node, "subclass of an optimum-neuron trainer: the base is now the stock one; check every overridden method against it (optimum 0.4.x re-implemented the training loop, XLA hooks such as _save_xla_checkpoint are gone)")
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign | cst.RemovalSentinel:
+        return cst.RemoveFromParent() if id(original) in self.removed else updated
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         trainer = self.ctx.matches(original.func, NEURON_TRAINERS)
@@ -80,13 +238,52 @@ class TrainerConstructors(PythonRule):
                 updated = set_args(updated, [a for a in updated.args if a is not arg])
             return updated
         if self.ctx.matches(original.func, ACCELERATORS) is not None:
+            plugins = self.plugins.get(id(original), {})
             keep = []
             for arg, original_arg in zip(updated.args, original.args):
                 name = arg.keyword.value if arg.keyword is not None else None
-                if name in ACCELERATOR_KWARGS:
-                    self.todo(original_arg, f"{name}={source_of(arg.value)} removed (NeuronAccelerator only): {ACCELERATOR_KWARGS[name]}")
+                if name is None or name not in ACCELERATOR_KWARGS:
+                    keep.append(arg)
                     continue
-                keep.append(arg)
+                given = f"{name}={source_of(arg.value)}"
+                binding = plugins.get(name)
+                if binding is None:
+                    self.todo(original_arg, f"{given} removed (NeuronAccelerator only): {ACCELERATOR_KWARGS[name]}")
+                    continue
+                built = source_of(binding.assign).strip()
+                if not binding.removable:
+                    # the optimum-neuron object stays (and its import): the stock class would refuse the keyword,
+                    # so it is kept and the class moves are withdrawn for this file (verification, NM702)
+                    self.todo(original_arg, f"{given} kept: `{built}` builds it with optimum-neuron's {binding.cls} "
+                                            f"and {binding.why}, so this code still needs optimum.neuron and "
+                                            f"NeuronAccelerator (stock Accelerator takes no {name}); to port it: "
+                                            f"{ACCELERATOR_KWARGS[name]}, then remove {binding.cls} and its import")
+                    keep.append(arg)
+                    continue
+                self.todo(original_arg, f"{given} removed (NeuronAccelerator only), with `{built}`, which built "
+                                        f"it for this call alone: {_carried(binding.assign, name)}")
             if len(keep) != len(updated.args):
                 return set_args(updated, keep)
         return updated
+
+
+def _carried(assign: cst.Assign, keyword: str) -> str:
+    """What to do with the settings of a removed plugin construction: they are not applied any more. A tensor
+    parallel degree is named with where it goes (the model load and the Accelerator's mesh; ParallelismConfig alone
+    is not enough: accelerate's prepare raises for a model not loaded tensor-parallel)."""
+    call = assign.value
+    settings = {(arg.keyword.value if arg.keyword is not None else None): source_of(arg.value)
+                for arg in (call.args if isinstance(call, cst.Call) else ())}
+    degree = settings.pop("tensor_parallel_size", None)
+    others = ", ".join(f"{key}={value}" if key else value for key, value in settings.items())
+    if degree is None:
+        applied = f"its settings ({others}) are not applied now: " if others else ""
+        return applied + ACCELERATOR_KWARGS[keyword]
+    rest = f"; its other settings ({others}) have no stock Accelerator switch" if others else ""
+    return (f"its tensor parallel degree `{degree}` is not applied now (this trains without tensor parallelism): to "
+            f"keep it, load the model tensor-parallel (from_pretrained(..., distributed_config=DistributedConfig("
+            f"tp_size={degree}, ...))) and give Accelerator a mesh with the same tp_size (parallelism_config="
+            f"ParallelismConfig(tp_size={degree}, dp_shard_size=WORLD_SIZE // {degree})): accelerate's prepare raises "
+            "unless the model's tp size equals tp_size, refuses tp_size above 1 with pure replication "
+            "(dp_replicate_size), and needs sizes that multiply to the process count"
+            f"{rest}")
