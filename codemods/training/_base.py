@@ -304,6 +304,104 @@ def note_mesh_doubt(rule, node: cst.CSTNode) -> None:
         rule.todo(node, doubt)
 
 
+#: what Trainer needs of the arguments for a model sharded at load time (transformers 5 trainer.py raises "Resuming
+#: is not supported for models sharded at load time (DistributedConfig)" otherwise)
+CHECKPOINT_NEED = ("Trainer raises unless the parsed arguments set save_only_model=True or save_strategy=\"no\": "
+                   "pass --save_only_model true (or the config key save_only_model: true) where the run is launched; "
+                   "checkpoints then hold no optimizer/scheduler state")
+
+
+def trainer_arguments(ctx) -> str | None:
+    """Where the training arguments of this file's trainers come from: "built" when a trainer is given arguments
+    built in the file (``args = TrainingArguments(...)`` or inline; NM202 edits those), "parsed" when the file
+    parses training arguments (``HfArgumentParser`` / ``TrlParser``) and no trainer gets built ones, None when the
+    file shows neither (no training arguments in view: nothing to ask for)."""
+    from codemods._lib.parsed_args import ANY_ARGS_CLASSES, PARSE_METHODS
+
+    def find() -> str | None:
+        try:
+            tree = ast.parse(ctx.source)
+        except (SyntaxError, ValueError):
+            return None
+        plan = args_plan(ctx)
+        known = {name for _, name in plan.args_vars}
+        classes = {q.rsplit(".", 1)[-1] for q in [*ANY_ARGS_CLASSES, *project_args_subclasses(ctx)]}
+        built: set[str] = set()
+        parsed: set[str] = set()
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+                continue
+            names = {e.id for t in node.targets for e in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t])
+                     if isinstance(e, ast.Name)}
+            func = node.value.func
+            if isinstance(func, ast.Attribute) and func.attr in PARSE_METHODS:
+                parsed |= names & known
+            elif _callee(func) in classes:
+                built |= names
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and _callee(node.func).endswith("Trainer")):
+                continue
+            given = next((k.value for k in node.keywords if k.arg == "args"),
+                         node.args[1] if len(node.args) > 1 else None)
+            if (isinstance(given, ast.Name) and given.id in built) or (
+                    isinstance(given, ast.Call) and _callee(given.func) in classes):
+                return "built"
+        return "parsed" if parsed else None
+
+    return ctx.memo("training.trainer-arguments", find)
+
+
+def _above_one(value: str) -> bool:
+    text = value.strip("\"'")
+    return text.isdigit() and int(text) > 1
+
+
+def _callee(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def note_checkpoint_need(rule, load: cst.CSTNode, degree: cst.BaseExpression, built: bool | None = None) -> None:
+    """The one decision about checkpoints for a model load a rule (NM205, NM208) just gave a ``distributed_config``
+    of degree ``degree`` (not literally 1): Trainer.__init__ raises for a model sharded at load time unless the
+    arguments say ``save_only_model=True`` or ``save_strategy="no"``. Arguments built in the file (``built``, else
+    ``trainer_arguments``) get ``save_only_model`` from NM202 (its ``_checkpoint_constraint``, also for the
+    degree it moves into ``model_init_kwargs``): no todo here, unless NM202 does not run on the file. Parsed
+    arguments are not in the code: a todo on the load asks for the flag or config key, naming the launch lines and
+    configs of the project that give the script a degree above 1 (``codemods/_lib/zero_1.py``). A file that shows
+    no training arguments gets nothing."""
+    from codemods._lib.zero_1 import config_values, launch_values, script_paths
+
+    ctx = rule.ctx
+    where = ("built" if built else "parsed") if built is not None else trainer_arguments(ctx)
+    if where is None:
+        return
+    rules = ctx.options.rules
+    shown = source_of(degree)
+    literal = isinstance(literal_value(degree), int)
+    sharded = f"with tensor parallel degree {shown}" if literal else f"with {shown} above 1"
+    if where == "built":
+        if rules is None or "NM202" in rules:
+            return  # NM202 adds save_only_model to those arguments (or a todo on the one they pass)
+        rule.todo(load, f"{sharded} this model is sharded at load time and Trainer raises unless the training "
+                        "arguments built in this file say save_only_model=True or save_strategy=\"no\": add "
+                        "save_only_model=True to them (NM202, which does that, did not run); checkpoints then hold "
+                        "no optimizer/scheduler state")
+        return
+    project = ctx.options.project
+    paths = script_paths(project, ctx.path, ctx.source)
+    # the configs and launch lines that give the script a literal degree above 1: each needs the setting
+    asks: list[str] = []
+    for value, place in config_values(project, paths, ctx.source, "tensor_parallel_size"):
+        if _above_one(value):
+            asks.append(f"add save_only_model: true to {place.split(', the config ')[0].split(' in ', 1)[1]} "
+                        f"(tensor_parallel_size: {value.strip(chr(34) + chr(39))})")
+    for value, place in launch_values(project, paths, "tensor_parallel_size"):
+        if _above_one(value):
+            asks.append(f"add --save_only_model true beside {place}")
+    runs = f"; the project runs it with a degree above 1: {'; '.join(dict.fromkeys(asks))}" if asks else ""
+    rule.todo(load, f"{sharded} this model is sharded at load time and {CHECKPOINT_NEED}{runs}")
+
+
 def project_line(ctx) -> Line:
     return ctx.memo("optimum-neuron-line", lambda: optimum_line(ctx.options.project, ctx.path))
 

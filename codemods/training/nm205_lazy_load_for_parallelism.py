@@ -25,6 +25,13 @@ What it does:
   <the command>`` where T does not divide WORLD_SIZE (a plain ``python`` run got 1 // T = 0, which DistributedConfig
   rejects as "Parallelism sizes must be >= 1, got 0"; optimum-neuron failed there too: NxD needs a world size the
   degree divides).
+* Trainer raises for a model sharded at load time unless the arguments say ``save_only_model=True`` or
+  ``save_strategy="no"`` (transformers 5 trainer.py). NM208 decides it the same way (``note_checkpoint_need`` in
+  ``codemods/training/_base.py``): arguments built in the file get ``save_only_model`` from NM202; parsed ones
+  (``HfArgumentParser`` / ``TrlParser``, no trainer of the file given built ones) give the load a todo that asks
+  for ``--save_only_model true`` or the config key and names each config and launch line of the project that
+  gives the script a degree above 1 (``add save_only_model: true to configs/sft.yaml (tensor_parallel_size: 8)``);
+  a file that shows no training arguments (a loop of its own) gets none.
 * A model class transformers 5 cannot shard (no ``base_model_tp_plan`` in its config and no ``_tp_plan``, e.g. T5,
   BART, or ``AutoModelForSeq2SeqLM``, none of whose models has one: the generated ``TP_PLANLESS`` index) gets no
   config, since ``tp_size > 1`` raises "has no tp_plan" there, and a todo.
@@ -93,6 +100,7 @@ from codemods.training._base import (
     follow_moved_field,
     mesh_key,
     mesh_note,
+    note_checkpoint_need,
     note_mesh_doubt,
     planless_note,
     tp_planless,
@@ -208,6 +216,8 @@ class LazyLoadForParallelism(TracksScope, PythonRule):
                                  f"DistributedConfig(tp_size, {key}=WORLD_SIZE // tp_size){when} added; "
                                  + mesh_note(self.ctx))
             note_mesh_doubt(self, original)
+            # the arguments must allow checkpoints of a model sharded at load time: the decision NM208 makes too
+            note_checkpoint_need(self, original, tp)
             # the stack holds no degree of 1 (_NO_TP stands for it), so a config is built
             added = keyword_arg("distributed_config", cast(str, distributed_config_for(tp, key)))
             return set_args(updated, [*updated.args, added])

@@ -26,8 +26,12 @@ fields the stock arguments lack are handled as decided once per file by ``codemo
   RoBERTa, GPT-2 have none and raise "has no tp_plan"). A todo there
   says that with a degree above 1 the parsed arguments need ``--save_only_model true`` (or
   ``save_strategy="no"``): Trainer raises for a model sharded at load time whose optimizer state would be saved;
-  arguments built in the file with that degree get no such todo, since NM202 gives them ``save_only_model``
-  itself (or a todo on the ``save_only_model`` they already pass);
+  it names each config (``tensor_parallel_size: 8`` in ``configs/train.yaml``) and launch line of the project
+  that gives the script a degree above 1. Arguments built in the file with that degree get no such todo, since
+  NM202 gives them ``save_only_model`` itself (or a todo on the ``save_only_model`` they already pass); where
+  NM202 does not run, the todo asks for ``save_only_model=True`` on them. The same decision
+  (``note_checkpoint_need`` in ``codemods/training/_base.py``) is NM205's for the loads it carries out of
+  ``lazy_load_for_parallelism``;
 * reads on arguments built in the script with a literal degree take that literal (``trn_config`` of a degree-1
   run becomes ``None``: no mesh);
 * a stock field transformers 5 removed that only scripts ever read (``overwrite_output_dir``: the table
@@ -117,6 +121,7 @@ from codemods.training._base import (
     mesh_key,
     mesh_note,
     moved_value,
+    note_checkpoint_need,
     note_mesh_doubt,
     planless_note,
     project_args_subclasses,
@@ -154,6 +159,7 @@ class ParsedArgumentFields(TracksScope, PythonRule):
         self.loads: dict[cst.Call, str] = {}  # from_pretrained calls the Neuron trainer sharded -> the degree's source
         #: those whose degree comes from arguments built in the file: NM202 makes those arguments allow the
         #: checkpoint of a model sharded at load time (save_only_model), so no todo asks for the flag
+        #: (``note_checkpoint_need`` decides, also where NM202 does not run)
         self.built: set[cst.Call] = set()
         # NM202 drops a built tensor_parallel_size only when this rule runs on the file to carry it to the load:
         # a run without it (--ignore, or withdrawn by verification) keeps the keyword
@@ -167,8 +173,7 @@ class ParsedArgumentFields(TracksScope, PythonRule):
             degree = self.plan.loads.get(key)
             if degree is not None:
                 self.loads[node.value] = degree
-                rules = self.ctx.options.rules
-                if key in self.plan.built_loads and (rules is None or "NM202" in rules):
+                if key in self.plan.built_loads:
                     self.built.add(node.value)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
@@ -192,15 +197,10 @@ class ParsedArgumentFields(TracksScope, PythonRule):
                              f"{when}; "
                              + mesh_note(self.ctx) + ("" if self._planned(original) else f"; {TP_PLAN_NEEDED}"))
         note_mesh_doubt(self, original)
-        # the parsed arguments are not in the code: Trainer.__init__ raises for a model sharded at load time
-        # unless they say save_only_model=True or save_strategy="no" (transformers 5 trainer.py); arguments built in
-        # the file get save_only_model from NM202 (or its todo on a save_only_model they already give)
-        if original in self.built:
-            return set_args(updated, [*updated.args, keyword_arg("distributed_config", built)])
-        self.todo(original, f"with {degree} above 1 this model is sharded at load time and Trainer raises unless the "
-                            "parsed arguments set save_only_model=True or save_strategy=\"no\": pass --save_only_model "
-                            "true (or the config key) where the run is launched; checkpoints then hold no "
-                            "optimizer/scheduler state")
+        # Trainer.__init__ raises for a model sharded at load time unless the arguments allow its checkpoints: the
+        # one decision for every load given a distributed_config (NM205's too); this load's arguments are built in
+        # the file when its degree comes from them (plan.built_loads), parsed otherwise
+        note_checkpoint_need(self, original, tp, built=original in self.built)
         return set_args(updated, [*updated.args, keyword_arg("distributed_config", built)])
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
