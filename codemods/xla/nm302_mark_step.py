@@ -24,6 +24,9 @@ What it does:
   own, a last ``elif``, or a first arm whose ``elif`` excludes it (``== "xla"`` / ``elif ... == "cuda"`` on the
   same value: the ``elif`` becomes the ``if``); the todos other rules left on its test go with it. Elsewhere
   (an ``else`` after it, an ``elif`` that does not exclude it) it stays as ``pass``.
+* An ``else:`` block (of an ``if``, ``for`` or ``while``) whose only statements were step boundaries
+  (``else: xm.mark_step()`` after the accumulation branch) goes instead of staying as ``else: pass``, unless a
+  comment sits on it or the ``if`` test calls something (``is_torch_xla_available()``: NM317 decides that one).
 * A step boundary on a line of several statements (``optimizer.step(); xm.mark_step()``) is judged the same
   way: it goes (or becomes the synchronize where the clock is read next, later on the line or on the next
   statement), its siblings stay on the line, and the line goes when nothing else is on it. ``if c: a();
@@ -70,13 +73,16 @@ References:
 
 from __future__ import annotations
 
-from typing import Sequence, cast
+from typing import Sequence, TypeVar, cast
 
 import libcst as cst
 
 from codemods._lib.cst import Import
 from codemods.xla._base import XM, Safety, XlaRule, names
 from migrate import cstwalk
+
+_Else = TypeVar("_Else", cst.If, cst.For, cst.While)  # a statement with an ``else:`` block
+_CODE = cst.Module(body=[])
 
 STEP = names((XM, ["mark_step", "optimization_barrier_", "unlazy"]), ("torch_xla", ["sync"]))
 WAIT = names((XM, ["wait_device_ops"]))
@@ -183,14 +189,14 @@ class MarkStep(XlaRule):
 
     def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
         self._loops.pop()
-        return updated
+        return self._without_emptied_else(original, updated)
 
     def visit_While(self, node: cst.While) -> None:
         self._loops.append(node)
 
     def leave_While(self, original: cst.While, updated: cst.While) -> cst.While:
         self._loops.pop()
-        return updated
+        return self._without_emptied_else(original, updated)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scopes.append(node)
@@ -335,6 +341,10 @@ class MarkStep(XlaRule):
         if id(original) in self._sync_into and isinstance(updated.body, cst.IndentedBlock):
             updated = updated.with_changes(body=updated.body.with_changes(
                 body=[self.statement(SYNCHRONIZE, Import("torch")), *updated.body.body]))
+        if not cstwalk.find(original.test, lambda n: isinstance(n, SIDE_EFFECTS)):
+            # a test that calls something may be another rule's guard (NM317's is_torch_xla_available(), whose
+            # else is its XLA side): that else stays for it
+            updated = self._without_emptied_else(original, updated)
         if id(original) not in self._elifs and self._emptied_arm(original, updated):
             if updated.orelse is None:
                 self._drop_notes(original)
@@ -348,6 +358,21 @@ class MarkStep(XlaRule):
             self._drop_notes(original.orelse)
             return updated.with_changes(orelse=None)
         return updated
+
+    def _without_emptied_else(self, original: _Else, updated: _Else) -> _Else:
+        """``updated`` without its ``else:`` when this rule removed every statement of it (``else: xm.mark_step()``,
+        now ``else: pass``) and the block holds no comment: an ``else`` that does nothing goes."""
+        before, after = original.orelse, updated.orelse
+        if not (isinstance(before, cst.Else) and isinstance(after, cst.Else) and isinstance(before.body, cst.IndentedBlock)
+                and isinstance(after.body, cst.IndentedBlock) and before.body.body):
+            return updated
+        emptied = (all(isinstance(statement, cst.SimpleStatementLine) and id(statement) not in self._before_clock
+                       and all(self.small_call(small, STEP) is not None for small in statement.body)
+                       for statement in before.body.body)
+                   and len(after.body.body) == 1 and isinstance(after.body.body[0], cst.SimpleStatementLine)
+                   and all(isinstance(small, cst.Pass) for small in after.body.body[0].body)
+                   and "#" not in _CODE.code_for_node(before) + _CODE.code_for_node(after))  # a comment stays
+        return updated.with_changes(orelse=None) if emptied else updated
 
     def _emptied_arm(self, original: cst.If, updated: cst.If) -> bool:
         """This rule removed every statement of the arm (now ``pass``), and its test has no side effects."""

@@ -7,6 +7,8 @@ What it does:
   barrier; the other statements stay.
 * A one-line block holding only the rendezvous (``if not master: xm.rendezvous("download")``, the master-first
   download idiom) becomes an indented block with the same guarded barrier.
+* A rendezvous right after the same guarded barrier (``xm.save`` ported with its barrier, by NM307, then
+  ``xm.rendezvous("done")``) adds none: the barrier before it already waits for every process.
 * ``xm.rendezvous`` returns the payloads of every replica: when its value is used the rule leaves a ``todo``
   pointing to ``dist.all_gather_object``.
 
@@ -39,6 +41,8 @@ from codemods._lib.cst import Import
 from codemods.xla._base import XM, Safety, XlaRule, names
 
 RENDEZVOUS = names((XM, ["rendezvous"]))
+BARRIER = "if dist.is_initialized():\n    dist.barrier()\n"
+_CODE = cst.Module(body=[])
 DIST = Import("torch.distributed", alias="dist")
 
 
@@ -49,6 +53,10 @@ class Rendezvous(XlaRule):
     name = "rendezvous"
     safety = Safety.SAFE
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._made: dict[int, cst.Call] = {}  # id of a barrier statement this rule made -> the rendezvous call
+
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
         if len(original.body) > 1:
             return self.split_statements(original, updated)
@@ -56,7 +64,34 @@ class Rendezvous(XlaRule):
         if call is None:
             return updated
         self.fixed(call, "xm.rendezvous -> dist.barrier()")
-        return self.replace_line(original, updated, self.statement("if dist.is_initialized():\n    dist.barrier()\n", DIST))
+        made = self.replace_line(original, updated, self.statement(BARRIER, DIST))
+        self._made[id(made)] = call
+        return made
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        body = self._merged(updated.body)
+        return updated if body is None else updated.with_changes(body=body)
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        body = self._merged(updated.body)
+        return updated if body is None else updated.with_changes(body=body)
+
+    def _merged(self, body) -> list | None:
+        """``body`` without the barriers this rule made right after the same guarded barrier (``xm.save`` ported with
+        its barrier, then ``xm.rendezvous("done")``): the first already waits for every process. None: no change."""
+        kept: list = []
+        for statement in body:
+            call = self._made.get(id(statement))
+            previous = kept[-1] if kept else None
+            if call is not None and previous is not None and not statement.leading_lines \
+                    and _CODE.code_for_node(previous.with_changes(leading_lines=())) == BARRIER:
+                for finding in self.ctx.findings:
+                    if finding.node is call and finding.rule == self.id:
+                        finding.message = ("xm.rendezvous removed: the guarded dist.barrier() right before it (from the "
+                                           "line above) already waits for every process")
+                continue
+            kept.append(statement)
+        return kept if len(kept) != len(body) else None
 
     def small_statement(self, line: cst.SimpleStatementLine, index: int, small: cst.BaseSmallStatement):
         """``save(); xm.rendezvous("saved")``: the line is split around the barrier."""

@@ -204,3 +204,52 @@ def test_the_synchronize_stays_before_the_if_where_a_read_after_the_loop_relies_
         "NM302",
     )
     assert "        model(batch)\n        " + SYNC.format(pad="        ") + "        if step == 2:" in result.text
+
+
+def test_an_else_left_with_only_step_boundaries_goes() -> None:
+    result = migrate(
+        """
+        import torch_xla.core.xla_model as xm
+
+        def train(model, batches, optimizer, accum):
+            for micro, batch in enumerate(batches):
+                model(batch).backward()
+                if micro % accum == 0:
+                    optimizer.step()
+                else:
+                    xm.mark_step()
+            else:
+                xm.mark_step()
+                xm.mark_step()
+            while False:
+                pass
+            else:
+                xm.mark_step()
+        """,
+        "NM302",
+    )
+    assert "else" not in result.text and "pass" not in result.text.split("while False:")[0]
+    assert "            optimizer.step()\n    while False:\n        pass\n" in result.text
+    assert findings(result, "NM302") == {(9, "fixed"), (11, "fixed"), (12, "fixed"), (16, "fixed")}
+
+
+def test_an_else_that_keeps_other_work_or_a_comment_stays() -> None:
+    result = migrate(
+        """
+        import torch_xla.core.xla_model as xm
+
+        def step(optimizer, micro, accum):
+            if micro % accum == 0:
+                optimizer.step()
+            else:  # accumulate: the graph is cut here
+                xm.mark_step()
+            if micro:
+                optimizer.zero_grad()
+            else:
+                xm.mark_step()
+                print("accumulating")
+        """,
+        "NM302",
+    )
+    assert "    else:  # accumulate: the graph is cut here\n        pass\n" in result.text
+    assert "    else:\n        print(\"accumulating\")\n" in result.text

@@ -32,3 +32,43 @@ def test_a_barrier_already_native_is_left_alone() -> None:
         """,
         "NM306",
     )
+
+
+def test_a_rendezvous_right_after_a_ported_save_adds_no_second_barrier() -> None:
+    result = migrate(
+        """
+        import torch_xla.core.xla_model as xm
+
+        def finish(model, path):
+            xm.save(model.state_dict(), path)
+            xm.rendezvous("done")
+            xm.rendezvous("again")
+
+
+        xm.save({"step": 1}, "last.pt")
+        xm.rendezvous("saved")
+        """,
+        "NM306", family="NM3",
+    )
+    assert result.text.count("dist.barrier()") == 2  # one after each save: the rendezvous add none
+    assert "rendezvous" not in result.text
+    merged = [f for f in result.findings if f.rule == "NM306"]
+    assert [f.line for f in merged] == [5, 6, 10]
+    assert all("already waits for every process" in f.message for f in merged)
+
+
+def test_a_rendezvous_after_other_work_keeps_its_barrier() -> None:
+    result = migrate(
+        """
+        import torch_xla.core.xla_model as xm
+
+        def finish(model, path):
+            xm.save(model.state_dict(), path)
+            print("saved")
+            # every replica waits here
+            xm.rendezvous("done")
+        """,
+        "NM306", family="NM3",
+    )
+    assert result.text.count("dist.barrier()") == 2
+    assert "    # every replica waits here\n    if dist.is_initialized():\n        dist.barrier()\n" in result.text
