@@ -23,7 +23,11 @@ The file keeps its layout and comments: lines are edited as text (a JSON member 
 line gets a todo instead). Configs of other types (``MULTI_GPU``, ``FSDP``, ``DEEPSPEED`` ...) and YAML files whose
 ``distributed_type`` is nested (not an accelerate config) are left as they are. Where a script that ``accelerate
 launch`` runs in this project stays on torch_xla as a whole (XLA FSDP, xser, NxD: see NM318), the config stays on
-``XLA`` with a todo: that script still needs the XLA launcher.
+``XLA`` with a todo: that script still needs the XLA launcher. So it does where such a script stays on optimum-neuron
+after this run (it still imports optimum.neuron once migrated: ``kept_on_optimum``, the fact NM401-NM405 keep a
+launcher's settings on and NM501 holds the requirements on): it still runs on torch_xla, with the accelerate pinned
+beside optimum-neuron, which may not know ``MULTI_NEURON`` (accelerate 0.29.2 raises ``ValueError: 'MULTI_NEURON'
+is not a valid DistributedType`` at config load); the todo says to move the config with the script.
 
 Why:
 
@@ -67,7 +71,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from codemods._lib.launch_targets import STAYS_ON_XLA, stays_on_xla
+from codemods._lib.launch_targets import OPTIMUM_NEURON_CODE, STAYS_ON_XLA, kept_on_optimum, stays_on_xla
 from codemods._tables.project_markers import MARKERS
 from codemods.launch._base import OFF_VALUES, LaunchRule, as_step
 from codemods.launch.nm407_torchrun_nproc import TRN1_CORES, mentions_trn1
@@ -103,6 +107,12 @@ NPROC_TODO = ("num_processes: {value} looks like a trn1 NeuronCore count; TorchN
 KEPT_TODO = ("distributed_type: {old} was left as it is: accelerate launch runs {script} here, which neuron-migrate "
              "left on torch_xla as a whole (it keeps {labels}), and that script needs the XLA launcher; once it runs on "
              "TorchNeuron, set distributed_type: MULTI_NEURON (NO for one process) and remove {keys}")
+KEPT_OPTIMUM_TODO = ("distributed_type: {old} was left as it is: accelerate launch runs {script} here, which stays on "
+                     "optimum-neuron after this run (see its findings), so it still runs on the old stack: the XLA "
+                     "launcher, and the accelerate pinned beside optimum-neuron, which may not know MULTI_NEURON "
+                     "(accelerate 0.29.2's DistributedType has none: loading the config raises ValueError); once that "
+                     "script is ported and the requirements move to the TorchNeuron stack, set distributed_type: "
+                     "MULTI_NEURON (NO for one process) and remove {keys}, or run neuron-migrate again")
 MEMBER_TODO = "{key} was left as it is: its JSON member does not stand on a line of its own; edit it by hand: {message}"
 
 _YAML_KEY = re.compile(r"^([\"']?)([A-Za-z_][\w-]*)\1(\s*:)(?:(\s*)(.*?))?\s*$")
@@ -129,12 +139,18 @@ ACCELERATE_SCRIPTS = ProjectFact(
     ("accelerate launch", "accelerate.commands.launch"), accelerate_scripts)
 
 
-def kept_script(project: ProjectFacts) -> tuple[str, tuple[str, ...]] | None:
-    """(path, labels) of a project script that ``accelerate launch`` runs and that stays on torch_xla as a whole."""
+def kept_script(project: ProjectFacts, options=None) -> tuple[str, str, tuple[str, ...]] | None:
+    """(path, why, labels) of a project script that ``accelerate launch`` runs and that stays on the old stack after
+    this run: on torch_xla as a whole (why "xla", ``stays_on_xla``'s labels), or on optimum-neuron (why "optimum":
+    it still imports optimum.neuron once migrated the way the run migrates it, ``kept_on_optimum``, the fact the
+    other launch rules NM401-NM405 and the requirements rules hold their settings on). ``options``: the run's."""
     launched = {name for names in project.of(ACCELERATE_SCRIPTS.name).values() for name in names}
     for path in sorted(project.of(STAYS_ON_XLA.name)):
         if posixpath.basename(path) in launched and (labels := stays_on_xla(project, path)):
-            return path, labels
+            return path, "xla", labels
+    for path in sorted(project.of(OPTIMUM_NEURON_CODE.name)):
+        if path.endswith(".py") and posixpath.basename(path) in launched and kept_on_optimum(options, path):
+            return path, "optimum", ()
     return None
 
 
@@ -259,7 +275,7 @@ class AccelerateXlaConfig(LaunchRule):
     markers = MARKERS
     kinds = frozenset({FileKind.YAML, FileKind.JSON})
     triggers = ("distributed_type",)
-    facts = (ACCELERATE_SCRIPTS, STAYS_ON_XLA, XSER_LOADS)
+    facts = (ACCELERATE_SCRIPTS, STAYS_ON_XLA, XSER_LOADS, OPTIMUM_NEURON_CODE)
 
     def apply(self, doc: TextDocument) -> None:
         if doc.kind is FileKind.JSON:
@@ -278,10 +294,12 @@ class AccelerateXlaConfig(LaunchRule):
         first = next(iter(doc))
         kind_member = members.get("distributed_type")
         present = [key for key in (*TPU_KEYS, "downcast_bf16") if key in data]
-        if (kept := kept_script(self.ctx.options.project)) is not None:
-            path, labels = kept
-            self.todo(kind_member.lines[0] if kind_member else first, KEPT_TODO.format(
-                old=old, script=path, labels=", ".join(labels), keys=", ".join(present) or "nothing else"))
+        if (kept := kept_script(self.ctx.options.project, self.ctx.options)) is not None:
+            path, why, labels = kept
+            keys = ", ".join(present) or "nothing else"
+            message = (KEPT_TODO.format(old=old, script=path, labels=", ".join(labels), keys=keys) if why == "xla"
+                       else KEPT_OPTIMUM_TODO.format(old=old, script=path, keys=keys))
+            self.todo(kind_member.lines[0] if kind_member else first, message)
             return
         count = str(data.get("num_processes", "")).strip()
         new = "NO" if count.isdigit() and int(count) == 1 else NEURON_TYPE

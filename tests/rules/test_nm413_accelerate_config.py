@@ -13,6 +13,7 @@ import yaml
 
 from codemods.launch.nm413_accelerate_config import DOWNCAST_ON, NPROC_TODO
 from migrate.filekinds import FileKind
+from migrate.testing import apply_rules
 from tests.rules.case import findings, migrate, unchanged
 
 TRN1 = """\
@@ -166,6 +167,31 @@ def test_config_stays_on_xla_while_a_script_it_launches_stays_on_torch_xla() -> 
     # the same script started by torchrun, not by accelerate launch: the config is edited
     project["Makefile"] = "train:\n\ttorchrun --nproc_per_node 2 train.py\n"
     assert _yaml(TRN1, project=project).text == textwrap.dedent(TRN1_AFTER)
+
+
+def test_config_stays_on_xla_while_a_script_it_launches_stays_on_optimum_neuron() -> None:
+    """rt5I 2: the script stays on optimum-neuron after the run (an optimum.neuron use no rule ports), so NM501 holds
+    the requirements on the accelerate pinned beside it, whose DistributedType has no MULTI_NEURON: the config stays
+    on XLA with a todo, as NM401-NM405 keep that script's launcher settings."""
+    script = ("from optimum.neuron import NeuronAccelerator\n"
+              "from optimum.neuron.accelerate.utils import ModelParallelismPlugin\n\n"
+              "plugin = ModelParallelismPlugin(tensor_parallel_size=2)\n"
+              "accelerator = NeuronAccelerator(mp_plugin=plugin)\n"
+              "print(plugin.tensor_parallel_size)\n")
+    project = {"train.py": script,
+               "Makefile": "train:\n\taccelerate launch --config_file $(CONFIG) train.py --lr 1\n"}
+    result = apply_rules(textwrap.dedent(TRN1), FileKind.YAML, select=["NM2", "NM4", "NM7"],
+                         path="accelerate_config.yaml", project=project)
+    [todo] = [finding for finding in result.findings if finding.rule == "NM413"]
+    assert todo.line == 4 and todo.severity.value == "todo"
+    assert todo.message.startswith("distributed_type: XLA was left as it is: accelerate launch runs train.py here, "
+                                   "which stays on optimum-neuron after this run")
+    assert "distributed_type: XLA" in result.text and "MULTI_NEURON\n" not in result.text
+    # once the run ports the script (nothing else reads the plugin: it goes with the keyword), the config moves
+    project["train.py"] = script.replace("print(plugin.tensor_parallel_size)\n", "")
+    moved = apply_rules(textwrap.dedent(TRN1), FileKind.YAML, select=["NM2", "NM4", "NM7"],
+                        path="accelerate_config.yaml", project=project)
+    assert "distributed_type: MULTI_NEURON" in moved.text
 
 
 @pytest.mark.parametrize("source", [
