@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
@@ -495,21 +496,109 @@ _PIP_INSTALL = re.compile(r"\bpip(?:3(?:\.\d+)?)?\s+install\b([^\n;&|]*)")
 _PIP_FILE = re.compile(r"(?:^|\s)(?:-r|--requirement|-c|--constraint)(?:[ \t]*=[ \t]*|[ \t]+)([^\s;&|#'\"\\]+)")
 
 
-def pip_install_sets(text: str) -> tuple[tuple[str, ...], ...] | None:
-    """Project fact: the requirements files each ``pip install`` command of a script, Dockerfile, workflow or
-    notebook reads together (two or more: ``pip install -r requirements.txt -c constraints.txt``), as written.
-    pip resolves them in one install, so they are one install set (``ProjectDeps.install_set``). Commented-out
-    commands and names holding a variable do not count."""
-    found = []
-    for line in text.replace("\\\n", " ").splitlines():
-        if line.lstrip().startswith("#"):
+def pip_install_sets(text: str) -> dict | None:
+    """Project fact: what the ``pip install`` commands of a script, Dockerfile, workflow or notebook install
+    together, as written. ``sets``: the requirements files each command reads together (two or more: ``pip install
+    -r requirements.txt -c constraints.txt``; pip resolves them in one install). ``contexts``: per install context
+    that reads a requirements file (a Dockerfile stage, from its ``FROM``; a workflow job; the whole of a shell
+    script, manifest or notebook), its kind (``stage``, ``job``, ``script``, ``notebook``) and, per ``pip install``
+    command, (requirements files, package specifiers): every command of one context installs into one
+    environment (``pip install optimum-neuron==0.0.24 && pip install -r requirements.txt``, or separate ``RUN``
+    lines of one stage), so they are one install set too (``ProjectDeps.install_set``; rt5H D2). ``text``: the
+    file's text when a command of such a context names a package of the Neuron stack or torch-xla (whether the
+    file keeps it, decided as NM505 decides it, holds the requirements files of its context: ``Planner.held_with``).
+    Commented-out commands and names holding a variable do not count."""
+    sets = []
+    contexts = []
+    held = False
+    for unit, lines in _install_contexts(text):
+        commands = []
+        for line in lines:
+            if line.lstrip().startswith("#"):
+                continue
+            for match in _PIP_INSTALL.finditer(line):
+                names = tuple(dict.fromkeys(name for name in _PIP_FILE.findall(match.group(1))
+                                            if "$" not in name and "://" not in name and "{" not in name))
+                if len(names) > 1:
+                    sets.append(names)
+                specs = _pip_specs(match.group(1))
+                if names or specs:
+                    commands.append((names, specs))
+        if sum(len(names) + bool(specs) for names, specs in commands) < 2 or not any(names for names, _ in commands):
             continue
-        for match in _PIP_INSTALL.finditer(line):
-            names = tuple(dict.fromkeys(name for name in _PIP_FILE.findall(match.group(1))
-                                        if "$" not in name and "://" not in name and "{" not in name))
-            if len(names) > 1:
-                found.append(names)
-    return tuple(found) or None
+        contexts.append((unit, tuple(commands)))
+        held = held or any(names_neuron_package(parsed) or parsed.name == "torch-xla"
+                           for _, specs in commands for parsed in map(parse, specs) if parsed is not None)
+    if not sets and not contexts:
+        return None
+    found: dict = {"sets": tuple(sets), "contexts": tuple(contexts)}
+    if held:
+        found["text"] = text
+    return found
+
+
+#: a Dockerfile stage's first line (``FROM image [AS name]``: a whole line, so Python's ``from x import y`` is none)
+_STAGE = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*\S+(?:\s+AS\s+\S+)?\s*$", re.I)
+_JOBS_KEY = re.compile(r"^jobs:\s*(?:#.*)?$")
+_JOB_KEY = re.compile(r"^(\s+)[\w.-]+\s*:")
+
+
+def _install_contexts(text: str) -> list[tuple[str, list[str]]]:
+    """The install contexts of a file, each (kind, its logical lines, continuation lines joined): the stages of a
+    Dockerfile, the jobs of a workflow, else the whole file (a shell script, a manifest; a notebook's code cells,
+    one kernel)."""
+    cells = code_cells(text) if text.lstrip().startswith("{") else None
+    if cells is not None:
+        return [("notebook", [line for cell in cells for line in cell.replace("\\\n", " ").splitlines()])]
+    logical = text.replace("\\\n", " ").splitlines()
+    stages = [index for index, line in enumerate(logical) if _STAGE.match(line)]
+    if stages:
+        return [("stage", logical[start:end]) for start, end in zip(stages, [*stages[1:], len(logical)])]
+    jobs = next((index for index, line in enumerate(logical) if _JOBS_KEY.match(line)), None)
+    if jobs is None:
+        return [("script", logical)]
+    starts, indent = [], None
+    for index in range(jobs + 1, len(logical)):
+        line = logical[index]
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        width = len(line) - len(line.lstrip())
+        if width == 0:
+            break
+        indent = width if indent is None else indent
+        if width == indent and _JOB_KEY.match(line):
+            starts.append(index)
+    return [("job", logical[start:end]) for start, end in zip(starts, [*starts[1:], len(logical)])] \
+        or [("script", logical)]
+
+
+#: ``pip install`` options that take a value (the next word, or ``--option=value``)
+_PIP_VALUE_OPTIONS = frozenset({
+    "-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f", "--find-links",
+    "--target", "-t", "--prefix", "--root", "--platform", "--python-version", "--implementation", "--abi",
+    "--trusted-host", "--cache-dir", "--src", "--upgrade-strategy", "--progress-bar", "--log", "--proxy",
+    "--retries", "--timeout", "--python", "--index", "--default-index", "--only-binary", "--no-binary", "-e",
+    "--editable"})
+
+
+def _pip_specs(arguments: str) -> tuple[str, ...]:
+    """The package specifiers that the arguments of one ``pip install`` name (``optimum-neuron==0.0.24``,
+    ``"torch==2.1.*"``): options and their values (``-r F``, ``--extra-index-url URL``, ``-e PATH``), paths,
+    URLs and words holding a variable are none."""
+    found, skip = [], False
+    for word in arguments.split():
+        word = word.strip("'\"")
+        if skip:
+            skip = False
+            continue
+        if word.startswith("-"):
+            skip = word in _PIP_VALUE_OPTIONS
+            continue
+        if not word or any(mark in word for mark in ("$", "{", "/", "://")) or word.startswith("."):
+            continue
+        if parse(word) is not None:
+            found.append(word)
+    return tuple(found)
 
 
 #: a requirements file named for another accelerator: ``requirements-gpu.txt``, ``requirements_cuda.txt``,
@@ -583,6 +672,12 @@ class ProjectDeps:
     neuron_sets: dict[str, str] = field(default_factory=dict)
     #: the requirements files one ``pip install`` command reads together (project paths) -> the file running it
     installed_together: tuple[tuple[tuple[str, ...], str], ...] = ()
+    #: per install context (a Dockerfile stage, a workflow job, a script) that reads a requirements file: the
+    #: requirements files its commands read (project paths), the file, the context's kind, and the package
+    #: specifiers of each command naming some (``pip_install_sets``)
+    installed_beside: tuple[tuple[tuple[str, ...], str, str, tuple[tuple[str, ...], ...]], ...] = ()
+    #: the text of a file whose install context names a package of the Neuron stack or torch-xla (``held_with``)
+    install_texts: dict[str, str] = field(default_factory=dict)
 
     #: the Python files notebooks write: notebook -> project path -> (modules, kept, imports the stack)
     written: dict[str, dict[str, tuple]] = field(default_factory=dict)
@@ -617,10 +712,14 @@ class ProjectDeps:
         sets = {path: (tuple(posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
                              for name in value["includes"]), bool(value["repository"]))
                 for path, value in options.project.of("deps.requirement-set").items()}
+        installs = sorted(options.project.of("deps.pip-install-sets").items())
         together = tuple((tuple(dict.fromkeys(_project_path(options.project.files, path, name) for name in names)),
                           path)
-                         for path, groups in sorted(options.project.of("deps.pip-install-sets").items())
-                         for names in groups)
+                         for path, value in installs for names in value["sets"])
+        beside = tuple((tuple(dict.fromkeys(_project_path(options.project.files, path, name)
+                                            for names, _ in commands for name in names)),
+                        path, unit, tuple(specs for _, specs in commands if specs))
+                       for path, value in installs for unit, commands in value["contexts"])
         base = cls(options.neuron_project, mentions=dict(options.project.of("deps.mentions")),
                    cli=dict(options.project.of("deps.optimum-cli")),
                    writers={key: tuple(sorted(set(found))) for key, found in writers.items()}, inf1_notebooks=inf1,
@@ -632,7 +731,9 @@ class ProjectDeps:
                                         options.project.of("deps.requirement-set").items() if "text" in value},
                    neuron_sets={path: value["neuron_text"] for path, value in
                                 options.project.of("deps.requirement-set").items() if "neuron_text" in value},
-                   installed_together=together, stack_code=dict(options.project.of("deps.old-stack")),
+                   installed_together=together, installed_beside=beside,
+                   install_texts={path: value["text"] for path, value in installs if "text" in value},
+                   stack_code=dict(options.project.of("deps.old-stack")),
                    listed={path: (tuple(value.get("names", ())),
                                   tuple(posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
                                         for name in value.get("requires", ())))
@@ -693,6 +794,7 @@ class ProjectDeps:
             linked = set(self.requirement_sets.get(current, ((), False))[0])
             linked |= {name for name, (includes, _) in self.requirement_sets.items() if current in includes}
             linked |= {name for names, _ in self.installed_together if current in names for name in names}
+            linked |= {name for names, _, _, _ in self.installed_beside if current in names for name in names}
             for name in sorted(linked - reached):
                 reached.add(name)
                 todo.append(name)
@@ -711,23 +813,31 @@ class ProjectDeps:
                     found |= set(self.listed.get(included, ((), ()))[0])
         return found
 
-    def relation(self, path: str, other: str) -> tuple[str, str | None]:
-        """How the requirements file ``other`` joins the install of ``path`` (for a todo), and the file both
-        include when that is all that joins them (None when pip reads both in one install). Two files that only
-        include the same file (tox.ini and requirements/neuron.txt both ``-r requirements/base.txt``) are not read
-        together: each is installed with that file, which is held with ``other`` (final4-E 6)."""
+    def relation(self, path: str, other: str) -> tuple[str, str]:
+        """How the requirements file ``other`` joins the install of ``path``, and why that ties them (for a todo).
+        Two files that only include the same file (tox.ini and requirements/neuron.txt both ``-r
+        requirements/base.txt``) are not read together: each is installed with that file, which is held with
+        ``other`` (final4-E 6). Two files that separate ``pip install`` commands of one Dockerfile stage, workflow
+        job or script install are not read together either, but they go into one environment (rt5H D2)."""
+        together = "pip reads both in one install"
         if path in self.requirement_sets.get(other, ((), False))[0]:
-            return f"{other} includes this file", None
+            return f"{other} includes this file", together
         if other in self.requirement_sets.get(path, ((), False))[0]:
-            return f"this file includes {other}", None
+            return f"this file includes {other}", together
         command = next((where for names, where in self.installed_together if path in names and other in names), None)
         if command is not None:
-            return f"a pip install command in {command} installs {other} with this file", None
+            return f"a pip install command in {command} installs {other} with this file", together
+        context = next(((where, unit) for names, where, unit, _ in self.installed_beside
+                        if path in names and other in names), None)
+        if context is not None:
+            return (f"the pip install commands of one {context[1]} of {context[0]} install {other} and this file",
+                    "pip installs both into one environment")
         mine, theirs = self._included_from(path), self._included_from(other)
         shared = sorted(mine & theirs)
         if other not in mine and path not in theirs and shared:
-            return f"this file and {other} both include {shared[0]}, which is held with {other}", shared[0]
-        return f"{other} is installed with this file through their -r / -c includes", None
+            return (f"this file and {other} both include {shared[0]}, which is held with {other}",
+                    f"pip installs this file with {shared[0]}")
+        return f"{other} is installed with this file through their -r / -c includes", together
 
     def _included_from(self, path: str) -> set[str]:
         """The requirements files ``path`` includes with ``-r`` / ``-c``, at any depth."""
@@ -794,7 +904,12 @@ def served_folder(path: str) -> str:
     ``path`` installs for: its own folder and below (one sample of a samples repository); for a file in a
     ``requirements/`` (or other ``DEPS_FOLDERS``) folder, the folder above it (the project, for one at the root:
     rt4E's ``requirements/neuron.txt`` served no code at all, so the optimum-neuron that ``src/train.py`` still
-    imports was removed); at the root, the whole project."""
+    imports was removed); at the root, the whole project. A CI workflow (``.github/workflows/ci.yml``) runs in a
+    checkout of its repository: it serves the folder above ``.github/`` (rt5H D2: a workflow's ``pip install
+    optimum-neuron`` was replaced although the repository's app/main.py still imported optimum.neuron)."""
+    if "/.github/" in f"/{path}":
+        root = f"/{path}".rsplit("/.github/", 1)[0].lstrip("/")
+        return root + "/" if root else ""
     folder = PurePosixPath(path).parent
     while folder.name.lower() in DEPS_FOLDERS:
         folder = folder.parent
@@ -1037,25 +1152,57 @@ class Planner:
         """One install set takes one decision (rt3A glue-trn: requirements.txt keeps optimum-neuron[neuronx]==0.0.25
         for run_glue.py, and the constraints.txt it includes with ``-c`` moved to torch 2.14 / transformers 5: pip
         reads both and cannot resolve them). When a requirements file of this file's install set
-        (``ProjectDeps.install_set``: the files it includes with ``-r`` / ``-c``, those that include it, and theirs
-        in turn) keeps its optimum-neuron, decided the way that file's own migration decides it (from facts that
-        read the same before and after the run), this file holds the old stack too. A file whose optimum-neuron
-        line is migrated holds nothing: the set moves together, as before."""
+        (``ProjectDeps.install_set``: the files it includes with ``-r`` / ``-c``, those that include it, those the
+        ``pip install`` commands of one Dockerfile stage / workflow job / script install with it, and theirs in
+        turn) keeps its optimum-neuron, decided the way that file's own migration decides it (from facts that read
+        the same before and after the run), this file holds the old stack too; so does a ``pip install`` command of
+        such a context that keeps the package it names, decided as NM505 decides it (rt5H D2: ``RUN pip install
+        optimum-neuron==0.0.24 && pip install -r requirements.txt`` for an app/main.py that still imports
+        optimum.neuron: requirements.txt's ``transformers==4.43.2`` was moved to ``>=5.24``, which optimum-neuron
+        0.0.24's ``transformers==4.41.1`` does not admit). A file whose optimum-neuron line is migrated holds
+        nothing: the set moves together, as before."""
         assert self.path is not None
-        for name in self.project.install_set(self.path):
+        members = self.project.install_set(self.path)
+        if self.held_by_files(members, options, lambda name: self.project.relation(self.path or "", name)):
+            return
+        reached = {self.path, *members}
+        for names, where, unit, commands in self.project.installed_beside:
+            text = self.project.install_texts.get(where)
+            if text is None or not reached & set(names):
+                continue
+            for specs in commands:
+                other = Planner.for_specs(list(specs), " ".join(specs), options, where, text, follow_includes=False)
+                if not (other.hold_everything and other.hold):
+                    continue
+                command = f"`pip install {' '.join(specs)}`"
+                installed = "this file" if self.path in names else \
+                    f"{_files(tuple(sorted(reached & set(names))))}, of this file's install set,"
+                self.hold = (f"{where}'s {other.hold} ({where} installs {installed} in the same {unit} as {command}: "
+                             "pip installs both into one environment, and the TorchNeuron pins do not resolve beside "
+                             "the stack kept there)")
+                self.hold_subject = f"the {command} of {where}"
+                self.hold_everything = True
+                return
+
+    def held_by_files(self, names: tuple[str, ...], options: RuleOptions,
+                      relation: Callable[[str], tuple[str, str]]) -> bool:
+        """Hold the old stack when a requirements file of ``names`` keeps its optimum-neuron, decided the way that
+        file's own migration decides it; ``relation``: how that file joins this install, and why that ties them
+        (for the todo). Whether it held."""
+        for name in names:
             text = self.project.optimum_neuron_sets.get(name)
             if text is None:
                 continue
             specs = [line.split(" #")[0] for line in text.splitlines()]
             other = Planner.for_specs(specs, text, options, name, follow_includes=False)
             if other.hold_everything and other.hold:
-                relation, shared = self.project.relation(self.path, name)
-                why = "pip reads both in one install" if shared is None else f"pip installs this file with {shared}"
-                self.hold = (f"{name}'s {other.hold} ({relation}: {why}, and the TorchNeuron pins do not resolve "
+                how, why = relation(name)
+                self.hold = (f"{name}'s {other.hold} ({how}: {why}, and the TorchNeuron pins do not resolve "
                              "beside the stack kept there)")
                 self.hold_subject = f"the optimum-neuron line of {name}"
                 self.hold_everything = True
-                return
+                return True
+        return False
 
     def other_accelerator_todo(self, parsed_specs: list[Parsed], word: str, sibling: str) -> str | None:
         """The todo of another accelerator's requirement set, or None when nothing asks for one: no pin the plan

@@ -46,13 +46,20 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
 * one install set takes one decision: when a requirements file keeps its optimum-neuron (any of the reasons
   above), every file of its install set (those it includes with ``-r`` / ``-c``, those that include it, those
   that one ``pip install`` command reads with it, ``pip install -r requirements.txt -c constraints.txt`` in a
-  script, Dockerfile, workflow or notebook: project fact ``deps.pip-install-sets``, and theirs in turn: project
-  fact ``deps.requirement-set``, which carries the text of a file naming optimum-neuron) is left
-  as it is too, each pin the plan would have changed with a ``todo`` naming that file and why it keeps the
-  package (rt3A glue-trn: ``constraints.txt``, included with ``-c`` by a ``requirements.txt`` that keeps
-  ``optimum-neuron[neuronx]==0.0.25`` for ``run_glue.py``, was moved to torch 2.14 / transformers 5, and
-  ``pip install -r requirements.txt`` could not resolve both); when that optimum-neuron line is migrated, the
-  files of its set are migrated as before;
+  script, Dockerfile, workflow or notebook, and those that the other ``pip install`` commands of the same install
+  context install: one Dockerfile stage, from its ``FROM`` (one ``RUN`` chain or separate ``RUN`` lines), one
+  workflow job (a workflow under ``.github/`` serves its whole repository), one shell script, manifest or
+  notebook: project fact ``deps.pip-install-sets``, and theirs in turn: project fact ``deps.requirement-set``,
+  which carries the text of a file naming optimum-neuron) is left as it is too, each pin the plan would have
+  changed with a ``todo`` naming that file and why it keeps the package (rt3A glue-trn: ``constraints.txt``,
+  included with ``-c`` by a ``requirements.txt`` that keeps ``optimum-neuron[neuronx]==0.0.25`` for
+  ``run_glue.py``, was moved to torch 2.14 / transformers 5, and ``pip install -r requirements.txt`` could not
+  resolve both); the same when a ``pip install`` command of such a context names the package and keeps it,
+  decided as NM505 decides it (rt5H D2: ``RUN pip install optimum-neuron==0.0.24 && pip install -r
+  requirements.txt`` for an app/main.py that still imports optimum.neuron moved the requirements file's
+  ``transformers==4.43.2`` to ``>=5.24``, which optimum-neuron 0.0.24's ``transformers==4.41.1`` does not admit:
+  the kept import raised, and on the image's Python 3.10 pip found no such transformers); when that
+  optimum-neuron is migrated, the files of its set are migrated as before;
 * an include of a file whose name is no requirements name (``-r base.txt``, ``-c pins.txt``; resolved from this
   file's folder, so ``requirements/base.txt`` is one): the run does not read that file, so it stays as it was
   while this one is migrated; the include line gets a ``todo`` saying so and what to do (the same decisions by

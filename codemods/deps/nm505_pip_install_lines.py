@@ -19,6 +19,14 @@ What it does:
   serves holds nothing (its NM406 todo says to delete it), but the replaced install is a ``todo`` naming it
   (NM501's project fact ``deps.optimum-cli``); optimum-neuron stays while a Python file or notebook of that code
   still imports ``optimum.neuron`` after the run (NM501's ``deps.optimum-neuron-code``);
+* the ``pip install`` commands of one install context (a Dockerfile stage, from its ``FROM``; a workflow job; a
+  shell script) install into one environment and take one decision: when one of them keeps optimum-neuron or
+  torch-xla (the reasons above), the pins of the others stay too, each with a ``todo`` naming that command; so do
+  the pins of a context that installs a requirements file keeping its optimum-neuron (``pip install -r
+  requirements.txt``, or a file of that file's install set; NM501), and that requirements file's own pins stay
+  while a command of its context keeps optimum-neuron (rt5H D2: ``RUN pip install optimum-neuron==0.0.24 && pip
+  install transformers==4.43.2`` kept the first for app/main.py and moved the second to ``>=5.24``, which
+  optimum-neuron 0.0.24 does not admit); another stage moves on its own;
 * a command that would be left with nothing to install (it only installs packages of the XLA-era stack) is
   deleted when it is one command of an ``&&`` / ``;`` chain that goes on the same without it, with one operator
   beside it (``RUN pip install A && pip install torch-xla || true`` -> ``RUN pip install A || true``; emptied
@@ -87,6 +95,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
+from functools import partial
 from pathlib import PurePath
 
 from codemods._lib.shell import CommandLine, EmbeddedCommand, Report, Tok, command_statements, cut, lex, unquote
@@ -340,12 +349,14 @@ def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | N
     edits: dict[int, list[tuple[int, int, str | None]]] = {}
     lines: dict[int, Line] = {}
     emptied: list[list[Line]] = []  # the lines of each deleted sub-command
+    planners = [plan.Planner.for_specs([unquote(word.text) for word in requirements],
+                                       " ".join(tok.text for _, tok in group), options, path, full_text)
+                for group, requirements, _, _ in commands]
+    _hold_contexts(doc, commands, planners, options, path)
     for index, (group, requirements, install, chain) in enumerate(commands):
         words = [tok for _, tok in group]
         owner = {id(tok): cl for cl, tok in group}
-        joined = " ".join(word.text for word in words)
-        planner = plan.Planner.for_specs([unquote(word.text) for word in requirements], joined, options, path,
-                                         full_text)
+        planner = planners[index]
         planner.hold = planner.hold or hold
         planner.elsewhere = set().union(*(names for other, names in enumerate(named) if other != index))
         planner.inf1, planner.inf1_noted = inf1, inf1_noted
@@ -409,6 +420,62 @@ def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | N
                 line.text = line.text[:start] + new + line.text[end:]
     for taken in emptied:
         _drop_emptied(doc, taken)
+
+
+def _hold_contexts(doc: TextDocument, commands, planners: list[plan.Planner], options: RuleOptions | None,
+                   path: str | None) -> None:
+    """Every ``pip install`` of one install context (a Dockerfile stage, a workflow job, a script) installs into one
+    environment, so they take one decision (rt5H D2: ``RUN pip install optimum-neuron==0.0.24 && pip install
+    transformers==4.43.2`` kept the optimum-neuron for app/main.py and moved the transformers pin to 5.x, which
+    optimum-neuron 0.0.24 does not admit): when one command keeps the old stack as a whole (its optimum-neuron or
+    torch-xla stays), the others hold their pins too; so do the commands of a context that installs a
+    requirements file keeping its optimum-neuron (``pip install -r requirements.txt``, or a file of its install
+    set: ``Planner.held_by_files``)."""
+    contexts = _contexts(doc)
+    if doc.kind is FileKind.DOCKERFILE:
+        unit = "stage"
+    elif doc.kind is FileKind.YAML:
+        unit = "job" if any(_JOBS.match(line.text) for line in doc) else "file"
+    else:
+        unit = "script"
+    where = {id(line): index for index, context in enumerate(contexts) for line in context}
+    root = _context_root(path, doc.kind)
+    for number, context in enumerate(contexts):
+        members = [index for index, (group, _, _, _) in enumerate(commands) if where.get(id(group[0][0].line)) == number]
+        if not members:
+            continue
+        holder = next((index for index in members if planners[index].hold_everything and planners[index].hold), None)
+        direct: tuple[str, ...] = ()
+        files: tuple[str, ...] = ()
+        if options is not None and path is not None and holder is None:
+            direct = tuple(name for name in dict.fromkeys(installed_files(doc, {id(line) for line in context}, root))
+                           if kind_from_name(PurePath(name)) is FileKind.REQUIREMENTS)
+            project = planners[members[0]].project
+            files = tuple(dict.fromkeys([*direct, *(other for name in direct for other in project.install_set(name))]))
+        for index in members:
+            planner = planners[index]
+            if planner.hold_everything:
+                continue
+            if holder is not None:
+                shown = f"`{_shown([tok for _, tok in commands[holder][0]])}`"
+                planner.hold = (f"{planners[holder].hold} ({shown} installs it in this {unit}: pip installs "
+                                "both into one environment, and the TorchNeuron pins do not resolve beside the stack "
+                                "kept there)")
+                planner.hold_subject = f"{planners[holder].hold_subject} in {shown}"
+                planner.hold_everything = True
+            elif files and options is not None:
+                planner.held_by_files(files, options, partial(_installed_how, unit, direct))
+
+
+def _installed_how(unit: str, direct: tuple[str, ...], name: str) -> tuple[str, str]:
+    """How a context that installs the requirements files ``direct`` installs ``name``, and why that ties them."""
+    how = f"this {unit} installs {name}" if name in direct else \
+        f"this {unit} installs {_files_of(direct)}, which {name} is installed with"
+    return how, "pip installs both into one environment"
+
+
+def _files_of(names: tuple[str, ...]) -> str:
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
 def _shown(words: list[Tok]) -> str:

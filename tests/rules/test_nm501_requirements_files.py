@@ -566,11 +566,17 @@ def test_files_one_pip_install_command_reads_together_take_one_decision() -> Non
                                       f"imports optimum.neuron (a pip install command in {name} installs "
                                       "requirements.txt with this file: pip reads both in one install"), name
         assert result.text.endswith("\ntorch==2.1.2\n"), name
-    # no change in the decision: a commented-out command, two separate commands, or a requirements.txt whose
-    # optimum-neuron moves (its code is ported): constraints.txt moves as before
+    # two separate commands of one script install into one environment (rt5H D2): held too, said as such
+    script = "pip install -r requirements.txt\npip install -r constraints.txt\n"
+    result = _in_set("constraints.txt", _CONSTRAINTS, {"requirements.txt": kept, "setup.sh": script, **_HELD[1]})
+    assert "(the pip install commands of one script of setup.sh install requirements.txt and this file: pip " \
+        "installs both into one environment, and" in result.text
+    assert result.text.endswith("\ntorch==2.1.2\n")
+    # no change in the decision: a commented-out command, commands of two Dockerfile stages, or a requirements.txt
+    # whose optimum-neuron moves (its code is ported): constraints.txt moves as before
     for name, command, code in (("setup.sh", "# pip install -r requirements.txt -c constraints.txt\n", _HELD[1]),
-                                ("setup.sh", "pip install -r requirements.txt\npip install -r constraints.txt\n",
-                                 _HELD[1]),
+                                ("Dockerfile", "FROM python:3.11 AS a\nRUN pip install -r requirements.txt\n"
+                                 "FROM python:3.11\nRUN pip install -r constraints.txt\n", _HELD[1]),
                                 ("setup.sh", "pip install -r requirements.txt -c constraints.txt\n",
                                  {"run_glue.py": "from optimum.neuron import NeuronTrainer\n"})):
         result = _in_set("constraints.txt", _CONSTRAINTS, {"requirements.txt": kept, name: command, **code})
