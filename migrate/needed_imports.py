@@ -9,7 +9,9 @@
 2. a module that imports a package only inside functions keeps it so: the import goes into each function
    that uses the name (``import torch.distributed as dist`` beside the worker's own ``import torch``), unless
    code outside functions (imports apart) reads it;
-3. the rest go to the top, as libcst's ``AddImportsVisitor`` would put them (``migrate.imports``), but above the
+3. the rest go to the top (after a top-of-module ``os.environ[...] = ...`` prelude that comes before the
+   file's other imports on purpose: with those imports, ``_environment_prelude``), as libcst's
+   ``AddImportsVisitor`` would put them (``migrate.imports``), but above the
    project's own imports (relative ones, or a module of the run's files beside the script or in a folder above
    it) when the leading block has them: stdlib and third-party imports come before the local group. Where
    the block was in isort order (ruff's defaults), a new line takes its sorted place in the group of its
@@ -53,7 +55,61 @@ def place_imports(
         return module
     module, kept = _reuse_module_imports(module, needed, imports)
     module, kept = _keep_lazy_imports_lazy(module, kept, imports)
+    prelude = _environment_prelude(module, kept)
+    if prelude:
+        tail = _add_above_local_imports(module.with_changes(body=module.body[prelude:]), kept, path, files)
+        return module.with_changes(body=[*module.body[:prelude], *tail.body])
     return _add_above_local_imports(module, kept, path, files)
+
+
+def _environment_prelude(module: cst.Module, needed: Sequence[NeededImport]) -> int:
+    """Where the imports after a top-of-module environment prelude start (0: no such prelude). The shape::
+
+        import os
+
+        os.environ["XLA_USE_BF16"] = "1"  # must be set before torch is imported
+        import torch
+
+    the leading import block, then ``os.environ[...] = ...`` / ``os.environ.setdefault(...)`` /
+    ``os.environ.update(...)`` / ``os.putenv(...)`` statements, then more imports: the settings come before
+    those imports on purpose (a library reads them when it is imported), so a new import goes with the later
+    ones, not above the settings. Only where the first block imports none of the packages of ``needed`` (what
+    would join a line there) and no ``__future__`` import is needed."""
+    start, end = _leading_block(module)
+    index = end
+    while index < len(module.body) and _sets_environment(module.body[index]):
+        index += 1
+    if index == end or index >= len(module.body) or import_of(module.body[index]) is None:
+        return 0
+    packages = {entry[0].split(".")[0] for entry in needed}
+    if "__future__" in packages:
+        return 0
+    for statement in module.body[start:end]:
+        found = import_of(statement)
+        if found is None or _packages(found) & packages:
+            return 0
+    return index
+
+
+def _sets_environment(statement: cst.BaseStatement) -> bool:
+    """A line of ``os.environ[...] = ...`` / ``os.environ.setdefault|update(...)`` / ``os.putenv(...)`` only."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Assign):
+            targets = small.targets
+            if not all(isinstance(t.target, cst.Subscript) and _code(t.target.value) == "os.environ" for t in targets):
+                return False
+        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            if _code(small.value.func) not in ("os.environ.setdefault", "os.environ.update", "os.putenv"):
+                return False
+        else:
+            return False
+    return True
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
 
 
 def _leading_block(module: cst.Module) -> tuple[int, int]:

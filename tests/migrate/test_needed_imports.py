@@ -211,3 +211,34 @@ def test_the_users_unsorted_lines_and_names_stay_as_they_are() -> None:
 def test_a_group_with_a_comment_is_left_alone() -> None:
     source = "import time  # clock\nimport sys\n\nx = 1\n"
     assert placed(source, source, [("os", None, None)]) == "import time  # clock\nimport sys\nimport os\n\nx = 1\n"
+
+
+_PRELUDE = (
+    "import os\n\n"
+    "# must be set before torch is imported\n"
+    'os.environ["XLA_USE_BF16"] = "1"\n'
+    'os.environ.setdefault("NEURON_CC_FLAGS", "--model-type=transformer")\n\n'
+    "import argparse\n\n"
+    "import torch\n"
+    "from torch.utils.data import DataLoader\n\n"
+    "x = 1\n"
+)
+
+
+def test_a_new_import_goes_after_a_top_of_module_environment_prelude() -> None:
+    result = placed(_PRELUDE, _PRELUDE, [("torch.distributed", None, "dist")])
+    assert result.startswith("import os\n\n# must be set before torch is imported\n")
+    assert "import torch\nimport torch.distributed as dist\nfrom torch.utils.data import DataLoader\n" in result
+    assert result.index("import torch.distributed") > result.index('os.environ.setdefault(')
+
+
+def test_a_prelude_whose_block_imports_the_package_keeps_the_top_placement() -> None:
+    original = "import os\nimport torch\n\nos.environ['A'] = '1'\nimport numpy\n\nx = 1\n"
+    result = placed(original, original, [("torch.distributed", None, "dist")])
+    assert result.index("import torch.distributed as dist") < result.index("os.environ")
+
+
+def test_settings_after_the_imports_are_no_prelude() -> None:
+    original = "import os\nimport torch\n\nos.environ['A'] = '1'\nx = 1\n"
+    result = placed(original, original, [("sys", None, None)])
+    assert result.index("import sys") < result.index("os.environ")
