@@ -29,6 +29,10 @@ What it does:
   (``$SCRIPT``, a wrapper, a module or path it cannot find) while some project script stays on the old stack
   after this run stays too, with a todo: it may pre-compile that script.
 * Otherwise (the tool cannot tell whether the line was the project's only run): the line stays, with a todo.
+* The script or ``$CMD`` a command runs is never the value of a launcher option: ``torchrun --nproc_per_node
+  $NPROC train.py`` runs train.py, whatever the value's form (``$NPROC``, ``{nproc}``, ``$(nproc)``). An option
+  written without ``=`` takes the next word, unless it is a flag that takes none (``--standalone``, ``--multi_gpu``
+  ...: ``codemods/_lib/shell/launcher_options.py``); a pass is named and judged by its script, not by that value.
 * A pass inside a quoted word that holds more than the pass (``bash -c "neuron_parallel_compile torchrun ... &&
   torchrun ..."``, ``ssh host "..."``, ``sbatch --wrap="..."``), or on a line that opens or closes a quoted string
   of other lines (``ssh host "...`` over two lines, a compose ``command: >`` holding ``bash -c "...``), is not a
@@ -130,6 +134,7 @@ from codemods._lib.shell import (
     words_of,
     yaml_value_lines,
 )
+from codemods._lib.shell.launcher_options import option_values
 from codemods._tables import env_vars
 from codemods.launch._base import MAX_STEPS, NPC, PLAIN_RUNS, SHORT_RUN_STEPS, LaunchRule, runs_elsewhere
 from codemods.xla._base import XSER_LOADS
@@ -205,11 +210,14 @@ def _statement_code(statement: list[CommandLine]) -> str:
 
 
 def _run_target(code: str) -> str | None:
-    """The script (``x.py``/``x.sh``) or command variable (``$CMD``) a command line runs."""
-    for word in words_of(code):
-        value = unquote(word)
-        if value.endswith((".py", ".sh", ".sbatch", ".slurm")) or re.fullmatch(r"\$\{?\w+\}?", value) \
-                or INTERPOLATION.fullmatch(value):
+    """The script (``x.py``/``x.sh``) or command variable (``$CMD``) a command line runs. The value of a launcher
+    option (``--nproc_per_node $NPROC``, ``{nproc}``, ``$(nproc)``) is none: see ``launcher_options``."""
+    values = [unquote(word) for word in words_of(code)]
+    consumed = option_values(values)
+    for index, value in enumerate(values):
+        if value.endswith((".py", ".sh", ".sbatch", ".slurm")):
+            return value
+        if index not in consumed and (re.fullmatch(r"\$\{?\w+\}?", value) or INTERPOLATION.fullmatch(value)):
             return value
     return None
 
