@@ -2,7 +2,10 @@
 
 What it does:
 
-* ``optimum-cli export neuron -m ID ... OUT``: a ``todo`` (TorchNeuron has nothing to pre-compile): the
+* ``optimum-cli export neuron -m ID ... OUT``: a ``todo`` (TorchNeuron has nothing to pre-compile): "delete this
+  export", or "keep this export until <file> is ported, then delete it" while a project file still loads
+  Neuron-compiled folders with optimum-neuron after this run (the NM1xx rules' ``kept_compiled_loads``; which folder
+  it reads is not linked, any such load counts; rt5H D3). The
   message names the model, the output directory whose later uses must point at the model id, and where the
   static shapes, ``--auto_cast_type`` and ``--num_cores`` go; with ``--auto_cast matmul`` it says what NM120 does
   at the load of that folder (float32, the outputs' dtype; ``torch.autocast`` or a whole-model ``dtype=`` offered:
@@ -12,7 +15,11 @@ What it does:
 * ``optimum-cli neuron consolidate OUT/shards/ OUT`` (the shards inside the output folder) on a line of its own
   in a shell script or notebook ``!`` line: removed (the stock save already writes OUT consolidated);
 * any other ``optimum-cli neuron consolidate ...``: a ``todo`` (stock ``save_pretrained`` needs none; convert legacy
-  checkpoints on the old stack first).
+  checkpoints on the old stack first). When later commands of the same file read its output folder (the path as
+  written, a path below it, ``--flag=path``, or a variable a later assignment sets to it), the todo names each
+  (its command and word) and says to point them at the input folder (its parent for ``.../shards``), where the stock save
+  now writes the consolidated checkpoint. They are not rewritten: another file, or a later run, may read the
+  output folder too, so the step and its readers change together, by hand.
 * ``optimum-cli neuron serve ...``: a ``todo`` with the equivalent ``vllm serve`` command (vLLM-Neuron plugin).
 * ``optimum-cli env`` -> ``transformers env``.
 * Exec-form commands (``["optimum-cli", "export", ...]``) get the same todos; command strings inside Python get
@@ -48,6 +55,7 @@ from __future__ import annotations
 
 import re
 
+from codemods._lib.launch_targets import OPTIMUM_NEURON_CODE
 from codemods._lib.shell import (
     EmbeddedCommand,
     Report,
@@ -61,6 +69,7 @@ from codemods._lib.shell import (
 )
 from codemods._tables.inference_arguments import DTYPES
 from codemods.inference._casting import matmul_note, matmul_only_cast
+from codemods.inference._compiled_exports import kept_compiled_loads, kept_compiled_names
 from codemods.launch._base import LaunchRule
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
@@ -98,8 +107,9 @@ _FLAG_ONLY = {"--disable-validation", "--inline-weights-neff", "--disable-weight
               "--allow-non-cached-model"}
 
 
-def export_todo(words: list[str]) -> str:
-    """The todo for ``optimum-cli export neuron`` (words: the argv after ``optimum-cli``)."""
+def export_todo(words: list[str], kept: tuple[str, ...] = ()) -> str:
+    """The todo for ``optimum-cli export neuron`` (words: the argv after ``optimum-cli``; ``kept``: the project's
+    compiled-folder loads that stay on optimum-neuron after this run, ``kept_compiled_loads``)."""
     # the model may sit in a part of the command this line does not show (a string built piece by piece)
     model = _option(words, "-m", "--model") or "the model it exported (its --model)"
     positional = _positionals(words, 2)
@@ -108,7 +118,12 @@ def export_todo(words: list[str]) -> str:
               if (value := _option(words, flag)) is not None]
     dtype = _option(words, "--auto_cast_type", "--torch_dtype")
     cores = _option(words, "--num_cores", "--tensor_parallel_size")
-    steps = [f"delete this export: TorchNeuron compiles on first call, there is nothing to pre-compile; load {model} "
+    lead = "delete this export"
+    if kept:  # rt5H D3: the kept optimum-neuron code may read what it writes (the folder is not linked: any counts)
+        lead = (f"keep this export until {kept_compiled_names(kept)} {'is' if len(kept) == 1 else 'are'} ported "
+                f"({'it still loads' if len(kept) == 1 else 'they still load'} Neuron-compiled folders with "
+                "optimum-neuron after this run, which may be the one this writes); then delete it")
+    steps = [f"{lead}: TorchNeuron compiles on first call, there is nothing to pre-compile; load {model} "
              f"with from_pretrained (optionally torch.compile(backend=\"neuron\"))"]
     if output:
         steps.append(f"point later uses of {output} at {model}")
@@ -128,7 +143,7 @@ def export_todo(words: list[str]) -> str:
 
 
 
-def edit_optimum_cli(doc: TextDocument, report: Report) -> None:
+def edit_optimum_cli(doc: TextDocument, report: Report, kept: tuple[str, ...] = ()) -> None:
     all_lines = list(command_lines(doc))
     for position, cl in enumerate(all_lines):
         line = cl.line
@@ -140,7 +155,7 @@ def edit_optimum_cli(doc: TextDocument, report: Report) -> None:
         if cl.exec_form:
             words = exec_words(code)
             if words and words[0].endswith("optimum-cli") and _OPTIMUM_CLI.search(" ".join(words)):
-                report(line, Severity.TODO, export_todo(words[1:]) if words[1:2] == ["export"] else
+                report(line, Severity.TODO, export_todo(words[1:], kept) if words[1:2] == ["export"] else
                        "optimum-cli Neuron command: see `neuron-migrate --explain NM406` for what replaces it")
             continue
         match = _OPTIMUM_CLI.search(code)
@@ -150,7 +165,7 @@ def edit_optimum_cli(doc: TextDocument, report: Report) -> None:
         words = words[1:] if words and words[0].endswith("optimum-cli") else words
         verb = match.group(1).split()
         if verb[0] == "export":
-            report(line, Severity.TODO, export_todo(words))
+            report(line, Severity.TODO, export_todo(words, kept))
         elif verb[0] == "env":
             start = cl.start + match.start()
             line.text = line.text[:start] + "transformers env" + line.text[start + len(match.group(0)):]
@@ -183,9 +198,10 @@ def edit_optimum_cli(doc: TextDocument, report: Report) -> None:
                        f"checkpoint to {folders[1]} (checkpoints saved by optimum-neuron need this step once, on the "
                        "old stack)")
             else:
+                reads = _later_reads(all_lines, position, folders[1]) if len(folders) == 2 else []
                 report(line, Severity.TODO, "delete `optimum-cli neuron consolidate`: stock save_pretrained already "
                        "writes a consolidated checkpoint; convert checkpoints saved by optimum-neuron once, on the old "
-                       "stack, before uninstalling it")
+                       "stack, before uninstalling it" + (_reads_note(folders[0], folders[1], reads) if reads else ""))
         else:  # serve
             model = _option(words, "-m", "--model") or "MODEL_ID"  # a placeholder the todo asks to fill
             flags = [f"--tensor-parallel-size {v}" for v in [_option(words, "--tensor_parallel_size", "--tensor-parallel-size")] if v]
@@ -197,6 +213,46 @@ def edit_optimum_cli(doc: TextDocument, report: Report) -> None:
                    + ("; MODEL_ID: the model this command serves (its --model)" if model == "MODEL_ID" else ""))
 
 
+def _normal(word: str) -> str:
+    """``${CKPT}/x/`` as ``$CKPT/x``: one spelling of a path for comparing words."""
+    return re.sub(r"\$\{([A-Za-z_]\w*)\}", r"$\1", word).rstrip("/")
+
+
+def _later_reads(all_lines: list, position: int, output: str) -> list[tuple[str, str]]:
+    """(command, word) of each later command word of the file that reads the consolidate's ``output`` folder (the
+    path, or below it; ``--flag=path`` too), or a variable a later assignment sets to it (``MERGED=$CKPT/out``,
+    then ``$MERGED``): with the consolidate gone, nothing writes that folder. ``command``: the command's first
+    words (``python merge.py``), which a note above the line does not change (a line number would)."""
+    names = {_normal(output)}
+    found: list[tuple[str, str]] = []
+    lines = all_lines[position + 1:]
+    while lines and lines[0].continued:  # the consolidate command's own continuation lines
+        lines = lines[1:]
+    for cl in lines:
+        toks, _ = lex(cl.line.text, cl.start, cl.end)
+        for command in simple_commands(toks):
+            words = [unquote(tok.text) for tok in command if not re.match(r"^[A-Za-z_]\w*=", tok.text)]
+            program = " ".join(words[:2] if len(words) > 1 and not words[1].startswith("-") else words[:1])
+            for tok in command:
+                word = unquote(tok.text)
+                name = re.match(r"^([A-Za-z_]\w*)=(.*)$", word)
+                if name and any(_normal(name.group(2)) == n or _normal(name.group(2)).startswith(n + "/") for n in names):
+                    names.add("$" + name.group(1))  # the variable now holds the path: its reads count
+                    continue
+                value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+                if any(_normal(value) == n or _normal(value).startswith(n + "/") for n in names):
+                    found.append((program, word))
+    return found
+
+
+def _reads_note(source: str, output: str, reads: list[tuple[str, str]]) -> str:
+    """What the consolidate todo adds about the later reads of its output folder."""
+    target = source.rsplit("/", 1)[0] if source.endswith("/shards") and "/" in source else source
+    shown = ", ".join(f"`{program}` ({word})" for program, word in reads)
+    return (f"; later commands of this file read its output {output}: {shown}. Once this line is deleted nothing "
+            f"writes {output}: point them at {target}, where the stock save now writes the consolidated checkpoint")
+
+
 class OptimumCliNeuron(LaunchRule):
     """Handle optimum-cli export neuron / neuron cache / consolidate / serve / env commands."""
 
@@ -205,8 +261,10 @@ class OptimumCliNeuron(LaunchRule):
     safety = Safety.NEEDS_REVIEW
     triggers = ("optimum-cli",)
 
+    facts = (OPTIMUM_NEURON_CODE,)  # the optimum.neuron files: a kept compiled-folder load keeps the export
+
     def apply(self, doc: TextDocument) -> None:
-        edit_optimum_cli(doc, self.report)
+        edit_optimum_cli(doc, self.report, kept_compiled_loads(self.ctx.options, None))
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
