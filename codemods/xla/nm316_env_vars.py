@@ -7,14 +7,18 @@ variable name is a string literal, following the table ``codemods/_tables/env_va
 launch-layer rules):
 
 * ``XLA_USE_BF16`` / ``XLA_DOWNCAST_BF16`` set on (``"1"``) follow one policy with the launchers (NM403): where
-  the script builds its model in one place (every binding of it before the move loads a transformers text model
-  with ``from_pretrained`` / ``from_config`` and no dtype, in one function) and moves it once with
-  ``model.to(device)`` (its only cast; ``import torch`` binds ``torch``; the file never reads the variable), the
-  setting is removed and the move becomes ``model.to(device, dtype=torch.bfloat16)`` (both ``fixed``): weights,
-  gradients and optimizer state stay bf16 as under torch_xla, and NM403 removes the variable from the launchers
-  that run only such scripts. Anywhere else the setting stays with the todo NM403 gives a launcher's export:
-  TorchNeuron ignores it, so removing it alone would turn the run into fp32 without a word. Set to ``0`` it is
-  removed (it switched nothing on).
+  the script builds its model in one place (every binding of it before the move, in one function, builds a
+  transformers text model with no dtype: ``from_pretrained`` / ``from_config``, or the model class called with its
+  config alone, ``BertForMaskedLM(BertConfig(...))`` / ``LlamaForCausalLM(config)``) and moves it once with
+  ``model.to(device)``, as a statement or in that binding (``model = BertForMaskedLM(config).to(device)``; its
+  only cast; ``import torch`` binds ``torch``; the file never names the variable elsewhere), the setting is
+  removed and the move gets ``dtype=torch.bfloat16`` (``model.to(device, dtype=torch.bfloat16)``, both
+  ``fixed``): weights, gradients and optimizer state stay bf16 as under torch_xla, and NM403 removes the variable
+  from the launchers that run only such scripts (the project fact ``xla.bf16-model-scripts``, the same test).
+  Anywhere else the setting stays with the todo NM403 gives a launcher's export: TorchNeuron ignores it, so
+  removing it alone would turn the run into fp32 without a word; the todo names the condition that failed (no
+  model moved, a model not built by a text model class, several models, another cast, a read of the variable, no
+  ``import torch``). Set to ``0`` it is removed (it switched nothing on).
 * ``remove`` (e.g. ``NEURON_EXTRACT_GRAPHS_ONLY``, ``PJRT_DEVICE``, ``XLA_*``): the statement is
   deleted. An assignment that implements
   an option of the script (its value reads a variable, or the ``if`` around it tests one:
@@ -112,9 +116,8 @@ BF16_KEPT_TODO = ("{name} was left as it is: TorchNeuron ignores it, so removing
                   "into fp32 without a word, and {why}; carry the precision to the script (--bf16 true for a script "
                   "that parses TrainingArguments, bf16=True in its TrainingArguments, or the model loaded with "
                   "dtype=torch.bfloat16), then remove {name}")
-BF16_NOT_CARRIED = ("this file does not build its model in one place (a transformers text model loaded with "
-                    "from_pretrained / from_config) and move it once with `<model>.to(device)`, where the edit would "
-                    "give it dtype=torch.bfloat16 (a launcher that exports {name} for it keeps it the same way)")
+#: what follows the reason NM316's todo gives for a bf16 variable it keeps (``bf16_model_plan``)
+BF16_NOT_CARRIED = "{reason} (a launcher that exports {name} for it keeps it the same way)"
 BF16_REMOVED = ("{name} removed: torch_xla held every fp32 tensor in bf16 under it and TorchNeuron ignores it; the model "
                 "is moved to the device in bf16 instead (`{model}.to(..., dtype=torch.bfloat16)` below), which keeps "
                 "the weights, gradients and optimizer state in bf16 as before (a launcher that runs only such scripts drops {name} too)")
@@ -129,38 +132,51 @@ _LOADERS = frozenset({"from_pretrained", "from_config"})
 _CASTS = frozenset({"to", "half", "float", "bfloat16", "double", "type", "cuda"})
 
 
-def bf16_model_move(text: str) -> tuple[int, str] | None:
-    """(line, model variable) of the one ``<model>.to(device)`` that can carry the XLA bf16 settings of a script, or
-    None. The script sets ``XLA_USE_BF16`` / ``XLA_DOWNCAST_BF16`` to a literal on-value at module level and reads
-    neither; ``import torch`` binds ``torch``; one statement ``<model>.to(<device variable>)`` is the only cast of
-    ``<model>`` in the file, and every binding of ``<model>`` before it, in its function, loads a transformers text
-    model (``AutoModelForCausalLM.from_pretrained(...)`` / ``.from_config(...)``, no ``dtype`` / ``torch_dtype``)."""
+def bf16_model_move(text: str) -> tuple[int, str, bool] | None:
+    """(line, model variable, fused) of the one move to the device that can carry the XLA bf16 settings of a script,
+    or None (``bf16_model_plan``). ``fused``: the move is part of the binding (``model = Cls(config).to(device)``)."""
+    return bf16_model_plan(text)[0]
+
+
+def bf16_model_plan(text: str) -> tuple[tuple[int, str, bool] | None, str]:
+    """The move that carries the XLA bf16 settings of a script and "", or None and the condition that failed (for the
+    todo). The script sets ``XLA_USE_BF16`` / ``XLA_DOWNCAST_BF16`` to a literal on-value at module level and reads
+    neither; ``import torch`` binds ``torch``; the model is moved once, with ``<model>.to(<device variable>)`` as a
+    statement, or in its binding (``model = BertForMaskedLM(config).to(device)``); that is the only cast of
+    ``<model>`` in the file, and every binding of ``<model>`` before it, in its function, builds a transformers text
+    model: ``AutoModelForCausalLM.from_pretrained(...)`` / ``.from_config(...)`` with no ``dtype`` /
+    ``torch_dtype``, or the class called with its config (``BertForMaskedLM(BertConfig(...))``, ``LlamaForCausalLM(config)``)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return None
-    if not any(isinstance(n, ast.Import) and any(a.name == "torch" and a.asname is None for a in n.names)
-               for n in tree.body):
-        return None
+        return None, "this file does not parse"
     if any(code in text for code in (*KEPT_XLA_CODE, TORCHXLA_MODE)):
-        return None  # XLA-era code left as it is reads the variables (kept_xla_code)
+        return None, "this file keeps XLA-era code that reads it"  # kept_xla_code
     mentions = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in BF16_NAMES)
     settings = [n for n in tree.body if _bf16_setting(n)]
     if not settings or mentions != len(settings):
-        return None  # read somewhere, set off, or set elsewhere than at module level: its meaning is the code's
+        # read somewhere, set off, or set elsewhere than at module level: its meaning is the code's
+        inside = {id(n) for setting in settings for n in ast.walk(setting)}
+        other = sorted({n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in BF16_NAMES
+                        and id(n) not in inside})
+        return None, (f"this file also names {' and '.join(other)} outside a module-level setting to on (a read, or "
+                      "a setting inside a function or branch), so what it does is the code's to decide")
     classes = {alias.asname or alias.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
                and n.module.split(".")[0] == "transformers" for alias in n.names if _TEXT_MODEL.match(alias.name)}
     parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    moves: list[tuple[int, str]] = []  # every `<model>.to(<device>)` statement and `<model> = <call>.to(<device>)`
     found = []
     for statement in ast.walk(tree):
-        if not isinstance(statement, ast.Expr):
+        if isinstance(statement, ast.Expr) and _device_move(statement.value) \
+                and isinstance(statement.value.func.value, ast.Name):  # type: ignore[attr-defined]
+            model, built = statement.value.func.value.id, None  # type: ignore[attr-defined]
+        elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name) and _device_move(statement.value) \
+                and _model_call(statement.value.func.value):  # type: ignore[attr-defined]
+            model, built = statement.targets[0].id, statement.value.func.value  # type: ignore[attr-defined]
+        else:
             continue
-        call = statement.value
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "to"
-                and isinstance(call.func.value, ast.Name) and len(call.args) == 1 and not call.keywords
-                and isinstance(call.args[0], (ast.Name, ast.Attribute))):
-            continue
-        model = call.func.value.id
+        moves.append((statement.lineno, model))
         function: ast.AST | None = parents.get(id(statement))
         while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
             function = None if isinstance(function, (ast.ClassDef, ast.Lambda)) else parents.get(id(function))
@@ -168,14 +184,54 @@ def bf16_model_move(text: str) -> tuple[int, str] | None:
             continue
         bindings = [n for n in ast.walk(function) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
                     and n.lineno < statement.lineno and any(isinstance(t, ast.Name) and t.id == model for t in _targets(n))]
-        if bindings and all(_loads_text_model(n.value, classes) for n in bindings) and _local(function, model, tree):
-            found.append((statement.lineno, model))
-    if len(found) != 1 or any(setting.lineno > found[0][0] for setting in settings):
-        return None
-    model = found[0][1]
+        loads = [built] if built is not None else [n.value for n in bindings]
+        if built is not None and bindings:
+            continue  # bound before its fused move: which object trains is not one load
+        if loads and all(_loads_text_model(value, classes) for value in loads) and _local(function, model, tree):
+            found.append((statement.lineno, model, built is not None))
+    if not found:
+        if not moves:
+            return None, ("no statement moves a model to the device with `<model>.to(device)` (one device argument, "
+                          "no dtype), where the edit would give it dtype=torch.bfloat16")
+        shown = ", ".join(dict.fromkeys(f"`{model}`" for _, model in moves))
+        return None, (f"the model moved to the device ({shown}) is not built, in the function that moves it, by a "
+                      "transformers text model class (*ForCausalLM, *ForMaskedLM, ...: from_pretrained / from_config "
+                      "without a dtype, or the class called with its config), whose weights alone need the cast")
+    if len(found) != 1:
+        shown = ", ".join(dict.fromkeys(f"`{model}`" for _, model, _ in found))
+        return None, f"several models are moved to the device ({shown}): which one the setting was for is not known"
+    line, model, fused = found[0]
+    if not any(isinstance(n, ast.Import) and any(a.name == "torch" and a.asname is None for a in n.names)
+               for n in tree.body):
+        return None, f"this file has no module-level `import torch`, which dtype=torch.bfloat16 on `{model}` needs"
+    if any(setting.lineno > line for setting in settings):
+        return None, f"it is set after `{model}` is moved to the device"
     casts = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
              and n.func.attr in _CASTS and isinstance(n.func.value, ast.Name) and n.func.value.id == model]
-    return found[0] if len(casts) == 1 else None
+    if len(casts) != (0 if fused else 1):
+        again = ", ".join(dict.fromkeys(f"`{ast.unparse(n.func)}(...)`" for n in casts if fused or n.lineno != line))
+        return None, f"`{model}` is cast or moved again ({again}): the dtype it ends in is the code's to decide"
+    return found[0], ""
+
+
+_MODEL_NAME = re.compile(r"Model|For[A-Z]")
+
+
+def _model_call(node: ast.expr) -> bool:
+    """A call that looks like it builds a model (``X.from_pretrained(...)``, ``BertForMaskedLM(...)``): a tensor's
+    ``torch.randn(...).to(device)`` is no model move."""
+    if not isinstance(node, ast.Call):
+        return False
+    if isinstance(node.func, ast.Attribute) and node.func.attr in _LOADERS:
+        return True
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id if isinstance(node.func, ast.Name) else ""
+    return _MODEL_NAME.search(name) is not None
+
+
+def _device_move(call: ast.expr) -> bool:
+    """``<x>.to(<device variable>)``: one positional name or attribute, no keywords."""
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "to"
+            and len(call.args) == 1 and not call.keywords and isinstance(call.args[0], (ast.Name, ast.Attribute)))
 
 
 def _bf16_setting(node: ast.stmt) -> bool:
@@ -200,9 +256,17 @@ def _targets(node: ast.stmt) -> list[ast.AST]:
 
 
 def _loads_text_model(value: ast.expr | None, classes: set[str]) -> bool:
-    return (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _LOADERS
-            and isinstance(value.func.value, ast.Name) and value.func.value.id in classes
-            and not any(k.arg in ("dtype", "torch_dtype") for k in value.keywords))
+    """A transformers text model built with no dtype of its own: ``Cls.from_pretrained(...)`` /
+    ``Cls.from_config(...)``, or the model class called with its config alone (``BertForMaskedLM(config)``,
+    ``LlamaForCausalLM(config=cfg)``: float32 weights, as from_config's)."""
+    if not isinstance(value, ast.Call) or any(k.arg in ("dtype", "torch_dtype") for k in value.keywords):
+        return False
+    if isinstance(value.func, ast.Attribute):
+        return value.func.attr in _LOADERS and isinstance(value.func.value, ast.Name) and value.func.value.id in classes
+    given = [*value.args, *value.keywords]
+    return (isinstance(value.func, ast.Name) and value.func.id in classes and len(given) == 1
+            and not isinstance(value.args[0] if value.args else None, ast.Starred)
+            and all(k.arg == "config" for k in value.keywords))
 
 
 def _local(function: ast.AST, model: str, tree: ast.Module) -> bool:
@@ -301,7 +365,12 @@ class XlaEnvVars(XlaRule):
         #: the one ``model.to(device)`` that carries the XLA bf16 settings (``bf16_model_move``), and the settings
         #: this pass removed for it
         plain = ctx.namespace is None and not self._importers and not self._launched
-        self._bf16_move = bf16_model_move(ctx.source) if plain and any(n in ctx.source for n in BF16_NAMES) else None
+        self._bf16_move: tuple[int, str, bool] | None = None
+        #: why no move carries them (the todo names the condition that failed)
+        self._bf16_why = ("in a notebook the model is not followed across its cells, so no move to the device is given "
+                          "dtype=torch.bfloat16")
+        if plain and any(n in ctx.source for n in BF16_NAMES):
+            self._bf16_move, self._bf16_why = bf16_model_plan(ctx.source)
         self._bf16_removed: list[str] = []
 
     def _kept_with_importers(self, node: cst.CSTNode) -> bool:
@@ -376,7 +445,8 @@ class XlaEnvVars(XlaRule):
                     self._bf16_removed.append(name)
                     self.fixed(original, BF16_REMOVED.format(name=name, model=self._bf16_move[1]))
                     return cst.RemoveFromParent()
-                self.todo(original, BF16_KEPT_TODO.format(name=name, why=BF16_NOT_CARRIED.format(name=name)))
+                self.todo(original, BF16_KEPT_TODO.format(
+                    name=name, why=BF16_NOT_CARRIED.format(reason=self._bf16_why, name=name)))
                 return updated
             (self.todo if action.todo else self.fixed)(original, message)
             return cst.RemoveFromParent()
@@ -444,12 +514,20 @@ class XlaEnvVars(XlaRule):
         return found[0] if found else None
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        """``model.to(device)`` -> ``model.to(device, dtype=torch.bfloat16)`` where this pass removed the XLA bf16
-        settings for it."""
+        """``model.to(device)`` -> ``model.to(device, dtype=torch.bfloat16)`` (``model = Cls(config).to(device)`` ->
+        ``model = Cls(config).to(device, dtype=torch.bfloat16)``) where this pass removed the XLA bf16 settings for it."""
         move, func = self._bf16_move, original.func
         if move is None or not self._bf16_removed or not isinstance(func, cst.Attribute) or func.attr.value != "to" \
-                or not isinstance(func.value, cst.Name) or func.value.value != move[1] or len(updated.args) != 1 \
-                or updated.args[0].keyword is not None:
+                or len(updated.args) != 1 or updated.args[0].keyword is not None:
+            return updated
+        if move[2]:  # fused: `model = Cls(config).to(device)`, the value of the model's one binding
+            statement = self.ctx.statement_stack[-1] if self.ctx.statement_stack else None
+            assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and statement.body else None
+            if not (isinstance(assign, cst.Assign) and assign.value is original and len(assign.targets) == 1
+                    and isinstance(assign.targets[0].target, cst.Name) and assign.targets[0].target.value == move[1]
+                    and isinstance(func.value, cst.Call)):
+                return updated
+        elif not isinstance(func.value, cst.Name) or func.value.value != move[1]:
             return updated
         self._bf16_move = None  # the one call
         names = sorted(set(self._bf16_removed))
