@@ -17,9 +17,9 @@ A keyword whose value is a name bound, in the call's scope, to a construction of
 (``plugin = ModelParallelismPlugin(tensor_parallel_size=8)``) is followed to that binding, as the inline form
 (``mp_plugin=ModelParallelismPlugin(...)``) goes with its keyword:
 
-* when it is the name's only binding, a plain assignment whose arguments only read values, and the keyword its only
-  reader (a notebook's other cells included), the assignment is removed with the keyword, and the import it leaves
-  unused with it: the file no longer imports optimum.neuron on that path. The todo names what the construction set:
+* when it is the name's only binding, a plain (or annotated) assignment whose arguments only read values, and the
+  keyword its only reader (a notebook's other cells included), the assignment is removed with the keyword, and the
+  import it leaves unused with it: the file no longer imports optimum.neuron on that path. The todo names what the construction set:
   a tensor parallel degree is not applied any more and must reach the model load (``DistributedConfig(tp_size=...)``)
   and the Accelerator's mesh (``ParallelismConfig(tp_size=..., dp_shard_size=...)``); ParallelismConfig alone is not
   built, since accelerate's ``prepare`` raises for a model not loaded tensor-parallel;
@@ -90,7 +90,7 @@ class PluginBinding:
     """The one binding, in the call's scope, of a name passed as a Neuron-only accelerator keyword to a construction
     of an optimum-neuron class (``mp_plugin = ModelParallelismPlugin(tensor_parallel_size=8)``)."""
 
-    assign: cst.Assign
+    assign: cst.Assign | cst.AnnAssign
     cls: str  # the class it builds, as written
     removable: bool  # read nowhere but by this keyword: the assignment goes with the keyword
     why: str  # when not removable: what else reads or binds the name
@@ -135,14 +135,16 @@ def _pure(ctx, call: cst.Call) -> bool:
 def plugin_bindings(ctx) -> dict[int, dict[str, PluginBinding]]:
     """id(accelerator call) -> keyword -> its ``PluginBinding``, for each Neuron-only keyword (``ACCELERATOR_KWARGS``)
     whose value is a name the call's scope (its function, or the module) binds to a call of an optimum-neuron class.
-    Removable when that is the name's only binding, a plain ``name = Class(...)`` in the same scope whose arguments
+    Removable when that is the name's only binding, a plain ``name = Class(...)`` (or ``name: T = Class(...)``) in the
+    same scope whose arguments
     only read values, and the keyword its only reader (in the file, and in the other cells of a notebook)."""
     module = ctx.shared.get("module")
     if not isinstance(module, cst.Module):
         return {}
     found: dict[int, dict[str, PluginBinding]] = {}
     scopes: list[cst.CSTNode] = [module]
-    assigns: dict[int, list[tuple[cst.Assign, cst.CSTNode]]] = {}  # id(scope) -> its assignments, with their scope
+    #: id(scope) -> its assignments (``name = ...``, ``name: T = ...``) and the names each binds
+    assigns: dict[int, list[tuple[cst.Assign | cst.AnnAssign, list[cst.BaseExpression]]]] = {}
     calls: list[tuple[cst.Call, cst.CSTNode]] = []
 
     class Gather(cst.CSTVisitor):
@@ -159,7 +161,11 @@ def plugin_bindings(ctx) -> dict[int, dict[str, PluginBinding]]:
             scopes.pop()
 
         def visit_Assign(self, node: cst.Assign) -> None:
-            assigns.setdefault(id(scopes[-1]), []).append((node, scopes[-1]))
+            assigns.setdefault(id(scopes[-1]), []).append((node, [target.target for target in node.targets]))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if node.value is not None:
+                assigns.setdefault(id(scopes[-1]), []).append((node, [node.target]))
 
         def visit_Call(self, node: cst.Call) -> None:
             if ctx.matches(node.func, ACCELERATORS) is not None:
@@ -171,18 +177,17 @@ def plugin_bindings(ctx) -> dict[int, dict[str, PluginBinding]]:
             if arg.keyword is None or arg.keyword.value not in ACCELERATOR_KWARGS or not isinstance(arg.value, cst.Name):
                 continue
             name = arg.value.value
-            built = [(assign, assign.value) for assign, _ in assigns.get(id(scope), ())
-                     if any(isinstance(target.target, cst.Name) and target.target.value == name
-                            for target in assign.targets)
+            built = [(assign, targets, assign.value) for assign, targets in assigns.get(id(scope), ())
+                     if any(isinstance(target, cst.Name) and target.value == name for target in targets)
                      and isinstance(assign.value, cst.Call)
                      and any(q.startswith("optimum.neuron.") for q in ctx.qualnames(assign.value.func))]
             if not built:
                 continue
-            assign, construction = built[0]
+            assign, targets, construction = built[0]
             assert isinstance(construction, cst.Call)
             uses = _occurrences(module if scope is module else scope, name)
             why = ""
-            if len(assign.targets) > 1:
+            if len(targets) > 1:
                 why = "the same object is bound to another name too"
             elif len(built) > 1 or len(uses) > 2:
                 lines = len(uses) - 2
@@ -229,6 +234,9 @@ class TrainerConstructors(PythonRule):
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign | cst.RemovalSentinel:
         return cst.RemoveFromParent() if id(original) in self.removed else updated
 
+    def leave_AnnAssign(self, original: cst.AnnAssign, updated: cst.AnnAssign) -> cst.AnnAssign | cst.RemovalSentinel:
+        return cst.RemoveFromParent() if id(original) in self.removed else updated
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         trainer = self.ctx.matches(original.func, NEURON_TRAINERS)
         if trainer is not None:
@@ -267,7 +275,7 @@ class TrainerConstructors(PythonRule):
         return updated
 
 
-def _carried(assign: cst.Assign, keyword: str) -> str:
+def _carried(assign: cst.Assign | cst.AnnAssign, keyword: str) -> str:
     """What to do with the settings of a removed plugin construction: they are not applied any more. A tensor
     parallel degree is named with where it goes (the model load and the Accelerator's mesh; ParallelismConfig alone
     is not enough: accelerate's prepare raises for a model not loaded tensor-parallel)."""

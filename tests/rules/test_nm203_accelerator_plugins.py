@@ -61,6 +61,21 @@ def test_module_level_binding_goes_too():
     assert "accelerator = Accelerator()" in code
 
 
+def test_annotated_binding_goes_too():
+    source = """
+    from optimum.neuron import NeuronAccelerator
+    from optimum.neuron.accelerate.utils import ModelParallelismPlugin
+
+
+    def build():
+        plugin: ModelParallelismPlugin = ModelParallelismPlugin(tensor_parallel_size=4)
+        return NeuronAccelerator(mp_plugin=plugin)
+    """
+    result = migrate(source, "NM203", family="NM2")
+    code = "\n".join(line for line in result.text.splitlines() if not line.lstrip().startswith("#"))
+    assert "optimum" not in code and "plugin" not in code and "return Accelerator()" in code
+
+
 def test_binding_read_elsewhere_keeps_the_keyword_and_says_why():
     result = migrate(_source(extra='print(mp_plugin.tensor_parallel_size)\n    '), "NM203", family="NM2")
     assert "mp_plugin = ModelParallelismPlugin(tensor_parallel_size=args.tp_size)" in result.text
