@@ -17,9 +17,19 @@ What it does:
 * The ``NEURON_RT_NUM_CORES`` / ``NEURONCORE_NUM_DEVICES`` note is worded after the launcher of its context: the
   command a ``NAME=value cmd`` setting is given for, else every command of the file after it (the whole file for
   a Dockerfile or YAML), a CI step's ``make smoke`` read through that Makefile target's recipe (project fact
-  ``launch.make-recipes``). A model server (uvicorn, gunicorn, hypercorn, ``python -m`` one of them) gets the
-  serving note (one process per replica, the migrated model on one NeuronCore per process; tensor parallelism
-  needs ``DistributedConfig`` under a multi-process launch), ``vllm serve`` its own; torchrun / accelerate
+  ``launch.make-recipes``); a Kubernetes / compose manifest whose containers give no ``command`` / ``args`` of
+  their own runs its image's: when the project has one Dockerfile whose final image runs a launcher (its
+  ``ENTRYPOINT`` + ``CMD``, project fact ``launch.image-command``), the note is that launcher's, said as "if the
+  image is built from Dockerfile (`uvicorn app.main:app ...`)". A model server (uvicorn, gunicorn, hypercorn,
+  ``python -m`` one of them) gets the serving note, worded after the code it serves (its ``module:app`` or
+  ``.py`` argument, resolved among the project's files): a file that stays on optimum-neuron after this run keeps
+  the setting ("keep it while app/main.py stays on optimum-neuron": the Neuron runtime still gives that process
+  the NeuronCores its compiled model is split over; remove it once ported), a file this run migrated gets "remove
+  it" (TorchNeuron drives one NeuronCore per process, one process per replica), code it cannot place gets "remove
+  it once the code it serves runs on TorchNeuron" (rt5H D7: "the migrated model" was said of an app the run left
+  on optimum-neuron, and a Deployment running that image was told to launch with torchrun); each names how one
+  model is spread over NeuronCores on TorchNeuron (the vLLM-Neuron plugin's ``--tensor-parallel-size``, or
+  ``DistributedConfig`` under a multi-process launch). ``vllm serve`` gets its own note; torchrun / accelerate
   notes name their option and say whether its literal count agrees. Launchers of different kinds, or none, keep
   the table's note.
 
@@ -50,11 +60,15 @@ References:
 
 from __future__ import annotations
 
+import json
 import posixpath
-from dataclasses import dataclass
+import re
+import shlex
+from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import cast
 
+from codemods._lib.launch_targets import kept_on_optimum, resolve_script
 from codemods._lib.shell import (
     assignment_name,
     command_statements,
@@ -67,6 +81,7 @@ from codemods._lib.shell import (
 from codemods._lib.shell.make import MAKE_RECIPES, is_makefile
 from codemods._tables import env_vars
 from codemods.launch._base import ENV_FACTS, LaunchRule
+from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import Safety
@@ -125,6 +140,25 @@ class Launcher:
     kind: str  # "torchrun" | "accelerate" | "serving"
     name: str  # the program as shown (``uvicorn``, ``accelerate launch``)
     count: str | None = None  # the literal process count it starts (torchrun / accelerate)
+    #: what a model server serves: the module of its ``module:app`` argument (``app.main``), or a ``.py`` path
+    #: (``fastapi run app/main.py``); ``module``: which of the two
+    serves: str | None = field(default=None, compare=False)
+    module: bool = field(default=True, compare=False)
+
+
+#: a server's application argument: ``app.main:app``, ``app.main:create_app()``
+_APP = re.compile(r"^([A-Za-z_][\w.]*):[A-Za-z_]\w*(?:\(.*\))?$")
+
+
+def _serving(name: str, rest: list[str]) -> Launcher:
+    """A model server and the application it serves (its first ``module:app`` or ``.py`` argument)."""
+    for word in rest:
+        match = _APP.match(word)
+        if match:
+            return Launcher("serving", name, serves=match.group(1))
+        if word.endswith(".py") and not word.startswith("-"):
+            return Launcher("serving", name, serves=word, module=False)
+    return Launcher("serving", name)
 
 
 def launcher_of(words: list[str]) -> Launcher | None:
@@ -143,11 +177,13 @@ def launcher_of(words: list[str]) -> Launcher | None:
         if module in ("torch.distributed.run", "torch.distributed.launch"):
             program = "torchrun"
         elif module.split(".")[0] in _SERVERS:
-            return Launcher("serving", module.split(".")[0])
+            return _serving(module.split(".")[0], rest)
         elif module == "accelerate.commands.launch":
             program, rest = "accelerate", ["launch", *rest]
+    if program == "vllm":
+        return Launcher("serving", "vllm serve")
     if program in _SERVERS:
-        return Launcher("serving", "vllm serve" if program == "vllm" else program)
+        return _serving(program, rest)
     if program == "accelerate":
         if not rest or rest[0] != "launch":
             return None
@@ -243,9 +279,38 @@ class _Context:
         return []
 
 
-def _core_message(site, launchers: list[Launcher], table: str) -> str:
+#: how a model split over NeuronCores is served on TorchNeuron
+_SPREAD = ("to spread one model over several NeuronCores, serve it with the vLLM-Neuron plugin "
+           "(--tensor-parallel-size) or load it with DistributedConfig(tp_size=...) under a multi-process launch")
+
+
+def _serving_note(names: str, served: dict[str, bool]) -> str:
+    """What a core-count setting does for a model server, after whether the code it serves (``served``: project
+    path -> whether it stays on optimum-neuron after this run; empty when no served file is known) was migrated
+    (rt5H D7: "the migrated model" was said of an app/main.py the run left on optimum-neuron)."""
+    kept = tuple(path for path, stays in served.items() if stays)
+    if kept:
+        one = len(kept) == 1
+        shown = ", ".join(kept)
+        return (f"{names} serves {shown}, which {'stays' if one else 'stay'} on optimum-neuron after this run (see "
+                f"{'its' if one else 'their'} findings): there the Neuron runtime still reads this (it gives the "
+                f"process the NeuronCores the compiled model is split over), so keep it while {shown} "
+                f"{'stays' if one else 'stay'} on optimum-neuron; once {'it is' if one else 'they are'} ported, "
+                "TorchNeuron drives one NeuronCore per process (one process per replica here), so this no longer "
+                f"spreads the model over more cores: remove it then ({_SPREAD})")
+    if served:
+        shown = ", ".join(served)
+        return (f"{names} serves {shown}, which this run migrated, from one process per replica, and its model loads "
+                "on the one NeuronCore TorchNeuron drives per process, so this does not spread it over more cores: "
+                f"remove it ({_SPREAD})")
+    return (f"{names} serves the model from one process per replica, and on TorchNeuron a model loads on the one "
+            "NeuronCore each process drives, so this does not spread it over more cores: remove it once the code it "
+            f"serves runs on TorchNeuron ({_SPREAD})")
+
+
+def _core_message(site, launchers: list[Launcher], table: str, served: dict[str, bool] | None = None) -> str:
     """The review note of NEURON_RT_NUM_CORES / NEURONCORE_NUM_DEVICES worded after the launchers of its context:
-    one kind of launcher, else the table's note."""
+    one kind of launcher, else the table's note; a model server's after the code it serves (``served``)."""
     if len({launcher.kind for launcher in launchers}) != 1:
         return table
     value = (site.value or "").strip()
@@ -256,10 +321,7 @@ def _core_message(site, launchers: list[Launcher], table: str) -> str:
             return (f"review {site.name}: vllm serve places the model on NeuronCores itself (its --tensor-parallel-size); "
                     "this XLA-era setting is not how a TorchNeuron run is sized: remove it unless your vLLM Neuron "
                     "plugin's documentation asks for it")
-        return (f"review {site.name}: {names} serves the model from one process per replica, and the migrated model "
-                "loads on the one NeuronCore TorchNeuron drives per process, so this does not spread it over more "
-                "cores: remove it (tensor parallelism needs DistributedConfig(tp_size=...) at loading under a "
-                "multi-process launch, e.g. torchrun --nproc_per_node <tp_size>)")
+        return f"review {site.name}: {_serving_note(names, served or {})}"
     counts = {launcher.count for launcher in launchers}
     count = counts.pop() if len(counts) == 1 else None
     shown, option = _SHOWN[first.kind], _COUNT_OPTIONS[first.kind][0]
@@ -278,6 +340,43 @@ def _core_message(site, launchers: list[Launcher], table: str) -> str:
             else f"{start}: remove it once {option} says the same")
 
 
+_INSTRUCTION = re.compile(r"^\s*(FROM|CMD|ENTRYPOINT)\s+(.*?)\s*$", re.I)
+#: a manifest's container image, and a command / args of its own (which replace the image's)
+_IMAGE_KEY = re.compile(r"(?m)^\s*(?:-\s+)?image\s*:\s*\S")
+_COMMAND_KEY = re.compile(r"(?m)^\s*(?:-\s+)?(?:command|args|entrypoint)\s*:")
+
+
+def image_command(text: str) -> tuple[str, ...] | None:
+    """Project fact: the command a Dockerfile's final image runs (its last stage's ``ENTRYPOINT`` and ``CMD``
+    words, exec or shell form), for the manifests whose containers run it (``ReviewNeuronEnv._image_command``)."""
+    entrypoint: list[str] = []
+    cmd: list[str] = []
+    for line in text.replace("\\\n", " ").splitlines():
+        match = _INSTRUCTION.match(line)
+        if match is None:
+            continue
+        keyword, rest = match.group(1).upper(), match.group(2)
+        if keyword == "FROM":
+            entrypoint, cmd = [], []
+            continue
+        try:
+            words = json.loads(rest) if rest.startswith("[") else shlex.split(rest)
+        except ValueError:
+            continue
+        if not isinstance(words, list) or not all(isinstance(word, str) for word in words):
+            continue
+        if keyword == "CMD":
+            cmd = words
+        else:
+            entrypoint = words
+    words = [*entrypoint, *cmd]
+    return tuple(words) if words else None
+
+
+IMAGE_COMMAND = ProjectFact("launch.image-command", frozenset({FileKind.DOCKERFILE}), ("CMD", "ENTRYPOINT"),
+                            image_command)
+
+
 def _review(name: str) -> bool:
     action = env_vars.lookup(name)
     return action is not None and action.action == "review"
@@ -291,7 +390,34 @@ class ReviewNeuronEnv(LaunchRule):
     safety = Safety.NEEDS_REVIEW
     triggers = tuple(sorted({name for name in env_vars.ENV_VARS if _review(name)} | {"NEURON_RT_"}))
 
-    facts = (*ENV_FACTS, MAKE_RECIPES)
+    facts = (*ENV_FACTS, MAKE_RECIPES, IMAGE_COMMAND)
+
+    def _served(self, launchers: list[Launcher], origin: PurePath) -> dict[str, bool]:
+        """The project files the model servers among ``launchers`` serve (resolved from ``origin``) -> whether each
+        stays on optimum-neuron after this run (``kept_on_optimum``); empty when one of them serves none known."""
+        found: dict[str, bool] = {}
+        for launcher in launchers:
+            if launcher.kind != "serving":
+                continue
+            path = resolve_script(self.ctx.options.project, origin, launcher.serves, launcher.module).path \
+                if launcher.serves else None
+            if path is None:
+                return {}
+            found[path] = kept_on_optimum(self.ctx.options, path)
+        return found
+
+    def _image_command(self, doc: TextDocument) -> tuple[str, str, Launcher] | None:
+        """(Dockerfile, its command, the launcher it is) for a Kubernetes / compose manifest whose containers give no
+        command of their own, so they run their image's: the one Dockerfile of the project whose final image runs a
+        launcher (its ``ENTRYPOINT`` / ``CMD``); None when there is no such manifest or not exactly one."""
+        if doc.kind is not FileKind.YAML or not _IMAGE_KEY.search(doc.text()) or _COMMAND_KEY.search(doc.text()):
+            return None
+        found = [(path, words, launcher) for path, words in sorted(self.ctx.options.project.of(IMAGE_COMMAND.name).items())
+                 if (launcher := launcher_of(list(words))) is not None]
+        if len(found) != 1:
+            return None
+        path, words, launcher = found[0]
+        return path, " ".join(words), launcher
 
     def apply(self, doc: TextDocument) -> None:
         unseen = self.unseen_target(doc)
@@ -313,11 +439,22 @@ class ReviewNeuronEnv(LaunchRule):
                 continue
             if site.name in CORE_SETTINGS:
                 if (launcher := _prefix_launcher(site)) is not None:
-                    message = _core_message(site, [launcher], message)
+                    message = _core_message(site, [launcher], message, self._served([launcher], self.ctx.path))
                 elif not site.prefix:
                     context = context or _Context(doc, self.ctx.options.project, self.ctx.path)
                     after = site.cl.line if doc.kind is FileKind.SHELL else None
-                    message = _core_message(site, context.launchers(after), message)
+                    launchers = context.launchers(after)
+                    image = self._image_command(doc) if not launchers else None
+                    if image is not None:  # a manifest's container runs its image's command
+                        dockerfile, command, launcher = image
+                        found = _core_message(site, [launcher], message,
+                                              self._served([launcher], PurePath(dockerfile)))
+                        if found != message:
+                            message = (f"review {site.name}: no command is given here, so the container runs its "
+                                       f"image's; if the image is built from {dockerfile} (`{command}`): "
+                                       f"{found.removeprefix(f'review {site.name}: ')}")
+                    else:
+                        message = _core_message(site, launchers, message, self._served(launchers, self.ctx.path))
             if unseen is not None:  # the script it sets this for stays on torch_xla: the TorchNeuron advice waits
                 message = KEPT_FOR_XLA_TODO.format(name=site.name, script=unseen[0], why=unseen[1], message=message)
             self.report(site.cl.line, Severity.TODO, message)
