@@ -47,6 +47,7 @@ from codemods._tables.inference_arguments import (
 )
 from codemods._tables.inference_symbols import INF1_MARKERS, INF1_PATH, OPTIMUM_RUNTIME_ARGS
 from codemods.inference._casting import matmul_note, matmul_only_cast
+from codemods.inference._compiled_exports import kept_compiled_consumers_note, kept_compiled_loads
 from codemods.inference._module_dicts import module_dict
 from migrate import cstwalk
 from migrate.rule import DeviceStyle, PythonRule, dotted_name
@@ -717,6 +718,7 @@ class InferenceRule(PythonRule):
         if marker is None:
             kept = self._kept_class_uses()
             kept.update(self._unresolved_splat_loads())
+            kept.update(self._kept_producer_loads())
             if kept:
                 self._withdraw()
                 self._note_kept_uses(kept)
@@ -817,6 +819,62 @@ class InferenceRule(PythonRule):
                 "export/shape/casting keys it may carry - export, batch_size, sequence_length, auto_cast, "
                 "auto_cast_type - and raise TypeError). To migrate it: pass those keys as keywords of the call "
                 "(or bind the dict to a literal), then run neuron-migrate again")
+        return kept
+
+    def _kept_producer_loads(self) -> dict[int, str]:
+        """rt5H D1: the loads of this rule that compile a model (``export=True``, or ``<class>.export(...)``) whose
+        result the file saves or pushes (``save_pretrained`` / ``push_to_hub``: a compiled folder or Hub repo), while
+        another project file still loads Neuron-compiled folders with optimum-neuron after this run
+        (``kept_compiled_loads``; which folder it reads is not linked: any such load counts). Migrated, this file
+        would write ordinary weights, which that optimum-neuron load rejects ("The specified directory does not
+        contain a neuron model"), so the file stays on optimum-neuron: id(``X.from_pretrained``) and id(each
+        ``<model>.save_pretrained`` / ``.push_to_hub``) -> the todo."""
+        module = self.ctx.shared.get("module")
+        if not isinstance(module, cst.Module):
+            return {}
+        gatherer = self.ctx.memo("inference.scopes", lambda: _gather_scopes(module))
+        producers: list[tuple[cst.Call, list[cst.Call]]] = []
+        for call in gatherer.calls:
+            if not (isinstance(call.func, cst.Attribute) and self.is_target_call(call)):
+                continue
+            export = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "export"),
+                          None)
+            if call.func.attr.value != "export" and not (isinstance(export, cst.Name) and export.value == "True"):
+                continue
+            names: set[str] = set()
+            for assign in gatherer.assigns:
+                value = assign.value
+                while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                        and value.func.attr.value == "to" and value is not call:
+                    value = value.func.value
+                if value is call:
+                    names.update(dotted_name(target.target) for target in assign.targets)
+            saves = [other for other in gatherer.calls if isinstance(other.func, cst.Attribute)
+                     and other.func.attr.value in ("save_pretrained", "push_to_hub")
+                     and dotted_name(other.func.value) in names - {""}]
+            if saves:
+                producers.append((call, saves))
+        if not producers:
+            return {}
+        loads = kept_compiled_loads(self.ctx.options, str(self.ctx.path).replace("\\", "/"))
+        if not loads:
+            return {}
+        consumers = kept_compiled_consumers_note(loads)
+        kept: dict[int, str] = {}
+        for call, saves in producers:
+            owner = source_of(cast(cst.Attribute, call.func).value)
+            writes = ", ".join(f"`{source_of(save)}`" for save in saves)
+            kept[id(call.func)] = (
+                f"this load compiles the model and {writes} write{'s' if len(saves) == 1 else ''} it as Neuron-compiled "
+                f"artifacts; {consumers}: "
+                f"port {'it' if len(loads) == 1 else 'them'} first, so {self.id} leaves this file on optimum-neuron: "
+                f"the {owner} import and loads are not rewritten (migrated, this file would write ordinary weights, "
+                "which optimum-neuron's compiled-folder load rejects: 'The specified directory does not contain a "
+                "neuron model'). Keep this export until then, then run neuron-migrate again")
+            for save in saves:
+                kept[id(save.func)] = (f"kept: this writes the Neuron-compiled folder/repo that the optimum-neuron "
+                                       f"loads of {', '.join(loads[:3])} may read; port "
+                                       f"{'it' if len(loads) == 1 else 'them'} first (see the todo at the load)")
         return kept
 
     def _opaque_splat_calls(self) -> list[tuple[cst.Call, str]]:

@@ -476,3 +476,74 @@ class CompiledFolderLoads:
             if value is not None and normalized(value) != normalized(folder):
                 found.add(value)
         return found.pop() if len(found) == 1 else None
+
+
+# ------------------------------------------------------------------- compiled-folder consumers kept on optimum-neuron
+def _compiled_load_lines(text: str, path: str) -> list[int]:
+    """Lines of ``Neuron<...>.from_pretrained(path)`` calls (a class imported from optimum.neuron, or named Neuron*)
+    without a literal ``export=True`` (absent - beside a ``**splat`` too -, False, or a run-time value) in a Python file or a notebook's code cells (cell-relative lines): loads of
+    Neuron-compiled artifacts."""
+    sources = code_cells(text) if path.endswith(".ipynb") else [text]
+    lines: list[int] = []
+    for source in sources or []:
+        code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+        try:
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError):
+            continue
+        # the names ``from optimum.neuron... import X as Y`` binds (an alias of a Neuron class)
+        aliases = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                   and (node.module or "").startswith("optimum.neuron") for alias in node.names}
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "from_pretrained" and (node.args or node.keywords)):
+                continue
+            owner = node.func.value
+            name = owner.attr if isinstance(owner, ast.Attribute) else owner.id if isinstance(owner, ast.Name) else ""
+            if not (name.startswith("Neuron") or (isinstance(owner, ast.Name) and name in aliases)):
+                continue
+            # export= absent (a ``**splat`` beside it may or may not carry it), False or not a literal (it may be
+            # False): a compiled-folder load, the conservative end
+            export = next((keyword.value for keyword in node.keywords if keyword.arg == "export"), None)
+            if not (isinstance(export, ast.Constant) and export.value is True):
+                lines.append(node.lineno)
+    return lines
+
+
+def kept_compiled_loads(options: Any, path: str | None) -> tuple[str, ...]:
+    """The project files other than ``path`` that still load Neuron-compiled artifacts (``_compiled_load_lines``)
+    with optimum-neuron after this run (rt5H D1/D3): the file still imports optimum.neuron (``survives_run``) and
+    its migrated text keeps such a load. While a run is itself being simulated
+    (no nesting) a file's own text decides: conservative, its load counts as kept. The text comes from the
+    ``deps.optimum-neuron-code`` fact (``OPTIMUM_NEURON_CODE``), which the rule declares."""
+    from codemods.deps._plan import _SIMULATING, migrated_text, uses_optimum_neuron
+
+    if options is None:
+        return ()
+    found: list[str] = []
+    for other, text in sorted(options.project.of("deps.optimum-neuron-code").items()):
+        if other == path or not _compiled_load_lines(text, other):
+            continue
+        after = text if _SIMULATING else migrated_text(other, text, options)
+        if after is None:
+            after = text  # a file that cannot be migrated stays as it is
+        elif not uses_optimum_neuron(after):
+            continue
+        if _compiled_load_lines(after, other):  # kept after the run (named without a line: notes move lines)
+            found.append(other)
+    return tuple(found)
+
+
+def kept_compiled_names(loads: tuple[str, ...]) -> str:
+    """``a.py``, ``a.py and b.py``, ``a.py, b.py, c.py and 2 more``."""
+    if len(loads) == 1:
+        return loads[0]
+    if len(loads) <= 3:
+        return ", ".join(loads[:-1]) + f" and {loads[-1]}"
+    return ", ".join(loads[:3]) + f" and {len(loads) - 3} more"
+
+
+def kept_compiled_consumers_note(loads: tuple[str, ...]) -> str:
+    """``app/main.py still loads Neuron-compiled folders with optimum-neuron ...`` for the todos of the producers."""
+    return (f"{kept_compiled_names(loads)} still load{'s' if len(loads) == 1 else ''} Neuron-compiled folders with "
+            "optimum-neuron after this run")

@@ -92,6 +92,14 @@ What it does:
   to it, so that NM110 can fold it on the next run). Reads of the result's ``batch_size`` / ``sequence_length`` /
   ``tp_degree`` that were given to get_neuron_config as a number or a name / attribute bound at most once in the
   file (``args.batch_size``) do not keep it: they become that value, and the getter is folded.
+* a load that compiles the model (``export=True``, or ``<class>.export(...)``) whose result the file saves or
+  pushes (``save_pretrained`` / ``push_to_hub``: a compiled folder or Hub repo) keeps the whole file on
+  optimum-neuron while another project file still loads Neuron-compiled folders with optimum-neuron after this
+  run (a ``Neuron*.from_pretrained`` without a literal ``export=True`` in a file that still imports
+  optimum.neuron once migrated; which folder it reads is not linked, so any such load counts): migrated, this
+  file would write ordinary weights that that load rejects ("The specified directory does not contain a neuron
+  model"). A ``todo`` at the load names the file to port first, one at each save / push says it is kept
+  (shared by the NM1xx load rules, ``InferenceRule._kept_producer_loads``; rt5H D1);
 * left alone: the training ``NeuronModelForCausalLM`` (``optimum.neuron.models.training``) belongs to the
   training family; a call that is not the right-hand side of an assignment gets the generation setup as a
   ``todo`` instead of code; NxDNeuronConfig fields other than the shapes (continuous batching, on-device
@@ -148,6 +156,7 @@ from typing import cast
 import libcst as cst
 
 from codemods._lib.cst import keyword_arg, source_of, with_commas
+from codemods._lib.launch_targets import OPTIMUM_NEURON_CODE
 from codemods._tables.inference_arguments import DTYPES as DTYPES_TABLE
 from codemods._tables.inference_symbols import decoder_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
@@ -228,7 +237,8 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
     places_model = True
     generate_moves_inputs = True  # decoder-only: generate moves CPU inputs to the model's device
     #: MODULE_DICTS: **NAME of a project module's dict; MODULE_FOLDERS: a compiled folder's name imported from one
-    facts = (TORCHRUN_LAUNCHES, COMPILED_EXPORTS, MODULE_DICTS, MODULE_FOLDERS)
+    # + the optimum.neuron files: a kept compiled-folder load elsewhere keeps this file's export (rt5H D1)
+    facts = (TORCHRUN_LAUNCHES, COMPILED_EXPORTS, MODULE_DICTS, MODULE_FOLDERS, OPTIMUM_NEURON_CODE)
     opaque_splat_keeps_file = True  # a splat nothing resolves: the file stays on optimum-neuron
 
     def prepare(self, module: cst.Module) -> None:

@@ -67,6 +67,14 @@ What it does:
   stays in that module); a splat nothing resolves (``**kwargs``, a dict changed in place) leaves the load,
   its import and the whole file on optimum-neuron with a ``todo`` naming the splat (a stock call would get
   its Neuron keys and raise TypeError), and no default ``dtype`` is guessed beside it;
+* a load that compiles the model (``export=True``, or ``<class>.export(...)``) whose result the file saves or
+  pushes (``save_pretrained`` / ``push_to_hub``: a compiled folder or Hub repo) keeps the whole file on
+  optimum-neuron while another project file still loads Neuron-compiled folders with optimum-neuron after this
+  run (a ``Neuron*.from_pretrained`` without a literal ``export=True`` in a file that still imports
+  optimum.neuron once migrated; which folder it reads is not linked, so any such load counts): migrated, this
+  file would write ordinary weights that that load rejects ("The specified directory does not contain a neuron
+  model"). A ``todo`` at the load names the file to port first, one at each save / push says it is kept
+  (shared by the NM1xx load rules, ``InferenceRule._kept_producer_loads``; rt5H D1);
 * left alone: ``tensor_parallel_size`` on an encoder is reported (BERT-like models have no TP plan in
   transformers); calls that are not assigned to a name get the compile step as a ``todo``.
 
@@ -113,6 +121,7 @@ import json
 import libcst as cst
 
 from codemods._lib.cst import keyword_arg, parse_expression, source_of, with_commas
+from codemods._lib.launch_targets import OPTIMUM_NEURON_CODE
 from codemods._tables.inference_arguments import SHAPE_KEYS
 from codemods._tables.inference_symbols import traced_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
@@ -142,7 +151,9 @@ class TracedModelToAutoClass(CompiledFolderLoads, InferenceRule):
     matmul_in_float32 = True  # auto_cast="matmul": float32, the dtype of the outputs optimum returned
 
     loads = TRACED
-    facts = (MODULE_DICTS, COMPILED_EXPORTS, MODULE_FOLDERS)  # **NAME dicts; export commands; folder names
+    # **NAME dicts; export commands; folder names; the optimum.neuron files (a kept compiled-folder load elsewhere
+    # keeps this file's export, rt5H D1)
+    facts = (MODULE_DICTS, COMPILED_EXPORTS, MODULE_FOLDERS, OPTIMUM_NEURON_CODE)
     opaque_splat_keeps_file = True
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:

@@ -9,7 +9,9 @@ What it does:
   ``model.push_to_hub(repo, token=t)`` (the stock signature uploads the in-memory model, not a folder);
 * left alone: only receivers assigned (``x = Cls.from_pretrained(...)``) in the same file are recognised, and
   only when this run moves their class to the stock one (the class's rule, NM110-NM150, is selected): an object
-  that stays an optimum-neuron model keeps optimum's ``push_to_hub(save_directory, repository_id=...)``.
+  that stays an optimum-neuron model keeps optimum's ``push_to_hub(save_directory, repository_id=...)``; so does
+  the save / push of an export that the load's rule keeps on optimum-neuron because another project file still
+  loads compiled folders with optimum-neuron (that rule's ``todo`` at the call names the file: rt5H D1).
 
 Why:
 

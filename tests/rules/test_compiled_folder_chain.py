@@ -1,0 +1,63 @@
+"""rt5H D1/D3: the producers of Neuron-compiled folders (an export=True load that the file saves or pushes, an
+optimum-cli export) keep their compiled output while another project file still loads compiled folders with
+optimum-neuron after the run; once that load is migrated too (its source found), they are migrated as before."""
+
+import textwrap
+
+from migrate.filekinds import FileKind
+from migrate.testing import apply_rules
+
+PRODUCER = textwrap.dedent("""
+    from optimum.neuron import NeuronModelForCausalLM
+
+    model = NeuronModelForCausalLM.from_pretrained("org/llm", export=True, batch_size=1, sequence_length=64)
+    model.save_pretrained("compiled/llm")
+    model.push_to_hub("compiled/llm", repository_id="me/llm-neuron")
+    """)
+KEPT_CONSUMER = textwrap.dedent("""
+    import os
+
+    from optimum.neuron import NeuronModelForCausalLM as Decoder
+
+    model = Decoder.from_pretrained(os.environ["MODEL_DIR"])
+    """)
+EXPORT = "optimum-cli export neuron --model org/enc --batch_size 1 --sequence_length 32 out/enc/\n"
+
+
+def run(text: str, path: str, project: dict[str, str], kind: FileKind = FileKind.PYTHON):
+    return apply_rules(text, kind, select=["NM1", "NM4"], path=path, project={path: text, **project})
+
+
+def test_a_producer_stays_while_a_consumer_keeps_its_compiled_folder_load() -> None:
+    result = run(PRODUCER, "compile.py", {"serve.py": KEPT_CONSUMER})
+    assert "from optimum.neuron import NeuronModelForCausalLM" in result.text
+    assert 'model.push_to_hub("compiled/llm", repository_id="me/llm-neuron")' in result.text
+    todos = [f.message for f in result.findings if f.severity.value == "todo"]
+    assert any(m.startswith("this load compiles the model") and "serve.py still loads Neuron-compiled folders" in m
+               for m in todos)
+    assert sum(m.startswith("kept: this writes the Neuron-compiled folder/repo") for m in todos) == 2
+    assert "AutoModelForCausalLM" not in result.text
+
+
+def test_a_producer_is_migrated_when_no_kept_load_remains() -> None:
+    result = run(PRODUCER, "compile.py", {"serve.py": KEPT_CONSUMER.replace('os.environ["MODEL_DIR"]',
+                                                                            '"org/llm", export=True')})
+    assert "AutoModelForCausalLM.from_pretrained" in result.text and 'push_to_hub("me/llm-neuron")' in result.text
+
+
+def test_the_export_command_is_kept_until_the_consumer_is_ported() -> None:
+    consumer = KEPT_CONSUMER.replace("NeuronModelForCausalLM as Decoder", "NeuronModelForFeatureExtraction as Enc")
+    consumer = consumer.replace("Decoder.from_pretrained", "Enc.from_pretrained")
+    result = run(EXPORT, "export.sh", {"embed.py": consumer}, FileKind.SHELL)
+    (note,) = [f.message for f in result.findings if f.rule == "NM406"]
+    assert note.startswith("keep this export until embed.py is ported (it still loads Neuron-compiled folders")
+    assert "then delete it: TorchNeuron compiles on first call" in note
+
+
+def test_the_export_command_is_deleted_when_its_folder_loads_are_migrated() -> None:
+    # the load of out/enc is rewritten to org/enc (NM120, the export's source): no compiled-folder load is kept
+    consumer = 'from optimum.neuron import NeuronModelForFeatureExtraction\n\nm = ' \
+               'NeuronModelForFeatureExtraction.from_pretrained("out/enc")\n'
+    result = run(EXPORT, "export.sh", {"embed.py": consumer}, FileKind.SHELL)
+    (note,) = [f.message for f in result.findings if f.rule == "NM406"]
+    assert note.startswith("delete this export: ")
