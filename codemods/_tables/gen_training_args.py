@@ -87,6 +87,9 @@ CURATED: dict[str, tuple] = {
     "logging_dir": (T, None, "removed in transformers 5: set TENSORBOARD_LOGGING_DIR in the environment to choose the TensorBoard directory"),
     "warmup_ratio": (R, "warmup_steps", "warmup_ratio -> warmup_steps (a float in [0, 1) is a ratio of the total steps in transformers 5)"),
     "evaluation_strategy": (R, "eval_strategy", "evaluation_strategy -> eval_strategy"),
+    # --- deprecated in transformers 5 (aliases until v6: TrainingArguments.__post_init__ copies them to the new names)
+    "gradient_checkpointing": (R, "activation_checkpointing", "gradient_checkpointing -> activation_checkpointing (transformers 5 deprecated the old name: FutureWarning, removed in v6; same field)"),
+    "gradient_checkpointing_kwargs": (R, "activation_checkpointing_kwargs", "gradient_checkpointing_kwargs -> activation_checkpointing_kwargs (transformers 5 deprecated the old name: FutureWarning, removed in v6; same field)"),
     "no_cuda": (R, "use_cpu", "no_cuda -> use_cpu"),
     "per_gpu_train_batch_size": (R, "per_device_train_batch_size", "per_gpu_train_batch_size -> per_device_train_batch_size"),
     "per_gpu_eval_batch_size": (R, "per_device_eval_batch_size", "per_gpu_eval_batch_size -> per_device_eval_batch_size"),

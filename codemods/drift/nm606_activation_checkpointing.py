@@ -13,6 +13,13 @@ What it does:
   call still works on transformers 5 (a FutureWarning), and only a transformers model has the new names.
 * Overrides (``def gradient_checkpointing_enable(self, ...)``) and ``super().gradient_checkpointing_enable(...)``
   are left alone: transformers 5 still calls the override until v6.
+* The training-argument fields ``gradient_checkpointing`` / ``gradient_checkpointing_kwargs`` (deprecated aliases
+  of ``activation_checkpointing`` / ``activation_checkpointing_kwargs`` in transformers 5.24, which copies them to the
+  new fields) are renamed by the shared field table (``codemods/_tables/training_args.py``, RENAME rows) where the
+  migration rewrites the arguments: NM202 in the optimum-neuron classes it migrates (keywords, and reads such as
+  ``args.gradient_checkpointing``), the launch rules in the ``--flags`` and config keys of the scripts they migrate
+  (not where the script stays on the old stack). A stock ``TrainingArguments(gradient_checkpointing=True)`` stays
+  (still accepted, with a FutureWarning), as do the old trl defaults NM202 writes for a NeuronSFTConfig.
 
 Scope per file: only the files the Neuron migration reaches (Neuron code, the modules it imports, the scripts
 Neuron launchers run, the scripts where the project installs the Neuron stack; ``codemods/drift/_reach.py``).
