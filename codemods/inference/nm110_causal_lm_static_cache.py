@@ -27,7 +27,9 @@ What it does:
   ``distributed_config=DistributedConfig(tp_size=x), device_map=<device> if x == 1 else None``.
 * Without such a launcher (a plain ``python x.py``, a SageMaker job script; a notebook cell is never launched
   by torchrun) the load stays on one device (``device_map``) with a ``todo``: "to shard across N NeuronCores,
-  launch with torchrun --nproc_per_node N and pass distributed_config=DistributedConfig(tp_size=N)". A
+  launch with torchrun --nproc_per_node N and pass distributed_config=DistributedConfig(tp_size=N)" (a run-time
+  degree, ``args.num_cores``: ``--nproc_per_node <num_cores>`` in the command, the placeholder named after the
+  value and the argparse flag of the file that defines it, the expression only in the Python part). A
   DistributedConfig load in a single process raises (``failed to initialize torch.distributed``), and
   optimum's export used the N cores from one process. An absent degree gets a ``todo``: optimum used 2 cores
   (<= 0.0.17) or all visible cores.
@@ -287,6 +289,31 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
                                   f'generation wants left padding: set {padding.tokenizer}.padding_side = "left" '
                                   f"where the tokenizer is created ({padding.todo})")
         return already or bool(added)
+
+    def _shell_degree(self, node: cst.BaseExpression) -> tuple[str, str]:
+        """The tensor-parallel degree as a shell word for ``torchrun --nproc_per_node``, and what a placeholder
+        stands for (rt5H D10): a literal as it is; ``args.num_cores`` -> ``<num_cores>`` (" (<num_cores>: the value
+        of args.num_cores, the script's --num_cores flag)"), the flag named when an ``add_argument`` of the file
+        defines it; a variable -> ``<name>``. The expression itself stays in the Python part of a note."""
+        text = source_of(node)
+        if isinstance(self.literal(node), int):
+            return text, ""
+        name = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) \
+            else "tp_degree"
+        flag = None
+        if isinstance(node, cst.Attribute):
+            for call in self.gathered.calls:
+                if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument"):
+                    continue
+                flags = [arg.value.evaluated_value for arg in call.args if arg.keyword is None
+                         and isinstance(arg.value, cst.SimpleString)
+                         and str(arg.value.evaluated_value).startswith("--")]
+                dest = next((arg.value.evaluated_value for arg in call.args if arg.keyword is not None
+                             and arg.keyword.value == "dest" and isinstance(arg.value, cst.SimpleString)), None)
+                if flags and (dest or str(flags[0])[2:].replace("-", "_")) == name:
+                    flag = str(flags[0])
+                    break
+        return f"<{name}>", f" (<{name}>: the value of {text}" + (f", the script's {flag} flag)" if flag else ")")
 
     def _padding_advice(self) -> bool:
         """Whether the batch note should add the left-padding advice: the file (a notebook: all its cells) has a
@@ -629,9 +656,10 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
                 (isinstance(tp_value, int) and tp_value > 1)
                 or (not self.known(tp_value) and isinstance(tp_arg.value, (cst.Name, cst.Attribute)))):
             degree = source_of(tp_arg.value)
+            shell, which = self._shell_degree(tp_arg.value)
             notes.append(f"tensor parallel degree {degree}: this loads on one device (no launcher in this project "
                          f"runs the script under torchrun); to shard across {degree} NeuronCores, launch with "
-                         f"`torchrun --nproc_per_node {degree}` and pass "
+                         f"`torchrun --nproc_per_node {shell}`{which} and pass "
                          f"distributed_config=DistributedConfig(tp_size={degree}) instead of device_map")
             if "device_map" not in values:
                 new_args.append(keyword_arg("device_map", self.device_map()))
@@ -646,7 +674,7 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
             device = self.device_map().with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             new_args.append(keyword_arg("device_map", cst.IfExp(
                 test=parse_expression(f"{degree} == 1"), body=device, orelse=cst.Name("None"))))
-            notes.append(_tp_note(degree))
+            notes.append(_tp_note(degree, *self._shell_degree(tp_arg.value)))
         else:
             if tp_arg is not None and not isinstance(tp_value, int):
                 notes.append(f"tensor parallel degree {source_of(tp_arg.value)} could not be read: this loads on one "
@@ -806,7 +834,9 @@ def _neuron_config_arg(call: cst.Call) -> cst.BaseExpression | None:
     return positional[1].value if len(positional) > 1 else None
 
 
-def _tp_note(degree: str) -> str:
-    return (f"tensor parallel degree {degree}: launch with `torchrun --nproc_per_node {degree}`; transformers builds "
+def _tp_note(degree: str, shell: str | None = None, which: str = "") -> str:
+    """``shell``: the degree as a shell word (a placeholder for a run-time value, ``which`` saying what it stands for)."""
+    return (f"tensor parallel degree {degree}: launch with `torchrun --nproc_per_node {shell or degree}`{which}; "
+            "transformers builds "
             "the tp DeviceMesh from distributed_config and calls init_process_group itself (backend \"neuron\" on "
             "Trainium) - call torch.distributed.init_process_group(backend=\"neuron\") first if you need it earlier")

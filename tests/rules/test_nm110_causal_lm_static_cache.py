@@ -66,7 +66,20 @@ def test_tensor_parallel_degree_without_a_torchrun_launcher_loads_on_one_device(
 def test_a_runtime_degree_without_launcher_loads_on_one_device() -> None:
     result = migrate(TP_LOAD.format(cores="args.tp_degree"), "NM110", path="compile.py")
     assert "DistributedConfig" not in _code(result.text) and "args.tp_degree ==" not in result.text
-    assert any("torchrun --nproc_per_node args.tp_degree" in f.message for f in result.findings if f.rule == "NM110")
+    # rt5H D10: the shell part takes a placeholder, the expression stays in the Python part
+    (note,) = [f.message for f in result.findings if f.rule == "NM110" and "torchrun" in f.message]
+    assert "`torchrun --nproc_per_node <tp_degree>` (<tp_degree>: the value of args.tp_degree" in note
+    assert "DistributedConfig(tp_size=args.tp_degree)" in note and "nproc_per_node args." not in note
+
+
+def test_a_runtime_degree_names_the_argparse_flag_it_comes_from() -> None:
+    source = TP_LOAD.format(cores="opts.cores").replace(
+        "from optimum.neuron", 'import argparse\nparser = argparse.ArgumentParser()\n'
+        'parser.add_argument("--num-cores", dest="cores", type=int)\nopts = parser.parse_args()\n'
+        "from optimum.neuron", 1)
+    result = migrate(source, "NM110", path="compile.py")
+    assert any("`torchrun --nproc_per_node <cores>` (<cores>: the value of opts.cores, the script's --num-cores flag)"
+               in f.message for f in result.findings if f.rule == "NM110")
 
 
 def test_a_runtime_degree_under_torchrun_keeps_the_conditional_device_map() -> None:
