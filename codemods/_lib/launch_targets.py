@@ -14,6 +14,7 @@ fields its own dataclasses declare. The launch rules resolve a command's script 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import enum
 import json
 import posixpath
@@ -167,6 +168,9 @@ class Resolved:
     #: the script parses training arguments but still imports optimum.neuron after this run (``kept_on_optimum``):
     #: it keeps parsing them as it does now, so its flags and config keys stay as they are
     kept: bool = False
+    #: the DistributedConfig key of the data-parallel rest of this script's mesh (``mesh_key_for``: the zero_1 its
+    #: launchers and configs show, else the project's optimum-neuron line), for a Neuron script's notes
+    mesh: str = "dp_replicate_size"
 
     def owns(self, field_name: str) -> bool:
         """Whether the flag of the field is the script's own, to keep: its own dataclass declares the field (so the
@@ -293,6 +297,15 @@ def program_of(words: list[str]) -> Program | None:
     return None
 
 
+def script_mesh_key(project: ProjectFacts, path: str) -> str:
+    """``mesh_key_for`` the project script at ``path``, from what its launchers and configs show (the launch rules
+    have the project facts, not the script's text)."""
+    from codemods._lib.optimum_version import optimum_line
+    from codemods._lib.zero_1 import mesh_key_for, zero_1_of
+
+    return mesh_key_for(zero_1_of("", PurePath(path), project, parsed=True), optimum_line(project, PurePath(path)))
+
+
 def resolver(project: ProjectFacts, origin: PurePath, options: RuleOptions | None = None):
     """``resolve(program) -> Resolved`` for the commands of the file ``origin``; with the run's ``options``, a
     training script that stays on optimum-neuron after this run is marked ``kept`` (``with_kept``)."""
@@ -300,7 +313,10 @@ def resolver(project: ProjectFacts, origin: PurePath, options: RuleOptions | Non
     def resolve(program: Program) -> Resolved:
         if program.kind == "program":
             return Resolved(Target.UNKNOWN, program.name)
-        return with_kept(resolve_script(project, origin, program.name, program.kind == "module"), options)
+        resolved = with_kept(resolve_script(project, origin, program.name, program.kind == "module"), options)
+        if resolved.target is Target.NEURON and resolved.path is not None:
+            resolved = dataclasses.replace(resolved, mesh=script_mesh_key(project, resolved.path))
+        return resolved
 
     return resolve
 

@@ -199,6 +199,9 @@ def _collect_config(text: str) -> dict[str, tuple[str, ...]] | None:
     return {name: tuple(dict.fromkeys(values)) for name, values in found.items()} or None
 
 
+config_fields = _collect_config  # the same reading for a launch rule that holds the config's text
+
+
 #: config file -> its zero_1 / tensor_parallel_size values: a launch line's ``--config X.yaml`` or the script's
 #: ``parse_yaml_file("X.yaml")`` gives them to the script
 ZERO_1_CONFIGS = ProjectFact("training.zero-1-configs", frozenset({FileKind.YAML, FileKind.JSON}), _CONFIG_FIELDS,
@@ -397,8 +400,23 @@ def _code(source: str) -> str:
     return "\n".join(line.split("#", 1)[0] for line in source.splitlines())
 
 
-def zero_1_of(source: str, path: PurePath, project: ProjectFacts) -> Zero1:
-    """The zero_1 the script ``source`` at ``path`` ran with, as far as the script and its launchers show it."""
+def mesh_key_for(zero_1: Zero1, line) -> str:
+    """The DistributedConfig key for the data-parallel rest of a script's mesh: its zero_1 (``zero_1_of``) True ->
+    ``fsdp_size`` (the closest to ZeRO-1), False -> ``dp_replicate_size``; where none is visible or they disagree,
+    the project's optimum-neuron line (``line``, ``codemods/_lib/optimum_version.py``). The one decision behind the
+    mesh every rule names: NM202 / NM205 / NM208 in the script (``codemods/training/_base.py``, ``mesh_key``), NM408
+    on its launch lines and configs (which see the script's launchers and configs, not its text)."""
+    from codemods._lib.optimum_version import data_parallel_key
+
+    if zero_1.value is not None:
+        return "fsdp_size" if zero_1.value else "dp_replicate_size"
+    return data_parallel_key(line)
+
+
+def zero_1_of(source: str, path: PurePath, project: ProjectFacts, parsed: bool = False) -> Zero1:
+    """The zero_1 the script ``source`` at ``path`` ran with, as far as the script and its launchers show it.
+    ``parsed``: the script is known to parse its arguments with a parser (a launch rule that has the project fact
+    but not the text: ``source`` is then empty)."""
     code = _code(source)
     literals = sorted(set(_LITERAL.findall(code)))
     if literals:
@@ -406,7 +424,7 @@ def zero_1_of(source: str, path: PurePath, project: ProjectFacts) -> Zero1:
                      tuple(f"zero_1={value} in this file" for value in literals), tuple(literals))
     option = _ARGPARSE.search(code)
     typed_bool = option is not None and re.search(r"\btype\s*=\s*bool\b", option.group(1)) is not None
-    if _READS.search(code) or _PARSED.search(code):
+    if parsed or _READS.search(code) or _PARSED.search(code):
         values: list[tuple[bool | None, str, str]] = []
         paths = script_paths(project, path, source)
         for given, where in [*launch_values(project, paths), *config_values(project, paths, source)]:

@@ -12,7 +12,12 @@ argument-parser config (``parse_json_file`` JSON, ``parse_yaml_file`` YAML) is l
   table's next step (the value moves to model loading);
 * ``todo``: left in place with the table's message; ``keep``: nothing.
 
-Both spellings ``--tensor_parallel_size`` and ``--tensor-parallel-size`` are recognised.
+Both spellings ``--tensor_parallel_size`` and ``--tensor-parallel-size`` are recognised. A tensor-parallel degree
+that is not 1 (``--tensor_parallel_size 8``, ``$TP``, ``tensor_parallel_size: 8`` in a config) and that the
+script's own dataclass does not declare once migrated (NM208 moves it there only where the script reads it) reaches
+nothing: it stays, with a todo naming the mesh (the key ``mesh_key_for`` in ``codemods/_lib/zero_1.py`` picks from
+the zero_1 the launchers and configs show, the one NM202's note on the script names), so the stock parser stops the
+run instead of training plain data-parallel replicas; a degree of 1 is removed as before.
 
 Flags kept in a shell variable of the same file are read through it (``codemods/_lib/shell/variables.py``):
 ``torchrun train.py $ARGS`` with ``ARGS="--zero_1 true ..."`` above, or a whole command in ``CMD="torchrun ..."``
@@ -73,8 +78,9 @@ Before::
 
 After (with the table's entries)::
 
-    # neuron-migrate: tensor_parallel_size -> DistributedConfig(tp_size=...) ... (was --tensor_parallel_size 8)
-    torchrun train.py --max_length 1024 --torch_compile true
+    # neuron-migrate: --tensor_parallel_size 8 was left as it is: no dataclass train.py parses declares ...
+    # neuron-migrate: --zero_1: ZeRO-1 has no stock switch ... (was --zero_1 true)
+    torchrun train.py --tensor_parallel_size 8 --max_length 1024 --torch_compile true
 
 Safety: needs-review. Removed fields with a next step become todos. A boolean flag followed by a positional
 argument would take it as its value (HfArgumentParser scripts rarely have positionals). JSON files get findings
@@ -108,7 +114,9 @@ from codemods._lib.launch_targets import (
     kept_on_optimum,
     program_of,
     resolver,
+    script_mesh_key,
 )
+from codemods._lib.optimum_version import PINS, optimum_line
 from codemods._lib.shell import (
     CommandLine,
     EmbeddedCommand,
@@ -124,6 +132,7 @@ from codemods._lib.shell import (
     words_of,
 )
 from codemods._lib.shell.variables import Expanded, ShellVariables
+from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES, Zero1, config_fields, mesh_key_for, truth
 from codemods._tables.project_markers import MARKERS
 from codemods._tables.sft_shapes import ShapeField, shape_fields
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
@@ -214,6 +223,23 @@ USE_CPU_TODO = ("{flag}: the stock Trainer then trains on the CPU, not on the Ne
                 "run is meant")
 
 
+DEGREE_KEPT_TODO = (
+    "{flag} was left as it is: {where} declares tensor_parallel_size once migrated (stock TrainingArguments has "
+    "none; NM208 moves it into the script's own dataclass only where the script reads it), so removing it would run "
+    "the job as plain data-parallel replicas with no error; the stock training arguments reject it, so the run stops "
+    "here until you declare tensor_parallel_size in a dataclass the script parses and pass "
+    "distributed_config=DistributedConfig(tp_size=..., {key}=WORLD_SIZE // tp_size) where the model is loaded (a "
+    "trainer given a model id: model_init_kwargs={{\"distributed_config\": {{\"tp_size\": ..., \"{key}\": ...}}, "
+    "\"device_map\": null}}), with save_only_model true (a model sharded at load time cannot save a resumable "
+    "checkpoint); launch one process per NeuronCore with torchrun")
+
+
+def _degree_stays(mapping, value: str | None) -> bool:
+    """A tensor-parallel degree that is not 1 (or not a literal) and that nothing carries to the model: it stays."""
+    return mapping.action is FieldAction.DISTRIBUTED_CONFIG and mapping.source == "tensor_parallel_size" \
+        and (value is None or value.strip().strip("\"'") != "1")
+
+
 def _flag_use_cpu(report: Report, arguments: list[tuple[CommandLine, Tok]]) -> None:
     """``--use_cpu True`` is a stock field, so no mapping touches it; on TorchNeuron it moves training off the device."""
     for index, (cl, tok) in enumerate(arguments):
@@ -263,6 +289,13 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
             continue  # the flag stays (the script's own, see Resolved.owns)
         if mapping is None or resolved.owns(mapping.source) or (resolved.target is Target.OTHER and not resolved.feeds(mapping.source)):
             continue
+        if _degree_stays(mapping, value) and resolved.target is Target.NEURON and unseen is None and not resolved.kept:
+            if expanded is not None and id(expanded.origin.get(id(tok), (None,))[0]) in skip:
+                continue  # a value spliced into commands: said once, at the first
+            shown = f"{unquote(tok.text)} {value}" if value_item is not None else unquote(tok.text)
+            report(cl.line, Severity.TODO, DEGREE_KEPT_TODO.format(
+                flag=shown, where=f"no dataclass {resolved.name} parses", key=resolved.mesh))
+            continue  # the flag stays: the stock parser rejects it, so the job stops instead of training replicas
         plan = flag_plan(mapping, flag, value)
         if plan is not None:
             plans.append((cl, tok, eq, value_item, plan, mapping))
@@ -569,7 +602,8 @@ class NeuronTrainerFlags(LaunchRule):
     markers = MARKERS
     kinds = LAUNCH_KINDS | {FileKind.JSON}
     triggers = _triggers()
-    facts = (*ENV_FACTS, OPTIMUM_NEURON_CODE, HYDRA_ARGUMENT_GROUPS)
+    # the zero_1 the launchers and configs show, and the optimum-neuron pins, decide the mesh key its notes name
+    facts = (*ENV_FACTS, OPTIMUM_NEURON_CODE, HYDRA_ARGUMENT_GROUPS, ZERO_1_LAUNCHES, ZERO_1_CONFIGS, PINS)
 
     def apply(self, doc: TextDocument) -> None:
         project = self.ctx.options.project
@@ -621,6 +655,11 @@ class NeuronTrainerFlags(LaunchRule):
             plan = flag_plan(mapping, mapping.source, value.strip("\"'"))
             if plan is None:
                 continue
+            if parsers and not kept and _degree_stays(mapping, value):
+                self.report(line, Severity.TODO, DEGREE_KEPT_TODO.format(
+                    flag=f"{mapping.source}: {value.strip()}", where="no dataclass of the scripts that read this config",
+                    key=self._config_mesh_key(lines, level)))
+                continue
             if not parsers:
                 self.report(line, Severity.TODO, _UNFED_TODO.format(key=mapping.source, message=as_step(plan.message)))
                 continue
@@ -644,6 +683,18 @@ class NeuronTrainerFlags(LaunchRule):
             self._add_shape_keys(doc, lines, level, parsers, owned)
         if edited and "torch_compile" not in keys:
             self._add_torch_compile(doc, lines, level)
+
+    def _config_mesh_key(self, lines: list[Line], level: int) -> str:
+        """The mesh key (``mesh_key_for``) for a config: its own ``zero_1`` key, else that of the scripts that parse
+        Neuron arguments from a config where they agree, else the project's optimum-neuron line."""
+        project = self.ctx.options.project
+        # the key as written, or NM408's removal note (``(was zero_1: true)``: a second run reads the same value)
+        own = [truth(value) for value in (config_fields("\n".join(line.text for line in lines)) or {}).get("zero_1", ())]
+        if len(own) == 1 and own[0] is not None:
+            return mesh_key_for(Zero1(own[0], ("zero_1 in this config",)), optimum_line(project, self.ctx.path))
+        keys = sorted({script_mesh_key(project, path) for path, record in project.of(PARSER_SCRIPTS.name).items()
+                       if record.neuron and record.reads_config})
+        return keys[0] if len(keys) == 1 else mesh_key_for(Zero1(None), optimum_line(project, self.ctx.path))
 
     def _add_shape_keys(self, doc: TextDocument, lines: list[Line], level: int, parsers: list, owned: set[str]) -> None:
         """The shape keys of the shared SFT table (``codemods/_tables/sft_shapes.py``, as NM202 adds the keywords)

@@ -123,7 +123,7 @@ import libcst as cst
 from codemods._lib.cst import find_keyword, has_star_kwargs, keyword_arg, literal_value, set_args, source_of
 from codemods._lib.optimum_version import PINS, Line
 from codemods._lib.parsed_args import PARSE_METHODS, PARSERS
-from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES, launch_values, script_paths
+from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES, launch_values, mesh_key_for, script_paths
 from codemods._tables.sft_shapes import SFT_SHAPE_FIELDS
 from codemods._tables.training_defaults import OLD_DEFAULTS_KNOWN, TRL_DEFAULT_CHANGES, listed
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
@@ -134,6 +134,7 @@ from codemods.training._base import (
     apply_field_map,
     args_plan,
     distributed_dict,
+    file_zero_1,
     insert_data_parallel_size,
     insert_preamble,
     loaded_planless,
@@ -304,12 +305,15 @@ class TrainingArguments(TracksScope, PythonRule):
         if not parsed:
             return
         plan = args_plan(self.ctx)
+        # the one mesh decision NM408 names on the launch lines and configs too (codemods/_lib/zero_1.py)
+        key = mesh_key_for(file_zero_1(self.ctx), project_line(self.ctx))
         if plan.moved:
             parallel = f"--tensor_parallel_size is now a field of {plan.script_class}"
         else:
             parallel = ("optimum's trainer applied --tensor_parallel_size itself: declare it in a dataclass of your own "
-                        f"and pass distributed_config=DistributedConfig(tp_size=..., {mesh_key(self.ctx)}=WORLD_SIZE // tp_size) "
-                        "to from_pretrained")
+                        f"and pass distributed_config=DistributedConfig(tp_size=..., {key}=WORLD_SIZE // tp_size) to the "
+                        "model load (from_pretrained; for a trainer given a model id, model_init_kwargs with device_map "
+                        "None)")
         # the flags and config keys are not seen here: the defaults are named, not claimed to differ
         line = project_line(self.ctx)
         targets = sorted({NEURON_ARGS_CLASSES[q] for a in parsed for n in _names(a.value)

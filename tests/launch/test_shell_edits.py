@@ -62,7 +62,10 @@ def shell(text: str, select=("NM4",), kind=FileKind.SHELL, path="run.sh", projec
         ("export XLA_IR_DEBUG=1 A=2  # comment\n", "export A=2  # comment\n"),
         ("python x.py --max_seq_length=128 --no_cuda\n", "python x.py --max_length=128 --use_cpu --torch_compile true\n"),
         ("python x.py --adafactor false --output_dir o\n", "python x.py --output_dir o --torch_compile true\n"),
-        ("python x.py --tensor-parallel-size 8 --output_dir o\n", "python x.py --output_dir o --torch_compile true\n"),
+        ("python x.py --tensor-parallel-size 1 --output_dir o\n", "python x.py --output_dir o --torch_compile true\n"),
+        # a degree above 1 that nothing carries to the model stays (rt5G D2b): the stock parser stops the run
+        ("python x.py --tensor-parallel-size 8 --output_dir o\n",
+         "python x.py --tensor-parallel-size 8 --output_dir o --torch_compile true\n"),
         # the flag goes with its value; the compile flag goes at the end of the trainer's command, not after a pipe
         ("torchrun x.py --zero_1 true 2>&1 | tee log\n", "torchrun x.py --torch_compile true 2>&1 | tee log\n"),
         ("torchrun x.py --zero_1 true > log &\n", "torchrun x.py --torch_compile true > log &\n"),
