@@ -13,9 +13,9 @@ On ``NeuronAccelerator(...)``: the Neuron-only keywords ``mp_plugin``, ``zero_1`
 ``trn_config`` and ``mixed_precision_config`` are removed with a todo naming the stock replacement
 (``parallelism_config=ParallelismConfig(...)``, ``mixed_precision="bf16"``, bf16 weights).
 
-A keyword whose value is a name bound, in the call's scope, to a construction of an optimum-neuron class
-(``plugin = ModelParallelismPlugin(tensor_parallel_size=8)``) is followed to that binding, as the inline form
-(``mp_plugin=ModelParallelismPlugin(...)``) goes with its keyword:
+A keyword whose value is a name bound, in the call's scope (its function, or the module for a name the function
+only reads), to a construction of an optimum-neuron class (``plugin = ModelParallelismPlugin(tensor_parallel_size=8)``)
+is followed to that binding, as the inline form (``mp_plugin=ModelParallelismPlugin(...)``) goes with its keyword:
 
 * when it is the name's only binding, a plain (or annotated) assignment whose arguments only read values, and the
   keyword its only reader (a notebook's other cells included), the assignment is removed with the keyword, and the
@@ -134,7 +134,8 @@ def _pure(ctx, call: cst.Call) -> bool:
 
 def plugin_bindings(ctx) -> dict[int, dict[str, PluginBinding]]:
     """id(accelerator call) -> keyword -> its ``PluginBinding``, for each Neuron-only keyword (``ACCELERATOR_KWARGS``)
-    whose value is a name the call's scope (its function, or the module) binds to a call of an optimum-neuron class.
+    whose value is a name the call's scope (its function, or the module for a name the function only reads) binds to
+    a call of an optimum-neuron class.
     Removable when that is the name's only binding, a plain ``name = Class(...)`` (or ``name: T = Class(...)``) in the
     same scope whose arguments
     only read values, and the keyword its only reader (in the file, and in the other cells of a notebook)."""
@@ -177,6 +178,8 @@ def plugin_bindings(ctx) -> dict[int, dict[str, PluginBinding]]:
             if arg.keyword is None or arg.keyword.value not in ACCELERATOR_KWARGS or not isinstance(arg.value, cst.Name):
                 continue
             name = arg.value.value
+            if scope is not module and len(_occurrences(scope, name)) == 1:
+                scope = module  # read, never bound, in its function: the module's binding (a global) is the one
             built = [(assign, targets, assign.value) for assign, targets in assigns.get(id(scope), ())
                      if any(isinstance(target, cst.Name) and target.value == name for target in targets)
                      and isinstance(assign.value, cst.Call)

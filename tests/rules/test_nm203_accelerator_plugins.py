@@ -61,6 +61,27 @@ def test_module_level_binding_goes_too():
     assert "accelerator = Accelerator()" in code
 
 
+def test_module_level_binding_read_in_a_function_goes_too():
+    source = """
+    from optimum.neuron import NeuronAccelerator
+    from optimum.neuron.accelerate.utils import ModelParallelismPlugin
+
+    PLUGIN = ModelParallelismPlugin(tensor_parallel_size=2)
+
+
+    def build():
+        return NeuronAccelerator(mp_plugin=PLUGIN)
+    """
+    result = migrate(source, "NM203", family="NM2")
+    code = "\n".join(line for line in result.text.splitlines() if not line.lstrip().startswith("#"))
+    assert "optimum" not in code and "PLUGIN" not in code and "return Accelerator()" in code
+    # read by a second function too: kept
+    also_read = textwrap.dedent(source) + "\n\ndef degree():\n    return PLUGIN.tensor_parallel_size\n"
+    kept = migrate(also_read, "NM203", family="NM2")
+    assert "PLUGIN = ModelParallelismPlugin(tensor_parallel_size=2)" in kept.text
+    assert "mp_plugin=PLUGIN" in kept.text
+
+
 def test_annotated_binding_goes_too():
     source = """
     from optimum.neuron import NeuronAccelerator
