@@ -2,7 +2,8 @@
 
 What it does:
 
-Handles ``os.environ["X"] = "v"``, ``os.environ.setdefault("X", "v")`` and ``os.putenv("X", "v")`` statements whose
+Handles ``os.environ["X"] = "v"``, ``os.environ.setdefault("X", "v")``, ``os.putenv("X", "v")`` (and, for notes only,
+``os.environ.update``) statements whose
 variable name is a string literal, following the table ``codemods/_tables/env_vars.py`` (shared with the
 launch-layer rules):
 
@@ -25,9 +26,14 @@ launch-layer rules):
   ``if flags.snapshot_step_list: os.environ["XLA_FLAGS"] = f"...{flags.dump_dir}"``) is kept, with a ``todo``
   naming the option: removing it would drop the option silently.
 * ``review`` (``NEURON_CC_FLAGS``, ``NEURON_RT_*``): kept, with a ``todo``. A literal ``NEURON_CC_FLAGS`` value
-  gets the ``todo`` only when it holds an option TorchNeuron derives itself or an XLA-era one (``--target``,
-  ``--lnc``, ``--cache_dir``, ``--retry_failed_compilation``: the ``CC_FLAGS`` table), naming each to drop; one
-  holding only options neuronx-cc still takes (``--model-type=transformer``) gets none.
+  gets the note a shell ``export`` / notebook ``%env`` of it gets from NM405 (``cc_flags_message``): the options
+  TorchNeuron derives itself or the XLA-era ones (``--target``, ``--lnc``, ``--cache_dir``,
+  ``--retry_failed_compilation``: the ``CC_FLAGS`` table), each named to drop, else a review of each flag against
+  the SDK's neuronx-cc; only in a file that keeps XLA-era code (below), which still compiles with these flags, does
+  a value of options neuronx-cc still takes (``--model-type=transformer``) get none.
+* ``os.environ.update({"X": "v", ...})`` / ``os.environ.update(X="v")``: the statement stays as it is (it sets the
+  other variables too), with one ``todo`` giving each variable of the table its note (a variable the table removes
+  or renames: the step to take).
 * ``replace`` (``NEURONX_DUMP_TO`` -> ``TORCH_NEURONX_DEBUG_DIR``): the variable is renamed.
 * ``keep`` / unknown variables: untouched.
 * Reads (``os.environ.get("XLA_USE_BF16")``) get a ``todo`` when the table removes the variable: the branch that
@@ -88,6 +94,7 @@ import libcst as cst
 
 from codemods._lib.cst import source_of
 from codemods._tables.env_vars import ENV_PREFIXES, ENV_VARS, cc_flag_actions, lookup, message_for
+from codemods.launch.nm405_review_neuron_env import cc_flags_message
 from codemods.xla._base import NKI_JIT, ImportMap, PythonContext, Safety, XlaRule, arg, python_chunks, string_value
 from codemods.xla._importers import FACTS, kept_message, kept_with_importers, launched_kept_scripts, launcher_message
 from migrate import cstwalk
@@ -96,6 +103,7 @@ from migrate.filekinds import FileKind
 
 ENVIRON = frozenset({"os.environ"})
 SETTERS = frozenset({"os.environ.setdefault", "os.putenv"})
+UPDATERS = frozenset({"os.environ.update"})
 GETTERS = frozenset({"os.environ.get", "os.getenv"})
 _NOT_INPUT = frozenset(dir(builtins)) | {"__name__"}
 _MAIN = re.compile(r"""__name__\s*==\s*["']__main__["']""")
@@ -406,6 +414,7 @@ class XlaEnvVars(XlaRule):
             return updated
         found = self._target(original.body[0])
         if found is None:
+            self._update_notes(original)
             return updated
         name, name_node, value = found
         action = lookup(name)
@@ -416,12 +425,10 @@ class XlaEnvVars(XlaRule):
         message = message_for(name, action)
         if action.action == "review":
             literal = _literal(value) if name == "NEURON_CC_FLAGS" else None
-            if literal is not None:  # the whole value is here: name the flags to drop, or say nothing
-                flags = cc_flag_actions(literal)
-                if not flags:
-                    return updated  # only options neuronx-cc still takes (--model-type ...): nothing to review
-                message = "review NEURON_CC_FLAGS: TorchNeuron still passes it to neuronx-cc; " + "; ".join(
-                    f"drop {token} ({a.message})" for token, a in flags)
+            if literal is not None:  # the whole value is here: the launchers' note (NM405), the flags to drop or check
+                if not cc_flag_actions(literal) and kept_xla_code(self.ctx):
+                    return updated  # only options neuronx-cc still takes, read by XLA-era code that stays: as before
+                message = cc_flags_message(literal)
         kept_code = kept_xla_code(self.ctx)
         if kept_code and name not in OPTIMUM_ONLY and not name.startswith("OPTIMUM_NEURON_"):
             # the XLA-era code left beside it still runs on the torch_xla stack and reads it: removing, renaming or
@@ -460,6 +467,40 @@ class XlaEnvVars(XlaRule):
             old_name = self._find(updated, name)
             return updated.deep_replace(old_name, new_name) if old_name else updated
         return updated
+
+    def _update_notes(self, original: cst.SimpleStatementLine) -> None:
+        """``os.environ.update({"NEURON_CC_FLAGS": "...", ...})`` / ``os.environ.update(NAME=...)``: each variable the
+        table acts on gets its note, the value left as it is (the statement sets the others too)."""
+        statement = original.body[0]
+        if not (isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call)
+                and self.ctx.matches(statement.value.func, UPDATERS)):
+            return
+        pairs: list[tuple[str, cst.BaseExpression]] = []
+        for argument in statement.value.args:
+            if argument.keyword is not None:
+                pairs.append((argument.keyword.value, argument.value))
+            elif isinstance(argument.value, cst.Dict) and not argument.star:
+                pairs.extend((key, element.value) for element in argument.value.elements
+                             if isinstance(element, cst.DictElement) and (key := string_value(element.key)) is not None)
+        notes = []
+        for name, value in pairs:
+            action = lookup(name)
+            if action is None or action.action == "keep":
+                continue
+            literal = _literal(value) if name == "NEURON_CC_FLAGS" else None
+            message = cc_flags_message(literal) if literal is not None else message_for(name, action)
+            if action.action != "review":  # the value stays: the step to take, not an edit made
+                message = f"{name} was left as it is (set with os.environ.update beside other variables): " + \
+                    _REMOVED.sub(lambda m: ":" if m.group(0).startswith(";") else "", message) + \
+                    ("" if action.action == "remove" else f" (rename it to {action.replacement})"
+                     if action.replacement else "")
+            notes.append(message)
+        if notes and not self._kept_with_importers(original):
+            kept = kept_xla_code(self.ctx)
+            where = "notebook" if self.ctx.namespace is not None else "file"
+            self.todo(original, (f"this {where} keeps {', '.join(kept)} (XLA-era code, left untouched), which reads "
+                                 "these settings as torch_xla does; once that code runs on TorchNeuron: " if kept else "")
+                      + "; ".join(notes))
 
     def _driver(self, value: cst.BaseExpression) -> str | None:
         """What an env assignment depends on when the file does not fix it: a variable its value reads
