@@ -101,11 +101,25 @@ class StockOverrides(VerifyRule):
 
 def _refusals(method: _Function, info: _index.ClassInfo, overridden: set[str]) -> list[_Refusal]:
     """Each call of the library's that ``method`` refuses."""
-    if method.name not in info.calls or method.name not in info.methods:
+    return refusals(method.name, signature_of(method), info, overridden)
+
+
+def signature_of(method: _Function, added: tuple[str, ...] = ()) -> _index.Signature:
+    """The override's parameters (``self`` dropped), with ``added`` ones (``name=None``) after its last positional
+    parameter (NM607's rewrite)."""
+    parts = _signature_text(method.args).split(",")
+    at = next((i for i, part in enumerate(parts) if part.startswith("*")), len(parts))
+    parts[at:at] = [f"{name}=" for name in added]
+    return _index.Signature.parse(",".join(parts), drop_first=True)
+
+
+def refusals(name: str, signature: _index.Signature, info: _index.ClassInfo, overridden: set[str]) -> list[_Refusal]:
+    """Each call of the library's that an override ``name`` with this signature (``self`` dropped) refuses (NM607
+    asks it of the signature it would give the override)."""
+    if name not in info.calls or name not in info.methods:
         return []
-    signature = _index.Signature.parse(_signature_text(method.args), drop_first=True)
     refused = []
-    for shape in info.calls[method.name]:
+    for shape in info.calls[name]:
         caller, npos, keywords = shape.split("|")
         if caller in overridden:
             continue  # the user's own caller: its call is not the library's
