@@ -61,8 +61,8 @@ _CONFIG_FLAG = re.compile(r"(?<![\w-])--config(?:[_-]file)?(?:\s*=\s*|[\"',\s]+)
 _CONFIG_WORD = re.compile(r"(?<![\w/.$}-])((?:\$\{?\w+\}?/?|[\w./-])+\.(?:ya?ml|json))(?![\w.])")
 #: a ``zero_1`` key of a YAML / JSON argument config, or NM408's note where it removed one (``(was zero_1: true)``:
 #: a second run reads what the first removed)
-_CONFIG_FIELDS = ("zero_1", "tensor_parallel_size")
-_CONFIG_KEY = re.compile(r"""^\s*["']?(zero_1|tensor_parallel_size)["']?\s*:\s*([^,#\s]+)""", re.M)
+_CONFIG_FIELDS = FIELDS  # zero_1, tensor_parallel_size, and the fields whose defaults trl 1.x changes (NM202, rt5G D3)
+_CONFIG_KEY = re.compile(rf"""^\s*["']?({'|'.join(_CONFIG_FIELDS)})["']?\s*:\s*([^,#\s{{\[][^,#\s]*)""", re.M)
 _REMOVED_KEY = re.compile(r"^\s*# neuron-migrate: (zero_1|tensor_parallel_size)\b.*\(was \1: ([^\s)]+)\)\s*$", re.M)
 _SCRIPT_CONFIG = re.compile(r"""\bparse_(?:yaml|json)_file\(\s*(?:os\.path\.abspath\(\s*)?["']([^"']+\.(?:ya?ml|json))["']""")
 _SHELL_VAR = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=(\S+)\s*$")
@@ -190,8 +190,9 @@ ZERO_1_LAUNCHES = ProjectFact(
 
 
 def _collect_config(text: str) -> dict[str, tuple[str, ...]] | None:
-    """field -> the values (as written) a YAML / JSON argument config sets for ``zero_1`` / ``tensor_parallel_size``,
-    or that NM408 removed from it."""
+    """field -> the values (as written) a YAML / JSON argument config sets for ``zero_1`` / ``tensor_parallel_size``
+    and the fields whose defaults trl 1.x changes (``FIELDS``; a key whose value opens a mapping or list is not
+    one), or that NM408 removed from it."""
     found: dict[str, list[str]] = {}
     for pattern in (_CONFIG_KEY, _REMOVED_KEY):
         for match in pattern.finditer(text):

@@ -55,8 +55,9 @@ optimum-neuron <= 0.3, whose ``NeuronSFTConfig`` (trl 0.11) kept the TrainingArg
 are written as keywords where the call does not give them (``bf16`` not where the file sets ``XLA_USE_BF16`` /
 ``XLA_DOWNCAST_BF16``: a todo then); on another line, and for ``ORPOConfig`` (the old trl defaults are not in the
 tables), a todo names the changed defaults; for arguments parsed from the command line the parser's todo lists
-those that no launch line or SageMaker hyperparameter of the project sets for the script
-(``codemods/_lib/zero_1.py`` reads them), with the old values as flags. In the portable device style (docs/device-expression.md)
+those that no launch line, SageMaker hyperparameter or key of a YAML / JSON config the launch lines pass (or the
+script parses itself) sets for the script (``codemods/_lib/zero_1.py`` reads them), with the old values as flags;
+none is listed when all of them are set. In the portable device style (docs/device-expression.md)
 ``bf16=True`` becomes ``bf16=torch.accelerator.is_available()`` (a run-time value ``v``: ``v and
 torch.accelerator.is_available()``), since stock ``TrainingArguments(bf16=True)`` raises on a machine with no
 accelerator; the neuron style and a call that sets ``use_cpu`` keep it. Todos say what bf16 meant (worded for
@@ -123,7 +124,14 @@ import libcst as cst
 from codemods._lib.cst import find_keyword, has_star_kwargs, keyword_arg, literal_value, set_args, source_of
 from codemods._lib.optimum_version import PINS, Line
 from codemods._lib.parsed_args import PARSE_METHODS, PARSERS
-from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES, launch_values, mesh_key_for, script_paths
+from codemods._lib.zero_1 import (
+    ZERO_1_CONFIGS,
+    ZERO_1_LAUNCHES,
+    config_values,
+    launch_values,
+    mesh_key_for,
+    script_paths,
+)
 from codemods._tables.sft_shapes import SFT_SHAPE_FIELDS
 from codemods._tables.training_defaults import OLD_DEFAULTS_KNOWN, TRL_DEFAULT_CHANGES, listed
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
@@ -328,14 +336,15 @@ class TrainingArguments(TracksScope, PythonRule):
         paths = script_paths(project, self.ctx.path, self.ctx.source)
         for target in trl:
             # the fields a launch line or SageMaker hyperparameter of the project sets for this script are not listed
-            given = sorted({c.field for c in TRL_DEFAULT_CHANGES[target] if launch_values(project, paths, c.field)})
+            given = sorted({c.field for c in TRL_DEFAULT_CHANGES[target] if launch_values(project, paths, c.field)
+                            or config_values(project, paths, self.ctx.source, c.field)})
             changes = tuple(c for c in TRL_DEFAULT_CHANGES[target] if c.field not in given)
             if not changes:
                 continue
             old = (f"optimum-neuron <= 0.3's Neuron{target} (trl 0.11) kept the TrainingArguments ones" if target in
                    OLD_DEFAULTS_KNOWN else f"the old trl {target} defaults are not in this tool's tables")
             flags = " ".join(f"--{change.field} {change.old.lower()}" for change in changes)
-            seen = f"; the project's launch lines set {', '.join(given)}" if given else ""
+            seen = f"; the project's launch lines or configs set {', '.join(given)}" if given else ""
             defaults += ("; " if defaults else "") + (
                 f"trl 1.x {target} changes defaults: {listed(changes)} ({old}{seen}): where the command line or "
                 f"config does not set them, pass the values the old run relied on" + (f" ({flags})" if target in

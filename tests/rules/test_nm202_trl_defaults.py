@@ -85,4 +85,20 @@ def test_a_parsed_sft_config_leaves_out_what_the_launch_lines_set() -> None:
     parsed = next(m for m in _todos(result) if m.startswith("arguments parsed"))
     assert "logging_steps 10 (TrainingArguments: 500)" in parsed and "(--logging_steps 500)" in parsed
     assert "learning_rate 2e-05" not in parsed
-    assert "the project's launch lines set bf16, gradient_checkpointing, learning_rate" in parsed
+    assert "the project's launch lines or configs set bf16, gradient_checkpointing, learning_rate" in parsed
+
+
+def test_a_parsed_sft_config_leaves_out_what_its_yaml_config_sets() -> None:
+    """rt5G D3: the keys of the YAML / JSON config the launch line passes count as set, like its flags."""
+    config = ("output_dir: out\nlearning_rate: 0.0002\nbf16: true\ngradient_checkpointing: true\n"
+              "deepspeed_like:\n  logging_steps: {nested: 1}\n")
+    launcher = "torchrun src/sft.py configs/sft.yaml\n"
+    project = {**PINNED_03, "run.sh": launcher, "configs/sft.yaml": config}
+    result = migrate(PARSED.replace("{cls}", "NeuronSFTConfig"), "NM202", path="src/sft.py", project=project)
+    parsed = next(m for m in _todos(result) if m.startswith("arguments parsed"))
+    assert "(--logging_steps 500)" in parsed and "learning_rate 2e-05" not in parsed and "bf16 false" not in parsed
+    assert "the project's launch lines or configs set bf16, gradient_checkpointing, learning_rate" in parsed
+    every = {**project, "configs/sft.yaml": config.replace("deepspeed_like:\n  logging_steps: {nested: 1}\n",
+                                                           "logging_steps: 10\n")}
+    result = migrate(PARSED.replace("{cls}", "NeuronSFTConfig"), "NM202", path="src/sft.py", project=every)
+    assert not any("trl 1.x" in m for m in _todos(result))  # nothing left unset: no note at all
