@@ -169,8 +169,14 @@ _SCRIPT = re.compile(r"(?<![\w-])([A-Za-z_][\w-]*\.py)(?![\w-])")
 
 def mentioned_scripts(text: str) -> frozenset[str] | None:
     """Project fact: the Python file names a notebook, script or Dockerfile mentions (``COPY train.py``,
-    ``torchrun ../scripts/run_sft.py``): the files it installs packages for, wherever they sit."""
-    return frozenset(_SCRIPT.findall(text)) or None
+    ``torchrun ../scripts/run_sft.py``): the files it installs packages for, wherever they sit. The tool's own
+    ``# neuron-migrate:`` notes are no mentions (NM406's "keep this export until app/main.py is ported" made
+    app/main.py one on a second run, and the pip install's note changed: rt5H D3)."""
+    return frozenset(_SCRIPT.findall(_TOOL_NOTE.sub("", text))) or None
+
+
+#: a note this tool wrote, to the end of its line (a notebook's cell line too: ``"# neuron-migrate: ...\n",``)
+_TOOL_NOTE = re.compile(r"(?m)# neuron-migrate:.*$")
 
 
 _NOTE_LINE = re.compile(r"(?m)^\s*# neuron-migrate:.*$")

@@ -510,13 +510,19 @@ def _compiled_load_lines(text: str, path: str) -> list[int]:
     return lines
 
 
+#: the files whose migration ``kept_compiled_loads`` is simulating (a file asked about again while its own
+#: simulation runs - two producers loading each other's folders - is judged by its own text: no endless nesting)
+_IN_PROGRESS: set[str] = set()
+
+
 def kept_compiled_loads(options: Any, path: str | None) -> tuple[str, ...]:
     """The project files other than ``path`` that still load Neuron-compiled artifacts (``_compiled_load_lines``)
-    with optimum-neuron after this run (rt5H D1/D3): the file still imports optimum.neuron (``survives_run``) and
-    its migrated text keeps such a load. While a run is itself being simulated
-    (no nesting) a file's own text decides: conservative, its load counts as kept. The text comes from the
-    ``deps.optimum-neuron-code`` fact (``OPTIMUM_NEURON_CODE``), which the rule declares."""
-    from codemods.deps._plan import _SIMULATING, migrated_text, uses_optimum_neuron
+    with optimum-neuron after this run (rt5H D1/D3): the file still imports optimum.neuron once migrated
+    (``migrated_text``, as the run migrates it) and its migrated text keeps such a load. Asked inside a simulated
+    run too (the deps planner simulating a producer): the same simulation answers it, so the decision is the same in
+    the run and in its simulations (else a producer held in one and migrated in the other changed on a second run).
+    The text comes from the ``deps.optimum-neuron-code`` fact (``OPTIMUM_NEURON_CODE``), which the rule declares."""
+    from codemods.deps._plan import migrated_text, uses_optimum_neuron
 
     if options is None:
         return ()
@@ -524,7 +530,13 @@ def kept_compiled_loads(options: Any, path: str | None) -> tuple[str, ...]:
     for other, text in sorted(options.project.of("deps.optimum-neuron-code").items()):
         if other == path or not _compiled_load_lines(text, other):
             continue
-        after = text if _SIMULATING else migrated_text(other, text, options)
+        after: str | None = text
+        if other not in _IN_PROGRESS:
+            _IN_PROGRESS.add(other)
+            try:
+                after = migrated_text(other, text, options)
+            finally:
+                _IN_PROGRESS.discard(other)
         if after is None:
             after = text  # a file that cannot be migrated stays as it is
         elif not uses_optimum_neuron(after):

@@ -264,7 +264,9 @@ class OptimumCliNeuron(LaunchRule):
     facts = (OPTIMUM_NEURON_CODE,)  # the optimum.neuron files: a kept compiled-folder load keeps the export
 
     def apply(self, doc: TextDocument) -> None:
-        edit_optimum_cli(doc, self.report, kept_compiled_loads(self.ctx.options, None))
+        # the file's own loads are left out: simulating this file inside its own run would decide its deps notes
+        # without the rest of the run (a notebook that exports and loads: a second run changed its pip note)
+        edit_optimum_cli(doc, self.report, kept_compiled_loads(self.ctx.options, str(self.ctx.path).replace("\\", "/")))
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:

@@ -61,3 +61,23 @@ def test_the_export_command_is_deleted_when_its_folder_loads_are_migrated() -> N
     result = run(EXPORT, "export.sh", {"embed.py": consumer}, FileKind.SHELL)
     (note,) = [f.message for f in result.findings if f.rule == "NM406"]
     assert note.startswith("delete this export: ")
+
+
+def test_the_tools_own_notes_are_no_mentions_of_the_files_they_name() -> None:
+    # a second run read NM406's "keep this export until app/chat_cli.py is ported" as a mention of that file, and
+    # the notebook's pip install note changed (not idempotent)
+    from codemods.deps._plan import mentioned_scripts
+
+    shell = "# neuron-migrate: keep this export until app/chat_cli.py is ported\npython serve.py\n"
+    assert mentioned_scripts(shell) == frozenset({"serve.py"})
+    cell = '    "# neuron-migrate: keep this export until generate.py is ported ...\\n",\n    "!python bench.py\\n"\n'
+    assert mentioned_scripts(cell) == frozenset({"bench.py"})
+
+
+def test_a_producer_and_a_consumer_of_each_others_folders_end() -> None:
+    # both files compile+save and load a compiled folder: the nested question about a file being simulated is
+    # answered by its own text (no endless nesting); both stay, each naming the other
+    both = PRODUCER + '\nother = NeuronModelForCausalLM.from_pretrained("compiled/other")\n'
+    result = run(both, "a.py", {"b.py": both})
+    assert "from optimum.neuron import NeuronModelForCausalLM" in result.text
+    assert any("b.py still loads Neuron-compiled folders" in f.message for f in result.findings)
