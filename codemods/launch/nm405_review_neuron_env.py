@@ -24,7 +24,8 @@ What it does:
   ``python -m`` one of them) gets the serving note, worded after the code it serves (its ``module:app`` or
   ``.py`` argument, resolved among the project's files): a file that stays on optimum-neuron after this run keeps
   the setting ("keep it while app/main.py stays on optimum-neuron": the Neuron runtime still gives that process
-  the NeuronCores its compiled model is split over; remove it once ported), a file this run migrated gets "remove
+  the NeuronCores its compiled model is split over; remove it once ported), and so does one beside a file of its
+  folder that stays there (the model a server imports from ``app/model.py``), a file this run migrated gets "remove
   it" (TorchNeuron drives one NeuronCore per process, one process per replica), code it cannot place gets "remove
   it once the code it serves runs on TorchNeuron" (rt5H D7: "the migrated model" was said of an app the run left
   on optimum-neuron, and a Deployment running that image was told to launch with torchrun); each names how one
@@ -66,9 +67,9 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import cast
+from typing import Callable, cast
 
-from codemods._lib.launch_targets import kept_on_optimum, resolve_script
+from codemods._lib.launch_targets import OPTIMUM_NEURON_CODE, kept_on_optimum, resolve_script
 from codemods._lib.shell import (
     assignment_name,
     command_statements,
@@ -284,10 +285,11 @@ _SPREAD = ("to spread one model over several NeuronCores, serve it with the vLLM
            "(--tensor-parallel-size) or load it with DistributedConfig(tp_size=...) under a multi-process launch")
 
 
-def _serving_note(names: str, served: dict[str, bool]) -> str:
+def _serving_note(names: str, served: dict[str, bool], beside: tuple[str, ...] = ()) -> str:
     """What a core-count setting does for a model server, after whether the code it serves (``served``: project
     path -> whether it stays on optimum-neuron after this run; empty when no served file is known) was migrated
-    (rt5H D7: "the migrated model" was said of an app/main.py the run left on optimum-neuron)."""
+    (rt5H D7: "the migrated model" was said of an app/main.py the run left on optimum-neuron); ``beside``: the
+    files of the served files' folders that stay on optimum-neuron (the model a server imports from app/model.py)."""
     kept = tuple(path for path, stays in served.items() if stays)
     if kept:
         one = len(kept) == 1
@@ -298,6 +300,15 @@ def _serving_note(names: str, served: dict[str, bool]) -> str:
                 f"{'stays' if one else 'stay'} on optimum-neuron; once {'it is' if one else 'they are'} ported, "
                 "TorchNeuron drives one NeuronCore per process (one process per replica here), so this no longer "
                 f"spreads the model over more cores: remove it then ({_SPREAD})")
+    if beside:
+        one = len(beside) == 1
+        shown = ", ".join(beside)
+        return (f"{names} serves {', '.join(served)}, and {shown} beside it {'stays' if one else 'stay'} on "
+                f"optimum-neuron after this run (see {'its' if one else 'their'} findings): if the served model comes "
+                "from there, the Neuron runtime still reads this (it gives the process the NeuronCores the compiled "
+                f"model is split over), so keep it while {shown} {'stays' if one else 'stay'} on optimum-neuron; "
+                "once ported, TorchNeuron drives one NeuronCore per process (one process per replica here), so this "
+                f"no longer spreads the model over more cores: remove it then ({_SPREAD})")
     if served:
         shown = ", ".join(served)
         return (f"{names} serves {shown}, which this run migrated, from one process per replica, and its model loads "
@@ -308,7 +319,8 @@ def _serving_note(names: str, served: dict[str, bool]) -> str:
             f"serves runs on TorchNeuron ({_SPREAD})")
 
 
-def _core_message(site, launchers: list[Launcher], table: str, served: dict[str, bool] | None = None) -> str:
+def _core_message(site, launchers: list[Launcher], table: str, served: dict[str, bool] | None = None,
+                  beside: Callable[[dict[str, bool]], tuple[str, ...]] | None = None) -> str:
     """The review note of NEURON_RT_NUM_CORES / NEURONCORE_NUM_DEVICES worded after the launchers of its context:
     one kind of launcher, else the table's note; a model server's after the code it serves (``served``)."""
     if len({launcher.kind for launcher in launchers}) != 1:
@@ -321,7 +333,8 @@ def _core_message(site, launchers: list[Launcher], table: str, served: dict[str,
             return (f"review {site.name}: vllm serve places the model on NeuronCores itself (its --tensor-parallel-size); "
                     "this XLA-era setting is not how a TorchNeuron run is sized: remove it unless your vLLM Neuron "
                     "plugin's documentation asks for it")
-        return f"review {site.name}: {_serving_note(names, served or {})}"
+        found = served or {}
+        return f"review {site.name}: {_serving_note(names, found, beside(found) if beside else ())}"
     counts = {launcher.count for launcher in launchers}
     count = counts.pop() if len(counts) == 1 else None
     shown, option = _SHOWN[first.kind], _COUNT_OPTIONS[first.kind][0]
@@ -406,6 +419,16 @@ class ReviewNeuronEnv(LaunchRule):
             found[path] = kept_on_optimum(self.ctx.options, path)
         return found
 
+    def _beside(self, served: dict[str, bool]) -> tuple[str, ...]:
+        """The project files of the folders of ``served`` (none of which stays on optimum-neuron) that stay on
+        optimum-neuron after this run: the model the server imports may come from one (``app/model.py``)."""
+        if not served or any(served.values()):
+            return ()
+        folders = {posixpath.dirname(path) for path in served}
+        return tuple(path for path in sorted(self.ctx.options.project.of(OPTIMUM_NEURON_CODE.name))
+                     if path.endswith(".py") and path not in served and posixpath.dirname(path) in folders
+                     and kept_on_optimum(self.ctx.options, path))
+
     def _image_command(self, doc: TextDocument) -> tuple[str, str, Launcher] | None:
         """(Dockerfile, its command, the launcher it is) for a Kubernetes / compose manifest whose containers give no
         command of their own, so they run their image's: the one Dockerfile of the project whose final image runs a
@@ -439,7 +462,8 @@ class ReviewNeuronEnv(LaunchRule):
                 continue
             if site.name in CORE_SETTINGS:
                 if (launcher := _prefix_launcher(site)) is not None:
-                    message = _core_message(site, [launcher], message, self._served([launcher], self.ctx.path))
+                    message = _core_message(site, [launcher], message, self._served([launcher], self.ctx.path),
+                                            self._beside)
                 elif not site.prefix:
                     context = context or _Context(doc, self.ctx.options.project, self.ctx.path)
                     after = site.cl.line if doc.kind is FileKind.SHELL else None
@@ -448,13 +472,14 @@ class ReviewNeuronEnv(LaunchRule):
                     if image is not None:  # a manifest's container runs its image's command
                         dockerfile, command, launcher = image
                         found = _core_message(site, [launcher], message,
-                                              self._served([launcher], PurePath(dockerfile)))
+                                              self._served([launcher], PurePath(dockerfile)), self._beside)
                         if found != message:
                             message = (f"review {site.name}: no command is given here, so the container runs its "
                                        f"image's; if the image is built from {dockerfile} (`{command}`): "
                                        f"{found.removeprefix(f'review {site.name}: ')}")
                     else:
-                        message = _core_message(site, launchers, message, self._served(launchers, self.ctx.path))
+                        message = _core_message(site, launchers, message, self._served(launchers, self.ctx.path),
+                                                self._beside)
             if unseen is not None:  # the script it sets this for stays on torch_xla: the TorchNeuron advice waits
                 message = KEPT_FOR_XLA_TODO.format(name=site.name, script=unseen[0], why=unseen[1], message=message)
             self.report(site.cl.line, Severity.TODO, message)

@@ -66,3 +66,16 @@ def test_the_image_command_fact() -> None:
     assert image_command('FROM a AS build\nCMD ["make"]\nFROM b\nENTRYPOINT ["gunicorn"]\nCMD --bind :80 app:app\n') \
         == ("gunicorn", "--bind", ":80", "app:app")
     assert image_command("FROM a\nRUN make\n") is None
+
+
+def test_a_kept_model_module_beside_the_served_app_keeps_the_setting() -> None:
+    # the served app/server.py imports its model from app/model.py, which stays on optimum-neuron: not "migrated"
+    server = "from fastapi import FastAPI\nfrom app.model import model\napp = FastAPI()\n"
+    dockerfile = _DOCKERFILE.replace("app.main:app", "app.server:app")
+    [note] = _notes(dockerfile, FileKind.DOCKERFILE, "Dockerfile", {"app/server.py": server, "app/model.py": _KEPT})
+    assert note.startswith("review NEURON_RT_NUM_CORES: uvicorn serves app/server.py, and app/model.py beside it "
+                           "stays on optimum-neuron after this run (see its findings): if the served model comes from "
+                           "there")
+    assert "keep it while app/model.py stays on optimum-neuron" in note and "migrated" not in note
+    [note] = _notes(dockerfile, FileKind.DOCKERFILE, "Dockerfile", {"app/server.py": server, "app/model.py": _PORTED})
+    assert "app/server.py, which this run migrated" in note
