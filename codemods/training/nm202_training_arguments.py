@@ -133,6 +133,7 @@ from codemods._lib.zero_1 import (
     script_paths,
 )
 from codemods._tables.sft_shapes import SFT_SHAPE_FIELDS
+from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods._tables.training_defaults import OLD_DEFAULTS_KNOWN, TRL_DEFAULT_CHANGES, listed
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
 from codemods.drift.nm601_training_args_drift import report_dataset_kwargs
@@ -379,8 +380,10 @@ class TrainingArguments(TracksScope, PythonRule):
         On a project pinned to optimum-neuron <= 0.3, whose NeuronSFTConfig (trl 0.11) kept the TrainingArguments
         defaults, the old values are written as keywords where the call does not give them, so the run trains as
         before; elsewhere (another line, or ORPOConfig, whose old trl defaults are not known) a todo names them."""
-        changes = TRL_DEFAULT_CHANGES.get(target)
-        missing = [change for change in changes or () if change.field not in names]
+        # a field the field map renames (gradient_checkpointing -> activation_checkpointing) is given, and written,
+        # under its stock name: written under the old one, a second run would rename it (and two names set one field)
+        changes = tuple(change._replace(field=_stock_field(change.field)) for change in TRL_DEFAULT_CHANGES.get(target, ()))
+        missing = [change for change in changes if change.field not in names]
         if not missing or splat:
             return args
         line = project_line(self.ctx)
@@ -859,3 +862,10 @@ def _carries_torch_compile(tree: ast.Module, scope: str, name: str, neuron_class
                 sites.append((outer.name if outer is not None else "", _argument(call, name, position)))
     return bool(sites) and len(sites) == len(uses) and all(isinstance(passed, ast.Name) and _carries_torch_compile(tree, where, passed.id, neuron_class, False)
                                for where, passed in sites)
+
+
+def _stock_field(field: str) -> str:
+    """The stock name of a TrainingArguments field the field map renames (codemods/_tables/training_args.py)."""
+    mapping = TRAINING_ARGS.get(field)
+    renamed = mapping is not None and mapping.action is FieldAction.RENAME and mapping.value is None
+    return mapping.target if renamed and mapping is not None and mapping.target else field

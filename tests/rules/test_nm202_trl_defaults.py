@@ -32,7 +32,7 @@ def _todos(result) -> list[str]:
 
 def test_a_pinned_0_0_sft_config_gets_the_old_defaults_written() -> None:
     result = migrate(SFT.replace("{extra}", ""), "NM202", project=PINNED_03)
-    assert ("SFTConfig(output_dir=\"out\", learning_rate=1e-4, gradient_checkpointing=False, bf16=False, "
+    assert ("SFTConfig(output_dir=\"out\", learning_rate=1e-4, activation_checkpointing=False, bf16=False, "
             "logging_steps=500, torch_compile=True)") in result.text
     assert not any("trl 1.x" in m for m in _todos(result))
 
