@@ -47,7 +47,7 @@ from codemods._tables.inference_arguments import (
 )
 from codemods._tables.inference_symbols import INF1_MARKERS, INF1_PATH, OPTIMUM_RUNTIME_ARGS
 from codemods.inference._casting import matmul_note, matmul_only_cast
-from codemods.inference._compiled_exports import kept_compiled_consumers_note, kept_compiled_loads
+from codemods.inference._compiled_exports import compiled_family, kept_compiled_consumers_note, kept_compiled_loads
 from codemods.inference._module_dicts import module_dict
 from migrate import cstwalk
 from migrate.rule import DeviceStyle, PythonRule, dotted_name
@@ -821,11 +821,20 @@ class InferenceRule(PythonRule):
                 "(or bind the dict to a literal), then run neuron-migrate again")
         return kept
 
+    def _class_name(self, call: cst.Call) -> str | None:
+        """The optimum.neuron class ``X.from_pretrained`` / ``X.export`` calls (aliases resolved), or None."""
+        owner = cast(cst.Attribute, call.func).value
+        for qualified in self.ctx.qualnames(owner):
+            if qualified.startswith("optimum.neuron"):
+                return qualified.rsplit(".", 1)[-1]
+        return None
+
     def _kept_producer_loads(self) -> dict[int, str]:
         """rt5H D1: the loads of this rule that compile a model (``export=True``, or ``<class>.export(...)``) whose
         result the file saves or pushes (``save_pretrained`` / ``push_to_hub``: a compiled folder or Hub repo), while
         another project file still loads Neuron-compiled folders with optimum-neuron after this run
-        (``kept_compiled_loads``; which folder it reads is not linked: any such load counts). Migrated, this file
+        (``kept_compiled_loads``; which folder it reads is not linked: any such load of the producer's kind, or of
+        unknown kind, counts: ``compiled_family``). Migrated, this file
         would write ordinary weights, which that optimum-neuron load rejects ("The specified directory does not
         contain a neuron model"), so the file stays on optimum-neuron: id(``X.from_pretrained``) and id(each
         ``<model>.save_pretrained`` / ``.push_to_hub``) -> the todo."""
@@ -856,7 +865,10 @@ class InferenceRule(PythonRule):
                 producers.append((call, saves))
         if not producers:
             return {}
-        loads = kept_compiled_loads(self.ctx.options, str(self.ctx.path).replace("\\", "/"))
+        families = {compiled_family(self._class_name(call)) for call, _ in producers}
+        # a producer of unknown kind is held by any kept load; else only loads of its kind (or of unknown kind) read it
+        family = next(iter(families)) if len(families) == 1 else None
+        loads = kept_compiled_loads(self.ctx.options, str(self.ctx.path).replace("\\", "/"), family)
         if not loads:
             return {}
         consumers = kept_compiled_consumers_note(loads)

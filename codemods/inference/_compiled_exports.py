@@ -479,12 +479,37 @@ class CompiledFolderLoads:
 
 
 # ------------------------------------------------------------------- compiled-folder consumers kept on optimum-neuron
+def compiled_family(class_name: str | None) -> str | None:
+    """The kind of compiled artifact a Neuron class loads or writes: "decoder", "seq2seq", "diffusion", "sentence"
+    or "encoder" (the traced task classes); None when the name says nothing (an alias of unknown origin). A folder
+    one kind writes is no folder another kind's class loads (optimum-neuron checks the exported task)."""
+    if class_name is None or not class_name.startswith("Neuron"):
+        return None
+    if "Pipeline" in class_name or "Diffusion" in class_name:
+        return "diffusion"
+    if "CausalLM" in class_name:
+        return "decoder"
+    if "Seq2Seq" in class_name or "Whisper" in class_name:
+        return "seq2seq"
+    if "SentenceTransformers" in class_name:
+        return "sentence"
+    if class_name.startswith("NeuronModelFor"):
+        return "encoder"
+    return None
+
+
 def _compiled_load_lines(text: str, path: str) -> list[int]:
     """Lines of ``Neuron<...>.from_pretrained(path)`` calls (a class imported from optimum.neuron, or named Neuron*)
     without a literal ``export=True`` (absent - beside a ``**splat`` too -, False, or a run-time value) in a Python file or a notebook's code cells (cell-relative lines): loads of
     Neuron-compiled artifacts."""
+    return [line for line, _ in _compiled_loads(text, path)]
+
+
+def _compiled_loads(text: str, path: str) -> list[tuple[int, str | None]]:
+    """(line, family) of each load ``_compiled_load_lines`` finds: the family of the Neuron class it calls, an alias
+    followed to the class it imports (``compiled_family``; None: not known)."""
     sources = code_cells(text) if path.endswith(".ipynb") else [text]
-    lines: list[int] = []
+    lines: list[tuple[int, str | None]] = []
     for source in sources or []:
         code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
         try:
@@ -492,7 +517,7 @@ def _compiled_load_lines(text: str, path: str) -> list[int]:
         except (SyntaxError, ValueError):
             continue
         # the names ``from optimum.neuron... import X as Y`` binds (an alias of a Neuron class)
-        aliases = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+        aliases = {alias.asname or alias.name: alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
                    and (node.module or "").startswith("optimum.neuron") for alias in node.names}
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
@@ -506,7 +531,8 @@ def _compiled_load_lines(text: str, path: str) -> list[int]:
             # False): a compiled-folder load, the conservative end
             export = next((keyword.value for keyword in node.keywords if keyword.arg == "export"), None)
             if not (isinstance(export, ast.Constant) and export.value is True):
-                lines.append(node.lineno)
+                imported = aliases.get(name) if isinstance(owner, ast.Name) else None
+                lines.append((node.lineno, compiled_family(imported or name)))
     return lines
 
 
@@ -515,9 +541,11 @@ def _compiled_load_lines(text: str, path: str) -> list[int]:
 _IN_PROGRESS: set[str] = set()
 
 
-def kept_compiled_loads(options: Any, path: str | None) -> tuple[str, ...]:
+def kept_compiled_loads(options: Any, path: str | None, family: str | None = None) -> tuple[str, ...]:
     """The project files other than ``path`` that still load Neuron-compiled artifacts (``_compiled_load_lines``)
-    with optimum-neuron after this run (rt5H D1/D3): the file still imports optimum.neuron once migrated
+    with optimum-neuron after this run (rt5H D1/D3), of ``family`` when one is given (the producer's kind: a kept
+    decoder load reads no diffusion export; a load of unknown kind counts for every family): the file still
+    imports optimum.neuron once migrated
     (``migrated_text``, as the run migrates it) and its migrated text keeps such a load. Asked inside a simulated
     run too (the deps planner simulating a producer): the same simulation answers it, so the decision is the same in
     the run and in its simulations (else a producer held in one and migrated in the other changed on a second run).
@@ -541,7 +569,8 @@ def kept_compiled_loads(options: Any, path: str | None) -> tuple[str, ...]:
             after = text  # a file that cannot be migrated stays as it is
         elif not uses_optimum_neuron(after):
             continue
-        if _compiled_load_lines(after, other):  # kept after the run (named without a line: notes move lines)
+        kept = _compiled_loads(after, other)  # kept after the run (named without a line: notes move lines)
+        if kept and (family is None or any(kind in (None, family) for _, kind in kept)):
             found.append(other)
     return tuple(found)
 

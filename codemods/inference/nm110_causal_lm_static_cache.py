@@ -98,7 +98,8 @@ What it does:
   pushes (``save_pretrained`` / ``push_to_hub``: a compiled folder or Hub repo) keeps the whole file on
   optimum-neuron while another project file still loads Neuron-compiled folders with optimum-neuron after this
   run (a ``Neuron*.from_pretrained`` without a literal ``export=True`` in a file that still imports
-  optimum.neuron once migrated; which folder it reads is not linked, so any such load counts): migrated, this
+  optimum.neuron once migrated; which folder it reads is not linked, so any such load of the same kind counts - a
+  decoder, seq2seq, diffusion, sentence-transformers or encoder class, or a class of unknown kind): migrated, this
   file would write ordinary weights that that load rejects ("The specified directory does not contain a neuron
   model"). A ``todo`` at the load names the file to port first, one at each save / push says it is kept
   (shared by the NM1xx load rules, ``InferenceRule._kept_producer_loads``; rt5H D1);

@@ -81,3 +81,15 @@ def test_a_producer_and_a_consumer_of_each_others_folders_end() -> None:
     result = run(both, "a.py", {"b.py": both})
     assert "from optimum.neuron import NeuronModelForCausalLM" in result.text
     assert any("b.py still loads Neuron-compiled folders" in f.message for f in result.findings)
+
+
+def test_a_kept_load_of_another_kind_does_not_hold_the_producer() -> None:
+    # a kept encoder load reads no decoder export (optimum-neuron checks the exported task): the decoder producer is
+    # migrated; a kept load through an alias of the same kind holds it (the first test)
+    encoder = KEPT_CONSUMER.replace("NeuronModelForCausalLM as Decoder", "NeuronModelForFeatureExtraction as Enc")
+    result = run(PRODUCER, "compile.py", {"embed.py": encoder.replace("Decoder.from_pretrained", "Enc.from_pretrained")})
+    assert "AutoModelForCausalLM.from_pretrained" in result.text and "from optimum.neuron" not in result.text
+    assert not any("still loads Neuron-compiled folders" in f.message for f in result.findings)
+    unknown = "import optimum.neuron as on\n\nmodel = on.NeuronLoader.from_pretrained(COMPILED)\n"
+    held = run(PRODUCER, "compile.py", {"serve.py": unknown})  # a class of no known kind counts for every kind
+    assert "from optimum.neuron import NeuronModelForCausalLM" in held.text
