@@ -83,7 +83,9 @@ def test_launchers_that_disagree_keep_the_default_with_a_todo_naming_both() -> N
                "b.sh": "torchrun src/train.py --zero_1=false\n"}
     result = migrate(LAZY, "NM205", family="NM2", path="src/train.py", project=project)
     assert "dp_replicate_size=_data_parallel_size(" in result.text
-    todo = [f.message for f in result.findings if f.rule == "NM205" and f.severity.value == "todo"]
+    # the mesh todo (the load's save_only_model todo, 1be9a11, is another NM205 todo of the same load)
+    todo = [f.message for f in result.findings if f.rule == "NM205" and f.severity.value == "todo"
+            and "save_only_model" not in f.message]
     assert len(todo) == 1 and "differs between the runs" in todo[0]
     assert "--zero_1 true on a launch line of a.sh" in todo[0] and "--zero_1 false on a launch line of b.sh" in todo[0]
 
