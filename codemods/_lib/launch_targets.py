@@ -431,7 +431,23 @@ _GROUPED_XM = {"all_reduce": 3, "all_gather": 2, "reduce_scatter": 5, "all_to_al
 XSER_SAVE_ONLY = "xser.save"  # xser.save / xser.load(path): a blocker only where a file of the project keeps an xser.load
 
 
-def _qualified(node: ast.AST, aliases: dict[str, str]) -> str | None:
+def import_aliases(tree: ast.Module) -> dict[str, str]:
+    """Local name -> the dotted name it is bound to by the imports of ``tree`` (``import a.b`` binds ``a``; ``import
+    a.b as c`` binds ``c`` to ``a.b``; absolute ``from m import x as y`` binds ``y`` to ``m.x``)."""
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                top = alias.name.split(".")[0]
+                aliases[alias.asname or top] = alias.name if alias.asname else top
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return aliases
+
+
+def qualified_name(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    """The dotted name ``node`` (``xm.save``, ``a.b.c``) stands for through ``aliases`` (``import_aliases``), or None."""
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -482,7 +498,7 @@ def xla_blockers(text: str) -> frozenset[str] | None:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return None
-    aliases: dict[str, str] = {}
+    aliases = import_aliases(tree)
     flagged_imports: set[int] = set()  # libneuronxla imported inside an `if`: a debug hook, not a blocker
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and _flag_test(node.test):
@@ -491,14 +507,10 @@ def xla_blockers(text: str) -> frozenset[str] | None:
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            for alias in node.names:
-                top = alias.name.split(".")[0]
-                aliases[alias.asname or top] = alias.name if alias.asname else top
-                if alias.name.split(".")[0] == "libneuronxla" and id(node) not in flagged_imports:
-                    found.add("libneuronxla")
+            if any(alias.name.split(".")[0] == "libneuronxla" for alias in node.names) \
+                    and id(node) not in flagged_imports:
+                found.add("libneuronxla")
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
             if node.module.split(".")[0] == "libneuronxla" and id(node) not in flagged_imports:
                 found.add("libneuronxla")
     from codemods.xla._base import BLOCKERS  # the family's own table (imported late: the families import this module)
@@ -506,12 +518,12 @@ def xla_blockers(text: str) -> frozenset[str] | None:
     exempt: set[int] = set()
     for node in ast.walk(tree):
         call = node.value if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) else None
-        name = _qualified(call.func, aliases) if call is not None else None
+        name = qualified_name(call.func, aliases) if call is not None else None
         if call is not None and name == "torch_xla.utils.serialization.save":
             found.add(XSER_SAVE_ONLY)
             exempt.update(id(n) for n in ast.walk(call.func))
         # xser.load(path), ported with the saves (NM307) where no file keeps an xser.load
-        if isinstance(node, ast.Call) and _qualified(node.func, aliases) == "torch_xla.utils.serialization.load" \
+        if isinstance(node, ast.Call) and qualified_name(node.func, aliases) == "torch_xla.utils.serialization.load" \
                 and len(node.args) + len(node.keywords) == 1 and not any(isinstance(a, ast.Starred) for a in node.args) \
                 and all(k.arg == "path" for k in node.keywords):
             found.add(XSER_SAVE_ONLY)
@@ -525,7 +537,7 @@ def xla_blockers(text: str) -> frozenset[str] | None:
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            name = _qualified(node.func, aliases) or ""
+            name = qualified_name(node.func, aliases) or ""
             if name in ("torch_xla.compile", "torch_xla.experimental.compile") and _ported_compile(node):
                 exempt.update(id(n) for n in ast.walk(node.func))
             elif top_level and id(node.func) not in exempt and unported_call(name):
@@ -540,7 +552,7 @@ def xla_blockers(text: str) -> frozenset[str] | None:
     for node in ast.walk(tree):
         if id(node) in exempt or not isinstance(node, (ast.Name, ast.Attribute)):
             continue
-        name = _qualified(node, aliases)
+        name = qualified_name(node, aliases)
         if name is None or name.startswith("libneuronxla"):
             continue
         for prefix, label in BLOCKERS.items():

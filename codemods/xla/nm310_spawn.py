@@ -69,6 +69,7 @@ import libcst as cst
 
 from codemods._lib import device as dev
 from codemods._lib.cst import Import, source_of, string_value
+from codemods._lib.launch_targets import import_aliases, qualified_name
 from codemods.xla._base import LOCAL_RANK, Safety, XlaRule, arg, has_star, names
 from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
@@ -249,28 +250,6 @@ class Spawned:
 _SPAWN_NAMES = {"torch_xla.distributed.xla_multiprocessing.spawn": True, "torch_xla.launch": False}
 
 
-def _aliases(tree: ast.Module) -> dict[str, str]:
-    aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    return aliases
-
-
-def _qualified(node: ast.AST, aliases: dict[str, str]) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name) or node.id not in aliases:
-        return None
-    return ".".join([aliases[node.id], *reversed(parts)])
-
-
 def _dest_option(tree: ast.Module, dest: str) -> str | None:
     """The option string of the one ``add_argument`` whose dest is ``dest`` (None: none, or more than one)."""
     found = []
@@ -298,13 +277,13 @@ def spawned(text: str) -> Spawned | None:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return None
-    aliases = _aliases(tree)
+    aliases = import_aliases(tree)
     lines = text.splitlines()
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
             continue
         call = node.value
-        name = _qualified(call.func, aliases)
+        name = qualified_name(call.func, aliases)
         if name not in _SPAWN_NAMES:
             continue
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
