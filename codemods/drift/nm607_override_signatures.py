@@ -1,4 +1,4 @@
-"""NM607 override-signatures: a transformers 4 trainer override gets the ``num_items_in_batch`` transformers 5 passes.
+"""NM607 override-signatures: a transformers 4 trainer override gets the parameter transformers 5 passes it.
 
 What it does:
 
@@ -7,7 +7,9 @@ What it does:
   ...), an undecorated override that the library calls with ``num_items_in_batch`` it does not accept gets
   ``num_items_in_batch=None``: ``compute_loss(self, model, inputs, return_outputs=False)`` ->
   ``compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None)``, ``training_step(self,
-  model, inputs)`` -> ``training_step(self, model, inputs, num_items_in_batch=None)``. The library calls refused
+  model, inputs)`` -> ``training_step(self, model, inputs, num_items_in_batch=None)``, ``log(self, logs)`` ->
+  ``log(self, logs, start_time=None)`` (the table ``PARAMETERS``: a parameter the override can ignore and run as
+  on transformers 4; ``log`` then gets no token-speed metrics, which 4.x did not pass). The library calls refused
   are NM704's (the index of how the library calls each method on ``self``, the calls of a caller the class
   overrides too left out); the parameter goes after the last positional parameter (before ``*`` / ``*args`` and
   keyword-only ones), and is added only when that makes every such call of the method accepted.
@@ -33,7 +35,7 @@ Why:
 
 transformers 5's ``Trainer`` calls ``self.compute_loss(model, inputs, num_items_in_batch=...)`` and
 ``self.training_step(model, inputs, num_items_in_batch)``: a 4.x override without the parameter raises TypeError on
-the first step (NM704), and in a ``NeuronTrainer`` subclass the verification withdraws NM201's class move, so the
+the first step (NM704), as ``self.log(logs, start_time)`` does at the first logging step, and in a ``NeuronTrainer`` subclass the verification withdraws NM201's class move, so the
 file stays on optimum-neuron. When the model normalizes its loss by ``num_items_in_batch`` (it accepts loss
 kwargs), transformers 5 does not divide the loss by the accumulation steps (``Trainer.loss_is_scaled_for_ga``);
 an override that ignores the count returns a mean, and without ``loss_is_scaled_for_ga = False`` its gradients
@@ -83,9 +85,10 @@ from codemods.verify._facts import Facts, LocalClass
 from codemods.verify.nm704_stock_overrides import refusals, signature_of
 from migrate.rule import Safety
 
-#: the one parameter an override may take and ignore: the library passes it, and the class attribute below keeps the
-#: transformers 4 loss scaling of an override that ignores it
-PARAMETER = "num_items_in_batch"
+#: the parameter each override may take and ignore: the library passes it, and an override that ignores it runs as on
+#: transformers 4 (for ``compute_loss`` with the class attribute below, which keeps its loss scaling; ``log`` then
+#: gets no token-speed metrics, which transformers 4 did not pass either)
+PARAMETERS = {"compute_loss": "num_items_in_batch", "training_step": "num_items_in_batch", "log": "start_time"}
 SCALED = "loss_is_scaled_for_ga"
 COMMENT = "# compute_loss returns a mean loss: Trainer divides it by the GA steps, as transformers 4 did"
 
@@ -95,6 +98,7 @@ class _Plan(NamedTuple):
 
     stock: str  # the stock class
     callers: tuple[str, ...]  # the library methods whose calls it refused
+    parameter: str  # the parameter it gets (PARAMETERS)
     scaled: bool  # compute_loss: the class gets loss_is_scaled_for_ga = False
     todo: str | None  # why it is left (the index lacks the attribute)
 
@@ -104,12 +108,12 @@ def _function(node: ast.stmt) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
 
 
 class OverrideSignatures(DriftRule):
-    """Trainer overrides written for transformers 4 get the num_items_in_batch transformers 5 passes them."""
+    """Trainer overrides written for transformers 4 get the parameter transformers 5 passes them (``PARAMETERS``)."""
 
     id = "NM607"
     name = "override-signatures"
     safety = Safety.SAFE
-    triggers = ("def compute_loss", "def training_step")
+    triggers = ("def compute_loss", "def training_step", "def log")
     # stock names trigger it: scope per file (DriftRule: only the files the Neuron migration reaches)
 
     def __init__(self, ctx) -> None:
@@ -166,29 +170,31 @@ class OverrideSignatures(DriftRule):
         methods = [method for statement in local.node.body if (method := _function(statement)) is not None]
         plans = {}
         for method in methods:
-            if method.decorator_list or [m.name for m in methods].count(method.name) != 1:
+            parameter = PARAMETERS.get(method.name)
+            if parameter is None or method.decorator_list or [m.name for m in methods].count(method.name) != 1:
                 continue
             refused = refusals(method.name, signature_of(method), info, overridden)
-            if not refused or not _only_the_parameter(method, refused, info.methods[method.name]):
+            if not refused or not _only_the_parameter(method, refused, info.methods[method.name], parameter):
                 continue
-            if refusals(method.name, signature_of(method, (PARAMETER,)), info, overridden):
+            if refusals(method.name, signature_of(method, (parameter,)), info, overridden):
                 continue  # adding it does not make every call accepted: NM704 says what else to do
             callers = tuple(dict.fromkeys(call.caller for call in refused))
             if method.name != "compute_loss" or _sets_scaled(chain):
-                plans[method.name] = _Plan(stock, callers, False, None)
+                plans[method.name] = _Plan(stock, callers, parameter, False, None)
             elif info.attrs is None or SCALED not in info.attrs:
                 plans[method.name] = _Plan(
                     stock,
                     callers,
+                    parameter,
                     False,
                     (
                         f"{stock} ({_index.checked_against(_index.package_of(stock) or 'transformers')}) has no "
-                        f"`{SCALED}`: adding `{PARAMETER}=None` alone would change how the loss is scaled for gradient "
-                        f"accumulation; take `{PARAMETER}` and normalize the loss by it as the stock method does"
+                        f"`{SCALED}`: adding `{parameter}=None` alone would change how the loss is scaled for gradient "
+                        f"accumulation; take `{parameter}` and normalize the loss by it as the stock method does"
                     ),
                 )
             else:
-                plans[method.name] = _Plan(stock, callers, True, None)
+                plans[method.name] = _Plan(stock, callers, parameter, True, None)
         return plans
 
     # --------------------------------------------------------------------------------------------------- rewriting
@@ -214,12 +220,12 @@ class OverrideSignatures(DriftRule):
         calls = ", ".join(f"{stock_name}.{caller}" for caller in plan.callers)
         why = (
             f"{calls} ({_index.checked_against(_index.package_of(plan.stock) or 'transformers')}) "
-            f"call{'s' if len(plan.callers) == 1 else ''} it with `{PARAMETER}`: a TypeError without it"
+            f"call{'s' if len(plan.callers) == 1 else ''} it with `{plan.parameter}`: a TypeError without it"
         )
         if plan.todo is not None:
             self.todo(original, f"{method} will raise TypeError: {why}; {plan.todo}")
             return updated
-        message = f"{method}: added `{PARAMETER}=None` ({why}); the override does not read it"
+        message = f"{method}: added `{plan.parameter}=None` ({why}); the override does not read it"
         if plan.scaled:
             message += (
                 f", and the class gets `{SCALED} = False`: the loss it returns is a per-batch mean, which "
@@ -227,7 +233,7 @@ class OverrideSignatures(DriftRule):
                 f"transformers 5 would not divide it, and the gradients would grow by that factor)"
             )
         self.fixed(original, message)
-        return updated.with_changes(params=_with_parameter(updated.params, PARAMETER))
+        return updated.with_changes(params=_with_parameter(updated.params, plan.parameter))
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         self.stack.pop()
@@ -258,26 +264,27 @@ class _Classes(cst.CSTVisitor):
         self.classes.setdefault(node.name.value, []).append(node)
 
 
-def _only_the_parameter(method: ast.FunctionDef | ast.AsyncFunctionDef, refused, stock_text: str) -> bool:
-    """Every refusal is the missing ``num_items_in_batch``: an unexpected keyword, or one positional argument more
-    than the override takes where its positional parameters are the stock method's first ones and the stock
-    method's next one is ``num_items_in_batch`` (``self`` dropped); and the override has no parameter of that
-    name."""
+def _only_the_parameter(
+    method: ast.FunctionDef | ast.AsyncFunctionDef, refused, stock_text: str, parameter: str
+) -> bool:
+    """Every refusal is the missing ``parameter``: an unexpected keyword, or one positional argument more than the
+    override takes where its positional parameters are the stock method's first ones and the stock method's next
+    one is ``parameter`` (``self`` dropped); and the override has no parameter of that name."""
     own = signature_of(method)
     stock = _index.Signature.parse(stock_text, drop_first=True)
     names = {arg.arg for arg in (*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs)}
-    if PARAMETER in names:
+    if parameter in names:
         return False
     for call in refused:
-        if call.reason == f"unexpected keyword argument `{PARAMETER}`":
-            if PARAMETER not in call.keywords:
+        if call.reason == f"unexpected keyword argument `{parameter}`":
+            if parameter not in call.keywords:
                 return False
         elif call.reason.startswith("takes"):
             count = len(own.positional)
             if (
                 call.npos != count + 1
                 or stock.positional[:count] != own.positional
-                or stock.positional[count : count + 1] != (PARAMETER,)
+                or stock.positional[count : count + 1] != (parameter,)
             ):
                 return False
         else:

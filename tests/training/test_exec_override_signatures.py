@@ -99,3 +99,58 @@ def test_the_migrated_override_trains_as_the_stock_trainer_with_accumulation(tmp
     assert unscaled["losses"][0] == pytest.approx(2 * stock["losses"][0], rel=1e-3)
     # (the first step's update exactly twice the stock one; the second starts from that other point)
     assert unscaled["update_ratio"] > 1.5 and unscaled["update_diff"] > 1e-3
+
+
+LOGGING_LEGACY = textwrap.dedent('''
+    """A trainer written for transformers 4 that adds a value to every log line."""
+    from optimum.neuron import NeuronTrainer
+
+
+    class TaggedTrainer(NeuronTrainer):
+        def log(self, logs):
+            logs["tag"] = 7.0
+            super().log(logs)
+    ''').lstrip("\\n")
+
+LOGGING_DRIVER = textwrap.dedent("""
+    import json, os
+    import torch
+    from transformers import AutoModelForCausalLM, TrainingArguments
+
+    import tagged_trainer
+
+    model = AutoModelForCausalLM.from_pretrained(os.environ["MODEL_DIR"])
+    ids = torch.randint(3, 64, (4, 12), generator=torch.Generator().manual_seed(0))
+    data = [{"input_ids": row, "labels": row.clone(), "attention_mask": torch.ones_like(row)} for row in ids]
+    args = TrainingArguments(
+        output_dir=os.environ["OUT_DIR"], per_device_train_batch_size=2, max_steps=2, logging_steps=1,
+        report_to="none", use_cpu=True, save_strategy="no", include_num_input_tokens_seen="all",
+    )
+    trainer = tagged_trainer.TaggedTrainer(model=model, args=args, train_dataset=data)
+    trainer.train()
+    print("RESULT=" + json.dumps([entry for entry in trainer.state.log_history]))
+    """).lstrip("\\n")
+
+
+def test_the_migrated_log_override_takes_the_start_time_and_logs(tmp_path: Path, tiny_assets) -> None:
+    """transformers 5 calls ``self.log(logs, start_time)`` at every logging step: the 4.x override raised TypeError
+    there (and kept the whole file on optimum-neuron); with ``start_time=None`` added it runs and its value is
+    logged at every step."""
+    result = apply_rules(
+        LOGGING_LEGACY, path="tagged_trainer.py", project={"tagged_trainer.py": LOGGING_LEGACY},
+        select=["NM2", "NM6", "NM7"],
+    )
+    migrated = result.text
+    assert "from optimum" not in migrated and "class TaggedTrainer(Trainer):" in migrated
+    assert "    def log(self, logs, start_time=None):\n" in migrated
+    assert not [f for f in result.findings if f.severity.value == "error"]
+    (tmp_path / "tagged_trainer.py").write_text(migrated)
+    (tmp_path / "driver.py").write_text(LOGGING_DRIVER)
+    history = run_script(
+        tmp_path / "driver.py",
+        {**tiny_assets, "OUT_DIR": str(tmp_path / "out"), "CUDA_VISIBLE_DEVICES": ""},
+        timeout=400,
+    )
+    steps = [entry for entry in history if "loss" in entry]
+    assert [entry["step"] for entry in steps] == [1, 2]
+    assert all(entry["tag"] == 7.0 for entry in steps)
