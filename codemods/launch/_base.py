@@ -11,6 +11,7 @@ import ast
 import posixpath
 import re
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Callable, Collection
 
 from codemods._lib.launch_targets import (
@@ -26,11 +27,13 @@ from codemods._lib.launch_targets import (
     stays_on_xla,
 )
 from codemods._lib.shell import Report, code_targets, env_sites, launched_scripts, make, remove_env_site
+from codemods._lib.shell.sourced import SHELL_FILES, Sources, sourcers_of
+from codemods._lib.shell.variables import ShellVariables
 from codemods._tables import env_vars
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods.xla._base import XSER_LOADS
 from migrate.facts import ProjectFact, ProjectFacts
-from migrate.filekinds import FileKind
+from migrate.filekinds import FileKind, kind_from_name
 from migrate.findings import Severity
 from migrate.rule import TextRule
 from migrate.textdoc import Line, TextDocument
@@ -39,7 +42,10 @@ LAUNCH_KINDS = frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML})
 
 
 #: the facts a rule needs to leave launcher settings that the project's code, or a script it cannot see, still reads
-ENV_FACTS = (ENV_READS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, STAYS_ON_XLA, XSER_LOADS, OPTIMUM_NEURON_CODE)
+ENV_FACTS = (ENV_READS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, STAYS_ON_XLA, XSER_LOADS, OPTIMUM_NEURON_CODE, SHELL_FILES)
+
+#: the script of an ``unseen`` (script, why) found through a file that sources this one
+THROUGH_SOURCER = "{script} (through {launcher}, which sources this file)"
 
 
 class LaunchRule(TextRule):
@@ -51,15 +57,46 @@ class LaunchRule(TextRule):
         """See ``unseen_xla_target``: (script, why) for the torch_xla/NxD script this launcher runs that the tool did
         not migrate (outside the project, or left on torch_xla as a whole), or for a project script that stays on
         optimum-neuron after this run (``kept_on_optimum``: its class rewrite withdrawn, kept as a whole), which
-        still runs on torch_xla: its compile passes, compile-only switches and XLA variables stay with it."""
-        found = unseen_xla_target(doc, self.ctx.options.project, self.ctx.path)
+        still runs on torch_xla: its compile passes, compile-only switches and XLA variables stay with it. A file
+        that launchers source (``source ./env.sh``) is read with them: what it sets reaches their scripts."""
+        found = self._unseen_in(doc, self.ctx.path)
+        if found is not None:
+            return found
+        for launcher, launcher_doc in self.sourcer_docs():
+            if (through := self._unseen_in(launcher_doc, PurePath(launcher))) is not None:
+                return THROUGH_SOURCER.format(script=through[0], launcher=launcher), through[1]
+        return None
+
+    def _unseen_in(self, doc: TextDocument, origin: PurePath) -> tuple[str, str] | None:
+        found = unseen_xla_target(doc, self.ctx.options.project, origin)
         if found is not None or not self.ctx.options.project.files:
             return found
-        scripts, _ = launched_scripts(doc, self.ctx.options.project, self.ctx.path)
+        scripts, _ = launched_scripts(doc, self.ctx.options.project, origin)
         for script in scripts:
             if script.path and kept_on_optimum(self.ctx.options, script.path):
                 return posixpath.basename(script.name), KEPT_ON_OPTIMUM.format(path=script.path)
         return None
+
+    def sourcer_docs(self) -> list[tuple[str, TextDocument]]:
+        """(path, document) of each project file that sources this one (``codemods._lib.shell.sourced``), as the
+        scan pass read it: its commands see what this file sets."""
+        project = self.ctx.options.project
+        records = project.of(SHELL_FILES.name)
+        found = []
+        for launcher in sourcers_of(project, self.ctx.path.as_posix()) if project.files else []:
+            record = records.get(launcher)
+            if record is not None and record.text:
+                kind = kind_from_name(PurePath(launcher)) or FileKind.SHELL
+                doc = TextDocument(record.text, kind if kind in LAUNCH_KINDS else FileKind.SHELL)
+                if doc.kind is FileKind.SHELL and make.is_makefile(PurePath(launcher)):
+                    make.mark_make_doc(doc)
+                found.append((launcher, doc))
+        return found
+
+    def variables(self, doc: TextDocument) -> ShellVariables:
+        """The shell variables of ``doc``, with the values the project files it sources give (``Sources``)."""
+        project = self.ctx.options.project
+        return ShellVariables(doc, Sources(project, self.ctx.path.as_posix()) if project.files else None)
 
     def old_stack_script(self, code: str) -> tuple[str, str] | None:
         """(script, why) for a project script that stays on the old stack after this run (on optimum-neuron, or
@@ -78,10 +115,14 @@ class LaunchRule(TextRule):
         return None
 
     def env_readers(self, doc: TextDocument):
-        """See ``env_readers``: the code beside this launcher or beside the project scripts it runs."""
-        scripts, _ = launched_scripts(doc, self.ctx.options.project, self.ctx.path)
-        folders = [self.ctx.path.parent.as_posix(), *(posixpath.dirname(s.path) for s in scripts if s.path)]
-        return env_readers(self.ctx.options.project, ["" if folder == "." else folder for folder in folders])
+        """See ``env_readers``: the code beside this launcher or beside the project scripts it runs (and, for a file
+        that launchers source, beside them and the scripts they run)."""
+        project = self.ctx.options.project
+        folders: list[str] = []
+        for origin, launcher_doc in [(self.ctx.path, doc), *((PurePath(p), d) for p, d in self.sourcer_docs())]:
+            scripts, _ = launched_scripts(launcher_doc, project, origin)
+            folders += [origin.parent.as_posix(), *(posixpath.dirname(s.path) for s in scripts if s.path)]
+        return env_readers(project, ["" if folder == "." else folder for folder in folders])
 
     def apply(self, doc: TextDocument) -> None:  # pragma: no cover - interface
         raise NotImplementedError

@@ -43,6 +43,11 @@ What it does:
   NM410 edits, ``cmd = f"torchrun ... run_glue.py --bf16"`` run as ``!{cmd}``; the project fact
   ``launch.bf16-notebook-commands``): it is removed where every one of them passes ``--bf16`` / ``--fp16`` already;
   where one does not, it stays with a todo to add ``--bf16 true`` there (this edit cannot reach another cell).
+* A file that launchers source (``source ./env.sh``; ``codemods/_lib/shell/sourced.py``) and that runs no training
+  command itself is judged the same way on the training commands of the files that source it: removed where every
+  one of them passes ``--bf16`` / ``--fp16`` already (or its script carries bf16 itself), else kept with a todo
+  naming the launcher and the command to add ``--bf16 true`` to (this edit cannot reach that file). What those
+  launchers run counts as above (a script staying on torch_xla or optimum-neuron keeps the variable).
 
 Why:
 
@@ -78,6 +83,7 @@ import json
 import posixpath
 import re
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Callable
 
 from codemods._lib.launch_targets import (
@@ -226,6 +232,8 @@ STAYS_TODO = ("{script} stays on optimum-neuron after this run (see its findings
               "this variable: port it first")
 OTHER_CELL_UNSET = ("the command running {name} in another cell of this notebook does not pass --bf16 (this edit "
                     "cannot reach that cell): add --bf16 true to it")
+SOURCER_UNSET = ("the command running {name} in {launcher}, which sources this file, does not pass --bf16 (this edit "
+                 "cannot reach that file): add --bf16 true to it")
 
 
 @dataclass
@@ -343,14 +351,16 @@ def _add_bf16(commands: list[TrainerCommand], report: Report, names: list[str]) 
 def edit_bf16(doc: TextDocument, report: Report, resolve: Resolve, readers=lambda name: [],
               unseen: tuple[str, str] | None = None, carried=lambda path: False,
               precision: Callable[[str], tuple[str, ...]] | None = None,
-              elsewhere: list[TrainerCommand] | None = None) -> None:
+              elsewhere: list[TrainerCommand] | None = None,
+              unset_todo: Callable[[TrainerCommand, str], str] = lambda command, name: OTHER_CELL_UNSET.format(name=name)) -> None:
     """Remove the XLA bf16 variables where ``--bf16 true`` can be added to every training command of the file in the
     same edit, or where every training command runs a script that moves its model to the device in bf16 itself
     (``carried(path)``: NM316's rewrite, ``BF16_MODEL_SCRIPTS``); otherwise keep them with a todo. A command that
     passes an argument config whose ``bf16`` / ``fp16`` key is set (``precision(path)``: ``CONFIG_PRECISION``) takes
     its precision from there, as one passing ``--bf16`` does. ``elsewhere``: for a notebook's ``%env`` line, the
     training commands of all its cells, which the setting reaches and this edit cannot change (it is removed only
-    where every one of them passes --bf16 / --fp16 already)."""
+    where every one of them passes --bf16 / --fp16 already), or for a file that launchers source, their training
+    commands (``unset_todo(command, script)``: the todo where one of them does not pass it)."""
     skip: set[Line] = set()
     if doc.kind is FileKind.YAML:
         # a literal block a shell runs (CI `run: |`, `bash -c` args) is a script of its own: an export there reaches
@@ -388,7 +398,7 @@ def edit_bf16(doc: TextDocument, report: Report, resolve: Resolve, readers=lambd
     unset = next((command for command in commands if not command.precision_set), None)
     if why is None and elsewhere is not None and unset is not None:
         names = _SCRIPT.findall(unset.resolved.name)
-        why = OTHER_CELL_UNSET.format(name=names[-1] if names else unset.resolved.name)
+        why = unset_todo(unset, names[-1] if names else unset.resolved.name)
     todo = (lambda name: KEPT_TODO.format(name=name, why=why)) if why is not None else (lambda name: None)
     removed = edit_env(doc, report, lambda name: name in NAMES, readers, unseen, todo, skip)
     if removed and why is None:
@@ -411,9 +421,20 @@ class XlaBf16Env(LaunchRule):
         carried = project.of(BF16_MODEL_SCRIPTS.name)
         configs = project.of(CONFIG_PRECISION.name)
         resolve = resolver(project, self.ctx.path, self.ctx.options)
+        elsewhere, unset_todo = self._notebook_commands(resolve), None
+        if elsewhere is None and (sourcers := self.sourcer_docs()):
+            # a file the launchers source: its setting reaches their training commands, which this edit cannot change
+            elsewhere, where = [], {}
+            for launcher, launcher_doc in sourcers:
+                for command in trainer_commands(launcher_doc, resolver(project, PurePath(launcher), self.ctx.options)):
+                    elsewhere.append(command)
+                    where[id(command)] = launcher
+
+            def unset_todo(command: TrainerCommand, name: str) -> str:
+                return SOURCER_UNSET.format(name=name, launcher=where[id(command)])
         edit_bf16(doc, self.report, resolve, self.env_readers(doc), self.unseen_target(doc),
                   lambda path: bool(carried.get(path)), lambda path: configs.get(path, ()),
-                  self._notebook_commands(resolve))
+                  elsewhere, **({"unset_todo": unset_todo} if unset_todo is not None else {}))
 
     def _notebook_commands(self, resolve: Resolve) -> list[TrainerCommand] | None:
         """For a notebook cell's ``%env`` line (the engine hands each magic line to the shell rules alone): the

@@ -20,6 +20,11 @@ What it does:
   fact gathered in the scan pass), or that a launcher sets for a script that stays on torch_xla (outside the
   project while the launcher names the torch_xla / NxD stack, a project script the torch_xla rules leave as a
   whole, or one that stays on optimum-neuron after this run), is left in place with a todo: removing it would change what that code does.
+* A file that launchers source (``source ./env.sh``, ``. "$(dirname "$0")/env.sh"``, a Makefile's or Dockerfile's
+  ``. ./env.sh && ...``; ``codemods/_lib/shell/sourced.py``) is judged with them: its settings reach their
+  commands, so a variable read by the code beside a sourcing launcher or the scripts it runs, or set for a script
+  one of them runs that stays on torch_xla / optimum-neuron, stays with a todo naming that launcher (a file shared
+  by a launcher whose script moves and one whose script stays keeps what the staying one needs).
 * ``XLA_USE_BF16``/``XLA_DOWNCAST_BF16`` are NM403, the compile-only variables NM402, the ones kept for review
   NM405. Command strings inside Python get the same edit through NM410.
 

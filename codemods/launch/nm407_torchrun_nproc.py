@@ -7,7 +7,11 @@ What it does:
   trn1/inf2 instances: the count must equal the product of the ``DistributedConfig`` dimensions.
 * A count held in a variable of the same file (``--nproc_per_node $PROCS`` with an unconditional ``PROCS=32``
   above, see ``codemods/_lib/shell/variables.py``) is read through it; the note names both. A default
-  (``${NPROC:-32}``, on the flag or in the variable) counts as the value.
+  (``${NPROC:-32}``, on the flag or in the variable) counts as the value. So is a count set in a file the launcher
+  sources before the command (``source ./env.sh`` with ``NPROC=32`` there, ``codemods/_lib/shell/sourced.py``): the
+  note names that file. In a file that names trn1, a count whose value a sourced file leaves unknown, or that may
+  come from a sourced path that is not a file of the project (``source /etc/cluster/env.sh``), gets a todo that says
+  so (rather than a guess).
 * In a launcher that runs a script staying on torch_xla (outside the project while the launcher names the
   torch_xla / NxD stack, a project script the torch_xla rules leave as a whole, or one that stays on optimum-neuron
   after this run) the count is right for that
@@ -75,10 +79,17 @@ KEPT_FOR_XLA_TODO = ("--nproc_per_node {value} was left as it is: this file runs
                      "DistributedConfig dims")
 
 
-def edit_torchrun(doc: TextDocument, report: Report, trn1: bool = False, unseen: tuple[str, str] | None = None) -> None:
+UNKNOWN_COUNT_TODO = ("--nproc_per_node {value} was left as it is, and its count is not known here ({why}); this file "
+                      "names trn1 instances: TorchNeuron runs on Trn2/Trn3 with one process per logical NeuronCore "
+                      "(trn2.48xlarge: 64), so set it to the product of your DistributedConfig dims")
+
+
+def edit_torchrun(doc: TextDocument, report: Report, trn1: bool = False, unseen: tuple[str, str] | None = None,
+                  variables: ShellVariables | None = None) -> None:
     """torchrun stays; flag --nproc_per_node values that came from a trn1 recipe and torch_xla launchers (``unseen``:
-    (script, why) of a launched script that stays on torch_xla, for which the count is still right for now)."""
-    variables = ShellVariables(doc)
+    (script, why) of a launched script that stays on torch_xla, for which the count is still right for now).
+    ``variables``: the file's shell variables, with what the files it sources set (``LaunchRule.variables``)."""
+    variables = variables if variables is not None else ShellVariables(doc)
     for cl in list(command_lines(doc)):
         line = cl.line
         code = line.text[cl.start:cl.end]
@@ -91,9 +102,12 @@ def edit_torchrun(doc: TextDocument, report: Report, trn1: bool = False, unseen:
             continue
         value = match.group(1)
         start = doc.statement_start(line)
-        held = variables.single_value(value, start, match.start() + cl.start if start is line else len(start.text))
+        col = match.start() + cl.start if start is line else len(start.text)
+        held = variables.single_value(value, start, col)
         if held is not None and (held.isdigit() or _default_of(held)):  # `--nproc_per_node $PROCS`, `PROCS=32` above
-            value = f"{value} ({value.strip('${}').split(':')[0]}={held})"
+            binding = variables.binding_at(value, start, col)
+            where = f", set in {binding.imported[0]}, which this file sources" if binding and binding.imported else ""
+            value = f"{value} ({value.strip('${}').split(':')[0]}={held}{where})"
         digits = next((d for d in (held, _default_of(held), _default_of(value)) if d is not None and d.isdigit()), value)
         if (digits in TRN1_CORES or (trn1 and digits.isdigit())) and unseen is not None:
             report(line, Severity.TODO, KEPT_FOR_XLA_TODO.format(value=value, script=unseen[0], why=unseen[1]))
@@ -101,6 +115,10 @@ def edit_torchrun(doc: TextDocument, report: Report, trn1: bool = False, unseen:
             report(line, Severity.TODO, f"--nproc_per_node {value} looks like a trn1 NeuronCore count; TorchNeuron runs on "
                    "Trn2/Trn3 with one process per logical NeuronCore (trn2.48xlarge: 64): set it to the product of "
                    "your DistributedConfig dims")
+        elif trn1 and unseen is None and (binding := variables.binding_at(value, start, col)) is not None \
+                and binding.assignment is None and binding.why and "which this file sources" in binding.why:
+            # a count a sourced file sets, or may set, in a trn1 recipe: its value is not known here, so say why
+            report(line, Severity.TODO, UNKNOWN_COUNT_TODO.format(value=value, why=binding.why))
 
 
 _DEFAULT = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*:?-(\d+)\}$")
@@ -153,7 +171,8 @@ class TorchrunNprocPerNeuronCore(LaunchRule):
         return any(trigger in text for trigger in cls.triggers[:-1]) or bool(options.project.of(SPAWNED_SCRIPTS.name))
 
     def apply(self, doc: TextDocument) -> None:
-        edit_torchrun(doc, self.report, trn1=mentions_trn1(doc.text()), unseen=self.unseen_target(doc))
+        edit_torchrun(doc, self.report, trn1=mentions_trn1(doc.text()), unseen=self.unseen_target(doc),
+                      variables=self.variables(doc))
         rules = self.ctx.options.rules
         if self.ctx.options.project.of(SPAWNED_SCRIPTS.name) and (rules is None or "NM310" in rules):
             self._spawned_runs(doc, mentions_trn1(doc.text()))
@@ -162,7 +181,7 @@ class TorchrunNprocPerNeuronCore(LaunchRule):
         """The todo on each plain ``python X.py`` run of a script whose xmp.spawn NM310 replaces (module docstring)."""
         project = self.ctx.options.project
         spawned = project.of(SPAWNED_SCRIPTS.name)
-        variables = ShellVariables(doc)
+        variables = self.variables(doc)
         lines = list(doc)
         cores = [(lines.index(site.cl.line), site) for site in env_sites(doc)
                  if site.name == "NEURON_RT_NUM_CORES" and not site.unset and site.value and site.cl.line in lines]

@@ -16,15 +16,22 @@ the shell splits them into words (unquoted; ``eval "$CMD"`` too); ``$NAME`` word
 value was assigned. Every other case is *unresolved*, with a reason a todo can quote: a name assigned nowhere in
 the file (the environment, a sourced file), the script's own arguments (``$1``, ``"$@"``), an assignment inside a
 block, different values before the command.
+
+Given the project's shell files (``Sources``, ``codemods._lib.shell.sourced``), a name a file sourced before the
+command sets (``source ./env.sh`` with ``NPROC=32`` there; in a Makefile, a ``. ./env.sh && ...`` of the same recipe
+line) has that file's value for a one-word read (``single_value``); its words are never spliced into the command
+(they are edited in their own file), and a reason names the file. A source of a path that is not a file of the
+project is named in the reason of every name the file does not set itself.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from codemods._lib.shell.commands import CommandLine, command_lines
-from codemods._lib.shell.lexer import Tok, lex
+from codemods._lib.shell.lexer import Tok, lex, unquote
 from codemods._lib.shell.make import make_doc
 from migrate.filekinds import FileKind
 from migrate.textdoc import Line, TextDocument
@@ -81,6 +88,24 @@ class Assignment:
 class Binding:
     assignment: Assignment | None
     why: str | None  # why the value is not known (assignment None)
+    #: (file, value) of a name a sourced file sets (assignment None; value None where that file's value is not known)
+    imported: tuple[str, str | None] | None = None
+
+
+class Sources(Protocol):
+    """The project's view of the files a shell file sources (``codemods._lib.shell.sourced.Sources``)."""
+
+    def path(self, written: str) -> str | None: ...
+
+    def value(self, written: str, name: str) -> tuple[str, str | None, str | None] | None: ...
+
+
+@dataclass
+class _Source:
+    written: str  # the path as written, quotes removed
+    order: int
+    context: str | None
+    statement: int
 
 
 @dataclass
@@ -113,8 +138,11 @@ class _Command:
 class ShellVariables:
     """The variables of a shell document (nothing is known for other kinds)."""
 
-    def __init__(self, doc: TextDocument) -> None:
+    def __init__(self, doc: TextDocument, sources: Sources | None = None) -> None:
         self.assignments: dict[str, list[Assignment]] = {}
+        self._sources = sources
+        self._sourced: list[_Source] = []  # the file's `source X` / `. X` commands
+        self._statement_of: dict[int, int] = {}  # command order -> its statement's index
         self._at: dict[tuple[int, int], Assignment] = {}  # (id(line), col) of an assignment command's first word
         self._inside: dict[int, Assignment] = {}  # id(line) of a line continuing an assignment command
         self._commands: list[_Command] = []
@@ -134,7 +162,7 @@ class ShellVariables:
         stack: list[str] = []
         order = 0
         pending_function = False
-        for chars, text in _statements(doc):
+        for statement, (chars, text) in enumerate(_statements(doc)):
             tokens = _tokens(text)
             commands: list[tuple[list[_Token], str | None, str | None]] = []  # words, op before, op after
             current: list[_Token] = []
@@ -178,6 +206,10 @@ class ShellVariables:
                     first = chars[words[0].start]
                     self._starts.setdefault(id(first.cl.line), []).append((first.col, order, loop_or_function))
                     self._read_command(words, chars, order, context, stack)
+                    self._statement_of[order] = statement
+                    if words[0].text in ("source", ".") and len(words) > 1:
+                        self._sourced.append(_Source(unquote(words[1].text), order,
+                                                     None if context == "an && / || list" else context, statement))
                     order += 1
                 if op_after == "(" and not words:
                     stack.append("a subshell")
@@ -331,10 +363,12 @@ class ShellVariables:
     def binding(self, name: str, order: int, loop_or_function: bool = False) -> Binding:
         """What ``$name`` holds at the command numbered ``order``."""
         every = self.assignments.get(name, [])
-        if not every:
-            return Binding(None, f"{name} is not assigned in this file (its value comes from the environment or a "
-                                 "sourced file)")
         relevant = every if loop_or_function else [a for a in every if a.order < order]
+        sourced = self._from_sources(name, order, loop_or_function, max((a.order for a in relevant), default=-2))
+        if sourced is not None:
+            return sourced
+        if not every:
+            return Binding(None, self._not_assigned(name, order, loop_or_function))
         if not relevant:
             return Binding(None, f"{name} is assigned only after this command")
         for assignment in relevant:
@@ -346,6 +380,41 @@ class ShellVariables:
         if len({assignment.value for assignment in relevant}) > 1:
             return Binding(None, f"{name} is assigned {len(relevant)} different values before this command")
         return Binding(relevant[-1], None)
+
+    def _before(self, order: int, loop_or_function: bool) -> list[_Source]:
+        """The sources whose settings reach the command numbered ``order`` (in a Makefile: of its recipe line)."""
+        if self._make:
+            statement = self._statement_of.get(order)
+            return [s for s in self._sourced if s.order < order and s.statement == statement]
+        return [s for s in self._sourced if loop_or_function or s.order < order]
+
+    def _from_sources(self, name: str, order: int, loop_or_function: bool, last_own: int) -> Binding | None:
+        """What a file sourced before the command, after the file's own last assignment of ``name``, sets it to."""
+        if self._sources is None:
+            return None
+        for source in reversed(self._before(order, loop_or_function)):
+            if source.order < last_own:
+                return None  # the file's own later assignment holds
+            found = self._sources.value(source.written, name)
+            if found is None:
+                continue
+            path, value, why = found
+            if source.context is not None:
+                return Binding(None, f"{name} is set in {path}, which this file sources inside {source.context}")
+            if value is None:
+                return Binding(None, f"{name} is set in {path}, which this file sources, and its value there is not "
+                                     f"known: {why}", (path, None))
+            return Binding(None, f"{name} is set in {path}, which this file sources (its words are not read "
+                                 "here)", (path, value))
+        return None
+
+    def _not_assigned(self, name: str, order: int, loop_or_function: bool) -> str:
+        unresolved = [s.written for s in self._before(order, loop_or_function)
+                      if self._sources is not None and self._sources.path(s.written) is None]
+        if unresolved:
+            return (f"{name} is not assigned in this file; it may come from {unresolved[-1]}, which this file sources "
+                    "and which is not a file of this project (so its value is not known here), or from the environment")
+        return f"{name} is not assigned in this file (its value comes from the environment or a sourced file)"
 
     def place(self, line: Line, col: int) -> tuple[int, bool] | None:
         """(order, inside a loop or a function) of the command at ``col`` of ``line`` (the last one starting on the
@@ -431,9 +500,18 @@ class ShellVariables:
         if name is None or place is None:
             return None
         binding = self.binding(name, *place)
+        if binding.imported is not None and binding.imported[1] is not None and len(binding.imported[1].split()) == 1:
+            return binding.imported[1]
         if binding.assignment is None or binding.assignment.words is None or len(binding.assignment.words) != 1:
             return None
         return binding.assignment.words[0][1].text
+
+    def binding_at(self, word: str, line: Line, col: int) -> Binding | None:
+        """The binding of the one-word ``$NAME`` at the command at ``col`` of ``line`` (None: not one expansion, or
+        no command starts on the line)."""
+        name = self._name(word)
+        place = self.place(line, col)
+        return self.binding(name, *place) if name is not None and place is not None else None
 
 
 def _name_of(text: str) -> str | None:
