@@ -17,6 +17,11 @@ What it does:
   transformers 4: the class also gets ``loss_is_scaled_for_ga = False`` (first in its body, after the docstring,
   with a comment), unless it or a class of the file it derives from sets it. The installed Trainer then divides
   the loss by the gradient accumulation steps, as transformers 4 did.
+* A ``compute_loss(self, model, inputs, return_outputs=False, **kwargs)`` whose body never reads ``kwargs`` drops
+  the ``num_items_in_batch`` transformers 5 passes: the Trainer then takes its loss as normalized by that count
+  and no longer divides it by the accumulation steps (transformers < 4.46 did). Which of the two the old run had
+  depends on its transformers version, so this gets a todo (set ``loss_is_scaled_for_ga = False`` for a per-batch
+  mean), unless the class or a class of the file it derives from sets the attribute.
 * Anything else stays as it is and NM704 keeps reporting it: a parameter other than ``num_items_in_batch``
   (``return_outputs``: the caller then needs ``(loss, outputs)``, which an override written without it does not
   return), a required parameter the library does not pass, "got multiple values", a name the override already
@@ -121,6 +126,10 @@ class OverrideSignatures(DriftRule):
         self.tree_facts: Facts | None = None
         self.classes: dict[str, list[cst.ClassDef]] = {}
         self.plans: dict[int, dict[str, _Plan]] = {}  # id(ClassDef) -> method -> plan
+        self.unread: dict[
+            str, str
+        ] = {}  # of the class being planned: compute_loss -> stock class (``_ignores_counted_loss``)
+        self.unread_plans: dict[int, str] = {}  # id(ClassDef) -> the stock class of its compute_loss that gets a todo
         self.stack: list[cst.CSTNode] = []  # enclosing classes and functions
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -170,6 +179,10 @@ class OverrideSignatures(DriftRule):
         methods = [method for statement in local.node.body if (method := _function(statement)) is not None]
         plans = {}
         for method in methods:
+            if method.name == "compute_loss" and not method.decorator_list and _ignores_counted_loss(method):
+                if not _sets_scaled(chain) and info.attrs is not None and SCALED in info.attrs:
+                    self.unread[method.name] = stock
+                continue
             parameter = PARAMETERS.get(method.name)
             if parameter is None or method.decorator_list or [m.name for m in methods].count(method.name) != 1:
                 continue
@@ -201,9 +214,12 @@ class OverrideSignatures(DriftRule):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.stack.append(node)
+        self.unread = {}
         plans = self._plan(node)
         if plans:
             self.plans[id(node)] = plans
+        if self.unread:
+            self.unread_plans[id(node)] = self.unread["compute_loss"]
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.stack.append(node)
@@ -211,6 +227,10 @@ class OverrideSignatures(DriftRule):
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
         self.stack.pop()
         owner = self.stack[-1] if self.stack else None
+        if isinstance(owner, cst.ClassDef) and original.name.value == "compute_loss" and id(owner) in self.unread_plans:
+            if not original.decorators and _direct(owner, original):
+                self._note_unread(owner, original, self.unread_plans[id(owner)])
+            return updated
         plan = self.plans.get(id(owner), {}).get(original.name.value) if isinstance(owner, cst.ClassDef) else None
         if plan is None or original.decorators or not _direct(cast(cst.ClassDef, owner), original):
             return updated
@@ -234,6 +254,19 @@ class OverrideSignatures(DriftRule):
             )
         self.fixed(original, message)
         return updated.with_changes(params=_with_parameter(updated.params, plan.parameter))
+
+    def _note_unread(self, owner: cst.ClassDef, method: cst.FunctionDef, stock: str) -> None:
+        stock_name = stock.rsplit(".", 1)[-1]
+        checked = _index.checked_against(_index.package_of(stock) or "transformers")
+        self.todo(
+            method,
+            f"`{owner.name.value}.compute_loss` takes `{PARAMETERS['compute_loss']}` only through `**` and never "
+            f"reads it: {stock_name} ({checked}) then counts its loss as already normalized by the number of items "
+            f"in the batch whenever the model accepts loss kwargs (causal LMs do), and no longer divides it by "
+            f"gradient_accumulation_steps, as transformers < 4.46 did: with accumulation the gradients grow by that "
+            f"factor. If it returns a per-batch mean, set `{SCALED} = False` on the class; or divide the summed loss "
+            f"by `{PARAMETERS['compute_loss']}` as the stock method does",
+        )
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         self.stack.pop()
@@ -290,6 +323,19 @@ def _only_the_parameter(
         else:
             return False
     return True
+
+
+def _ignores_counted_loss(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``compute_loss`` takes ``num_items_in_batch`` only through ``**kwargs`` and its body never reads that name
+    (not even to pass it on): the count transformers 5 passes is dropped."""
+    arguments = method.args
+    if arguments.kwarg is None:
+        return False
+    named = {arg.arg for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+    if PARAMETERS["compute_loss"] in named or arguments.vararg is not None:
+        return False
+    read = {node.id for statement in method.body for node in ast.walk(statement) if isinstance(node, ast.Name)}
+    return arguments.kwarg.arg not in read and "locals" not in read
 
 
 def _sets_scaled(chain: list[LocalClass]) -> bool:
