@@ -17,7 +17,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import cast
 
-from codemods._tables.script_fields import SCRIPT_FIELDS
+from codemods._tables.script_fields import NEURON_SCRIPT_FIELDS, SCRIPT_FIELDS
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods._tables.training_symbols import ARGS_CLASSES, NEURON_ARGS_CLASSES, NEURON_TRAINERS, TRAINING_MOVES
 from migrate.facts import ProjectFact
@@ -351,6 +351,8 @@ class _Analysis:
                                        script_var)
                           for key, script_var in reachable.items()}
         self._script_fields(plan, reachable, built.keys(), parsed_with, beside)
+        neuron_only = not any(kind.startswith("stock:") for _, kinds, _ in sites for kind in kinds)
+        self._neuron_fields(plan, reachable, built.keys(), script_classes if neuron_only else set(), beside)
         fields: set[str] = set()
         for kinds in every:
             for kind in kinds:
@@ -383,6 +385,42 @@ class _Analysis:
                 plan.script_blocked[name] = f"no variable of the script dataclass reaches {var} in {scope or 'the module'}"
             elif any(name in _fields(self.dataclasses[other]) for other in beside - {target}):
                 plan.script_blocked[name] = "another dataclass of the script declares it"
+            else:
+                plan.script_moves[name] = target
+
+    def _neuron_fields(self, plan: ArgsPlan, reachable: dict[tuple[Scope, str], str | None], built,
+                       script_classes: set[str], beside: set[str]) -> None:
+        """Neuron-only fields the script READS on the parsed Neuron arguments (``training_args.zero_1`` in a log line,
+        NEURON_SCRIPT_FIELDS) move into the one script dataclass parsed with them, as the script-only stock fields
+        do: otherwise the stock arguments raise AttributeError there. ``script_classes`` is empty when a stock
+        arguments class is parsed too (the reads may be on it). A field whose other values must stop the run
+        (pipeline_parallel_size) is stopped in the dataclass's ``__post_init__``, so it moves only into a dataclass
+        without one and without bases."""
+        # a lazy_load_for_parallelism(...) header's arguments go with the header NM205 removes; where NM205 keeps the
+        # block, its reads keep NM208's todo
+        header = {id(inner) for node in ast.walk(self.tree) if isinstance(node, ast.Call)
+                  and _callee_name(node.func) == "lazy_load_for_parallelism" for inner in ast.walk(node)}
+        for name in sorted(NEURON_SCRIPT_FIELDS):
+            if name in self.declared:
+                continue
+            reads = sorted({(self.scopes.get(node, ""), node.value.id) for node in ast.walk(self.tree)
+                            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                            and node.attr == name and id(node) not in header} & (reachable.keys() - built))
+            if not reads:
+                continue
+            unreachable = [key for key in reads if reachable[key] is None]
+            target = next(iter(script_classes)) if len(script_classes) == 1 else None
+            if target is None:
+                plan.script_blocked[name] = ("the Neuron arguments are not parsed beside one dataclass of the script "
+                                             "(and no stock arguments class)" if not script_classes else "the Neuron arguments are parsed with several script dataclasses")
+            elif unreachable:
+                scope, var = unreachable[0]
+                plan.script_blocked[name] = f"no variable of the script dataclass reaches {var} in {scope or 'the module'}"
+            elif any(name in _fields(self.dataclasses[other]) for other in beside - {target}):
+                plan.script_blocked[name] = "another dataclass of the script declares it"
+            elif NEURON_SCRIPT_FIELDS[name].stop and not _plain_dataclass(self.dataclasses[target]):
+                plan.script_blocked[name] = (f"{target} has bases or a __post_init__ of its own, where a run with another "
+                                             f"value must stop")
             else:
                 plan.script_moves[name] = target
 
@@ -548,6 +586,12 @@ def _callee_name(node: ast.AST) -> str:
 
 def _decorator(node: ast.AST) -> ast.AST:
     return node.func if isinstance(node, ast.Call) else node
+
+
+def _plain_dataclass(node: ast.ClassDef) -> bool:
+    """No bases and no ``__post_init__``: one the rule may give a ``__post_init__`` of its own."""
+    return not node.bases and not node.keywords and not any(
+        isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__post_init__" for s in node.body)
 
 
 def _fields(node: ast.ClassDef) -> set[str]:

@@ -29,3 +29,47 @@ SCRIPT_FIELDS: dict[str, ScriptField] = {
         "bool", "False",
         "# was a TrainingArguments field (removed in transformers 5, the Trainer never read it): this script reads it"),
 }
+
+
+@dataclass(frozen=True)
+class NeuronField:
+    """A field of optimum-neuron's NeuronTrainingArguments that a script may read (a log line, an ``if``) and that
+    the stock classes lack. Declared in the script's dataclass with optimum's default, the reads and the flag keep
+    working; what optimum DID with the value (``effect``) is not reproduced by a dataclass field, so the rule says so."""
+
+    annotation: str
+    default: str  # optimum's default (for zero_1 the rule takes the project's optimum-neuron line instead)
+    effect: str  # what optimum did with the value and the stock stack does not do, for the todo at the declaration
+    #: where a value other than the default must stop the run (the effect changed the model's layout, not only
+    #: memory): the message of that stop ("" for none)
+    stop: str = ""
+
+
+#: Neuron-only training-argument fields that move into the script's dataclass when they are READ on parsed Neuron
+#: arguments (codemods/_lib/parsed_args.py, ``_script_fields``; NM208 declares them). Defaults from the field scan
+#: of every optimum-neuron tag (migration map section 2.7).
+NEURON_SCRIPT_FIELDS: dict[str, NeuronField] = {
+    # 0.0.8-0.3.0 False, 0.4.0-0.4.5 True: NM208 declares the project's line's default (codemods/_lib/optimum_version.py)
+    "zero_1": NeuronField("bool", "False", "optimum sharded the optimizer state across the data-parallel ranks (ZeRO-1) "
+                                           "when it was True; the stock Trainer has no such switch"),
+    "pipeline_parallel_size": NeuronField(
+        "int", "1", "optimum split the model into that many pipeline stages; stock transformers does not (pipeline "
+                    "parallelism is manual on TorchNeuron: DistributedConfig(pp_size=...) raises next to any data "
+                    "parallelism)",
+        "pipeline parallelism is not done by the stock Trainer on TorchNeuron (DistributedConfig(pp_size=...) raises "
+        "next to any data parallelism)"),
+    "pipeline_parallel_num_microbatches": NeuronField(
+        "int", "-1", "optimum split each batch into that many pipeline microbatches; nothing does now"),
+    "sequence_parallel_enabled": NeuronField(
+        "bool", "False", "optimum sharded the activations along the sequence across the tensor-parallel ranks when it "
+                         "was True; stock transformers does not (each rank holds the full-sequence activations: check "
+                         "that the batch size and sequence length still fit in device memory)"),
+    "disable_sequence_parallel": NeuronField(
+        "bool", "False", "optimum sharded the activations along the sequence across the tensor-parallel ranks unless "
+                         "it was True; stock transformers never does (each rank holds the full-sequence activations: "
+                         "check that the batch size and sequence length still fit in device memory)"),
+    "kv_size_multiplier": NeuronField(
+        "Optional[int]", "None", "optimum replicated the KV heads that many times for a tensor-parallel degree above "
+                                 "num_key_value_heads; stock tensor parallelism does not: choose a tp_size that divides "
+                                 "num_key_value_heads"),
+}

@@ -22,8 +22,8 @@ leftovers).
 
 The other training rules (NM202-NM208: argument fields, constructor keywords, model loading) assume the stock classes
 this rule moves to. When the verification pass withdraws this rule's rewrite in a file (the moved classes would
-raise there: a ``training_args.zero_1`` read on stock ``TrainingArguments``, a field of the script's own that the
-stock class refuses), their rewrites of that file are withdrawn with it and become todos too (``carries``): the
+raise there: a ``training_args.zero_1`` read on stock ``TrainingArguments`` that NM208 could not move into a
+dataclass of the script, a field of the script's own that the stock class refuses), their rewrites of that file are withdrawn with it and become todos too (``carries``): the
 file stays on its old stack as a whole, instead of stock-only keywords (``processing_class=``) and a moved
 ``tensor_parallel_size`` (which ``NeuronTrainingArguments`` still declares) beside the Neuron classes.
 

@@ -41,10 +41,19 @@ fields the stock arguments lack are handled as decided once per file by ``codemo
   ``model_args.overwrite_output_dir``, and the launch rules keep ``--overwrite_output_dir`` on the commands that
   run the script (the field is one of its CLI fields). Not when a project subclass of the stock arguments
   declares the field again, or another dataclass of the parse does;
+* a Neuron-only field the script READS (``training_args.zero_1`` in a log line or an ``if``,
+  ``pipeline_parallel_size``, ``sequence_parallel_enabled``, ``kv_size_multiplier``...: the table
+  ``NEURON_SCRIPT_FIELDS`` in ``codemods/_tables/script_fields.py``), on Neuron arguments parsed beside one
+  dataclass of the file with every read reaching its variable, the same way: declared there with optimum's default
+  (``zero_1``: the project's optimum-neuron line, False up to 0.3.0, True from 0.4.0; False with no pin, said in
+  the todo), the reads retargeted, the flag and config key kept by the launch rules. A todo at the dataclass says
+  what the field no longer does (ZeRO-1 sharding, sequence parallelism); ``pipeline_parallel_size`` gets a
+  ``__post_init__`` that raises for a value other than 1 (so it moves only into a dataclass without bases or a
+  ``__post_init__`` of its own);
 * otherwise every such read stays, with a todo that says why and what to do.
 
 Reads of the other optimum-only fields on the same variables are renamed when the field map renames the field
-(``max_seq_length`` -> ``max_length``) and get a todo otherwise (``zero_1``, ``pipeline_parallel_size``...). The
+(``max_seq_length`` -> ``max_length``) and get a todo otherwise (``zero_1`` where it cannot move, ``use_xser``...). The
 data-parallel rest of the mesh follows the zero_1 the script ran with where the script or the project's launch
 lines, SageMaker hyperparameters and the argument configs they pass (``--config X.yaml``) show it (``codemods/_lib/zero_1.py``, as NM205: True -> ``fsdp_size``, False ->
 ``dp_replicate_size``, disagreeing or run-time values -> a todo); without one it is ``dp_replicate_size`` (plain
@@ -71,18 +80,22 @@ Before::
 
     parser = HfArgumentParser((ScriptArguments, NeuronTrainingArguments))
     script_args, training_args = parser.parse_args_into_dataclasses()
+    logger.info("zero_1: %s", training_args.zero_1)
     model = NeuronModelForCausalLM.from_pretrained(script_args.model_id, training_args.trn_config)
 
-After::
+After (a project pinned to optimum-neuron 0.3.x)::
 
     @dataclass
     class ScriptArguments:
         model_id: str = "meta-llama/Llama-3.2-1B"
         # tensor parallel degree (was a Neuron training argument): DistributedConfig(tp_size=...) at model loading
         tensor_parallel_size: int = 1
+        # was a Neuron training argument that this script reads: parsed here, it no longer acts
+        zero_1: bool = False
 
     parser = HfArgumentParser((ScriptArguments, TrainingArguments))
     script_args, training_args = parser.parse_args_into_dataclasses()
+    logger.info("zero_1: %s", script_args.zero_1)
     model = AutoModelForCausalLM.from_pretrained(script_args.model_id, distributed_config=(DistributedConfig(
         tp_size=script_args.tensor_parallel_size, dp_replicate_size=_data_parallel_size(script_args.tensor_parallel_size))
         if script_args.tensor_parallel_size > 1 else None))
@@ -105,10 +118,10 @@ import libcst as cst
 
 from codemods._lib.cst import find_keyword, keyword_arg, literal_value, set_args, source_of
 from codemods._lib.launch_targets import STOCK_REMOVED
-from codemods._lib.optimum_version import PINS
+from codemods._lib.optimum_version import PINS, Line
 from codemods._lib.parsed_args import GONE_FIELDS, MOVED_FIELD, STOCK_SUBCLASSES, TRN_CONFIG
 from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES
-from codemods._tables.script_fields import SCRIPT_FIELDS
+from codemods._tables.script_fields import NEURON_SCRIPT_FIELDS, SCRIPT_FIELDS
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES
 from codemods.training._base import (
@@ -125,6 +138,7 @@ from codemods.training._base import (
     note_mesh_doubt,
     planless_note,
     project_args_subclasses,
+    project_line,
     tp_planless,
 )
 from migrate.rule import PythonRule, Safety
@@ -210,7 +224,8 @@ class ParsedArgumentFields(TracksScope, PythonRule):
             return updated
         declared = {s.body[0].target.value for s in updated.body.body if isinstance(s, cst.SimpleStatementLine)
                     and isinstance(s.body[0], cst.AnnAssign) and isinstance(s.body[0].target, cst.Name)}
-        added = []
+        added: list[cst.BaseStatement] = []
+        stops: list[cst.BaseStatement] = []  # a __post_init__ after the fields, for a value that must stop the run
         if name == self.plan.script_class and MOVED_FIELD not in declared:
             added.append(parse_statement(f"{MOVED_FIELD}: int = 1\n").with_changes(
                 leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(FIELD_COMMENT))]))
@@ -218,6 +233,11 @@ class ParsedArgumentFields(TracksScope, PythonRule):
                                  f"--{MOVED_FIELD} and the config key keep working and are parsed here")
         for field_name, target in sorted(self.plan.script_moves.items()):
             if target != name or field_name in declared:
+                continue
+            if field_name in NEURON_SCRIPT_FIELDS:
+                declaration, stop = self._neuron_field(original, field_name)
+                added.append(declaration)
+                stops.extend(stop)
                 continue
             row = SCRIPT_FIELDS[field_name]
             added.append(parse_statement(f"{field_name}: {row.annotation} = {row.default}\n").with_changes(
@@ -227,7 +247,46 @@ class ParsedArgumentFields(TracksScope, PythonRule):
                                  f"and are parsed here, with the same default ({row.default})")
         if not added:
             return updated
-        return updated.with_changes(body=updated.body.with_changes(body=[*updated.body.body, *added]))
+        return updated.with_changes(body=updated.body.with_changes(body=[*updated.body.body, *added, *stops]))
+
+    def _neuron_field(self, owner: cst.ClassDef, field_name: str) -> tuple[cst.BaseStatement, list[cst.BaseStatement]]:
+        """The declaration of a Neuron-only field the script reads (NEURON_SCRIPT_FIELDS), with optimum's default,
+        and what the value no longer does; for pipeline_parallel_size a ``__post_init__`` that stops a run with
+        another value (the plan moves it only into a dataclass without one)."""
+        row = NEURON_SCRIPT_FIELDS[field_name]
+        name = owner.name.value
+        default, why = row.default, f"optimum's default ({row.default})"
+        if field_name == "zero_1":
+            line = project_line(self.ctx)
+            default = "True" if line is Line.FROM_04 else "False"
+            why = {Line.FROM_04: "optimum-neuron 0.4.x's default (True), the line this project pins",
+                   Line.UP_TO_03: "optimum-neuron <= 0.3.0's default (False), the line this project pins"}.get(
+                line, "False, the default up to optimum-neuron 0.3.0 (the project pins no version; 0.4.x defaulted to "
+                      "True: if the run used 0.4.x without --zero_1 false, make the default True)")
+        if "Optional[" in row.annotation:
+            self.ctx.add_import("typing", "Optional")
+        comment = "# was a Neuron training argument that this script reads: parsed here, it no longer acts"
+        declaration = parse_statement(f"{field_name}: {row.annotation} = {default}\n").with_changes(
+            leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(comment))])
+        stop: list[cst.BaseStatement] = []
+        self.fixed(owner, f"{field_name} moved from the Neuron training arguments (the stock ones have no such field) "
+                          f"into {name}, which this script reads: --{field_name} and the config key keep working and "
+                          f"are parsed here, with {why}")
+        effect = row.effect
+        if field_name == "zero_1":
+            effect += ("; where this file builds a tensor-parallel mesh at model loading, its data-parallel rest "
+                       "follows the run's zero_1 (" + mesh_note(self.ctx) + "); without a mesh (degree 1) the run is "
+                       "plain data parallelism and every rank holds the whole optimizer state: for sharded state load "
+                       "the model with distributed_config=DistributedConfig(fsdp_size=WORLD_SIZE)")
+        if row.stop:
+            stop.append(parse_statement(
+                f"def __post_init__(self):\n"
+                f"    if self.{field_name} != {default}:\n"
+                f"        raise ValueError(f\"{field_name}={{self.{field_name}}}: {_quoted(row.stop)}: run with "
+                f"{field_name} {default}\")\n").with_changes(leading_lines=[cst.EmptyLine(indent=False)]))
+            effect += f"; a run given another value now stops in {name}.__post_init__"
+        self.todo(owner, f"{name}.{field_name}, declared with {why}: {effect}")
+        return declaration, stop
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
         attr = original.attr.value
@@ -273,8 +332,10 @@ class ParsedArgumentFields(TracksScope, PythonRule):
         if row.owner not in OWNERS[holder.target]:
             return updated  # not a field of this arguments class: the read is about something else
         if attr in self.plan.script_moves and holder.reach is not None:
+            gone = (f"a Neuron training argument the stock {holder.target} lacks" if attr in NEURON_SCRIPT_FIELDS
+                    else f"transformers 5 removed it from {holder.target}")
             self.fixed(original, f"{var}.{attr} -> {holder.reach}.{attr} (the field moved into "
-                                 f"{self.plan.script_moves[attr]}: transformers 5 removed it from {holder.target})")
+                                 f"{self.plan.script_moves[attr]}: {gone})")
             return updated.with_changes(value=cst.Name(holder.reach))
         if row.action is FieldAction.RENAME and row.value is None and row.target:
             self.fixed(original, f"{var}.{attr} -> {var}.{row.target}: {row.message}")
@@ -299,3 +360,8 @@ class ParsedArgumentFields(TracksScope, PythonRule):
     def _argparse(self, node: cst.Attribute) -> bool:
         """The script's own argparse options (``args = parser.parse_args()``) are not the training arguments."""
         return isinstance(node.value, cst.Name) and (self.scope_path, node.value.value) in self.plan.argparse_vars
+
+
+def _quoted(text: str) -> str:
+    """``text`` inside a double-quoted f-string."""
+    return text.replace("\\", "\\\\").replace('"', "'").replace("{", "{{").replace("}", "}}")

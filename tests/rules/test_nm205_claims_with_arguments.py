@@ -1,6 +1,7 @@
 """NM205 claims the arguments of a ``with lazy_load_for_parallelism(...)`` header it removes (rt3C #6): the header's
 ``training_args.pipeline_parallel_size`` goes with it, so NM208 gives that read no "raises AttributeError" todo;
-NM205's own pipeline note stays. A block NM205 keeps keeps its reads, and NM208's todo on them."""
+NM205's own pipeline note stays. A read of the field elsewhere moves it into the script's dataclass (NM208), whose
+``__post_init__`` stops a run with a pipeline degree above 1."""
 
 from tests.rules.case import migrate
 
@@ -42,6 +43,9 @@ def test_read_in_the_removed_header_gets_no_attribute_error_todo() -> None:
     assert len(_pp_notes(result, "NM205")) == 1  # the pipeline note itself stays, once
 
 
-def test_a_read_that_survives_the_run_keeps_its_todo() -> None:
+def test_a_read_that_survives_the_run_moves_into_the_script_dataclass() -> None:
     result = migrate(SCRIPT.replace("{later}", "print(training_args.pipeline_parallel_size)"), "NM205", family="NM2")
-    assert any("raises AttributeError" in note for note in _pp_notes(result, "NM208"))
+    assert "print(script_args.pipeline_parallel_size)" in result.text
+    assert "    pipeline_parallel_size: int = 1\n" in result.text
+    assert "        if self.pipeline_parallel_size != 1:\n            raise ValueError(" in result.text
+    assert not any("raises AttributeError" in note for note in _pp_notes(result, "NM208"))

@@ -1,9 +1,10 @@
 """Execution proof (rt3A 1-3): a training script whose class move verification withdraws (it reads
-``training_args.zero_1``, which stock TrainingArguments lacks) is left on its old stack as a whole: its arguments
-still parse with a stand-in for optimum-neuron whose NeuronTrainingArguments declares the Neuron fields. Before, the
-rules that assume the move stayed applied (``tensor_parallel_size`` declared again in ModelArguments) and the parser
-raised "conflicting option strings"; that half-migrated shape is run here too. The same script without the read
-migrates and parses on the stock classes."""
+``training_args.zero_1``, which stock TrainingArguments lacks, and its dataclass lives in another module, so the
+field cannot move there) is left on its old stack as a whole: its arguments still parse with a stand-in for
+optimum-neuron whose NeuronTrainingArguments declares the Neuron fields. Before, the rules that assume the move
+stayed applied (``tensor_parallel_size`` declared again in ModelArguments) and the parser raised "conflicting option
+strings"; that half-migrated shape is run here too. The same script without the read migrates and parses on the
+stock classes."""
 
 from __future__ import annotations
 
@@ -22,7 +23,11 @@ from tests.training.conftest import imported_from
 pytestmark = pytest.mark.execution
 
 CASES = Path(__file__).parents[1] / "fixtures" / "training"
-WITHDRAWN = CASES / "zero_1_read_withdraws_class_move" / "before" / "train.py"
+WITHDRAWN = CASES / "zero_1_read_imported_dataclass_withdraws" / "before" / "train.py"
+#: the dataclass of the script above, in its own module
+SCRIPT_ARGUMENTS = CASES / "zero_1_read_imported_dataclass_withdraws" / "project" / "script_arguments.py"
+#: the same reads with the dataclass in the script: the fields move into it (NM208), nothing is withdrawn
+MOVED = CASES / "zero_1_read_moved_into_script_dataclass" / "before" / "train.py"
 MIGRATED = CASES / "zero_1_read_absent_classes_move" / "before" / "train.py"
 # optimum-neuron's argument classes as the old stack had them: the stock ones plus the Neuron fields
 STAND_IN = textwrap.dedent('''
@@ -48,6 +53,7 @@ def _migrate(source: Path, **options) -> str:
 
 def _parse(tmp_path: Path, script: str, *extra: str, old_stack: bool) -> subprocess.CompletedProcess:
     (tmp_path / "train.py").write_text(script)
+    (tmp_path / "script_arguments.py").write_text(SCRIPT_ARGUMENTS.read_text())
     if old_stack:
         (tmp_path / "optimum" / "neuron").mkdir(parents=True, exist_ok=True)
         (tmp_path / "optimum" / "__init__.py").write_text("")
@@ -71,7 +77,7 @@ def test_withdrawn_script_parses_on_its_old_stack(tmp_path: Path) -> None:
 
 def test_the_half_migrated_shape_fails_on_the_old_stack(tmp_path: Path) -> None:
     # the class move alone withdrawn, the rules that assume it kept: what one run left before (rt3A 3)
-    script = _migrate(WITHDRAWN, select=["NM2", "NM6"], ignore=["NM201"])
+    script = _migrate(MOVED, select=["NM2", "NM6"], ignore=["NM201"])
     assert "    tensor_parallel_size: int = 1" in script
     done = _parse(tmp_path, script, old_stack=True)
     assert done.returncode != 0 and "conflicting option strings" in done.stderr

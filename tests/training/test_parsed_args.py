@@ -20,7 +20,9 @@ def _source(case: str) -> str:
 
 @pytest.mark.parametrize("case, fields", [
     ("parsed_tp_trl_parser", {"model_id", "dataset_path", "tensor_parallel_size"}),
-    ("parsed_tp_json_or_cli", {"model_name_or_path", "cache_dir", "dataset_name", "block_size", "tensor_parallel_size"}),
+    # zero_1 is read on the parsed arguments: it moves into ModelArguments too
+    ("parsed_tp_json_or_cli", {"model_name_or_path", "cache_dir", "dataset_name", "block_size", "tensor_parallel_size",
+                               "zero_1"}),
     ("parsed_tp_no_script_dataclass", set()),  # nothing moves: the launch layer removes the flag
     ("nochange_tp_in_script_dataclass", {"model_id", "tensor_parallel_size"}),  # the script's own field
     ("argparse_tp_option", set()),  # argparse options are not dataclass fields
