@@ -30,7 +30,11 @@ todo instead), since the command may still pass a flag the stock parser rejects.
 same way: ``TRAIN_ARGS = --zero_1 --output_dir $(OUT)`` (``:=``, ``?=``, continued lines) spliced into a recipe as
 ``$(TRAIN_ARGS)`` / ``${TRAIN_ARGS}`` are the flags of the script that recipe runs (a script with its own argparse
 keeps them, without a note); one set inside ``ifdef``/``ifeq``, appended to (``+=``), set by ``define``/``!=`` or
-twice differently is not certain.
+twice differently is not certain. A variable set in a file the launcher sources (``source conf/env.sh`` with
+``TRAIN_ARGS="--zero_1 true ..."`` there, ``codemods/_lib/shell/sourced.py``) is not edited from the launcher (its
+words are that file's): the command gets a todo naming the file, the value and what this rule would do with it
+(``--zero_1 ...: remove it``), found by a dry run of the command with the value in place; ``--torch_compile true``
+is not added (its own todo).
 
 A flag is mapped only on a command whose script is a file of the project that parses Neuron training
 arguments (``HfArgumentParser`` / ``TrlParser`` over ``NeuronTrainingArguments``, ``NeuronSFTConfig`` ...; a
@@ -131,6 +135,7 @@ from codemods._lib.shell import (
     unresolved,
     words_of,
 )
+from codemods._lib.shell.sourced import SHELL_FILES
 from codemods._lib.shell.variables import Expanded, ShellVariables
 from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES, Zero1, config_fields, mesh_key_for, truth
 from codemods._tables.project_markers import MARKERS
@@ -172,14 +177,15 @@ def flag_statements(doc: TextDocument) -> list[list[CommandLine]]:
 
 
 def edit_flags(doc: TextDocument, report: Report, resolve: Resolve = unresolved,
-               unseen: tuple[str, str] | None = None) -> None:
+               unseen: tuple[str, str] | None = None, variables: ShellVariables | None = None) -> None:
     """Neuron trainer ``--flags`` on command lines, mapped through the shared training-arguments table, for the
     commands that run a script of the project parsing Neuron training arguments (``resolve``); on commands
     whose program cannot be resolved the flags stay, with a todo; other programs' flags are theirs. A YAML
     ``args:`` list right after a ``command:`` (a Kubernetes container) goes to that command's script. ``unseen``:
     (script, why) of a script the launcher runs that stays on torch_xla: the flags stay, with a todo for later.
     Shell variables of the file are expanded (``codemods._lib.shell.variables``): the flags of ``ARGS="..."`` are
-    edited inside the assignment, once, for the commands that splice ``$ARGS`` in."""
+    edited inside the assignment, once, for the commands that splice ``$ARGS`` in (``variables``: the file's, with
+    what the files it sources set, ``LaunchRule.variables``)."""
     statements = flag_statements(doc)
     pending: list[tuple[list[CommandLine], list[tuple[CommandLine, Tok]], Program | None, bool]] = []
     for position, statement in enumerate(statements):
@@ -209,7 +215,7 @@ def edit_flags(doc: TextDocument, report: Report, resolve: Resolve = unresolved,
                 command = []
             else:
                 command.append(item)
-    _edit_commands(doc, report, resolve, unseen, pending)
+    _edit_commands(doc, report, resolve, unseen, pending, variables)
 
 
 KEPT_FOR_XLA_TODO = ("{flag} was left as it is: this file runs {script}, {why}, which still parses it; once that "
@@ -424,16 +430,29 @@ def _unresolved_values(doc: TextDocument, report: Report, resolve: Resolve, unse
                         flag=shown, why=why, script=program.name if program else "the command", message=as_step(entry[-1])))
 
 
+SOURCED_FLAGS_TODO = ("{word} was left as it is: its value ({value}) is set in {path}, which this file sources, and this "
+                      "edit does not change that file from here; with that value this command needs: {steps}")
+
+
+def _probe(text: str, resolve: Resolve, unseen: tuple[str, str] | None) -> list[str]:
+    """The messages of this rule's edit of the one-command shell text ``text`` (a dry run on a copy)."""
+    found: list[str] = []
+    edit_flags(TextDocument(text + "\n", FileKind.SHELL), lambda line, severity, message: found.append(message),
+               resolve, unseen)
+    return found
+
+
 UNRESOLVED_VALUE_TODO = ("{flag} was left as it is: {why}, so this value may not be the one that reaches {script}; if "
                          "it does: {message}")
 
 
 def _edit_commands(doc: TextDocument, report: Report, resolve: Resolve, unseen: tuple[str, str] | None,
-                   pending: list[tuple[list[CommandLine], list[tuple[CommandLine, Tok]], Program | None, bool]]) -> None:
+                   pending: list[tuple[list[CommandLine], list[tuple[CommandLine, Tok]], Program | None, bool]],
+                   variables: ShellVariables | None = None) -> None:
     """Edit the flags of every simple command of the file, its shell variables expanded: an assignment's words are
     edited once, by the first command that splices them in, when every command doing so maps them the same way;
     otherwise they stay with a todo."""
-    variables = ShellVariables(doc)
+    variables = variables if variables is not None else ShellVariables(doc)
     expanded = [variables.expand(command) for _, command, _, _ in pending]
     used = {id(assignment): assignment for item in expanded for assignment in item.used}
     quiet = lambda line, severity, message: None  # noqa: E731 - a dry run reports nothing
@@ -601,9 +620,19 @@ class NeuronTrainerFlags(LaunchRule):
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
     kinds = LAUNCH_KINDS | {FileKind.JSON}
-    triggers = _triggers()
+    #: ``source`` / ``.``: a launcher whose flags a sourced file holds (``_sourced_flags``; narrowed by ``wakes``)
+    triggers = (*_triggers(), "source ", ". ")
     # the zero_1 the launchers and configs show, and the optimum-neuron pins, decide the mesh key its notes name
     facts = (*ENV_FACTS, OPTIMUM_NEURON_CODE, HYDRA_ARGUMENT_GROUPS, ZERO_1_LAUNCHES, ZERO_1_CONFIGS, PINS)
+
+    @classmethod
+    def wakes(cls, text: str, options) -> bool:
+        """A file that only sources another wakes the rule where a shell file of the project sets a trainer flag."""
+        if any(trigger in text for trigger in cls.triggers[:-2]):
+            return True
+        flags = cls.triggers[:-2]
+        return any(value and any(flag in value for flag in flags)
+                   for record in options.project.of(SHELL_FILES.name).values() for _, value, _ in record.values)
 
     def apply(self, doc: TextDocument) -> None:
         project = self.ctx.options.project
@@ -620,8 +649,46 @@ class NeuronTrainerFlags(LaunchRule):
                 kept = sorted({*kept, *(path for path in hydra if kept_on_optimum(self.ctx.options, path))})
             self._config_keys(doc, parsers, owned, kept)
         if doc.kind is not FileKind.JSON:
-            edit_flags(doc, self.report, resolver(project, self.ctx.path, self.ctx.options),
-                       unseen_xla_target(doc, project, self.ctx.path))  # a kept script: its own todo (kept)
+            resolve = resolver(project, self.ctx.path, self.ctx.options)
+            unseen = unseen_xla_target(doc, project, self.ctx.path)  # a kept script: its own todo (kept)
+            edit_flags(doc, self.report, resolve, unseen, self.variables(doc) if doc.kind is FileKind.SHELL else None)
+            if doc.kind is FileKind.SHELL and project.files:
+                self._sourced_flags(doc, resolve, unseen)
+
+    def _sourced_flags(self, doc: TextDocument, resolve: Resolve, unseen: tuple[str, str] | None) -> None:
+        """A ``$ARGS`` whose value a file sourced before the command sets (``source ./env.sh`` with ``ARGS="--zero_1
+        true"`` there): its words are that file's and are not edited from here, so where the command would need an
+        edit with that value (a flag the migrated script rejects, --torch_compile true), the command gets a todo
+        saying what and where. The edits are found by running this rule on the command with and without the value."""
+        variables = self.variables(doc)
+        for statement in flag_statements(doc):
+            items = [(cl, tok) for cl in statement for tok in lex(cl.line.text, cl.start, cl.end)[0]]
+            command: list[tuple[CommandLine, Tok]] = []
+            for item in items + [(statement[-1], Tok("op", 0, 0, ";"))]:
+                if item[1].kind != "op":
+                    command.append(item)
+                    continue
+                if command:
+                    self._sourced_command(command, variables, resolve, unseen)
+                command = []
+
+    def _sourced_command(self, command: list[tuple[CommandLine, Tok]], variables: ShellVariables, resolve: Resolve,
+                         unseen: tuple[str, str] | None) -> None:
+        expanded = variables.expand(command)
+        words = [tok.text for _, tok in expanded.items]
+        for use, _ in expanded.unresolved:
+            binding = variables.binding_at(use[1].text, command[0][0].line, command[0][1].start)
+            if binding is None or binding.imported is None or binding.imported[1] is None:
+                continue
+            index = next(i for i, (_, tok) in enumerate(expanded.items) if tok is use[1])
+            trial = [*words[:index], binding.imported[1], *words[index + 1:]]
+            # the compile flag is the command's own todo (its $ARGS may hold more flags): not repeated here
+            needed = [message for message in _probe(" ".join(trial), resolve, unseen)
+                      if message not in _probe(" ".join(words), resolve, unseen) and not message.startswith(COMPILE_FLAG)]
+            if needed:
+                self.todo(command[0][0].line, SOURCED_FLAGS_TODO.format(
+                    word=unquote(use[1].text), path=binding.imported[0], value=binding.imported[1],
+                    steps="; ".join(dict.fromkeys(as_step(message) for message in needed))))
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
