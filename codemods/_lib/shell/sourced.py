@@ -81,7 +81,7 @@ def _collect(text: str) -> ShellFile | None:
     return ShellFile(sources, tuple(values), text if sources else "")
 
 
-SHELL_FILES = ProjectFact("launch.shell-files", frozenset({FileKind.SHELL, FileKind.DOCKERFILE}),
+SHELL_FILES = ProjectFact("launch.shell-files", frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML}),
                           ("source", ". ", "="), _collect)
 
 
