@@ -206,12 +206,6 @@ def resolve_script(project: ProjectFacts, origin: PurePath, script: str, module:
     return Resolved(Target.NEURON if record is not None and record.neuron else Target.OTHER, script, record, path)
 
 
-def find_project_file(files: frozenset[str], origin: PurePath, name: str) -> str | None:
-    """The project file a path written in ``origin`` names (a launched script, a sourced shell file): relative to
-    the folder of ``origin`` and each folder above it, else the project's one file that ends so."""
-    return _find(files, origin, name, False)
-
-
 def _find(files: frozenset[str], origin: PurePath, script: str, module: bool) -> str | None:
     if module:
         base = script.replace(".", "/")

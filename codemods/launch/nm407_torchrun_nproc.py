@@ -106,7 +106,7 @@ def edit_torchrun(doc: TextDocument, report: Report, trn1: bool = False, unseen:
         held = variables.single_value(value, start, col)
         if held is not None and (held.isdigit() or _default_of(held)):  # `--nproc_per_node $PROCS`, `PROCS=32` above
             binding = variables.binding_at(value, start, col)
-            where = f", set in {binding.imported[0]}, which this file sources" if binding and binding.imported else ""
+            where = f", set in {binding.imported[0]}" if binding and binding.imported else ""
             value = f"{value} ({value.strip('${}').split(':')[0]}={held}{where})"
         digits = next((d for d in (held, _default_of(held), _default_of(value)) if d is not None and d.isdigit()), value)
         if (digits in TRN1_CORES or (trn1 and digits.isdigit())) and unseen is not None:

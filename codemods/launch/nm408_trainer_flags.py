@@ -430,7 +430,7 @@ def _unresolved_values(doc: TextDocument, report: Report, resolve: Resolve, unse
                         flag=shown, why=why, script=program.name if program else "the command", message=as_step(entry[-1])))
 
 
-SOURCED_FLAGS_TODO = ("{word} was left as it is: its value ({value}) is set in {path}, which this file sources, and this "
+SOURCED_FLAGS_TODO = ("{word} was left as it is: its value ({value}) is set in {path}, and this "
                       "edit does not change that file from here; with that value this command needs: {steps}")
 
 

@@ -12,17 +12,19 @@ commands and by the scripts they run, so:
   commands and scripts, as an export in the launcher itself would).
 
 The project fact ``launch.shell-files`` records, for every shell file and Dockerfile, the paths it sources (as
-written) and the values its top-level assignments leave; a path is resolved among the project's files relative
-to the sourcing file's folder and each folder above it (the project root included), as a launched script is.
+written) and the values its top-level assignments leave. A path is resolved among the project's files relative
+to the sourcing file's folder and each folder above it, up to the project root (after a leading ``$(dirname "$0")``
+/ ``$DIR``); an absolute path (a container's copy) only where it ends with a project file's path. A file of the
+same name elsewhere is not taken for it: an unresolved source is said so in the notes that need its values.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from codemods._lib.launch_targets import find_project_file
 from codemods._lib.shell.lexer import lex, unquote
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
@@ -102,10 +104,21 @@ def sourced_path(project: ProjectFacts, origin: PurePath | str, written: str) ->
     if rest != written:
         if not rest.startswith("/"):
             return None  # `$DIR.sh`, `${ENV}`: the name itself is built at run time
-        rest = rest.lstrip("/")
+        rest = rest.lstrip("/")  # `$(dirname "$0")/env.sh`, `$ROOT/conf/env.sh`: relative to the folders below
     if not rest or "$" in rest or "`" in rest or "*" in rest:
         return None
-    return find_project_file(project.files, PurePath(origin), rest)
+    if rest.startswith("/"):  # a path of the machine (a Dockerfile's `COPY env.sh /workspace/env.sh`): the project's
+        # one file whose path the written one ends with, not a file of the same name elsewhere
+        found = [path for path in project.files if rest.endswith("/" + path)]
+        return found[0] if len(found) == 1 else None
+    folder = PurePath(origin).parent.as_posix()
+    while True:  # relative to the sourcing file's folder, then each folder above it up to the project root
+        candidate = posixpath.normpath(posixpath.join("" if folder == "." else folder, rest))
+        if candidate in project.files:
+            return candidate
+        if folder in ("", ".") or posixpath.dirname(folder) == folder:  # the top: "" or "/"
+            return None
+        folder = posixpath.dirname(folder)
 
 
 def sources_of(project: ProjectFacts, path: str) -> list[tuple[str, str | None]]:

@@ -88,7 +88,8 @@ class Assignment:
 class Binding:
     assignment: Assignment | None
     why: str | None  # why the value is not known (assignment None)
-    #: (file, value) of a name a sourced file sets (assignment None; value None where that file's value is not known)
+    #: (where, value) of a name a sourced file sets (assignment None; value None where that file's value is not
+    #: known); ``where`` names the file as a note does: "env.sh, which this file sources [through job.sh]"
     imported: tuple[str, str | None] | None = None
 
 
@@ -399,13 +400,13 @@ class ShellVariables:
             if found is None:
                 continue
             path, value, why = found
+            direct = self._sources.path(source.written)
+            where = f"{path}, which this file sources" + (f" through {direct}" if direct not in (None, path) else "")
             if source.context is not None:
-                return Binding(None, f"{name} is set in {path}, which this file sources inside {source.context}")
+                return Binding(None, f"{name} is set in {where} inside {source.context}")
             if value is None:
-                return Binding(None, f"{name} is set in {path}, which this file sources, and its value there is not "
-                                     f"known: {why}", (path, None))
-            return Binding(None, f"{name} is set in {path}, which this file sources (its words are not read "
-                                 "here)", (path, value))
+                return Binding(None, f"{name} is set in {where}, and its value there is not known: {why}", (where, None))
+            return Binding(None, f"{name} is set in {where} (its words are not read here)", (where, value))
         return None
 
     def _not_assigned(self, name: str, order: int, loop_or_function: bool) -> str:
