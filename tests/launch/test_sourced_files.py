@@ -67,7 +67,9 @@ def test_the_launcher_knows_a_sourced_value_and_why_not() -> None:
     assert tp.imported is not None and tp.imported[1] is None and "inside an if" in tp.why
     _, extra = _binding("run.sh", files, "$EXTRA")
     assert extra.imported is None
-    assert "./cluster.sh, which this file sources and which is not a file of this project" in extra.why
+    assert "./cluster.sh, which this file sources and which is not among the project files" in extra.why
+    _, other = _binding("run.sh", {**files, "cluster.sh": "B=1\n"}, "$EXTRA")
+    assert other.why.startswith("EXTRA is not assigned in this file or in env/job.sh, cluster.sh, which it sources")
 
 
 def test_an_own_assignment_after_the_source_wins() -> None:

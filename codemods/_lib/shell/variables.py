@@ -410,11 +410,16 @@ class ShellVariables:
         return None
 
     def _not_assigned(self, name: str, order: int, loop_or_function: bool) -> str:
-        unresolved = [s.written for s in self._before(order, loop_or_function)
-                      if self._sources is not None and self._sources.path(s.written) is None]
+        sources = self._before(order, loop_or_function) if self._sources is not None else []
+        unresolved = [s.written for s in sources if self._sources is not None and self._sources.path(s.written) is None]
         if unresolved:
             return (f"{name} is not assigned in this file; it may come from {unresolved[-1]}, which this file sources "
-                    "and which is not a file of this project (so its value is not known here), or from the environment")
+                    "and which is not among the project files neuron-migrate read (so its value is not known here), or "
+                    "from the environment")
+        if sources and self._sources is not None:
+            read = ", ".join(dict.fromkeys(str(self._sources.path(s.written)) for s in sources))
+            return (f"{name} is not assigned in this file or in {read}, which it sources (its value comes from the "
+                    "environment or a file sourced from there)")
         return f"{name} is not assigned in this file (its value comes from the environment or a sourced file)"
 
     def place(self, line: Line, col: int) -> tuple[int, bool] | None:
