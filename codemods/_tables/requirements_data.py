@@ -13,6 +13,10 @@ from __future__ import annotations
 TORCH_LINE = "2.14"
 TORCH_NEURONX_SPEC = f"torch-neuronx=={TORCH_LINE}.*"
 TORCH_SPEC = f"torch=={TORCH_LINE}.*"
+#: torchvision releases are built for exactly one torch line (0.N+15 <-> 2.N: the compatibility table of
+#: https://github.com/pytorch/vision#installation); torchaudio's releases stopped at 2.11, so it has no entry
+TORCHVISION_FOR_TORCH = {"2.13": "0.28", "2.14": "0.29"}
+TORCHVISION_SPEC = f"torchvision=={TORCHVISION_FOR_TORCH[TORCH_LINE]}.*"
 #: Native (TorchNeuron) torch-neuronx versions; XLA-era builds are 1.x and 2.x.y.2.z up to 2.9.
 NATIVE_TORCH_NEURONX = ("2.13.3.0", "2.14.3.0")
 NEURONX_CC_SDK = "2.28.7631.0"  # neuronx-cc shipped with Neuron SDK 2.33

@@ -35,6 +35,8 @@ from codemods._tables.requirements_data import (
     TORCH_LINE,
     TORCH_NEURONX_SPEC,
     TORCH_SPEC,
+    TORCHVISION_FOR_TORCH,
+    TORCHVISION_SPEC,
     WATCHED,
     XLA_ONLY,
 )
@@ -1416,6 +1418,14 @@ def _rewrite(parsed: Parsed, planner: Planner) -> Rewrite | None:
     if name in {"torchvision", "torchaudio"}:
         if parsed.url or not parsed.spec or parsed.spec.startswith(">"):
             return None
+        if name == "torchvision":
+            line = TORCHVISION_FOR_TORCH[TORCH_LINE]
+            if admits(parsed.spec, f"{line}.0"):
+                return None
+            # pip cannot install an old torchvision beside torch-neuronx's torch: each release requires one torch
+            return Rewrite([TORCHVISION_SPEC + parsed.marker], Severity.FIXED,
+                           f"{parsed.raw_name}{parsed.spec} was built for the old torch (each torchvision release "
+                           f"requires one torch line) -> {TORCHVISION_SPEC}, the release for torch {TORCH_LINE}")
         return Rewrite([], Severity.TODO, f"{parsed.raw_name}{parsed.spec} was pinned for the old torch: pin the "
                        f"release that matches torch {TORCH_LINE}", keep=True)
     if name in STOCK_MIN:

@@ -81,7 +81,9 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
 * pins of the stock packages that exclude the tested release (``transformers==4.x``, ``trl==0.x``, ``peft``,
   ``accelerate``, ``diffusers``, ``sentence-transformers``) -> the tested minimums; the note says what the pin is
   (the project's own, "pinned beside optimum-neuron" only when it is), never "an optimum-neuron pin";
-  ``torchvision``/``torchaudio`` pins get a ``todo``;
+  a ``torchvision`` pin that excludes the release built for the new torch -> that release (``torchvision==0.29.*``
+  for torch 2.14: each torchvision release requires one torch line, so the old pin makes the file unresolvable);
+  ``torchaudio`` pins get a ``todo`` (its releases stopped at 2.11);
   ``optimum`` beside optimum-neuron gets a ``todo`` (it was optimum-neuron's dependency);
 * an Inf1 requirement set (a file naming ``torch-neuron``, ``neuron-cc``, ``tensorflow-neuron`` or the Inf1 extra
   ``optimum[neuron]`` / ``optimum-neuron[neuron]``): left as it is, every line of it (its optimum-neuron and stock
