@@ -19,9 +19,10 @@ import enum
 import json
 import posixpath
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Iterable
+from typing import Iterable, cast
 
 from codemods._lib.parsed_args import script_cli_fields, script_field_reads
 from codemods._tables.drift_data import REMOVED_FIELDS
@@ -465,6 +466,19 @@ def _ported_compile(call: ast.Call) -> bool:
     return len(call.args) + ("f" in keywords) == 1
 
 
+def _ported_cpu_copy(call: ast.Call) -> bool:
+    """``xm._maybe_convert_to_cpu(data)`` (``convert=True`` at most beside it), the shape NM307 ports (``cpu_copy``
+    in ``codemods/xla/_base.py``)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return False
+    given = {k.arg: k.value for k in call.keywords}
+    data = call.args[0] if call.args else given.pop("data", None)
+    convert = call.args[1] if len(call.args) > 1 else given.pop("convert", None)
+    if data is None or len(call.args) > 2 or given:
+        return False
+    return convert is None or isinstance(convert, ast.Constant) and convert.value is True
+
+
 def _world_groups(node: ast.AST) -> bool:
     """``None`` or ``[list(range(<world size call>))]``: every rank, no replica group."""
     if isinstance(node, ast.Constant) and node.value is None:
@@ -489,6 +503,74 @@ def _flag_test(test: ast.AST) -> bool:
     return isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name)
 
 
+SNAPSHOT_HOOK = "libneuronxla.register_hlo_snapshot_callback"
+#: what a snapshot callback may not do: anything but compute its answer (a call, global state, a generator)
+_CALLBACK_EFFECTS = (ast.Call, ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr,
+                     ast.Delete)
+
+
+def _pure_callback(node: ast.AST) -> bool:
+    """A callback that only computes its answer: no call, no global or nonlocal, assignments to local names only."""
+    body = node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else None
+    if body is None or isinstance(node, ast.AsyncFunctionDef) or getattr(node, "decorator_list", None):
+        return False
+    inner = [n for statement in (body if isinstance(body, list) else [body]) for n in ast.walk(statement)]
+    targets = [t for n in inner if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+               for t in (n.targets if isinstance(n, ast.Assign) else [n.target])]
+    return not any(isinstance(n, _CALLBACK_EFFECTS) for n in inner) and all(isinstance(t, ast.Name) for t in targets)
+
+
+def snapshot_hooks_only(tree: ast.Module) -> bool:
+    """Whether ``tree`` uses libneuronxla only to register HLO snapshot callbacks: ``import libneuronxla`` and
+    statement lines ``libneuronxla.register_hlo_snapshot_callback(callback)`` whose ``callback`` is a function of
+    the file (every def or lambda of that name) that only computes its answer. The callback only told the XLA
+    runtime which executions to dump as HLO snapshots (``XLA_FLAGS=--xla_dump_hlo_snapshots``): the program
+    computes the same without it, and TorchNeuron has no XLA runtime, so NM313 removes the registration and says
+    what TorchNeuron dumps instead. Anything else of libneuronxla stays a blocker (or a flag's hook)."""
+    aliases = import_aliases(tree)
+    lines = Counter(n.lineno for n in ast.walk(tree) if isinstance(n, ast.stmt))
+    allowed: set[int] = set()  # ids of the callee nodes of the hook calls
+    callbacks: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "libneuronxla" for a in node.names):
+            if any(a.name != "libneuronxla" for a in node.names) or lines[node.lineno] > 1:
+                return False  # `import libneuronxla.x`, `import libneuronxla, os`, a line of several statements
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "libneuronxla":
+            return False
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
+                and qualified_name(node.value.func, aliases) == SNAPSHOT_HOOK:
+            call = node.value
+            if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], ast.Name) \
+                    or lines[node.lineno] > 1:
+                return False
+            callbacks.add(call.args[0].id)
+            allowed.update(id(n) for n in ast.walk(call.func))
+    if not callbacks:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in allowed \
+                and (qualified_name(node, aliases) or "").split(".")[0] == "libneuronxla":
+            return False  # another use of libneuronxla
+    definitions: list[ast.AST] = [n for n in ast.walk(tree) if isinstance(
+        n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name in callbacks]
+    defined = {cast(ast.FunctionDef, n).name for n in definitions}
+    for node in ast.walk(tree):  # `callback = lambda ...`: a definition; any other binding is not known
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in callbacks for t in node.targets):
+            if not isinstance(node.value, ast.Lambda) or len(node.targets) != 1:
+                return False
+            definitions.append(node.value)
+            defined.add(cast(ast.Name, node.targets[0]).id)
+        elif isinstance(node, ast.arg) and node.arg in callbacks or isinstance(node, ast.alias) \
+                and (node.asname or node.name.split(".")[0]) in callbacks:
+            return False  # a parameter or an import: a callback of unknown code
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr, ast.withitem,
+                               ast.comprehension)) and any(
+                isinstance(n, ast.Name) and n.id in callbacks for n in ast.walk(
+                    node.optional_vars or ast.Pass() if isinstance(node, ast.withitem) else node.target)):
+            return False  # bound to something else too
+    return defined >= callbacks and all(_pure_callback(d) for d in definitions)
+
+
 def xla_blockers(text: str) -> frozenset[str] | None:
     """The torch_xla constructs that keep a Python file on torch_xla as a whole (XLA FSDP, xser, NxD ...): the
     torch_xla rules leave such a file as it is, so a launcher running it must keep what it still reads (its
@@ -499,13 +581,14 @@ def xla_blockers(text: str) -> frozenset[str] | None:
     except (SyntaxError, ValueError):
         return None
     aliases = import_aliases(tree)
+    snapshot_hooks = "libneuronxla" in text and snapshot_hooks_only(tree)  # NM313 removes them
     flagged_imports: set[int] = set()  # libneuronxla imported inside an `if`: a debug hook, not a blocker
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and _flag_test(node.test):
             for inner in node.body:
                 flagged_imports.update(id(n) for n in ast.walk(inner) if isinstance(n, (ast.Import, ast.ImportFrom)))
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(tree) if not snapshot_hooks else ():
         if isinstance(node, ast.Import):
             if any(alias.name.split(".")[0] == "libneuronxla" for alias in node.names) \
                     and id(node) not in flagged_imports:
@@ -538,7 +621,8 @@ def xla_blockers(text: str) -> frozenset[str] | None:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             name = qualified_name(node.func, aliases) or ""
-            if name in ("torch_xla.compile", "torch_xla.experimental.compile") and _ported_compile(node):
+            if name in ("torch_xla.compile", "torch_xla.experimental.compile") and _ported_compile(node) \
+                    or name == "torch_xla.core.xla_model._maybe_convert_to_cpu" and _ported_cpu_copy(node):
                 exempt.update(id(n) for n in ast.walk(node.func))
             elif top_level and id(node.func) not in exempt and unported_call(name):
                 found.add(name)  # a torch_xla call no rule ports (NM318 reports it): the file keeps its import

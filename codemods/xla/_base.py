@@ -210,11 +210,33 @@ def _imports_torch_xla(node: cst.Import | cst.ImportFrom) -> bool:
     return node.module is not None and not node.relative and dotted_name(node.module).split(".")[0] == "torch_xla"
 
 
+def top_level_torch_xla(module: cst.Module | None) -> bool:
+    """A torch_xla import at module level, outside any if/try: the file needs torch_xla on every run."""
+    return module is not None and any(
+        isinstance(small, (cst.Import, cst.ImportFrom)) and _imports_torch_xla(small)
+        for line in module.body if isinstance(line, cst.SimpleStatementLine) for small in line.body)
+
+
+VERSION = "torch_xla.__version__"
+
+
+def version_port(ctx) -> bool:
+    """Whether NM314 reads ``torch_xla.__version__`` as ``torch.__version__`` in this file: one that imports
+    torch_xla at module level outside if/try (it needs torch_xla on every run, so the version tells the PyTorch
+    release: torch_xla X.Y ships for torch X.Y, and TorchNeuron has no torch_xla). A guarded import (``try: import
+    torch_xla``) may test for the XLA stack itself: left to NM317 and NM318's note."""
+    return (ctx.options.rules is None or "NM314" in ctx.options.rules) and top_level_torch_xla(ctx.shared.get("module"))
+
+
 def unported_hint(qualified: str) -> str:
     """The hint for a torch_xla call no rule ports (``unported_call``), named by its qualified name."""
     if qualified == f"{XR}.using_pjrt":
         return (f"{qualified}() (True on every PJRT runtime; TorchNeuron has no XLA runtime) -> the branch it selects, "
                 "without the test")
+    if qualified in CPU_COPY:
+        return ("xm._maybe_convert_to_cpu with convert=False or other arguments (it only waited for the XLA device "
+                "and returned the XLA tensors) -> the data itself (TorchNeuron runs eagerly); to move the tensors to "
+                "the CPU: torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, data)")
     return f"{qualified} -> plain torch / torch.distributed (NM318's report line names the replacement)"
 
 
@@ -259,14 +281,17 @@ def _scan(ctx) -> set[str]:
     bodies: list[int] = []  # ids of the `if <flag>:` bodies enclosing the node visited
     compile_port = ctx.options.rules is None or "NM319" in ctx.options.rules  # not under --ignore NM319
     # xser.save -> torch.save (NM307) unless a file of the run reads the checkpoint back with xser.load
-    xser_port = (ctx.options.rules is None or "NM307" in ctx.options.rules) and not ctx.options.project.of(
-        XSER_LOADS.name)
+    save_port = ctx.options.rules is None or "NM307" in ctx.options.rules  # not under --ignore NM307
+    xser_port = save_port and not ctx.options.project.of(XSER_LOADS.name)
     statement_calls: set[int] = set()  # ids of calls that are a statement line of their own
     # a torch_xla import at module level, outside any if/try: only then does an unported call keep the file (a
     # guarded dual-path file imports without torch_xla; NM317 notes its unported XLA branch)
-    top_level_import = module is not None and any(
-        isinstance(small, (cst.Import, cst.ImportFrom)) and _imports_torch_xla(small)
-        for line in module.body if isinstance(line, cst.SimpleStatementLine) for small in line.body)
+    top_level_import = top_level_torch_xla(module)
+
+    # libneuronxla used only to register pure HLO snapshot callbacks: NM313 removes them (not a blocker, no hook note)
+    snapshot_port = module is not None and (ctx.options.rules is None or "NM313" in ctx.options.rules) \
+        and "libneuronxla" in module.code and _snapshot_hooks_only(module.code)
+    ctx.shared[SNAPSHOT_HOOKS] = snapshot_port
 
     def note(node: cst.CSTNode) -> None:
         if id(node) in ported:
@@ -274,13 +299,15 @@ def _scan(ctx) -> set[str]:
         for qualified in ctx.qualnames(node):
             for prefix, label in BLOCKERS.items():
                 if qualified == prefix or qualified.startswith(prefix + "."):
+                    if label == "libneuronxla" and snapshot_port:
+                        continue
                     if label == "libneuronxla" and bodies:
                         hooks.setdefault(bodies[-1], set()).add(qualified)
                     else:
                         found.add(label)
 
     def imported(node: cst.CSTNode, module_name: str) -> None:
-        if module_name.split(".")[0] != "libneuronxla":
+        if module_name.split(".")[0] != "libneuronxla" or snapshot_port:
             return
         if bodies:
             hook_imports[id(node)] = bodies[-1]
@@ -323,6 +350,8 @@ def _scan(ctx) -> set[str]:
                 ported.add(id(node.func))  # NM319 rewrites it
             if xser_port and (id(node) in statement_calls and xser_save(ctx, node) or xser_load(ctx, node)):
                 ported.update((id(node.func), id(getattr(node.func, "value", node.func))))  # NM307 rewrites it
+            if save_port and cpu_copy(ctx, node) is not None:
+                ported.add(id(node.func))  # NM307 rewrites it
             note(node.func)
             if id(node.func) not in ported and top_level_import:
                 found.update(q for q in ctx.qualnames(node.func) if unported_call(q))
@@ -555,6 +584,23 @@ def _cst(source: str) -> list[cst.Module]:
 
 
 GUARDED_HOOKS = "xla-guarded-libneuronxla"
+SNAPSHOT_HOOKS = "xla-snapshot-hooks-only"  # ctx.shared key: NM313 removes the file's libneuronxla snapshot hooks
+
+
+def _snapshot_hooks_only(code: str) -> bool:
+    from codemods._lib.launch_targets import snapshot_hooks_only  # the project scan's own test, on the same text
+
+    try:
+        return snapshot_hooks_only(ast.parse(code))
+    except (SyntaxError, ValueError):
+        return False
+
+
+def snapshot_hooks(ctx) -> bool:
+    """Whether this file uses libneuronxla only to register HLO snapshot callbacks that only compute their answer
+    (``snapshot_hooks_only`` in ``codemods/_lib/launch_targets.py``): NM313 removes those lines."""
+    blockers(ctx)
+    return bool(ctx.shared.get(SNAPSHOT_HOOKS))
 
 
 def guarded_hooks(ctx, node: cst.CSTNode) -> tuple[str, ...] | None:
@@ -609,6 +655,22 @@ def flag_guard(ctx, test: cst.BaseExpression) -> bool:
 XSER = "torch_xla.utils.serialization"
 XSER_SAVE = frozenset({f"{XSER}.save"})
 XSER_LOAD = frozenset({f"{XSER}.load"})
+
+
+CPU_COPY = frozenset({f"{XM}._maybe_convert_to_cpu"})
+
+
+def cpu_copy(ctx, call: cst.Call) -> cst.Arg | None:
+    """The data of ``xm._maybe_convert_to_cpu(data)`` (``convert=True`` literal at most beside it): the shape NM307
+    ports to ``torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, data)``; None for any other call."""
+    if not ctx.matches(call.func, CPU_COPY) or has_star(call):
+        return None
+    data, convert = arg(call, 0, "data"), arg(call, 1, "convert")
+    if data is None or len(call.args) != 1 + (convert is not None):
+        return None
+    if convert is not None and not (isinstance(convert.value, cst.Name) and convert.value.value == "True"):
+        return None  # convert=False only waited for the device: it returned the XLA tensors themselves
+    return data
 
 
 def xser_load(ctx, call: cst.Call) -> bool:

@@ -9,6 +9,10 @@ What it does:
   ``state_dict``, a checkpoint dict with the optimizer's state) is saved as ``t.cpu()``, through
   ``torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, obj)``, so the file loads on a machine
   without a Neuron device and holds no device memory handles.
+* ``xm._maybe_convert_to_cpu(data)`` (the CPU move of ``xm.save``, called by hand before a ``torch.save``;
+  ``convert=True`` at most beside it) becomes ``torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu,
+  data)``: the same nested dicts / lists / tuples with each tensor on the CPU. ``convert=False`` (it only waited for
+  the device and returned the XLA tensors) or other arguments stay, and keep the file on torch_xla (NM318).
 * ``global_master=True`` saves on global rank 0 (``RANK`` 0) only; ``master_only=False`` saves on every rank
   (whatever ``global_master`` says, as in torch_xla). Non-literal ``master_only``/``global_master`` get a ``todo``.
 * A file that uses FSDP gets a ``todo``: sharded (FSDP/TP) models need ``torch.distributed.checkpoint`` instead.
@@ -74,6 +78,7 @@ from codemods.xla._base import (
     Safety,
     XlaRule,
     arg,
+    cpu_copy,
     has_star,
     names,
     xser_load,
@@ -173,6 +178,17 @@ class XlaSave(XlaRule):
                 cst.Arg(cst.Name("False"), keyword=cst.Name("weights_only"),
                         equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
                                               whitespace_after=cst.SimpleWhitespace("")))])
+        data = cpu_copy(self.ctx, original)
+        if data is not None:
+            # the CPU copy xm.save made, called by hand (before a torch.save, say): every tensor of the nested
+            # dicts / lists / tuples moved to the CPU, the rest kept as it is
+            self.ctx.add_import("torch")
+            self.fixed(original, "xm._maybe_convert_to_cpu(data) -> torch.utils._pytree.tree_map_only(torch.Tensor, "
+                                 "torch.Tensor.cpu, data) (each tensor of the nested dicts, lists and tuples on the CPU)")
+            new_data = cast(cst.Arg, arg(updated, 0, "data")).value  # the updated call keeps its argument
+            return cst.Call(func=parse_expression("torch.utils._pytree.tree_map_only"),
+                            args=[cst.Arg(parse_expression("torch.Tensor")), cst.Arg(parse_expression("torch.Tensor.cpu")),
+                                  cst.Arg(new_data)])
         # save_pretrained(..., save_function=xm.save): transformers 5 took the parameter out (it lands in **kwargs,
         # which only push_to_hub reads) and writes the files itself on is_main_process, so the keyword does nothing
         # but keep the torch_xla import alive

@@ -14,6 +14,13 @@ What it does:
 * On a line of several statements (``loss.backward(); print(met.metrics_report())``) the report goes and the
   rest stays; a line of reports only stays with the ``todo`` (it may be all a flag's block does).
 * Other uses (a metric value read into a variable) get a ``todo``.
+* ``libneuronxla.register_hlo_snapshot_callback(callback)`` (and ``import libneuronxla``) is removed, with a ``todo``
+  naming ``TORCH_NEURONX_DEBUG_DIR``, where the file uses libneuronxla for nothing else and ``callback`` is a
+  function of the file (a def or lambda) that only computes its answer (no call, no global or nonlocal, no
+  assignment but to a local name): it only chose which executions the XLA runtime dumped as HLO snapshots (under
+  ``XLA_FLAGS=--xla_dump_hlo_snapshots``), so the program computes the same without it, whatever test it ran under
+  (``if is_pt21_plus:``). The callback and the options that feed it stay (nothing reads them now: the note says so).
+  Any other libneuronxla use keeps the file on torch_xla, or stays in its flag's branch (NM318).
 
 Why:
 
@@ -29,7 +36,7 @@ After::
     (removed)
 
 Safety: safe. Diagnostics only: the program computes the same (a branch that only reported prints one line and
-keeps a ``todo``).
+keeps a ``todo``; a removed snapshot hook keeps one: the snapshots it selected are no longer written).
 
 References:
 
@@ -43,7 +50,9 @@ from typing import cast
 
 import libcst as cst
 
-from codemods.xla._base import Safety, XlaRule, flag_guard, walk
+from codemods._lib.launch_targets import SNAPSHOT_HOOK
+from codemods.xla._base import Safety, XlaRule, flag_guard, snapshot_hooks, walk
+from migrate.rule import dotted_name
 from migrate.snippets import parse_expression
 
 MET = "torch_xla.debug.metrics"
@@ -52,6 +61,12 @@ EMPTIED = ("the torch_xla debug metrics report was all this block did: it descri
            "selects it, report nothing else). Report TorchNeuron's compile metrics instead (set "
            "TORCH_NEURONX_ENABLED_METRIC_TABLES / TORCH_NEURONX_METRICS_DIR when the flag is on), profile with "
            "torch.profiler here, or drop the flag")
+SNAPSHOT_REMOVED = (
+    "libneuronxla.register_hlo_snapshot_callback({callback}) removed: the callback only chose which executions the "
+    "XLA runtime dumped as HLO snapshots (with XLA_FLAGS=--xla_dump_hlo_snapshots), and TorchNeuron has no XLA "
+    "runtime (libneuronxla is not installed with it), so {callback} and the options that select the snapshots dump "
+    "nothing now: remove them, or dump TorchNeuron's compiler artifacts (FX graphs, StableHLO, NEFFs per rank) with "
+    "TORCH_NEURONX_DEBUG_DIR=<dir> and TORCH_NEURONX_PRESERVE_COMPILATION_ARTIFACTS=1 when they are set")
 #: what a block that only reported does now (a print the user sees where the report was)
 NO_REPORT = ('print("no XLA metrics report on TorchNeuron: set TORCH_NEURONX_ENABLED_METRIC_TABLES / '
              'TORCH_NEURONX_METRICS_DIR for its compile metrics")')
@@ -136,7 +151,24 @@ class DebugMetrics(XlaRule):
         self.fixed(small, "torch_xla debug metrics report removed")
         return []
 
+    def _snapshot_hook(self, line: cst.SimpleStatementLine) -> bool:
+        """``import libneuronxla`` / ``libneuronxla.register_hlo_snapshot_callback(callback)`` in a file that uses
+        libneuronxla for nothing else (``snapshot_hooks``: one statement a line, a callback that only computes)."""
+        if len(line.body) != 1 or not snapshot_hooks(self.ctx):
+            return False
+        statement = line.body[0]
+        if isinstance(statement, cst.Import):
+            return any(dotted_name(alias.name) == "libneuronxla" for alias in statement.names)
+        return isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call) \
+            and bool(self.ctx.matches(statement.value.func, {SNAPSHOT_HOOK}))
+
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        if self._snapshot_hook(original):
+            statement = original.body[0]
+            if isinstance(statement, cst.Expr):
+                callback = cst.ensure_type(cst.ensure_type(statement.value, cst.Call).args[0].value, cst.Name).value
+                self.todo(original, SNAPSHOT_REMOVED.format(callback=callback))
+            return cst.RemoveFromParent()
         if len(original.body) > 1:
             result = self.split_statements(original, updated)
             if any(walk(small, self._is_met) and id(small) not in self._removed for small in original.body):

@@ -12,12 +12,13 @@ Reports, never rewrites:
   handles (with its name).
 * A file that keeps constructs no rule ports (``blockers`` in ``codemods/xla/_base.py``: XLA FSDP, XLA ZeRO,
   ``xser.load`` or an ``xser.save`` NM307 does not port, ``torch_xla.compile`` in a shape NM319 does not port,
-  SPMD, ``libneuronxla`` outside a flag, ``neuronx_distributed``, xm collectives over replica ``groups=``, NKI
+  SPMD, ``libneuronxla`` outside a flag (but for HLO snapshot hooks NM313 removes), ``neuronx_distributed``, xm collectives over replica ``groups=``, NKI
   kernels launched on the XLA device: an ``@nki.jit`` kernel of ``neuronxcc.nki`` or ``nki`` in a file that uses
   the XLA device (``xm.xla_device()``, ``torch_xla.device()``, ``"xla"``), unless its mode runs it off the device
   (``mode="simulation"``, ``"baremetal"``, ``"benchmark"``, ``"jax"``) or every use is an ``nki.simulate_kernel`` /
   ``nki.baremetal`` run; ``torch_neuronx.nki_jit``, ``torch_neuronx.xla_impl`` ops; any other torch_xla call no
-  rule ports, such as ``xr.using_pjrt()`` or ``torch_xla.amp.GradScaler``, in a file that imports torch_xla at
+  rule ports, such as ``xr.using_pjrt()``, ``torch_xla.amp.GradScaler`` or ``xm._maybe_convert_to_cpu(data,
+  convert=False)`` (NM307 ports the CPU copy itself), in a file that imports torch_xla at
   module level outside ``if`` / ``try``: that import stays, so porting the rest would leave a file that imports on
   neither stack) is left on torch_xla as a whole: the other NM3 rules withdraw from it, and this
   rule puts ONE note above its first torch_xla import naming those constructs. Its per-call hints are then
@@ -61,6 +62,7 @@ import libcst as cst
 
 from codemods.xla._base import (
     BLOCKED_NOTE,
+    VERSION,
     XM,
     Safety,
     XlaRule,
@@ -68,8 +70,10 @@ from codemods.xla._base import (
     blockers,
     compile_decorator,
     compile_target,
+    cpu_copy,
     guarded_hooks,
     nxd_modeling_file,
+    version_port,
     xser_load,
     xser_save,
 )
@@ -167,9 +171,12 @@ class XlaUnsupported(XlaRule):
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self.blocked and (compile_target(self.ctx, node) is not None or xser_save(self.ctx, node)
-                                 or xser_load(self.ctx, node) or id(node) in self._ported_decorators):
+                                 or xser_load(self.ctx, node) or cpu_copy(self.ctx, node) is not None
+                                 or id(node) in self._ported_decorators):
             return  # NM319 / NM307 port it
         qualifieds = sorted(q for q in self.ctx.qualnames(node.func) if q == "torch_xla" or q.startswith("torch_xla."))
+        if not self.blocked and version_port(self.ctx) and any(q.startswith(VERSION + ".") for q in qualifieds):
+            return  # NM314 reads it as torch.__version__ (a str method of it)
         for qualified in qualifieds:
             if any(_handled(qualified, h) for h in HANDLED):
                 return
