@@ -79,6 +79,11 @@ class ProcessHelpers(PythonRule):
         #: id of a constant this rule wrote (``False`` for the call, ``True`` for ``not`` of it) -> the calls it
         #: stands for; an entry is reported when its branch is chosen, or as a todo at the end
         self.constants: dict[int, list[cst.Call]] = {}
+        self.elifs: set[int] = set()  # ids of the ``If`` nodes that are an ``elif`` of another
+
+    def visit_If(self, node: cst.If) -> None:
+        if isinstance(node.orelse, cst.If):
+            self.elifs.add(id(node.orelse))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if original.args:
@@ -146,6 +151,10 @@ class ProcessHelpers(PythonRule):
             return updated
         for call in self._take(updated.test):
             self.fixed(call, f"{FOLDED}: the branch it selects is kept, the other removed")
+        if id(original) in self.elifs:  # it stays a clause of the ``if`` above: ``else:``, the next ``elif`` or none
+            if value:
+                return cst.Else(body=updated.body, leading_lines=updated.leading_lines)  # type: ignore[return-value]
+            return updated.orelse if updated.orelse is not None else cst.RemoveFromParent()  # type: ignore[return-value]
         if value:
             return cst.FlattenSentinel(_statements(updated.body, updated.leading_lines))
         if updated.orelse is None:
