@@ -34,7 +34,7 @@ twice differently is not certain. A variable set in a file the launcher sources 
 ``TRAIN_ARGS="--zero_1 true ..."`` there, ``codemods/_lib/shell/sourced.py``) is not edited from the launcher (its
 words are that file's): the command gets a todo naming the file, the value and what this rule would do with it
 (``--zero_1 ...: remove it``), found by a dry run of the command with the value in place; ``--torch_compile true``
-is not added (its own todo).
+is not added (its own todo). The assignment in the sourced file gets the same todo, naming the launcher.
 
 A flag is mapped only on a command whose script is a file of the project that parses Neuron training
 arguments (``HfArgumentParser`` / ``TrlParser`` over ``NeuronTrainingArguments``, ``NeuronSFTConfig`` ...; a
@@ -103,6 +103,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from pathlib import PurePath
 
 from codemods._lib.launch_targets import (
     HYDRA_ARGUMENT_GROUPS,
@@ -135,7 +136,7 @@ from codemods._lib.shell import (
     unresolved,
     words_of,
 )
-from codemods._lib.shell.sourced import SHELL_FILES
+from codemods._lib.shell.sourced import SHELL_FILES, Sources
 from codemods._lib.shell.variables import Expanded, ShellVariables
 from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES, Zero1, config_fields, mesh_key_for, truth
 from codemods._tables.project_markers import MARKERS
@@ -430,6 +431,39 @@ def _unresolved_values(doc: TextDocument, report: Report, resolve: Resolve, unse
                         flag=shown, why=why, script=program.name if program else "the command", message=as_step(entry[-1])))
 
 
+def sourced_needs(doc: TextDocument, variables: ShellVariables, resolve: Resolve, unseen: tuple[str, str] | None):
+    """(line, ``$NAME`` as written, its binding, the steps) for each one-word ``$NAME`` of a command of ``doc`` whose
+    value a sourced file sets (``variables`` knows the sources) and with which this rule would edit the command: the
+    steps are those of a dry run of the command with the value in place, less those of the command as written (the
+    compile flag is the command's own todo: its $NAME may hold more flags)."""
+    found = []
+    for statement in flag_statements(doc):
+        items = [(cl, tok) for cl in statement for tok in lex(cl.line.text, cl.start, cl.end)[0]]
+        command: list[tuple[CommandLine, Tok]] = []
+        for item in items + [(statement[-1], Tok("op", 0, 0, ";"))]:
+            if item[1].kind != "op":
+                command.append(item)
+                continue
+            expanded = variables.expand(command) if command else None
+            words = [tok.text for _, tok in expanded.items] if expanded is not None else []
+            for use, _ in expanded.unresolved if expanded is not None else []:
+                binding = variables.binding_at(use[1].text, command[0][0].line, command[0][1].start)
+                if binding is None or binding.imported is None or binding.imported[1] is None:
+                    continue
+                index = next(i for i, (_, tok) in enumerate(expanded.items) if tok is use[1])
+                trial = [*words[:index], binding.imported[1], *words[index + 1:]]
+                needed = [message for message in _probe(" ".join(trial), resolve, unseen)
+                          if message not in _probe(" ".join(words), resolve, unseen)
+                          and not message.startswith(COMPILE_FLAG)]
+                if needed:
+                    found.append((command[0][0].line, unquote(use[1].text), binding,
+                                  "; ".join(dict.fromkeys(as_step(message) for message in needed))))
+            command = []
+    return found
+
+
+SOURCED_HERE_TODO = ("{name} was left as it is: {launcher} sources this file and passes {word} to a command that, with "
+                     "this value, needs: {steps}; edit the value here (that launcher's note says the same)")
 SOURCED_FLAGS_TODO = ("{word} was left as it is: its value ({value}) is set in {path}, and this "
                       "edit does not change that file from here; with that value this command needs: {steps}")
 
@@ -658,37 +692,28 @@ class NeuronTrainerFlags(LaunchRule):
     def _sourced_flags(self, doc: TextDocument, resolve: Resolve, unseen: tuple[str, str] | None) -> None:
         """A ``$ARGS`` whose value a file sourced before the command sets (``source ./env.sh`` with ``ARGS="--zero_1
         true"`` there): its words are that file's and are not edited from here, so where the command would need an
-        edit with that value (a flag the migrated script rejects, --torch_compile true), the command gets a todo
-        saying what and where. The edits are found by running this rule on the command with and without the value."""
-        variables = self.variables(doc)
-        for statement in flag_statements(doc):
-            items = [(cl, tok) for cl in statement for tok in lex(cl.line.text, cl.start, cl.end)[0]]
-            command: list[tuple[CommandLine, Tok]] = []
-            for item in items + [(statement[-1], Tok("op", 0, 0, ";"))]:
-                if item[1].kind != "op":
-                    command.append(item)
-                    continue
-                if command:
-                    self._sourced_command(command, variables, resolve, unseen)
-                command = []
-
-    def _sourced_command(self, command: list[tuple[CommandLine, Tok]], variables: ShellVariables, resolve: Resolve,
-                         unseen: tuple[str, str] | None) -> None:
-        expanded = variables.expand(command)
-        words = [tok.text for _, tok in expanded.items]
-        for use, _ in expanded.unresolved:
-            binding = variables.binding_at(use[1].text, command[0][0].line, command[0][1].start)
-            if binding is None or binding.imported is None or binding.imported[1] is None:
-                continue
-            index = next(i for i, (_, tok) in enumerate(expanded.items) if tok is use[1])
-            trial = [*words[:index], binding.imported[1], *words[index + 1:]]
-            # the compile flag is the command's own todo (its $ARGS may hold more flags): not repeated here
-            needed = [message for message in _probe(" ".join(trial), resolve, unseen)
-                      if message not in _probe(" ".join(words), resolve, unseen) and not message.startswith(COMPILE_FLAG)]
-            if needed:
-                self.todo(command[0][0].line, SOURCED_FLAGS_TODO.format(
-                    word=unquote(use[1].text), path=binding.imported[0], value=binding.imported[1],
-                    steps="; ".join(dict.fromkeys(as_step(message) for message in needed))))
+        edit with that value (a flag the migrated script rejects), the command gets a todo saying what and where; so
+        does the assignment in a sourced file (this one) that a sourcing launcher's command reads so."""
+        for line, word, binding, steps in sourced_needs(doc, self.variables(doc), resolve, unseen):
+            assert binding.imported is not None and binding.imported[1] is not None
+            self.todo(line, SOURCED_FLAGS_TODO.format(word=word, path=binding.imported[0], value=binding.imported[1],
+                                                      steps=steps))
+        project = self.ctx.options.project
+        own: ShellVariables | None = None
+        mine = f"{self.ctx.path.as_posix()}, which this file sources"
+        for launcher, launcher_doc in self.sourcer_docs():
+            origin = PurePath(launcher)
+            for _, word, binding, steps in sourced_needs(
+                    launcher_doc, ShellVariables(launcher_doc, Sources(project, launcher)),
+                    resolver(project, origin, self.ctx.options), unseen_xla_target(launcher_doc, project, origin)):
+                if binding.imported is None or not binding.imported[0].startswith(mine):
+                    continue  # set by another file that launcher sources
+                own = own or ShellVariables(doc)
+                name = own.name_of(word) or word
+                at = [a for a in own.assignments.get(name, []) if a.context is None and a.words is not None]
+                if at:
+                    self.todo(at[-1].cl.line, SOURCED_HERE_TODO.format(name=name, launcher=launcher, word=word,
+                                                                       steps=steps))
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
