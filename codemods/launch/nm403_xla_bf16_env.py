@@ -17,7 +17,9 @@ What it does:
   ``parse_yaml_file`` scripts; or ``--config X.yaml``) takes its precision from that file: a top-level ``bf16`` /
   ``fp16`` key there counts as the flag does (the project fact ``launch.config-precision``). Where the config is the
   only argument and sets neither (or is not a file of the project), nothing is added after it, since the script would
-  then skip the file and parse flags alone: the variable stays with a todo naming the key to add to the config.
+  then skip the file and parse flags alone: the variable stays with a todo naming the key to add to the config. So
+  does a lone argument that is a variable the file does not settle (``summarize.py "$CONFIG"`` with
+  ``CONFIG=${1:-configs/base.json}``) when the script may read its arguments from such a file: it may be one.
 * The variable is removed too (``fixed``) where every training command of the file runs a project script that set
   it itself and carries it on its model: NM316 moves that model with ``model.to(device, dtype=torch.bfloat16)``
   (the project fact ``xla.bf16-model-scripts``, the same test NM316 makes). One policy per script: where the
@@ -275,6 +277,15 @@ def _config_of(arguments: list[str]) -> tuple[str, bool] | None:
     return None
 
 
+def _config_at_run_time(arguments: list[str], resolved: Resolved) -> tuple[str, bool] | None:
+    """The only argument after a script that may read its arguments from a JSON / YAML file, named by a variable
+    this file does not settle (``train.py "$CONFIG"``, ``CONFIG=${1:-config/run.json}``): it may be such a file, so
+    it is taken as one (positional, its path unknown) rather than a place to append flags after."""
+    if len(arguments) != 1 or not arguments[0].startswith("$") or resolved.script is None:
+        return None
+    return (arguments[0], True) if resolved.script.reads_config else None
+
+
 def trainer_commands(doc: TextDocument, resolve: Resolve) -> list[TrainerCommand]:
     """The simple commands of the file that run a Python script or module (the programs whose precision an XLA bf16
     variable set); a command kept in a shell variable (``$CMD``, ``torchrun train.py $ARGS``) is read through it."""
@@ -296,6 +307,8 @@ def trainer_commands(doc: TextDocument, resolve: Resolve) -> list[TrainerCommand
                 arguments = [unquote(tok.text) for _, tok in expanded.items[program.start + 1:]]
                 flags = {word.split("=", 1)[0].replace("-", "_").replace("__", "--", 1) for word in arguments}
                 config = _config_of(_without_redirections(arguments))
+                if config is None:
+                    config = _config_at_run_time(_without_redirections(arguments), resolve(program))
                 own: list[tuple[CommandLine, Tok]] = []
                 for word in map(expanded.own, expanded.items):
                     if not own or own[-1][1] is not word[1]:
@@ -324,7 +337,9 @@ def _why_kept(commands: list[TrainerCommand], known: bool = True) -> str | None:
             if command.config_path is not None and known:
                 key = '"bf16": true' if (command.config or "").endswith(".json") else "bf16: true"
                 return CONFIG_UNSET.format(script=name, config=command.config, key=key)
-            where = "is not a file of this project" if command.config_path is None else "not read for a command inside Python"
+            where = ("is named when the command runs" if (command.config or "").startswith("$")
+                     else "is not a file of this project" if command.config_path is None
+                     else "not read for a command inside Python")
             return CONFIG_UNSEEN.format(script=name, config=command.config, where=where)
         cl = command.words[-1][0]
         if not command.precision_set and (cl.exec_form or cl.yaml_item):
