@@ -34,7 +34,12 @@ launch-layer rules use the same table for ``--flags``):
   dropping it would train without tensor parallelism. That advice follows the model: where every model the file
   (or NM208) loads is of a class transformers 5 knows has no tensor-parallel plan (its config has no
   ``base_model_tp_plan``: ViT, BERT, T5; the generated ``TP_PLANLESS`` index), ``tp_size`` above 1 raises "has no
-  tp_plan" there, so the todo says so and points to data parallelism (or a ``tp_plan`` of the user's own); a class
+  tp_plan" there, so the todo says so and points to data parallelism (or a ``tp_plan`` of the user's own). A
+  run-time degree made of names (``tensor_parallel_size=args.tp``, the arguments call the whole value of its
+  statement) for such a model leaves the arguments instead (``fixed``): at 1 it did nothing, and an
+  ``if args.tp > 1: raise SystemExit("...")`` right after the statement stops a run with a degree above 1 with
+  a message before it trains, rather than letting it train data-parallel without a word; a literal degree, one
+  computed in the call or read through a name the statement binds keeps the todo. A class
   with a plan, or one not known (a variable, several classes), gets the load advice, which names the plan it
   needs. Where the degree leaves the arguments for the model load and
   is not literally 1, the arguments get ``save_only_model=True`` (``save_only_model=T > 1`` for a run-time degree)
@@ -159,7 +164,7 @@ from codemods.training._base import (
     tp_planless,
 )
 from migrate.rule import DeviceStyle, PythonRule, Safety
-from migrate.snippets import parse_expression
+from migrate.snippets import parse_expression, parse_statement
 
 NEURON_CLASSES = {**NEURON_ARGS_CLASSES, **NEURON_TRAINERS}
 #: stock argument classes a Trainer that ran on torch_xla was given
@@ -217,6 +222,11 @@ class TrainingArguments(TracksScope, PythonRule):
         self.world_size_noted: set[tuple[str, str]] = set()  # (scope, the read): world_size reads already noted
         self.on_xla = (any(q.split(".")[0] == "torch_xla" for qs in ctx.imports.bindings.values() for q in qs)
                        and re.search(r"neuron", ctx.source, re.IGNORECASE) is not None)
+        #: the call a statement consists of (``args = NeuronTrainingArguments(...)``): a stop can go before it
+        self.statement_calls: list[cst.Call | None] = []
+        #: such calls whose run-time degree a planless model cannot take -> the stop that goes after the statement
+        self.planless_stops: dict[cst.Call, cst.BaseStatement] = {}
+        self.statement_targets: set[str] = set()  # the names the current statement binds
 
     def visit_Name(self, node: cst.Name) -> None:
         if not self.migrated and self.ctx.matches(node, NEURON_CLASSES):
@@ -233,6 +243,22 @@ class TrainingArguments(TracksScope, PythonRule):
                 return
             self.world_size_noted.add((self.scope_path, read))
             self.todo(node, f"optimum-neuron's {read} was the data-parallel size; stock world_size is the process count (use model.config.distributed_config.dp_size): this read and every later one in {'this function' if self.scope_path else 'this module'}")
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        first = node.body[0] if len(node.body) == 1 else None
+        value = first.value if isinstance(first, (cst.Assign, cst.Expr)) else None
+        self.statement_calls.append(value if isinstance(value, cst.Call) else None)
+        if isinstance(first, cst.Assign):  # the names it binds: a degree read through them changes after it
+            self.statement_targets = {n.value for t in first.targets for n in _names_in(t.target)}
+        else:
+            self.statement_targets = set()
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        call = self.statement_calls.pop()
+        stop = self.planless_stops.get(call) if call is not None else None
+        if stop is None:
+            return updated
+        return cst.FlattenSentinel([updated, stop])  # after it: the statement keeps its comments and notes
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if self.ctx.matches(original.func, PARSERS) is not None:
@@ -257,7 +283,8 @@ class TrainingArguments(TracksScope, PythonRule):
         self.dtype_added = False
         if tp is not None:
             args = self._tensor_parallel(original, args, names, target, tp)
-            args = self._checkpoint_constraint(original, args, tp)
+            if original not in self.planless_stops:  # stopped above 1: no mesh, full checkpoints
+                args = self._checkpoint_constraint(original, args, tp)
         splat = has_star_kwargs(updated)
         # the dict of stock arguments (TrainingArguments.to_dict() ...) has no Neuron-only field and carries its own
         # torch_compile: nothing to check; from plain TrainingArguments it has no SFTConfig field either
@@ -520,6 +547,8 @@ class TrainingArguments(TracksScope, PythonRule):
         loader = plan.carried_loaders.get(args_key) if args_key in plan.carried else None
         # one transaction with NM208: the degree leaves the arguments only where NM208 gives the load its mesh
         planless = tp_planless(self.ctx, parse_expression(loader)) if loader is not None else None
+        if planless is not None and self._stop_above_one(original, original_arg, tp, planless):
+            return args
         if planless is not None:  # NM208 gives its load no mesh: the advice must not be one that raises (rt4D 8)
             self.todo(original_arg, f"tensor_parallel_size={source_of(tp)} left in place (the stock {target} rejects "
                                     f"it; NM208 gives the model load no distributed_config): "
@@ -574,12 +603,40 @@ class TrainingArguments(TracksScope, PythonRule):
             return args
         # nothing in this file carries the degree to the model: dropping it would silently train without tensor parallelism
         planless = loaded_planless(self.ctx)
+        if planless is not None and self._stop_above_one(original, original_arg, tp, planless):
+            return args
         if planless is not None:  # the advice below raises "has no tp_plan" for this model (rt4D 8)
             self.todo(original_arg, f"tensor_parallel_size={source_of(tp)} left in place (the stock {target} rejects "
                                     f"it): {planless_advice(planless, tp)}")
             return self._keep(original, original_arg, args, tp)
         self.todo(original_arg, f"tensor_parallel_size={source_of(tp)} left in place (the stock {target} rejects it): load the model with {load}, launch one process per NeuronCore with torchrun, then delete this argument (a degree above 1 needs a model class whose config has a base_model_tp_plan; without one from_pretrained raises \"has no tp_plan\")")
         return self._keep(original, original_arg, args, tp)
+
+    def _stop_above_one(self, original: cst.Call, original_arg: cst.CSTNode, tp, planless: str) -> bool:
+        """A run-time degree (``tensor_parallel_size=args.tp``) for a model with no tensor-parallel plan: at 1 the
+        keyword did nothing, above 1 no stock mesh can shard the model (from_pretrained raises "has no tp_plan").
+        The keyword leaves the arguments and a stop goes right after the statement that builds them, so a degree
+        above 1 ends the run with a message before training instead of training data-parallel without a word. Only
+        for a degree made of names the statement does not bind (it reads the same value one statement later) in a
+        call that is the statement's whole value."""
+        if isinstance(literal_value(tp), int) or not self.statement_calls or self.statement_calls[-1] is not original:
+            return False
+        parts = tp
+        while isinstance(parts, cst.Attribute):
+            parts = parts.value
+        if not isinstance(parts, cst.Name) or parts.value in self.statement_targets:
+            return False
+        degree = source_of(tp)
+        message = (f"{degree}={{{degree}}}: {planless} has no tensor-parallel plan in transformers 5 (no "
+                   f"base_model_tp_plan), so a tensor parallel degree above 1 cannot shard it; run with a degree of 1 "
+                   f"(data parallelism, one process per NeuronCore under torchrun)")
+        self.planless_stops[original] = parse_statement(f'if {degree} > 1:\n    raise SystemExit(f"{message}")\n')
+        self.fixed(original_arg, f"tensor_parallel_size={degree} removed: {planless} has no tensor-parallel plan in "
+                                 f"transformers 5, so no mesh can carry the degree; at 1 it did nothing, and a run with "
+                                 f"{degree} above 1 now stops right after the arguments are built (raise SystemExit) "
+                                 f"instead of training data-parallel without a word; to shard this model pass "
+                                 f"DistributedConfig(tp_plan={{...}}) with a plan of your own, or fsdp_size for FSDP2")
+        return True
 
     def _keep(self, original: cst.Call, original_arg: cst.Arg, args: list[cst.Arg], tp) -> list[cst.Arg]:
         """``args`` with ``tensor_parallel_size=tp`` back at its place (before the keywords that followed it)."""
@@ -869,3 +926,12 @@ def _stock_field(field: str) -> str:
     mapping = TRAINING_ARGS.get(field)
     renamed = mapping is not None and mapping.action is FieldAction.RENAME and mapping.value is None
     return mapping.target if renamed and mapping is not None and mapping.target else field
+
+
+def _names_in(target: cst.BaseExpression) -> list[cst.Name]:
+    """The names an assignment target binds (tuples unpacked; attributes and subscripts bind none)."""
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _names_in(e.value)]
+    return []

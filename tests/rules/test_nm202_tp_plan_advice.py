@@ -31,12 +31,27 @@ def _tp_todo(imports: str, loads: str) -> str:
 
 
 def test_planless_model_gets_data_parallel_advice_not_a_tp_size_that_raises() -> None:
-    message = _tp_todo("AutoConfig, AutoModelForImageClassification",
-                       "    config = AutoConfig.from_pretrained('x')\n"
-                       "    model = AutoModelForImageClassification.from_pretrained('x', config=config)")
+    # a literal degree: the run always asked for it, a stop would only fail every run; the keyword stays
+    template = TEMPLATE.replace("tensor_parallel_size=args.tp", "tensor_parallel_size=2")
+    loads = ("    config = AutoConfig.from_pretrained('x')\n"
+             "    model = AutoModelForImageClassification.from_pretrained('x', config=config)")
+    result = migrate(template.format(imports="AutoConfig, AutoModelForImageClassification", loads=loads), "NM202")
+    [message] = [f.message for f in result.findings if f.rule == "NM202" and "tensor_parallel_size=2" in f.message]
     assert "AutoModelForImageClassification has no tensor-parallel plan" in message
     assert "base_model_tp_plan" in message and "data parallelism" in message
     assert "dp_replicate_size" not in message and "fsdp_size=WORLD_SIZE)" in message
+
+
+def test_planless_model_run_time_degree_leaves_with_a_stop_above_one() -> None:
+    loads = "    model = AutoModelForImageClassification.from_pretrained('x')"
+    result = migrate(TEMPLATE.format(imports="AutoModelForImageClassification", loads=loads), "NM202")
+    assert "tensor_parallel_size" not in result.text
+    stop = '    if args.tp > 1:\n        raise SystemExit(f"args.tp={args.tp}: AutoModelForImageClassification has no'
+    assert stop in result.text
+    [message] = [f.message for f in result.findings
+                 if f.rule == "NM202" and "tensor_parallel_size=args.tp" in f.message]
+    assert message.startswith("tensor_parallel_size=args.tp removed: AutoModelForImageClassification has no")
+    assert "save_only_model" not in result.text  # no mesh: full checkpoints as before
 
 
 @pytest.mark.parametrize("imports, loads", [

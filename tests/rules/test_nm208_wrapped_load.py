@@ -75,12 +75,14 @@ def test_without_nm208_the_degree_stays_with_a_todo() -> None:
     assert "left in place" in todo and "NM208" in todo
 
 
-def test_a_class_without_tp_plan_keeps_the_degree() -> None:
+def test_a_class_without_tp_plan_gets_no_mesh_and_stops_above_one() -> None:
     result = _run("", loader="AlbertForMaskedLM")
     assert "distributed_config" not in _code(result)
-    assert _kept(result)
-    todo = next(f.message for f in result.findings if f.rule == "NM202" and "tensor_parallel_size" in f.message)
-    assert "AlbertForMaskedLM has no tensor-parallel plan" in todo
+    # no mesh can carry the degree: it leaves the arguments and a degree above 1 stops the run (NM202)
+    assert "tensor_parallel_size" not in _code(result) and "save_only_model" not in _code(result)
+    assert "    if TP_DEGREE > 1:\n        raise SystemExit(" in result.text
+    fixed = next(f.message for f in result.findings if f.rule == "NM202" and "tensor_parallel_size" in f.message)
+    assert "AlbertForMaskedLM has no tensor-parallel plan" in fixed
 
 
 def _load_message(result) -> str:
