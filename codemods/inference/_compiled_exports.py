@@ -588,3 +588,244 @@ def kept_compiled_consumers_note(loads: tuple[str, ...]) -> str:
     """``app/main.py still loads Neuron-compiled folders with optimum-neuron ...`` for the todos of the producers."""
     return (f"{kept_compiled_names(loads)} still load{'s' if len(loads) == 1 else ''} Neuron-compiled folders with "
             "optimum-neuron after this run")
+
+
+# --------------------------------------------- Python exports and the compiled-folder loads they feed (NM130, NM140)
+def _folder_names(tree: ast.Module) -> dict[str, str]:
+    """Module-level names bound once to a folder (``_ast_folder``)."""
+    os_imported = any(isinstance(statement, ast.Import) and any(alias.name == "os" and alias.asname is None
+                                                                  for alias in statement.names)
+                      for statement in tree.body)
+    counts = binding_counts(tree)
+    found = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name) and counts.get(statement.targets[0].id) == 1:
+            folder = _ast_folder(statement.value, os_imported)
+            if folder is not None:
+                found[statement.targets[0].id] = folder
+    return found
+
+
+def _ast_path(value: ast.expr | None, names: dict[str, str], os_imported: bool) -> str | None:
+    if isinstance(value, ast.Name):
+        return names.get(value.id)
+    return _ast_folder(value, os_imported) if value is not None else None
+
+
+def _export_keywords(call: ast.Call, dicts: dict[str, ast.Dict]) -> dict[str, ast.expr] | None:
+    """The keywords of a call, ``**NAME`` of a dict literal bound once in the file merged in; None when a splat
+    cannot be read (it may carry ``export=``)."""
+    keywords: dict[str, ast.expr] = {}
+    if any(isinstance(arg, ast.Starred) for arg in call.args):
+        return None
+    for keyword in call.keywords:
+        if keyword.arg is not None:
+            keywords[keyword.arg] = keyword.value
+            continue
+        splat = dicts.get(keyword.value.id) if isinstance(keyword.value, ast.Name) else None
+        if splat is None or not all(isinstance(key, ast.Constant) and isinstance(key.value, str) for key in splat.keys):
+            return None
+        keywords.update((key.value, value) for key, value in zip(splat.keys, splat.values)
+                        if isinstance(key, ast.Constant) and isinstance(key.value, str))
+    return keywords
+
+
+def compiled_folder_uses(text: str) -> dict[str, tuple] | None:
+    """Project fact: the Neuron-compiled folders a Python file or notebook writes and reads with optimum-neuron.
+
+    ``"saves"``: ``(class, folder, opaque)`` of each export (``Neuron<...>.from_pretrained(..., export=True)`` or
+    ``Neuron<...>.export(...)``) whose result the file saves or pushes (``<name>.save_pretrained(<folder>)``), the
+    folder None when it cannot be read (it may be any folder), ``opaque`` when a splat of the export cannot be read
+    (the rule keeps such a file as it is). ``"loads"``: ``(class, folder, opaque, key)`` of each load without a
+    literal ``export=True`` (``_compiled_loads``), except one of a path the file also loads with ``export=True``
+    (a source checkpoint); ``key`` is the call's source without whitespace (the rule finds its own call by it)."""
+    sources = code_cells(text) if text.lstrip().startswith("{") else None
+    saves: list[tuple[str, str | None, bool]] = []
+    loads: list[tuple[str, str | None, bool, str]] = []
+    for source in sources if sources is not None else [text]:
+        code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+        try:
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError):
+            continue
+        aliases = {alias.asname or alias.name: alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                   and (node.module or "").startswith("optimum.neuron") for alias in node.names}
+        os_imported = any(isinstance(node, ast.Import) and any(alias.name == "os" for alias in node.names)
+                          for node in tree.body)
+        names = _folder_names(tree)
+        counts = binding_counts(tree)
+        dicts = {node.targets[0].id: node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                 and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                 and counts.get(node.targets[0].id) == 1 and isinstance(node.value, ast.Dict)}
+        exports: list[tuple[ast.Call, str, bool]] = []
+        compiled: list[tuple[ast.Call, str, bool]] = []
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("from_pretrained", "export") and (node.args or node.keywords)):
+                continue
+            owner = node.func.value
+            name = owner.attr if isinstance(owner, ast.Attribute) else owner.id if isinstance(owner, ast.Name) else ""
+            if not (name.startswith("Neuron") or (isinstance(owner, ast.Name) and name in aliases)):
+                continue
+            name = aliases.get(name, name) if isinstance(owner, ast.Name) else name
+            keywords = _export_keywords(node, dicts)
+            export = (keywords or {}).get("export")
+            if node.func.attr == "export" or (isinstance(export, ast.Constant) and export.value is True):
+                exports.append((node, name, keywords is None))
+            elif node.func.attr == "from_pretrained":
+                compiled.append((node, name, keywords is None))
+        source_paths = {ast.dump(call.args[0]) for call, _, _ in exports if call.args}
+        for call, name, opaque in compiled:
+            path = call.args[0] if call.args else next(
+                (keyword.value for keyword in call.keywords if keyword.arg in MODEL_ID_KEYWORDS), None)
+            if path is not None and ast.dump(path) in source_paths:
+                continue  # the file compiles this path with export=True: a source checkpoint
+            segment = ast.get_source_segment(code, call) or ""
+            loads.append((name, _ast_path(path, names, os_imported), opaque, "".join(segment.split())))
+        for call, name, opaque in exports:
+            bound = {ast.unparse(node.targets[0]) for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                     and len(node.targets) == 1 and _unwrapped(node.value) is call}
+            for node in ast.walk(tree):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and node.func.attr in ("save_pretrained", "push_to_hub")):
+                    continue
+                receiver = node.func.value
+                if not (_unwrapped(receiver) is call or ast.unparse(receiver) in bound):
+                    continue
+                where = node.args[0] if node.args else next(
+                    (keyword.value for keyword in node.keywords
+                     if keyword.arg in ("save_directory", "repo_id", "path")), None)
+                saves.append((name, _ast_path(where, names, os_imported), opaque))
+    if not saves and not loads:
+        return None
+    return {"saves": tuple(saves), "loads": tuple(loads)}
+
+
+def _unwrapped(value: ast.expr) -> ast.expr:
+    """``X.from_pretrained(...).to(device)`` -> the load."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
+        value = value.func.value
+    return value
+
+
+#: what each Python file / notebook exports and saves, and which compiled folders it loads
+COMPILED_FOLDER_USES = ProjectFact("inference.compiled-folder-uses", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}),
+                                   ("from_pretrained", "export("), compiled_folder_uses)
+
+
+def call_key(call: cst.Call) -> str:
+    """The key ``compiled_folder_uses`` records for a load: its source without whitespace."""
+    return "".join(source_of(call).split())
+
+
+class ProducedFolderLoads:
+    """The compiled-folder loads of a rule whose export jobs migrate to stock saves the migrated load reads (NM130,
+    NM140): a ``Neuron<...>.from_pretrained(<folder>)`` is rewritten only while a Python export of the project may
+    write that folder (``X.from_pretrained(<id>, export=True)`` saved with ``save_pretrained``: migrated, it saves a
+    stock folder). A load no such export may write (its folder and every export's folder known and different, or
+    no export at all, or a folder an ``optimum-cli export neuron`` command writes) stays on optimum-neuron with a
+    todo, and so then do all loads of its kind in the project: a kept load of a kind keeps the project's exports of
+    that kind on optimum-neuron (``InferenceRule._kept_producer_loads``), which then still write NEFFs."""
+
+    ctx: Any
+    #: the classes whose loads this rule rewrites (the last part of their names)
+    produced_classes: frozenset[str] = frozenset()
+    #: "a Neuron diffusion export ..." in the todo
+    export_words = "export"
+
+    def _family_of(self, name: str) -> str | None:
+        return compiled_family(name)
+
+    def kept_unproduced_load(self, call: cst.Call, gatherer: Any) -> str | None:
+        """Why this rule's load without ``export=True`` (``_loads_compiled``) keeps the file on optimum-neuron, or
+        None (it is rewritten: an export of the project that stays migrated may write its folder)."""
+        if not self._loads_compiled(call) or self._certain_source(call, gatherer):  # type: ignore[attr-defined]
+            return None
+        name = dotted_name(cast_attribute(call).value).rsplit(".", 1)[-1]
+        name = next((q.rsplit(".", 1)[-1] for q in sorted(self.ctx.qualnames(cast_attribute(call).value))
+                     if q.startswith("optimum.neuron")), name)
+        family = self._family_of(name)
+        here = str(self.ctx.path).replace("\\", "/")
+        uses = dict(self.ctx.options.project.of(COMPILED_FOLDER_USES.name))
+        if here not in uses:
+            module = self.ctx.shared.get("module")
+            own = compiled_folder_uses(module.code) if isinstance(module, cst.Module) else None
+            if own is not None:
+                uses[here] = own
+        cli = {output for commands in self.ctx.options.project.of(COMPILED_EXPORTS.name).values()
+               for output, _, _ in commands}
+        sources = {normalized(model) for commands in self.ctx.options.project.of(COMPILED_EXPORTS.name).values()
+                   for _, model, _ in commands}
+        loading = {path for path, value in uses.items() if value["loads"]}
+        saves = [(path, folder) for path, value in sorted(uses.items()) for cls, folder, opaque in value["saves"]
+                 if self._family_of(cls) == family and not opaque
+                 # a file whose exports of this kind cannot all be read stays as it is; one that exports several
+                 # kinds is held by a kept load of any kind (compiled_family) in another file
+                 and not any(o for c, _, o in value["saves"] if self._family_of(c) == family)
+                 and not (len({self._family_of(c) for c, _, _ in value["saves"]}) > 1 and loading - {path})]
+        key = call_key(call)
+        own_folder = self._folder(call)  # type: ignore[attr-defined]
+        reasons: list[tuple[str, str | None, str]] = []  # (path, folder, why) of each load no kept export feeds
+        mine: str | None = None
+        seen = False
+        for path, value in sorted(uses.items()):
+            for cls, folder, opaque, load_key in value["loads"]:
+                kind = self._family_of(cls)
+                if kind not in (None, family):
+                    continue
+                this = path == here and load_key == key
+                seen = seen or this  # its folder as the fact reads it: the decision other files make about it
+                if folder is not None and normalized(folder) in sources:
+                    continue  # the --model of an export command: a source checkpoint
+                why = self._unproduced(cls, folder, opaque, kind, saves, cli)
+                if why is None:
+                    continue
+                if this:
+                    mine = why
+                else:
+                    reasons.append((path, folder, why))
+        if not seen and (own_folder is None or normalized(own_folder) not in sources):
+            mine = self._unproduced(name, own_folder, False, family, saves, cli)
+        head = ("loads Neuron-compiled artifacts (no export=True: optimum-neuron then reads only a folder or Hub repo "
+                "of NEFFs) that stock libraries cannot load, and ")
+        if mine is not None:
+            return head + mine
+        if not reasons:
+            return None
+        path, folder, why = reasons[0]
+        writers = sorted({writer for writer, save in saves if save is None or own_folder is None
+                          or normalized(save) == normalized(own_folder)})
+        loaded = f"`{folder}`" if folder is not None else "a compiled folder"
+        return (head + f"the project's {self.export_words} jobs that may write its folder "
+                f"({kept_compiled_names(tuple(writers))}) stay on optimum-neuron and keep writing Neuron-compiled "
+                f"folders, held there by {path}, which loads {loaded} with optimum-neuron after this run ({why}): "
+                f"port that load first (its todo says how)" if writers else head + f"{path}: {why}")
+
+    def _unproduced(self, cls: str, folder: str | None, opaque: bool, kind: str | None,
+                    saves: list[tuple[str, str | None]], cli: set[str]) -> str | None:
+        """Why a load of the fact stays on optimum-neuron, or None (an export of the project may write its folder)."""
+        if opaque:
+            return "a splat of that load cannot be read, so it stays as it is"
+        if kind is None or cls.rsplit(".", 1)[-1] not in self.produced_classes:
+            return f"{cls} is no class this rule rewrites, so that load stays as it is"
+        if folder is not None and normalized(folder) in cli:
+            writers = self._writers(folder)  # type: ignore[attr-defined]
+            named = " or ".join(sorted({f'"{model}"' for model, _, _ in writers}))
+            scripts = ", ".join(sorted({script for _, script, _ in writers}))
+            return (f"`{folder}` is written by optimum-cli export neuron in {scripts} from {named}: load {named} here "
+                    "with export=True and that command's static shapes instead")
+        if any(save is None or folder is None or normalized(save) == normalized(folder) for _, save in saves):
+            return None
+        if not saves:
+            return (f"no {self.export_words} of this project (a Neuron<...>.from_pretrained(<checkpoint>, export=True) "
+                    f"whose result is saved with save_pretrained) writes "
+                    f"{f'`{folder}`' if folder is not None else 'the folder it reads'}")
+        return (f"no {self.export_words} of this project writes `{folder}` (they save to "
+                f"{', '.join(sorted({f'`{save}`' for _, save in saves}))})")
+
+
+def cast_attribute(call: cst.Call) -> cst.Attribute:
+    func = call.func
+    assert isinstance(func, cst.Attribute)
+    return func

@@ -21,6 +21,13 @@ What it does:
 * ``NeuronModelForEmbedding`` (Qwen3-Embedding, 0.4.5) and ``Qwen3NeuronModelForEmbedding`` ->
   ``AutoModel.from_pretrained(id, dtype=..., device_map=<device>)`` with a ``todo`` for last-token pooling
   (or loading the checkpoint with ``SentenceTransformer``); the compiled-folder note as for decoders.
+* a load without ``export=True`` (a Neuron-compiled folder, which neither class can load) is rewritten only while
+  an export job of the project of its kind may write that folder (``X.from_pretrained(<id>, export=True)`` saved
+  with ``save_pretrained``: migrated, it saves a stock folder the migrated load reads), with a ``todo`` to re-run
+  it; otherwise the load, its import and the file stay on optimum-neuron with a ``todo`` naming the missing
+  link (no export writes the folder, an ``optimum-cli`` export does - its ``--model`` is named -, or the exports
+  are held by another kept load) and what to do (load the source checkpoint with ``export=True``, or port the job
+  that compiled it) - as NM140 (``ProducedFolderLoads``);
 * reads of what the compiled model carried (``model.config.neuron[...]``, ``model.input_shapes[...]``) become
   the exported literal shape, else a todo at the read, as for NM120;
 * limits: sentence-transformers pads each batch to its longest item, so sequence lengths vary (each new length
@@ -66,9 +73,18 @@ from typing import Sequence, cast
 import libcst as cst
 
 from codemods._lib.cst import keyword_arg, parse_expression, source_of, with_commas
+from codemods._lib.launch_targets import OPTIMUM_NEURON_CODE
 from codemods._tables.inference_symbols import EMBEDDING_CLASSES, SENTENCE_TRANSFORMER_CLASSES, embedding_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import InferenceRule, model_call_sites, padding_note, split_traced
+from codemods.inference._compiled_exports import (
+    COMPILED_EXPORTS,
+    COMPILED_FOLDER_USES,
+    MODULE_FOLDERS,
+    CompiledFolderLoads,
+    ProducedFolderLoads,
+    compiled_family,
+)
 from migrate import cstwalk
 from migrate.rule import Safety, dotted_name
 
@@ -131,7 +147,7 @@ def _strings(node: cst.BaseExpression | None) -> bool:
         and all(isinstance(e, cst.Element) and isinstance(e.value, cst.SimpleString) for e in node.elements)
 
 
-class SentenceTransformersEmbedding(InferenceRule):
+class SentenceTransformersEmbedding(ProducedFolderLoads, CompiledFolderLoads, InferenceRule):
     """Neuron sentence-transformers / embedding models -> SentenceTransformer / AutoModel on the device."""
 
     id = "NM130"
@@ -142,6 +158,30 @@ class SentenceTransformersEmbedding(InferenceRule):
     legacy_modules = ("optimum.neuron",)
     compiled_reads = True
     matmul_in_float32 = True  # auto_cast="matmul": float32, the dtype of the embeddings optimum returned
+    # which exports save which folders and which compiled folders are loaded (a load no export writes is kept);
+    # export commands; folder names; the optimum.neuron files (a kept compiled-folder load keeps the exports, rt5H D1)
+    facts = (COMPILED_FOLDER_USES, COMPILED_EXPORTS, MODULE_FOLDERS, OPTIMUM_NEURON_CODE)
+    produced_classes = frozenset({*SENTENCE_TRANSFORMER_CLASSES, *EMBEDDING_CLASSES})
+    export_words = "Neuron sentence-transformers / embedding export"
+
+    def _family_of(self, name: str) -> str | None:
+        return "encoder" if name in EMBEDDING_CLASSES else compiled_family(name)
+
+    def kept_stock_call(self, call: cst.Call, gatherer) -> str | None:
+        """A load without export=True of a folder no migrated export of the project may write
+        (``kept_unproduced_load``): rewritten, SentenceTransformer / AutoModel would read a folder of NEFFs."""
+        return self.kept_unproduced_load(call, gatherer)
+
+    def kept_use_advice(self, attribute: str) -> str:
+        if attribute == "from_pretrained":
+            return ("load the source checkpoint instead: its id is in the compiled folder (`_name_or_path` in its "
+                    "config.json), with export=True and its static shapes (batch_size, sequence_length: the `neuron` "
+                    "section of config.json), e.g. <Class>.from_pretrained(<checkpoint id>, export=True, "
+                    "batch_size=<B>, sequence_length=<N>) (NM130 then rewrites it); or port the job that compiled "
+                    "the folder into this project (<Class>.from_pretrained(<checkpoint id>, export=True, ...) saved "
+                    "with save_pretrained(<folder>): NM130 migrates both, and the migrated save writes a stock "
+                    "folder this load reads)")
+        return super().kept_use_advice(attribute)
 
     def _st_load(self, call: cst.Call) -> bool:
         func = call.func

@@ -18,9 +18,17 @@ What it does:
 * after ``pipe = ...``: ``pipe.unet.compile_repeated_blocks(backend="neuron", fullgraph=True, dynamic=False)``
   (``pipe.transformer`` for Flux; ``pipe.transformer.compile(...)`` for PixArt, which has no
   ``_repeated_blocks``), guarded by ``if pipe.device.type == "neuron":`` in the portable style;
-* a load without ``export=True`` names Neuron-compiled artifacts, which diffusers cannot load: the call is
-  rewritten, but its summary is a ``todo`` naming what to load instead (the source checkpoint, or the folder
-  the migrated export job writes);
+* a load without ``export=True`` names Neuron-compiled artifacts, which diffusers cannot load. It is rewritten
+  only while a diffusion export job of the project may write its folder (``Neuron<...>Pipeline.from_pretrained(
+  <id>, export=True)`` saved with ``save_pretrained``, in a Python file or notebook: migrated, it saves a stock
+  diffusers folder the migrated load reads; a folder that cannot be read on either side may be that one), its
+  summary a ``todo`` to re-run that job (the folder on disk still holds NEFFs). Otherwise - no such export, their
+  folders all known and different, a folder an ``optimum-cli export neuron`` command writes (its ``--model`` is
+  named), or an export held on optimum-neuron because another diffusion load of the project stays there (it
+  would keep writing NEFFs, ``_kept_producer_loads``) - the load, its import and the file stay on optimum-neuron
+  with a ``todo`` at the load: load the source checkpoint (``_name_or_path`` of a component config of the
+  compiled folder) with ``export=True`` and its shapes, or port the job that compiled it (shared with NM130:
+  ``ProducedFolderLoads`` in ``_compiled_exports.py``);
 * such a load with no dtype gets ``dtype=<NAME>`` when the file binds one name to a torch dtype and passes it
   to its other loads (``DTYPE = torch.bfloat16`` ... ``torch_dtype=DTYPE`` on the GPU branch), or the one
   literal precision the file's own saved exports use (``auto_cast_type="bf16"`` + ``save_pretrained``: a folder
@@ -87,6 +95,7 @@ import ast
 import libcst as cst
 
 from codemods._lib.cst import keyword_arg, source_of, with_commas
+from codemods._lib.launch_targets import OPTIMUM_NEURON_CODE
 from codemods._tables.inference_symbols import DIFFUSION_MODULES, DIFFUSION_PIPELINES, diffusion_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import (
@@ -96,6 +105,13 @@ from codemods.inference._base import (
     shape_text,
     split_traced,
     torch_dtype_attr,
+)
+from codemods.inference._compiled_exports import (
+    COMPILED_EXPORTS,
+    COMPILED_FOLDER_USES,
+    MODULE_FOLDERS,
+    CompiledFolderLoads,
+    ProducedFolderLoads,
 )
 from codemods.inference._module_dicts import MODULE_DICTS
 from migrate.facts import ProjectFact
@@ -172,7 +188,7 @@ EXPORT_DTYPES = ProjectFact("inference.diffusion-export-dtypes", frozenset({File
                             collect_export_dtypes)
 
 
-class DiffusionPipeline(InferenceRule):
+class DiffusionPipeline(ProducedFolderLoads, CompiledFolderLoads, InferenceRule):
     """Neuron*Pipeline -> diffusers pipeline moved to the device, with compile_repeated_blocks(backend="neuron")."""
 
     id = "NM140"
@@ -183,8 +199,31 @@ class DiffusionPipeline(InferenceRule):
     legacy_modules = ("optimum.neuron",)
 
     loads = MOVES
-    facts = (MODULE_DICTS, EXPORT_DTYPES)  # **NAME of a dict a project module binds once; exports' dtypes
+    # **NAME of a dict a project module binds once; exports' dtypes; which exports save which folders and which
+    # compiled folders are loaded (a load no export writes is kept); export commands; folder names; the
+    # optimum.neuron files (a kept compiled-folder load elsewhere keeps this file's export, rt5H D1)
+    facts = (MODULE_DICTS, EXPORT_DTYPES, COMPILED_FOLDER_USES, COMPILED_EXPORTS, MODULE_FOLDERS, OPTIMUM_NEURON_CODE)
     opaque_splat_keeps_file = True
+    produced_classes = frozenset(DIFFUSION_PIPELINES)
+    export_words = "Neuron diffusion export"
+
+    def kept_stock_call(self, call: cst.Call, gatherer) -> str | None:
+        """A load without export=True of a folder no migrated diffusion export of the project may write
+        (``kept_unproduced_load``): rewritten, diffusers would read a folder of NEFFs."""
+        return self.kept_unproduced_load(call, gatherer)
+
+    def kept_use_advice(self, attribute: str) -> str:
+        if attribute == "from_pretrained":
+            return ("load the source checkpoint instead: its id is in the compiled folder (`_name_or_path` in a "
+                    "component's config.json, e.g. unet/config.json or text_encoder/config.json; model_index.json "
+                    "names the pipeline class), with export=True and the static shapes of that export (batch_size, "
+                    "height, width, num_images_per_prompt: the `neuron` section of unet/config.json), e.g. "
+                    "<Pipeline>.from_pretrained(<checkpoint id>, export=True, height=<H>, width=<W>) (NM140 then "
+                    "rewrites it to the diffusers pipeline); or port the job that compiled the folder into this "
+                    "project (a Neuron<...>Pipeline.from_pretrained(<checkpoint id>, export=True, ...) saved with "
+                    "save_pretrained(<folder>): NM140 migrates both, and the migrated save writes a diffusers folder "
+                    "this load reads)")
+        return super().kept_use_advice(attribute)
 
     def prepare(self, module: cst.Module) -> None:
         """The compiled static shapes at every call of a loaded pipeline: a call without height=/width= ran at

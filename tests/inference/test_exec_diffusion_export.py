@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from migrate.testing import apply_rules
 from tests.inference import tiny
 from tests.inference.test_exec_inference import migrate, run, values
 
@@ -55,3 +56,30 @@ def test_export_only_script_and_the_loader_of_its_folder(tmp_path: Path) -> None
     result = values(run(migrated_loader, tmp_path))
     assert result["shape"] == "[1, 16, 16, 3]"
     assert result["dtypes"] == "['torch.bfloat16']"
+
+
+NAMED_LOADER = '''
+import torch
+from optimum.neuron import NeuronStableDiffusionPipeline as SDPipe
+
+COMPILED_DIR = "compiled_sd"
+pipe = SDPipe.from_pretrained(COMPILED_DIR)
+image = pipe("a cat", num_inference_steps=2, height=16, width=16, output_type="np",
+             generator=torch.Generator("cpu").manual_seed(0)).images
+print("RESULT shape=%s" % list(image.shape))
+'''
+
+
+def test_a_load_of_the_folder_an_export_saves_migrates_and_runs_and_one_without_stays(tmp_path: Path) -> None:
+    """The load names the folder the export saves: both migrate and run. Without the export in the project the
+    same load stays on optimum-neuron (diffusers cannot load a folder of NEFFs)."""
+    model = tiny.stable_diffusion(tmp_path / "sd")
+    export = EXPORT.format(model=str(model))
+    project = {"compile_sd.py": export, "imagine.py": NAMED_LOADER}
+    migrated_export, migrated_loader = migrate(export, project=project), migrate(NAMED_LOADER, project=project)
+    assert "from diffusers import StableDiffusionPipeline as SDPipe" in migrated_loader
+    run(migrated_export, tmp_path)
+    assert values(run(migrated_loader, tmp_path))["shape"] == "[1, 16, 16, 3]"
+    alone = apply_rules(NAMED_LOADER, select=["NM1"], path="imagine.py", project={"imagine.py": NAMED_LOADER}).text
+    assert "from optimum.neuron import NeuronStableDiffusionPipeline as SDPipe" in alone
+    assert "pipe = SDPipe.from_pretrained(COMPILED_DIR)\n" in alone

@@ -717,3 +717,32 @@ def test_the_tokenizer_of_a_compiled_encoder_folder_follows_the_model_to_its_sou
     assert f"AutoTokenizer.from_pretrained({str(model)!r})".replace("'", '"') in script
     assert not (tmp_path / "out").exists()  # no folder: the script only runs if both loads read the source
     assert values(run(script, tmp_path)) == {"shape": "[2, 2]"}
+
+
+ST_EXPORT = '''
+from optimum.neuron import NeuronSentenceTransformers
+
+model = NeuronSentenceTransformers.from_pretrained({model!r}, export=True, batch_size=2, sequence_length=12)
+model.save_pretrained("encoder_neuron")
+'''
+
+ST_LOADER = '''
+from optimum.neuron import NeuronSentenceTransformers
+
+ENCODER_DIR = "encoder_neuron"
+model = NeuronSentenceTransformers.from_pretrained(ENCODER_DIR)
+embeddings = model.encode(["the cat sat on the mat", "a dog"], convert_to_tensor=True)
+print("RESULT shape=%s" % list(embeddings.shape))
+'''
+
+
+def test_sentence_transformers_export_job_and_the_load_of_the_folder_it_saves(tmp_path: Path) -> None:
+    """NM130 migrates a load of a compiled folder only beside the export job that saves it (its migrated save
+    writes a stock folder the migrated load reads); both run."""
+    model = tiny.bert(tmp_path / "bert")
+    export = ST_EXPORT.format(model=str(model))
+    project = {"build_index.py": export, "search.py": ST_LOADER}
+    migrated_export, migrated_loader = migrate(export, project=project), migrate(ST_LOADER, project=project)
+    assert 'SentenceTransformer(ENCODER_DIR, device=' in migrated_loader
+    run(migrated_export, tmp_path)
+    assert values(run(migrated_loader, tmp_path))["shape"] == "[2, 32]"

@@ -90,3 +90,23 @@ def test_model_call_whose_output_is_read_otherwise_stays() -> None:
     assert "out = model(**inputs)" in result.text and "= model.encode(" not in result.text
     assert any(f.line == 4 and "not complete: its calls" in f.message for f in result.findings if f.rule == "NM130")
     assert (10, "todo") in findings(result, "NM130")
+
+
+LOADER = 'from optimum.neuron import NeuronSentenceTransformers\nmodel = NeuronSentenceTransformers.from_pretrained("enc_neuron")\n'
+EXPORT = ("from optimum.neuron import NeuronSentenceTransformers\n"
+          'm = NeuronSentenceTransformers.from_pretrained("BAAI/bge-small-en-v1.5", export=True, sequence_length=128)\n'
+          'm.save_pretrained("enc_neuron")\n')
+
+
+def test_load_of_a_compiled_folder_no_export_writes_stays_on_optimum_neuron() -> None:
+    # SentenceTransformer cannot load a folder of NEFFs: rewritten, the load raised at run time
+    result = migrate(LOADER, "NM130", path="search.py")
+    assert result.text.endswith(LOADER.splitlines()[1] + "\n") and "sentence_transformers" not in result.text
+    assert {f.severity.value for f in result.findings if f.rule == "NM130"} == {"todo"}
+    assert any("no Neuron sentence-transformers / embedding export of this project" in f.message
+               for f in result.findings)
+
+
+def test_load_of_the_folder_an_export_job_saves_is_rewritten() -> None:
+    result = migrate(LOADER, "NM130", path="search.py", project={"build.py": EXPORT})
+    assert 'SentenceTransformer("enc_neuron", device=' in result.text

@@ -2,6 +2,12 @@
 
 from tests.rules.case import findings, migrate, unchanged
 
+#: an export job of the project that saves a folder the loads below read, its precision known only at run time (the
+#: loads then get the compiled default dtype)
+EXPORT_JOB = ("import sys\nfrom optimum.neuron import {cls}\n"
+              'pipe = {cls}.from_pretrained(sys.argv[1], export=True, auto_cast_type=sys.argv[2])\n'
+              "pipe.save_pretrained({folder})\n")
+
 
 def test_sdxl_pipeline_becomes_the_diffusers_pipeline() -> None:
     result = migrate(
@@ -11,7 +17,8 @@ def test_sdxl_pipeline_becomes_the_diffusers_pipeline() -> None:
         pipe = NeuronStableDiffusionXLPipeline.from_pretrained("sdxl_neuron/")
         image = pipe(prompt="a lighthouse at dusk").images[0]
         """,
-        "NM140",
+        "NM140", path="imagine.py",
+        project={"compile_sdxl.py": EXPORT_JOB.format(cls="NeuronStableDiffusionXLPipeline", folder='"sdxl_neuron"')},
     )
     assert "from diffusers import StableDiffusionXLPipeline" in result.text
     assert 'StableDiffusionXLPipeline.from_pretrained("sdxl_neuron/"' in result.text
@@ -58,7 +65,8 @@ def test_a_reload_with_no_export_in_the_file_gets_the_compiled_default_dtype() -
 
         pipe = NeuronStableDiffusionPipeline.from_pretrained("sd_neuron")
         """,
-        "NM140",
+        "NM140", path="imagine.py",
+        project={"compile_sd.py": EXPORT_JOB.format(cls="NeuronStableDiffusionPipeline", folder='"sd_neuron"')},
     )
     # one explicit dtype for every component, whatever the folder holds (rt3B #2: unet fp32 beside a bf16 text encoder)
     assert 'StableDiffusionPipeline.from_pretrained("sd_neuron", dtype=torch.bfloat16).to(' in result.text
@@ -113,8 +121,50 @@ def test_load_of_a_compiled_folder_gets_the_dtype_the_project_export_saves_in() 
 
 
 def test_load_of_a_compiled_folder_gets_the_compiled_default_dtype() -> None:
-    result = migrate(LOADER, "NM140", path="imagine.py")
+    export = EXPORT_JOB.format(cls="NeuronStableDiffusionPipeline", folder="sys.argv[3]")
+    result = migrate(LOADER, "NM140", path="imagine.py", project={"compile_sd.py": export})
     assert "from_pretrained(path, dtype=torch.bfloat16).to(" in result.text
+
+
+def test_load_of_a_folder_no_export_of_the_project_writes_stays_on_optimum_neuron() -> None:
+    # diffusers cannot load a folder of NEFFs: rewritten, the load raised at run time
+    result = migrate(LOADER, "NM140", path="imagine.py")
+    assert result.text.startswith("from optimum.neuron import NeuronStableDiffusionPipeline\n")
+    assert "return NeuronStableDiffusionPipeline.from_pretrained(path)\n" in result.text
+    assert {f.severity.value for f in result.findings if f.rule == "NM140"} == {"todo"}
+    assert any("no Neuron diffusion export of this project" in f.message and "load the source checkpoint" in f.message
+               for f in result.findings)
+
+
+def test_load_of_a_folder_another_export_does_not_write_stays() -> None:
+    export = EXPORT_JOB.format(cls="NeuronStableDiffusionPipeline", folder='"sd_neuron"')
+    result = migrate("from optimum.neuron import NeuronStableDiffusionPipeline as P\n"
+                     'pipe = P.from_pretrained("sd_neuron_v2")\n', "NM140", path="imagine.py",
+                     project={"compile_sd.py": export})
+    assert 'P.from_pretrained("sd_neuron_v2")\n' in result.text and "from diffusers" not in result.text
+    assert any("writes `sd_neuron_v2` (they save to `sd_neuron`)" in f.message for f in result.findings)
+
+
+def test_a_folder_an_optimum_cli_export_writes_names_its_source() -> None:
+    script = "optimum-cli export neuron --model stabilityai/sd-turbo --task stable-diffusion sd_turbo_neuron/\n"
+    result = migrate("from optimum.neuron import NeuronStableDiffusionPipeline\n"
+                     'pipe = NeuronStableDiffusionPipeline.from_pretrained("sd_turbo_neuron")\n', "NM140",
+                     path="imagine.py", project={"compile.sh": script})
+    assert "from diffusers" not in result.text
+    assert any('load "stabilityai/sd-turbo" here with export=True' in f.message for f in result.findings)
+
+
+def test_a_kept_load_elsewhere_keeps_the_loads_of_the_folders_its_held_exports_write() -> None:
+    # legacy.py's load stays, so NM140 keeps compile_sd.py's export on optimum-neuron (rt5H D1): it keeps
+    # writing NEFFs, which a migrated load of its folder could not read
+    project = {"compile_sd.py": EXPORT_JOB.format(cls="NeuronStableDiffusionPipeline", folder='"sd_neuron"'),
+               "legacy.py": "from optimum.neuron import NeuronStableDiffusionPipeline\n"
+                            'demo = NeuronStableDiffusionPipeline.from_pretrained("org/sd-neuron")\n'}
+    result = migrate("from optimum.neuron import NeuronStableDiffusionPipeline\n"
+                     'pipe = NeuronStableDiffusionPipeline.from_pretrained("sd_neuron")\n', "NM140",
+                     path="imagine.py", project=project)
+    assert "from diffusers" not in result.text
+    assert any("held there by legacy.py" in f.message for f in result.findings)
 
 
 def test_export_only_script_gets_no_device_move_and_no_compile() -> None:
