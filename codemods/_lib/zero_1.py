@@ -26,6 +26,10 @@ block whose degree cannot move when every one of them is 1. A file counts as run
 launches it (a launcher word before the script, or a command word that is a same-file variable with one
 top-level value starting with one: ``TORCHRUN="torchrun ..."`` ... ``$TORCHRUN train.py``), flags or none.
 
+A flag value that is one variable of the launching file (``--tensor_parallel_size $(TP)`` in a Makefile with
+``TP ?= 8``, ``${TP}``, ``$TP``) also records the one value the file assigns it (``Launch.default``); only the
+checkpoint note (``note_checkpoint_need``) reads it, since a run may override the variable.
+
 The launch values are a project fact (``migrate/facts.py``), keyed by the launching file: (script as written, or
 None for the scripts the file runs, value as written, flag or hyperparameter, field). Besides zero_1 it records
 the TrainingArguments fields whose defaults trl 1.x changes (``FIELDS``): NM202 names only those a parsed
@@ -49,7 +53,7 @@ from migrate.filekinds import FileKind
 #: changes (codemods/_tables/training_defaults.py: NM202 names those the launch lines leave unset)
 FIELDS = ("zero_1", "learning_rate", "logging_steps", "gradient_checkpointing", "bf16", "tensor_parallel_size")
 _NAMES = "|".join(name.replace("_", "[_-]") for name in FIELDS)
-_FLAG = re.compile(rf"(?<![\w-])--({_NAMES})\b(?:\s*=\s*|[\"',\s]+)?([^\s\"',\]\)\\]+)?")
+_FLAG = re.compile(rf"(?<![\w-])--({_NAMES})\b(?:\s*=\s*|[\"',\s]+)?(\$\(\w+\)|[^\s\"',\]\)\\]+)?")  # $(TP): Make
 _HYPER_KEY = re.compile(rf"""["']({'|'.join(FIELDS)})["']\s*:\s*([^,}}\n#]+)""")
 _HYPER_KEYWORD = re.compile(rf"(?<![\w.])({'|'.join(FIELDS)})\s*=\s*(?!=)([^,)\n#]+)")
 _ENTRY_POINT = re.compile(r"""\bentry_point\s*=\s*["']([^"']+\.py)["']""")
@@ -84,6 +88,29 @@ class Launch:
     value: str  # as written
     kind: str  # "flag" | "hyperparameter"
     field: str = "zero_1"
+    #: for a value that is one variable of the launching file (``$(TP)``, ``${TP}``, ``$TP``): the one value the
+    #: file gives it (``TP ?= 8``, ``TP := 8``, ``TP=${TP:-8}``), None when it is not known (``+=``, two values)
+    default: str | None = None
+
+
+_ONE_VARIABLE = re.compile(r"^\$(?:\((\w+)\)|\{(\w+)\}|(\w+))$")
+_APPENDED = re.compile(r"^(?:export\s+|override\s+)?([A-Za-z_]\w*)\s*(?:\+|!)=")
+
+
+def _variable_default(value: str, variables: dict[str, str | None]) -> str | None:
+    """The literal a value made of one variable reference takes from the file's one assignment of it (Make
+    variables are not expanded when the launch lines are read, so ``--tensor_parallel_size $(TP)`` with
+    ``TP ?= 8`` showed no degree); None when ``value`` is no such reference or the variable has no one literal."""
+    use = _ONE_VARIABLE.match(value.strip("\"'"))
+    if use is None:
+        return None
+    raw = variables.get(next(name for name in use.groups() if name))
+    if raw is None:
+        return None
+    raw = raw.strip().strip("\"'")
+    fallback = re.fullmatch(r"\$\{\w+:?-([^}]*)\}", raw)  # TP=${TP:-8}
+    raw = fallback.group(1).strip("\"'") if fallback else raw
+    return raw if raw and "$" not in raw and not re.search(r"[\s`;&|]", raw) else None
 
 
 def _shell_value(word: str, variables: dict[str, str]) -> str | None:
@@ -148,7 +175,9 @@ def _collect(text: str) -> dict[str, tuple] | None:
             continue
         if (assigned := _SHELL_VAR.match(line)) is not None:
             variables[assigned.group(1)] = assigned.group(2)
-        if (quoted := _ASSIGNED.match(line)) is not None or (quoted := _MAKE_ASSIGNED.match(line)) is not None:
+        if (appended := _APPENDED.match(line)) is not None:
+            launchers[appended.group(1)] = None  # TP += 2, TP != cmd: no one value
+        elif (quoted := _ASSIGNED.match(line)) is not None or (quoted := _MAKE_ASSIGNED.match(line)) is not None:
             text = next(group for group in quoted.groups()[1:] if group is not None)
             launchers[quoted.group(1)] = text if launchers.get(quoted.group(1), text) == text else None
         elif (other := re.match(r"^\W*(?:export\s+)?([A-Za-z_]\w*)=", line)) is not None:
@@ -164,6 +193,9 @@ def _collect(text: str) -> dict[str, tuple] | None:
             value = "true" if value is None or value.startswith("-") else value  # a bare flag is True
             name = match.group(1).replace("-", "_")
             found.extend(Launch(script, value, "flag", name) for script in scripts or [None])
+    # a Makefile's $(TP) may be assigned below its use (Make expands recursively): resolve with the whole file read
+    found = [Launch(launch.script, launch.value, launch.kind, launch.field, _variable_default(launch.value, launchers))
+             if launch.kind == "flag" else launch for launch in found]
     entries = _ENTRY_POINT.findall(joined)
     if entries:
         dirs = {m.group(1) for m in _SOURCE_DIR.finditer(joined)}
@@ -249,9 +281,12 @@ def _launched(project: ProjectFacts, origin: str, launch: Launch, script: str, w
     return ends == [script]
 
 
-def launch_values(project: ProjectFacts, paths: list[str], field: str = "zero_1") -> list[tuple[str, str]]:
+def launch_values(project: ProjectFacts, paths: list[str], field: str = "zero_1",
+                  variables: bool = False) -> list[tuple[str, str]]:
     """(value as written, where) of every ``field`` (one of ``FIELDS``) the project's launch lines and
-    hyperparameters give the script at one of ``paths``."""
+    hyperparameters give the script at one of ``paths``. With ``variables``, a value that is one variable of its
+    file (``$(TP)``) is the value the file assigns it (``TP ?= 8``; a run may still override it, so only for
+    notes, never for a decision that holds the other values out)."""
     records = project.of(ZERO_1_LAUNCHES.name)
     written = {notebooks.resolved(notebook, name) for notebook, value in records.items() for name, _ in value["written"]}
     found = []
@@ -265,6 +300,9 @@ def launch_values(project: ProjectFacts, paths: list[str], field: str = "zero_1"
             if any(_launched(project, origin, target, script, written) for target in targets for script in paths):
                 shown = (f"--{field} {launch.value} on a launch line of {origin}" if launch.kind == "flag"
                          else f'the "{field}": {launch.value} hyperparameter in {origin}')
+                if variables and launch.default is not None:
+                    found.append((launch.default, f"{shown} (where {launch.value} is {launch.default})"))
+                    continue
                 found.append((launch.value, shown))
     return list(dict.fromkeys(found))
 

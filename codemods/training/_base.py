@@ -395,7 +395,7 @@ def note_checkpoint_need(rule, load: cst.CSTNode, degree: cst.BaseExpression, bu
         if _above_one(value):
             asks.append(f"add save_only_model: true to {place.split(', the config ')[0].split(' in ', 1)[1]} "
                         f"(tensor_parallel_size: {value.strip(chr(34) + chr(39))})")
-    for value, place in launch_values(project, paths, "tensor_parallel_size"):
+    for value, place in launch_values(project, paths, "tensor_parallel_size", variables=True):
         if _above_one(value):
             asks.append(f"add --save_only_model true beside {place}")
     runs = f"; the project runs it with a degree above 1: {'; '.join(dict.fromkeys(asks))}" if asks else ""

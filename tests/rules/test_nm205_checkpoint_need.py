@@ -153,3 +153,34 @@ def test_nm208_built_degree_without_nm202_names_the_built_arguments() -> None:
     assert "arguments built in this file say save_only_model=True" in message
     assert "pass --save_only_model" not in message
     assert _needs(migrate(source, "NM208", family="NM2"), "NM208") == []
+
+
+MAKEFILE_TP = """TP ?= {tp}
+ARGS = --output_dir out \\
+\t--tensor_parallel_size {flag} \\
+\t--save_strategy epoch
+
+train:
+\ttorchrun --nproc_per_node=8 trainer.py $(ARGS)
+"""
+
+
+def test_a_makefile_variable_degree_is_expanded_and_its_launch_line_named() -> None:
+    # rt6J J2: `--tensor_parallel_size $(TP)` with `TP ?= 8` was not read as a degree, so the Makefile, the main
+    # launch, went unnamed and its run raised in Trainer.__init__
+    for flag in ("$(TP)", "${TP}"):
+        project = {"Makefile": MAKEFILE_TP.format(tp=8, flag=flag)}
+        result = migrate(PARSED_LAZY.replace("{degree}", "train_args.tensor_parallel_size"), "NM205",
+                         path="trainer.py", family="NM2", project=project)
+        (message,) = _needs(result, "NM205")
+        assert message.endswith(f"add --save_only_model true beside --tensor_parallel_size {flag} on a launch line "
+                                f"of Makefile (where {flag} is 8)"), message
+
+
+def test_a_makefile_variable_of_degree_one_or_unknown_value_names_nothing() -> None:
+    appended = MAKEFILE_TP.format(tp=2, flag="$(TP)").replace("TP ?= 2\n", "TP ?= 2\nTP += 4\n")
+    for makefile in (MAKEFILE_TP.format(tp=1, flag="$(TP)"), appended):
+        result = migrate(PARSED_LAZY.replace("{degree}", "train_args.tensor_parallel_size"), "NM205",
+                         path="trainer.py", family="NM2", project={"Makefile": makefile})
+        (message,) = _needs(result, "NM205")
+        assert "the project runs it with a degree above 1" not in message, message
