@@ -16,8 +16,11 @@ What it does:
 * The reduction is guarded by ``dist.is_initialized()``: a single process (no process group) keeps the value, as
   ``xm.all_reduce`` did with one replica.
 * ``x = xm.mesh_reduce(tag, data, fn)`` -> ``fn`` over ``dist.all_gather_object`` of every rank's ``data``
-  (``fn([data])`` in a single process, as torch_xla did with one replica); ``return xm.mesh_reduce(...)`` returns
-  ``fn(...)`` in both branches, a bare ``xm.mesh_reduce(...)`` line calls it in both.
+  (``fn([data])`` in a single process, as torch_xla did with one replica). Where ``data`` is a name, an attribute
+  read or a literal, the list starts as ``[data]``, one ``if dist.is_initialized():`` gathers into it, and ``fn`` is
+  called once after it (``x = sum(_x_per_rank)``); other data (``t.item()``, evaluated once) gets ``fn`` in each
+  branch of an ``if``/``else``. ``return xm.mesh_reduce(...)`` returns ``fn(...)``, a bare ``xm.mesh_reduce(...)``
+  line calls it, the same way. Each call is ported on its own (two calls stay two gathers).
 * A collective inside another statement (``print(xm.mesh_reduce(...))``, ``self.avg = xm.mesh_reduce(...) / n``,
   ``total += xm.all_reduce(op, t)``, ``return xm.all_reduce(op, t).sqrt()``) is computed on the lines before it into
   a new name (``reduced``) the statement then reads, when that keeps the order of evaluation: it is the statement's
@@ -205,7 +208,7 @@ class XlaCollectives(XlaRule):
         if source is None:
             self.todo(call, OTHERS[f"{XM}.mesh_reduce"])
             return updated
-        return self.replace_line(original, updated, parse_statement(source))
+        return self.replace_line(original, updated, _statements(source))
 
     @staticmethod
     def _mesh_reduce_portable(call: cst.Call) -> bool:
@@ -220,13 +223,20 @@ class XlaCollectives(XlaRule):
         if not isinstance(new_fn, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
             fn_src = f"({fn_src})"  # a lambda (or any operator) must be called as a whole
         self.ctx.add_import("torch.distributed", None, "dist")
+        self.fixed(call, "xm.mesh_reduce(tag, data, fn) -> fn over dist.all_gather_object of every rank's data")
+        if _reads_only(new_call_data := cast(cst.Arg, arg(new_call, 1, "data")).value):
+            # data is a name or attribute read (reading it twice changes nothing): one guard, fn written once
+            return (f"{gathered} = [{data_src}]\n"
+                    f"if dist.is_initialized():\n"
+                    f"    {gathered} = [None] * dist.get_world_size()\n"
+                    f"    dist.all_gather_object({gathered}, {source_of(new_call_data)})\n"
+                    f"{sink.format(f'{fn_src}({gathered})')}\n")
         source = (f"if dist.is_initialized():\n"
                   f"    {gathered} = [None] * dist.get_world_size()\n"
                   f"    dist.all_gather_object({gathered}, {data_src})\n"
                   f"    {sink.format(f'{fn_src}({gathered})')}\n"
                   f"else:\n"
                   f"    {sink.format(f'{fn_src}([{data_src}])')}\n")
-        self.fixed(call, "xm.mesh_reduce(tag, data, fn) -> fn over dist.all_gather_object of every rank's data")
         return source
 
     def _hoist(self, original, updated, call: cst.Call, temp: str):
@@ -236,7 +246,7 @@ class XlaCollectives(XlaRule):
         new_call = self._hoisted_calls[id(call)]
         if self.ctx.matches(call.func, MESH_REDUCE):
             source = cast(str, self._mesh_reduce_source(call, new_call, f"{temp} = {{}}", f"_{temp}_per_rank"))
-            prelude = [parse_statement(source)]
+            prelude = _statements(source)
         else:
             op, _, scale = cast(tuple, self._plan(call))
             new_inputs = cast(cst.Arg, arg(new_call, 1, "inputs")).value
@@ -467,3 +477,15 @@ class XlaCollectives(XlaRule):
             self.todo(node, OTHERS[qualified] + (" (here it runs after another call of the statement, lazily or beside "
                                                  "another collective: give it a line of its own, `x = xm.mesh_reduce("
                                                  "...)`, which the rule rewrites)" if inside else ""))
+
+
+def _reads_only(node: cst.BaseExpression) -> bool:
+    """A name, a chain of attributes on one, or a literal: evaluating it again has no effect and gives the same."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.SimpleString))
+
+
+def _statements(source: str) -> list[cst.BaseStatement]:
+    """The statements of ``source`` (one or several lines of code)."""
+    return list(cst.parse_module(source).body)

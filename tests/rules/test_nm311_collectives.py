@@ -89,7 +89,7 @@ def test_an_all_reduce_inside_an_expression_is_computed_on_the_lines_before() ->
     assert findings(result, "NM311") == {(4, "fixed"), (7, "fixed"), (8, "fixed")}
 
 
-def test_a_returned_or_bare_mesh_reduce_calls_fn_in_both_branches() -> None:
+def test_a_returned_or_bare_mesh_reduce_calls_fn_once_after_one_guard() -> None:
     result = migrate(
         """
         import torch_xla.core.xla_model as xm
@@ -104,21 +104,19 @@ def test_a_returned_or_bare_mesh_reduce_calls_fn_in_both_branches() -> None:
     )
     assert (
         "def average_loss(loss_value):\n"
+        "    _per_rank = [loss_value]\n"  # a name: read again for the gather, fn written once
         "    if dist.is_initialized():\n"
         "        _per_rank = [None] * dist.get_world_size()\n"
         "        dist.all_gather_object(_per_rank, loss_value)\n"
-        "        return (lambda xs: sum(xs) / len(xs))(_per_rank)\n"
-        "    else:\n"
-        "        return (lambda xs: sum(xs) / len(xs))([loss_value])\n"
+        "    return (lambda xs: sum(xs) / len(xs))(_per_rank)\n"
     ) in result.text
     assert (
         "def sync():\n"
+        "    _per_rank = [0]\n"
         "    if dist.is_initialized():\n"
         "        _per_rank = [None] * dist.get_world_size()\n"
         "        dist.all_gather_object(_per_rank, 0)\n"
-        "        print(_per_rank)\n"
-        "    else:\n"
-        "        print([0])\n"
+        "    print(_per_rank)\n"
     ) in result.text
     assert "xm." not in result.text and "torch_xla" not in result.text  # the import goes with its last use
     assert findings(result, "NM311") == {(4, "fixed"), (7, "fixed")}
