@@ -9,6 +9,16 @@ matched through its import, so ``NeuronTrainer as Trainer`` counts):
 * ``NeuronSFTTrainer(model_init=...)`` -> removed with a todo (``SFTTrainer`` has no ``model_init``);
 * a class deriving from a Neuron trainer gets a todo: overridden methods must be checked against the stock base.
 
+The same keywords are changed at the call of a class of the file deriving from a Neuron trainer (through other
+classes of the file) when each class of the chain has no ``__init__`` or one that passes ``**kwargs`` unchanged to
+``super().__init__`` (``codemods/_lib/forwarded_init.py``): ``SmoothedTrainer(..., tokenizer=tok,
+label_smoothing=0.1)`` with ``def __init__(self, *args, label_smoothing=0.0, **kwargs)`` gets
+``processing_class=tok``, since the keyword reaches the stock base (which raises ``TypeError`` for ``tokenizer=``).
+A keyword that a class of the chain takes itself (``def __init__(self, *args, tokenizer=None, **kwargs)``) stays.
+Where a class reads, pops or rebuilds ``kwargs`` before passing it on (or calls ``super().__init__`` conditionally),
+the keyword stays with a todo: whether it reaches the base is not known. A subclass imported from another module is
+not followed (verification, NM702, reports what still raises in that module's own calls).
+
 On ``NeuronAccelerator(...)``: the Neuron-only keywords ``mp_plugin``, ``zero_1``, ``autocast_backend``,
 ``trn_config`` and ``mixed_precision_config`` are removed with a todo naming the stock replacement
 (``parallelism_config=ParallelismConfig(...)``, ``mixed_precision="bf16"``, bf16 weights).
@@ -40,12 +50,23 @@ Before::
     plugin = ModelParallelismPlugin(tensor_parallel_size=8)
     accelerator = NeuronAccelerator(mp_plugin=plugin, gradient_accumulation_steps=4)
 
+    class SmoothedTrainer(NeuronTrainer):
+        def __init__(self, *args, label_smoothing=0.0, **kwargs):
+            super().__init__(*args, **kwargs)
+
+    SmoothedTrainer(model=model, args=args, tokenizer=tok, label_smoothing=0.1)
+
 After::
 
     # neuron-migrate: model_init=None: SFTTrainer has no model_init ...
     trainer = SFTTrainer(model=model, args=args, processing_class=tok)
     # neuron-migrate: mp_plugin=plugin removed (NeuronAccelerator only), with `plugin = ModelParallelismPlugin(...)` ...
     accelerator = Accelerator(gradient_accumulation_steps=4)
+
+    class SmoothedTrainer(Trainer):  # NM201 moves the base
+        ...
+
+    SmoothedTrainer(model=model, args=args, processing_class=tok, label_smoothing=0.1)
 
 Safety: needs-review. Accelerator options have no one-to-one stock switch: a reviewer picks the replacement each
 todo names.
@@ -59,12 +80,14 @@ References:
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
 import libcst as cst
 
 from codemods._lib.cst import find_keyword, set_args, source_of
+from codemods._lib.forwarded_init import module_classes, route
 from codemods._tables.training_symbols import NEURON_TRAINERS, TRAINING_MOVES
 from codemods.training._base import reported_keyword, tokenizer_to_processing_class
 from migrate import cstwalk
@@ -79,6 +102,11 @@ ACCELERATOR_KWARGS = {
     "mixed_precision_config": 'FULL_BF16 -> load weights in bf16 (dtype=torch.bfloat16) with mixed_precision="no"; AUTOCAST_BF16 -> mixed_precision="bf16"',
 }
 
+#: trainer constructor keywords this rule changes -> why (for the todo where a subclass may not pass them on)
+TRAINER_KEYWORDS = {
+    "tokenizer": "transformers 5 / trl 1.x trainers take processing_class= instead of tokenizer=",
+    "model_init": "trl SFTTrainer has no model_init",
+}
 
 #: calls that read a value and change nothing: an argument of a removable plugin construction may use them
 _PURE_CALLS = frozenset({"int", "float", "bool", "str", "len", "min", "max", "os.environ.get", "os.getenv"})
@@ -234,6 +262,30 @@ class TrainerConstructors(PythonRule):
             if self.ctx.matches(base.value, NEURON_TRAINERS) is not None:
                 self.todo(node, "subclass of an optimum-neuron trainer: the base is now the stock one; check every overridden method against it (optimum 0.4.x re-implemented the training loop, XLA hooks such as _save_xla_checkpoint are gone)")
 
+    def _subclass_route(self, name: str) -> tuple[str, frozenset[str], str] | None:
+        """For a call of ``name``, a class of this file deriving (through classes of the file) from a Neuron trainer:
+        (that trainer, the keywords a class of the chain takes itself, why the other keywords may not reach the
+        trainer, "" when each ``__init__`` passes them on unchanged: ``codemods/_lib/forwarded_init.py``)."""
+        classes = self.ctx.memo("training.module-classes", lambda: _module_classes(self.ctx.source))
+        routed = route(classes, name)
+        if routed is None:
+            return None
+        base, why = routed.base, routed.why
+        current, seen = classes[routed.chain[-1]], set(routed.chain)
+        while base is None:  # the keywords stop in the chain: which trainer it derives from, for the todo
+            if len(current.bases) != 1:
+                return None
+            base = current.bases[0]
+            if isinstance(base, ast.Name) and base.id in classes and base.id not in seen:
+                current, base = classes[base.id], None
+                seen.add(current.name)
+        try:
+            written = cst.parse_expression(ast.unparse(base))
+        except cst.ParserSyntaxError:
+            return None
+        trainer = self.ctx.matches(written, NEURON_TRAINERS)
+        return (trainer, routed.own, why) if trainer is not None else None
+
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign | cst.RemovalSentinel:
         return cst.RemoveFromParent() if id(original) in self.removed else updated
 
@@ -242,9 +294,26 @@ class TrainerConstructors(PythonRule):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         trainer = self.ctx.matches(original.func, NEURON_TRAINERS)
+        own: frozenset[str] = frozenset()  # keywords a subclass of the file takes itself: they never reach the base
+        called = original.func.value if trainer is None and isinstance(original.func, cst.Name) else None
+        routed = self._subclass_route(called) if called is not None else None
+        if routed is not None:
+            trainer, own, why = routed
+            if why:
+                for keyword in TRAINER_KEYWORDS:
+                    if keyword == "model_init" and NEURON_TRAINERS[trainer] != "trl.SFTTrainer":
+                        continue
+                    if keyword not in own and (arg := find_keyword(original, keyword)) is not None:
+                        self.todo(arg, f"{keyword}={source_of(arg.value)}: {called} derives from "
+                                       f"{trainer.rsplit('.', 1)[-1]}, which becomes {NEURON_TRAINERS[trainer]}, "
+                                       f"and {TRAINER_KEYWORDS[keyword]}; whether this keyword reaches it is not "
+                                       f"known ({why}): make the change where it does")
+                return updated
         if trainer is not None:
-            updated = tokenizer_to_processing_class(self, updated, original)
-            if NEURON_TRAINERS[trainer] == "trl.SFTTrainer" and (arg := find_keyword(updated, "model_init")) is not None:
+            if "tokenizer" not in own:
+                updated = tokenizer_to_processing_class(self, updated, original)
+            if (NEURON_TRAINERS[trainer] == "trl.SFTTrainer" and "model_init" not in own
+                    and (arg := find_keyword(updated, "model_init")) is not None):
                 self.todo(reported_keyword(original, "model_init"), f"model_init={source_of(arg.value)}: trl SFTTrainer has no model_init; build the model yourself (or pass the model id) and pass it as model=")
                 updated = set_args(updated, [a for a in updated.args if a is not arg])
             return updated
@@ -276,6 +345,13 @@ class TrainerConstructors(PythonRule):
             if len(keep) != len(updated.args):
                 return set_args(updated, keep)
         return updated
+
+
+def _module_classes(source: str) -> dict[str, ast.ClassDef]:
+    try:
+        return module_classes(ast.parse(source))
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
 
 
 def _carried(assign: cst.Assign | cst.AnnAssign, keyword: str) -> str:

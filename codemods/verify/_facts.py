@@ -16,6 +16,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, TypeVar, cast, overload
 
+from codemods._lib.forwarded_init import init_shape
 from codemods.verify import _index
 from migrate.verification import Violation
 
@@ -252,8 +253,16 @@ class Facts:
             return None
         names: set[str] = set()
         for local in self.local_chain(type_.local):
-            if local.defines_init or local.dynamic:
+            if local.dynamic:
                 return None
+            if local.defines_init:
+                # an __init__ that passes **kwargs unchanged to super().__init__ (of one base) hands every keyword
+                # it does not name to the stock base: those are checked against it (rt6K K1)
+                shape = init_shape(local.node)
+                if not shape.forwards or len(local.bases) != 1 or local.dataclass:
+                    return None
+                names |= shape.own
+                continue
             if local.dataclass:
                 names |= {s.target.id for s in local.node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
         stock = self._base_info(type_.local).init

@@ -5,7 +5,10 @@ What it does:
 Reports keywords refused by:
 
 * constructors of indexed classes (``TrainingArguments``, ``SFTConfig``, ``LoraConfig``, ``DistributedConfig``,
-  ``Trainer`` ...; a local ``@dataclass`` subclass adds its fields);
+  ``Trainer`` ...; a local ``@dataclass`` subclass adds its fields; a local subclass whose ``__init__`` passes
+  ``**kwargs`` unchanged to ``super().__init__`` adds the keywords it names and hands the others to its stock base,
+  ``codemods/_lib/forwarded_init.py``: ``SmoothedTrainer(..., tokenizer=tok)`` is reported; one that reads, pops or
+  rebuilds ``kwargs`` is not checked);
 * indexed functions (``init_process_group``, ``get_peft_model`` ...) and methods called on a value of known stock
   type;
 * ``from_pretrained`` keywords that transformers 5 no longer takes and hands to the model's ``__init__``
@@ -123,6 +126,8 @@ class StockKeywords(VerifyRule):
 
 
 def _fix(keyword: str, accepted: frozenset[str]) -> str:
+    if keyword == "tokenizer" and "processing_class" in accepted:
+        return "pass it as `processing_class=` (transformers 5 / trl 1.x trainers renamed it)"
     if keyword in NEURON_FIXES:
         return NEURON_FIXES[keyword]
     close = difflib.get_close_matches(keyword, accepted, n=1, cutoff=0.8)

@@ -35,6 +35,23 @@ REPORTED = {
         "from dataclasses import dataclass\nfrom transformers import TrainingArguments\n"
         "@dataclass\nclass Args(TrainingArguments):\n    lora_r: int = 8\n"
         "Args(output_dir='out', lora_r=4, lora_rank=2)", "lora_rank"),
+    # rt6K K1: an __init__ that passes **kwargs unchanged to super().__init__ hands the keyword to the stock base
+    "forwarding_subclass": (
+        "from transformers import TrainingArguments\n"
+        "class Args(TrainingArguments):\n    def __init__(self, *args, tp=1, **kwargs):\n"
+        "        super().__init__(*args, **kwargs)\n        self.tp = tp\n"
+        "Args(output_dir='out', tp=2, tensor_parallel_size=2)", "tensor_parallel_size"),
+    "forwarding_trainer_chain": (
+        "from transformers import Trainer\n"
+        "class Weighted(Trainer):\n    def __init__(self, *args, weight=1.0, **kwargs):\n"
+        "        super(Weighted, self).__init__(*args, **kwargs)\n"
+        "class Logged(Weighted):\n    pass\n"
+        "Logged(weight=2.0, tokenizer=None)", "tokenizer"),
+    "forwarding_sft_subclass": (
+        "from trl import SFTTrainer\n"
+        "class Packed(SFTTrainer):\n    def __init__(self, model, *args, **kwargs):\n"
+        "        super().__init__(model, *args, **kwargs)\n"
+        "Packed(model=None, dataset_text_field='text')", "dataset_text_field"),
     "from_pretrained_removed": (
         TINY_MODEL + "from transformers import AutoModelForCausalLM\n"
         "AutoModelForCausalLM.from_pretrained(folder, use_flash_attention_2=True)", "use_flash_attention_2"),
@@ -61,6 +78,22 @@ NOT_REPORTED = {
         "from transformers import TrainingArguments\n"
         "class Args(TrainingArguments):\n    def __init__(self, tp=1, **kw):\n        super().__init__(**kw)\n"
         "Args(tp=2, output_dir='out')"),
+    "forwarding_subclass_takes_it": (
+        "from transformers import TrainingArguments\n"
+        "class Args(TrainingArguments):\n    def __init__(self, *args, tokenizer=None, **kwargs):\n"
+        "        super().__init__(*args, **kwargs)\n"
+        "Args(output_dir='out', tokenizer=1)"),
+    "forwarding_subclass_pops_it": (
+        "from transformers import TrainingArguments\n"
+        "class Args(TrainingArguments):\n    def __init__(self, *args, **kwargs):\n"
+        "        kwargs.pop('zero_1', None)\n        super().__init__(*args, **kwargs)\n"
+        "Args(output_dir='out', zero_1=True)"),
+    "forwarding_subclass_rebuilds_it": (
+        "from transformers import TrainingArguments\n"
+        "class Args(TrainingArguments):\n    def __init__(self, *args, **kwargs):\n"
+        "        options = {k: v for k, v in kwargs.items() if k != 'zero_1'}\n"
+        "        super().__init__(*args, **options)\n"
+        "Args(output_dir='out', zero_1=True)"),
     "from_pretrained_config_attribute": (
         TINY_MODEL + "from transformers import AutoModelForCausalLM\n"
         "AutoModelForCausalLM.from_pretrained(folder, num_labels=3, low_cpu_mem_usage=True, dtype='float32')"),
