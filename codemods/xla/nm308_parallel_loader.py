@@ -28,7 +28,9 @@ What it does:
   ``PerDeviceLoader`` too; ``elif`` as well), like a Trainer subclass in a utils module that passes prefetch
   settings to the XLA loader: such a test is always false once torch_xla is gone (stock PyTorch and transformers
   never build an XLA loader), so the ``if`` is replaced by its ``else`` (or removed), and the import goes with
-  its last use. Where the module has other torch_xla uses (and builds no XLA loader itself: then the loader's own
+  its last use. A local the dropped branch read (``kwargs = {"loader_prefetch_size": self.args....}``) goes too
+  when it is a plain ``name = value`` of the function's body whose value calls nothing (literals, name and
+  attribute reads) and nothing else in the function names it; one read elsewhere or built by a call stays. Where the module has other torch_xla uses (and builds no XLA loader itself: then the loader's own
   ``todo`` says it) the test stays, with a ``todo`` to drop the branch once those are ported.
 
 Why:
@@ -252,6 +254,37 @@ class ParallelLoader(XlaRule):
             return set(), set(), set() if builds else checks
         return checks, elifs & checks, set()
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._folded_reads.append(set())
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        """``kwargs = {...}`` built only for a folded ``if isinstance(x, pl.MpDeviceLoader):`` branch goes: its
+        value has no effect (literals, name and attribute reads) and nothing else in the function reads it."""
+        reads = self._folded_reads.pop()
+        body = updated.body
+        if not reads or not isinstance(body, cst.IndentedBlock):
+            return updated
+        counts: dict[str, int] = {}
+        for n in _names(updated):
+            counts[n.value] = counts.get(n.value, 0) + 1
+        if any(counts.get(dynamic) for dynamic in ("locals", "vars", "eval", "exec")):
+            return updated  # the function may read its locals by name
+        keep = []
+        for statement in body.body:
+            small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
+                else None
+            target = small.targets[0].target if isinstance(small, cst.Assign) and len(small.targets) == 1 else None
+            if isinstance(target, cst.Name) and target.value in reads and counts.get(target.value) == 1 \
+                    and _effect_free(cast(cst.Assign, small).value) \
+                    and not any(line.comment is not None for line in cast(cst.SimpleStatementLine, statement).leading_lines):
+                self.fixed(statement, f"`{target.value} = ...` was built only for the folded MpDeviceLoader branch "
+                           "and nothing else reads it: removed with that branch")
+                continue
+            keep.append(statement)
+        if len(keep) == len(body.body) or not keep:
+            return updated
+        return updated.with_changes(body=body.with_changes(body=keep))
+
     def visit_If(self, node: cst.If) -> None:
         kept = self.ctx.memo("xla-dead-loader-checks", lambda: self._dead_checks(self.module))[2]
         if id(node) in kept:
@@ -263,6 +296,8 @@ class ParallelLoader(XlaRule):
             return updated
         name = self._checked_class(original.test)
         orelse = updated.orelse
+        if self._folded_reads:  # the names the dropped branch read: a binding made only for it is dead now
+            self._folded_reads[-1].update(n.value for n in _names(original.body))
         if id(original) in elifs:  # an `elif`: its parent's orelse becomes this one's
             self.fixed(original, DEAD_CHECK.format(name=name, rest=", the rest of the chain kept"))
             return orelse if orelse is not None else cst.RemoveFromParent()
@@ -282,6 +317,7 @@ class ParallelLoader(XlaRule):
         return cst.FlattenSentinel(body)
 
     def visit_Module(self, node: cst.Module) -> None:
+        self._folded_reads: list[set[str]] = []  # per enclosing function: the names its folded branches read
         assigns: dict[str, list[cst.BaseExpression]] = {}
         loops: list[cst.For] = []
         references: dict[str, int] = {}
@@ -521,6 +557,32 @@ class ParallelLoader(XlaRule):
 
 
 # -------------------------------------------------------------------- following a loader through the module
+def _names(tree: cst.CSTNode) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    def note(node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Name):
+            found.append(node)
+        return False  # walk the whole tree
+
+    cstwalk.find(tree, note)
+    return found
+
+
+def _effect_free(node: cst.BaseExpression) -> bool:
+    """Literals, containers of them, name and attribute reads: building it calls nothing."""
+    if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _effect_free(node.value)
+    if isinstance(node, cst.Dict):
+        return all(isinstance(e, cst.DictElement) and _effect_free(e.key) and _effect_free(e.value)
+                   for e in node.elements)
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return all(isinstance(e, cst.Element) and _effect_free(e.value) for e in node.elements)
+    return False
+
+
 class _LoaderSites(cst.CSTVisitor):
     """Where each XLA device loader expression of the module stands: assigned to a name (and in which function),
     passed to a call, or read as an object (``pl.MpDeviceLoader(...)._loader``); and the references to the loader
