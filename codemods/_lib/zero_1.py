@@ -53,7 +53,8 @@ from migrate.filekinds import FileKind
 #: changes (codemods/_tables/training_defaults.py: NM202 names those the launch lines leave unset)
 FIELDS = ("zero_1", "learning_rate", "logging_steps", "gradient_checkpointing", "bf16", "tensor_parallel_size")
 _NAMES = "|".join(name.replace("_", "[_-]") for name in FIELDS)
-_FLAG = re.compile(rf"(?<![\w-])--({_NAMES})\b(?:\s*=\s*|[\"',\s]+)?(\$\(\w+\)|[^\s\"',\]\)\\]+)?")  # $(TP): Make
+_FLAG = re.compile(rf"(?<![\w-])--({_NAMES})\b(?:\s*=\s*|[\"',\s]+)?(\$\(\w+\)|(?!-[-A-Za-z])[^\s\"',\]\)\\]+)?")  # $(TP): Make
+# (a bare flag, ``--bf16 --zero_1``, takes no value: the next flag is not swallowed as its value)
 _HYPER_KEY = re.compile(rf"""["']({'|'.join(FIELDS)})["']\s*:\s*([^,}}\n#]+)""")
 _HYPER_KEYWORD = re.compile(rf"(?<![\w.])({'|'.join(FIELDS)})\s*=\s*(?!=)([^,)\n#]+)")
 _ENTRY_POINT = re.compile(r"""\bentry_point\s*=\s*["']([^"']+\.py)["']""")

@@ -147,3 +147,13 @@ def test_truth_reads_hf_boolean_flags() -> None:
     assert truth("true") is True and truth('"True"') is True and truth("1") is True
     assert truth("false") is False and truth("no") is False
     assert truth("$ZERO_1") is None
+
+
+def test_a_bare_flag_does_not_swallow_the_next_one() -> None:
+    # --bf16 takes no value here: the --zero_1 after it is a flag of its own (it was read as bf16's value)
+    launch = "torchrun --nproc_per_node 8 train.py --bf16 --zero_1 --tensor_parallel_size 2 --max_steps -1\n"
+    values = [(record.field, record.value) for record in _collect(launch)["launches"]]
+    assert values == [("bf16", "true"), ("zero_1", "true"), ("tensor_parallel_size", "2")]
+    result = migrate(LAZY, "NM205", family="NM2", path="train.py",
+                     project={"train.py": LAZY, "run.sh": launch, **PINNED_03})
+    assert "fsdp_size=_data_parallel_size(script_args.tensor_parallel_size)" in result.text
