@@ -42,9 +42,9 @@ def test_xla_era_builds_compiler_and_stock_floors() -> None:
     lines = [line for line in result.text.splitlines() if not line.startswith("# neuron-migrate:")]
     assert lines[0] == "torch-neuronx==2.14.*"
     assert lines[1] == "neuronx-cc==2.28.*"
-    assert lines[2] == "torchvision==0.16.0"  # kept, with a todo
+    assert lines[2] == "torchvision==0.29.*"  # the release built for torch 2.14 (0.16 requires torch 2.1)
     assert lines[3].startswith("huggingface_hub>=") and "<3.0" in lines[3]  # the floor transformers 5 requires
-    assert findings(result, "NM501") == {(1, "fixed"), (1, "todo"), (2, "todo"), (3, "todo"), (4, "fixed")}
+    assert findings(result, "NM501") == {(1, "fixed"), (1, "todo"), (2, "todo"), (3, "fixed"), (4, "fixed")}
     assert "AWS's Neuron package repository" in result.text  # no index option names it
 
 
