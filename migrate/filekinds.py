@@ -45,6 +45,11 @@ _REQUIREMENTS_DIRS = {"requirements", "reqs", "constraints"}
 _DOCS_SUFFIXES = {".md", ".markdown", ".rst"}
 
 
+def is_makefile(path: PurePath | None) -> bool:
+    """A Makefile by name (a SHELL file whose recipes make echoes and expands, so notes go above its targets)."""
+    return path is not None and (path.name in {"Makefile", "makefile", "GNUmakefile"} or path.suffix == ".mk")
+
+
 def kind_from_name(path: PurePath) -> FileKind | None:
     """The kind a file has by its name alone, or None when only its content can tell (or it is not ours)."""
     name = path.name
@@ -53,7 +58,7 @@ def kind_from_name(path: PurePath) -> FileKind | None:
         return FileKind.PYTHON
     if suffix == ".ipynb":
         return FileKind.NOTEBOOK
-    if suffix in _SHELL_SUFFIXES or name in {"Makefile", "makefile", "GNUmakefile"} or suffix == ".mk":
+    if suffix in _SHELL_SUFFIXES or is_makefile(path):
         return FileKind.SHELL
     lowered = name.lower()
     if lowered.startswith(("dockerfile", "containerfile")) or lowered.endswith(".dockerfile"):

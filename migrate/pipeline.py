@@ -20,7 +20,7 @@ from typing import Iterable, Sequence
 
 import ahocorasick
 
-from migrate.filekinds import HASH_COMMENT_KINDS, FileKind
+from migrate.filekinds import HASH_COMMENT_KINDS, FileKind, is_makefile
 from migrate.findings import Finding, Severity
 from migrate.pyrun import transform_module
 from migrate.registry import all_rules
@@ -220,7 +220,11 @@ def _transform_text(
     for rule_id, severity, line, column, message in ctx.findings:
         findings.append(Finding(rule_id, severity, _origin(doc, line), column, message))
     if options.inline_notes:
-        add_notes(doc, [(line, message) for _, severity, line, _, message in ctx.findings if severity is Severity.TODO])
+        add_notes(
+            doc,
+            [(line, message) for _, severity, line, _, message in ctx.findings if severity is Severity.TODO],
+            makefile=is_makefile(path),
+        )
     return doc.text(), findings
 
 
@@ -270,7 +274,7 @@ def _sweep(
             findings.append(Finding(sweep.id, Severity.TODO, line, hit.column, hit.message))
             noted.append((hit.line, hit.message))
     if noted and options.inline_notes and kind in HASH_COMMENT_KINDS:
-        text = _add_notes_to_text(text, kind, noted)
+        text = _add_notes_to_text(text, kind, noted, is_makefile(path))
     return text, findings
 
 
@@ -361,14 +365,18 @@ def _unique_anchors(a, b, a0, a1, b0, b1) -> list[tuple[int, int]]:
     return chain[::-1]
 
 
-def _add_notes_to_text(text: str, kind: FileKind, notes: list[tuple[int, str]]) -> str:
+def _add_notes_to_text(text: str, kind: FileKind, notes: list[tuple[int, str]], makefile: bool = False) -> str:
     if kind in PYTHON_KINDS:
         starts = _python_statement_starts(text, max(line for line, _ in notes))
         doc = TextDocument(text, FileKind.PYTHON)  # placement comes from the tokenizer below
         add_notes(doc, [(doc.lines[starts.get(line, line) - 1], message) for line, message in notes])
         return doc.text()
     doc = TextDocument(text, kind)
-    add_notes(doc, [(doc.lines[line - 1], message) for line, message in notes if 0 < line <= len(doc.lines)])
+    add_notes(
+        doc,
+        [(doc.lines[line - 1], message) for line, message in notes if 0 < line <= len(doc.lines)],
+        makefile=makefile,
+    )
     return doc.text()
 
 

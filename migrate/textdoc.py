@@ -291,9 +291,11 @@ def _quote_open_after(text: str, quote: str) -> str:
     return quote
 
 
-def add_notes(doc: TextDocument, notes: list[tuple[Line, str]]) -> None:
+def add_notes(doc: TextDocument, notes: list[tuple[Line, str]], makefile: bool = False) -> None:
     """Write ``# neuron-migrate: <message>`` above each line (above the first line of its command),
-    unless the same note is already in the comment block right above it (so a second run adds nothing)."""
+    unless the same note is already in the comment block right above it (so a second run adds nothing).
+    In a Makefile (``makefile``) a note about a recipe line goes above the target line of its rule, at column 0:
+    a tab-indented ``#`` line is a recipe line, which make echoes on every run with its ``$(VAR)`` expanded."""
     if doc.kind not in HASH_COMMENT_KINDS:
         return
     for line, message in notes:
@@ -309,10 +311,43 @@ def add_notes(doc: TextDocument, notes: list[tuple[Line, str]]) -> None:
                 doc.insert_after(live[-1], [note])
             continue
         target = doc.statement_start(target)
+        if makefile:
+            target = _make_rule_line(doc, target)
         note = f"{target.indent}# {NOTE_PREFIX} {message}"
         if note.strip() in _comment_block_above(doc, target):
             continue
         doc.insert_before(target, [note])
+
+
+def _make_rule_line(doc: TextDocument, line: Line) -> Line:
+    """The target line (``name: prerequisites``) whose recipe holds ``line``, or ``line`` itself when it is no
+    recipe line (a tab-indented line after a target line, blanks and comments between them)."""
+    if not line.text.startswith("\t"):
+        return line
+    index = doc._index(line) - 1
+    while index >= 0:
+        candidate = doc.lines[index]
+        index -= 1
+        if (
+            candidate.deleted
+            or candidate.text.startswith("\t")
+            or not candidate.text.strip()
+            or candidate.text.startswith("#")
+        ):
+            continue
+        code = candidate.text.split("#", 1)[0]
+        # a rule line: a colon not part of an assignment (:=, ::=), the previous line not continued into it
+        if re.match(r"^[^=#\t][^=]*?(?<![:=]):(?!=)", code) and not _continued(doc, candidate):
+            return doc.statement_start(candidate)
+        return line
+    return line
+
+
+def _continued(doc: TextDocument, line: Line) -> bool:
+    index = doc._index(line) - 1
+    while index >= 0 and doc.lines[index].deleted:
+        index -= 1
+    return index >= 0 and doc.lines[index].text.rstrip().endswith("\\")
 
 
 def _comment_block_above(doc: TextDocument, line: Line) -> set[str]:

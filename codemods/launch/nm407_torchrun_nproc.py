@@ -107,7 +107,8 @@ def edit_torchrun(doc: TextDocument, report: Report, trn1: bool = False, unseen:
         if held is not None and (held.isdigit() or _default_of(held)):  # `--nproc_per_node $PROCS`, `PROCS=32` above
             binding = variables.binding_at(value, start, col)
             where = f", set in {binding.imported[0]}" if binding and binding.imported else ""
-            value = f"{value} ({value.strip('${}').split(':')[0]}={held}{where})"
+            name = re.sub(r"^\$[{(]?|[})]$", "", value).split(":")[0]  # $PROCS, ${PROCS:-32}, Make's $(PROCS)
+            value = f"{value} ({name}={held}{where})"
         digits = next((d for d in (held, _default_of(held), _default_of(value)) if d is not None and d.isdigit()), value)
         if (digits in TRN1_CORES or (trn1 and digits.isdigit())) and unseen is not None:
             report(line, Severity.TODO, KEPT_FOR_XLA_TODO.format(value=value, script=unseen[0], why=unseen[1]))
