@@ -1693,6 +1693,18 @@ def split_traced(rule: InferenceRule, arguments: Arguments, keep: frozenset[str]
     if out.dtype is None and out.export is True and "auto_cast_type" not in values and default_cast \
             and not arguments.opaque:
         out.dtype = default_cast
+    switch = values["auto_cast"].value if "auto_cast" in values else None
+    if out.dtype is not None and "auto_cast_type" in values and "torch_dtype" not in values and "dtype" not in values \
+            and isinstance(switch, (cst.Name, cst.Attribute)) and auto_cast is NOT_LITERAL \
+            and out.dtype != "torch.float32":
+        # auto_cast known only at run time (``--auto_cast none``): optimum compiled without casting, in float32,
+        # whatever auto_cast_type said; the load makes the same choice when the script runs
+        rule.ctx.add_import("torch")
+        cast = out.dtype if isinstance(out.dtype, cst.BaseExpression) else parse_expression(out.dtype)
+        out.dtype = parse_expression(f'torch.float32 if {source_of(switch)} in (None, "none") else '
+                                     f"{source_of(cast)}")
+        out.notes.append(f"auto_cast={source_of(switch)} is read when the script runs: dtype=torch.float32 when it is "
+                         "none (optimum then compiled without casting), else the auto_cast_type dtype")
     if isinstance(out.dtype, str):
         rule.ctx.add_import("torch")
     return out

@@ -37,7 +37,9 @@ What it does:
   project fact), else the compiled default ``torch.bfloat16``, with a ``todo`` naming where it came from (diffusers
   loads float32 without ``dtype=``); ``auto_cast_type=NAME`` with ``NAME = torch.bfloat16`` passes the variable on, and a value known
   only at run time (``args.auto_cast_type``) becomes ``dtype={"bf16": torch.bfloat16, ...}.get(value,
-  torch.float32)`` (the same choice, made when the script runs);
+  torch.float32)`` (the same choice, made when the script runs), and an ``auto_cast`` known only at run time
+  (``--auto_cast none`` compiled without casting) wraps it: ``torch.float32 if args.auto_cast in (None, "none")
+  else ...``;
 * static shapes -> a ``todo`` (pass the same height/width/num_images_per_prompt at every call, CPU generator;
   in a file that only saves the pipeline: apply it where the saved pipeline is called);
 * every call of the loaded pipeline in the file that passes no ``height=``/``width=`` gets a ``todo``: optimum

@@ -6,6 +6,9 @@ diffusers loads a float32 unet beside the bf16 text encoder and the first call r
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -83,3 +86,39 @@ def test_a_load_of_the_folder_an_export_saves_migrates_and_runs_and_one_without_
     alone = apply_rules(NAMED_LOADER, select=["NM1"], path="imagine.py", project={"imagine.py": NAMED_LOADER}).text
     assert "from optimum.neuron import NeuronStableDiffusionPipeline as SDPipe" in alone
     assert "pipe = SDPipe.from_pretrained(COMPILED_DIR)\n" in alone
+
+
+SWITCHED_EXPORT = '''
+import argparse
+
+import torch
+from optimum.neuron import NeuronStableDiffusionPipeline
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--model_id")
+ap.add_argument("--auto_cast", default="matmul", choices=["none", "matmul", "all"])
+ap.add_argument("--auto_cast_type", default="bf16")
+args = ap.parse_args()
+pipe = NeuronStableDiffusionPipeline.from_pretrained(args.model_id, export=True, batch_size=1, height=16, width=16,
+                                                     auto_cast=args.auto_cast, auto_cast_type=args.auto_cast_type)
+pipe.save_pretrained("compiled_sd")
+print("RESULT dtypes=%s" % sorted({str(pipe.unet.dtype), str(pipe.text_encoder.dtype), str(pipe.vae.dtype)}))
+'''
+
+
+@pytest.mark.parametrize(("switch", "expected"), [("none", "['torch.float32']"), ("matmul", "['torch.bfloat16']")])
+def test_an_auto_cast_given_at_run_time_still_switches_the_cast_off(tmp_path: Path, switch: str, expected: str) -> None:
+    """``--auto_cast none`` compiled without casting (float32) whatever ``--auto_cast_type`` said (rt6K K2): the
+    migrated load reads both flags when the script runs, so the saved pipeline is float32 there and bf16 with the
+    default matmul cast."""
+    model = tiny.stable_diffusion(tmp_path / "sd")
+    migrated = migrate(SWITCHED_EXPORT, project={"compile_sd.py": SWITCHED_EXPORT})
+    assert 'args.auto_cast in (None, "none")' in migrated
+    script = tmp_path / "migrated.py"
+    script.write_text(migrated)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONWARNINGS": "ignore"}
+    proc = subprocess.run([sys.executable, str(script), "--model_id", str(model), "--auto_cast", switch,
+                           "--auto_cast_type", "bf16"], capture_output=True, text=True, timeout=240, env=env,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert values(proc.stdout)["dtypes"] == expected
