@@ -445,8 +445,11 @@ def sourced_needs(doc: TextDocument, variables: ShellVariables, resolve: Resolve
                 command.append(item)
                 continue
             expanded = variables.expand(command) if command else None
-            words = [tok.text for _, tok in expanded.items] if expanded is not None else []
-            for use, _ in expanded.unresolved if expanded is not None else []:
+            if expanded is None:
+                command = []
+                continue
+            words = [tok.text for _, tok in expanded.items]
+            for use, _ in expanded.unresolved:
                 binding = variables.binding_at(use[1].text, command[0][0].line, command[0][1].start)
                 if binding is None or binding.imported is None or binding.imported[1] is None:
                     continue
