@@ -27,7 +27,8 @@ for the last item):
   naming what to do (an FSDP-only ``DistributedConfig(fsdp_size=WORLD_SIZE)``, or a tp_plan of one's own for
   ``lora_A`` / ``lora_B``). ``tp_size`` is transformers' own record of the sharding, so the check holds whichever
   rule (NM202, NM204, NM205, NM208) or person wrote the ``distributed_config``; at degree 1 it does nothing and
-  the call is the stock one. A file with no degree, or only literal 1s, keeps the plain rewrite.
+  the call is the stock one. A file with no degree, or only literal 1s, keeps the plain rewrite. A trainer given
+  ``peft_config=`` (``NeuronSFTTrainer``, or trl's in such a file) applies the adapter itself: a todo only there.
 
 Why:
 
@@ -108,7 +109,7 @@ class LegacyTrainingHelpers(PythonRule):
     name = "legacy-training-helpers"
     safety = Safety.NEEDS_REVIEW
     triggers = ("consolidate_", "training_utils", "optimum.neuron.distributed", "optimum.neuron.trainers.metrics",
-                "get_peft_model", "PeftModel", "LoraModel")
+                "get_peft_model", "PeftModel", "LoraModel", "peft_config")
     # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
     scope = "neuron-project"
 
@@ -141,7 +142,7 @@ class LegacyTrainingHelpers(PythonRule):
     leave_Lambda = leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = leave_SimpleStatementSuite = _leave
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self._peft_on_sharded(node):
+        if self._peft_on_sharded(node) or self._trainer_peft_on_sharded(node):
             return
         for qualified in self.ctx.qualnames(node.func):
             if not qualified.startswith("optimum.neuron"):
@@ -152,6 +153,30 @@ class LegacyTrainingHelpers(PythonRule):
             elif name in HELPERS:
                 self.todo(node, f"{name} (optimum-neuron): {HELPERS[name]}")
             return
+
+    def _trainer_peft_on_sharded(self, node: cst.Call) -> bool:
+        """``SFTTrainer(..., peft_config=...)`` (optimum's, or trl's in a file that imports optimum-neuron) applies
+        the adapter itself to the model it loads or gets: on a tensor-parallel load it fails like get_peft_model.
+        A todo only: the model is built inside the trainer, so there is no statement to stop before."""
+        peft_config = find_keyword(node, "peft_config")
+        if peft_config is None or not any(q.rsplit(".", 1)[-1].endswith("Trainer") for q in self.ctx.qualnames(node.func)):
+            return False
+        if not self._ours_and_sharded(any(q.startswith("optimum.neuron") for q in self.ctx.qualnames(node.func))):
+            return False
+        self.todo(peft_config, "peft_config: optimum-neuron's trainer sharded the adapter with the model; the stock trainer "
+                               "applies peft.get_peft_model, and transformers' tp_plan does not cover the lora_A/lora_B layers "
+                               "it inserts, so with a model loaded with DistributedConfig(tp_size > 1) (model_init_kwargs "
+                               "distributed_config or from_pretrained) the first forward fails: train the adapter without "
+                               "tensor parallelism (DistributedConfig(fsdp_size=WORLD_SIZE), or none) or give lora_A/lora_B a "
+                               "tensor-parallel plan of your own")
+        return True
+
+    def _ours_and_sharded(self, optimum: bool) -> bool:
+        """An optimum call, or a stock one in a file that imports optimum-neuron, where a degree other than a
+        literal 1 is named and no earlier run (or the author) spoke of the adapter layers."""
+        if not optimum and not any(q.startswith("optimum.neuron") for qs in self.ctx.imports.bindings.values() for q in qs):
+            return False
+        return bool(self.ctx.memo("peft-tp-degree", lambda: _may_shard(self.ctx.source))) and _HANDLED not in self.ctx.source
 
     def _peft_on_sharded(self, node: cst.Call) -> bool:
         """A PEFT adapter applied to a model the file may shard with tensor parallelism: a todo, and a stop before
