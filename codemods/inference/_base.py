@@ -191,6 +191,7 @@ class _Scope:
     owner: cst.ClassDef | None = None  # the class a method is defined in
     attr_assigns: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)  # `self.attr = value`
     call_unpacks: list[tuple[list[str], cst.Call]] = field(default_factory=list)  # `a, b = f(...)`
+    globals: set[str] = field(default_factory=set)  # names a `global` statement of the function declares
 
 
 class _ScopeWalk(cst.CSTVisitor):
@@ -262,6 +263,9 @@ class _ScopeWalk(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         self.stack[-1].calls.append(node)
 
+    def visit_Global(self, node: cst.Global) -> None:
+        self.stack[-1].globals.update(item.name.value for item in node.names)
+
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None:
             self.stack[-1].returns.append(node.value)
@@ -276,7 +280,8 @@ def _self_attribute(node: cst.BaseExpression) -> str | None:
 
 def model_call_sites(module: cst.Module, is_load) -> list[CallSite]:
     """The calls of each model a load binds (``model(...)``, ``model.generate(...)``), with their inputs: in the
-    scope that binds it, in the functions reading a module-level model, in SageMaker handlers fed by ``model_fn``,
+    scope that binds it, in the functions reading a module-level model (or one a function binds through
+    ``global``), in SageMaker handlers fed by ``model_fn``,
     and where the model escapes its scope within this file (:func:`_escapes`): stored on ``self`` (every method
     of the class), returned (the caller's name for it, a tuple unpacked too), passed to a function of this file
     (its parameter)."""
@@ -291,7 +296,9 @@ def model_call_sites(module: cst.Module, is_load) -> list[CallSite]:
             if not loads:
                 continue
             holders = [(scope, name)]
-            if scope.node is module:  # a module-level model is read by the functions that do not bind the name
+            if scope.node is module or name in scope.globals:
+                # a module-level model (also one a function loads into a `global`, the web-server shape: loaded
+                # at start-up, called per request) is read by the functions that do not bind the name
                 holders += [(other, name) for other in walk.all
                             if other is not scope and name not in other.assigns and name not in other.params
                             and name not in other.bound]
