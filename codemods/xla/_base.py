@@ -1051,3 +1051,40 @@ _XLA_DEVICE = re.compile(r"xla(:\d+)?")
 def walk(node: cst.CSTNode, test: Callable[[cst.CSTNode], bool]) -> bool:
     """True if ``test`` holds for ``node`` or any node below it."""
     return cstwalk.find(node, test)
+
+
+def subtree(tree: cst.CSTNode) -> list[cst.CSTNode]:
+    """``tree`` and every node below it (whitespace and punctuation excepted), in walk order."""
+    found: list[cst.CSTNode] = []
+
+    def note(node: cst.CSTNode) -> bool:
+        found.append(node)
+        return False
+
+    cstwalk.find(tree, note)
+    return found
+
+
+def module_uses(module: cst.Module, name: str) -> bool:
+    """Whether ``module`` may use ``name`` outside import statements: a name, an attribute ``x.name`` or a string
+    holding it (``__all__``). Callers remove an import only when this is False, so it errs towards a use: an import
+    kept is never wrong."""
+    found = False
+
+    class Uses(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> bool:
+            return False
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            nonlocal found
+            found = found or node.value == name
+
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            nonlocal found
+            found = found or name in node.value
+
+    cstwalk.visit(module, Uses())
+    return found

@@ -88,7 +88,7 @@ from typing import cast
 import libcst as cst
 
 from codemods._lib import device as dev
-from codemods.xla._base import XM, Safety, XlaRule, names, walk
+from codemods.xla._base import XM, Safety, XlaRule, module_uses, names, subtree, walk
 from migrate import cstwalk
 from migrate.imports import bound_name
 from migrate.rule import Severity
@@ -137,7 +137,7 @@ class XlaAvailableGuard(XlaRule):
         updated = self._without_import_guards(updated)
         updated = self._without_unused_check_import(original, updated)
         if self._kept_flags:
-            gated = self._flags().gated_nodes(self._kept_flags)
+            gated = self._flags().gatedsubtree(self._kept_flags)
             for finding in self.ctx.findings:
                 if finding.severity is Severity.FIXED and finding.rule != self.id and id(finding.node) in gated:
                     finding.severity = Severity.TODO
@@ -167,7 +167,7 @@ class XlaAvailableGuard(XlaRule):
             module = cst.Module(body=[]).code_for_node(node.module)
             unused = {bound_name(alias) for alias in node.names
                       if f"{module}.{alias.evaluated_name}" in CHECKS
-                      and _uses(original, bound_name(alias)) and not _uses(updated, bound_name(alias))}
+                      and module_uses(original, bound_name(alias)) and not module_uses(updated, bound_name(alias))}
             keep = [alias for alias in node.names if bound_name(alias) not in unused]
             if not unused:
                 body.append(statement)
@@ -303,7 +303,7 @@ class XlaAvailableGuard(XlaRule):
             return updated  # a note of an earlier run (this todo, or another rule's in the branch) is not resolved
         if self._keeps_xla(xla_original, ported if ported is not None else cst.IndentedBlock(body=[])):
             self._left_in_place(xla_original)
-            used = {q for n in (_nodes(ported) if ported is not None else []) if isinstance(n, (cst.Name, cst.Attribute))
+            used = {q for n in (subtree(ported) if ported is not None else []) if isinstance(n, (cst.Name, cst.Attribute))
                     for q in self.ctx.qualnames(n) if q.startswith("torch_xla")}
             left = sorted(q for q in used if not any(u.startswith(q + ".") for u in used))
             inside = _ids(xla_original, set())
@@ -334,10 +334,10 @@ class XlaAvailableGuard(XlaRule):
         return updated.with_changes(test=test, body=ported)
 
     def visit_If(self, node: cst.If) -> None:
-        self._handled.update(id(n) for n in _nodes(node.test) if self._is_check(n))
+        self._handled.update(id(n) for n in subtree(node.test) if self._is_check(n))
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
-        self._handled.update(id(n) for n in _nodes(node.test) if self._is_check(n))
+        self._handled.update(id(n) for n in subtree(node.test) if self._is_check(n))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if id(original) not in self._handled and self._is_check(original):
@@ -392,7 +392,7 @@ class XlaAvailableGuard(XlaRule):
 
     def _left_in_place(self, tree: cst.CSTNode) -> None:
         """The names a guard left in place uses: a module-level guard of imports only binding one stays."""
-        self._needed.update(n.value for n in _nodes(tree) if isinstance(n, cst.Name))
+        self._needed.update(n.value for n in subtree(tree) if isinstance(n, cst.Name))
 
     def _demote(self, suite: cst.CSTNode) -> None:
         """Other rules' fixes inside a branch the guard left in place cannot run on TorchNeuron: todo, not fixed."""
@@ -470,43 +470,6 @@ def _pure(ctx, node: cst.CSTNode) -> bool:
         return _pure(ctx, node.expression)
     return False
 
-
-def _nodes(tree: cst.CSTNode) -> list[cst.CSTNode]:
-    found: list[cst.CSTNode] = []
-
-    def note(node: cst.CSTNode) -> bool:
-        found.append(node)
-        return False
-
-    cstwalk.find(tree, note)
-    return found
-
-
-def _uses(module: cst.Module, name: str) -> bool:
-    """Whether ``module`` uses ``name`` outside import statements, or names it in a string (``__all__``)."""
-    found = False
-
-    class Uses(cst.CSTVisitor):
-        def visit_Import(self, node: cst.Import) -> bool:
-            return False
-
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-            return False
-
-        def visit_Name(self, node: cst.Name) -> None:
-            nonlocal found
-            found = found or node.value == name
-
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)  # `x.name` does not use `name`
-            return False
-
-        def visit_SimpleString(self, node: cst.SimpleString) -> None:
-            nonlocal found
-            found = found or name in node.value
-
-    module.visit(Uses())
-    return found
 
 
 def _statements(suite: cst.BaseSuite) -> list[cst.BaseStatement]:
@@ -651,7 +614,7 @@ class _FlagTests:
         inside = _ids(guard, set())
         return {name for name in names if any(id(test) not in inside for test in self.tests.get(name, ()))}
 
-    def gated_nodes(self, names: set[str]) -> set[int]:
+    def gatedsubtree(self, names: set[str]) -> set[int]:
         ids: set[int] = set()
         for name in names:
             for node in self.gated.get(name, ()):

@@ -53,8 +53,7 @@ from typing import cast
 import libcst as cst
 
 from codemods._lib import device as dev
-from codemods.xla._base import Safety, XlaRule, walk
-from migrate import cstwalk
+from codemods.xla._base import Safety, XlaRule, module_uses, subtree, walk
 from migrate.imports import bound_name
 from migrate.rule import Severity
 
@@ -104,7 +103,7 @@ class AccelerateXlaType(XlaRule):
         return isinstance(operator, (cst.NotEqual, cst.IsNot))
 
     def visit_If(self, node: cst.If) -> None:
-        self._in_tests.update(id(n) for n in _nodes(node.test) if self._is_xla_test(n))
+        self._in_tests.update(id(n) for n in subtree(node.test) if self._is_xla_test(n))
 
     def leave_Comparison(self, original: cst.Comparison, updated: cst.BaseExpression) -> cst.BaseExpression:
         if id(original) not in self._in_tests and self._is_xla_test(original):
@@ -113,7 +112,7 @@ class AccelerateXlaType(XlaRule):
         return updated
 
     def leave_If(self, original: cst.If, updated: cst.If) -> cst.If:
-        tests = [n for n in _nodes(original.test) if isinstance(n, cst.Comparison) and self._is_xla_test(n)]
+        tests = [n for n in subtree(original.test) if isinstance(n, cst.Comparison) and self._is_xla_test(n)]
         if not tests:
             return updated
         plain = [t for t in tests if self._plain(t) is not None]
@@ -154,10 +153,10 @@ class AccelerateXlaType(XlaRule):
 
     def _left_xla(self, original: cst.If, updated: cst.If) -> str:
         """What keeps the ``if`` on torch_xla after the run: torch_xla names left, other rules' todos inside."""
-        inside = {id(n) for part in (original.body, original.orelse) if part is not None for n in _nodes(part)}
+        inside = {id(n) for part in (original.body, original.orelse) if part is not None for n in subtree(part)}
         todos = sorted({f.rule for f in self.ctx.findings
                         if f.severity is Severity.TODO and f.rule != self.id and id(f.node) in inside})
-        used = sorted({q for part in (updated.body, updated.orelse) if part is not None for n in _nodes(part)
+        used = sorted({q for part in (updated.body, updated.orelse) if part is not None for n in subtree(part)
                        if isinstance(n, (cst.Name, cst.Attribute)) for q in self.ctx.qualnames(n)
                        if q.startswith("torch_xla")})
         used = [q for q in used if not any(u.startswith(q + ".") for u in used)]
@@ -178,7 +177,7 @@ class AccelerateXlaType(XlaRule):
             module = cst.Module(body=[]).code_for_node(node.module)
             unused = {bound_name(alias) for alias in node.names
                       if f"{module}.{alias.evaluated_name}" in DISTRIBUTED_TYPE
-                      and _uses(original, bound_name(alias)) and not _uses(updated, bound_name(alias))}
+                      and module_uses(original, bound_name(alias)) and not module_uses(updated, bound_name(alias))}
             keep = [alias for alias in node.names if bound_name(alias) not in unused]
             if not unused:
                 body.append(statement)
@@ -199,36 +198,3 @@ def _chain(node: cst.BaseExpression) -> bool:
         node = node.value
     return isinstance(node, cst.Name)
 
-
-def _nodes(tree: cst.CSTNode) -> list[cst.CSTNode]:
-    found: list[cst.CSTNode] = []
-
-    def note(node: cst.CSTNode) -> bool:
-        found.append(node)
-        return False
-
-    walk(tree, note)
-    return found
-
-
-def _uses(module: cst.Module, name: str) -> bool:
-    """Whether ``module`` uses ``name`` outside import statements, or names it in a string (``__all__``)."""
-    found = False
-
-    class Uses(cst.CSTVisitor):
-        def visit_Import(self, node: cst.Import) -> bool:
-            return False
-
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-            return False
-
-        def visit_Name(self, node: cst.Name) -> None:
-            nonlocal found
-            found = found or node.value == name
-
-        def visit_SimpleString(self, node: cst.SimpleString) -> None:
-            nonlocal found
-            found = found or node.value[1:-1] == name
-
-    cstwalk.visit(module, Uses())
-    return found
