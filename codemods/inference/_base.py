@@ -706,6 +706,13 @@ def inf1_flow(ctx) -> str | None:
 INF1_NOTED = "inference.inf1_noted"
 
 
+def _unwrapped_to(value: cst.BaseExpression) -> cst.BaseExpression:
+    """``X.from_pretrained(...).to(device)`` -> the load (a chained ``.save_pretrained`` saves the load's result)."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "to":
+        value = value.func.value
+    return value
+
+
 class InferenceRule(PythonRule):
     """Base of the NM1xx rules: scope lookups, splat expansion, statements added after an assignment.
 
@@ -867,7 +874,7 @@ class InferenceRule(PythonRule):
                     names.update(dotted_name(target.target) for target in assign.targets)
             saves = [other for other in gatherer.calls if isinstance(other.func, cst.Attribute)
                      and other.func.attr.value in ("save_pretrained", "push_to_hub")
-                     and dotted_name(other.func.value) in names - {""}]
+                     and (dotted_name(other.func.value) in names - {""} or _unwrapped_to(other.func.value) is call)]
             if saves:
                 producers.append((call, saves))
         if not producers:

@@ -23,7 +23,7 @@ import json
 import posixpath
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import libcst as cst
@@ -199,6 +199,12 @@ def _command(words: list[str], variables: dict[str, str | None]):
     return normalized(output), options["model"], tuple(shapes)
 
 
+def export_kind(script: str) -> str:
+    """How the project file ``script`` writes a compiled folder: a Python export or an optimum-cli command."""
+    return ("a Python export (from_pretrained(..., export=True) + save_pretrained)" if script.endswith((".py", ".ipynb"))
+            else "optimum-cli export neuron")
+
+
 def normalized(path: str) -> str:
     return posixpath.normpath(path.strip())
 
@@ -226,41 +232,109 @@ def folder_of(node: cst.BaseExpression | None, qualnames: Callable[[cst.CSTNode]
     return None
 
 
-def _ast_folder(value: ast.expr, os_imported: bool) -> str | None:
+def _ast_folder(value: ast.expr, os_imported: bool, names: dict[str, str] | None = None,
+                paths: frozenset[str] = frozenset()) -> str | None:
+    """The folder a module-level value names: a string; the string default of ``os.environ.get(NAME, "<folder>")``
+    / ``os.getenv(NAME, "<folder>")`` (``import os``); or, built of strings and of ``names`` (module-level names
+    already read, bound once): ``os.path.join(...)``, ``Path(...)`` / ``pathlib.Path(...)`` (``paths``: the names
+    that call pathlib's Path), ``Path(...) / "<part>"``, ``str(<one of those>)``, and an f-string of them. None for
+    anything else (a value known only at run time)."""
+    names = names or {}
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         return value.value
-    if not (os_imported and isinstance(value, ast.Call) and len(value.args) == 2 and not value.keywords
+    if isinstance(value, ast.Name):
+        return names.get(value.id)
+    if isinstance(value, ast.JoinedStr):
+        parts = []
+        for part in value.values:
+            if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                parts.append(part.value)
+            elif isinstance(part, ast.FormattedValue) and part.conversion == -1 and part.format_spec is None \
+                    and (inner := _ast_folder(part.value, os_imported, names, paths)) is not None:
+                parts.append(inner)
+            else:
+                return None
+        return "".join(parts)
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div) and _is_path(value.left, paths):
+        left = _ast_folder(value.left, os_imported, names, paths)
+        right = _ast_folder(value.right, os_imported, names, paths)
+        return posixpath.join(left, right) if left is not None and right is not None else None
+    if not isinstance(value, ast.Call) or value.keywords or any(isinstance(arg, ast.Starred) for arg in value.args):
+        return None
+    func = dotted_name_of(value.func)
+    if func in paths or func == "str" and len(value.args) == 1 or os_imported and func == "os.path.join":
+        if not value.args:
+            return None
+        found = [_ast_folder(arg, os_imported, names, paths) for arg in value.args]
+        parts = [part for part in found if part is not None]
+        if len(parts) != len(found):
+            return None
+        return posixpath.join(*parts) if func != "str" else parts[0]
+    if not (os_imported and len(value.args) == 2
             and all(isinstance(arg, ast.Constant) and isinstance(arg.value, str) for arg in value.args)):
         return None
-    func = value.func
-    getter = isinstance(func, ast.Attribute) and (
-        (func.attr == "getenv" and isinstance(func.value, ast.Name) and func.value.id == "os")
-        or (func.attr == "get" and isinstance(func.value, ast.Attribute) and func.value.attr == "environ"
-            and isinstance(func.value.value, ast.Name) and func.value.value.id == "os"))
+    getter = func in ("os.getenv", "os.environ.get")
     default = value.args[1]
     return default.value if getter and isinstance(default, ast.Constant) and isinstance(default.value, str) else None
 
 
+def dotted_name_of(node: ast.expr) -> str:
+    """``a.b.c`` of a Name / Attribute chain, "" for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = dotted_name_of(node.value)
+        return f"{inner}.{node.attr}" if inner else ""
+    return ""
+
+
+def _is_path(node: ast.expr, paths: frozenset[str]) -> bool:
+    """``Path(...)`` or ``Path(...) / ...``: a pathlib path (``/`` joins)."""
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        node = node.left
+    return isinstance(node, ast.Call) and dotted_name_of(node.func) in paths
+
+
+def _path_names(tree: ast.Module) -> frozenset[str]:
+    """The module-level names that call pathlib's ``Path`` (``from pathlib import Path [as P]``, ``pathlib.Path``)."""
+    found: set[str] = set()
+    for statement in tree.body:
+        if isinstance(statement, ast.ImportFrom) and statement.module == "pathlib" and not statement.level:
+            found.update(alias.asname or alias.name for alias in statement.names
+                         if alias.name in ("Path", "PurePath", "PosixPath", "PurePosixPath"))
+        elif isinstance(statement, ast.Import):
+            found.update(f"{alias.asname or alias.name}.Path" for alias in statement.names if alias.name == "pathlib")
+    return frozenset(found)
+
+
+def _module_names(tree: ast.Module) -> dict[str, str]:
+    """Module-level names bound once (anywhere in the file) to a folder ``_ast_folder`` reads, in file order (a name
+    may be built of names bound above it)."""
+    os_imported = any(isinstance(statement, ast.Import) and any(alias.name == "os" and alias.asname is None
+                                                                  for alias in statement.names)
+                      for statement in tree.body)
+    paths = _path_names(tree)
+    counts = binding_counts(tree)
+    found: dict[str, str] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name) and counts.get(statement.targets[0].id) == 1:
+            folder = _ast_folder(statement.value, os_imported, found, paths)
+            if folder is not None:
+                found[statement.targets[0].id] = folder
+    return found
+
+
 def module_folders(text: str) -> dict[str, str] | None:
-    """Project fact: module-level names of a Python file bound once (anywhere in the file) to a string or to
-    ``os.environ.get(NAME, "<folder>")`` / ``os.getenv(NAME, "<folder>")`` (``import os`` at module level) -> the
-    string (the getter's default)."""
+    """Project fact: module-level names of a Python file bound once (anywhere in the file) to a folder
+    ``_ast_folder`` reads - a string, ``os.environ.get(NAME, "<folder>")`` / ``os.getenv(NAME, "<folder>")``
+    (``import os`` at module level; the default), or ``os.path.join`` / ``Path`` / an f-string of those and of the
+    file's other such names - -> the folder."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return None
-    os_imported = any(isinstance(statement, ast.Import) and any(alias.name == "os" and alias.asname is None
-                                                                  for alias in statement.names)
-                      for statement in tree.body)
-    counts = binding_counts(tree)
-    found = {}
-    for statement in tree.body:
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
-                and isinstance(statement.targets[0], ast.Name) and counts.get(statement.targets[0].id) == 1:
-            folder = _ast_folder(statement.value, os_imported)
-            if folder is not None:
-                found[statement.targets[0].id] = folder
-    return found or None
+    return _module_names(tree) or None
 
 
 #: the scan reads every Python file that assigns something (one ``ast.parse``): a settings module need not name
@@ -308,7 +382,13 @@ class CompiledFolderLoads:
             here = scopes.values.get(id(module), {}) if scopes is not None else {}
             imported = sorted(self.ctx.qualnames(path))
             if path.value in here:
-                path = None if imported else here[path.value]  # imported and bound here: which one is read varies
+                if imported:
+                    return None  # imported and bound here: which one is read varies
+                found_here = folder_of(here[path.value], self.ctx.qualnames)
+                if found_here is None and isinstance(module, cst.Module):  # os.path.join / Path / f-string
+                    found_here = self.ctx.memo("inference.module-folders-here",
+                                               lambda: module_folders(module.code) or {}).get(path.value)
+                return found_here
             else:
                 importer = str(self.ctx.path).replace("\\", "/")
                 folders = self.ctx.options.project.of(MODULE_FOLDERS.name)
@@ -320,8 +400,15 @@ class CompiledFolderLoads:
     def _writers(self, folder: str) -> set[tuple[str, str, tuple[tuple[str, str], ...]]]:
         """(model id, script, shapes) of each readable ``optimum-cli export neuron`` command writing ``folder``."""
         folder = normalized(folder)
-        return {(model, script, shapes) for script, commands in self.ctx.options.project.of(COMPILED_EXPORTS.name).items()
-                for output, model, shapes in commands if output == folder}
+        found = {(model, script, shapes) for script, commands in self.ctx.options.project.of(COMPILED_EXPORTS.name).items()
+                 for output, model, shapes in commands if output == folder}
+        folders = self.ctx.options.project.of(MODULE_FOLDERS.name)
+        for script, uses in self.ctx.options.project.of(COMPILED_FOLDER_USES.name).items():
+            for output, model, shapes in uses.get("exports", ()):
+                output = resolved_folder(output, script, folders)
+                if output is not None and normalized(output) == folder:
+                    found.add((model, script, shapes))
+        return found
 
     def _recovered(self, call: cst.Call) -> tuple[str, str, tuple[tuple[str, str], ...]] | None:
         """(the source checkpoint id, the script, its shapes) of a compiled load whose folder (``_folder``) is the
@@ -431,7 +518,7 @@ class CompiledFolderLoads:
                 "Hub repo) that stock libraries cannot load (OSError: no model.safetensors), and ")
         if recovered is not None:
             source, script, _ = recovered
-            return (head + f"`{self._folder(call)}` is written by optimum-cli export neuron in {script} from "
+            return (head + f"`{self._folder(call)}` is written by {export_kind(script)} in {script} from "
                     f'"{source}"; this rule does not rewrite such a load to its source: load "{source}" here with '
                     "export=True and the export's static shapes")
         folder = self._folder(call)
@@ -444,7 +531,8 @@ class CompiledFolderLoads:
             why = (f"its path `{source_of(self._load_path(call))}` is `{default}` only by default (a caller may pass "
                    "another compiled folder)" if default is not None else
                    f"the optimum-cli export neuron commands that write `{folder}` name different checkpoints or shapes")
-            return (head + f"`{folder or default}` is written by optimum-cli export neuron in {scripts} from {named}, "
+            kinds = " / ".join(sorted({export_kind(script) for _, script, _ in writers}))
+            return (head + f"`{folder or default}` is written by {kinds} in {scripts} from {named}, "
                     f"but {why}, so the checkpoint to load instead is not certain")
         if folder is None:
             return (head + f"its path `{source_of(self._load_path(call))}` is no folder this rule can read (a string, or "
@@ -592,25 +680,44 @@ def kept_compiled_consumers_note(loads: tuple[str, ...]) -> str:
 
 # --------------------------------------------- Python exports and the compiled-folder loads they feed (NM130, NM140)
 def _folder_names(tree: ast.Module) -> dict[str, str]:
-    """Module-level names bound once to a folder (``_ast_folder``)."""
-    os_imported = any(isinstance(statement, ast.Import) and any(alias.name == "os" and alias.asname is None
-                                                                  for alias in statement.names)
-                      for statement in tree.body)
+    """Module-level names bound once to a folder (``_ast_folder``), and the names imported at module level from a
+    project module (``from paths import COMPILED_DIR``) that the file never binds otherwise: ``IMPORTED`` + the
+    qualified name (``resolved_folder`` reads it from that module's ``MODULE_FOLDERS``)."""
+    found = _module_names(tree)
     counts = binding_counts(tree)
-    found = {}
     for statement in tree.body:
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
-                and isinstance(statement.targets[0], ast.Name) and counts.get(statement.targets[0].id) == 1:
-            folder = _ast_folder(statement.value, os_imported)
-            if folder is not None:
-                found[statement.targets[0].id] = folder
+        if isinstance(statement, ast.ImportFrom) and statement.module and not statement.level \
+                and not statement.module.startswith(("optimum", "os", "pathlib")):
+            for alias in statement.names:
+                name = alias.asname or alias.name
+                if alias.name != "*" and name not in found and not counts.get(name):
+                    found[name] = f"{IMPORTED}{statement.module}.{alias.name}"
     return found
 
 
-def _ast_path(value: ast.expr | None, names: dict[str, str], os_imported: bool) -> str | None:
+#: the fact's folder of a name imported from a project module: this prefix + ``module.NAME`` (no path holds it)
+IMPORTED = "\x00import:"
+
+
+def resolved_folder(folder: str | None, importer: str, per_file: Mapping[str, Mapping[str, str]]) -> str | None:
+    """A folder of ``compiled_folder_uses`` as the project reads it: a name imported from a project module
+    (``IMPORTED``) -> the folder that module binds it to (``MODULE_FOLDERS``, the closest such module to
+    ``importer``), None when no project module binds it once to a folder it can read."""
+    if folder is None or not folder.startswith(IMPORTED):
+        return folder
+    found = closest_module_value(per_file, importer, folder[len(IMPORTED):])
+    return found[1] if found is not None else None
+
+
+def _ast_path(value: ast.expr | None, names: dict[str, str], os_imported: bool,
+              paths: frozenset[str] = frozenset()) -> str | None:
     if isinstance(value, ast.Name):
         return names.get(value.id)
-    return _ast_folder(value, os_imported) if value is not None else None
+    if value is None:
+        return None
+    if any(isinstance(node, ast.Name) and names.get(node.id, "").startswith(IMPORTED) for node in ast.walk(value)):
+        return None  # built of an imported name: only the name itself is followed to its module
+    return _ast_folder(value, os_imported, names, paths)
 
 
 def _export_keywords(call: ast.Call, dicts: dict[str, ast.Dict]) -> dict[str, ast.expr] | None:
@@ -639,10 +746,15 @@ def compiled_folder_uses(text: str) -> dict[str, tuple] | None:
     folder None when it cannot be read (it may be any folder), ``opaque`` when a splat of the export cannot be read
     (the rule keeps such a file as it is). ``"loads"``: ``(class, folder, opaque, key)`` of each load without a
     literal ``export=True`` (``_compiled_loads``), except one of a path the file also loads with ``export=True``
-    (a source checkpoint); ``key`` is the call's source without whitespace (the rule finds its own call by it)."""
+    (a source checkpoint); ``key`` is the call's source without whitespace (the rule finds its own call by it).
+    ``"exports"`` (when there is one): ``(folder, model id, shapes)`` of each saved decoder export whose id and
+    shapes are constants (``_decoder_export``): NM110 reads the folder as an optimum-cli command's output
+    (``CompiledFolderLoads._writers``). A folder named by a constant imported from a project module is
+    ``IMPORTED`` + its qualified name (``resolved_folder``)."""
     sources = code_cells(text) if text.lstrip().startswith("{") else None
     saves: list[tuple[str, str | None, bool]] = []
     loads: list[tuple[str, str | None, bool, str]] = []
+    decoders: list[tuple[str | None, str, tuple[tuple[str, str], ...]]] = []
     for source in sources if sources is not None else [text]:
         code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
         try:
@@ -654,6 +766,7 @@ def compiled_folder_uses(text: str) -> dict[str, tuple] | None:
         os_imported = any(isinstance(node, ast.Import) and any(alias.name == "os" for alias in node.names)
                           for node in tree.body)
         names = _folder_names(tree)
+        paths = _path_names(tree)
         counts = binding_counts(tree)
         dicts = {node.targets[0].id: node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
                  and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
@@ -682,7 +795,7 @@ def compiled_folder_uses(text: str) -> dict[str, tuple] | None:
             if path is not None and ast.dump(path) in source_paths:
                 continue  # the file compiles this path with export=True: a source checkpoint
             segment = ast.get_source_segment(code, call) or ""
-            loads.append((name, _ast_path(path, names, os_imported), opaque, "".join(segment.split())))
+            loads.append((name, _ast_path(path, names, os_imported, paths), opaque, "".join(segment.split())))
         for call, name, opaque in exports:
             bound = {ast.unparse(node.targets[0]) for node in ast.walk(tree) if isinstance(node, ast.Assign)
                      and len(node.targets) == 1 and _unwrapped(node.value) is call}
@@ -696,10 +809,53 @@ def compiled_folder_uses(text: str) -> dict[str, tuple] | None:
                 where = node.args[0] if node.args else next(
                     (keyword.value for keyword in node.keywords
                      if keyword.arg in ("save_directory", "repo_id", "path")), None)
-                saves.append((name, _ast_path(where, names, os_imported), opaque))
+                saves.append((name, _ast_path(where, names, os_imported, paths), opaque))
+                entry = _decoder_export(call, name, opaque, dicts, names) if where is not None else None
+                if entry is not None:
+                    decoders.append((saves[-1][1], *entry))
     if not saves and not loads:
         return None
-    return {"saves": tuple(saves), "loads": tuple(loads)}
+    found: dict[str, tuple] = {"saves": tuple(saves), "loads": tuple(loads)}
+    if decoders:
+        found["exports"] = tuple(decoders)
+    return found
+
+
+#: the keywords of a decoder export ``_decoder_export`` reads (-> the key of ``compiled_exports``' shapes)
+DECODER_EXPORT_KEYS = {"batch_size": "batch_size", "sequence_length": "sequence_length", "num_cores": "num_cores",
+                       "tensor_parallel_size": "num_cores", "auto_cast_type": "auto_cast_type"}
+
+
+def _decoder_export(call: ast.Call, name: str, opaque: bool, dicts: dict[str, ast.Dict],
+                    names: dict[str, str]) -> tuple[str, tuple[tuple[str, str], ...]] | None:
+    """(model id, shapes) of a saved decoder export ``NeuronModelForCausalLM.from_pretrained(<id>, export=True,
+    batch_size=<int>, sequence_length=<int>, num_cores=<int>, auto_cast_type="<type>")`` - what an optimum-cli
+    command records (``compiled_exports``): the id a string (or a module-level name bound once to one), every other
+    keyword one of ``DECODER_EXPORT_KEYS`` with a constant value; None for anything else (a value known only at run
+    time, a keyword the stock load would need too)."""
+    if opaque or compiled_family(name) != "decoder" or not isinstance(call.func, ast.Attribute) \
+            or call.func.attr != "from_pretrained" or len(call.args) > 1:
+        return None
+    keywords = _export_keywords(call, dicts) or {}
+    model = call.args[0] if call.args else next((keywords[key] for key in MODEL_ID_KEYWORDS if key in keywords), None)
+    if isinstance(model, ast.Name):
+        model_id = names.get(model.id)
+    elif isinstance(model, ast.Constant) and isinstance(model.value, str):
+        model_id = model.value
+    else:
+        model_id = None
+    if model_id is None or model_id.startswith(IMPORTED):
+        return None
+    shapes: dict[str, str] = {}
+    for key, value in keywords.items():
+        if key == "export" or key in MODEL_ID_KEYWORDS:
+            continue
+        mapped = DECODER_EXPORT_KEYS.get(key)
+        if mapped is None or not isinstance(value, ast.Constant) or isinstance(value.value, bool) \
+                or not isinstance(value.value, int if mapped in INTEGER_KEYS else str) or mapped in shapes:
+            return None
+        shapes[mapped] = str(value.value)
+    return model_id, tuple(shapes.items())
 
 
 def _unwrapped(value: ast.expr) -> ast.expr:
@@ -753,6 +909,13 @@ class ProducedFolderLoads:
             own = compiled_folder_uses(module.code) if isinstance(module, cst.Module) else None
             if own is not None:
                 uses[here] = own
+        # a folder named by a constant imported from a project module: the folder that module binds it to
+        folders = self.ctx.options.project.of(MODULE_FOLDERS.name)
+        uses = {path: {"saves": tuple((cls, resolved_folder(folder, path, folders), opaque)
+                                      for cls, folder, opaque in value["saves"]),
+                       "loads": tuple((cls, resolved_folder(folder, path, folders), opaque, key)
+                                      for cls, folder, opaque, key in value["loads"])}
+                for path, value in uses.items()}
         cli = {output for commands in self.ctx.options.project.of(COMPILED_EXPORTS.name).values()
                for output, _, _ in commands}
         sources = {normalized(model) for commands in self.ctx.options.project.of(COMPILED_EXPORTS.name).values()

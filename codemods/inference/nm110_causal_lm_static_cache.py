@@ -71,10 +71,14 @@ What it does:
   checkpoint (``checkpoint_id`` in ``<path>/neuron_config.json`` from optimum-neuron 0.2.0, which also records
   sequence_length/batch_size/tp_degree; ``_name_or_path`` in an older export's config.json). Where the project
   names that checkpoint - a shell script, Dockerfile, Makefile recipe or notebook ``!`` line / ``%%bash`` cell runs
-  ``optimum-cli export neuron --model <id> ... <folder>`` and the load reads that folder, written as a string or
+  ``optimum-cli export neuron --model <id> ... <folder>``, or a Python file of the project saves
+  ``NeuronModelForCausalLM.from_pretrained(<id>, export=True, <constant shapes>)`` to it (``save_pretrained``,
+  chained or through a name) - and the load reads that folder, written as a string or
   as ``os.environ.get(NAME, "<folder>")`` / ``os.getenv(NAME, "<folder>")`` (its default, as the shell's
-  ``${NAME:-<folder>}`` is read), at the load, in a module-level name bound once to one, or in such a name of a
-  project module the file imports it from (``from settings import COMPILED_DIR``), see ``_compiled_exports.py`` -
+  ``${NAME:-<folder>}`` is read), or ``os.path.join`` / ``Path`` / an f-string of those, at the load, in a
+  module-level name bound once to one, or in such a name of a project module the file imports it from
+  (``from paths import COMPILED_DIR``, on both sides; a name bound twice or at run time stays unknown), see
+  ``_compiled_exports.py`` -
   the load is rewritten completely: it loads ``<id>`` with the shapes and dtype of that command, and a tokenizer /
   processor load of the same folder in the file (``AutoTokenizer.from_pretrained(COMPILED_DIR)``) loads ``<id>``
   too (the export copied its files there; the migrated project no longer writes the folder). Otherwise the
@@ -171,10 +175,12 @@ from codemods.inference._base import (
 )
 from codemods.inference._compiled_exports import (
     COMPILED_EXPORTS,
+    COMPILED_FOLDER_USES,
     INTEGER_KEYS,
     MODEL_ID_KEYWORDS,
     MODULE_FOLDERS,
     CompiledFolderLoads,
+    export_kind,
 )
 from codemods.inference._module_dicts import MODULE_DICTS
 from codemods.inference._padding import left_padding
@@ -240,8 +246,10 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
     places_model = True
     generate_moves_inputs = True  # decoder-only: generate moves CPU inputs to the model's device
     #: MODULE_DICTS: **NAME of a project module's dict; MODULE_FOLDERS: a compiled folder's name imported from one
-    # + the optimum.neuron files: a kept compiled-folder load elsewhere keeps this file's export (rt5H D1)
-    facts = (TORCHRUN_LAUNCHES, COMPILED_EXPORTS, MODULE_DICTS, MODULE_FOLDERS, OPTIMUM_NEURON_CODE)
+    # + the optimum.neuron files: a kept compiled-folder load elsewhere keeps this file's export (rt5H D1);
+    # COMPILED_FOLDER_USES: the folders the project's Python decoder exports save (read as the cli's outputs)
+    facts = (TORCHRUN_LAUNCHES, COMPILED_EXPORTS, MODULE_DICTS, MODULE_FOLDERS, OPTIMUM_NEURON_CODE,
+             COMPILED_FOLDER_USES)
     opaque_splat_keeps_file = True  # a splat nothing resolves: the file stays on optimum-neuron
 
     def prepare(self, module: cst.Module) -> None:
@@ -393,15 +401,17 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
         folder = self._folder(call)
         if folder is None:
             path = next(arg.value for arg in call.args if arg.keyword is None or arg.keyword.value in MODEL_ID_KEYWORDS)
-            return (head + f"its path `{source_of(path)}` is no folder this rule can read (a string, or "
-                    "os.environ.get(NAME, \"<folder>\") / os.getenv(NAME, \"<folder>\"), at the load or bound once at "
-                    "module level here or in a project module), so the checkpoint it was compiled from cannot be "
-                    "matched to an optimum-cli export neuron command of this project")
+            return (head + f"its path `{source_of(path)}` is no folder this rule can read (a string, "
+                    "os.environ.get(NAME, \"<folder>\") / os.getenv(NAME, \"<folder>\"), or os.path.join / Path / an "
+                    "f-string of those, at the load or bound once at module level here or in a project module), so the "
+                    "checkpoint it was compiled from cannot be matched to an export of this project (an optimum-cli "
+                    "export neuron command, or a saved Python export)")
         if self._writers(folder):
-            return (head + f"the optimum-cli export neuron commands of this project that write `{folder}` name "
-                    "different checkpoints or shapes")
+            return (head + f"the exports of this project (optimum-cli export neuron commands, saved Python exports) "
+                    f"that write `{folder}` name different checkpoints or shapes")
         return (head + "the checkpoint they were compiled from was not found: no optimum-cli export neuron command "
-                f"this rule can read (in a shell script, Dockerfile or Makefile of the project) writes `{folder}`")
+                f"this rule can read (in a shell script, Dockerfile or Makefile of the project) and no saved Python "
+                f"export with constant arguments writes `{folder}`")
 
     def kept_use_advice(self, attribute: str) -> str:
         if attribute == "from_pretrained":
@@ -565,8 +575,8 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
                 (key, keyword_arg(key, value if key in INTEGER_KEYS else json.dumps(value))) for key, value in shapes
                 if key != "auto_cast"]  # a decoder's dtype is its --auto_cast_type (the fact records both)
             compiled = False
-            self.fixed(original, f"{folder} is the folder {script} compiles from \"{model_id}\" (optimum-cli export "
-                       "neuron): the stock load reads that checkpoint, with the shapes that command compiled")
+            self.fixed(original, f"{folder} is the folder {script} compiles from \"{model_id}\" ({export_kind(script)}): "
+                       "the stock load reads that checkpoint, with the shapes that export compiled")
 
         # compile settings this rule could not read (an opaque **splat, an unfolded neuron config): no "not given" notes
         unread_config = bool(args.opaque)

@@ -40,6 +40,9 @@ What it does:
   torch.float32)`` (the same choice, made when the script runs), and an ``auto_cast`` known only at run time
   (``--auto_cast none`` compiled without casting) wraps it: ``torch.float32 if args.auto_cast in (None, "none")
   else ...``;
+* a load of a compiled folder (its dtype given, or the default added) while another project file's saved export
+  chooses its ``auto_cast_type`` when it runs (``auto_cast_type=args.dtype``): a ``todo`` naming that export and
+  argument (the load's fixed dtype may not be the precision that run compiled);
 * static shapes -> a ``todo`` (pass the same height/width/num_images_per_prompt at every call, CPU generator;
   in a file that only saves the pipeline: apply it where the saved pipeline is called);
 * every call of the loaded pipeline in the file that passes no ``height=``/``width=`` gets a ``todo``: optimum
@@ -180,8 +183,8 @@ def collect_export_dtypes(text: str) -> list[str] | None:
             found.add("?" if auto_cast is not None and not isinstance(auto_cast, ast.Constant) else "torch.bfloat16")
         elif isinstance(cast_type, ast.Constant) and isinstance(cast_type.value, str):
             found.add(dtype_for(cast_type.value) or ("torch.float32" if cast_type.value == "tf32" else "?"))
-        else:
-            found.add("?")
+        else:  # chosen when the script runs (``--dtype``): "?auto_cast_type=<source>"
+            found.add(f"?auto_cast_type={ast.unparse(cast_type)}")
     return sorted(found) or None
 
 
@@ -318,6 +321,16 @@ class DiffusionPipeline(ProducedFolderLoads, CompiledFolderLoads, InferenceRule)
                          "matmuls) and one dtype for every component (without dtype= a folder saved in bf16 mixes a "
                          "bf16 text encoder with a float32 unet and the first call raises): pass the precision the "
                          "pipeline was compiled with (auto_cast_type) if it was another")
+        run_time = self._run_time_export_dtypes() if split.export is not True and not arguments.opaque else None
+        if run_time is not None and (split.dtype is not None or "auto_cast_type" not in values):
+            if notes and notes[-1].startswith("dtype=torch.bfloat16 added: the precision a compiled pipeline ran in"):
+                notes.pop()  # the generic default: the note below names the export's run-time choice
+            fixed_dtype = next((source_of(arg.value) for arg in split.args if arg.keyword is not None
+                          and arg.keyword.value == "dtype"), "torch.bfloat16")
+            notes.append(f"dtype={fixed_dtype} is fixed here, while the project's export {run_time} chooses the precision "
+                         "of the folder it saves when it runs: load with the dtype that run used (the same value, "
+                         "mapped: bf16 -> torch.bfloat16, fp16 -> torch.float16, fp32/tf32/none -> torch.float32), "
+                         "or this pipeline runs in another precision than the export compiled")
         if split.shapes:
             notes.append(self.shapes_at_calls(original, f"compiled for {shape_text(split.shapes)}: pass the same "
                                               "height/width/num_images_per_prompt and batch at every call (each "
@@ -351,9 +364,17 @@ class DiffusionPipeline(ProducedFolderLoads, CompiledFolderLoads, InferenceRule)
         found = {path: dtypes for path, dtypes in self.ctx.options.project.of(EXPORT_DTYPES.name).items()
                  if path != here}
         dtypes = {dtype for values in found.values() for dtype in values}
-        if len(dtypes) != 1 or "?" in dtypes:
+        if len(dtypes) != 1 or any(dtype.startswith("?") for dtype in dtypes):
             return None, ""
         return dtypes.pop(), ", ".join(sorted(found))
+
+    def _run_time_export_dtypes(self) -> str | None:
+        """``export.py (auto_cast_type=args.dtype)``: the other files of the project whose saved diffusion exports
+        choose their precision when the script runs (:func:`collect_export_dtypes`), or None."""
+        here = str(self.ctx.path).replace("\\", "/")
+        found = [f"{path} ({dtype[1:]})" for path, dtypes in sorted(self.ctx.options.project.of(EXPORT_DTYPES.name).items())
+                 if path != here for dtype in dtypes if dtype.startswith("?auto_cast_type=")]
+        return ", ".join(found) or None
 
     def _exported_dtype(self) -> str | None:
         """The one torch dtype (``torch.bfloat16``) that this file's diffusion exports name by a literal

@@ -464,7 +464,8 @@ def test_a_compiled_folder_whose_path_cannot_be_read_says_so() -> None:
         assert "not named in this project" not in message
     other = migrate(ENV_LOAD.format(binding="", path='os.getenv("D", "compiled/other")'), "NM110", project=project)
     (message,) = [message for message in _messages(other) if "Neuron-compiled" in message]
-    assert "(in a shell script, Dockerfile or Makefile of the project) writes `compiled/other`" in message
+    assert "(in a shell script, Dockerfile or Makefile of the project) and no saved Python export with constant " \
+        "arguments writes `compiled/other`" in message
 
 
 def test_the_module_folders_fact() -> None:
@@ -600,3 +601,36 @@ def test_a_notebook_export_cell_names_the_source_of_its_folder() -> None:
                      'model = NeuronModelForCausalLM.from_pretrained("compiled/m")\n', "NM110", path="serve.py",
                      project={"walkthrough.ipynb": notebook})
     assert 'AutoModelForCausalLM.from_pretrained("org/m"' in result.text, result.text
+
+
+def test_a_chained_save_of_an_export_is_held_while_another_file_loads_compiled_folders() -> None:
+    # X.from_pretrained(..., export=True).save_pretrained(dir) writes NEFFs as `model.save_pretrained` does: while
+    # chat.py keeps loading compiled folders with optimum-neuron, the export stays (it was migrated to stock weights)
+    project = {"chat.py": "from optimum.neuron import NeuronModelForCausalLM\n"
+                          "model = NeuronModelForCausalLM.from_pretrained(input())\n"}
+    result = migrate("""
+        from optimum.neuron import NeuronModelForCausalLM
+
+        NeuronModelForCausalLM.from_pretrained("org/m", export=True, sequence_length=64).save_pretrained("out")
+        """, "NM110", path="export.py", project=project)
+    assert "from optimum.neuron import NeuronModelForCausalLM" in result.text
+    assert "AutoModelForCausalLM" not in _code(result.text)
+
+
+def test_python_export_fact_reads_imported_and_joined_folders() -> None:
+    from codemods.inference._compiled_exports import IMPORTED, compiled_folder_uses, module_folders
+
+    assert module_folders("import os\nfrom pathlib import Path\nROOT = 'a'\nJ = os.path.join(ROOT, 'b')\n"
+                          "P = Path(ROOT) / 'c'\nF = f'{ROOT}/d'\nT = 'x'\nT = 'y'\nR = input()\n") == {
+        "ROOT": "a", "J": "a/b", "P": "a/c", "F": "a/d"}
+    uses = compiled_folder_uses("from optimum.neuron import NeuronModelForCausalLM\nfrom paths import OUT\n"
+                                "m = NeuronModelForCausalLM.from_pretrained('org/m', export=True, batch_size=1, "
+                                "sequence_length=64, auto_cast_type='bf16')\nm.save_pretrained(OUT)\n")
+    assert uses is not None
+    assert uses["exports"] == ((f"{IMPORTED}paths.OUT", "org/m",
+                                (("batch_size", "1"), ("sequence_length", "64"), ("auto_cast_type", "bf16"))),)
+    # a shape known only at run time: no export the loads can be rewritten from
+    runtime = compiled_folder_uses("import sys\nfrom optimum.neuron import NeuronModelForCausalLM\n"
+                                   "m = NeuronModelForCausalLM.from_pretrained('org/m', export=True, "
+                                   "sequence_length=int(sys.argv[1]))\nm.save_pretrained('out')\n")
+    assert runtime is not None and "exports" not in runtime
