@@ -16,8 +16,16 @@ label_smoothing=0.1)`` with ``def __init__(self, *args, label_smoothing=0.0, **k
 ``processing_class=tok``, since the keyword reaches the stock base (which raises ``TypeError`` for ``tokenizer=``).
 A keyword that a class of the chain takes itself (``def __init__(self, *args, tokenizer=None, **kwargs)``) stays.
 Where a class reads, pops or rebuilds ``kwargs`` before passing it on (or calls ``super().__init__`` conditionally),
-the keyword stays with a todo: whether it reaches the base is not known. A subclass imported from another module is
-not followed (verification, NM702, reports what still raises in that module's own calls).
+the keyword stays with a todo: whether it reaches the base is not known.
+
+A subclass imported from another module of the project (``from trainers import PackedTrainer``, ``from .trainers
+import ...``) is followed the same way, through a project fact (``training.trainer-subclasses``: the module-level
+classes of each file, the base their chain reaches and the keywords it takes): the module is the file the import
+names, looked up from the importing file's folder and each folder above it (a relative import: from its own
+package; a dotted module found nowhere there: any folder of the project, for a package installed from ``src/``);
+where two files of the project could be the module and they say different things, nothing is known and
+the call is left as it is. A chain may cross several modules (``class A(NeuronTrainer)`` in one,
+``class B(A)`` in another).
 
 On ``NeuronAccelerator(...)``: the Neuron-only keywords ``mp_plugin``, ``zero_1``, ``autocast_backend``,
 ``trn_config`` and ``mixed_precision_config`` are removed with a todo naming the stock replacement
@@ -83,6 +91,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 import libcst as cst
 
@@ -91,6 +100,8 @@ from codemods._lib.forwarded_init import module_classes, route
 from codemods._tables.training_symbols import NEURON_TRAINERS, TRAINING_MOVES
 from codemods.training._base import reported_keyword, tokenizer_to_processing_class
 from migrate import cstwalk
+from migrate.facts import ProjectFact, ProjectFacts
+from migrate.filekinds import FileKind
 from migrate.rule import PythonRule, Safety
 
 ACCELERATORS = {old for old, new in TRAINING_MOVES.items() if new == "accelerate.Accelerator"}
@@ -233,6 +244,146 @@ def plugin_bindings(ctx) -> dict[int, dict[str, PluginBinding]]:
     return found
 
 
+#: how a module of the project binds a name by import: (module as written, relative level, the name imported)
+ImportRef = tuple[str, int, str]
+#: what a class's chain reaches: ("trainer", qualified Neuron trainer) or ("import", module, level, name): a class
+#: another module of the project may define
+BaseRef = tuple
+
+
+def _imported_names(tree: ast.Module) -> dict[str, ImportRef | str]:
+    """The names of a module bound by one import and nothing else: local name -> ``(module, level, name)`` for
+    ``from module import name``, the module's dotted name for ``import module`` / ``import module as local``."""
+    found: dict[str, ImportRef | str] = {}
+    bound: dict[str, int] = {}
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name != "*":
+                    local = alias.asname or alias.name
+                    names.append(local)
+                    found[local] = (node.module or "", node.level, alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                names.append(local)
+                found[local] = alias.name if alias.asname else local
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.append(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.extend(node.names)
+        for name in names:
+            bound[name] = bound.get(name, 0) + 1
+    return {name: ref for name, ref in found.items() if bound.get(name) == 1}
+
+
+def _base_ref(base: ast.expr, imports: dict[str, ImportRef | str]) -> BaseRef | None:
+    """What a base outside the file's classes is: a Neuron trainer, or a name imported from a module (perhaps the
+    project's); None for anything else."""
+    parts: list[str] = []
+    node = base
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in imports:
+        return None
+    ref = imports[node.id]
+    if isinstance(ref, str):  # import optimum.neuron as on; class X(on.NeuronTrainer)
+        qualified = ".".join([ref, *reversed(parts)])
+        return ("trainer", qualified) if qualified in NEURON_TRAINERS else None
+    module, level, name = ref
+    if parts:
+        return None
+    qualified = f"{module}.{name}"
+    if not level and qualified in NEURON_TRAINERS:
+        return ("trainer", qualified)
+    return ("import", module, level, name)
+
+
+def trainer_subclasses(text: str) -> dict[str, tuple[BaseRef, frozenset[str], str]] | None:
+    """Project fact: the module-level classes of a file whose chain (through classes of the file,
+    ``codemods/_lib/forwarded_init.route``) reaches a Neuron trainer or a class imported from a module -> (that
+    base, the keywords a class of the chain takes itself, why the other keywords may not reach the base: "" when
+    each ``__init__`` passes them on unchanged)."""
+    if "Trainer" not in text:
+        return None
+    tree = ast.parse(text)
+    classes = module_classes(tree)
+    imports = _imported_names(tree)
+    found = {}
+    for name in classes:
+        routed = route(classes, name)
+        if routed is None:
+            continue
+        base, current, seen = routed.base, classes[routed.chain[-1]], set(routed.chain)
+        while base is None:  # the keywords stop in the chain: the base it derives from, for the todo
+            if len(current.bases) != 1:
+                break
+            base = current.bases[0]
+            if isinstance(base, ast.Name) and base.id in classes and base.id not in seen:
+                current, base = classes[base.id], None
+                seen.add(current.name)
+        ref = _base_ref(base, imports) if base is not None else None
+        if ref is not None:
+            found[name] = (ref, routed.own, routed.why)
+    return found or None
+
+
+TRAINER_SUBCLASSES = ProjectFact("training.trainer-subclasses", frozenset({FileKind.PYTHON}), ("Trainer",),
+                                 trainer_subclasses)
+
+
+def _module_files(origin: PurePosixPath, module: str, level: int) -> list[str]:
+    """The project paths that ``from <module> import ...`` (``level`` dots) in the file at ``origin`` may load:
+    a relative import from the file's own package; an absolute one from its folder or any folder above it (the
+    script's folder, or the root a ``python -m`` runs in)."""
+    tail = module.replace(".", "/")
+    if level:
+        folder = origin.parent
+        for _ in range(level - 1):
+            folder = folder.parent
+        folders = [folder]
+    else:
+        folders = list(origin.parents)
+    files = []
+    for folder in folders:
+        stem = folder / tail if tail else folder
+        files += [f"{stem.as_posix()}.py"] if tail else []
+        files.append((stem / "__init__.py").as_posix())
+    return [file.removeprefix("./") for file in files]
+
+
+def project_trainer(project: ProjectFacts, origin: str, ref: ImportRef, depth: int = 0
+                    ) -> tuple[str, frozenset[str], str] | None:
+    """For a class the file at ``origin`` imports (``ref``): the Neuron trainer its chain reaches across the
+    project's modules, the keywords a class of the chain takes itself, and why the others may not reach the
+    trainer ("" when they do); None when not known (no such class in the project, two candidate modules that
+    disagree, a base that is no Neuron trainer)."""
+    if depth > 8:
+        return None
+    values = project.of(TRAINER_SUBCLASSES.name)
+    module, level, name = ref
+    candidates = [path for path in _module_files(PurePosixPath(origin), module, level) if path in project.files]
+    if not candidates and not level and "." in module:  # a package installed from another folder (src/ layout)
+        tail = module.replace(".", "/")
+        candidates = [path for path in project.files if path.endswith((f"/{tail}.py", f"/{tail}/__init__.py"))]
+    records = {(path, values.get(path, {}).get(name)) for path in candidates}
+    found = {record for _, record in records}
+    if len(found) != 1 or None in found:
+        return None
+    (path, (base, own, why)), = [next(iter(records))]
+    if base[0] == "trainer":
+        return base[1], own, why
+    inner = project_trainer(project, path, base[1:], depth + 1)
+    if inner is None:
+        return None
+    trainer, inner_own, inner_why = inner
+    return trainer, own | inner_own, why or inner_why
+
+
 def _read_in_other_cells(ctx, name: str) -> bool:
     """Whether the name appears in the notebook's cells more often than in this one (another cell reads it)."""
     word = re.compile(rf"\b{re.escape(name)}\b")
@@ -246,9 +397,11 @@ class TrainerConstructors(PythonRule):
     id = "NM203"
     name = "trainer-constructors"
     safety = Safety.NEEDS_REVIEW
-    triggers = ("Trainer", "NeuronAccelerator")
+    # "tokenizer" / "model_init": a call of a trainer subclass imported from the project may name no "Trainer"
+    triggers = ("Trainer", "NeuronAccelerator", "tokenizer", "model_init")
     # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
     scope = "neuron-project"
+    facts = (TRAINER_SUBCLASSES,)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -269,7 +422,7 @@ class TrainerConstructors(PythonRule):
         classes = self.ctx.memo("training.module-classes", lambda: _module_classes(self.ctx.source))
         routed = route(classes, name)
         if routed is None:
-            return None
+            return self._imported_route(name) if name not in classes else None
         base, why = routed.base, routed.why
         current, seen = classes[routed.chain[-1]], set(routed.chain)
         while base is None:  # the keywords stop in the chain: which trainer it derives from, for the todo
@@ -284,7 +437,19 @@ class TrainerConstructors(PythonRule):
         except cst.ParserSyntaxError:
             return None
         trainer = self.ctx.matches(written, NEURON_TRAINERS)
+        if trainer is None and isinstance(base, ast.Name):  # class Mine(PackedTrainer), imported from the project
+            imported = self._imported_route(base.id)
+            if imported is not None:
+                return imported[0], routed.own | imported[1], why or imported[2]
         return (trainer, routed.own, why) if trainer is not None else None
+
+    def _imported_route(self, name: str) -> tuple[str, frozenset[str], str] | None:
+        """``_subclass_route`` for a class the file imports from another module of the project (``project_trainer``)."""
+        imports = self.ctx.memo("training.imported-names", lambda: _imported(self.ctx.source))
+        ref = imports.get(name)
+        if not isinstance(ref, tuple):
+            return None
+        return project_trainer(self.ctx.options.project, PurePosixPath(self.ctx.path).as_posix(), ref)
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign | cst.RemovalSentinel:
         return cst.RemoveFromParent() if id(original) in self.removed else updated
@@ -345,6 +510,13 @@ class TrainerConstructors(PythonRule):
             if len(keep) != len(updated.args):
                 return set_args(updated, keep)
         return updated
+
+
+def _imported(source: str) -> dict[str, ImportRef | str]:
+    try:
+        return _imported_names(ast.parse(source))
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
 
 
 def _module_classes(source: str) -> dict[str, ast.ClassDef]:

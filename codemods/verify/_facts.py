@@ -4,8 +4,12 @@ user's code is never imported or run). Shared by the NM7xx checks: one parse, on
 A variable has a stock type only when every binding of it in its scope gives that type:
 ``x = TrainingArguments(...)``, ``a, b = HfArgumentParser((A, B)).parse_args_into_dataclasses()`` (and
 ``TrlParser``, ``parse_json_file``/``parse_yaml_file``/``parse_dict``), ``model = AutoModelForCausalLM.
-from_pretrained(...)``, a parameter or variable annotated with a stock class. Anything else (a loop
-variable, a second assignment of another kind, ``global``) leaves it untyped: no check.
+from_pretrained(...)``, a parameter or variable annotated with a stock class, a plain alias of a typed variable
+(``args = training_args``: the alias has its type), and a parameter of a module-level function that every call of the
+function in the text passes a value of one stock type (``def build(targs): ...`` called only as
+``build(training_args)``; typed as an annotation is, ``exact=False``: another module may call it with a subclass, so
+only the Neuron-era names are sure). Anything else (a loop variable, a second assignment of another kind,
+``global``, a function also called with other values, passed around or decorated) leaves it untyped: no check.
 """
 
 from __future__ import annotations
@@ -74,6 +78,8 @@ class Facts:
         self._by_type: dict[type, list[ast.AST]] = {}  # the checks read nodes from this one walk
         self._types: dict[tuple[int, str], Type | None] = {}
         self._binders: dict[int, dict[str, list]] = {}  # scope id -> name -> typing thunks
+        self._callers: dict[str, list[ast.Call]] | None = None  # see _calls_of
+        self._defs: set[str] | None = None  # see _module_defs
         self._gather()
 
     # ---------------------------------------------------------------------------------------- gathering
@@ -316,7 +322,10 @@ class Facts:
         if isinstance(scope, FUNCTION_SCOPES):
             arguments = scope.args
             for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
-                yield arg.arg, functools.partial(self._annotation_type, arg.annotation)
+                if arg.annotation is None and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    yield arg.arg, functools.partial(self._parameter_type, scope, arg)
+                else:
+                    yield arg.arg, functools.partial(self._annotation_type, arg.annotation)
             for rest in (arguments.vararg, arguments.kwarg):
                 if rest is not None:
                     yield rest.arg, untyped
@@ -363,6 +372,65 @@ class Facts:
                 if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
                     yield name.id, functools.partial(element_type, index) if name is element else _untyped
 
+    def _calls_of(self, name: str) -> list[ast.Call] | None:
+        """The calls ``name(...)`` of the text, when every read of the name is such a call (never passed on, stored
+        or called through an attribute); None otherwise."""
+        if self._callers is None:
+            callers: dict[str, list[ast.Call]] = {}
+            callees: set[int] = set()
+            for call in self.nodes(ast.Call):
+                if isinstance(call.func, ast.Name):
+                    callers.setdefault(call.func.id, []).append(call)
+                    callees.add(id(call.func))
+            other = {n.id for n in self.nodes(ast.Name) if isinstance(n.ctx, ast.Load) and id(n) not in callees}
+            self._callers = {name: calls for name, calls in callers.items() if name not in other}
+        return self._callers.get(name)
+
+    def _parameter_type(self, function: ast.FunctionDef | ast.AsyncFunctionDef, parameter: ast.arg) -> Type | None:
+        """The type of an unannotated parameter of a module-level function: the one stock type every call of the
+        function in the text passes it (by position or keyword), as an annotation would give it (``exact=False``).
+        None for a method, a nested or decorated function, a name bound twice, a call that leaves the parameter
+        to its default or passes ``*args`` / ``**kwargs``, and values of different (or unknown) types."""
+        if self.parents.get(id(function)) is not self.tree or function.decorator_list \
+                or function.name in self.classes or function.name not in self._module_defs():
+            return None
+        calls = self._calls_of(function.name)
+        if not calls:
+            return None
+        arguments = function.args
+        positional = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
+        index = positional.index(parameter.arg) if parameter.arg in positional else None
+        keyword = parameter.arg if parameter not in arguments.posonlyargs else None
+        kinds = set()
+        for call in calls:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return None
+            value = call.args[index] if index is not None and index < len(call.args) else \
+                next((k.value for k in call.keywords if k.arg is not None and k.arg == keyword), None)
+            if value is None:
+                return None
+            kinds.add(self.type_of(value) if isinstance(value, ast.Name) else self._value_type(value))
+            if None in kinds or len(kinds) > 1:
+                return None
+        found = kinds.pop()
+        return dataclasses.replace(found, exact=False) if found is not None and found.parses is None else None
+
+    def _module_defs(self) -> set[str]:
+        """Names of module-level functions bound once in the whole text (by their def and nothing else)."""
+        if self._defs is None:
+            bound: dict[str, int] = {}
+            for node in ast.walk(self.tree):
+                names = ([node.name] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                         else [node.id] if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+                         else [a.asname or a.name.split(".")[0] for a in node.names]
+                         if isinstance(node, (ast.Import, ast.ImportFrom)) else list(node.names)
+                         if isinstance(node, (ast.Global, ast.Nonlocal)) else [])
+                for name in names:
+                    bound[name] = bound.get(name, 0) + 1
+            self._defs = {s.name for s in self.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+                          and bound.get(s.name) == 1}
+        return self._defs
+
     def _annotation_type(self, annotation: ast.expr | None) -> Type | None:
         if annotation is None:
             return None
@@ -375,6 +443,8 @@ class Facts:
         return dataclasses.replace(class_type, exact=False) if class_type is not None else None
 
     def _value_type(self, value: ast.expr) -> Type | None:
+        if isinstance(value, ast.Name):  # an alias: args = training_args
+            return self.type_of(value)
         if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) and isinstance(value.slice.value, int):
             parsed = self._parsed_types(value.value)
             index = value.slice.value
