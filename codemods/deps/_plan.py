@@ -139,15 +139,34 @@ def old_stack_code(text: str) -> str | None:
     return text if _STACK_IMPORT.search(text) else None
 
 
-#: what only the migrated stack has, in code the run writes: torch.accelerator (torch 2.6+), the ``neuron`` device
-#: and compile backend (TorchNeuron), transformers 5's DistributedConfig
-_NEW_STACK_API = re.compile(r"""\btorch\.accelerator\b|(?<![\w-])["']neuron(?::\d+)?["']|\bDistributedConfig\b"""
-                            r"""|\btransformers\.distributed\b""")
+#: what only the migrated stack has, in code the run writes: (label, pattern, package, the first release with it).
+#: torch.accelerator (torch 2.6), the ``neuron`` device and compile backend (TorchNeuron), transformers 5's
+#: DistributedConfig (a trainer's ``model_init_kwargs={"distributed_config": ...}`` too), the ``processing_class=``
+#: of the Trainer / trl trainers (transformers 4.46), ``from_pretrained(..., dtype=)`` (transformers 4.56, before it
+#: ``torch_dtype``), generation's ``CompileConfig`` (transformers 4.47). A file whose code calls one of them does not
+#: run on a pin that excludes that release (``Planner.moved``)
+NEW_STACK_APIS: tuple[tuple[str, re.Pattern[str], str, str], ...] = (
+    ("torch.accelerator", re.compile(r"\btorch\.accelerator\b"), "torch", "2.6"),
+    ("the `neuron` device", re.compile(r"""(?<![\w-])["']neuron(?::\d+)?["']"""), "torch-neuronx", "2.14"),
+    ("DistributedConfig (distributed_config)", re.compile(r"\bDistributedConfig\b|\btransformers\.distributed\b"
+                                     r"""|["']?\bdistributed_config\b"""), "transformers", "5.0"),
+    ("processing_class=", re.compile(r"\bprocessing_class\s*="), "transformers", "4.46"),
+    ("from_pretrained(dtype=)", re.compile(r"\.from_pretrained\((?:[^()]|\([^()]*\))*?\bdtype\s*="),
+     "transformers", "4.56"),
+    ("CompileConfig", re.compile(r"\bCompileConfig\b"), "transformers", "4.47"),
+)
+
+
+def new_stack_calls(text: str) -> tuple[tuple[str, str, str], ...]:
+    """What of ``NEW_STACK_APIS`` the code (comments and notes aside) calls: (label, package, first release)."""
+    code = _code_only(text)
+    return tuple((label, package, first) for label, pattern, package, first in NEW_STACK_APIS
+                 if pattern.search(code))
 
 
 def calls_new_stack(text: str) -> bool:
-    """Whether the code (comments and notes aside) calls what only the migrated stack has (``_NEW_STACK_API``)."""
-    return bool(_NEW_STACK_API.search(_code_only(text)))
+    """Whether the code (comments and notes aside) calls what only the migrated stack has (``NEW_STACK_APIS``)."""
+    return bool(new_stack_calls(text))
 
 
 def moved_to_new_stack(files: dict[str, str], options: RuleOptions | None) -> tuple[str, ...]:
@@ -156,14 +175,20 @@ def moved_to_new_stack(files: dict[str, str], options: RuleOptions | None) -> tu
     on the migrated text, which a second run leaves as it is, so a note naming them reads the same then; a file the
     run leaves on APIs the old pins have (plain torch, ``torch.nn.functional.pad``) is not one (rt4D 10). None
     while a run is being simulated."""
+    return tuple(moved_calls(files, options))
+
+
+def moved_calls(files: dict[str, str], options: RuleOptions | None) -> dict[str, tuple[tuple[str, str, str], ...]]:
+    """``moved_to_new_stack`` with what each file calls (``new_stack_calls`` on its migrated text)."""
     if options is None or _SIMULATING:
-        return ()
-    found = []
+        return {}
+    found = {}
     for path, text in sorted(files.items()):
         migrated = migrated_text(path, text, options)
-        if migrated is not None and calls_new_stack(migrated):
-            found.append(path)
-    return tuple(found)
+        calls = new_stack_calls(migrated) if migrated is not None else ()
+        if calls:
+            found[path] = calls
+    return found
 
 
 _SCRIPT = re.compile(r"(?<![\w-])([A-Za-z_][\w-]*\.py)(?![\w-])")
@@ -545,6 +570,62 @@ def pip_install_sets(text: str) -> dict | None:
     return found
 
 
+#: what a context runs that is not a Python script named by its file (``python -m pkg``, ``uvicorn app.main:app``,
+#: a notebook run by papermill): its requirements file may serve any code, so it is not narrowed to the scripts
+_RUNS_MODULE = re.compile(r"(?<![\w-])-m\s+(?!pip\b|torch\.distributed\.(?:run|launch)\b)[\w.]+"
+                          r"|(?<![\w./-])[A-Za-z_][\w.]*:[A-Za-z_]\w*(?![\w/:.-])|\.ipynb\b"
+                          r"|(?<![\w.-])(?:pytest|tox|nox|make|jupyter|papermill|uvicorn|gunicorn|streamlit|celery"
+                          r"|flask|hypercorn|python[\d.]*\s+-c|python[\d.]*\s*$)(?![\w.-])", re.M)
+_SHELL_SCRIPT = re.compile(r"(?<![\w-])([\w./-]*[\w-]+\.(?:sh|bash))(?![\w-])")
+
+
+def install_runs(text: str) -> tuple | None:
+    """Project fact: per install context (``_install_contexts``: a Dockerfile stage, a workflow job, a whole shell
+    script or Makefile) whose ``pip install`` commands read a requirements file with ``-r``, (the requirements
+    files as written, the Python scripts it names, the shell scripts it names, whether what it runs is only those):
+    a requirements file that such contexts install before running ``train.py`` serves those scripts
+    (``ProjectDeps.served_scripts``). A context that also runs a module (``python -m pkg``, ``uvicorn
+    app.main:app``) or a notebook runs code it does not name: its files serve their folder as before. Comment and
+    ``echo`` lines and the tool's notes do not count."""
+    found = []
+    for _unit, lines in _install_contexts(_TOOL_NOTE.sub("", text)):
+        code = [line for line in lines if not _COMMENT_OR_ECHO.match(line)]
+        names: list[str] = []
+        rest = []
+        for line in code:
+            for match in _PIP_INSTALL.finditer(line):
+                names += [name for name in _REQUIRE_FILE.findall(match.group(1))
+                          if "$" not in name and "://" not in name and "{" not in name]
+            rest.append(_PIP_INSTALL.sub(" ", line))
+        if not names:
+            continue
+        body = "\n".join(rest)
+        scripts = tuple(sorted(set(_SCRIPT_PATH.findall(body))))
+        shells = tuple(sorted(set(_SHELL_SCRIPT.findall(body))))
+        found.append((tuple(dict.fromkeys(names)), scripts, shells, not _RUNS_MODULE.search(body)))
+    return tuple(found) or None
+
+
+_REQUIRE_FILE = re.compile(r"(?:^|\s)(?:-r|--requirement)(?:[ \t]*=[ \t]*|[ \t]+)([^\s;&|#'\"\\]+)")
+_SCRIPT_PATH = re.compile(r"(?<![\w-])([\w./-]*[A-Za-z_][\w-]*\.py)(?![\w-])")
+#: the modules a Python file imports, dotted (``from utils.data import x``: utils.data)
+_LOCAL_IMPORT = re.compile(r"(?m)^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import|import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*))")
+
+
+def local_imports(text: str) -> tuple[str, ...] | None:
+    """Project fact: the names of the modules a Python file imports, each dotted part (``from utils.data import x``:
+    utils, data; ``from . import helpers``: helpers), for the files a script run beside a requirements file
+    imports (``ProjectDeps.served_scripts``)."""
+    parts: set[str] = set()
+    for match in _LOCAL_IMPORT.finditer(text):
+        for dotted in re.split(r"[ \t]*,[ \t]*", match.group(1) or match.group(2) or ""):
+            parts |= {part for part in dotted.split(".") if part}
+        if match.group(1) is not None and match.group(1).strip(".") == "":
+            tail = text[match.end():text.find("\n", match.end()) if "\n" in text[match.end():] else len(text)]
+            parts |= set(re.findall(r"[A-Za-z_]\w*", tail.split("#")[0]))
+    return tuple(sorted(parts)) or None
+
+
 #: a Dockerfile stage's first line (``FROM image [AS name]``: a whole line, so Python's ``from x import y`` is none)
 _STAGE = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*\S+(?:\s+AS\s+\S+)?\s*$", re.I)
 _JOBS_KEY = re.compile(r"^jobs:\s*(?:#.*)?$")
@@ -642,6 +723,9 @@ FACTS: tuple[ProjectFact, ...] = (
     ProjectFact("deps.requirement-set", frozenset({FileKind.REQUIREMENTS, FileKind.TOX}),
                 ("-r", "-c", "--requirement", "--constraint", "pip.repos.neuron", "neuron", "torch", "transformers",
                  "accelerate", "trl", "peft", "datasets", "diffusers", "sentence"), requirement_set),
+    ProjectFact("deps.install-runs", frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML}),
+                ("-r", "--requirement"), install_runs),
+    ProjectFact("deps.local-imports", frozenset({FileKind.PYTHON}), ("import",), local_imports),
     ProjectFact("deps.pip-install-sets", frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML,
                                                     FileKind.NOTEBOOK}),
                 ("-r", "-c", "--requirement", "--constraint"), pip_install_sets),
@@ -686,6 +770,12 @@ class ProjectDeps:
     installed_beside: tuple[tuple[tuple[str, ...], str, str, tuple[tuple[str, ...], ...]], ...] = ()
     #: the text of a file whose install context names a package of the Neuron stack or torch-xla (``held_with``)
     install_texts: dict[str, str] = field(default_factory=dict)
+    #: per install context reading requirements files with ``-r``: (their project paths, the file, the Python
+    #: scripts it names, the shell scripts it names, whether it runs only those: ``install_runs``)
+    runs: tuple[tuple[tuple[str, ...], str, tuple[str, ...], tuple[str, ...], bool], ...] = ()
+    #: Python file -> the parts of the module names it imports (``local_imports``)
+    local: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    files: frozenset[str] = frozenset()
 
     #: the Python files notebooks write: notebook -> project path -> (modules, kept, imports the stack)
     written: dict[str, dict[str, tuple]] = field(default_factory=dict)
@@ -742,6 +832,11 @@ class ProjectDeps:
                    installed_together=together, installed_beside=beside,
                    install_texts={path: value["text"] for path, value in installs if "text" in value},
                    stack_code=dict(options.project.of("deps.old-stack")),
+                   runs=tuple((tuple(_project_path(options.project.files, path, name) for name in names), path,
+                               scripts, shells, only)
+                              for path, value in sorted(options.project.of("deps.install-runs").items())
+                              for names, scripts, shells, only in value),
+                   local=dict(options.project.of("deps.local-imports")), files=options.project.files,
                    listed={path: (tuple(value.get("names", ())),
                                   tuple(posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
                                         for name in value.get("requires", ())))
@@ -897,8 +992,56 @@ class ProjectDeps:
         notebook = re.sub(r"(?:\.cell\d+)?\.[^./]+$", ".ipynb", path)
         return self.mentions.get(path, frozenset()) | self.mentions.get(notebook, frozenset())
 
+    def served_scripts(self, path: str) -> frozenset[str] | None:
+        """The Python files the requirements file ``path`` installs for, when install lines say so: every install
+        context whose ``pip install -r`` reads it (a Dockerfile stage, a workflow job, a shell script or Makefile:
+        ``install_runs``) runs Python scripts of the project it names (``pip install -r requirements-train.txt``
+        then ``torchrun train.py``) and nothing else it does not name (a module, a server, pytest, a shell script):
+        those scripts and the project's Python files they import, at any depth. None when no install line reads it
+        or one of them runs code it does not name: the file then serves its folder (``served_folder``)."""
+        contexts = [(where, scripts, shells, only) for names, where, scripts, shells, only in self.runs
+                    if path in names]
+        if not contexts or any(shells or not only or not scripts for _, scripts, shells, only in contexts):
+            return None
+        key = (path, self.runs, self.files, tuple(sorted(self.local.items())))
+        if key not in _SERVED_SCRIPTS:
+            if len(_SERVED_SCRIPTS) > 256:
+                _SERVED_SCRIPTS.clear()
+            _SERVED_SCRIPTS[key] = self._served_scripts(path, contexts)
+        return _SERVED_SCRIPTS[key]
+
+    def _served_scripts(self, path: str, contexts: list) -> frozenset[str] | None:
+        python = sorted(name for name in self.files if name.endswith(".py"))
+        folder = served_folder(path)
+        served: set[str] = set()
+        for where, scripts, _, _ in contexts:
+            for script in scripts:
+                found = _project_path(self.files, where, script)
+                if found not in self.files:
+                    base = PurePosixPath(script).name
+                    matches = [name for name in python if PurePosixPath(name).name == base and name.startswith(folder)]
+                    if not matches:
+                        return None  # a script that is not the project's: what it runs is not known
+                    served |= set(matches)
+                else:
+                    served.add(found)
+        modules = [(name, PurePosixPath(name)) for name in python]
+        todo = sorted(served)
+        while todo:
+            parts = set(self.local.get(todo.pop(), ()))
+            for name, module in modules:
+                if name not in served and (module.stem in parts or not parts.isdisjoint(module.parent.parts)):
+                    served.add(name)
+                    todo.append(name)
+        return frozenset(served)
+
     def importers(self, name: str) -> tuple[str, ...]:
         return self.imported.get(module_of(name), ())
+
+
+#: (requirements file, install contexts, project files, their imports) -> ``ProjectDeps.served_scripts`` (a planner is built per
+#: file and per include, so each file's answer is worked out once per run)
+_SERVED_SCRIPTS: dict[tuple, frozenset[str] | None] = {}
 
 
 #: folders that hold a project's dependency files rather than its code (``requirements/neuron.txt``,
@@ -1068,6 +1211,8 @@ class Planner:
     other_noted: bool = False
     #: the run's options (which files the run moves: ``moved``)
     options: RuleOptions | None = None
+    #: the file's requirement specifiers, as written (the pins a split-off file would take: ``split_pins``)
+    specs: tuple[str, ...] = ()
 
     @classmethod
     def for_specs(cls, specs: list[str], text: str = "", options: RuleOptions | None = None,
@@ -1082,7 +1227,7 @@ class Planner:
         planner = cls(present=present, repository_configured=names_neuron_repository(text),
                       neuron=project.neuron or bool(present & NEURON_PACKAGES), project=project, path=path,
                       file_text=_NOTE_LINE.sub("", text if file_text is None else file_text),  # notes name files
-                      options=options)
+                      options=options, specs=tuple(spec.strip() for spec in specs))
         planner.inf1 = inf1_labels(parsed_specs)
         if path is not None and not planner.repository_configured:
             planner.repository_configured = project.repository_shared(path)
@@ -1243,9 +1388,40 @@ class Planner:
     def moved(self, exclude: tuple[str, ...] = ()) -> tuple[str, ...]:
         """The files this file installs for (``near``) that the run moves onto APIs only the migrated stack has
         (``moved_to_new_stack``), ``exclude`` and this file aside."""
+        return tuple(self.moved_needs(exclude))
+
+    def moved_needs(self, exclude: tuple[str, ...] = ()) -> dict[str, tuple[tuple[str, str, str], ...]]:
+        """``moved`` with what each of those files calls that this file's pins exclude (``new_stack_calls``): a call
+        whose package the file pins to a range that admits its first release is no conflict (``torch>=2.6`` and
+        ``torch.accelerator``); a package the file does not pin comes with the stack it keeps (optimum-neuron
+        0.0.x installs transformers 4.x), so it counts."""
         code = self.project.stack_code
         names = tuple(name for name in self.near(tuple(code)) if name not in exclude and name != self.path)
-        return moved_to_new_stack({name: code[name] for name in names}, self.options)
+        pins = {parsed.name: parsed for parsed in map(parse, self.specs) if parsed is not None}
+        found = {}
+        for name, calls in moved_calls({name: code[name] for name in names}, self.options).items():
+            needs = tuple(call for call in calls if call[1] not in pins or pins[call[1]].url
+                          or not admits(pins[call[1]].spec, call[2] + ".0"))
+            if needs:
+                found[name] = needs
+        return found
+
+    def split_pins(self) -> list[str]:
+        """The pins a requirements file split off from this one for the files the run moved would take: this file's
+        lines as the plan moves them when nothing holds the old stack (optimum-neuron -> the TorchNeuron stack and
+        the packages it brought in that the code imports, torch-xla removed, stock pins at the tested floors)."""
+        free = replace(self, added=set(), hold=None, hold_everything=False, kept_optimum_neuron=(),
+                       importing_optimum_neuron=(), importing_torch_xla=(), cli=None, cli_users=(),
+                       cli_elsewhere=None, inf1=[], inf1_flow=None, other_set=False)
+        pins: list[str] = []
+        for spec in self.specs:
+            parsed = parse(spec)
+            if parsed is None:
+                continue
+            found = _rewrite(parsed, free)
+            chosen = [spec] if found is None or found.keep else found.specs
+            pins += [pin for pin in chosen if pin not in pins]
+        return pins
 
     def near(self, files: tuple[str, ...]) -> tuple[str, ...]:
         """The ``files`` this file installs for: those under the folder whose code it installs
@@ -1266,7 +1442,16 @@ class Planner:
         else:
             prefixes = [served_folder(self.path)]
         mentioned = self.project.mentioned_by(self.path) if not self.writers else frozenset()
-        return tuple(name for name in files if name.startswith(tuple(prefixes))
+        # a requirements file that install lines read before running named scripts serves those scripts and what
+        # they import (``ProjectDeps.served_scripts``), not every Python file of its folder
+        scripts = self.project.served_scripts(self.path) if not self.writers else None
+
+        def in_folder(name: str) -> bool:
+            if scripts is not None and name.endswith((".py", ".ipynb")):
+                return name in scripts
+            return name.startswith(tuple(prefixes))
+
+        return tuple(name for name in files if in_folder(name)
                      or PurePosixPath(name).name in mentioned
                      or re.search(rf"(?<![\w.-]){re.escape(PurePosixPath(name).name)}(?![\w-])", self.file_text))
 
@@ -1533,17 +1718,34 @@ def _files(paths: tuple[str, ...]) -> str:
 
 def _also_served(planner: Planner, kept: tuple[str, ...]) -> str:
     """When the old stack stays for some files (optimum-neuron, or torch-xla: its line names them), the other files
-    it installs for that this run moved onto calls only the migrated stack has (``Planner.moved``): they need what this line keeps out. Files the run left on APIs the
-    old pins have are not named (rt4D 10: collator.py, plain torch, was sent to split requirements)."""
-    others = planner.moved(kept + planner.cli_users)
-    if not others:
+    it installs for that this run moved onto calls only the migrated stack has and that this file's pins exclude
+    (``Planner.moved_needs``): no pin serves both, so the note says which file needs what, which files keep the old
+    stack here, and how to split the file (the pins the moved files' own requirements file takes:
+    ``Planner.split_pins``). Files the run left on APIs the old pins have are not named (rt4D 10: collator.py, plain
+    torch, was sent to split requirements)."""
+    needs = planner.moved_needs(kept + planner.cli_users)
+    if not needs:
         return ""
+    others = tuple(needs)
     one = len(others) == 1
+    calls = "; ".join(f"{name}: " + ", ".join(f"{label} needs {package}>={first}" for label, package, first in found)
+                      for name, found in needs.items())
+    holders = _files(kept) if kept else (planner.cli or "the code it keeps")
+    unknown = ""
+    if planner.path is not None and not planner.writers and planner.project.served_scripts(planner.path) is None:
+        # no install line ties this file to scripts: it counts for the Python files of its folder (``near``)
+        unknown = (f" (no `pip install -r {PurePosixPath(planner.path).name}` in a launcher, Dockerfile or "
+                   "workflow of the project runs only named scripts after it, so it counts for every Python file of "
+                   "its folder)")
+    split = planner.split_pins()
+    pins = ", ".join(pin.split(";")[0] for pin in split)
+    if any(pin.startswith("torch-neuronx") for pin in split):
+        pins += ", with --extra-index-url https://pip.repos.neuron.amazonaws.com"
     return (f"; it also installs for {_files(others)}, which this run rewrote to calls only the new stack has "
-            f"(torch.accelerator, the `neuron` device: {TORCH_SPEC}, {TORCH_NEURONX_SPEC}), so "
-            f"{'that file does' if one else 'those files do'} not run on the stack kept here: give "
-            f"{'it' if one else 'them'} a requirements file of {'its' if one else 'their'} own, or port the kept "
-            "code first")
+            f"({calls}), so {'that file does' if one else 'those files do'} not run on the stack kept here, which "
+            f"{holders} need{'s' if kept and len(kept) == 1 else ''}: no pin of one file serves both{unknown}. "
+            f"Split it: give {_files(others)} a requirements file of {'its' if one else 'their'} own ({pins}) and install that one "
+            f"where {'it runs' if one else 'they run'}, keep this one for {holders}; or port the kept code first")
 
 
 def _optimum_neuron(parsed: Parsed, planner: Planner) -> Rewrite:

@@ -20,7 +20,14 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   ``_plan.served_folder``): the files in its folder and below (a SageMaker ``source_dir``, one sample of a samples
   repository; for a file of a ``requirements/``, ``reqs/``, ``deps/``, ``envs/``, ``conda/`` ... folder, the folder
   above it, so ``requirements/neuron.txt`` serves the project's ``src/``; at the root, the whole project) and the
-  Python files it names (project fact ``deps.mentions``: a notebook that runs ``../scripts/run_sft.py``). The files a notebook writes with
+  Python files it names (project fact ``deps.mentions``: a notebook that runs ``../scripts/run_sft.py``). A file that
+  install lines tie to scripts serves those scripts instead of its folder's Python files: every install context
+  whose ``pip install -r`` reads it (a launcher or Makefile, a Dockerfile stage, a workflow job) runs scripts of the
+  project it names and nothing it does not name (a module, a server, pytest, a shell script, a notebook): it serves
+  those scripts and the project files they import, at any depth (project facts ``deps.install-runs``,
+  ``deps.local-imports``; ``train.sh`` runs ``pip install -r requirements-train.txt`` then ``torchrun train.py``,
+  ``serve.sh`` installs ``requirements-inference.txt`` for ``chat.py``, which stays on optimum-neuron: the first is
+  moved, the second kept). The files a notebook writes with
   ``%%writefile`` cells count as files of the notebook's folder (project fact ``deps.notebook-files``,
   ``codemods/deps/_notebooks.py``): a ``%%writefile src/requirements.txt`` cell serves the
   ``%%writefile src/compile.py`` cell beside it, whose imports and kept evals count like those of a file;
@@ -40,9 +47,16 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   (``optimum-cli neuron cache``), and one in a folder the file does not serve count for nothing. The todo on a
   kept optimum-neuron also names the other files it installs for that this run rewrites to calls only the new
   stack has (``torch.accelerator``, the ``neuron`` device, ``DistributedConfig``; read on each file as the run
-  migrates it, project fact ``deps.old-stack``, so a second run names the same): they do not run beside the kept
-  line. A file the run leaves on calls the old pins have (plain torch, a stock ``Trainer``) is not named (rt4D
-  10);
+  migrates it, project fact ``deps.old-stack``, so a second run names the same), each with what it calls and the
+  release that needs (``torch.accelerator``: torch>=2.6; ``processing_class=``: transformers>=4.46;
+  ``from_pretrained(dtype=)``: transformers>=4.56; ``CompileConfig``; ``DistributedConfig`` /
+  ``distributed_config``: transformers 5) where this file's pins exclude it: no pin of one file serves both, so the
+  todo says which files keep the old stack and how to split the file (give the moved files a requirements file of
+  their own with this file's lines as the run moves them when nothing holds them, and install it where they run),
+  and, when no install line ties the file to scripts, that it counts for every Python file of its folder (rt-D1
+  lora-llama-tp: requirements.txt kept on transformers 4.41 for chat.py while train.py and merge.py moved to
+  transformers 5 APIs, with a todo that named only train.py and torch). A file the run leaves on calls the old pins
+  have (plain torch, a stock ``Trainer``) is not named (rt4D 10);
 * one install set takes one decision: when a requirements file keeps its optimum-neuron (any of the reasons
   above), every file of its install set (those it includes with ``-r`` / ``-c``, those that include it, those
   that one ``pip install`` command reads with it, ``pip install -r requirements.txt -c constraints.txt`` in a
