@@ -13,8 +13,11 @@ What it does:
   ``_DeviceLoader(loader, device)``, a class the rule adds once to the module, after its imports (under a name
   the module does not bind: ``_DeviceLoader2`` ... otherwise). It does for the user what MpDeviceLoader did:
   iterable again every epoch, ``len()`` is the loader's, every tensor of each batch moved to ``device`` (the
-  call's own device argument), tuples, namedtuples, lists and dicts (``OrderedDict``, transformers'
-  ``BatchEncoding``, a ``UserDict``) rebuilt in their own types; other objects pass through as they are. The
+  call's own device argument), tuples, namedtuples, lists, sets and dicts (``OrderedDict``, transformers'
+  ``BatchEncoding``, a ``UserDict``) rebuilt in their own types, and an object with a ``__dict__`` (a
+  ``@dataclass`` batch from a collate_fn, frozen or not, any batch class) copied with ``copy.copy`` and each of
+  its attributes moved, as torch_xla's ``send_cpu_data_to_device`` did (what the batch holds twice is moved
+  once, so a cycle ends); other values (strings, numbers, ``__slots__`` objects) pass through as they are. The
   prefetch keywords (``loader_prefetch_size``, ``device_prefetch_size``, ``host_to_device_transfer_threads``)
   are dropped. A ``ParallelLoader`` object made for one device (``pl.ParallelLoader(loader, [device])``, also
   made again each epoch) becomes the loader and its ``.per_device_loader(device)`` the class.
@@ -117,20 +120,29 @@ class {name}:
     def __len__(self):
         return len(self.loader)
 
-    def move(self, value):
+    def move(self, value, seen=None):
+        seen = {{}} if seen is None else seen  # id -> moved: what the batch holds twice is moved once
+        if id(value) in seen:
+            return seen[id(value)]
         if isinstance(value, torch.Tensor):
-            return value.to(self.device)
-        if isinstance(value, tuple) and hasattr(value, "_fields"):  # a namedtuple
-            return type(value)(*(self.move(item) for item in value))
-        if isinstance(value, (tuple, list)):
-            return type(value)(self.move(item) for item in value)
-        if isinstance(value, collections.abc.MutableMapping):  # dict, OrderedDict, transformers' BatchEncoding
+            moved = value.to(self.device)
+        elif isinstance(value, tuple) and hasattr(value, "_fields"):  # a namedtuple
+            moved = type(value)(*(self.move(item, seen) for item in value))
+        elif isinstance(value, (tuple, list, set, frozenset)):
+            moved = type(value)(self.move(item, seen) for item in value)
+        elif isinstance(value, collections.abc.MutableMapping):  # dict, OrderedDict, transformers' BatchEncoding
             moved = copy.copy(value)  # the same type, with its other attributes
-            moved.update((key, self.move(item)) for key, item in value.items())
-            return moved
-        if isinstance(value, collections.abc.Mapping):
-            return {{key: self.move(item) for key, item in value.items()}}
-        return value
+            moved.update((key, self.move(item, seen)) for key, item in value.items())
+        elif isinstance(value, collections.abc.Mapping):
+            moved = {{key: self.move(item, seen) for key, item in value.items()}}
+        elif hasattr(value, "__dict__") and not isinstance(value, type):  # a dataclass, any batch object
+            moved = seen[id(value)] = copy.copy(value)  # as MpDeviceLoader did: a copy, each attribute moved
+            for key in list(vars(moved)):
+                vars(moved)[key] = self.move(vars(moved)[key], seen)
+        else:
+            moved = value
+        seen[id(value)] = moved
+        return moved
 '''
 
 
