@@ -418,7 +418,7 @@ class CompiledFolderLoads:
             return None
         folder = self._folder(call)
         found = self._writers(folder) if folder is not None else set()
-        if len({(model, shapes) for model, _, shapes in found}) != 1:
+        if len({(model, tuple(sorted(shapes))) for model, _, shapes in found}) != 1:  # the same, in any order
             return None
         return min(found)
 
@@ -750,11 +750,13 @@ def compiled_folder_uses(text: str) -> dict[str, tuple] | None:
     ``"exports"`` (when there is one): ``(folder, model id, shapes)`` of each saved decoder export whose id and
     shapes are constants (``_decoder_export``): NM110 reads the folder as an optimum-cli command's output
     (``CompiledFolderLoads._writers``). A folder named by a constant imported from a project module is
-    ``IMPORTED`` + its qualified name (``resolved_folder``)."""
+    ``IMPORTED`` + its qualified name (``resolved_folder``). ``"diffusion"``: ``(folder, shapes)`` of each saved
+    diffusion export (``_diffusion_shapes``): NM140 names them at the calls of a pipeline loaded from that folder."""
     sources = code_cells(text) if text.lstrip().startswith("{") else None
     saves: list[tuple[str, str | None, bool]] = []
     loads: list[tuple[str, str | None, bool, str]] = []
     decoders: list[tuple[str | None, str, tuple[tuple[str, str], ...]]] = []
+    diffusion: list[tuple[str | None, tuple[tuple[str, str], ...]]] = []
     for source in sources if sources is not None else [text]:
         code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
         try:
@@ -813,12 +815,31 @@ def compiled_folder_uses(text: str) -> dict[str, tuple] | None:
                 entry = _decoder_export(call, name, opaque, dicts, names) if where is not None else None
                 if entry is not None:
                     decoders.append((saves[-1][1], *entry))
+                sizes = _diffusion_shapes(call, name, opaque, dicts)
+                if sizes is not None:
+                    diffusion.append((saves[-1][1], sizes))
     if not saves and not loads:
         return None
     found: dict[str, tuple] = {"saves": tuple(saves), "loads": tuple(loads)}
     if decoders:
         found["exports"] = tuple(decoders)
+    if diffusion:
+        found["diffusion"] = tuple(diffusion)
     return found
+
+
+#: the static shapes of a diffusion export that its calls must repeat
+DIFFUSION_SHAPE_KEYS = ("batch_size", "height", "width", "num_images_per_prompt")
+
+
+def _diffusion_shapes(call: ast.Call, name: str, opaque: bool,
+                      dicts: dict[str, ast.Dict]) -> tuple[tuple[str, str], ...] | None:
+    """``((key, source), ...)`` of the static shapes (``DIFFUSION_SHAPE_KEYS``) a saved diffusion export compiles
+    (the source of each value: a constant, or what the script computes); None for another kind or an opaque one."""
+    if opaque or compiled_family(name) != "diffusion":
+        return None
+    keywords = _export_keywords(call, dicts) or {}
+    return tuple((key, ast.unparse(keywords[key])) for key in DIFFUSION_SHAPE_KEYS if key in keywords)
 
 
 #: the keywords of a decoder export ``_decoder_export`` reads (-> the key of ``compiled_exports``' shapes)

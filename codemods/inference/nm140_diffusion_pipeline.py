@@ -45,9 +45,14 @@ What it does:
   argument (the load's fixed dtype may not be the precision that run compiled);
 * static shapes -> a ``todo`` (pass the same height/width/num_images_per_prompt at every call, CPU generator;
   in a file that only saves the pipeline: apply it where the saved pipeline is called);
-* every call of the loaded pipeline in the file that passes no ``height=``/``width=`` gets a ``todo``: optimum
-  ran it at the compiled size, diffusers uses its default size (named only for a checkpoint id of a known
-  family: 512x512 for the SD 1.x and 2.x ``-base`` checkpoints, 768x768 for stable-diffusion-2-1, 1024 for SDXL);
+* every call of the loaded pipeline in the file (a module global, a ``self`` attribute, a function's return)
+  that passes no ``height=``/``width=`` gets a ``todo``: optimum ran it at the compiled size, diffusers uses its
+  default size (named only for a checkpoint id of a known family: 512x512 for the SD 1.x and 2.x ``-base``
+  checkpoints, 768x768 for stable-diffusion-2-1, 1024 for SDXL); so does one without ``num_images_per_prompt=``
+  when the export compiled more than one image per prompt (diffusers makes 1). The compiled shapes are the load's
+  own (an export), or those of the project's saved export that writes the folder a compiled load reads (named);
+  the dtype a compiled load gets from the project's exports is taken from the exports of its folder too, when
+  known;
 * ``**NAME`` splats: a dict literal bound once in the file, or a dict of constants bound once in a project
   module it is imported from (``from app.config import SD_SHAPES``), is sorted like inline keywords; a splat
   nothing resolves leaves the load, its import and the whole file on optimum-neuron with a ``todo`` naming it;
@@ -117,6 +122,8 @@ from codemods.inference._compiled_exports import (
     MODULE_FOLDERS,
     CompiledFolderLoads,
     ProducedFolderLoads,
+    normalized,
+    resolved_folder,
 )
 from codemods.inference._module_dicts import MODULE_DICTS
 from migrate.facts import ProjectFact
@@ -236,7 +243,7 @@ class DiffusionPipeline(ProducedFolderLoads, CompiledFolderLoads, InferenceRule)
         vae_scale_factor, named when the checkpoint id is known), which compiles a new graph."""
         for site in model_call_sites(module, self.is_target_call):
             given = {key for key, _ in self.arguments(site.call).keywords}
-            if self.arguments(site.call).opaque or {"height", "width"} <= given:
+            if self.arguments(site.call).opaque:
                 continue
             load = dict(self.arguments(site.load).keywords)
             for nested in ("input_shapes",):
@@ -244,15 +251,49 @@ class DiffusionPipeline(ProducedFolderLoads, CompiledFolderLoads, InferenceRule)
                     load.update((key, keyword_arg(key, value))
                                 for key, value in self.dict_items(load[nested].value) or [])
             shape_keys = ("height", "width", "batch_size", "num_images_per_prompt")
-            shapes: dict[str, cst.BaseExpression] = {key: load[key].value for key in shape_keys if key in load}
-            size = (f"the compiled {shape_text(shapes)}" if shapes else "the size the pipeline was exported with "
+            shapes = {key: source_of(load[key].value) for key in shape_keys if key in load}
+            where = ""
+            if not shapes and self.literal(load["export"].value if "export" in load else None) is not True:
+                shapes, where = self._exported_shapes(site.load)
+            images = shapes.get("num_images_per_prompt")
+            more_images = images is not None and images != "1" and "num_images_per_prompt" not in given
+            if {"height", "width"} <= given and not more_images:
+                continue
+            compiled = ", ".join(f"{key}={value}" for key, value in shapes.items())
+            size = (f"the compiled {compiled}{where}" if shapes else "the size the pipeline was exported with "
                     "(the `neuron` section of the compiled folder's unet/config.json)")
             model_id = self.literal(site.load.args[0].value) if site.load.args else None
             default = _default_size(model_id if isinstance(model_id, str) else "")
+            count = (f"; it also made {images} images per prompt at each call (num_images_per_prompt={images} "
+                     f"compiled in) and diffusers makes 1 by default - pass num_images_per_prompt={images}"
+                     if more_images else "")
+            if {"height", "width"} <= given:
+                self.todo_at_call(site.call, f"{site.model}(...) without num_images_per_prompt=: optimum ran it at "
+                                  f"{size}{count}")
+                continue
             self.todo_at_call(site.call, f"{site.model}(...) without height=/width=: optimum ran it at {size}; "
                               "diffusers now uses its default size (unet.config.sample_size x vae_scale_factor"
                               f"{default}) and compiles each new shape - pass height= and width= (and the same "
-                              "batch) at every call")
+                              f"batch) at every call{count}")
+
+    def _exported_shapes(self, load: cst.Call) -> tuple[dict[str, str], str]:
+        """The static shapes the project's saved diffusion exports compile for the folder this compiled load reads
+        (``compiled_folder_uses``' ``"diffusion"``: its folder known, the same as this one), with " (<file>)"; empty
+        when no export writes it or those that do disagree."""
+        if not self._loads_compiled(load):
+            return {}, ""
+        folder = self._folder(load)
+        if folder is None:
+            return {}, ""
+        here = str(self.ctx.path).replace("\\", "/")
+        folders = self.ctx.options.project.of(MODULE_FOLDERS.name)
+        found = {(path, shapes) for path, uses in self.ctx.options.project.of(COMPILED_FOLDER_USES.name).items()
+                 if path != here for output, shapes in uses.get("diffusion", ())
+                 if (resolved := resolved_folder(output, path, folders)) is not None
+                 and normalized(resolved) == normalized(folder)}
+        if len({shapes for _, shapes in found}) != 1:
+            return {}, ""
+        return dict(next(iter(found))[1]), f" ({', '.join(sorted(path for path, _ in found))})"
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
@@ -311,7 +352,7 @@ class DiffusionPipeline(ProducedFolderLoads, CompiledFolderLoads, InferenceRule)
         elif split.export is not True and "auto_cast_type" not in values and not arguments.opaque:
             # one explicit dtype whatever the folder holds: a folder saved in bf16 by a migrated export, loaded
             # without dtype=, mixes a bf16 text encoder (transformers keeps it) with a float32 unet
-            exported, where = self._project_exported_dtype()
+            exported, where = self._project_exported_dtype(original)
             self.ctx.add_import("torch")
             split.args.append(keyword_arg("dtype", exported or "torch.bfloat16"))
             notes.append(f"dtype={exported} added: the precision this project's export ({where}) saves its pipeline "
@@ -321,7 +362,7 @@ class DiffusionPipeline(ProducedFolderLoads, CompiledFolderLoads, InferenceRule)
                          "matmuls) and one dtype for every component (without dtype= a folder saved in bf16 mixes a "
                          "bf16 text encoder with a float32 unet and the first call raises): pass the precision the "
                          "pipeline was compiled with (auto_cast_type) if it was another")
-        run_time = self._run_time_export_dtypes() if split.export is not True and not arguments.opaque else None
+        run_time = self._run_time_export_dtypes(original) if split.export is not True and not arguments.opaque else None
         if run_time is not None and (split.dtype is not None or "auto_cast_type" not in values):
             if notes and notes[-1].startswith("dtype=torch.bfloat16 added: the precision a compiled pipeline ran in"):
                 notes.pop()  # the generic default: the note below names the export's run-time choice
@@ -357,23 +398,43 @@ class DiffusionPipeline(ProducedFolderLoads, CompiledFolderLoads, InferenceRule)
                                                          f"device, {method} of the {component}", compiled)
         return cst.Call(func=cst.Attribute(value=loaded, attr=cst.Name("to")), args=[cst.Arg(self.device())])
 
-    def _project_exported_dtype(self) -> tuple[str | None, str]:
-        """The one torch dtype the other files of the project save their Neuron diffusion exports in
-        (:func:`collect_export_dtypes`), with those files; (None, "") when none or they disagree."""
+    def _export_files(self, load: cst.Call) -> set[str] | None:
+        """The other project files whose saved diffusion exports write the folder this load reads (its folder and
+        theirs known, the same: ``compiled_folder_uses``' ``"diffusion"``), or None when none is known to (then
+        every export of the project may be the one)."""
+        folder = self._folder(load) if self._loads_compiled(load) else None
+        if folder is None:
+            return None
         here = str(self.ctx.path).replace("\\", "/")
+        folders = self.ctx.options.project.of(MODULE_FOLDERS.name)
+        found = {path for path, uses in self.ctx.options.project.of(COMPILED_FOLDER_USES.name).items()
+                 if path != here for output, _ in uses.get("diffusion", ())
+                 if (resolved := resolved_folder(output, path, folders)) is not None
+                 and normalized(resolved) == normalized(folder)}
+        return found or None
+
+    def _project_exported_dtype(self, load: cst.Call) -> tuple[str | None, str]:
+        """The one torch dtype the other files of the project save their Neuron diffusion exports in
+        (:func:`collect_export_dtypes`) - those that write this load's folder, when known (``_export_files``) -,
+        with those files; (None, "") when none or they disagree."""
+        here = str(self.ctx.path).replace("\\", "/")
+        writers = self._export_files(load)
         found = {path: dtypes for path, dtypes in self.ctx.options.project.of(EXPORT_DTYPES.name).items()
-                 if path != here}
+                 if path != here and (writers is None or path in writers)}
         dtypes = {dtype for values in found.values() for dtype in values}
         if len(dtypes) != 1 or any(dtype.startswith("?") for dtype in dtypes):
             return None, ""
         return dtypes.pop(), ", ".join(sorted(found))
 
-    def _run_time_export_dtypes(self) -> str | None:
+    def _run_time_export_dtypes(self, load: cst.Call) -> str | None:
         """``export.py (auto_cast_type=args.dtype)``: the other files of the project whose saved diffusion exports
-        choose their precision when the script runs (:func:`collect_export_dtypes`), or None."""
+        choose their precision when the script runs (:func:`collect_export_dtypes`) - of those that write this
+        load's folder, when known (``_export_files``) -, or None."""
         here = str(self.ctx.path).replace("\\", "/")
+        writers = self._export_files(load)
         found = [f"{path} ({dtype[1:]})" for path, dtypes in sorted(self.ctx.options.project.of(EXPORT_DTYPES.name).items())
-                 if path != here for dtype in dtypes if dtype.startswith("?auto_cast_type=")]
+                 if path != here and (writers is None or path in writers)
+                 for dtype in dtypes if dtype.startswith("?auto_cast_type=")]
         return ", ".join(found) or None
 
     def _exported_dtype(self) -> str | None:

@@ -634,3 +634,28 @@ def test_python_export_fact_reads_imported_and_joined_folders() -> None:
                                    "m = NeuronModelForCausalLM.from_pretrained('org/m', export=True, "
                                    "sequence_length=int(sys.argv[1]))\nm.save_pretrained('out')\n")
     assert runtime is not None and "exports" not in runtime
+
+
+def test_a_cli_command_and_a_python_export_of_one_folder_agree_in_any_keyword_order() -> None:
+    project = {
+        "export.sh": "optimum-cli export neuron --model org/m --batch_size 4 --sequence_length 128 out\n",
+        "export.py": "from optimum.neuron import NeuronModelForCausalLM\n"
+                     "m = NeuronModelForCausalLM.from_pretrained('org/m', export=True, sequence_length=128, "
+                     "batch_size=4)\n"
+                     "m.save_pretrained('out')\n",
+    }
+    result = migrate("""
+        from optimum.neuron import NeuronModelForCausalLM
+
+        model = NeuronModelForCausalLM.from_pretrained("out")
+        """, "NM110", path="chat.py", project=project)
+    assert 'AutoModelForCausalLM.from_pretrained("org/m"' in result.text
+    assert "max_cache_len=128" in result.text
+    other = dict(project, **{"export.py": project["export.py"].replace("sequence_length=128", "sequence_length=256")})
+    held = migrate("""
+        from optimum.neuron import NeuronModelForCausalLM
+
+        model = NeuronModelForCausalLM.from_pretrained("out")
+        """, "NM110", path="chat.py", project=other)
+    assert "from optimum.neuron import NeuronModelForCausalLM" in held.text
+    assert "name different checkpoints or shapes" in " ".join(f.message for f in held.findings)

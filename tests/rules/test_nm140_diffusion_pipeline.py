@@ -194,3 +194,41 @@ def test_pipeline_that_is_called_keeps_its_device_move_and_compile() -> None:
     result = migrate(source, "NM140")
     assert 'from_pretrained("sd", dtype=torch.bfloat16).to(' in result.text
     assert "pipe.unet.compile_repeated_blocks(" in result.text
+
+
+def test_a_sized_call_of_a_pipeline_compiled_for_several_images_gets_a_todo() -> None:
+    # optimum made 2 images per prompt at each call (compiled in); diffusers makes 1 unless told
+    result = migrate(
+        """
+        from optimum.neuron import NeuronStableDiffusionPipeline
+
+        pipe = NeuronStableDiffusionPipeline.from_pretrained("org/sd", export=True, height=512, width=512,
+                                                             num_images_per_prompt=2)
+        images = pipe("a cat", height=512, width=512).images
+        same = pipe("a dog", height=512, width=512, num_images_per_prompt=2).images
+        """,
+        "NM140", path="app.py",
+    )
+    messages = [(f.line, f.message) for f in result.findings if f.rule == "NM140"]
+    assert any(line == 5 and "without num_images_per_prompt=" in message and "pass num_images_per_prompt=2" in message
+               for line, message in messages), messages
+    assert not any(line == 6 for line, _ in messages)
+
+
+def test_a_load_takes_its_dtype_and_shapes_from_the_export_of_its_own_folder() -> None:
+    project = {
+        "export_a.py": EXPORT_JOB.replace("sys.argv[2]", '"bf16"').format(cls="NeuronStableDiffusionPipeline",
+                                                                           folder='"sd_a"'),
+        "export_b.py": EXPORT_JOB.format(cls="NeuronStableDiffusionPipeline", folder='"sd_b"'),
+    }
+    result = migrate(
+        """
+        from optimum.neuron import NeuronStableDiffusionPipeline
+
+        pipe = NeuronStableDiffusionPipeline.from_pretrained("sd_a")
+        """,
+        "NM140", path="serve_a.py", project=project,
+    )
+    messages = " ".join(f.message for f in result.findings if f.rule == "NM140")
+    assert "this project's export (export_a.py)" in messages
+    assert "export_b.py" not in messages
