@@ -49,7 +49,12 @@ A module-level ``from ... import is_torch_xla_available`` whose last use the run
 file never used, or names in a string such as ``__all__``, stays; in a notebook it stays).
 
 Recognised: ``transformers``, ``transformers.utils``, ``transformers.utils.import_utils``, ``accelerate.utils`` and
-``accelerate.utils.imports`` spellings.
+``accelerate.utils.imports`` spellings, and the older names of the same check, read exactly the same way:
+transformers' ``is_torch_tpu_available`` (also from ``transformers.file_utils``; transformers 5 still has it, True
+only on an accelerator of type ``tpu``, so False on TorchNeuron) and accelerate's ``is_tpu_available``. A call
+is the check with no argument, ``check_device=True`` / ``False`` or ``check_is_tpu=False`` /
+``check_is_gpu=False``; one whose argument narrows it to XLA on a TPU or a GPU (``check_is_gpu=True``), or is not
+a literal, was not the Trainium path: it stays with a ``todo``, and the fixes inside its branch are todos.
 
 Why:
 
@@ -94,15 +99,29 @@ from migrate.imports import bound_name
 from migrate.rule import Severity
 from migrate.textdoc import NOTE_PREFIX
 
-CHECKS = frozenset(
-    {
-        "transformers.is_torch_xla_available",
-        "transformers.utils.is_torch_xla_available",
-        "transformers.utils.import_utils.is_torch_xla_available",
-        "accelerate.utils.is_torch_xla_available",
-        "accelerate.utils.imports.is_torch_xla_available",
-    }
-)
+#: the parameters of the checks, in order, with the literal values that keep the test "torch_xla is there" (the
+#: Trainium path of a dual-path project): ``check_device`` asks for a device or only the package, both true on a
+#: Trainium host with torch_xla; ``check_is_tpu=True`` / ``check_is_gpu=True`` narrow it to XLA on a TPU / a GPU,
+#: which was never Trainium
+_XLA_PARAMETERS: tuple[tuple[str, frozenset[bool]], ...] = (("check_is_tpu", frozenset({False})),
+                                                            ("check_is_gpu", frozenset({False})))
+_TPU_PARAMETERS: tuple[tuple[str, frozenset[bool]], ...] = (("check_device", frozenset({True, False})),)
+#: ``is_torch_tpu_available`` (transformers < 4.44) and accelerate's ``is_tpu_available`` are the older names of the
+#: same XLA check: they are read exactly as ``is_torch_xla_available``
+CHECK_PARAMETERS: dict[str, tuple[tuple[str, frozenset[bool]], ...]] = {
+    **dict.fromkeys(("transformers.is_torch_xla_available",
+                     "transformers.utils.is_torch_xla_available",
+                     "transformers.utils.import_utils.is_torch_xla_available",
+                     "accelerate.utils.is_torch_xla_available",
+                     "accelerate.utils.imports.is_torch_xla_available"), _XLA_PARAMETERS),
+    **dict.fromkeys(("transformers.is_torch_tpu_available",
+                     "transformers.utils.is_torch_tpu_available",
+                     "transformers.utils.import_utils.is_torch_tpu_available",
+                     "transformers.file_utils.is_torch_tpu_available",
+                     "accelerate.utils.is_tpu_available",
+                     "accelerate.utils.imports.is_tpu_available"), _TPU_PARAMETERS),
+}
+CHECKS = frozenset(CHECK_PARAMETERS)
 #: xm calls that average the gradients over the replicas: the other side of a guard seldom does (NM303 ports them)
 GRADIENT_STEPS = names((XM, ["optimizer_step", "reduce_gradients"]))
 IMPORTS_ONLY = "is_torch_xla_available() is False on TorchNeuron: XLA branch removed (it only imported torch_xla)"
@@ -116,7 +135,7 @@ class XlaAvailableGuard(XlaRule):
     id = "NM317"
     name = "xla-available-guard"
     safety = Safety.NEEDS_REVIEW
-    triggers = ("is_torch_xla_available",)
+    triggers = ("is_torch_xla_available", "is_torch_tpu_available", "is_tpu_available")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -128,7 +147,29 @@ class XlaAvailableGuard(XlaRule):
         self._needed: set[str] = set()  # the names used in the XLA branches of the guards left in place
 
     def _is_check(self, node: cst.CSTNode) -> bool:
-        return isinstance(node, cst.Call) and self.ctx.matches(node.func, CHECKS) is not None
+        """A call of an XLA check whose arguments keep its meaning "torch_xla is there" (none, ``check_device=``
+        True / False, ``check_is_tpu=False``): the test of the Trainium path."""
+        qualified = self._named_check(node)
+        if qualified is None:
+            return False
+        parameters = CHECK_PARAMETERS[qualified]
+        seen: set[str] = set()
+        for position, argument in enumerate(cast(cst.Call, node).args):
+            if argument.star:
+                return False
+            name = argument.keyword.value if argument.keyword is not None else \
+                parameters[position][0] if position < len(parameters) else None
+            allowed = dict(parameters).get(name) if name is not None else None
+            value = argument.value
+            if allowed is None or name in seen or not (isinstance(value, cst.Name) and value.value in ("True", "False")) \
+                    or (value.value == "True") not in allowed:
+                return False
+            seen.add(cast(str, name))
+        return True
+
+    def _named_check(self, node: cst.CSTNode) -> str | None:
+        """The qualified name of an XLA check called by ``node``, whatever its arguments."""
+        return self.ctx.matches(node.func, CHECKS) if isinstance(node, cst.Call) else None
 
     def _flags(self) -> "_FlagTests":
         return self.ctx.memo("nm317-flag-tests", lambda: _FlagTests.of(self.ctx.shared.get("module")))
@@ -167,7 +208,7 @@ class XlaAvailableGuard(XlaRule):
             module = cst.Module(body=[]).code_for_node(node.module)
             unused = {bound_name(alias) for alias in node.names
                       if f"{module}.{alias.evaluated_name}" in CHECKS
-                      and module_uses(original, bound_name(alias)) and not module_uses(updated, bound_name(alias))}
+                      and self._used_before(original, bound_name(alias)) and not module_uses(updated, bound_name(alias))}
             keep = [alias for alias in node.names if bound_name(alias) not in unused]
             if not unused:
                 body.append(statement)
@@ -182,6 +223,36 @@ class XlaAvailableGuard(XlaRule):
             return updated  # a removed last statement: nothing to carry its comments to
         return updated if len(body) == len(updated.body) and all(
             a is b for a, b in zip(body, updated.body)) else updated.with_changes(body=body)
+
+    def _used_before(self, original: cst.Module, name: str) -> bool:
+        """Whether the original module used the check this run's import binds as ``name``: by that name, or, for
+        a name the original did not import (NM603 renamed ``is_torch_tpu_available`` to
+        ``is_torch_xla_available``), by the name of a check it did import."""
+        if module_uses(original, name):
+            return True
+        imported = {bound_name(alias) for statement in original.body if isinstance(statement, cst.SimpleStatementLine)
+                    for node in statement.body if isinstance(node, cst.ImportFrom) and node.module is not None
+                    and not node.relative and not isinstance(node.names, cst.ImportStar)
+                    for alias in node.names
+                    if f"{_code(node.module)}.{alias.evaluated_name}" in CHECKS}
+        return name not in imported and any(module_uses(original, other) for other in imported)
+
+    def fixed(self, node: cst.CSTNode, message: str) -> None:
+        super().fixed(node, self._in_words(node, message))
+
+    def todo(self, node: cst.CSTNode, message: str) -> None:
+        super().todo(node, self._in_words(node, message))
+
+    def _in_words(self, node: cst.CSTNode, message: str) -> str:
+        """The message with the check spelled as the file spells it (``is_torch_tpu_available()``)."""
+        test = node.test if isinstance(node, (cst.If, cst.IfExp)) else node
+        call = next((n for n in subtree(test) if self._named_check(n) is not None), None)
+        func = cast(cst.Call, call).func if call is not None else None
+        spelled = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) \
+            else None
+        if spelled is None or spelled == "is_torch_xla_available":
+            return message
+        return message.replace("is_torch_xla_available()", f"{spelled}()")
 
     def leave_If(self, original: cst.If, updated: cst.If):
         test = original.test
@@ -200,14 +271,17 @@ class XlaAvailableGuard(XlaRule):
                     return updated.with_changes(test=_and_replacing_check(cast(cst.BooleanOperation, updated.test),
                                                                           left, native))
                 self.todo(original, "is_torch_xla_available() is False on TorchNeuron: simplify this condition and drop the XLA branch")
-                self._demote(original.body)
+                self._demote(original.body, original)
+                self._left_in_place(original)
+            elif walk(test, lambda n: self._named_check(n) is not None):  # a narrowed check: its todo says it
+                self._demote(original.body, original)
                 self._left_in_place(original)
             return updated
         if isinstance(updated.orelse, cst.If):
             self.todo(original, "is_torch_xla_available() is False on TorchNeuron: drop the XLA branch of this if/elif chain")
             self._left_in_place(original)
             if not negated:
-                self._demote(original.body)
+                self._demote(original.body, original)
             return updated
         xla_side = original.orelse.body if negated and isinstance(original.orelse, cst.Else) else original.body
         flags = sorted(self._flags().tested_outside(_bound_names(xla_side) if not negated or original.orelse else set(),
@@ -314,7 +388,7 @@ class XlaAvailableGuard(XlaRule):
                       f"but the XLA branch is the Neuron path of this project and it is not ported ({what}): port "
                       f"that branch by hand, then replace the test by a native check ({dev.ON_NEURON}) keeping both "
                       "branches; dropping the XLA branch would drop the Neuron path")
-            self._demote(xla_original)
+            self._demote(xla_original, original)
             return updated
         if ported is None and other is None:
             self.fixed(original, "is_torch_xla_available() is False on TorchNeuron: XLA branch removed (nothing of "
@@ -340,7 +414,12 @@ class XlaAvailableGuard(XlaRule):
         self._handled.update(id(n) for n in subtree(node.test) if self._is_check(n))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        if id(original) not in self._handled and self._is_check(original):
+        if self._named_check(original) is not None and not self._is_check(original):
+            self.todo(original, f"`{_code(original)}` is not the plain XLA check (an argument narrows it to XLA on a "
+                      "TPU / GPU, or is not a literal True / False): it was not the Trainium path, and torch_xla is "
+                      "not installed on TorchNeuron, so it is False there; keep what the project needs on Trainium "
+                      f"behind a native check ({dev.ON_NEURON}) and drop the rest")
+        elif id(original) not in self._handled and self._is_check(original):
             self.todo(original, "is_torch_xla_available() is False on TorchNeuron (torch_xla is not installed): this "
                       "use of it now always sees False; give the Neuron path the value it had on XLA")
         return updated
@@ -364,7 +443,7 @@ class XlaAvailableGuard(XlaRule):
         self.todo(original, f"is_torch_xla_available() is False on TorchNeuron: this now always takes "
                   f"`{_code(other)}`; replace the expression by the value the Neuron path needs (on XLA: "
                   f"`{_code(neuron)}`)")
-        self._demote(original.orelse if negated else original.body)
+        self._demote(original.orelse if negated else original.body, original)
         return updated
 
     def _rest_of_and(self, test: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -394,14 +473,14 @@ class XlaAvailableGuard(XlaRule):
         """The names a guard left in place uses: a module-level guard of imports only binding one stays."""
         self._needed.update(n.value for n in subtree(tree) if isinstance(n, cst.Name))
 
-    def _demote(self, suite: cst.CSTNode) -> None:
+    def _demote(self, suite: cst.CSTNode, guard: cst.CSTNode) -> None:
         """Other rules' fixes inside a branch the guard left in place cannot run on TorchNeuron: todo, not fixed."""
         inside = _ids(suite, set())
         for finding in self.ctx.findings:
             if finding.severity is Severity.FIXED and finding.rule != self.id and id(finding.node) in inside:
                 finding.severity = Severity.TODO
-                finding.message += (" (not run on TorchNeuron while the is_torch_xla_available() guard around it "
-                                    "stays: see the NM317 todo)")
+                finding.message += self._in_words(guard, " (not run on TorchNeuron while the is_torch_xla_available() "
+                                                  "guard around it stays: see the NM317 todo)")
 
     def _gradient_steps(self, xla_side: cst.BaseSuite) -> list[cst.Call] | None:
         """None when the XLA side averages no gradients (no xm.optimizer_step / reduce_gradients, no all_reduce); else

@@ -387,3 +387,107 @@ def test_an_import_the_file_never_used_stays() -> None:
         """,
         "NM317",
     )
+
+
+def test_the_older_tpu_names_of_the_check_are_read_as_the_xla_check() -> None:
+    """transformers' is_torch_tpu_available (all its import paths) and accelerate's is_tpu_available are the same
+    XLA check under older names: on TorchNeuron they are False too (transformers 5 reads accelerator type "tpu"),
+    so the XLA branch must get the native check rather than stay behind them."""
+    for module, name in (("transformers", "is_torch_tpu_available"), ("transformers.utils", "is_torch_tpu_available"),
+                         ("transformers.utils.import_utils", "is_torch_tpu_available"),
+                         ("accelerate.utils", "is_tpu_available")):
+        result = migrate(
+            f"""
+            import torch
+            from {module} import {name}
+
+            if {name}(check_device=True):
+                import torch_xla.core.xla_model as xm
+                device = xm.xla_device()
+            else:
+                device = torch.device("cpu")
+            """,
+            "NM317",
+            family="NM3",
+        )
+        assert result.text == (
+            "import torch\n\n"
+            f"if {ON_NEURON}:\n"
+            '    device = torch.accelerator.current_accelerator() or torch.device("cpu")\n'
+            "else:\n"
+            '    device = torch.device("cpu")\n'
+        ), module
+        assert findings(result, "NM317") == {(4, "fixed")}
+
+
+def test_a_check_narrowed_to_xla_on_a_gpu_keeps_its_guard_with_a_todo() -> None:
+    """is_torch_xla_available(check_is_gpu=True) is XLA on a GPU: that branch never ran on Trainium, so it is not
+    the Neuron path; the guard stays, with a todo, and the fixes inside it are todos."""
+    result = migrate(
+        """
+        import torch
+        from transformers import is_torch_xla_available
+        import torch_xla.core.xla_model as xm
+
+        if is_torch_xla_available(check_is_gpu=True):
+            device = xm.xla_device()
+        else:
+            device = torch.device("cpu")
+        """,
+        "NM317",
+        family="NM3",
+    )
+    assert "if is_torch_xla_available(check_is_gpu=True):" in result.text
+    assert findings(result, "NM317") == {(5, "todo")}
+    assert findings(result, "NM301") == {(6, "todo")}
+
+
+def test_the_tpu_check_used_as_a_value_gets_the_value_todo() -> None:
+    result = migrate(
+        """
+        from transformers.utils import is_torch_tpu_available
+        import torch_xla.core.xla_model as xm
+
+        ON_TPU = is_torch_tpu_available()
+        """,
+        "NM317",
+        family="NM3",
+    )
+    assert findings(result, "NM317") == {(4, "todo")}
+    assert "is_torch_tpu_available() is False on TorchNeuron" in result.text
+
+
+def test_a_project_function_named_like_the_check_is_not_it() -> None:
+    unchanged(
+        """
+        import torch
+        from backends import is_tpu_available
+
+        if is_tpu_available():
+            device = torch.device("cpu")
+        """,
+        "NM317",
+    )
+
+
+def test_the_import_nm603_renames_goes_with_the_last_use_of_the_tpu_check() -> None:
+    """NM603 renames ``from transformers import is_torch_tpu_available`` to is_torch_xla_available in the same run:
+    once NM317 replaced every use, the renamed import goes too (it would be left unused)."""
+    from migrate.filekinds import FileKind
+    from migrate.testing import apply_rules
+
+    source = (
+        "import torch\n"
+        "from transformers import is_torch_tpu_available\n\n"
+        "if is_torch_tpu_available():\n"
+        "    import torch_xla.core.xla_model as xm\n\n\n"
+        "def get_device():\n"
+        "    if is_torch_tpu_available():\n"
+        "        return xm.xla_device()\n"
+        "    return torch.device(\"cpu\")\n"
+    )
+    result = apply_rules(source, FileKind.PYTHON, select=["NM3", "NM603"], path="train.py")
+    assert "is_torch_xla_available" not in result.text and "is_torch_tpu_available" not in result.text
+    assert f"    if {ON_NEURON}:\n" in result.text
+    again = apply_rules(result.text, FileKind.PYTHON, select=["NM3", "NM603"], path="train.py")
+    assert again.text == result.text

@@ -52,12 +52,15 @@ def _run(path: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.execution
-def test_migrated_dual_path_script_takes_the_cpu_side_here(tmp_path: Path) -> None:
-    migrated = apply_rules(SCRIPT, select=["NM3"], path="dev.py").text
-    assert "is_torch_xla_available" not in migrated and "torch_xla" not in migrated
+@pytest.mark.parametrize("check", ["is_torch_xla_available", "is_torch_tpu_available"])
+def test_migrated_dual_path_script_takes_the_cpu_side_here(tmp_path: Path, check: str) -> None:
+    """Also with transformers' older name of the check (is_torch_tpu_available: False on TorchNeuron as well)."""
+    script = SCRIPT.replace("is_torch_xla_available", check)
+    migrated = apply_rules(script, select=["NM3"], path="dev.py").text
+    assert check not in migrated and "torch_xla" not in migrated
     assert migrated.count(ON_NEURON) == 2  # both guards kept, behind the native check
     assert 'return torch.accelerator.current_accelerator() or torch.device("cpu")' in migrated  # the Neuron path
-    (tmp_path / "before.py").write_text(SCRIPT)
+    (tmp_path / "before.py").write_text(script)
     (tmp_path / "dev.py").write_text(migrated)
     before, after = _run(tmp_path / "before.py"), _run(tmp_path / "dev.py")
     assert before.returncode == 0, before.stderr[-3000:]
