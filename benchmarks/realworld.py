@@ -60,6 +60,9 @@ LEGACY = {
     "accelerate XLA config": re.compile(r"""["']?distributed_type["']?\s*:\s*["']?(?:XLA|TPU)\b"""),
     # TorchNeuron loads torch_neuronx by itself: an import of it (a notebook's JSON line too) is XLA-era but for
     # NKI helpers; its XLA-era API (map B8 / B9)
+    # an optimum-neuron model's compiled configuration: stock models have neither attribute (NM110 / NM901 notes)
+    "compiled config read": re.compile(r"\.neuron_config\b|\bconfig\.neuron\b"
+                                       r"""|\b(?:hasattr|getattr)\s*\([^()]*,\s*["'](?:neuron_config|neuron)["']"""),
     "torch_neuronx": re.compile(r"""^\s*"?\s*(?:import|from)\s+torch_neuronx\b"""
                                 r"|\btorch_neuronx\.(?:trace|DataParallel)\b"),
 }

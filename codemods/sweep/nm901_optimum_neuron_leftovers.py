@@ -31,6 +31,12 @@ What it does:
   workers (``"gloo"`` on CPU), and says why it is not written: Ray picks the backend on the driver, whose
   accelerator need not be the workers', and TorchXLAConfig also exported the EFA variables a multi-node run may
   need. Its ``neuron_parallel_compile=`` argument (a graph-extraction-only pass: drop it) is covered by that note.
+* A read of an optimum-neuron model's compiled configuration that no inference rule rewrote or noted
+  (``model.neuron_config.batch_size``, ``self.model.config.neuron["static_batch_size"]``, the same inside an
+  f-string, ``getattr(model, "neuron_config", None)``, ``hasattr(model.config, "neuron")``): a stock model has
+  neither attribute, so where the object is a migrated model (held on ``self``, handed to a helper function or
+  module) the read raises AttributeError and the ``hasattr`` test takes its other branch. The inference rules
+  rewrite or note the reads on the name a load binds; these get a ``todo`` here.
 * A line of a statement or command whose note from another rule already names what the line holds (NM401's or
   NM410's on a ``neuron_parallel_compile`` command) gets no second note about it.
 * Commented-out code is left alone, and so are mere mentions of a package name inside Python strings (an
@@ -141,6 +147,22 @@ _register_task_messages()
 #: ``neuron_parallel_compile=`` of a TorchXLAConfig: the note at the config speaks for it
 _RAY_NPC_ARGUMENT = re.compile(r"\bneuron_parallel_compile\s*=(?!=)")
 
+#: reads of an optimum-neuron model's compiled configuration (``model.neuron_config.batch_size``,
+#: ``model.config.neuron["static_batch_size"]``, ``hasattr(model.config, "neuron")``): the inference rules rewrite or
+#: note them on the name a load binds; a model held on ``self``, handed to a helper or imported reaches here
+COMPILED_CONFIG_MESSAGE = (
+    "reads the compiled configuration of an optimum-neuron model (`neuron_config` / `config.neuron`): stock "
+    "transformers, diffusers and sentence-transformers models have neither, so once this object is a model loaded "
+    "with a stock class (as neuron-migrate ports optimum-neuron loads) this raises AttributeError, and a "
+    "hasattr/getattr test of it silently takes its other branch: use the values the model is exported or run with "
+    "(the batch size and sequence length the code passes), or keep this model on optimum-neuron")
+COMPILED_CONFIG = (
+    # in strings too: Python 3.11 tokenizes an f-string whole, and its {model.neuron_config.batch_size} is code
+    pattern(r"\.neuron_config\b|\bconfig\.neuron\b", COMPILED_CONFIG_MESSAGE, in_strings=True),
+    pattern(r"\b(?:hasattr|getattr)\s*\([^()]*,\s*[\"'](?:neuron_config|neuron)[\"']", COMPILED_CONFIG_MESSAGE,
+            in_strings=True),
+)
+
 PATTERNS = (
     pattern(r"\bTorchXLAConfig\s*\(", RAY_XLA_MESSAGE),
     pattern(r"\bray\.train\.torch\.xla\b|\bTorchXLAConfig\b", RAY_XLA_IMPORT_MESSAGE),
@@ -173,7 +195,8 @@ class OptimumNeuronLeftovers(SweepRule):
     kinds = frozenset(FileKind) - {FileKind.NOTEBOOK, FileKind.DOCS}  # prose is NM903's
     triggers = ("TorchXLAConfig", "ray.train.torch.xla", "optimum.neuron", "optimum.exporters.neuron",
                 "neuronx_distributed", "neuron_parallel_compile",
-                "optimum-cli", "optimum-neuron", "optimum[neuron")
+                "optimum-cli", "optimum-neuron", "optimum[neuron", "neuron_config", "config.neuron", "\"neuron\"",
+                "'neuron'")
     markers = MARKERS  # the project-wide Neuron markers live with this rule: it is always active
 
     def scan(self, text: str, kind: FileKind) -> Iterable[SweepHit]:
@@ -182,7 +205,7 @@ class OptimumNeuronLeftovers(SweepRule):
 
 def hits(text: str, kind: FileKind) -> list[SweepHit]:
     """Every line the rule reports, before ``once_per_message`` (NM903 leaves these lines to it)."""
-    patterns = PATTERNS if kind is not FileKind.PYTHON else PATTERNS[:-1]
+    patterns = PATTERNS if kind is not FileKind.PYTHON else (*PATTERNS[:-1], *COMPILED_CONFIG)
     if kind is FileKind.PYTHON and _KEPT_IMPORT.search(text):
         patterns = (*patterns, NEURON_CLASS)
     lines = text.splitlines()

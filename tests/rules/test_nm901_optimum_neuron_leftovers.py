@@ -238,3 +238,47 @@ def test_the_auto_class_note_is_written_once_and_a_second_run_keeps_it() -> None
             return NeuronModelForSpeechSeq2Seq.from_pretrained(path, export=True)
     """, RULE)  # migrate() checks that a second run changes nothing
     assert result.text.count("`AutoModelForSpeechSeq2Seq.from_pretrained(model_id)`") == 1
+
+
+COMPILED_CONFIG = "reads the compiled configuration of an optimum-neuron model"
+
+
+def test_compiled_config_reads_in_a_helper_that_receives_the_model_are_reported():
+    """A helper handed the (migrated) model reads its compiled shapes: a stock model has no neuron_config or
+    config.neuron, so the helper raises AttributeError; the inference rules only see reads on the name a load binds."""
+    result = migrate("""
+        def compiled_batch_sizes(model):
+            found = getattr(model, "neuron_config", None)
+            if found is not None:
+                return [found.batch_size]
+            return [model.config.neuron["batch_size"]]
+    """, RULE, path="bench_utils.py")
+    # one todo with its note; the second line with the same message is information
+    assert findings(result, RULE) == {(2, "todo"), (5, "info")}
+    assert result.text.count(COMPILED_CONFIG) == 1
+
+
+def test_compiled_config_reads_inside_an_f_string_and_on_self_are_reported():
+    result = migrate("""
+        class Embedder:
+            def __init__(self, model):
+                self.model = model
+                self.seq_len = self.model.config.neuron["static_sequence_length"]
+
+        def banner(model):
+            return f"batch {model.neuron_config.batch_size}"
+
+        def has_shapes(model):
+            return hasattr(model.config, "neuron")
+    """, RULE, path="embedder.py")
+    assert findings(result, RULE) == {(4, "todo"), (7, "info"), (10, "info")}
+
+
+def test_names_that_only_look_like_a_compiled_config_are_not_reported():
+    unchanged("""
+        neuron_config = {"batch_size": 1}
+        neuron_configs = load_all()
+        size = settings.config.neurons
+        path = getattr(args, "neuron_config_path", None)
+        print(model.config.neuron_count, optimum_config.neuron)
+    """, RULE, path="settings.py")
