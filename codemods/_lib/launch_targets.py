@@ -423,10 +423,20 @@ def kept_config_parsers(options: RuleOptions) -> list[str]:
 
 # --------------------------------------------------- project scripts the torch_xla rules leave on torch_xla
 
-#: the modules whose use keeps a file on torch_xla as a whole (the torch_xla family's blockers,
-#: ``codemods/xla/_base.py``); read here from the text, as the scan pass sees it
-_BLOCKER_ANCHORS = ("torch_xla.distributed.fsdp", "zero_redundancy_optimizer", "serialization", "torch_xla.compile",
-                    "torch_xla.experimental", "spmd", "xla_sharding", "libneuronxla", "neuronx_distributed", "groups")
+
+def _blocker_anchors() -> tuple[str, ...]:
+    """The packages whose use may keep a file on torch_xla as a whole: the top packages of the torch_xla family's
+    own blocker table (``BLOCKERS`` in ``codemods/xla/_base.py``, which NM318 reads), and torch_xla itself for
+    what ``xla_blockers`` adds to it (any torch_xla call no rule ports, grouped xm collectives). A file that names
+    none of them cannot hold a blocker (a qualified name needs an import that spells its package), so the scan's
+    text filter is never narrower than the blocker decision."""
+    from codemods.xla._base import BLOCKERS  # the family's table; that module imports this one only late
+
+    return tuple(sorted({prefix.split(".")[0] for prefix in BLOCKERS} | {"torch_xla"}))
+
+
+#: the scan pass runs ``xla_blockers`` only on a file holding one of these
+_BLOCKER_ANCHORS = _blocker_anchors()
 _GROUPED_XM = {"all_reduce": 3, "all_gather": 2, "reduce_scatter": 5, "all_to_all": 4, "optimizer_step": 3,
                "reduce_gradients": 1}
 XSER_SAVE_ONLY = "xser.save"  # xser.save / xser.load(path): a blocker only where a file of the project keeps an xser.load

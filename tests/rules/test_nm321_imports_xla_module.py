@@ -58,3 +58,23 @@ def test_a_file_naming_no_module_left_on_torch_xla_does_not_wake_the_rule() -> N
     assert not ImportsXlaModule.wakes("import os\n", options)
     ported = {"common/ported.py": (FileKind.PYTHON, PORTED)}  # nothing stays on torch_xla: the rule never wakes
     assert not ImportsXlaModule.wakes("import common.ported\n", RuleOptions(project=facts.gather([ImportsXlaModule], ported)))
+
+
+def test_a_module_kept_for_a_call_no_rule_ports_is_named_too() -> None:
+    """The scan's text filter is the blocker table's own packages (torch_xla itself included): a module kept on
+    torch_xla for the profiler (a call no rule ports, not a BLOCKERS prefix) reaches the fact, so its importers are
+    noted (they raise ModuleNotFoundError at import)."""
+    profiled = ("import torch_xla.core.xla_model as xm\nimport torch_xla.debug.profiler as xp\n\n\n"
+                "def trace(name):\n    return xp.Trace(name)\n")
+    project = {"src/trainkit/logging.py": profiled, "scripts/train.py": "from trainkit.logging import trace\n"}
+    result = migrate("from trainkit.logging import trace\n", "NM321", path="scripts/train.py", project=project)
+    assert findings(result, "NM321") == {(1, "todo")}
+    assert "src/trainkit/logging.py, which neuron-migrate leaves on torch_xla as a whole " \
+           "(torch_xla.debug.profiler.Trace)" in result.text
+
+
+def test_the_scan_anchors_are_the_blocker_tables_packages() -> None:
+    from codemods._lib.launch_targets import _BLOCKER_ANCHORS
+    from codemods.xla._base import BLOCKERS
+
+    assert set(_BLOCKER_ANCHORS) == {prefix.split(".")[0] for prefix in BLOCKERS} | {"torch_xla"}
