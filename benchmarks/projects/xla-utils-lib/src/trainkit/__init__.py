@@ -1,0 +1,2 @@
+"""trainkit: small helpers shared by our Trainium training scripts."""
+__version__ = "0.3.1"
