@@ -35,6 +35,8 @@ OWNER = {DEVICE: "NM301", BACKEND: "NM309"}  # the rule that rewrites the bindin
 
 INIT = frozenset({"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"})
 AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast"})
+#: ``torch.amp.GradScaler(device, ...)`` takes a device TYPE (a str such as "cuda"), as autocast does: NM315 rewrites it
+SCALERS = frozenset({"torch.amp.GradScaler", "torch.amp.grad_scaler.GradScaler"})
 DEVICE_KEYWORDS = frozenset({"device", "map_location", "device_map"})
 DISPLAY_FUNCTIONS = frozenset({"print", "str", "repr"})
 DISPLAY_METHODS = frozenset({"info", "debug", "warning", "warn", "error", "critical", "exception", "log", "format", "write"})
@@ -200,6 +202,8 @@ class _Planner:
                     return None
                 if self.ctx.matches(call.func, AUTOCAST) and (keyword == "device_type" or first):
                     return None
+                if self.ctx.matches(call.func, SCALERS) and (keyword == "device" or first):
+                    return None
                 if self.ctx.matches(call.func, {"torch.device"}) and (keyword == "type" or first):
                     return None
                 if keyword == "device" or (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and first):
@@ -286,6 +290,8 @@ class _Planner:
             return "backend" if keyword == "backend" or position == 0 else None
         if self.ctx.matches(call.func, AUTOCAST):
             return "type" if keyword == "device_type" or position == 0 else None
+        if self.ctx.matches(call.func, SCALERS):
+            return "type" if keyword == "device" or position == 0 else None
         if keyword in DEVICE_KEYWORDS:
             return "device"
         if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and position == 0:

@@ -120,6 +120,8 @@ class XlaDevice(XlaRule):
         changed = False
         new_args = []
         is_to = isinstance(original.func, cst.Attribute) and original.func.attr.value == "to"
+        if self.ctx.matches(original.func, values.SCALERS):
+            return updated  # GradScaler(device="xla") takes a device type: NM315 writes it
         for i, (o, a) in enumerate(zip(original.args, updated.args)):
             if is_xla_string(o.value) and ((is_to and i == 0 and o.keyword is None) or (o.keyword is not None and o.keyword.value == "device")):
                 new_args.append(a.with_changes(value=self._device()))

@@ -6,7 +6,9 @@ What it does:
   ``met.short_metrics_report()``, ``met.clear_all()`` ...).
 * A report that is all a block does (``if args.debug: print(met.metrics_report())``, with or without a local
   ``import torch_xla.debug.metrics as met`` before it) becomes a ``print`` saying
-  that TorchNeuron has no such report and naming its compile-metric variables, with a ``todo`` above the ``if``,
+  that TorchNeuron has no such report and naming its compile-metric variables (under NM305's
+  ``if int(os.environ.get("RANK", 0)) == 0:`` where the report was an ``xm.master_print``, which printed on global
+  rank 0 only), with a ``todo`` above the ``if``,
   where the block runs under a flag (``args.x``, an environment variable, a bare name; not a periodic
   ``step % n == 0``, which goes as before): the user's branch stays, and the note says that it, and the flag that selects it,
   report nothing else now, and what TorchNeuron offers instead (``TORCH_NEURONX_ENABLED_METRIC_TABLES``,
@@ -51,9 +53,10 @@ from typing import cast
 import libcst as cst
 
 from codemods._lib.launch_targets import SNAPSHOT_HOOK
-from codemods.xla._base import Safety, XlaRule, flag_guard, snapshot_hooks, walk
+from codemods.xla._base import RANK, Safety, XlaRule, flag_guard, snapshot_hooks, walk
+from codemods.xla.nm305_master_print import MASTER_PRINT
 from migrate.rule import dotted_name
-from migrate.snippets import parse_expression
+from migrate.snippets import parse_expression, parse_statement
 
 MET = "torch_xla.debug.metrics"
 EMPTIED = ("the torch_xla debug metrics report was all this block did: it described the lazy-tensor runtime, and "
@@ -176,7 +179,15 @@ class DebugMetrics(XlaRule):
             return result
         if self._report_line(original):
             if id(original) in self._sole:
-                return updated.with_changes(body=[cst.Expr(parse_expression(NO_REPORT))])
+                said = updated.with_changes(body=[cst.Expr(parse_expression(NO_REPORT))])
+                report = cast(cst.Expr, original.body[0]).value
+                if not (isinstance(report, cst.Call) and self.ctx.matches(report.func, MASTER_PRINT)):
+                    return said
+                # xm.master_print printed on global rank 0 only: the print that takes its place keeps NM305's guard
+                self.ctx.add_import("os")
+                guard = cast(cst.If, parse_statement(f"if {RANK} == 0:\n    pass\n"))
+                return self.replace_line(original, updated, guard.with_changes(
+                    body=guard.body.with_changes(body=[said.with_changes(leading_lines=[])])))
             self.fixed(original, "torch_xla debug metrics report removed")
             return cst.RemoveFromParent()
         if walk(original, self._is_met):

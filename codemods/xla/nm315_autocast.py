@@ -8,6 +8,10 @@ What it does:
   ``--device-style neuron``).
 * A device held in a variable (``device = "xla"``) gives ``torch.autocast(device_type=device.type)`` (see
   docs/rules-xla.md, "Values followed through variables").
+* ``torch.amp.GradScaler("xla", ...)`` / ``GradScaler(device="xla", ...)`` takes a device type too (a str, as
+  autocast does): its device argument becomes the same accelerator type expression, in its place
+  (``GradScaler(device.type)`` for a followed variable). ``torch.cuda.amp.GradScaler`` and other device types
+  are left alone.
 
 Why:
 
@@ -53,6 +57,8 @@ class XlaAutocast(XlaRule):
     safety = Safety.SAFE
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if self.ctx.matches(original.func, values.SCALERS):
+            return self._scaler(original, updated)
         is_xla = self.ctx.matches(original.func, XLA_AUTOCAST)
         if not is_xla and not self.ctx.matches(original.func, TORCH_AUTOCAST):
             return updated
@@ -77,3 +83,21 @@ class XlaAutocast(XlaRule):
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         self.fixed(original, "XLA autocast -> torch.autocast on the accelerator device type")
         return cst.Call(func=self.expr("torch.autocast", Import("torch")), args=args)
+
+    def _scaler(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        """``torch.amp.GradScaler("xla", ...)``: its device argument is a device type, as autocast's is; it becomes
+        the accelerator's type, in the same place (positional or ``device=``)."""
+        device_arg = arg(original, 0, "device")
+        if device_arg is None:
+            return updated
+        value = values.plan(self).type_reads.get(id(device_arg.value))
+        if value is not None and value.kind == values.DEVICE:
+            device_source = value.name  # a variable that held "xla" and holds the device now (NM301)
+        elif is_xla_string(device_arg.value):
+            device_source = dev.PORTABLE_DEVICE.join("()")
+        else:
+            return updated
+        device_type = self.emit(dev.autocast_device_type(self.ctx.options.device_style, device_source))
+        args = [a.with_changes(value=device_type) if o is device_arg else a for o, a in zip(original.args, updated.args)]
+        self.fixed(original, "GradScaler(\"xla\") -> GradScaler on the accelerator device type (what autocast gets)")
+        return updated.with_changes(args=args)

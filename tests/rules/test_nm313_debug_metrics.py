@@ -74,7 +74,9 @@ def test_a_branch_that_imports_the_metrics_module_itself_is_a_report_only_branch
                 from torch_xla.debug import metrics
                 print(metrics.short_metrics_report())
     """, RULE, family="NM3")
-    assert "    elif args.debug:\n        print(\"no XLA metrics report on TorchNeuron:" in result.text
+    # xm.master_print printed on global rank 0 only: so does its print (rt7M-M13); the plain print on every rank
+    assert "    elif args.debug:\n        if int(os.environ.get(\"RANK\", 0)) == 0:\n            print(\"no XLA metrics " \
+        "report on TorchNeuron:" in result.text
     assert "    if args.trace:\n        print(\"no XLA metrics report on TorchNeuron:" in result.text
     assert "pass" not in result.text and "import torch_xla" not in result.text and "from torch_xla" not in result.text
     assert findings(result, RULE) == {(4, "todo"), (9, "todo")}
