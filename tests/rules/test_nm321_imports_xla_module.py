@@ -78,3 +78,41 @@ def test_the_scan_anchors_are_the_blocker_tables_packages() -> None:
     from codemods.xla._base import BLOCKERS
 
     assert set(_BLOCKER_ANCHORS) == {prefix.split(".")[0] for prefix in BLOCKERS} | {"torch_xla"}
+
+
+PARTLY = """import torch
+import torch_xla.core.xla_model as xm
+
+
+def device():
+    return xm.xla_device()
+
+
+def total(tensors):
+    xm.all_reduce(xm.REDUCE_SUM, tensors)
+    return tensors
+"""
+
+
+def test_import_of_a_partly_ported_module_that_keeps_its_torch_xla_import_gets_a_todo() -> None:
+    """rt7M-M4: a module the rules port but for one use (a todo there) keeps `import torch_xla...` at module level,
+    so its importers raise ModuleNotFoundError at import: the import line says so, naming the kept import and use."""
+    project = {"common/dist.py": PARTLY, "common/ported.py": PORTED, "scripts/train.py": SCRIPT}
+    script = "import common.ported\nfrom common.dist import total\n"
+    result = migrate(script, "NM321", path="scripts/train.py", project=project)
+    assert findings(result, "NM321") == {(2, "todo")}  # common.ported loses its import: no note
+    assert ("# neuron-migrate: imports common/dist.py, which still imports torch_xla at module level after this run "
+            "(`import torch_xla.core.xla_model as xm`) for the uses no rule ports "
+            "(`xm.all_reduce(xm.REDUCE_SUM, tensors)`)") in result.text
+
+
+def test_modules_whose_torch_xla_import_the_run_removes_are_not_named() -> None:
+    from codemods.xla.nm321_imports_xla_module import kept_torch_xla_import
+
+    assert kept_torch_xla_import(PORTED) is None
+    guarded = "try:\n    import torch_xla.core.xla_model as xm\nexcept ImportError:\n    xm = None\n"
+    assert kept_torch_xla_import(guarded) is None  # not a module-level import outside try: importers do not fail
+    assert kept_torch_xla_import(PARTLY) == (("import torch_xla.core.xla_model as xm",),
+                                             ("xm.all_reduce(xm.REDUCE_SUM, tensors)",))
+    unchanged("from common.ported import device\n", "NM321", path="scripts/train.py",
+              project={"common/ported.py": PORTED, "common/other.py": PORTED})
