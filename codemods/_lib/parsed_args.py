@@ -36,6 +36,10 @@ DATACLASS = {"dataclasses.dataclass"}
 MOVED_FIELD = "tensor_parallel_size"
 #: optimum-neuron's NeuronTrainingArguments.trn_config was built from tensor_parallel_size (and optimum-only options)
 TRN_CONFIG = "trn_config"
+#: fields of optimum's TrainingNeuronConfig (``training_args.trn_config``) whose reads have a stock value: the degree
+#: the move carries (``tensor_parallel_size``) and the pipeline size, which the stock Trainer never splits
+#: (``pipeline_parallel_size``: 1 unless the field itself moved into the script's dataclass)
+TRN_CONFIG_READS = frozenset({MOVED_FIELD, "pipeline_parallel_size"})
 #: attributes of the Neuron arguments that a read may name and the stock classes lack (KEEP fields read fine)
 GONE_FIELDS = frozenset({TRN_CONFIG} | {name for name, row in TRAINING_ARGS.items() if row.action is not FieldAction.KEEP})
 
@@ -56,6 +60,19 @@ class ArgsVar:
     #: the variable holding the script dataclass there whenever one reaches (moved fields or not): where the
     #: reads of a moved script-only field (``plan.script_moves``) go
     reach: str | None = None
+
+
+@dataclass(frozen=True)
+class TrnAlias:
+    """``trn_config = training_args.trn_config``: a variable bound once to the Neuron arguments' ``trn_config``.
+    Rewritten to the ``DistributedConfig`` (or None), its reads must follow: ``reads`` are the fields read on it
+    (all in TRN_CONFIG_READS when ``blocked`` is empty); ``blocked`` says why it cannot be followed."""
+
+    scope: Scope
+    name: str
+    args: str  # the arguments variable it was read from
+    reads: frozenset[str] = frozenset()
+    blocked: str = ""
 
 
 @dataclass
@@ -79,6 +96,8 @@ class ArgsPlan:
     script_moves: dict[str, str] = field(default_factory=dict)
     #: such a field the script reads on the arguments -> why it was not moved
     script_blocked: dict[str, str] = field(default_factory=dict)
+    #: (scope, variable) -> the variable bound to the arguments' trn_config there (``TrnAlias``)
+    trn_aliases: dict[tuple[Scope, str], TrnAlias] = field(default_factory=dict)
 
     @property
     def moved(self) -> bool:
@@ -121,7 +140,7 @@ def script_field_reads(source: str) -> frozenset[tuple[str, str]]:
 
 
 def analyse(source: str, subclasses: dict[str, str] | None = None, declared: frozenset[str] = frozenset(),
-            guess_subclasses: bool = False) -> ArgsPlan | None:
+            guess_subclasses: bool = False, factories: dict[str, str] | None = None) -> ArgsPlan | None:
     """The plan for one Python source (None when it does not parse). ``subclasses``: qualified names of the
     project's own subclasses of the stock arguments classes -> the stock class (``stock_subclasses_of``);
     ``declared``: the fields those subclasses declare themselves (a script-only field one of them declares again
@@ -138,7 +157,7 @@ def analyse(source: str, subclasses: dict[str, str] | None = None, declared: fro
                 name = qualified.rsplit(".", 1)[-1]
                 if "." in qualified and name.endswith("TrainingArguments") and qualified.split(".")[0] not in _STOCK_PACKAGES:
                     subclasses.setdefault(qualified, "Seq2SeqTrainingArguments" if "Seq2Seq" in name else "TrainingArguments")
-    return _Analysis(tree, subclasses, declared).plan()
+    return _Analysis(tree, subclasses, declared, factories or {}).plan()
 
 
 _STOCK_PACKAGES = {"transformers", "optimum", "trl"}
@@ -189,10 +208,76 @@ STOCK_SUBCLASSES = ProjectFact("training.stock-args-subclasses", frozenset({File
                                stock_subclasses)
 
 
+def args_factories(text: str) -> dict[str, str] | None:
+    """Project fact: the module-level functions of a file that return training arguments -> the stock class they
+    are now (``def sft_args(cfg): return build_args(NeuronSFTConfig, cfg["sft"])`` -> ``SFTConfig``): each
+    ``return`` calls an arguments class (Neuron or stock: a second run must judge the same), or a module-level
+    function of the file with such a class as an argument whose parameter that function calls
+    (``cls(**values)``). A script that imports one reads the fields of its result like those of arguments it built."""
+    if not any(name.rsplit(".", 1)[1] in text for name in ANY_ARGS_CLASSES):
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    imports = _imports(tree)
+    functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+    def target(node: ast.AST) -> str | None:
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        suffix = ".".join(reversed(parts))
+        return next((ANY_ARGS_CLASSES[q] for base in sorted(imports.get(node.id, ()))
+                     if (q := f"{base}.{suffix}" if suffix else base) in ANY_ARGS_CLASSES), None)
+
+    def built(call: ast.expr) -> str | None:
+        if not isinstance(call, ast.Call):
+            return None
+        direct = target(call.func)
+        if direct is not None or not (isinstance(call.func, ast.Name) and call.func.id in functions):
+            return direct
+        function = functions[call.func.id]
+        params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+        given = [*zip(params, call.args), *((k.arg, k.value) for k in call.keywords if k.arg)]
+        called = {c.func.id for c in ast.walk(function) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+        return next((t for param, value in given if param in called and (t := target(value)) is not None), None)
+
+    found = {}
+    for name, function in functions.items():
+        returns = [n.value for n in ast.walk(function) if isinstance(n, ast.Return) and n.value is not None]
+        classes = {built(value) for value in returns}
+        if returns and len(classes) == 1 and None not in classes:
+            found[name] = cast(str, next(iter(classes)))
+    return found or None
+
+
+def factories_of(values: dict[str, dict[str, str]]) -> dict[str, str]:
+    """The fact's values (display path -> functions) as importable qualified names (``config_loader.sft_args``)."""
+    qualified = {}
+    for path, functions in values.items():
+        if not path.endswith(".py"):
+            continue
+        parts = path[:-3].split("/")
+        for start in range(len(parts)):  # the script may import it from any folder level it runs in
+            for name, stock in functions.items():
+                qualified[".".join(parts[start:] + [name])] = stock
+    return qualified
+
+
+ARGS_FACTORIES = ProjectFact("training.args-factories", frozenset({FileKind.PYTHON}),
+                             tuple(sorted({name.rsplit(".", 1)[1] for name in ANY_ARGS_CLASSES})), args_factories)
+
+
 class _Analysis:
-    def __init__(self, tree: ast.Module, subclasses: dict[str, str], declared: frozenset[str] = frozenset()) -> None:
+    def __init__(self, tree: ast.Module, subclasses: dict[str, str], declared: frozenset[str] = frozenset(),
+                 factories: dict[str, str] | None = None) -> None:
         self.tree = tree
         self.subclasses = subclasses
+        self.factories = factories or {}  # project functions that return arguments (ARGS_FACTORIES) -> stock class
         self.declared = declared
         self.imports = _imports(tree)
         self.scopes: dict[ast.AST, Scope] = {}
@@ -350,6 +435,7 @@ class _Analysis:
                                        built[key][0] if key in built else None, targets.get(key, "TrainingArguments"),
                                        script_var)
                           for key, script_var in reachable.items()}
+        plan.trn_aliases = self._trn_aliases(reachable.keys())
         self._script_fields(plan, reachable, built.keys(), parsed_with, beside)
         neuron_only = not any(kind.startswith("stock:") for _, kinds, _ in sites for kind in kinds)
         self._neuron_fields(plan, reachable, built.keys(), script_classes if neuron_only else set(), beside)
@@ -362,6 +448,51 @@ class _Analysis:
             fields.add(MOVED_FIELD)
         plan.cli_fields = frozenset(fields | plan.script_moves.keys())
         return plan
+
+    def _trn_aliases(self, args_vars) -> dict[tuple[Scope, str], TrnAlias]:
+        """``x = <args>.trn_config`` on an arguments variable: every use of ``x`` (a read of a field in
+        TRN_CONFIG_READS, or the object handed to ``from_pretrained`` / an optimum call, which the model-loading
+        rules carry) or why one cannot be followed (another field, another use, a second binding, a use in a
+        nested function)."""
+        parents = {id(child): node for node in ast.walk(self.tree) for child in ast.iter_child_nodes(node)}
+        found: dict[tuple[Scope, str], TrnAlias] = {}
+        for node in ast.walk(self.tree):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                    and isinstance(node.value, ast.Attribute) and node.value.attr == TRN_CONFIG
+                    and isinstance(node.value.value, ast.Name)):
+                continue
+            scope, name = self.scopes.get(node, ""), node.targets[0].id
+            if (scope, node.value.value.id) not in args_vars:
+                continue
+            reads: set[str] = set()
+            blocked = ""
+            for use in ast.walk(self.tree):
+                if not (isinstance(use, ast.Name) and use.id == name) or use is node.targets[0]:
+                    continue
+                where = self.scopes.get(use, "")
+                if where != scope:
+                    if scope == "" or where.startswith(f"{scope}."):
+                        blocked = blocked or f"{name} is used in {where}, a scope of its own"
+                    continue
+                parent = parents.get(id(use))
+                if not isinstance(use.ctx, ast.Load):
+                    blocked = blocked or f"{name} is bound again"
+                elif isinstance(parent, ast.Attribute) and parent.value is use:
+                    if parent.attr in TRN_CONFIG_READS and isinstance(parent.ctx, ast.Load):
+                        reads.add(parent.attr)
+                    else:
+                        blocked = blocked or (f"{name}.{parent.attr} has no stock counterpart (DistributedConfig has "
+                                              f"tp_size, pp_size, fsdp_size, dp_replicate_size)")
+                else:
+                    call = parents.get(id(parent)) if isinstance(parent, ast.keyword) else parent
+                    if not (isinstance(call, ast.Call) and use is not call.func and (
+                            _callee_name(call.func) == "from_pretrained"
+                            or any(q.startswith("optimum.neuron") for q in self._qualnames(call.func)))):
+                        shown = ast.unparse(parent) if parent is not None else name
+                        blocked = blocked or (f"{name} is used as a value ({shown[:80]}), "
+                                              f"which the DistributedConfig that replaces it may not serve")
+            found[(scope, name)] = TrnAlias(scope, name, node.value.value.id, frozenset(reads), blocked)
+        return found
 
     def _script_fields(self, plan: ArgsPlan, reachable: dict[tuple[Scope, str], str | None], built,
                        parsed_with: set[str], beside: set[str]) -> None:
@@ -513,8 +644,14 @@ class _Analysis:
     def _constructed(self) -> dict[tuple[Scope, str], tuple[int | None, str]]:
         """``args = NeuronTrainingArguments(...)``: the variable, the literal tensor parallel degree it was given and
         the stock class it is now."""
-        found = {}
+        found: dict[tuple[Scope, str], tuple[int | None, str]] = {}
         for node in ast.walk(self.tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and isinstance(node.value, ast.Call) and (made := next(
+                        (self.factories[q] for q in sorted(self._qualnames(node.value.func)) if q in self.factories), None)):
+                # arguments a project function returns (``args = sft_args(cfg)``): their degree is not known here
+                found[(self.scopes.get(node, ""), node.targets[0].id)] = (None, made)
+                continue
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                     and isinstance(node.value, ast.Call) and self._resolves(node.value.func, ANY_ARGS_CLASSES):
                 call = node.value

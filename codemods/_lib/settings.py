@@ -21,15 +21,27 @@ from migrate.findings import Severity
 from migrate.snippets import parse_statement
 
 
-def place(module: cst.Module, ctx, lines: list[str], comment: str, rule_id: str | None = None) -> tuple[cst.Module, bool]:
+def place(module: cst.Module, ctx, lines: list[str], comment: str, rule_id: str | None = None,
+          entry_points: tuple[str, ...] = ()) -> tuple[cst.Module, bool]:
     """Insert ``lines`` (statements) with ``comment`` above them at the module's entry point.
     Returns the module and whether there was an entry point; with ``rule_id``, a module without one gets
-    a todo saying where the settings go."""
+    a todo saying where the settings go (``entry_points``: the project scripts that import it, named there).
+    Imports are added only with the code that uses them."""
     body: list[cst.BaseStatement] = list(module.body)
     lazy_torch = (  # imported, but only inside functions
         any(line.startswith("torch.") for line in lines) and "torch" in ctx.imports.bindings
         and not _binds_at_module_level(module, "torch")
     )
+    if not any(_is_main_guard(s) or (isinstance(s, cst.FunctionDef) and s.name.value == "main") or _runs(s)
+               for s in body):
+        # a module of definitions: nothing is inserted, so no import either (an unused `import os` is no help)
+        original = ctx.shared.get("module")
+        if rule_id is not None and original is not None and original.body:
+            settings = "; ".join(lines)
+            verb = "imports" if len(entry_points) == 1 else "import"
+            where = f"in {' and '.join(entry_points)}, which {verb} it" if entry_points else "once in the script that runs it"
+            ctx.report(rule_id, original.body[0], Severity.TODO, f"this module has no entry point (no `if __name__ == \"__main__\":`, no main()): set {settings} {where}")
+        return module, False
     statements = [parse_statement(line + "\n") for line in lines]
     if lazy_torch:
         statements.insert(0, parse_statement("import torch\n"))
@@ -46,12 +58,6 @@ def place(module: cst.Module, ctx, lines: list[str], comment: str, rule_id: str 
         if isinstance(statement, cst.FunctionDef) and statement.name.value == "main":
             body[index] = _prepend(statement, statements, after_docstring=True)
             return module.with_changes(body=body), True
-    if not any(_runs(statement) for statement in body):
-        original = ctx.shared.get("module")
-        if rule_id is not None and original is not None and original.body:
-            settings = "; ".join(lines)
-            ctx.report(rule_id, original.body[0], Severity.TODO, f"this module has no entry point (no `if __name__ == \"__main__\":`, no main()): set {settings} once in the script that runs it")
-        return module, False
     if lazy_torch:  # module-level code needs it at module level
         statements = statements[1:]
         statements[0] = statements[0].with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(f"# {comment}"))])

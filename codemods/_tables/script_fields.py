@@ -68,6 +68,22 @@ NEURON_SCRIPT_FIELDS: dict[str, NeuronField] = {
         "bool", "False", "optimum sharded the activations along the sequence across the tensor-parallel ranks unless "
                          "it was True; stock transformers never does (each rank holds the full-sequence activations: "
                          "check that the batch size and sequence length still fit in device memory)"),
+    # checkpoint and custom-modeling options whose default is the same in every tag that has them (map 2.7)
+    "use_xser": NeuronField(
+        "bool", "True", "optimum saved and loaded its sharded checkpoints with torch-xla serialization (xser) when it "
+                        "was True; the stock Trainer writes ordinary safetensors checkpoints whatever its value"),
+    "async_save": NeuronField(
+        "bool", "False", "optimum wrote its sharded checkpoints asynchronously when it was True; the stock Trainer "
+                         "saves synchronously (custom loops: torch.distributed.checkpoint.async_save)"),
+    "num_local_ranks_per_step": NeuronField(
+        "int", "8", "optimum loaded and saved checkpoints that many local ranks at a time; the stock Trainer has no "
+                    "such throttle"),
+    "fuse_qkv": NeuronField(
+        "bool", "False", "optimum's custom models fused the query, key and value projections when it was True; stock "
+                         "models keep the Hugging Face layout"),
+    "recompute_causal_mask": NeuronField(
+        "bool", "True", "optimum's custom models recomputed the causal mask in each layer when it was True; stock "
+                        "models build it once"),
     "kv_size_multiplier": NeuronField(
         "Optional[int]", "None", "optimum replicated the KV heads that many times for a tensor-parallel degree above "
                                  "num_key_value_heads; stock tensor parallelism does not: choose a tp_size that divides "

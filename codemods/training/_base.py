@@ -190,12 +190,14 @@ CARRIES_DEGREE = "NM208-carries-degree"
 def args_plan(ctx):
     """The file's parsed-arguments plan (see codemods/_lib/parsed_args.py), computed once for all rules; the
     project's own subclasses of the stock arguments classes count as those classes."""
-    from codemods._lib.parsed_args import ArgsPlan, analyse
+    from codemods._lib.parsed_args import ARGS_FACTORIES, ArgsPlan, analyse, factories_of
 
     subclasses = project_args_subclasses(ctx)
     targets = {name: base for name, (base, _) in subclasses.items()}
     declared = frozenset(name for _, fields in subclasses.values() for name in fields)
-    return ctx.memo("parsed-args-plan", lambda: analyse(ctx.source, targets, declared) or ArgsPlan())
+    # the project's functions that return arguments (``args = sft_args(cfg)``): reads on their result are followed
+    factories = factories_of(ctx.options.project.of(ARGS_FACTORIES.name))
+    return ctx.memo("parsed-args-plan", lambda: analyse(ctx.source, targets, declared, factories=factories) or ArgsPlan())
 
 
 def project_args_subclasses(ctx) -> dict:
@@ -603,13 +605,45 @@ PREAMBLE = (
 )
 
 
-def insert_preamble(module: cst.Module, ctx) -> cst.Module:
+def insert_preamble(module: cst.Module, ctx, note: bool = True) -> cst.Module:
     """The static-shape / synchronous-loading settings (``PREAMBLE``), once, at the module's entry point
-    (codemods/_lib/settings.py)."""
+    (codemods/_lib/settings.py). ``note``: a module without an entry point gets a todo saying where they go."""
     text = ctx.source  # no rule writes these settings but this one: the file as read tells if they are there
     markers = ("automatic_dynamic_shapes", "HF_DEACTIVATE_ASYNC_LOAD")
     missing = [line for line, marker in zip(PREAMBLE, markers) if marker not in text]
     if not missing:
         return module
     why = "TorchNeuron: one compiled graph per shape (pad to fixed lengths); synchronous weight loading"
-    return place_settings(module, ctx, missing, why, "NM202")[0]
+    return place_settings(module, ctx, missing, why, "NM202" if note else None,
+                          entry_points=importing_scripts(ctx) if note else ())[0]
+
+
+def importing_scripts(ctx) -> tuple[str, ...]:
+    """The project scripts (``__main__``) that import this module, directly or through other modules of the project
+    (display paths, sorted): where the process-wide settings of a module of definitions go. Empty without the
+    import graph (a single file)."""
+    from codemods.xla._importers import USES, _index, imported_files
+
+    project = getattr(ctx.options, "project", None)
+    if project is None or ctx.namespace is not None:
+        return ()
+    uses = project.of(USES.name)
+    index = _index(project.files)
+    importers: dict[str, set[str]] = {}
+    for importer, value in uses.items():
+        for level, dotted, names in value["imports"]:
+            for target in imported_files(project.files, index, importer, level, dotted, names):
+                if target != importer:
+                    importers.setdefault(target, set()).add(importer)
+    here = str(ctx.path).replace("\\", "/")
+    seen, todo, found = {here}, [here], set()
+    while todo:
+        for user in importers.get(todo.pop(), ()):
+            if user in seen or not user.endswith(".py"):
+                continue
+            seen.add(user)
+            if uses.get(user, {}).get("main"):
+                found.add(user)
+            else:
+                todo.append(user)
+    return tuple(sorted(found))

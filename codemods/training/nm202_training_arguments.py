@@ -75,7 +75,15 @@ ones, such as a ``print`` inside the ``if`` that tested it, are covered by its n
 ``HfArgumentParser``. Once, at the
 file's entry point (the ``if __name__ == "__main__":`` block, else ``main()``; a module of definitions gets a todo instead, see
 ``codemods/_lib/settings.py``), it inserts ``torch._dynamo.config.automatic_dynamic_shapes = False`` and
-``os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")`` in every script that used the Neuron trainer stack.
+``os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")`` in every script that used the Neuron trainer stack
+(a Neuron trainer is enough: the script may train on arguments a helper module builds). A module of definitions
+that builds Neuron arguments gets a todo naming the project scripts (``__main__``) that import it, directly or
+through other modules (the import graph ``xla.module-uses``); no import is added for settings not inserted.
+A Neuron arguments class used as a value (``build_args(NeuronSFTConfig, cfg["sft"])``, a dict value, an
+assignment), which NM201 renames, gets a todo there: the object is built elsewhere, from keywords no rule checks.
+Where it is passed to a module-level function of the file whose parameter that function calls
+(``cls(**values)``), that call gets the ``**`` todo too, naming the classes it builds and the config keys
+(YAML, JSON) a loader may drop or reject; the config files themselves are not rewritten.
 ``**kwargs`` splats and arguments parsed from the command line are not seen (the launch layer rewrites
 ``--flags`` with the same table): a splat gets a todo, except the ``to_dict()`` / ``asdict()`` of arguments the
 tool knows (parsed, or built by a Neuron class or with ``torch_compile=``; directly, through a variable the
@@ -163,10 +171,13 @@ from codemods.training._base import (
     spelled_distributed_dict,
     tp_planless,
 )
+from codemods.xla._importers import USES
 from migrate.rule import DeviceStyle, PythonRule, Safety
 from migrate.snippets import parse_expression, parse_statement
 
 NEURON_CLASSES = {**NEURON_ARGS_CLASSES, **NEURON_TRAINERS}
+#: what keywords this rule cannot see need (``**`` splats, arguments built from a class passed as a value)
+SPLAT_NOTE = "remove the Neuron-only fields (see the field map), rename the changed ones, and add torch_compile=True"
 #: stock argument classes a Trainer that ran on torch_xla was given
 STOCK_ARGS_CLASSES = {"transformers.TrainingArguments": "TrainingArguments",
                       "transformers.Seq2SeqTrainingArguments": "Seq2SeqTrainingArguments",
@@ -205,12 +216,15 @@ class TrainingArguments(TracksScope, PythonRule):
     id = "NM202"
     name = "training-arguments"
     safety = Safety.NEEDS_REVIEW
-    triggers = ("TrainingArguments", "SFTConfig", "ORPOConfig")
+    # the Neuron trainers too: a script that trains with NeuronSFTTrainer on arguments a helper module builds gets
+    # the preamble at its entry point (the helper has none)
+    triggers = ("TrainingArguments", "SFTConfig", "ORPOConfig", *sorted({name.rsplit(".", 1)[1] for name in NEURON_TRAINERS}))
     # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
     scope = "neuron-project"
     # the project's optimum-neuron pin decides which defaults the old run had; the zero_1 the script and its
     # launchers show decides where the data-parallel rest of a mesh goes
-    facts = (PINS, ZERO_1_CONFIGS, ZERO_1_LAUNCHES)
+    # the import graph: a module of definitions names the scripts that import it where the preamble goes
+    facts = (PINS, ZERO_1_CONFIGS, ZERO_1_LAUNCHES, USES)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -227,6 +241,10 @@ class TrainingArguments(TracksScope, PythonRule):
         #: such calls whose run-time degree a planless model cannot take -> the stop that goes after the statement
         self.planless_stops: dict[cst.Call, cst.BaseStatement] = {}
         self.statement_targets: set[str] = set()  # the names the current statement binds
+        #: (module-level function, parameter) -> the Neuron arguments classes calls pass it as a value, with the
+        #: line of each call: the ``cls(**...)`` there builds those arguments (``_class_values``)
+        self.param_index: dict[tuple[str, str], int] = {}  # such parameters -> their position
+        self.class_params: dict[tuple[str, str], list[tuple[str, int]]] = self._class_values()
 
     def visit_Name(self, node: cst.Name) -> None:
         if not self.migrated and self.ctx.matches(node, NEURON_CLASSES):
@@ -260,10 +278,97 @@ class TrainingArguments(TracksScope, PythonRule):
             return updated
         return cst.FlattenSentinel([updated, stop])  # after it: the statement keeps its comments and notes
 
+    def _class_values(self) -> dict[tuple[str, str], list[tuple[str, int]]]:
+        """Neuron arguments classes passed as a value to a module-level function of the file
+        (``build_args(NeuronSFTConfig, cfg["sft"])``) whose parameter it binds is called there (``cls(**values)``)."""
+        if not any(name.rsplit(".", 1)[1] in self.ctx.source for name in NEURON_ARGS_CLASSES):
+            return {}
+        try:
+            tree = ast.parse(self.ctx.source)
+        except (SyntaxError, ValueError):
+            return {}
+        functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        found: dict[tuple[str, str], list[tuple[str, int]]] = {}
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions):
+                continue
+            function = functions[node.func.id]
+            params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+            given = [(params[i] if i < len(params) else None, value) for i, value in enumerate(node.args)
+                     if not isinstance(value, ast.Starred)]
+            given += [(k.arg, k.value) for k in node.keywords if k.arg in {*params, *(a.arg for a in function.args.kwonlyargs)}]
+            for param, value in given:
+                name = self._neuron_class_of(value)
+                if name is None or param is None:
+                    continue
+                if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == param
+                       for c in ast.walk(function)):
+                    found.setdefault((function.name, param), []).append((name, node.lineno))
+                    if param in params:
+                        self.param_index[(function.name, param)] = params.index(param)
+        return found
+
+    def _neuron_class_of(self, node: ast.AST) -> str | None:
+        """The Neuron arguments class (qualified) an ast name or attribute names, through the file's imports."""
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        suffix = ".".join(reversed(parts))
+        for base in sorted(self.ctx.imports.bindings.get(node.id, ())):
+            qualified = f"{base}.{suffix}" if suffix else base
+            if qualified in NEURON_ARGS_CLASSES:
+                return qualified
+        return None
+
+    def _class_value(self, node: cst.BaseExpression, where: str, followed: str | None) -> None:
+        """A Neuron arguments class used as a value (an argument, a dict value, an assignment), not called: NM201
+        renames it, but the object is built elsewhere, from keywords this rule does not see."""
+        qualified = self.ctx.matches(node, NEURON_ARGS_CLASSES)
+        if qualified is None:
+            return
+        self.migrated = True
+        short, target = qualified.rsplit(".", 1)[1], NEURON_ARGS_CLASSES[qualified]
+        if followed is not None:
+            self.todo(node, f"{short} is {where} (now the stock {target}, renamed): the arguments are built at "
+                            f"{followed}, whose keywords are not checked there (see the note at that call)")
+            return
+        self.todo(node, f"{short} is {where} (now the stock {target}, renamed) and built where this rule does not "
+                        f"follow it: its keywords are not checked: {SPLAT_NOTE}")
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._class_value(node.value, "assigned to a variable", None)
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        self._class_value(node.value, "stored in a dict", None)
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if self.ctx.matches(original.func, PARSERS) is not None:
             self._parser(original)
             return updated
+        callee = original.func.value if isinstance(original.func, cst.Name) else None
+        if callee not in ("isinstance", "issubclass", "type"):
+            for position, arg in enumerate(original.args):
+                if arg.star:
+                    continue
+                param = arg.keyword.value if arg.keyword is not None else None
+                if param is None and callee is not None:
+                    param = next((p for (function, p) in self.class_params if function == callee
+                                  and self.param_index.get((function, p)) == position), None)
+                followed = f"{callee}'s `{param}(...)`" if callee is not None and (callee, param) in self.class_params else None
+                self._class_value(arg.value, f"passed as a value to {callee or source_of(original.func)}", followed)
+        if isinstance(original.func, cst.Name) and (self.scope_path, original.func.value) in self.class_params:
+            passed = self.class_params[(self.scope_path, original.func.value)]
+            classes = sorted({f"{name.rsplit('.', 1)[1]} (now {NEURON_ARGS_CLASSES[name]})" for name, _ in passed})
+            lines = ", ".join(str(line) for line in sorted({line for _, line in passed}))
+            self.todo(original, f"{original.func.value} is {' or '.join(classes)} here (passed on line {lines}): the "
+                                f"keywords of this call are not checked: {SPLAT_NOTE}; the same holds for the keys of "
+                                f"the dict or config file (YAML, JSON) they come from: a key the stock class lacks "
+                                f"raises TypeError here, or is dropped without a word where the keys are filtered by "
+                                f"the class's fields (warmup_ratio, max_seq_length: renamed; tensor_parallel_size: "
+                                f"DistributedConfig at model loading)")
         qualified = self.ctx.matches(original.func, NEURON_ARGS_CLASSES)
         if qualified is None:
             return self._stock_on_xla(original, updated)
@@ -290,7 +395,7 @@ class TrainingArguments(TracksScope, PythonRule):
         # torch_compile: nothing to check; from plain TrainingArguments it has no SFTConfig field either
         sources = self._splat_sources(original) if splat else None
         if splat and sources is None:
-            self.todo(original, "arguments passed through ** are not checked: remove the Neuron-only fields (see the field map), rename the changed ones, and add torch_compile=True")
+            self.todo(original, f"arguments passed through ** are not checked: {SPLAT_NOTE}")
         sft_free = not splat or (sources is not None and all(t in _PLAIN_ARGS for t in sources))
         args = self._precision_and_defaults(original, args, names, target, tp, splat)
         args = self._trl_defaults(original, args, names, target, splat)
@@ -683,7 +788,9 @@ class TrainingArguments(TracksScope, PythonRule):
         updated = insert_data_parallel_size(updated, self.ctx)  # before the preamble: that goes above it
         if not self.migrated:
             return updated
-        return insert_preamble(updated, self.ctx)
+        # a module of definitions that only names a Neuron trainer (a subclass of it) gets no todo: the scripts that
+        # train with it name the trainer or its arguments themselves and get the preamble
+        return insert_preamble(updated, self.ctx, note=self.neuron_args)
 
 
 def _lazy_load_carries(source_text: str, degree: str) -> bool:

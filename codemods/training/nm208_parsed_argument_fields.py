@@ -34,6 +34,18 @@ fields the stock arguments lack are handled as decided once per file by ``codemo
   ``lazy_load_for_parallelism``;
 * reads on arguments built in the script with a literal degree take that literal (``trn_config`` of a degree-1
   run becomes ``None``: no mesh);
+* the reads of what ``trn_config`` became follow it: where ``x = training_args.trn_config`` is rewritten,
+  ``x.tensor_parallel_size`` (and ``training_args.trn_config.tensor_parallel_size``) becomes the degree above
+  (``script_args.tensor_parallel_size`` or the literal) and ``x.pipeline_parallel_size`` becomes
+  ``script_args.pipeline_parallel_size`` where that field moved (below), else ``1`` (the stock Trainer runs no
+  pipeline stages; the launch rules remove ``--pipeline_parallel_size`` with a todo). Where ``x`` is used otherwise
+  (another TrainingNeuronConfig field, ``x is None``, handed to a function other than ``from_pretrained`` or an
+  optimum call, bound again, read in a nested function: ``codemods/_lib/parsed_args.py``, ``TrnAlias``) the
+  binding stays with a todo saying which use blocks it: ``None`` or a ``DistributedConfig`` would raise there;
+* arguments a project function returns (``args = sft_args(cfg)``, where ``config_loader.sft_args`` returns a
+  Neuron or stock arguments class, directly or through ``build_args(NeuronSFTConfig, ...)``: the project fact
+  ``training.args-factories``) are followed like arguments built in the script with an unknown degree: a renamed
+  field read on them is renamed, a removed one gets the todo below;
 * a stock field transformers 5 removed that only scripts ever read (``overwrite_output_dir``: the table
   ``codemods/_tables/script_fields.py``), read on arguments (stock or Neuron) parsed beside a dataclass of the
   script with every read reaching that dataclass's variable, the same way: declared there with transformers 4.x's
@@ -42,7 +54,8 @@ fields the stock arguments lack are handled as decided once per file by ``codemo
   run the script (the field is one of its CLI fields). Not when a project subclass of the stock arguments
   declares the field again, or another dataclass of the parse does;
 * a Neuron-only field the script READS (``training_args.zero_1`` in a log line or an ``if``,
-  ``pipeline_parallel_size``, ``sequence_parallel_enabled``, ``kv_size_multiplier``...: the table
+  ``pipeline_parallel_size``, ``sequence_parallel_enabled``, ``kv_size_multiplier``, ``use_xser``,
+  ``async_save``, ``num_local_ranks_per_step``, ``fuse_qkv``, ``recompute_causal_mask``...: the table
   ``NEURON_SCRIPT_FIELDS`` in ``codemods/_tables/script_fields.py``), on Neuron arguments parsed beside one
   dataclass of the file with every read reaching its variable, the same way: declared there with optimum's default
   (``zero_1``: the project's optimum-neuron line, False up to 0.3.0, True from 0.4.0; False with no pin, said in
@@ -53,7 +66,7 @@ fields the stock arguments lack are handled as decided once per file by ``codemo
 * otherwise every such read stays, with a todo that says why and what to do.
 
 Reads of the other optimum-only fields on the same variables are renamed when the field map renames the field
-(``max_seq_length`` -> ``max_length``) and get a todo otherwise (``zero_1`` where it cannot move, ``use_xser``...). The
+(``max_seq_length`` -> ``max_length``) and get a todo otherwise (``zero_1`` or ``use_xser`` where it cannot move...). The
 data-parallel rest of the mesh follows the zero_1 the script ran with where the script or the project's launch
 lines, SageMaker hyperparameters and the argument configs they pass (``--config X.yaml``) show it (``codemods/_lib/zero_1.py``, as NM205: True -> ``fsdp_size``, False ->
 ``dp_replicate_size``, disagreeing or run-time values -> a todo); without one it is ``dp_replicate_size`` (plain
@@ -119,7 +132,15 @@ import libcst as cst
 from codemods._lib.cst import find_keyword, keyword_arg, literal_value, set_args, source_of
 from codemods._lib.launch_targets import STOCK_REMOVED
 from codemods._lib.optimum_version import PINS, Line
-from codemods._lib.parsed_args import GONE_FIELDS, MOVED_FIELD, STOCK_SUBCLASSES, TRN_CONFIG
+from codemods._lib.parsed_args import (
+    ARGS_FACTORIES,
+    GONE_FIELDS,
+    MOVED_FIELD,
+    STOCK_SUBCLASSES,
+    TRN_CONFIG,
+    TRN_CONFIG_READS,
+    TrnAlias,
+)
 from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES
 from codemods._tables.script_fields import NEURON_SCRIPT_FIELDS, SCRIPT_FIELDS
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
@@ -160,11 +181,13 @@ class ParsedArgumentFields(TracksScope, PythonRule):
     safety = Safety.NEEDS_REVIEW
     scope = "neuron-project"  # stock names are among the triggers: only a project that targets Neuron is ours
     # the fields transformers 5 removed: reads of them on parsed stock arguments raise too
+    # and the renamed fields: ``args.max_seq_length`` on arguments a project function returns (``sft_args(cfg)``)
     triggers = (MOVED_FIELD, TRN_CONFIG, *sorted({name.rsplit(".", 1)[1] for name in NEURON_ARGS_CLASSES}),
-                *sorted(f".{name}" for name in STOCK_REMOVED))
+                *sorted(f".{name}" for name in STOCK_REMOVED),
+                *sorted(f".{name}" for name, row in TRAINING_ARGS.items() if row.action is FieldAction.RENAME and row.target))
     # the project's optimum-neuron pin decides where the data-parallel rest of the mesh goes; the project's own
     # TrainingArguments subclasses are parsed like the stock class
-    facts = (PINS, ZERO_1_CONFIGS, ZERO_1_LAUNCHES, STOCK_SUBCLASSES)
+    facts = (PINS, ZERO_1_CONFIGS, ZERO_1_LAUNCHES, STOCK_SUBCLASSES, ARGS_FACTORIES)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -178,8 +201,23 @@ class ParsedArgumentFields(TracksScope, PythonRule):
         # NM202 drops a built tensor_parallel_size only when this rule runs on the file to carry it to the load:
         # a run without it (--ignore, or withdrawn by verification) keeps the keyword
         ctx.shared[CARRIES_DEGREE] = True
+        #: ``<args>.trn_config`` nodes that are the value of ``x = <args>.trn_config`` -> that alias (the plan's)
+        self.alias_values: dict[cst.Attribute, TrnAlias] = {}
+        #: aliases whose value was rewritten -> the arguments they were read from: their field reads follow
+        self.followed: dict[tuple[str, str], object] = {}
+        #: ``<args>.trn_config`` nodes read further (``<args>.trn_config.tensor_parallel_size``) -> the field read
+        self.chained: dict[cst.Attribute, str] = {}
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Attribute) and node.value.attr.value == TRN_CONFIG:
+            self.chained[node.value] = node.attr.value
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and isinstance(node.value, cst.Attribute) and node.value.attr.value == TRN_CONFIG:
+            alias = self.plan.trn_aliases.get((self.scope_path, node.targets[0].target.value))
+            if alias is not None:
+                self.alias_values[node.value] = alias
         # the load itself: the name's later bindings only wrap that object (model = get_peft_model(model, ...))
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and isinstance(node.value, cst.Call) \
                 and isinstance(node.value.func, cst.Attribute) and node.value.func.attr.value == "from_pretrained":
@@ -298,6 +336,18 @@ class ParsedArgumentFields(TracksScope, PythonRule):
             return updated  # a project subclass of the stock arguments declares it again
         if original in self.ctx.shared.get(DROPPED_DEGREES, ()):
             return updated  # NM205 removes the lazy_load_for_parallelism block it is read in: every degree is 1
+        alias = self.plan.trn_aliases.get((self.scope_path, original.value.value)) \
+            if isinstance(original.value, cst.Name) else None
+        if alias is not None and attr in TRN_CONFIG_READS:
+            source = self.followed.get((alias.scope, alias.name))
+            if source is not None:  # x = <args>.trn_config was rewritten: its field reads follow the value
+                return self._trn_field(original, f"{alias.name}.{attr}", source, attr) or updated
+        inner = original.value
+        if isinstance(inner, cst.Attribute) and inner.attr.value == TRN_CONFIG and isinstance(inner.value, cst.Name) \
+                and attr in TRN_CONFIG_READS:  # <args>.trn_config.<field>: the field, as a whole
+            source = self.plan.args_var(self.scope_path, inner.value.value)
+            if source is not None:
+                return self._trn_field(original, source_of(original), source, attr) or updated
         holder = self.plan.args_var(self.scope_path, original.value.value) if isinstance(original.value, cst.Name) else None
         if holder is None:
             if attr in (MOVED_FIELD, TRN_CONFIG) and self.neuron_training and not self._argparse(original):
@@ -306,6 +356,20 @@ class ParsedArgumentFields(TracksScope, PythonRule):
                                     f"to from_pretrained (the loaded model has it as model.config.distributed_config)")
             return updated
         var = holder.name
+        if attr == TRN_CONFIG and original in self.chained and self.chained[original] in TRN_CONFIG_READS:
+            return updated  # the enclosing field read is rewritten as a whole (above)
+        if attr == TRN_CONFIG and original in self.chained:
+            self.todo(original, f"{var}.trn_config.{self.chained[original]}: optimum's TrainingNeuronConfig field has "
+                                f"no stock counterpart (DistributedConfig has tp_size, pp_size, fsdp_size, "
+                                f"dp_replicate_size); left as it is: replace the read with the value the run relies on")
+            return updated
+        aliased = self.alias_values.get(original)
+        if attr == TRN_CONFIG and aliased is not None and aliased.blocked:
+            self.todo(original, f"{var}.trn_config was left as it is, since {aliased.name}, bound to it, is not only "
+                                f"read for its tensor_parallel_size / pipeline_parallel_size ({aliased.blocked}): the "
+                                f"stock arguments have no trn_config; build DistributedConfig(tp_size=...) for "
+                                f"from_pretrained and replace each use of {aliased.name} with the value it needs")
+            return updated
         if attr in (MOVED_FIELD, TRN_CONFIG):
             followed = moved_value(holder, attr, mesh_key(self.ctx))
             if followed is None:
@@ -326,6 +390,11 @@ class ParsedArgumentFields(TracksScope, PythonRule):
                          + mesh_note(self.ctx) + f"; {TP_PLAN_NEEDED}")
                 note_mesh_doubt(self, original)
             where = f"the field moved into {self.plan.script_class}" if holder.script_var else f"{var} was built with that degree"
+            if aliased is not None:
+                self.followed[(aliased.scope, aliased.name)] = holder
+                if aliased.reads:
+                    where += (f"; the reads of {', '.join(sorted(aliased.reads))} on {aliased.name} follow (the "
+                              f"DistributedConfig has none)")
             self.fixed(original, f"{var}.{attr} -> {shown} ({where})")
             return followed
         row = TRAINING_ARGS[attr]
@@ -348,6 +417,30 @@ class ParsedArgumentFields(TracksScope, PythonRule):
                             f"--{attr} to this script fails too (HfArgumentParser rejects a flag no parsed dataclass "
                             f"declares): remove it there")
         return updated
+
+    def _trn_field(self, node: cst.Attribute, shown: str, holder, attr: str) -> cst.BaseExpression | None:
+        """A read of a TrainingNeuronConfig field (TRN_CONFIG_READS) of the arguments ``holder``: the degree the
+        move carries, or the pipeline size (the script dataclass's field where it moved there, else 1: the stock
+        Trainer runs no pipeline stages); None (with a todo) when the degree has nowhere to come from."""
+        if attr == MOVED_FIELD:
+            value = moved_value(holder, MOVED_FIELD, mesh_key(self.ctx))
+            if value is None:
+                why = self.plan.blocked or f"{holder.name} is not parsed together with a dataclass of the script, nor built with a literal degree"
+                self.todo(node, f"{shown}: the stock arguments have no trn_config and the degree was left as it is "
+                                f"({why}): declare tensor_parallel_size in a dataclass of your own parsed with the "
+                                f"arguments and read it there")
+                return None
+            where = (f"the field moved into {self.plan.script_class}" if holder.script_var
+                     else f"{holder.name} was built with that degree")
+            self.fixed(node, f"{shown} -> {source_of(value)}: the tensor parallel degree ({where})")
+            return value
+        if attr in self.plan.script_moves and holder.reach is not None:
+            self.fixed(node, f"{shown} -> {holder.reach}.{attr} (the field moved into {self.plan.script_moves[attr]}, "
+                             f"where a value other than 1 stops the run)")
+            return cst.Attribute(value=cst.Name(holder.reach), attr=cst.Name(attr))
+        self.fixed(node, f"{shown} -> 1: the stock Trainer splits the model into no pipeline stages (the launch rules "
+                         f"remove --pipeline_parallel_size, with a todo: pipeline parallelism is manual on TorchNeuron)")
+        return cst.Integer("1")
 
     def _planned(self, load: cst.Call) -> bool:
         """The loaded class is a stock model class (not an Auto class) with a tensor-parallel plan: one the
