@@ -11,7 +11,8 @@ What it does:
   the family has run on it (``import torch_xla.core.xla_model as xm`` kept for a use no rule ports, with that
   rule's todo there). The todo names the kept import and the lines that use it. The scan pass decides it by
   running the torch_xla family on that module's text (``KEEPS_TORCH_XLA``), so a module whose torch_xla import
-  the run removes, or one imported only under ``try:`` / ``if``, is never named.
+  the run removes, or one imported only under ``try:`` / ``if``, is never named. A module with an ``if __name__
+  == "__main__":`` block (a script) is not simulated, and an import of it gets no such note.
 * Nothing is rewritten. A file that is itself left on torch_xla gets no such note (its own note says it all).
 * The rule wakes only in a file that names such a module (its file's stem or package folder): the trigger
   (``import ``) is in every Python file, and the other files must stay unparsed.
@@ -60,6 +61,8 @@ from migrate.rule import PythonRule, RuleOptions, Safety, dotted_name
 
 #: a column-0 torch_xla import: the file needs torch_xla when it is imported
 _TOP_IMPORT = re.compile(r"^(?:import|from)[ \t]+torch_xla(?![\w])", re.MULTILINE)
+#: an entry point's own block: such a file is a script, run rather than imported (not simulated: see below)
+_MAIN = re.compile(r"""^if\s+__name__\s*==\s*["']__main__["']\s*:""", re.MULTILINE)
 _SHOWN = 4
 
 
@@ -91,8 +94,10 @@ def kept_torch_xla_import(text: str) -> tuple[tuple[str, ...], tuple[str, ...]] 
     it (a use no rule ports keeps the import: the rule's todo says what to do), and then (those imports, the lines
     that use them), as the run writes them. The family itself is run on the text (every rule but this one, without
     the other files' facts): only it knows which uses it ports, so a file whose import the run removes is never
-    named. A file kept on torch_xla as a whole is ``launch.stays-on-xla``'s."""
-    if not _TOP_IMPORT.search(text):
+    named. A file kept on torch_xla as a whole is ``launch.stays-on-xla``'s. A script (an ``if __name__ ==
+    "__main__":`` block) is not simulated: scripts are run, seldom imported, and running the family a second time
+    on every training script would double the scan's cost for notes that almost never apply."""
+    if not _TOP_IMPORT.search(text) or _MAIN.search(text):
         return None
     from migrate.pipeline import migrate_file_text  # late: the engine imports the rules
     from migrate.registry import all_rules, select_rules

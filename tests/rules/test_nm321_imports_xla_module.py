@@ -116,3 +116,9 @@ def test_modules_whose_torch_xla_import_the_run_removes_are_not_named() -> None:
                                              ("xm.all_reduce(xm.REDUCE_SUM, tensors)",))
     unchanged("from common.ported import device\n", "NM321", path="scripts/train.py",
               project={"common/ported.py": PORTED, "common/other.py": PORTED})
+
+
+def test_a_script_is_not_simulated() -> None:
+    from codemods.xla.nm321_imports_xla_module import kept_torch_xla_import
+
+    assert kept_torch_xla_import(PARTLY + '\n\nif __name__ == "__main__":\n    total([])\n') is None
