@@ -732,7 +732,10 @@ class InferenceRule(PythonRule):
         if marker is None:
             kept = self._kept_class_uses()
             kept.update(self._unresolved_splat_loads())
-            kept.update(self._kept_producer_loads())
+            for key, message in self._held_loads().items():  # an unread splat's todo says the same
+                kept.setdefault(key, message)
+            for key, message in self._kept_producer_loads().items():  # held for both reasons: both todos
+                kept[key] = f"{kept[key]}. Also: {message}" if key in kept else message
             if kept:
                 self._withdraw()
                 self._note_kept_uses(kept)
@@ -812,6 +815,15 @@ class InferenceRule(PythonRule):
         """Hook: what to do by hand with a kept ``<class>.<attribute>`` use."""
         return "replace it with the stock API by hand (see --explain " + self.id + ")"
 
+    def _held_loads(self) -> dict[int, str]:
+        """Hook: the loads of this rule that it cannot rewrite completely, each keeping the file on optimum-neuron
+        like an unread splat: id(``X.from_pretrained``) -> the todo."""
+        return {}
+
+    #: the keys a ``**splat`` may carry and what a stock from_pretrained does with them (the todo of a kept load)
+    opaque_splat_consequence = ("the Neuron export/shape/casting keys it may carry - export, batch_size, "
+                                "sequence_length, auto_cast, auto_cast_type - and raise TypeError")
+
     #: a load of this rule with a ``**splat`` it cannot read keeps the file on optimum-neuron (the rules whose
     #: loads go through :func:`split_traced`: the stock call would get the splat's Neuron keys, TypeError)
     opaque_splat_keeps_file = False
@@ -829,9 +841,8 @@ class InferenceRule(PythonRule):
             kept[id(call.func)] = (
                 f"{names} cannot be resolved statically (no dict literal bound once to it in this file or in a "
                 f"project module it is imported from), so {self.id} leaves this file on optimum-neuron: the "
-                f"{owner} import and loads are not rewritten (a stock from_pretrained would get the Neuron "
-                "export/shape/casting keys it may carry - export, batch_size, sequence_length, auto_cast, "
-                "auto_cast_type - and raise TypeError). To migrate it: pass those keys as keywords of the call "
+                f"{owner} import and loads are not rewritten (a stock from_pretrained would get "
+                f"{self.opaque_splat_consequence}). To migrate it: pass those keys as keywords of the call "
                 "(or bind the dict to a literal), then run neuron-migrate again")
         return kept
 
@@ -1586,6 +1597,19 @@ def dtype_for(value: Any) -> str | None:
     return None
 
 
+def run_time_value(node: cst.BaseExpression) -> bool:
+    """A value read when the script runs with no side effect: a name, an attribute (``args.dtype``), or a
+    subscript of one by a constant (``cfg["auto_cast_type"]``, ``settings.casting["type"]``)."""
+    if isinstance(node, cst.Name):
+        return True
+    if isinstance(node, cst.Attribute):
+        return run_time_value(node.value)
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        index = node.slice[0].slice.value
+        return isinstance(index, (cst.SimpleString, cst.Integer)) and run_time_value(node.value)
+    return False
+
+
 def torch_dtype_attr(node: cst.BaseExpression) -> bool:
     """``torch.bfloat16`` & co. (already a dtype expression)."""
     name = dotted_name(node)
@@ -1669,8 +1693,9 @@ def split_traced(rule: InferenceRule, arguments: Arguments, keep: frozenset[str]
                                      f"torch.autocast(<device>.type, dtype={mapped})")
             elif torch_dtype_attr(arg.value) or rule.dtype_variable(arg.value):
                 out.dtype = out.dtype if out.dtype is not None else arg.value
-            elif isinstance(arg.value, (cst.Name, cst.Attribute)) and out.dtype is None:
-                # a value known only at run time (``args.auto_cast_type``): the same choice, made then
+            elif run_time_value(arg.value) and out.dtype is None:
+                # a value known only at run time (``args.auto_cast_type``, ``cfg["auto_cast_type"]``): the same
+                # choice, made then
                 rule.ctx.add_import("torch")
                 out.dtype = parse_expression(f"{AUTO_CAST_DTYPES}.get({source_of(arg.value)}, torch.float32)")
                 out.notes.append(f"auto_cast_type={source_of(arg.value)} -> dtype= picked from it at run time "

@@ -23,7 +23,7 @@ import json
 import posixpath
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import libcst as cst
@@ -534,6 +534,12 @@ class CompiledFolderLoads:
             kinds = " / ".join(sorted({export_kind(script) for _, script, _ in writers}))
             return (head + f"`{folder or default}` is written by {kinds} in {scripts} from {named}, "
                     f"but {why}, so the checkpoint to load instead is not certain")
+        if folder is None and (export := self._same_expression_export(call, gatherer)) is not None:
+            path = source_of(self._load_path(call))
+            return (head + f"its path `{path}` is the folder this file's export `{export}` saves to "
+                    f"(`save_pretrained({path})`), which this rule cannot prove is the same folder at run time: if "
+                    "it is, load that export's checkpoint here with export=True and the export's static shapes "
+                    "(the checkpoint the folder was compiled from)")
         if folder is None:
             return (head + f"its path `{source_of(self._load_path(call))}` is no folder this rule can read (a string, or "
                     "os.environ.get(NAME, \"<folder>\") / os.getenv(NAME, \"<folder>\"), at the load or bound once at "
@@ -545,6 +551,36 @@ class CompiledFolderLoads:
                 "no load of this file compiles it with export=True"
                 + (f'; this file loads its tokenizer/processor from "{hint}": if that is the checkpoint it was '
                    "compiled from, load it here" if hint is not None else ""))
+
+    def _same_expression_export(self, call: cst.Call, gatherer: Any) -> str | None:
+        """rt7N N6: a compiled load whose path is an expression (``args.export_dir``, ``cfg["compiled_dir"]``) that
+        this file also passes to ``<model>.save_pretrained`` of an export (``X.from_pretrained(<id>, export=True,
+        ...)`` bound to ``<model>``): that export's call, shortened, or None."""
+        path = "".join(source_of(self._load_path(call)).split())
+        bound: dict[str, cst.Call] = {}
+        for assign in gatherer.assigns:
+            value = assign.value
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "to":
+                value = value.func.value
+            if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                    and value.func.attr.value in ("from_pretrained", "export")):
+                continue
+            export = next((arg.value for arg in value.args if arg.keyword is not None and arg.keyword.value == "export"),
+                          None)
+            if value.func.attr.value == "export" or (isinstance(export, cst.Name) and export.value == "True"):
+                for target in assign.targets:
+                    bound[dotted_name(target.target)] = value
+        for other in gatherer.calls:
+            func = other.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "save_pretrained" and other.args
+                    and other.args[0].keyword is None
+                    and "".join(source_of(other.args[0].value).split()) == path):
+                continue
+            export_call = bound.get(dotted_name(func.value))
+            if export_call is not None:
+                text = " ".join(source_of(export_call).split())
+                return text if len(text) <= 120 else text[:117] + "..."
+        return None
 
     def _tokenizer_source(self, call: cst.Call, gatherer: Any, folder: str) -> str | None:
         """The one other string a tokenizer / processor / feature-extractor load of the file reads: a candidate
@@ -787,7 +823,8 @@ def compiled_folder_uses(text: str) -> dict[str, tuple] | None:
             keywords = _export_keywords(node, dicts)
             export = (keywords or {}).get("export")
             if node.func.attr == "export" or (isinstance(export, ast.Constant) and export.value is True):
-                exports.append((node, name, keywords is None))
+                # an export whose adapters NM140 cannot write exactly stays as it is (like an unread splat)
+                exports.append((node, name, keywords is None or _adapters_held(node, name, keywords, tree)))
             elif node.func.attr == "from_pretrained":
                 compiled.append((node, name, keywords is None))
         source_paths = {ast.dump(call.args[0]) for call, _, _ in exports if call.args}
@@ -879,6 +916,16 @@ def _decoder_export(call: ast.Call, name: str, opaque: bool, dicts: dict[str, as
     return model_id, tuple(shapes.items())
 
 
+def _adapters_held(call: ast.Call, name: str, keywords: dict[str, ast.expr], tree: ast.AST) -> bool:
+    """A diffusion export whose adapter keywords (``diffusion_adapter_plan``) keep it on optimum-neuron."""
+    if compiled_family(name) != "diffusion":
+        return False
+    assigned = any(isinstance(node, ast.Assign) and len(node.targets) == 1 and node.value is call
+                   and isinstance(node.targets[0], (ast.Name, ast.Attribute)) for node in ast.walk(tree))
+    values = {key: ast_literal(value) for key, value in keywords.items()}
+    return diffusion_adapter_plan(values, assigned)[1] is not None
+
+
 def _unwrapped(value: ast.expr) -> ast.expr:
     """``X.from_pretrained(...).to(device)`` -> the load."""
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
@@ -948,6 +995,9 @@ class ProducedFolderLoads:
                  # kinds is held by a kept load of any kind (compiled_family) in another file
                  and not any(o for c, _, o in value["saves"] if self._family_of(c) == family)
                  and not (len({self._family_of(c) for c, _, _ in value["saves"]}) > 1 and loading - {path})]
+        # the exports of this kind held on optimum-neuron as they are (an unread splat, adapters NM140 cannot write)
+        held = [(path, folder) for path, value in sorted(uses.items()) for cls, folder, opaque in value["saves"]
+                if self._family_of(cls) == family and opaque]
         key = call_key(call)
         own_folder = self._folder(call)  # type: ignore[attr-defined]
         reasons: list[tuple[str, str | None, str]] = []  # (path, folder, why) of each load no kept export feeds
@@ -962,7 +1012,7 @@ class ProducedFolderLoads:
                 seen = seen or this  # its folder as the fact reads it: the decision other files make about it
                 if folder is not None and normalized(folder) in sources:
                     continue  # the --model of an export command: a source checkpoint
-                why = self._unproduced(cls, folder, opaque, kind, saves, cli)
+                why = self._unproduced(cls, folder, opaque, kind, saves, cli, held)
                 if why is None:
                     continue
                 if this:
@@ -970,7 +1020,7 @@ class ProducedFolderLoads:
                 else:
                     reasons.append((path, folder, why))
         if not seen and (own_folder is None or normalized(own_folder) not in sources):
-            mine = self._unproduced(name, own_folder, False, family, saves, cli)
+            mine = self._unproduced(name, own_folder, False, family, saves, cli, held)
         head = ("loads Neuron-compiled artifacts (no export=True: optimum-neuron then reads only a folder or Hub repo "
                 "of NEFFs) that stock libraries cannot load, and ")
         if mine is not None:
@@ -987,7 +1037,8 @@ class ProducedFolderLoads:
                 f"port that load first (its todo says how)" if writers else head + f"{path}: {why}")
 
     def _unproduced(self, cls: str, folder: str | None, opaque: bool, kind: str | None,
-                    saves: list[tuple[str, str | None]], cli: set[str]) -> str | None:
+                    saves: list[tuple[str, str | None]], cli: set[str],
+                    held: Sequence[tuple[str, str | None]] = ()) -> str | None:
         """Why a load of the fact stays on optimum-neuron, or None (an export of the project may write its folder)."""
         if opaque:
             return "a splat of that load cannot be read, so it stays as it is"
@@ -1001,6 +1052,13 @@ class ProducedFolderLoads:
                     "with export=True and that command's static shapes instead")
         if any(save is None or folder is None or normalized(save) == normalized(folder) for _, save in saves):
             return None
+        writers = sorted({path for path, save in held if save is None or folder is None
+                          or normalized(save) == normalized(folder)})
+        if writers:
+            return (f"the {self.export_words} that may write "
+                    f"{f'`{folder}`' if folder is not None else 'the folder it reads'} ({', '.join(writers)}) stays "
+                    "on optimum-neuron as it is (its todo says why) and keeps writing Neuron-compiled artifacts: "
+                    "port it first")
         if not saves:
             return (f"no {self.export_words} of this project (a Neuron<...>.from_pretrained(<checkpoint>, export=True) "
                     f"whose result is saved with save_pretrained) writes "
@@ -1013,3 +1071,103 @@ def cast_attribute(call: cst.Call) -> cst.Attribute:
     func = call.func
     assert isinstance(func, cst.Attribute)
     return func
+
+
+#: the LoRA keywords of a diffusion export (optimum-neuron 0.0.20+): optimum fused the adapters into the weights
+#: it compiled (``exporters/neuron/utils.py`` ``_load_lora_weights_to_pipeline``), so they are model content
+LORA_KEYS = ("lora_model_ids", "lora_weight_names", "lora_adapter_names", "lora_scales")
+#: the other component / adapter keywords of a diffusion export (a second UNet, ControlNets, IP-adapters): NM140
+#: writes no diffusers equivalent of them, so an export that passes one stays on optimum-neuron
+HELD_ADAPTER_KEYS = ("unet_id", "controlnet_ids", "ip_adapter_id", "ip_adapter_ids", "ip_adapter_subfolder",
+                     "ip_adapter_subfolders", "ip_adapter_weight_name", "ip_adapter_weight_names",
+                     "ip_adapter_scale", "ip_adapter_scales")
+#: a keyword value that is not a Python literal (known only when the script runs)
+NOT_LITERAL = object()
+
+
+def _listed(value: object, kind: type | tuple[type, ...]) -> list | None | object:
+    """optimum's ``LoRAAdapterArguments.__post_init__``: a single ``kind`` value -> ``[value]``; None stays None; a
+    list/tuple of ``kind`` values as it is; anything else NOT_LITERAL (not a shape optimum handles)."""
+    if value is None:
+        return None
+    if isinstance(value, kind) and not isinstance(value, bool):
+        return [value]
+    if isinstance(value, (list, tuple)) and all(isinstance(item, kind) and not isinstance(item, bool)
+                                                for item in value):
+        return list(value)
+    return NOT_LITERAL
+
+
+def diffusion_adapter_plan(values: Mapping[str, object], assigned: bool) -> tuple[list[str], str | None]:
+    """What a diffusion export's adapter keywords become: ``(steps, None)`` - the statements, with ``{pipe}`` for
+    the name the load is assigned to, that do exactly what optimum-neuron (0.4.5) did before compiling (no steps
+    when there is no LoRA keyword) -, or ``([], why)`` when the load must stay on optimum-neuron.
+
+    ``values``: each keyword of the export given, its literal value or :data:`NOT_LITERAL`. ``assigned``: the
+    load is the whole value of a ``<name> = ...`` statement (the steps go after it, before the compilation).
+
+    optimum (``_load_lora_weights_to_pipeline``, after ``__post_init__`` made single values lists): nothing unless
+    both model ids and weight names are given; one model id: ``load_lora_weights(id, weight_name=name)`` (its
+    adapter name unused) then ``fuse_lora(lora_scale=scales[0] if scales else 1.0)``; several: every id, weight
+    name and adapter name zipped (a ValueError unless the three lengths agree) into ``load_lora_weights(id,
+    weight_name=name, adapter_name=adapter)``, ``set_adapters(adapter_names, adapter_weights=scales)`` when scales
+    are given, then ``fuse_lora()``. The steps end with ``unload_lora_weights()``: the fused weights stay, the
+    adapter layers go, so a saved pipeline holds the fused weights as optimum's compiled one did."""
+    held = [key for key in HELD_ADAPTER_KEYS if key in values]
+    if held:
+        return [], (f"{', '.join(held)}: this rule writes no diffusers equivalent of the component/adapter loading "
+                    "optimum did at export (the migrated pipeline would silently run without it)")
+    given = {key: values[key] for key in LORA_KEYS if key in values}
+    if not given:
+        return [], None
+    names = ", ".join(given)
+    if any(value is NOT_LITERAL for value in given.values()):
+        return [], (f"{names}: a value known only when the script runs, and what optimum did with the adapters "
+                    "depends on it (one model id: loaded and fused with lora_scale; several: loaded by adapter "
+                    "name, weighted with set_adapters, fused; none without weight names), so the exact diffusers "
+                    "steps cannot be written here")
+    ids = _listed(given.get("lora_model_ids"), str)
+    weights = _listed(given.get("lora_weight_names"), str)
+    adapters = _listed(given.get("lora_adapter_names"), str)
+    raw_scales = given.get("lora_scales")
+    scales = _listed(raw_scales, float) if not isinstance(raw_scales, (list, tuple)) else \
+        _listed(raw_scales, (int, float))
+    if any(value is NOT_LITERAL for value in (ids, weights, adapters, scales)):
+        return [], f"{names}: values of a shape optimum-neuron does not take (strings, or lists of them; scales floats)"
+    if not (ids and weights):
+        return [], (f"{names}: optimum-neuron loads LoRA adapters only when both lora_model_ids and "
+                    "lora_weight_names are given, so this export compiled no adapter: check that is intended, pass "
+                    "both (or remove the lora_* arguments), then run neuron-migrate again")
+    if not assigned:
+        return [], (f"{names}: the adapters must be loaded and fused right after the load and before compilation, "
+                    "and this load is not the value of a `pipe = ...` statement the steps can follow")
+    assert isinstance(ids, list) and isinstance(weights, list)
+    if len(ids) == 1:
+        scale = scales[0] if isinstance(scales, list) and scales else 1.0
+        return [f"{{pipe}}.load_lora_weights({_py(ids[0])}, weight_name={_py(weights[0])})",
+                f"{{pipe}}.fuse_lora(lora_scale={_py(scale)})", "{pipe}.unload_lora_weights()"], None
+    if not isinstance(adapters, list) or not len(ids) == len(weights) == len(adapters):
+        return [], (f"{names}: optimum-neuron raised ValueError for several model ids without a weight name and an "
+                    "adapter name for each")
+    steps = [f"{{pipe}}.load_lora_weights({_py(model)}, weight_name={_py(weight)}, adapter_name={_py(adapter)})"
+             for model, weight, adapter in zip(ids, weights, adapters)]
+    if scales:
+        steps.append(f"{{pipe}}.set_adapters({_py(adapters)}, adapter_weights={_py(scales)})")
+    return [*steps, "{pipe}.fuse_lora()", "{pipe}.unload_lora_weights()"], None
+
+
+def _py(value: object) -> str:
+    """A literal as Python source, strings in double quotes (the project's style)."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_py(item) for item in value) + "]"
+    return repr(value)
+
+
+def ast_literal(value: ast.expr) -> object:
+    """The Python value of a literal expression, or :data:`NOT_LITERAL`."""
+    try:
+        return ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return NOT_LITERAL

@@ -171,6 +171,7 @@ from codemods.inference._base import (
     InferenceRule,
     dtype_for,
     neuron_argument_note,
+    run_time_value,
     torch_dtype_attr,
 )
 from codemods.inference._compiled_exports import (
@@ -399,6 +400,12 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
             return None
         head = "loads Neuron-compiled artifacts (no export=True) that stock libraries cannot load, and "
         folder = self._folder(call)
+        if folder is None and (export := self._same_expression_export(call, gatherer)) is not None:
+            path_text = source_of(self._load_path(call))
+            return (head + f"its path `{path_text}` is the folder this file's export `{export}` saves to "
+                    f"(`save_pretrained({path_text})`), which this rule cannot prove is the same folder at run time: "
+                    "if it is, load that export's checkpoint here with export=True and the export's static shapes "
+                    "(the checkpoint the folder was compiled from)")
         if folder is None:
             path = next(arg.value for arg in call.args if arg.keyword is None or arg.keyword.value in MODEL_ID_KEYWORDS)
             return (head + f"its path `{source_of(path)}` is no folder this rule can read (a string, "
@@ -623,7 +630,7 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
                     dtype = dtype if dtype is not None else mapped
                 elif torch_dtype_attr(arg.value) or self.dtype_variable(arg.value):
                     dtype = arg.value
-                elif isinstance(arg.value, (cst.Name, cst.Attribute)) and dtype is None:
+                elif run_time_value(arg.value) and dtype is None:
                     # a value known only at run time (``args.dtype``): the same choice, made then
                     self.ctx.add_import("torch")
                     dtype = parse_expression(f"{AUTO_CAST_DTYPES}.get({source_of(arg.value)}, \"auto\")")

@@ -55,11 +55,29 @@ What it does:
   known;
 * ``**NAME`` splats: a dict literal bound once in the file, or a dict of constants bound once in a project
   module it is imported from (``from app.config import SD_SHAPES``), is sorted like inline keywords; a splat
-  nothing resolves leaves the load, its import and the whole file on optimum-neuron with a ``todo`` naming it;
+  nothing resolves leaves the load, its import and the whole file on optimum-neuron with a ``todo`` naming it
+  (diffusers would ignore the shape / casting / adapter keys it may carry with a warning: no LoRA, float32,
+  the default image size);
+* ``auto_cast_type`` known only at run time - a name, an attribute, or a subscript by a constant
+  (``cfg["auto_cast_type"]``) - becomes ``dtype={"bf16": torch.bfloat16, ...}.get(value, torch.float32)``;
 * ``device_ids=[0, 1]`` (optimum's two-core data parallelism) is dropped with a ``todo`` (one process per core);
-* ``unet_id``, ``controlnet_ids``, ``lora_*``, ``ip_adapter_*``, ``tensor_parallel_size``,
-  ``data_parallel_mode`` are removed from the call with a ``todo`` naming the diffusers replacement;
-* left alone: LoRA / IP-adapter / ControlNet / Flux TP loading is described in a ``todo``, not written;
+* ``lora_model_ids`` / ``lora_weight_names`` / ``lora_adapter_names`` / ``lora_scales`` (optimum fused the
+  adapters into the weights it compiled: model content, rt7N N3) -> after ``pipe = ...`` and before the
+  compilation, exactly what optimum-neuron 0.4.5 did (``_load_lora_weights_to_pipeline``): one model id:
+  ``pipe.load_lora_weights(id, weight_name=w)`` + ``pipe.fuse_lora(lora_scale=<scale or 1.0>)``; several:
+  ``pipe.load_lora_weights(id, weight_name=w, adapter_name=a)`` each, ``pipe.set_adapters(names,
+  adapter_weights=scales)`` when scales are given, ``pipe.fuse_lora()``; then ``pipe.unload_lora_weights()``
+  (the fused weights stay, so a pipeline the file saves holds them, as optimum's compiled folder did). Only
+  for literal values of the shapes optimum takes, on a load that is the value of an assignment; otherwise
+  (a value known at run time, ids without weight names - optimum then loaded nothing -, several ids without an
+  adapter name each) the load, its import and the file stay on optimum-neuron with a ``todo``, and so do the
+  loads of the folder it saves in other files (the fact marks such an export as held);
+* ``unet_id``, ``controlnet_ids``, ``ip_adapter_*`` (another UNet, ControlNets, IP-adapters: model content with
+  no diffusers equivalent written here) keep the load and the file on optimum-neuron with a ``todo`` naming
+  the diffusers replacement;
+* ``tensor_parallel_size``, ``data_parallel_mode`` are removed from the call with a ``todo`` naming the
+  diffusers replacement;
+* left alone: IP-adapter / ControlNet / second-UNet / Flux TP loading is described in a ``todo``, not written;
   ``data_parallel_mode`` (two replicas) becomes one process per core by hand.
 
 Why:
@@ -88,7 +106,14 @@ After (portable device style)::
     if pipe.device.type == "neuron":
         pipe.unet.compile_repeated_blocks(backend="neuron", fullgraph=True, dynamic=False)
 
-Safety: needs-review. A reviewer passes the compiled size at every call and writes the LoRA / IP-adapter /
+With literal LoRA arguments (``lora_model_ids="nerijs/pixel-art-xl", lora_weight_names="pixel-art-xl.safetensors",
+lora_scales=0.9``), after the load::
+
+    pipe.load_lora_weights("nerijs/pixel-art-xl", weight_name="pixel-art-xl.safetensors")
+    pipe.fuse_lora(lora_scale=0.9)
+    pipe.unload_lora_weights()
+
+Safety: needs-review. A reviewer passes the compiled size at every call and writes the IP-adapter /
 ControlNet / parallelism replacements each ``todo`` names.
 
 References:
@@ -119,9 +144,14 @@ from codemods.inference._base import (
 from codemods.inference._compiled_exports import (
     COMPILED_EXPORTS,
     COMPILED_FOLDER_USES,
+    HELD_ADAPTER_KEYS,
+    LORA_KEYS,
     MODULE_FOLDERS,
+    NOT_LITERAL,
     CompiledFolderLoads,
     ProducedFolderLoads,
+    ast_literal,
+    diffusion_adapter_plan,
     normalized,
     resolved_folder,
 )
@@ -219,6 +249,72 @@ class DiffusionPipeline(ProducedFolderLoads, CompiledFolderLoads, InferenceRule)
     produced_classes = frozenset(DIFFUSION_PIPELINES)
     export_words = "Neuron diffusion export"
 
+    opaque_splat_consequence = (
+        "the Neuron export/shape/casting/adapter keys it may carry - export, batch_size, height, width, "
+        "num_images_per_prompt, auto_cast, auto_cast_type, lora_*, controlnet_ids, ip_adapter_* - which diffusers "
+        "ignores with a warning ('... are not expected by <Pipeline> and will be ignored'): the pipeline would run "
+        "without its LoRA/ControlNet, in float32, at diffusers' default image size")
+
+    def _adapter_values(self, call: cst.Call) -> dict[str, object]:
+        """The export's keywords (resolved ``**dict`` splats included): literal values, else NOT_LITERAL."""
+        values: dict[str, object] = {}
+        for arg in call.args:
+            items: list[tuple[str, cst.BaseExpression]] | None
+            if arg.keyword is not None:
+                items = [(arg.keyword.value, arg.value)]
+            elif arg.star == "**":
+                items = self.dict_items(arg.value) or []
+            else:
+                continue
+            for key, value in items:
+                try:
+                    values[key] = ast_literal(ast.parse(source_of(value).strip(), mode="eval").body)
+                except SyntaxError:
+                    values[key] = NOT_LITERAL
+        return values
+
+    def _adapter_steps(self, call: cst.Call, assigned: bool) -> tuple[list[str], str | None]:
+        """``diffusion_adapter_plan`` of an export=True load (no steps for another load)."""
+        values = self._adapter_values(call)
+        if values.get("export") is not True:
+            return [], None
+        return diffusion_adapter_plan(values, assigned)
+
+    def _held_loads(self) -> dict[int, str]:
+        """The diffusion exports whose LoRA / UNet / ControlNet / IP-adapter arguments this rule cannot turn into
+        the exact diffusers steps (``diffusion_adapter_plan``): rewritten, the pipeline would run without them."""
+        module = self.ctx.shared.get("module")
+        if not isinstance(module, cst.Module):
+            return {}
+        from codemods.inference._base import _gather_scopes
+        gatherer = self.ctx.memo("inference.scopes", lambda: _gather_scopes(module))
+        self._scopes = gatherer.values
+        kept: dict[int, str] = {}
+        for call in gatherer.calls:
+            if not (self.is_target_call(call) and isinstance(call.func, cst.Attribute)
+                    and call.func.attr.value == "from_pretrained"):
+                continue
+            if not any(arg.keyword is not None and arg.keyword.value in (*LORA_KEYS, *HELD_ADAPTER_KEYS)
+                       or arg.star == "**" for arg in call.args):
+                continue
+            setattr(self, "_scope_stack", gatherer.call_scopes.get(id(call), [module]))
+            assigned = any(len(assign.targets) == 1 and assign.value is call
+                           and isinstance(assign.targets[0].target, (cst.Name, cst.Attribute))
+                           for assign in gatherer.assigns)
+            why = self._adapter_steps(call, assigned)[1]
+            if why is not None:
+                owner = source_of(call.func.value)
+                kept[id(call.func)] = (
+                    f"{why}, so {self.id} leaves this file on optimum-neuron: the {owner} import and loads are not "
+                    "rewritten. To migrate it: after `pipe = <Pipeline>.from_pretrained(<id>, dtype=...)` and before "
+                    "compiling, load the adapters as optimum did (LoRA: pipe.load_lora_weights(<id>, "
+                    "weight_name=..., adapter_name=...) per adapter, pipe.set_adapters(names, "
+                    "adapter_weights=scales), pipe.fuse_lora(); unet_id: unet=UNet2DConditionModel.from_pretrained("
+                    "<unet_id>, subfolder=\"unet\"); controlnet_ids: controlnet=ControlNetModel.from_pretrained(<id>); "
+                    "ip_adapter_*: pipe.load_ip_adapter(...), pipe.set_ip_adapter_scale(...)), or give the lora_* "
+                    "arguments as literals, then run neuron-migrate again")
+        return kept
+
     def kept_stock_call(self, call: cst.Call, gatherer) -> str | None:
         """A load without export=True of a folder no migrated diffusion export of the project may write
         (``kept_unproduced_load``): rewritten, diffusers would read a folder of NEFFs."""
@@ -306,6 +402,11 @@ class DiffusionPipeline(ProducedFolderLoads, CompiledFolderLoads, InferenceRule)
         split = split_traced(self, arguments, keep=DIFFUSERS_KEEP)
         notes = list(split.notes)
         groups: dict[str, list[str]] = {}
+        target = self.assignment_target(original)
+        lora_steps, _ = self._adapter_steps(original, target is not None)
+        lora_given = [key for key in LORA_KEYS if key in split.other]
+        for key in lora_given:
+            split.other.pop(key)
         for key, arg in split.other.items():
             if key in ADAPTERS:
                 lead = key if ADAPTERS[key] else next(
@@ -379,7 +480,15 @@ class DiffusionPipeline(ProducedFolderLoads, CompiledFolderLoads, InferenceRule)
                                               "generator=torch.Generator(\"cpu\")"))
         component, how = HOW[qualified]
         method = "compile_repeated_blocks" if how == "repeated" else "compile"
-        target = self.assignment_target(original)
+        if lora_given and target is not None and lora_steps:
+            # exactly what optimum did before compiling (_load_lora_weights_to_pipeline): fused into the weights
+            self.add_after([step.replace("{pipe}", target) for step in lora_steps])
+            self.fixed(original, f"{', '.join(lora_given)} -> the LoRA adapters loaded and fused into {target} right "
+                       "after the load, as optimum-neuron fused them before compiling (load_lora_weights, "
+                       "set_adapters/fuse_lora, unload_lora_weights: the fused weights stay)")
+        elif lora_given:  # a statement shape _held_loads read as an assignment: say it, never drop silently
+            notes.append(f"{', '.join(lora_given)}: load and fuse these LoRA adapters right after this load, before "
+                         f"compiling: {ADAPTERS['lora_model_ids']} (optimum fused them into the compiled weights)")
         step = f'{component}.{method}(backend="neuron", fullgraph=True, dynamic=False)'
         model_arg = arguments.positional[0] if arguments.positional else None
         compiled = self.compiled_load_note(model_arg, split.has_export, split.export)

@@ -12,7 +12,12 @@ What it does:
   (``max_cache_len`` from the compiled ``sequence_length``), for other tasks
   ``pipe.model.compile(backend="neuron", fullgraph=True, dynamic=False)``; both only on the neuron device
   in the portable style;
-* without ``export=True`` a ``model=`` string may name Neuron-compiled artifacts: a ``todo``;
+* without ``export=True`` optimum loaded ``model=`` as Neuron-compiled artifacts (a plain checkpoint raised
+  "The model must be exported to Neuron format first"), which transformers.pipeline cannot load (OSError): the
+  compiled-folder guard of NM110/NM120 (``kept_compiled_load``) keeps the call, its import and the file on
+  optimum-neuron with a ``todo`` unless the path is certainly a source checkpoint (the ``--model`` of an
+  ``optimum-cli export neuron`` command of the project, or a path the file loads with ``export=True``); a
+  folder an export command writes is named with its checkpoint, not rewritten to it (rt7L L6);
 * ``**NAME`` splats: a dict literal bound once in the file, or a dict of constants bound once in a project
   module it is imported from, is expanded and sorted like inline keywords; a ``*args`` / ``**NAME`` splat nothing
   resolves (``pipeline(task, model=m, **kw)`` with ``**kw`` a parameter, ``**vars(args)``, a dict changed in
@@ -65,6 +70,12 @@ from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._tables.inference_symbols import pipeline_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import Arguments, InferenceRule, padding_note, split_traced
+from codemods.inference._compiled_exports import (
+    COMPILED_EXPORTS,
+    COMPILED_FOLDER_USES,
+    MODULE_FOLDERS,
+    CompiledFolderLoads,
+)
 from codemods.inference._module_dicts import MODULE_DICTS
 from migrate.rule import Safety
 
@@ -77,7 +88,7 @@ NEURON_ARGS = frozenset({"export", "input_shapes", "compiler_args"})
 OPTIMUM_POSITIONAL = ("tokenizer", "feature_extractor")
 
 
-class NeuronPipelineFunction(InferenceRule):
+class NeuronPipelineFunction(CompiledFolderLoads, InferenceRule):
     """optimum.neuron.pipeline(...) -> transformers.pipeline(..., device=<device>, dtype=...)."""
 
     id = "NM150"
@@ -86,11 +97,63 @@ class NeuronPipelineFunction(InferenceRule):
     triggers = OPTIMUM_NEURON_IMPORTS
     moves = MOVES
     legacy_modules = ("optimum.neuron",)
-    facts = (MODULE_DICTS,)  # **NAME of a dict a project module binds once
+    # **NAME of a dict a project module binds once; the export commands, saved exports and folder names that tell
+    # whether a model= folder is a source checkpoint (the compiled-folder guard NM110/NM120 use)
+    facts = (MODULE_DICTS, COMPILED_EXPORTS, COMPILED_FOLDER_USES, MODULE_FOLDERS)
     opaque_splat_keeps_file = True
 
     def is_target_call(self, call: cst.Call) -> bool:
         return bool(self.match_class(call.func, MOVES, call))
+
+    def _model_arg(self, call: cst.Call) -> cst.Arg | None:
+        keyword = next((arg for arg in call.args if arg.keyword is not None and arg.keyword.value == "model"), None)
+        positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+        return keyword or (positional[1] if len(positional) > 1 else None)
+
+    def _loads_compiled(self, call: cst.Call) -> bool:
+        """optimum's ``pipeline(task, model=<path>)`` without ``export=True`` (no splat that could carry it): it
+        loaded the Neuron model class from ``<path>``, which must hold compiled artifacts; a model object loaded
+        in this file (``model = X.from_pretrained(...)``) is that load's business."""
+        if not self.is_target_call(call) or any(arg.star for arg in call.args):
+            return False
+        model = self._model_arg(call)
+        if model is None or (isinstance(model.value, cst.Name) and isinstance(self.lookup(model.value.value), cst.Call)):
+            return False
+        export = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "export"),
+                      None)
+        return export is None or (isinstance(export, cst.Name) and export.value == "False")
+
+    def _load_path(self, call: cst.Call) -> cst.BaseExpression:
+        model = self._model_arg(call)
+        assert model is not None  # _loads_compiled checked it
+        return model.value
+
+    def _held_loads(self) -> dict[int, str]:
+        """rt7L L6: the compiled-folder guard of NM110/NM120 (``kept_compiled_load``) on ``pipeline(model=...)``: a
+        model folder that is not certainly a source checkpoint keeps the call, its import and the file on
+        optimum-neuron (rewritten, transformers.pipeline raises OSError: no model.safetensors in a compiled
+        folder). A folder an export command compiles is named, not rewritten to its source (NM150 does not)."""
+        module = self.ctx.shared.get("module")
+        if not isinstance(module, cst.Module):
+            return {}
+        from codemods.inference._base import _gather_scopes
+        gatherer = self.ctx.memo("inference.scopes", lambda: _gather_scopes(module))
+        self._scopes = gatherer.values
+        kept: dict[int, str] = {}
+        for call in gatherer.calls:
+            if not self._loads_compiled(call):
+                continue
+            setattr(self, "_scope_stack", gatherer.call_scopes.get(id(call), [module]))
+            why = self.kept_compiled_load(call, gatherer, recovers=False)
+            if why is not None:
+                kept[id(call)] = (
+                    f"`{source_of(call)}` {why}, so {self.id} leaves this file on optimum-neuron: the "
+                    f"{source_of(call.func)} import and calls are not rewritten (rewritten, transformers.pipeline "
+                    "would fail on the compiled folder: OSError, no model.safetensors). To migrate it: pass the "
+                    "source checkpoint as model= with export=True and the export's input_shapes (NM150 then rewrites "
+                    "it to transformers.pipeline), and point the callers that pass the compiled folder at that "
+                    "checkpoint, then run neuron-migrate again")
+        return kept
 
     def _unresolved_splat_loads(self) -> dict[int, str]:
         """The ``pipeline(...)`` calls of optimum's function with a ``*args`` / ``**NAME`` splat that neither a
