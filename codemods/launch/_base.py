@@ -36,13 +36,86 @@ from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind, kind_from_name
 from migrate.findings import Severity
 from migrate.rule import TextRule
-from migrate.textdoc import Line, TextDocument
+from migrate.textdoc import NOTE_PREFIX, Line, TextDocument
 
 LAUNCH_KINDS = frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML})
 
 
+def _mesh_words(text: str) -> bool | None:
+    """Whether the file's code (not the tool's notes, which name DistributedConfig in any project) names a mesh."""
+    own = _own_text(text)
+    return True if any(word in own for word in MESH_WORDS.anchors) else None
+
+
+#: the files naming a model mesh (DistributedConfig, tensor parallelism): a process-count note names its dims only
+#: in a project that has one (``count_advice``)
+MESH_WORDS = ProjectFact("launch.mesh-words", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK, FileKind.SHELL,
+                                                         FileKind.YAML, FileKind.JSON, FileKind.DOCKERFILE}),
+                         ("DistributedConfig", "tensor_parallel_size", "tensor-parallel-size", "tp_size", "tp_degree",
+                          "tensor_model_parallel", "neuronx_distributed", "parallelize_module", "init_device_mesh",
+                          # sharded data parallelism (XLA FSDP / ZeRO): a port may shard it with a DistributedConfig too
+                          "FullyShardedDataParallel", "fully_shard", "mark_sharding", "ZeroRedundancyOptimizer",
+                          "zero_1"),
+                         _mesh_words)
+
 #: the facts a rule needs to leave launcher settings that the project's code, or a script it cannot see, still reads
-ENV_FACTS = (ENV_READS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, STAYS_ON_XLA, XSER_LOADS, OPTIMUM_NEURON_CODE, SHELL_FILES)
+ENV_FACTS = (ENV_READS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, STAYS_ON_XLA, XSER_LOADS, OPTIMUM_NEURON_CODE, SHELL_FILES,
+             MESH_WORDS)
+
+MESH_COUNT = "the product of your DistributedConfig dims"
+REPLICA_WHY = ("this project shards no model across processes (no DistributedConfig or tensor parallelism), so each "
+               "process is a data-parallel replica")
+REPLICA_COUNT = f"the number of logical NeuronCores it trains on ({REPLICA_WHY})"
+
+
+def count_advice(project: ProjectFacts, text: str = "") -> str:
+    """What a process count should be: the product of the mesh's dims where the project has a mesh or may have one
+    (a project with optimum-neuron code, whose tensor parallelism and zero_1 become a DistributedConfig; one with no
+    Python file, or whose launcher ``text`` runs a script that is not a file of the project: that script is not
+    seen), else one process per NeuronCore trained on."""
+    notes = _notes(text)  # what an earlier run said here stays said (a port may drop the optimum-neuron code)
+    if MESH_COUNT in notes or REPLICA_WHY in notes:
+        return MESH_COUNT if MESH_COUNT in notes else REPLICA_COUNT
+    if project.of(MESH_WORDS.name) or project.of(OPTIMUM_NEURON_CODE.name) or not _code_seen(project, text):
+        return MESH_COUNT
+    return REPLICA_COUNT
+
+
+def _notes(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if NOTE_PREFIX in line)
+
+
+def _own_text(text: str) -> str:
+    """The file's text without the tool's notes (a second run reads what the first wrote there)."""
+    return "\n".join(line for line in text.splitlines() if NOTE_PREFIX not in line)
+
+
+def _code_seen(project: ProjectFacts, text: str) -> bool:
+    """Whether the project's Python is seen: it has a Python file, and every ``.py`` the launcher ``text`` names is
+    one of its files."""
+    names = {posixpath.basename(path) for path in project.files if path.endswith((".py", ".ipynb"))}
+    text = _own_text(text)
+    launched = {posixpath.basename(word) for word in re.findall(r"[\w./-]+\.py\b", text)}
+    return bool(names) and launched <= names
+
+
+def stochastic_rounding_message(project: ProjectFacts, message: str, text: str = "") -> str:
+    """NEURON_RT_STOCHASTIC_ROUNDING_EN's note says optimum-neuron switched it on; in a project with no
+    optimum-neuron code (a torch_xla one, whose code ``_code_seen``) the user set it, and the note says so."""
+    if "optimum-neuron switched" not in message:
+        return message
+    notes = _notes(text)  # what an earlier run said here stays said (its port removed the optimum-neuron code)
+    if message in notes or OWN_ROUNDING in notes:
+        return message if message in notes else OWN_ROUNDING
+    if project.of(OPTIMUM_NEURON_CODE.name) \
+            or not _code_seen(project, text) or re.search(r"optimum[-_.]", _own_text(text)):
+        return message
+    return OWN_ROUNDING
+
+
+OWN_ROUNDING = ("review NEURON_RT_STOCHASTIC_ROUNDING_EN: this project sets it itself (it has no optimum-neuron code): "
+                "it switched the Neuron runtime's stochastic rounding on, and nothing in the stock stack does; its "
+                "effect on TorchNeuron is unverified")
 
 #: the script of an ``unseen`` (script, why) found through a file that sources this one
 THROUGH_SOURCER = "{script} (through {launcher}, which sources this file)"
@@ -130,6 +203,8 @@ class LaunchRule(TextRule):
     def __init_subclass__(cls, **kwargs) -> None:
         """Every launch rule's edit of a Makefile closes the targets it emptied (``close_make_targets``)."""
         super().__init_subclass__(**kwargs)
+        if make.MAKE_CALLS not in cls.facts:  # the files running `make <target>` keep an emptied target (make.py)
+            cls.facts = (*cls.facts, make.MAKE_CALLS)
         if "apply" in cls.__dict__:
             edit = cls.__dict__["apply"]
 
@@ -155,7 +230,8 @@ class LaunchRule(TextRule):
             said = next((message for line, message in mine if any(line is own for own in recipe)), None)
             return f"{self.id} {said.split(':', 1)[0]}" if said else f"{self.id} removed its commands"
 
-        make.close_emptied_targets(doc, before, self.report, reason)
+        calls = dict(self.ctx.options.project.of(make.MAKE_CALLS.name))
+        make.close_emptied_targets(doc, before, self.report, reason, make.make_callers(calls, self.ctx.path.as_posix()))
 
 
 # ------------------------------------------------------------------------- neuron_parallel_compile facts

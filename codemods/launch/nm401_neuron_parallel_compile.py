@@ -16,8 +16,10 @@ What it does:
   branch as the alternative of the real run, not a step before it.
 * In a Makefile, a target left with no command (its only recipe line was the pass; the same for NM402's
   compile-only pass and any launch rule's deletion, ``codemods/_lib/shell/make.py``) is deleted with its
-  ``.PHONY`` entry when nothing in the Makefile depends on it (a prerequisite, a ``$(MAKE) name``), else keeps an
-  ``@echo`` line saying why it does nothing now: left empty, ``make precompile`` would succeed without a word.
+  ``.PHONY`` entry when nothing in the Makefile depends on it (a prerequisite, a ``$(MAKE) name``) and no other
+  file of the project runs ``make name`` (a CI step, a script, a Dockerfile ``RUN``, a ``["make", "name"]`` argv),
+  else keeps an ``@echo`` line saying why it does nothing now: left empty, ``make precompile`` would succeed
+  without a word; deleted, such a caller would stop with "No rule to make target".
 * ``neuron_parallel_compile --command clear-locks``: deleted (TorchNeuron has no compile-cache locks).
 * A launcher whose Python scripts are all outside the project and that names the torch_xla / NxD stack
   (``pip install neuronx_distributed``), or that runs a script of the project the torch_xla rules leave on

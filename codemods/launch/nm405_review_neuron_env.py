@@ -81,7 +81,7 @@ from codemods._lib.shell import (
 )
 from codemods._lib.shell.make import MAKE_RECIPES, is_makefile
 from codemods._tables import env_vars
-from codemods.launch._base import ENV_FACTS, LaunchRule
+from codemods.launch._base import ENV_FACTS, LaunchRule, stochastic_rounding_message
 from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
@@ -453,6 +453,7 @@ class ReviewNeuronEnv(LaunchRule):
             else:
                 # _review found its action in the table
                 message = env_vars.message_for(site.name, cast(env_vars.EnvVarAction, env_vars.lookup(site.name)))
+                message = stochastic_rounding_message(self.ctx.options.project, message, doc.text())
             same = _same_process_count(site) if site.name == CORE_COUNT and unseen is None else None
             if same is not None:
                 remove_env_site(doc, site)

@@ -4,7 +4,9 @@ What it does:
 
 * ``torchrun`` stays as it is.
 * A ``todo`` where ``--nproc_per_node`` is 32 (all cores of a trn1.32xlarge), or any count in a file that names
-  trn1/inf2 instances: the count must equal the product of the ``DistributedConfig`` dimensions.
+  trn1/inf2 instances: the count must equal the product of the ``DistributedConfig`` dimensions (in a project
+  with no DistributedConfig or tensor parallelism, ``count_advice``: the number of NeuronCores trained on, one
+  data-parallel replica each).
 * A count held in a variable of the same file (``--nproc_per_node $PROCS`` with an unconditional ``PROCS=32``
   above, see ``codemods/_lib/shell/variables.py``) is read through it; the note names both. A default
   (``${NPROC:-32}``, on the flag or in the variable) counts as the value. So is a count set in a file the launcher
@@ -61,7 +63,7 @@ from codemods._lib.shell.commands import command_statements, env_sites
 from codemods._lib.shell.lexer import lex, simple_commands, unquote
 from codemods._lib.shell.variables import ShellVariables
 from codemods._tables.project_markers import MARKERS
-from codemods.launch._base import ENV_FACTS, LaunchRule
+from codemods.launch._base import ENV_FACTS, MESH_COUNT, REPLICA_WHY, LaunchRule, count_advice
 from codemods.xla.nm310_spawn import SPAWNED_SCRIPTS, Spawned
 from migrate.findings import Severity
 from migrate.rule import Safety
@@ -75,20 +77,20 @@ TRN1_CORES = {"32"}
 #: ``why`` already says that the script stays on the torch_xla stack (launch/_base.py KEPT_ON_OPTIMUM, LEFT_ON_XLA, ...)
 KEPT_FOR_XLA_TODO = ("--nproc_per_node {value} was left as it is: this file runs {script}, {why}; that stack (trn1 "
                      "included) takes this count. Once the script runs on TorchNeuron, which runs on Trn2/Trn3 with one "
-                     "process per logical NeuronCore (trn2.48xlarge: 64), set it to the product of your "
-                     "DistributedConfig dims")
+                     "process per logical NeuronCore (trn2.48xlarge: 64), set it to {advice}")
 
 
 UNKNOWN_COUNT_TODO = ("--nproc_per_node {value} was left as it is, and its count is not known here ({why}); this file "
                       "names trn1 instances: TorchNeuron runs on Trn2/Trn3 with one process per logical NeuronCore "
-                      "(trn2.48xlarge: 64), so set it to the product of your DistributedConfig dims")
+                      "(trn2.48xlarge: 64), so set it to {advice}")
 
 
 def edit_torchrun(doc: TextDocument, report: Report, trn1: bool = False, unseen: tuple[str, str] | None = None,
-                  variables: ShellVariables | None = None) -> None:
+                  variables: ShellVariables | None = None, advice: str = MESH_COUNT) -> None:
     """torchrun stays; flag --nproc_per_node values that came from a trn1 recipe and torch_xla launchers (``unseen``:
     (script, why) of a launched script that stays on torch_xla, for which the count is still right for now).
-    ``variables``: the file's shell variables, with what the files it sources set (``LaunchRule.variables``)."""
+    ``variables``: the file's shell variables, with what the files it sources set (``LaunchRule.variables``).
+    ``advice``: what the count should be (``count_advice``: the mesh's dims only where the project has a mesh)."""
     variables = variables if variables is not None else ShellVariables(doc)
     for cl in list(command_lines(doc)):
         line = cl.line
@@ -111,15 +113,15 @@ def edit_torchrun(doc: TextDocument, report: Report, trn1: bool = False, unseen:
             value = f"{value} ({name}={held}{where})"
         digits = next((d for d in (held, _default_of(held), _default_of(value)) if d is not None and d.isdigit()), value)
         if (digits in TRN1_CORES or (trn1 and digits.isdigit())) and unseen is not None:
-            report(line, Severity.TODO, KEPT_FOR_XLA_TODO.format(value=value, script=unseen[0], why=unseen[1]))
+            report(line, Severity.TODO, KEPT_FOR_XLA_TODO.format(value=value, script=unseen[0], why=unseen[1],
+                                                                 advice=advice))
         elif digits in TRN1_CORES or (trn1 and digits.isdigit()):
             report(line, Severity.TODO, f"--nproc_per_node {value} looks like a trn1 NeuronCore count; TorchNeuron runs on "
-                   "Trn2/Trn3 with one process per logical NeuronCore (trn2.48xlarge: 64): set it to the product of "
-                   "your DistributedConfig dims")
+                   f"Trn2/Trn3 with one process per logical NeuronCore (trn2.48xlarge: 64): set it to {advice}")
         elif trn1 and unseen is None and (binding := variables.binding_at(value, start, col)) is not None \
                 and binding.assignment is None and binding.why and "which this file sources" in binding.why:
             # a count a sourced file sets, or may set, in a trn1 recipe: its value is not known here, so say why
-            report(line, Severity.TODO, UNKNOWN_COUNT_TODO.format(value=value, why=binding.why))
+            report(line, Severity.TODO, UNKNOWN_COUNT_TODO.format(value=value, why=binding.why, advice=advice))
 
 
 _DEFAULT = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*:?-(\d+)\}$")
@@ -173,7 +175,7 @@ class TorchrunNprocPerNeuronCore(LaunchRule):
 
     def apply(self, doc: TextDocument) -> None:
         edit_torchrun(doc, self.report, trn1=mentions_trn1(doc.text()), unseen=self.unseen_target(doc),
-                      variables=self.variables(doc))
+                      variables=self.variables(doc), advice=count_advice(self.ctx.options.project, doc.text()))
         rules = self.ctx.options.rules
         if self.ctx.options.project.of(SPAWNED_SCRIPTS.name) and (rules is None or "NM310" in rules):
             self._spawned_runs(doc, mentions_trn1(doc.text()))
@@ -209,13 +211,14 @@ class TorchrunNprocPerNeuronCore(LaunchRule):
                 col = first.start + command[0].start if command[0].start < first.end - first.start else len(first.line.text)
                 here = lines.index(first.line)
                 site = next((site for index, site in reversed(cores) if index < here), None)
-                message = self._spawn_todo(record, program.name, words[program.start + 1:], variables, first, col, site, trn1)
+                message = self._spawn_todo(record, program.name, words[program.start + 1:], variables, first, col, site, trn1,
+                                           count_advice(project, doc.text()))
                 if message is not None:
                     self.todo(first.line, message)
 
     @staticmethod
     def _spawn_todo(record: Spawned, script: str, arguments: list[str], variables: ShellVariables, first, col: int,
-                    site, trn1: bool) -> str | None:
+                    site, trn1: bool, advice: str = MESH_COUNT) -> str | None:
         name = posixpath.basename(script)
         count, digits = "<NeuronCores>", None
         if record.nprocs is None:
@@ -239,9 +242,10 @@ class TorchrunNprocPerNeuronCore(LaunchRule):
                 return None
             count = digits
         caveat = (f"; {count} looks like a trn1 NeuronCore count: TorchNeuron runs on Trn2/Trn3 with one process per "
-                  "logical NeuronCore (trn2.48xlarge: 64), so set it to the product of your DistributedConfig dims"
+                  f"logical NeuronCore (trn2.48xlarge: 64), so set it to {advice}"
                   if (digits in TRN1_CORES or trn1) else
-                  " (one process per logical NeuronCore: the product of your DistributedConfig dims)")
+                  f" (one process per logical NeuronCore: {advice})" if advice == MESH_COUNT else
+                  f" (one process per logical NeuronCore it trains on: {REPLICA_WHY})")
         return (f"this plain `python` run of {name} now trains in ONE process: neuron-migrate (NM310) replaced its "
                 f"xmp.spawn by one call per torchrun worker, where xmp.spawn started {started} itself; launch it "
                 f"with `torchrun --nproc_per_node {count} {script} ...` (the same arguments){caveat}")

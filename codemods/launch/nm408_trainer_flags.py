@@ -69,6 +69,21 @@ the shape fields NM202 writes into a ``SFTConfig(...)`` call, from the same tabl
 wrapped`` after the key in a config), unless given or the script's own. optimum padded every example to max_length
 and packed by wrapping; trl 1.x's default ``bfd`` packing is padding-free, a new shape per batch. Command strings and argv lists inside
 Python get the same edits through NM410, SageMaker ``hyperparameters`` through NM412.
+Where the script is certainly on optimum-neuron 0.4.x (the pins nearest to it, ``optimum_line``), whose
+NeuronTrainingArguments defaulted to ``per_device_train_batch_size`` 1 and ``optim`` ``adamw_torch`` (stock: 8 and
+``adamw_torch_fused``), a command that gets ``--torch_compile true`` (or has it) and does not set them gets
+``--per_device_train_batch_size 1 --optim adamw_torch`` (``fixed``; a renamed spelling such as
+``--per_gpu_train_batch_size`` counts as set); an edited config gets the keys. A command that also names a config
+file (``--config x.yaml``, a ``.json``/``.yaml`` argument) gets no such flag, since a flag would override the
+config's value; a version line <= 0.3 or not known, a command whose words are not all known, and the strings of
+NM410/NM412 keep NM202's note on the script instead.
+A shell variable whose only use was the value of a flag this rule removed (``PP=${PP:-4}`` feeding
+``--pipeline_parallel_size $PP``; ``codemods/_lib/shell/dead.py`` compares the file before and after the edit)
+gets a todo at its assignment saying what it fed; so does a job script's ``export PP=8 TP=8`` (an sbatch running
+``srun bash scripts/run_cpt.sh``, a project shell script in which the same edit leaves PP unread), unless it still
+reads it itself or the project's Python reads it from the environment. For the pipeline degree the note gives the
+layout now: pipeline x tensor x data ranks become tensor x WORLD_SIZE // tp_size data-parallel ranks (the numbers
+where the job script sets them), so the global batch grows PP-fold and the memory per rank changes.
 
 Why:
 
@@ -103,6 +118,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Callable
 from pathlib import PurePath
 
 from codemods._lib.launch_targets import (
@@ -112,6 +128,7 @@ from codemods._lib.launch_targets import (
     OPTIMUM_NEURON_CODE,
     PARSER_SCRIPTS,
     Program,
+    Resolved,
     Target,
     config_parsers,
     hydra_group_scripts,
@@ -122,6 +139,7 @@ from codemods._lib.launch_targets import (
     script_mesh_key,
 )
 from codemods._lib.optimum_version import PINS, optimum_line
+from codemods._lib.optimum_version import Line as OptimumLine
 from codemods._lib.shell import (
     CommandLine,
     EmbeddedCommand,
@@ -136,6 +154,8 @@ from codemods._lib.shell import (
     unresolved,
     words_of,
 )
+from codemods._lib.shell.dead import SHELL_TEXTS, dead_variables, exported, shell_scripts, uses
+from codemods._lib.shell.make import make_doc
 from codemods._lib.shell.sourced import SHELL_FILES, Sources
 from codemods._lib.shell.variables import Expanded, ShellVariables
 from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES, Zero1, config_fields, mesh_key_for, truth
@@ -178,7 +198,8 @@ def flag_statements(doc: TextDocument) -> list[list[CommandLine]]:
 
 
 def edit_flags(doc: TextDocument, report: Report, resolve: Resolve = unresolved,
-               unseen: tuple[str, str] | None = None, variables: ShellVariables | None = None) -> None:
+               unseen: tuple[str, str] | None = None, variables: ShellVariables | None = None,
+               line_of: LineOf | None = None) -> None:
     """Neuron trainer ``--flags`` on command lines, mapped through the shared training-arguments table, for the
     commands that run a script of the project parsing Neuron training arguments (``resolve``); on commands
     whose program cannot be resolved the flags stay, with a todo; other programs' flags are theirs. A YAML
@@ -186,7 +207,8 @@ def edit_flags(doc: TextDocument, report: Report, resolve: Resolve = unresolved,
     (script, why) of a script the launcher runs that stays on torch_xla: the flags stay, with a todo for later.
     Shell variables of the file are expanded (``codemods._lib.shell.variables``): the flags of ``ARGS="..."`` are
     edited inside the assignment, once, for the commands that splice ``$ARGS`` in (``variables``: the file's, with
-    what the files it sources set, ``LaunchRule.variables``)."""
+    what the files it sources set, ``LaunchRule.variables``). ``line_of``: the optimum-neuron line of a resolved
+    script (a script certainly on 0.4.x gets that line's defaults written where absent, ``_add_old_defaults``)."""
     statements = flag_statements(doc)
     pending: list[tuple[list[CommandLine], list[tuple[CommandLine, Tok]], Program | None, bool]] = []
     for position, statement in enumerate(statements):
@@ -216,7 +238,7 @@ def edit_flags(doc: TextDocument, report: Report, resolve: Resolve = unresolved,
                 command = []
             else:
                 command.append(item)
-    _edit_commands(doc, report, resolve, unseen, pending, variables)
+    _edit_commands(doc, report, resolve, unseen, pending, variables, line_of)
 
 
 KEPT_FOR_XLA_TODO = ("{flag} was left as it is: this file runs {script}, {why}, which still parses it; once that "
@@ -262,7 +284,8 @@ def _flag_use_cpu(report: Report, arguments: list[tuple[CommandLine, Tok]]) -> N
 def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, command: list[tuple[CommandLine, Tok]],
                         container: Program | None = None, compile_here: bool = True,
                         unseen: tuple[str, str] | None = None, expanded: Expanded | None = None,
-                        skip: frozenset[int] = frozenset(), probe: list | None = None) -> None:
+                        skip: frozenset[int] = frozenset(), probe: list | None = None,
+                        line_of: LineOf | None = None) -> None:
     """``command``: the words of one simple command, its variables expanded (``expanded``: where they came from).
     The flags of an assignment in ``skip`` (edited already, or shared by commands that map them differently) stay
     as they are; ``probe`` (a dry run) collects the plans of the words from assignments and edits nothing."""
@@ -359,6 +382,8 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
             report(own[0][0].line, Severity.TODO, COMPILE_HELD_TODO.format(why=held))
         else:
             _add_shape_flags(doc, report, own, _shape_flags(resolved, arguments), edits, owners)
+            if line_of is not None and line_of(resolved) is OptimumLine.FROM_04:
+                _add_old_defaults(doc, report, own, _old_defaults(resolved, arguments), edits, owners)
             _set_torch_compile(doc, report, own, arguments, edits, owners)
     for key, line_edits in edits.items():
         cl = owners[key]
@@ -485,7 +510,7 @@ UNRESOLVED_VALUE_TODO = ("{flag} was left as it is: {why}, so this value may not
 
 def _edit_commands(doc: TextDocument, report: Report, resolve: Resolve, unseen: tuple[str, str] | None,
                    pending: list[tuple[list[CommandLine], list[tuple[CommandLine, Tok]], Program | None, bool]],
-                   variables: ShellVariables | None = None) -> None:
+                   variables: ShellVariables | None = None, line_of: LineOf | None = None) -> None:
     """Edit the flags of every simple command of the file, its shell variables expanded: an assignment's words are
     edited once, by the first command that splices them in, when every command doing so maps them the same way;
     otherwise they stay with a todo."""
@@ -531,9 +556,10 @@ def _edit_commands(doc: TextDocument, report: Report, resolve: Resolve, unseen: 
         if own is not None and own.name in unsure and own.words:
             continue  # a command splices it in, but its value there is not certain: the todo above says so
         if own is not None:  # used by no command here: its flags are read as they are written
-            _edit_command_flags(doc, report, resolve, command, container, compile_here, unseen)
+            _edit_command_flags(doc, report, resolve, command, container, compile_here, unseen, line_of=line_of)
             continue
-        _edit_command_flags(doc, at, resolve, item.items, container, compile_here, unseen, item, frozenset(done))
+        _edit_command_flags(doc, at, resolve, item.items, container, compile_here, unseen, item, frozenset(done),
+                            line_of=line_of)
         done.update(id(assignment) for assignment in item.used)
 
 
@@ -563,6 +589,101 @@ def _set_torch_compile(doc: TextDocument, report: Report, command: list[tuple[Co
     owners[id(cl.line)] = cl
     edits.setdefault(id(cl.line), []).append((last.end, last.end, " " + COMPILE_FLAG))
     report(command[0][0].line, Severity.FIXED, COMPILE_ADDED)
+
+
+#: optimum-neuron 0.4.x's NeuronTrainingArguments defaults that differ from the stock TrainingArguments (migration map
+#: 2.7, trap T31; NM202's DEFAULTS_04 notes the same on the Python side): (field, the 0.4.x value, the stock one)
+OLD_DEFAULTS_04 = (("per_device_train_batch_size", "1", "8"), ("optim", "adamw_torch", "adamw_torch_fused"))
+OLD_DEFAULT_ADDED = ("--{field} {value} added: optimum-neuron 0.4.x (this project's pin) defaulted {field} to {value} "
+                     "and the stock training arguments default it to {stock}; the command did not set it, so the old "
+                     "run trained with {value}")
+OLD_DEFAULT_TODO = ("add --{field} {value} to this command: optimum-neuron 0.4.x (this project's pin) defaulted {field} "
+                    "to {value} and the stock training arguments default it to {stock}")
+_CONFIG_ARGUMENT = re.compile(r"\.(?:json|ya?ml)$|^--config(?:_file)?(?:=|$)")
+LineOf = Callable[[Resolved], OptimumLine]
+
+
+def _old_defaults(resolved: Resolved, arguments: list[tuple[CommandLine, Tok]]) -> list[tuple[str, str, str]]:
+    """The 0.4.x defaults (``OLD_DEFAULTS_04``) a command feeding a Neuron script of a 0.4.x project does not set.
+    None where the command also names a config file (its keys may set them, and a flag would override them: the
+    config's own edit adds them) or where the script's own dataclass declares the field."""
+    given: set[str] = set()
+    for _, tok in arguments:
+        text = unquote(tok.text)
+        if _CONFIG_ARGUMENT.search(text):
+            return []
+        if text.startswith("--"):
+            flag = text.partition("=")[0]
+            mapping = flag_mapping(flag)
+            name = flag[2:].replace("-", "_")
+            given.add(mapping.target if mapping is not None and mapping.action is FieldAction.RENAME and mapping.target
+                      else name)
+    return [entry for entry in OLD_DEFAULTS_04 if entry[0] not in given and not resolved.owns(entry[0])]
+
+
+def _typed(value: str) -> int | str:
+    return int(value) if value.isdigit() else value
+
+
+def _add_old_defaults(doc: TextDocument, report: Report, command: list[tuple[CommandLine, Tok]],
+                      missing: list[tuple[str, str, str]], edits: dict[int, list[tuple[int, int, str | None]]],
+                      owners: dict[int, CommandLine]) -> None:
+    """The 0.4.x defaults go at the end of the command's arguments, as --torch_compile does."""
+    if not missing:
+        return
+    last_index = len(command) - 1
+    for index, (_, tok) in enumerate(command):
+        if _REDIRECTION.match(tok.text):
+            last_index = min(last_index, index - 1)
+    cl, last = command[max(last_index, 0)]
+    if cl.exec_form:
+        for field, value, stock in missing:
+            report(command[0][0].line, Severity.TODO, OLD_DEFAULT_TODO.format(field=field, value=value, stock=stock))
+        return
+    if cl.yaml_item:  # one argument per list item
+        item = cl.line.text[:cl.line.text.index("-") + 1]
+        doc.insert_after(cl.line, [text for field, value, _ in missing for text in (f"{item} --{field}", f'{item} "{value}"')])
+    else:
+        owners[id(cl.line)] = cl
+        edits.setdefault(id(cl.line), []).append(
+            (last.end, last.end, "".join(f" --{field} {value}" for field, value, _ in missing)))
+    for field, value, stock in missing:
+        report(command[0][0].line, Severity.FIXED, OLD_DEFAULT_ADDED.format(field=field, value=value, stock=stock))
+
+
+DEAD_HERE_TODO = ("{name} is read by nothing now: its only use was {flags}, which this migration removed (see the "
+                  "note there); remove this assignment{layout}")
+DEAD_THERE_TODO = ("{name} sets nothing now: {script}, which this file runs, read it only for {flags}, which this "
+                   "migration removed there; remove {name}={value} here{layout}")
+_PIPELINE_FLAGS = ("--pipeline_parallel_size", "--pipeline-parallel-size")
+
+
+def _tp_variable(text: str) -> str | None:
+    match = re.search(r"--tensor[_-]parallel[_-]size(?:=|\s+)[\"']?\$\{?(\w+)", text)
+    return match.group(1) if match else None
+
+
+def _literal(variables: ShellVariables, name: str | None) -> str | None:
+    """The value of a top-level ``name=<integer>`` of the file (None: not one)."""
+    found = [a.value for a in variables.assignments.get(name or "", []) if a.context is None]
+    return found[0] if len(found) == 1 and found[0] is not None and found[0].isdigit() else None
+
+
+def _layout(flags: list[str], name: str, value: str | None, tp: str | None) -> str:
+    """What removing the pipeline degree did to the job's parallel layout (empty for other flags)."""
+    if not any(flag in _PIPELINE_FLAGS for flag in flags):
+        return ""
+    pp = value if value is not None and value.isdigit() else name
+    tp = tp or "TP"
+    if pp.isdigit() and tp.isdigit():
+        was = f"pipeline {pp} x tensor {tp} x data WORLD_SIZE // {int(pp) * int(tp)}"
+    else:
+        was = f"pipeline {pp} x tensor {tp} x data WORLD_SIZE // ({pp} x {tp})"
+    return (f". The job's layout changes: it was {was} ranks, and is now tensor {tp} x data WORLD_SIZE // {tp} "
+            f"(the stage ranks train data parallel, each rank runs every layer), so the global batch "
+            "(per_device_train_batch_size x gradient_accumulation_steps x the data-parallel size) grows "
+            f"{pp}-fold and the memory per rank changes: divide gradient_accumulation_steps by {pp} to keep the "
+            "global batch, and check that the model fits")
 
 
 SHAPE_ADDED = "--{field} {value} added{source}: {why}"
@@ -658,18 +779,25 @@ class NeuronTrainerFlags(LaunchRule):
     markers = MARKERS
     kinds = LAUNCH_KINDS | {FileKind.JSON}
     #: ``source`` / ``.``: a launcher whose flags a sourced file holds (``_sourced_flags``; narrowed by ``wakes``)
-    triggers = (*_triggers(), "source ", ". ")
+    #: ``export ``: a job script exporting what a project shell script it runs passes to a flag (``_dead_variables``)
+    triggers = (*_triggers(), "source ", ". ", "export ")
     # the zero_1 the launchers and configs show, and the optimum-neuron pins, decide the mesh key its notes name
-    facts = (*ENV_FACTS, OPTIMUM_NEURON_CODE, HYDRA_ARGUMENT_GROUPS, ZERO_1_LAUNCHES, ZERO_1_CONFIGS, PINS)
+    facts = (*ENV_FACTS, OPTIMUM_NEURON_CODE, HYDRA_ARGUMENT_GROUPS, ZERO_1_LAUNCHES, ZERO_1_CONFIGS, PINS, SHELL_TEXTS)
 
     @classmethod
     def wakes(cls, text: str, options) -> bool:
-        """A file that only sources another wakes the rule where a shell file of the project sets a trainer flag."""
-        if any(trigger in text for trigger in cls.triggers[:-2]):
+        """A file that only sources another wakes the rule where a shell file of the project sets a trainer flag, and
+        one that exports names and runs a shell script where a project shell script passes a trainer flag."""
+        if any(trigger in text for trigger in cls.triggers[:-3]):
             return True
-        flags = cls.triggers[:-2]
-        return any(value and any(flag in value for flag in flags)
-                   for record in options.project.of(SHELL_FILES.name).values() for _, value, _ in record.values)
+        flags = cls.triggers[:-3]
+        if any(value and any(flag in value for flag in flags)
+               for record in options.project.of(SHELL_FILES.name).values() for _, value, _ in record.values):
+            return True
+        # a job script exporting what a project shell script it runs passes to a trainer flag (_dead_variables)
+        return "export" in text and re.search(r"\.(?:sh|bash)\b", text) is not None and any(
+            "--" in script and any(flag in script for flag in flags)
+            for script in options.project.of(SHELL_TEXTS.name).values())
 
     def apply(self, doc: TextDocument) -> None:
         project = self.ctx.options.project
@@ -688,9 +816,65 @@ class NeuronTrainerFlags(LaunchRule):
         if doc.kind is not FileKind.JSON:
             resolve = resolver(project, self.ctx.path, self.ctx.options)
             unseen = unseen_xla_target(doc, project, self.ctx.path)  # a kept script: its own todo (kept)
-            edit_flags(doc, self.report, resolve, unseen, self.variables(doc) if doc.kind is FileKind.SHELL else None)
+            before = doc.text()
+            edit_flags(doc, self.report, resolve, unseen, self.variables(doc) if doc.kind is FileKind.SHELL else None,
+                       self._line_of)
+            if doc.kind is FileKind.SHELL and not make_doc(doc):
+                self._dead_variables(doc, before)
             if doc.kind is FileKind.SHELL and project.files:
                 self._sourced_flags(doc, resolve, unseen)
+
+    def _dead_variables(self, doc: TextDocument, before: str) -> None:
+        """A variable whose only use was the value of a flag this edit removed (``PP=${PP:-4}`` for
+        ``--pipeline_parallel_size $PP``) sets nothing now: its assignments get a todo saying what it fed (and, for
+        the pipeline degree, what the layout is now). So does an ``export PP=8`` of a job script (an sbatch) that
+        runs a project shell script (``srun bash scripts/run_cpt.sh``) in which the same edit leaves PP unread."""
+        readers = None
+        variables = self.variables(doc)
+
+        def read_by_code(name: str) -> bool:  # the project's Python may read an exported name from the environment
+            nonlocal readers
+            readers = readers or self.env_readers(doc)
+            return exported(before, name) and bool(readers(name))
+
+        for name, flags in dead_variables(before, doc.text()).items():
+            if read_by_code(name):
+                continue
+            for assignment in variables.assignments.get(name, []):
+                self.todo(assignment.cl.line, DEAD_HERE_TODO.format(
+                    name=name, flags=", ".join(f"{flag} ${name}" for flag in flags),
+                    layout=_layout(flags, name, None, None)))
+        project = self.ctx.options.project
+        scripts = shell_scripts(project, self.ctx.path.as_posix(), before) if project.files else []
+        texts = project.of(SHELL_TEXTS.name)
+        for script in scripts:
+            if script not in texts:
+                continue
+            dead = self._dead_in(script, texts[script])
+            for name, flags in dead.items():
+                if uses(before, name) or not exported(before, name) or read_by_code(name):
+                    continue
+                tp = _literal(variables, _tp_variable(texts[script]))
+                for assignment in variables.assignments.get(name, []):
+                    if assignment.context is not None:
+                        continue
+                    self.todo(assignment.cl.line, DEAD_THERE_TODO.format(
+                        name=name, script=script, flags=", ".join(f"{flag} ${name}" for flag in flags),
+                        value=assignment.value if assignment.value is not None else "...", layout=_layout(flags, name, assignment.value, tp)))
+
+    def _dead_in(self, script: str, text: str) -> dict[str, list[str]]:
+        """``dead_variables`` of this rule's edit of the project shell script ``script`` (a dry run on a copy)."""
+        project = self.ctx.options.project
+        origin = PurePath(script)
+        copy = TextDocument(text, FileKind.SHELL)
+        edit_flags(copy, lambda line, severity, message: None, resolver(project, origin, self.ctx.options),
+                   unseen_xla_target(copy, project, origin), ShellVariables(copy, Sources(project, script)),
+                   self._line_of)
+        return dead_variables(text, copy.text())
+
+    def _line_of(self, resolved: Resolved) -> OptimumLine:
+        """The optimum-neuron line of the project pins nearest to the script a command runs (else to this file)."""
+        return optimum_line(self.ctx.options.project, PurePath(resolved.path) if resolved.path else self.ctx.path)
 
     def _sourced_flags(self, doc: TextDocument, resolve: Resolve, unseen: tuple[str, str] | None) -> None:
         """A ``$ARGS`` whose value a file sourced before the command sets (``source ./env.sh`` with ``ARGS="--zero_1
@@ -776,6 +960,8 @@ class NeuronTrainerFlags(LaunchRule):
             self.report(line, plan.severity, message)  # a deleted line keeps its number; its note goes below
         if edited:
             self._add_shape_keys(doc, lines, level, parsers, owned)
+        if edited and optimum_line(self.ctx.options.project, self.ctx.path) is OptimumLine.FROM_04:
+            self._add_old_default_keys(doc, lines, level, keys, owned)
         if edited and "torch_compile" not in keys:
             self._add_torch_compile(doc, lines, level)
 
@@ -830,6 +1016,31 @@ class NeuronTrainerFlags(LaunchRule):
                 doc.insert_after(line, [f"{indent}{entry.field}: {written}"])
             source = f" (the {entry.trigger} value)" if entry.value is None else ""
             self.report(line, Severity.FIXED, f"{entry.field}: {written} added{source}: {entry.why}")
+
+    def _add_old_default_keys(self, doc: TextDocument, lines: list[Line], level: int, keys: list[str],
+                              owned: set[str]) -> None:
+        """A config this rule edited for a Neuron script of a project pinned to optimum-neuron 0.4.x: the 0.4.x
+        defaults the stock training arguments change (``OLD_DEFAULTS_04``) are written where the config does not set
+        them (nor a config-reading script's own dataclass), after the first top-level scalar member."""
+        missing = [entry for entry in OLD_DEFAULTS_04 if entry[0] not in keys and entry[0] not in owned]
+        if not missing:
+            return
+        json_file = doc.kind is FileKind.JSON
+        for line in lines:
+            match = _KEY.match(line.text)
+            if line.deleted or not match or len(match.group(1)) != level or match.group(5).endswith(("{", "[")) \
+                    or (json_file and not (match.group(2) and match.group(6))):
+                continue
+            indent = match.group(1)
+            doc.insert_after(line, [indent + (f'"{field}": {json.dumps(_typed(value))},' if json_file
+                                              else f"{field}: {value}") for field, value, _ in missing])
+            for field, value, stock in missing:
+                self.report(line, Severity.FIXED, OLD_DEFAULT_ADDED.replace("--{field} {value}", "{field}: {value}")
+                            .replace("the command did", "the config did").format(field=field, value=value, stock=stock))
+            return
+        for field, value, stock in missing:
+            self.report(lines[0], Severity.TODO, OLD_DEFAULT_TODO.replace("--{field} {value}", "{field}: {value}")
+                        .replace("this command", "this config").format(field=field, value=value, stock=stock))
 
     def _add_torch_compile(self, doc: TextDocument, lines: list[Line], level: int) -> None:
         """The config feeds Neuron training arguments: it trains with torch_compile, as TorchNeuron's Hugging Face guide

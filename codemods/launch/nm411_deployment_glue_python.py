@@ -73,7 +73,7 @@ from codemods._lib.cst import string_value
 from codemods._lib.kernel_values import keyword_sites
 from codemods._lib.launch_targets import env_readers, resolve_script, stays_on_xla
 from codemods._tables import env_vars
-from codemods.launch._base import ENV_FACTS, READ_BY_PROJECT_TODO, deployment_hits
+from codemods.launch._base import ENV_FACTS, READ_BY_PROJECT_TODO, deployment_hits, stochastic_rounding_message
 from codemods.launch.nm405_review_neuron_env import cc_flags_message
 from codemods.launch.nm409_deployment_glue import deploy_todo, hit_kind
 from migrate import positions
@@ -395,7 +395,8 @@ class NeuronDeploymentGluePython(PythonRule):
             action = env_vars.lookup(name)
             if action is None or action.action == "keep":
                 continue
-            message = env_vars.message_for(name, action)
+            message = stochastic_rounding_message(self.ctx.options.project, env_vars.message_for(name, action),
+                                                  self.ctx.source)
             if name == "NEURON_CC_FLAGS" and isinstance(element.value, cst.SimpleString) \
                     and isinstance(element.value.evaluated_value, str) \
                     and env_vars.cc_flag_actions(element.value.evaluated_value):

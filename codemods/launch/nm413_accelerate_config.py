@@ -73,7 +73,7 @@ from dataclasses import dataclass
 
 from codemods._lib.launch_targets import OPTIMUM_NEURON_CODE, STAYS_ON_XLA, kept_on_optimum, stays_on_xla
 from codemods._tables.project_markers import MARKERS
-from codemods.launch._base import OFF_VALUES, LaunchRule, as_step
+from codemods.launch._base import MESH_WORDS, OFF_VALUES, LaunchRule, as_step, count_advice
 from codemods.launch.nm407_torchrun_nproc import TRN1_CORES, mentions_trn1
 from codemods.xla._base import XSER_LOADS
 from migrate.facts import ProjectFact, ProjectFacts
@@ -102,8 +102,8 @@ DOWNCAST_ON = ("downcast_bf16: {value} removed: it asked accelerate's TPU launch
                "tensors as bf16 everywhere), which TorchNeuron does not read, and mixed_precision: bf16 is autocast "
                "over fp32 weights: to keep bf16 weights, load the model with dtype=torch.bfloat16")
 NPROC_TODO = ("num_processes: {value} looks like a trn1 NeuronCore count; TorchNeuron runs on Trn2/Trn3 with one "
-              "process per logical NeuronCore (trn2.48xlarge: 64): set it to the product of your DistributedConfig "
-              "dims (accelerate counts processes over all num_machines)")
+              "process per logical NeuronCore (trn2.48xlarge: 64): set it to {advice} (accelerate counts processes "
+              "over all num_machines)")
 KEPT_TODO = ("distributed_type: {old} was left as it is: accelerate launch runs {script} here, which neuron-migrate "
              "left on torch_xla as a whole (it keeps {labels}), and that script needs the XLA launcher; once it runs on "
              "TorchNeuron, set distributed_type: MULTI_NEURON (NO for one process) and remove {keys}")
@@ -275,7 +275,7 @@ class AccelerateXlaConfig(LaunchRule):
     markers = MARKERS
     kinds = frozenset({FileKind.YAML, FileKind.JSON})
     triggers = ("distributed_type",)
-    facts = (ACCELERATE_SCRIPTS, STAYS_ON_XLA, XSER_LOADS, OPTIMUM_NEURON_CODE)
+    facts = (ACCELERATE_SCRIPTS, STAYS_ON_XLA, XSER_LOADS, OPTIMUM_NEURON_CODE, MESH_WORDS)
 
     def apply(self, doc: TextDocument) -> None:
         if doc.kind is FileKind.JSON:
@@ -336,7 +336,8 @@ class AccelerateXlaConfig(LaunchRule):
                 and per_machine % int(machines) == 0:
             per_machine //= int(machines)
         if str(per_machine) in TRN1_CORES or (mentions_trn1(doc.text()) and per_machine > 1):
-            self.todo(processes.lines[0], NPROC_TODO.format(value=count.strip()))
+            self.todo(processes.lines[0], NPROC_TODO.format(value=count.strip(),
+                                                                 advice=count_advice(self.ctx.options.project, doc.text())))
 
     def _set_value(self, doc: TextDocument, member: Member, new: str, message: str) -> None:
         line = member.lines[0]

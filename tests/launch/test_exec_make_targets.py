@@ -58,3 +58,32 @@ def test_an_emptied_target_another_depends_on_says_so(tmp_path: Path) -> None:
     dry = _make(folder, "-n", "all")
     assert dry.returncode == 0 and "torchrun --nproc_per_node=2 train.py" in dry.stdout
     assert not any(line.startswith("neuron_parallel_compile") for line in dry.stdout.splitlines())
+
+
+@pytest.mark.parametrize("caller", [
+    (".github/workflows/ci.yml", "jobs:\n  warm:\n    steps:\n      - run: make -j2 NPROC=2 precompile\n"),
+    ("scripts/warm.sh", "#!/bin/bash\nset -e\ncd \"$(dirname \"$0\")/..\" && make precompile && make train\n"),
+    ("Dockerfile", "FROM python:3.11\nCOPY . /app\nRUN make -C /app precompile\n"),
+    ("tools/ci.py", "import subprocess\nsubprocess.run([\"make\", \"precompile\"], check=True)\n"),
+], ids=["ci-workflow", "script", "dockerfile", "python"])
+def test_an_emptied_target_another_file_runs_stays(tmp_path: Path, caller: tuple[str, str]) -> None:
+    """rt7M M11: a target another project file runs (``make precompile`` in a CI step, a script, a Dockerfile RUN, a
+    subprocess argv) keeps an @echo: deleted, that caller would stop with "No rule to make target"."""
+    text = MAKEFILE.format(all_phony="", all_rule="")
+    project = {"train.py": "import sys\nprint(sys.argv)\n", "Makefile": text, caller[0]: caller[1]}
+    result = apply_rules(text, FileKind.SHELL, path="Makefile", select=["NM4"], project=project)
+    again = apply_rules(result.text, FileKind.SHELL, path="Makefile", select=["NM4"], project=project)
+    assert again.text == result.text
+    (tmp_path / "Makefile").write_text(result.text)
+    run = _make(tmp_path, "precompile")
+    assert run.returncode == 0 and "precompile: nothing to do on TorchNeuron" in run.stdout
+    assert any(caller[0] in finding.message and "No rule to make target" in finding.message
+               for finding in result.findings)
+
+
+def test_a_readme_mention_does_not_keep_the_target() -> None:
+    text = MAKEFILE.format(all_phony="", all_rule="")
+    project = {"train.py": "print(1)\n", "Makefile": text, "README.md": "Run `make precompile` first.\n",
+               "setup.py": "import os\nos.makedirs('out', exist_ok=True)\n"}
+    result = apply_rules(text, FileKind.SHELL, path="Makefile", select=["NM4"], project=project)
+    assert "precompile:" not in result.text

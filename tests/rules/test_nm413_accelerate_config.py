@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from codemods.launch._base import MESH_COUNT
 from codemods.launch.nm413_accelerate_config import DOWNCAST_ON, NPROC_TODO
 from migrate.filekinds import FileKind
 from migrate.testing import apply_rules
@@ -36,7 +37,7 @@ TRN1 = """\
 """
 
 NOTE = "# neuron-migrate: "
-NPROC_NOTE = NOTE + NPROC_TODO.format(value="32")
+NPROC_NOTE = NOTE + NPROC_TODO.format(value="32", advice=MESH_COUNT)
 TRN1_AFTER = f"""\
     # accelerate config for a single trn1.32xlarge (32 NeuronCores)
     compute_environment: LOCAL_MACHINE

@@ -4,7 +4,9 @@ A recipe is the tab-indented lines after a ``target: prerequisites`` line. When 
 a recipe (NM401 deletes a ``neuron_parallel_compile`` pass, NM402 a compile-only pass), ``make precompile`` would
 print "Nothing to be done" and succeed without a word. ``close_emptied_targets`` then deletes the target (and its
 ``.PHONY`` entry) when nothing in the Makefile depends on it (no other target lists it as a prerequisite, no
-recipe runs ``make``/``$(MAKE)`` with it), else gives it an ``@echo`` line saying why it does nothing now.
+recipe runs ``make``/``$(MAKE)`` with it) and no other file of the project runs ``make <target>`` (a CI step, a
+script, a Dockerfile ``RUN``, a ``subprocess.run(["make", ...])``: the fact ``MAKE_CALLS``), else gives it an
+``@echo`` line saying why it does nothing now: deleted, that caller would stop with "No rule to make target".
 Targets with a recipe on their own line (``t: ; cmd``), double-colon, pattern or computed (``$(X):``) targets are
 left as they are.
 """
@@ -20,7 +22,7 @@ from typing import Callable
 from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
-from migrate.textdoc import Line, TextDocument
+from migrate.textdoc import NOTE_PREFIX, Line, TextDocument
 
 MAKEFILE_NAMES = {"Makefile", "makefile", "GNUmakefile"}
 _TARGET = re.compile(r"^([A-Za-z0-9_.][A-Za-z0-9_.\- /]*?)\s*:(?![:=])(.*)$")
@@ -100,24 +102,30 @@ def _wanted(name: str, others: list[Target]) -> bool:
 
 
 def close_emptied_targets(doc: TextDocument, before: dict[int, bool], report: Callable[[Line, Severity, str], None],
-                          reason: Callable[[list[Line]], str]) -> None:
+                          reason: Callable[[list[Line]], str],
+                          callers: Callable[[str], list[str]] = lambda name: []) -> None:
     """``before``: id(target line) -> whether the target had a command before the rule's edit (``had_commands``).
     Each target the edit emptied is deleted with its ``.PHONY`` entry, or keeps an ``@echo`` line when another target
-    depends on it; ``report(line, severity, message)`` says which. ``reason(recipe lines)``: what the rule did there."""
+    depends on it or another project file runs ``make <name>`` (``callers(name)``: those files, ``make_callers``);
+    ``report(line, severity, message)`` says which. ``reason(recipe lines)``: what the rule did there."""
     every = targets(doc)
     for target in every:
         if not before.get(id(target.line)) or target.commands():
             continue
         others = [other for other in every if other is not target]
         wanted = [name for name in target.names if _wanted(name, others)]
+        called = sorted({path for name in target.names for path in callers(name)})
         shown = " ".join(target.names)
         why = reason(target.recipe)
-        if wanted:
+        if wanted or called:
             text = re.sub(r"[\"'`$\\]", "", f"{shown}: nothing to do on TorchNeuron ({why})")
             last = ([line for line in target.recipe if not line.deleted] or [target.line])[-1]
             doc.insert_after(last if last is not target.line else target.line, [f'\t@echo "{text}"'])
-            report(target.line, Severity.FIXED, f"the Make target {shown} had no command left ({why}); another "
-                   "target of this Makefile depends on it, so it stays and says with @echo that it does nothing now")
+            who = ("another target of this Makefile depends on it" if wanted else
+                   f"{', '.join(called)} {'runs' if len(called) == 1 else 'run'} `make {target.names[0]}`, which would "
+                   "stop with \"No rule to make target\" were it deleted")
+            report(target.line, Severity.FIXED, f"the Make target {shown} had no command left ({why}); {who}, so it "
+                   "stays and says with @echo that it does nothing now")
             continue
         for line in [target.line, *target.recipe]:
             if not line.deleted:
@@ -137,6 +145,50 @@ def close_emptied_targets(doc: TextDocument, before: dict[int, bool], report: Ca
         report(target.line, Severity.FIXED, f"deleted the Make target {shown}{' and its .PHONY entry' * phonies}: it had no "
                f"command left ({why}) and nothing in this Makefile depends on it; `make {target.names[0]}` would "
                "have printed \"Nothing to be done\" and succeeded")
+
+
+#: ``make`` as a command word (after a line start, an operator, ``RUN``, a YAML ``run:``/list item, ``$(``, a
+#: backquote or a quote), then its words up to the next operator: options, ``NAME=value`` and the goals
+_MAKE_COMMAND = re.compile(r"""(?:^|[;&|(`"']|\bRUN\s|\brun:\s|^\s*-\s)\s*(?:g?make|\$\(MAKE\)|\$\{MAKE\})((?:[ \t]+[^\s;&|)`"'#]+)*)""",
+                           re.MULTILINE)
+#: ``["make", "goal", ...]`` in Python (subprocess argv lists)
+_MAKE_ARGV = re.compile(r"""[\[(]\s*["']g?make["']((?:\s*,\s*["'][^"']*["'])*)""")
+_OPTION_WITH_VALUE = {"-C", "-f", "-I", "-j", "-l", "-o", "-W", "--directory", "--file", "--makefile"}
+
+
+def _goals(words: list[str]) -> list[str]:
+    goals: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in _OPTION_WITH_VALUE:
+            skip = True
+        elif not word.startswith("-") and "=" not in word and re.fullmatch(r"[\w.][\w./-]*", word):
+            goals.append(word)
+    return goals
+
+
+def _collect_make_calls(text: str) -> frozenset[str] | None:
+    """The Make goals a file runs (``make precompile``, ``$(MAKE) -C sub warm``, ``["make", "smoke"]``); the tool's
+    notes are not code."""
+    text = "\n".join(line for line in text.splitlines() if NOTE_PREFIX not in line)
+    found = {goal for match in _MAKE_COMMAND.finditer(text) for goal in _goals(match.group(1).split())}
+    found |= {goal for match in _MAKE_ARGV.finditer(text)
+              for goal in _goals(re.findall(r"""["']([^"']*)["']""", match.group(1)))}
+    return frozenset(found) or None
+
+
+#: the Make goals each project file runs (a CI workflow, a script, a Dockerfile, Python): a target an edit empties
+#: stays, with an @echo, while a file runs it (``close_emptied_targets``)
+MAKE_CALLS = ProjectFact("launch.make-calls", frozenset({FileKind.SHELL, FileKind.YAML, FileKind.DOCKERFILE,
+                                                         FileKind.PYTHON, FileKind.NOTEBOOK}),
+                         ("make",), _collect_make_calls)
+
+
+def make_callers(calls: dict[str, frozenset[str]], own: str) -> Callable[[str], list[str]]:
+    """``name -> the project files (not ``own``) that run make with that goal``, from ``MAKE_CALLS``'s values."""
+    return lambda name: sorted(path for path, goals in calls.items() if path != own and name in goals)
 
 
 def had_commands(doc: TextDocument) -> dict[int, bool]:
