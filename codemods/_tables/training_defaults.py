@@ -25,6 +25,12 @@ class DefaultChange(NamedTuple):
     new: str  # the new default, as said in messages
 
 
+#: optimum-neuron 0.4.x's NeuronTrainingArguments defaults that differ from the stock TrainingArguments and change what
+#: a run trains with (migration map 2.7, trap T31): (field, the 0.4.x value, the stock one). NM408 writes them on the
+#: launch lines and configs of a 0.4.x project, NM202 into the calls that build the arguments
+NEURON_04_DEFAULTS = (("per_device_train_batch_size", "1", "8"), ("optim", "adamw_torch", "adamw_torch_fused"))
+
+
 #: trl class -> the TrainingArguments fields whose default it changes (old: transformers 4.x TrainingArguments)
 TRL_DEFAULT_CHANGES: dict[str, tuple[DefaultChange, ...]] = {
     "SFTConfig": (

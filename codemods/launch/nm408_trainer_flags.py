@@ -162,6 +162,7 @@ from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES, Zero1, config_
 from codemods._tables.project_markers import MARKERS
 from codemods._tables.sft_shapes import ShapeField, shape_fields
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
+from codemods._tables.training_defaults import NEURON_04_DEFAULTS
 from codemods.launch._base import (
     COMPILE_ADDED,
     COMPILE_FLAG,
@@ -591,9 +592,9 @@ def _set_torch_compile(doc: TextDocument, report: Report, command: list[tuple[Co
     report(command[0][0].line, Severity.FIXED, COMPILE_ADDED)
 
 
-#: optimum-neuron 0.4.x's NeuronTrainingArguments defaults that differ from the stock TrainingArguments (migration map
-#: 2.7, trap T31; NM202's DEFAULTS_04 notes the same on the Python side): (field, the 0.4.x value, the stock one)
-OLD_DEFAULTS_04 = (("per_device_train_batch_size", "1", "8"), ("optim", "adamw_torch", "adamw_torch_fused"))
+#: optimum-neuron 0.4.x's defaults the stock training arguments change: (field, the 0.4.x value, the stock one); NM202
+#: writes the same into the calls that build the arguments
+OLD_DEFAULTS_04 = NEURON_04_DEFAULTS
 OLD_DEFAULT_ADDED = ("--{field} {value} added: optimum-neuron 0.4.x (this project's pin) defaulted {field} to {value} "
                      "and the stock training arguments default it to {stock}; the command did not set it, so the old "
                      "run trained with {value}")

@@ -70,7 +70,10 @@ the project's optimum-neuron line: 0.4.x without ``use_autocast``, and up to 0.3
 ``half_precision_backend="xla"``, cast the model to bf16; no todo where the model every trainer given these
 arguments gets is loaded in the same function by one ``from_pretrained(..., dtype=torch.bfloat16)``, wrapped at
 most by ``get_peft_model``, or ``model_init_kwargs`` give a bf16 dtype), where the
-0.4.x defaults differ, and mark ``world_size`` reads (the first read of each object in each function: later
+0.4.x defaults differ (in a project pinned to 0.4.x, a ``TrainingArguments`` / ``Seq2SeqTrainingArguments`` call
+without ``**`` gets the old ``per_device_train_batch_size=1`` and ``optim="adamw_torch"`` written where it does not
+set them, reported fixed: the stock defaults are 8 and ``"adamw_torch_fused"``; NM408 writes the same flags on the
+launch lines, both from ``NEURON_04_DEFAULTS`` in ``codemods/_tables/training_defaults.py``), and mark ``world_size`` reads (the first read of each object in each function: later
 ones, such as a ``print`` inside the ``if`` that tested it, are covered by its note) and arguments parsed by
 ``HfArgumentParser``. Once, at the
 file's entry point (the ``if __name__ == "__main__":`` block, else ``main()``; a module of definitions gets a todo instead, see
@@ -147,7 +150,7 @@ from codemods._lib.zero_1 import (
 )
 from codemods._tables.sft_shapes import SFT_SHAPE_FIELDS
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
-from codemods._tables.training_defaults import OLD_DEFAULTS_KNOWN, TRL_DEFAULT_CHANGES, listed
+from codemods._tables.training_defaults import NEURON_04_DEFAULTS, OLD_DEFAULTS_KNOWN, TRL_DEFAULT_CHANGES, listed
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
 from codemods.drift.nm601_training_args_drift import report_dataset_kwargs
 from codemods.training._base import (
@@ -501,7 +504,18 @@ class TrainingArguments(TracksScope, PythonRule):
                             "bf16=True is autocast over fp32 weights: load the model with dtype=torch.bfloat16 to keep "
                             "bf16 weights")
         if not splat:
-            defaults = defaults_note(project_line(self.ctx), [text for field, text in DEFAULTS_04 if field not in names])
+            line = project_line(self.ctx)
+            # a project pinned to 0.4.x trained with that release's defaults: they are written (NM408 writes the
+            # same on the launch lines); the trl configs' own defaults are _trl_defaults' (not in the tables for 0.4.x)
+            written = [(field, old, stock) for field, old, stock in NEURON_04_DEFAULTS
+                       if field not in names] if line is Line.FROM_04 and target in _PLAIN_ARGS else []
+            if written:
+                args = [*args, *(keyword_arg(field, old if old.isdigit() else f'"{old}"') for field, old, _ in written)]
+                self.fixed(original, "optimum-neuron 0.4.x (this project's pin) defaults written, so the run trains "
+                                     "as before: " + ", ".join(f"{field}={old} (stock default {stock})"
+                                                               for field, old, stock in written))
+            given = names | {field for field, _, _ in written}
+            defaults = defaults_note(line, [text for field, text in DEFAULTS_04 if field not in given])
             if defaults:
                 self.todo(original, defaults)
         return self._portable_bf16(original, args)
