@@ -62,7 +62,8 @@ LEGACY = {
     # NKI helpers; its XLA-era API (map B8 / B9)
     # an optimum-neuron model's compiled configuration: stock models have neither attribute (NM110 / NM901 notes)
     "compiled config read": re.compile(r"\.neuron_config\b|\bconfig\.neuron\b"
-                                       r"""|\b(?:hasattr|getattr)\s*\([^()]*,\s*["'](?:neuron_config|neuron)["']"""),
+                                       r"""|\b(?:hasattr|getattr)\s*\((?:[^()]*,\s*["']neuron_config["']"""
+                                       r"""|[^()]*\bconfig\s*,\s*["']neuron["'])"""),
     "torch_neuronx": re.compile(r"""^\s*"?\s*(?:import|from)\s+torch_neuronx\b"""
                                 r"|\btorch_neuronx\.(?:trace|DataParallel)\b"),
 }

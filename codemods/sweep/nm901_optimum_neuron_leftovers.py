@@ -33,7 +33,8 @@ What it does:
   need. Its ``neuron_parallel_compile=`` argument (a graph-extraction-only pass: drop it) is covered by that note.
 * A read of an optimum-neuron model's compiled configuration that no inference rule rewrote or noted
   (``model.neuron_config.batch_size``, ``self.model.config.neuron["static_batch_size"]``, the same inside an
-  f-string, ``getattr(model, "neuron_config", None)``, ``hasattr(model.config, "neuron")``): a stock model has
+  f-string, ``getattr(model, "neuron_config", None)``, ``hasattr(model.config, "neuron")``; not
+  ``hasattr(torch, "neuron")``, TorchNeuron's own check): a stock model has
   neither attribute, so where the object is a migrated model (held on ``self``, handed to a helper function or
   module) the read raises AttributeError and the ``hasattr`` test takes its other branch. The inference rules
   rewrite or note the reads on the name a load binds; these get a ``todo`` here.
@@ -159,8 +160,9 @@ COMPILED_CONFIG_MESSAGE = (
 COMPILED_CONFIG = (
     # in strings too: Python 3.11 tokenizes an f-string whole, and its {model.neuron_config.batch_size} is code
     pattern(r"\.neuron_config\b|\bconfig\.neuron\b", COMPILED_CONFIG_MESSAGE, in_strings=True),
-    pattern(r"\b(?:hasattr|getattr)\s*\([^()]*,\s*[\"'](?:neuron_config|neuron)[\"']", COMPILED_CONFIG_MESSAGE,
-            in_strings=True),
+    # "neuron" only on a config (``hasattr(model.config, "neuron")``): ``hasattr(torch, "neuron")`` is TorchNeuron's own
+    pattern(r"\b(?:hasattr|getattr)\s*\((?:[^()]*,\s*[\"']neuron_config[\"']|[^()]*\bconfig\s*,\s*[\"']neuron[\"'])",
+            COMPILED_CONFIG_MESSAGE, in_strings=True),
 )
 
 PATTERNS = (
@@ -195,8 +197,8 @@ class OptimumNeuronLeftovers(SweepRule):
     kinds = frozenset(FileKind) - {FileKind.NOTEBOOK, FileKind.DOCS}  # prose is NM903's
     triggers = ("TorchXLAConfig", "ray.train.torch.xla", "optimum.neuron", "optimum.exporters.neuron",
                 "neuronx_distributed", "neuron_parallel_compile",
-                "optimum-cli", "optimum-neuron", "optimum[neuron", "neuron_config", "config.neuron", "\"neuron\"",
-                "'neuron'")
+                "optimum-cli", "optimum-neuron", "optimum[neuron", "neuron_config", "config.neuron",
+                "config, \"neuron\"", "config, 'neuron'")
     markers = MARKERS  # the project-wide Neuron markers live with this rule: it is always active
 
     def scan(self, text: str, kind: FileKind) -> Iterable[SweepHit]:
