@@ -6,7 +6,8 @@ imported or run). A violation is an ``error`` finding: the line will raise at ru
 added a violation (its count went up from the text before), the rules are re-run without the rule whose
 rewrite made it (found by trying, the rules reported in its statement first, then those whose rewrite names
 its class: the violation must disappear without it), and that rule's ``fixed`` findings become ``todo``s
-carrying the verification message: the tool never ships a ``fixed`` that fails verification. The
+carrying the verification message (every violation the withdrawal takes away, up to ``NAMED_VIOLATIONS``,
+then how many more): the tool never ships a ``fixed`` that fails verification. The
 violation's own line need not have changed: a rewritten import changes the type of a variable read
 elsewhere (rt3A 1: ``training_args.zero_1`` once ``NeuronTrainingArguments`` became stock). A rule whose
 rewrites others assume (``carries``: NM201's class moves, assumed by the other training rules) is withdrawn
@@ -123,7 +124,7 @@ def verified(
             trial_text, trial_findings = transform(trial)
             trial_found = violations(trial_text, verifiers, outer_imports)
             if _count(trial_found, key) < _count(found, key):
-                withdrawn[rule_id] = target[1].message
+                removed = found  # what this withdrawal (and those of the rewrites assuming it) takes away
                 # the rewrites that assume this one's (the training rules assume the stock classes) go with it:
                 # the file stays on its old stack as a whole instead of running on neither
                 along = [rule for rule in trial if _carried_by(rule.id, rule_id, rules)]
@@ -131,9 +132,11 @@ def verified(
                     trial = [rule for rule in trial if rule not in along]
                     trial_text, trial_findings = transform(trial)
                     trial_found = violations(trial_text, verifiers, outer_imports)
-                    for rule in along:
-                        carried[rule.id] = rule_id
-                        withdrawn[rule.id] = target[1].message
+                message = _withdrawal_message(target[1], removed, trial_found)
+                withdrawn[rule_id] = message
+                for rule in along:
+                    carried[rule.id] = rule_id
+                    withdrawn[rule.id] = message
                 active, new_text, findings, found = trial, trial_text, trial_findings, trial_found
                 break
         else:
@@ -185,6 +188,30 @@ def verified(
     if notes and inline_notes:
         new_text = _add_notes(text, new_text, notes)
     return new_text, results
+
+
+#: the violations a withdrawal note names, at most (then "and N more")
+NAMED_VIOLATIONS = 5
+
+
+def _withdrawal_message(
+    target: Violation, before: list[tuple[str, Violation]], after: list[tuple[str, Violation]]
+) -> str:
+    """What a withdrawn rewrite would have broken: every violation the withdrawal took away (those of ``before``
+    that ``after`` no longer has), ``target`` first, each message once, at most ``NAMED_VIOLATIONS`` and then how
+    many more, so that one note lists all that must be fixed before the rewrite can be made."""
+    left = Counter((rule, v.key) for rule, v in after)
+    messages = [target.message]
+    for rule, violation in before:
+        if left[(rule, violation.key)] > 0:
+            left[(rule, violation.key)] -= 1
+        elif violation.message not in messages:
+            messages.append(violation.message)
+    if len(messages) == 1:
+        return messages[0]
+    named = " ".join(f"({number}) {message};" for number, message in enumerate(messages[:NAMED_VIOLATIONS], 1))
+    more = len(messages) - NAMED_VIOLATIONS
+    return f"{len(messages)} violations: {named[:-1]}" + (f"; and {more} more" if more > 0 else "")
 
 
 def _count(found: list[tuple[str, Violation]], key: tuple) -> int:

@@ -34,6 +34,23 @@ def test_a_rewrite_that_would_raise_is_withdrawn_and_becomes_a_todo() -> None:
     assert apply_rules(result.text).text == result.text  # a second run changes nothing
 
 
+def test_the_withdrawal_note_names_every_violation_of_the_rewrite_up_to_five() -> None:
+    fields = ", ".join(f"field_{n}={n}" for n in range(7))
+    result = apply_rules(CUSTOM_FIELD.replace("my_custom_flag=3", fields))
+    nm201 = [f for f in result.findings if f.rule == "NM201"]
+    assert [f.severity for f in nm201] == [Severity.TODO]
+    message = nm201[0].message
+    assert "7 violations: (1) " in message and "(5) " in message and "(6) " not in message
+    assert [f"`field_{n}`" in message for n in range(7)] == [True] * 5 + [False] * 2
+    assert "; and 2 more)" in message  # the user learns how many are left unnamed
+    assert apply_rules(result.text).text == result.text
+
+
+def test_a_withdrawal_with_one_violation_names_it_alone() -> None:
+    message = next(f.message for f in apply_rules(CUSTOM_FIELD).findings if f.rule == "NM201")
+    assert "violations:" not in message and "(`transformers.TrainingArguments(..., my_custom_flag=...)`" in message
+
+
 def test_the_same_rewrite_without_the_unknown_field_is_made() -> None:
     result = apply_rules(CUSTOM_FIELD.replace(", my_custom_flag=3", ""))
     assert "args = TrainingArguments(output_dir=" in result.text
