@@ -57,3 +57,45 @@ TENSOR_KEYWORDS = frozenset({
 #: SageMaker inference handlers: ``model_fn`` returns the model, these receive it as their second parameter
 #: (https://sagemaker.readthedocs.io/en/stable/frameworks/pytorch/using_pytorch.html#serve-a-pytorch-model)
 HANDLERS = ("predict_fn", "transform_fn")
+
+#: optimum-neuron load keywords that changed how the compiled model ran - its parallelism, its shapes or its
+#: batching - and that a stock call cannot take: dropped, each with a ``todo`` saying what it did and what to do
+#: (never in the ``fixed`` "dropped export/compiler-only arguments" list, ``InferenceRule.sort_dropped``), except
+#: for the literal values that change nothing (key -> (those values, what it did and what to do))
+BEHAVIOUR_ARGS: dict[str, tuple[tuple[object, ...], str]] = {
+    "tensor_parallel_size": ((1,), "optimum sharded the compiled model over that many NeuronCores (tensor "
+                                   "parallelism); the migrated model loads whole on one device: to shard it again, "
+                                   "launch with torchrun --nproc_per_node <N> and pass "
+                                   "distributed_config=DistributedConfig(tp_size=<N>) (a model with a transformers "
+                                   "TP plan; no device_map), or spread its layers with device_map"),
+    "data_parallel_mode": (("none",), "optimum loaded the compiled model twice, on two NeuronCores, and split each "
+                                      "batch between them; the migrated model is one replica on one device: for the "
+                                      "same throughput run one process per core (torchrun --nproc_per_node 2, each "
+                                      "process on its own core) and split the inputs by rank"),
+    "dynamic_batch_size": ((False,), "optimum ran any batch size on the compiled graph (it split or padded the batch "
+                                     "to the compiled batch size); there is no stock equivalent (each new batch size "
+                                     "compiles again): keep one batch size"),
+    "continuous_batching": ((False,), "optimum served the compiled batch with continuous batching (new prompts "
+                                      "joined a running batch); stock generate() batches statically: group the "
+                                      "prompts into batches yourself, or serve with a continuous-batching server"),
+    "start_rank_id": ((0,), "optimum placed the model on the NeuronCores from this one on; the migrated model loads "
+                            "on the device device_map names: pick the cores with NEURON_RT_VISIBLE_CORES (one "
+                            "process per core group)"),
+    "local_ranks_size": ((), "optimum ran the model's tensor-parallel ranks on that many local NeuronCores; the "
+                             "migrated model loads on one device: for tensor parallelism launch with torchrun "
+                             "--nproc_per_node <N> and pass distributed_config=DistributedConfig(tp_size=<N>)"),
+    "n_positions": ((), "optimum compiled for at most that many positions (prompt + generated tokens): set "
+                        "max_cache_len to it in generation_config.update (static cache) and keep prompts + "
+                        "max_new_tokens within it"),
+    "max_context_length": ((), "optimum compiled the prompt (context) graph for prompts of at most that many "
+                               "tokens: truncate prompts to it (tokenizer(..., truncation=True, max_length=<N>)) and "
+                               "keep max_cache_len above it"),
+    "capacity_factor": ((), "optimum's MoE expert capacity (tokens routed to a full expert were dropped); a stock "
+                            "model routes every token: outputs may differ"),
+    "speculation_length": ((0,), "optimum decoded speculatively with that many draft tokens; stock generate() "
+                                 "decodes one token at a time unless you pass assistant_model=<draft model> "
+                                 "(the outputs do not change, the speed does)"),
+    "neuron_config": ((None,), "a compiled Neuron configuration (its batch size, sequence length, dtype and "
+                               "tensor-parallel degree) has no stock equivalent: take them into the input padding / "
+                               "max_cache_len, dtype= and DistributedConfig(tp_size=...) by hand"),
+}

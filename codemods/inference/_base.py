@@ -34,6 +34,7 @@ from codemods._lib.cst import (
     with_commas,
 )
 from codemods._tables.inference_arguments import (
+    BEHAVIOUR_ARGS,
     DTYPES,
     HANDLERS,
     MODEL_KEYWORDS,
@@ -965,14 +966,40 @@ class InferenceRule(PythonRule):
 
         ``compiled`` (a :func:`compiled_note`) says the load names Neuron-compiled artifacts: the rewritten call
         cannot run as written, so the summary is a ``todo`` that says what to load instead, never ``fixed``."""
-        if dropped:
-            self.fixed(original, f"dropped export/compiler-only arguments: {', '.join(dropped)}")
+        neutral, notes = self.sort_dropped(original, dropped, notes)
+        if neutral:
+            self.fixed(original, f"dropped export/compiler-only arguments: {', '.join(neutral)}")
         for message in notes:
             self.todo(original, message)
         if compiled is not None:
             self.todo(original, f"{summary}, not complete: {compiled}")
         else:
             self.fixed(original, summary)
+
+    def sort_dropped(self, original: cst.Call, dropped: Sequence[str],
+                     notes: Sequence[str]) -> tuple[list[str], list[str]]:
+        """(the dropped arguments that change nothing the program does - the ``fixed`` list -, the notes with a
+        ``todo`` for each other one). A dropped argument that changed the compiled model's parallelism, shapes or
+        batching (``BEHAVIOUR_ARGS``, unless its literal value is the neutral one) or that a note already names
+        (``dynamic_batch_size has no equivalent ...``) is never listed as dropped-and-fixed: it gets its own
+        ``todo`` saying what it did and what to do instead."""
+        values = {arg.keyword.value: arg.value for arg in original.args if arg.keyword is not None}
+        notes = list(notes)
+        neutral: list[str] = []
+        for key in dropped:
+            if any(_names_key(note, key) for note in notes):
+                continue
+            if key not in BEHAVIOUR_ARGS:
+                neutral.append(key)
+                continue
+            quiet, advice = BEHAVIOUR_ARGS[key]
+            if key in values and any(self.literal(values[key]) == value
+                                     and type(self.literal(values[key])) is type(value) for value in quiet):
+                neutral.append(key)
+                continue
+            shown = f"{key}={source_of(values[key])}" if key in values else f"`{key}` (from a folded dict)"
+            notes.append(f"{shown}: {advice}")
+        return neutral, notes
 
     def compiled_load_note(self, model: cst.Arg | None, has_export: bool, export: Any) -> str | None:
         """None for an ``export=True`` load (it compiled a plain checkpoint, which the stock call loads), else
@@ -1590,6 +1617,11 @@ class InferenceRule(PythonRule):
 
 
 
+def _names_key(note: str, key: str) -> bool:
+    """The note is about ``key``: it starts with it (``key=...``, ```key=...```, ``key has no ...``)."""
+    return re.match(rf"`?{re.escape(key)}\b(?!_)", note) is not None
+
+
 def dtype_for(value: Any) -> str | None:
     """``torch.bfloat16`` for "bf16" etc.; None for values with no plain dtype ("tf32", unknown)."""
     if isinstance(value, str):
@@ -1815,7 +1847,9 @@ def traced_load(rule: InferenceRule, arguments: Arguments, tp_note: str) -> tupl
     split = split_traced(rule, arguments, default_cast="torch.float32")
     notes = list(split.notes)
     for key, arg in split.other.items():
-        if key == "tensor_parallel_size":
+        if key == "tensor_parallel_size" and rule.literal(arg.value) == 1:
+            split.dropped.append(key)  # one core: what the stock load does
+        elif key == "tensor_parallel_size":
             notes.append(tp_note)
         else:
             split.args.append(arg)

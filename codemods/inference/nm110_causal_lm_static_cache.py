@@ -36,7 +36,11 @@ What it does:
 * ``auto_cast_type`` -> ``dtype`` (``"bf16"`` -> ``torch.bfloat16`` ...; a run-time value such as ``args.dtype``
   becomes ``dtype={"bf16": torch.bfloat16, ...}.get(args.dtype, "auto")``: without ``dtype=`` a bf16 checkpoint
   would load bf16 whatever was asked), ``torch_dtype`` -> ``dtype``, ``use_auth_token`` -> ``token``; compiler /
-  export-only kwargs are dropped (reported).
+  export-only kwargs are dropped (reported ``fixed``); those that changed how the compiled decoder ran - its shapes
+  (``n_positions``, ``max_context_length``), its batching (``continuous_batching``, ``dynamic_batch_size``), its
+  parallelism (``local_ranks_size``, ``start_rank_id`` other than 0), ``speculation_length``, ``capacity_factor``,
+  ``neuron_config`` - are dropped each with its own ``todo`` (what it did, what to do), never in that ``fixed``
+  list (``BEHAVIOUR_ARGS``, ``InferenceRule.sort_dropped``, shared by every NM1xx load rule).
 * the keywords given to a folded ``get_neuron_config`` are export arguments like those of
   ``from_pretrained(export=True, ...)`` (same mapping); the "<argument> not given" notes appear only when no source
   gives it: an unreadable ``**kw`` or extra positional argument of the getter, or a neuron config the rule cannot
@@ -719,6 +723,7 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
         for name, path in args.imported.items():
             dropped.append(f"**{name} (a dict of {path}, folded in: its keys are sorted as keywords here; the dict "
                            "stays there, delete it and its import here once nothing else reads it)")
+        dropped, notes = self.sort_dropped(original, dropped, notes)  # parallelism / shapes / batching: todos
         if dropped:
             self.fixed(original, f"dropped export/compiler-only arguments: {', '.join(dropped)}")
 

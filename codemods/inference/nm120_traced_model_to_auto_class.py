@@ -19,7 +19,9 @@ What it does:
   weights and cast when it compiled, a stock cast would write lower-precision weights to disk for good, so it
   gets ``dtype=torch.float32`` and a ``todo`` says how the code that runs the saved folder casts
   (``auto_cast="matmul"``: float32 and ``torch.autocast``; else ``dtype=`` at that load). Compiler/export-only
-  kwargs are dropped (reported).
+  kwargs are dropped (reported); one that changed how the compiled model ran (``dynamic_batch_size``,
+  ``data_parallel_mode``, ``tensor_parallel_size`` other than 1: ``BEHAVIOUR_ARGS``) is dropped with its own
+  ``todo``, never listed as dropped-and-fixed.
 * after ``model = ...`` the old ahead-of-time compilation becomes ``model.compile(backend="neuron",
   fullgraph=True, dynamic=False)``, guarded by ``if model.device.type == "neuron":`` in the portable style;
 * the static shapes become a ``todo`` with the padding to do by hand (optimum padded inputs to the

@@ -341,6 +341,9 @@ class SentenceTransformersEmbedding(ProducedFolderLoads, CompiledFolderLoads, In
         if "cache_dir" in split.other:
             split.args.append(keyword_arg("cache_folder", split.other.pop("cache_dir").value))
         for key, arg in split.other.items():
+            if key == "tensor_parallel_size":  # SentenceTransformer(...) has no such argument (TypeError)
+                split.dropped.append(key)  # a todo unless it is 1 (sort_dropped)
+                continue
             split.args.append(arg)
             notes.append(f"`{key}=` is not an argument this rule knows: check it is valid for SentenceTransformer(...)")
         if "device" not in dict(arguments.keywords):

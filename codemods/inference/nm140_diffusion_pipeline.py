@@ -75,8 +75,12 @@ What it does:
 * ``unet_id``, ``controlnet_ids``, ``ip_adapter_*`` (another UNet, ControlNets, IP-adapters: model content with
   no diffusers equivalent written here) keep the load and the file on optimum-neuron with a ``todo`` naming
   the diffusers replacement;
-* ``tensor_parallel_size``, ``data_parallel_mode`` are removed from the call with a ``todo`` naming the
-  diffusers replacement;
+* ``tensor_parallel_size``, ``data_parallel_mode`` (parallelism: optimum sharded the denoiser over N cores, or
+  ran two replicas) are removed from the call, each with its own ``todo`` (never in the ``fixed`` list of dropped
+  arguments): the migrated pipeline is one replica on one device; for the same parallelism, one process per core
+  (torchrun) with the prompts split by rank, or the denoiser loaded with
+  ``parallel_config=TensorParallelConfig(tp_degree=N)`` under torchrun, or ``device_map``. Only the one-core
+  values (``tensor_parallel_size=1``, ``data_parallel_mode="none"``) are dropped as done;
 * left alone: IP-adapter / ControlNet / second-UNet / Flux TP loading is described in a ``todo``, not written;
   ``data_parallel_mode`` (two replicas) becomes one process per core by hand.
 
@@ -176,12 +180,36 @@ ADAPTERS = {
     "ip_adapter_id": "after loading: pipe.load_ip_adapter(<id>, subfolder=..., weight_name=...) and "
                      "pipe.set_ip_adapter_scale(scale)",
     "ip_adapter_subfolder": None, "ip_adapter_weight_name": None, "ip_adapter_scale": None,
-    "tensor_parallel_size": "tensor parallelism exists only for Flux-like transformers: load the transformer with "
-                            "parallel_config=TensorParallelConfig(mesh=init_device_mesh(<device>.type, (N,))) under "
-                            "torchrun N processes",
-    "data_parallel_mode": "optimum ran two replicas on two cores: run one pipeline per process (torchrun) and split "
-                          "the prompts by rank",
 }
+#: optimum's parallelism keywords of a diffusion load (the neutral literal value: one core, what diffusers does)
+PARALLEL = {"tensor_parallel_size": 1, "data_parallel_mode": "none"}
+DATA_PARALLEL = {
+    "all": "optimum loaded the whole compiled pipeline twice, on two NeuronCores, and split each batch of prompts "
+           "between the two replicas",
+    "unet": "optimum loaded the compiled {component} twice, on two NeuronCores, and ran the two halves of each "
+            "denoising batch (the classifier-free-guidance pair) on them in parallel",
+}
+DATA_PARALLEL["transformer"] = DATA_PARALLEL["unet"]
+
+
+def parallel_note(key: str, value: object, shown: str, component: str) -> str:
+    """The todo for a parallelism keyword of a diffusion load that is not the one-core value: what optimum ran,
+    that the migrated pipeline is one replica on one device, and what to write for the same parallelism."""
+    if key == "data_parallel_mode":
+        what = DATA_PARALLEL.get(value if isinstance(value, str) else "", "optimum replicated the compiled pipeline "
+                                 "(or its {component}) on two NeuronCores and split each batch between them")
+        return (f"data_parallel_mode={shown}: {what.format(component=component)}; the migrated pipeline is one "
+                "replica on one device (about half the throughput): for the same throughput run one process per "
+                "core (torchrun --nproc_per_node 2, each process on its own NeuronCore) and split the prompts by rank")
+    degree = shown if isinstance(value, int) else "<N>"
+    model = component.split(".")[-1]
+    return (f"tensor_parallel_size={shown}: optimum sharded the compiled {model} over {degree} NeuronCores (tensor "
+            f"parallelism); the migrated pipeline is one replica on one device (the whole {model} must fit in one "
+            f"core's memory). To shard it again: launch with torchrun --nproc_per_node {degree}, load the {model} "
+            f"with its diffusers class's from_pretrained(<id>, subfolder=\"{model}\", "
+            f"parallel_config=TensorParallelConfig(tp_degree={degree})) (models with a TP plan, such as the Flux "
+            f"transformer) and pass {model}= to the pipeline's from_pretrained; or place the components on several "
+            "devices with device_map")
 
 
 def collect_export_dtypes(text: str) -> list[str] | None:
@@ -407,8 +435,15 @@ class DiffusionPipeline(ProducedFolderLoads, CompiledFolderLoads, InferenceRule)
         lora_given = [key for key in LORA_KEYS if key in split.other]
         for key in lora_given:
             split.other.pop(key)
+        component, how = HOW[qualified]
         for key, arg in split.other.items():
-            if key in ADAPTERS:
+            if key in PARALLEL:  # never dropped-and-fixed: the migrated pipeline runs one replica on one device
+                value = self.literal(arg.value)
+                if value == PARALLEL[key] and type(value) is type(PARALLEL[key]):
+                    split.dropped.append(key)
+                else:
+                    notes.append(parallel_note(key, value, _short(arg), component))
+            elif key in ADAPTERS:
                 lead = key if ADAPTERS[key] else next(
                     k for k in ADAPTERS if ADAPTERS[k] and k.split("_")[0] == key.split("_")[0])
                 groups.setdefault(lead, []).append(f"{key}={_short(arg)}")
@@ -478,7 +513,6 @@ class DiffusionPipeline(ProducedFolderLoads, CompiledFolderLoads, InferenceRule)
                                               "height/width/num_images_per_prompt and batch at every call (each "
                                               "new shape compiles again) and draw latents with "
                                               "generator=torch.Generator(\"cpu\")"))
-        component, how = HOW[qualified]
         method = "compile_repeated_blocks" if how == "repeated" else "compile"
         if lora_given and target is not None and lora_steps:
             # exactly what optimum did before compiling (_load_lora_weights_to_pipeline): fused into the weights

@@ -659,3 +659,28 @@ def test_a_cli_command_and_a_python_export_of_one_folder_agree_in_any_keyword_or
         """, "NM110", path="chat.py", project=other)
     assert "from optimum.neuron import NeuronModelForCausalLM" in held.text
     assert "name different checkpoints or shapes" in " ".join(f.message for f in held.findings)
+
+
+def test_shape_and_batching_arguments_are_todos_never_dropped_and_fixed() -> None:
+    """n_positions / max_context_length (shapes), continuous_batching / dynamic_batch_size (batching) and
+    local_ranks_size (parallelism) changed how the compiled decoder ran: each is a todo; compiler-only flags and
+    the neutral start_rank_id=0 stay in the fixed list of dropped arguments."""
+    from tests.rules.case import migrate as run
+    result = run(
+        """
+        from optimum.neuron import NeuronModelForCausalLM
+
+        model = NeuronModelForCausalLM.from_pretrained("gpt2", export=True, batch_size=1, sequence_length=128,
+                                                       n_positions=256, continuous_batching=True, start_rank_id=0,
+                                                       local_ranks_size=2, max_context_length=64,
+                                                       dynamic_batch_size=True, fuse_qkv=True, auto_cast_type="bf16")
+        """,
+        "NM110", path="serve.py",
+    )
+    fixed = " ".join(f.message for f in result.findings if f.severity.value == "fixed")
+    notes = [f.message for f in result.findings if f.severity.value == "todo"]
+    assert "dropped export/compiler-only arguments: export, start_rank_id, fuse_qkv" in fixed
+    for key in ("n_positions=256", "continuous_batching=True", "local_ranks_size=2", "max_context_length=64",
+                "dynamic_batch_size=True"):
+        assert key.split("=")[0] not in fixed
+        assert sum(n.startswith(key) for n in notes) == 1, key

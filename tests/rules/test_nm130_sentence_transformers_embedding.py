@@ -110,3 +110,23 @@ def test_load_of_a_compiled_folder_no_export_writes_stays_on_optimum_neuron() ->
 def test_load_of_the_folder_an_export_job_saves_is_rewritten() -> None:
     result = migrate(LOADER, "NM130", path="search.py", project={"build.py": EXPORT})
     assert 'SentenceTransformer("enc_neuron", device=' in result.text
+
+
+def test_tensor_parallel_size_is_removed_with_a_todo() -> None:
+    """SentenceTransformer(...) has no tensor_parallel_size (TypeError): removed, a todo when it sharded (> 1)."""
+    from tests.rules.case import migrate as run
+    result = run(
+        """
+        from optimum.neuron import NeuronModelForSentenceTransformers
+
+        model = NeuronModelForSentenceTransformers.from_pretrained("sentence-transformers/all-MiniLM-L6-v2",
+                                                                   export=True, batch_size=1, sequence_length=128,
+                                                                   tensor_parallel_size=2)
+        """,
+        "NM130", path="embed.py",
+    )
+    assert "tensor_parallel_size" not in "".join(line for line in result.text.splitlines() if "#" not in line)
+    fixed = " ".join(f.message for f in result.findings if f.severity.value == "fixed")
+    assert "tensor_parallel_size" not in fixed
+    assert any(f.message.startswith("tensor_parallel_size=2") and "one device" in f.message
+               for f in result.findings if f.severity.value == "todo")

@@ -232,3 +232,52 @@ def test_a_load_takes_its_dtype_and_shapes_from_the_export_of_its_own_folder() -
     messages = " ".join(f.message for f in result.findings if f.rule == "NM140")
     assert "this project's export (export_a.py)" in messages
     assert "export_b.py" not in messages
+
+
+def _fixed_and_todos(result) -> tuple[str, list[str]]:
+    fixed = " ".join(f.message for f in result.findings if f.severity.value == "fixed")
+    return fixed, [f.message for f in result.findings if f.severity.value == "todo"]
+
+
+def test_parallelism_arguments_are_todos_never_dropped_and_fixed() -> None:
+    """data_parallel_mode ran two replicas, tensor_parallel_size sharded the denoiser: the migrated pipeline is one
+    replica on one device, so each is its own todo (what to do), never in the fixed list of dropped arguments."""
+    result = migrate(
+        """
+        from optimum.neuron import NeuronStableDiffusionPipeline, NeuronFluxPipeline
+
+        pipe = NeuronStableDiffusionPipeline.from_pretrained("stabilityai/stable-diffusion-2-1-base", export=True,
+                                                             height=512, width=512, data_parallel_mode="all",
+                                                             optlevel="1")
+        flux = NeuronFluxPipeline.from_pretrained("black-forest-labs/FLUX.1-dev", export=True, height=1024,
+                                                  width=1024, tensor_parallel_size=8)
+        """,
+        "NM140", path="serve.py",
+    )
+    fixed, notes = _fixed_and_todos(result)
+    assert "data_parallel_mode" not in fixed and "tensor_parallel_size" not in fixed
+    assert "dropped export/compiler-only arguments: export, optlevel" in fixed
+    data = [n for n in notes if n.startswith('data_parallel_mode="all"')]
+    assert len(data) == 1 and "one replica on one device" in data[0] and "one process per core" in data[0]
+    tensor = [n for n in notes if n.startswith("tensor_parallel_size=8")]
+    assert len(tensor) == 1 and "one replica on one device" in tensor[0]
+    assert "TensorParallelConfig(tp_degree=8)" in tensor[0] and "torchrun --nproc_per_node 8" in tensor[0]
+    code = "".join(line for line in result.text.splitlines() if "# neuron-migrate:" not in line)
+    assert "data_parallel_mode" not in code and "tensor_parallel_size" not in code
+
+
+def test_one_core_parallelism_values_are_dropped_as_done() -> None:
+    """tensor_parallel_size=1 / data_parallel_mode="none" ran on one core, as the diffusers pipeline does."""
+    result = migrate(
+        """
+        from optimum.neuron import NeuronStableDiffusionPipeline
+
+        pipe = NeuronStableDiffusionPipeline.from_pretrained("stabilityai/stable-diffusion-2-1-base", export=True,
+                                                             height=512, width=512, data_parallel_mode="none",
+                                                             tensor_parallel_size=1)
+        """,
+        "NM140", path="serve.py",
+    )
+    fixed, notes = _fixed_and_todos(result)
+    assert "dropped export/compiler-only arguments: export, data_parallel_mode, tensor_parallel_size" in fixed
+    assert not any("parallel" in n for n in notes)
