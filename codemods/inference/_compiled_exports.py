@@ -1,8 +1,9 @@
 """Which checkpoint a compiled decoder folder of the project was compiled from (NM110, redteam-round2 D7).
 
 A shell script of the project that runs ``optimum-cli export neuron --model <id> ... <output>`` names the source
-checkpoint of the folder it writes; so does a Dockerfile, a Makefile recipe (its ``$(NAME)`` variables read from
-``NAME ?= / := / = value`` lines) and a notebook's ``!`` lines and ``%%bash`` cells (a ``!`` line IPython expands,
+checkpoint of the folder it writes; so does a Dockerfile, a Makefile recipe (its ``$(NAME)`` / ``${NAME}``
+variables read from the defaults of its ``NAME ?= / := / = value`` lines - a ``make NAME=...`` override is not
+known here -, a variable that ``+=`` appends to or ``!=`` sets from a shell unknown) and a notebook's ``!`` lines and ``%%bash`` cells (a ``!`` line IPython expands,
 ``$NAME`` / ``{NAME}``, is not read). The fact records, per script, each such command whose model id, output folder
 and static shapes are plain words once the script's own variables are read (``MODEL_ID=${MODEL_ID:-org/name}``:
 the default; any other expansion, a variable set twice, an option this reader does not know, or anything but one
@@ -50,8 +51,11 @@ FLAGS = frozenset({"--trust-remote-code", "--trust_remote_code", "--disable-neur
                    "--inline-weights-neff", "--dynamic-batch-size", "--dynamic_batch_size", "-O1", "-O2", "-O3"})
 INTEGER_KEYS = ("batch_size", "sequence_length", "num_cores", *(key for key in SHAPE_KEYS if key != "max_length"))
 _ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=(\S*)\s*(?:#.*)?$")
-#: a Makefile variable: ``NAME ?= value`` / ``NAME := value`` / ``NAME = value`` (read as ``$(NAME)`` only)
-_MAKE_ASSIGNMENT = re.compile(r"^(?:(?:export|override)\s+)?([A-Za-z_]\w*)\s*(\?=|::?=|=)\s*(\S*)\s*(?:#.*)?$")
+#: a Makefile variable: ``NAME ?= value`` / ``NAME := value`` / ``NAME = value`` (read as ``$(NAME)`` and
+#: ``${NAME}``, its default: a ``make NAME=...`` override on the command line is not known here); ``NAME += more``
+#: appends, ``!=`` runs a shell command: the variable is then unknown
+_MAKE_ASSIGNMENT = re.compile(r"^(?:(?:export|override)\s+)?([A-Za-z_]\w*)\s*(\?=|::?=|:::=|=|\+=|!=)\s*(.*?)\s*"
+                              r"(?:#.*)?$")
 _EXPANSION = re.compile(r"\$\{(\w+)(?::-([^}]*))?\}|\$\((\w+)\)|\$(\w+)")
 
 
@@ -68,7 +72,8 @@ def _variables(lines: list[str]) -> dict[str, str | None]:
                 words = shlex.split(value)
             except ValueError:
                 words = []
-            found[name] = (words[0] if len(words) == 1 else None) if name not in found else None
+            plain = make.group(2) not in ("+=", "!=") and len(words) == 1
+            found[name] = (words[0] if plain else None) if name not in found else None
         elif match:
             name, value = match.group(1), match.group(2)
             try:
@@ -92,8 +97,8 @@ def _expand(word: str, variables: dict[str, str | None], depth: int = 0) -> str 
         default = match.group(2)
         if default is not None:  # ${X:-d}: X comes from the caller's environment, d otherwise
             value = _expand(default, variables, depth + 1)
-        else:
-            raw = variables.get(name)
+        else:  # ${X} in a Makefile is $(X)
+            raw = variables.get(name) if name in variables or match.group(1) is None else variables.get(f"$({name})")
             value = _expand(raw, variables, depth + 1) if raw is not None else None
         if value is None:
             unknown = True
@@ -418,9 +423,42 @@ class CompiledFolderLoads:
             return None
         folder = self._folder(call)
         found = self._writers(folder) if folder is not None else set()
-        if len({(model, tuple(sorted(shapes))) for model, _, shapes in found}) != 1:  # the same, in any order
+        if len({(model, _uncast(shapes)) for model, _, shapes in found}) != 1:  # the same, in any order
             return None
-        return min(found)
+        if len({tuple(sorted(shapes)) for _, _, shapes in found}) == 1:
+            return min(found)
+        # one checkpoint and one set of shapes, compiled with different casting (rt7L L13: a Makefile export with
+        # --auto_cast matmul and a notebook's without): the source is certain, the precision is not
+        # (``casting_note``)
+        model, script, shapes = min(found)
+        return model, script, tuple((key, value) for key, value in shapes if key not in CASTING_KEYS)
+
+    def casting_note(self, call: cst.Call, loaded: str) -> str | None:
+        """The todo for a load ``_recovered`` rewrites to its source while the exports that write its folder
+        compile it with different casting: which export wrote the folder on disk is not known, so neither is the
+        precision the old program ran in; ``loaded`` says what the load now uses. None when they agree."""
+        folder = self._folder(call)
+        found = self._writers(folder) if folder is not None else set()
+        castings = {script: tuple((key, value) for key, value in sorted(shapes) if key in CASTING_KEYS)
+                    for _, script, shapes in found}
+        if len(set(castings.values())) < 2:
+            return None
+        described = "; ".join(f"{script}: " + (", ".join(f"--{key} {value}" for key, value in casting) or "no casting")
+                              for script, casting in sorted(castings.items()))
+        return (f"the exports that write `{folder}` compile the same checkpoint and shapes with different casting "
+                f"({described}): the folder on disk held whichever ran last, so the precision the old program ran "
+                f"in is not known here; this load {loaded} - pass the dtype= of the export you served "
+                "(--auto_cast matmul: only matmuls were cast and the outputs stayed float32; --auto_cast all: the "
+                "whole model in --auto_cast_type)")
+
+    def writers_disagree(self, writers: set[tuple[str, str, tuple[tuple[str, str], ...]]]) -> str:
+        """What the exports that write one folder disagree on: their checkpoints, or their shapes (by script)."""
+        models = sorted({model for model, _, _ in writers})
+        if len(models) > 1:
+            return f"name different checkpoints ({', '.join(models)})"
+        shapes = "; ".join(f"{script}: " + (", ".join(f"{key}={value}" for key, value in _uncast(found)) or "none")
+                           for _, script, found in sorted(writers, key=lambda writer: writer[1]))
+        return f"compile different shapes ({shapes})"
 
     def _follows_source(self, call: cst.Call) -> tuple[str, str] | None:
         """(folder, source id) for ``AutoTokenizer.from_pretrained(<path>)``-style loads (a tokenizer, processor or
@@ -530,10 +568,12 @@ class CompiledFolderLoads:
             named = " or ".join(f'"{source}"' for source in sources)
             why = (f"its path `{source_of(self._load_path(call))}` is `{default}` only by default (a caller may pass "
                    "another compiled folder)" if default is not None else
-                   f"the optimum-cli export neuron commands that write `{folder}` name different checkpoints or shapes")
+                   f"the exports that write `{folder}` {self.writers_disagree(writers)}")
             kinds = " / ".join(sorted({export_kind(script) for _, script, _ in writers}))
+            uncertain = ("the checkpoint to load instead is not certain" if default is not None or len(sources) > 1
+                         else "the static shapes to load it with (and pad its inputs to) are not certain")
             return (head + f"`{folder or default}` is written by {kinds} in {scripts} from {named}, "
-                    f"but {why}, so the checkpoint to load instead is not certain")
+                    f"but {why}, so {uncertain}")
         if folder is None and (export := self._same_expression_export(call, gatherer)) is not None:
             path = source_of(self._load_path(call))
             return (head + f"its path `{path}` is the folder this file's export `{export}` saves to "
@@ -1083,6 +1123,15 @@ HELD_ADAPTER_KEYS = ("unet_id", "controlnet_ids", "ip_adapter_id", "ip_adapter_i
                      "ip_adapter_scale", "ip_adapter_scales")
 #: a keyword value that is not a Python literal (known only when the script runs)
 NOT_LITERAL = object()
+
+#: the casting options of an export: they choose the precision, not the checkpoint or the shapes
+CASTING_KEYS = ("auto_cast", "auto_cast_type")
+
+
+def _uncast(shapes: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """An export's static shapes without its casting options, in a stable order."""
+    return tuple(sorted((key, value) for key, value in shapes if key not in CASTING_KEYS))
+
 
 
 def _listed(value: object, kind: type | tuple[type, ...]) -> list | None | object:

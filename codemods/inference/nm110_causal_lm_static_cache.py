@@ -271,7 +271,10 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
             values = [cast(cst.Assign, statement.body[0]).value for statement in statements]  # `name = value`
             only = values[0] if len(values) == 1 else None
             if isinstance(only, cst.Call) and self._method(only) in ("from_pretrained", "export"):
-                self._compiled[name] = self._export_shapes(only)
+                # a compiled-folder load rewritten to the checkpoint its folder was exported from (``_recovered``:
+                # one export of the project, certain) carries that export's shapes (rt8Q-13)
+                recovered = self._recovered(only)
+                self._compiled[name] = self._export_shapes(only) if recovered is None else _recovered_shapes(recovered[2])
         self._left_padded = self._plan_left_padding(module)
         self._config_holders: set[cst.CSTNode] = set()  # `m.neuron_config` / `m.config.neuron` nodes read through
         self._fstrings: list[str] = []  # the openings (f", f') of the f-strings being visited
@@ -417,9 +420,9 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
                     "f-string of those, at the load or bound once at module level here or in a project module), so the "
                     "checkpoint it was compiled from cannot be matched to an export of this project (an optimum-cli "
                     "export neuron command, or a saved Python export)")
-        if self._writers(folder):
+        if writers := self._writers(folder):
             return (head + f"the exports of this project (optimum-cli export neuron commands, saved Python exports) "
-                    f"that write `{folder}` name different checkpoints or shapes")
+                    f"that write `{folder}` {self.writers_disagree(writers)}")
         return (head + "the checkpoint they were compiled from was not found: no optimum-cli export neuron command "
                 f"this rule can read (in a shell script, Dockerfile or Makefile of the project) and no saved Python "
                 f"export with constant arguments writes `{folder}`")
@@ -588,6 +591,8 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
             compiled = False
             self.fixed(original, f"{folder} is the folder {script} compiles from \"{model_id}\" ({export_kind(script)}): "
                        "the stock load reads that checkpoint, with the shapes that export compiled")
+            if (casting := self.casting_note(original, "takes no dtype from them (the checkpoint's dtype)")):
+                notes.append(casting)
 
         # compile settings this rule could not read (an opaque **splat, an unfolded neuron config): no "not given" notes
         unread_config = bool(args.opaque)
@@ -765,6 +770,17 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
         func = (updated.func.with_changes(attr=cst.Name("from_pretrained")) if isinstance(updated.func, cst.Attribute)
                 else updated.func)
         return updated.with_changes(func=func, args=with_commas(new_args, updated.args))
+
+
+def _recovered_shapes(shapes: tuple[tuple[str, str], ...]) -> dict[str, object]:
+    """The fields (``COMPILED_FIELDS`` values) of an export's recorded shapes (``CompiledFolderLoads._recovered``:
+    ``(("batch_size", "2"), ("num_cores", "2"), ("auto_cast_type", "bf16"))``) as the literals it compiled."""
+    out: dict[str, object] = {}
+    for key, value in shapes:
+        field = COMPILED_FIELDS.get(key)
+        if field is not None:
+            out[field] = int(value) if key in INTEGER_KEYS and value.isdigit() else value
+    return out
 
 
 #: fields of get_neuron_config's result -> the get_neuron_config keywords that give them

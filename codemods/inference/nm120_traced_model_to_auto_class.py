@@ -37,7 +37,9 @@ What it does:
   (a shell script, a Dockerfile, a Makefile recipe with its ``$(VAR)`` variables; the path a string,
   ``os.environ.get(NAME, "<folder>")``, or such a name bound once here or in a project module it is imported
   from): with one source checkpoint for it, the load reads that checkpoint (complete, float32; the export's static
-  shapes become the padding ``todo``), and so does a tokenizer / processor / feature-extractor load of the same
+  shapes become the padding ``todo``; exports of that folder that differ only in ``--auto_cast`` /
+  ``--auto_cast_type`` give a ``todo`` naming each one's casting, rt7L L13, and exports that disagree on the
+  checkpoint or the shapes keep the load, the reason saying which), and so does a tokenizer / processor / feature-extractor load of the same
   folder in the file (``AutoTokenizer.from_pretrained("out/rerank")``: the export copied its files there, and the
   migrated project no longer writes the folder; shared with NM110, ``CompiledFolderLoads.follow_source``); where the path is only a parameter's default (``def load(path=COMPILED)``,
   a caller may pass another folder) or the commands name different checkpoints, the file stays on optimum-neuron
@@ -195,6 +197,8 @@ class TracedModelToAutoClass(CompiledFolderLoads, InferenceRule):
             if matmul_only_cast(options.get("auto_cast"), cast_to) and cast_to is not None:
                 notes.append(matmul_note(cast_to, f"{script}'s --auto_cast matmul --auto_cast_type "
                                                   f"{options.get('auto_cast_type', 'bf16')}"))
+            if (casting := self.casting_note(original, "is float32")):
+                notes.append(casting)
         self.report_load(original, split.dropped, notes, "traced Neuron model -> stock transformers class on the "
                                                          "device, compiled with backend=\"neuron\"", compiled)
         return updated.with_changes(args=with_commas(split.args, updated.args))

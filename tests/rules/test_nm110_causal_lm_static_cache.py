@@ -658,7 +658,9 @@ def test_a_cli_command_and_a_python_export_of_one_folder_agree_in_any_keyword_or
         model = NeuronModelForCausalLM.from_pretrained("out")
         """, "NM110", path="chat.py", project=other)
     assert "from optimum.neuron import NeuronModelForCausalLM" in held.text
-    assert "name different checkpoints or shapes" in " ".join(f.message for f in held.findings)
+    # the reason says what they disagree on (rt7L L13: never "different checkpoints" when the checkpoint agrees)
+    assert ("compile different shapes (export.py: batch_size=4, sequence_length=256; export.sh: batch_size=4, "
+            "sequence_length=128)") in " ".join(f.message for f in held.findings)
 
 
 def test_shape_and_batching_arguments_are_todos_never_dropped_and_fixed() -> None:
@@ -684,3 +686,27 @@ def test_shape_and_batching_arguments_are_todos_never_dropped_and_fixed() -> Non
                 "dynamic_batch_size=True"):
         assert key.split("=")[0] not in fixed
         assert sum(n.startswith(key) for n in notes) == 1, key
+
+
+def test_exports_of_one_folder_that_differ_only_in_casting_give_the_source_and_a_dtype_todo() -> None:
+    """rt7L L13: two exports write the folder from the same checkpoint and shapes, in different precisions: the
+    load reads that checkpoint (certain), the precision is a todo naming both exports (not 'different
+    checkpoints or shapes')."""
+    from tests.rules.case import migrate as run
+    make = ("MODEL ?= org/llm\nOUT ?= llm-neuron\nexport:\n\toptimum-cli export neuron --model $(MODEL) "
+            "--batch_size 1 --sequence_length 256 --num_cores 1 --auto_cast_type bf16 $(OUT)\n")
+    script = ("optimum-cli export neuron --model org/llm --batch_size 1 --sequence_length 256 --num_cores 1 "
+              "--auto_cast_type fp16 llm-neuron\n")
+    result = run(
+        """
+        from optimum.neuron import NeuronModelForCausalLM
+
+        model = NeuronModelForCausalLM.from_pretrained("llm-neuron")
+        """,
+        "NM110", path="serve.py", project={"Makefile": make, "export.sh": script},
+    )
+    assert 'AutoModelForCausalLM.from_pretrained("org/llm"' in result.text
+    notes = [f.message for f in result.findings if f.severity.value == "todo"]
+    assert any("different casting" in n and "--auto_cast_type bf16" in n and "--auto_cast_type fp16" in n
+               for n in notes)
+    assert not any("different checkpoints or shapes" in n for n in notes)

@@ -246,3 +246,15 @@ def test_a_processor_of_a_recovered_folder_follows_the_model_and_one_of_an_unsur
     two = {"export.sh": export, "other.sh": export.replace("google/vit-base-patch16-224", "org/other")}
     kept = apply_rules(textwrap.dedent(source), select=["NM120"], path="predict.py", project=two)
     assert 'AutoImageProcessor.from_pretrained("compiled/vit")' in kept.text  # the model load is kept too
+
+
+def test_makefile_variables_are_read_as_make_reads_them() -> None:
+    """rt7L L13: ``NAME ?= / := / =`` defaults (a trailing comment left out), ``$(NAME)`` and ``${NAME}`` alike; a
+    variable ``+=`` appends to or ``!=`` sets from a shell command is unknown, and so is the command."""
+    from codemods.inference._compiled_exports import compiled_exports
+
+    make = ("M ?= org/a # the checkpoint\nOUT := out/${M}\nB = 2\nexport:\n"
+            "\toptimum-cli export neuron --model ${M} --batch_size $(B) --sequence_length 8 $(OUT)\n")
+    assert compiled_exports(make) == (("out/org/a", "org/a", (("batch_size", "2"), ("sequence_length", "8"))),)
+    assert compiled_exports(make.replace("B = 2\n", "B = 2\nB += 4\n")) is None
+    assert compiled_exports(make.replace("M ?= org/a # the checkpoint", "M != cat model.txt")) is None
