@@ -48,7 +48,12 @@ from codemods._tables.inference_arguments import (
 )
 from codemods._tables.inference_symbols import INF1_MARKERS, INF1_PATH, OPTIMUM_RUNTIME_ARGS
 from codemods.inference._casting import matmul_note, matmul_only_cast
-from codemods.inference._compiled_exports import compiled_family, kept_compiled_consumers_note, kept_compiled_loads
+from codemods.inference._compiled_exports import (
+    compiled_family,
+    kept_compiled_consumers_note,
+    kept_compiled_loads,
+    kept_compiled_names,
+)
 from codemods.inference._module_dicts import module_dict
 from migrate import cstwalk
 from migrate.rule import DeviceStyle, PythonRule, dotted_name
@@ -735,7 +740,7 @@ class InferenceRule(PythonRule):
             kept.update(self._unresolved_splat_loads())
             for key, message in self._held_loads().items():  # an unread splat's todo says the same
                 kept.setdefault(key, message)
-            for key, message in self._kept_producer_loads().items():  # held for both reasons: both todos
+            for key, message in self._kept_producer_loads(set(kept)).items():  # held for both reasons: both todos
                 kept[key] = f"{kept[key]}. Also: {message}" if key in kept else message
             if kept:
                 self._withdraw()
@@ -855,7 +860,7 @@ class InferenceRule(PythonRule):
                 return qualified.rsplit(".", 1)[-1]
         return None
 
-    def _kept_producer_loads(self) -> dict[int, str]:
+    def _kept_producer_loads(self, held: set[int] | frozenset[int] = frozenset()) -> dict[int, str]:
         """rt5H D1: the loads of this rule that compile a model (``export=True``, or ``<class>.export(...)``) whose
         result the file saves or pushes (``save_pretrained`` / ``push_to_hub``: a compiled folder or Hub repo), while
         another project file still loads Neuron-compiled folders with optimum-neuron after this run
@@ -863,7 +868,10 @@ class InferenceRule(PythonRule):
         unknown kind, counts: ``compiled_family``). Migrated, this file
         would write ordinary weights, which that optimum-neuron load rejects ("The specified directory does not
         contain a neuron model"), so the file stays on optimum-neuron: id(``X.from_pretrained``) and id(each
-        ``<model>.save_pretrained`` / ``.push_to_hub``) -> the todo."""
+        ``<model>.save_pretrained`` / ``.push_to_hub``) -> the todo. ``held``: the ids of the loads already kept for
+        a reason of their own (an unread splat, adapters): those loads may be held by this export in turn (rt7N N6:
+        export_lora.py and generate.py each said "port the other first"), so their todo says that they are then
+        migrated together once that reason is resolved, not "port them first"."""
         module = self.ctx.shared.get("module")
         if not isinstance(module, cst.Module):
             return {}
@@ -902,6 +910,17 @@ class InferenceRule(PythonRule):
         for call, saves in producers:
             owner = source_of(cast(cst.Attribute, call.func).value)
             writes = ", ".join(f"`{source_of(save)}`" for save in saves)
+            if id(call.func) in held:
+                kept[id(call.func)] = (
+                    f"{writes} write{'s' if len(saves) == 1 else ''} the Neuron-compiled folder that the "
+                    f"optimum-neuron loads of {kept_compiled_names(loads)} may read: those loads stay on "
+                    "optimum-neuron while this export does (their todos say so, or give a reason of their own), so "
+                    "once the reason above is resolved, run neuron-migrate again: this "
+                    "export and those loads are migrated together")
+                for save in saves:
+                    kept[id(save.func)] = (f"kept with the export it saves (its todo says why): the optimum-neuron "
+                                           f"loads of {', '.join(loads[:3])} may read the folder it writes")
+                continue
             kept[id(call.func)] = (
                 f"this load compiles the model and {writes} write{'s' if len(saves) == 1 else ''} it as Neuron-compiled "
                 f"artifacts; {consumers}: "

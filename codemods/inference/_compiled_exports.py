@@ -580,6 +580,8 @@ class CompiledFolderLoads:
                     f"(`save_pretrained({path})`), which this rule cannot prove is the same folder at run time: if "
                     "it is, load that export's checkpoint here with export=True and the export's static shapes "
                     "(the checkpoint the folder was compiled from)")
+        if folder is None and (elsewhere := self.same_expression_elsewhere(call)) is not None:
+            return head + elsewhere
         if folder is None:
             return (head + f"its path `{source_of(self._load_path(call))}` is no folder this rule can read (a string, or "
                     "os.environ.get(NAME, \"<folder>\") / os.getenv(NAME, \"<folder>\"), at the load or bound once at "
@@ -621,6 +623,27 @@ class CompiledFolderLoads:
                 text = " ".join(source_of(export_call).split())
                 return text if len(text) <= 120 else text[:117] + "..."
         return None
+
+    def same_expression_elsewhere(self, call: cst.Call) -> str | None:
+        """rt7N N6 across files: the note for a compiled load whose path is an expression that the saved exports of
+        other project files also save to (``cfg["compiled_dir"]`` read from one config in both), or None. Each file
+        computes the expression itself, so this rule cannot prove it is one folder: the note names those exports and
+        what to check, and agrees with theirs (they are held while this load is)."""
+        try:  # written as the fact writes it (ast.unparse: one quote style)
+            path = "".join(ast.unparse(ast.parse(source_of(self._load_path(call)).strip(), mode="eval").body).split())
+        except SyntaxError:
+            return None
+        here = str(self.ctx.path).replace("\\", "/")
+        files = sorted({other for other, uses in self.ctx.options.project.of(COMPILED_FOLDER_USES.name).items()
+                        if other != here and any(expression == path for expression, _ in uses.get("expressions", ()))})
+        if not files:
+            return None
+        shown = source_of(self._load_path(call))
+        return (f"its path `{shown}` is also the folder that the saved export of {kept_compiled_names(tuple(files))} "
+                f"writes (`save_pretrained({shown})` there), which this rule cannot prove is the same folder at run "
+                f"time: check that both files read `{shown}` from the same source (the same config file and key, or "
+                "the same argument); if they do, load that export's checkpoint here with export=True and its static "
+                "shapes, then run neuron-migrate again (the export and this load are then migrated together)")
 
     def _tokenizer_source(self, call: cst.Call, gatherer: Any, folder: str) -> str | None:
         """The one other string a tokenizer / processor / feature-extractor load of the file reads: a candidate
@@ -827,10 +850,14 @@ def compiled_folder_uses(text: str) -> dict[str, tuple] | None:
     shapes are constants (``_decoder_export``): NM110 reads the folder as an optimum-cli command's output
     (``CompiledFolderLoads._writers``). A folder named by a constant imported from a project module is
     ``IMPORTED`` + its qualified name (``resolved_folder``). ``"diffusion"``: ``(folder, shapes)`` of each saved
-    diffusion export (``_diffusion_shapes``): NM140 names them at the calls of a pipeline loaded from that folder."""
+    diffusion export (``_diffusion_shapes``): NM140 names them at the calls of a pipeline loaded from that folder.
+    ``"expressions"``: ``(expression, class)`` of each saved export whose folder is known only at run time
+    (``save_pretrained(cfg["compiled_dir"])``, whitespace removed): a load of another file that reads the same
+    expression names that export (``CompiledFolderLoads.same_expression_elsewhere``, rt7N N6)."""
     sources = code_cells(text) if text.lstrip().startswith("{") else None
     saves: list[tuple[str, str | None, bool]] = []
     loads: list[tuple[str, str | None, bool, str]] = []
+    expressions: list[tuple[str, str]] = []  # saved to a folder known only at run time
     decoders: list[tuple[str | None, str, tuple[tuple[str, str], ...]]] = []
     diffusion: list[tuple[str | None, tuple[tuple[str, str], ...]]] = []
     for source in sources if sources is not None else [text]:
@@ -861,7 +888,11 @@ def compiled_folder_uses(text: str) -> dict[str, tuple] | None:
                 continue
             name = aliases.get(name, name) if isinstance(owner, ast.Name) else name
             keywords = _export_keywords(node, dicts)
-            export = (keywords or {}).get("export")
+            # an explicit export=True beside a splat this reader cannot see into is an export all the same (the
+            # splat cannot carry export= too: TypeError), opaque (rt7N N6: export_lora.py's **cfg["input_shapes"]
+            # made its save unseen, and the loads of its folder elsewhere said no export writes it)
+            export = (keywords or {}).get("export", next((keyword.value for keyword in node.keywords
+                                                          if keyword.arg == "export"), None))
             if node.func.attr == "export" or (isinstance(export, ast.Constant) and export.value is True):
                 # an export whose adapters NM140 cannot write exactly stays as it is (like an unread splat)
                 exports.append((node, name, keywords is None or _adapters_held(node, name, keywords, tree)))
@@ -895,6 +926,8 @@ def compiled_folder_uses(text: str) -> dict[str, tuple] | None:
                 sizes = _diffusion_shapes(call, name, opaque, dicts)
                 if sizes is not None:
                     diffusion.append((saves[-1][1], sizes))
+                if where is not None and saves[-1][1] is None:  # a folder known only at run time (rt7N N6)
+                    expressions.append(("".join(ast.unparse(where).split()), name))
     if not saves and not loads:
         return None
     found: dict[str, tuple] = {"saves": tuple(saves), "loads": tuple(loads)}
@@ -902,6 +935,8 @@ def compiled_folder_uses(text: str) -> dict[str, tuple] | None:
         found["exports"] = tuple(decoders)
     if diffusion:
         found["diffusion"] = tuple(diffusion)
+    if expressions:
+        found["expressions"] = tuple(expressions)
     return found
 
 
@@ -1098,7 +1133,8 @@ class ProducedFolderLoads:
             return (f"the {self.export_words} that may write "
                     f"{f'`{folder}`' if folder is not None else 'the folder it reads'} ({', '.join(writers)}) stays "
                     "on optimum-neuron as it is (its todo says why) and keeps writing Neuron-compiled artifacts: "
-                    "port it first")
+                    "resolve what that todo names, then run neuron-migrate again (the export and this load are then "
+                    "migrated together)")
         if not saves:
             return (f"no {self.export_words} of this project (a Neuron<...>.from_pretrained(<checkpoint>, export=True) "
                     f"whose result is saved with save_pretrained) writes "

@@ -413,6 +413,8 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
                     f"(`save_pretrained({path_text})`), which this rule cannot prove is the same folder at run time: "
                     "if it is, load that export's checkpoint here with export=True and the export's static shapes "
                     "(the checkpoint the folder was compiled from)")
+        if folder is None and (elsewhere := self.same_expression_elsewhere(call)) is not None:
+            return head + elsewhere
         if folder is None:
             path = next(arg.value for arg in call.args if arg.keyword is None or arg.keyword.value in MODEL_ID_KEYWORDS)
             return (head + f"its path `{source_of(path)}` is no folder this rule can read (a string, "

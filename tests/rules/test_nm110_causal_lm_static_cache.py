@@ -710,3 +710,25 @@ def test_exports_of_one_folder_that_differ_only_in_casting_give_the_source_and_a
     assert any("different casting" in n and "--auto_cast_type bf16" in n and "--auto_cast_type fp16" in n
                for n in notes)
     assert not any("different checkpoints or shapes" in n for n in notes)
+
+
+def test_a_reload_of_the_folder_expression_another_file_saves_to_names_that_export() -> None:
+    """rt7N N6 across files: `cfg["compiled_dir"]` saved by export.py and loaded here: the note names that export
+    and what to check (one config file and key), not 'no folder this rule can read'."""
+    from tests.rules.case import migrate as run
+    export = ("import yaml\nfrom optimum.neuron import NeuronModelForCausalLM\ncfg = yaml.safe_load(open('c.yaml'))\n"
+              "m = NeuronModelForCausalLM.from_pretrained('org/m', export=True, batch_size=1, sequence_length=64)\n"
+              "m.save_pretrained(cfg['compiled_dir'])\n")
+    result = run(
+        """
+        import yaml
+        from optimum.neuron import NeuronModelForCausalLM
+
+        cfg = yaml.safe_load(open("c.yaml"))
+        model = NeuronModelForCausalLM.from_pretrained(cfg["compiled_dir"])
+        """,
+        "NM110", path="serve.py", project={"export.py": export},
+    )
+    notes = " ".join(f.message for f in result.findings if f.severity.value == "todo")
+    assert "the saved export of export.py writes (`save_pretrained(cfg[\"compiled_dir\"])` there)" in notes
+    assert "the same config file and key" in notes and "no folder this rule can read" not in notes

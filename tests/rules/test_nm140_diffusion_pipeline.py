@@ -281,3 +281,33 @@ def test_one_core_parallelism_values_are_dropped_as_done() -> None:
     fixed, notes = _fixed_and_todos(result)
     assert "dropped export/compiler-only arguments: export, data_parallel_mode, tensor_parallel_size" in fixed
     assert not any("parallel" in n for n in notes)
+
+
+def test_an_export_with_an_unread_splat_is_still_an_export_and_its_reload_elsewhere_says_so() -> None:
+    """rt7N N6 across files: export=True beside **cfg["input_shapes"] is an export (the splat cannot carry export=
+    too), held as it is; the load of its folder in another file names it and says they migrate together, where it
+    said no export of the project writes the folder (while the export's todo said to port that load first)."""
+    from codemods.inference._compiled_exports import compiled_folder_uses
+
+    export = ("import json\nfrom optimum.neuron import NeuronStableDiffusionXLPipeline\n"
+              "cfg = json.load(open('c.json'))\n"
+              "pipe = NeuronStableDiffusionXLPipeline.from_pretrained(cfg['model_id'], export=True, "
+              "**cfg['input_shapes'])\npipe.save_pretrained(cfg['compiled_dir'])\n")
+    uses = compiled_folder_uses(export)
+    assert uses is not None and uses["loads"] == ()
+    assert uses["saves"] == (("NeuronStableDiffusionXLPipeline", None, True),)
+    assert uses["expressions"] == (("cfg['compiled_dir']", "NeuronStableDiffusionXLPipeline"),)
+    result = migrate(
+        """
+        import json
+        from optimum.neuron import NeuronStableDiffusionXLPipeline
+
+        cfg = json.load(open("c.json"))
+        pipe = NeuronStableDiffusionXLPipeline.from_pretrained(cfg["compiled_dir"])
+        """,
+        "NM140", path="generate.py", project={"export_lora.py": export},
+    )
+    notes = " ".join(f.message for f in result.findings if f.severity.value == "todo")
+    assert "from optimum.neuron import NeuronStableDiffusionXLPipeline" in result.text
+    assert "(export_lora.py) stays on optimum-neuron" in notes and "migrated together" in notes
+    assert "no Neuron diffusion export of this project" not in notes
