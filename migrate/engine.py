@@ -1,14 +1,17 @@
 """Runs the rules over a tree: discover -> scan (prefilter) -> migrate (pool) -> write.
 
-Two passes over the files, in worker processes (migrate/workers.py; the scan runs in this process for
-one job, since it never parses):
+Three passes over the files, in worker processes (migrate/workers.py; in this process for one job, except
+the migrate pass):
 
 1. scan: read each file and look for the triggers of every enabled rule and for the markers that show the
    project targets Neuron, with one Aho-Corasick automaton (pyahocorasick) over every trigger, marker
    anchor and fact anchor: one pass over the text finds them all (a marker's regular expression runs only
    on a file where its anchor was found). A file without a trigger costs a read and a scan, nothing more:
    it is never parsed.
-2. migrate: only files with a trigger of a rule that may run are parsed and rewritten. Rules scoped to
+2. facts: only if a rule that reads project facts has work in some file, the files holding a fact's anchor
+   are read again and the facts' readers (which parse) run on them (migrate/facts.py). A tree where nothing
+   or only the reporting sweep (NM901-NM903) wakes skips it.
+3. migrate: only files with a trigger of a rule that may run are parsed and rewritten. Rules scoped to
    Neuron projects (torch_xla idioms) run only if some file of the run carries a marker, or ``--xla``.
 
 The parent writes results as they stream in (bounded memory), atomically, and never over a file with
@@ -108,6 +111,9 @@ class _Plan:
             | {a for fact in self.facts for a in fact.anchors}
             | {NOTE_MARK}
         )
+        self.fact_anchors = {
+            kind: frozenset(a for fact in self.facts if kind in fact.kinds for a in fact.anchors) for kind in FileKind
+        }
         self.marker_patterns = {
             kind: [(anchor, re.compile(regex, re.MULTILINE)) for anchor, regex in pairs]
             for kind, pairs in self.markers.items()
@@ -133,7 +139,10 @@ class _Scanned:
     has_marker: bool = False
     has_note: bool = False  # a `# neuron-migrate:` note is work until deleted, trigger or not
     error: str | None = None
-    facts: dict = field(default_factory=dict)  # fact name -> this file's value
+    # The facts' anchors the file holds. Its facts are read only if the run migrates some file: a tree with
+    # nothing to migrate (no Neuron usage) is never parsed, not even by the facts' readers.
+    fact_words: frozenset[str] = frozenset()
+    woken: frozenset[str] = frozenset()  # ids of the rules whose triggers make the file be parsed
 
 
 _PLAN: _Plan | None = None
@@ -165,16 +174,20 @@ def _scan(candidate: Candidate) -> _Scanned:
     scanned.has_marker = any(
         anchor in found and pattern.search(text) for anchor, pattern in plan.marker_patterns.get(kind, ())
     )
-    scanned.facts = project_facts.collect(plan.facts, kind, text, found)
+    scanned.fact_words = frozenset(found & plan.fact_anchors.get(kind, frozenset()))
     name = candidate.path.name
+    woken = set()
     for rule in plan.rules:
         if issubclass(rule, ProjectRule):  # it reads the files after the run; it never makes one be parsed
             continue
         if _handles(rule, kind, name) and not found.isdisjoint(rule.triggers):
             if rule.scope == "neuron-project":
                 scanned.needs_if_neuron = True
+                woken.add(rule.id)
             elif rule.scope == "any":  # "migrated" (verification) rules never make a file be parsed
                 scanned.needs = True
+                woken.add(rule.id)
+    scanned.woken = frozenset(woken)
     return scanned
 
 
@@ -301,6 +314,36 @@ def _scan_batch(batch: Sequence[Candidate]) -> list[_Scanned]:
     return [_scan(candidate) for candidate in batch]
 
 
+def _facts(item: _Scanned) -> tuple[str, dict]:
+    """The facts' values for one scanned file (its display path first): the file is read again."""
+    plan = _PLAN
+    assert plan is not None and item.kind is not None
+    try:
+        text = item.candidate.path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:  # gone since the scan: its facts are unknown, which every reader allows for
+        return item.candidate.display, {}
+    return item.candidate.display, project_facts.collect(plan.facts, item.kind, text, set(item.fact_words))
+
+
+def _facts_batch(batch: Sequence[_Scanned]) -> list[tuple[str, dict]]:
+    return [_facts(item) for item in batch]
+
+
+def _facts_all(items: Sequence[_Scanned], plan: _Plan, jobs: int) -> list[tuple[str, dict]]:
+    """The facts pass, over the scanned files holding a fact's anchor: the readers parse, so it runs in
+    workers like the scan (in this process for one job)."""
+    holding = [item for item in items if item.fact_words and item.kind is not None]
+    if jobs <= 1 or len(holding) <= SCAN_BATCH:
+        _init_worker(plan)
+        return [_facts(item) for item in holding]
+    batches = [holding[start : start + SCAN_BATCH] for start in range(0, len(holding), SCAN_BATCH)]
+    values: list[tuple[str, dict]] = []
+    for _batch, results, failure in run_tasks(_facts_batch, batches, _init_worker, plan, jobs, None):
+        if failure is None:  # a worker that died on a batch: those files' facts are unknown
+            values.extend(results)
+    return values
+
+
 def _migrate_all(
     work: Sequence[tuple[Candidate, FileKind]], plan: _Plan, jobs: int, time_limit: float | None
 ) -> Iterator[FileResult]:
@@ -326,26 +369,18 @@ def run(
     candidates = list(discover(paths, options.exclude, options.force_exclude, not_scanned))
     jobs = options.jobs or os.cpu_count() or 1
     rule_options = RuleOptions(device_style=options.device_style, inline_notes=options.inline_notes)
-    plan = _Plan(rules, rule_options, options.diff, markers, scan=True, facts=project_facts.facts_of(rules))
+    scan_plan = _Plan(rules, rule_options, options.diff, markers, scan=True, facts=project_facts.facts_of(rules))
 
-    scanned = _scan_all(candidates, plan, jobs)
+    scanned = _scan_all(candidates, scan_plan, jobs)
     # staged files, a subfolder: markers and facts may sit elsewhere in their project (read, never rewritten)
-    known = [*scanned, *_scan_all(_context(paths, options.exclude, scanned), plan, jobs)]
+    known = [*scanned, *_scan_all(_context(paths, options.exclude, scanned), scan_plan, jobs)]
     neuron_project = options.xla or any(item.has_marker for item in known)
     if not neuron_project:
         rules = [rule for rule in rules if rule.scope != "neuron-project"]
-    project = project_facts.merge(
-        (item.candidate.display for item in known), ((item.candidate.display, item.facts) for item in known)
-    )
-    selected = frozenset(rule.id for rule in rules)  # NM410 runs the selected launch rules' edits (RuleOptions.rules)
-    migrate_options = RuleOptions(options.device_style, options.inline_notes, neuron_project, project, rules=selected)
-    project_rules = [rule for rule in rules if issubclass(rule, ProjectRule)]
-    plan = _Plan(
-        [r for r in rules if r not in project_rules], migrate_options, options.diff, project_rules=project_rules
-    )
-
     result = RunResult([str(path) for path in paths], options, rules, neuron_project, not_scanned=not_scanned)
     work: list[tuple[Candidate, FileKind]] = []
+    reading = {rule.id for rule in rules if rule.reads_facts}
+    wants_facts = False
     for item in scanned:
         kind_name = item.kind.value if item.kind else "unknown"
         if item.candidate.skip_reason:
@@ -360,8 +395,22 @@ def run(
             not_scanned.add(item.candidate.display, UNKNOWN_KIND)
         elif item.needs or item.has_note or (item.needs_if_neuron and neuron_project):
             work.append((item.candidate, item.kind))
+            wants_facts = wants_facts or not reading.isdisjoint(item.woken)
         else:
             result.files.append(FileResult(item.candidate.display, item.kind.value, FileStatus.UNCHANGED))
+
+    # Only now are the facts read, and only if a rule that reads them has work: they serve the rules of the
+    # migrate pass (and the project rules, which look only at files it processed).
+    if work and any(issubclass(rule, ProjectRule) for rule in rules):  # it reads the facts of files never parsed
+        wants_facts = True
+    values = _facts_all(known, scan_plan, jobs) if wants_facts else []
+    project = project_facts.merge((item.candidate.display for item in known), values)
+    selected = frozenset(rule.id for rule in rules)  # NM410 runs the selected launch rules' edits (RuleOptions.rules)
+    migrate_options = RuleOptions(options.device_style, options.inline_notes, neuron_project, project, rules=selected)
+    project_rules = [rule for rule in rules if issubclass(rule, ProjectRule)]
+    plan = _Plan(
+        [r for r in rules if r not in project_rules], migrate_options, options.diff, project_rules=project_rules
+    )
 
     # Asked before the first write, of the files that may change: a file's own repository says whether
     # rewriting it could destroy work git cannot give back.

@@ -1,9 +1,10 @@
 """Project facts: what a rule needs to know about OTHER files of the run (which scripts parse Neuron training
 arguments, say), gathered during the engine's scan pass and handed to every rule through ``RuleOptions``.
 
-A rule declares ``facts = (ProjectFact(...),)``. The engine adds each fact's anchors to the scan automaton and
-calls ``collect(text)`` on every file of the fact's kinds that holds an anchor (the file is read for the scan
-anyway); the values, keyed by the file's display path, reach the rules as ``options.project``. The engine knows
+A rule declares ``facts = (ProjectFact(...),)``. The engine adds each fact's anchors to the scan automaton; if the
+run has some file to migrate, it then calls ``collect(text)`` on every file of the fact's kinds that holds an
+anchor (a tree with nothing to migrate is never parsed for its facts); the values, keyed by the file's display
+path, reach the rules as ``options.project``. The engine knows
 nothing of what a fact means: computing and reading one is the rule family's business.
 """
 

@@ -98,6 +98,10 @@ class Rule:
     neuron_code: ClassVar[Mapping[FileKind, tuple[tuple[str, str], ...]]] = {}
     #: What the rule needs to know about other files of the run; gathered in the scan pass (migrate/facts.py).
     facts: ClassVar[tuple[ProjectFact, ...]] = ()
+    #: The rule may read ``options.project`` (any fact, its own or another family's). The engine reads the facts
+    #: only for a run in which such a rule has work: a tree where only the reporting sweep wakes is never parsed
+    #: for its facts.
+    reads_facts: ClassVar[bool] = True
 
     @classmethod
     def summary(cls) -> str:
@@ -363,6 +367,7 @@ class SweepRule(Rule):
     on a line that another rule's todo holds too."""
 
     project_level: ClassVar[bool] = False
+    reads_facts: ClassVar[bool] = False  # a sweep reports from its file's final text; one that reads facts says so
 
     def __init__(self, options: RuleOptions, path: PurePath | None = None) -> None:
         self.options = options

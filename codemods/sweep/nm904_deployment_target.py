@@ -290,6 +290,7 @@ class DeploymentTarget(SweepRule):
     kinds = frozenset(FileKind) - {FileKind.NOTEBOOK}  # notebook cells come through their own kinds
     triggers = TRIGGERS
     facts = FACTS
+    reads_facts = True
     project_level = True
 
     def scan(self, text: str, kind: FileKind) -> Iterable[SweepHit]:

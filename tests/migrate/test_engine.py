@@ -288,3 +288,49 @@ def test_read_failure_is_an_error_not_a_crash(tmp_path: Path, monkeypatch) -> No
     locked = next(f for f in result.files if f.path == "locked.py")
     assert locked.status is FileStatus.ERROR and locked.findings[0].message == "cannot read: Permission denied"
     assert status_of(result, "open.py") is FileStatus.CHANGED
+
+
+def test_rules_that_read_no_facts_say_so_truthfully() -> None:
+    """The engine skips the facts pass when only rules with ``reads_facts = False`` have work: such a rule must
+    declare no fact and its module must never look at ``options.project``."""
+    import inspect
+    import re
+
+    from migrate.registry import all_rules
+
+    quiet = [rule for rule in all_rules() if not rule.reads_facts]
+    assert {rule.id for rule in quiet} >= {"NM901", "NM902", "NM903"}
+    for rule in quiet:
+        assert rule.facts == (), rule.id
+        assert not re.search(r"\.project\b", inspect.getsource(inspect.getmodule(rule))), rule.id
+
+
+def _facts_passes(monkeypatch) -> list[int]:
+    import migrate.engine
+
+    passes: list[int] = []
+    real = migrate.engine._facts_all
+
+    def counting(items, *args):
+        passes.append(len(items))
+        return real(items, *args)
+
+    monkeypatch.setattr(migrate.engine, "_facts_all", counting)
+    return passes
+
+
+def test_facts_are_read_only_when_a_rule_that_reads_them_has_work(tmp_path: Path, monkeypatch) -> None:
+    # a project with no Neuron usage, whose one trigger wakes only the reporting sweep: no facts pass
+    (tmp_path / "helpers.py").write_text('HELP = "migrated from optimum-neuron"\nimport os\n')
+    (tmp_path / "run.sh").write_text("python helpers.py\n")
+    passes = _facts_passes(monkeypatch)
+    result = run([tmp_path], RunOptions(jobs=1, write=False))
+    assert result.neuron_project is False
+    assert passes == []
+    # the same files beside a script that uses optimum-neuron: its rules read the facts, so they are gathered
+    (tmp_path / "train.py").write_text(
+        "from optimum.neuron import NeuronTrainingArguments\nargs = NeuronTrainingArguments(output_dir='o')\n"
+    )
+    result = run([tmp_path], RunOptions(jobs=1, write=False))
+    assert result.neuron_project is True
+    assert len(passes) == 1 and passes[0] >= 2
