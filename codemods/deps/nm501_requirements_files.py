@@ -35,7 +35,13 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   ``optimum.neuron`` after the run (an import no rule could port, NM901's todo; NM205's kept lazy-load block; a
   file kept on optimum-neuron as a whole): the file is migrated the way this run migrates it (its rules, the
   project facts: project fact ``deps.optimum-neuron-code``) to see whether the import survives; the todo names
-  those files (without the package: ``ModuleNotFoundError: No module named 'optimum'``);
+  those files (without the package: ``ModuleNotFoundError: No module named 'optimum'``). When every such file is a
+  one-time converter (its optimum.neuron imports bind only the checkpoint consolidators NM206 says to run "in the
+  OLD environment before uninstalling optimum-neuron"; it cannot be ported first), it holds nothing (rt7L L14): the
+  file moves, and its optimum-neuron line is a ``todo`` that names the converters and the old pins it no longer
+  installs, to keep in the folder's ``requirements-legacy.txt`` (or create it with them); that legacy file itself
+  (a requirements file whose name says ``legacy``) is left as it is, with a ``todo`` to run the converters from
+  it and then delete it. Any other importer beside a converter holds the file as above;
 * optimum-neuron stays too, with a ``todo`` tied to the command, while the notebook a requirement cell belongs to
   still runs ``optimum-cli export`` / ``optimum-cli neuron serve`` in its cells (NM406 keeps those with a todo;
   project fact ``deps.optimum-cli``): replaced, the notebook fails with ``optimum-cli: command not found``; the

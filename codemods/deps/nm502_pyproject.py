@@ -16,6 +16,12 @@ What it does:
 * ``requires-python`` and Poetry's ``python`` key get a ``todo`` when their range admits a Python below what the
   dependencies need after the run (``transformers>=5.24`` requires Python 3.11: ``python = ">=3.8,<3.11"``
   excludes every Python it supports; ``codemods/deps/_interpreter.py``);
+* when the only files that still import optimum.neuron after the run are one-time checkpoint converters (NM501:
+  run in the OLD environment before uninstalling optimum-neuron), the dependencies move and the old pins go to
+  ``[dependency-groups] legacy-convert`` (PEP 735; an extra would not do: pip installs an extra with the
+  dependencies, whose ``transformers>=5.24`` conflicts with the old ``==4.55.4``), with a comment and a ``todo``
+  naming the converters: ``pip install --group legacy-convert`` alone, run them, then delete the group. That group
+  is never migrated;
 * a file tomlkit cannot parse is left alone, with a ``todo`` above the line where parsing stopped.
 
 Why:
@@ -38,6 +44,22 @@ After::
         "torch==2.14.*",
         "transformers>=5.24",
         "accelerate>=1.15",
+    ]
+
+With a one-time converter (``src/consolidate.py`` calls ``consolidate_model_parallel_checkpoints_to_unified_checkpoint``)::
+
+    dependencies = [
+        "torch-neuronx==2.14.*",
+        "torch==2.14.*",
+        "transformers>=5.24",
+        "accelerate>=1.15",
+    ]
+
+    [dependency-groups]
+    # the old environment of src/consolidate.py (one-time checkpoint conversion): ...
+    legacy-convert = [
+        "optimum-neuron[neuronx]==0.3.0",
+        "torch-xla",
     ]
 
 Safety: needs-review. As for NM501: the reviewer checks the package repository, the torch line and the
@@ -100,7 +122,8 @@ class PyprojectNeuronStack(DepsTextRule):
         if isinstance(project.get("dependencies"), Array):
             arrays.append(project["dependencies"])
         for table in (project.get("optional-dependencies", {}), toml.get("dependency-groups", {})):
-            arrays.extend(value for value in table.values() if isinstance(value, Array))
+            # the old environment of one-time converters (``_legacy_group``) stays as it is
+            arrays.extend(value for key, value in table.items() if isinstance(value, Array) and key != plan.LEGACY_GROUP)
         specs = [str(item) for array in arrays for item in array if isinstance(item, str)]
         poetry = [entry for section in poetry_sections(doc) for entry in section]
         poetry_specs = [_decision_spec(line, spec) for line, spec, _ in poetry]
@@ -114,6 +137,9 @@ class PyprojectNeuronStack(DepsTextRule):
             planner.hold_subject = "the optimum-neuron entry"
             planner.hold_everything = True
             self.held_entry = held
+        legacy = planner.legacy_pins() if planner.legacy_converters and isinstance(project, dict) else []
+        if legacy and plan.LEGACY_GROUP not in toml.get("dependency-groups", {}):
+            planner.legacy_written = f"[dependency-groups] {plan.LEGACY_GROUP} of this file (see the note there)"
         events: list[tuple[str, Severity, str]] = []  # (original specifier, severity, message)
         first_changed = None
         for array in arrays:
@@ -148,12 +174,15 @@ class PyprojectNeuronStack(DepsTextRule):
         if planner.needs_repository and not planner.repository_configured and first_changed is not None:
             events.append((first_changed, Severity.TODO, REPOSITORY_NOTE))
         anchors = [(spec, severity, message, _find(doc, spec)) for spec, severity, message in events]
+        if planner.legacy_written and first_changed is not None:
+            _legacy_group(toml, legacy, planner.legacy_converters)
         new_text = tomlkit.dumps(toml)
         if new_text != text:
             replace_text(doc, new_text)
         for spec, severity, message, line in anchors:
             if line is not None:
                 self.report(line, severity, message)
+        self._legacy_note(doc, toml)
         needed_repository = planner.needs_repository
         planner.needs_repository = False
         for section in poetry_sections(doc):
@@ -163,6 +192,20 @@ class PyprojectNeuronStack(DepsTextRule):
                 and not (needed_repository and first_changed is not None):
             self.report(poetry_first, Severity.TODO, REPOSITORY_NOTE)
         self._check_python(doc, arrays)
+
+    def _legacy_note(self, doc: TextDocument, toml: tomlkit.TOMLDocument) -> None:
+        """The todo on the optimum-neuron item of ``[dependency-groups] legacy-convert`` (this rule's, or one the
+        user wrote): kept on purpose for the one-time converters, which it names, and to be deleted after them.
+        Said on every run, so the sweep (NM901) does not take the item for a leftover."""
+        group = toml.get("dependency-groups", {}).get(plan.LEGACY_GROUP)
+        if not isinstance(group, Array):
+            return
+        item = next((str(item) for item in group if isinstance(item, str)
+                     and (parsed := plan.parse(str(item))) is not None and plan.names_optimum_neuron(parsed)), None)
+        line = _find(doc, item) if item is not None else None
+        if item is None or line is None:
+            return
+        self.report(line, Severity.TODO, plan.legacy_group_note(item, self.ctx.options, self.ctx.path.as_posix()))
 
     def _poetry(self, doc: TextDocument, section: list[tuple[Line, str | None, re.Match | None]],
                 planner: plan.Planner) -> Line | None:
@@ -224,6 +267,22 @@ class PyprojectNeuronStack(DepsTextRule):
             verdict = interpreter.range_below(spec, found[0])
             if verdict is not None and verdict[0]:
                 self.report(line, Severity.TODO, interpreter.range_todo(key, written, found, verdict[1]))
+
+
+def _legacy_group(toml: tomlkit.TOMLDocument, pins: list[str], converters: tuple[str, ...]) -> None:
+    """Write the old pins into ``[dependency-groups] legacy-convert`` (PEP 735; the table is added at the end when
+    the file has none), with a comment naming the one-time converters it serves."""
+    groups = toml.get("dependency-groups")
+    if groups is None:
+        groups = tomlkit.table()
+        toml.add("dependency-groups", groups)
+    array = tomlkit.array()
+    for pin in pins:
+        array.append(pin)
+    array.multiline(True)
+    groups.add(tomlkit.comment(f"the old environment of {', '.join(converters)} (one-time checkpoint conversion): "
+                               f"pip install --group {plan.LEGACY_GROUP} alone, run it, then delete this group"))
+    groups.add(plan.LEGACY_GROUP, array)
 
 
 _POETRY_TABLE = re.compile(r"^\s*\[\s*tool\.poetry\.(?:dependencies|dev-dependencies|group\.[\w.-]+\.dependencies)\s*\]")

@@ -582,3 +582,41 @@ def test_files_one_pip_install_command_reads_together_take_one_decision() -> Non
         result = _in_set("constraints.txt", _CONSTRAINTS, {"requirements.txt": kept, name: command, **code})
         assert result.text.endswith("\ntorch-neuronx==2.14.*\ntorch==2.14.*\n"), command
         assert "was left as it is" not in result.text, command
+
+
+_CONVERTER = ("from optimum.neuron.models.training import consolidate_model_parallel_checkpoints_to_unified_checkpoint "
+              "as merge\n\nmerge('old', 'out')\n")
+_MIGRATED_TRAINER = "from optimum.neuron import NeuronTrainer\n\ntrainer = NeuronTrainer(model=None)\n"
+
+
+def test_a_one_time_converter_does_not_hold_the_requirements_and_its_pins_are_named_for_the_legacy_set() -> None:
+    # rt7L L14: consolidate.py, which NM206 says to run in the OLD environment before uninstalling optimum-neuron,
+    # held the whole file on transformers 4.x with "port it first" while train.py moved to transformers 5
+    body = "optimum-neuron[training]==0.3.0\ntransformers==4.48.0\ndatasets>=2.19\n"
+    project = {"convert.py": _CONVERTER, "train.py": _MIGRATED_TRAINER}
+    result = migrate(body, "NM501", kind=FileKind.REQUIREMENTS, path="requirements.txt", project=project)
+    assert "transformers>=5.24" in result.text and "optimum-neuron[training]==0.3.0\n" not in result.text
+    note = next(f.message for f in result.findings if f.rule == "NM501" and "one-time" in f.message)
+    # never drop a package a file imports without saying where it goes: the converter's pins, for the legacy set
+    assert "convert.py still imports optimum.neuron" in note and "port it first" not in note
+    assert "(optimum-neuron[training]==0.3.0, transformers==4.48.0)" in note
+    assert "create requirements-legacy.txt" in note and "`pip install -r requirements-legacy.txt`" in note
+    # the legacy set itself, where one exists, stays on the old stack, and the main file's note names it
+    legacy = "optimum-neuron[training]==0.3.0\ntransformers==4.48.0\n"
+    project["requirements-legacy.txt"] = legacy
+    kept = migrate(legacy, "NM501", kind=FileKind.REQUIREMENTS, path="requirements-legacy.txt", project=project)
+    assert "\n".join(line for line in kept.text.splitlines() if not line.startswith("#")) + "\n" == legacy
+    assert "keep them in requirements-legacy.txt" in migrate(
+        body, "NM501", kind=FileKind.REQUIREMENTS, path="requirements.txt", project=project).text
+
+
+def test_a_converter_beside_another_held_importer_keeps_todays_hold() -> None:
+    body = "optimum-neuron[training]==0.3.0\ntransformers==4.48.0\n"
+    cache = "from optimum.neuron.utils.cache_utils import get_hf_hub_cache_repos\n\nprint(get_hf_hub_cache_repos())\n"
+    for project in ({"convert.py": _CONVERTER, "cache_report.py": cache},
+                    # a module import of optimum.neuron is no converter, whatever it calls
+                    {"convert.py": "import optimum.neuron.models.training as t\n\n"
+                                   "t.consolidate_model_parallel_checkpoints_to_unified_checkpoint('a', 'b')\n"}):
+        result = migrate(body, "NM501", kind=FileKind.REQUIREMENTS, path="requirements.txt", project=project)
+        assert "\noptimum-neuron[training]==0.3.0\n" in result.text and "port " in result.text, project
+        assert "\ntransformers==4.48.0\n" in result.text and "one-time" not in result.text

@@ -127,3 +127,26 @@ def test_a_python_range_below_the_migrated_stack_gets_a_todo() -> None:
               kind=FileKind.PYPROJECT, path="pyproject.toml", neuron_project=True)
     unchanged(poetry.replace("^5.24", "4.41.2").replace("transformers", "requests"), "NM502",
               kind=FileKind.PYPROJECT, path="pyproject.toml", neuron_project=True)
+
+
+def test_a_one_time_converter_gets_the_old_pins_in_a_dependency_group_of_their_own() -> None:
+    # rt7L L14 (mistral-cpt-pp): the dependencies move for the migrated train.py; consolidate.py's old stack goes
+    # to [dependency-groups] legacy-convert, which pip installs alone (an extra would be installed with the
+    # dependencies, whose transformers>=5.24 conflicts with its ==4.55.4)
+    body = ('[project]\nname = "x"\nversion = "0"\ndependencies = [\n  "optimum-neuron[training]==0.4.1",\n'
+            '  "transformers==4.55.4",\n  "datasets>=3.0",\n]\n')
+    converter = ("from optimum.neuron.models.training import consolidate_model_parallel_checkpoints_to_unified_"
+                 "checkpoint\n\nconsolidate_model_parallel_checkpoints_to_unified_checkpoint('a', 'b')\n")
+    project = {"src/consolidate.py": converter,
+               "src/train.py": "from optimum.neuron import NeuronTrainer\n\ntrainer = NeuronTrainer(model=None)\n"}
+    result = migrate(body, "NM502", kind=FileKind.PYPROJECT, path="pyproject.toml", project=project)
+    import tomllib
+
+    data = tomllib.loads(result.text)
+    assert "transformers>=5.24" in data["project"]["dependencies"]
+    assert not any(spec.startswith("optimum-neuron") for spec in data["project"]["dependencies"])
+    assert data["dependency-groups"]["legacy-convert"] == ["optimum-neuron[training]==0.4.1", "transformers==4.55.4"]
+    assert "legacy-convert" not in data["project"].get("optional-dependencies", {})
+    notes = [f.message for f in result.findings if f.rule == "NM502"]
+    assert any("src/consolidate.py, the one-time checkpoint conversion" in note and "then delete this group" in note
+               for note in notes)
