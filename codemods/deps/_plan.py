@@ -445,6 +445,53 @@ def still_importing(files: dict[str, str], options: RuleOptions | None) -> tuple
     return tuple(path for path, text in sorted(files.items()) if survives_run(path, text, options))
 
 
+def legacy_converter(text: str) -> bool:
+    """Whether the (migrated) text keeps optimum.neuron only for a one-time checkpoint conversion: every name its
+    optimum.neuron imports bind is a consolidator that NM206 classifies as one (``consolidate_model_parallel_
+    checkpoints_to_unified_checkpoint`` ...: "run this in the OLD environment before uninstalling optimum-neuron"),
+    and it imports no optimum.neuron module as a whole. Such a file runs once on the old stack, before the move; it
+    cannot be ported first (the conversion needs the old packages), so it holds no dependency file on them."""
+    from codemods.training.nm206_legacy_training_helpers import CONSOLIDATE
+
+    if _ON_MODULE_IMPORT.search(text):
+        return False
+    bound: set[str] = set()
+    for match in _ON_FROM_IMPORT.finditer(text):
+        for part in match.group(1).split(","):
+            words = part.split()
+            if words:
+                bound.add(words[0])  # the imported name (``A as B``: A)
+    return bool(bound) and bound <= set(CONSOLIDATE)
+
+
+def legacy_converters(files: tuple[str, ...], code: dict[str, str], options: RuleOptions) -> tuple[str, ...]:
+    """Of ``files`` (which still import optimum.neuron after this run), those that are one-time converters
+    (``legacy_converter`` on ``migrated_text``)."""
+    found = []
+    for path in files:
+        migrated = migrated_text(path, code[path], options) if path in code else None
+        if migrated is not None and legacy_converter(migrated):
+            found.append(path)
+    return tuple(found)
+
+
+#: a requirements file that declares itself the old environment (``requirements-legacy.txt``): the set that the
+#: advice for one-time converters names, kept on the old stack while a converter needs it
+_LEGACY_SET = re.compile(r"(?i)(?:^|[-_.])legacy(?=[-_.]|$)")
+#: the name the advice gives to the requirements file of the old environment, when the folder has none
+LEGACY_REQUIREMENTS = "requirements-legacy.txt"
+#: the PEP 735 dependency group NM502 writes the old pins of a pyproject.toml into (installed alone, unlike an extra)
+LEGACY_GROUP = "legacy-convert"
+
+
+def is_legacy_set(path: str) -> bool:
+    """Whether the requirements file ``path`` names itself the legacy set (``requirements-legacy.txt``)."""
+    from migrate.filekinds import kind_from_name
+
+    where = PurePosixPath(path)
+    return kind_from_name(where) is FileKind.REQUIREMENTS and bool(_LEGACY_SET.search(where.stem.lower()))
+
+
 def still_needing_torch_xla(files: dict[str, str], options: RuleOptions | None) -> tuple[str, ...]:
     """Of ``files`` (path -> text, from ``deps.torch-xla-code``), those that still use torch_xla after this run
     (``migrated_text``: a torch_xla call no rule could port, a Ray ``TorchXLAConfig`` left in place, a file that
@@ -1188,6 +1235,14 @@ class Planner:
     #: the files near this one that still import optimum.neuron after this run (``still_importing``), the eval
     #: keeps above aside
     importing_optimum_neuron: tuple[str, ...] = ()
+    #: of those, the one-time converters (``legacy_converter``), when every one of them is one: they run on the old
+    #: stack before it is uninstalled and hold nothing; the file moves, and its old pins go to the legacy set
+    #: (``legacy_pins``: a ``requirements-legacy.txt``, NM502's ``[dependency-groups] legacy-convert``)
+    legacy_converters: tuple[str, ...] = ()
+    #: the file is that legacy set itself (``is_legacy_set``), for such converters: it is left as it is
+    legacy_set: bool = False
+    #: where the old pins went (NM502 wrote the dependency group): said in the optimum-neuron line's todo
+    legacy_written: str | None = None
     #: the files near this one that still use torch_xla after this run (``still_needing_torch_xla``), when the file
     #: names torch-xla
     importing_torch_xla: tuple[str, ...] = ()
@@ -1271,6 +1326,12 @@ class Planner:
                     if name != path}
             planner.importing_optimum_neuron = still_importing(
                 {name: code[name] for name in planner.near(tuple(code))}, options)
+            converters = legacy_converters(planner.importing_optimum_neuron, code, options)
+            if converters and converters == planner.importing_optimum_neuron:
+                # one-time converters only: run on the old stack before the move, they cannot be ported first
+                planner.importing_optimum_neuron = ()
+                planner.legacy_converters = converters
+                planner.legacy_set = path is not None and is_legacy_set(path)
         if options is not None and any(parsed.name == "torch-xla" for parsed in parsed_specs):
             code = {name: text for name, text in options.project.of("deps.torch-xla-code").items() if name != path}
             planner.importing_torch_xla = still_needing_torch_xla(
@@ -1429,6 +1490,19 @@ class Planner:
             pins += [pin for pin in chosen if pin not in pins]
         return pins
 
+    def legacy_pins(self) -> list[str]:
+        """The file's specifiers, as written, that the plan changes or removes (optimum-neuron, the XLA-era
+        torch-neuronx, the stock pins beside it): the old environment a one-time converter runs in, which the file
+        no longer installs."""
+        free = replace(self, added=set(), legacy_converters=(), legacy_set=False)
+        pins = []
+        for spec in self.specs:
+            parsed = parse(spec)
+            found = _rewrite(parsed, free) if parsed is not None else None
+            if found is not None and not found.keep and spec not in pins:
+                pins.append(spec)
+        return pins
+
     def near(self, files: tuple[str, ...]) -> tuple[str, ...]:
         """The ``files`` this file installs for: those under the folder whose code it installs
         (``served_folder``: its own folder and below, a SageMaker ``source_dir`` or one sample of a samples
@@ -1530,6 +1604,14 @@ def rewrite(text: str, planner: Planner) -> Rewrite | None:
             return None
         planner.other_noted = True
         return Rewrite([], Severity.TODO, planner.other_accelerator, keep=True)
+    if planner.legacy_set:
+        # the old environment of one-time converters: left as it is, one note on its optimum-neuron line
+        if not _names_optimum_neuron(parsed):
+            return None
+        return Rewrite([], Severity.TODO, f"{text.strip()} was left as it is: this file is the old environment of "
+                       f"{_files(planner.legacy_converters)}, the one-time checkpoint conversion NM206 notes there: "
+                       "run it in an environment built from this file before uninstalling optimum-neuron, then "
+                       "delete this file", keep=True)
     found = _rewrite(parsed, planner)
     if planner.hold_everything and found is not None and not found.keep:
         return Rewrite([], Severity.TODO, f"{text.strip()} was left as it is: it goes with {planner.hold}; move it "
@@ -1811,6 +1893,8 @@ def _optimum_neuron(parsed: Parsed, planner: Planner) -> Rewrite:
         specs = [spec for spec in specs if spec not in held]
         notes.append(f"{', '.join(s.split(';')[0] for s in held)} not added: the stock stack goes with "
                      f"{planner.hold}; add them when transformers moves to 5.x")
+    if planner.legacy_converters:
+        notes.append(_legacy_note(planner))
     if planner.cli_elsewhere:
         notes.append(f"{planner.cli_elsewhere}, which optimum-neuron installed and this line no longer does: delete "
                      "or replace that command as its NM406 todo says (left, it fails with `optimum-cli: command not "
@@ -1819,6 +1903,54 @@ def _optimum_neuron(parsed: Parsed, planner: Planner) -> Rewrite:
     severity = Severity.FIXED
     if notes:
         message += "; " + "; ".join(notes)
-    if "vllm" in parsed.extras or held or planner.cli_elsewhere:
+    if "vllm" in parsed.extras or held or planner.cli_elsewhere or planner.legacy_converters:
         severity = Severity.TODO
     return Rewrite(specs, severity, message)
+
+
+def legacy_group_note(spec: str, options: RuleOptions | None, path: str) -> str:
+    """The todo on the optimum-neuron item of a pyproject's ``legacy-convert`` dependency group: the one-time
+    converters near ``path`` that still import optimum.neuron after this run (read from the facts, the same on every
+    run), to run in an environment of that group alone, then the group goes."""
+    planner = Planner.for_specs([], "", options, path)
+    code = dict(options.project.of("deps.optimum-neuron-code")) if options is not None else {}
+    converters = legacy_converters(still_importing({name: code[name] for name in planner.near(tuple(code))},
+                                                   options), code, options) if options is not None else ()
+    group = f"[dependency-groups] {LEGACY_GROUP}"
+    if not converters:
+        return (f"{spec.strip()}: {group} is the old environment of a one-time checkpoint conversion, and no file "
+                "of the project imports optimum.neuron only for one any more: delete this group once the old "
+                "checkpoints are converted")
+    one = len(converters) == 1
+    return (f"{spec.strip()} is kept on purpose: {group} is the old environment of {_files(converters)}, the "
+            f"one-time checkpoint conversion NM206 notes there. Install this group alone, in an environment of its "
+            f"own (`pip install --group {LEGACY_GROUP}`, pip>=25.1, with --extra-index-url "
+            f"https://pip.repos.neuron.amazonaws.com; not an extra: pip installs an extra with the dependencies "
+            f"above, whose pins conflict), run {'it' if one else 'them'} there before uninstalling optimum-neuron, "
+            "then delete this group")
+
+
+def _legacy_note(planner: Planner) -> str:
+    """What the optimum-neuron line says when only one-time converters still import optimum.neuron: they do not
+    hold the file, and where their old environment's pins are (NM502's dependency group) or go (a legacy
+    requirements file: the one beside this file, or ``requirements-legacy.txt``, which the user creates)."""
+    converters = planner.legacy_converters
+    one = len(converters) == 1
+    head = (f"{_files(converters)} still import{'s' if one else ''} optimum.neuron, but only for the one-time "
+            f"checkpoint conversion NM206 notes there, which runs in the OLD environment before optimum-neuron is "
+            f"uninstalled (it cannot be ported first), so {'it does' if one else 'they do'} not hold this file on the "
+            "old stack")
+    pins = ", ".join(planner.legacy_pins())
+    index = (", with --extra-index-url https://pip.repos.neuron.amazonaws.com"
+             if any(pin.startswith(("torch-neuronx", "neuronx", "optimum")) for pin in planner.legacy_pins()) else "")
+    if planner.legacy_written:
+        return f"{head}; its old pins ({pins}) moved to {planner.legacy_written}"
+    folder = PurePosixPath(planner.path).parent if planner.path else PurePosixPath(".")
+    existing = sorted(name for name in planner.project.files
+                      if PurePosixPath(name).parent == folder and is_legacy_set(name))
+    legacy = existing[0] if existing else (folder / LEGACY_REQUIREMENTS).as_posix()
+    where = (f"keep them in {legacy}" if existing else
+             f"create {legacy} beside this file holding them, with a first comment saying that it is the old "
+             f"environment of {_files(converters)}")
+    return (f"{head}: its old pins ({pins}) are no longer installed here: {where}; run {_files(converters)} in an "
+            f"environment built from it (`pip install -r {legacy}`{index}) before installing this one")
