@@ -75,9 +75,14 @@ BEHAVIOUR_ARGS: dict[str, tuple[tuple[object, ...], str]] = {
     "dynamic_batch_size": ((False,), "optimum ran any batch size on the compiled graph (it split or padded the batch "
                                      "to the compiled batch size); there is no stock equivalent (each new batch size "
                                      "compiles again): keep one batch size"),
-    "continuous_batching": ((False,), "optimum served the compiled batch with continuous batching (new prompts "
-                                      "joined a running batch); stock generate() batches statically: group the "
-                                      "prompts into batches yourself, or serve with a continuous-batching server"),
+    "continuous_batching": ((False,), "optimum served concurrent requests through the compiled model with "
+                                      "continuous batching (up to its batch_size sequences at once, a new prompt "
+                                      "joining the running batch as soon as a sequence finished); stock generate() "
+                                      "runs one static batch at a time: to serve concurrent requests use transformers' "
+                                      "continuous batching (model.generate_batch(<token-id lists>) for a batch of "
+                                      "prompts, model.init_continuous_batching() for a serving loop; its Neuron "
+                                      "behaviour is not verified) or vLLM with the Neuron plugin (vllm serve "
+                                      "--max-num-seqs <batch_size>)"),
     "start_rank_id": ((0,), "optimum placed the model on the NeuronCores from this one on; the migrated model loads "
                             "on the device device_map names: pick the cores with NEURON_RT_VISIBLE_CORES (one "
                             "process per core group)"),

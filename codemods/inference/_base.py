@@ -55,6 +55,7 @@ from codemods.inference._compiled_exports import (
     kept_compiled_names,
 )
 from codemods.inference._module_dicts import module_dict
+from codemods.inference._notebook import file_path, notebook_kept
 from migrate import cstwalk
 from migrate.rule import DeviceStyle, PythonRule, dotted_name
 from migrate.snippets import parse_statement
@@ -736,12 +737,10 @@ class InferenceRule(PythonRule):
         super().__init__(ctx)
         marker = ctx.memo("inference.inf1", lambda: inf1_flow(ctx))
         if marker is None:
-            kept = self._kept_class_uses()
-            kept.update(self._unresolved_splat_loads())
-            for key, message in self._held_loads().items():  # an unread splat's todo says the same
-                kept.setdefault(key, message)
-            for key, message in self._kept_producer_loads(set(kept)).items():  # held for both reasons: both todos
-                kept[key] = f"{kept[key]}. Also: {message}" if key in kept else message
+            kept = self.kept_uses()
+            if ctx.namespace is not None:  # a notebook's cells are one program: one kept cell keeps them all
+                for key, message in notebook_kept(self, kept).items():
+                    kept.setdefault(key, message)
             if kept:
                 self._withdraw()
                 self._note_kept_uses(kept)
@@ -759,6 +758,17 @@ class InferenceRule(PythonRule):
                   "Inf1 deployments, or port it to Trn2/Trn3 by hand (a stock transformers/diffusers class loaded "
                   "from the source checkpoint, on the neuron device)")
         ctx.statement_stack.pop()
+
+    def kept_uses(self) -> dict[int, str]:
+        """What keeps this file on optimum-neuron: id(the use) -> its todo (empty: the rule rewrites the file). In a
+        notebook, over every cell (``codemods/inference/_notebook.py``)."""
+        kept = self._kept_class_uses()
+        kept.update(self._unresolved_splat_loads())
+        for key, message in self._held_loads().items():  # an unread splat's todo says the same
+            kept.setdefault(key, message)
+        for key, message in self._kept_producer_loads(set(kept)).items():  # held for both reasons: both todos
+            kept[key] = f"{kept[key]}. Also: {message}" if key in kept else message
+        return kept
 
     def _withdraw(self) -> None:
         """No rewrite, no import move or cleanup, no finding of this rule in this file."""
@@ -902,7 +912,8 @@ class InferenceRule(PythonRule):
         families = {compiled_family(self._class_name(call)) for call, _ in producers}
         # a producer of unknown kind is held by any kept load; else only loads of its kind (or of unknown kind) read it
         family = next(iter(families)) if len(families) == 1 else None
-        loads = kept_compiled_loads(self.ctx.options, str(self.ctx.path).replace("\\", "/"), family)
+        # a notebook cell's own notebook is no other file: its loads are this rule's to judge (notebook_kept)
+        loads = kept_compiled_loads(self.ctx.options, str(file_path(self.ctx)).replace("\\", "/"), family)
         if not loads:
             return {}
         consumers = kept_compiled_consumers_note(loads)
@@ -1649,10 +1660,15 @@ def dtype_for(value: Any) -> str | None:
 
 
 def run_time_value(node: cst.BaseExpression) -> bool:
-    """A value read when the script runs with no side effect: a name, an attribute (``args.dtype``), or a
-    subscript of one by a constant (``cfg["auto_cast_type"]``, ``settings.casting["type"]``)."""
+    """A value read when the script runs with no side effect: a name, an attribute (``args.dtype``), a
+    subscript of one by a constant (``cfg["auto_cast_type"]``, ``settings.casting["type"]``), or an environment
+    read (``os.environ.get("AUTO_CAST_TYPE", "bf16")``, ``os.getenv(NAME, cfg["dtype"])``: rt8Q-12)."""
     if isinstance(node, cst.Name):
         return True
+    if isinstance(node, cst.Call) and dotted_name(node.func) in ("os.environ.get", "os.getenv") \
+            and 1 <= len(node.args) <= 2 and all(arg.keyword is None and not arg.star for arg in node.args):
+        return all(isinstance(arg.value, (cst.SimpleString, cst.Integer)) or run_time_value(arg.value)
+                   for arg in node.args)
     if isinstance(node, cst.Attribute):
         return run_time_value(node.value)
     if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
@@ -1809,16 +1825,18 @@ def shape_text(shapes: dict[str, cst.BaseExpression]) -> str:
     return ", ".join(f"{key}={source_of(value)}" for key, value in shapes.items())
 
 
-def padding_note(shapes: dict[str, cst.BaseExpression], speech: bool = False) -> str | None:
+def padding_note(shapes: dict[str, cst.BaseExpression], speech: bool = False, padded: bool = False) -> str | None:
     """Input-preparation guidance for compiled static shapes. ``speech``: a speech model (Whisper), whose
-    ``sequence_length`` bounds the decoded tokens (its audio features have a fixed length): no tokenizing."""
+    ``sequence_length`` bounds the decoded tokens (its audio features have a fixed length): no tokenizing.
+    ``padded``: every tokenizer call feeding the model already pads to the compiled ``sequence_length`` (rt8Q-14):
+    only the other shapes are advice."""
     if not shapes:
         return None
     parts = []
     seq = shapes.get("sequence_length")
     if seq is not None and speech:
         parts.append(f"generate at most {source_of(seq)} decoder tokens (max_new_tokens / max_length)")
-    elif seq is not None:
+    elif seq is not None and not padded:
         parts.append(f'tokenize with padding="max_length", max_length={source_of(seq)}, truncation=True')
     for key in ("batch_size", "text_batch_size", "image_batch_size"):
         if key in shapes:
@@ -1836,7 +1854,11 @@ def padding_note(shapes: dict[str, cst.BaseExpression], speech: bool = False) ->
         parts.append(f"resize images to {size} in the image processor")
     if any(key in shapes for key in ("audio_sequence_length", "nb_max_frames")):
         parts.append("pad/crop audio features to the compiled length")
-    return (f"compiled static shapes {shape_text(shapes)}: inputs are no longer padded for you - "
+    if not parts:
+        return None
+    lead = (f"the tokenizer calls feeding the model already pad to {source_of(seq)} - " if padded and seq is not None
+            and not speech else "inputs are no longer padded for you - ")
+    return (f"compiled static shapes {shape_text(shapes)}: {lead}"
             + "; ".join(parts) + " (a new shape compiles again; slice padded outputs by attention_mask)")
 
 

@@ -30,7 +30,7 @@ from typing import Any
 import libcst as cst
 
 from codemods._lib.cst import source_of
-from codemods._lib.notebook_cells import code_cells
+from codemods._lib.notebook_cells import code_cells, kernel_code
 from codemods._tables.inference_arguments import SHAPE_KEYS
 from codemods.inference._module_dicts import binding_counts, closest_module_value
 from migrate.facts import ProjectFact
@@ -695,9 +695,10 @@ def _compiled_load_lines(text: str, path: str) -> list[int]:
 def _compiled_loads(text: str, path: str) -> list[tuple[int, str | None]]:
     """(line, family) of each load ``_compiled_load_lines`` finds: the family of the Neuron class it calls, an alias
     followed to the class it imports (``compiled_family``; None: not known)."""
-    sources = code_cells(text) if path.endswith(".ipynb") else [text]
+    # a notebook's cells run in one kernel: one module (an alias imported in one cell, used in another)
+    kernel = kernel_code(text) if path.endswith(".ipynb") else text
     lines: list[tuple[int, str | None]] = []
-    for source in sources or []:
+    for source in [kernel] if kernel is not None else []:
         code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
         try:
             tree = ast.parse(code)
@@ -854,13 +855,15 @@ def compiled_folder_uses(text: str) -> dict[str, tuple] | None:
     ``"expressions"``: ``(expression, class)`` of each saved export whose folder is known only at run time
     (``save_pretrained(cfg["compiled_dir"])``, whitespace removed): a load of another file that reads the same
     expression names that export (``CompiledFolderLoads.same_expression_elsewhere``, rt7N N6)."""
-    sources = code_cells(text) if text.lstrip().startswith("{") else None
+    # a notebook's cells run in one kernel: one module, so that an export bound in one cell is linked to the
+    # save_pretrained of another (rt8Q-02)
+    kernel = kernel_code(text)
     saves: list[tuple[str, str | None, bool]] = []
     loads: list[tuple[str, str | None, bool, str]] = []
     expressions: list[tuple[str, str]] = []  # saved to a folder known only at run time
     decoders: list[tuple[str | None, str, tuple[tuple[str, str], ...]]] = []
     diffusion: list[tuple[str | None, tuple[tuple[str, str], ...]]] = []
-    for source in sources if sources is not None else [text]:
+    for source in [kernel if kernel is not None else text]:
         code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
         try:
             tree = ast.parse(code)

@@ -34,7 +34,7 @@ What it does:
   optimum's export used the N cores from one process. An absent degree gets a ``todo``: optimum used 2 cores
   (<= 0.0.17) or all visible cores.
 * ``auto_cast_type`` -> ``dtype`` (``"bf16"`` -> ``torch.bfloat16`` ...; a run-time value such as ``args.dtype``
-  becomes ``dtype={"bf16": torch.bfloat16, ...}.get(args.dtype, "auto")``: without ``dtype=`` a bf16 checkpoint
+  or an environment read, ``os.environ.get("AUTO_CAST_TYPE", "bf16")``, becomes ``dtype={"bf16": torch.bfloat16, ...}.get(args.dtype, "auto")``: without ``dtype=`` a bf16 checkpoint
   would load bf16 whatever was asked), ``torch_dtype`` -> ``dtype``, ``use_auth_token`` -> ``token``; compiler /
   export-only kwargs are dropped (reported ``fixed``); those that changed how the compiled decoder ran - its shapes
   (``n_positions``, ``max_context_length``), its batching (``continuous_batching``, ``dynamic_batch_size``), its
@@ -67,8 +67,14 @@ What it does:
   prompt string, an unpadded batch, or an encoder model is left alone.
 * reads of what the compiled model carried (``model.neuron_config.batch_size`` 0.1+, ``model.config.neuron[
   "sequence_length"]`` 0.0.x, the TP degree, ``auto_cast_type``) on a variable assigned once from the rewritten
-  call become the literal it was exported with; any other field (or a non-literal shape) gets a todo: a stock
+  call become the literal it was exported with - for a compiled-folder load rewritten to its source (below), the
+  literals of the one export that writes the folder; any other field (or a non-literal shape) gets a todo: a stock
   model has neither attribute.
+* a notebook is one program (its cells run in one kernel, with one set of requirements): an export in one cell,
+  its ``save_pretrained`` in another and a reload of that folder in a third are linked as in a .py file, and what
+  keeps one cell on optimum-neuron (a load whose source is not known ...) keeps every cell, each with a todo
+  naming that use (``codemods/inference/_notebook.py``; before, the export cell was ported and its import removed
+  while a later cell still loaded with the Neuron class: NameError, rt8Q-02).
 * ``from_pretrained(path)`` without ``export=`` (or ``export=False``) loads Neuron-compiled artifacts, which
   transformers cannot read: rewritten, the load would fail, so the whole file stays on optimum-neuron (its loads
   and import as they are, as for a kept ``get_neuron_config`` below) with a ``todo`` at the load: load the source
@@ -289,6 +295,10 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
         models.discard("")
         added: set[int] = set()
         already, paddings = left_padding(module, models)
+        if self.ctx.namespace is not None and not already:  # a notebook: another cell may set it (one kernel)
+            text = re.sub(r"(?m)^\s*# neuron-migrate:.*$", "", self.ctx.namespace.trigger_text)
+            if re.search(r"""padding_side\s*=\s*["']left["']""", text):
+                return True
         for padding in paddings:
             call = source_of(padding.tokenizer_call.func)
             if padding.set_after is not None:
@@ -726,6 +736,7 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
                          + ("; optimum served batch_size > 1 with continuous batching, stock generate() batches "
                             "statically"
                             if isinstance(self.literal(batch_arg.value), int) and self.literal(batch_arg.value) > 1
+                            and "continuous_batching" not in values  # its own todo says so (BEHAVIOUR_ARGS)
                             else ""))
         for name, path in args.imported.items():
             dropped.append(f"**{name} (a dict of {path}, folded in: its keys are sorted as keywords here; the dict "

@@ -25,7 +25,9 @@ What it does:
 * after ``model = ...`` the old ahead-of-time compilation becomes ``model.compile(backend="neuron",
   fullgraph=True, dynamic=False)``, guarded by ``if model.device.type == "neuron":`` in the portable style;
 * the static shapes become a ``todo`` with the padding to do by hand (optimum padded inputs to the
-  compiled shapes and trimmed outputs; stock does not);
+  compiled shapes and trimmed outputs; stock does not); where every input of every call of the model comes from
+  a tokenizer call that already pads to the compiled length (``padding="max_length", max_length=<sequence_length>,
+  truncation=True``), the todo says so and keeps only the batch-size advice (rt8Q-14);
 * without ``export=True`` the id names Neuron-compiled artifacts (optimum-neuron 0.4.5 then reads only the
   ``*.neuron`` files of the folder / Hub repo; a plain checkpoint raises FileNotFoundError there), which stock
   classes cannot load (OSError: no model.safetensors): unless the path is certainly a source checkpoint (the
@@ -122,6 +124,7 @@ References:
 from __future__ import annotations
 
 import json
+from typing import cast
 
 import libcst as cst
 
@@ -130,7 +133,17 @@ from codemods._lib.launch_targets import OPTIMUM_NEURON_CODE
 from codemods._tables.inference_arguments import SHAPE_KEYS
 from codemods._tables.inference_symbols import traced_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
-from codemods.inference._base import Arguments, InferenceRule, SplitArgs, dtype_for, padding_note, traced_load
+from codemods.inference._base import (
+    Arguments,
+    InferenceRule,
+    SplitArgs,
+    dtype_for,
+    model_call_sites,
+    padding_note,
+    traced_load,
+)
+from codemods.inference._base import _producer_call as producer_call
+from codemods.inference._base import _tensor_producer as tensor_producer
 from codemods.inference._casting import matmul_note, matmul_only_cast
 from codemods.inference._compiled_exports import COMPILED_EXPORTS, MODULE_FOLDERS, CompiledFolderLoads
 from codemods.inference._module_dicts import MODULE_DICTS
@@ -169,7 +182,7 @@ class TracedModelToAutoClass(CompiledFolderLoads, InferenceRule):
                                    "plan; run one process per core (torchrun) instead")
         if self.only_saved(original):
             notes = self._saved_uncast(arguments, split, notes)
-        note = padding_note(split.shapes)
+        note = padding_note(split.shapes, padded=self._inputs_padded(original, split.shapes.get("sequence_length")))
         if note:
             notes.append(self.shapes_at_calls(original, note))
         target = self.assignment_target(original)
@@ -189,7 +202,9 @@ class TracedModelToAutoClass(CompiledFolderLoads, InferenceRule):
             compiled = None
             self.fixed(original, f"{source_of(model_arg.value)} is the folder {script} compiles from \"{source}\" "
                                  "(optimum-cli export neuron): the stock load reads that checkpoint, in float32")
-            export_note = padding_note({key: parse_expression(value) for key, value in shapes if key in SHAPE_KEYS})
+            export_shapes = {key: parse_expression(value) for key, value in shapes if key in SHAPE_KEYS}
+            export_note = padding_note(export_shapes, padded=self._inputs_padded(
+                original, export_shapes.get("sequence_length")))
             if export_note:
                 notes.append(self.shapes_at_calls(original, export_note))
             options = dict(shapes)
@@ -202,6 +217,28 @@ class TracedModelToAutoClass(CompiledFolderLoads, InferenceRule):
         self.report_load(original, split.dropped, notes, "traced Neuron model -> stock transformers class on the "
                                                          "device, compiled with backend=\"neuron\"", compiled)
         return updated.with_changes(args=with_commas(split.args, updated.args))
+
+    def _inputs_padded(self, load: cst.Call, length: cst.BaseExpression | None) -> bool:
+        """rt8Q-14: the model ``load`` binds is called in this file, and every input of every such call comes from a
+        tokenizer call that already pads to the compiled ``length`` (``padding="max_length", max_length=<length>,
+        truncation=True``): the padding advice would tell the user to do what the code does."""
+        module = self.ctx.shared.get("module")
+        if length is None or not isinstance(module, cst.Module):
+            return False
+        sites = [site for site in self.ctx.memo("inference.nm120.call-sites",
+                                                lambda: model_call_sites(module, self.is_target_call))
+                 if any(other is load for other in (site.loads or [site.load]))]
+        if not sites:
+            return False
+        for site in sites:
+            if not site.inputs:
+                return False
+            for value in site.inputs:
+                producer = tensor_producer(value, site.scope)
+                call = producer_call(cast(cst.Assign, producer.body[0]).value) if producer is not None else None
+                if call is None or not _pads_to(call, length, self.literal):
+                    return False
+        return True
 
     def kept_stock_call(self, call: cst.Call, gatherer) -> str | None:
         """A load without export=True whose source checkpoint is not certain (``kept_compiled_load``)."""
@@ -239,3 +276,17 @@ class TracedModelToAutoClass(CompiledFolderLoads, InferenceRule):
                     "compiled), so the model is saved in float32; the code that loads the saved folder and runs "
                     f"it casts: {how}")
         return kept
+
+
+def _pads_to(call: cst.Call, length: cst.BaseExpression, literal) -> bool:
+    """``tok(..., padding="max_length", max_length=<length>, truncation=True)``: the same length as a literal or as
+    the same expression."""
+    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    if any(arg.star for arg in call.args) or not {"padding", "max_length", "truncation"} <= keywords.keys():
+        return False
+    if literal(keywords["padding"]) != "max_length" or literal(keywords["truncation"]) is not True:
+        return False
+    given, wanted = literal(keywords["max_length"]), literal(length)
+    if isinstance(wanted, int) and not isinstance(wanted, bool):
+        return given == wanted and not isinstance(given, bool)
+    return "".join(source_of(keywords["max_length"]).split()) == "".join(source_of(length).split())
