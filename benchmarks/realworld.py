@@ -23,7 +23,8 @@ touched), migrated in write mode, committed, and migrated again. Per project and
   the requirements the run migrates (a CUDA baseline importing a name the bumped trl no longer has): the tool
   reports them and leaves the code to its owner;
 * ``changed``: files the first run changed; ``again``: files the second run changed again (idempotence);
-* ``broken``: Python files / notebooks that parsed before and do not parse after;
+* ``broken``: files that parsed before and do not parse after: Python, notebook cells, shell scripts
+  (``bash -n``), JSON and YAML;
 * ``seconds``: wall time of the first run.
 
 The last lines are the totals, so ``tail -n 6`` of the output is a summary.
@@ -45,6 +46,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import yaml
+
 #: What counts as a legacy reference, one pattern per kind, searched per line.
 LEGACY = {
     "optimum.neuron": re.compile(r"optimum[.\-_]neuron"),
@@ -52,7 +55,11 @@ LEGACY = {
     "xm/xmp call": re.compile(r"\bxmp?\.[A-Za-z_]+\s*\("),
     "neuron_parallel_compile": re.compile(r"\bneuron_parallel_compile\b"),
     "XLA env var": re.compile(r"\b(?:XLA_[A-Z0-9_]+|PJRT_DEVICE|NEURON_EXTRACT_GRAPHS_ONLY)\b"),
-    "optimum-cli export neuron": re.compile(r"optimum-cli\s+export\s+neuron"),
+    # every optimum-cli Neuron command: export, consolidate, cache synchronize / lookup
+    "optimum-cli neuron": re.compile(r"optimum-cli\s+(?:export\s+)?neuron\b"),
+    "neuronx_distributed": re.compile(r"\bneuronx[_-]distributed\b"),
+    # the Hub compile cache and optimum-neuron's own switches, and the torch-xla era NEFF cache (map H9, T9)
+    "optimum-neuron env var": re.compile(r"\b(?:CUSTOM_CACHE_REPO|OPTIMUM_NEURON_[A-Z_]+|NEURON_COMPILE_CACHE_URL)\b"),
     "Neuron* class": re.compile(r"\bNeuron(?:Model\w*|Trainer|Seq2SeqTrainer|SFTTrainer|ORPOTrainer|TrainingArguments"
                                 r"|SFTConfig|ORPOConfig|Accelerator|\w*Pipeline|ModelFor\w+|Config)\b"),
     "Ray TorchXLAConfig": re.compile(r"\bTorchXLAConfig\b|\bray\.train\.torch\.xla\b"),
@@ -73,7 +80,8 @@ WHOLE_FILE = ("so it was left on torch_xla as a whole", "kept on torch_xla with 
               "imported only by code that neuron-migrate leaves on torch_xla as a whole",
               "kept on torch_xla with the code that imports it")
 PROSE_RULE = "NM903"  # legacy mentions in comments, docstrings and documentation (info: docs to update)
-KINDS = {".py", ".ipynb", ".sh", ".slurm", ".txt", ".toml", ".cfg", ".yaml", ".yml", ".json", ""}
+SHELL_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch")
+KINDS = {".py", ".ipynb", ".sh", ".bash", ".slurm", ".sbatch", ".txt", ".toml", ".cfg", ".yaml", ".yml", ".json", ""}
 
 
 @dataclass
@@ -169,6 +177,19 @@ def parses(path: Path, text: str) -> bool:
             except (SyntaxError, ValueError):
                 return False
         return True
+    if path.suffix in SHELL_SUFFIXES:  # bash reads the whole script before it runs a line of it
+        checked = subprocess.run(["bash", "-n"], input=text, capture_output=True, text=True)
+        return checked.returncode == 0
+    if path.suffix == ".json":
+        try:
+            json.loads(text)
+        except ValueError:
+            return False
+    if path.suffix in (".yaml", ".yml"):
+        try:
+            list(yaml.safe_load_all(text))
+        except yaml.YAMLError:
+            return False
     return True
 
 
