@@ -32,6 +32,7 @@ from codemods._lib.shell.variables import ShellVariables
 from codemods._tables import env_vars
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
 from codemods.xla._base import XSER_LOADS
+from codemods.xla._importers import USES
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind, kind_from_name
 from migrate.findings import Severity
@@ -60,7 +61,7 @@ MESH_WORDS = ProjectFact("launch.mesh-words", frozenset({FileKind.PYTHON, FileKi
 
 #: the facts a rule needs to leave launcher settings that the project's code, or a script it cannot see, still reads
 ENV_FACTS = (ENV_READS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, STAYS_ON_XLA, XSER_LOADS, OPTIMUM_NEURON_CODE, SHELL_FILES,
-             MESH_WORDS)
+             MESH_WORDS, USES)
 
 MESH_COUNT = "the product of your DistributedConfig dims"
 REPLICA_WHY = ("this project shards no model across processes (no DistributedConfig or tensor parallelism), so each "
@@ -150,6 +151,34 @@ class LaunchRule(TextRule):
                 return posixpath.basename(script.name), KEPT_ON_OPTIMUM.format(path=script.path)
         return None
 
+    def migrated_beside(self, doc: TextDocument) -> tuple[list[str], list[str]]:
+        """(kept, migrated): the project scripts this launcher (or a file sourcing it) runs that stay on the old stack
+        (left on torch_xla, kept on optimum-neuron), and those that were on it (they import torch_xla, torch_neuronx,
+        optimum.neuron or neuronx_distributed) and that this run moves to TorchNeuron; paths, in the file's order.
+        A top-level setting kept for the first kind (``unseen_target``) reaches the second too, which no longer
+        reads it the same way. A shell setting inside a branch or function (indented) may reach only some of them:
+        no migrated script is given for it."""
+        project = self.ctx.options.project
+        kept: list[str] = []
+        migrated: list[str] = []
+        if not project.files:
+            return kept, migrated
+        uses = project.of(USES.name)
+        for origin, launcher_doc in [(self.ctx.path, doc), *((PurePath(p), d) for p, d in self.sourcer_docs())]:
+            scripts, _ = launched_scripts(launcher_doc, project, origin)
+            for script in scripts:
+                path = script.path
+                if path is None or path in kept or path in migrated:
+                    continue
+                if stays_on_xla(project, path) or kept_on_optimum(self.ctx.options, path):
+                    kept.append(path)
+                    continue
+                record = uses.get(path)
+                if record is not None and any(dotted.split(".")[0] in OLD_STACK_MODULES
+                                              or dotted.startswith("optimum.neuron") for _, dotted, _ in record["imports"]):
+                    migrated.append(path)
+        return kept, migrated
+
     def sourcer_docs(self) -> list[tuple[str, TextDocument]]:
         """(path, document) of each project file that sources this one (``codemods._lib.shell.sourced``), as the
         scan pass read it: its commands see what this file sets."""
@@ -165,6 +194,20 @@ class LaunchRule(TextRule):
                     make.mark_make_doc(doc)
                 found.append((launcher, doc))
         return found
+
+    def shell_reads(self, doc: TextDocument) -> Callable[[str], list[ShellRead]]:
+        """``reads(name)``: where this file's own commands expand the variable ``name`` (``$NAME``, ``${NAME:-2}``,
+        a Makefile's ``$(NAME)``), and the files that source this one (their commands see what it exports). A
+        setting removed or renamed here would leave those reads empty."""
+        sourcers = self.sourcer_docs()
+
+        def reads(name: str) -> list[ShellRead]:
+            found = [ShellRead(word, option) for word, option in own_reads(doc, name)]
+            for launcher, launcher_doc in sourcers:
+                found += [ShellRead(word, option, launcher) for word, option in own_reads(launcher_doc, name)]
+            return found
+
+        return reads
 
     def variables(self, doc: TextDocument) -> ShellVariables:
         """The shell variables of ``doc``, with the values the project files it sources give (``Sources``)."""
@@ -278,6 +321,38 @@ def runs_elsewhere(project: ProjectFacts) -> Callable[[str], bool]:
 
 # ---------------------------------------------------------------------------------- environment (NM403, NM404)
 
+#: the top-level modules of the old stack: a script importing one ran on torch_xla before this run
+OLD_STACK_MODULES = frozenset({"torch_xla", "torch_neuronx", "neuronx_distributed", "libneuronxla"})
+
+
+def scripts_shown(paths: list[str]) -> tuple[str, bool]:
+    """The base names of ``paths`` as a note lists them, and whether there is one."""
+    names = list(dict.fromkeys(posixpath.basename(path) for path in paths))
+    return (", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]), len(names) == 1
+
+
+def migrated_note(paths: list[str], kept: str) -> str:
+    """What a launcher setting kept for the scripts staying on the old stack (``kept``, as shown) means for the
+    scripts beside them that this run moved to TorchNeuron (``paths``), for a variable TorchNeuron does not read
+    (NM404)."""
+    shown, one = scripts_shown(paths)
+    return (f"; {shown}, which this file runs too, {'was' if one else 'were'} moved to TorchNeuron by this run and "
+            f"{'does' if one else 'do'} not read it: set it only for the commands running {kept} (move the export "
+            "next to those commands)")
+
+
+def beside_scripts(rule: "LaunchRule", doc: TextDocument, site_line: Line | None = None,
+                   unseen: tuple[str, str] | None = None) -> tuple[str, list[str]]:
+    """(the kept scripts as a note names them, the migrated scripts) for a setting kept for ``unseen``; no migrated
+    script for a shell setting inside a branch or function (``site_line`` indented)."""
+    if unseen is None:
+        return "", []
+    kept, migrated = rule.migrated_beside(doc)
+    if site_line is not None and doc.kind is FileKind.SHELL and site_line.indent:
+        migrated = []
+    return (scripts_shown(kept)[0] if kept else unseen[0]), migrated
+
+
 READ_BY_PROJECT_TODO = ("{name} was left as it is: {readers} still read{s} it, so removing it here would change what that "
                         "code does (TorchNeuron itself ignores it); port those reads, then remove this setting")
 UNSEEN_TARGET_TODO = ("{name} was left as it is: this file runs {script}, {why}, and that script may still read it; "
@@ -289,14 +364,89 @@ LEFT_ON_XLA = ("which neuron-migrate left on torch_xla as a whole (it keeps {lab
                "{path})")
 
 
+@dataclass(frozen=True)
+class ShellRead:
+    """A place a launch file's own commands expand an environment variable: the word holding it, the process-count
+    option it is given to (``--nproc_per_node``), and the file it is in when that is a file sourcing this one."""
+
+    word: str
+    option: str | None = None
+    launcher: str | None = None
+
+
+#: the process-count options of the launchers (torchrun, accelerate launch) a read may be given to
+COUNT_OPTION = re.compile(r"(--nproc[_-]per[_-]node|--num[_-]processes)(?:=|\s+)[\"']?$")
+
+
+def own_reads(doc: TextDocument, name: str) -> list[tuple[str, str | None]]:
+    """(word, count option or None) for each place the code of ``doc`` (not its comments or the tool's notes)
+    expands the variable ``name``: ``$NAME``, ``${NAME}``, ``${NAME:-2}``, ``${#NAME}``, a Makefile's / Kubernetes'
+    ``$(NAME)``, a workflow's ``env.NAME``. A setting's own value (``export NAME=${NAME:-2}``,
+    ``export XLA_FLAGS="$XLA_FLAGS ..."``) is not a read: it goes with the setting."""
+    pattern = re.compile(r"(?<!\\)\$(?:\{#?|\()?" + re.escape(name) + r"(?![\w])"
+                         + (r"|\benv\." + re.escape(name) + r"\b" if doc.kind is FileKind.YAML else ""))
+    own: dict[int, list[tuple[int, int]]] = {}
+    for site in env_sites(doc):
+        if site.name == name and site.word is not None:
+            own.setdefault(id(site.cl.line), []).append((site.word.start, site.word.end))
+    found: list[tuple[str, str | None]] = []
+    for line in doc:
+        text = line.text
+        stripped = text.lstrip()
+        if NOTE_PREFIX in text or stripped.startswith("#") or name not in text:
+            continue
+        for match in pattern.finditer(text):
+            if any(start <= match.start() < end for start, end in own.get(id(line), ())):
+                continue
+            start = max(text.rfind(" ", 0, match.start()), text.rfind("\t", 0, match.start())) + 1
+            end = min((i for i in (text.find(" ", match.end()), text.find("\t", match.end())) if i >= 0),
+                      default=len(text))
+            word = text[start:end].strip("\"'").rstrip(",;") or match.group(0)
+            option = COUNT_OPTION.search(text[:match.start()])
+            if option is None:
+                before = text[:start].rstrip()
+                option = COUNT_OPTION.search(before + " ") if before.endswith(("node", "processes")) else None
+            found.append((word, option.group(1) if option else None))
+    return found
+
+
+def reads_shown(reads: list[ShellRead]) -> str:
+    """The reads of a variable as a note names them: ``this file reads it (`--nproc_per_node=$N`)``, or the file
+    sourcing this one that does."""
+    here = list(dict.fromkeys(f"`{read.word}`" for read in reads if read.launcher is None))
+    there: dict[str, list[str]] = {}
+    for read in reads:
+        if read.launcher is not None:
+            there.setdefault(read.launcher, [])
+            if f"`{read.word}`" not in there[read.launcher]:
+                there[read.launcher].append(f"`{read.word}`")
+    parts = [f"this file reads it itself ({', '.join(here[:3])})"] if here else []
+    parts += [f"{launcher}, which sources this file, reads it ({', '.join(words[:3])})" for launcher, words in there.items()]
+    return " and ".join(parts)
+
+
+READ_BY_FILE_TODO = ("{name} was left as it is: {where}, so removing the setting would leave that read empty "
+                     "(TorchNeuron itself ignores the variable); keep the value in a plain shell variable of another "
+                     "name for that read (set without export), then remove this setting")
+RENAME_READ_TODO = ("{name} was left as it is: {where}, so renaming only the setting to {replacement} would leave that "
+                    "read empty; rename the setting and its reads together ({message})")
+READ_TOO = ("; {where}: keep the value in a plain shell variable of another name for that read (set without export) "
+            "before removing this setting")
+
+
 def edit_env(doc: TextDocument, report: Report, names: Callable[[str], bool],
              readers: Callable[[str], list[str]] = lambda name: [], unseen: tuple[str, str] | None = None,
-             keep: Callable[[str], str | None] = lambda name: None, skip: Collection[Line] = ()) -> list[str]:
+             keep: Callable[[str], str | None] = lambda name: None, skip: Collection[Line] = (),
+             reads: Callable[[str], list[ShellRead]] = lambda name: [],
+             beside: Callable[[str, Line], str] = lambda name, line: "") -> list[str]:
     """Apply the shared env-var table to every variable for which ``names(var)`` is true. A variable the project's
     Python still reads (``readers(var)``), or set for a torch_xla/NxD script outside the project (``unseen``:
     (script, why)), is not removed: it gets a todo; so does one for which ``keep(var)`` gives a todo (a setting
-    whose removal needs an edit the caller cannot make). Settings on the lines of ``skip`` are left to the caller.
-    Returns the names of the switched-on settings removed."""
+    whose removal needs an edit the caller cannot make), and one that the launch file itself, or a file sourcing
+    it, expands (``reads(var)``: ``--nproc_per_node=$NEURON_RT_NUM_CORES``, ``echo $PJRT_DEVICE``), which would read
+    nothing once it is gone. ``beside(var, line)``: what the todo of a setting kept for ``unseen`` adds for the scripts
+    of the same file that this run moved to TorchNeuron (``migrated_note``). Settings on the lines of ``skip`` are
+    left to the caller. Returns the names of the switched-on settings removed."""
     removed: list[str] = []
     # right to left, so that an edit never moves a site still to come on the same line (`env A=1 B=2 cmd`); the
     # findings keep the file's order
@@ -310,7 +460,7 @@ def edit_env(doc: TextDocument, report: Report, names: Callable[[str], bool],
         def report(line: Line, severity: Severity, message: str, position: int = position) -> None:
             buffered.append((position, line, severity, message))
 
-        _edit_env_site(doc, site, report, names, readers, unseen, keep, removed)
+        _edit_env_site(doc, site, report, names, readers, unseen, keep, removed, reads, beside)
     for _, line, severity, message in sorted(buffered, key=lambda item: item[0]):
         outer(line, severity, message)
     return removed[::-1]
@@ -318,7 +468,9 @@ def edit_env(doc: TextDocument, report: Report, names: Callable[[str], bool],
 
 def _edit_env_site(doc: TextDocument, site, report: Report, names: Callable[[str], bool],
                    readers: Callable[[str], list[str]], unseen: tuple[str, str] | None,
-                   keep: Callable[[str], str | None], removed: list[str]) -> None:
+                   keep: Callable[[str], str | None], removed: list[str],
+                   reads: Callable[[str], list[ShellRead]] = lambda name: [],
+                   beside: Callable[[str, Line], str] = lambda name, line: "") -> None:
     """One setting of ``edit_env``; ``removed`` collects the names of the switched-on settings removed."""
     if site.cl.line.deleted or not names(site.name):
         return
@@ -338,8 +490,19 @@ def _edit_env_site(doc: TextDocument, site, report: Report, names: Callable[[str
         report(line, Severity.TODO, READ_BY_PROJECT_TODO.format(name=site.name, readers=shown,
                                                                 s="s" if len(files) == 1 else ""))
         return
+    # a `NAME=value cmd` prefix reaches that command's process only: the shell's own expansions never see it
+    found = reads(site.name) if not site.unset and not site.prefix else []
     if not site.unset and unseen is not None:
-        report(line, Severity.TODO, UNSEEN_TARGET_TODO.format(name=site.name, script=unseen[0], why=unseen[1]))
+        unseen_todo = UNSEEN_TARGET_TODO.format(name=site.name, script=unseen[0], why=unseen[1]) + beside(site.name, line)
+        report(line, Severity.TODO, unseen_todo + (READ_TOO.format(where=reads_shown(found)) if found else ""))
+        return
+    if found:
+        where = reads_shown(found)
+        if action.action == "replace" and action.replacement:
+            report(line, Severity.TODO, RENAME_READ_TODO.format(name=site.name, where=where,
+                                                                replacement=action.replacement, message=message))
+        else:
+            report(line, Severity.TODO, READ_BY_FILE_TODO.format(name=site.name, where=where))
         return
     if not site.unset and switched_on and (todo := keep(site.name)) is not None:
         report(line, Severity.TODO, todo)

@@ -34,7 +34,10 @@ What it does:
   whole), is left in place with a todo: removing it would change what that code does. So is one whose training
   script stays on optimum-neuron after this run (it still imports optimum.neuron once migrated the way the run
   migrates it, ``kept_on_optimum`` in codemods/_lib/launch_targets.py): that script still runs on torch_xla, which
-  reads the variable, and ``--bf16 true`` is not added.
+  reads the variable, and ``--bf16 true`` is not added. Where the same launcher also runs a script this run moved
+  to TorchNeuron (``train_dp.py`` beside a kept ``train_spmd.py``), the todo says that one has lost its bf16 now
+  and how to carry it (or that NM316 carries it, ``xla.bf16-model-scripts``), and to set the variable only for the
+  commands running the kept script.
 * Command strings inside Python and notebook cells get the same edit through NM410.
 * A YAML literal block a shell runs (a CI ``run: |`` / ``script: |`` step, the script after ``bash -c``, see
   ``yaml_owners`` in migrate/textdoc.py) is read as a shell file: its ``export`` / ``VAR=1 cmd`` settings are judged
@@ -112,7 +115,7 @@ from codemods._lib.shell import (
 from codemods._lib.shell.variables import ShellVariables
 from codemods._tables import env_vars
 from codemods._tables.project_markers import MARKERS
-from codemods.launch._base import ENV_FACTS, LaunchRule, edit_env
+from codemods.launch._base import ENV_FACTS, LaunchRule, beside_scripts, edit_env, scripts_shown
 from codemods.xla.nm316_env_vars import BF16_KEPT_TODO, BF16_MODEL_SCRIPTS, BF16_NAMES
 from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
@@ -230,6 +233,14 @@ def _notebook_commands(text: str) -> dict[str, tuple] | None:
 #: notebook -> the cells whose ``%env`` sets an XLA bf16 variable, and the commands of all its cells
 NOTEBOOK_COMMANDS = ProjectFact("launch.bf16-notebook-commands", frozenset({FileKind.NOTEBOOK}), NAMES,
                                 _notebook_commands)
+#: a bf16 setting kept for a script that stays on torch_xla, for the scripts beside it this run moved to TorchNeuron
+LOST_BF16 = ("; but {scripts}, which this file runs too, {was} moved to TorchNeuron by this run and no longer {read} it: "
+             "on torch_xla it held {its} fp32 tensors (weights, gradients, optimizer state) in bf16, so {runs} in fp32 "
+             "now: carry the precision to {it} now (the model moved or loaded with dtype=torch.bfloat16, bf16=True / "
+             "--bf16 true where TrainingArguments are parsed, or autocast with dtype=torch.bfloat16)")
+CARRIED_BESIDE = ("; {scripts}, which this file runs too, now {move} {its} model to the device in bf16 "
+                  "(NM316: `model.to(device, dtype=torch.bfloat16)`), so {it} {keep} bf16 without it")
+BESIDE_ONLY = "; set {name} only for the commands running {kept} (move the export next to those commands)"
 STAYS_TODO = ("{script} stays on optimum-neuron after this run (see its findings), on torch_xla, which still reads "
               "this variable: port it first")
 OTHER_CELL_UNSET = ("the command running {name} in another cell of this notebook does not pass --bf16 (this edit "
@@ -367,7 +378,8 @@ def edit_bf16(doc: TextDocument, report: Report, resolve: Resolve, readers=lambd
               unseen: tuple[str, str] | None = None, carried=lambda path: False,
               precision: Callable[[str], tuple[str, ...]] | None = None,
               elsewhere: list[TrainerCommand] | None = None,
-              unset_todo: Callable[[TrainerCommand, str], str] = lambda command, name: OTHER_CELL_UNSET.format(name=name)) -> None:
+              unset_todo: Callable[[TrainerCommand, str], str] = lambda command, name: OTHER_CELL_UNSET.format(name=name),
+              reads=lambda name: [], beside=lambda name, line: "") -> None:
     """Remove the XLA bf16 variables where ``--bf16 true`` can be added to every training command of the file in the
     same edit, or where every training command runs a script that moves its model to the device in bf16 itself
     (``carried(path)``: NM316's rewrite, ``BF16_MODEL_SCRIPTS``); otherwise keep them with a todo. A command that
@@ -385,7 +397,7 @@ def edit_bf16(doc: TextDocument, report: Report, resolve: Resolve, readers=lambd
             if any(site.name in NAMES for site in env_sites(doc) if site.cl.line in body):
                 script = shell_script_doc(doc, body)
                 indent = next(line.indent for line in body if line.text.strip())
-                edit_bf16(script, report, resolve, readers, unseen, carried, precision)
+                edit_bf16(script, report, resolve, readers, unseen, carried, precision, reads=reads, beside=beside)
                 keep_script(script, indent, body)
     commands = trainer_commands(doc, resolve)
     if not commands and elsewhere is not None:
@@ -407,7 +419,8 @@ def edit_bf16(doc: TextDocument, report: Report, resolve: Resolve, readers=lambd
                     name=name, scripts=", ".join(scripts), s="s" if len(scripts) == 1 else "")
             report(line, severity, message)
 
-        edit_env(doc, carried_report, lambda name: name in NAMES, readers, unseen, skip=skip)
+        edit_env(doc, carried_report, lambda name: name in NAMES, readers, unseen, skip=skip, reads=reads,
+                 beside=beside)
         return
     why = _why_kept(commands, precision is not None)
     unset = next((command for command in commands if not command.precision_set), None)
@@ -415,7 +428,7 @@ def edit_bf16(doc: TextDocument, report: Report, resolve: Resolve, readers=lambd
         names = _SCRIPT.findall(unset.resolved.name)
         why = unset_todo(unset, names[-1] if names else unset.resolved.name)
     todo = (lambda name: KEPT_TODO.format(name=name, why=why)) if why is not None else (lambda name: None)
-    removed = edit_env(doc, report, lambda name: name in NAMES, readers, unseen, todo, skip)
+    removed = edit_env(doc, report, lambda name: name in NAMES, readers, unseen, todo, skip, reads, beside)
     if removed and why is None:
         _add_bf16(commands, report, removed)
 
@@ -449,7 +462,35 @@ class XlaBf16Env(LaunchRule):
                 return SOURCER_UNSET.format(name=name, launcher=where[id(command)])
         edit_bf16(doc, self.report, resolve, self.env_readers(doc), self.unseen_target(doc),
                   lambda path: bool(carried.get(path)), lambda path: configs.get(path, ()),
-                  elsewhere, **({"unset_todo": unset_todo} if unset_todo is not None else {}))
+                  elsewhere, **({"unset_todo": unset_todo} if unset_todo is not None else {}), reads=self.shell_reads(doc),
+                  beside=self._beside(doc, lambda path: bool(carried.get(path))))
+
+    def _beside(self, doc: TextDocument, carried: Callable[[str], bool]) -> Callable[[str, Line], str]:
+        """For a setting kept for a script that stays on torch_xla (``unseen_target``): what it means for the
+        scripts of the same file that this run moved to TorchNeuron (rt8Q-04: the note named only the kept one,
+        while the migrated one had lost its bf16 without a word)."""
+        unseen = self.unseen_target(doc)
+
+        def beside(name: str, line: Line) -> str:
+            kept, migrated = beside_scripts(self, doc, line, unseen)
+            if not migrated:
+                return ""
+            lost = [path for path in migrated if not carried(path)]
+            kept_bf16 = [path for path in migrated if carried(path)]
+            note = ""
+            if lost:
+                shown, one = scripts_shown(lost)
+                note += LOST_BF16.format(scripts=shown, was="was" if one else "were", read="reads" if one else "read",
+                                         its="its" if one else "their", runs="it runs" if one else "they run",
+                                         it="it" if one else "them")
+            if kept_bf16:
+                shown, one = scripts_shown(kept_bf16)
+                note += CARRIED_BESIDE.format(scripts=shown, move="moves" if one else "move",
+                                              its="its" if one else "their", it="it" if one else "they",
+                                              keep="keeps" if one else "keep")
+            return note + BESIDE_ONLY.format(name=name, kept=kept)
+
+        return beside
 
     def _notebook_commands(self, resolve: Resolve) -> list[TrainerCommand] | None:
         """For a notebook cell's ``%env`` line (the engine hands each magic line to the shell rules alone): the

@@ -20,6 +20,12 @@ What it does:
   fact gathered in the scan pass), or that a launcher sets for a script that stays on torch_xla (outside the
   project while the launcher names the torch_xla / NxD stack, a project script the torch_xla rules leave as a
   whole, or one that stays on optimum-neuron after this run), is left in place with a todo: removing it would change what that code does.
+  So is one the launch file's own commands expand (``echo "device: $PJRT_DEVICE"``, ``--flag=${XLA_FLAGS}``), or
+  those of a file that sources it: the todo names the read and says to keep the value in a plain (unexported)
+  shell variable for it.
+* Where the launcher runs both a script that stays on torch_xla and one this run moved to TorchNeuron, the todo of a
+  setting kept for the first names the second too (it does not read the variable): set it only for the commands
+  running the kept script.
 * A file that launchers source (``source ./env.sh``, ``. "$(dirname "$0")/env.sh"``, a Makefile's or Dockerfile's
   ``. ./env.sh && ...``; ``codemods/_lib/shell/sourced.py``) is judged with them: its settings reach their
   commands, so a variable read by the code beside a sourcing launcher or the scripts it runs, or set for a script
@@ -56,9 +62,9 @@ from __future__ import annotations
 from codemods._lib.shell import EmbeddedCommand, Report
 from codemods._tables import env_vars
 from codemods._tables.project_markers import MARKERS
-from codemods.launch._base import ENV_FACTS, LaunchRule, edit_env
+from codemods.launch._base import ENV_FACTS, LaunchRule, beside_scripts, edit_env, migrated_note
 from migrate.rule import Safety
-from migrate.textdoc import TextDocument
+from migrate.textdoc import Line, TextDocument
 
 OTHERS = {"XLA_USE_BF16", "XLA_DOWNCAST_BF16", "NEURON_EXTRACT_GRAPHS_ONLY", "NEURON_PARALLEL_COMPILE"}
 
@@ -81,7 +87,13 @@ class XlaEraEnv(LaunchRule):
                             | {"XLA_", "TPU_", "XRT_", "OPTIMUM_NEURON_"}))
 
     def apply(self, doc: TextDocument) -> None:
-        edit_env(doc, self.report, _ours, self.env_readers(doc), self.unseen_target(doc))
+        unseen = self.unseen_target(doc)
+
+        def beside(name: str, line: Line) -> str:
+            kept, migrated = beside_scripts(self, doc, line, unseen)
+            return migrated_note(migrated, kept) if migrated else ""
+
+        edit_env(doc, self.report, _ours, self.env_readers(doc), unseen, reads=self.shell_reads(doc), beside=beside)
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:

@@ -9,7 +9,8 @@ What it does:
 * In a launcher that runs a script staying on torch_xla (outside the project while the launcher names the
   torch_xla / NxD stack, a project script the torch_xla rules leave as a whole, or one that stays on optimum-neuron
   after this run) the note says the setting was
-  left for that script and gives the review as the step for when it runs on TorchNeuron.
+  left for that script and gives the review as the step for when it runs on TorchNeuron; where the launcher also
+  runs a script this run moved to TorchNeuron, the note adds that the review holds for that one now.
 * ``NEURONCORE_NUM_DEVICES=N`` set for one ``torchrun`` command whose literal ``--nproc_per_node`` is the same N
   is removed (``fixed``): TorchNeuron takes the core count from the process count, which says the same. Any other
   value, or a count known only at run time, keeps the review todo. ``accelerate launch --num_processes N`` (one
@@ -33,6 +34,11 @@ What it does:
   ``DistributedConfig`` under a multi-process launch). ``vllm serve`` gets its own note; torchrun / accelerate
   notes name their option and say whether its literal count agrees. Launchers of different kinds, or none, keep
   the table's note.
+* A note that says to remove the setting looks at the file's own reads of it first (and those of the files that
+  source it): ``export NEURON_RT_NUM_CORES=${NEURON_RT_NUM_CORES:-2}`` read by ``torchrun
+  --nproc_per_node=$NEURON_RT_NUM_CORES`` is told to keep the count in a plain shell variable (``NUM_CORES=...``,
+  not exported) for --nproc_per_node and stop exporting the variable, since removing the line alone would leave
+  --nproc_per_node empty; any other read is named, with the value to keep for it.
 
 Why:
 
@@ -81,7 +87,16 @@ from codemods._lib.shell import (
 )
 from codemods._lib.shell.make import MAKE_RECIPES, is_makefile
 from codemods._tables import env_vars
-from codemods.launch._base import ENV_FACTS, LaunchRule, stochastic_rounding_message
+from codemods.launch._base import (
+    ENV_FACTS,
+    READ_TOO,
+    LaunchRule,
+    ShellRead,
+    beside_scripts,
+    reads_shown,
+    scripts_shown,
+    stochastic_rounding_message,
+)
 from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
@@ -98,6 +113,10 @@ def cc_flags_message(value: str | None) -> str:
     return f"review NEURON_CC_FLAGS: TorchNeuron still passes it to neuronx-cc; {parts}"
 
 
+#: a setting kept for a script staying on torch_xla, for the scripts beside it that this run moved to TorchNeuron
+MIGRATED_NOW = ("; {scripts}, which this file runs too, {was} moved to TorchNeuron by this run and already runs with "
+                "this setting, so that review holds for {it} now: set it only for the commands running {kept} (move "
+                "the export next to those commands) and give the TorchNeuron commands what the review says")
 KEPT_FOR_XLA_TODO = ("{name} was left as it is: this file runs {script}, {why}, where it keeps its torch_xla meaning; "
                      "once that script runs on TorchNeuron: {message}")
 
@@ -353,6 +372,39 @@ def _core_message(site, launchers: list[Launcher], table: str, served: dict[str,
             else f"{start}: remove it once {option} says the same")
 
 
+#: a review note that tells to remove the setting
+_REMOVE_ADVICE = re.compile(r"\bremove (?:this|it)\b")
+COUNT_READ_TODO = ("review {name}: {why}; {where}, so removing this line "
+                   "would leave {option} empty: keep the count in a plain shell variable (`NUM_CORES={value}`, not "
+                   "exported), pass $NUM_CORES to {option}, and stop exporting {name} (each process would ask the "
+                   "Neuron runtime for that many NeuronCores)")
+_COUNT_WHY = {"NEURON_RT_NUM_CORES": "TorchNeuron drives one NeuronCore per process",
+              CORE_COUNT: "an XLA-era torch-neuronx setting for how many NeuronCores the run uses; TorchNeuron takes "
+                          "that from the process count (one process per NeuronCore)"}
+
+
+def read_message(site, message: str, reads: list[ShellRead]) -> str:
+    """A review note that says to remove the setting, for one the file's own commands (or those of a file sourcing
+    it) expand (rt8Q-05: "launch with torchrun --nproc_per_node <cores> instead and remove this" was said of an
+    ``export NEURON_RT_NUM_CORES=${NEURON_RT_NUM_CORES:-2}`` that ``--nproc_per_node=$NEURON_RT_NUM_CORES`` reads:
+    removed, the option is empty and torchrun fails). A core count given to the launcher's process-count option
+    gets the steps to keep it in a plain shell variable; any other read, the note with what to keep first."""
+    if not reads or not _REMOVE_ADVICE.search(message):
+        return message
+    counted = [read for read in reads if read.option is not None]
+    if site.name in CORE_SETTINGS and counted:
+        options = list(dict.fromkeys(read.option for read in counted if read.option is not None))
+        value = (site.value or "").strip() or f"${{{site.name}}}"
+        option = " / ".join(options)
+        where = " and ".join(
+            f"{'this file already' if launcher is None else f'{launcher}, which sources this file,'} passes it to "
+            f"{option} ({', '.join(dict.fromkeys(f'`{read.word}`' for read in counted if read.launcher == launcher))})"
+            for launcher in dict.fromkeys(read.launcher for read in counted))
+        return COUNT_READ_TODO.format(name=site.name, why=_COUNT_WHY[site.name], option=option, where=where,
+                                      value=value)
+    return message + READ_TOO.format(where=reads_shown(reads))
+
+
 _INSTRUCTION = re.compile(r"^\s*(FROM|CMD|ENTRYPOINT)\s+(.*?)\s*$", re.I)
 #: a manifest's container image, and a command / args of its own (which replace the image's)
 _IMAGE_KEY = re.compile(r"(?m)^\s*(?:-\s+)?image\s*:\s*\S")
@@ -444,6 +496,7 @@ class ReviewNeuronEnv(LaunchRule):
 
     def apply(self, doc: TextDocument) -> None:
         unseen = self.unseen_target(doc)
+        reads = self.shell_reads(doc)
         context: _Context | None = None
         for site in env_sites(doc):
             if site.unset or not _review(site.name):
@@ -481,6 +534,13 @@ class ReviewNeuronEnv(LaunchRule):
                     else:
                         message = _core_message(site, launchers, message, self._served(launchers, self.ctx.path),
                                                 self._beside)
+            if not site.prefix:  # a `NAME=value cmd` prefix reaches the process only, never the shell's expansions
+                message = read_message(site, message, reads(site.name))
             if unseen is not None:  # the script it sets this for stays on torch_xla: the TorchNeuron advice waits
                 message = KEPT_FOR_XLA_TODO.format(name=site.name, script=unseen[0], why=unseen[1], message=message)
+                kept, migrated = beside_scripts(self, doc, site.cl.line, unseen) if not site.prefix else ("", [])
+                if migrated:  # ... but not for the scripts beside it that this run moved to TorchNeuron (rt8Q-04)
+                    shown, one = scripts_shown(migrated)
+                    message += MIGRATED_NOW.format(scripts=shown, was="was" if one else "were", it="it" if one else "them",
+                                                   kept=kept)
             self.report(site.cl.line, Severity.TODO, message)

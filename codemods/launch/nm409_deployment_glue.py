@@ -9,7 +9,8 @@ What it does:
   or an Inf1/Inf2/Trn1 instance type, SageMaker (``ml.inf2.xlarge``) or EC2 (``inf2.8xlarge`` in a Kubernetes
   node selector, Karpenter requirement or CLI flag).
 * A ``todo`` on ``vllm serve ... --device neuron`` (vLLM's earlier built-in Neuron platform): the vLLM-Neuron plugin
-  replaces it, and the command's Neuron-only flags need checking against the plugin's quickstart.
+  replaces it, and the command's Neuron-only flags need checking against the plugin's quickstart. The same
+  platform chosen from Python (``LLM(..., device="neuron")``) gets the same todo from NM411.
 * The advice follows the reference's use: a serving image (``*-inference-neuronx``, TGI-neuronx) is told about
   the vLLM-Neuron plugin, a training image (``pytorch-training-neuronx``) about Trn2/Trn3 training in a TorchNeuron
   container; a line that says neither (an instance type alone) gets both.
@@ -77,11 +78,17 @@ def deploy_todo(what: str, hit: str, kind: str | None) -> str:
 #: serve --device neuron``, a script's own ``--device``) is TorchNeuron's own spelling and stays quiet.
 _VLLM = re.compile(r"(?<![\w.-])vllm(?:\s+serve\b|\.entrypoints\b)")
 _DEVICE_NEURON = re.compile(r"--device(?:=|\s+)[\"']?neuron\b")
-VLLM_TODO = ("deployment glue: vLLM on its earlier built-in Neuron platform ({hit}); on TorchNeuron vLLM serves "
-             "through the vLLM-Neuron plugin (github.com/vllm-project/vllm-neuron, Trn2/Trn3) with stock `vllm serve` "
-             "flags (--tensor-parallel-size, --max-model-len, --max-num-seqs): install the plugin, then check "
-             "--device and the Neuron-only flags of this command (--block-size, --max-num-batched-tokens) against its "
-             "quickstart")
+_VLLM_OLD = "deployment glue: vLLM on its earlier built-in Neuron platform ({hit}); "
+_VLLM_PLUGIN = "on TorchNeuron vLLM serves through the vLLM-Neuron plugin (github.com/vllm-project/vllm-neuron, Trn2/Trn3)"
+VLLM_TODO = (_VLLM_OLD + _VLLM_PLUGIN + " with stock `vllm serve` flags (--tensor-parallel-size, --max-model-len, "
+             "--max-num-seqs): install the plugin, then check --device and the Neuron-only flags of this command "
+             "(--block-size, --max-num-batched-tokens) against its quickstart")
+#: the same platform chosen from Python (``LLM(model=..., device="neuron", ...)``, NM411): the same advice, in the
+#: call's own argument names; the parallelism and sizes it gives stay as they are
+VLLM_PYTHON_TODO = (_VLLM_OLD + _VLLM_PLUGIN + " with the stock {call} arguments (tensor_parallel_size, "
+                    "max_model_len, max_num_seqs: keep them as they are): install the plugin, then check device= and "
+                    "the Neuron-only arguments of this call (block_size, max_num_batched_tokens, "
+                    "override_neuron_config) against its quickstart")
 
 
 def _vllm_on_neuron(doc: TextDocument, report: Report) -> None:

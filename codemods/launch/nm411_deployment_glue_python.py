@@ -10,6 +10,10 @@ What it does:
   transformers 5 / torch 2.13 (they select an XLA-era container), and ``environment=``/``env=`` dictionaries
   whose keys the shared env-var table removes or reviews (they carry ``XLA_*``/``NEURON_*`` settings into a
   SageMaker job).
+* vLLM's earlier built-in Neuron platform chosen from Python (``LLM(model=..., device="neuron", ...)``, also
+  ``EngineArgs`` / ``AsyncEngineArgs``, in a file importing vllm) gets the todo NM409 gives ``vllm serve --device
+  neuron``: install the vLLM-Neuron plugin and check ``device=`` and the Neuron-only arguments against its
+  quickstart. The call is left as it is (``tensor_parallel_size`` and the sizes stay).
 * ``"RUN_NEURON_PARALLEL_COMPILE": "1"`` in a job environment marks a compile-only job: its todo says to delete
   the estimator and its ``.fit()``.
 * Serving advice (the vLLM-Neuron plugin) is given only inside serving calls (``HuggingFaceModel``, ``deploy``) or
@@ -75,7 +79,7 @@ from codemods._lib.launch_targets import env_readers, resolve_script, stays_on_x
 from codemods._tables import env_vars
 from codemods.launch._base import ENV_FACTS, READ_BY_PROJECT_TODO, deployment_hits, stochastic_rounding_message
 from codemods.launch.nm405_review_neuron_env import cc_flags_message
-from codemods.launch.nm409_deployment_glue import deploy_todo, hit_kind
+from codemods.launch.nm409_deployment_glue import VLLM_PYTHON_TODO, deploy_todo, hit_kind
 from migrate import positions
 from migrate.rule import PythonRule, Safety
 
@@ -105,6 +109,24 @@ VERSION_TODO = (
     "2.13/2.14 and the project now needs transformers>=5: set image_uri to a TorchNeuron image and make these "
     "versions match it, or drop them"
 )
+
+
+#: vLLM's engine entry points: given ``device="neuron"`` they picked vLLM's earlier built-in Neuron platform
+_VLLM_CALLS = frozenset({"LLM", "EngineArgs", "AsyncEngineArgs"})
+
+
+def _from_vllm(node: cst.Call, callee: str, code: str) -> bool:
+    """Whether the call's function is vLLM's: ``vllm.LLM(...)`` (``import vllm``), or ``LLM(...)`` with ``LLM``
+    imported from vllm (``from vllm import LLM, SamplingParams``; a class of the same name from elsewhere is not)."""
+    func = node.func
+    if isinstance(func, cst.Attribute):
+        root = func.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        return isinstance(root, cst.Name) and root.value == "vllm" \
+            and re.search(r"^[ \t]*import[ \t]+vllm\b", code, re.MULTILINE) is not None
+    imported = rf"^[ \t]*from[ \t]+vllm[\w.]*[ \t]+import[ \t]+(?:\([^)]*|[^\n]*)\b{re.escape(callee)}\b(?![ \t]+as\b)"
+    return re.search(imported, code, re.MULTILINE) is not None
 
 
 def _callee(node: cst.Call) -> str | None:
@@ -201,7 +223,7 @@ class NeuronDeploymentGluePython(PythonRule):
     safety = Safety.NEEDS_REVIEW
     facts = ENV_FACTS
     triggers = ("-neuronx", "neuronx-tgi", "HF_NUM_CORES", "HF_AUTO_CAST_TYPE", "ml.inf", "ml.trn1", "--entrypoint",
-                "RUN_NEURON_PARALLEL_COMPILE")
+                "RUN_NEURON_PARALLEL_COMPILE", "vllm")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -325,9 +347,24 @@ class NeuronDeploymentGluePython(PythonRule):
 
     def visit_Call(self, node: cst.Call) -> None:
         callee = _callee(node)
+        if callee in _VLLM_CALLS:
+            self.vllm_on_neuron(node, callee)
         self.calls.append(callee)
         self.neuron_calls.append((callee in _SERVING_CALLS or callee in _TRAINING_CALLS)
                                  and any(self.neuron_value(arg.value) for arg in node.args))
+
+    def vllm_on_neuron(self, node: cst.Call, callee: str) -> None:
+        """``LLM(model=..., device="neuron", ...)`` (vLLM's ``LLM`` / ``EngineArgs``, imported from vllm): vLLM's
+        earlier built-in Neuron platform chosen from Python gets NM409's todo for ``vllm serve --device neuron``; the
+        call stays as it is (its tensor_parallel_size and sizes carry over to the vLLM-Neuron plugin)."""
+        code = self.ctx.namespace.trigger_text if self.ctx.namespace is not None else self.ctx.source
+        if not _from_vllm(node, callee, code):
+            return
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "device" and _literal_text(arg.value) == "neuron":
+                hit = f"{callee}(..., device={cst.Module([]).code_for_node(arg.value)})"
+                self.note(arg, VLLM_PYTHON_TODO.format(hit=hit, call=f"{callee}(...)"))
+                return
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if self.calls:

@@ -252,3 +252,30 @@ def test_a_splatted_dict_call_that_also_feeds_a_serving_call_or_none_keeps_its_k
         assert '"NEURON_FUSE_SOFTMAX": "1"' in result.text
         assert any("NEURON_FUSE_SOFTMAX" in note and "remove this key" in note for note in _notes(result))
         assert any("review NEURON_RT_STOCHASTIC_ROUNDING_EN" in note for note in _notes(result))
+
+
+def test_vllm_neuron_platform_from_python_gets_the_serve_todo() -> None:
+    """rt8Q-08: ``LLM(device="neuron")`` is the platform ``vllm serve --device neuron`` picks (NM409's todo); the
+    call, its tensor_parallel_size included, stays as it is."""
+    source = """
+        from vllm import LLM
+
+        llm = LLM(model="m", device="neuron", tensor_parallel_size=2, max_model_len=1024, block_size=1024)
+        """
+    result = migrate(source, "NM411")
+    assert 'LLM(model="m", device="neuron", tensor_parallel_size=2, max_model_len=1024, block_size=1024)' in result.text
+    assert findings(result, "NM411") == {(3, "todo")}
+    assert "vLLM-Neuron plugin" in result.text and "keep them as they are" in result.text
+
+
+def test_an_llm_class_not_from_vllm_is_left_alone() -> None:
+    unchanged(
+        """
+        from vllm import SamplingParams
+        from mylib import LLM
+
+        llm = LLM(path="w", device="neuron")
+        gpu = SamplingParams(max_tokens=4)
+        """,
+        "NM411",
+    )
