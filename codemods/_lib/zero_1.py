@@ -51,7 +51,11 @@ from migrate.filekinds import FileKind
 
 #: the fields whose launch values are recorded: zero_1, and the TrainingArguments fields whose defaults trl 1.x
 #: changes (codemods/_tables/training_defaults.py: NM202 names those the launch lines leave unset)
-FIELDS = ("zero_1", "learning_rate", "logging_steps", "gradient_checkpointing", "bf16", "tensor_parallel_size")
+#: and gradient_accumulation_steps: a degree above 1 that no longer shards the model (a class with no tensor-parallel
+#: plan) makes the data-parallel width WORLD_SIZE, and the note names the accumulation that keeps the global batch
+#: (``batch_places`` in codemods/training/_base.py)
+FIELDS = ("zero_1", "learning_rate", "logging_steps", "gradient_checkpointing", "bf16", "tensor_parallel_size",
+          "gradient_accumulation_steps")
 _NAMES = "|".join(name.replace("_", "[_-]") for name in FIELDS)
 _FLAG = re.compile(rf"(?<![\w-])--({_NAMES})\b(?:\s*=\s*|[\"',\s]+)?(\$\(\w+\)|(?!-[-A-Za-z])[^\s\"',\]\)\\]+)?")  # $(TP): Make
 # (a bare flag, ``--bf16 --zero_1``, takes no value: the next flag is not swallowed as its value)
@@ -216,7 +220,7 @@ ZERO_1_LAUNCHES = ProjectFact(
     frozenset({FileKind.SHELL, FileKind.NOTEBOOK, FileKind.PYTHON, FileKind.YAML, FileKind.DOCKERFILE}),
     ("zero_1", "zero-1", "%%writefile", "--config", ".yaml", ".yml", ".json", "learning_rate", "learning-rate", "logging_steps", "logging-steps",
      "gradient_checkpointing", "gradient-checkpointing", "bf16", "tensor_parallel_size", "tensor-parallel-size",
-     *_LAUNCHERS),
+     "gradient_accumulation_steps", "gradient-accumulation-steps", *_LAUNCHERS),
     _collect,
 )
 

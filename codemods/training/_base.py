@@ -95,6 +95,91 @@ def apply_field_map(call: cst.Call, original: cst.Call, target: str, only: set[s
     return result
 
 
+#: the environment variable transformers 5's TensorBoardCallback reads for its directory once logging_dir left
+#: TrainingArguments (integrations/integration_utils.py:602 in 5.24, ``os.getenv("TENSORBOARD_LOGGING_DIR")`` in
+#: ``__init__``, i.e. when the Trainer is built; unset, it writes to output_dir/runs/<date>, 4.x's default too)
+TENSORBOARD_ENV = "TENSORBOARD_LOGGING_DIR"
+#: calls that build a path string and nothing else: a value made of them is evaluated just as well one statement
+#: earlier
+_PATH_CALLS = frozenset({"os.path.join", "os.path.expanduser", "os.path.abspath", "posixpath.join", "str"})
+
+
+def logging_dir_env(value: cst.BaseExpression) -> str | None:
+    """The statement that gives transformers 5 what ``logging_dir=value`` gave 4.x (rt8P-10), to go just before
+    the statement that builds the arguments: ``os.environ["TENSORBOARD_LOGGING_DIR"] = value`` for a string
+    expression (literal, f-string, ``os.path.join(...)``, ``+`` of them), the same under ``if value is not None``
+    (through ``os.fspath``, for a Path) for a name or attribute / subscript chain, which may hold None (4.x's
+    default directory then: the variable is removed, ``else: os.environ.pop(...)``). An assignment, not
+    setdefault: 4.x's explicit logging_dir ignored the environment. The variable outlives the call: the rule
+    rewrites only the one arguments call of a file (``single_arguments_call``).
+    None for anything else (a call, a conditional ...): not known to read the same one statement earlier."""
+
+    def plain(node: cst.BaseExpression) -> bool:
+        if isinstance(node, (cst.SimpleString, cst.Integer)):
+            return True
+        if isinstance(node, cst.ConcatenatedString):
+            return plain(node.left) and plain(node.right)
+        if isinstance(node, cst.FormattedString):
+            return all(plain(part.expression) for part in node.parts if isinstance(part, cst.FormattedStringExpression))
+        if isinstance(node, cst.BinaryOperation):
+            return isinstance(node.operator, (cst.Add, cst.Modulo)) and plain(node.left) and plain(node.right)
+        if isinstance(node, cst.Call):
+            return source_of(node.func) in _PATH_CALLS and all(a.keyword is None and not a.star and plain(a.value)
+                                                              for a in node.args)
+        return chain(node)
+
+    def chain(node: cst.BaseExpression) -> bool:
+        while isinstance(node, (cst.Attribute, cst.Subscript)):
+            if isinstance(node, cst.Subscript) and not all(
+                    isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.SimpleString, cst.Integer))
+                    for e in node.slice):
+                return False
+            node = node.value
+        return isinstance(node, cst.Name) and node.value not in ("None", "True", "False")
+
+    shown = source_of(value)
+    if chain(value):  # None: 4.x's default directory, whatever an earlier run of the statement set
+        return (f'if {shown} is not None:\n    os.environ["{TENSORBOARD_ENV}"] = os.fspath({shown})\n'
+                f'else:\n    os.environ.pop("{TENSORBOARD_ENV}", None)\n')
+    if isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.BinaryOperation,
+                          cst.Call)) and plain(value):
+        return f'os.environ["{TENSORBOARD_ENV}"] = {shown}\n'
+    return None
+
+
+def single_arguments_call(source: str) -> bool:
+    """The file builds training arguments in one call only (a Neuron or stock arguments / config class): a
+    TENSORBOARD_LOGGING_DIR set for it cannot reach another one's Trainer, whose TensorBoard 4.x put in that
+    one's own directory."""
+    from codemods._tables.training_symbols import ARGS_CLASSES, NEURON_ARGS_CLASSES
+
+    names = {name.rsplit(".", 1)[1] for name in (*ARGS_CLASSES, *NEURON_ARGS_CLASSES)}
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+             and (node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")) in names]
+    return len(calls) == 1
+
+
+def on_direct_path(statement: cst.SimpleStatementLine, call: cst.Call) -> bool:
+    """``call`` is evaluated each time ``statement`` runs, before anything the statement binds: the statement's
+    one small statement (an assignment, an expression, a return) has it as its value, or as an argument (at any
+    depth) of calls that are; not under a conditional, a lambda, a comprehension or a walrus."""
+    if len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    value = small.value if isinstance(small, (cst.Assign, cst.AnnAssign, cst.Expr, cst.Return)) else None
+
+    def reaches(node: cst.BaseExpression | None) -> bool:
+        if node is call:
+            return True
+        return isinstance(node, cst.Call) and any(reaches(a.value) for a in node.args)
+
+    return reaches(value)
+
+
 # ------------------------------------------------------------------------------------ shared rewrites
 
 
@@ -567,6 +652,83 @@ def _planless() -> frozenset[str]:
     return frozenset(TP_PLANLESS.split())
 
 
+def batch_change(tp: cst.BaseExpression) -> str:
+    """What training with data parallelism alone, where optimum-neuron ran tensor parallel degree ``tp``, does to
+    the batch arithmetic (rt8P-03). optimum's data-parallel width was WORLD_SIZE // tp (its ``dp = world // tp``);
+    a model loaded whole makes every process a data-parallel rank (transformers 5.24 Trainer: dp_world_size =
+    world_size // tp_size, with tp_size 1), so the global batch per optimizer step and the optimizer steps per
+    epoch change by the degree: a hyper-parameter change, never a fix, and what keeps them is said."""
+    literal = isinstance(literal_value(tp), int)
+    degree = source_of(tp) if literal else "T"
+    named = "" if literal else f" (T = {source_of(tp)})"
+    return (f"with the model whole every process is a data-parallel rank: the data-parallel width is WORLD_SIZE, "
+            f"where optimum-neuron's was WORLD_SIZE // {degree}{named}, so the global batch per optimizer step "
+            f"(per_device_train_batch_size x gradient_accumulation_steps x that width) is {degree} times larger and "
+            f"an epoch has {degree} times fewer optimizer steps (a warmup or schedule counted in steps moves with "
+            f"them): divide gradient_accumulation_steps (or per_device_train_batch_size) by {degree} to keep them")
+
+
+def batch_places(ctx) -> str:
+    """The launch lines, SageMaker hyperparameters and argument configs of the project that give this script a
+    literal tensor parallel degree above 1, each with the gradient_accumulation_steps that keeps its global batch
+    once the model trains whole (``batch_change``): '' when none does. A file's value pairs with the
+    gradient_accumulation_steps of the same file, when it gives one value."""
+    from codemods._lib.zero_1 import config_values, launch_values, script_paths
+
+    project = ctx.options.project
+    paths = script_paths(project, ctx.path, ctx.source)
+
+    def where(place: str) -> str:  # the file a config_values / launch_values place names
+        if ", the config " in place:
+            return place.split(", the config ")[0].split(" in ", 1)[1]
+        return place.rsplit(" of " if " on a launch line of " in place else " in ", 1)[1]
+
+    def grouped(field: str) -> dict[str, list[tuple[str, str]]]:
+        found: dict[str, list[tuple[str, str]]] = {}
+        values = [*config_values(project, paths, ctx.source, field), *launch_values(project, paths, field)]
+        for value, place in values:
+            found.setdefault(where(place), []).append((value.strip("\"'"), place))
+        return found
+
+    steps = grouped("gradient_accumulation_steps")
+    told: list[str] = []
+    for file, degrees in grouped("tensor_parallel_size").items():
+        for degree, place in degrees:
+            if not _above_one(degree):
+                continue
+            accumulations = {value for value, _ in steps.get(file, [])}
+            if len(accumulations) != 1:
+                keep = (f"gradient_accumulation_steps is not set there (default 1): divide "
+                        f"per_device_train_batch_size by {degree}" if not accumulations else
+                        f"it sets several gradient_accumulation_steps: divide each by {degree}")
+            else:
+                accumulation = accumulations.pop()
+                if accumulation.isdigit() and int(accumulation) % int(degree) == 0:
+                    keep = (f"gradient_accumulation_steps {accumulation} there: {int(accumulation) // int(degree)} "
+                            f"keeps the global batch and the step count")
+                else:
+                    keep = (f"gradient_accumulation_steps {accumulation} there is not a multiple of {degree}: "
+                            f"divide per_device_train_batch_size x gradient_accumulation_steps by {degree}")
+            told.append(f"{place} ({keep})")
+    return "; ".join(dict.fromkeys(told))
+
+
+def planless_stop(degree: str, name: str):
+    """``if <degree> > 1: raise SystemExit(...)`` for a run-time degree (a name or attribute chain: ``args.tp``)
+    that the model class ``name`` cannot take (no tensor-parallel plan): at 1 the run is what it was; above 1 no
+    stock mesh shards the model, and training it whole would change the data-parallel width, the global batch and
+    the step count (``batch_change``), so the run stops with what to pass instead (NM202 for built arguments,
+    NM208 for parsed ones)."""
+    from migrate.snippets import parse_statement
+
+    why = (f": {name} has no tensor-parallel plan in transformers 5 (no base_model_tp_plan), so a tensor parallel "
+           "degree above 1 cannot shard it; run with a degree of 1 (data parallelism, one process per NeuronCore "
+           "under torchrun) and divide gradient_accumulation_steps by the old degree to keep the global batch and "
+           "the step count (the data-parallel width is then WORLD_SIZE, it was WORLD_SIZE // degree)")
+    quoted = why.replace("\\", "\\\\").replace('"', "'").replace("{", "{{").replace("}", "}}")
+    return parse_statement(f'if {degree} > 1:\n    raise SystemExit(f"{degree}={{{degree}}}{quoted}")\n')
+
+
 def planless_advice(name: str, tp: cst.BaseExpression) -> str:
     """What to do with a degree ``tp`` for a model whose class has no tensor-parallel plan."""
     return (f"{name} has no tensor-parallel plan in transformers 5 (the model class this file loads: its config has "
@@ -574,7 +736,7 @@ def planless_advice(name: str, tp: cst.BaseExpression) -> str:
             f"{source_of(tp)})) raises ValueError \"has no tp_plan\" for a degree above 1: train it with data "
             "parallelism instead (torchrun, one process per NeuronCore; DistributedConfig(fsdp_size=WORLD_SIZE) "
             "to shard it) and delete this argument, or pass DistributedConfig(tp_plan={...}) with a plan of your "
-            "own for this model")
+            "own for this model; " + batch_change(tp))
 
 
 def planless_note(name: str, tp: cst.BaseExpression) -> str:
@@ -582,7 +744,7 @@ def planless_note(name: str, tp: cst.BaseExpression) -> str:
             f"base_model_tp_plan), so from_pretrained(..., distributed_config=DistributedConfig(tp_size="
             f"{source_of(tp)})) raises ValueError for a degree above 1; the model loads whole (plain data parallelism "
             f"under torchrun): keep tensor_parallel_size at 1, or pass DistributedConfig(tp_plan={{...}}) with a plan "
-            f"of your own for this model")
+            f"of your own for this model; " + batch_change(tp))
 
 
 def tokenizer_to_processing_class(rule, updated: cst.Call, original: cst.Call) -> cst.Call:

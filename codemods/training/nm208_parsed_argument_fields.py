@@ -20,7 +20,14 @@ fields the stock arguments lack are handled as decided once per file by ``codemo
   WORLD_SIZE replicas would make it FSDP2), a WORLD_SIZE the degree does not divide stops with the torchrun
   command (the rest is ``_data_parallel_size(T)``, a function added once per file after its imports: ``mesh_rest``
   in ``codemods/training/_base.py``), and a model class with no tensor-parallel plan (T5, BART: the
-  generated ``TP_PLANLESS`` index) gets no config and a todo instead (``tp_size > 1`` raises there); where the class
+  generated ``TP_PLANLESS`` index) gets no config and a todo instead (``tp_size > 1`` raises there). Loaded whole,
+  the model would train with every process a data-parallel rank: the data-parallel width WORLD_SIZE where
+  optimum's was WORLD_SIZE // T, so T times the global batch and 1/T of the optimizer steps (rt8P-03). So for
+  parsed arguments ``if script_args.tensor_parallel_size > 1: raise SystemExit("...")`` goes before the load
+  (at 1 the run is what it was; NM202 puts the same stop after arguments built in the file), and the todo says
+  what the batch change would be and names each config, launch line and SageMaker hyperparameter of the project
+  that gives the script a degree above 1 with the gradient_accumulation_steps that keeps its batch
+  (``tensor_parallel_size: 2`` and ``gradient_accumulation_steps: 8`` in a config: 4); where the class
   is known only at run time (an Auto class of several models, ``AutoModelForSequenceClassification`` of a model id
   argument) the message says that a degree above 1 needs a model whose config has a ``base_model_tp_plan`` (BERT,
   RoBERTa, GPT-2 have none and raise "has no tp_plan"). A todo there
@@ -151,6 +158,7 @@ from codemods.training._base import (
     OWNERS,
     TracksScope,
     args_plan,
+    batch_places,
     distributed_config_for,
     mesh_key,
     mesh_note,
@@ -158,6 +166,7 @@ from codemods.training._base import (
     note_checkpoint_need,
     note_mesh_doubt,
     planless_note,
+    planless_stop,
     project_args_subclasses,
     project_line,
     tp_planless,
@@ -207,6 +216,10 @@ class ParsedArgumentFields(TracksScope, PythonRule):
         self.followed: dict[tuple[str, str], object] = {}
         #: ``<args>.trn_config`` nodes read further (``<args>.trn_config.tensor_parallel_size``) -> the field read
         self.chained: dict[cst.Attribute, str] = {}
+        #: the simple statements being visited (innermost last), and the stops that go before one of them (a
+        #: degree above 1 for a model class with no tensor-parallel plan: ``_planless``)
+        self.statements: list[cst.SimpleStatementLine] = []
+        self.stops: dict[cst.SimpleStatementLine, cst.BaseStatement] = {}
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if isinstance(node.value, cst.Attribute) and node.value.attr.value == TRN_CONFIG:
@@ -235,8 +248,7 @@ class ParsedArgumentFields(TracksScope, PythonRule):
         tp = parse_expression(degree)
         planless = tp_planless(self.ctx, original.func.value) if isinstance(original.func, cst.Attribute) else None
         if planless is not None:
-            self.todo(original, "optimum's trainer sharded this model with tensor_parallel_size itself; "
-                                + planless_note(planless, tp))
+            self._planless(original, tp, planless)
             return updated
         key = mesh_key(self.ctx)
         built = distributed_config_for(tp, key)
@@ -254,6 +266,39 @@ class ParsedArgumentFields(TracksScope, PythonRule):
         # the file when its degree comes from them (plan.built_loads), parsed otherwise
         note_checkpoint_need(self, original, tp, built=original in self.built)
         return set_args(updated, [*updated.args, keyword_arg("distributed_config", built)])
+
+    def _planless(self, load: cst.Call, tp: cst.BaseExpression, planless: str) -> None:
+        """A load the Neuron trainer sharded with a degree the model class cannot take (no tensor-parallel plan):
+        it loads whole, so a degree above 1 would train with another data-parallel width, global batch and step
+        count (rt8P-03). A degree read at run time from parsed arguments gets a stop before the load for a value
+        above 1 (NM202 puts the same one after arguments built in the file): at 1 the run is what it was; above 1 it ends with what to pass instead. The todo names
+        the project's configs and launch lines that give a degree above 1, with the accumulation that keeps their
+        batch (``batch_places``)."""
+        places = batch_places(self.ctx)
+        runs = f"; the project runs it with a degree above 1: {places}" if places else ""
+        # arguments built in the file: NM202 stops their run-time degree itself, right after them
+        stops = not isinstance(literal_value(tp), int) and load not in self.built and bool(self.statements) \
+            and _reads_only_names(tp)
+        stop = ""
+        if stops:
+            degree = source_of(tp)
+            self.stops[self.statements[-1]] = planless_stop(degree, planless)
+            stop = (f"; a run with {degree} above 1 now stops before this load (raise SystemExit) instead of "
+                    f"training with another batch")
+        self.todo(load, "optimum's trainer sharded this model with tensor_parallel_size itself; "
+                        + planless_note(planless, tp) + stop + runs)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self.statements.append(node)
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        self.statements.pop()
+        stop = self.stops.get(original)
+        if stop is None:
+            return updated
+        # the comments above the statement (and the notes placed there) stay with it: the stop goes above them
+        return cst.FlattenSentinel([stop.with_changes(leading_lines=updated.leading_lines),
+                                    updated.with_changes(leading_lines=[])])
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         updated = super().leave_ClassDef(original, updated)
@@ -453,6 +498,14 @@ class ParsedArgumentFields(TracksScope, PythonRule):
     def _argparse(self, node: cst.Attribute) -> bool:
         """The script's own argparse options (``args = parser.parse_args()``) are not the training arguments."""
         return isinstance(node.value, cst.Name) and (self.scope_path, node.value.value) in self.plan.argparse_vars
+
+
+def _reads_only_names(tp: cst.BaseExpression) -> bool:
+    """The degree is a name or an attribute chain on one (``script_args.tensor_parallel_size``): it reads the same
+    value one statement earlier."""
+    while isinstance(tp, cst.Attribute):
+        tp = tp.value
+    return isinstance(tp, cst.Name)
 
 
 def _quoted(text: str) -> str:
