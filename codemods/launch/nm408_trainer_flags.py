@@ -70,13 +70,22 @@ wrapped`` after the key in a config), unless given or the script's own. optimum 
 and packed by wrapping; trl 1.x's default ``bfd`` packing is padding-free, a new shape per batch. Command strings and argv lists inside
 Python get the same edits through NM410, SageMaker ``hyperparameters`` through NM412.
 Where the script is certainly on optimum-neuron 0.4.x (the pins nearest to it, ``optimum_line``), whose
-NeuronTrainingArguments defaulted to ``per_device_train_batch_size`` 1 and ``optim`` ``adamw_torch`` (stock: 8 and
-``adamw_torch_fused``), a command that gets ``--torch_compile true`` (or has it) and does not set them gets
-``--per_device_train_batch_size 1 --optim adamw_torch`` (``fixed``; a renamed spelling such as
+NeuronTrainingArguments defaulted to ``per_device_train_batch_size`` 1, ``optim`` ``adamw_torch`` and
+``average_tokens_across_devices`` false (stock: 8, ``adamw_torch_fused`` and true; ``NEURON_04_DEFAULTS`` in
+``codemods/_tables/training_defaults.py``), a command that gets ``--torch_compile true`` (or has it) and does not set
+them gets ``--per_device_train_batch_size 1 --optim adamw_torch --average_tokens_across_devices false`` (``fixed``;
+for a script parsing NeuronSFTConfig alone also ``--learning_rate 5e-5 --activation_checkpointing false --bf16 false
+--logging_steps 500``, the values NeuronSFTConfig took from NeuronTrainingArguments and trl 1.x's SFTConfig changes,
+``--bf16`` not where a file of the project sets XLA_USE_BF16 / XLA_DOWNCAST_BF16; a config gets only the first three;
+a renamed spelling such as
 ``--per_gpu_train_batch_size`` counts as set); an edited config gets the keys. A command that also names a config
 file (``--config x.yaml``, a ``.json``/``.yaml`` argument) gets no such flag, since a flag would override the
 config's value; a version line <= 0.3 or not known, a command whose words are not all known, and the strings of
 NM410/NM412 keep NM202's note on the script instead.
+``--resume_from_checkpoint X`` (not None / false) on a command this rule edits for a Neuron script gets a todo:
+the stock Trainer cannot resume the checkpoints optimum-neuron wrote (``codemods/_tables/legacy_checkpoints.py``;
+NM203 says the same at ``trainer.train(resume_from_checkpoint=...)``), so resume only from the migrated run's own,
+or consolidate on the old stack and start from ``from_pretrained(<dir>)`` with a new ``output_dir``.
 A shell variable whose only use was the value of a flag this rule removed (``PP=${PP:-4}`` feeding
 ``--pipeline_parallel_size $PP``; ``codemods/_lib/shell/dead.py`` compares the file before and after the edit)
 gets a todo at its assignment saying what it fed; so does a job script's ``export PP=8 TP=8`` (an sbatch running
@@ -159,10 +168,11 @@ from codemods._lib.shell.make import make_doc
 from codemods._lib.shell.sourced import SHELL_FILES, Sources
 from codemods._lib.shell.variables import Expanded, ShellVariables
 from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES, Zero1, config_fields, mesh_key_for, truth
+from codemods._tables.legacy_checkpoints import resume_note
 from codemods._tables.project_markers import MARKERS
 from codemods._tables.sft_shapes import ShapeField, shape_fields
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
-from codemods._tables.training_defaults import NEURON_04_DEFAULTS
+from codemods._tables.training_defaults import NEURON_04_DEFAULTS, OLD_DEFAULTS_KNOWN_04, TRL_DEFAULT_CHANGES, typed
 from codemods.launch._base import (
     COMPILE_ADDED,
     COMPILE_FLAG,
@@ -178,6 +188,7 @@ from codemods.launch._base import (
     unresolved_todo,
     unseen_xla_target,
 )
+from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
 from migrate.rule import Safety
@@ -200,7 +211,7 @@ def flag_statements(doc: TextDocument) -> list[list[CommandLine]]:
 
 def edit_flags(doc: TextDocument, report: Report, resolve: Resolve = unresolved,
                unseen: tuple[str, str] | None = None, variables: ShellVariables | None = None,
-               line_of: LineOf | None = None) -> None:
+               line_of: LineOf | None = None, xla_bf16: bool = False) -> None:
     """Neuron trainer ``--flags`` on command lines, mapped through the shared training-arguments table, for the
     commands that run a script of the project parsing Neuron training arguments (``resolve``); on commands
     whose program cannot be resolved the flags stay, with a todo; other programs' flags are theirs. A YAML
@@ -239,7 +250,7 @@ def edit_flags(doc: TextDocument, report: Report, resolve: Resolve = unresolved,
                 command = []
             else:
                 command.append(item)
-    _edit_commands(doc, report, resolve, unseen, pending, variables, line_of)
+    _edit_commands(doc, report, resolve, unseen, pending, variables, line_of, xla_bf16)
 
 
 KEPT_FOR_XLA_TODO = ("{flag} was left as it is: this file runs {script}, {why}, which still parses it; once that "
@@ -270,6 +281,25 @@ def _degree_stays(mapping, value: str | None) -> bool:
         and (value is None or value.strip().strip("\"'") != "1")
 
 
+def _note_resume(report: Report, arguments: list[tuple[CommandLine, Tok]], expanded: Expanded | None,
+                 skip: frozenset[int], line: OptimumLine) -> None:
+    """``--resume_from_checkpoint X`` on a command this rule edits for a script that trained with an optimum-neuron
+    trainer: the checkpoints its old runs wrote cannot be resumed (``codemods/_tables/legacy_checkpoints.py``; NM203
+    says the same at ``trainer.train(resume_from_checkpoint=...)``). A value spliced into several commands is
+    noted once, at the first."""
+    for index, (cl, tok) in enumerate(arguments):
+        flag, eq, inline = unquote(tok.text).partition("=")
+        if flag.replace("-", "_") != "__resume_from_checkpoint":
+            continue
+        if expanded is not None and id(expanded.origin.get(id(tok), (None,))[0]) in skip:
+            continue
+        following = arguments[index + 1][1].text if index + 1 < len(arguments) else None
+        value = inline if eq else (unquote(following) if following is not None and not following.startswith("-") else "")
+        if value.lower() in ("", "none", "false"):
+            continue
+        report(cl.line, Severity.TODO, resume_note(line, f"{flag} {value}"))
+
+
 def _flag_use_cpu(report: Report, arguments: list[tuple[CommandLine, Tok]]) -> None:
     """``--use_cpu True`` is a stock field, so no mapping touches it; on TorchNeuron it moves training off the device."""
     for index, (cl, tok) in enumerate(arguments):
@@ -286,7 +316,7 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
                         container: Program | None = None, compile_here: bool = True,
                         unseen: tuple[str, str] | None = None, expanded: Expanded | None = None,
                         skip: frozenset[int] = frozenset(), probe: list | None = None,
-                        line_of: LineOf | None = None) -> None:
+                        line_of: LineOf | None = None, xla_bf16: bool = False) -> None:
     """``command``: the words of one simple command, its variables expanded (``expanded``: where they came from).
     The flags of an assignment in ``skip`` (edited already, or shared by commands that map them differently) stay
     as they are; ``probe`` (a dry run) collects the plans of the words from assignments and edits nothing."""
@@ -357,6 +387,8 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
             shown = f"{unquote(tok.text)} {unquote(value_item[1].text)}" if value_item and "=" not in tok.text else unquote(tok.text)
             report(cl.line, Severity.TODO, unresolved_todo(shown, resolved.name, mapping.source, plan.message))
         return
+    if resolved.target is Target.NEURON:
+        _note_resume(report, arguments, expanded, skip, line_of(resolved) if line_of is not None else OptimumLine.UNKNOWN)
     edits: dict[int, list[tuple[int, int, str | None]]] = {}  # id(line) -> (start, end, replacement or None=cut)
     owners: dict[int, CommandLine] = {}
     for cl, tok, eq, value_item, plan, _ in plans:
@@ -384,7 +416,7 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
         else:
             _add_shape_flags(doc, report, own, _shape_flags(resolved, arguments), edits, owners)
             if line_of is not None and line_of(resolved) is OptimumLine.FROM_04:
-                _add_old_defaults(doc, report, own, _old_defaults(resolved, arguments), edits, owners)
+                _add_old_defaults(doc, report, own, _old_defaults(resolved, arguments, xla_bf16), edits, owners)
             _set_torch_compile(doc, report, own, arguments, edits, owners)
     for key, line_edits in edits.items():
         cl = owners[key]
@@ -511,7 +543,8 @@ UNRESOLVED_VALUE_TODO = ("{flag} was left as it is: {why}, so this value may not
 
 def _edit_commands(doc: TextDocument, report: Report, resolve: Resolve, unseen: tuple[str, str] | None,
                    pending: list[tuple[list[CommandLine], list[tuple[CommandLine, Tok]], Program | None, bool]],
-                   variables: ShellVariables | None = None, line_of: LineOf | None = None) -> None:
+                   variables: ShellVariables | None = None, line_of: LineOf | None = None,
+                   xla_bf16: bool = False) -> None:
     """Edit the flags of every simple command of the file, its shell variables expanded: an assignment's words are
     edited once, by the first command that splices them in, when every command doing so maps them the same way;
     otherwise they stay with a todo."""
@@ -557,10 +590,11 @@ def _edit_commands(doc: TextDocument, report: Report, resolve: Resolve, unseen: 
         if own is not None and own.name in unsure and own.words:
             continue  # a command splices it in, but its value there is not certain: the todo above says so
         if own is not None:  # used by no command here: its flags are read as they are written
-            _edit_command_flags(doc, report, resolve, command, container, compile_here, unseen, line_of=line_of)
+            _edit_command_flags(doc, report, resolve, command, container, compile_here, unseen, line_of=line_of,
+                                xla_bf16=xla_bf16)
             continue
         _edit_command_flags(doc, at, resolve, item.items, container, compile_here, unseen, item, frozenset(done),
-                            line_of=line_of)
+                            line_of=line_of, xla_bf16=xla_bf16)
         done.update(id(assignment) for assignment in item.used)
 
 
@@ -600,14 +634,35 @@ OLD_DEFAULT_ADDED = ("--{field} {value} added: optimum-neuron 0.4.x (this projec
                      "run trained with {value}")
 OLD_DEFAULT_TODO = ("add --{field} {value} to this command: optimum-neuron 0.4.x (this project's pin) defaulted {field} "
                     "to {value} and the stock training arguments default it to {stock}")
+#: a script parsing NeuronSFTConfig alone took these from NeuronTrainingArguments too, and trl 1.x's SFTConfig changes
+#: them (codemods/_tables/training_defaults.py; NM202 writes the same keywords into an SFTConfig call): (field under
+#: its stock name, the 0.4.x value, trl's)
+OLD_SFT_DEFAULTS_04: tuple[tuple[str, str, str], ...] = tuple(
+    ((TRAINING_ARGS[change.field].target or change.field) if TRAINING_ARGS[change.field].action is FieldAction.RENAME
+     else change.field, change.old.lower(), change.new)
+    for change in TRL_DEFAULT_CHANGES["SFTConfig"]) if "SFTConfig" in OLD_DEFAULTS_KNOWN_04 else ()
+
+
+def _sets_xla_bf16(text: str) -> bool | None:
+    return True if re.search(r"\bXLA_(?:USE|DOWNCAST)_BF16\b", text) else None
+
+
+#: files of the project that set the XLA bf16 variables: those made the old run bf16 whatever bf16 said, so the
+#: old bf16 default is not written for an SFT script there (NM202 leaves it to the user the same way)
+XLA_BF16_FILES = ProjectFact("launch.xla-bf16-files", frozenset({FileKind.PYTHON, FileKind.SHELL, FileKind.DOCKERFILE,
+                                                                 FileKind.YAML, FileKind.NOTEBOOK}),
+                             ("XLA_USE_BF16", "XLA_DOWNCAST_BF16"), _sets_xla_bf16)
 _CONFIG_ARGUMENT = re.compile(r"\.(?:json|ya?ml)$|^--config(?:_file)?(?:=|$)")
 LineOf = Callable[[Resolved], OptimumLine]
 
 
-def _old_defaults(resolved: Resolved, arguments: list[tuple[CommandLine, Tok]]) -> list[tuple[str, str, str]]:
-    """The 0.4.x defaults (``OLD_DEFAULTS_04``) a command feeding a Neuron script of a 0.4.x project does not set.
-    None where the command also names a config file (its keys may set them, and a flag would override them: the
-    config's own edit adds them) or where the script's own dataclass declares the field."""
+def _old_defaults(resolved: Resolved, arguments: list[tuple[CommandLine, Tok]],
+                  xla_bf16: bool = False) -> list[tuple[str, str, str]]:
+    """The 0.4.x defaults (``OLD_DEFAULTS_04``; for a script parsing NeuronSFTConfig alone ``OLD_SFT_DEFAULTS_04``
+    too, bf16 not where ``xla_bf16``: the project sets the XLA bf16 variables) a command feeding a Neuron script of
+    a 0.4.x project does not set. None where the command also names a config file (its keys may set them, and a
+    flag would override them: the config's own edit adds them) or where the script's own dataclass declares the
+    field."""
     given: set[str] = set()
     for _, tok in arguments:
         text = unquote(tok.text)
@@ -619,11 +674,9 @@ def _old_defaults(resolved: Resolved, arguments: list[tuple[CommandLine, Tok]]) 
             name = flag[2:].replace("-", "_")
             given.add(mapping.target if mapping is not None and mapping.action is FieldAction.RENAME and mapping.target
                       else name)
-    return [entry for entry in OLD_DEFAULTS_04 if entry[0] not in given and not resolved.owns(entry[0])]
-
-
-def _typed(value: str) -> int | str:
-    return int(value) if value.isdigit() else value
+    sft = [entry for entry in OLD_SFT_DEFAULTS_04 if not (entry[0] == "bf16" and xla_bf16)] \
+        if resolved.script is not None and resolved.script.sft else []
+    return [entry for entry in (*OLD_DEFAULTS_04, *sft) if entry[0] not in given and not resolved.owns(entry[0])]
 
 
 def _add_old_defaults(doc: TextDocument, report: Report, command: list[tuple[CommandLine, Tok]],
@@ -755,7 +808,8 @@ def _shell_quote(word: str) -> str:
 
 
 _BASE_TRIGGERS = ("--tensor_parallel_size", "--tensor-parallel-size", "--zero_1", "--pipeline_parallel_size",
-                  "tensor_parallel_size", "--disable_sequence_parallel", "--use_cpu", "--use-cpu")
+                  "tensor_parallel_size", "--disable_sequence_parallel", "--use_cpu", "--use-cpu",
+                  "--resume_from_checkpoint", "--resume-from-checkpoint")
 _UNFED_TODO = ("{key} was left as it is: the tool found no script of this project that parses optimum-neuron training "
                "arguments from this config file (HfArgumentParser.parse_json_file/parse_yaml_file, TrlParser --config, "
                "a Hydra group fed to NeuronTrainingArguments(**cfg.<group>)), so this may not be one; if it feeds "
@@ -783,7 +837,8 @@ class NeuronTrainerFlags(LaunchRule):
     #: ``export ``: a job script exporting what a project shell script it runs passes to a flag (``_dead_variables``)
     triggers = (*_triggers(), "source ", ". ", "export ")
     # the zero_1 the launchers and configs show, and the optimum-neuron pins, decide the mesh key its notes name
-    facts = (*ENV_FACTS, OPTIMUM_NEURON_CODE, HYDRA_ARGUMENT_GROUPS, ZERO_1_LAUNCHES, ZERO_1_CONFIGS, PINS, SHELL_TEXTS)
+    facts = (*ENV_FACTS, OPTIMUM_NEURON_CODE, HYDRA_ARGUMENT_GROUPS, ZERO_1_LAUNCHES, ZERO_1_CONFIGS, PINS, SHELL_TEXTS,
+             XLA_BF16_FILES)
 
     @classmethod
     def wakes(cls, text: str, options) -> bool:
@@ -819,7 +874,7 @@ class NeuronTrainerFlags(LaunchRule):
             unseen = unseen_xla_target(doc, project, self.ctx.path)  # a kept script: its own todo (kept)
             before = doc.text()
             edit_flags(doc, self.report, resolve, unseen, self.variables(doc) if doc.kind is FileKind.SHELL else None,
-                       self._line_of)
+                       self._line_of, self._xla_bf16(doc))
             if doc.kind is FileKind.SHELL and not make_doc(doc):
                 self._dead_variables(doc, before)
             if doc.kind is FileKind.SHELL and project.files:
@@ -870,8 +925,12 @@ class NeuronTrainerFlags(LaunchRule):
         copy = TextDocument(text, FileKind.SHELL)
         edit_flags(copy, lambda line, severity, message: None, resolver(project, origin, self.ctx.options),
                    unseen_xla_target(copy, project, origin), ShellVariables(copy, Sources(project, script)),
-                   self._line_of)
+                   self._line_of, self._xla_bf16(copy))
         return dead_variables(text, copy.text())
+
+    def _xla_bf16(self, doc: TextDocument) -> bool:
+        """Whether this file or another of the project sets XLA_USE_BF16 / XLA_DOWNCAST_BF16 (``XLA_BF16_FILES``)."""
+        return bool(self.ctx.options.project.of(XLA_BF16_FILES.name)) or _sets_xla_bf16(doc.text()) is not None
 
     def _line_of(self, resolved: Resolved) -> OptimumLine:
         """The optimum-neuron line of the project pins nearest to the script a command runs (else to this file)."""
@@ -1033,7 +1092,7 @@ class NeuronTrainerFlags(LaunchRule):
                     or (json_file and not (match.group(2) and match.group(6))):
                 continue
             indent = match.group(1)
-            doc.insert_after(line, [indent + (f'"{field}": {json.dumps(_typed(value))},' if json_file
+            doc.insert_after(line, [indent + (f'"{field}": {json.dumps(typed(value))},' if json_file
                                               else f"{field}: {value}") for field, value, _ in missing])
             for field, value, stock in missing:
                 self.report(line, Severity.FIXED, OLD_DEFAULT_ADDED.replace("--{field} {value}", "{field}: {value}")

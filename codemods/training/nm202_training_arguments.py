@@ -38,10 +38,7 @@ launch-layer rules use the same table for ``--flags``):
   run-time degree made of names (``tensor_parallel_size=args.tp``, the arguments call the whole value of its
   statement) for such a model leaves the arguments instead (``fixed``): at 1 it did nothing, and an
   ``if args.tp > 1: raise SystemExit("...")`` right after the statement stops a run with a degree above 1 with
-  a message before it trains, rather than letting it train data-parallel without a word (the message says to
-  divide gradient_accumulation_steps by the old degree: the data-parallel width becomes WORLD_SIZE, was
-  WORLD_SIZE // T, so the global batch and the step count would change; the todos say the same,
-  ``batch_change``); a literal degree, one
+  a message before it trains, rather than letting it train data-parallel without a word; a literal degree, one
   computed in the call or read through a name the statement binds keeps the todo. A class
   with a plan, or one not known (a variable, several classes), gets the load advice, which names the plan it
   needs. Where the degree leaves the arguments for the model load and
@@ -49,12 +46,7 @@ launch-layer rules use the same table for ``--flags``):
   with a todo, unless they say ``save_strategy="no"``: Trainer raises for a model sharded at load time whose
   optimizer state would be checkpointed, so checkpoints then hold the model only;
 * DROP: removed with a ``fixed`` finding; TODO: removed (the stock class rejects it) with a todo that keeps the old
-  value and says what to do. ``logging_dir=<value>`` (a string expression, or a name / attribute chain, in a call
-  its statement evaluates each time it runs, the one arguments call of the file) becomes ``os.environ["TENSORBOARD_LOGGING_DIR"] = <value>`` just
-  before that statement (for a name: under ``if <value> is not None:``, through ``os.fspath``, and removed from
-  the environment otherwise), ``fixed``: transformers
-  5's TensorBoardCallback reads that variable when the Trainer is built (integration_utils.py:602 in 5.24); other
-  values keep the todo. The "defaults differ" note leaves out a field the call sets (``zero_1=False``).
+  value and says what to do.
 
 It also adds ``torch_compile=True`` (backend chosen automatically on Neuron; also to a stock
 ``TrainingArguments`` in a script that imported torch_xla and names Neuron, whose Trainer ran compiled on a
@@ -64,8 +56,9 @@ NeuronCore through XLA; torch_xla alone may be a TPU script), and for ``SFTConfi
 ``optim="adamw_torch_xla"`` becomes ``"adamw_torch"``; ``dataset_kwargs`` keys trl 1.x ignores get NM601's findings. trl 1.x's ``SFTConfig`` / ``ORPOConfig`` change
 TrainingArguments defaults (``learning_rate``, ``gradient_checkpointing``, ``bf16``, ``logging_steps``:
 ``codemods/_tables/training_defaults.py``, checked against the installed trl): on a project pinned to
-optimum-neuron <= 0.3, whose ``NeuronSFTConfig`` (trl 0.11) kept the TrainingArguments defaults, the old values
-are written as keywords where the call does not give them (``bf16`` not where the file sets ``XLA_USE_BF16`` /
+optimum-neuron <= 0.3, whose ``NeuronSFTConfig`` (trl 0.11) kept the TrainingArguments defaults, or to 0.4.x,
+whose ``NeuronSFTConfig(NeuronTrainingArguments, SFTConfig)`` took the same values from ``NeuronTrainingArguments``
+(the first base's fields win), the old values are written as keywords where the call does not give them (``bf16`` not where the file sets ``XLA_USE_BF16`` /
 ``XLA_DOWNCAST_BF16``: a todo then); on another line, and for ``ORPOConfig`` (the old trl defaults are not in the
 tables), a todo names the changed defaults; for arguments parsed from the command line the parser's todo lists
 those that no launch line, SageMaker hyperparameter or key of a YAML / JSON config the launch lines pass (or the
@@ -78,10 +71,13 @@ the project's optimum-neuron line: 0.4.x without ``use_autocast``, and up to 0.3
 ``half_precision_backend="xla"``, cast the model to bf16; no todo where the model every trainer given these
 arguments gets is loaded in the same function by one ``from_pretrained(..., dtype=torch.bfloat16)``, wrapped at
 most by ``get_peft_model``, or ``model_init_kwargs`` give a bf16 dtype), where the
-0.4.x defaults differ (in a project pinned to 0.4.x, a ``TrainingArguments`` / ``Seq2SeqTrainingArguments`` call
-without ``**`` gets the old ``per_device_train_batch_size=1`` and ``optim="adamw_torch"`` written where it does not
-set them, reported fixed: the stock defaults are 8 and ``"adamw_torch_fused"``; NM408 writes the same flags on the
-launch lines, both from ``NEURON_04_DEFAULTS`` in ``codemods/_tables/training_defaults.py``), and mark ``world_size`` reads (the first read of each object in each function: later
+0.4.x defaults differ (in a project pinned to 0.4.x, a ``TrainingArguments`` / ``Seq2SeqTrainingArguments`` /
+``SFTConfig`` call without ``**`` gets the old ``per_device_train_batch_size=1``, ``optim="adamw_torch"`` and
+``average_tokens_across_devices=False`` written where it does not set them, reported fixed: the stock defaults are
+8, ``"adamw_torch_fused"`` and True (0.4.x divided each device's loss by its own token count); NM408 writes the
+same flags on the launch lines, both from ``NEURON_04_DEFAULTS`` in ``codemods/_tables/training_defaults.py``, which
+also says which other 0.4.x defaults differ and why they are not written), and mark ``world_size`` reads (the first
+read of each object in each function: later
 ones, such as a ``print`` inside the ``if`` that tested it, are covered by its note) and arguments parsed by
 ``HfArgumentParser``. Once, at the
 file's entry point (the ``if __name__ == "__main__":`` block, else ``main()``; a module of definitions gets a todo instead, see
@@ -123,7 +119,7 @@ After::
 (with todos for ``zero_1`` and, unless the project pins optimum-neuron <= 0.3, for the trl 1.x defaults).
 
 Safety: needs-review. The 0.4.x defaults differ (batch size 1 vs 8, ``adamw_torch`` vs ``adamw_torch_fused``,
-zero_1 True; up to 0.3.0 the classes kept the transformers defaults, so the note follows the project's pin; the trl
+average_tokens_across_devices False vs True, zero_1 True; up to 0.3.0 the classes kept the transformers defaults, so the note follows the project's pin; the trl
 1.x configs change some of those, see above) and
 bf16 meant full-bf16 weights (0.4.x without use_autocast; up to 0.3.0 through half_precision_backend "xla"): a
 reviewer reads each todo.
@@ -158,12 +154,18 @@ from codemods._lib.zero_1 import (
 )
 from codemods._tables.sft_shapes import SFT_SHAPE_FIELDS
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
-from codemods._tables.training_defaults import NEURON_04_DEFAULTS, OLD_DEFAULTS_KNOWN, TRL_DEFAULT_CHANGES, listed
+from codemods._tables.training_defaults import (
+    NEURON_04_DEFAULTS,
+    OLD_DEFAULTS_KNOWN,
+    OLD_DEFAULTS_KNOWN_04,
+    TRL_DEFAULT_CHANGES,
+    listed,
+    python_literal,
+)
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
 from codemods.drift.nm601_training_args_drift import report_dataset_kwargs
 from codemods.training._base import (
     CARRIES_DEGREE,
-    TENSORBOARD_ENV,
     TracksScope,
     apply_field_map,
     args_plan,
@@ -172,18 +174,14 @@ from codemods.training._base import (
     insert_data_parallel_size,
     insert_preamble,
     loaded_planless,
-    logging_dir_env,
     mesh_key,
     mesh_note,
     note_mesh_doubt,
-    on_direct_path,
     only_when_parallel,
     planless_advice,
-    planless_stop,
     project_args_subclasses,
     project_line,
     reported_keyword,
-    single_arguments_call,
     spelled_distributed_dict,
     tp_planless,
 )
@@ -205,6 +203,8 @@ CARRIERS = ("lazy_load_for_parallelism", "TrainingNeuronConfig", "trn_config")
 DEFAULTS_04 = (
     ("per_device_train_batch_size", "per_device_train_batch_size 1 (stock 8)"),
     ("optim", 'optim "adamw_torch" (stock "adamw_torch_fused")'),
+    ("average_tokens_across_devices", "average_tokens_across_devices False, i.e. the loss divided by each device's "
+                                      "own token count (stock True: by all devices' count)"),
     ("zero_1", "zero_1 True, i.e. ZeRO-1 sharded optimizer state (stock: none; closest DistributedConfig(fsdp_size=...))"),
 )
 
@@ -257,10 +257,6 @@ class TrainingArguments(TracksScope, PythonRule):
         #: such calls whose run-time degree a planless model cannot take -> the stop that goes after the statement
         self.planless_stops: dict[cst.Call, cst.BaseStatement] = {}
         self.statement_targets: set[str] = set()  # the names the current statement binds
-        #: the simple statements being visited (innermost last), and what goes just before one of them (the
-        #: TENSORBOARD_LOGGING_DIR setting a logging_dir becomes: ``_logging_dir``)
-        self.statement_nodes: list[cst.SimpleStatementLine] = []
-        self.before: dict[cst.SimpleStatementLine, list[cst.BaseStatement]] = {}
         #: (module-level function, parameter) -> the Neuron arguments classes calls pass it as a value, with the
         #: line of each call: the ``cls(**...)`` there builds those arguments (``_class_values``)
         self.param_index: dict[tuple[str, str], int] = {}  # such parameters -> their position
@@ -283,7 +279,6 @@ class TrainingArguments(TracksScope, PythonRule):
             self.todo(node, f"optimum-neuron's {read} was the data-parallel size; stock world_size is the process count (use model.config.distributed_config.dp_size): this read and every later one in {'this function' if self.scope_path else 'this module'}")
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self.statement_nodes.append(node)
         first = node.body[0] if len(node.body) == 1 else None
         value = first.value if isinstance(first, (cst.Assign, cst.Expr)) else None
         self.statement_calls.append(value if isinstance(value, cst.Call) else None)
@@ -293,42 +288,11 @@ class TrainingArguments(TracksScope, PythonRule):
             self.statement_targets = set()
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
-        self.statement_nodes.pop()
         call = self.statement_calls.pop()
         stop = self.planless_stops.get(call) if call is not None else None
-        before = self.before.get(original, [])
-        if before:  # the comments above the statement go above what now comes first
-            before = [before[0].with_changes(leading_lines=updated.leading_lines), *before[1:]]
-            updated = updated.with_changes(leading_lines=[])
-        if stop is None and not before:
+        if stop is None:
             return updated
-        return cst.FlattenSentinel([*before, updated, *([stop] if stop is not None else [])])  # the stop after it
-
-    def _logging_dir(self, original: cst.Call, result) -> None:
-        """``logging_dir=<value>`` (transformers 5 removed the field) becomes the TENSORBOARD_LOGGING_DIR setting
-        its TensorBoardCallback reads (``logging_dir_env``), just before the statement that builds the
-        arguments, where that statement evaluates the call each time it runs (``on_direct_path``); otherwise the
-        field map's todo stays (rt8P-10)."""
-        arg = find_keyword(original, "logging_dir")
-        if arg is None or not self.statement_nodes or not on_direct_path(self.statement_nodes[-1], original) \
-                or not single_arguments_call(self.ctx.source):
-            return
-        if literal_value(arg.value) is None and isinstance(arg.value, cst.Name) and arg.value.value == "None":
-            setting = None
-        else:
-            setting = logging_dir_env(arg.value)
-            if setting is None:
-                return
-        result.todo[:] = [(node, message) for node, message in result.todo if node is not arg]
-        if setting is None:
-            self.fixed(arg, "logging_dir=None: the default (output_dir/runs/<date>, as in transformers 5), removed")
-            return
-        self.ctx.add_import("os")
-        self.before.setdefault(self.statement_nodes[-1], []).append(parse_statement(setting))
-        self.fixed(arg, f"logging_dir={source_of(arg.value)} -> os.environ[\"{TENSORBOARD_ENV}\"] set to it just "
-                        f"before this statement: transformers 5 removed the field, and its TensorBoardCallback reads "
-                        f"that variable when the Trainer is built (an assignment: the explicit value wins over the "
-                        f"environment, as logging_dir did)")
+        return cst.FlattenSentinel([updated, stop])  # after it: the statement keeps its comments and notes
 
     def _class_values(self) -> dict[tuple[str, str], list[tuple[str, int]]]:
         """Neuron arguments classes passed as a value to a module-level function of the file
@@ -429,7 +393,6 @@ class TrainingArguments(TracksScope, PythonRule):
         if target == "SFTConfig":
             report_dataset_kwargs(self, original)  # trl 0.11 dataset_kwargs keys trl 1.x ignores (NM601's table)
         result = apply_field_map(updated, original, target)
-        self._logging_dir(original, result)
         for node, message in result.fixed:
             self.fixed(node, message)
         for node, message in result.todo:
@@ -515,7 +478,8 @@ class TrainingArguments(TracksScope, PythonRule):
         trl = [target for target in targets if target in TRL_DEFAULT_CHANGES]
         defaults = "" if line is Line.UP_TO_03 else (
             "where the command line or config does not set them, optimum-neuron 0.4.x defaulted to "
-            "per_device_train_batch_size 1, optim adamw_torch and zero_1 True (stock: 8, adamw_torch_fused, none)"
+            + ", ".join(f"{field} {old}" for field, old, _ in NEURON_04_DEFAULTS) + " and zero_1 True (stock: "
+            + ", ".join(stock for _, _, stock in NEURON_04_DEFAULTS) + ", none)"
             # the trl configs of 0.3.0 and older did not keep the stock defaults once migrated (below)
             + ("" if line is Line.FROM_04 or trl else " (0.3.0 and older kept the stock defaults)"))
         project = self.ctx.options.project
@@ -527,14 +491,20 @@ class TrainingArguments(TracksScope, PythonRule):
             changes = tuple(c for c in TRL_DEFAULT_CHANGES[target] if c.field not in given)
             if not changes:
                 continue
-            old = (f"optimum-neuron <= 0.3's Neuron{target} (trl 0.11) kept the TrainingArguments ones" if target in
-                   OLD_DEFAULTS_KNOWN else f"the old trl {target} defaults are not in this tool's tables")
+            known = {Line.UP_TO_03: target in OLD_DEFAULTS_KNOWN, Line.FROM_04: target in OLD_DEFAULTS_KNOWN_04}
+            if line is not Line.UNKNOWN:
+                known = {line: known[line]}
+            sources = [f"optimum-neuron <= 0.3's Neuron{target} (trl 0.11) kept the TrainingArguments ones"
+                       if found is Line.UP_TO_03 else f"optimum-neuron 0.4.x's Neuron{target} took "
+                       "NeuronTrainingArguments' ones" for found, yes in known.items() if yes]
+            old = (" and ".join(sources) if sources and all(known.values())
+                   else f"the old trl {target} defaults are not in this tool's tables")
             flags = " ".join(f"--{change.field} {change.old.lower()}" for change in changes)
             seen = f"; the project's launch lines or configs set {', '.join(given)}" if given else ""
             defaults += ("; " if defaults else "") + (
                 f"trl 1.x {target} changes defaults: {listed(changes)} ({old}{seen}): where the command line or "
-                f"config does not set them, pass the values the old run relied on" + (f" ({flags})" if target in
-                                                                                     OLD_DEFAULTS_KNOWN else ""))
+                f"config does not set them, pass the values the old run relied on" + (f" ({flags})" if sources and
+                                                                                     all(known.values()) else ""))
         self.todo(original, "arguments parsed from the command line or a config file: the launch rules map their "
                             "Neuron-only flags and keys (and add --torch_compile true) where they edit the launch "
                             "line or config; " + parallel + ("; " + defaults if defaults else ""))
@@ -557,17 +527,16 @@ class TrainingArguments(TracksScope, PythonRule):
             line = project_line(self.ctx)
             # a project pinned to 0.4.x trained with that release's defaults: they are written (NM408 writes the
             # same on the launch lines); the trl configs' own defaults are _trl_defaults' (not in the tables for 0.4.x)
+            # (NeuronSFTConfig took them from NeuronTrainingArguments; 0.4.x has no ORPO config)
             written = [(field, old, stock) for field, old, stock in NEURON_04_DEFAULTS
-                       if field not in names] if line is Line.FROM_04 and target in _PLAIN_ARGS else []
+                       if field not in names] if line is Line.FROM_04 and target in (*_PLAIN_ARGS, "SFTConfig") else []
             if written:
-                args = [*args, *(keyword_arg(field, old if old.isdigit() else f'"{old}"') for field, old, _ in written)]
+                args = [*args, *(keyword_arg(field, python_literal(old)) for field, old, _ in written)]
                 self.fixed(original, "optimum-neuron 0.4.x (this project's pin) defaults written, so the run trains "
-                                     "as before: " + ", ".join(f"{field}={old} (stock default {stock})"
-                                                               for field, old, stock in written))
+                                     "as before: " + ", ".join(f"{field}={python_literal(old)} (stock default "
+                                                               f"{python_literal(stock)})" for field, old, stock in written))
             given = names | {field for field, _, _ in written}
-            # a field the call sets (zero_1=False, which the field map removed from ``names``) is no default (rt8P-07)
-            defaults = defaults_note(line, [text for field, text in DEFAULTS_04 if field not in given
-                                            and find_keyword(original, field) is None])
+            defaults = defaults_note(line, [text for field, text in DEFAULTS_04 if field not in given])
             if defaults:
                 self.todo(original, defaults)
         return self._portable_bf16(original, args)
@@ -585,24 +554,27 @@ class TrainingArguments(TracksScope, PythonRule):
         if not missing or splat:
             return args
         line = project_line(self.ctx)
-        if target in OLD_DEFAULTS_KNOWN and line is Line.UP_TO_03:
+        if (target in OLD_DEFAULTS_KNOWN and line is Line.UP_TO_03) or (target in OLD_DEFAULTS_KNOWN_04
+                                                                       and line is Line.FROM_04):
             # the XLA bf16 variables made the old run bf16 whatever bf16 said: the value is the user's choice then
             xla_bf16 = re.search(r"XLA_(?:USE|DOWNCAST)_BF16", self.ctx.source) is not None
             written = [change for change in missing if not (change.field == "bf16" and xla_bf16)]
-            self.fixed(original, f"trl 1.x {target} changes defaults that optimum-neuron <= 0.3's Neuron{target} (trl "
-                                 "0.11, TrainingArguments defaults) had: the old values are written here so the run "
-                                 "trains as before: " + ", ".join(f"{c.field}={c.old} (trl 1.x: {c.new})" for c in written))
+            had = ("optimum-neuron <= 0.3's Neuron{target} (trl 0.11, TrainingArguments defaults) had"
+                   if line is Line.UP_TO_03 else "optimum-neuron 0.4.x's Neuron{target} (this project's pin) took from "
+                   "NeuronTrainingArguments").format(target=target)
+            self.fixed(original, f"trl 1.x {target} changes defaults that {had}: the old values are written here so "
+                                 "the run trains as before: " + ", ".join(f"{c.field}={c.old} (trl 1.x: {c.new})"
+                                                                          for c in written))
             if len(written) < len(missing):
                 self.todo(original, f"bf16: trl 1.x {target} defaults to True where bf16 is supported (the old class: "
                                     "False), and this file sets XLA_USE_BF16 / XLA_DOWNCAST_BF16, which made the old run "
                                     "compute in bf16: pass the bf16= the run needs")
             return [*args, *(keyword_arg(change.field, change.old) for change in written)]
         if target in OLD_DEFAULTS_KNOWN:
-            version = ("the project's optimum-neuron version is not pinned" if line is Line.UNKNOWN else
-                       "the project pins optimum-neuron 0.4.x, whose trl defaults are not in this tool's tables")
             self.todo(original, f"trl 1.x {target} defaults differ from the TrainingArguments defaults that "
-                                f"optimum-neuron <= 0.3's Neuron{target} (trl 0.11) kept: {listed(tuple(missing))}; "
-                                f"{version}: pass the values the old run relied on")
+                                f"optimum-neuron <= 0.3's Neuron{target} (trl 0.11) kept and 0.4.x's took from "
+                                f"NeuronTrainingArguments: {listed(tuple(missing))}; the project's optimum-neuron "
+                                "version is not pinned: pass the values the old run relied on")
         else:
             self.todo(original, f"trl 1.x {target} defaults differ from the TrainingArguments ones: "
                                 f"{listed(tuple(missing))}; the defaults of the old trl {target} that Neuron{target} "
@@ -798,7 +770,10 @@ class TrainingArguments(TracksScope, PythonRule):
         if not isinstance(parts, cst.Name) or parts.value in self.statement_targets:
             return False
         degree = source_of(tp)
-        self.planless_stops[original] = planless_stop(degree, planless)
+        message = (f"{degree}={{{degree}}}: {planless} has no tensor-parallel plan in transformers 5 (no "
+                   f"base_model_tp_plan), so a tensor parallel degree above 1 cannot shard it; run with a degree of 1 "
+                   f"(data parallelism, one process per NeuronCore under torchrun)")
+        self.planless_stops[original] = parse_statement(f'if {degree} > 1:\n    raise SystemExit(f"{message}")\n')
         self.fixed(original_arg, f"tensor_parallel_size={degree} removed: {planless} has no tensor-parallel plan in "
                                  f"transformers 5, so no mesh can carry the degree; at 1 it did nothing, and a run with "
                                  f"{degree} above 1 now stops right after the arguments are built (raise SystemExit) "

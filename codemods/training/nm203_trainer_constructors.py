@@ -46,6 +46,15 @@ is followed to that binding, as the inline form (``mp_plugin=ModelParallelismPlu
   NM201 class move and the file stays on ``NeuronAccelerator`` as a whole, instead of a "fixed" ``Accelerator`` on
   a path that still imports optimum.neuron.
 
+In a script that trained with an optimum-neuron trainer (it imports one, or a project class deriving from one),
+``trainer.train(resume_from_checkpoint=X)`` (or ``trainer.train(X)`` on a trainer the file builds; not a literal
+None / False) gets a todo: the stock Trainer cannot resume the ``checkpoint-*`` folders optimum-neuron wrote (a
+sharded model's ``shards/`` and ``trn_config.json`` make ``train()`` raise ValueError "Can't find a valid
+checkpoint"; the optimizer state is optimum's), so the note says to resume only from the migrated run's own
+checkpoints and, to continue an old run, to consolidate on the old stack and start from ``from_pretrained(<dir>)``
+with a new ``output_dir`` (``codemods/_tables/legacy_checkpoints.py``; for a project pinned to 0.4.x it adds that
+0.4.x's NeuronTrainer refused any resume). NM408 says the same on a ``--resume_from_checkpoint`` launch flag.
+
 Why:
 
 The stock trainers and ``Accelerator`` do not accept the Neuron-only keywords, and transformers 5 removed the
@@ -97,8 +106,10 @@ import libcst as cst
 
 from codemods._lib.cst import find_keyword, set_args, source_of
 from codemods._lib.forwarded_init import module_classes, route
+from codemods._lib.optimum_version import PINS
+from codemods._tables.legacy_checkpoints import resume_note
 from codemods._tables.training_symbols import NEURON_TRAINERS, TRAINING_MOVES
-from codemods.training._base import reported_keyword, tokenizer_to_processing_class
+from codemods.training._base import project_line, reported_keyword, tokenizer_to_processing_class
 from migrate import cstwalk
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
@@ -401,10 +412,14 @@ class TrainerConstructors(PythonRule):
     triggers = ("Trainer", "NeuronAccelerator", "tokenizer", "model_init")
     # stock names trigger it: only a project that targets Neuron is ours to change (and to parse)
     scope = "neuron-project"
-    facts = (TRAINER_SUBCLASSES,)
+    # the project's optimum-neuron line words the note on resuming a legacy checkpoint
+    facts = (TRAINER_SUBCLASSES, PINS)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
+        #: names bound to a Neuron trainer (or a subclass reaching one) built in this file: ``trainer.train(ckpt)``
+        self.trainer_names: set[str] = set()
+        self._trainer_calls: set[int] = set()
         self.plugins = ctx.memo("training.accelerator-plugins", lambda: plugin_bindings(ctx))
         #: the assignments of plugins read only by a keyword this rule removes: they go with it
         self.removed = {id(binding.assign) for bindings in self.plugins.values() for binding in bindings.values()
@@ -452,16 +467,51 @@ class TrainerConstructors(PythonRule):
         return project_trainer(self.ctx.options.project, PurePosixPath(self.ctx.path).as_posix(), ref)
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign | cst.RemovalSentinel:
+        if id(original.value) in self._trainer_calls:
+            self.trainer_names.update(t.target.value for t in original.targets if isinstance(t.target, cst.Name))
         return cst.RemoveFromParent() if id(original) in self.removed else updated
+
+    def _trains_with_neuron(self) -> bool:
+        """Whether this script trained with an optimum-neuron trainer (NM201 rewrites it): it imports one, directly,
+        through its module (``import optimum.neuron as on``) or as a project class deriving from one."""
+        def found() -> bool:
+            bindings = [q for qs in self.ctx.imports.bindings.values() for q in qs]
+            if any(q in NEURON_TRAINERS or any(t.startswith(q + ".") for t in NEURON_TRAINERS) and
+                   re.search(r"\b(?:%s)\b" % "|".join(sorted({t.rsplit(".", 1)[1] for t in NEURON_TRAINERS})),
+                             self.ctx.source) for q in bindings):
+                return True
+            imports = self.ctx.memo("training.imported-names", lambda: _imported(self.ctx.source))
+            return any(isinstance(ref, tuple) and self._imported_route(name) is not None for name, ref in imports.items())
+        return self.ctx.memo("training.trains-with-neuron", found)
+
+    def _resume(self, original: cst.Call) -> None:
+        """``trainer.train(resume_from_checkpoint=X)`` (or ``trainer.train(X)`` on a trainer built here) in a script
+        that trained with an optimum-neuron trainer: the checkpoints its old runs wrote cannot be resumed (trap T23,
+        ``codemods/_tables/legacy_checkpoints.py``). A literal None / False resumes nothing."""
+        func = original.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "train":
+            return
+        arg = find_keyword(original, "resume_from_checkpoint")
+        if arg is None and original.args and original.args[0].keyword is None and not original.args[0].star \
+                and isinstance(func.value, cst.Name) and func.value.value in self.trainer_names:
+            arg = original.args[0]
+        if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value in ("None", "False")):
+            return
+        if not self._trains_with_neuron():
+            return
+        self.todo(original, resume_note(project_line(self.ctx), f"resume_from_checkpoint={source_of(arg.value)}"))
 
     def leave_AnnAssign(self, original: cst.AnnAssign, updated: cst.AnnAssign) -> cst.AnnAssign | cst.RemovalSentinel:
         return cst.RemoveFromParent() if id(original) in self.removed else updated
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        self._resume(original)
         trainer = self.ctx.matches(original.func, NEURON_TRAINERS)
         own: frozenset[str] = frozenset()  # keywords a subclass of the file takes itself: they never reach the base
         called = original.func.value if trainer is None and isinstance(original.func, cst.Name) else None
         routed = self._subclass_route(called) if called is not None else None
+        if trainer is not None or routed is not None:
+            self._trainer_calls.add(id(original))
         if routed is not None:
             trainer, own, why = routed
             if why:
