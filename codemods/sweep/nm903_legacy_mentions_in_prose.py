@@ -10,6 +10,11 @@ What it does:
   keeps its ``todo``; nor is a string in a statement whose note from another rule already names the mention (NM410's
   on a command string that runs ``neuron_parallel_compile``), nor a string on a line NM901/NM902 report as code (an
   ``os.environ`` read of ``XLA_USE_BF16``), even where they report it once per file.
+* The replacement fields of an f-string (``f"[ordinal {xm.get_ordinal()}]"``) are code, not prose (before Python
+  3.12 the tokenizer gives the whole f-string as one string token; ``ast`` gives the fields): a mention there is
+  reported as code, a ``todo`` with the code sweep's wording ("a torch_xla `xm.` call is still used: ..."), unless
+  the file is kept on torch_xla as a whole (NM318's / NM320's / NM316's one note covers its calls) or another
+  rule's note above the statement already names it. The text around the fields stays prose.
 * What counts as a mention: optimum-neuron (``optimum.neuron``, ``optimum-neuron``), torch_xla / PyTorch/XLA,
   ``xm.``/``xmp.`` calls, ``neuron_parallel_compile``, ``optimum-cli ... neuron``, the XLA environment variables,
   optimum-neuron's Neuron* classes, neuronx-distributed and transformers-neuronx.
@@ -41,6 +46,7 @@ References:
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Iterable
 
@@ -48,6 +54,8 @@ from codemods._tables.training_symbols import TRAINING_MOVES
 from codemods.sweep import nm901_optimum_neuron_leftovers as nm901
 from codemods.sweep import nm902_torch_xla_leftovers as nm902
 from codemods.sweep._patterns import noted_by_another_rule, python_views, scan, statement_starts
+from codemods.xla._base import BLOCKED_NOTE, WHOLESALE_NOTE
+from codemods.xla._importers import KEPT_NOTES
 from migrate.filekinds import HASH_COMMENT_KINDS, FileKind
 from migrate.findings import Severity
 from migrate.rule import Safety, SweepHit, SweepRule
@@ -90,6 +98,49 @@ def _message(mention: str, in_string: bool = False) -> str:
     return f"docs to update: mentions `{mention}`: {advice}"
 
 
+CODE_NOTE = "code in an f-string replacement field uses"
+
+
+def _fstring_fields(text: str) -> dict[int, list[tuple[int, int]]]:
+    """line -> the column spans of the expressions in f-string replacement fields (``f"{xm.get_ordinal()}"``): code
+    that runs, though the tokenizer of Python < 3.12 gives the whole f-string as one string token. A line inside a
+    multi-line expression is spanned whole."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FormattedValue):
+            continue
+        value = node.value
+        end_line = value.end_lineno or value.lineno
+        end_col = value.end_col_offset if value.end_col_offset is not None else 1 << 30
+        for number in range(value.lineno, end_line + 1):
+            start = value.col_offset if number == value.lineno else 0
+            spans.setdefault(number, []).append((start, end_col if number == end_line else 1 << 30))
+    return spans
+
+
+def _inside(spans: Iterable[tuple[int, int]], match: re.Match) -> bool:
+    return any(start <= match.start() and match.end() <= end for start, end in spans)
+
+
+def kept_whole(text: str) -> bool:
+    """The torch_xla family left the file (or its importers) on torch_xla, and its one note says so: the old stack's
+    calls in it keep their meaning (NM902 says the same)."""
+    return BLOCKED_NOTE in text or WHOLESALE_NOTE in text or any(note in text for note in KEPT_NOTES)
+
+
+def _code_hit(number: int, mention: re.Match) -> SweepHit:
+    """A mention in an f-string replacement field is a live reference: reported as code (a todo, with the code
+    sweep's wording where it has a pattern for it), never as text to update."""
+    advice = next((item.message for item in nm902.PATTERNS[:-1] if item.regex.search(mention.group(0))), None)
+    if advice is None:
+        advice = next((text for pattern, text in _MENTIONS if pattern.fullmatch(mention.group(0))), "")
+    return SweepHit(number, mention.start(), f"{CODE_NOTE} `{mention.group(0)}`: {advice}", Severity.TODO)
+
+
 class LegacyMentionsInProse(SweepRule):
     """In a Neuron project, report prose (comments, docstrings, docs, markdown cells) that names the old stack."""
 
@@ -119,6 +170,8 @@ class LegacyMentionsInProse(SweepRule):
         if not candidates:
             return
         covered: set[int] | None = None  # the lines the code sweeps' patterns find (a string that runs or sets something)
+        fields: dict[int, list[tuple[int, int]]] | None = None  # f-string replacement fields: code, not prose
+        others: list[str] | None = None
         if kind is FileKind.PYTHON:
             code, with_strings = python_views(text, candidates[-1][0])
             starts = statement_starts(text, kind, [number for number, _ in candidates])
@@ -129,7 +182,18 @@ class LegacyMentionsInProse(SweepRule):
                 # a mention inside a comment, docstring or string: the code view has it blanked out (the
                 # strings view keeps string literals, not comments and docstrings)
                 prose = code[number - 1]
-                mention = next((m for m in _ANY.finditer(line) if not prose[m.start():m.end()].strip()), None)
+                mentions = [m for m in _ANY.finditer(line) if not prose[m.start():m.end()].strip()]
+                if fields is None:
+                    fields = _fstring_fields(text)
+                in_field = [m for m in mentions if _inside(fields.get(number, ()), m)]
+                if in_field and not kept_whole(text):
+                    if others is None:  # the tool's notes, less this rule's own code notes (an earlier run's)
+                        others = ["#" if CODE_NOTE in other else other for other in lines]
+                    start = starts.get(number, number)
+                    if not any(noted_by_another_rule(others, start, m.group(0)) for m in in_field):
+                        yield _code_hit(number, in_field[0])  # code the old stack runs, not text
+                mentions = [m for m in mentions if m not in in_field]
+                mention = mentions[0] if mentions else None
                 in_string = mention is not None and bool(with_strings[number - 1][mention.start():mention.end()].strip())
                 if mention is not None and in_string and noted_by_another_rule(lines, starts.get(number, number),
                                                                                mention.group(0)):

@@ -88,8 +88,7 @@ def test_an_import_used_for_the_xla_era_api_is_kept_with_the_replacements() -> N
 
 
 def test_imports_left_as_they_are() -> None:
-    """TorchNeuron's own torch_neuronx API; a probe in a try block (an availability check, not this rule's); a
-    torch.jit.load that may load a torch_neuronx.trace artifact (it needs the import on the old stack)."""
+    """TorchNeuron's own torch_neuronx API; a probe in a try block (an availability check, not this rule's)."""
     for source in (
         """
         import torch_neuronx
@@ -104,12 +103,6 @@ def test_imports_left_as_they_are() -> None:
             HAVE_NEURON = True
         except ImportError:
             HAVE_NEURON = False
-        """,
-        """
-        import torch
-        import torch_neuronx
-
-        model = torch.jit.load("model_neuron.pt")
         """,
         # the version of whichever package is installed: neither stack's API (final4-DF N8: a false "XLA-era" note)
         """
@@ -136,3 +129,82 @@ def test_a_from_import_of_the_xla_era_api_is_kept_with_its_replacement() -> None
 
         op = nki_op("demo::add", mutates_args=())
         """, "NM330")
+
+
+def test_a_traced_artifact_loaded_beside_the_import_gets_a_note_at_both() -> None:
+    """rt8Q-06: the side-effect import stays (the artifact needs it on the old stack), and both it and the
+    torch.jit.load say what TorchNeuron does instead: the eager model compiled with backend="neuron"."""
+    for line in ("import torch_neuronx  # noqa: F401  registers the neuron ops", "import torch_neuronx as tnx"):
+        result = migrate(f"""
+            import torch
+            {line}
+
+            model = torch.jit.load("model_neuron.pt")
+            """, "NM330")
+        assert "import torch_neuronx" in result.text and 'model = torch.jit.load("model_neuron.pt")' in result.text
+        assert findings(result, "NM330") == {(2, "todo"), (4, "todo")}
+        load = next(f.message for f in result.findings if f.line == 4)
+        assert 'compile(backend="neuron", fullgraph=True, dynamic=False)' in load and "map B8" in load
+        assert "torch.jit.load" in next(f.message for f in result.findings if f.line == 2)
+
+
+def test_a_torch_jit_load_without_neuron_evidence_is_left_alone() -> None:
+    for source in (
+        """
+        import torch
+
+        model = torch.jit.load("model.pt")
+        """,
+        # torch_neuronx used for TorchNeuron's own API: the file is TorchNeuron code, the artifact plain TorchScript
+        """
+        import torch
+        import torch_neuronx
+
+        model = torch.jit.load("model.pt")
+        print(torch_neuronx.get_fallback_ops())
+        """,
+    ):
+        unchanged(source, "NM330")
+
+
+def test_move_trace_to_device_has_a_note_and_the_import_points_at_it() -> None:
+    """rt8Q-07: the import's note said "see the notes at those uses" and move_trace_to_device had none."""
+    result = migrate("""
+        import torch
+        import torch_neuronx
+
+        models = [torch.jit.load("m.pt") for _ in range(2)]
+        for i, m in enumerate(models):
+            torch_neuronx.move_trace_to_device(m, i)
+        torch_neuronx.some_private_helper(models[0])
+        """, "NM330")
+    assert findings(result, "NM330") == {(2, "todo"), (4, "todo"), (6, "todo")}
+    (move,) = [f.message for f in result.findings if f.line == 6]
+    assert "one process per NeuronCore" in move and 'torch.device("neuron", i)' in move
+    (note,) = [f.message for f in result.findings if f.line == 2]
+    assert "see the notes at the uses of move_trace_to_device;" in note
+    assert "some_private_helper has no note" in note
+
+
+def test_the_trace_note_names_the_precision_of_its_compiler_args() -> None:
+    """rt8Q-15: --auto-cast / --auto-cast-type in compiler_args (a literal, or a name bound to one)."""
+    def trace_note(args: str, prelude: str = "") -> str:
+        result = migrate(f"""
+            import torch
+            import torch_neuronx
+            {prelude}
+            traced = torch_neuronx.trace(torch.nn.Linear(4, 4), torch.rand(1, 4){args})
+            """, "NM330")
+        return next(f.message for f in result.findings if "AOT tracer" in f.message)
+
+    matmul = trace_note(", compiler_args=ARGS",
+                        'ARGS = ["--model-type=transformer", "--auto-cast", "matmult", "--auto-cast-type", "bf16"]')
+    assert "--auto-cast matmult --auto-cast-type bf16 cast only the matmuls" in matmul
+    assert "so load it in float32" in matmul and "torch.autocast(<device>.type, dtype=torch.bfloat16)" in matmul
+    whole = trace_note(', compiler_args="--auto-cast=all --auto-cast-type=fp16"')
+    assert "cast the whole traced graph to torch.float16: load the eager model with dtype=torch.float16" in whole
+    default_type = trace_note(', compiler_args=["--auto-cast", "all"]')
+    assert "--auto-cast all --auto-cast-type bf16" in default_type
+    assert "cast nothing: keep the eager model in float32" in trace_note(', compiler_args=["--auto-cast", "none"]')
+    for args in ("", ', compiler_args=["--optlevel", "2"]', ", compiler_args=unknown()"):
+        assert "Precision" not in trace_note(args)

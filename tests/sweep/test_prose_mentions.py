@@ -77,3 +77,28 @@ def test_a_tpu_project_gets_no_prose_findings(tmp_path: Path) -> None:
     (project / "train.py").write_text("import torch_xla.core.xla_model as xm\n")
     result = CliRunner().invoke(main, [str(project), "--check", "--jobs", "1", "--force"])
     assert "NM903" not in result.output
+
+
+def test_an_f_string_replacement_field_is_code_not_prose() -> None:
+    """rt8Q-10: `f"{xm.get_ordinal()}"` is a call; Python 3.11's tokenizer gives the whole f-string as one string, so
+    the call read as a string mentioning `xm.get_ordinal`. The text around the field is still prose."""
+    source = ("import torch_xla.core.xla_model as xm\n"
+              'print(f"[ordinal {xm.get_ordinal()}] step")\n'
+              'print(f"{len(name)} see the xm.save docs")\n')
+    result = apply_rules(source, FileKind.PYTHON, select=["NM903"], path="train.py")
+    by_line = {f.line: f for f in result.findings}
+    assert by_line[2].severity is Severity.TODO and "code in an f-string replacement field uses `xm.get_ordinal`" \
+        in by_line[2].message and "docs to update" not in by_line[2].message
+    assert by_line[3].severity is Severity.INFO and "`xm.save`" in by_line[3].message  # the text, not the field
+    again = apply_rules(result.text, FileKind.PYTHON, select=["NM903"], path="train.py")
+    assert again.text == result.text and {f.line for f in again.findings if f.severity is Severity.TODO} == {3}
+
+
+def test_an_f_string_field_of_a_file_kept_on_torch_xla_is_not_reported() -> None:
+    """The file's one note (NM318) covers every torch_xla call it keeps, those in f-strings too."""
+    source = ("import torch_xla.core.xla_model as xm\n"
+              "from torch_xla.distributed.zero_redundancy_optimizer import ZeroRedundancyOptimizer\n\n"
+              "opt = ZeroRedundancyOptimizer([], None)\n"
+              'print(f"[ordinal {xm.get_ordinal()}] step")\n')
+    result = apply_rules(source, FileKind.PYTHON, select=["NM3", "NM9"], path="train.py")
+    assert not [f for f in result.findings if f.rule == "NM903" and "get_ordinal" in f.message]
