@@ -38,7 +38,10 @@ launch-layer rules use the same table for ``--flags``):
   run-time degree made of names (``tensor_parallel_size=args.tp``, the arguments call the whole value of its
   statement) for such a model leaves the arguments instead (``fixed``): at 1 it did nothing, and an
   ``if args.tp > 1: raise SystemExit("...")`` right after the statement stops a run with a degree above 1 with
-  a message before it trains, rather than letting it train data-parallel without a word; a literal degree, one
+  a message before it trains, rather than letting it train data-parallel without a word (the message says to
+  divide gradient_accumulation_steps by the old degree: the data-parallel width becomes WORLD_SIZE, was
+  WORLD_SIZE // T, so the global batch and the step count would change; the todos say the same,
+  ``batch_change``); a literal degree, one
   computed in the call or read through a name the statement binds keeps the todo. A class
   with a plan, or one not known (a variable, several classes), gets the load advice, which names the plan it
   needs. Where the degree leaves the arguments for the model load and
@@ -46,7 +49,12 @@ launch-layer rules use the same table for ``--flags``):
   with a todo, unless they say ``save_strategy="no"``: Trainer raises for a model sharded at load time whose
   optimizer state would be checkpointed, so checkpoints then hold the model only;
 * DROP: removed with a ``fixed`` finding; TODO: removed (the stock class rejects it) with a todo that keeps the old
-  value and says what to do.
+  value and says what to do. ``logging_dir=<value>`` (a string expression, or a name / attribute chain, in a call
+  its statement evaluates each time it runs, the one arguments call of the file) becomes ``os.environ["TENSORBOARD_LOGGING_DIR"] = <value>`` just
+  before that statement (for a name: under ``if <value> is not None:``, through ``os.fspath``, and removed from
+  the environment otherwise), ``fixed``: transformers
+  5's TensorBoardCallback reads that variable when the Trainer is built (integration_utils.py:602 in 5.24); other
+  values keep the todo. The "defaults differ" note leaves out a field the call sets (``zero_1=False``).
 
 It also adds ``torch_compile=True`` (backend chosen automatically on Neuron; also to a stock
 ``TrainingArguments`` in a script that imported torch_xla and names Neuron, whose Trainer ran compiled on a
@@ -166,6 +174,7 @@ from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINE
 from codemods.drift.nm601_training_args_drift import report_dataset_kwargs
 from codemods.training._base import (
     CARRIES_DEGREE,
+    TENSORBOARD_ENV,
     TracksScope,
     apply_field_map,
     args_plan,
@@ -174,14 +183,18 @@ from codemods.training._base import (
     insert_data_parallel_size,
     insert_preamble,
     loaded_planless,
+    logging_dir_env,
     mesh_key,
     mesh_note,
     note_mesh_doubt,
+    on_direct_path,
     only_when_parallel,
     planless_advice,
+    planless_stop,
     project_args_subclasses,
     project_line,
     reported_keyword,
+    single_arguments_call,
     spelled_distributed_dict,
     tp_planless,
 )
@@ -257,6 +270,10 @@ class TrainingArguments(TracksScope, PythonRule):
         #: such calls whose run-time degree a planless model cannot take -> the stop that goes after the statement
         self.planless_stops: dict[cst.Call, cst.BaseStatement] = {}
         self.statement_targets: set[str] = set()  # the names the current statement binds
+        #: the simple statements being visited (innermost last), and what goes just before one of them (the
+        #: TENSORBOARD_LOGGING_DIR setting a logging_dir becomes: ``_logging_dir``)
+        self.statement_nodes: list[cst.SimpleStatementLine] = []
+        self.before: dict[cst.SimpleStatementLine, list[cst.BaseStatement]] = {}
         #: (module-level function, parameter) -> the Neuron arguments classes calls pass it as a value, with the
         #: line of each call: the ``cls(**...)`` there builds those arguments (``_class_values``)
         self.param_index: dict[tuple[str, str], int] = {}  # such parameters -> their position
@@ -279,6 +296,7 @@ class TrainingArguments(TracksScope, PythonRule):
             self.todo(node, f"optimum-neuron's {read} was the data-parallel size; stock world_size is the process count (use model.config.distributed_config.dp_size): this read and every later one in {'this function' if self.scope_path else 'this module'}")
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self.statement_nodes.append(node)
         first = node.body[0] if len(node.body) == 1 else None
         value = first.value if isinstance(first, (cst.Assign, cst.Expr)) else None
         self.statement_calls.append(value if isinstance(value, cst.Call) else None)
@@ -288,11 +306,42 @@ class TrainingArguments(TracksScope, PythonRule):
             self.statement_targets = set()
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        self.statement_nodes.pop()
         call = self.statement_calls.pop()
         stop = self.planless_stops.get(call) if call is not None else None
-        if stop is None:
+        before = self.before.get(original, [])
+        if before:  # the comments above the statement go above what now comes first
+            before = [before[0].with_changes(leading_lines=updated.leading_lines), *before[1:]]
+            updated = updated.with_changes(leading_lines=[])
+        if stop is None and not before:
             return updated
-        return cst.FlattenSentinel([updated, stop])  # after it: the statement keeps its comments and notes
+        return cst.FlattenSentinel([*before, updated, *([stop] if stop is not None else [])])  # the stop after it
+
+    def _logging_dir(self, original: cst.Call, result) -> None:
+        """``logging_dir=<value>`` (transformers 5 removed the field) becomes the TENSORBOARD_LOGGING_DIR setting
+        its TensorBoardCallback reads (``logging_dir_env``), just before the statement that builds the
+        arguments, where that statement evaluates the call each time it runs (``on_direct_path``); otherwise the
+        field map's todo stays (rt8P-10)."""
+        arg = find_keyword(original, "logging_dir")
+        if arg is None or not self.statement_nodes or not on_direct_path(self.statement_nodes[-1], original) \
+                or not single_arguments_call(self.ctx.source):
+            return
+        if literal_value(arg.value) is None and isinstance(arg.value, cst.Name) and arg.value.value == "None":
+            setting = None
+        else:
+            setting = logging_dir_env(arg.value)
+            if setting is None:
+                return
+        result.todo[:] = [(node, message) for node, message in result.todo if node is not arg]
+        if setting is None:
+            self.fixed(arg, "logging_dir=None: the default (output_dir/runs/<date>, as in transformers 5), removed")
+            return
+        self.ctx.add_import("os")
+        self.before.setdefault(self.statement_nodes[-1], []).append(parse_statement(setting))
+        self.fixed(arg, f"logging_dir={source_of(arg.value)} -> os.environ[\"{TENSORBOARD_ENV}\"] set to it just "
+                        f"before this statement: transformers 5 removed the field, and its TensorBoardCallback reads "
+                        f"that variable when the Trainer is built (an assignment: the explicit value wins over the "
+                        f"environment, as logging_dir did)")
 
     def _class_values(self) -> dict[tuple[str, str], list[tuple[str, int]]]:
         """Neuron arguments classes passed as a value to a module-level function of the file
@@ -393,6 +442,7 @@ class TrainingArguments(TracksScope, PythonRule):
         if target == "SFTConfig":
             report_dataset_kwargs(self, original)  # trl 0.11 dataset_kwargs keys trl 1.x ignores (NM601's table)
         result = apply_field_map(updated, original, target)
+        self._logging_dir(original, result)
         for node, message in result.fixed:
             self.fixed(node, message)
         for node, message in result.todo:
@@ -536,7 +586,9 @@ class TrainingArguments(TracksScope, PythonRule):
                                      "as before: " + ", ".join(f"{field}={python_literal(old)} (stock default "
                                                                f"{python_literal(stock)})" for field, old, stock in written))
             given = names | {field for field, _, _ in written}
-            defaults = defaults_note(line, [text for field, text in DEFAULTS_04 if field not in given])
+            # a field the call sets (zero_1=False, which the field map removed from ``names``) is no default (rt8P-07)
+            defaults = defaults_note(line, [text for field, text in DEFAULTS_04 if field not in given
+                                            and find_keyword(original, field) is None])
             if defaults:
                 self.todo(original, defaults)
         return self._portable_bf16(original, args)
@@ -770,10 +822,7 @@ class TrainingArguments(TracksScope, PythonRule):
         if not isinstance(parts, cst.Name) or parts.value in self.statement_targets:
             return False
         degree = source_of(tp)
-        message = (f"{degree}={{{degree}}}: {planless} has no tensor-parallel plan in transformers 5 (no "
-                   f"base_model_tp_plan), so a tensor parallel degree above 1 cannot shard it; run with a degree of 1 "
-                   f"(data parallelism, one process per NeuronCore under torchrun)")
-        self.planless_stops[original] = parse_statement(f'if {degree} > 1:\n    raise SystemExit(f"{message}")\n')
+        self.planless_stops[original] = planless_stop(degree, planless)
         self.fixed(original_arg, f"tensor_parallel_size={degree} removed: {planless} has no tensor-parallel plan in "
                                  f"transformers 5, so no mesh can carry the degree; at 1 it did nothing, and a run with "
                                  f"{degree} above 1 now stops right after the arguments are built (raise SystemExit) "
