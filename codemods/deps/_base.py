@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from codemods._lib.shell import Report
-from codemods._tables.requirements_data import REPOSITORY_NOTE
+from codemods._tables.requirements_data import NEURON_REPOSITORY, REPOSITORY_NOTE
 from codemods.deps import _plan as plan
 from migrate.findings import Severity
 from migrate.rule import RuleOptions, TextRule
@@ -42,9 +42,13 @@ def split_requirement_line(text: str) -> tuple[int, int] | None:
 
 
 def rewrite_lines(doc: TextDocument, items: list[tuple[Line, int, int]], report: Report,
-                  options: RuleOptions | None = None, path: str | None = None) -> None:
+                  options: RuleOptions | None = None, path: str | None = None, index_line: bool = False) -> None:
     """Rewrite the requirement ``line.text[start:end]`` of each item; extra specifiers become new lines below.
-    ``path``: the file's display path (which project files it installs for)."""
+    ``path``: the file's display path (which project files it installs for). ``index_line``: the document is a
+    requirements file, where pip reads an ``--extra-index-url`` line as an option of every install of it: when
+    torch-neuronx is written and no file of its install set names the Neuron repository, that line is written
+    above the first requirement (rt8P-05: a todo alone left ``pip install -r requirements.txt`` in a Dockerfile
+    and tox's ``deps = -r requirements.txt`` failing on "No matching distribution found for torch-neuronx")."""
     planner = plan.Planner.for_specs([line.text[s:e] for line, s, e in items], doc.text(), options, path)
     first_changed: Line | None = None
     for line, start, end in items:
@@ -66,7 +70,14 @@ def rewrite_lines(doc: TextDocument, items: list[tuple[Line, int, int]], report:
             doc.insert_after(line, [indent + spec for spec in rewrite.specs[1:]])
         report(line, rewrite.severity, rewrite.message)
     if planner.needs_repository and not planner.repository_configured and first_changed is not None:
-        report(first_changed, Severity.TODO, REPOSITORY_NOTE)
+        if not index_line:
+            report(first_changed, Severity.TODO, REPOSITORY_NOTE)
+            return
+        first = next(line for line in doc if line.text.strip() and not line.text.lstrip().startswith("#"))
+        added = doc.insert_before(first, [f"--extra-index-url {NEURON_REPOSITORY}"])[0]
+        report(added, Severity.FIXED, "torch-neuronx (and neuronx-cc) are published in AWS's Neuron package "
+               f"repository, not on PyPI (PyPI only has placeholders): added --extra-index-url {NEURON_REPOSITORY}, "
+               "which pip reads for every install of this file (pip install -r, tox deps)")
 
 
 class DepsTextRule(TextRule):

@@ -126,12 +126,15 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   for the Python the stack needs (transformers 5.24 requires Python 3.11, numpy has cp311 wheels from 1.23.2 on, so
   ``numpy<=1.20.0`` -> ``numpy>=1.23.2``; ``PYTHON_WHEELS`` in ``codemods/_tables/requirements_data.py``); a
   ``todo`` when the bump crosses a major version of a package the project's code imports;
-* when torch-neuronx is written and no index option names the Neuron repository, a ``todo`` says that the AWS
-  packages come from AWS's Neuron package repository (https://pip.repos.neuron.amazonaws.com), not PyPI. pip reads
+* when torch-neuronx is written and no index option names the Neuron repository, the line ``--extra-index-url
+  https://pip.repos.neuron.amazonaws.com`` is written above the file's first requirement (``fixed``): the AWS
+  packages come from AWS's Neuron package repository, not PyPI, and pip reads the option for every install of the
+  file, so a Dockerfile's ``pip install -r requirements.txt`` and tox's ``deps = -r requirements.txt`` resolve
+  (rt8P-05: a todo alone left them failing on "No matching distribution found for torch-neuronx"). pip reads
   the options of all the files of one install together, so an index option counts in a file this one includes
   with ``-r`` / ``-c`` too, or in the files that include it (each of them: a ``constraints.txt`` that only
   ``requirements.txt``, whose first line is ``--extra-index-url https://pip.repos.neuron.amazonaws.com``, includes
-  with ``-c`` gets no todo; project fact ``deps.requirement-set``).
+  with ``-c`` gets no line; project fact ``deps.requirement-set``).
 
 Markers (``; python_version ...``), trailing comments, ``-r`` includes and ``--extra-index-url`` lines are kept.
 Lines with ``--hash`` are left alone (the hashes would no longer match). torch-xla and stock pins are touched
@@ -154,6 +157,7 @@ Before::
 
 After::
 
+    --extra-index-url https://pip.repos.neuron.amazonaws.com
     torch-neuronx==2.14.*  # recipe pin
     torch==2.14.*
     transformers>=5.24
@@ -201,7 +205,7 @@ class RequirementsNeuronStack(DepsTextRule):
             span = split_requirement_line(line.text)
             if span is not None:
                 items.append((line, *span))
-        rewrite_lines(doc, items, self.report, self.ctx.options, self.ctx.path.as_posix())
+        rewrite_lines(doc, items, self.report, self.ctx.options, self.ctx.path.as_posix(), index_line=True)
         specs = [parsed for line, start, end in items if (parsed := plan.parse(line.text[start:end]))]
         if self.ctx.options.neuron_project or any(plan.names_neuron_package(parsed) for parsed in specs):
             self._unread_includes(doc)

@@ -40,12 +40,13 @@ def test_xla_era_builds_compiler_and_stock_floors() -> None:
         """
     )
     lines = [line for line in result.text.splitlines() if not line.startswith("# neuron-migrate:")]
-    assert lines[0] == "torch-neuronx==2.14.*"
-    assert lines[1] == "neuronx-cc==2.28.*"
-    assert lines[2] == "torchvision==0.29.*"  # the release built for torch 2.14 (0.16 requires torch 2.1)
-    assert lines[3].startswith("huggingface_hub>=") and "<3.0" in lines[3]  # the floor transformers 5 requires
-    assert findings(result, "NM501") == {(1, "fixed"), (1, "todo"), (2, "todo"), (3, "fixed"), (4, "fixed")}
-    assert "AWS's Neuron package repository" in result.text  # no index option names it
+    # no index option names AWS's Neuron repository: the line is written, so every `pip install -r` of it resolves
+    assert lines[0] == "--extra-index-url https://pip.repos.neuron.amazonaws.com"
+    assert lines[1] == "torch-neuronx==2.14.*"
+    assert lines[2] == "neuronx-cc==2.28.*"
+    assert lines[3] == "torchvision==0.29.*"  # the release built for torch 2.14 (0.16 requires torch 2.1)
+    assert lines[4].startswith("huggingface_hub>=") and "<3.0" in lines[4]  # the floor transformers 5 requires
+    assert findings(result, "NM501") == {(1, "fixed"), (2, "todo"), (3, "fixed"), (4, "fixed")}
 
 
 def test_an_inf1_requirement_set_is_left_as_it_is_with_one_todo() -> None:
@@ -187,7 +188,8 @@ def test_a_command_of_another_file_holds_nothing_but_the_line_that_stops_install
     for path, text in commands.items():
         result = migrate(body, "NM501", kind=FileKind.REQUIREMENTS, path="requirements.txt", project={path: text})
         command = "optimum-cli neuron serve" if "serve" in text else "optimum-cli export"
-        assert result.text.startswith("# neuron-migrate: optimum-neuron -> the TorchNeuron stack "
+        assert result.text.startswith("--extra-index-url https://pip.repos.neuron.amazonaws.com\n"
+                                      "# neuron-migrate: optimum-neuron -> the TorchNeuron stack "
                                       "(torch-neuronx==2.14.*, torch==2.14.*, transformers>=5.24, accelerate>=1.15); "
                                       f"{path} still runs `{command}`, which optimum-neuron installed and this line "
                                       "no longer does: delete or replace that command as its NM406 todo says (left, it "
@@ -336,7 +338,8 @@ def test_a_file_included_by_one_that_names_the_neuron_repository_gets_no_reposit
     assert "AWS's Neuron package repository" not in own.text
 
 
-def test_the_repository_note_stays_unless_every_install_of_the_file_names_the_repository() -> None:
+def test_the_index_line_is_written_unless_every_install_of_the_file_names_the_repository() -> None:
+    # rt8P-05: a todo alone left `pip install -r` of the file (a Dockerfile's, tox's deps) failing on torch-neuronx
     for project in (
         {},  # nobody includes it
         {"requirements.txt": "-c constraints.txt\ndatasets\n"},  # its includer has no index option
@@ -350,8 +353,9 @@ def test_the_repository_note_stays_unless_every_install_of_the_file_names_the_re
         {"a.txt": "-r b.txt\n-c constraints.txt\n", "b.txt": "-r a.txt\n"},
     ):
         result = _constraints(project)
-        assert "AWS's Neuron package repository" in result.text, project
-        assert (1, "todo") in findings(result, "NM501"), project
+        assert result.text.startswith("--extra-index-url https://pip.repos.neuron.amazonaws.com\n"), project
+        assert "AWS's Neuron package repository" not in result.text, project  # written, not a todo
+        assert (1, "fixed") in findings(result, "NM501") and (1, "todo") not in findings(result, "NM501"), project
 
 
 def test_requirement_set_fact_reads_includes_and_index_options() -> None:
@@ -532,6 +536,8 @@ def test_an_include_this_run_does_not_read_as_a_requirements_file_gets_a_todo() 
     text = "-r base.txt\n--constraint=pins.txt\n-r requirements-common.txt\ntorch-neuronx==2.1.2.2.2.0\n"
     result = migrate(text, "NM501", kind=FileKind.REQUIREMENTS, path="requirements.txt", neuron_project=True)
     lines = result.text.splitlines()
+    assert lines[0] == "--extra-index-url https://pip.repos.neuron.amazonaws.com"
+    lines = lines[1:]
     assert lines[0].startswith("# neuron-migrate: base.txt, which this file includes with -r, is installed with it, "
                                "but neuron-migrate does not read it as a requirements file")
     assert lines[1] == "-r base.txt"
