@@ -90,12 +90,17 @@ def imported_modules(text: str) -> frozenset[str] | None:
 def _code_only(text: str) -> str:
     """The text without its comment lines (a note that names a class is not a use of it), a notebook's too: there a
     comment is a JSON string of a cell's source (``    "# neuron-migrate: ... processing_class= ...\\n",``), which
-    read as code made a second run find calls in the notes the first one wrote."""
-    return "\n".join(line for line in text.splitlines() if _NOT_CODE.match(line) is None)
+    read as code made a second run find calls in the notes the first one wrote. A note of the tool's own
+    (``# neuron-migrate: ...``) is left out wherever it stands, trailing a line of code too, and in a notebook whose
+    cell source is one JSON string up to that string's next escaped newline (rt8Q-09: a split note listed
+    ``DistributedConfig`` for a notebook whose only ``DistributedConfig`` was inside an NM110 note)."""
+    return "\n".join(_NOTE.sub("", line) for line in text.splitlines() if _NOT_CODE.match(line) is None)
 
 
 #: a comment line, or a notebook cell's source line (a JSON string) that is one
 _NOT_CODE = re.compile(r'\s*(?:"\s*)?#')
+#: a note the tool writes, to the end of its line (in a notebook's JSON, to the escaped newline that ends it)
+_NOTE = re.compile(r"#[ \t]*neuron-migrate:(?:[^\\\n]|\\(?!n))*")
 
 
 #: the names an optimum.neuron import binds: ``import optimum.neuron [as on]``,
