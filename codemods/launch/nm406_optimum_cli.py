@@ -10,10 +10,16 @@ What it does:
   static shapes, ``--auto_cast_type`` and ``--num_cores`` go; with ``--auto_cast matmul`` it says what NM120 does
   at the load of that folder (float32, the outputs' dtype; ``torch.autocast`` or a whole-model ``dtype=`` offered:
   one decision, ``codemods/inference/_casting.py``).
-* ``optimum-cli neuron cache ...`` on a line of its own in a shell script: removed (no Hub compile cache);
-  elsewhere a ``todo``.
-* ``optimum-cli neuron consolidate OUT/shards/ OUT`` (the shards inside the output folder) on a line of its own
-  in a shell script or notebook ``!`` line: removed (the stock save already writes OUT consolidated);
+* ``optimum-cli neuron cache ...`` run as a command of a shell script: removed (no Hub compile cache), so that the
+  script stays valid and does the rest as before (``remove_command`` in ``codemods._lib.shell``): a line of its
+  own goes (with its continuation lines); ``cmd && next`` / ``cmd; next`` / ``prev; cmd`` lose it and its
+  operator; a case arm keeps its ``;;`` (``lookup) : ;;``), and an emptied ``then``/``do``/``{``/``(`` body, a
+  ``prev && cmd`` / ``prev || cmd`` list or any other place gets ``:`` with a short comment. Where its exit
+  status or output is used (an ``if``/``while`` condition, ``!``, a pipeline, ``$(...)``, a heredoc, ``$!``)
+  or its extent is unclear (a continued line holding more), a ``todo`` to delete it by hand; in other files a
+  ``todo``.
+* ``optimum-cli neuron consolidate OUT/shards/ OUT`` (the shards inside the output folder) as a command of a shell
+  script (the same way) or a notebook ``!`` line: removed (the stock save already writes OUT consolidated);
 * any other ``optimum-cli neuron consolidate ...``: a ``todo`` (stock ``save_pretrained`` needs none; convert legacy
   checkpoints on the old stack first). When later commands of the same file read its output folder (the path as
   written, a path below it, ``--flag=path``, or a variable a later assignment sets to it), the todo names each
@@ -35,10 +41,16 @@ locally, and serving goes through the vLLM-Neuron plugin.
 Before::
 
     optimum-cli neuron cache set my-org/cache
+    case "$1" in
+      sync) optimum-cli neuron cache synchronize ;;
+    esac
     optimum-cli export neuron -m gpt2 --batch_size 1 --sequence_length 128 gpt2_neuron/
 
 After::
 
+    case "$1" in
+      sync) : ;;  # neuron-migrate removed a Hub compile-cache command here (TorchNeuron has no Hub cache)
+    esac
     # neuron-migrate: delete this export: TorchNeuron compiles on first call, ...; point later uses of gpt2_neuron/ at gpt2; ...
     optimum-cli export neuron -m gpt2 --batch_size 1 --sequence_length 128 gpt2_neuron/
 
@@ -57,16 +69,20 @@ import re
 
 from codemods._lib.launch_targets import OPTIMUM_NEURON_CODE
 from codemods._lib.shell import (
+    RESERVED,
+    CommandLine,
     EmbeddedCommand,
     Report,
+    assignment_name,
     command_lines,
-    drop_line,
     exec_words,
     lex,
+    remove_command,
     simple_commands,
     unquote,
     words_of,
 )
+from codemods._lib.shell.make import make_doc
 from codemods._tables.inference_arguments import DTYPES
 from codemods.inference._casting import matmul_note, matmul_only_cast
 from codemods.inference._compiled_exports import kept_compiled_loads, kept_compiled_names
@@ -171,28 +187,18 @@ def edit_optimum_cli(doc: TextDocument, report: Report, kept: tuple[str, ...] = 
             line.text = line.text[:start] + "transformers env" + line.text[start + len(match.group(0)):]
             report(line, Severity.FIXED, "`optimum-cli env` -> `transformers env`")
         elif verb[1] == "cache":
-            toks, _ = lex(line.text, cl.start, cl.end)
-            commands = simple_commands(toks)
-            standalone = len(commands) == 1 and not cl.continued and not line.text.rstrip().endswith("\\") \
-                and doc.kind in (FileKind.SHELL,) and code.strip().startswith("optimum-cli")
-            if standalone:
-                drop_line(doc, line)
+            if _remove_cli(doc, cl, "cache", CACHE_COMMENT):
                 report(line, Severity.FIXED, "removed `optimum-cli neuron cache ...`: there is no Hub compile cache on "
                        "TorchNeuron (NEFFs are cached locally in TORCH_NEURONX_NEFF_CACHE_DIR)")
             else:
-                report(line, Severity.TODO, "delete `optimum-cli neuron cache ...`: there is no Hub compile cache on "
-                       "TorchNeuron (NEFFs are cached locally in TORCH_NEURONX_NEFF_CACHE_DIR)")
+                report(line, Severity.TODO, "delete `optimum-cli neuron cache ...`" + _why_kept(doc, cl) + ": there is "
+                       "no Hub compile cache on TorchNeuron (NEFFs are cached locally in TORCH_NEURONX_NEFF_CACHE_DIR)")
         elif verb[1] == "consolidate":
-            toks, _ = lex(line.text, cl.start, cl.end)
-            standalone = len(simple_commands(toks)) == 1 and not cl.continued \
-                and not line.text.rstrip().endswith("\\") and doc.kind in (FileKind.SHELL,) \
-                and code.strip().startswith("optimum-cli")
             folders = [folder.rstrip("/") for folder in _positionals(words, 2)]
             # shards under the output folder (``consolidate out/shards/ out``): the migrated stock save writes
             # the consolidated checkpoint to that output folder itself, so the step has nothing left to do
             in_place = len(folders) == 2 and (folders[0] == folders[1] or folders[0].startswith(folders[1] + "/"))
-            if standalone and in_place:
-                drop_line(doc, line)
+            if in_place and _remove_cli(doc, cl, "consolidate", CONSOLIDATE_COMMENT):
                 report(line, Severity.FIXED, f"removed `optimum-cli neuron consolidate` of {folders[0]}/ into "
                        f"{folders[1]}: the stock save_pretrained / Trainer save already writes a consolidated "
                        f"checkpoint to {folders[1]} (checkpoints saved by optimum-neuron need this step once, on the "
@@ -211,6 +217,44 @@ def edit_optimum_cli(doc: TextDocument, report: Report, kept: tuple[str, ...] = 
             report(line, Severity.TODO, f"replace with `vllm serve {' '.join([model, *flags])}` with the vLLM-Neuron "
                    "plugin installed (optimum-neuron's vLLM platform is gone)"
                    + ("; MODEL_ID: the model this command serves (its --model)" if model == "MODEL_ID" else ""))
+
+
+#: the comment after a ``:`` written where a removed command leaves a block (or a case arm) with none
+CACHE_COMMENT = "neuron-migrate removed a Hub compile-cache command here (TorchNeuron has no Hub cache)"
+CONSOLIDATE_COMMENT = "neuron-migrate removed a checkpoint consolidation here (the stock save writes it whole)"
+
+
+def _cli_commands(doc: TextDocument, cl: CommandLine, verb: str) -> list[tuple[list, list]]:
+    """(simple command, the line's words) of each ``optimum-cli neuron <verb>`` command on the line (run as the
+    command itself, after any ``NAME=value`` settings or reserved words; a Makefile recipe's ``@``/``-`` too)."""
+    toks, _ = lex(cl.line.text, cl.start, cl.end)
+    found = []
+    for command in simple_commands(toks):
+        words = [unquote(tok.text) for tok in command if tok.text not in RESERVED and not assignment_name(tok.text)]
+        program = words[0].lstrip("@-+") if words and make_doc(doc) else words[0] if words else ""
+        if len(words) >= 3 and program.rsplit("/", 1)[-1] == "optimum-cli" and words[1:3] == ["neuron", verb]:
+            found.append((command, toks))
+    return found
+
+
+def _remove_cli(doc: TextDocument, cl: CommandLine, verb: str, comment: str) -> bool:
+    """Delete the ``optimum-cli neuron <verb>`` command of the line through ``remove_command`` (the script stays
+    valid and does the same without it); False, with nothing changed, when the line holds it some other way
+    (inside ``$(...)``, quoted), more than once, or where it cannot go (a condition, a pipeline)."""
+    if doc.kind is not FileKind.SHELL:
+        return False
+    _, end = lex(cl.line.text, cl.start, cl.end)
+    mentions = re.findall(rf"(?<![\w-])optimum-cli\s+neuron\s+{verb}\b", cl.line.text[cl.start:end])
+    commands = _cli_commands(doc, cl, verb)
+    return len(mentions) == len(commands) == 1 and remove_command(doc, cl, *commands[0], comment)
+
+
+def _why_kept(doc: TextDocument, cl) -> str:
+    """Why a cache command in a shell script stays (the todo's words), empty elsewhere."""
+    if doc.kind is not FileKind.SHELL:
+        return ""
+    return (" by hand (its exit status or output is used here, or it is not a command of its own; deleting it "
+            "would change what the script does)")
 
 
 def _normal(word: str) -> str:

@@ -28,8 +28,15 @@ optimum-cli, NM407 torchrun, NM408 trainer flags, NM505 pip install), so ``--ign
   alias) and ``if`` statements testing such a run (``if os.system(NAME) != 0:``) whose branches only print,
   pass, raise or exit; at least one must run it, all must follow it in the same block, and the block must keep a
   statement. NAME must be bound once, not ``global``, not in ``__all__`` and not used in another notebook cell.
-  Any other pass (run inline, as an argv list, through ``shlex.split(NAME)``, with its result assigned or inside a
-  ``try`` or loop) keeps a todo to delete the call that runs it;
+  A pass run inline (a string or argv list that is the whole pass) goes as below. Any other pass (through
+  ``shlex.split(NAME)``, with its result assigned, a variable used otherwise) keeps a todo to delete the call that
+  runs it;
+* a command the shell rules delete as a whole (``optimum-cli neuron cache ...``, an in-place ``optimum-cli neuron
+  consolidate``, a string or argv list holding only a compile-only pass) run by a statement of its own whose result is unused
+  (``subprocess.run(["optimum-cli", "neuron", "cache", "synchronize", ...], check=True)``, ``os.system("...")``,
+  through any import alias, no other argument calling anything): that statement is deleted (a block left empty gets
+  ``pass``; an ``if`` left with nothing and a test that only tests goes); any other call (its result assigned or
+  tested) keeps a todo saying that it still runs the command and must be deleted;
 * backslash-newline continuations (a notebook's triple-quoted ``f\"\"\"...\"\"\"`` command over several lines)
   are edited: Python drops them from the value and a shell reads them as line continuations, so editing the
   source as shell text edits the command; any other backslash escape in a non-raw string (or an edit that would
@@ -52,12 +59,14 @@ Before::
 
     cmd = f"XLA_USE_BF16=1 torchrun --nproc_per_node={n} train.py"
     subprocess.run(["torchrun", "train.py", "--zero_1", "true"], check=True)
+    if rc == 0 and args.sync_cache:
+        subprocess.run(["optimum-cli", "neuron", "cache", "synchronize"], check=True)
     COMPILE_CMD = f"neuron_parallel_compile torchrun --nproc_per_node={n} train.py --max_steps 10"
     print(f"Running command: {COMPILE_CMD}")
     if subprocess.check_call(COMPILE_CMD, shell=True):
         print("There was an error with the compilation command")
 
-After (train.py parses NeuronTrainingArguments; the compile-only pass is gone, with its print and its ``if``)::
+After (train.py parses NeuronTrainingArguments; the cache push and the compile-only pass are gone, with their ``if``)::
 
     # neuron-migrate: XLA_USE_BF16 made torch_xla hold every fp32 tensor in bf16; removed: ...
     cmd = f"torchrun --nproc_per_node={n} train.py --bf16 true --torch_compile true"
@@ -229,7 +238,7 @@ class CommandsInPythonStrings(PythonRule):
             return None
         new, found = edit_shell_text(body, self.rules, self.embedded)
         if new != body and not new.strip():
-            self._emptied(original, found)
+            self._emptied(original, found, body)
             return None
         if continued and new != body and not _only_line_continuations(new):
             self.todo(original, _escapes_todo("string", found))
@@ -289,7 +298,7 @@ class CommandsInPythonStrings(PythonRule):
                 self.todo(original, message)
             return updated
         if not new.strip():
-            self._emptied(original, found)
+            self._emptied(original, found, re.sub(r"__nm_expr_\d+__", lambda m: sources.get(m.group(0), m.group(0)), body))
             return updated
         placeholders = re.findall(r"__nm_expr_(\d+)__", new)
         if placeholders != [str(index) for index in range(len(expressions))]:
@@ -308,9 +317,11 @@ class CommandsInPythonStrings(PythonRule):
 
     # ------------------------------------------------------------- a compile-only pass held in a variable
 
-    def _emptied(self, original: cst.CSTNode, found: list[tuple[Severity, str]]) -> None:
+    def _emptied(self, original: cst.CSTNode, found: list[tuple[Severity, str]], body: str = "") -> None:
         """A command literal the shell edits would empty: when it is the value of ``NAME = <literal>`` and every
         use of NAME goes with it (see ``_pass_statements``), those statements are deleted; else a todo says to."""
+        if self._drop_run(original, body, found):
+            return
         plan = self._pass_statements(original)
         if plan is None:
             self.todo(original, _empty_command_todo(found))
@@ -319,6 +330,44 @@ class CommandsInPythonStrings(PythonRule):
         self.deleted.update(id(statement) for statement in (assignment, *(use.statement for use in uses)))
         self.spaced.add(id(block))
         self.fixed(assignment, _pass_deleted(cast(cst.Assign, assignment.body[0]), uses, found))
+
+    def _drop_run(self, command: cst.CSTNode, text: str, found: list[tuple[Severity, str]]) -> bool:
+        """Delete the statement running ``command`` (a literal or argv list the shell rules would empty; ``text``:
+        its text as a shell line) when it is a statement of its own whose result is unused:
+        ``subprocess.run([...], check=True)``, ``os.system("...")``, through any import alias, with no argument
+        (nor element of the command) calling anything but a lookup (``env.get(...)``, ``str(n)``, ``os.path.join``). A block left empty gets ``pass``, an ``if`` left with nothing is dropped
+        (the traversal does both). False, nothing changed, otherwise (its result assigned or tested, a call inside
+        an expression): the caller keeps a todo."""
+        stack = self.ctx.statement_stack
+        line = stack[-1] if stack else None
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1 or not isinstance(line.body[0], cst.Expr):
+            return False
+        call = line.body[0].value
+        if not isinstance(call, cst.Call) or not self.ctx.matches(call.func, RUN_CALLS) or any(arg.star for arg in call.args):
+            return False
+        ran = next((arg.value for arg in call.args if arg.keyword is None), None)
+        if ran is None:
+            ran = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value in _COMMAND_KEYWORDS), None)
+        if ran is not command or any(cstwalk.find(arg.value, _acts) for arg in call.args):
+            return False
+        self.deleted.add(id(line))
+        block = self._block_of(line)
+        if block is not None:
+            self.spaced.add(id(block))
+        self.fixed(line, _run_deleted(source_of(call.func), text, found))
+        return True
+
+    def _block_of(self, statement: cst.CSTNode) -> cst.CSTNode | None:
+        """The module or indented block whose statements include ``statement``."""
+        module = self.ctx.shared.get("module")
+        stack: list[cst.CSTNode] = [module] if module is not None else []
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (cst.Module, cst.IndentedBlock)) and any(each is statement for each in node.body):
+                return node
+            if not isinstance(node, cst.SimpleStatementLine):
+                stack.extend(node.children)
+        return None
 
     def _pass_statements(self, literal: cst.CSTNode) -> tuple[cst.SimpleStatementLine, list[_Use],
                                                                cst.CSTNode] | None:
@@ -505,7 +554,12 @@ class CommandsInPythonStrings(PythonRule):
         if not strings:
             return updated
         if strings[0].rsplit("/", 1)[-1] == "optimum-cli" and values[0] is not None:
-            _, found = edit_shell_text(shlex.join(value for value in values if value is not None), self.rules)
+            command = shlex.join(value for value in values if value is not None)
+            new, found = edit_shell_text(command, self.rules)
+            if found and not new.strip():  # the shell rules delete this command: the call running it goes, or a todo
+                if not self._drop_run(original, command, found):
+                    self.todo(original, _still_runs_todo(command, found))
+                return updated
             for _, message in found:
                 self.todo(original, message)
             return updated
@@ -517,7 +571,9 @@ class CommandsInPythonStrings(PythonRule):
         if any(value is not None and value.endswith(NPC) and " " not in value for value in values):
             # a pre-compile pass as an argv list: the call that runs it is the user's to delete (see edit_npc)
             command = shlex.join(value for value in values if value is not None)
-            _, found = edit_shell_text(command, self.rules, EmbeddedCommand(self.resolve, self.embedded.runs_elsewhere))
+            new, found = edit_shell_text(command, self.rules, EmbeddedCommand(self.resolve, self.embedded.runs_elsewhere))
+            if found and not new.strip() and self._drop_run(original, command, found):
+                return updated  # the whole list is the pass and its call a statement of its own
             for severity, message in found:
                 if NPC in message:
                     self.todo(original, message.replace("deleted this", "delete the call that runs this")
@@ -664,6 +720,44 @@ def _escapes_todo(what: str, found: list[tuple[Severity, str]]) -> str:
     if steps:
         return ESCAPES_TODO.format(what=what) + f" ({steps})"
     return ESCAPES_TODO.format(what=what).replace("edit it by hand", COMPILE_TODO)
+
+
+#: calls an argument of a deleted run may hold: they only read (``env.get("REPO")``, ``str(n)``, ``os.path.join``)
+_LOOKUPS = {"str", "int", "float", "repr", "len", "get", "getenv", "join", "basename", "dirname", "abspath", "format"}
+
+
+def _acts(node: cst.CSTNode) -> bool:
+    """Whether ``node`` does something that deleting it would undo (a call other than a lookup, await, yield, :=)."""
+    if isinstance(node, cst.Call):
+        func = node.func
+        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+        return name not in _LOOKUPS
+    return isinstance(node, _SIDE_EFFECTS)
+
+
+def _words_shown(command: str) -> str:
+    """A command as a message names it: its first four words, ``...`` for the rest."""
+    words = command.split()
+    return " ".join(words[:4]) + (" ..." if len(words) > 4 else "")
+
+
+def _reason(found: list[tuple[Severity, str]]) -> str:
+    """Why the shell rules delete the command (the part of their message after ``removed `...`: ``)."""
+    said = [message for _, message in found if message.startswith(("removed", "deleted", "remove"))]
+    message = said[0] if said else found[0][1] if found else ""
+    head, colon, why = message.partition(": ")
+    return why if colon and head.startswith(("removed", "deleted", "remove")) else message
+
+
+def _run_deleted(func: str, command: str, found: list[tuple[Severity, str]]) -> str:
+    """The fixed message for a deleted statement that ran a command the shell rules delete."""
+    return f"deleted the `{func}(...)` statement running `{_words_shown(command)}`: {_reason(found)}"
+
+
+def _still_runs_todo(command: str, found: list[tuple[Severity, str]]) -> str:
+    """The todo for a call left running a command the shell rules delete (rt8P-02: not "removed")."""
+    return (f"this call still runs `{_words_shown(command)}`, which raises FileNotFoundError once optimum-neuron (and "
+            f"its optimum-cli) is uninstalled: delete the call; {_reason(found)}")
 
 
 def _empty_command_todo(found: list[tuple[Severity, str]]) -> str:

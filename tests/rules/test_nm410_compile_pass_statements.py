@@ -178,10 +178,19 @@ def test_a_real_run_in_a_variable_is_not_deleted() -> None:
     assert not any(message.startswith("deleted") for _, message in _nm410(result))
 
 
-def test_a_pass_run_inline_keeps_its_todo() -> None:
+def test_a_pass_run_inline_goes_with_its_call() -> None:
     source = f"import os\n\nn = 2\nos.system({PASS})\nn = 3\n"
     result = migrate(source, "NM410")
-    assert f"os.system({PASS})" in result.text
+    assert result.text == "import os\n\nn = 2\nn = 3\n"
+    assert [severity for severity, message in _nm410(result)] == ["fixed"]
+    assert _nm410(result)[0][1].startswith(
+        "deleted the `os.system(...)` statement running `neuron_parallel_compile torchrun")
+
+
+def test_a_pass_run_inline_whose_status_is_kept_keeps_its_todo() -> None:
+    source = f"import os\n\nn = 2\nstatus = os.system({PASS})\nn = 3\n"
+    result = migrate(source, "NM410")
+    assert f"status = os.system({PASS})" in result.text
     assert [severity for severity, message in _nm410(result) if message.startswith(TODO)] == ["todo"]
 
 

@@ -19,6 +19,7 @@ from codemods._lib.shell.commands import (
                                           launched_scripts,
                                           looks_like_command,
                                           next_code,
+                                          remove_command,
                                           remove_env_site,
                                           remove_words,
                                           shell_block_lines,
@@ -42,5 +43,5 @@ from codemods._lib.shell.lexer import (
 __all__ = ["COMMAND_WORDS", "EXPORTERS", "RESERVED", "CommandLine", "EmbeddedCommand", "EnvSite", "Report", "Resolve",
            "Tok", "assignment_name", "code_targets", "command_lines", "command_statements", "command_word", "cut", "drop_line",
            "env_sites", "exec_words", "fill_empty_blocks", "keep_script", "launched_scripts", "lex", "looks_like_command", "next_code",
-           "remove_env_site", "remove_words", "shell_block_lines", "shell_script_doc", "simple_commands", "unquote", "unresolved", "words_of",
+           "remove_command", "remove_env_site", "remove_words", "shell_block_lines", "shell_script_doc", "simple_commands", "unquote", "unresolved", "words_of",
            "yaml_value_lines"]

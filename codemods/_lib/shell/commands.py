@@ -9,6 +9,7 @@ line continuations and heredocs are left as they were. A rule reports through a 
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Callable, Iterator
@@ -201,13 +202,49 @@ def cut(line: Line, spans: list[tuple[int, int]]) -> None:
     line.text = text
 
 
-_BLOCK_OPEN = re.compile(r"(\bthen|\bdo|\belse|\{|\bin|&&|\|\||\|)\s*(#.*)?$")
-_BLOCK_CLOSE = re.compile(r"^\s*(fi|done|else|elif|esac|\}|;;)\b")
+#: the last word of a line after which a block's body starts (``then``, ``do``, a function's ``{``, a case
+#: pattern's ``)``): a body left with no command is a syntax error (an empty case arm is not, ``:`` reads better)
+_OPENERS = {"then", "do", "else", "{", "in", "if", "elif", "while", "until"}
+#: the first word of a line that ends the body above it (``fi``, ``done``, ``;;``, the next case pattern)
+_CLOSERS = {"fi", "done", "else", "elif", "esac", "}", "then", "do"}
+_CHAINS = {"&&", "||", "|", "|&"}
 
 
-def drop_line(doc: TextDocument, line: Line, indent: str | None = None) -> None:
-    """Delete a line whose code became empty, keeping the script valid: a continuation before it is
-    closed, and a block that would become empty gets ``:``."""
+def _code_toks(line: Line | None) -> list[Tok]:
+    """The words and operators of a shell line's code (a comment left out)."""
+    return lex(line.text)[0] if line is not None else []
+
+
+def _opens_block(line: Line | None) -> bool:
+    toks = _code_toks(line)
+    return bool(toks) and (toks[-1].text in _OPENERS or toks[-1].kind == "op" and toks[-1].text in {"(", ")"})
+
+
+def _closes_block(line: Line | None) -> bool:
+    toks = _code_toks(line)
+    return line is None or not toks or toks[0].text in _CLOSERS or toks[0].kind == "op" and toks[0].text in {";;", ")"} \
+        or _case_pattern(toks)
+
+
+def _case_pattern(toks: list[Tok]) -> bool:
+    """Whether a line's code is a case pattern (``lookup)``, ``a|b)``, ``(x)``) and nothing more."""
+    inner = toks[1:] if toks and toks[0].text == "(" else toks
+    return len(inner) >= 2 and inner[-1].text == ")" and all(
+        (tok.kind == "word") == (index % 2 == 0) and (tok.kind == "word" or tok.text == "|")
+        for index, tok in enumerate(inner[:-1]))
+
+
+def _colon(indent: str, rest: str = "", comment: str = "") -> str:
+    """``:`` (the shell's no-op) at ``indent``, followed by ``rest`` (``;;``) and ``# comment``."""
+    text = indent + ":" + (" " + rest.strip() if rest.strip() else "")
+    return text + (f"  # {comment}" if comment and "#" not in rest else "")
+
+
+def drop_line(doc: TextDocument, line: Line, indent: str | None = None, comment: str = "") -> None:
+    """Delete a line whose code became empty (or is one command to delete), keeping the script valid: a
+    continuation before it is closed, a block that would become empty gets ``:`` (``comment`` after it, when
+    given), a case arm's ``;;`` on the line stays (``: ;;``), and the command after ``a &&`` / ``a ||`` / ``a |``
+    on the line above is replaced by ``:``, so the next command does not join that list."""
     indent = line.indent if indent is None else indent
     previous = _previous_code(doc, line)
     following = next_code(doc, line)
@@ -223,10 +260,22 @@ def drop_line(doc: TextDocument, line: Line, indent: str | None = None) -> None:
             return
         # `a &&` before the script's last command: the `&&` goes with it (below), as it does in a folded block
         script = previous is None or not _TRAILING_AND_OR.search(previous.text)
-    if script and previous is not None and not continues and _BLOCK_OPEN.search(previous.text.rstrip()) \
-            and (following is None or _BLOCK_CLOSE.match(following.text)):
-        line.text = indent + ":"
-        return
+    if script and not continues:
+        own = _code_toks(line)
+        arm = next((tok for tok in own if tok.kind == "op" and tok.text == ";;"), None)
+        if arm is not None:  # `cmd ;;`: the case arm's terminator stays
+            line.text = _colon(indent, line.text[arm.start:], comment)
+            return
+        above = _code_toks(previous)
+        last = above[-1] if above else None
+        if last is not None and last.kind == "op" and last.text in _CHAINS and not (own and own[-1].text in _CHAINS):
+            # `a &&` / `a ||` / `a |` + this: the next command must not join that list (nor `a` stand alone: under
+            # `set -e` a failing `a` would now end the script)
+            line.text = _colon(indent, comment=comment)
+            return
+        if previous is not None and _opens_block(previous) and _closes_block(following):
+            line.text = _colon(indent, comment=comment)
+            return
     if previous is not None and previous.text.rstrip().endswith("\\") and not continues:
         previous.text = previous.text.rstrip()[:-1].rstrip()
     if doc.kind is FileKind.YAML and previous is not None and not continues:
@@ -239,6 +288,147 @@ def drop_line(doc: TextDocument, line: Line, indent: str | None = None) -> None:
 
 
 _TRAILING_AND_OR = re.compile(r"\s*(?:&&|\|\|)\s*$")
+
+#: words that make the command after them a condition (its exit status decides what runs)
+_CONDITIONS = {"if", "elif", "while", "until", "!"}
+#: words after which a body's first command starts
+_BODIES = {"then", "do", "else", "{"}
+
+
+def remove_command(doc: TextDocument, cl: CommandLine, command: list[Tok], toks: list[Tok], comment: str = "") -> bool:
+    """Delete the simple command ``command`` (a command of ``simple_commands(toks)``, ``toks`` the words of
+    ``cl``) from a shell script so that the script stays valid and does what it did without it, the command
+    standing for one that succeeded and printed nothing: the line goes when it held only that command (its
+    continuation lines with it); ``cmd && next`` / ``cmd; next`` / ``prev; cmd`` lose the command and its
+    operator; a case arm keeps its ``;;`` (``: ;;``), an emptied block, a list (``prev && cmd``, ``prev ||
+    cmd``) and any other place get ``:`` (``comment`` after it). A block or script whose last command went
+    ends with the status of the command before it. False, and nothing changed, where that cannot be made sure: the command's status
+    or output is used (an ``if``/``while`` condition, ``!``, a pipeline), it feeds a heredoc, runs in the
+    background with ``$!`` read, starts on a continued line, or goes on past a line continuation it shares."""
+    line = cl.line
+    if doc.kind is not FileKind.SHELL or cl.continued or not command:
+        return False
+    lead = 0
+    while lead < len(command) and command[lead].text in RESERVED and command[lead].text != "time":
+        lead += 1
+    words = command[lead:]
+    if not words or any(word.text in _CONDITIONS for word in command[:lead]) or any("<<" in w.text for w in words):
+        return False
+    first, last = _tok_index(toks, words[0]), _tok_index(toks, command[-1])
+    before, after = toks[:first], toks[last + 1:]
+    if not _status_unused(doc, line, toks, first, last):
+        return False
+    if after and after[0].text == "&" and "$!" in doc.text():
+        return False
+    continues = line.text.rstrip().endswith("\\")
+    if continues and after:
+        return False  # `cmd; other \`: the line goes on
+    if continues:  # the command goes on on the next lines: only when they hold nothing but its words
+        rest = _continuation(doc, line)
+        if rest is None or before:
+            return False
+        for each in rest:
+            doc.delete(each)
+        line.text = line.text.rstrip()[:-1].rstrip()
+        drop_line(doc, line, comment=comment)
+        return True
+    indent = line.indent
+    if not before and (not after or [tok.text for tok in after] in (["&&"], [";"], ["&"])):
+        drop_line(doc, line, comment=comment)  # the line held only this command
+        return True
+    if not before and after[0].text == ";;":
+        line.text = _colon(indent, line.text[after[0].start:], comment)
+        return True
+    text, start, end = line.text, words[0].start, command[-1].end
+    opener = not before or lead > 0 or before[-1].kind == "op" and before[-1].text in {";", "&", "(", ")", "&&"}
+    if opener and len(after) > 1 and after[0].text in {"&&", ";", "&"} and after[1].kind == "word" \
+            and after[1].text not in _CLOSERS and not (before and before[-1].text == "&&" and after[0].text != "&&"):
+        cut(line, [(start, after[0].end)])  # `cmd && next` -> `next`
+        return True
+    if len(before) > 1 and before[-1].text == ";" and before[-2].kind == "word" \
+            and before[-2].text not in _BODIES | _CONDITIONS and (not after or after[0].text in {";", ";;", ")"}):
+        cut(line, [(before[-1].start, end)])  # `prev; cmd` -> `prev` (not `prev && cmd`: `set -e` would end on `prev`)
+        return True
+    tail = text[end:]
+    line.text = text[:start] + ":" + tail  # the no-op in the command's place: any other spot
+    if comment and "#" not in tail:
+        line.text = line.text.rstrip() + f"  # {comment}"
+    return True
+
+
+def _tok_index(toks: list[Tok], tok: Tok) -> int:
+    return next(index for index, each in enumerate(toks) if each is tok or each.start == tok.start)
+
+
+def _continuation(doc: TextDocument, line: Line) -> list[Line] | None:
+    """The lines continuing ``line`` (ending with a backslash) when each holds words only, else None."""
+    found: list[Line] = []
+    current: Line | None = line
+    while current is not None and current.text.rstrip().endswith("\\"):
+        current = doc.next_live(current)
+        if current is None or any(tok.kind == "op" for tok in lex(current.text)[0]) or "<<" in current.text:
+            return None
+        found.append(current)
+    return found
+
+
+def _status_unused(doc: TextDocument, line: Line, toks: list[Tok], first: int, last: int) -> bool:
+    """Whether the exit status and output of the command ``toks[first:last + 1]`` go unused: it is no
+    condition (of ``if``/``elif``/``while``/``until``, after ``!``, the last list before ``then``/``do``) and
+    in no pipeline; ``&&``/``||`` lists around it are followed across lines."""
+    above: Line | None = line
+    index, row = first - 1, toks
+    while True:  # back through the list the command is in, across lines a list goes on over (`a &&`)
+        while index >= 0:
+            tok = row[index]
+            if tok.kind == "op":
+                if tok.text in {"|", "|&"}:
+                    return False
+                if tok.text in {"&&", "||"}:
+                    index -= 1
+                    continue
+                break  # ; & ;; ( ): the list starts after it
+            start = index
+            while start > 0 and row[start - 1].kind == "word":
+                start -= 1
+            heads = {each.text for each in itertools.takewhile(lambda each: each.text in RESERVED, row[start:index + 1])}
+            if heads & _CONDITIONS:
+                return False
+            if heads & _BODIES:
+                break
+            index = start - 1
+        if index >= 0:
+            break
+        above = _previous_code(doc, above) if above is not None else None
+        row = _code_toks(above)
+        if not row or row[-1].text in _CONDITIONS:
+            if row:
+                return False
+            break
+        if row[-1].kind != "op" or row[-1].text not in _CHAINS:
+            break
+        index = len(row) - 1
+    current: Line | None = line
+    index, row = last + 1, toks
+    while True:  # on through its list, and the list after it: `then`/`do` there make the command a condition
+        while index < len(row):
+            tok = row[index]
+            if tok.kind == "op" and tok.text in {"|", "|&"}:
+                return False
+            if tok.kind == "op" and tok.text not in {"&&", "||"}:
+                following = row[index + 1] if index + 1 < len(row) else None
+                if following is not None:
+                    return not (tok.text in {";", "&"} and following.text in {"then", "do"})
+                break
+            index += 1
+        ends = row[-1] if row else None
+        current = next_code(doc, current) if current is not None else None
+        after = _code_toks(current)
+        if after and after[0].text in {"then", "do"}:
+            return False
+        if ends is None or ends.kind != "op" or ends.text not in {"&&", "||"} or not after:
+            return True
+        index, row = 0, after
 
 
 def yaml_value_lines(doc: TextDocument, line: Line) -> list[Line] | None:
