@@ -17,7 +17,8 @@ What it does:
   rule's note above the statement already names it. The text around the fields stays prose.
 * What counts as a mention: optimum-neuron (``optimum.neuron``, ``optimum-neuron``), torch_xla / PyTorch/XLA,
   ``xm.``/``xmp.`` calls, ``neuron_parallel_compile``, ``optimum-cli ... neuron``, the XLA environment variables,
-  optimum-neuron's Neuron* classes, neuronx-distributed and transformers-neuronx.
+  optimum-neuron's Neuron* classes, neuronx-distributed and transformers-neuronx, and the compile-cache settings
+  (``CUSTOM_CACHE_REPO``, ``OPTIMUM_NEURON_*``, ``NEURON_COMPILE_CACHE_URL``: TorchNeuron's NEFF cache is local).
 * Each message says what the text should say now (for a class, its stock counterpart). A string literal's message
   also says to port the code when the string is a name the code looks up (``"torch_xla" in sys.modules``).
 
@@ -81,6 +82,10 @@ _MENTIONS: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(expression), a
      "an XLA-era setting that has no effect on TorchNeuron (bf16 comes from the model dtype or autocast)"),
     (r"\bneuronx[_-]distributed\w*|\bNxD\b",
      "neuronx-distributed runs on PyTorch/XLA; TorchNeuron shards with DTensor / DistributedConfig(tp_size=...)"),
+    # optimum-neuron's Hub compile cache and switches, and the torch-xla era NEFF cache (map H9, T9)
+    (r"\b(?:CUSTOM_CACHE_REPO|OPTIMUM_NEURON_[A-Z_]+|NEURON_COMPILE_CACHE_URL)\b",
+     "an optimum-neuron / XLA-era compile-cache setting; TorchNeuron has no Hub or S3 compile cache and keeps its "
+     "NEFF cache on local disk (TORCH_NEURONX_NEFF_CACHE_DIR)"),
     (r"\btransformers[_-]neuronx\b",
      "transformers-neuronx runs on PyTorch/XLA; stock transformers runs on TorchNeuron"),
 ))
@@ -152,7 +157,8 @@ class LegacyMentionsInProse(SweepRule):
     triggers = ("optimum.neuron", "optimum-neuron", "optimum_neuron", "optimum[neuron", "neuron_parallel_compile",
                 "optimum-cli", "Neuron", "xm.", "xmp.", "torch_xla", "torch-xla", "PyTorch/XLA", "pytorch-xla",
                 "XLA_", "PJRT_DEVICE", "NEURON_EXTRACT_GRAPHS_ONLY", "NEURON_PARALLEL_COMPILE", "neuronx_distributed",
-                "neuronx-distributed", "NxD", "transformers_neuronx", "transformers-neuronx")
+                "neuronx-distributed", "NxD", "transformers_neuronx", "transformers-neuronx", "CUSTOM_CACHE_REPO",
+                "OPTIMUM_NEURON_", "NEURON_COMPILE_CACHE_URL")
 
     def _covered(self, text: str, kind: FileKind) -> set[int]:
         """The lines NM901/NM902 (those of them this run applies) report, before they collapse repeated messages."""
