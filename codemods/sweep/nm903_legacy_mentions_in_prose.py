@@ -106,6 +106,23 @@ def _message(mention: str, in_string: bool = False) -> str:
 CODE_NOTE = "code in an f-string replacement field uses"
 
 
+def _noted_above(lines: list[str], start: int, matched: str) -> bool:
+    """Whether another rule's note names ``matched`` above the statement at ``start`` or above a block header written
+    right above it (``if rank == 0:``, the wrapper NM3xx put round a ``master_print``: its note sits above the ``if``)."""
+    while True:
+        if noted_by_another_rule(lines, start, matched):
+            return True
+        if start < 2:
+            return False
+        header, statement = lines[start - 2], lines[start - 1]
+        indent = len(statement) - len(statement.lstrip())
+        if header.lstrip().startswith("#") or not header.rstrip().endswith(":") or (
+            len(header) - len(header.lstrip()) >= indent
+        ):
+            return False
+        start -= 1
+
+
 def _fstring_fields(text: str) -> dict[int, list[tuple[int, int]]]:
     """line -> the column spans of the expressions in f-string replacement fields (``f"{xm.get_ordinal()}"``): code
     that runs, though the tokenizer of Python < 3.12 gives the whole f-string as one string token. A line inside a
@@ -196,7 +213,7 @@ class LegacyMentionsInProse(SweepRule):
                     if others is None:  # the tool's notes, less this rule's own code notes (an earlier run's)
                         others = ["#" if CODE_NOTE in other else other for other in lines]
                     start = starts.get(number, number)
-                    if not any(noted_by_another_rule(others, start, m.group(0)) for m in in_field):
+                    if not any(_noted_above(others, start, m.group(0)) for m in in_field):
                         yield _code_hit(number, in_field[0])  # code the old stack runs, not text
                 mentions = [m for m in mentions if m not in in_field]
                 mention = mentions[0] if mentions else None
