@@ -314,7 +314,10 @@ def add_notes(doc: TextDocument, notes: list[tuple[Line, str]], makefile: bool =
         if makefile:
             target = _make_rule_line(doc, target)
         note = f"{target.indent}# {NOTE_PREFIX} {message}"
-        if note.strip() in _comment_block_above(doc, target):
+        block = _comment_block_above(doc, target)
+        # A note that an earlier run wrote longer holds this one: what it adds came from files that run moved
+        # (a launcher's note naming a script it migrated), which a later run can no longer see as they were.
+        if note.strip() in block or any(text.startswith(note.strip() + ";") for text in block):
             continue
         doc.insert_before(target, [note])
 

@@ -46,3 +46,14 @@ def test_note_never_lands_inside_a_quoted_string_over_lines() -> None:
     yaml = TextDocument('a: "x\n  y"\n', FileKind.YAML)  # YAML: above the key whose value goes on over lines
     add_notes(yaml, [(list(yaml)[1], "n")])
     assert yaml.text() == '# neuron-migrate: n\na: "x\n  y"\n'
+
+
+def test_a_longer_note_of_an_earlier_run_holds_the_shorter_one() -> None:
+    # the first run named a script it moved; the second cannot see that script as it was and says less
+    first = "X was left as it is: a.py reads it; b.py, which this file runs too, was moved"
+    doc = TextDocument(f"set -e\n# neuron-migrate: {first}\nexport X=1\n", FileKind.SHELL)
+    add_notes(doc, [(doc.lines[2], "X was left as it is: a.py reads it")])
+    assert doc.text() == f"set -e\n# neuron-migrate: {first}\nexport X=1\n"
+    # a note that only starts the same way without continuing it is another note
+    add_notes(doc, [(doc.lines[2], "X was left")])
+    assert "# neuron-migrate: X was left\n" in doc.text()
