@@ -18,7 +18,8 @@ What it does:
 * What counts as a mention: optimum-neuron (``optimum.neuron``, ``optimum-neuron``), torch_xla / PyTorch/XLA,
   ``xm.``/``xmp.`` calls, ``neuron_parallel_compile``, ``optimum-cli ... neuron``, the XLA environment variables,
   optimum-neuron's Neuron* classes, neuronx-distributed and transformers-neuronx, and the compile-cache settings
-  (``CUSTOM_CACHE_REPO``, ``OPTIMUM_NEURON_*``, ``NEURON_COMPILE_CACHE_URL``: TorchNeuron's NEFF cache is local).
+  (``CUSTOM_CACHE_REPO``, ``OPTIMUM_NEURON_*``, ``NEURON_COMPILE_CACHE_URL``: TorchNeuron's NEFF cache is local), and
+  the XLA-era ``torch_neuronx`` API (``torch_neuronx.trace``, ``torch_neuronx.DataParallel`` ...).
 * Each message says what the text should say now (for a class, its stock counterpart). A string literal's message
   also says to port the code when the string is a name the code looks up (``"torch_xla" in sys.modules``).
 
@@ -86,6 +87,11 @@ _MENTIONS: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(expression), a
     (r"\b(?:CUSTOM_CACHE_REPO|OPTIMUM_NEURON_[A-Z_]+|NEURON_COMPILE_CACHE_URL)\b",
      "an optimum-neuron / XLA-era compile-cache setting; TorchNeuron has no Hub or S3 compile cache and keeps its "
      "NEFF cache on local disk (TORCH_NEURONX_NEFF_CACHE_DIR)"),
+    # the XLA-era torch_neuronx API (map B8, B9); TorchNeuron's own torch_neuronx names are not mentions
+    (r"\btorch_neuronx\.(?:trace|DataParallel|move_trace_to_device|dynamic_batch|lazy_load|async_load"
+     r"|replace_weights|analyze)\b",
+     "torch_neuronx's XLA-era tracing API; TorchNeuron compiles the eager model with torch.compile(backend=\"neuron\") "
+     "(no traced artifact)"),
     (r"\btransformers[_-]neuronx\b",
      "transformers-neuronx runs on PyTorch/XLA; stock transformers runs on TorchNeuron"),
 ))
@@ -175,7 +181,7 @@ class LegacyMentionsInProse(SweepRule):
                 "optimum-cli", "Neuron", "xm.", "xmp.", "torch_xla", "torch-xla", "PyTorch/XLA", "pytorch-xla",
                 "XLA_", "PJRT_DEVICE", "NEURON_EXTRACT_GRAPHS_ONLY", "NEURON_PARALLEL_COMPILE", "neuronx_distributed",
                 "neuronx-distributed", "NxD", "transformers_neuronx", "transformers-neuronx", "CUSTOM_CACHE_REPO",
-                "OPTIMUM_NEURON_", "NEURON_COMPILE_CACHE_URL")
+                "OPTIMUM_NEURON_", "NEURON_COMPILE_CACHE_URL", "torch_neuronx.")
 
     def _covered(self, text: str, kind: FileKind) -> set[int]:
         """The lines NM901/NM902 (those of them this run applies) report, before they collapse repeated messages."""
