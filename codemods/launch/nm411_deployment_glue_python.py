@@ -223,7 +223,7 @@ class NeuronDeploymentGluePython(PythonRule):
     safety = Safety.NEEDS_REVIEW
     facts = ENV_FACTS
     triggers = ("-neuronx", "neuronx-tgi", "HF_NUM_CORES", "HF_AUTO_CAST_TYPE", "ml.inf", "ml.trn1", "--entrypoint",
-                "RUN_NEURON_PARALLEL_COMPILE", "vllm")
+                "RUN_NEURON_PARALLEL_COMPILE", "import vllm", "from vllm")  # the import forms _from_vllm reads
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
