@@ -139,8 +139,8 @@ class _Scanned:
     has_marker: bool = False
     has_note: bool = False  # a `# neuron-migrate:` note is work until deleted, trigger or not
     error: str | None = None
-    # The facts' anchors the file holds. Its facts are read only if the run migrates some file: a tree with
-    # nothing to migrate (no Neuron usage) is never parsed, not even by the facts' readers.
+    # The facts' anchors the file holds. Its facts are read only if a rule that reads facts has work in the run: a
+    # tree with no Neuron usage is never parsed by the facts' readers.
     fact_words: frozenset[str] = frozenset()
     woken: frozenset[str] = frozenset()  # ids of the rules whose triggers make the file be parsed
 
