@@ -25,13 +25,14 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import difflib
+import functools
 import os
 import re
 import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence, TypeVar
 
 import libcst
 
@@ -48,6 +49,9 @@ from migrate.rule import DeviceStyle, ProjectRule, Rule, RuleOptions
 from migrate.textio import DecodeError, atomic_write, decode, printable, remove_stale_temp_files
 from migrate.verification import is_processing_error
 from migrate.workers import run_tasks
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -300,18 +304,9 @@ SCAN_BATCH = 64  # files per scan task: a scan is a read and one automaton pass,
 
 def _scan_all(candidates: Sequence[Candidate], plan: _Plan, jobs: int) -> list[_Scanned]:
     """The scan pass: in this process for one job (it reads and searches, it never parses), else in workers."""
-    if jobs <= 1 or len(candidates) <= SCAN_BATCH:
-        _init_worker(plan)
-        return [_scan(candidate) for candidate in candidates]
-    batches = [candidates[start : start + SCAN_BATCH] for start in range(0, len(candidates), SCAN_BATCH)]
-    scanned: list[_Scanned] = []
-    for batch, results, failure in run_tasks(_scan_batch, batches, _init_worker, plan, jobs, None):
-        scanned.extend(results if failure is None else [_Scanned(c, c.kind, error=failure) for c in batch])
-    return scanned
-
-
-def _scan_batch(batch: Sequence[Candidate]) -> list[_Scanned]:
-    return [_scan(candidate) for candidate in batch]
+    return _in_batches(
+        _scan, candidates, plan, jobs, lambda batch, failure: [_Scanned(c, c.kind, error=failure) for c in batch]
+    )
 
 
 def _facts(item: _Scanned) -> tuple[str, dict]:
@@ -325,23 +320,36 @@ def _facts(item: _Scanned) -> tuple[str, dict]:
     return item.candidate.display, project_facts.collect(plan.facts, item.kind, text, set(item.fact_words))
 
 
-def _facts_batch(batch: Sequence[_Scanned]) -> list[tuple[str, dict]]:
-    return [_facts(item) for item in batch]
-
-
 def _facts_all(items: Sequence[_Scanned], plan: _Plan, jobs: int) -> list[tuple[str, dict]]:
     """The facts pass, over the scanned files holding a fact's anchor: the readers parse, so it runs in
-    workers like the scan (in this process for one job)."""
+    workers like the scan (in this process for one job). A worker that died on a batch: those files' facts
+    are unknown."""
     holding = [item for item in items if item.fact_words and item.kind is not None]
-    if jobs <= 1 or len(holding) <= SCAN_BATCH:
+    return _in_batches(_facts, holding, plan, jobs, lambda batch, failure: [])
+
+
+def _each(function: Callable[[T], R], batch: Sequence[T]) -> list[R]:
+    return [function(item) for item in batch]
+
+
+def _in_batches(
+    function: Callable[[T], R],
+    items: Sequence[T],
+    plan: _Plan,
+    jobs: int,
+    failed: Callable[[Sequence[T], str], list[R]],
+) -> list[R]:
+    """``function`` (module level: workers get it pickled) over ``items``, in order: in this process for one job
+    or a short list, else in workers SCAN_BATCH items a task (one item alone is too cheap to send);
+    ``failed(batch, failure)`` stands for the results of a batch whose worker died."""
+    if jobs <= 1 or len(items) <= SCAN_BATCH:
         _init_worker(plan)
-        return [_facts(item) for item in holding]
-    batches = [holding[start : start + SCAN_BATCH] for start in range(0, len(holding), SCAN_BATCH)]
-    values: list[tuple[str, dict]] = []
-    for _batch, results, failure in run_tasks(_facts_batch, batches, _init_worker, plan, jobs, None):
-        if failure is None:  # a worker that died on a batch: those files' facts are unknown
-            values.extend(results)
-    return values
+        return [function(item) for item in items]
+    batches = [items[start : start + SCAN_BATCH] for start in range(0, len(items), SCAN_BATCH)]
+    results: list[R] = []
+    for batch, done, failure in run_tasks(functools.partial(_each, function), batches, _init_worker, plan, jobs, None):
+        results.extend(done if failure is None else failed(batch, failure))
+    return results
 
 
 def _migrate_all(
