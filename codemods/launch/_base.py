@@ -26,7 +26,16 @@ from codemods._lib.launch_targets import (
     kept_on_optimum,
     stays_on_xla,
 )
-from codemods._lib.shell import Report, code_targets, env_sites, launched_scripts, make, remove_env_site
+from codemods._lib.shell import (
+    NEURON_CACHE,
+    OPTIMUM_CLI,
+    Report,
+    code_targets,
+    env_sites,
+    launched_scripts,
+    make,
+    remove_env_site,
+)
 from codemods._lib.shell.sourced import SHELL_FILES, Sources, sourcers_of
 from codemods._lib.shell.variables import ShellVariables
 from codemods._tables import env_vars
@@ -379,7 +388,7 @@ COUNT_OPTION = re.compile(r"(--nproc[_-]per[_-]node|--num[_-]processes)(?:=|\s+)
 
 
 #: A command this run deletes from a shell script (NM406: there is no Hub compile cache on TorchNeuron).
-_DELETED_COMMAND = re.compile(r"(?<![\w-])optimum-cli\s+neuron\s+cache\b")
+_DELETED_COMMAND = re.compile(OPTIMUM_CLI + NEURON_CACHE + r"\b")
 
 
 def own_reads(doc: TextDocument, name: str) -> list[tuple[str, str | None]]:

@@ -69,6 +69,8 @@ import re
 
 from codemods._lib.launch_targets import OPTIMUM_NEURON_CODE
 from codemods._lib.shell import (
+    NEURON_CACHE,
+    OPTIMUM_CLI,
     RESERVED,
     CommandLine,
     EmbeddedCommand,
@@ -92,7 +94,7 @@ from migrate.findings import Severity
 from migrate.rule import Safety
 from migrate.textdoc import TextDocument
 
-_OPTIMUM_CLI = re.compile(r"(?<![\w-])optimum-cli\s+(export\s+neuronx?|neuron\s+(cache|consolidate|serve)|env)\b")
+_OPTIMUM_CLI = re.compile(OPTIMUM_CLI + rf"(export\s+neuronx?|{NEURON_CACHE}|neuron\s+(?:consolidate|serve)|env)\b")
 
 
 def _option(words: list[str], *names: str) -> str | None:

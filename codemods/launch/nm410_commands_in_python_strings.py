@@ -47,7 +47,16 @@ optimum-cli, NM407 torchrun, NM408 trainer flags, NM505 pip install), so ``--ign
   it names none, as in ``f"... {run_command}"``, one a string of the file names, such as an argparse default)
   keeps what that script still needs (its pre-compile pass, XLA variables, trainer flags), with the launchers'
   todos; settings ahead of an interpolated command (``f"XLA_USE_BF16=1 {run_command}"``) are edited too;
-* strings built by concatenation or ``%``/``.format`` pieces are only edited piece by piece.
+* strings built by concatenation or ``%``/``.format`` pieces are only edited piece by piece;
+* the environment a wrapper gives the commands it runs: ``env.setdefault("X", v)`` and ``env["X"] = v`` statements
+  on a name bound only to a copy of ``os.environ`` (``env = os.environ.copy()``, ``dict(os.environ)``,
+  ``{**os.environ}``) get what NM404 / NM405 give ``export X=v`` in a launcher: a variable NM404 removes
+  (``CUSTOM_CACHE_REPO``, ``PJRT_DEVICE`` ...) set to a string literal is deleted (``fixed``), unless the
+  project's code beside this file reads it, the file runs a script left on torch_xla, the value is computed (an
+  option of the script, ``sys.argv[1]``) or the statement is its block's only one (then a ``todo``); a review
+  variable (``NEURON_CC_FLAGS``, ``NEURON_COMPILE_CACHE_URL``, ``NEURON_RT_*``) keeps NM405's note (for
+  ``NEURON_CC_FLAGS`` the flags to drop). A file left on torch_xla as a whole keeps them all. (``os.environ[...]``
+  itself is NM316's.)
 
 Why:
 
@@ -122,6 +131,7 @@ from codemods.launch._base import (
     NPC,
     OFF_VALUES,
     PLAIN_RUNS,
+    READ_BY_PROJECT_TODO,
     UNSEEN_TARGET_TODO,
     as_step,
     flag_mapping,
@@ -132,6 +142,8 @@ from codemods.launch._base import (
 )
 from codemods.launch.nm403_xla_bf16_env import BF16_ADDED, BF16_FLAG, KEPT_TODO, STAYS_TODO
 from codemods.launch.nm403_xla_bf16_env import NAMES as BF16_NAMES
+from codemods.launch.nm404_xla_era_env import XlaEraEnv
+from codemods.launch.nm405_review_neuron_env import cc_flags_message
 from codemods.launch.nm408_trainer_flags import READ_FIELD_TODO, NeuronTrainerFlags
 from codemods.xla._base import XSER_LOADS
 from migrate import cstwalk
@@ -144,6 +156,9 @@ from migrate.textdoc import Line, TextDocument
 STRING_TRIGGERS = ("neuron_parallel_compile", "optimum-cli", "NEURON_EXTRACT_GRAPHS_ONLY", "NEURON_PARALLEL_COMPILE",
                    "XLA_USE_BF16", "XLA_DOWNCAST_BF16", "PJRT_DEVICE", "--nproc_per_node", "--nproc-per-node",
                    "--tensor_parallel_size", "--tensor-parallel-size", "--use_cpu", "--use-cpu")
+
+#: the copies of os.environ whose settings NM410 reads (``_environ_copies``)
+ENV_COPY_TRIGGERS = ("os.environ.copy()", "dict(os.environ)", "**os.environ")
 
 
 def command_rules(selected: frozenset[str] | None) -> list[type[Rule]]:
@@ -194,7 +209,7 @@ class CommandsInPythonStrings(PythonRule):
     safety = Safety.NEEDS_REVIEW
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
-    triggers = STRING_TRIGGERS + ("pip install",)
+    triggers = STRING_TRIGGERS + ("pip install",) + ENV_COPY_TRIGGERS
     facts = (PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, PLAIN_RUNS, ENV_READS, STAYS_ON_XLA, XSER_LOADS, OPTIMUM_NEURON_CODE)
 
     def __init__(self, ctx) -> None:
@@ -522,6 +537,55 @@ class CommandsInPythonStrings(PythonRule):
             index += 1
         return body
 
+    # ------------------------------------------------------------------------ environment copies (rt8P-08)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        # a file left on torch_xla as a whole keeps the environment of what it runs (as NM316 leaves its settings)
+        kept = stays_on_xla(self.ctx.options.project, self.ctx.path.as_posix())
+        self.env_copies = frozenset() if kept else _environ_copies(node)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        setting = _env_copy_setting(node, getattr(self, "env_copies", frozenset()))
+        if setting is not None:
+            self._env_copy_setting(node, *setting)
+
+    def _env_copy_setting(self, node: cst.SimpleStatementLine, name: str, value: cst.BaseExpression) -> None:
+        """``env.setdefault("X", v)`` / ``env["X"] = v`` on a dict copied from ``os.environ`` (the environment a
+        wrapper gives the command it runs): what NM404 / NM405 do to ``export X=v`` in a launcher."""
+        action = env_vars.lookup(name)
+        if action is None or action.action == "keep" or name in BF16_NAMES:
+            return
+        selected = self.ctx.options.rules
+        if action.action == "review":
+            if selected is None or "NM405" in selected:
+                literal = string_value(value) if isinstance(value, cst.SimpleString) else None
+                self.todo(node, cc_flags_message(literal) if name == "NEURON_CC_FLAGS"
+                          else env_vars.message_for(name, action))
+            return
+        if not (XlaEraEnv in self.rules and XlaEraEnv.owns_env(name)):
+            return
+        message = env_vars.message_for(name, action)
+        readers = self.embedded.readers(name)
+        unseen = self._stays_on_xla("")
+        block = cast("cst.Module | cst.IndentedBlock | None", self._block_of(node))
+        if readers:
+            self.todo(node, READ_BY_PROJECT_TODO.format(name=name, readers=", ".join(readers),
+                                                        s="s" if len(readers) == 1 else "", ))
+        elif unseen is not None:
+            self.todo(node, UNSEEN_TARGET_TODO.format(name=name, script=unseen[0], why=unseen[1]))
+        elif action.action != "remove":
+            self.todo(node, as_step(message))  # a rename: the setting and the code reading the new name move together
+        elif not isinstance(value, cst.SimpleString):
+            self.todo(node, f"{name} was left as it is: its value ({source_of(value)}) is computed here, maybe from "
+                            f"an option of this script; {as_step(message)}")
+        elif block is None or not any(statement is not node and id(statement) not in self.deleted
+                                      for statement in block.body):
+            self.todo(node, f"{name} was left as it is: it is the only statement of its block; {as_step(message)}")
+        else:
+            self.deleted.add(id(node))
+            self.spaced.add(id(block))
+            (self.todo if action.todo else self.fixed)(node, message)
+
     # ------------------------------------------------------------------------------------ argv lists
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -773,6 +837,79 @@ RUN_CALLS = frozenset({"subprocess.run", "subprocess.call", "subprocess.check_ca
 _COMMAND_KEYWORDS = {"args", "command", "cmd"}  # subprocess's args=, os.system's command=, os.popen's cmd=
 _SIDE_EFFECTS = (cst.Call, cst.Await, cst.Yield, cst.NamedExpr)
 _CONSTANTS = (cst.Integer, cst.Float, cst.SimpleString)
+
+
+def _environ_copies(module: cst.Module) -> frozenset[str]:
+    """The names bound only to a copy of ``os.environ`` (``env = os.environ.copy()``, ``dict(os.environ)``,
+    ``{**os.environ}``) in this file: settings made on them reach the commands run with ``env=``."""
+    bound: dict[str, bool] = {}
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    name = target.target.value
+                    bound[name] = bound.get(name, True) and _is_environ_copy(node.value)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if isinstance(node.target, cst.Name):
+                bound[node.target.value] = False
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if isinstance(node.target, cst.Name):
+                bound[node.target.value] = False
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            if isinstance(node.target, cst.Name):
+                bound[node.target.value] = False
+
+        def visit_For(self, node: cst.For) -> None:
+            if isinstance(node.target, cst.Name):
+                bound[node.target.value] = False
+
+    module.visit(Visitor())
+    return frozenset(name for name, only in bound.items() if only)
+
+
+def _is_os_environ(node: cst.BaseExpression) -> bool:
+    return (isinstance(node, cst.Attribute) and node.attr.value == "environ" and isinstance(node.value, cst.Name)
+            and node.value.value == "os")
+
+
+def _is_environ_copy(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Call) and len(node.args) == 1 and not node.args[0].keyword and not node.args[0].star:
+        func = node.func
+        if isinstance(func, cst.Name) and func.value == "dict":
+            return _is_os_environ(node.args[0].value)
+    if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute):
+        return node.func.attr.value == "copy" and _is_os_environ(node.func.value)
+    if isinstance(node, cst.Dict) and len(node.elements) == 1 and isinstance(node.elements[0], cst.StarredDictElement):
+        return _is_os_environ(node.elements[0].value)
+    return False
+
+
+def _env_copy_setting(node: cst.SimpleStatementLine, copies: frozenset[str]) -> tuple[str, cst.BaseExpression] | None:
+    """(variable, value) of a statement ``env.setdefault("X", v)`` or ``env["X"] = v`` on one of ``copies``."""
+    if len(node.body) != 1 or not copies:
+        return None
+    statement = node.body[0]
+    if isinstance(statement, cst.Expr) and isinstance(call := statement.value, cst.Call):
+        func = call.func
+        if (isinstance(func, cst.Attribute) and func.attr.value == "setdefault" and isinstance(func.value, cst.Name)
+                and func.value.value in copies and len(call.args) == 2
+                and not any(arg.keyword or arg.star for arg in call.args)
+                and isinstance(key := call.args[0].value, cst.SimpleString)):
+            name = string_value(key)
+            return (name, call.args[1].value) if name else None
+        return None
+    if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0].target
+        if (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value in copies
+                and len(target.slice) == 1 and isinstance(index := target.slice[0].slice, cst.Index)
+                and isinstance(key := index.value, cst.SimpleString)):
+            name = string_value(key)
+            return (name, statement.value) if name else None
+    return None
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,8 @@
 
 from codemods._lib.shell.commands import (
                                           COMMAND_WORDS,
+                                          NEURON_CACHE,
+                                          OPTIMUM_CLI,
                                           CommandLine,
                                           EmbeddedCommand,
                                           EnvSite,
@@ -40,7 +42,7 @@ from codemods._lib.shell.lexer import (
                                           words_of,
 )
 
-__all__ = ["COMMAND_WORDS", "EXPORTERS", "RESERVED", "CommandLine", "EmbeddedCommand", "EnvSite", "Report", "Resolve",
+__all__ = ["COMMAND_WORDS", "NEURON_CACHE", "OPTIMUM_CLI", "EXPORTERS", "RESERVED", "CommandLine", "EmbeddedCommand", "EnvSite", "Report", "Resolve",
            "Tok", "assignment_name", "code_targets", "command_lines", "command_statements", "command_word", "cut", "drop_line",
            "env_sites", "exec_words", "fill_empty_blocks", "keep_script", "launched_scripts", "lex", "looks_like_command", "next_code",
            "remove_command", "remove_env_site", "remove_words", "shell_block_lines", "shell_script_doc", "simple_commands", "unquote", "unresolved", "words_of",

@@ -26,6 +26,10 @@ Report = Callable[[Line, Severity, str], None]
 #: NM410): a shell reads what it holds, most often variable settings ahead of the command
 INTERPOLATED = re.compile(r"__nm_expr_\d+__")
 Resolve = Callable[[Program], Resolved]
+#: the start of an ``optimum-cli`` command (not of a word ending in it), for the rules that find its subcommands
+OPTIMUM_CLI = r"(?<![\w-])optimum-cli\s+"
+#: the subcommand of ``optimum-cli neuron cache ...`` (the Hub compile cache), which NM406 deletes
+NEURON_CACHE = r"neuron\s+cache"
 
 
 @dataclass
