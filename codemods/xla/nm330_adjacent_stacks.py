@@ -17,8 +17,13 @@ The rule reports each use with its TorchNeuron counterpart and leaves it as it i
 * ``torch.jit.load`` in a file that imports torch_neuronx for the XLA stack (an import whose names nothing uses, the
   "registers the neuron ops" one, or one used beyond TorchNeuron's own API) loads a torch_neuronx.trace artifact,
   which TorchNeuron cannot run: a todo says to load the eager model it was traced from, move it to the device and
-  ``model.compile(backend="neuron", fullgraph=True, dynamic=False)`` (map B8). ``torch.jit.load`` elsewhere (no
-  torch_neuronx import, or one used only for TorchNeuron's API) is an ordinary TorchScript load: no note.
+  ``model.compile(backend="neuron", fullgraph=True, dynamic=False)`` (map B8), then drop the import. When the
+  project shows the file that writes such an artifact (a Python file calling torch_neuronx.trace and
+  ``torch.jit.save``: project fact ``xla.trace-artifact-writers``), the note names it, and the model class it loads
+  the checkpoint with when it uses one ``*.from_pretrained``. ``torch.jit.save`` in a file that traces with
+  torch_neuronx.trace (and imports it for the XLA stack) gets its own todo: drop the save, load the source
+  checkpoint where the artifact was loaded. ``torch.jit.load`` / ``torch.jit.save`` elsewhere (no torch_neuronx
+  import, or one used only for TorchNeuron's API) is ordinary TorchScript: no note.
 * ``torch_neuronx.nki_jit`` / ``neuronxcc.nki.jit`` / ``nki.jit`` kernels -> ``@nki.jit`` +
   ``@torch_neuronx.nki_op(...)`` registration (TorchNeuron custom op). A kernel whose ``nki.jit`` pins a mode that
   runs it off the device (``mode="simulation"``, ``"baremetal"``, ``"benchmark"``, ``"jax"``) needs no port: no note.
@@ -33,7 +38,8 @@ an availability check), calls ``torch.jit.load`` (a ``torch_neuronx.trace`` arti
 stack: a todo says so and points at the load's note) or is left on torch_xla as a whole; in a notebook, every cell counts (they share one kernel). An ``import torch_neuronx`` used
 for the XLA-era API (anything but TorchNeuron's ``nki_op``, ``wrap_nki``, ``get_fallback_ops``,
 ``get_executed_ops``, ``clear_op_tracking``) stays with a ``todo`` naming those uses, the ones that have a note
-of their own, and their replacements (map B8 / B9); one used only for TorchNeuron's API is TorchNeuron code: no finding.
+of their own (a call or decorator of a name in ``MESSAGES``; an attribute only read is "has no note"), and their
+replacements (map B8 / B9); one used only for TorchNeuron's API is TorchNeuron code: no finding.
 
 It runs in projects that show Neuron markers (a real user of torch_neuronx imports it at module level).
 
@@ -75,6 +81,8 @@ import libcst as cst
 from codemods._lib.cst import string_value
 from codemods.inference._casting import matmul_note
 from codemods.xla._base import NKI_JIT, Safety, XlaRule, name_bindings, nki_host_mode
+from migrate.facts import ProjectFact
+from migrate.filekinds import FileKind
 from migrate.imports import bound_name
 from migrate.rule import dotted_name
 
@@ -93,16 +101,38 @@ MESSAGES = {
     "torch_neuronx.replace_weights": "torch_neuronx.replace_weights puts new weights into a traced model (left untouched): TorchNeuron has no traced artifact; load the weights into the eager model (model.load_state_dict(...)) before compiling it",
     "torch_neuronx.analyze": "torch_neuronx.analyze reports the ops the XLA-era tracer supports (left untouched): on TorchNeuron run the model on the neuron device; torch_neuronx.get_fallback_ops() lists the ops that ran on the CPU",
 }
-#: ``torch.jit.load`` in a file that imports torch_neuronx for the XLA stack (map B8)
+#: ``torch.jit.load`` / ``torch.jit.save`` in a file that imports torch_neuronx for the XLA stack (map B8)
 JIT_LOAD = frozenset({"torch.jit.load"})
+JIT_SAVE = frozenset({"torch.jit.save"})
 JIT_LOAD_NOTE = ("torch.jit.load beside an XLA-era torch_neuronx import loads a torch_neuronx.trace artifact "
-                 "(TorchScript with a NEFF compiled for the XLA stack), which TorchNeuron cannot run (left untouched). "
+                 "(TorchScript with a NEFF compiled for the XLA stack{writer}), which TorchNeuron cannot run (left untouched). "
                  "TorchNeuron has no serialized traced artifact: load the eager model the artifact was traced from "
-                 "(its checkpoint, e.g. <AutoModelClass>.from_pretrained(<id>), in the dtype the model had when it was "
+                 "(its source checkpoint, e.g. {loader}.from_pretrained(<id>), in the dtype the model had when it was "
                  "traced: float32 unless cast before; the note at torch_neuronx.trace says what its compiler_args "
                  "cast), move it to the device and compile it: model.to(device).compile(backend=\"neuron\", fullgraph=True, "
                  "dynamic=False), then call it once with inputs of the traced shapes (the NEFF cache takes the "
-                 "artifact's place; map B8)")
+                 "artifact's place; map B8); then remove the torch_neuronx import")
+JIT_SAVE_NOTE = ("torch.jit.save in a file that traces with torch_neuronx.trace writes the XLA-era traced artifact "
+                 "(TorchScript with a NEFF compiled for the XLA stack), which TorchNeuron cannot run (left untouched): "
+                 "TorchNeuron has no serialized traced artifact; drop the save, and have the files that torch.jit.load "
+                 "it load the source checkpoint{loader} and compile it with backend=\"neuron\" instead (the NEFF cache "
+                 "takes the artifact's place; map B8)")
+#: in a Python file: a torch_neuronx.trace call (``torch_neuronx.trace(`` or a ``trace`` imported from torch_neuronx)
+TRACE_CALL = re.compile(r"\btorch_neuronx\.trace\s*\(|^[ \t]*from[ \t]+torch_neuronx[ \t]+import[^\n]*\btrace\b", re.M)
+#: the class a file loads its eager model with (``AutoModelForSequenceClassification.from_pretrained(...)``)
+MODEL_LOAD = re.compile(r"\b(AutoModel\w*|[A-Z]\w*For[A-Z]\w*)\.from_pretrained\s*\(")
+
+
+def trace_artifact_writers(text: str) -> tuple[str, ...] | None:
+    """Project fact: a Python file that traces with torch_neuronx.trace and writes the result with torch.jit.save
+    (the XLA-era artifact other files torch.jit.load) -> the model classes it loads with from_pretrained."""
+    if "torch.jit.save" not in text or not TRACE_CALL.search(text):
+        return None
+    return tuple(sorted(set(MODEL_LOAD.findall(text))))
+
+
+TRACE_WRITERS = ProjectFact("xla.trace-artifact-writers", frozenset({FileKind.PYTHON}), ("torch.jit.save",),
+                            trace_artifact_writers)
 #: neuronx-cc's casting options in torch_neuronx.trace's compiler_args, and their defaults when only one is given
 AUTO_CAST_DEFAULT = "matmult"
 AUTO_CAST_TYPE_DEFAULT = "bf16"
@@ -111,6 +141,7 @@ CAST_TYPES = {"bf16": "torch.bfloat16", "fp16": "torch.float16", "tf32": "torch.
 NESTED_IMPORT = re.compile(r"(?m)^[ \t]+(?:import|from)[ \t]+torch_neuronx\b")
 IMPORT_ANYWHERE = re.compile(r"(?m)^[ \t]*(?:import|from)[ \t]+torch_neuronx\b")
 ATTRIBUTE_READ = re.compile(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)")
+ATTRIBUTE_CALL = re.compile(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)\s*\(")
 #: what TorchNeuron's torch_neuronx itself offers (an import used only for these is TorchNeuron code: nothing to say)
 TORCHNEURON_API = frozenset({"nki_op", "wrap_nki", "get_fallback_ops", "get_executed_ops", "clear_op_tracking"})
 #: the replacement of each XLA-era use, for the note at the import it keeps (optimum-neuron migration map B8 / B9)
@@ -140,6 +171,7 @@ class AdjacentStacks(XlaRule):
     scope = "neuron-project"
     triggers = ("torch_neuronx", "neuronxcc", "import nki", "from nki")
     legacy_modules = ()
+    facts = (TRACE_WRITERS,)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -164,6 +196,8 @@ class AdjacentStacks(XlaRule):
             for cell in namespace.cells:
                 for name, attribute in ATTRIBUTE_READ.findall(cell):
                     uses.attributes.setdefault(name, set()).add(attribute)
+                for name, attribute in ATTRIBUTE_CALL.findall(cell):
+                    uses.called.setdefault(name, set()).add(attribute)
         out: list[tuple[cst.CSTNode, str, str, str]] = []
         for statement in module.body:
             if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
@@ -183,9 +217,11 @@ class AdjacentStacks(XlaRule):
             text = cst.Module(body=[]).code_for_node(node)
             if isinstance(node, cst.Import):  # torch_neuronx.<what the file reads>
                 used = {attribute for name in bound for attribute in uses.attributes.get(name, set())}
+                called = {attribute for name in bound for attribute in uses.called.get(name, set())}
             else:  # from torch_neuronx[.sub] import name: the top-level API it comes from
                 base = dotted_name(node.module).split(".")[1:]
                 used = {(base or [dotted_name(alias.name)])[0] for alias in names if bound_name(alias) in uses.names}
+                called = used  # the per-use note is at each call of the name (what else it does: by hand)
             used = {attribute for attribute in used if not attribute.startswith("__")}  # __version__: either stack
             if not bound & uses.names:
                 if uses.jit_load:  # the side-effect import a torch_neuronx.trace artifact needs (map B8)
@@ -194,7 +230,8 @@ class AdjacentStacks(XlaRule):
                     out.append((statement, text, "" if uses.nested_imports else "removed", ""))
             elif used and not used <= TORCHNEURON_API:
                 xla_era = sorted(used - TORCHNEURON_API)
-                noted = [a for a in xla_era if _message("torch_neuronx." + a) is not None]
+                # a per-use note is written at a call (or decorator): an attribute only read has none to point at
+                noted = [a for a in xla_era if _message("torch_neuronx." + a) is not None and a in called]
                 bare = [a for a in xla_era if a not in noted]
                 replacements = [XLA_ERA[attribute] for attribute in xla_era if attribute in XLA_ERA]
                 note = (f"`{text}` kept: this file uses the XLA-era torch_neuronx API "
@@ -233,9 +270,31 @@ class AdjacentStacks(XlaRule):
             return  # the simulator, NumPy arrays, a profiling run: no XLA device, nothing to port
         if self.ctx.matches(node.func, JIT_LOAD):
             if self._xla_era_file():
-                self.todo(node, JIT_LOAD_NOTE)
+                writer, loader = self._writers()
+                self.todo(node, JIT_LOAD_NOTE.format(writer=writer, loader=loader or "<AutoModelClass>"))
+            return
+        if self.ctx.matches(node.func, JIT_SAVE):
+            if self._xla_era_file() and TRACE_CALL.search(self.ctx.source):
+                loader = self._writers()[1]
+                self.todo(node, JIT_SAVE_NOTE.format(loader=f" ({loader}.from_pretrained)" if loader else ""))
             return
         self._report(node, node.func)
+
+    def _writers(self) -> tuple[str, str]:
+        """The files of the run that write a torch_neuronx.trace artifact with torch.jit.save, as " (<file>'s
+        torch.jit.save)" ("" when none shows), and the one model class they load it from ("" unless exactly one)."""
+        here = str(self.ctx.path).replace("\\", "/")
+        found = dict(self.ctx.options.project.of(TRACE_WRITERS.name))
+        if here not in found and TRACE_CALL.search(self.ctx.source) and "torch.jit.save" in self.ctx.source:
+            found[here] = trace_artifact_writers(self.ctx.source) or ()  # this file writes one (a single-file run)
+        if not found:
+            return "", ""
+        names = ["this file" if path == here else path for path in sorted(found)]
+        classes = {cls for values in found.values() for cls in values}
+        writer = f"; {', '.join(names)} writes one with torch.jit.save, maybe this one"
+        if names == ["this file"]:
+            writer = "; this file writes one with torch.jit.save, maybe this one"
+        return writer, (next(iter(classes)) if len(classes) == 1 else "")
 
     def _xla_era_file(self) -> bool:
         """Whether the file (a notebook: any cell) imports torch_neuronx for the XLA stack: an import whose names
@@ -332,6 +391,7 @@ class _Uses(cst.CSTVisitor):
         self.ctx = ctx
         self.names: set[str] = set()
         self.attributes: dict[str, set[str]] = {}
+        self.called: dict[str, set[str]] = {}  # name -> the attributes called on it (name.attribute(...))
         self.nested_imports = False
         self.jit_load = False
         self.neuronx_names: set[str] = set()  # the names `import torch_neuronx [as x]` binds
@@ -380,6 +440,22 @@ class _Uses(cst.CSTVisitor):
             self.jit_load = True
         node.value.visit(self)  # `torch.save` uses `torch`, not an imported `save`
         return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._called(node.func)
+
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        if not isinstance(node.decorator, cst.Call):  # a call decorator is a Call: visit_Call sees it
+            self._called(node.decorator)
+
+    def _called(self, target: cst.BaseExpression) -> None:
+        """name.attribute[.more](...) or @name.attribute: the attribute of the name the rule notes there."""
+        if not isinstance(target, cst.Attribute):
+            return
+        while isinstance(target.value, cst.Attribute):
+            target = target.value
+        if isinstance(target.value, cst.Name):
+            self.called.setdefault(target.value.value, set()).add(target.attr.value)
 
     def visit_Arg(self, node: cst.Arg) -> bool:
         node.value.visit(self)  # a keyword's name is not a use either

@@ -1,6 +1,8 @@
 """NM330: torch_neuronx.trace and NKI kernels (adjacent stacks) are reported, never changed; an unused import of
 torch_neuronx is removed."""
 
+import textwrap
+
 from tests.rules.case import findings, migrate, unchanged
 
 
@@ -208,3 +210,59 @@ def test_the_trace_note_names_the_precision_of_its_compiler_args() -> None:
     assert "cast nothing: keep the eager model in float32" in trace_note(', compiler_args=["--auto-cast", "none"]')
     for args in ("", ', compiler_args=["--optlevel", "2"]', ", compiler_args=unknown()"):
         assert "Precision" not in trace_note(args)
+
+
+WRITER = """
+    import torch
+    import torch_neuronx
+    from transformers import AutoModelForSequenceClassification
+
+    model = AutoModelForSequenceClassification.from_pretrained("acme/tiny", torchscript=True)
+    traced = torch_neuronx.trace(model, (torch.ones(1, 8, dtype=torch.long),))
+    torch.jit.save(traced, "artifacts/model_neuron.pt")
+    """
+
+
+def test_a_traced_artifact_load_names_the_file_that_saves_it_and_its_model_class() -> None:
+    """rt8Q-06: the load's note names the project file whose torch.jit.save writes a torch_neuronx.trace artifact,
+    and the one class that file loads the checkpoint with; the save itself gets a note."""
+    project = {"tools/trace.py": textwrap.dedent(WRITER).lstrip("\n"),
+               "serve.py": "import torch\nimport torch_neuronx\n\nmodel = torch.jit.load('artifacts/m.pt')\n"}
+    result = migrate(project["serve.py"], "NM330", path="serve.py", project=project)
+    (load,) = [f.message for f in result.findings if f.line == 4]
+    assert "tools/trace.py writes one with torch.jit.save" in load
+    assert "AutoModelForSequenceClassification.from_pretrained(<id>)" in load
+    assert "remove the torch_neuronx import" in load
+    writer = migrate(WRITER, "NM330", path="tools/trace.py", project=project)
+    assert findings(writer, "NM330") == {(2, "todo"), (6, "todo"), (7, "todo")}
+    (save,) = [f.message for f in writer.findings if f.line == 7]
+    assert "drop the save" in save and "AutoModelForSequenceClassification.from_pretrained" in save
+    # no writer in the project: the load's note keeps the placeholder and names no file
+    alone = migrate(project["serve.py"], "NM330", path="serve.py")
+    (load,) = [f.message for f in alone.findings if f.line == 4]
+    assert "<AutoModelClass>" in load and "writes one" not in load
+
+
+def test_a_plain_torchscript_save_is_left_alone() -> None:
+    """torch.jit.save of a scripted module, in a file that does not trace with torch_neuronx: no note."""
+    unchanged("""
+        import torch
+        import torch_neuronx
+
+        torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), "head.pt")
+        print(torch_neuronx.get_fallback_ops())
+        """, "NM330")
+
+
+def test_the_import_note_promises_no_note_at_an_attribute_only_read() -> None:
+    """rt8Q-07: per-use notes are written at calls; an XLA-era attribute only read (passed on, bound to a name) has
+    none, so the import's note must not point at one."""
+    result = migrate("""
+        import torch
+        import torch_neuronx
+
+        place = torch_neuronx.move_trace_to_device
+        place(torch.jit.load("m.pt"), 0)
+        """, "NM330")
+    (note,) = [f.message for f in result.findings if f.line == 2]
+    assert "see the notes" not in note and "move_trace_to_device has no note" in note
