@@ -1661,19 +1661,42 @@ def dtype_for(value: Any) -> str | None:
 
 def run_time_value(node: cst.BaseExpression) -> bool:
     """A value read when the script runs with no side effect: a name, an attribute (``args.dtype``), a
-    subscript of one by a constant (``cfg["auto_cast_type"]``, ``settings.casting["type"]``), or an environment
-    read (``os.environ.get("AUTO_CAST_TYPE", "bf16")``, ``os.getenv(NAME, cfg["dtype"])``: rt8Q-12)."""
-    if isinstance(node, cst.Name):
+    subscript of one by a constant (``cfg["auto_cast_type"]``, ``settings.casting["type"]``), an environment
+    read (``os.environ.get("AUTO_CAST_TYPE", "bf16")``, ``os.getenv(NAME, cfg["dtype"])``: rt8Q-12), or a
+    conditional / ``or`` / ``and`` / comparison / ``not`` of such values and literals (``"bf16" if args.bf16 else
+    "fp32"``, ``args.dtype or "bf16"``). A bare literal is no run-time value (the callers map it statically)."""
+    return not isinstance(node, (cst.SimpleString, cst.Integer, cst.Float, cst.ConcatenatedString)) \
+        and _side_effect_free(node)
+
+
+def _side_effect_free(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.Name, cst.SimpleString, cst.Integer, cst.Float)):
         return True
+    if isinstance(node, cst.ConcatenatedString):
+        return _side_effect_free(node.left) and _side_effect_free(node.right)
     if isinstance(node, cst.Call) and dotted_name(node.func) in ("os.environ.get", "os.getenv") \
             and 1 <= len(node.args) <= 2 and all(arg.keyword is None and not arg.star for arg in node.args):
-        return all(isinstance(arg.value, (cst.SimpleString, cst.Integer)) or run_time_value(arg.value)
-                   for arg in node.args)
+        return all(_side_effect_free(arg.value) for arg in node.args)
     if isinstance(node, cst.Attribute):
-        return run_time_value(node.value)
+        # torch.bfloat16 is a dtype, no auto_cast_type string: the dict lookup would miss it
+        return not torch_dtype_attr(node) and _side_effect_free(node.value)
     if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
         index = node.slice[0].slice.value
-        return isinstance(index, (cst.SimpleString, cst.Integer)) and run_time_value(node.value)
+        return isinstance(index, (cst.SimpleString, cst.Integer)) and _side_effect_free(node.value)
+    if isinstance(node, cst.IfExp):
+        return all(_side_effect_free(part) for part in (node.test, node.body, node.orelse))
+    if isinstance(node, cst.BooleanOperation):
+        return _side_effect_free(node.left) and _side_effect_free(node.right)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        return _side_effect_free(node.expression)
+    if isinstance(node, cst.Comparison):
+        # == / != / in / is only: no user __lt__ & co. on the path that matters here
+        return _side_effect_free(node.left) and all(
+            isinstance(target.operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn, cst.Is, cst.IsNot))
+            and _side_effect_free(target.comparator) for target in node.comparisons)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return all(not isinstance(element, cst.StarredElement) and _side_effect_free(element.value)
+                   for element in node.elements)
     return False
 
 

@@ -34,7 +34,8 @@ What it does:
   optimum's export used the N cores from one process. An absent degree gets a ``todo``: optimum used 2 cores
   (<= 0.0.17) or all visible cores.
 * ``auto_cast_type`` -> ``dtype`` (``"bf16"`` -> ``torch.bfloat16`` ...; a run-time value such as ``args.dtype``
-  or an environment read, ``os.environ.get("AUTO_CAST_TYPE", "bf16")``, becomes ``dtype={"bf16": torch.bfloat16, ...}.get(args.dtype, "auto")``: without ``dtype=`` a bf16 checkpoint
+  or an environment read, ``os.environ.get("AUTO_CAST_TYPE", "bf16")``, or any side-effect-free expression of
+  such reads and literals, ``"bf16" if args.bf16 else "fp32"`` / ``args.dtype or "bf16"``, becomes ``dtype={"bf16": torch.bfloat16, ...}.get(args.dtype, "auto")``: without ``dtype=`` a bf16 checkpoint
   would load bf16 whatever was asked), ``torch_dtype`` -> ``dtype``, ``use_auth_token`` -> ``token``; compiler /
   export-only kwargs are dropped (reported ``fixed``); those that changed how the compiled decoder ran - its shapes
   (``n_positions``, ``max_context_length``), its batching (``continuous_batching``, ``dynamic_batch_size``), its
