@@ -24,6 +24,7 @@ from codemods._lib.launch_targets import (
     Target,
     env_readers,
     kept_on_optimum,
+    resolve_script,
     stays_on_xla,
 )
 from codemods._lib.shell import (
@@ -695,3 +696,87 @@ def deployment_hits(text: str) -> list[tuple[str, str]]:
             hits.append((what, match.group(0)))
     return hits
 
+
+
+# ------------------------------------------------------------------------------------------ tox setenv (rt8P-08)
+
+_TOX_SECTION = re.compile(r"^\[([^\]]+)\]\s*$")
+_TOX_SETENV = re.compile(r"^(?:setenv|set_env)\s*=\s*(.*?)\s*$")
+_TOX_ENTRY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
+
+
+@dataclass(frozen=True)
+class ToxSetting:
+    """One ``NAME = value`` entry of a tox environment's ``setenv``; ``own_line``: a continuation line of its own
+    (deleting it leaves the key valid), not the value on the ``setenv =`` line itself."""
+
+    line: Line
+    name: str
+    value: str
+    own_line: bool
+
+
+def tox_settings(doc: TextDocument) -> list[ToxSetting]:
+    """The ``setenv`` / ``set_env`` entries of the ``[testenv]`` / ``[testenv:NAME]`` sections of a tox.ini (a
+    factor-conditional ``py310: NAME = v`` line, a ``file|`` line or a substitution is not an entry)."""
+    found: list[ToxSetting] = []
+    testenv = in_setenv = False
+    for line in doc:
+        text = line.text
+        if (section := _TOX_SECTION.match(text)) is not None:
+            testenv = section.group(1).strip().startswith("testenv")
+            in_setenv = False
+            continue
+        if not text.strip() or text.lstrip().startswith(("#", ";")):
+            continue
+        if text[:1] not in (" ", "\t"):
+            key = _TOX_SETENV.match(text) if testenv else None
+            in_setenv = key is not None
+            if key is not None and (entry := _TOX_ENTRY.match(key.group(1))) is not None:
+                found.append(ToxSetting(line, entry.group(1), entry.group(2), False))
+            continue
+        if in_setenv and (entry := _TOX_ENTRY.match(text.strip())) is not None:
+            found.append(ToxSetting(line, entry.group(1), entry.group(2), True))
+    return found
+
+
+def tox_kept_script(doc: TextDocument, rule: "LaunchRule") -> tuple[str, str] | None:
+    """(script, why) of a project script the tox.ini names (its commands) that stays on torch_xla as a whole or on
+    optimum-neuron after this run: the environment's settings reach it."""
+    project = rule.ctx.options.project
+    for name in dict.fromkeys(TARGET_WORD.findall(doc.text())):
+        path = resolve_script(project, rule.ctx.path, name).path
+        if path is None:
+            continue
+        if labels := stays_on_xla(project, path):
+            return posixpath.basename(name), LEFT_ON_XLA.format(labels=", ".join(labels), path=path)
+        if kept_on_optimum(rule.ctx.options, path):
+            return posixpath.basename(name), KEPT_ON_OPTIMUM.format(path=path)
+    return None
+
+
+def edit_tox_env(rule: "LaunchRule", doc: TextDocument, names: Callable[[str], bool]) -> None:
+    """NM404's edit of a tox.ini ``setenv``: a variable ``names`` owns that the table removes is deleted when it is
+    an entry of its own line, no project code under the tox.ini's folder reads it and no script the file names
+    stays on the old stack; otherwise (and for a rename) a todo."""
+    folder = rule.ctx.path.parent.as_posix()
+    readers = env_readers(rule.ctx.options.project, ["" if folder == "." else folder])
+    kept = None
+    for setting in tox_settings(doc):
+        action = env_vars.lookup(setting.name)
+        if action is None or not names(setting.name):
+            continue
+        message = env_vars.message_for(setting.name, action)
+        who = readers(setting.name)
+        kept = kept or tox_kept_script(doc, rule)
+        if who:
+            rule.report(setting.line, Severity.TODO, READ_BY_PROJECT_TODO.format(
+                name=setting.name, readers=", ".join(who), s="s" if len(who) == 1 else ""))
+        elif kept is not None:
+            rule.report(setting.line, Severity.TODO, UNSEEN_TARGET_TODO.format(name=setting.name, script=kept[0],
+                                                                               why=kept[1]))
+        elif action.action == "remove" and setting.own_line:
+            doc.delete(setting.line)
+            rule.report(setting.line, Severity.TODO if action.todo else Severity.FIXED, message)
+        else:
+            rule.report(setting.line, Severity.TODO, as_step(message))

@@ -9,7 +9,10 @@ What it does:
   moves to DTensor); ``NEURONX_DUMP_TO`` is renamed to ``TORCH_NEURONX_DEBUG_DIR`` and
   ``NEURON_FRAMEWORK_DEBUG`` to ``TORCH_NEURONX_PRESERVE_COMPILATION_ARTIFACTS`` (with a todo: the artifacts
   move). The decisions are the shared table's (``codemods/_tables/env_vars.py``).
-* Handles shell ``export``/prefix assignments/``unset``, Dockerfile ``ENV`` (both forms, continued lines),
+* Handles shell ``export``/prefix assignments/``unset``, Dockerfile ``ENV`` (both forms, continued lines), tox.ini
+  ``setenv`` / ``set_env`` entries of ``[testenv*]`` sections (an entry on a line of its own is deleted; one on the
+  key line, a rename, a variable read by the code under the tox.ini's folder or one set while the file names a
+  script that stays on torch_xla / optimum-neuron gets a todo),
   YAML env lists (K8s ``- name:``/``value:``, compose lists and mappings) and the shell lines of a YAML literal
   block a shell runs (a CI ``run: |`` step, the script after ``bash -c``), read as a shell file's (so do NM402 and
   NM405; a block left with no command gets ``:``). A YAML key whose last entry a launch
@@ -62,7 +65,16 @@ from __future__ import annotations
 from codemods._lib.shell import EmbeddedCommand, Report
 from codemods._tables import env_vars
 from codemods._tables.project_markers import MARKERS
-from codemods.launch._base import ENV_FACTS, LaunchRule, beside_scripts, edit_env, migrated_note
+from codemods.launch._base import (
+    ENV_FACTS,
+    LAUNCH_KINDS,
+    LaunchRule,
+    beside_scripts,
+    edit_env,
+    edit_tox_env,
+    migrated_note,
+)
+from migrate.filekinds import FileKind
 from migrate.rule import Safety
 from migrate.textdoc import Line, TextDocument
 
@@ -82,11 +94,15 @@ class XlaEraEnv(LaunchRule):
     safety = Safety.NEEDS_REVIEW
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
+    kinds = LAUNCH_KINDS | {FileKind.TOX}  # tox.ini: its environments' ``setenv``
     facts = ENV_FACTS
     triggers = tuple(sorted({name for name in env_vars.ENV_VARS if _ours(name)}
                             | {"XLA_", "TPU_", "XRT_", "OPTIMUM_NEURON_"}))
 
     def apply(self, doc: TextDocument) -> None:
+        if doc.kind is FileKind.TOX:
+            edit_tox_env(self, doc, _ours)
+            return
         unseen = self.unseen_target(doc)
 
         def beside(name: str, line: Line) -> str:

@@ -4,6 +4,7 @@ What it does:
 
 * ``NEURON_CC_FLAGS``: the rule names the flags of the value that the shared table (``CC_FLAGS`` in
   ``codemods/_tables/env_vars.py``) marks as XLA-only, with what replaces them.
+* The same notes on the ``setenv`` / ``set_env`` entries of a tox.ini's ``[testenv*]`` sections.
 * Runtime knobs (``NEURON_RT_VISIBLE_CORES``, ``NEURON_RT_NUM_CORES``, ``NEURON_RT_STOCHASTIC_ROUNDING_EN``,
   ``NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS``, ``NEURON_COMPILE_CACHE_URL`` ...) get the table's review note.
 * In a launcher that runs a script staying on torch_xla (outside the project while the launcher names the
@@ -89,6 +90,7 @@ from codemods._lib.shell.make import MAKE_RECIPES, is_makefile
 from codemods._tables import env_vars
 from codemods.launch._base import (
     ENV_FACTS,
+    LAUNCH_KINDS,
     READ_TOO,
     LaunchRule,
     ShellRead,
@@ -96,6 +98,7 @@ from codemods.launch._base import (
     reads_shown,
     scripts_shown,
     stochastic_rounding_message,
+    tox_settings,
 )
 from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
@@ -454,6 +457,7 @@ class ReviewNeuronEnv(LaunchRule):
     name = "review-neuron-env"
     safety = Safety.NEEDS_REVIEW
     triggers = tuple(sorted({name for name in env_vars.ENV_VARS if _review(name)} | {"NEURON_RT_"}))
+    kinds = LAUNCH_KINDS | {FileKind.TOX}  # tox.ini: its environments' ``setenv``
 
     facts = (*ENV_FACTS, MAKE_RECIPES, IMAGE_COMMAND)
 
@@ -495,6 +499,13 @@ class ReviewNeuronEnv(LaunchRule):
         return path, " ".join(words), launcher
 
     def apply(self, doc: TextDocument) -> None:
+        if doc.kind is FileKind.TOX:
+            for setting in tox_settings(doc):
+                if _review(setting.name):
+                    message = cc_flags_message(setting.value) if setting.name == "NEURON_CC_FLAGS" else \
+                        env_vars.message_for(setting.name, cast(env_vars.EnvVarAction, env_vars.lookup(setting.name)))
+                    self.todo(setting.line, message)
+            return
         unseen = self.unseen_target(doc)
         reads = self.shell_reads(doc)
         context: _Context | None = None
