@@ -19,7 +19,7 @@ from pathlib import PurePosixPath
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from codemods._lib.notebook_cells import code_cells
+from codemods._lib.notebook_cells import code_cells, kernel_code
 from codemods._tables.inference_symbols import INF1_MARKERS, INF1_PATH
 from codemods._tables.requirements_data import (
     BROUGHT_BY_OPTIMUM_NEURON,
@@ -511,6 +511,91 @@ def still_needing_torch_xla(files: dict[str, str], options: RuleOptions | None) 
     return tuple(found)
 
 
+#: torch_neuronx's own TorchNeuron API (NM330's ``TORCHNEURON_API``): a use of any other name of the package is a use
+#: of the XLA-era build (trace, DataParallel, move_trace_to_device, xla_impl ...), which torch-neuronx 2.14 lacks
+_TORCHNEURON_API = frozenset({"nki_op", "wrap_nki", "get_fallback_ops", "get_executed_ops", "clear_op_tracking"})
+_XLA_NEURONX_WORDS = re.compile(r"\btorch_neuronx\b")
+_XLA_NEURONX_ATTRIBUTE = re.compile(r"\btorch_neuronx\.([A-Za-z]\w*)")
+
+
+def xla_era_torch_neuronx(text: str) -> tuple[str, ...]:
+    """What of the XLA-era torch_neuronx API the code (comments and notes aside) uses: ``torch_neuronx.<name>`` for
+    a name beyond TorchNeuron's own (``_TORCHNEURON_API``; reached through the module, an alias or a ``from``
+    import), and ``torch.jit.load`` in a file whose torch_neuronx import is no TorchNeuron use (the import that
+    registers the neuron ops of a ``torch_neuronx.trace`` artifact: NM330's note there). An import inside
+    ``try: ... except ImportError`` is an optional probe, no use. A notebook is read as its kernel runs it; a file
+    that does not parse, line by line."""
+    if not _XLA_NEURONX_WORDS.search(text):
+        return ()
+    code = kernel_code(text)
+    try:
+        tree = ast.parse(text if code is None else code)
+    except (SyntaxError, ValueError):
+        names = {name for name in _XLA_NEURONX_ATTRIBUTE.findall(_code_only(text)) if name not in _TORCHNEURON_API}
+        return tuple(sorted(f"torch_neuronx.{name}" for name in names))
+    guarded: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(_catches_import_error(handler.type) for handler in node.handlers):
+            guarded |= {id(inner) for statement in node.body for inner in ast.walk(statement)}
+    modules: set[str] = set()  # names bound to the torch_neuronx module
+    imported: dict[str, str] = {}  # name bound by ``from torch_neuronx[.sub] import X`` -> the API it names
+    for node in ast.walk(tree):
+        if id(node) in guarded:
+            continue
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "torch_neuronx":
+                    modules.add(alias.asname or "torch_neuronx")
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == \
+                "torch_neuronx":
+            base = (node.module or "").split(".")[1:]
+            for alias in node.names:
+                if alias.name != "*":
+                    imported[alias.asname or alias.name] = (base or [alias.name])[0]
+    if not modules and not imported:
+        return ()
+    found: set[str] = set()
+    used: set[str] = set()
+    jit_load = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules:
+            used.add(node.value.id)
+            if node.attr not in _TORCHNEURON_API and not node.attr.startswith("__"):
+                found.add(f"torch_neuronx.{node.attr}")
+        elif isinstance(node, ast.Name) and node.id in imported and not isinstance(node.ctx, ast.Store):
+            used.add(node.id)
+            if imported[node.id] not in _TORCHNEURON_API:
+                found.add(f"torch_neuronx.{imported[node.id]}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                ast.unparse(node.func).endswith("jit.load"):
+            jit_load = True
+    if jit_load and (found or not used):  # a side-effect import beside the load, or one for the XLA-era API
+        found.add("torch.jit.load of a torch_neuronx.trace artifact")
+    return tuple(sorted(found))
+
+
+def xla_neuronx_code(text: str) -> str | None:
+    """Project fact: the text of a Python file or notebook that uses the XLA-era torch_neuronx API
+    (``xla_era_torch_neuronx``), which ``still_using_xla_neuronx`` migrates the way this run does to see whether
+    the use survives it."""
+    return text if xla_era_torch_neuronx(text) else None
+
+
+def still_using_xla_neuronx(files: dict[str, str], options: RuleOptions | None) -> dict[str, tuple[str, ...]]:
+    """Of ``files`` (path -> text, from ``deps.xla-neuronx-code``), those that still use the XLA-era torch_neuronx
+    API after this run (``migrated_text``: NM330 reports those uses and leaves them), with what they use; none
+    while a run is being simulated (no nesting). A file that does not parse keeps what it had."""
+    if options is None or _SIMULATING:
+        return {}
+    found = {}
+    for path, text in sorted(files.items()):
+        migrated = migrated_text(path, text, options)
+        uses = xla_era_torch_neuronx(text if migrated is None else migrated)
+        if uses:
+            found[path] = uses
+    return found
+
+
 #: a ``-r`` / ``-c`` include of a requirements file (``-r base.txt``, ``--constraint=constraints.txt``)
 _INCLUDE = re.compile(r"(?m)^[ \t]*(?:--requirement|--constraint|-r|-c)(?:[ \t]*=[ \t]*|[ \t]+|(?=[^\s=-]))([^\s#]+)")
 
@@ -778,6 +863,8 @@ FACTS: tuple[ProjectFact, ...] = (
                 optimum_neuron_code),
     ProjectFact("deps.torch-xla-code", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}),
                 ("torch_xla", "TorchXLAConfig", "ray.train.torch.xla"), torch_xla_code),
+    ProjectFact("deps.xla-neuronx-code", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), ("torch_neuronx",),
+                xla_neuronx_code),
     ProjectFact("deps.requirement-set", frozenset({FileKind.REQUIREMENTS, FileKind.TOX}),
                 ("-r", "-c", "--requirement", "--constraint", "pip.repos.neuron", "neuron", "torch", "transformers",
                  "accelerate", "trl", "peft", "datasets", "diffusers", "sentence"), requirement_set),
@@ -1251,6 +1338,9 @@ class Planner:
     #: the files near this one that still use torch_xla after this run (``still_needing_torch_xla``), when the file
     #: names torch-xla
     importing_torch_xla: tuple[str, ...] = ()
+    #: the files near this one that still use the XLA-era torch_neuronx API after this run, with what they use
+    #: (``still_using_xla_neuronx``), when the file pins an XLA-era torch-neuronx
+    xla_neuronx: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: the Inf1 packages the file installs (``neuron-cc``, ``optimum[neuron]``): an Inf1 requirement set, left as
     #: it is; ``inf1_noted``: its one todo was written
     inf1: list[str] = field(default_factory=list)
@@ -1341,6 +1431,10 @@ class Planner:
             code = {name: text for name, text in options.project.of("deps.torch-xla-code").items() if name != path}
             planner.importing_torch_xla = still_needing_torch_xla(
                 {name: code[name] for name in planner.near(tuple(code))}, options)
+        if options is not None and any(_xla_era_neuronx_pin(parsed) for parsed in parsed_specs):
+            code = {name: text for name, text in options.project.of("deps.xla-neuronx-code").items() if name != path}
+            planner.xla_neuronx = tuple(still_using_xla_neuronx(
+                {name: code[name] for name in planner.near(tuple(code))}, options).items())
         if planner.kept_optimum_neuron and names_on:
             planner.hold = f"optimum-neuron, kept for the eval(...) in {_files(planner.kept_optimum_neuron)}"
             planner.hold_everything = True
@@ -1356,6 +1450,13 @@ class Planner:
             planner.hold = (f"torch-xla, kept because {_files(planner.importing_torch_xla)} still "
                             f"use{'s' if len(planner.importing_torch_xla) == 1 else ''} torch_xla")
             planner.hold_subject = "torch-xla"
+            planner.hold_everything = True
+        elif planner.xla_neuronx:
+            # the XLA-era torch-neuronx X.Y needs torch X.Y, and the stock stack beside it stays with that torch
+            users = tuple(name for name, _ in planner.xla_neuronx)
+            planner.hold = (f"torch-neuronx, kept because {_files(users)} still use{'s' if len(users) == 1 else ''} "
+                            "the XLA-era torch_neuronx API (see the torch-neuronx line)")
+            planner.hold_subject = "torch-neuronx"
             planner.hold_everything = True
         elif parallel and any(parsed.name in NEURON_PACKAGES or parsed.name in {"torch-xla", "optimum"}
                               for parsed in parsed_specs):
@@ -1483,7 +1584,7 @@ class Planner:
         lines as the plan moves them when nothing holds the old stack (optimum-neuron -> the TorchNeuron stack and
         the packages it brought in that the code imports, torch-xla removed, stock pins at the tested floors)."""
         free = replace(self, added=set(), hold=None, hold_everything=False, kept_optimum_neuron=(),
-                       importing_optimum_neuron=(), importing_torch_xla=(), cli=None, cli_users=(),
+                       importing_optimum_neuron=(), importing_torch_xla=(), xla_neuronx=(), cli=None, cli_users=(),
                        cli_elsewhere=None, inf1=[], inf1_flow=None, other_set=False)
         pins: list[str] = []
         for spec in self.specs:
@@ -1670,6 +1771,16 @@ def _rewrite(parsed: Parsed, planner: Planner) -> Rewrite | None:
             return Rewrite([], Severity.TODO, f"{parsed.raw_name} is still imported by {_files(importers)}: remove it "
                            f"once that code is ported ({XLA_ONLY[name].removesuffix(' (removed)')})", keep=True)
         return Rewrite([], Severity.FIXED, XLA_ONLY[name])
+    if name == "torch-neuronx" and planner.xla_neuronx and _xla_era_neuronx_pin(parsed):
+        users = tuple(path for path, _ in planner.xla_neuronx)
+        one = len(users) == 1
+        return Rewrite([], Severity.TODO, f"{parsed.raw_name}{parsed.spec} was left as it is: after this run "
+                       f"{_files(users)} still use{'s' if one else ''} the XLA-era torch_neuronx API "
+                       f"({_xla_uses(planner.xla_neuronx)}; no rule could port that use: see the todo there), which "
+                       f"the TorchNeuron build ({TORCH_NEURONX_SPEC}) does not have (a torch_neuronx.trace artifact "
+                       f"does not load there either): "
+                       f"port {'it' if one else 'them'} first, then replace this line with {TORCH_NEURONX_SPEC} "
+                       f"(and torch with {TORCH_SPEC}){_also_served(planner, users)}", keep=True)
     if name in INF1:
         return Rewrite([], Severity.TODO, f"{parsed.raw_name} is the Inf1 stack, which has no TorchNeuron path "
                        "(Trn2/Trn3 only): keep it only for Inf1 deployments, remove it for the TorchNeuron port",
@@ -1839,6 +1950,18 @@ def _also_served(planner: Planner, kept: tuple[str, ...]) -> str:
             f"{holders} need{'s' if kept and len(kept) == 1 else ''}: no pin of one file serves both{unknown}. "
             f"Split it: give {_files(others)} a requirements file of {'its' if one else 'their'} own ({pins}) and install that one "
             f"where {'it runs' if one else 'they run'}, keep this one for {holders}; or port the kept code first")
+
+
+def _xla_era_neuronx_pin(parsed: Parsed) -> bool:
+    """A torch-neuronx pin of the XLA-era build: one the plan moves to TorchNeuron's (no URL, no native version)."""
+    return parsed.name == "torch-neuronx" and not parsed.url and \
+        not any(admits(parsed.spec, version) for version in NATIVE_TORCH_NEURONX)
+
+
+def _xla_uses(found: tuple[tuple[str, tuple[str, ...]], ...]) -> str:
+    """``a.py: torch_neuronx.trace; b.py: torch_neuronx.DataParallel, ...`` (three files at most)."""
+    shown = "; ".join(f"{path}: {', '.join(uses)}" for path, uses in found[:3])
+    return shown + (f"; and {len(found) - 3} more" if len(found) > 3 else "")
 
 
 def _optimum_neuron(parsed: Parsed, planner: Planner) -> Rewrite:

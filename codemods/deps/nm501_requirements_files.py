@@ -85,7 +85,16 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   while this one is migrated; the include line gets a ``todo`` saying so and what to do (the same decisions by
   hand, or a requirements name and another run), in a Neuron project or a file naming a Neuron package;
 * XLA-era ``torch-neuronx`` builds (e.g. ``2.1.2.2.0.0``, ``2.8.0.2.10.16998``) -> ``torch-neuronx==2.14.*``
-  (same package name, native backend: only the version tells them apart); ``torch`` pins below 2.14 follow;
+  (same package name, native backend: only the version tells them apart); ``torch`` pins below 2.14 follow. Such a
+  pin stays, with a ``todo`` naming the files and what they use, while code it serves still uses the XLA-era
+  torch_neuronx API after the run (rt8Q-03; migrated the way this run migrates it: NM330 leaves
+  ``torch_neuronx.trace`` / ``DataParallel`` / ``move_trace_to_device`` / ``analyze`` ... with a todo, and a
+  ``torch.jit.load`` beside a torch_neuronx import that is no TorchNeuron use loads a traced artifact; TorchNeuron's
+  own ``nki_op`` / ``wrap_nki`` / ``get_fallback_ops`` ..., comments and notes, and an import under ``try: ...
+  except ImportError`` do not count; project fact ``deps.xla-neuronx-code``): the TorchNeuron build has none of
+  that API. The pins beside it (torch, neuronx-cc, the stock pins, optimum-neuron) stay with it, each with a
+  ``todo``, and its todo names the other files it installs for that this run moved to calls only the new stack has,
+  with the split advice, as for torch-xla below;
 * ``torch-xla``, ``libneuronxla``, ``neuronx-distributed*``, ``transformers-neuronx``: removed; a
   neuronx-distributed / transformers-neuronx line the project's code still imports stays, with a ``todo`` naming
   the importing files (project fact ``deps.imports``); ``torch-xla`` stays, with a ``todo`` naming the files, while
