@@ -12,6 +12,12 @@ argument-parser config (``parse_json_file`` JSON, ``parse_yaml_file`` YAML) is l
   table's next step (the value moves to model loading);
 * ``todo``: left in place with the table's message; ``keep``: nothing.
 
+``bf16`` is kept, but where it is true (``--bf16``, ``--bf16 true``, ``"bf16": true``) for a script that parses
+Neuron training arguments, with neither ``use_autocast`` nor ``half_precision_backend`` given beside it (nor their
+removal note from a first run), it gets NM202's precision todo (``bf16_weights_note`` in
+``codemods/training/_base.py``): optimum-neuron trained full-bf16 weights there, stock bf16 is autocast over fp32
+weights. The value stays. A command that also sets ``XLA_USE_BF16`` gets NM403's note instead.
+
 Both spellings ``--tensor_parallel_size`` and ``--tensor-parallel-size`` are recognised. A tensor-parallel degree
 that is not 1 (``--tensor_parallel_size 8``, ``$TP``, ``tensor_parallel_size: 8`` in a config) and that the
 script's own dataclass does not declare once migrated (NM208 moves it there only where the script reads it) reaches
@@ -188,6 +194,7 @@ from codemods.launch._base import (
     unresolved_todo,
     unseen_xla_target,
 )
+from codemods.training._base import BF16_MODE_FIELDS, bf16_mode_noted, bf16_weights_note
 from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
@@ -300,6 +307,27 @@ def _note_resume(report: Report, arguments: list[tuple[CommandLine, Tok]], expan
         report(cl.line, Severity.TODO, resume_note(line, f"{flag} {value}"))
 
 
+def _note_bf16(report: Report, arguments: list[tuple[CommandLine, Tok]], expanded: Expanded | None,
+               skip: frozenset[int], line: OptimumLine) -> None:
+    """``--bf16`` (alone or true) on a command this rule edits for a Neuron trainer script, with neither
+    ``--use_autocast`` nor ``--half_precision_backend``: optimum-neuron trained full-bf16 weights, stock bf16 is
+    autocast over fp32 weights; the flag stays, with NM202's note (``bf16_weights_note``). A value spliced into several
+    commands is noted once, at the first."""
+    flags = [unquote(tok.text).partition("=")[0].replace("-", "_") for _, tok in arguments]
+    if any(f"__{field}" in flags for field in BF16_MODE_FIELDS):
+        return
+    for index, (cl, tok) in enumerate(arguments):
+        flag, eq, inline = unquote(tok.text).partition("=")
+        if flag != "--bf16":
+            continue
+        if expanded is not None and id(expanded.origin.get(id(tok), (None,))[0]) in skip:
+            continue
+        following = arguments[index + 1][1].text if index + 1 < len(arguments) else None
+        value = inline if eq else (unquote(following) if following is not None and not following.startswith("-") else "")
+        if value == "" or value.lower() in ON_VALUES:
+            report(cl.line, Severity.TODO, bf16_weights_note(line, f"{flag} {value}".strip() if not eq else unquote(tok.text)))
+
+
 def _flag_use_cpu(report: Report, arguments: list[tuple[CommandLine, Tok]]) -> None:
     """``--use_cpu True`` is a stock field, so no mapping touches it; on TorchNeuron it moves training off the device."""
     for index, (cl, tok) in enumerate(arguments):
@@ -389,6 +417,10 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
         return
     if resolved.target is Target.NEURON:
         _note_resume(report, arguments, expanded, skip, line_of(resolved) if line_of is not None else OptimumLine.UNKNOWN)
+        # (with XLA_USE_BF16 the old run was bf16 whatever the flag said: NM403 says what to do; a note on a removed
+        # --use_autocast / --half_precision_backend: a first run removed the flag that gave the bf16 mode)
+        if not xla_bf16 and not bf16_mode_noted(doc.text()):
+            _note_bf16(report, arguments, expanded, skip, line_of(resolved) if line_of is not None else OptimumLine.UNKNOWN)
     edits: dict[int, list[tuple[int, int, str | None]]] = {}  # id(line) -> (start, end, replacement or None=cut)
     owners: dict[int, CommandLine] = {}
     for cl, tok, eq, value_item, plan, _ in plans:
@@ -985,6 +1017,13 @@ class NeuronTrainerFlags(LaunchRule):
         for index, line in enumerate(lines):
             match = _KEY.match(line.text)
             if not match or len(match.group(1)) != level or (doc.kind is FileKind.JSON and not match.group(2)):
+                continue
+            if match.group(3) == "bf16" and parsers and not kept and not any(key in keys for key in BF16_MODE_FIELDS) \
+                    and not bf16_mode_noted(doc.text()):
+                value = re.sub(r"\s+#.*$", "", match.group(5)) if doc.kind is FileKind.YAML else match.group(5)
+                if value.strip().strip("\"'").lower() in ON_VALUES:  # the value stays: stock bf16 is autocast
+                    self.report(line, Severity.TODO, bf16_weights_note(
+                        optimum_line(self.ctx.options.project, self.ctx.path), f"bf16: {value.strip()}"))
                 continue
             mapping = TRAINING_ARGS.get(match.group(3))
             value = re.sub(r"\s+#.*$", "", match.group(5)) if doc.kind is FileKind.YAML else match.group(5)

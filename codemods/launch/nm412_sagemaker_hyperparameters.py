@@ -15,6 +15,10 @@ rule as NM408:
 * the entry point is not in the project: the keys stay, each with a todo;
 * a script of the project that does not parse Neuron training arguments: nothing (the keys are its own).
 
+``"bf16": True`` for a Neuron entry point, with neither ``use_autocast`` nor ``half_precision_backend`` in the dict,
+keeps its value and gets NM202's precision todo above the dict (optimum-neuron trained full-bf16 weights; stock bf16
+is autocast over fp32 weights), as NM408 does for a launch flag or config key.
+
 The dict may be written in the call or bound to a name the call passes (``hyperparameters=hyperparameters``), as a
 ``{...}`` display or a ``dict(k=v, ...)`` call. A name is read the way the code runs
 (``codemods/_lib/kernel_values.py``): the last binding before the call in its scope, and in a notebook the code
@@ -59,7 +63,7 @@ from typing import Sequence, cast
 
 import libcst as cst
 
-from codemods._lib.cst import string_value
+from codemods._lib.cst import source_of, string_value
 from codemods._lib.kernel_values import DictValue, keyword_sites
 from codemods._lib.launch_targets import (
     KEPT_ON_OPTIMUM_TODO,
@@ -73,7 +77,16 @@ from codemods._lib.launch_targets import (
 )
 from codemods._tables.project_markers import MARKERS
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
-from codemods.launch._base import COMPILE_ADDED, FlagPlan, flag_mapping, flag_plan, foreign_field, unresolved_todo
+from codemods.launch._base import (
+    COMPILE_ADDED,
+    ON_VALUES,
+    FlagPlan,
+    flag_mapping,
+    flag_plan,
+    foreign_field,
+    unresolved_todo,
+)
+from codemods.training._base import BF16_MODE_FIELDS, bf16_mode_noted, bf16_weights_note, project_line
 from migrate.findings import Severity
 from migrate.rule import PythonRule, Safety
 
@@ -190,6 +203,7 @@ class SageMakerHyperparameters(PythonRule):
                 members.append(member)
         if resolved.target is not Target.NEURON:
             return updated
+        self._note_bf16(old_members, keys)
         if "torch_compile" not in keys:
             changed = True
             self.fixed(original, COMPILE_ADDED.replace("--torch_compile true",
@@ -210,6 +224,18 @@ class SageMakerHyperparameters(PythonRule):
         if call:
             return cast(cst.Call, updated).with_changes(args=members)
         return cast(cst.Dict, updated).with_changes(elements=members)
+
+    def _note_bf16(self, members: Sequence[cst.DictElement | cst.Arg], keys: list[str | None]) -> None:
+        """``"bf16": True`` for a Neuron trainer script, with neither ``use_autocast`` nor ``half_precision_backend``
+        in the dict: the run trained full-bf16 weights, stock bf16 is autocast over fp32 weights. The value stays,
+        with NM202's note (``bf16_weights_note``)."""
+        if any(field in keys for field in BF16_MODE_FIELDS) or bf16_mode_noted(self.ctx.source):
+            return
+        for member, key in zip(members, keys):
+            value = _cli_value(member.value) if key == "bf16" else None
+            if value is not None and value.lower() in ON_VALUES:
+                shown = f"bf16={value}" if isinstance(member, cst.Arg) else f'"bf16": {source_of(member.value)}'
+                self.todo(member, bf16_weights_note(project_line(self.ctx), shown))
 
     def report_plan(self, node: cst.CSTNode, plan: FlagPlan) -> None:
         (self.fixed if plan.severity is Severity.FIXED else self.todo)(node, plan.message)

@@ -809,3 +809,35 @@ def importing_scripts(ctx) -> tuple[str, ...]:
             else:
                 todo.append(user)
     return tuple(sorted(found))
+
+
+#: the fields that said how optimum-neuron's bf16 ran (with either given, bf16=True says no more than stock does)
+BF16_MODE_FIELDS = ("use_autocast", "half_precision_backend")
+
+
+def bf16_meant(line: Line) -> str:
+    """What optimum-neuron did with ``bf16=True``, for the project's line (migration map: half_precision_backend,
+    T19): 0.4.x without use_autocast cast the model (FULL_BF16); up to 0.3.0 the default half_precision_backend
+    "xla" cast the model too (through XLA_USE_BF16 before 0.1.0)."""
+    if line is Line.FROM_04:
+        return "optimum-neuron 0.4.x (without use_autocast it cast the model to bf16)"
+    if line is Line.UP_TO_03:
+        return ('optimum-neuron <= 0.3.0 (its default half_precision_backend "xla" cast the model to bf16; before '
+                "0.1.0 through XLA_USE_BF16)")
+    return ('optimum-neuron (0.4.x without use_autocast, and up to 0.3.0 with the default half_precision_backend "xla", '
+            "cast the model to bf16)")
+
+
+def bf16_weights_note(line: Line, field: str = "bf16=True") -> str:
+    """The precision note for a Neuron arguments ``bf16`` set to true with neither of ``BF16_MODE_FIELDS`` given:
+    stock bf16 is autocast over fp32 weights. The same words for a keyword (NM202), a config key or a
+    hyperparameter, a launch flag (NM408, NM412: ``field`` as written there); the value is never changed."""
+    return (f"{field} meant full-bf16 weights in {bf16_meant(line)}; stock bf16=True is autocast over fp32 weights: "
+            "load the model with dtype=torch.bfloat16 to keep bf16 weights")
+
+
+def bf16_mode_noted(text: str) -> bool:
+    """Whether ``text`` holds the field map's note on a removed ``use_autocast`` / ``half_precision_backend`` (a
+    first run removed it): the bf16 mode was given, so a later run adds no ``bf16_weights_note``."""
+    return any((mapping := TRAINING_ARGS.get(field)) is not None and bool(mapping.message) and mapping.message in text
+               for field in BF16_MODE_FIELDS)

@@ -78,7 +78,8 @@ accelerator; the neuron style and a call that sets ``use_cpu`` keep it. Todos sa
 the project's optimum-neuron line: 0.4.x without ``use_autocast``, and up to 0.3.0 the default
 ``half_precision_backend="xla"``, cast the model to bf16; no todo where the model every trainer given these
 arguments gets is loaded in the same function by one ``from_pretrained(..., dtype=torch.bfloat16)``, wrapped at
-most by ``get_peft_model``, or ``model_init_kwargs`` give a bf16 dtype), where the
+most by ``get_peft_model``, or ``model_init_kwargs`` give a bf16 dtype; NM408 and NM412 give the same todo for
+``bf16`` set true in a launch flag, config key or SageMaker hyperparameter), where the
 0.4.x defaults differ (in a project pinned to 0.4.x, a ``TrainingArguments`` / ``Seq2SeqTrainingArguments`` /
 ``SFTConfig`` call without ``**`` gets the old ``per_device_train_batch_size=1``, ``optim="adamw_torch"`` and
 ``average_tokens_across_devices=False`` written where it does not set them, reported fixed: the stock defaults are
@@ -173,11 +174,13 @@ from codemods._tables.training_defaults import (
 from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
 from codemods.drift.nm601_training_args_drift import report_dataset_kwargs
 from codemods.training._base import (
+    BF16_MODE_FIELDS,
     CARRIES_DEGREE,
     TENSORBOARD_ENV,
     TracksScope,
     apply_field_map,
     args_plan,
+    bf16_weights_note,
     distributed_dict,
     file_zero_1,
     insert_data_parallel_size,
@@ -568,11 +571,9 @@ class TrainingArguments(TracksScope, PythonRule):
         if self.dtype_added:  # (the dtype was added for a bf16= keyword)
             self.fixed(reported_keyword(original, "bf16"), 'bf16=True: "dtype": "bfloat16" added to model_init_kwargs (optimum-neuron 0.4.x trained bf16 weights; trl loads float32 otherwise)')
         elif (bf16 is not None and literal_value(bf16.value) is True
-              and not any(find_keyword(original, f) is not None for f in ("use_autocast", "half_precision_backend"))
+              and not any(find_keyword(original, f) is not None for f in BF16_MODE_FIELDS)
               and not self._model_in_bf16(original)):
-            self.todo(bf16, f"bf16=True meant full-bf16 weights in {_bf16_meant(project_line(self.ctx))}; stock "
-                            "bf16=True is autocast over fp32 weights: load the model with dtype=torch.bfloat16 to keep "
-                            "bf16 weights")
+            self.todo(bf16, bf16_weights_note(project_line(self.ctx)))
         if not splat:
             line = project_line(self.ctx)
             # a project pinned to 0.4.x trained with that release's defaults: they are written (NM408 writes the
@@ -898,19 +899,6 @@ def _trainer_gets_a_model_object(source_text: str) -> bool:
             return True
     return False
 
-
-
-def _bf16_meant(line: Line) -> str:
-    """What optimum-neuron did with ``bf16=True``, for the project's line (migration map: half_precision_backend,
-    T19): 0.4.x without use_autocast cast the model (FULL_BF16); up to 0.3.0 the default half_precision_backend
-    "xla" cast the model too (through XLA_USE_BF16 before 0.1.0)."""
-    if line is Line.FROM_04:
-        return "optimum-neuron 0.4.x (without use_autocast it cast the model to bf16)"
-    if line is Line.UP_TO_03:
-        return ('optimum-neuron <= 0.3.0 (its default half_precision_backend "xla" cast the model to bf16; before '
-                "0.1.0 through XLA_USE_BF16)")
-    return ('optimum-neuron (0.4.x without use_autocast, and up to 0.3.0 with the default half_precision_backend "xla", '
-            "cast the model to bf16)")
 
 
 _DTYPE_KEYWORDS = ("dtype", "torch_dtype")
