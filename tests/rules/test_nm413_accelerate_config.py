@@ -250,7 +250,10 @@ def test_accelerate_loads_the_result_and_launches_it_through_torchrun(tmp_path: 
     before.write_text(textwrap.dedent(TRN1))
     after.write_text(_yaml(TRN1).text.replace("num_processes: 32", "num_processes: 2"))
     script = tmp_path / "show_rank.py"
-    script.write_text("import os\nprint('rank', os.environ['RANK'], 'of', os.environ['WORLD_SIZE'])\n")
+    # each rank writes its own file: two processes printing to one pipe can interleave their characters
+    script.write_text("import os, pathlib\n"
+                      "rank, world = os.environ['RANK'], os.environ['WORLD_SIZE']\n"
+                      "pathlib.Path(f'rank{rank}.txt').write_text(f'rank {rank} of {world}')\n")
 
     def launch_args(path: Path):
         args = launch_command_parser().parse_args(["--config_file", str(path), str(script)])
@@ -271,4 +274,4 @@ def test_accelerate_loads_the_result_and_launches_it_through_torchrun(tmp_path: 
     run = subprocess.run([sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(after), str(script)],
                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]
-    assert sorted(line for line in run.stdout.splitlines() if line.startswith("rank")) == ["rank 0 of 2", "rank 1 of 2"]
+    assert sorted(f.read_text() for f in tmp_path.glob("rank*.txt")) == ["rank 0 of 2", "rank 1 of 2"]
