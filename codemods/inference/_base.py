@@ -882,9 +882,22 @@ class InferenceRule(PythonRule):
         a reason of their own (an unread splat, adapters): those loads may be held by this export in turn (rt7N N6:
         export_lora.py and generate.py each said "port the other first"), so their todo says that they are then
         migrated together once that reason is resolved, not "port them first"."""
+        producers = self.saved_exports()
+        if not producers:
+            return {}
+        families = {compiled_family(self._class_name(call)) for call, _ in producers}
+        # a producer of unknown kind is held by any kept load; else only loads of its kind (or of unknown kind) read it
+        family = next(iter(families)) if len(families) == 1 else None
+        # a notebook cell's own notebook is no other file: its loads are this rule's to judge (notebook_kept)
+        loads = kept_compiled_loads(self.ctx.options, str(file_path(self.ctx)).replace("\\", "/"), family)
+        return self._producer_todos(producers, loads, held)
+
+    def saved_exports(self) -> list[tuple[cst.Call, list[cst.Call]]]:
+        """The loads of this rule that compile a model (``export=True``, or ``<class>.export(...)``), each with the
+        ``save_pretrained`` / ``push_to_hub`` calls of the file that save its result (only those saved)."""
         module = self.ctx.shared.get("module")
         if not isinstance(module, cst.Module):
-            return {}
+            return []
         gatherer = self.ctx.memo("inference.scopes", lambda: _gather_scopes(module))
         producers: list[tuple[cst.Call, list[cst.Call]]] = []
         for call in gatherer.calls:
@@ -907,13 +920,11 @@ class InferenceRule(PythonRule):
                      and (dotted_name(other.func.value) in names - {""} or _unwrapped_to(other.func.value) is call)]
             if saves:
                 producers.append((call, saves))
-        if not producers:
-            return {}
-        families = {compiled_family(self._class_name(call)) for call, _ in producers}
-        # a producer of unknown kind is held by any kept load; else only loads of its kind (or of unknown kind) read it
-        family = next(iter(families)) if len(families) == 1 else None
-        # a notebook cell's own notebook is no other file: its loads are this rule's to judge (notebook_kept)
-        loads = kept_compiled_loads(self.ctx.options, str(file_path(self.ctx)).replace("\\", "/"), family)
+        return producers
+
+    def _producer_todos(self, producers: list[tuple[cst.Call, list[cst.Call]]], loads: tuple[str, ...],
+                        held: set[int] | frozenset[int]) -> dict[int, str]:
+        """The todos of :meth:`_kept_producer_loads` for ``producers`` held by the kept ``loads``."""
         if not loads:
             return {}
         consumers = kept_compiled_consumers_note(loads)

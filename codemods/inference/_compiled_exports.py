@@ -743,8 +743,10 @@ def kept_compiled_loads(options: Any, path: str | None, family: str | None = Non
     if options is None:
         return ()
     found: list[str] = []
+    # the loader files of the project's round trip load the stock checkpoint the migrated exports save (fxJ)
+    trip = round_trip(options) if family in ("decoder", None) else None
     for other, text in sorted(options.project.of("deps.optimum-neuron-code").items()):
-        if other == path or not _compiled_load_lines(text, other):
+        if other == path or not _compiled_load_lines(text, other) or (trip is not None and other in trip.loaders):
             continue
         after: str | None = text
         if other not in _IN_PROGRESS:
@@ -1259,3 +1261,288 @@ def ast_literal(value: ast.expr) -> object:
         return ast.literal_eval(value)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return NOT_LITERAL
+
+
+# ------------------------------------------------------------------ the compiled-folder round trip of NM110 (fxJ)
+class RoundTrip:
+    """A project whose decoder compiled folders are written only by Python exporters NM110 rewrites and read only by
+    loads whose path is known at run time (``args.model_dir``): the exporters, migrated, save a stock checkpoint
+    that carries its dtype and static cache, and those loads become stock loads of it (:func:`round_trip`).
+
+    ``loaders``: the files of the round-trip loads; ``keys``: (file, call key) of each; ``exporters``: the files of
+    the saved decoder exports; ``shapes``: the constant shapes every export gives alike (for reads of the compiled
+    config; empty when they differ or one is known only at run time); ``degrees``: the tensor-parallel degree of
+    each export as written, with its file (``"compile.py: 2"``, ``"export.py: args.num_cores"``), none when absent."""
+
+    def __init__(self, loaders: tuple[str, ...], keys: frozenset[tuple[str, str]], exporters: tuple[str, ...],
+                 shapes: tuple[tuple[str, str], ...], degrees: tuple[str, ...]) -> None:
+        self.loaders, self.keys, self.exporters, self.shapes, self.degrees = loaders, keys, exporters, shapes, degrees
+
+    def exporter_names(self) -> str:
+        return kept_compiled_names(self.exporters)
+
+    def loader_names(self) -> str:
+        return kept_compiled_names(self.loaders)
+
+
+#: id(project facts) -> (the facts, the decided round trip or None); the facts object is kept so its id is not reused
+_ROUND_TRIPS: dict[int, tuple[Any, RoundTrip | None]] = {}
+#: the candidate being checked (its simulated runs read it as decided)
+_CANDIDATE: list[RoundTrip] = []
+
+
+def _argparse_default(tree: ast.AST, name: str) -> tuple[bool, str | None]:
+    """(found, default) of ``add_argument("--name", default="x")`` in the file (``dest=`` or the first long flag)."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"):
+            continue
+        flags = [arg.value for arg in node.args if isinstance(arg, ast.Constant) and isinstance(arg.value, str)]
+        keywords = {keyword.arg: keyword.value for keyword in node.keywords if keyword.arg}
+        dest = keywords.get("dest")
+        long_flags = [flag for flag in flags if flag.startswith("--")]
+        named = dest.value if isinstance(dest, ast.Constant) else (long_flags[0][2:] if long_flags else
+                                                                   flags[0] if flags else "")
+        if str(named).replace("-", "_") != name:
+            continue
+        default = keywords.get("default")
+        return True, default.value if isinstance(default, ast.Constant) and isinstance(default.value, str) else None
+    return False, None
+
+
+def _path_default(tree: ast.AST, path: ast.expr, depth: int = 0) -> tuple[bool, str | None]:
+    """(known, default) of a run-time path: ``args.X`` read from its argparse default, a function parameter from
+    its default or from what a caller of the file passes it. ``known`` False: no default is read (the path may be
+    anything)."""
+    if isinstance(path, ast.Attribute) and isinstance(path.value, ast.Name):
+        return _argparse_default(tree, path.attr)
+    if isinstance(path, ast.Name) and depth < 3:
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                params = [*node.args.posonlyargs, *node.args.args]
+                defaults = [None] * (len(params) - len(node.args.defaults)) + list(node.args.defaults)
+                pairs = [*zip(params, defaults), *zip(node.args.kwonlyargs, node.args.kw_defaults)]
+                for index, (param, default) in enumerate(pairs):
+                    if param.arg != path.id:
+                        continue
+                    if isinstance(default, ast.Constant) and isinstance(default.value, str):
+                        return True, default.value
+                    # the value its callers in the file pass (``load(args.model_dir)``): read the same way
+                    for call in ast.walk(tree):
+                        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                                and call.func.id == node.name):
+                            continue
+                        given = call.args[index] if index < len(params) and index < len(call.args) else next(
+                            (keyword.value for keyword in call.keywords if keyword.arg == param.arg), None)
+                        if given is not None:
+                            literal = given.value if isinstance(given, ast.Constant) else None
+                            found = (True, literal) if isinstance(literal, str) else _path_default(tree, given, depth + 1)
+                            if found[0] and found[1] is not None:
+                                return found
+    return False, None
+
+
+def _decoder_calls(text: str) -> tuple[ast.Module, list[tuple[ast.Call, dict | None, list[ast.expr]]],
+                                       list[tuple[ast.Call, str | None, ast.expr | None]]] | None:
+    """The parsed file (a notebook: its kernel), its saved Neuron exports (call, keywords or None when a splat
+    cannot be read, the save targets) and its Neuron loads without a literal export=True (call, family, path)."""
+    kernel = kernel_code(text)
+    code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                     for line in (kernel if kernel is not None else text).splitlines())
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+    aliases = {alias.asname or alias.name: alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+               and (node.module or "").startswith("optimum.neuron") for alias in node.names}
+    counts = binding_counts(tree)
+    dicts = {node.targets[0].id: node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
+             and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+             and counts.get(node.targets[0].id) == 1 and isinstance(node.value, ast.Dict)}
+    exports: list[tuple[ast.Call, dict | None, list[ast.expr]]] = []
+    loads: list[tuple[ast.Call, str | None, ast.expr | None]] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("from_pretrained", "export") and (node.args or node.keywords)):
+            continue
+        owner = node.func.value
+        name = owner.attr if isinstance(owner, ast.Attribute) else owner.id if isinstance(owner, ast.Name) else ""
+        if not (name.startswith("Neuron") or (isinstance(owner, ast.Name) and name in aliases)):
+            continue
+        family = compiled_family(aliases.get(name, name) if isinstance(owner, ast.Name) else name)
+        keywords = _export_keywords(node, dicts)
+        export = (keywords or {}).get("export", next((k.value for k in node.keywords if k.arg == "export"), None))
+        if node.func.attr == "export" or (isinstance(export, ast.Constant) and export.value is True):
+            bound = {ast.unparse(a.targets[0]) for a in ast.walk(tree) if isinstance(a, ast.Assign)
+                     and len(a.targets) == 1 and _unwrapped(a.value) is node}
+            saves = [save.args[0] if save.args else save.func.value for save in ast.walk(tree)
+                     if isinstance(save, ast.Call) and isinstance(save.func, ast.Attribute)
+                     and save.func.attr in ("save_pretrained", "push_to_hub")
+                     and (_unwrapped(save.func.value) is node or ast.unparse(save.func.value) in bound)]
+            if saves:
+                exports.append((node, keywords if family == "decoder" else None, saves))
+        elif node.func.attr == "from_pretrained":
+            path = node.args[0] if node.args else next(
+                (k.value for k in node.keywords if k.arg in MODEL_ID_KEYWORDS), None)
+            loads.append((node, family, path))
+    return tree, exports, loads
+
+
+def _round_trip_candidate(options: Any) -> RoundTrip | None:
+    """The round trip the project's facts allow (conditions 1-4 of NM110's docstring), before its files are
+    simulated: None when a condition fails."""
+    project = options.project
+    if any(commands for commands in project.of(COMPILED_EXPORTS.name).values()):
+        return None  # an optimum-cli export: its folder is no stock checkpoint once NM406 deletes the command
+    folders = project.of(MODULE_FOLDERS.name)
+    uses = project.of(COMPILED_FOLDER_USES.name)
+    codes = project.of("deps.optimum-neuron-code")
+    exporters: list[str] = []
+    outputs: set[str] = set()
+    shapes: set[tuple[tuple[str, str], ...]] = set()
+    constant = True
+    degrees: list[str] = []
+    loaders: dict[str, list[str]] = {}
+    for path, text in sorted(codes.items()):
+        parsed = _decoder_calls(text)
+        if parsed is None:
+            continue
+        tree, exports, loads = parsed
+        fact = uses.get(path, {})
+        for call, keywords, saves in exports:
+            family = compiled_family(aliases_name(call, tree))
+            if family != "decoder":
+                if family is None:
+                    return None
+                continue
+            if keywords is None:
+                return None  # an unread splat: NM110 keeps that export
+            exporters.append(path)
+            for save in saves:
+                folder = _ast_path(save, _folder_names(tree), _os_imported(tree), _path_names(tree))
+                if folder is None:
+                    known, folder = _path_default(tree, save)
+                    if not known or folder is None:
+                        outputs.add("\x00unknown")
+                        continue
+                outputs.add(normalized(resolved_folder(folder, path, folders) or folder))
+            degree = next((keywords[key] for key in ("num_cores", "tensor_parallel_size", "tp_degree")
+                           if key in keywords), None)
+            if degree is not None:
+                degrees.append(f"{path}: {ast.unparse(degree)}")
+        recorded = fact.get("exports", ())
+        if len(recorded) != sum(1 for call, keywords, _ in exports if keywords is not None):
+            constant = False
+        shapes.update(_uncast(entry[2]) for entry in recorded)
+        keys = {entry[3]: entry for entry in fact.get("loads", ())}
+        for call, family, load_path in loads:
+            if family is None:
+                return None  # a load of unknown kind: it may read a decoder folder
+            if family != "decoder":
+                continue
+            segment = "".join((ast.get_source_segment(_kernel_or_text(text), call) or "").split())
+            entry = keys.get(segment)
+            if entry is None:
+                continue  # a load of a path the file also exports (a source checkpoint)
+            _, folder, opaque, key = entry
+            if opaque or load_path is None:
+                return None
+            if folder is not None:
+                return None  # a readable folder: recovered from a constant export, or no export writes it
+            known, default = _path_default(tree, load_path)
+            if known and default is not None and normalized(default) not in outputs:
+                loaders.setdefault(path, []).append("\x00default:" + normalized(default))
+            loaders.setdefault(path, []).append(key)
+    if not exporters or not loaders:
+        return None
+    for path, keys_of in loaders.items():  # a default no export writes (checked once every output is known)
+        if any(key.startswith("\x00default:") and key[len("\x00default:"):] not in outputs for key in keys_of):
+            return None
+    agreed = next(iter(shapes)) if constant and len(shapes) == 1 else ()
+    return RoundTrip(tuple(sorted(loaders)), frozenset((path, key) for path, keys_of in loaders.items()
+                                                       for key in keys_of if not key.startswith("\x00")),
+                     tuple(sorted(set(exporters))), agreed, tuple(dict.fromkeys(degrees)))
+
+
+def aliases_name(call: ast.Call, tree: ast.AST) -> str:
+    """The Neuron class an ast call's owner names (an alias of ``from optimum.neuron import X as Y`` followed)."""
+    owner = cast_ast_owner(call)
+    if isinstance(owner, ast.Name):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("optimum.neuron"):
+                for alias in node.names:
+                    if (alias.asname or alias.name) == owner.id:
+                        return alias.name
+        return owner.id
+    return owner.attr if isinstance(owner, ast.Attribute) else ""
+
+
+def cast_ast_owner(call: ast.Call) -> ast.expr:
+    return call.func.value if isinstance(call.func, ast.Attribute) else call.func
+
+
+def _os_imported(tree: ast.Module) -> bool:
+    return any(isinstance(node, ast.Import) and any(alias.name == "os" for alias in node.names) for node in tree.body)
+
+
+def _kernel_or_text(text: str) -> str:
+    kernel = kernel_code(text)
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                     for line in (kernel if kernel is not None else text).splitlines())
+
+
+def round_trip(options: Any) -> RoundTrip | None:
+    """The project's compiled-folder round trip, decided once per run (all or none): the candidate of the facts
+    (:func:`_round_trip_candidate`), kept when every exporter file, migrated with it, rewrites its decoder exports,
+    and every loader file, migrated with it, no longer imports optimum.neuron (nothing else keeps it: a compiled
+    read left, another kept load). While the candidate is checked, its simulated runs read it as decided."""
+    if options is None:
+        return None
+    if _CANDIDATE:
+        return _CANDIDATE[-1]
+    project = options.project
+    memo = _ROUND_TRIPS.get(id(project))
+    if memo is not None and memo[0] is project:
+        return memo[1]
+    if len(_ROUND_TRIPS) > 64:  # one entry per run (and per test project): keep the facts of the latest only
+        _ROUND_TRIPS.clear()
+    _ROUND_TRIPS[id(project)] = (project, None)  # a question asked while deciding (outside the candidate): none
+    candidate = _round_trip_candidate(options)
+    decided = candidate if candidate is not None and _holds(candidate, options) else None
+    _ROUND_TRIPS[id(project)] = (project, decided)
+    return decided
+
+
+def _holds(candidate: RoundTrip, options: Any) -> bool:
+    from pathlib import PurePosixPath
+
+    from codemods.deps._plan import _SIMULATING, uses_optimum_neuron
+    from migrate.filekinds import kind_from_name
+    from migrate.pipeline import migrate_file_text
+    from migrate.registry import all_rules
+
+    codes = options.project.of("deps.optimum-neuron-code")
+    rules = [rule for rule in all_rules() if options.rules is None or rule.id in options.rules]
+    if not any(rule.id == "NM110" for rule in rules):
+        return False
+    _CANDIDATE.append(candidate)
+    _SIMULATING.append(True)
+    try:
+        for path in sorted({*candidate.loaders, *candidate.exporters}):
+            text = codes.get(path)
+            if text is None:
+                return False
+            kind = kind_from_name(PurePosixPath(path)) or FileKind.PYTHON
+            try:
+                after = migrate_file_text(text, kind, PurePosixPath(path), rules, options).text
+            except Exception:  # noqa: BLE001 - the engine leaves such a file as it is
+                return False
+            if path in candidate.loaders and uses_optimum_neuron(after):
+                return False
+            parsed = _decoder_calls(after)
+            if parsed is None or any(compiled_family(aliases_name(call, parsed[0])) == "decoder"
+                                     for call, _, _ in parsed[1]):
+                return False  # an export NM110 keeps for a reason of its own
+    finally:
+        _SIMULATING.pop()
+        _CANDIDATE.pop()
+    return True

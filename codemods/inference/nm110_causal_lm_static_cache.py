@@ -96,6 +96,21 @@ What it does:
   todo says which link is missing: a path it cannot read, no readable export command writing that folder, or
   several naming different checkpoints or shapes. An ``export=`` that cannot be read (``export=args.export``, a
   ``**kwargs``) is rewritten, keeping ``path``, with a ``todo`` summary (not ``fixed``) saying the same.
+* the compiled-folder round trip (all or none, one decision for the project: ``round_trip`` in
+  ``_compiled_exports.py``): where every decoder compiled-folder load of the project is held only because its path
+  is known at run time (``args.model_dir``, a function parameter, ``cfg["dir"]``, ``os.environ["X"]``), every decoder
+  compiled folder is written by a saved Python export this rule rewrites (no ``optimum-cli export neuron`` in the
+  project, no export kept for a reason of its own - checked by migrating each file with the round trip -, no load of
+  a readable folder no export writes, such as a Hub compiled repo), no such path has a readable default (argparse
+  ``default=``, a parameter default, what a caller of the file passes) naming a folder no export writes, each read
+  of the loaded model's compiled config has one literal from every export, and each loader file then drops
+  optimum-neuron: the exports are rewritten (the migrated ``save_pretrained`` writes a stock checkpoint whose
+  config.json / generation_config.json carry the dtype, ``cache_implementation="static"`` and ``max_cache_len``;
+  a todo at the save says so and names the loader files) and each such load becomes
+  ``AutoModelForCausalLM.from_pretrained(<path>, device_map=<device>)`` (no dtype: transformers 5.24 loads the
+  saved config's dtype by default) + ``generation_config.update(compile_config=...)`` (compile_config is not saved),
+  with a todo: re-run the export first (a folder written by the old export holds Neuron-compiled artifacts), and the
+  export's tensor-parallel degree when it gave one. If any condition fails, nothing changes (the todos below).
 * a name bound to the Neuron class on one branch and to its stock target on the other (``if SMOKE: from
   transformers import AutoModelForCausalLM as M else: from optimum.neuron import NeuronModelForCausalLM as M``, or
   try/except) is a Neuron load too: its ``M.from_pretrained(...)`` sites get the same rewrite (device placement,
@@ -192,9 +207,13 @@ from codemods.inference._compiled_exports import (
     MODEL_ID_KEYWORDS,
     MODULE_FOLDERS,
     CompiledFolderLoads,
+    RoundTrip,
+    call_key,
     export_kind,
+    round_trip,
 )
 from codemods.inference._module_dicts import MODULE_DICTS
+from codemods.inference._notebook import file_path
 from codemods.inference._padding import left_padding
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
@@ -281,7 +300,10 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
                 # a compiled-folder load rewritten to the checkpoint its folder was exported from (``_recovered``:
                 # one export of the project, certain) carries that export's shapes (rt8Q-13)
                 recovered = self._recovered(only)
-                self._compiled[name] = self._export_shapes(only) if recovered is None else _recovered_shapes(recovered[2])
+                trip = self._round_trip_load(only) if recovered is None else None
+                self._compiled[name] = (_recovered_shapes(recovered[2]) if recovered is not None else
+                                        _recovered_shapes(trip.shapes) if trip is not None else self._export_shapes(only))
+        self._note_round_trip_saves()
         self._left_padded = self._plan_left_padding(module)
         self._config_holders: set[cst.CSTNode] = set()  # `m.neuron_config` / `m.config.neuron` nodes read through
         self._fstrings: list[str] = []  # the openings (f", f') of the f-strings being visited
@@ -417,6 +439,14 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
         if not self._loads_compiled(call) or self._recovered(call) is not None:
             return None
         head = "loads Neuron-compiled artifacts (no export=True) that stock libraries cannot load, and "
+        trip = self._round_trip_load(call)
+        if trip is not None:
+            unread = self._unmapped_reads(call, gatherer, trip)
+            if unread is None:
+                return None
+            return (head + f"it reads the compiled config of the model ({unread}), which a stock model does not have "
+                    f"and which the exports of {trip.exporter_names()} do not give as one constant: read it from the "
+                    "values the export was given instead, then run neuron-migrate again")
         folder = self._folder(call)
         if folder is None and (export := self._same_expression_export(call, gatherer)) is not None:
             path_text = source_of(self._load_path(call))
@@ -457,6 +487,127 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
             return "pass the model id to export() as its first argument (NM110 then rewrites it to from_pretrained)"
         return ("replace it with AutoModelForCausalLM.from_pretrained + a static-cache generation config by hand (see "
                 "--explain NM110)")
+
+    # ------------------------------------------------------------------ the compiled-folder round trip (fxJ)
+    def _round_trip_load(self, call: cst.Call) -> RoundTrip | None:
+        """The project's round trip (``round_trip``) when ``call`` is one of its loads: a compiled-folder load whose
+        path is known only at run time, fed by the Python exports NM110 rewrites to save stock checkpoints."""
+        if not self._loads_compiled(call):
+            return None
+        trip = round_trip(self.ctx.options)
+        here = str(file_path(self.ctx)).replace("\\", "/")
+        return trip if trip is not None and (here, call_key(call)) in trip.keys else None
+
+    def _unmapped_reads(self, call: cst.Call, gatherer, trip: RoundTrip) -> str | None:
+        """The reads of the compiled config (``model.neuron_config.batch_size``, ``model.config.neuron[...]``) of
+        the model a round-trip load binds that the exports do not give as one constant (``trip.shapes``), shown;
+        None when every read has its literal (or there is none)."""
+        names: set[str] = set()
+        for assign in gatherer.assigns:
+            value = assign.value
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "to" \
+                    and value is not call:
+                value = value.func.value
+            if value is call:
+                names.update(dotted_name(target.target) for target in assign.targets)
+        known = _recovered_shapes(trip.shapes)
+        module = self.ctx.shared.get("module")
+        if not names or not isinstance(module, cst.Module):
+            return None
+        holders: list[cst.CSTNode] = []
+        mapped: set[int] = set()
+        unread: list[str] = []
+
+        def holder(node: cst.BaseExpression) -> bool:
+            if not isinstance(node, cst.Attribute):
+                return False
+            if node.attr.value == "neuron_config":
+                return dotted_name(node.value) in names
+            return node.attr.value == "neuron" and isinstance(node.value, cst.Attribute) \
+                and node.value.attr.value == "config" and dotted_name(node.value.value) in names
+
+        class Reads(cst.CSTVisitor):
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                if holder(node):
+                    holders.append(node)
+                elif holder(node.value):
+                    if isinstance(known.get(COMPILED_FIELDS.get(node.attr.value, "")), (int, str)):
+                        mapped.add(id(node.value))
+
+            def visit_Subscript(self, node: cst.Subscript) -> None:
+                if holder(node.value) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+                    key = node.slice[0].slice.value
+                    field = key.evaluated_value if isinstance(key, cst.SimpleString) else None
+                    if isinstance(known.get(COMPILED_FIELDS.get(str(field), "")), (int, str)):
+                        mapped.add(id(node.value))
+
+        module.visit(Reads())
+        for node in holders:
+            if id(node) not in mapped:
+                unread.append(f"`{source_of(node)}`")
+        return ", ".join(dict.fromkeys(unread)) or None
+
+    def _note_round_trip_saves(self) -> None:
+        """A todo at each save of an export whose folder the project's round-trip loads read: it now writes a stock
+        checkpoint (nothing is pre-compiled), which those loads read."""
+        trip = round_trip(self.ctx.options)
+        here = str(file_path(self.ctx)).replace("\\", "/")
+        if trip is None or here not in trip.exporters:
+            return
+        readers = trip.loader_names()
+        for _, saves in self.saved_exports():
+            for save in saves:
+                self.todo_at_call(save, f"this now saves a stock checkpoint (weights, config.json with the dtype, "
+                                  "generation_config.json with the static cache and max_cache_len) for the loads of "
+                                  f"{readers}, which load it with AutoModelForCausalLM.from_pretrained: nothing is "
+                                  "pre-compiled on TorchNeuron (generate compiles on the first call); a folder written "
+                                  "by the old export holds Neuron-compiled artifacts: re-run this script to replace it")
+
+    def _round_trip_rewrite(self, original: cst.Call, updated: cst.Call, args, trip: RoundTrip) -> cst.BaseExpression:
+        """A round-trip load: ``AutoModelForCausalLM.from_pretrained(<path>, device_map=<device>)`` (the dtype and the
+        static cache come from the config files the migrated export saves) + ``compile_config`` (not saved)."""
+        notes: list[str] = []
+        new_args: list[cst.Arg] = list(args.positional[:1])
+        values = dict(args.keywords)
+        for key, arg in args.keywords:
+            if key == "export":
+                continue
+            if key == "use_auth_token":
+                new_args.append(keyword_arg("token", arg.value))
+            elif key in KEEP or key in ("torch_dtype", "dtype", "device_map"):
+                new_args.append(arg if key != "torch_dtype" else keyword_arg("dtype", arg.value))
+            else:
+                new_args.append(arg)
+                notes.append(f"`{key}=` is not an optimum-neuron argument this rule knows: check it is valid for "
+                             "AutoModelForCausalLM.from_pretrained")
+        if "device_map" not in values:
+            new_args.append(keyword_arg("device_map", self.device_map()))
+        exporters = trip.exporter_names()
+        several = len(trip.exporters) > 1
+        degrees = [degree for degree in trip.degrees if not degree.endswith(": 1")]
+        if degrees:
+            shown = "; ".join(degrees)
+            notes.append(f"the export{'s' if several else ''} of this folder compiled for a tensor parallel degree "
+                         f"({shown}): this loads on one device; to shard across that many NeuronCores, launch this "
+                         "script with `torchrun --nproc_per_node <degree>` and pass "
+                         "distributed_config=DistributedConfig(tp_size=<degree>) instead of device_map")
+        target = self.assignment_target(original)
+        if target is not None:
+            self.add_after([f"{target}.generation_config.update(compile_config={self.compile_config(target)})\n"])
+        else:
+            notes.append("set up generation on the loaded model: model.generation_config.update(compile_config="
+                         "CompileConfig(backend=\"neuron\", dynamic=False, mode=\"default\"))")
+        notes.append(f"loads the stock checkpoint that {exporters} now save{'' if several else 's'} (dtype and "
+                     "static cache travel in its config files: config.json, generation_config.json); a folder written "
+                     "by the old export holds Neuron-compiled artifacts and does not load here: re-run "
+                     f"{'the one that writes it' if several else exporters} first")
+        for note in notes:
+            self.todo(original, note)
+        self.fixed(original, "from_pretrained of a compiled Neuron decoder folder -> AutoModelForCausalLM."
+                   f"from_pretrained of the stock checkpoint the migrated export of {exporters} saves there")
+        func = (updated.func.with_changes(attr=cst.Name("from_pretrained")) if isinstance(updated.func, cst.Attribute)
+                else updated.func)
+        return updated.with_changes(func=func, args=with_commas(new_args, updated.args))
 
     def _export_shapes(self, call: cst.Call) -> dict[str, object]:
         keywords = dict(self.arguments(call).keywords)
@@ -594,6 +745,9 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
         export_value = self.literal(export_arg.value) if export_arg is not None else False
         compiled = method == "from_pretrained" and export_value is not True
         recovered = self._recovered(original) if compiled else None
+        trip = self._round_trip_load(original) if compiled and recovered is None else None
+        if trip is not None:
+            return self._round_trip_rewrite(original, updated, args, trip)
         if recovered is not None:  # the compiled folder an export script of the project writes: load its source
             model_id, script, shapes = recovered
             folder = source_of(args.positional[0].value)
