@@ -68,7 +68,8 @@ def transform_module(source: str, rules: Sequence[type[PythonRule]], ctx: Python
     moves = {old: (new, rule.id) for rule in rule_instances for old, new in rule.moves.items()}
     ctx.shared[SYMBOL_MOVES] = {old: new for old, (new, _) in moves.items()}
     if moves:
-        instances.insert(0, SymbolMover(ctx, moves))
+        dropped = frozenset().union(*(rule.dropped_aliases() for rule in rule_instances if rule.moves))
+        instances.insert(0, SymbolMover(ctx, moves, dropped))
     dispatcher = _Dispatcher(instances, ctx, module)
     new_module = cstwalk.transform(module, dispatcher)
     legacy = tuple(prefix for rule in rule_instances for prefix in rule.legacy_modules)

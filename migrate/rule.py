@@ -306,6 +306,11 @@ class PythonRule(Rule):
     def __init__(self, ctx: PythonContext) -> None:
         self.ctx = ctx
 
+    def dropped_aliases(self) -> frozenset[str]:
+        """User aliases of this rule's ``moves`` the move drops in this file (the import binds the new name, every
+        use of the alias is renamed to it); any other alias is kept. The rule decides when that is safe."""
+        return frozenset()
+
     def fixed(self, node: cst.CSTNode, message: str) -> None:
         self.ctx.report(self.id, node, Severity.FIXED, message)
 

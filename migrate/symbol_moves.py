@@ -2,9 +2,10 @@
 a name that goes away) applied in the one traversal of ``migrate.pyrun``, as the first of its visitors.
 
 Imports are rewritten in place (keeping user aliases and where the import sits), references of un-aliased
-names are renamed, and ``module.Symbol`` accesses through a module alias are replaced by the new name,
-imported where it is needed (``PythonContext.add_import``). Each move is reported once per file, as a
-``fixed`` finding of the rule that declared it.
+names are renamed (and those of an alias its rule drops: ``PythonRule.dropped_aliases``), and ``module.Symbol``
+accesses through a module alias are replaced by the new name, imported where it is needed
+(``PythonContext.add_import``). Each move is reported once per file, as a ``fixed`` finding of the rule that
+declared it.
 """
 
 from __future__ import annotations
@@ -29,9 +30,12 @@ class SymbolMover:
     where the import sits), renames references of un-aliased names, and replaces ``module.Symbol``
     accesses through a module alias. Findings are attributed to the rule that declared the move."""
 
-    def __init__(self, ctx: PythonContext, moves: Mapping[str, tuple[str | None, str]]) -> None:
+    def __init__(
+        self, ctx: PythonContext, moves: Mapping[str, tuple[str | None, str]], dropped: frozenset[str] = frozenset()
+    ) -> None:
         self.ctx = ctx
         self.moves = moves
+        self.dropped = dropped  # aliases of moved imports whose rule drops them: renamed like un-aliased names
         self.renames: dict[str, str] = {}  # local name -> new local name, for un-aliased moved imports
         self.rename_targets: dict[str, str] = {}  # local name -> the qualified name it moves to
         self.skip: set[int] = set()  # ids of Name nodes that are not references (attrs, keywords, defs)
@@ -78,8 +82,8 @@ class SymbolMover:
         for local, qualifieds in self.ctx.imports.bindings.items():
             for qualified in qualifieds:
                 target = self.moves.get(qualified, (None, ""))[0]
-                if target is None or local != qualified.rsplit(".", 1)[-1]:
-                    continue  # aliased imports keep their alias; removals keep their name
+                if target is None or (local != qualified.rsplit(".", 1)[-1] and local not in self.dropped):
+                    continue  # aliased imports keep their alias unless their rule drops it; removals keep their name
                 new_local = target.rsplit(".", 1)[-1]
                 if new_local != local and not self._bound_elsewhere(new_local, target):
                     self.renames[local] = new_local
@@ -169,7 +173,7 @@ class SymbolMover:
             new_module, new_name = target.rsplit(".", 1)
             old_name = dotted_name(alias.name)
             local = bound_name(alias)
-            if local == old_name and self.renames.get(local) == new_name:
+            if (local == old_name or local in self.dropped) and self.renames.get(local) == new_name:
                 local = new_name
             self._report_once(self.moves[qualified][1], original_alias, qualified, target)
             if self._imported_before(local, target, bound_name(alias)):

@@ -12,7 +12,11 @@ across optimum-neuron 0.0.x-0.4.x (top-level re-exports, ``trainers``, ``trainin
 * ``NeuronAccelerator/State/PartialState`` -> accelerate, ``optimum.neuron.peft`` -> ``peft``;
 * ``optimum.neuron.models.training`` classes -> transformers, ``TrainingNeuronConfig`` -> ``DistributedConfig``.
 
-User aliases are kept (``NeuronTrainer as Trainer`` becomes ``Trainer``), ``import optimum.neuron as on;
+User aliases are kept (``NeuronTrainer as Trainer`` becomes ``Trainer``), except one that itself names a Neuron class
+(``Seq2SeqNeuronTrainer as NeuronSeq2SeqTrainer``): the import then binds the stock name and every use of the alias is
+renamed to it, when that is safe (``codemods/_lib/moved_aliases.py``: the stock name is not bound or read in the module,
+the alias is bound only by that import, no string but a docstring holds it, no other project file names it, such as
+``from train import NeuronSeq2SeqTrainer``; otherwise the alias stays). ``import optimum.neuron as on;
 on.NeuronTrainer`` becomes ``Trainer``, and the reverse alias (stock ``HfArgumentParser`` imported *as*
 ``NeuronHfArgumentParser``) is left alone because names are resolved through their import, not their spelling.
 Constructor arguments are migrated by NM202 (training arguments), NM203 (trainer constructors) and NM204 (training
@@ -36,11 +40,17 @@ Before::
 
     from optimum.neuron import NeuronTrainer as Trainer, NeuronTrainingArguments
     from optimum.neuron.models.training import NeuronModelForCausalLM
+    from optimum.neuron import Seq2SeqNeuronTrainer as NeuronSeq2SeqTrainer
+
+    trainer = NeuronSeq2SeqTrainer(model=model, args=args)
 
 After::
 
     from transformers import Trainer, TrainingArguments
     from transformers import AutoModelForCausalLM
+    from transformers import Seq2SeqTrainer
+
+    trainer = Seq2SeqTrainer(model=model, args=args)
 
 Safety: safe. Same role, stock class; behaviour differences of the classes are reported by the argument rules.
 
@@ -55,6 +65,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from codemods._lib.moved_aliases import NEURON_NAMED_WORDS, dropped_aliases
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods._tables.training_symbols import TRAINING_MOVES
 from migrate.rule import PythonRule, Safety
@@ -71,3 +82,7 @@ class TrainingClasses(PythonRule):
     legacy_modules = ("optimum.neuron",)
     #: rules whose rewrites assume this one's: verification withdraws them with it (migrate/verification.py)
     carries: ClassVar[tuple[str, ...]] = ("NM2",)
+    facts = (NEURON_NAMED_WORDS,)
+
+    def dropped_aliases(self) -> frozenset[str]:
+        return dropped_aliases(self.ctx, self.moves)
