@@ -776,8 +776,27 @@ def insert_preamble(module: cst.Module, ctx, note: bool = True) -> cst.Module:
     if not missing:
         return module
     why = "TorchNeuron: one compiled graph per shape (pad to fixed lengths); synchronous weight loading"
-    return place_settings(module, ctx, missing, why, "NM202" if note else None,
-                          entry_points=importing_scripts(ctx) if note else ())[0]
+    scripts = importing_scripts(ctx) if note else ()
+    # the scripts that name a Neuron trainer or arguments class themselves get the settings from this rule in the
+    # same run (their own entry point): the todo names only the others, and none when every importer is such a one
+    left = tuple(script for script in scripts if not _sets_preamble(ctx, script))
+    return place_settings(module, ctx, missing, why, "NM202" if note and (left or not scripts) else None,
+                          entry_points=left)[0]
+
+
+def _sets_preamble(ctx, script: str) -> bool:
+    """Whether the project script ``script`` imports a Neuron trainer or arguments class by name (``from
+    optimum.neuron import NeuronTrainer``): NM202 migrates it and writes the process-wide settings at its entry
+    point, or finds them there already."""
+    from codemods._tables.training_symbols import NEURON_ARGS_CLASSES, NEURON_TRAINERS
+    from codemods.xla._importers import USES
+
+    project = getattr(ctx.options, "project", None)
+    record = project.of(USES.name).get(script) if project is not None else None
+    if not record or not record.get("main"):
+        return False
+    return any(level == 0 and f"{dotted}.{name}" in NEURON_TRAINERS.keys() | NEURON_ARGS_CLASSES.keys()
+               for level, dotted, names in record["imports"] for name in names)
 
 
 def importing_scripts(ctx) -> tuple[str, ...]:

@@ -94,7 +94,9 @@ file's entry point (the ``if __name__ == "__main__":`` block, else ``main()``; a
 ``os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")`` in every script that used the Neuron trainer stack
 (a Neuron trainer is enough: the script may train on arguments a helper module builds). A module of definitions
 that builds Neuron arguments gets a todo naming the project scripts (``__main__``) that import it, directly or
-through other modules (the import graph ``xla.module-uses``); no import is added for settings not inserted.
+through other modules (the import graph ``xla.module-uses``), but not those that import a Neuron trainer or
+arguments class by name themselves (this rule writes the settings there in the same run): with every importer
+such a one, no todo. No import is added for settings not inserted.
 A Neuron arguments class used as a value (``build_args(NeuronSFTConfig, cfg["sft"])``, a dict value, an
 assignment), which NM201 renames, gets a todo there: the object is built elsewhere, from keywords no rule checks.
 Where it is passed to a module-level function of the file whose parameter that function calls

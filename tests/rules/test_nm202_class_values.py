@@ -55,9 +55,35 @@ def test_class_passed_as_a_value_notes_the_construction_it_reaches() -> None:
     assert any("NeuronSFTConfig is passed as a value to build_args" in m for m in _todos(result, 14))
     stored = _todos(result, 17)
     assert any("NeuronTrainingArguments is stored in a dict" in m and "torch_compile=True" in m for m in stored)
-    # a module of definitions: no preamble, no import for it; the todo names the script that imports it
+    # a module of definitions: no preamble, no import for it; train.py, which imports it, trains with a Neuron
+    # trainer and gets the settings from this rule itself (below): no todo asks for them again (rtA-06)
     assert "import os" not in result.text and "import torch" not in result.text
-    assert any("in train.py, which imports it" in m for m in _todos(result, 1))
+    assert not any("no entry point" in m for m in _todos(result, 1))
+
+
+STOCK_SCRIPT = """
+from trl import SFTTrainer
+
+from config_loader import sft_args
+
+
+def main():
+    SFTTrainer(model="m", args=sft_args({"sft": {}}))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_the_entry_point_todo_names_only_importers_that_do_not_get_the_settings() -> None:
+    project = {"config_loader.py": LOADER, "train.py": SCRIPT, "train_stock.py": STOCK_SCRIPT}
+    result = migrate(LOADER, "NM202", family="NM2", path="config_loader.py", project=project)
+    todos = [m for m in _todos(result, 1) if "no entry point" in m]
+    assert len(todos) == 1 and "in train_stock.py, which imports it" in todos[0] and "train.py" not in todos[0]
+    # and that script gets no preamble from NM202 (it names no Neuron class): the todo is what tells
+    script = migrate(STOCK_SCRIPT, "NM202", family="NM2", path="train_stock.py", project=project)
+    assert "automatic_dynamic_shapes" not in script.text
 
 
 def test_trainer_script_of_helper_built_arguments_gets_the_preamble() -> None:
