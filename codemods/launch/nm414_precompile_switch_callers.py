@@ -12,7 +12,8 @@ selected a pass there are read from its text, and again from its text as this ru
 (``codemods/deps/_plan.py`` ``migrated_text``): a switch that selects no pass any more is one the run removed.
 
 Every other file of the project that calls such a wrapper (a shell script, a Makefile recipe, a Dockerfile
-``RUN``/``CMD``, a CI YAML step, a ``tox.ini`` command) with that switch gets a todo on the line that passes it: the
+``RUN``/``CMD``, a CI YAML step, a ``tox.ini`` command; a README code block gets the same words as an ``info``, docs
+to update, and is never rewritten) with that switch gets a todo on the line that passes it: the
 call itself (``./train.sh --precompile``, ``PRECOMPILE=1 bash scripts/train.sh``, ``["./train.sh", "compile"]``) or
 the file's own setting of the variable (``export PRECOMPILE=1``, ``ENV PRECOMPILE=1``, a YAML ``PRECOMPILE: "1"``)
 in a file that calls the wrapper. The todo says what the switch does now (the wrapper prints a note and exits, or
@@ -66,6 +67,7 @@ from pathlib import PurePath
 from codemods.launch._base import LAUNCH_KINDS, LaunchRule
 from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
+from migrate.findings import Severity
 from migrate.rule import Safety
 from migrate.textdoc import Line, TextDocument
 
@@ -366,7 +368,7 @@ class PrecompileSwitchCallers(LaunchRule):
     id = "NM414"
     name = "precompile-switch-callers"
     safety = Safety.MANUAL_ONLY
-    kinds = LAUNCH_KINDS | {FileKind.TOX}
+    kinds = LAUNCH_KINDS | {FileKind.TOX, FileKind.DOCS}  # docs: an ``info`` (docs to update), never rewritten
     triggers = (".sh", ".bash")
     facts = (PRECOMPILE_WRAPPERS,)
 
@@ -440,4 +442,8 @@ class PrecompileSwitchCallers(LaunchRule):
                     break
 
     def _note(self, line: Line, switch: str, wrapper: str, effect: str, message: str = MESSAGE) -> None:
-        self.todo(line, message.format(switch=switch, wrapper=wrapper, effect=EFFECTS[effect].format(wrapper=wrapper)))
+        text = message.format(switch=switch, wrapper=wrapper, effect=EFFECTS[effect].format(wrapper=wrapper))
+        if self.ctx.kind is FileKind.DOCS:  # a README code block: docs to update, no note written there
+            self.ctx.report(self.id, line, Severity.INFO, f"docs to update: {text}")
+        else:
+            self.todo(line, text)

@@ -107,3 +107,10 @@ def test_no_todo_for_other_flags_prose_or_a_kept_pass() -> None:
     wrapper = ENV_WRAPPER.replace("train.py", "/opt/xla/train_xla.py").replace("\n", "\npip install neuronx_distributed\n", 1)
     kept = _run("warm:\n\tPRECOMPILE=1 ./train.sh\n", wrapper)
     assert _todos(kept) == []
+
+
+def test_readme_code_block_is_docs_to_update() -> None:
+    readme = "# Train\n\n```bash\nPRECOMPILE=1 ./train.sh --max_steps 10\n./train.sh\n```\n"
+    result = _run(readme, ENV_WRAPPER, FileKind.DOCS, "README.md")
+    assert result.text == readme
+    assert [(f.line, f.severity.value) for f in result.findings if f.rule == "NM414"] == [(4, "info")]
