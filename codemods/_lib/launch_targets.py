@@ -79,6 +79,48 @@ def _collect(text: str) -> ParserScript | None:
 
 
 PARSER_SCRIPTS = ProjectFact("launch.parser-scripts", frozenset({FileKind.PYTHON}), PARSERS, _collect)
+
+
+def neuron_args_subclasses(text: str) -> frozenset[str] | None:
+    """Project fact: the module-level classes of a file that derive from an optimum-neuron arguments class
+    (``class ClmTrainingArguments(NeuronTrainingArguments)``, the base imported from optimum.neuron). A script that
+    parses one imported from this file parses Neuron training arguments: its command lines carry Neuron flags. (Once
+    a first run has renamed the base, the class is a stock subclass and the script a stock parser: what the first
+    run left on its command lines is what a stock parser needs too.)"""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    bindings: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("optimum.neuron") and not node.level:
+            for alias in node.names:
+                if alias.name in NEURON_ARGUMENT_CLASSES:
+                    bindings[alias.asname or alias.name] = alias.name
+    found = frozenset(node.name for node in tree.body if isinstance(node, ast.ClassDef)
+                      and any(isinstance(base, ast.Name) and base.id in bindings for base in node.bases))
+    return found or None
+
+
+NEURON_ARGS_SUBCLASSES = ProjectFact("launch.neuron-args-subclasses", frozenset({FileKind.PYTHON}),
+                                     NEURON_ARGUMENT_CLASSES, neuron_args_subclasses)
+
+
+def _parses_project_neuron_subclass(project: ProjectFacts, path: str) -> bool:
+    """Whether the project script ``path`` imports, by name, a class another file of the project derives from an
+    optimum-neuron arguments class (``NEURON_ARGS_SUBCLASSES``; the import graph ``xla.module-uses``)."""
+    from codemods.xla._importers import USES, _index, imported_files
+
+    subclasses = project.of(NEURON_ARGS_SUBCLASSES.name)
+    record = project.of(USES.name).get(path) if subclasses else None
+    if not record:
+        return False
+    index = _index(project.files)
+    for level, dotted, names in record["imports"]:
+        for target in imported_files(project.files, index, path, level, dotted, names):
+            if target != path and set(names) & set(subclasses.get(target, ())):
+                return True
+    return False
 _WRITEFILE = re.compile(r"^%%writefile(?:\s+-a)?\s+(\S+\.py)\s*$")
 
 
@@ -204,6 +246,8 @@ def resolve_script(project: ProjectFacts, origin: PurePath, script: str, module:
         # an installed module (`python -m vllm.entrypoints...`) is somebody else's program, not the user's trainer
         return Resolved(Target.OTHER if module else Target.UNKNOWN, script)
     record = records.get(path)
+    if record is not None and not record.neuron and _parses_project_neuron_subclass(project, path):
+        record = dataclasses.replace(record, neuron=True)  # its parser takes a project subclass of Neuron arguments
     return Resolved(Target.NEURON if record is not None and record.neuron else Target.OTHER, script, record, path)
 
 

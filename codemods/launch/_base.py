@@ -16,6 +16,7 @@ from typing import Callable, Collection
 
 from codemods._lib.launch_targets import (
     ENV_READS,
+    NEURON_ARGS_SUBCLASSES,
     NOTEBOOK_SCRIPTS,
     OPTIMUM_NEURON_CODE,
     PARSER_SCRIPTS,
@@ -71,7 +72,7 @@ MESH_WORDS = ProjectFact("launch.mesh-words", frozenset({FileKind.PYTHON, FileKi
 
 #: the facts a rule needs to leave launcher settings that the project's code, or a script it cannot see, still reads
 ENV_FACTS = (ENV_READS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, STAYS_ON_XLA, XSER_LOADS, OPTIMUM_NEURON_CODE, SHELL_FILES,
-             MESH_WORDS, USES)
+             MESH_WORDS, USES, NEURON_ARGS_SUBCLASSES)
 
 MESH_COUNT = "the product of your DistributedConfig dims"
 REPLICA_WHY = ("this project shards no model across processes (no DistributedConfig or tensor parallelism), so each "

@@ -43,8 +43,9 @@ words are that file's): the command gets a todo naming the file, the value and w
 is not added (its own todo). The assignment in the sourced file gets the same todo, naming the launcher.
 
 A flag is mapped only on a command whose script is a file of the project that parses Neuron training
-arguments (``HfArgumentParser`` / ``TrlParser`` over ``NeuronTrainingArguments``, ``NeuronSFTConfig`` ...; a
-project fact, see docs/rules-launch.md), and then ``--torch_compile true`` is added (``torch_compile: true`` in
+arguments (``HfArgumentParser`` / ``TrlParser`` over ``NeuronTrainingArguments``, ``NeuronSFTConfig`` ..., or over a
+project class another file derives from one, ``class RunArguments(NeuronTrainingArguments)`` imported by name:
+``launch.neuron-args-subclasses``; a project fact, see docs/rules-launch.md), and then ``--torch_compile true`` is added (``torch_compile: true`` in
 a config), the way TorchNeuron's Hugging Face guide trains. A script the project does not hold keeps its flags,
 each with a todo; ``vllm serve``, a script with its own argparse, an installed module (``python -m ...``),
 ``optimum-cli`` (NM406) and fields the script's own dataclass declares keep theirs without a word. A removed
