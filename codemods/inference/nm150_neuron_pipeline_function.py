@@ -26,6 +26,11 @@ What it does:
 * every other keyword (``task=``, ``batch_size=``, ``chunk_length_s=`` ...) went on to transformers.pipeline
   under optimum too and stays; optimum's positional ``tokenizer`` / ``feature_extractor`` (3rd and 4th) are
   passed by keyword, because transformers.pipeline puts ``config`` third;
+* a task transformers 5 removed from ``pipeline`` (``"question-answering"``, ``"summarization"``,
+  ``"translation"`` / ``"translation_xx_to_yy"``, ``"text2text-generation"``, ``"visual-question-answering"`` /
+  ``"vqa"``, ``"image-to-image"``: transformers' ``REMOVED_TASKS``) has no stock pipeline to move to
+  (``transformers.pipeline`` raises KeyError for it): the call, its import and the file stay on optimum-neuron with
+  a ``todo`` saying what replaces that task; a task that is no literal gets a note naming those tasks;
 * limits: which padding keywords a task's call accepts varies by task and is not verified for each.
 
 Why:
@@ -86,6 +91,27 @@ MOVES = pipeline_moves()
 NEURON_ARGS = frozenset({"export", "input_shapes", "compiler_args"})
 #: optimum's positional order after (task, model); transformers.pipeline puts config= third
 OPTIMUM_POSITIONAL = ("tokenizer", "feature_extractor")
+#: the pipeline tasks transformers 5 removed (``transformers.pipelines.REMOVED_TASKS`` of 5.24.0; a parametrized
+#: ``translation_xx_to_yy`` is ``translation``): ``pipeline(task)`` raises KeyError, with what replaces each
+#: (tests/rules/test_nm150_neuron_pipeline_function.py checks this against the installed transformers)
+REMOVED_TASKS = {
+    "text2text-generation": "the text-generation pipeline with a chat model",
+    "summarization": "the text-generation pipeline with a chat model",
+    "translation": "the text-generation pipeline with a chat model",
+    "question-answering": ("the text-generation pipeline with a chat model, or AutoModelForQuestionAnswering with "
+                           "your own span decoding (start/end logits)"),
+    "visual-question-answering": "the image-text-to-text pipeline with a vision-language chat model",
+    "vqa": "the image-text-to-text pipeline with a vision-language chat model",
+    "image-to-image": "a diffusers pipeline",
+}
+
+
+def removed_task(task: object) -> str | None:
+    """The REMOVED_TASKS key of a literal pipeline task transformers 5 no longer has, else None."""
+    if not isinstance(task, str):
+        return None
+    name = "translation" if task.startswith("translation_") else task
+    return name if name in REMOVED_TASKS else None
 
 
 class NeuronPipelineFunction(CompiledFolderLoads, InferenceRule):
@@ -128,11 +154,19 @@ class NeuronPipelineFunction(CompiledFolderLoads, InferenceRule):
         assert model is not None  # _loads_compiled checked it
         return model.value
 
+    def _task(self, call: cst.Call) -> object:
+        """The literal task of a ``pipeline(...)`` call (first positional or ``task=``), else ``NOT_LITERAL``/None."""
+        positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+        keyword = next((arg for arg in call.args if arg.keyword is not None and arg.keyword.value == "task"), None)
+        node = positional[0].value if positional else (keyword.value if keyword is not None else None)
+        return self.literal(node) if node is not None else None
+
     def _held_loads(self) -> dict[int, str]:
         """rt7L L6: the compiled-folder guard of NM110/NM120 (``kept_compiled_load``) on ``pipeline(model=...)``: a
         model folder that is not certainly a source checkpoint keeps the call, its import and the file on
         optimum-neuron (rewritten, transformers.pipeline raises OSError: no model.safetensors in a compiled
-        folder). A folder an export command compiles is named, not rewritten to its source (NM150 does not)."""
+        folder). A folder an export command compiles is named, not rewritten to its source (NM150 does not).
+        rtB B1: so does a task transformers 5 removed (``REMOVED_TASKS``: transformers.pipeline raises KeyError)."""
         module = self.ctx.shared.get("module")
         if not isinstance(module, cst.Module):
             return {}
@@ -141,6 +175,20 @@ class NeuronPipelineFunction(CompiledFolderLoads, InferenceRule):
         self._scopes = gatherer.values
         kept: dict[int, str] = {}
         for call in gatherer.calls:
+            if not self.is_target_call(call):
+                continue
+            setattr(self, "_scope_stack", gatherer.call_scopes.get(id(call), [module]))
+            task = self._task(call)
+            removed = removed_task(task)
+            if removed is not None:
+                kept[id(call)] = (
+                    f'the "{task}" pipeline task was removed in transformers 5 (transformers.pipeline("{task}") '
+                    f"raises KeyError), so {self.id} leaves this file on optimum-neuron: the "
+                    f"{source_of(call.func)} import and calls are not rewritten. To migrate it: use "
+                    f"{REMOVED_TASKS[removed]} (stock transformers on the device), then run neuron-migrate again")
+        for call in gatherer.calls:
+            if id(call) in kept:
+                continue
             if not self._loads_compiled(call):
                 continue
             setattr(self, "_scope_stack", gatherer.call_scopes.get(id(call), [module]))
@@ -228,6 +276,12 @@ class NeuronPipelineFunction(CompiledFolderLoads, InferenceRule):
             compiled = self.compiled_load_note(model, split.has_export, split.export)
         task = self.literal(arguments.positional[0].value) if arguments.positional else (
             self.literal(values["task"].value) if "task" in values else None)
+        if (arguments.positional or "task" in values) and not isinstance(task, str):
+            notes.append("the task is no literal: transformers 5 removed the "
+                         + ", ".join(f'"{name}"' for name in REMOVED_TASKS)
+                         + " pipelines (transformers.pipeline raises KeyError for them): if it may be one of those, "
+                         "use the text-generation pipeline with a chat model (or the replacement the transformers 5 "
+                         "migration guide names) instead")
         target = self.assignment_target(original)
         seq = split.shapes.get("sequence_length")
         if loaded:

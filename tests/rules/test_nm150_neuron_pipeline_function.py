@@ -81,3 +81,43 @@ def test_a_pipeline_splat_of_a_project_module_dict_is_folded() -> None:
     messages = [f.message for f in result.findings if f.rule == "NM150"]
     assert any("**NEURON_OPTIONS (a dict of app/config.py, folded in" in m for m in messages)
     assert any("batch_size=1, sequence_length=64" in m for m in messages)
+
+
+def test_a_task_transformers_5_removed_keeps_the_file_on_optimum_neuron() -> None:
+    """rtB B1: transformers.pipeline("question-answering" / "summarization" / "translation_xx_to_yy" ...) raises
+    KeyError in transformers 5, so such a call, its import and its file stay on optimum-neuron with a todo."""
+    source = """
+        from optimum.neuron import pipeline
+
+        qa = pipeline("question-answering", model="deepset/roberta-base-squad2", export=True)
+        fr = pipeline("translation_en_to_fr", model="google-t5/t5-small", export=True)
+        clf = pipeline("text-classification", model="distilbert/distilbert-base-uncased", export=True)
+        """
+    result = migrate(source, "NM150")
+    code = "\n".join(line for line in result.text.splitlines() if not line.lstrip().startswith("# neuron-migrate"))
+    assert code == textwrap.dedent(source).strip("\n")
+    assert findings(result, "NM150") == {(3, "todo"), (4, "todo")}
+    assert all("removed in transformers 5" in f.message for f in result.findings if f.rule == "NM150")
+
+
+def test_a_task_that_is_no_literal_names_the_removed_tasks() -> None:
+    result = migrate(
+        """
+        import sys
+        from optimum.neuron import pipeline
+
+        pipe = pipeline(sys.argv[1], model="distilbert/distilbert-base-uncased", export=True)
+        """,
+        "NM150",
+    )
+    assert "from transformers import pipeline" in result.text
+    messages = " ".join(f.message for f in result.findings if f.rule == "NM150")
+    assert 'the task is no literal: transformers 5 removed the "text2text-generation"' in messages
+
+
+def test_the_removed_tasks_are_those_of_the_installed_transformers() -> None:
+    from transformers.pipelines import REMOVED_TASKS as STOCK
+
+    from codemods.inference.nm150_neuron_pipeline_function import REMOVED_TASKS
+
+    assert set(REMOVED_TASKS) == set(STOCK)
