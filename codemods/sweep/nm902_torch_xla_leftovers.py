@@ -81,7 +81,7 @@ KEPT_WITH_FILE = ("kept on torch_xla with the rest of this file: the note at its
 
 
 KEPT_WITH_IMPORTERS_INFO = ("kept on torch_xla with the code that imports (or is launched by) it: the note at this "
-                            "file's first XLA setting or read names that code; port them together, then run "
+                            "file's first torch_xla import or XLA setting names that code; port them together, then run "
                             "neuron-migrate again")
 
 

@@ -253,6 +253,30 @@ def unported_call(qualified: str) -> bool:
     return not any(_handled(qualified, name) for name in HANDLED)
 
 
+_MAIN_BLOCK = re.compile(r"""__name__\s*==\s*["']__main__["']""")
+
+
+def kept_importers(ctx) -> tuple[str, ...]:
+    """The project files that import this module when every one of them stays on torch_xla as a whole (NM318's
+    blockers, followed through modules kept the same way: ``codemods/xla/_importers.py``); empty for a file kept by
+    its own constructs, a script (``__main__``), a notebook, or a module some ported file imports.
+
+    Such a module runs on the XLA stack with them (``xmp.spawn`` workers, no torchrun environment, no
+    torch.distributed group): ported alone, its ranks would read torchrun's unset ``RANK`` / ``WORLD_SIZE`` (0 and 1
+    on every worker) and its collectives and barriers would be skipped, silently changing what the kept files
+    compute. So the family leaves it on torch_xla as a whole too, with one note naming those importers (NM318)."""
+
+    def scan() -> tuple[str, ...]:
+        from codemods.xla._importers import kept_with_importers  # late: that module imports this one
+
+        project = ctx.options.project
+        if ctx.namespace is not None or project is None or _MAIN_BLOCK.search(ctx.source) or blockers(ctx):
+            return ()
+        return kept_with_importers(project, str(ctx.path).replace("\\", "/"))
+
+    return ctx.memo("xla-kept-importers", scan)
+
+
 def blockers(ctx) -> tuple[str, ...]:
     """The constructs (``BLOCKERS``, grouped xm calls, NKI kernels on the XLA device) that keep this file on
     torch_xla, in a stable order. A notebook's code cells run in one kernel: what keeps one cell on torch_xla keeps
@@ -834,7 +858,8 @@ class XlaRule(PythonRule):
             # the file keeps using torch_xla: its imports (side-effect ones too) stay (a per-instance override of
             # the ClassVar table, as _withdraw does for moves)
             setattr(self, "legacy_modules", ())
-            if self.id not in REPORT_ONLY:
+            # NM316 judges a module kept with its importers itself (its settings stay, with that note)
+            if self.id not in REPORT_ONLY and not (self.id == "NM316" and not blockers(ctx)):
                 self._withdraw()
         elif type(self).small_statement is not XlaRule.small_statement:
             ctx.shared.setdefault(SPLIT_RULES, []).append(self)
@@ -848,8 +873,9 @@ class XlaRule(PythonRule):
 
     @property
     def blocked(self) -> bool:
-        """The file keeps torch_xla constructs no rule ports: it stays on torch_xla as a whole (NM318 says why)."""
-        return bool(blockers(self.ctx))
+        """The file keeps torch_xla constructs no rule ports, or is a module whose importers all do (``kept_importers``):
+        it stays on torch_xla as a whole (NM318 says why)."""
+        return bool(blockers(self.ctx)) or bool(kept_importers(self.ctx))
 
     def _withdraw(self) -> None:
         """Make this rule's callbacks and symbol moves pass-throughs for this file: no rewrite, no finding."""

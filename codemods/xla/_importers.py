@@ -180,6 +180,22 @@ def kept_message(project: ProjectFacts, importers: tuple[str, ...]) -> str:
             f"neuron-migrate again")
 
 
+def kept_code_message(project: ProjectFacts, importers: tuple[str, ...]) -> str:
+    """The one note (NM318's, above its first torch_xla import) of a module with torch_xla code of its own that is
+    kept with its importers (``codemods/xla/_base.py`` ``kept_importers``; no line numbers: a second run must find
+    the same text)."""
+    shown = []
+    for importer in importers:
+        labels = stays_on_xla(project, importer)
+        shown.append(f"{importer} ({', '.join(labels)})" if labels else f"{importer} (kept with its own importers)")
+    which = "that script" if len(importers) == 1 else "those files"
+    return (f"{KEPT_WITH_IMPORTERS}: {', '.join(shown)}. It runs on the torch_xla stack with them (xmp.spawn "
+            "workers, no torchrun RANK / WORLD_SIZE, no torch.distributed group), so its torch_xla code and XLA "
+            "settings were left as they are: ported alone, its ranks would read 0 and a world size of 1 on every "
+            f"worker and its collectives and barriers would be skipped. Port this module together with {which} (its "
+            "note says what blocks it), then run neuron-migrate again")
+
+
 def launched_kept_scripts(project: ProjectFacts, path: str, source: str) -> tuple[str, ...]:
     """The project scripts a pure Python launcher ``path`` runs when all of them stay on torch_xla as a whole: it
     runs commands (``subprocess``, ``os.system`` ...), has no torch_xla code of its own, and every project script

@@ -107,6 +107,7 @@ UPDATERS = frozenset({"os.environ.update"})
 GETTERS = frozenset({"os.environ.get", "os.getenv"})
 _NOT_INPUT = frozenset(dir(builtins)) | {"__name__"}
 _MAIN = re.compile(r"""__name__\s*==\s*["']__main__["']""")
+_OWN_XLA_IMPORT = re.compile(r"^[ \t]*(?:import|from)[ \t]+(?:torch_xla|libneuronxla|neuronx_distributed)\b", re.MULTILINE)
 _REMOVED = re.compile(r"\s*\(removed\)|; removed:")  # the table's wording for a deleted assignment
 #: XLA-era code no rule ports and NM330 leaves as it is: it still runs on the torch_xla stack, which reads the XLA
 #: variables set beside it (``torch_neuronx.trace`` compiles in bf16 under XLA_USE_BF16)
@@ -381,6 +382,12 @@ class XlaEnvVars(XlaRule):
             self._bf16_move, self._bf16_why = bf16_model_plan(ctx.source)
         self._bf16_removed: list[str] = []
 
+    def _noted_by_nm318(self) -> bool:
+        """A module kept with its importers that imports torch_xla (or libneuronxla / neuronx_distributed) itself gets
+        NM318's one note there (``kept_importers``); this rule then adds none."""
+        rules = self.ctx.options.rules
+        return (rules is None or "NM318" in rules) and _OWN_XLA_IMPORT.search(self.code_text()) is not None
+
     def _kept_with_importers(self, node: cst.CSTNode) -> bool:
         """In a module kept on torch_xla with its importers: its one note, at its first XLA setting or read; then
         nothing (no edit, no other note: following porting advice there would change the XLA run)."""
@@ -388,6 +395,8 @@ class XlaEnvVars(XlaRule):
             return False
         if not self._kept_noted:
             self._kept_noted = True
+            if self._importers and self._noted_by_nm318():
+                return True  # its one note is NM318's, above the first torch_xla import
             project = self.ctx.options.project
             self.todo(node, kept_message(project, self._importers) if self._importers
                       else launcher_message(project, self._launched))

@@ -23,6 +23,14 @@ Reports, never rewrites:
   neither stack) is left on torch_xla as a whole: the other NM3 rules withdraw from it, and this
   rule puts ONE note above its first torch_xla import naming those constructs. Its per-call hints are then
   ``info`` findings (in the report, with their lines; no inline note): the file's one note says what to port.
+* A module of the project whose importers are all left on torch_xla as a whole (``dist_utils.py`` with
+  ``xm.xrt_world_size`` / ``xm.mesh_reduce`` / ``xm.rendezvous`` helpers, imported only by a script kept for its
+  ``torch_xla.amp.GradScaler`` and launched by ``xmp.spawn``; ``kept_importers`` in ``codemods/xla/_base.py``, the
+  import graph of ``codemods/xla/_importers.py``) runs on the XLA stack with them: it is left on torch_xla as a
+  whole too, with ONE note above its first torch_xla import naming those importers. Ported alone, its ranks would
+  read torchrun's unset ``RANK`` / ``WORLD_SIZE`` (0 and 1 on every ``xmp.spawn`` worker: a sampler that gives each
+  worker the whole data set, a learning rate scaled by 1) and its collectives and barriers would be skipped (no
+  torch.distributed group there). A module some ported file imports, a script, a notebook are ported as usual.
 * A notebook's code cells run in one kernel: a construct in any cell keeps every cell on torch_xla (an NKI kernel
   defined in one cell and launched on the device of another, say). Each cell is a file of its own here: the note
   goes above the first torch_xla import of each cell that has one.
@@ -72,11 +80,13 @@ from codemods.xla._base import (
     compile_target,
     cpu_copy,
     guarded_hooks,
+    kept_importers,
     nxd_modeling_file,
     version_port,
     xser_load,
     xser_save,
 )
+from codemods.xla._importers import FACTS, KEPT_WITH_IMPORTERS, kept_code_message
 from migrate.findings import Severity
 from migrate.rule import dotted_name
 
@@ -121,6 +131,7 @@ class XlaUnsupported(XlaRule):
     id = "NM318"
     name = "xla-unsupported"
     safety = Safety.MANUAL_ONLY
+    facts = FACTS  # the import graph: a module whose importers all stay on torch_xla stays with them
     _noted = False  # the blocked-file note is written (once per file: one instance per file)
 
     def _blocked_note(self, node: cst.CSTNode, module_name: str) -> None:
@@ -132,9 +143,12 @@ class XlaUnsupported(XlaRule):
         if labels and not nxd_modeling_file(self.ctx):  # NM320's note on a modeling file says it already
             self._noted = True
             self.todo(node, blocked_note(labels))
+        elif not labels and kept_importers(self.ctx):
+            self._noted = True
+            self.todo(node, kept_code_message(self.ctx.options.project, kept_importers(self.ctx)))
 
     def todo(self, node: cst.CSTNode, message: str) -> None:
-        if self.blocked and not message.startswith(BLOCKED_NOTE):
+        if self.blocked and not message.startswith((BLOCKED_NOTE, KEPT_WITH_IMPORTERS)):
             self.ctx.report(self.id, node, Severity.INFO, message)  # the file's one note lists what to port
             return
         super().todo(node, message)

@@ -7,8 +7,9 @@ The rule reports each use with its TorchNeuron counterpart and leaves it as it i
 * ``torch_neuronx.trace(model, example)`` -> ``torch.compile(model, backend="neuron", fullgraph=True,
   dynamic=False)`` (JIT, NEFF cache; no saved traced artifact); when its ``compiler_args`` (a literal, or a name
   bound once to one) carry ``--auto-cast`` / ``--auto-cast-type`` (neuronx-cc; the one not given takes its default,
-  ``matmult`` / ``bf16``), the note says what dtype to load the eager model with: ``matmult`` kept the graph's outputs
-  float32 (load float32; ``torch.autocast(..., dtype=torch.bfloat16)`` is the closest), ``all`` cast the whole
+  ``matmult`` / ``bf16``; ``matmul``, optimum's spelling, is read as ``matmult``; a mode that is none of
+  ``none`` / ``matmult`` / ``all`` is named as such), the note says what dtype to load the eager model with:
+  ``matmult`` kept the graph's outputs float32 (load float32; ``torch.autocast(..., dtype=torch.bfloat16)`` is the closest), ``all`` cast the whole
   graph (load with ``dtype=``), ``none`` cast nothing. ``torch_neuronx.DataParallel(model)`` -> one
   process per NeuronCore (torchrun) or DDP.
 * The other XLA-era calls on traced artifacts: ``move_trace_to_device`` (-> one process per NeuronCore, or an eager
@@ -136,6 +137,9 @@ TRACE_WRITERS = ProjectFact("xla.trace-artifact-writers", frozenset({FileKind.PY
 #: neuronx-cc's casting options in torch_neuronx.trace's compiler_args, and their defaults when only one is given
 AUTO_CAST_DEFAULT = "matmult"
 AUTO_CAST_TYPE_DEFAULT = "bf16"
+#: neuronx-cc's --auto-cast modes, and the spellings taken for them (optimum's auto_cast="matmul" is matmult)
+AUTO_CAST_MODES = ("none", "matmult", "all")
+AUTO_CAST_ALIASES = {"matmul": "matmult"}
 CAST_TYPES = {"bf16": "torch.bfloat16", "fp16": "torch.float16", "tf32": "torch.float32"}
 #: in a notebook's other cells: an import of torch_neuronx inside a block, and ``name.attribute`` reads
 NESTED_IMPORT = re.compile(r"(?m)^[ \t]+(?:import|from)[ \t]+torch_neuronx\b")
@@ -343,7 +347,12 @@ class AdjacentStacks(XlaRule):
         mode = mode or AUTO_CAST_DEFAULT
         type_ = type_ or AUTO_CAST_TYPE_DEFAULT
         written = f"compiler_args --auto-cast {mode} --auto-cast-type {type_}"
+        mode = AUTO_CAST_ALIASES.get(mode, mode)  # optimum's spelling of matmult, often copied into compiler_args
         dtype = CAST_TYPES.get(type_)
+        if mode not in AUTO_CAST_MODES:
+            return (f". Precision: {written}: {mode!r} is none of neuronx-cc's --auto-cast modes "
+                    f"({', '.join(AUTO_CAST_MODES)}); check what the trace really cast before choosing the eager "
+                    "model's dtype (float32 unless it was cast)")
         if mode == "none":
             return f". Precision: {written} cast nothing: keep the eager model in float32"
         if dtype is None:

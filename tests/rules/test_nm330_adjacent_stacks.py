@@ -208,6 +208,11 @@ def test_the_trace_note_names_the_precision_of_its_compiler_args() -> None:
     default_type = trace_note(', compiler_args=["--auto-cast", "all"]')
     assert "--auto-cast all --auto-cast-type bf16" in default_type
     assert "cast nothing: keep the eager model in float32" in trace_note(', compiler_args=["--auto-cast", "none"]')
+    # rtB M1: optimum's spelling "matmul" is matmult (only the matmuls), never "the whole traced graph"
+    spelled = trace_note(', compiler_args=["--auto-cast", "matmul"]')
+    assert "--auto-cast matmul --auto-cast-type bf16 cast only the matmuls" in spelled and "whole traced graph" not in spelled
+    odd = trace_note(', compiler_args=["--auto-cast", "fp32-all"]')
+    assert "'fp32-all' is none of neuronx-cc's --auto-cast modes" in odd and "whole traced graph" not in odd
     for args in ("", ', compiler_args=["--optlevel", "2"]', ", compiler_args=unknown()"):
         assert "Precision" not in trace_note(args)
 
