@@ -337,6 +337,9 @@ class _Analysis:
                 kinds.append(f"{'neuron' if self._resolves(element, NEURON_ARGS_CLASSES) else 'stock'}:{target}")
             elif isinstance(element, ast.Name) and element.id in self.dataclasses:
                 kinds.append(f"script:{element.id}")
+            elif isinstance(element, ast.Name) and len(self.imports.get(element.id, ())) == 1 \
+                    and next(iter(self.imports[element.id])).split(".")[0] not in _STOCK_PACKAGES:
+                kinds.append(f"imported:{next(iter(self.imports[element.id]))}")  # a dataclass of another module
             else:
                 kinds.append("other")
         return kinds
@@ -417,7 +420,14 @@ class _Analysis:
         if needing or loads:
             unreachable = sorted(key for key in needing if reachable[key] is None)
             if len(script_classes) != 1:
+                imported = sorted({kind.split(":", 1)[1] for _, kinds, _ in sites if any(k.startswith("neuron:") for k in kinds)
+                                   for kind in kinds if kind.startswith("imported:")})
                 plan.blocked = ("the script parses no dataclass of its own beside the Neuron arguments" if not script_classes
+                                and not imported else
+                                f"the dataclass parsed beside the Neuron arguments, {imported[0]}, is imported from "
+                                "another module, and the field moves only into a dataclass of the same file: declare "
+                                f"tensor_parallel_size: int = 1 in {imported[0].rsplit('.', 1)[-1]} where it is "
+                                "defined, read it there" if not script_classes
                                 else "the Neuron arguments are parsed with several script dataclasses")
             elif unreachable:
                 scope, var = unreachable[0]
