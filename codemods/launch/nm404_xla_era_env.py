@@ -25,7 +25,9 @@ What it does:
   whole, or one that stays on optimum-neuron after this run), is left in place with a todo: removing it would change what that code does.
   So is one the launch file's own commands expand (``echo "device: $PJRT_DEVICE"``, ``--flag=${XLA_FLAGS}``), or
   those of a file that sources it: the todo names the read and says to keep the value in a plain (unexported)
-  shell variable for it.
+  shell variable for it. A read inside a ``pip install`` that NM505 replaces in the same run
+  (``ARG OPTIMUM_NEURON_VERSION`` read by ``"optimum-neuron==${OPTIMUM_NEURON_VERSION}"``, found by a dry run of
+  NM505 on the file) is no read: it is gone once the run is over, and the setting goes with it.
 * Where the launcher runs both a script that stays on torch_xla and one this run moved to TorchNeuron, the todo of a
   setting kept for the first names the second too (it does not read the variable): set it only for the commands
   running the kept script.
@@ -61,6 +63,8 @@ References:
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from codemods._lib.shell import EmbeddedCommand, Report
 from codemods._tables import env_vars
@@ -109,7 +113,25 @@ class XlaEraEnv(LaunchRule):
             kept, migrated = beside_scripts(self, doc, line, unseen)
             return migrated_note(migrated, kept) if migrated else ""
 
-        edit_env(doc, self.report, _ours, self.env_readers(doc), unseen, reads=self.shell_reads(doc), beside=beside)
+        edit_env(doc, self.report, _ours, self.env_readers(doc), unseen, reads=self._reads_after_installs(doc),
+                 beside=beside)
+
+    def _reads_after_installs(self, doc: TextDocument):
+        """``shell_reads``, less the reads that NM505 takes away in this run: a word such as
+        ``optimum-neuron==${OPTIMUM_NEURON_VERSION}`` in a ``pip install`` it replaces by the TorchNeuron stack is
+        gone once the run is over, so the setting it read goes with it (a second run would remove it otherwise). A
+        read NM505 keeps (the install held for a script still on optimum-neuron) stays a read."""
+        reads = self.shell_reads(doc)
+        options = self.ctx.options
+        if doc.kind is FileKind.TOX or (options.rules is not None and "NM505" not in options.rules):
+            return reads
+        from codemods.deps._plan import migrated_text
+
+        text = doc.text()
+        after = migrated_text(self.ctx.path.as_posix(), text, dataclasses.replace(options, rules=frozenset({"NM505"})))
+        if after is None or after == text:
+            return reads
+        return lambda name: [read for read in reads(name) if read.launcher is not None or read.word in after]
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
