@@ -11,7 +11,9 @@ What it does:
   only when this run moves their class to the stock one (the class's rule, NM110-NM150, is selected): an object
   that stays an optimum-neuron model keeps optimum's ``push_to_hub(save_directory, repository_id=...)``; so does
   the save / push of an export that the load's rule keeps on optimum-neuron because another project file still
-  loads compiled folders with optimum-neuron (that rule's ``todo`` at the call names the file: rt5H D1).
+  loads compiled folders with optimum-neuron (that rule's ``todo`` at the call names the file: rt5H D1); the
+  save of a round-trip exporter (NM110: its folder's loaders are migrated with it) gets NM110's note instead of this
+  one, which says what the save writes now and which files load it.
 
 Why:
 
@@ -58,6 +60,8 @@ from codemods._tables.inference_symbols import (
 )
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import InferenceRule
+from codemods.inference._compiled_exports import round_trip
+from codemods.inference._notebook import file_path
 from migrate.pyrun import SYMBOL_MOVES
 from migrate.rule import Safety, dotted_name
 
@@ -91,11 +95,17 @@ class CompiledArtifactsSavePush(InferenceRule):
                     if name:
                         self._models[name] = self._models.get(name, True) and moved
 
+    def _round_trip_exporter(self) -> bool:
+        trip = round_trip(self.ctx.options)
+        return trip is not None and str(file_path(self.ctx)).replace("\\", "/") in trip.exporters
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
         if not (isinstance(func, cst.Attribute) and self._models.get(dotted_name(func.value) or "")):
             return updated
         if func.attr.value == "save_pretrained":
+            if self._round_trip_exporter():
+                return updated  # NM110's note at this save says what it writes now and who loads it
             self.todo(original, "save_pretrained now writes ordinary weights (no NEFFs); folders written by the old "
                       "code hold Neuron-compiled artifacts that stock libraries cannot load - re-create them from the "
                       "source checkpoint")
