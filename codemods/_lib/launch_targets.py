@@ -62,6 +62,9 @@ class ParserScript:
     #: the Neuron class it parses is NeuronSFTConfig and no other (so its arguments become a trl SFTConfig, which
     #: takes the shape fields of codemods/_tables/sft_shapes.py; ORPOConfig rejects them)
     sft: bool = False
+    #: the parser tuple holds trl's own ``ModelConfig`` (not a project subclass of it): trl 1.x renamed its
+    #: ``torch_dtype`` to ``dtype``, so a ``--torch_dtype`` flag / ``torch_dtype:`` key for it is renamed (NM408)
+    model_config: bool = False
 
 
 _SFT_CLASS = re.compile(r"\bNeuronSFTConfig\b")
@@ -75,7 +78,30 @@ def _collect(text: str) -> ParserScript | None:
     return ParserScript(bool(_NEURON_CLASS.search(text)), bool(_READS_CONFIG.search(text)), own,
                         bool(_STOCK_CLASS.search(text)),
                         frozenset(read for read in script_field_reads(text) if read[0] not in own),
-                        bool(_SFT_CLASS.search(text)) and not _OTHER_NEURON_CLASS.search(text))
+                        bool(_SFT_CLASS.search(text)) and not _OTHER_NEURON_CLASS.search(text),
+                        "ModelConfig" in text and parses_trl_model_config(text))
+
+
+def parses_trl_model_config(text: str) -> bool:
+    """Whether a parser call of ``text`` (``TrlParser((ScriptArguments, SFTConfig, ModelConfig))``) takes trl's
+    ``ModelConfig`` itself, bound by an import from trl (a project subclass of it is not trl's)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    aliases = import_aliases(tree)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        callee = qualified_name(node.func, aliases) or (node.func.id if isinstance(node.func, ast.Name) else "")
+        if callee.rsplit(".", 1)[-1] not in PARSERS:
+            continue
+        spec = node.args[0]
+        for element in spec.elts if isinstance(spec, (ast.Tuple, ast.List)) else [spec]:
+            name = qualified_name(element, aliases) or ""
+            if name.split(".")[0] == "trl" and name.endswith(".ModelConfig"):
+                return True
+    return False
 
 
 PARSER_SCRIPTS = ProjectFact("launch.parser-scripts", frozenset({FileKind.PYTHON}), PARSERS, _collect)

@@ -68,6 +68,12 @@ added, with one todo per command naming the script; a config file stays too whil
 of the project stays on optimum-neuron (one todo for the file). A field only trl's configs had (``max_seq_length``) gets no note on a
 command whose script is outside the project and does not read as a trl script (``run_glue.py`` declares its own
 ``--max_seq_length``). ``--use_cpu True`` gets a todo (the stock Trainer would train on the CPU).
+trl 1.x renamed ``ModelConfig.torch_dtype`` to ``dtype`` (``MODEL_CONFIG_DTYPE``): ``--torch_dtype bfloat16`` on a
+command whose project script parses trl's own ModelConfig (``TrlParser((ScriptArguments, SFTConfig, ModelConfig))``,
+Neuron or stock arguments beside it; fact field ``model_config``) becomes ``--dtype bfloat16`` (``fixed``), and a
+config's ``torch_dtype:`` key becomes ``dtype:`` where every config-reading parser script of the project parses trl's
+ModelConfig (a todo where only some do). A script whose own dataclass declares ``torch_dtype`` keeps it; a script
+outside the project whose name reads as a trl recipe gets a todo; any other script keeps the flag without a word.
 Arguments of SFT (a command whose script parses ``NeuronSFTConfig`` alone; a config holding a key only trl's
 ``SFTConfig`` declares: ``packing``, ``max_seq_length``, ``dataset_text_field``, or read only by such scripts) get
 the shape fields NM202 writes into a ``SFTConfig(...)`` call, from the same table
@@ -178,7 +184,7 @@ from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES, Zero1, config_
 from codemods._tables.legacy_checkpoints import resume_note
 from codemods._tables.project_markers import MARKERS
 from codemods._tables.sft_shapes import ShapeField, shape_fields
-from codemods._tables.training_args import TRAINING_ARGS, FieldAction
+from codemods._tables.training_args import TRAINING_ARGS, FieldAction, FieldMapping
 from codemods._tables.training_defaults import NEURON_04_DEFAULTS, OLD_DEFAULTS_KNOWN_04, TRL_DEFAULT_CHANGES, typed
 from codemods.launch._base import (
     COMPILE_ADDED,
@@ -370,6 +376,8 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
             value_item = arguments[index + 1]
         value = inline if eq else (unquote(value_item[1].text) if value_item else None)
         mapping = flag_mapping(flag)
+        if mapping is None:
+            mapping = model_config_dtype(resolved, flag)
         read = resolved.reads(mapping.source) if mapping is not None and unseen is None and not resolved.kept else None
         if read is not None and (resolved.target is Target.NEURON or resolved.feeds(mapping.source)):
             shown = f"{unquote(tok.text)} {value}" if value_item is not None else unquote(tok.text)
@@ -377,7 +385,8 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
                                                                   field=mapping.source))
             kept_reads.append(shown)
             continue  # the flag stays (the script's own, see Resolved.owns)
-        if mapping is None or resolved.owns(mapping.source) or (resolved.target is Target.OTHER and not resolved.feeds(mapping.source)):
+        if mapping is None or resolved.owns(mapping.source) or (resolved.target is Target.OTHER and not resolved.feeds(
+                mapping.source) and mapping is not MODEL_CONFIG_DTYPE):  # trl's rename holds for a stock script too
             continue
         if _degree_stays(mapping, value) and resolved.target is Target.NEURON and unseen is None and not resolved.kept:
             if expanded is not None and id(expanded.origin.get(id(tok), (None,))[0]) in skip:
@@ -414,6 +423,9 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
             if foreign_field(mapping, resolved.name):
                 continue
             shown = f"{unquote(tok.text)} {unquote(value_item[1].text)}" if value_item and "=" not in tok.text else unquote(tok.text)
+            if mapping is MODEL_CONFIG_DTYPE:
+                report(cl.line, Severity.TODO, DTYPE_UNRESOLVED_TODO.format(flag=shown, name=resolved.name))
+                continue
             report(cl.line, Severity.TODO, unresolved_todo(shown, resolved.name, mapping.source, plan.message))
         return
     if resolved.target is Target.NEURON:
@@ -854,7 +866,34 @@ _KEY = re.compile(r"^(\s*)(\"?)([A-Za-z_][\w-]*)\2(\s*:\s*)(.*?)(,?)\s*$")
 
 def _triggers() -> tuple[str, ...]:
     names = {name for name, mapping in TRAINING_ARGS.items() if mapping.action is not FieldAction.KEEP}
-    return tuple(sorted(set(_BASE_TRIGGERS) | names))
+    return tuple(sorted(set(_BASE_TRIGGERS) | names | {MODEL_CONFIG_DTYPE.source}))
+
+
+#: trl 1.x renamed ModelConfig.torch_dtype to dtype (value kept): TrlParser rejects ``--torch_dtype`` and a config's
+#: ``torch_dtype:`` key ("Unknown arguments from config file") for a script parsing trl's ModelConfig
+MODEL_CONFIG_DTYPE = FieldMapping(
+    "torch_dtype", FieldAction.RENAME, "dtype", "",
+    "torch_dtype -> dtype: trl 1.x's ModelConfig renamed the field (TrlParser rejects torch_dtype), value kept",
+    "ModelConfig")
+DTYPE_UNRESOLVED_TODO = ("{flag} was left as it is: {name} is not a script of this project, so whether it parses trl's "
+                         "ModelConfig is not known; if it does, rename the flag to --dtype (trl 1.x's ModelConfig "
+                         "renamed torch_dtype to dtype, and TrlParser rejects --torch_dtype), value kept")
+DTYPE_CONFIG_TODO = ("torch_dtype was left as it is: of the scripts of this project that read a config file, some "
+                     "parse trl's ModelConfig ({readers}) and some do not ({others}), so which reads this file is not "
+                     "certain; if a script parsing trl's ModelConfig reads it, "
+                     "rename the key to dtype (trl 1.x renamed ModelConfig.torch_dtype; TrlParser stops with "
+                     "\"Unknown arguments from config file\"), value kept")
+
+
+def model_config_dtype(resolved: Resolved, flag: str) -> FieldMapping | None:
+    """``MODEL_CONFIG_DTYPE`` for ``--torch_dtype`` on a command whose script parses trl's ModelConfig (a project
+    script: renamed; one outside the project whose name reads as a trl recipe: a todo), else None."""
+    if flag.lstrip("-").replace("-", "_") != MODEL_CONFIG_DTYPE.source:
+        return None
+    if resolved.script is not None:
+        return MODEL_CONFIG_DTYPE if resolved.script.model_config else None
+    trl_name = re.search(r"sft|trl|orpo|dpo|grpo|kto|ppo", PurePath(resolved.name).name, re.IGNORECASE)
+    return MODEL_CONFIG_DTYPE if resolved.target is Target.UNKNOWN and trl_name else None
 
 
 class NeuronTrainerFlags(LaunchRule):
@@ -1026,6 +1065,10 @@ class NeuronTrainerFlags(LaunchRule):
                     self.report(line, Severity.TODO, bf16_weights_note(
                         optimum_line(self.ctx.options.project, self.ctx.path), f"bf16: {value.strip()}"))
                 continue
+            if match.group(3) == MODEL_CONFIG_DTYPE.source:
+                if not kept and MODEL_CONFIG_DTYPE.source not in owned:
+                    self._config_dtype(line, match)
+                continue
             mapping = TRAINING_ARGS.get(match.group(3))
             value = re.sub(r"\s+#.*$", "", match.group(5)) if doc.kind is FileKind.YAML else match.group(5)
             if mapping is None or mapping.action is FieldAction.KEEP or value.endswith(("{", "[")) or value in {"|", ">"} \
@@ -1064,6 +1107,22 @@ class NeuronTrainerFlags(LaunchRule):
             self._add_old_default_keys(doc, lines, level, keys, owned)
         if edited and "torch_compile" not in keys:
             self._add_torch_compile(doc, lines, level)
+
+    def _config_dtype(self, line: Line, match: re.Match) -> None:
+        """``torch_dtype:`` of a config read by project scripts parsing trl's ModelConfig (``MODEL_CONFIG_DTYPE``):
+        renamed to ``dtype`` where every config-reading parser script of the project parses it (none declaring
+        torch_dtype in a dataclass of its own: ``owned``), a todo where only some do, nothing where none does."""
+        readers = {path: record for path, record in self.ctx.options.project.of(PARSER_SCRIPTS.name).items()
+                   if record.reads_config}
+        model = sorted(path for path, record in readers.items() if record.model_config)
+        if not model:
+            return
+        others = sorted(set(readers) - set(model))
+        if others:
+            self.report(line, Severity.TODO, DTYPE_CONFIG_TODO.format(readers=", ".join(model), others=", ".join(others)))
+            return
+        line.text = line.text[:match.start(3)] + "dtype" + line.text[match.end(3):]
+        self.report(line, Severity.FIXED, MODEL_CONFIG_DTYPE.message)
 
     def _config_mesh_key(self, lines: list[Line], level: int) -> str:
         """The mesh key (``mesh_key_for``) for a config: its own ``zero_1`` key, else that of the scripts that parse
