@@ -21,6 +21,11 @@ optimum-cli, NM407 torchrun, NM408 trainer flags, NM505 pip install), so ``--ign
   declares stays, with NM408's todo (its parser rejects the flag; removing it would change what the script does);
   for a script that stays on optimum-neuron after this run (NM408's ``kept``), its flags and bf16 variable stay,
   with NM408's todo, in command strings and argv lists alike;
+* a dict turned into argv (``HP = {"zero_1": True, ...}`` read by ``for k, v in HP.items(): cmd += [f"--{k}",
+  str(v)]``, a comprehension, ``"--" + k``, ``"--{}".format(k)``) in a function (or the module) whose argv list runs
+  a Neuron trainer script: each key of a field its stock training arguments reject gets NM408's words as a todo
+  (``HP["zero_1"] was left as it is: ...``); the dict stays as it is (it may be read elsewhere), and a dict for any
+  other script, or never turned into flags, gets nothing;
 * a ``neuron_parallel_compile`` pass or ``--command clear-locks`` (NM401 decides what a pass is) that is the
   whole value of a plain ``NAME = "..."`` (or f-string) assignment is deleted together with the statements using
   NAME, when those are all ``print(...)`` statements, statements running it (``subprocess.run``/``call``/
@@ -113,6 +118,7 @@ from codemods._lib.launch_targets import (
     PARSER_SCRIPTS,
     STAYS_ON_XLA,
     Program,
+    Resolved,
     Target,
     env_readers,
     parses_training_arguments,
@@ -543,6 +549,7 @@ class CommandsInPythonStrings(PythonRule):
         # a file left on torch_xla as a whole keeps the environment of what it runs (as NM316 leaves its settings)
         kept = stays_on_xla(self.ctx.options.project, self.ctx.path.as_posix())
         self.env_copies = frozenset() if kept else _environ_copies(node)
+        self.argv_dicts = {} if kept or not self.maps_flags else self._argv_dicts(node)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         setting = _env_copy_setting(node, getattr(self, "env_copies", frozenset()))
@@ -585,6 +592,70 @@ class CommandsInPythonStrings(PythonRule):
             self.deleted.add(id(node))
             self.spaced.add(id(block))
             (self.todo if action.todo else self.fixed)(node, message)
+
+    # ------------------------------------------------------------------- dicts turned into argv (rtA-04)
+
+    def _argv_dicts(self, module: cst.Module) -> dict[int, tuple[str, Resolved]]:
+        """id(dict display) -> (its name, the Neuron trainer script it is passed to as ``--key value`` flags): a
+        ``NAME = {...}`` of the module or of a function that a loop or comprehension of that function (or of the
+        module) turns into flags (``for k, v in NAME.items(): cmd += [f"--{k}", str(v)]``), where an argv list of the
+        same scope runs a script of the project that parses Neuron training arguments (and does not stay on
+        optimum-neuron after this run: that list gets NM408's kept todo)."""
+        found: dict[int, tuple[str, Resolved]] = {}
+        module_dicts = _dict_bindings(module)
+        scopes: list[cst.CSTNode] = [module]
+        scopes += [node for node in _scope_nodes(module, nested=True) if isinstance(node, cst.FunctionDef)]
+        for scope in scopes:
+            nodes = list(_scope_nodes(scope))
+            turned = {name for node in nodes for name in _dict_flag_loops(node)}
+            if not turned:
+                continue
+            resolved = next((r for node in nodes if isinstance(node, cst.List)
+                             and (r := self._list_target(node)) is not None), None)
+            if resolved is None:
+                continue
+            bindings = {**module_dicts, **(_dict_bindings(scope) if scope is not module else {})}
+            for name in turned:
+                if name in bindings:
+                    found[id(bindings[name])] = (name, resolved)
+        return found
+
+    def _list_target(self, node: cst.List) -> Resolved | None:
+        """The Neuron trainer script an argv list runs (``["torchrun", ..., "-m", "clm.train"]``), else None."""
+        words = [string_value(element.value) or "" for element in node.elements]
+        if not any(word.endswith(".py") or word in _LAUNCHERS for word in words):
+            return None
+        program = program_of(words)
+        if program is None or program.kind == "program":
+            return None
+        resolved = self.resolve(program)
+        return resolved if resolved.target is Target.NEURON and not resolved.kept else None
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        target = getattr(self, "argv_dicts", {}).get(id(node))
+        if target is None:
+            return
+        name, resolved = target
+        for element in node.elements:
+            key = string_value(element.key) if isinstance(element, cst.DictElement) else None
+            mapping = flag_mapping("--" + key) if key else None
+            if mapping is None or key is None:
+                continue
+            flag = "--" + key
+            read = resolved.reads(mapping.source)
+            if read is not None:
+                self.todo(element, READ_FIELD_TODO.format(flag=flag, script=resolved.name, read=read, field=mapping.source))
+                continue
+            if resolved.owns(mapping.source):
+                continue
+            plan = flag_plan(mapping, flag, _flag_value(element.value))
+            if plan is None:
+                continue
+            step = as_step(plan.message)
+            step = step[len(flag) + 2:] if step.startswith(flag + ": ") else step
+            if plan.words and step == plan.message:
+                step = f"rename the key ({step})"
+            self.todo(element, DICT_FLAG_TODO.format(key=key, name=name, flag=flag, script=resolved.name, step=step))
 
     # ------------------------------------------------------------------------------------ argv lists
 
@@ -761,6 +832,78 @@ class CommandsInPythonStrings(PythonRule):
             self.fixed(original, COMPILE_ADDED)
             return True
         return False
+
+
+DICT_FLAG_TODO = ('{name}["{key}"] was left as it is: this file passes {name} to {script} as {flag}, which its stock '
+                  'training arguments reject once migrated: {step}')
+
+
+def _scope_nodes(scope: cst.CSTNode, nested: bool = False):
+    """The nodes under ``scope``, not those of the functions, classes and lambdas it holds (all of them: ``nested``)."""
+    stack = list(reversed(scope.children))
+    while stack:
+        node = stack.pop()
+        yield node
+        if nested or not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(reversed(node.children))
+
+
+def _dict_bindings(scope: cst.CSTNode) -> dict[str, cst.Dict]:
+    """``NAME = {...}`` of ``scope`` (string keys only) bound once there, by name."""
+    bound: dict[str, list[cst.BaseExpression]] = {}
+    for node in _scope_nodes(scope):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    bound.setdefault(target.target.value, []).append(node.value)
+    return {name: cast(cst.Dict, values[0]) for name, values in bound.items() if len(values) == 1
+            and isinstance(values[0], cst.Dict) and all(isinstance(element, cst.DictElement)
+                                                         and string_value(element.key) for element in values[0].elements)}
+
+
+def _dict_flag_loops(node: cst.CSTNode) -> list[str]:
+    """The dict names a ``for`` loop or a comprehension turns into ``--key`` words: it iterates ``NAME.items()``
+    (``NAME``, ``NAME.keys()``) and its body builds ``f"--{key}"``, ``"--" + key`` or ``"--{}".format(key)``."""
+    target: cst.BaseExpression
+    if isinstance(node, cst.For):
+        target, iterated, body = node.target, node.iter, cast(cst.CSTNode, node.body)
+    elif isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+        target, iterated, body = node.for_in.target, node.for_in.iter, cast(cst.CSTNode, node.elt)
+    else:
+        return []
+    method = ""
+    if isinstance(iterated, cst.Call) and isinstance(iterated.func, cst.Attribute) and not iterated.args:
+        method, iterated = iterated.func.attr.value, iterated.func.value
+    if not isinstance(iterated, cst.Name) or method not in ("", "items", "keys"):
+        return []
+    if method == "items":
+        if not isinstance(target, cst.Tuple) or not target.elements:
+            return []
+        target = target.elements[0].value
+    if not isinstance(target, cst.Name):
+        return []
+    key = target.value
+
+    def uses_key(expression: cst.CSTNode) -> bool:
+        return cstwalk.find(expression, lambda n: isinstance(n, cst.Name) and n.value == key)
+
+    def flag(n: cst.CSTNode) -> bool:
+        if isinstance(n, cst.FormattedString) and len(n.parts) > 1 and isinstance(n.parts[0], cst.FormattedStringText):
+            return n.parts[0].value.endswith("--") and uses_key(n.parts[1])
+        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Add):
+            return (string_value(n.left) or "").endswith("--") and uses_key(n.right)
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "format":
+            return (string_value(n.func.value) or "").startswith("--{") and any(uses_key(arg) for arg in n.args)
+        return False
+
+    return [iterated.value] if cstwalk.find(body, flag) else []
+
+
+def _flag_value(node: cst.BaseExpression) -> str | None:
+    """The word a dict value becomes after its flag (a literal), None for a boolean (the flag alone) or an expression."""
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return node.value
+    return string_value(node)
 
 
 def _only_line_continuations(source: str) -> bool:
