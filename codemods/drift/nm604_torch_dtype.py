@@ -12,8 +12,8 @@ What it does:
   one: ``dtype`` is a field of every ``ModelConfig``, a subclass's too). trl 1.x renamed the field to ``dtype``
   (``AttributeError`` on the old name, which NM703 reports where this rule does not run); a read on anything else (a
   parameter of unknown type, a local subclass, ``self.model_args``) is left as it is. The ``torch_dtype:`` key of a
-  config file the parser reads, and a ``--torch_dtype`` flag, are not renamed here (TrlParser then stops with
-  "Unknown arguments from config file").
+  config file the parser reads and a ``--torch_dtype`` launch flag are NM408's (renamed where the script's parser
+  certainly takes trl's ``ModelConfig``; TrlParser otherwise stops with "Unknown arguments from config file").
 * diffusers and other libraries keep their own ``torch_dtype`` and are left alone.
 
 Scope per file: only the files the Neuron migration reaches (Neuron code, the modules it imports, the scripts
