@@ -104,11 +104,30 @@ _NOTE = re.compile(r"#[ \t]*neuron-migrate:(?:[^\\\n]|\\(?!n))*")
 
 
 #: the names an optimum.neuron import binds: ``import optimum.neuron [as on]``,
-#: ``from optimum.neuron[.x] import A, B as C``
+#: ``from optimum.neuron[.x] import A, B as C``, the names spread over lines too: in parentheses
+#: (``from optimum.neuron import (\n    A,\n    B,\n)``, as black and ruff format a long import; group 1) or after
+#: a backslash continuation (group 2). rtB B4: a parenthesized import was no import here, so the app/models.py that
+#: NM120 kept on optimum-neuron was not among the files still importing it and requirements.txt lost the package
 _ON_MODULE_IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*import[ \t]+optimum\.neuron\b(?:\.\w+)*"""
                                r"""(?:[ \t]+as[ \t]+(\w+))?""")
-_ON_FROM_IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*from[ \t]+optimum\.neuron(?:\.\w+)*[ \t]+import[ \t]+"""
-                             r"""\(?([\w \t,]+)""")
+_ON_FROM_IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*from[ \t]+optimum\.neuron(?:\.\w+)*[ \t]+import[ \t]*"""
+                             r"""(?:\(([^)]*)|(?<=\s)((?:[\w \t,]|\\\r?\n)+))""")
+#: what a parenthesized name list holds besides names: a comment (in a notebook's JSON, to the escaped newline),
+#: a notebook's escaped newlines and the quotes and commas between its source strings, a backslash continuation
+_IMPORT_LIST_NOISE = re.compile(r'#(?:[^\\\n]|\\(?!n))*|\\n|\\\r?\n|\s*"\s*,?\s*"')
+
+
+def _on_from_names(match: re.Match[str]) -> list[tuple[str, str]]:
+    """The (imported name, bound name) pairs of one ``_ON_FROM_IMPORT`` match, its names on one line or many."""
+    body = match.group(1) if match.group(1) is not None else match.group(2)
+    pairs = []
+    for part in _IMPORT_LIST_NOISE.sub(" ", body).split(","):
+        words = part.split()
+        if words and all(word.isidentifier() for word in words):
+            pairs.append((words[0], words[-1]))  # ``A as B``: (A, B)
+    return pairs
+
+
 #: an eval/exec of a string literal (f-strings too; a notebook's JSON escapes its quotes)
 _EVAL_LITERAL = re.compile(r"""\b(?:eval|exec)\(\s*[rRfF]{0,2}\\?(["'])(.*?)\\?\1""")
 
@@ -119,10 +138,7 @@ def optimum_neuron_kept(text: str) -> bool | None:
     package must stay installed until the code is ported by hand."""
     bound = {match.group(1) or "optimum" for match in _ON_MODULE_IMPORT.finditer(text)}
     for match in _ON_FROM_IMPORT.finditer(text):
-        for part in match.group(1).split(","):
-            words = part.split()
-            if words:
-                bound.add(words[-1])
+        bound |= {name for _, name in _on_from_names(match)}
     if not bound:
         return None
     for match in _EVAL_LITERAL.finditer(text):
@@ -462,10 +478,7 @@ def legacy_converter(text: str) -> bool:
         return False
     bound: set[str] = set()
     for match in _ON_FROM_IMPORT.finditer(text):
-        for part in match.group(1).split(","):
-            words = part.split()
-            if words:
-                bound.add(words[0])  # the imported name (``A as B``: A)
+        bound |= {name for name, _ in _on_from_names(match)}  # the imported name (``A as B``: A)
     return bool(bound) and bound <= set(CONSOLIDATE)
 
 

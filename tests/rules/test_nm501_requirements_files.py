@@ -626,3 +626,32 @@ def test_a_converter_beside_another_held_importer_keeps_todays_hold() -> None:
         result = migrate(body, "NM501", kind=FileKind.REQUIREMENTS, path="requirements.txt", project=project)
         assert "\noptimum-neuron[training]==0.3.0\n" in result.text and "port " in result.text, project
         assert "\ntransformers==4.48.0\n" in result.text and "one-time" not in result.text
+
+
+def test_an_optimum_neuron_import_over_several_lines_is_an_import() -> None:
+    """rtB B4: ``from optimum.neuron import (`` on a line of its own (black/ruff's long import) was no import for the
+    dependency layer, so a module kept on optimum-neuron did not hold the requirements (ModuleNotFoundError)."""
+    import json
+
+    from codemods.deps._plan import legacy_converter, optimum_neuron_kept, uses_optimum_neuron
+
+    parenthesized = ("from optimum.neuron import (\n    NeuronModelForSequenceClassification,  # the classifier\n"
+                     "    NeuronModelForQuestionAnswering as QA,\n)\n")
+    continued = "from optimum.neuron.utils import \\\n    get_neuron_cache_path\n"
+    notebook = json.dumps({"cells": [{"cell_type": "code", "source": [
+        "from optimum.neuron import (\n", "    NeuronModelForCausalLM,  # c\n", "    NeuronModelForQA as QA,\n",
+        ")\n", "model = eval(\"QA\")\n"]}]}, indent=1)
+    for text in (parenthesized, continued, notebook, "from optimum.neuron.utils import(get_neuron_cache_path)\n"):
+        assert uses_optimum_neuron(text), text
+    assert not uses_optimum_neuron("# from optimum.neuron import (\nimport optimum_neuron_tools\n")
+    # the names they bind: ``A as B`` binds B (an eval of it keeps the import), imports A (a converter's name)
+    assert optimum_neuron_kept(parenthesized + 'eval("QA")\n') and optimum_neuron_kept(notebook)
+    assert optimum_neuron_kept(parenthesized + 'eval("NeuronModelForQuestionAnswering")\n') is None
+    assert legacy_converter("from optimum.neuron.models.training import (\n"
+                            "    consolidate_model_parallel_checkpoints_to_unified_checkpoint,\n)\n")
+    assert not legacy_converter(parenthesized)
+    # a module no rule ports (optimum-neuron's cache helpers) keeps such an import, and with it the package
+    kept = "from optimum.neuron.utils.cache_utils import (\n    get_neuron_cache_path,\n)\n\nget_neuron_cache_path()\n"
+    for project in ({"app/models.py": kept}, {"scripts/cache_report.py": continued + "\nget_neuron_cache_path()\n"}):
+        result = _requirements("optimum-neuron==0.0.25\nfastapi\n", project=project)
+        assert "\noptimum-neuron==0.0.25\n" in result.text and f"{next(iter(project))} still imports" in result.text
