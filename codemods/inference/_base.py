@@ -764,6 +764,8 @@ class InferenceRule(PythonRule):
         notebook, over every cell (``codemods/inference/_notebook.py``)."""
         kept = self._kept_class_uses()
         kept.update(self._unresolved_splat_loads())
+        for key, message in self._unsorted_key_loads().items():
+            kept.setdefault(key, message)
         for key, message in self._held_loads().items():  # an unread splat's todo says the same
             kept.setdefault(key, message)
         for key, message in self._kept_producer_loads(set(kept)).items():  # held for both reasons: both todos
@@ -843,6 +845,43 @@ class InferenceRule(PythonRule):
     #: a load of this rule with a ``**splat`` it cannot read keeps the file on optimum-neuron (the rules whose
     #: loads go through :func:`split_traced`: the stock call would get the splat's Neuron keys, TypeError)
     opaque_splat_keeps_file = False
+
+    #: the loads of this rule go through :func:`traced_load`: one with a keyword no table sorts
+    #: (:func:`unsorted_traced_keys`) keeps the file on optimum-neuron
+    unsorted_keys_keep_file = False
+
+    def _unsorted_key_loads(self) -> dict[int, str]:
+        """The loads of this rule (``unsorted_keys_keep_file``) with a keyword that neither the stock
+        ``from_pretrained`` nor a table of optimum-neuron's arguments knows (:func:`unsorted_traced_keys`):
+        id(``X.from_pretrained``) -> the todo. Kept in the stock call it would reach the model's ``__init__``
+        (TypeError: unexpected keyword argument); dropped, what it did would be lost: the file stays as it is."""
+        module = self.ctx.shared.get("module")
+        if not self.unsorted_keys_keep_file or not isinstance(module, cst.Module):
+            return {}
+        gatherer = self.ctx.memo("inference.scopes", lambda: _gather_scopes(module))
+        self._scopes = gatherer.values  # for dict_items' lookups; visit_Module sets them again
+        kept: dict[int, str] = {}
+        for call in gatherer.calls:
+            if not (self.is_target_call(call) and isinstance(call.func, cst.Attribute)):
+                continue
+            setattr(self, "_scope_stack", gatherer.call_scopes.get(id(call), [module]))  # typed in visit_Module
+            arguments = self.arguments(call)
+            keys = unsorted_traced_keys(arguments)
+            if not keys:
+                continue
+            values = dict(arguments.keywords)
+            shown = ", ".join(f"`{key}={source_of(values[key].value)}`" for key in keys)
+            owner = source_of(call.func.value)
+            kept[id(call.func)] = (
+                f"{shown} {'is' if len(keys) == 1 else 'are'} neither a stock from_pretrained / model config keyword "
+                f"nor an optimum-neuron argument whose meaning {self.id} knows, so it leaves this file on "
+                f"optimum-neuron: the {owner} import and loads are not rewritten (kept, a stock from_pretrained "
+                "passes an unknown keyword to the model's __init__: TypeError; dropped, what it did in the Neuron "
+                "export would be lost). To migrate it: remove "
+                f"{'it' if len(keys) == 1 else 'each'} from the call if it only configured the Neuron compilation "
+                "(and redo what it did by hand), else pass it on as the stock keyword it stands for, then run "
+                "neuron-migrate again")
+        return kept
 
     def _unresolved_splat_loads(self) -> dict[int, str]:
         """The loads of this rule with a ``*args`` / ``**NAME`` splat that neither a dict literal of this file nor
@@ -1721,6 +1760,42 @@ def torch_dtype_attr(node: cst.BaseExpression) -> bool:
 
 
 
+#: keywords a stock ``from_pretrained`` takes beyond ``TRACED_KEEP`` (transformers 5.24: its parameters, the ones it
+#: pops from its kwargs, and common config attributes it sets on the loaded config): a traced load keeps them
+STOCK_LOAD_ARGS = frozenset({
+    "ignore_mismatched_sizes", "use_safetensors", "weights_only", "disable_mmap", "proxies", "output_loading_info",
+    "max_memory", "offload_folder", "offload_buffers", "quantization_config", "adapter_name", "adapter_kwargs",
+    "gguf_file", "tp_plan", "tp_size", "distributed_config", "device_mesh", "key_mapping", "generation_config",
+    "use_kernels", "kernel_config", "experts_implementation", "state_dict",
+    "num_labels", "id2label", "label2id", "problem_type", "return_dict", "use_cache", "pad_token_id",
+    "bos_token_id", "eos_token_id",
+})
+
+#: keywords of a Neuron encoder / seq2seq export that the stock load rejects (TypeError at model init) and whose
+#: meaning is known: dropped, with a ``todo`` saying what it did unless its literal value changes nothing
+#: (key -> (those values, what it did and what to do))
+TRACED_EXPORT_ARGS: dict[str, tuple[tuple[object, ...], str]] = {
+    "num_cores": ((1,), "optimum compiled and ran the model over that many NeuronCores; " + (
+        "the migrated model loads whole on one device: to use that many cores again, launch with "
+        "`torchrun --nproc_per_node <N>` and pass distributed_config=DistributedConfig(tp_size=<N>) instead of "
+        "device_map (a model with a transformers TP plan; transformers calls init_process_group itself, backend "
+        "\"neuron\" on Trainium), or run one process per core (NEURON_RT_VISIBLE_CORES) and split the inputs by "
+        "rank")),
+}
+
+#: the keywords :func:`traced_load` sorts (each kept, mapped, or dropped with its todo)
+_TRACED_SORTED = (TRACED_KEEP | TRACED_DROP | STOCK_LOAD_ARGS | frozenset(SHAPE_KEYS) | frozenset(TRACED_EXPORT_ARGS)
+                  | frozenset(OPTIMUM_RUNTIME_ARGS)
+                  | {"use_auth_token", "torch_dtype", "dtype", "auto_cast_type", "export", "tensor_parallel_size"})
+
+
+def unsorted_traced_keys(arguments: Arguments) -> list[str]:
+    """The keywords of a traced / seq2seq Neuron load that neither the stock ``from_pretrained`` nor a table of
+    optimum-neuron's arguments knows: kept, they would reach the stock model's ``__init__`` (TypeError); dropped,
+    whatever they did is lost unseen. Such a load stays on optimum-neuron (``InferenceRule._unsorted_key_loads``)."""
+    return [key for key, _ in arguments.keywords if key not in _TRACED_SORTED and key not in arguments.neuron_keys]
+
+
 def neuron_argument_note(key: str, arg: cst.Arg, arguments: Arguments) -> str | None:
     """The todo for dropping a keyword that no rule table sorts but that surely is optimum-neuron's, so a
     stock call would reject or ignore it: a known runtime argument, or a key of a dict of Neuron export
@@ -1926,10 +2001,20 @@ def traced_load(rule: InferenceRule, arguments: Arguments, tp_note: str) -> tupl
             split.dropped.append(key)  # one core: what the stock load does
         elif key == "tensor_parallel_size":
             notes.append(tp_note)
-        else:
+        elif key in TRACED_EXPORT_ARGS:
+            quiet, advice = TRACED_EXPORT_ARGS[key]
+            value = rule.literal(arg.value)
+            if any(value == neutral and type(value) is type(neutral) for neutral in quiet):
+                split.dropped.append(key)
+            else:
+                shown = str(value) if isinstance(value, int) else "<N>"  # the degree in the commands, when known
+                notes.append(f"`{key}={source_of(arg.value)}` dropped: {advice.replace('<N>', shown)}")
+        elif key in STOCK_LOAD_ARGS:
             split.args.append(arg)
-            notes.append(f"`{key}=` is not an optimum-neuron argument this rule knows: check it is valid for "
-                         "from_pretrained")
+        else:  # such a load keeps the file on optimum-neuron (InferenceRule._unsorted_key_loads); never a stock kwarg
+            notes.append(f"`{key}={source_of(arg.value)}` dropped: neither a stock from_pretrained keyword nor an "
+                         "optimum-neuron argument this rule knows (kept, the model's __init__ raised TypeError): "
+                         "check what it did in the Neuron export and redo it by hand")
     if split.dtype is not None:
         split.args.append(keyword_arg("dtype", split.dtype))
     if "device_map" not in dict(arguments.keywords):

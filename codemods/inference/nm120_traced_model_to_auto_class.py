@@ -68,6 +68,12 @@ What it does:
   (AttributeError). Shared with NM130 (``InferenceRule.compiled_reads``);
 * a keyword from a dict of Neuron export arguments that no table knows is dropped with a ``todo`` (the stock
   ``from_pretrained`` raises TypeError on it);
+* ``num_cores=`` (the NeuronCores optimum compiled and ran the model over) is dropped, with a ``todo`` giving the
+  ``torchrun --nproc_per_node <N>`` / ``DistributedConfig(tp_size=<N>)`` route unless it is 1; a keyword the stock
+  ``from_pretrained`` or the model config takes (``num_labels=``, ``quantization_config=``, ...) is passed on; a
+  keyword that is neither (``fuse_layernorm=True``; kept, the model's ``__init__`` raised TypeError; dropped, what it
+  did would be lost unseen) leaves the file on optimum-neuron with a ``todo`` naming it (shared with NM121,
+  ``InferenceRule._unsorted_key_loads``, rtB B3);
 * ``**NAME`` splats: a dict literal bound once in the file, or a dict of constants bound once in a project
   module it is imported from (``from app.config import SHAPES``), is sorted like inline keywords (the dict
   stays in that module); a splat nothing resolves (``**kwargs``, a dict changed in place) leaves the load,
@@ -173,6 +179,7 @@ class TracedModelToAutoClass(CompiledFolderLoads, InferenceRule):
     # keeps this file's export, rt5H D1)
     facts = (MODULE_DICTS, COMPILED_EXPORTS, MODULE_FOLDERS, OPTIMUM_NEURON_CODE)
     opaque_splat_keeps_file = True
+    unsorted_keys_keep_file = True  # a keyword no table sorts: the file stays on optimum-neuron
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if not self.is_target_call(original):

@@ -31,6 +31,10 @@ What it does:
   stays in that module); a splat nothing resolves (``**kwargs``, a dict changed in place) leaves the load,
   its import and the whole file on optimum-neuron with a ``todo`` naming the splat (a stock call would get
   its Neuron keys and raise TypeError), and no default ``dtype`` is guessed beside it;
+* ``num_cores=`` is dropped with the ``torchrun`` / ``DistributedConfig`` ``todo`` (as NM120); a keyword that is
+  neither the stock load's nor one of optimum-neuron's that a table sorts (Whisper's ``encoder_kwargs=``,
+  ``max_sequence_length=``) leaves the file on optimum-neuron with a ``todo`` naming it: kept in the stock call, the
+  model's ``__init__`` raised TypeError (rtB B3);
 * limits: whether each encoder-decoder architecture supports a static cache on Neuron is not verified; the
   decoder cache length follows generate's ``max_length``/``max_new_tokens``, so keep those constant.
 
@@ -99,6 +103,7 @@ class Seq2SeqStaticCache(CompiledFolderLoads, InferenceRule):
     loads = SEQ2SEQ
     facts = (MODULE_DICTS, COMPILED_EXPORTS, MODULE_FOLDERS)  # **NAME dicts; export commands; folder names
     opaque_splat_keeps_file = True
+    unsorted_keys_keep_file = True  # a keyword no table sorts: the file stays on optimum-neuron
 
     def _both_bound(self, owner: cst.BaseExpression) -> str | None:
         """The Neuron class ``owner`` names when the name is bound to it and to its stock target (``if SMOKE:
