@@ -850,6 +850,11 @@ class InferenceRule(PythonRule):
     #: (:func:`unsorted_traced_keys`) keeps the file on optimum-neuron
     unsorted_keys_keep_file = False
 
+    def unsorted_keys(self, arguments: Arguments) -> list[str]:
+        """The keywords of one of this rule's loads that no table of the rule sorts (``unsorted_keys_keep_file``):
+        by default those of a traced / seq2seq load (:func:`unsorted_traced_keys`)."""
+        return unsorted_traced_keys(arguments)
+
     def _unsorted_key_loads(self) -> dict[int, str]:
         """The loads of this rule (``unsorted_keys_keep_file``) with a keyword that neither the stock
         ``from_pretrained`` nor a table of optimum-neuron's arguments knows (:func:`unsorted_traced_keys`):
@@ -866,21 +871,22 @@ class InferenceRule(PythonRule):
                 continue
             setattr(self, "_scope_stack", gatherer.call_scopes.get(id(call), [module]))  # typed in visit_Module
             arguments = self.arguments(call)
-            keys = unsorted_traced_keys(arguments)
+            keys = self.unsorted_keys(arguments)
             if not keys:
                 continue
             values = dict(arguments.keywords)
             shown = ", ".join(f"`{key}={source_of(values[key].value)}`" for key in keys)
             owner = source_of(call.func.value)
+            model = source_of(arguments.positional[0].value) if arguments.positional else "<model>"
             kept[id(call.func)] = (
-                f"{shown} {'is' if len(keys) == 1 else 'are'} neither a stock from_pretrained / model config keyword "
-                f"nor an optimum-neuron argument whose meaning {self.id} knows, so it leaves this file on "
-                f"optimum-neuron: the {owner} import and loads are not rewritten (kept, a stock from_pretrained "
-                "passes an unknown keyword to the model's __init__: TypeError; dropped, what it did in the Neuron "
-                "export would be lost). To migrate it: remove "
+                f"{shown} {'is' if len(keys) == 1 else 'are'} neither a stock from_pretrained keyword nor an "
+                f"optimum-neuron argument whose meaning {self.id} knows, so it leaves this file on optimum-neuron: "
+                f"the {owner} import and loads are not rewritten (kept, a stock from_pretrained passes a keyword "
+                "that is no attribute of the model's config to the model's __init__: TypeError; dropped, what it "
+                "did in the Neuron export would be lost). To migrate it: remove "
                 f"{'it' if len(keys) == 1 else 'each'} from the call if it only configured the Neuron compilation "
-                "(and redo what it did by hand), else pass it on as the stock keyword it stands for, then run "
-                "neuron-migrate again")
+                "(and redo what it did by hand); if it overrides the model config, pass "
+                f"config=AutoConfig.from_pretrained({model}, <key>=<value>) instead; then run neuron-migrate again")
         return kept
 
     def _unresolved_splat_loads(self) -> dict[int, str]:

@@ -53,6 +53,11 @@ What it does:
   resolves (``**vars(args)``, ``**kwargs``, a dict changed in place) leaves the load, its import and the whole file
   on optimum-neuron with a ``todo`` naming the splat: a stock call would get the Neuron export keys it may carry
   (``auto_cast_type``, ``num_cores``, ``batch_size`` ...) and raise TypeError.
+* an inline keyword of a load that no table sorts (``DECODER_SORTED``: optimum's export and runtime arguments,
+  the stock ``from_pretrained`` / config keywords, which are passed on) leaves the file on optimum-neuron with a
+  ``todo`` naming it (``InferenceRule._unsorted_key_loads``): kept in the stock call it would reach the model's
+  ``__init__`` (TypeError), dropped, what it did in the export would be lost. A round-trip load (below) drops
+  optimum's keywords with a todo each (a degree with the torchrun / DistributedConfig route).
 * the inputs follow the model to the device, as in NM120 (``tokenizer(..., return_tensors="pt")`` assigned in
   the scope of a ``model.generate`` call gets ``.to(model.device)``, also where the model is stored on ``self``,
   returned or passed on); an input the rule cannot move gets a todo only at a forward call: ``generate`` moves
@@ -191,9 +196,11 @@ import libcst as cst
 from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._lib.launch_targets import OPTIMUM_NEURON_CODE
 from codemods._tables.inference_arguments import DTYPES as DTYPES_TABLE
-from codemods._tables.inference_symbols import decoder_moves
+from codemods._tables.inference_symbols import OPTIMUM_RUNTIME_ARGS, decoder_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import (
+    STOCK_LOAD_ARGS,
+    Arguments,
     InferenceRule,
     dtype_for,
     neuron_argument_note,
@@ -233,6 +240,11 @@ DROP = frozenset({
     "max_context_length", "disable_fast_relayout", "disable_fallback", "library_name", "file_name", "model_save_dir",
 })
 TP_KEYS = ("num_cores", "tensor_parallel_size", "tp_degree")
+#: the keywords of a decoder load this rule sorts (kept, mapped, or dropped with its todo); a load with any other
+#: keeps the file on optimum-neuron (``unsorted_keys_keep_file``): kept in the stock call it would reach the
+#: model's ``__init__`` (TypeError), dropped, what it did in the export would be lost
+DECODER_SORTED = (KEEP | DROP | frozenset(TP_KEYS) | STOCK_LOAD_ARGS | frozenset(OPTIMUM_RUNTIME_ARGS)
+                  | {"use_auth_token", "torch_dtype", "dtype", "auto_cast_type", "batch_size", "sequence_length"})
 TORCHRUN_TARGET = re.compile(r"[\w./${}-]+\.py\b")
 
 
@@ -282,6 +294,10 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
     facts = (TORCHRUN_LAUNCHES, COMPILED_EXPORTS, MODULE_DICTS, MODULE_FOLDERS, OPTIMUM_NEURON_CODE,
              COMPILED_FOLDER_USES)
     opaque_splat_keeps_file = True  # a splat nothing resolves: the file stays on optimum-neuron
+    unsorted_keys_keep_file = True  # a keyword DECODER_SORTED does not hold: the file stays on optimum-neuron
+
+    def unsorted_keys(self, arguments: Arguments) -> list[str]:
+        return [key for key, _ in arguments.keywords if key not in DECODER_SORTED and key not in arguments.neuron_keys]
 
     def prepare(self, module: cst.Module) -> None:
         """Find ``nc = X.get_neuron_config(...)`` consumed only by ``X.export(id, nc)``: expanded, then removed."""
@@ -574,12 +590,17 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
                 continue
             if key == "use_auth_token":
                 new_args.append(keyword_arg("token", arg.value))
-            elif key in KEEP or key in ("torch_dtype", "dtype", "device_map"):
+            elif key in KEEP or key in STOCK_LOAD_ARGS or key in ("torch_dtype", "dtype", "device_map"):
                 new_args.append(arg if key != "torch_dtype" else keyword_arg("dtype", arg.value))
-            else:
-                new_args.append(arg)
-                notes.append(f"`{key}=` is not an optimum-neuron argument this rule knows: check it is valid for "
-                             "AutoModelForCausalLM.from_pretrained")
+            elif (note := neuron_argument_note(key, arg, args)) is not None:
+                notes.append(note)
+            elif key in TP_KEYS:
+                notes.append(f"`{key}={source_of(arg.value)}` dropped: this loads on one device; to shard across that "
+                             "many NeuronCores, launch this script with `torchrun --nproc_per_node <degree>` and pass "
+                             "distributed_config=DistributedConfig(tp_size=<degree>) instead of device_map")
+            else:  # DROP, the shapes, auto_cast_type (DECODER_SORTED: any other key keeps the file)
+                notes.append(f"`{key}={source_of(arg.value)}` dropped: a Neuron compile setting; the stock checkpoint "
+                             "carries its dtype and static cache in its config files")
         if "device_map" not in values:
             new_args.append(keyword_arg("device_map", self.device_map()))
         exporters = trip.exporter_names()
@@ -822,7 +843,9 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
                 continue
             elif (note := neuron_argument_note(key, arg, args)) is not None:
                 notes.append(note)
-            else:
+            elif key in STOCK_LOAD_ARGS:
+                new_args.append(arg)
+            else:  # a keyword of a folded get_neuron_config (a load's own unsorted keyword keeps the file)
                 new_args.append(arg)
                 notes.append(f"`{key}=` is not an optimum-neuron argument this rule knows: check it is valid for "
                              "AutoModelForCausalLM.from_pretrained")

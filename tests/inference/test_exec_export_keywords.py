@@ -58,3 +58,27 @@ def test_an_unsorted_export_keyword_keeps_the_load_on_optimum_neuron() -> None:
     assert "\n".join(code) == source.rstrip("\n")
     assert any(finding.rule == "NM120" and "`fuse_layernorm=True`" in finding.message
                and "leaves this file on optimum-neuron" in finding.message for finding in result.findings)
+
+
+DECODER_WITH_A_STOCK_KEYWORD = '''
+from optimum.neuron import NeuronModelForCausalLM
+from transformers import AutoTokenizer
+
+MODEL = {model!r}
+tokenizer = AutoTokenizer.from_pretrained(MODEL)
+model = NeuronModelForCausalLM.from_pretrained(
+    MODEL, export=True, batch_size=1, sequence_length=32, auto_cast_type="fp32", use_safetensors=True
+)
+inputs = tokenizer("hello world", return_tensors="pt")
+output = model.generate(**inputs, max_new_tokens=4, do_sample=False)
+print("RESULT new=%d" % (output.shape[1] - inputs["input_ids"].shape[1]))
+print("RESULT cache=%s" % model.generation_config.cache_implementation)
+'''
+
+
+def test_a_stock_keyword_of_a_decoder_export_reaches_the_stock_load_and_it_generates(tmp_path: Path) -> None:
+    model = tiny.llama(tmp_path / "llama")
+    script = migrate(DECODER_WITH_A_STOCK_KEYWORD.format(model=str(model)))
+    assert "use_safetensors=True" in script and "check it is valid" not in script
+    result = values(run(script, tmp_path))
+    assert result == {"new": "4", "cache": "static"}

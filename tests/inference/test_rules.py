@@ -119,19 +119,32 @@ def test_rule_metadata(rule) -> None:
     assert all(len(trigger) > 8 for trigger in rule.triggers)
 
 
-def test_unknown_keyword_from_a_neuron_dict_is_dropped_but_a_direct_one_stays() -> None:
+def test_unknown_keyword_from_a_neuron_dict_is_dropped_but_a_direct_one_keeps_the_file() -> None:
     """A key of a dict that holds Neuron shapes is optimum's (the stock from_pretrained raises TypeError on
-    it); a keyword written directly may be a config override (rope_theta) and stays, with a todo."""
+    it); a keyword written directly may be a config override (rope_theta) or optimum's: the file stays, and the
+    todo gives the config route the rule then migrates."""
     result = migrate("""
         from optimum.neuron import NeuronModelForCausalLM
         shapes = {"batch_size": 1, "sequence_length": 64, "prompt_len": 16}
-        model = NeuronModelForCausalLM.from_pretrained("m", export=True, num_cores=1, rope_theta=1e6, **shapes)
+        model = NeuronModelForCausalLM.from_pretrained("m", export=True, num_cores=1, **shapes)
     """)
     code_lines = [line for line in result.text.splitlines() if not line.lstrip().startswith("#")]
     assert not any("prompt_len" in line for line in code_lines)
-    assert "rope_theta=1e6" in result.text
     assert any("`prompt_len=16` (from **shapes" in m for m in todos(result))
-    assert any("`rope_theta=` is not an optimum-neuron argument" in m for m in todos(result))
+    direct = migrate("""
+        from optimum.neuron import NeuronModelForCausalLM
+        model = NeuronModelForCausalLM.from_pretrained("m", export=True, num_cores=1, rope_theta=1e6)
+    """)
+    assert "NeuronModelForCausalLM.from_pretrained(" in direct.text and "AutoModelForCausalLM" not in direct.text
+    assert any("`rope_theta=1e6`" in m and 'config=AutoConfig.from_pretrained("m", <key>=<value>)' in m
+               for m in todos(direct))
+    routed = migrate("""
+        from optimum.neuron import NeuronModelForCausalLM
+        from transformers import AutoConfig
+        model = NeuronModelForCausalLM.from_pretrained(
+            "m", export=True, num_cores=1, config=AutoConfig.from_pretrained("m", rope_theta=1e6))
+    """)
+    assert "AutoModelForCausalLM.from_pretrained(" in routed.text
 
 
 def test_a_dict_without_neuron_keys_is_not_treated_as_optimums() -> None:

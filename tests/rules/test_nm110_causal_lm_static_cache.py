@@ -732,3 +732,64 @@ def test_a_reload_of_the_folder_expression_another_file_saves_to_names_that_expo
     notes = " ".join(f.message for f in result.findings if f.severity.value == "todo")
     assert "the saved export of export.py writes (`save_pretrained(cfg[\"compiled_dir\"])` there)" in notes
     assert "the same config file and key" in notes and "no folder this rule can read" not in notes
+
+
+def test_an_export_keyword_no_table_sorts_keeps_the_file_and_a_stock_one_is_passed_on() -> None:
+    # kept in the stock call, `rotary_bucketing=` would reach LlamaForCausalLM.__init__ (TypeError); dropped, what it
+    # did in the export would be lost: the file stays, with a todo naming it
+    kept = migrate("""
+        from optimum.neuron import NeuronModelForCausalLM
+
+        model = NeuronModelForCausalLM.from_pretrained("org/m", export=True, sequence_length=64, rotary_bucketing=True)
+        """, "NM110")
+    assert "NeuronModelForCausalLM.from_pretrained(" in kept.text and "AutoModelForCausalLM" not in kept.text
+    assert any("`rotary_bucketing=True`" in finding.message for finding in kept.findings if finding.rule == "NM110")
+    stock = migrate("""
+        from optimum.neuron import NeuronModelForCausalLM
+
+        model = NeuronModelForCausalLM.from_pretrained("org/m", export=True, sequence_length=64, use_safetensors=True)
+        """, "NM110")
+    assert "AutoModelForCausalLM.from_pretrained(\"org/m\", use_safetensors=True" in stock.text
+    assert "check it is valid" not in stock.text
+
+
+ROUND_TRIP_EXPORTER = textwrap.dedent("""\
+    import argparse
+
+    from optimum.neuron import NeuronModelForCausalLM
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", default="compiled/m")
+    args = parser.parse_args()
+    model = NeuronModelForCausalLM.from_pretrained("org/m", export=True, batch_size=1, sequence_length=64)
+    model.save_pretrained(args.out)
+    """)
+
+
+def _round_trip_loader(keywords: str) -> str:
+    return textwrap.dedent(f"""\
+        import argparse
+
+        from optimum.neuron import NeuronModelForCausalLM
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--model-dir", default="compiled/m")
+        args = parser.parse_args()
+        model = NeuronModelForCausalLM.from_pretrained(args.model_dir, {keywords})
+        """)
+
+
+def test_a_round_trip_load_drops_a_degree_with_the_torchrun_route_and_an_unsorted_keyword_cancels_the_trip() -> None:
+    loader = _round_trip_loader("num_cores=2")
+    result = migrate(loader, "NM110", path="serve.py", project={"export.py": ROUND_TRIP_EXPORTER, "serve.py": loader})
+    assert "AutoModelForCausalLM.from_pretrained(args.model_dir, device_map=" in result.text
+    assert "num_cores=2" not in _code(result.text)
+    assert any("`num_cores=2` dropped" in finding.message and "torchrun --nproc_per_node" in finding.message
+               for finding in result.findings if finding.rule == "NM110")
+    # all or none: a load keyword nothing sorts keeps the loader, and with it the exporter, on optimum-neuron
+    unsorted = _round_trip_loader("rotary_bucketing=True")
+    project = {"export.py": ROUND_TRIP_EXPORTER, "serve.py": unsorted}
+    assert "NeuronModelForCausalLM.from_pretrained(args.model_dir" in migrate(
+        unsorted, "NM110", path="serve.py", project=project).text
+    exporter = migrate(ROUND_TRIP_EXPORTER, "NM110", path="export.py", project=project).text
+    assert "from optimum.neuron import NeuronModelForCausalLM" in exporter
