@@ -720,6 +720,32 @@ def _unwrapped_to(value: cst.BaseExpression) -> cst.BaseExpression:
     return value
 
 
+#: memo key (per file, per notebook cell) of :func:`family_kept`
+FAMILY_KEPT = "inference.family-kept"
+
+
+def family_kept(ctx: Any) -> dict[str, str]:
+    """The NM1xx rules of this run that keep the file (a notebook: the cell, with its notebook) on optimum-neuron:
+    rule id -> the first of its todos. Each is read by a fresh instance of the rule that runs nothing else (as
+    :func:`codemods.inference._notebook.notebook_kept` reads a cell's neighbours); the other NM1xx rules then
+    leave the file as it is too (``InferenceRule._follows_family``)."""
+    from migrate.registry import all_rules
+
+    selected = ctx.options.rules if ctx.options is not None else None
+    kept: dict[str, str] = {}
+    for rule in all_rules():
+        if not issubclass(rule, InferenceRule) or (selected is not None and rule.id not in selected):
+            continue
+        probe = object.__new__(rule)
+        PythonRule.__init__(probe, ctx)
+        uses = probe.kept_uses()
+        if ctx.namespace is not None:
+            uses.update(notebook_kept(probe, uses))
+        if uses:
+            kept[rule.id] = next(iter(uses.values()))
+    return kept
+
+
 class InferenceRule(PythonRule):
     """Base of the NM1xx rules: scope lookups, splat expansion, statements added after an assignment.
 
@@ -727,7 +753,10 @@ class InferenceRule(PythonRule):
     move or cleanup) and one ``todo`` at the top says why: Inf1 has no TorchNeuron path. A rule also withdraws from a
     file where a use of a class it moves stays in the code and the stock class lacks it (``<class>.<attr>``, attr
     not in ``stock_class_attributes`` nor rewritten by the rule, see ``rewrites_class_use``): a todo at each such
-    use says why (renamed, it would raise AttributeError) and what to do (``kept_use_advice``)."""
+    use says why (renamed, it would raise AttributeError) and what to do (``kept_use_advice``). The decision is the
+    family's: where one NM1xx rule keeps the file on optimum-neuron (:func:`family_kept`), the others that move
+    classes leave their loads too, with a todo at each naming that rule (``_follows_family``): one file, one
+    stack."""
 
     #: attributes a moved class shares with its stock target: a use of one survives the class rename
     stock_class_attributes: frozenset[str] = frozenset({"from_pretrained", "from_config", "register", "__name__",
@@ -744,6 +773,13 @@ class InferenceRule(PythonRule):
             if kept:
                 self._withdraw()
                 self._note_kept_uses(kept)
+                return
+            keepers = {rule: message for rule, message in ctx.memo(FAMILY_KEPT, lambda: family_kept(ctx)).items()
+                       if rule != self.id}
+            follows = self._follows_family(keepers) if keepers and self.moves else {}
+            if follows:
+                self._withdraw()
+                self._note_kept_uses(follows)
             return
         self._withdraw()
         # once per file, and once per notebook (its cells share the namespace object)
@@ -758,6 +794,33 @@ class InferenceRule(PythonRule):
                   "Inf1 deployments, or port it to Trn2/Trn3 by hand (a stock transformers/diffusers class loaded "
                   "from the source checkpoint, on the neuron device)")
         ctx.statement_stack.pop()
+
+    def _follows_family(self, keepers: Mapping[str, str]) -> dict[int, str]:
+        """A todo at each load of this rule in a file another NM1xx rule keeps on optimum-neuron (``keepers``: its
+        id -> one of its todos): id(the call's func, or the call) -> the todo. Rewritten alone, those loads would
+        need transformers 5 in a file whose optimum-neuron import pins transformers 4.57: the file stays on one
+        stack, decided once for the family (rtB M5)."""
+        module = self.ctx.shared.get("module")
+        if not isinstance(module, cst.Module):
+            return {}
+        gatherer = self.ctx.memo("inference.scopes", lambda: _gather_scopes(module))
+        self._scopes = gatherer.values
+        rules = sorted(keepers)
+        named = ", ".join(rules)
+        first = keepers[rules[0]]
+        reason = first.split(", so ", 1)[0] if ", so " in first else first.split(": ", 1)[0]
+        follows: dict[int, str] = {}
+        for call in gatherer.calls:
+            if not self.is_target_call(call):
+                continue
+            key = id(call.func) if isinstance(call.func, cst.Attribute) else id(call)
+            follows[key] = (
+                f"{named} {'keeps' if len(rules) == 1 else 'keep'} this file on optimum-neuron ({reason}; see "
+                f"{'its todo' if len(rules) == 1 else 'their todos'}), so {self.id} leaves this load and its import as "
+                "they are too: rewritten alone, it would need transformers 5 in a file whose optimum-neuron import "
+                "keeps transformers 4.x, and would run on neither stack. Migrate what "
+                f"{named} names, then run neuron-migrate again")
+        return follows
 
     def kept_uses(self) -> dict[int, str]:
         """What keeps this file on optimum-neuron: id(the use) -> its todo (empty: the rule rewrites the file). In a
