@@ -31,7 +31,7 @@ import libcst as cst
 
 from codemods._lib.cst import source_of
 from codemods._lib.notebook_cells import code_cells, kernel_code
-from codemods._tables.inference_arguments import SHAPE_KEYS
+from codemods._tables.inference_arguments import DTYPES, SHAPE_KEYS
 from codemods.inference._module_dicts import binding_counts, closest_module_value
 from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
@@ -1263,6 +1263,303 @@ def ast_literal(value: ast.expr) -> object:
         return NOT_LITERAL
 
 
+# ------------------------------------------- decoder optimum-cli exports in the round trip (fxL)
+#: what a decoder ``optimum-cli export neuron`` may say for NM406 to replace it by a stock step (options taking a
+#: value; the migration map's section 2.12): the model, the task, the shapes, the casting, the degree, and the
+#: drop-list (compiler settings with no stock meaning); any other option: the command stays as it is
+CLI_STEP_VALUES = frozenset({"--model", "-m", "--task", "--batch_size", "--sequence_length", "--auto_cast",
+                             "--auto_cast_type", "--torch_dtype", "--num_cores", "--tensor_parallel_size",
+                             "--instance_type", "--compiler_workdir", "--atol", "--library_name", "--optlevel"})
+#: the options of the drop-list that take no value
+CLI_STEP_FLAGS = frozenset({"--inline_weights_neff", "--disable_weights_neff_inline", "--disable_neuron_cache",
+                            "--dynamic_batch_size", "-O1", "-O2", "-O3", "--disable_validation",
+                            "--disable_fast_relayout", "--disable_fallback"})
+#: the tasks of a decoder export
+DECODER_TASKS = frozenset({"text-generation", "text-generation-with-past"})
+#: shapes no decoder export takes (an encoder, seq2seq, vision, audio or diffusion export)
+OTHER_SHAPES = frozenset(f"--{key}" for key in SHAPE_KEYS if key not in ("batch_size", "sequence_length")) | {
+    "--num_beams", "--text_batch_size", "--image_batch_size", "--unet", "--controlnet_ids"}
+CLI_EXPORT_PATTERN = re.compile(r"(?<![\w-])optimum-cli\s+export\s+neuronx?\b")
+_CLI_TASK = re.compile(r"""--task[\s"',=]+([A-Za-z][\w-]*)""")
+
+
+def _option_name(word: str) -> str:
+    """``--auto-cast-type`` as ``--auto_cast_type``: one spelling of an option's name (``-O1`` as it is)."""
+    return "--" + word[2:].replace("-", "_") if word.startswith("--") else word
+
+
+class CliExport:
+    """One ``optimum-cli export neuron`` command read from its words (as written: quotes and expansions kept).
+
+    ``family``: "decoder" (``--task text-generation``, or ``--num_cores``), "other" (another ``--task``, a library
+    other than transformers, a shape no decoder takes), "" (not known from the command: the loads of its folder say);
+    ``replaceable``: NM406 can write the stock step for it (a model and one output word, ``--sequence_length``, only
+    options of ``CLI_STEP_VALUES`` / ``CLI_STEP_FLAGS``, a dtype it knows or a word read at run time); ``end``: how
+    many words the command has (a redirection after it is not part of it)."""
+
+    def __init__(self, words: list[str]) -> None:
+        self.model: str | None = None
+        self.output: str | None = None
+        self.options: dict[str, str] = {}
+        self.unknown: list[str] = []
+        positional: list[str] = []
+        index = 0
+        while index < len(words):
+            word = words[index]
+            bare = unquote_word(word)
+            if bare.startswith((">", "<", "2>", "&>", "1>")):
+                break
+            if bare.startswith("-") and len(bare) > 1:
+                name, equals, value = bare.partition("=")
+                name = _option_name(name)
+                if name in CLI_STEP_FLAGS and not equals:
+                    index += 1
+                    continue
+                if name not in CLI_STEP_VALUES and name not in VALUE_OPTIONS and name not in OTHER_SHAPES:
+                    self.unknown.append(bare)  # it may or may not take a value: nothing after it is read
+                    index = len(words)
+                    break
+                if not equals:
+                    if index + 1 >= len(words):
+                        self.unknown.append(bare)
+                        break
+                    index += 1
+                    value = words[index]
+                else:
+                    value = word.split("=", 1)[1]
+                if name not in CLI_STEP_VALUES:
+                    self.unknown.append(name)
+                self.options["--model" if name == "-m" else name] = value
+            else:
+                positional.append(word)
+            index += 1
+        self.end = index
+        self.model = self.options.get("--model")
+        self.output = positional[0] if len(positional) == 1 else None
+        self.positional = positional
+
+    def value(self, name: str) -> str | None:
+        """The option's value without its quotes, or None."""
+        value = self.options.get(name)
+        return unquote_word(value) if value is not None else None
+
+    @property
+    def family(self) -> str:
+        task = self.value("--task")
+        if task is not None:
+            return "" if _expansion(task) else "decoder" if task in DECODER_TASKS else "other"
+        library = self.value("--library_name")
+        if library is not None and library != "transformers":
+            return "" if _expansion(library) else "other"
+        if any(name in OTHER_SHAPES for name in self.options):
+            return "other"
+        return "decoder" if "--num_cores" in self.options else ""
+
+    @property
+    def dtype(self) -> str | None:
+        """The dtype word (``--torch_dtype`` first, as NM110 reads the Python export), quotes kept."""
+        return self.options.get("--torch_dtype", self.options.get("--auto_cast_type"))
+
+    @property
+    def degree(self) -> str | None:
+        return self.options.get("--num_cores", self.options.get("--tensor_parallel_size"))
+
+    def why_kept(self) -> str | None:
+        """Why NM406 cannot write the stock step for this decoder export (None: it can)."""
+        if self.unknown:
+            return f"it passes {', '.join(dict.fromkeys(self.unknown))}, which the stock step has no meaning for"
+        if self.model is None or self.output is None:
+            return "its model (--model) and its one output folder are not both plain words of the command"
+        if "--sequence_length" not in self.options:
+            return "it gives no --sequence_length (the static cache the loads need)"
+        dtype = self.dtype
+        if dtype is not None and not _expansion(unquote_word(dtype)) and unquote_word(dtype).lower() not in DTYPES:
+            return f"its dtype {unquote_word(dtype)} has no torch dtype this rule knows"
+        return None
+
+
+def unquote_word(word: str) -> str:
+    from codemods._lib.shell.lexer import unquote
+
+    return unquote(word)
+
+
+def _expansion(word: str) -> bool:
+    """A word whose value comes at run time (a shell or make variable, IPython's ``{name}``, a substitution)."""
+    return any(mark in word for mark in ("$", "`", "{"))
+
+
+#: the stock step's Python, one line with no ``$``, braces, double quotes or backslashes (valid inside double
+#: quotes of a shell script, a Dockerfile RUN, a Makefile recipe and a notebook ``!`` line, where IPython expands
+#: ``$name`` and ``{expr}``): argv 1 is the model, argv 2 the folder
+def stock_step(export: CliExport) -> str:
+    """``python -c "..." MODEL OUT [SEQ] [DTYPE]``: load the model (its dtype), set the static cache, save the
+    checkpoint and the tokenizer into the folder the export wrote (optimum's export saved the tokenizer too)."""
+    assert export.model is not None and export.output is not None
+    argv = [export.model, export.output]
+    sequence = export.options["--sequence_length"]
+    if _expansion(sequence) or not unquote_word(sequence).isdigit():
+        argv.append(sequence)
+        max_cache_len = f"int(sys.argv[{len(argv)}])"  # sys.argv[0] is "-c"
+    else:
+        max_cache_len = unquote_word(sequence)
+    load = "sys.argv[1]"
+    dtype = export.dtype
+    if dtype is not None:
+        if _expansion(dtype):
+            argv.append(dtype)
+            table = ", ".join(f"{name}={value}" for name, value in DTYPES.items())
+            load += f", dtype=dict({table}).get(sys.argv[{len(argv)}], 'auto')"
+        else:
+            load += f", dtype={DTYPES[unquote_word(dtype).lower()]}"
+    code = (f"import sys{', torch' if dtype is not None else ''}; "
+            "from transformers import AutoModelForCausalLM, AutoTokenizer; "
+            f"model = AutoModelForCausalLM.from_pretrained({load}); "
+            f"model.generation_config.update(cache_implementation='static', max_cache_len={max_cache_len}); "
+            "model.save_pretrained(sys.argv[2]); "
+            "AutoTokenizer.from_pretrained(sys.argv[1]).save_pretrained(sys.argv[2])")
+    return f'python -c "{code}" ' + " ".join(argv)
+
+
+def cli_commands(toks: list) -> list[tuple[list, int, CliExport]]:
+    """``(the simple command's tokens, index of its optimum-cli word, the export)`` of each simple command of
+    ``toks`` (the lexer's) that runs ``optimum-cli export neuron`` itself (after ``NAME=value`` settings,
+    reserved words, a Dockerfile ``RUN``; a Makefile recipe's ``@``/``-``/``+``)."""
+    from codemods._lib.shell.lexer import RESERVED, assignment_name, simple_commands
+
+    found = []
+    for command in simple_commands(toks):
+        index = 0
+        while index < len(command) and (command[index].text in RESERVED or assignment_name(command[index].text)
+                                        or (index == 0 and command[index].text.upper() == "RUN")):
+            index += 1
+        if index + 3 > len(command):
+            continue
+        program = command[index].text.lstrip("@-+") if index == 0 else command[index].text
+        if program.rsplit("/", 1)[-1] == "optimum-cli" and [tok.text for tok in command[index + 1:index + 3]] \
+                in (["export", "neuron"], ["export", "neuronx"]):
+            words = [tok.text for tok in command[index + 3:]]
+            found.append((command, index, CliExport(words)))
+    return found
+
+
+def _notebook_lines(text: str) -> list[str] | None:
+    """A notebook's shell lines: its ``!`` lines (the ``!`` removed) and the lines of its ``%%bash`` / ``%%sh``
+    cells (None when the text is not a notebook)."""
+    cells = code_cells(text) if text.lstrip().startswith("{") else None
+    if cells is None:
+        return None
+    lines: list[str] = []
+    for cell in cells:
+        cell_lines = cell.splitlines()
+        if cell_lines and cell_lines[0].strip() in ("%%bash", "%%sh"):
+            lines += cell_lines[1:]
+            continue
+        for line in cell_lines:
+            stripped = line.strip()
+            if stripped.startswith("!"):
+                lines.append(stripped.lstrip("!"))
+            elif lines and lines[-1].endswith("\\") and stripped:
+                lines.append(stripped)
+    return lines
+
+
+def cli_exports(text: str) -> dict[str, Any] | None:
+    """Project fact: every ``optimum-cli export neuron`` of a shell script, Makefile, Dockerfile or notebook (``!``
+    lines, shell cells), as ``{"exports": ((family, replaceable, folder, degree, shapes), ...), "text": <the
+    file's text>}``: ``family`` as ``CliExport.family``; ``replaceable``: NM406 can write the stock step for it (a
+    decoder, ``CliExport.why_kept`` None, run as a command of its own: the one mention on its line); ``folder``:
+    the output folder once the file's own variables are read (``compiled_exports``' reading), None when it is not
+    known; ``degree``: the tensor-parallel degree as written (with its value when read), None when absent;
+    ``shapes``: ``((key, value), ...)`` as ``compiled_exports`` records them, None when one is known only at run
+    time. A mention this reader cannot read as a command (inside a string or a substitution, prose) is an entry
+    of unknown family. ``text`` is kept only when some export is replaceable (the round trip migrates the file to
+    check it)."""
+    from codemods._lib.shell.lexer import lex
+
+    if not CLI_EXPORT_PATTERN.search(text):
+        return None
+    notebook = _notebook_lines(text)
+    lines = ("\n".join(notebook) if notebook is not None else text).replace("\\\n", " ").splitlines()
+    variables = _variables(lines)
+    entries: list[tuple[str, bool, str | None, str | None, tuple[tuple[str, str], ...] | None]] = []
+    for line in lines:
+        toks, end = lex(line)
+        mentions = len(CLI_EXPORT_PATTERN.findall(line[:end]))
+        if not mentions:
+            continue
+        commands = cli_commands(toks)
+        for _, _, export in commands:
+            family = export.family
+            replaceable = family == "decoder" and export.why_kept() is None and mentions == len(commands) == 1
+            folder = _expand(unquote_word(export.output), variables) if export.output is not None else None
+            if notebook is not None and _expansion(export.output or ""):
+                folder = None  # IPython expands it from the kernel's variables
+            shown = None
+            if export.degree is not None:
+                bare = unquote_word(export.degree)
+                value = _expand(bare, variables) if notebook is None else None
+                shown = f"{bare} ({value})" if _expansion(bare) and value is not None else bare
+            shapes: list[tuple[str, str]] | None = []
+            for name, raw in export.options.items():
+                key = "auto_cast_type" if name == "--torch_dtype" else VALUE_OPTIONS.get(name)
+                if key is None or key == "model" or shapes is None:
+                    continue
+                value = _expand(unquote_word(raw), variables)
+                shapes = None if value is None or (notebook is not None and _expansion(raw)) else \
+                    [*shapes, (key, value)]
+            entries.append((family, replaceable, normalized(folder) if folder else None, shown,
+                            tuple(shapes) if shapes is not None else None))
+        for _ in range(mentions - len(commands)):  # inside a string, a substitution, prose: not read
+            entries.append(("", False, None, None, None))
+    if not entries:
+        return None
+    found: dict[str, Any] = {"exports": tuple(entries)}
+    if any(entry[1] for entry in entries):
+        found["text"] = text
+    return found
+
+
+def cli_export_mentions(text: str) -> dict[str, Any] | None:
+    """Project fact: the ``optimum-cli export neuron`` commands of a Python file (a command string or an argv list
+    for subprocess: its string constants, an f-string's literal parts, a list/tuple of strings joined; comments and
+    docstrings left out) or a YAML job (comments left out), which NM406 never replaces by a stock step:
+    ``{"exports": ((family, False, None, None, None), ...)}``, the family read from a literal ``--task`` after it
+    ("" when there is none)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        tree = None
+    if tree is None:  # YAML
+        commands = [line.split(" #", 1)[0] for line in text.splitlines() if not line.lstrip().startswith("#")]
+    else:
+        docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)} | {
+            id(part) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for part in node.values}
+        commands = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                commands.append(node.value)
+            elif isinstance(node, ast.JoinedStr):
+                commands.append("".join(str(part.value) if isinstance(part, ast.Constant) else "{}"
+                                        for part in node.values if isinstance(part, (ast.Constant, ast.FormattedValue))))
+            elif isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+                commands.append(" ".join(element.value if isinstance(element, ast.Constant)
+                                         and isinstance(element.value, str) else "{}" for element in node.elts))
+    entries = []
+    for command in commands:
+        for match in CLI_EXPORT_PATTERN.finditer(command):
+            task = _CLI_TASK.search(command, match.end())
+            family = "" if task is None else "decoder" if task.group(1) in DECODER_TASKS else "other"
+            entries.append((family, False, None, None, None))
+    return {"exports": tuple(entries)} if entries else None
+
+
+CLI_EXPORTS = ProjectFact("inference.cli-exports", frozenset({FileKind.SHELL, FileKind.DOCKERFILE, FileKind.NOTEBOOK}),
+                          ("optimum-cli",), cli_exports)
+CLI_EXPORT_MENTIONS = ProjectFact("inference.cli-export-mentions", frozenset({FileKind.PYTHON, FileKind.YAML}),
+                                  ("optimum-cli",), cli_export_mentions)
+
+
 # ------------------------------------------------------------------ the compiled-folder round trip of NM110 (fxJ)
 class RoundTrip:
     """A project whose decoder compiled folders are written only by Python exporters NM110 rewrites and read only by
@@ -1272,14 +1569,18 @@ class RoundTrip:
     ``loaders``: the files of the round-trip loads; ``keys``: (file, call key) of each; ``exporters``: the files of
     the saved decoder exports; ``shapes``: the constant shapes every export gives alike (for reads of the compiled
     config; empty when they differ or one is known only at run time); ``degrees``: the tensor-parallel degree of
-    each export as written, with its file (``"compile.py: 2"``, ``"export.py: args.num_cores"``), none when absent."""
+    each export as written, with its file (``"compile.py: 2"``, ``"export.py: args.num_cores"``), none when absent;
+    ``cli_exporters``: the files whose decoder ``optimum-cli export neuron`` commands NM406 replaces by a stock step
+    writing the same folder (``stock_step``; fxL)."""
 
     def __init__(self, loaders: tuple[str, ...], keys: frozenset[tuple[str, str]], exporters: tuple[str, ...],
-                 shapes: tuple[tuple[str, str], ...], degrees: tuple[str, ...]) -> None:
+                 shapes: tuple[tuple[str, str], ...], degrees: tuple[str, ...],
+                 cli_exporters: tuple[str, ...] = ()) -> None:
         self.loaders, self.keys, self.exporters, self.shapes, self.degrees = loaders, keys, exporters, shapes, degrees
+        self.cli_exporters = cli_exporters
 
     def exporter_names(self) -> str:
-        return kept_compiled_names(self.exporters)
+        return kept_compiled_names(tuple(sorted({*self.exporters, *self.cli_exporters})))
 
     def loader_names(self) -> str:
         return kept_compiled_names(self.loaders)
@@ -1391,8 +1692,6 @@ def _round_trip_candidate(options: Any) -> RoundTrip | None:
     """The round trip the project's facts allow (conditions 1-4 of NM110's docstring), before its files are
     simulated: None when a condition fails."""
     project = options.project
-    if any(commands for commands in project.of(COMPILED_EXPORTS.name).values()):
-        return None  # an optimum-cli export: its folder is no stock checkpoint once NM406 deletes the command
     folders = project.of(MODULE_FOLDERS.name)
     uses = project.of(COMPILED_FOLDER_USES.name)
     codes = project.of("deps.optimum-neuron-code")
@@ -1402,6 +1701,28 @@ def _round_trip_candidate(options: Any) -> RoundTrip | None:
     constant = True
     degrees: list[str] = []
     loaders: dict[str, list[str]] = {}
+    # the optimum-cli exports (fxL): a decoder one NM406 replaces by a stock step is an exporter like a Python one;
+    # another kind's export writes no folder a decoder load reads; any other one keeps the project as it is
+    cli_exporters: list[str] = []
+    cli = project.of(CLI_EXPORTS.name)
+    if any(commands and (path not in cli or (options.rules is not None and "NM406" not in options.rules))
+           for path, commands in project.of(COMPILED_EXPORTS.name).items()):
+        return None  # NM406 does not run (its fact was not gathered): the export stays and writes NEFFs
+    for path, value in sorted({**project.of(CLI_EXPORT_MENTIONS.name), **project.of(CLI_EXPORTS.name)}.items()):
+        for entry in value["exports"]:
+            kind = cli_family(entry, uses, folders)
+            if kind == "other":
+                continue
+            if kind != "decoder" or not entry[1]:
+                return None  # of unknown kind, or a decoder export NM406 cannot replace: it keeps its folder
+            cli_exporters.append(path)
+            outputs.add(entry[2] if entry[2] is not None else "\x00unknown")
+            if entry[3] is not None:
+                degrees.append(f"{path}: {entry[3]}")
+            if entry[4] is None:
+                constant = False
+            else:
+                shapes.add(_uncast(entry[4]))
     for path, text in sorted(codes.items()):
         parsed = _decoder_calls(text)
         if parsed is None:
@@ -1447,12 +1768,15 @@ def _round_trip_candidate(options: Any) -> RoundTrip | None:
             if opaque or load_path is None:
                 return None
             if folder is not None:
-                return None  # a readable folder: recovered from a constant export, or no export writes it
+                readable = resolved_folder(folder, path, folders)
+                if readable is not None and _recovered_folder(project, normalized(readable)):
+                    continue  # NM110 loads the one checkpoint the folder is compiled from instead (fxL)
+                return None  # a readable folder no export writes (a Hub compiled repo), or several exports disagree
             known, default = _path_default(tree, load_path)
             if known and default is not None and normalized(default) not in outputs:
                 loaders.setdefault(path, []).append("\x00default:" + normalized(default))
             loaders.setdefault(path, []).append(key)
-    if not exporters or not loaders:
+    if not (exporters or cli_exporters) or not loaders:
         return None
     for path, keys_of in loaders.items():  # a default no export writes (checked once every output is known)
         if any(key.startswith("\x00default:") and key[len("\x00default:"):] not in outputs for key in keys_of):
@@ -1460,7 +1784,37 @@ def _round_trip_candidate(options: Any) -> RoundTrip | None:
     agreed = next(iter(shapes)) if constant and len(shapes) == 1 else ()
     return RoundTrip(tuple(sorted(loaders)), frozenset((path, key) for path, keys_of in loaders.items()
                                                        for key in keys_of if not key.startswith("\x00")),
-                     tuple(sorted(set(exporters))), agreed, tuple(dict.fromkeys(degrees)))
+                     tuple(sorted(set(exporters))), agreed, tuple(dict.fromkeys(degrees)),
+                     tuple(sorted(set(cli_exporters))))
+
+
+def cli_family(entry: tuple, uses: Mapping[str, Any], folders: Mapping[str, Mapping[str, str]]) -> str:
+    """The kind of an ``optimum-cli export neuron`` entry (``cli_exports``): its own (``CliExport.family``), or,
+    when the command does not say, that of the Neuron classes of the project that load its folder by name (one
+    kind: "decoder" or "other"); "" when neither says."""
+    family, _, folder = entry[0], entry[1], entry[2]
+    if family or folder is None:
+        return family
+    kinds = {compiled_family(cls) for path, value in uses.items() for cls, loaded, _, _ in value.get("loads", ())
+             if (readable := resolved_folder(loaded, path, folders)) is not None and normalized(readable) == folder}
+    if len(kinds) != 1 or None in kinds:
+        return ""
+    return "decoder" if kinds == {"decoder"} else "other"
+
+
+def _recovered_folder(project: Any, folder: str) -> bool:
+    """A folder the project's exports write from one checkpoint with one set of shapes (its optimum-cli commands,
+    ``compiled_exports``, and its saved Python decoder exports with constant arguments): NM110 rewrites a load of it
+    to that checkpoint (``CompiledFolderLoads._recovered``)."""
+    writers = {(model, _uncast(shapes)) for commands in project.of(COMPILED_EXPORTS.name).values()
+               for output, model, shapes in commands if output == folder}
+    module_folders = project.of(MODULE_FOLDERS.name)
+    for script, uses in project.of(COMPILED_FOLDER_USES.name).items():
+        for output, model, shapes in uses.get("exports", ()):
+            output = resolved_folder(output, script, module_folders)
+            if output is not None and normalized(output) == folder:
+                writers.add((model, _uncast(shapes)))
+    return len(writers) == 1
 
 
 def aliases_name(call: ast.Call, tree: ast.AST) -> str:
@@ -1516,28 +1870,39 @@ def _holds(candidate: RoundTrip, options: Any) -> bool:
     from pathlib import PurePosixPath
 
     from codemods.deps._plan import _SIMULATING, uses_optimum_neuron
-    from migrate.filekinds import kind_from_name
+    from migrate.filekinds import kind_from_content, kind_from_name
     from migrate.pipeline import migrate_file_text
     from migrate.registry import all_rules
 
     codes = options.project.of("deps.optimum-neuron-code")
+    shell = {path: value.get("text") for path, value in options.project.of(CLI_EXPORTS.name).items()}
     rules = [rule for rule in all_rules() if options.rules is None or rule.id in options.rules]
-    if not any(rule.id == "NM110" for rule in rules):
+    if not any(rule.id == "NM110" for rule in rules) or (
+            candidate.cli_exporters and not any(rule.id == "NM406" for rule in rules)):
         return False
+    uses = options.project.of(COMPILED_FOLDER_USES.name)
+    folders = options.project.of(MODULE_FOLDERS.name)
     _CANDIDATE.append(candidate)
     _SIMULATING.append(True)
     try:
-        for path in sorted({*candidate.loaders, *candidate.exporters}):
-            text = codes.get(path)
+        for path in sorted({*candidate.loaders, *candidate.exporters, *candidate.cli_exporters}):
+            text = codes.get(path) or shell.get(path)
             if text is None:
                 return False
-            kind = kind_from_name(PurePosixPath(path)) or FileKind.PYTHON
+            kind = kind_from_name(PurePosixPath(path)) or kind_from_content(text.encode("utf-8", "replace")[:128]) \
+                or FileKind.PYTHON
             try:
                 after = migrate_file_text(text, kind, PurePosixPath(path), rules, options).text
             except Exception:  # noqa: BLE001 - the engine leaves such a file as it is
                 return False
             if path in candidate.loaders and uses_optimum_neuron(after):
                 return False
+            if path in candidate.cli_exporters:  # NM406 replaced every decoder export of the file (fxL)
+                left = cli_exports(after)
+                if left is not None and any(cli_family(entry, uses, folders) != "other" for entry in left["exports"]):
+                    return False
+            if path not in codes:
+                continue
             parsed = _decoder_calls(after)
             if parsed is None or any(compiled_family(aliases_name(call, parsed[0])) == "decoder"
                                      for call, _, _ in parsed[1]):

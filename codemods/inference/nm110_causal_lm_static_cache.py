@@ -104,14 +104,20 @@ What it does:
 * the compiled-folder round trip (all or none, one decision for the project: ``round_trip`` in
   ``_compiled_exports.py``): where every decoder compiled-folder load of the project is held only because its path
   is known at run time (``args.model_dir``, a function parameter, ``cfg["dir"]``, ``os.environ["X"]``), every decoder
-  compiled folder is written by a saved Python export this rule rewrites (no ``optimum-cli export neuron`` in the
-  project, no export kept for a reason of its own - checked by migrating each file with the round trip -, no load of
-  a readable folder no export writes, such as a Hub compiled repo), no such path has a readable default (argparse
-  ``default=``, a parameter default, what a caller of the file passes) naming a folder no export writes, each read
-  of the loaded model's compiled config has one literal from every export, and each loader file then drops
-  optimum-neuron: the exports are rewritten (the migrated ``save_pretrained`` writes a stock checkpoint whose
-  config.json / generation_config.json carry the dtype, ``cache_implementation="static"`` and ``max_cache_len``;
-  a todo at the save says so and names the loader files) and each such load becomes
+  compiled folder is written by a saved Python export this rule rewrites or by a decoder ``optimum-cli export
+  neuron`` command NM406 replaces by a stock step writing the same folder (fxL: a shell script, Makefile,
+  Dockerfile or notebook command whose flags all have a known meaning, see NM406; a decoder command it cannot
+  replace, one of unknown kind - no ``--task``/``--num_cores`` and no load naming its folder -, or a command string
+  of a Python file or YAML job keeps everything as it is, while an encoder, seq2seq or diffusion export does not
+  count), no export kept for a reason of its own - checked by migrating each file with the round trip -, no load of
+  a readable folder that no export writes or that several exports write differently, such as a Hub compiled repo (a
+  readable folder one export writes is loaded from its checkpoint instead, as below), no such path has a readable
+  default (argparse ``default=``, a parameter default, what a caller of the file passes) naming a folder no export
+  writes, each read of the loaded model's compiled config has one literal from every export, and each loader file
+  then drops optimum-neuron: the exports are rewritten (the migrated ``save_pretrained`` writes a stock checkpoint
+  whose config.json / generation_config.json carry the dtype, ``cache_implementation="static"`` and
+  ``max_cache_len``; a todo at the save says so and names the loader files; the stock step of a CLI export saves
+  the same, and the tokenizer) and each such load becomes
   ``AutoModelForCausalLM.from_pretrained(<path>, device_map=<device>)`` (no dtype: transformers 5.24 loads the
   saved config's dtype by default) + ``generation_config.update(compile_config=...)`` (compile_config is not saved),
   with a todo: re-run the export first (a folder written by the old export holds Neuron-compiled artifacts), and the
@@ -604,7 +610,7 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
         if "device_map" not in values:
             new_args.append(keyword_arg("device_map", self.device_map()))
         exporters = trip.exporter_names()
-        several = len(trip.exporters) > 1
+        several = len({*trip.exporters, *trip.cli_exporters}) > 1  # Python exporters and optimum-cli ones (fxL)
         degrees = [degree for degree in trip.degrees if not degree.endswith(": 1")]
         if degrees:
             shown = "; ".join(degrees)

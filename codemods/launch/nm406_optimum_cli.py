@@ -10,6 +10,30 @@ What it does:
   static shapes, ``--auto_cast_type`` and ``--num_cores`` go; with ``--auto_cast matmul`` it says what NM120 does
   at the load of that folder (float32, the outputs' dtype; ``torch.autocast`` or a whole-model ``dtype=`` offered:
   one decision, ``codemods/inference/_casting.py``).
+* a decoder export of NM110's compiled-folder round trip (``round_trip`` in ``codemods/inference/_compiled_exports.py``:
+  every decoder compiled-folder load of the project reads a path known only at run time, ``args.model_dir``): the
+  command is replaced by a stock step that writes the same folder, reported ``fixed`` with a comment line above it
+  (none in a Makefile recipe or a notebook ``!`` line) -
+  ``python -c "<load the model (its dtype), set the static cache, save the checkpoint and the tokenizer>" MODEL OUT``
+  (``stock_step``): config.json carries the dtype of ``--torch_dtype`` / ``--auto_cast_type`` (absent: the
+  checkpoint's, as the Python round trip does), generation_config.json ``cache_implementation="static"`` and
+  ``max_cache_len`` = ``--sequence_length``, and the tokenizer is saved too (optimum's export saved it), so every
+  reader of the folder keeps working whatever its path expression, and NM110 rewrites the loads to
+  ``AutoModelForCausalLM.from_pretrained(path, device_map=...)``. The model, the output folder, the sequence length
+  and the dtype stay the command's own words, passed as argv (``"$MODEL_ID"``, ``$(OUT)``, IPython's
+  ``{model_id}`` keep working; the step's Python holds no ``$``, braces or double quotes, so it is valid in a shell
+  script, a Dockerfile ``RUN``, a Makefile recipe and a notebook ``!`` line); a dtype word known only at run time is
+  mapped then (bf16/fp16/fp32..., anything else: the checkpoint's). The batch size stays the loads' padding; a
+  tensor-parallel degree goes to the loads' todo (torchrun + ``DistributedConfig(tp_size=N)``). A decoder export
+  is one with ``--task text-generation`` or ``--num_cores``, or one whose folder only decoder classes of the project
+  load by name. The round trip holds only when every decoder export of the project can be replaced so: a model
+  word and one output word, ``--sequence_length`` given, every other option one whose meaning is known (the
+  shapes, ``--auto_cast``/``--auto_cast_type``/``--torch_dtype``, ``--num_cores``/``--tensor_parallel_size``, the
+  drop-list of the migration map section 2.12: ``--instance_type``, ``--compiler_workdir``, ``-O1``..., neither
+  ``--trust-remote-code`` nor ``--subfolder``), run as a command of its own in a shell script, Makefile, Dockerfile
+  or notebook (not a command string of a Python file or a YAML job), and no export of unknown kind; an encoder,
+  seq2seq or diffusion export (another ``--task``, a library other than transformers, a shape no decoder takes)
+  does not count and keeps its todo below. Otherwise every export keeps its todo (all or none).
 * ``optimum-cli neuron cache ...`` run as a command of a shell script: removed (no Hub compile cache), so that the
   script stays valid and does the rest as before (``remove_command`` in ``codemods._lib.shell``): a line of its
   own goes (with its continuation lines); ``cmd && next`` / ``cmd; next`` / ``prev; cmd`` lose it and its
@@ -54,6 +78,16 @@ After::
     # neuron-migrate: delete this export: TorchNeuron compiles on first call, ...; point later uses of gpt2_neuron/ at gpt2; ...
     optimum-cli export neuron -m gpt2 --batch_size 1 --sequence_length 128 gpt2_neuron/
 
+In a round trip (``chat.py`` loads ``NeuronModelForCausalLM.from_pretrained(args.model_dir)``)::
+
+    optimum-cli export neuron --model "$MODEL_ID" --batch_size 1 --sequence_length "$SEQ_LEN" \
+      --num_cores 2 --auto_cast_type fp16 "$OUT_DIR"
+
+becomes::
+
+    # neuron-migrate replaced `optimum-cli export neuron` here: this step saves a stock checkpoint ...
+    python -c "import sys, torch; ...from_pretrained(sys.argv[1], dtype=torch.float16); ...max_cache_len=int(sys.argv[3]) ..." "$MODEL_ID" "$OUT_DIR" "$SEQ_LEN"
+
 Safety: needs-review. Deleting an export step is left to the user because later steps read its output.
 
 References:
@@ -87,7 +121,17 @@ from codemods._lib.shell import (
 from codemods._lib.shell.make import make_doc
 from codemods._tables.inference_arguments import DTYPES
 from codemods.inference._casting import matmul_note, matmul_only_cast
-from codemods.inference._compiled_exports import kept_compiled_loads, kept_compiled_names
+from codemods.inference._compiled_exports import (
+    CLI_EXPORT_MENTIONS,
+    CLI_EXPORT_PATTERN,
+    CLI_EXPORTS,
+    RoundTrip,
+    cli_commands,
+    kept_compiled_loads,
+    kept_compiled_names,
+    round_trip,
+    stock_step,
+)
 from codemods.launch._base import LaunchRule
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
@@ -161,15 +205,23 @@ def export_todo(words: list[str], kept: tuple[str, ...] = ()) -> str:
 
 
 
-def edit_optimum_cli(doc: TextDocument, report: Report, kept: tuple[str, ...] = ()) -> None:
+def edit_optimum_cli(doc: TextDocument, report: Report, kept: tuple[str, ...] = (),
+                     trip: RoundTrip | None = None, comment: bool = True) -> None:
+    """``trip``: the project's round trip when this file's decoder exports are among its exporters (NM406 writes
+    the stock step for each); ``comment``: a comment line may go above a replaced command (not in a notebook's
+    ``!`` line)."""
     all_lines = list(command_lines(doc))
     for position, cl in enumerate(all_lines):
         line = cl.line
+        if line.deleted:
+            continue
         code = line.text[cl.start:cl.end]
         for later in all_lines[position + 1:]:  # the command's continuation lines carry more flags
             if not later.continued or not code.rstrip().endswith("\\"):
                 break
             code = code.rstrip()[:-1] + " " + later.line.text[later.start:later.end]
+        if trip is not None and not cl.exec_form and _write_stock_step(doc, all_lines, position, report, trip, comment):
+            continue
         if cl.exec_form:
             words = exec_words(code)
             if words and words[0].endswith("optimum-cli") and _OPTIMUM_CLI.search(" ".join(words)):
@@ -219,6 +271,74 @@ def edit_optimum_cli(doc: TextDocument, report: Report, kept: tuple[str, ...] = 
             report(line, Severity.TODO, f"replace with `vllm serve {' '.join([model, *flags])}` with the vLLM-Neuron "
                    "plugin installed (optimum-neuron's vLLM platform is gone)"
                    + ("; MODEL_ID: the model this command serves (its --model)" if model == "MODEL_ID" else ""))
+
+
+#: the comment above a decoder export NM406 replaced by the stock step (no ``neuron-migrate:`` note: nothing to do)
+STEP_COMMENT = ("neuron-migrate replaced `optimum-cli export neuron` here: this step saves a stock checkpoint (weights, "
+                "tokenizer, config.json with the dtype, generation_config.json with the static cache) into the same "
+                "folder; TorchNeuron compiles on the first generate")
+
+
+def _write_stock_step(doc: TextDocument, all_lines: list[CommandLine], position: int, report: Report,
+                      trip: RoundTrip, comment: bool) -> bool:
+    """The decoder ``optimum-cli export neuron`` of the command starting at ``all_lines[position]`` (with its
+    continuation lines) replaced by ``stock_step`` (``_compiled_exports.py``), the rest of the line as it was; True
+    when it was. Only a command of its own (the one mention of the export on its logical line), a decoder export
+    NM406 can write the step for (``CliExport.why_kept`` None); anything else is left to the todo."""
+    segments = [all_lines[position]]
+    for later in all_lines[position + 1:]:
+        last = segments[-1]
+        if not later.continued or not last.line.text[last.start:last.end].rstrip().endswith("\\"):
+            break
+        segments.append(later)
+    joined, owners = "", []  # the logical line, and (segment, column) of each of its characters
+    for number, segment in enumerate(segments):
+        text = segment.line.text[segment.start:segment.end]
+        if number < len(segments) - 1:
+            text = text.rstrip()[:-1] + " "
+        joined += text
+        owners += [(number, segment.start + column) for column in range(len(text))]
+    toks, end = lex(joined)
+    if len(re.findall(r"(?<![\w-])optimum-cli\s+export\s+neuronx?\b", joined[:end])) != 1:
+        return False
+    found = cli_commands(toks)
+    if len(found) != 1:
+        return False
+    command, index, export = found[0]
+    if export.family != "decoder" or export.why_kept() is not None:
+        return False
+    first = command[index]
+    start = first.start + len(first.text) - len(first.text.lstrip("@-+"))
+    last = command[index + 2 + export.end]
+    first_segment, first_column = owners[start]
+    last_segment, last_column = owners[last.end - 1]
+    head = segments[first_segment].line
+    tail = segments[last_segment].line
+    step = stock_step(export)
+    head.text = head.text[:first_column] + step + tail.text[last_column + 1:]
+    for segment in segments[first_segment + 1:last_segment + 1]:
+        doc.delete(segment.line)
+    start_line = doc.statement_start(segments[0].line) if doc.kind in (FileKind.SHELL, FileKind.DOCKERFILE) \
+        else segments[0].line
+    if comment and not make_doc(doc) and doc.kind in (FileKind.SHELL, FileKind.DOCKERFILE):
+        doc.insert_before(start_line, [start_line.indent + "# " + STEP_COMMENT])
+    model, output = export.model or "", export.output or ""
+    dtype = f"in {unquote(export.dtype)}" if export.dtype is not None else \
+        "in the checkpoint's dtype (--auto_cast_type not given: optimum compiled in fp32 <= 0.1.0, bf16 0.2.0-0.3.0)"
+    batch = export.options.get("--batch_size")
+    notes = [f"batch size {unquote(batch)}: the loads pad to it as before, stock generate batches statically"] \
+        if batch is not None else []
+    if export.degree is not None:
+        notes.append(f"tensor parallel degree {unquote(export.degree)}: the loads get a todo to launch under torchrun "
+                     "with DistributedConfig(tp_size=N)")
+    report(segments[0].line, Severity.FIXED,
+           f"`optimum-cli export neuron` of the decoder {unquote(model)} -> a stock step writing {unquote(output)}: "
+           f"it saves the checkpoint {dtype}, its tokenizer, and generation_config.json with the static cache "
+           f"(max_cache_len {unquote(export.options['--sequence_length'])}), which {trip.loader_names()} now "
+           f"load{'s' if len(trip.loaders) == 1 else ''} with AutoModelForCausalLM.from_pretrained (nothing is pre-compiled on TorchNeuron: generate "
+           "compiles on the first call; a folder the old export wrote holds Neuron-compiled artifacts: run this "
+           "step again)" + "".join(f"; {note}" for note in notes))
+    return True
 
 
 #: the comment after a ``:`` written where a removed command leaves a block (or a case arm) with none
@@ -307,12 +427,19 @@ class OptimumCliNeuron(LaunchRule):
     safety = Safety.NEEDS_REVIEW
     triggers = ("optimum-cli",)
 
-    facts = (OPTIMUM_NEURON_CODE,)  # the optimum.neuron files: a kept compiled-folder load keeps the export
+    # the optimum.neuron files: a kept compiled-folder load keeps the export; the project's optimum-cli exports: the
+    # round trip (NM110's, fxL) replaces its decoder ones by a stock step
+    facts = (OPTIMUM_NEURON_CODE, CLI_EXPORTS, CLI_EXPORT_MENTIONS)
 
     def apply(self, doc: TextDocument) -> None:
         # the file's own loads are left out: simulating this file inside its own run would decide its deps notes
         # without the rest of the run (a notebook that exports and loads: a second run changed its pip note)
-        edit_optimum_cli(doc, self.report, kept_compiled_loads(self.ctx.options, str(self.ctx.path).replace("\\", "/")))
+        here = str(self.ctx.path).replace("\\", "/")
+        cell = re.fullmatch(r"(.*)\.cell\d+\.sh", here)  # a notebook's shell line or cell
+        trip = round_trip(self.ctx.options) if CLI_EXPORT_PATTERN.search(doc.text()) else None
+        if trip is not None and (cell.group(1) + ".ipynb" if cell else here) not in trip.cli_exporters:
+            trip = None
+        edit_optimum_cli(doc, self.report, kept_compiled_loads(self.ctx.options, here), trip, comment=cell is None)
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
