@@ -15,6 +15,16 @@ rule as NM408:
 * the entry point is not in the project: the keys stay, each with a todo;
 * a script of the project that does not parse Neuron training arguments: nothing (the keys are its own).
 
+The dict also gets what a launch line of the same entry point gets from NM408 (SageMaker passes the keys as
+flags): for a script parsing ``NeuronSFTConfig`` alone the SFT shape fields (``"pad_to_multiple_of"`` = the
+``"max_length"`` value, ``"packing_strategy": "wrapped"`` beside ``"packing": True``; codemods/_tables/sft_shapes.py),
+and where the entry point is certainly on optimum-neuron 0.4.x (its nearest pins) the 0.4.x defaults the stock
+arguments change that the dict does not set (``"per_device_train_batch_size": 1``, ``"optim": "adamw_torch"``,
+``"average_tokens_across_devices": False``; for such an SFT script also ``learning_rate`` 5e-5,
+``activation_checkpointing`` False, ``bf16`` False unless the project sets the XLA bf16 variables, ``logging_steps``
+500), each ``fixed``. Without them the job trained with trl 1.x's defaults: batch 8, fused AdamW, gradient
+checkpointing on and padding-free ``bfd`` packing (a new compiled shape per batch).
+
 ``"bf16": True`` for a Neuron entry point, with neither ``use_autocast`` nor ``half_precision_backend`` in the dict,
 keeps its value and gets NM202's precision todo above the dict (optimum-neuron trained full-bf16 weights; stock bf16
 is autocast over fp32 weights), as NM408 does for a launch flag or config key.
@@ -47,6 +57,8 @@ After::
     hyperparameters = {"model_id": "meta-llama/Llama-3.2-1B", "max_length": 1024, "torch_compile": True}
     estimator = HuggingFace(entry_point="train.py", source_dir="scripts", hyperparameters=hyperparameters)
 
+(for an SFT entry point of a 0.4.x project the shape fields and the old defaults follow ``"torch_compile": True``).
+
 Safety: needs-review. Removed fields with a next step become todos; a dict that cannot be followed is a todo.
 
 References:
@@ -59,6 +71,7 @@ References:
 from __future__ import annotations
 
 import posixpath
+from pathlib import PurePath
 from typing import Sequence, cast
 
 import libcst as cst
@@ -75,8 +88,12 @@ from codemods._lib.launch_targets import (
     resolve_script,
     with_kept,
 )
+from codemods._lib.optimum_version import PINS, optimum_line
+from codemods._lib.optimum_version import Line as OptimumLine
 from codemods._tables.project_markers import MARKERS
+from codemods._tables.sft_shapes import shape_fields
 from codemods._tables.training_args import TRAINING_ARGS, FieldAction
+from codemods._tables.training_defaults import python_literal
 from codemods.launch._base import (
     COMPILE_ADDED,
     ON_VALUES,
@@ -86,6 +103,7 @@ from codemods.launch._base import (
     foreign_field,
     unresolved_todo,
 )
+from codemods.launch.nm408_trainer_flags import OLD_DEFAULT_ADDED, OLD_DEFAULTS_04, OLD_SFT_DEFAULTS_04, XLA_BF16_FILES
 from codemods.training._base import BF16_MODE_FIELDS, bf16_mode_noted, bf16_weights_note, project_line
 from migrate.findings import Severity
 from migrate.rule import PythonRule, Safety
@@ -122,7 +140,7 @@ class SageMakerHyperparameters(PythonRule):
     scope = "neuron-project"
     markers = MARKERS
     triggers = ("hyperparameters",)
-    facts = (PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, OPTIMUM_NEURON_CODE)
+    facts = (PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, OPTIMUM_NEURON_CODE, XLA_BF16_FILES, PINS)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -217,6 +235,18 @@ class SageMakerHyperparameters(PythonRule):
                                        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
             else:
                 members.append(cst.DictElement(cst.SimpleString('"torch_compile"'), cst.Name("True")))
+        for key, value, message in self._settings(old_members, keys, resolved):
+            changed = True
+            self.fixed(original, message)
+            if members:
+                separator = next((m.comma for m in old_members[:-1] if isinstance(m.comma, cst.Comma)),
+                                 cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                members[-1] = members[-1].with_changes(comma=separator)
+            if call:
+                members.append(cst.Arg(value, keyword=cst.Name(key),
+                                       equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+            else:
+                members.append(cst.DictElement(cst.SimpleString(f'"{key}"'), value))
         if not changed:
             return updated
         if members and new_members:
@@ -224,6 +254,54 @@ class SageMakerHyperparameters(PythonRule):
         if call:
             return cast(cst.Call, updated).with_changes(args=members)
         return cast(cst.Dict, updated).with_changes(elements=members)
+
+    def _settings(self, members: Sequence[cst.DictElement | cst.Arg], keys: list[str | None],
+                  resolved: Resolved) -> list[tuple[str, cst.BaseExpression, str]]:
+        """(key, value, message) of the settings a launch line of the same Neuron entry point gets from NM408 and this
+        dict does not set: the SFT shape fields (``pad_to_multiple_of`` = the ``max_length`` value, ``packing_strategy
+        "wrapped"`` beside ``packing`` on; codemods/_tables/sft_shapes.py) for a script parsing NeuronSFTConfig alone,
+        and, where the project pins optimum-neuron 0.4.x, that line's defaults the stock arguments change
+        (``NEURON_04_DEFAULTS``, and trl SFTConfig's for such a script; not bf16 where the project sets the XLA bf16
+        variables). SageMaker passes each key as ``--key value``, so the entry point parses them as it parses flags."""
+        given: dict[str, str | None] = {}
+        nodes: dict[str, cst.BaseExpression] = {}
+        for member, key in zip(members, keys):
+            if not key:
+                continue
+            mapping = flag_mapping("--" + key)
+            plan = flag_plan(mapping, key, _cli_value(member.value)) \
+                if mapping is not None and not resolved.owns(mapping.source) else None
+            name = key
+            if plan is not None and plan.words == []:
+                continue  # removed (with its note): it sets nothing now
+            if plan is not None and plan.words:
+                name = plan.words[0].lstrip("-")  # renamed (max_seq_length -> max_length)
+            given[name] = _cli_value(member.value)
+            nodes[name] = member.value
+        found: list[tuple[str, cst.BaseExpression, str]] = []
+        script = resolved.script
+        if script is not None and script.sft:
+            for entry, value in shape_fields(given):
+                if resolved.owns(entry.field) or resolved.owns(entry.trigger):
+                    continue
+                node = nodes[entry.trigger] if entry.value is None else cst.SimpleString(f'"{entry.value}"')
+                source = f" (the {entry.trigger} value)" if entry.value is None else ""
+                found.append((entry.field, node, f'"{entry.field}": {source_of(node)} added{source}: {entry.why}'))
+        if optimum_line(self.ctx.options.project, PurePath(resolved.path) if resolved.path else self.ctx.path) \
+                is not OptimumLine.FROM_04:
+            return found
+        xla_bf16 = bool(self.ctx.options.project.of(XLA_BF16_FILES.name)) or "XLA_USE_BF16" in self.ctx.source \
+            or "XLA_DOWNCAST_BF16" in self.ctx.source
+        sft = [entry for entry in OLD_SFT_DEFAULTS_04 if not (entry[0] == "bf16" and xla_bf16)] \
+            if script is not None and script.sft else []
+        for field, value, stock in (*OLD_DEFAULTS_04, *sft):
+            if field in given or resolved.owns(field) or any(field == name for name, _, _ in found):
+                continue
+            node = cst.parse_expression(python_literal(value))
+            found.append((field, node, OLD_DEFAULT_ADDED.replace("--{field} {value}", '"{field}": {shown}')
+                          .replace("the command did", "the hyperparameters did")
+                          .format(field=field, value=value, stock=stock, shown=source_of(node))))
+        return found
 
     def _note_bf16(self, members: Sequence[cst.DictElement | cst.Arg], keys: list[str | None]) -> None:
         """``"bf16": True`` for a Neuron trainer script, with neither ``use_autocast`` nor ``half_precision_backend``
