@@ -26,6 +26,7 @@ from typing import Iterable, cast
 
 from codemods._lib.parsed_args import script_cli_fields, script_field_reads
 from codemods._tables.drift_data import REMOVED_FIELDS
+from codemods._tables.training_defaults import VALUE_REQUIRED_BOOLS
 from codemods.deps._plan import optimum_neuron_code, still_importing
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
@@ -65,6 +66,9 @@ class ParserScript:
     #: the parser tuple holds trl's own ``ModelConfig`` (not a project subclass of it): trl 1.x renamed its
     #: ``torch_dtype`` to ``dtype``, so a ``--torch_dtype`` flag / ``torch_dtype:`` key for it is renamed (NM408)
     model_config: bool = False
+    #: fields whose bare flag (``--bf16`` with no value) the stock class this script's Neuron class becomes rejects
+    #: (``VALUE_REQUIRED_BOOLS``: trl 1.x declares them ``bool | None = None``): NM408 spells them ``--bf16 true``
+    value_bools: frozenset[str] = frozenset()
 
 
 _SFT_CLASS = re.compile(r"\bNeuronSFTConfig\b")
@@ -79,7 +83,9 @@ def _collect(text: str) -> ParserScript | None:
                         bool(_STOCK_CLASS.search(text)),
                         frozenset(read for read in script_field_reads(text) if read[0] not in own),
                         bool(_SFT_CLASS.search(text)) and not _OTHER_NEURON_CLASS.search(text),
-                        "ModelConfig" in text and parses_trl_model_config(text))
+                        "ModelConfig" in text and parses_trl_model_config(text),
+                        frozenset(name for cls, names in VALUE_REQUIRED_BOOLS.items()
+                                  if re.search(rf"\b{cls}\b", text) for name in names))
 
 
 def parses_trl_model_config(text: str) -> bool:

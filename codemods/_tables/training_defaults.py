@@ -56,6 +56,20 @@ NEURON_04_DEFAULTS = (
 #: which TrainingArguments.__post_init__ resolves to False): same behaviour. dataloader_drop_last is False in both.
 
 
+#: fields that a trl 1.x config declares ``bool | None = None`` where the optimum-neuron class it replaces (keyed by
+#: that class) had a plain ``bool = False`` (0.4.x NeuronTrainingArguments, training_args.py:202-210; <= 0.3.0 the
+#: transformers 4 ``TrainingArguments.bf16: bool = False``). transformers 5.24's HfArgumentParser gives a bare flag
+#: (``--bf16`` with no value) only to a plain bool or a bool with a non-None default (hf_argparser.py, the
+#: ``field.type is bool or field.type == bool | None`` branch): for these fields a bare ``--bf16`` stops the parser
+#: with "argument --bf16: expected one argument", so a launch line must spell ``--bf16 true``. The other ``bool |
+#: None`` fields (tf32, disable_tqdm, ...) were Optional in transformers 4 too, so a bare flag failed there as well.
+#: ``tests/training/test_training_defaults.py`` checks these against the installed trl and transformers.
+VALUE_REQUIRED_BOOLS: dict[str, tuple[str, ...]] = {
+    "NeuronSFTConfig": ("bf16",),  # -> trl.SFTConfig
+    "NeuronORPOConfig": ("bf16",),  # -> trl.experimental.orpo.ORPOConfig
+}
+
+
 def python_literal(value: str) -> str:
     """A ``NEURON_04_DEFAULTS`` value as Python source for a keyword: ``1``, ``False``, ``"adamw_torch"``."""
     if value.isdigit():

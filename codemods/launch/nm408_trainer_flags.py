@@ -94,7 +94,19 @@ a renamed spelling such as
 ``--per_gpu_train_batch_size`` counts as set); an edited config gets the keys. A command that also names a config
 file (``--config x.yaml``, a ``.json``/``.yaml`` argument) gets no such flag, since a flag would override the
 config's value; a version line <= 0.3 or not known, a command whose words are not all known, and the strings of
-NM410/NM412 keep NM202's note on the script instead.
+NM410 keep NM202's note on the script instead (NM412 writes them into SageMaker hyperparameters). Nor does such a
+command get ``--torch_compile true`` where the config file is a positional argument (``train.py recipe.yaml``):
+scripts choose the file by position (``if sys.argv[-1].endswith(".yaml")``, ``len(sys.argv) == 2 and
+sys.argv[1].endswith(".json")``), so a flag after it sends them to their command-line branch, which rejects the
+file name; the config's own edit adds ``torch_compile: true``.
+A bare ``--bf16`` (no value) on a command whose script parses ``NeuronSFTConfig`` / ``NeuronORPOConfig`` becomes
+``--bf16 true`` (``fixed``; ``VALUE_REQUIRED_BOOLS`` in codemods/_tables/training_defaults.py): trl 1.x declares
+``bf16: bool | None = None``, which HfArgumentParser takes only with a value ("expected one argument"), where
+optimum-neuron's class had a plain bool; a script parsing ``NeuronTrainingArguments`` keeps the bare flag
+(TrainingArguments' bf16 is a plain bool). NM410 does the same in argv lists.
+A command in exec form (a JSON array: Dockerfile ``CMD [...]`` / ``ENTRYPOINT [...]``, a YAML flow list ``command:
+[...]``) is read element by element, but its elements are not edited: each flag this rule would map gets a todo
+with the step (``--zero_1 true was left as it is: ... edit the array by hand: ...``), as the added flags do.
 ``--resume_from_checkpoint X`` (not None / false) on a command this rule edits for a Neuron script gets a todo:
 the stock Trainer cannot resume the checkpoints optimum-neuron wrote (``codemods/_tables/legacy_checkpoints.py``;
 NM203 says the same at ``trainer.train(resume_from_checkpoint=...)``), so resume only from the migrated run's own,
@@ -193,6 +205,7 @@ from codemods.launch._base import (
     ENV_FACTS,
     LAUNCH_KINDS,
     ON_VALUES,
+    FlagPlan,
     LaunchRule,
     as_step,
     flag_mapping,
@@ -335,6 +348,37 @@ def _note_bf16(report: Report, arguments: list[tuple[CommandLine, Tok]], expande
             report(cl.line, Severity.TODO, bf16_weights_note(line, f"{flag} {value}".strip() if not eq else unquote(tok.text)))
 
 
+BARE_BOOL_FIXED = ("{flag} -> {flag} true: the trl 1.x config {script} parses once migrated (SFTConfig, ORPOConfig) "
+                   "declares {field}: bool | None = None, and HfArgumentParser takes such a field only with a value (a bare {flag} stops it with "
+                   "\"expected one argument\"); optimum-neuron's class had a plain bool, where the bare flag meant true")
+
+
+def bare_value_bool(resolved: Resolved, flag: str, valued: bool, unseen: tuple[str, str] | None = None) -> FlagPlan | None:
+    """``--bf16`` with no value, for a Neuron script whose class becomes a trl config declaring the field
+    ``bool | None = None`` (``ParserScript.value_bools``, ``VALUE_REQUIRED_BOOLS``): the flag gets ``true``. Not for a
+    script that stays on optimum-neuron or torch_xla (its parser still takes the bare flag). ``valued``: the flag has
+    a value (``--bf16=true``, ``--bf16 false``). NM410 uses it for argv lists."""
+    if valued or unseen is not None or resolved.kept or resolved.target is not Target.NEURON:
+        return None
+    script = resolved.script
+    field = flag[2:].replace("-", "_")
+    if script is None or field not in script.value_bools or resolved.owns(field):
+        return None
+    return FlagPlan([flag, "true"], False, Severity.FIXED, BARE_BOOL_FIXED.format(flag=flag, script=resolved.name,
+                                                                                field=field))
+
+
+EXEC_FORM_TODO = ("{flag} was left as it is: this command is a JSON array (exec form), whose elements this tool does not "
+                  "edit, and the script's stock parser rejects it as written once migrated: edit the array by hand: "
+                  "{step}")
+
+
+def _exec_word(text: str) -> str:
+    """An element of an exec-form JSON array as the lexer gave it (``["torchrun",``, ``"--zero_1",``, ``"true"]``),
+    as the word the program receives (``--zero_1``)."""
+    return unquote(text.strip().lstrip("[").rstrip(",]").rstrip())
+
+
 def _flag_use_cpu(report: Report, arguments: list[tuple[CommandLine, Tok]]) -> None:
     """``--use_cpu True`` is a stock field, so no mapping touches it; on TorchNeuron it moves training off the device."""
     for index, (cl, tok) in enumerate(arguments):
@@ -355,6 +399,10 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
     """``command``: the words of one simple command, its variables expanded (``expanded``: where they came from).
     The flags of an assignment in ``skip`` (edited already, or shared by commands that map them differently) stay
     as they are; ``probe`` (a dry run) collects the plans of the words from assignments and edits nothing."""
+    exec_form = any(cl.exec_form for cl, _ in command)
+    if exec_form:  # a JSON array: its words as the shell would pass them (no edits below, only todos)
+        command = [(cl, Tok(tok.kind, tok.start, tok.end, _exec_word(tok.text)) if cl.exec_form else tok)
+                   for cl, tok in command]
     program = program_of([unquote(tok.text) for _, tok in command])
     if program is not None and program.start < 0 and container is not None:  # `args:` of a `command:`
         program = Program(container.kind, container.name, -1)
@@ -365,7 +413,7 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
         return
     arguments = command[program.start + 1:]
     _flag_use_cpu(report, arguments)
-    plans = []
+    plans: list[tuple[CommandLine, Tok, str, tuple[CommandLine, Tok] | None, FlagPlan, FieldMapping]] = []
     kept_reads: list[str] = []  # flags left for a removed field the script reads: the stock parser rejects them
     for index, (cl, tok) in enumerate(arguments):
         if not tok.text.startswith("--"):
@@ -375,6 +423,11 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
         if not eq and index + 1 < len(arguments) and not arguments[index + 1][1].text.startswith("-"):
             value_item = arguments[index + 1]
         value = inline if eq else (unquote(value_item[1].text) if value_item else None)
+        bare = bare_value_bool(resolved, flag, bool(eq) or value_item is not None, unseen)
+        bare_mapping = flag_mapping(flag) if bare is not None else None
+        if bare is not None and bare_mapping is not None:
+            plans.append((cl, tok, eq, None, bare, bare_mapping))
+            continue
         mapping = flag_mapping(flag)
         if mapping is None:
             mapping = model_config_dtype(resolved, flag)
@@ -437,6 +490,10 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
     edits: dict[int, list[tuple[int, int, str | None]]] = {}  # id(line) -> (start, end, replacement or None=cut)
     owners: dict[int, CommandLine] = {}
     for cl, tok, eq, value_item, plan, _ in plans:
+        if exec_form:  # removing or renaming a JSON array's elements is not done here: the step, by hand
+            shown = f"{unquote(tok.text)} {unquote(value_item[1].text)}" if value_item and not eq else unquote(tok.text)
+            report(cl.line, Severity.TODO, EXEC_FORM_TODO.format(flag=shown, step=as_step(plan.message)))
+            continue
         owners[id(cl.line)] = cl
         if plan.words:
             if eq and not plan.consume_value and len(plan.words) == 1:
@@ -649,8 +706,13 @@ _REDIRECTION = re.compile(r"^\d*(?:[<>]|&>)")
 def _set_torch_compile(doc: TextDocument, report: Report, command: list[tuple[CommandLine, Tok]], arguments: list[tuple[CommandLine, Tok]],
                        edits: dict[int, list[tuple[int, int, str | None]]], owners: dict[int, CommandLine]) -> None:
     """A command that feeds Neuron training arguments trains with ``--torch_compile true``, as TorchNeuron's Hugging
-    Face guide does."""
+    Face guide does. Not after a config file given as a positional argument (``train.py recipe.yaml``): scripts
+    pick the file by position (``if sys.argv[-1].endswith(".yaml")``, ``len(sys.argv) == 2 and
+    sys.argv[1].endswith(".json")``), so one more flag would send them to their command-line branch, which rejects the
+    file name; the config's own edit adds ``torch_compile: true``, as for the 0.4.x defaults."""
     if any(unquote(tok.text).split("=", 1)[0] in ("--torch_compile", "--torch-compile") for _, tok in arguments):
+        return
+    if _positional_config(arguments):
         return
     words = [tok.text for _, tok in command]
     last_index = len(command) - 1
@@ -698,6 +760,14 @@ XLA_BF16_FILES = ProjectFact("launch.xla-bf16-files", frozenset({FileKind.PYTHON
                                                                  FileKind.YAML, FileKind.NOTEBOOK}),
                              ("XLA_USE_BF16", "XLA_DOWNCAST_BF16"), _sets_xla_bf16)
 _CONFIG_ARGUMENT = re.compile(r"\.(?:json|ya?ml)$|^--config(?:_file)?(?:=|$)")
+_CONFIG_FILE = re.compile(r"\.(?:json|ya?ml)$")
+
+
+def _positional_config(arguments: list[tuple[CommandLine, Tok]]) -> bool:
+    """Whether a JSON/YAML file is given as a positional argument of the command (not as a ``--flag``'s value)."""
+    words = [unquote(tok.text) for _, tok in arguments]
+    return any(_CONFIG_FILE.search(word) and not word.startswith("-")
+               and (index == 0 or not words[index - 1].startswith("-")) for index, word in enumerate(words))
 LineOf = Callable[[Resolved], OptimumLine]
 
 

@@ -150,7 +150,7 @@ from codemods.launch.nm403_xla_bf16_env import BF16_ADDED, BF16_FLAG, KEPT_TODO,
 from codemods.launch.nm403_xla_bf16_env import NAMES as BF16_NAMES
 from codemods.launch.nm404_xla_era_env import XlaEraEnv
 from codemods.launch.nm405_review_neuron_env import cc_flags_message
-from codemods.launch.nm408_trainer_flags import READ_FIELD_TODO, NeuronTrainerFlags
+from codemods.launch.nm408_trainer_flags import READ_FIELD_TODO, NeuronTrainerFlags, bare_value_bool
 from codemods.xla._base import XSER_LOADS
 from migrate import cstwalk
 from migrate.filekinds import FileKind
@@ -798,6 +798,11 @@ class CommandsInPythonStrings(PythonRule):
             flag, eq, inline = value.partition("=")
             following = values[index + 1] if index + 1 < len(values) else None
             has_value = not eq and index + 1 < len(values) and not (following or "").startswith("-")
+            bare = bare_value_bool(resolved, flag, bool(eq) or has_value)
+            if bare is not None and bare.words:
+                self.fixed(original, bare.message)
+                renames[index] = bare.words
+                continue
             mapping = flag_mapping(flag)
             # a removed script-only field the script reads but no dataclass of it declares: the flag stays (it
             # decides what the script does) and the parser rejects it, as NM408 says for shell launchers
