@@ -3,8 +3,9 @@
 What it does:
 
 * ``torchrun`` stays as it is.
-* A ``todo`` where ``--nproc_per_node`` is 32 (all cores of a trn1.32xlarge), or any count in a file that names
-  trn1/inf2 instances: the count must equal the product of the ``DistributedConfig`` dimensions (in a project
+* A ``todo`` where ``--nproc_per_node`` is 32 (all cores of a trn1.32xlarge; also ``accelerate launch
+  --num_processes 32``, a count over all machines), or any count in a file that names trn1/inf2 instances (for
+  ``--nproc_per_node``): the count must equal the product of the ``DistributedConfig`` dimensions (in a project
   with no DistributedConfig or tensor parallelism, ``count_advice``: the number of NeuronCores trained on, one
   data-parallel replica each).
 * A count held in a variable of the same file (``--nproc_per_node $PROCS`` with an unconditional ``PROCS=32``
@@ -70,17 +71,20 @@ from migrate.rule import Safety
 from migrate.textdoc import NOTE_PREFIX, TextDocument
 
 _NPROC = re.compile(r"--nproc[_-]per[_-]node(?:=|\s+)[\"']?([^\s\"']+)")
+#: ``accelerate launch --num_processes N``: the count of processes over all ``--num_machines`` (NM413 reads the
+#: same key of an accelerate config file)
+_NUM_PROCESSES = re.compile(r"\baccelerate\s+launch\b.*?(--num[_-]processes)(?:=|\s+)[\"']?([^\s\"']+)")
 _XLA_LAUNCH = re.compile(r"torch_xla\.distributed\.xla_dist|\bxla_spawn\b|torch_xla\.distributed\.xla_multiprocessing")
 TRN1_CORES = {"32"}
 
 
 #: ``why`` already says that the script stays on the torch_xla stack (launch/_base.py KEPT_ON_OPTIMUM, LEFT_ON_XLA, ...)
-KEPT_FOR_XLA_TODO = ("--nproc_per_node {value} was left as it is: this file runs {script}, {why}; that stack (trn1 "
+KEPT_FOR_XLA_TODO = ("{flag} {value} was left as it is: this file runs {script}, {why}; that stack (trn1 "
                      "included) takes this count. Once the script runs on TorchNeuron, which runs on Trn2/Trn3 with one "
                      "process per logical NeuronCore (trn2.48xlarge: 64), set it to {advice}")
 
 
-UNKNOWN_COUNT_TODO = ("--nproc_per_node {value} was left as it is, and its count is not known here ({why}); this file "
+UNKNOWN_COUNT_TODO = ("{flag} {value} was left as it is, and its count is not known here ({why}); this file "
                       "names trn1 instances: TorchNeuron runs on Trn2/Trn3 with one process per logical NeuronCore "
                       "(trn2.48xlarge: 64), so set it to {advice}")
 
@@ -100,11 +104,14 @@ def edit_torchrun(doc: TextDocument, report: Report, trn1: bool = False, unseen:
                    "instead (one process per logical NeuronCore)")
             continue
         match = _NPROC.search(code)
+        flag, group = "--nproc_per_node", 1
+        if not match:
+            match, flag, group = _NUM_PROCESSES.search(code), "--num_processes", 2
         if not match:
             continue
-        value = match.group(1)
+        value = match.group(group)
         start = doc.statement_start(line)
-        col = match.start() + cl.start if start is line else len(start.text)
+        col = (match.start() if group == 1 else match.start(1)) + cl.start if start is line else len(start.text)
         held = variables.single_value(value, start, col)
         if held is not None and (held.isdigit() or _default_of(held)):  # `--nproc_per_node $PROCS`, `PROCS=32` above
             binding = variables.binding_at(value, start, col)
@@ -112,16 +119,19 @@ def edit_torchrun(doc: TextDocument, report: Report, trn1: bool = False, unseen:
             name = re.sub(r"^\$[{(]?|[})]$", "", value).split(":")[0]  # $PROCS, ${PROCS:-32}, Make's $(PROCS)
             value = f"{value} ({name}={held}{where})"
         digits = next((d for d in (held, _default_of(held), _default_of(value)) if d is not None and d.isdigit()), value)
+        if flag == "--num_processes" and digits not in TRN1_CORES:
+            continue  # a total over machines: only the one-trn1.32xlarge count says where it came from
         if (digits in TRN1_CORES or (trn1 and digits.isdigit())) and unseen is not None:
-            report(line, Severity.TODO, KEPT_FOR_XLA_TODO.format(value=value, script=unseen[0], why=unseen[1],
-                                                                 advice=advice))
+            report(line, Severity.TODO, KEPT_FOR_XLA_TODO.format(flag=flag, value=value, script=unseen[0],
+                                                                 why=unseen[1], advice=advice))
         elif digits in TRN1_CORES or (trn1 and digits.isdigit()):
-            report(line, Severity.TODO, f"--nproc_per_node {value} looks like a trn1 NeuronCore count; TorchNeuron runs on "
-                   f"Trn2/Trn3 with one process per logical NeuronCore (trn2.48xlarge: 64): set it to {advice}")
+            total = " (accelerate counts processes over all --num_machines)" if flag == "--num_processes" else ""
+            report(line, Severity.TODO, f"{flag} {value} looks like a trn1 NeuronCore count; TorchNeuron runs on "
+                   f"Trn2/Trn3 with one process per logical NeuronCore (trn2.48xlarge: 64): set it to {advice}{total}")
         elif trn1 and unseen is None and (binding := variables.binding_at(value, start, col)) is not None \
                 and binding.assignment is None and binding.why and "which this file sources" in binding.why:
             # a count a sourced file sets, or may set, in a trn1 recipe: its value is not known here, so say why
-            report(line, Severity.TODO, UNKNOWN_COUNT_TODO.format(value=value, why=binding.why, advice=advice))
+            report(line, Severity.TODO, UNKNOWN_COUNT_TODO.format(flag=flag, value=value, why=binding.why, advice=advice))
 
 
 _DEFAULT = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*:?-(\d+)\}$")
@@ -165,7 +175,7 @@ class TorchrunNprocPerNeuronCore(LaunchRule):
     safety = Safety.MANUAL_ONLY
     scope = "neuron-project"  # XLA-era settings of a TPU project stay as they are
     markers = MARKERS
-    triggers = ("--nproc_per_node", "--nproc-per-node", "xla_dist", "xla_spawn", "xla_multiprocessing", ".py")
+    triggers = ("--nproc_per_node", "--nproc-per-node", "--num_processes", "--num-processes", "xla_dist", "xla_spawn", "xla_multiprocessing", ".py")
     facts = (*ENV_FACTS, SPAWNED_SCRIPTS)
 
     @classmethod
