@@ -423,12 +423,20 @@ def torch_xla_code(text: str) -> str | None:
 #: it could not be migrated, that selection)
 _MIGRATED: dict[tuple[str, str], tuple[object, str | None, frozenset[str] | None]] = {}
 _SIMULATING: list[bool] = []
+#: while a file is simulated with ``migrated_text(..., kept=...)``: the project files that stay on optimum-neuron
+#: after this run, decided before that simulation began (``still_importing`` answers from it there)
+_KNOWN_KEPT: list[frozenset[str]] = []
 
 
-def migrated_text(path: str, text: str, options: RuleOptions) -> str | None:
+def migrated_text(path: str, text: str, options: RuleOptions, kept: frozenset[str] | None = None) -> str | None:
     """``path`` migrated with the run's rules and project facts, as the engine migrates it (an import no rule could
     port stays, NM205's kept lazy-load block, a file kept on optimum-neuron as a whole); None when it cannot be
-    migrated (it does not parse: the engine leaves it as it is)."""
+    migrated (it does not parse: the engine leaves it as it is). ``kept``: the project files that stay on
+    optimum-neuron after this run (``still_importing``, decided by the caller before the simulation), which the
+    simulated rules are then told (a launch file's NM401 keeps the pre-compile pass of such a script); without it
+    they are told none (no nesting)."""
+    if kept is not None:
+        return _migrated_knowing(path, text, options, kept)
     selected = None if options.rules is None else frozenset(options.rules)
     cached = _MIGRATED.get((path, text))
     if cached is not None and cached[0] is options.project and cached[2] == selected:  # same facts, same rules
@@ -451,6 +459,35 @@ def migrated_text(path: str, text: str, options: RuleOptions) -> str | None:
     return migrated
 
 
+_MIGRATED_KNOWING: dict[tuple[str, str, frozenset[str]], tuple[object, str | None, frozenset[str] | None]] = {}
+
+
+def _migrated_knowing(path: str, text: str, options: RuleOptions, kept: frozenset[str]) -> str | None:
+    """``migrated_text`` with ``kept`` the answer of ``still_importing`` inside the simulation (cached apart)."""
+    selected = None if options.rules is None else frozenset(options.rules)
+    cached = _MIGRATED_KNOWING.get((path, text, kept))
+    if cached is not None and cached[0] is options.project and cached[2] == selected:
+        return cached[1]
+    from migrate.filekinds import kind_from_name
+    from migrate.pipeline import migrate_file_text
+    from migrate.registry import all_rules
+
+    kind = kind_from_name(PurePosixPath(path)) or FileKind.PYTHON
+    rules = [rule for rule in all_rules() if options.rules is None or rule.id in options.rules]
+    _SIMULATING.append(True)
+    _KNOWN_KEPT.append(kept)
+    migrated: str | None
+    try:
+        migrated = migrate_file_text(text, kind, PurePosixPath(path), rules, options).text
+    except Exception:  # noqa: BLE001 - what the engine does then: the file stays as it is
+        migrated = None
+    finally:
+        _SIMULATING.pop()
+        _KNOWN_KEPT.pop()
+    _MIGRATED_KNOWING[(path, text, kept)] = (options.project, migrated, selected)
+    return migrated
+
+
 def survives_run(path: str, text: str, options: RuleOptions) -> bool:
     """Whether ``path`` still imports optimum.neuron after this run (``migrated_text``). A file that cannot be
     migrated keeps its import."""
@@ -460,9 +497,12 @@ def survives_run(path: str, text: str, options: RuleOptions) -> bool:
 
 def still_importing(files: dict[str, str], options: RuleOptions | None) -> tuple[str, ...]:
     """Of ``files`` (path -> text, from ``deps.optimum-neuron-code``), those that still import optimum.neuron after
-    this run (``survives_run``); none while such a run is itself being simulated (no nesting)."""
-    if options is None or _SIMULATING:
+    this run (``survives_run``); while such a run is itself being simulated (no nesting), those of them the
+    simulation was given (``migrated_text(..., kept=...)``), else none."""
+    if options is None:
         return ()
+    if _SIMULATING:
+        return tuple(path for path in sorted(files) if path in _KNOWN_KEPT[-1]) if _KNOWN_KEPT else ()
     return tuple(path for path, text in sorted(files.items()) if survives_run(path, text, options))
 
 

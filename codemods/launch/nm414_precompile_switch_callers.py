@@ -64,6 +64,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
+from codemods._lib.launch_targets import OPTIMUM_NEURON_CODE
 from codemods.launch._base import LAUNCH_KINDS, LaunchRule
 from migrate.facts import ProjectFact
 from migrate.filekinds import FileKind
@@ -329,7 +330,7 @@ _REMOVED: dict[tuple[str, str], tuple[object, object, dict[tuple[str, str], str]
 
 def removed_switches(path: str, text: str, options) -> dict[tuple[str, str], str]:
     """Switch -> what it does now, for the switches of the wrapper ``path`` whose pass this run removes."""
-    from codemods.deps._plan import _SIMULATING, migrated_text
+    from codemods.deps._plan import _SIMULATING, migrated_text, still_importing
 
     if _SIMULATING:
         return {}
@@ -338,7 +339,10 @@ def removed_switches(path: str, text: str, options) -> dict[tuple[str, str], str
     if cached is not None and cached[0] is options.project and cached[1] == options.rules:  # same facts, same rules
         return cached[2]
     before = read_switches(text)
-    migrated = migrated_text(path, text, options)
+    # the wrapper as this run migrates it, its rules told which scripts stay on optimum-neuron (whose pre-compile
+    # pass NM401 keeps, so that the switch still selects it)
+    kept = frozenset(still_importing(options.project.of(OPTIMUM_NEURON_CODE.name), options))
+    migrated = migrated_text(path, text, options, kept)
     found: dict[tuple[str, str], str] = {}
     if migrated is not None and migrated != text:
         after = read_switches(migrated)
@@ -370,7 +374,7 @@ class PrecompileSwitchCallers(LaunchRule):
     safety = Safety.MANUAL_ONLY
     kinds = LAUNCH_KINDS | {FileKind.TOX, FileKind.DOCS}  # docs: an ``info`` (docs to update), never rewritten
     triggers = (".sh", ".bash")
-    facts = (PRECOMPILE_WRAPPERS,)
+    facts = (PRECOMPILE_WRAPPERS, OPTIMUM_NEURON_CODE)
 
     @classmethod
     def wakes(cls, text: str, options) -> bool:
