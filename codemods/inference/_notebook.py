@@ -11,7 +11,12 @@ loads with the Neuron class: ``NameError`` when the notebook runs top to bottom.
 engine's pass of that cell will find) and over the cells joined into one module (what only the kernel sees: an
 export bound in one cell and saved in another). Each kept use found in the cell being migrated gets its own todo
 there; a cell with none of its own whose notebook is kept gets one todo at each of its loads naming the use that
-keeps it. Computed once per notebook and rule (``SharedNamespace`` attribute ``NOTEBOOK_KEPT``).
+keeps it. A cell of a kept notebook with no load of the rule is kept too (rtD D1): the notebooks' usual first cell,
+``from optimum.neuron import NeuronModelForX`` and nothing else, was ported on its own (the import moved to the stock
+class) while the later cells still loaded ``NeuronModelForX``: NameError, and NM501 then dropped the optimum-neuron
+requirement. Its import of a class the rule moves gets the todo (at the import's module name); a cell that only
+names such a class otherwise (``isinstance(m, NeuronModelForX)``) keeps it unrenamed, with no note of its own.
+Computed once per notebook and rule (``SharedNamespace`` attribute ``NOTEBOOK_KEPT``).
 """
 
 from __future__ import annotations
@@ -46,6 +51,40 @@ class _Attributes(cst.CSTVisitor):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.found.append(node)
+
+
+class _Imports(cst.CSTVisitor):
+    """The import statements of a cell (nested ones too), with the module node a todo is keyed on."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[cst.Attribute, list[str]]] = []  # the module node -> the qualified names bound
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.module, cst.Attribute) and not node.relative:
+            module = source_of(node.module)
+            if isinstance(node.names, cst.ImportStar):
+                self.found.append((node.module, [f"{module}.*"]))
+            else:
+                self.found.append((node.module, [f"{module}.{source_of(alias.name)}" for alias in node.names]))
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            if isinstance(alias.name, cst.Attribute):
+                self.found.append((alias.name, [f"{source_of(alias.name)}.*"]))
+
+
+def _moved_imports(module: cst.Module, moved: set[str]) -> list[cst.Attribute]:
+    """The module nodes of ``module``'s imports that bind a name of ``moved`` (a star or module import: one under
+    it)."""
+    walk = _Imports()
+    module.visit(walk)
+    out = []
+    for node, names in walk.found:
+        for name in names:
+            if name in moved or (name.endswith(".*") and any(old.startswith(name[:-1]) for old in moved)):
+                out.append(node)
+                break
+    return out
 
 
 class _Calls(cst.CSTVisitor):
@@ -133,6 +172,7 @@ def notebook_kept(rule: Any, kept_here: dict[int, str]) -> dict[int, str]:
         return out
     other = uses[0]
     when = "an earlier" if here is not None and other.cell < here else "a later" if here is not None else "another"
+    moved = {old for old, new in getattr(rule, "moves", {}).items() if new is not None}
     calls = _Calls()
     module.visit(calls)
     for node in nodes:
@@ -145,4 +185,31 @@ def notebook_kept(rule: Any, kept_here: dict[int, str]) -> dict[int, str]:
                          f"cell as it is too - the {owner} import and loads are not rewritten (ported alone, this cell "
                          "would remove the import that cell still uses, and the optimum-neuron requirement with it). "
                          "Once that cell can be migrated, run neuron-migrate again")
+    if out:
+        return out
+    # no load of the rule here (an import cell): its import of a moved class stays for the cells that still use it
+    for node in _moved_imports(module, moved):
+        out[id(node)] = (f"{when} cell of this notebook keeps it on optimum-neuron (`{other.use}`: see the todo "
+                         f"there), and a notebook's cells run in one kernel with one set of requirements: {rule.id} "
+                         "leaves this import as it is (ported alone, the cells that still name the Neuron class would "
+                         "raise NameError, and the optimum-neuron requirement would go with it). Once that cell can "
+                         "be migrated, run neuron-migrate again")
+    if not out and _names_moved(module, moved):
+        out[id(module)] = ""  # no Attribute node is ever this id: the rule withdraws from the cell, with no note
     return out
+
+
+def _names_moved(module: cst.Module, moved: set[str]) -> bool:
+    """Whether ``module`` names a class the rule moves (by its last name: the kernel binds it in another cell)."""
+    short = {old.rsplit(".", 1)[-1] for old in moved}
+    walk = _Names()
+    module.visit(walk)
+    return not short.isdisjoint(walk.found)
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found.add(node.value)
