@@ -44,7 +44,8 @@ What it does:
   nothing is said while they stay on the old stack. Pins are still planned per file, not per job (a CPU job that
   runs the migrated code needs the migrated stack too);
 * the edits of a file are made right to left at the end, so two ``pip install`` commands of one line both change;
-* conda ``environment.yml`` files: the items of their ``- pip:`` section;
+* conda ``environment.yml`` files: the items of their ``- pip:`` section; the environment's ``- python=3.10``
+  is a declared Python as above (its pip items are what it installs), so it gets the same todo;
 * the bodies of heredocs that are requirement files: written to a file named like one (``cat > requirements.txt
   <<EOF``, ``tee constraints.txt``, a Dockerfile ``COPY <<EOF requirements.txt``) or read by ``pip install -r
   /dev/stdin <<EOF``; heredocs holding shell code are left to the command rules;
@@ -210,7 +211,7 @@ INSTALL_SOURCE = ProjectFact("deps.install-source", frozenset({FileKind.REQUIREM
 
 #: what wakes the rule on a workflow or Dockerfile that names no package of the stack itself: the Python it
 #: declares, whose install may come from a project file (``check_interpreters``)
-_INTERPRETER_TRIGGERS = ("python-version", "python:3", "-py3")
+_INTERPRETER_TRIGGERS = ("python-version", "python:3", "-py3", "python=3", "python==3")
 
 TRANSFORMERS_CHECKOUT = ProjectFact("deps.transformers-checkout",
                                     frozenset({FileKind.SHELL, FileKind.NOTEBOOK, FileKind.DOCKERFILE, FileKind.YAML}),
@@ -522,6 +523,31 @@ def _drop_emptied(doc: TextDocument, taken: list[Line]) -> None:
 _JOBS = re.compile(r"^jobs:\s*(?:#.*)?$")
 _KEY = re.compile(r"^(\s*)[\w.-]+\s*:")
 _PYTHON_VERSION = re.compile(r"^\s*(?:-\s+)?python-version\s*:\s*(.*?)\s*(?:#.*)?$")
+#: a conda environment file's interpreter: ``- python=3.10`` (conda's ``=`` is a prefix match), ``- python==3.10.14``
+_CONDA_PYTHON = re.compile(r"^\s*-\s*[\"']?python\s*={1,2}\s*(3\.\d+(?:\.\d+)?)(?:\.\*|\*)?[\"']?\s*(?:#.*)?$")
+_CONDA_PIP = re.compile(r"^\s*-\s*pip:\s*(#.*)?$")
+
+
+def conda_pip_items(doc: TextDocument) -> list[tuple[Line, int, int]]:
+    """(line, start, end) of each requirement item under a conda ``- pip:`` section of ``doc``."""
+    items, pip_indent = [], None
+    for line in doc:
+        text = line.text
+        indent = len(text) - len(text.lstrip())
+        if _CONDA_PIP.match(text):
+            pip_indent = indent
+            continue
+        if pip_indent is None or not text.strip() or text.lstrip().startswith("#"):
+            continue
+        if indent <= pip_indent:
+            pip_indent = None
+            continue
+        match = re.match(r"^(\s*-\s+)", text)
+        if match:
+            span = split_requirement_line(text[match.end():])
+            if span is not None:
+                items.append((line, match.end() + span[0], match.end() + span[1]))
+    return items
 _FROM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?", re.I)
 _PYTHON_IMAGE = re.compile(r"^(?:\S*/)?python:(3\.\d+(?:\.\d+)?)(?![\d.]*\d)", re.I)
 #: the Python of an image whose tag names it (an AWS / Hugging Face deep-learning container:
@@ -572,6 +598,10 @@ def _declared_pythons(context: list[Line], kind: FileKind, images: dict[str, str
                     images[match.group(2).lower()] = version
         return found
     for index, line in enumerate(context):
+        conda = _CONDA_PYTHON.match(line.text)
+        if conda:  # a conda environment's `- python=3.10` (the pip section's packages install into it)
+            found.append((line, conda.group(1)))
+            continue
         match = _PYTHON_VERSION.match(line.text)
         if not match:
             continue
@@ -720,11 +750,14 @@ def check_interpreters(doc: TextDocument, report: Report, options: RuleOptions |
         if doc.kind is FileKind.DOCKERFILE:
             specs += [line.text[span[0]:span[1]] for body in requirement_heredocs(doc) for line in body
                       if id(line) in members and (span := split_requirement_line(line.text)) is not None]
+        conda = [] if doc.kind is FileKind.DOCKERFILE else [
+            line.text[start:end] for line, start, end in conda_pip_items(doc) if id(line) in members]
+        specs += conda
         declared = _declared_pythons(context, doc.kind, images)
         found = interpreter.stack_floor(specs)
         if found is None:
             continue
-        where = "this stage" if doc.kind is FileKind.DOCKERFILE else "this job"
+        where = "this stage" if doc.kind is FileKind.DOCKERFILE else "this conda environment" if conda else "this job"
         for line, version in declared:
             if interpreter.exact_below(version, found[0]):
                 report(line, Severity.TODO, interpreter.exact_todo(version, where, found))
@@ -763,22 +796,6 @@ class PipInstallNeuronStack(DepsTextRule):
 
     def _conda_pip_section(self, doc: TextDocument) -> None:
         """conda ``environment.yml``: the requirement items under ``- pip:``."""
-        items, pip_indent = [], None
-        for line in doc:
-            text = line.text
-            indent = len(text) - len(text.lstrip())
-            if re.match(r"^\s*-\s*pip:\s*(#.*)?$", text):
-                pip_indent = indent
-                continue
-            if pip_indent is None or not text.strip() or text.lstrip().startswith("#"):
-                continue
-            if indent <= pip_indent:
-                pip_indent = None
-                continue
-            match = re.match(r"^(\s*-\s+)", text)
-            if match:
-                span = split_requirement_line(text[match.end():])
-                if span is not None:
-                    items.append((line, match.end() + span[0], match.end() + span[1]))
+        items = conda_pip_items(doc)
         if items:
             rewrite_lines(doc, items, self.report, self.ctx.options, self.ctx.path.as_posix())
