@@ -79,7 +79,10 @@ lines, SageMaker hyperparameters and the argument configs they pass (``--config 
 ``dp_replicate_size``, disagreeing or run-time values -> a todo); without one it is ``dp_replicate_size`` (plain
 data parallelism) unless the project pins optimum-neuron 0.4.x, where zero_1 defaulted to True: then ``fsdp_size``
 (``codemods/_lib/optimum_version.py``).
-Reads through other objects (``self.args`` in a Trainer subclass) get a todo. The todo on a removed field that
+Reads through other objects (``self.args`` in a Trainer subclass) get a todo, except those inside an optimum-neuron
+plugin construction NM203 deletes with the accelerator keyword it was built for (``mp_plugin =
+ModelParallelismPlugin(tensor_parallel_size=cfg.tensor_parallel_size)``: gone after the run, NM203's note names the
+degree). The todo on a removed field that
 stays (``overwrite_output_dir`` where it cannot move) says that a command passing the flag to the script fails
 too, without claiming what another rule did to those commands.
 
@@ -171,6 +174,7 @@ from codemods.training._base import (
     project_line,
     tp_planless,
 )
+from migrate import cstwalk
 from migrate.rule import PythonRule, Safety
 from migrate.snippets import parse_expression, parse_statement
 
@@ -371,6 +375,28 @@ class ParsedArgumentFields(TracksScope, PythonRule):
         self.todo(owner, f"{name}.{field_name}, declared with {why}: {effect}")
         return declaration, stop
 
+    def _removed_plugin_reads(self) -> frozenset[int]:
+        """The attribute reads inside the optimum-neuron plugin constructions NM203 deletes with the accelerator
+        keyword they feed (``mp_plugin = ModelParallelismPlugin(tensor_parallel_size=cfg.tensor_parallel_size)``,
+        ``PluginBinding.removable``): they are gone after the run, and NM203's note names the degree."""
+        from codemods.training.nm203_trainer_constructors import plugin_bindings
+
+        def reads() -> frozenset[int]:
+            bindings = self.ctx.memo("training.accelerator-plugins", lambda: plugin_bindings(self.ctx))
+            found: set[int] = set()
+
+            class Reads(cst.CSTVisitor):
+                def visit_Attribute(self, node: cst.Attribute) -> None:
+                    found.add(id(node))
+
+            for keywords in bindings.values():
+                for binding in keywords.values():
+                    if binding.removable and binding.assign.value is not None:
+                        cstwalk.visit(binding.assign.value, Reads())
+            return frozenset(found)
+
+        return self.ctx.memo("training.removed-plugin-reads", reads)
+
     def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
         attr = original.attr.value
         if attr not in GONE_FIELDS or self.ctx.qualnames(original):
@@ -395,6 +421,8 @@ class ParsedArgumentFields(TracksScope, PythonRule):
                 return self._trn_field(original, source_of(original), source, attr) or updated
         holder = self.plan.args_var(self.scope_path, original.value.value) if isinstance(original.value, cst.Name) else None
         if holder is None:
+            if id(original) in self._removed_plugin_reads():
+                return updated  # NM203 deletes the plugin construction it is read in, and says what its degree did
             if attr in (MOVED_FIELD, TRN_CONFIG) and self.neuron_training and not self._argparse(original):
                 self.todo(original, f"if this reads the training arguments: the stock classes have no {attr}; keep the "
                                     f"tensor parallel degree in a variable of your own and pass DistributedConfig(tp_size=...) "
