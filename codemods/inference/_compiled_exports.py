@@ -822,6 +822,25 @@ def _ast_path(value: ast.expr | None, names: dict[str, str], os_imported: bool,
     return _ast_folder(value, os_imported, names, paths)
 
 
+def bound_dicts(tree: ast.AST, counts: Mapping[str, int]) -> dict[str, ast.Dict]:
+    """``NAME = {...}`` and ``NAME = dict(key=value, ...)`` bound once in the file: NAME -> the dict (a ``dict(...)``
+    call as the literal it equals), for ``**NAME`` splats of export calls."""
+    dicts: dict[str, ast.Dict] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and counts.get(node.targets[0].id) == 1):
+            continue
+        value = node.value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" \
+                and not value.args and all(keyword.arg is not None for keyword in value.keywords) \
+                and counts.get("dict", 0) == 0:
+            value = ast.Dict(keys=[ast.Constant(keyword.arg) for keyword in value.keywords],
+                             values=[keyword.value for keyword in value.keywords])
+        if isinstance(value, ast.Dict):
+            dicts[node.targets[0].id] = value
+    return dicts
+
+
 def _export_keywords(call: ast.Call, dicts: dict[str, ast.Dict]) -> dict[str, ast.expr] | None:
     """The keywords of a call, ``**NAME`` of a dict literal bound once in the file merged in; None when a splat
     cannot be read (it may carry ``export=``)."""
@@ -878,9 +897,7 @@ def compiled_folder_uses(text: str) -> dict[str, tuple] | None:
         names = _folder_names(tree)
         paths = _path_names(tree)
         counts = binding_counts(tree)
-        dicts = {node.targets[0].id: node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
-                 and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                 and counts.get(node.targets[0].id) == 1 and isinstance(node.value, ast.Dict)}
+        dicts = bound_dicts(tree, counts)
         exports: list[tuple[ast.Call, str, bool]] = []
         compiled: list[tuple[ast.Call, str, bool]] = []
         for node in ast.walk(tree):
@@ -1656,9 +1673,7 @@ def _decoder_calls(text: str) -> tuple[ast.Module, list[tuple[ast.Call, dict | N
     aliases = {alias.asname or alias.name: alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
                and (node.module or "").startswith("optimum.neuron") for alias in node.names}
     counts = binding_counts(tree)
-    dicts = {node.targets[0].id: node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
-             and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-             and counts.get(node.targets[0].id) == 1 and isinstance(node.value, ast.Dict)}
+    dicts = bound_dicts(tree, counts)
     exports: list[tuple[ast.Call, dict | None, list[ast.expr]]] = []
     loads: list[tuple[ast.Call, str | None, ast.expr | None]] = []
     for node in ast.walk(tree):

@@ -793,3 +793,18 @@ def test_a_round_trip_load_drops_a_degree_with_the_torchrun_route_and_an_unsorte
         unsorted, "NM110", path="serve.py", project=project).text
     exporter = migrate(ROUND_TRIP_EXPORTER, "NM110", path="export.py", project=project).text
     assert "from optimum.neuron import NeuronModelForCausalLM" in exporter
+
+
+def test_a_dict_call_of_shapes_splatted_into_the_exporter_is_read_for_the_round_trip() -> None:
+    def exporter(shapes: str) -> str:
+        return ROUND_TRIP_EXPORTER.replace("batch_size=1, sequence_length=64)", "**SHAPES)").replace(
+            "parser = ", f"SHAPES = {shapes}\nparser = ")
+
+    loader = _round_trip_loader("token=None")
+    read = exporter("dict(batch_size=1, sequence_length=64)")
+    result = migrate(loader, "NM110", path="serve.py", project={"export.py": read, "serve.py": loader})
+    assert "AutoModelForCausalLM.from_pretrained(args.model_dir, token=None, device_map=" in result.text
+    # a dict(...) with a positional mapping is not read: the round trip is not made, the loader stays
+    unread = exporter("dict(BASE, sequence_length=64)")
+    kept = migrate(loader, "NM110", path="serve.py", project={"export.py": unread, "serve.py": loader})
+    assert "NeuronModelForCausalLM.from_pretrained(args.model_dir" in kept.text
