@@ -321,8 +321,11 @@ class Facts:
         untyped = _untyped
         if isinstance(scope, FUNCTION_SCOPES):
             arguments = scope.args
+            receiver = self._receiver_type(scope)
             for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
-                if arg.annotation is None and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if receiver is not None and arg is (*arguments.posonlyargs, *arguments.args)[0]:
+                    yield arg.arg, functools.partial(lambda found: found, receiver)
+                elif arg.annotation is None and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     yield arg.arg, functools.partial(self._parameter_type, scope, arg)
                 else:
                     yield arg.arg, functools.partial(self._annotation_type, arg.annotation)
@@ -385,6 +388,23 @@ class Facts:
             other = {n.id for n in self.nodes(ast.Name) if isinstance(n.ctx, ast.Load) and id(n) not in callees}
             self._callers = {name: calls for name, calls in callers.items() if name not in other}
         return self._callers.get(name)
+
+    def _receiver_type(self, function: ast.AST) -> Type | None:
+        """The type of ``self`` in a plain method of a module-level local class deriving from a stock class
+        (``def __post_init__(self)`` of ``class MyArgs(TrainingArguments)``): that class, as an annotation gives
+        it (``exact=False``: the instance may be of a subclass defined elsewhere, so only Neuron-era names are
+        sure). None for a static / class method, a decorated one, an annotated receiver, or any other function."""
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.decorator_list:
+            return None
+        owner = self.parents.get(id(function))
+        positional = (*function.args.posonlyargs, *function.args.args)
+        if not (isinstance(owner, ast.ClassDef) and self.parents.get(id(owner)) is self.tree and positional
+                and positional[0].annotation is None):
+            return None
+        local = self.classes.get(owner.name)
+        if local is None or local.node is not owner or self.stock_base(local) is None:
+            return None
+        return Type(local=local, exact=False)
 
     def _parameter_type(self, function: ast.FunctionDef | ast.AsyncFunctionDef, parameter: ast.arg) -> Type | None:
         """The type of an unannotated parameter of a module-level function: the one stock type every call of the

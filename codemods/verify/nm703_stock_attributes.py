@@ -8,8 +8,11 @@ What it does:
 * Types come from simple local inference (``codemods/verify/_facts.py``), which follows a value to a plain alias
   (``args = training_args; args.zero_1``) and to an unannotated parameter of a module-level function that every
   call in the file passes it (``def build(targs): return targs.tensor_parallel_size`` called as
-  ``build(training_args)``; as for an annotated parameter, only the Neuron-era names are reported there). A function
-  also called with other values, passed around or decorated is not followed. Attributes come from the generated
+  ``build(training_args)``; as for an annotated parameter, only the Neuron-era names are reported there), and to
+  ``self`` in a plain method of a module-level class deriving from a stock class (``self.tensor_parallel_size`` in
+  ``__post_init__`` of ``class MyArgs(TrainingArguments)``, where NM201 renamed the base: again only the Neuron-era
+  names, as an instance may be of a subclass defined elsewhere). A function also called with other values, passed
+  around or decorated is not followed. Attributes come from the generated
   index: dataclass fields, properties, methods (inherited too) and everything the class's methods assign to
   ``self``; a class with ``__getattr__`` or ``setattr(self, ...)`` (models, configs built from ``**kwargs``) is not
   checked.
