@@ -588,16 +588,22 @@ class CompiledFolderLoads:
                     "module level here or in a project module), so the checkpoint it was compiled from cannot be "
                     "matched to an optimum-cli export neuron command of this project")
         hint = self._tokenizer_source(call, gatherer, folder)
+        if (export := self._same_expression_export(call, gatherer, folder)) is not None:
+            # rtD D4: this file's own export writes the folder (an encoder export + reload: not linked for its kind)
+            return (head + f"`{folder}` is written by this file's export `{export}` (its save_pretrained), which this "
+                    "rule does not link to this load: load that export's checkpoint here with export=True and the "
+                    "export's static shapes (or use the exported model directly)")
         return (head + "the checkpoint they were compiled from was not found: no optimum-cli export neuron command "
                 f"this rule can read (in a shell script, Dockerfile or Makefile of the project) writes `{folder}`, and "
                 "no load of this file compiles it with export=True"
                 + (f'; this file loads its tokenizer/processor from "{hint}": if that is the checkpoint it was '
                    "compiled from, load it here" if hint is not None else ""))
 
-    def _same_expression_export(self, call: cst.Call, gatherer: Any) -> str | None:
+    def _same_expression_export(self, call: cst.Call, gatherer: Any, folder: str | None = None) -> str | None:
         """rt7N N6: a compiled load whose path is an expression (``args.export_dir``, ``cfg["compiled_dir"]``) that
         this file also passes to ``<model>.save_pretrained`` of an export (``X.from_pretrained(<id>, export=True,
-        ...)`` bound to ``<model>``): that export's call, shortened, or None."""
+        ...)`` bound to ``<model>``): that export's call, shortened, or None. ``folder``: the folder the load reads
+        (a literal, a name bound to one), matched to the folder each save writes instead (rtD D4)."""
         path = "".join(source_of(self._load_path(call)).split())
         bound: dict[str, cst.Call] = {}
         for assign in gatherer.assigns:
@@ -615,8 +621,11 @@ class CompiledFolderLoads:
         for other in gatherer.calls:
             func = other.func
             if not (isinstance(func, cst.Attribute) and func.attr.value == "save_pretrained" and other.args
-                    and other.args[0].keyword is None
-                    and "".join(source_of(other.args[0].value).split()) == path):
+                    and other.args[0].keyword is None):
+                continue
+            written = self._folder_of_path(other.args[0].value) if folder is not None else None
+            if not (normalized(written) == normalized(folder) if folder is not None and written is not None
+                    else folder is None and "".join(source_of(other.args[0].value).split()) == path):
                 continue
             export_call = bound.get(dotted_name(func.value))
             if export_call is not None:

@@ -75,7 +75,10 @@ What it does:
   "sequence_length"]`` 0.0.x, the TP degree, ``auto_cast_type``) on a variable assigned once from the rewritten
   call become the literal it was exported with - for a compiled-folder load rewritten to its source (below), the
   literals of the one export that writes the folder; any other field (or a non-literal shape) gets a todo: a stock
-  model has neither attribute.
+  model has neither attribute. A model bound more than once in its scope (a function, the module; ``self.<attr>``
+  in a class), each time by such a load - the cache idiom ``if os.path.isdir(compiled): m = X.from_pretrained(
+  compiled) else: m = X.from_pretrained(id, export=True, ...); m.save_pretrained(compiled)`` - has the fields all
+  its loads give alike (rtD D6; before, such reads were left and raised AttributeError).
 * a notebook is one program (its cells run in one kernel, with one set of requirements): an export in one cell,
   its ``save_pretrained`` in another and a reload of that folder in a third are linked as in a .py file, and what
   keeps one cell on optimum-neuron (a load whose source is not known ...) keeps every cell, each with a todo
@@ -120,7 +123,8 @@ What it does:
   the same, and the tokenizer) and each such load becomes
   ``AutoModelForCausalLM.from_pretrained(<path>, device_map=<device>)`` (no dtype: transformers 5.24 loads the
   saved config's dtype by default) + ``generation_config.update(compile_config=...)`` (compile_config is not saved),
-  with a todo: re-run the export first (a folder written by the old export holds Neuron-compiled artifacts), and the
+  with a todo: delete the folder and re-run the export first (a folder written by the old export holds
+  Neuron-compiled artifacts; a cache idiom that exports only when the folder is missing would load it), and the
   export's tensor-parallel degree when it gave one. If any condition fails, nothing changes (the todos below).
 * a name bound to the Neuron class on one branch and to its stock target on the other (``if SMOKE: from
   transformers import AutoModelForCausalLM as M else: from optimum.neuron import NeuronModelForCausalLM as M``, or
@@ -195,7 +199,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from typing import cast
+from typing import Callable, cast
 
 import libcst as cst
 
@@ -321,10 +325,12 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
             if isinstance(only, cst.Call) and self._method(only) in ("from_pretrained", "export"):
                 # a compiled-folder load rewritten to the checkpoint its folder was exported from (``_recovered``:
                 # one export of the project, certain) carries that export's shapes (rt8Q-13)
-                recovered = self._recovered(only)
-                trip = self._round_trip_load(only) if recovered is None else None
-                self._compiled[name] = (_recovered_shapes(recovered[2]) if recovered is not None else
-                                        _recovered_shapes(trip.shapes) if trip is not None else self._export_shapes(only))
+                self._compiled[name] = self._shapes_of(only)
+        # a model bound more than once in one scope, each time by a load of this rule (the cache idiom: ``if
+        # os.path.isdir(d): m = X.from_pretrained(d) else: m = X.from_pretrained(id, export=True, ...)``): the
+        # fields every binding gives alike, per read of its compiled config (rtD D6)
+        self._scoped = _scoped_holders(module, lambda call: self._method(call) in ("from_pretrained", "export"),
+                                       self._shapes_of)
         self._note_round_trip_saves()
         self._left_padded = self._plan_left_padding(module)
         self._config_holders: set[cst.CSTNode] = set()  # `m.neuron_config` / `m.config.neuron` nodes read through
@@ -472,6 +478,15 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
         folder = self._folder(call)
         if folder is None and (export := self._same_expression_export(call, gatherer)) is not None:
             path_text = source_of(self._load_path(call))
+            if self._bound_once_beside_save(call, gatherer):
+                # the cache idiom (``if os.path.isdir(d): load(d) else: export, save(d)``): provably one folder, so
+                # what keeps the pair is something else (rtD D6): the round trip rewrites both once nothing does
+                return (head + f"its path `{path_text}` is the folder this file's export `{export}` saves to (the "
+                        "same name, bound once in this scope): the pair is rewritten together (the save then writes "
+                        "a stock checkpoint with the dtype and static cache, which this load reads) once nothing "
+                        "else keeps it: resolve the other neuron-migrate notes of this file (the export's arguments, "
+                        "reads of the compiled config) and of the project's other compiled-folder loads, then run "
+                        "neuron-migrate again")
             return (head + f"its path `{path_text}` is the folder this file's export `{export}` saves to "
                     f"(`save_pretrained({path_text})`), which this rule cannot prove is the same folder at run time: "
                     "if it is, load that export's checkpoint here with export=True and the export's static shapes "
@@ -491,6 +506,20 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
         return (head + "the checkpoint they were compiled from was not found: no optimum-cli export neuron command "
                 f"this rule can read (in a shell script, Dockerfile or Makefile of the project) and no saved Python "
                 f"export with constant arguments writes `{folder}`")
+
+    def _bound_once_beside_save(self, call: cst.Call, gatherer) -> bool:
+        """The path of ``call`` is a name bound once in its scope, and a ``save_pretrained(<that name>)`` of the
+        same scope writes it: one folder at run time."""
+        path = self._load_path(call)
+        scopes = gatherer.call_scopes.get(id(call), [])
+        if not isinstance(path, cst.Name) or not scopes:
+            return False
+        if gatherer.values.get(id(scopes[-1]), {}).get(path.value) is None:
+            return False
+        return any(isinstance(other.func, cst.Attribute) and other.func.attr.value == "save_pretrained"
+                   and other.args and isinstance(other.args[0].value, cst.Name)
+                   and other.args[0].value.value == path.value
+                   and (gatherer.call_scopes.get(id(other)) or [None])[-1] is scopes[-1] for other in gatherer.calls)
 
     def kept_use_advice(self, attribute: str) -> str:
         if attribute == "from_pretrained":
@@ -583,7 +612,8 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
                                   "generation_config.json with the static cache and max_cache_len) for the loads of "
                                   f"{readers}, which load it with AutoModelForCausalLM.from_pretrained: nothing is "
                                   "pre-compiled on TorchNeuron (generate compiles on the first call); a folder written "
-                                  "by the old export holds Neuron-compiled artifacts: re-run this script to replace it")
+                                  "by the old export holds Neuron-compiled artifacts: delete it, then re-run this script (a script "
+                                  "that writes the folder only when it is missing would load the old one)")
 
     def _round_trip_rewrite(self, original: cst.Call, updated: cst.Call, args, trip: RoundTrip) -> cst.BaseExpression:
         """A round-trip load: ``AutoModelForCausalLM.from_pretrained(<path>, device_map=<device>)`` (the dtype and the
@@ -626,7 +656,7 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
                          "CompileConfig(backend=\"neuron\", dynamic=False, mode=\"default\"))")
         notes.append(f"loads the stock checkpoint that {exporters} now save{'' if several else 's'} (dtype and "
                      "static cache travel in its config files: config.json, generation_config.json); a folder written "
-                     "by the old export holds Neuron-compiled artifacts and does not load here: re-run "
+                     "by the old export holds Neuron-compiled artifacts and does not load here: delete it, then re-run "
                      f"{'the one that writes it' if several else exporters} first")
         for note in notes:
             self.todo(original, note)
@@ -635,6 +665,15 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
         func = (updated.func.with_changes(attr=cst.Name("from_pretrained")) if isinstance(updated.func, cst.Attribute)
                 else updated.func)
         return updated.with_changes(func=func, args=with_commas(new_args, updated.args))
+
+    def _shapes_of(self, call: cst.Call) -> dict[str, object]:
+        """The literal shapes a load of this rule carries: a compiled-folder load rewritten to the checkpoint its
+        folder was exported from (``_recovered``: one export of the project, certain) or a round-trip load, that
+        export's (rt8Q-13); an export, its own."""
+        recovered = self._recovered(call)
+        trip = self._round_trip_load(call) if recovered is None else None
+        return (_recovered_shapes(recovered[2]) if recovered is not None else
+                _recovered_shapes(trip.shapes) if trip is not None else self._export_shapes(call))
 
     def _export_shapes(self, call: cst.Call) -> dict[str, object]:
         keywords = dict(self.arguments(call).keywords)
@@ -653,6 +692,8 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
         rule rewrote (a stock model has neither)."""
         if not isinstance(node, cst.Attribute):
             return None
+        if id(node) in self._scoped:
+            return self._scoped[id(node)][0]
         if node.attr.value == "neuron_config" and isinstance(node.value, cst.Name) \
                 and node.value.value in self._compiled:
             return node.value.value
@@ -661,9 +702,12 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
             return node.value.value.value
         return None
 
-    def _compiled_read(self, original: cst.BaseExpression, model: str, field: str) -> cst.BaseExpression | None:
-        """A literal for ``<model>'s compiled <field>``, or None (with a todo)."""
-        value = self._compiled[model].get(COMPILED_FIELDS.get(field, ""))
+    def _compiled_read(self, original: cst.BaseExpression, model: str, field: str,
+                       holder: cst.BaseExpression) -> cst.BaseExpression | None:
+        """A literal for ``<model>'s compiled <field>`` (``holder``: its ``<model>.neuron_config`` /
+        ``<model>.config.neuron``), or None (with a todo)."""
+        shapes = self._scoped[id(holder)][1] if id(holder) in self._scoped else self._compiled[model]
+        value = shapes.get(COMPILED_FIELDS.get(field, ""))
         if isinstance(value, (int, str)) and not isinstance(value, bool):
             self.fixed(original, f"{model}'s compiled {field} -> {value!r}, the value it was exported with (a stock "
                                  "model has no compiled config)")
@@ -699,10 +743,10 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
             return given.deep_clone()
         model = self._compiled_config(original.value)
         if model is not None:
-            return self._compiled_read(original, model, original.attr.value) or updated
+            return self._compiled_read(original, model, original.attr.value, original.value) or updated
         model = self._compiled_config(original)
         if model is not None and original not in self._config_holders:
-            self._compiled_read(original, model, "")
+            self._compiled_read(original, model, "", original)
         return updated
 
     def leave_Subscript(self, original: cst.Subscript, updated: cst.BaseExpression) -> cst.BaseExpression:
@@ -711,7 +755,7 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
             return updated
         key = (self.literal(original.slice[0].slice.value)
                if len(original.slice) == 1 and isinstance(original.slice[0].slice, cst.Index) else None)
-        return self._compiled_read(original, model, key if isinstance(key, str) else "") or updated
+        return self._compiled_read(original, model, key if isinstance(key, str) else "", original.value) or updated
 
     def is_target_call(self, call: cst.Call) -> bool:
         return self._method(call) in ("from_pretrained", "export") \
@@ -967,6 +1011,101 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
         func = (updated.func.with_changes(attr=cst.Name("from_pretrained")) if isinstance(updated.func, cst.Attribute)
                 else updated.func)
         return updated.with_changes(func=func, args=with_commas(new_args, updated.args))
+
+
+def _scoped_holders(module: cst.Module, loads: Callable[[cst.Call], bool],
+                    shapes_of: Callable[[cst.Call], dict[str, object]]) -> dict[int, tuple[str, dict[str, object]]]:
+    """id(``<m>.neuron_config`` / ``<m>.config.neuron``) -> (``<m>``, the shapes) for a model ``<m>`` - a name, or
+    ``self.<attr>`` in a class - that its scope (the function binding the name, else the module; the class) binds
+    only by ``<m> = <load>`` statements (``loads``), at least twice: the fields every binding gives alike
+    (``shapes_of``). A name bound any other way there (a for / with target, a tuple, ``+=``, a parameter) is none."""
+    bindings: dict[tuple[int, str], list[cst.Call] | None] = {}
+    holders: list[tuple[cst.Attribute, str, tuple[int, ...]]] = []
+
+    def root(node: cst.BaseExpression) -> str | None:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+            return "self." + node.attr.value
+        return None
+
+    class Scopes(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.functions: list[int] = [id(module)]
+            self.classes: list[int] = []
+
+        def scope(self, name: str) -> int | None:
+            return (self.classes[-1] if self.classes else None) if name.startswith("self.") else self.functions[-1]
+
+        def bind(self, name: str | None, value: cst.BaseExpression | None) -> None:
+            scope = self.scope(name) if name is not None else None
+            if name is None or scope is None:
+                return
+            calls = bindings.setdefault((scope, name), [])
+            if calls is not None and isinstance(value, cst.Call) and loads(value):
+                calls.append(value)
+            else:
+                bindings[(scope, name)] = None
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            self.classes.append(id(node))
+
+        def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+            self.classes.pop()
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            self.functions.append(id(node))
+            for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
+                self.bind(param.name.value, None)
+
+        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+            self.functions.pop()
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                self.bind(root(target.target), node.value if len(node.targets) == 1 else None)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            self.bind(root(node.target), node.value)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            self.bind(root(node.target), None)
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            if isinstance(node.target, (cst.Tuple, cst.List)):
+                for element in node.target.elements:
+                    self.bind(root(element.value), None)
+
+        def visit_For(self, node: cst.For) -> None:
+            for found in [node.target, *getattr(node.target, "elements", [])]:
+                self.bind(root(getattr(found, "value", found)), None)
+
+        def visit_AsName(self, node: cst.AsName) -> None:
+            self.bind(root(node.name), None)
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            self.bind(root(node.target), None)
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            held = node.value.value if node.attr.value == "neuron" and isinstance(node.value, cst.Attribute) \
+                and node.value.attr.value == "config" else node.value if node.attr.value == "neuron_config" else None
+            name = root(held) if held is not None else None
+            if name is not None:
+                holders.append((node, name, (self.functions[-1], id(module)) if not name.startswith("self.")
+                                else (self.classes[-1],) if self.classes else ()))
+
+    module.visit(Scopes())
+    out: dict[int, tuple[str, dict[str, object]]] = {}
+    for node, name, scopes in holders:
+        # Python's rule: a name the function binds is its own, else the module's
+        scope = next((scope for scope in scopes if (scope, name) in bindings), None)
+        calls = bindings.get((scope, name)) if scope is not None else None
+        if not calls or len(calls) < 2:
+            continue
+        shapes = [shapes_of(call) for call in calls]
+        out[id(node)] = (name, {field: value for field, value in shapes[0].items()
+                                if all(field in other and other[field] == value for other in shapes[1:])})
+    return out
 
 
 def _recovered_shapes(shapes: tuple[tuple[str, str], ...]) -> dict[str, object]:
