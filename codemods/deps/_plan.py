@@ -246,6 +246,29 @@ def _code_lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if not _COMMENT_OR_ECHO.match(line)]
 
 
+def _still_running_cli(options: RuleOptions) -> dict[str, str]:
+    """``deps.optimum-cli`` less the files whose every ``optimum-cli`` command NM406 replaces by the round trip's
+    stock step (``RoundTrip.cli_replaced``, the counts agreeing): they no longer need optimum-neuron's CLI."""
+    from codemods.inference._compiled_exports import round_trip
+
+    cli = dict(options.project.of("deps.optimum-cli"))
+    trip = round_trip(options) if cli else None
+    if trip is None or not trip.cli_replaced:
+        return cli
+    counts = options.project.of("deps.optimum-cli-count")
+    return {path: command for path, command in cli.items()
+            if not (path in trip.cli_replaced and counts.get(path) == trip.cli_replaced[path])}
+
+
+def kept_cli_count(text: str) -> int | None:
+    """Project fact: how many ``optimum-cli export`` / ``neuron serve`` commands the file runs (a notebook: over its
+    code cells); None for none. A file whose every one NM406 replaces (the compiled-folder round trip) runs none
+    after the run (``ProjectDeps.of``)."""
+    sources = code_cells(text)
+    count = sum(len(_CLI_KEPT.findall(line)) for line in _code_lines("\n".join(sources) if sources is not None else text))
+    return count or None
+
+
 def kept_cli_command(text: str) -> str | None:
     """The first ``optimum-cli export ...`` / ``optimum-cli neuron serve`` that a file runs (NM406 keeps those,
     with a todo), as ``optimum-cli export``; None when it runs none."""
@@ -912,6 +935,8 @@ FACTS: tuple[ProjectFact, ...] = (
                  "neuronx_distributed"), old_stack_code),
     ProjectFact("deps.optimum-cli", frozenset({FileKind.NOTEBOOK, FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML,
                                                FileKind.PYTHON}), ("optimum-cli",), kept_cli_fact),
+    ProjectFact("deps.optimum-cli-count", frozenset({FileKind.NOTEBOOK, FileKind.SHELL, FileKind.DOCKERFILE,
+                                                     FileKind.YAML, FileKind.PYTHON}), ("optimum-cli",), kept_cli_count),
     ProjectFact("deps.optimum-neuron-code", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), ("optimum.neuron",),
                 optimum_neuron_code),
     ProjectFact("deps.torch-xla-code", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}),
@@ -1017,7 +1042,7 @@ class ProjectDeps:
                         path, unit, tuple(specs for _, specs in commands if specs))
                        for path, value in installs for unit, commands in value["contexts"])
         base = cls(options.neuron_project, mentions=dict(options.project.of("deps.mentions")),
-                   cli=dict(options.project.of("deps.optimum-cli")),
+                   cli=_still_running_cli(options),
                    writers={key: tuple(sorted(set(found))) for key, found in writers.items()}, inf1_notebooks=inf1,
                    written=written, on_disk=on_disk, requirement_sets=sets,
                    neuron_requirements=tuple(sorted(path for path, value in

@@ -1597,13 +1597,16 @@ class RoundTrip:
     config; empty when they differ or one is known only at run time); ``degrees``: the tensor-parallel degree of
     each export as written, with its file (``"compile.py: 2"``, ``"export.py: args.num_cores"``), none when absent;
     ``cli_exporters``: the files whose decoder ``optimum-cli export neuron`` commands NM406 replaces by a stock step
-    writing the same folder (``stock_step``; fxL)."""
+    writing the same folder (``stock_step``; fxL); ``cli_replaced``: those of them all of whose exports are replaced,
+    with how many (the dependency layer's ``deps.optimum-cli-count`` must agree before it calls the file free of
+    optimum-cli)."""
 
     def __init__(self, loaders: tuple[str, ...], keys: frozenset[tuple[str, str]], exporters: tuple[str, ...],
                  shapes: tuple[tuple[str, str], ...], degrees: tuple[str, ...],
-                 cli_exporters: tuple[str, ...] = ()) -> None:
+                 cli_exporters: tuple[str, ...] = (), cli_replaced: Mapping[str, int] | None = None) -> None:
         self.loaders, self.keys, self.exporters, self.shapes, self.degrees = loaders, keys, exporters, shapes, degrees
         self.cli_exporters = cli_exporters
+        self.cli_replaced = dict(cli_replaced or {})
 
     def exporter_names(self) -> str:
         return kept_compiled_names(tuple(sorted({*self.exporters, *self.cli_exporters})))
@@ -1732,10 +1735,12 @@ def _round_trip_candidate(options: Any) -> RoundTrip | None:
     if any(commands and (path not in cli or (options.rules is not None and "NM406" not in options.rules))
            for path, commands in project.of(COMPILED_EXPORTS.name).items()):
         return None  # NM406 does not run (its fact was not gathered): the export stays and writes NEFFs
+    other_cli: set[str] = set()  # files with an export of another kind (kept: they still run optimum-cli)
     for path, value in sorted({**project.of(CLI_EXPORT_MENTIONS.name), **project.of(CLI_EXPORTS.name)}.items()):
         for entry in value["exports"]:
             kind = cli_family(entry, uses, folders)
             if kind == "other":
+                other_cli.add(path)
                 continue
             if kind != "decoder" or not entry[1]:
                 return None  # of unknown kind, or a decoder export NM406 cannot replace: it keeps its folder
@@ -1809,7 +1814,8 @@ def _round_trip_candidate(options: Any) -> RoundTrip | None:
     return RoundTrip(tuple(sorted(loaders)), frozenset((path, key) for path, keys_of in loaders.items()
                                                        for key in keys_of if not key.startswith("\x00")),
                      tuple(sorted(set(exporters))), agreed, tuple(dict.fromkeys(degrees)),
-                     tuple(sorted(set(cli_exporters))))
+                     tuple(sorted(set(cli_exporters))),
+                     {path: len(cli[path]["exports"]) for path in set(cli_exporters) - other_cli if path in cli})
 
 
 def cli_family(entry: tuple, uses: Mapping[str, Any], folders: Mapping[str, Mapping[str, str]]) -> str:
