@@ -312,17 +312,20 @@ def notebook_files(text: str) -> dict | None:
         return None
     python: dict[str, tuple[tuple[str, ...], bool, bool]] = {}
     written: dict[str, tuple[str, ...]] = {}
+    bodies: dict[str, str] = {}  # the written Python that uses the stack: migrated like a file on disk is
     for name, body in notebooks.written_files(sources):
         if name.endswith(".py"):
             python[name] = (tuple(sorted(imported_modules(body) or ())), bool(optimum_neuron_kept(body)),
                             bool(uses_old_stack(body)))
+            if uses_old_stack(body) or xla_era_torch_neuronx(body) or uses_torch_xla(body):
+                bodies[name] = body
         else:
             written[name] = (*written.get(name, ()), notebooks.fingerprint(body))
     code = _NOTE_LINE.sub("", "\n".join(sources))
     inf1 = next((label for label, pattern in INF1_MARKERS.items() if re.search(pattern, code)), None)
     if not python and not written and inf1 is None:
         return None
-    return {"python": python, "written": written, "inf1": inf1}
+    return {"python": python, "written": written, "inf1": inf1, "bodies": bodies}
 
 
 def optimum_neuron_code(text: str) -> str | None:
@@ -1004,6 +1007,9 @@ class ProjectDeps:
     written: dict[str, dict[str, tuple]] = field(default_factory=dict)
     #: the facts of the files on disk alone, before the notebooks' files join them (see ``seen_from``)
     on_disk: tuple = ()
+    #: the text of each Python file a notebook writes that uses the stack (project path -> body): what the run
+    #: leaves of it is read like a file on disk (``Planner.hold_for_old_code``)
+    written_code: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, options: RuleOptions | None) -> "ProjectDeps":
@@ -1019,9 +1025,12 @@ class ProjectDeps:
         inf1: dict[str, str] = {}
         written: dict[str, dict[str, tuple]] = {}
         # the Python files a notebook writes are files of the project: dir/src/compile.py for a notebook in dir/
+        written_code: dict[str, str] = {}
         for notebook, value in options.project.of("deps.notebook-files").items():
             for name, record in value["python"].items():
                 written.setdefault(notebook, {})[notebooks.resolved(notebook, name)] = tuple(record)
+            for name, body in value.get("bodies", {}).items():
+                written_code.setdefault(notebooks.resolved(notebook, name), body)
             for name, prints in value["written"].items():
                 for print_ in prints:
                     writers.setdefault((name, print_), []).append(notebook)
@@ -1044,7 +1053,7 @@ class ProjectDeps:
         base = cls(options.neuron_project, mentions=dict(options.project.of("deps.mentions")),
                    cli=_still_running_cli(options),
                    writers={key: tuple(sorted(set(found))) for key, found in writers.items()}, inf1_notebooks=inf1,
-                   written=written, on_disk=on_disk, requirement_sets=sets,
+                   written=written, on_disk=on_disk, written_code=written_code, requirement_sets=sets,
                    neuron_requirements=tuple(sorted(path for path, value in
                                                     options.project.of("deps.requirement-set").items()
                                                     if value.get("neuron"))),
@@ -1436,6 +1445,10 @@ class Planner:
     cli_elsewhere: str | None = None
     #: what the held stack moves together with (the todo on each pin the hold keeps)
     hold_subject: str = "optimum-neuron"
+    #: (hold, hold_subject) when the code the file installs for stays on the old stack and none of it moves
+    #: (``hold_for_old_code``): taken by ``rewrite`` unless a more precise hold (an install set's, a Dockerfile
+    #: stage's) was decided after ``for_specs``
+    old_code_hold: tuple[str, str] | None = None
     #: the file is the requirement set of another accelerator (``ProjectDeps.other_accelerator``), left as it is;
     #: ``other_accelerator``: the todo on
     #: the first line the plan would have changed (None: the file is left alone, nothing said); ``other_noted``:
@@ -1547,10 +1560,52 @@ class Planner:
         if not planner.hold_everything and follow_includes and path is not None and options is not None \
                 and other is None and not planner.inf1 and not planner.inf1_flow:
             planner.held_with(options)
+        if not planner.hold_everything and path is not None and options is not None and other is None \
+                and not planner.inf1 and not planner.inf1_flow:
+            planner.hold_for_old_code(options)
         if other is not None:
             planner.other_set = True
             planner.other_accelerator = planner.other_accelerator_todo(parsed_specs, *other)
         return planner
+
+    def hold_for_old_code(self, options: RuleOptions) -> None:
+        """A file that names no package of the old stack still serves code of it (rtD D3: a SageMaker
+        ``code/requirements.txt`` with ``transformers==4.36.2`` beside the ``code/inference.py`` a notebook writes,
+        which stays on ``torch.jit.load`` of a ``torch_neuronx.trace`` artifact; the Deep Learning Container brings
+        torch-neuronx and its torch): when the code it installs for that uses the stack still runs on the old one
+        after this run (the XLA-era torch_neuronx API, torch_xla, optimum.neuron: no rule could port it) and none of
+        it moves to what only the new stack has (``Planner.moved``), its pins stay: moved alone to transformers 5
+        they would serve nothing the run migrated and break the code that stays (transformers 5 needs a newer torch
+        than the container's). Files a notebook writes count like files on disk."""
+        written = self.project.written_code
+        xla_neuronx = {**written, **options.project.of("deps.xla-neuronx-code")}
+        torch_xla = {**{name: text for name, text in written.items() if uses_torch_xla(text)},
+                     **options.project.of("deps.torch-xla-code")}
+        optimum = {**{name: text for name, text in written.items() if uses_optimum_neuron(text)},
+                   **options.project.of("deps.optimum-neuron-code")}
+
+        def served(files: dict[str, str]) -> dict[str, str]:
+            return {name: files[name] for name in self.near(tuple(files)) if name != self.path}
+
+        staying: dict[str, str] = {}
+        for name, api in still_using_xla_neuronx(served(xla_neuronx), options).items():
+            staying[name] = f"the XLA-era torch_neuronx API ({', '.join(api)})"
+        for name in still_needing_torch_xla(served(torch_xla), options):
+            staying.setdefault(name, "torch_xla")
+        importing = still_importing(served(optimum), options)
+        converters = legacy_converters(importing, optimum, options)  # they run on the old stack once, before the move
+        for name in importing:
+            if name not in converters:
+                staying.setdefault(name, "optimum.neuron")
+        if not staying or self.moved() or moved_calls(served(written), options):
+            return
+        names = tuple(sorted(staying))
+        one = len(names) == 1
+        uses = f"it uses {staying[names[0]]}" if one else "; ".join(f"{name}: {staying[name]}" for name in names[:3])
+        self.old_code_hold = (
+            f"the old stack that {_files(names)} still run{'s' if one else ''} on after this run ({uses}; no rule "
+            "could port that: see the todo there), and nothing this file installs for moves to the new stack",
+            f"{'that file' if one else 'those files'}, once ported")
 
     def held_with(self, options: RuleOptions) -> None:
         """One install set takes one decision (rt3A glue-trn: requirements.txt keeps optimum-neuron[neuronx]==0.0.25
@@ -1662,7 +1717,8 @@ class Planner:
         lines as the plan moves them when nothing holds the old stack (optimum-neuron -> the TorchNeuron stack and
         the packages it brought in that the code imports, torch-xla removed, stock pins at the tested floors)."""
         free = replace(self, added=set(), hold=None, hold_everything=False, kept_optimum_neuron=(),
-                       importing_optimum_neuron=(), importing_torch_xla=(), xla_neuronx=(), cli=None, cli_users=(),
+                       importing_optimum_neuron=(), importing_torch_xla=(), xla_neuronx=(), old_code_hold=None,
+                       cli=None, cli_users=(),
                        cli_elsewhere=None, inf1=[], inf1_flow=None, other_set=False)
         pins: list[str] = []
         for spec in self.specs:
@@ -1796,6 +1852,9 @@ def rewrite(text: str, planner: Planner) -> Rewrite | None:
                        f"{_files(planner.legacy_converters)}, the one-time checkpoint conversion NM206 notes there: "
                        "run it in an environment built from this file before uninstalling optimum-neuron, then "
                        "delete this file", keep=True)
+    if not planner.hold_everything and planner.old_code_hold is not None:
+        planner.hold, planner.hold_subject = planner.old_code_hold
+        planner.hold_everything = True
     found = _rewrite(parsed, planner)
     if planner.hold_everything and found is not None and not found.keep:
         return Rewrite([], Severity.TODO, f"{text.strip()} was left as it is: it goes with {planner.hold}; move it "

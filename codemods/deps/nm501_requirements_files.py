@@ -106,6 +106,15 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   optimum-neuron's, names the other files it installs for that this run rewrites to calls only the new stack has
   (final4-E 2: xla-llama-dp's ``src/train.py``, on ``torch.accelerator``, installed by a requirements.txt kept on
   torch 2.1 for two other scripts);
+* a file that names no package of the old stack but installs for code that stays on it after this run (the
+  XLA-era torch_neuronx API, torch_xla or optimum.neuron: no rule could port it; a one-time converter aside) while
+  none of the code it installs for moves to what only the new stack has (rtD D3: a SageMaker
+  ``code/requirements.txt`` with ``transformers==4.36.2`` beside the ``code/inference.py`` a notebook writes, left
+  on ``torch.jit.load`` of a traced artifact; the container brings torch-neuronx and its torch): its lines stay,
+  each one the plan would move with a ``todo`` naming that code (transformers 5 alone would serve nothing the run
+  migrated and break what stays). Python files a notebook writes with ``%%writefile`` count like files on disk,
+  here and for the holds above (a written ``src/compile.py`` that still imports optimum.neuron holds the written
+  ``src/requirements.txt`` beside it);
 * ``neuronx-cc`` older than the SDK 2.33 compiler -> ``neuronx-cc==2.28.*`` with a ``todo``;
 * pins of the stock packages that exclude the tested release (``transformers==4.x``, ``trl==0.x``, ``peft``,
   ``accelerate``, ``diffusers``, ``sentence-transformers``) -> the tested minimums; the note says what the pin is
