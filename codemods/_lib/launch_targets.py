@@ -27,7 +27,7 @@ from typing import Iterable, cast
 from codemods._lib.parsed_args import script_cli_fields, script_field_reads
 from codemods._tables.drift_data import REMOVED_FIELDS
 from codemods._tables.training_defaults import VALUE_REQUIRED_BOOLS
-from codemods.deps._plan import optimum_neuron_code, still_importing
+from codemods.deps._plan import OPTIMUM_NEURON_ANCHORS, optimum_neuron_code, still_importing
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
 from migrate.rule import RuleOptions
@@ -401,7 +401,7 @@ def resolver(project: ProjectFacts, origin: PurePath, options: RuleOptions | Non
 #: the text of every Python file / notebook importing optimum.neuron (NM501's fact, declared by the launch rules
 #: too, so that a run selecting only them has it)
 OPTIMUM_NEURON_CODE = ProjectFact("deps.optimum-neuron-code", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}),
-                                  ("optimum.neuron",), optimum_neuron_code)
+                                  OPTIMUM_NEURON_ANCHORS, optimum_neuron_code)
 
 
 def kept_on_optimum(options: RuleOptions | None, path: str | None) -> bool:

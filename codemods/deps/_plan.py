@@ -108,9 +108,10 @@ _NOTE = re.compile(r"#[ \t]*neuron-migrate:(?:[^\\\n]|\\(?!n))*")
 #: (``from optimum.neuron import (\n    A,\n    B,\n)``, as black and ruff format a long import; group 1) or after
 #: a backslash continuation (group 2). rtB B4: a parenthesized import was no import here, so the app/models.py that
 #: NM120 kept on optimum-neuron was not among the files still importing it and requirements.txt lost the package
-_ON_MODULE_IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*import[ \t]+optimum\.neuron\b(?:\.\w+)*"""
+#: (``optimum.exporters.neuron``, the exporter's Python API, is a module of the optimum-neuron package too)
+_ON_MODULE_IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*import[ \t]+optimum\.(?:exporters\.)?neuron\b(?:\.\w+)*"""
                                r"""(?:[ \t]+as[ \t]+(\w+))?""")
-_ON_FROM_IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*from[ \t]+optimum\.neuron(?:\.\w+)*[ \t]+import[ \t]*"""
+_ON_FROM_IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*from[ \t]+optimum\.(?:exporters\.)?neuron(?:\.\w+)*[ \t]+import[ \t]*"""
                              r"""(?:\(([^)]*)|(?<=\s)((?:[\w \t,]|\\\r?\n)+))""")
 #: what a parenthesized name list holds besides names: a comment (in a notebook's JSON, to the escaped newline),
 #: a notebook's escaped newlines and the quotes and commas between its source strings, a backslash continuation
@@ -341,13 +342,16 @@ def uses_optimum_neuron(text: str) -> bool:
 
 #: an import of torch_xla on a line of code, and the Ray Train XLA backend (``ray.train.torch.xla.TorchXLAConfig``
 #: imports torch_xla in each worker)
-_TORCH_XLA_IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*(?:from|import)[ \t]+torch_xla\b""")
+#: (neuronx_distributed counts: it imports torch_xla when imported, so code that keeps it needs the XLA-era stack)
+_TORCH_XLA_IMPORT = re.compile(r"""(?m)(?:^|["'])[ \t]*(?:from|import)[ \t]+(?:torch_xla|neuronx_distributed)\b""")
+_XLA_MODULES = frozenset({"torch_xla", "neuronx_distributed"})
+_DIRECT_TORCH_XLA = re.compile(r"""(?m)^[ \t]*(?:from|import)[ \t]+torch_xla\b|\bTorchXLAConfig\b""")
 _RAY_XLA = re.compile(r"\bray\.train\.torch\.xla\b|\bTorchXLAConfig\b")
 
 
 def uses_torch_xla(text: str) -> bool:
-    """Whether the text imports torch_xla on a line of code, or uses Ray Train's XLA backend (which imports it in
-    each worker); a comment or note is no use, nor is an optional import (the code runs without the package): one
+    """Whether the text imports torch_xla (or neuronx_distributed, which imports it) on a line of code, or uses Ray
+    Train's XLA backend (which imports it in each worker); a comment or note is no use, nor is an optional import (the code runs without the package): one
     guarded by ``try: ... except ImportError``, or under an availability test (``_availability_guarded``). A
     notebook or a file that does not parse is read line by line."""
     if not (_TORCH_XLA_IMPORT.search(text) or _RAY_XLA.search(_code_only(text))):
@@ -365,9 +369,9 @@ def uses_torch_xla(text: str) -> bool:
     for node in ast.walk(tree):
         if id(node) in guarded:
             continue
-        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "torch_xla" for a in node.names):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] in _XLA_MODULES for a in node.names):
             return True
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torch_xla" and not node.level:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in _XLA_MODULES and not node.level:
             return True
         if isinstance(node, ast.ImportFrom) and ((node.module or "").startswith("ray.train.torch.xla")
                                                  or any(a.name == "TorchXLAConfig" for a in node.names)):
@@ -923,10 +927,16 @@ def names_neuron_package(parsed: "Parsed") -> bool:
     return parsed.name in NEURON_PACKAGES or _names_optimum_neuron(parsed) or is_inf1(parsed)
 
 
+#: the words a file that imports optimum-neuron's modules holds (``uses_optimum_neuron``): the anchors of the facts
+#: that carry such files (every declaration of ``deps.optimum-neuron-code`` must use them: the first one wins)
+OPTIMUM_NEURON_ANCHORS = ("optimum.neuron", "optimum.exporters.neuron")
+#: the same for files using torch_xla (``uses_torch_xla``; ``deps.torch-xla-code``)
+TORCH_XLA_ANCHORS = ("torch_xla", "TorchXLAConfig", "ray.train.torch.xla", "neuronx_distributed")
+
 FACTS: tuple[ProjectFact, ...] = (
     ProjectFact("deps.imports", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}),
                 tuple(sorted(_WATCHED_MODULES | {"optimum.neuron", "optimum_neuron"})), imported_modules),
-    ProjectFact("deps.optimum-neuron-kept", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), ("optimum.neuron",),
+    ProjectFact("deps.optimum-neuron-kept", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), OPTIMUM_NEURON_ANCHORS,
                 optimum_neuron_kept),
     ProjectFact("deps.mentions", frozenset({FileKind.NOTEBOOK, FileKind.SHELL, FileKind.DOCKERFILE, FileKind.YAML}),
                 (".py",), mentioned_scripts),
@@ -940,10 +950,10 @@ FACTS: tuple[ProjectFact, ...] = (
                                                FileKind.PYTHON}), ("optimum-cli",), kept_cli_fact),
     ProjectFact("deps.optimum-cli-count", frozenset({FileKind.NOTEBOOK, FileKind.SHELL, FileKind.DOCKERFILE,
                                                      FileKind.YAML, FileKind.PYTHON}), ("optimum-cli",), kept_cli_count),
-    ProjectFact("deps.optimum-neuron-code", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), ("optimum.neuron",),
+    ProjectFact("deps.optimum-neuron-code", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), OPTIMUM_NEURON_ANCHORS,
                 optimum_neuron_code),
     ProjectFact("deps.torch-xla-code", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}),
-                ("torch_xla", "TorchXLAConfig", "ray.train.torch.xla"), torch_xla_code),
+                TORCH_XLA_ANCHORS, torch_xla_code),
     ProjectFact("deps.xla-neuronx-code", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}), ("torch_neuronx",),
                 xla_neuronx_code),
     ProjectFact("deps.requirement-set", frozenset({FileKind.REQUIREMENTS, FileKind.TOX}),
@@ -1591,7 +1601,8 @@ class Planner:
         for name, api in still_using_xla_neuronx(served(xla_neuronx), options).items():
             staying[name] = f"the XLA-era torch_neuronx API ({', '.join(api)})"
         for name in still_needing_torch_xla(served(torch_xla), options):
-            staying.setdefault(name, "torch_xla")
+            staying.setdefault(name, "torch_xla" if _DIRECT_TORCH_XLA.search(torch_xla[name])
+                               else "neuronx_distributed, which runs on torch_xla")
         importing = still_importing(served(optimum), options)
         converters = legacy_converters(importing, optimum, options)  # they run on the old stack once, before the move
         for name in importing:
@@ -1725,6 +1736,8 @@ class Planner:
             parsed = parse(spec)
             if parsed is None:
                 continue
+            if parsed.name in XLA_ONLY:
+                continue  # kept here for the code that stays (an NxD import): the moved files run without it
             found = _rewrite(parsed, free)
             chosen = [spec] if found is None or found.keep else found.specs
             pins += [pin for pin in chosen if pin not in pins]

@@ -101,11 +101,14 @@ Per requirement line (the decisions, in ``codemods/deps/_plan.py``, are shared w
   code it serves still uses torch_xla after the run (migrated the way this run migrates it: a torch_xla call no
   rule ports, a Ray ``TorchXLAConfig``; an optional import does not count: one under ``try: ... except
   ImportError`` or ``if is_torch_xla_available():`` / ``importlib.util.find_spec("torch_xla")`` / a flag set
-  from such a check; project fact ``deps.torch-xla-code``), and the XLA-era pins beside it (torch-neuronx, torch,
+  from such a check; a kept ``neuronx_distributed`` import counts, NxD imports torch_xla itself: rtG G5, NxD 0.10
+  beside torch 2.14; project fact ``deps.torch-xla-code``), and the XLA-era pins beside it (torch-neuronx, torch,
   optimum-neuron) stay with it, each with a ``todo`` (torch-xla X.Y needs torch X.Y); its todo, like a kept
   optimum-neuron's, names the other files it installs for that this run rewrites to calls only the new stack has
   (final4-E 2: xla-llama-dp's ``src/train.py``, on ``torch.accelerator``, installed by a requirements.txt kept on
   torch 2.1 for two other scripts);
+* an import of ``optimum.exporters.neuron`` (the exporter's Python API, ``main_export``) is an import of
+  optimum-neuron like ``optimum.neuron``'s: a file that keeps it holds the package (rtF);
 * a file that names no package of the old stack but installs for code that stays on it after this run (the
   XLA-era torch_neuronx API, torch_xla or optimum.neuron: no rule could port it; a one-time converter aside) while
   none of the code it installs for moves to what only the new stack has (rtD D3: a SageMaker

@@ -9,7 +9,7 @@ from typing import Any, Callable
 import libcst as cst
 
 from codemods._lib.launch_targets import OPTIMUM_NEURON_CODE, kept_on_optimum
-from codemods.deps._plan import still_needing_torch_xla, torch_xla_code
+from codemods.deps._plan import TORCH_XLA_ANCHORS, still_needing_torch_xla, torch_xla_code
 from codemods.drift._reach import _CELL, FACTS, LEFT_ALONE, _Modules, _records, file_scope
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
@@ -18,7 +18,7 @@ from migrate.rule import PythonRule, RuleOptions, Severity
 #: the text of every Python file / notebook using torch_xla (NM501's fact, declared here too so that a run selecting
 #: only drift rules has it)
 TORCH_XLA_CODE = ProjectFact("deps.torch-xla-code", frozenset({FileKind.PYTHON, FileKind.NOTEBOOK}),
-                             ("torch_xla", "TorchXLAConfig", "ray.train.torch.xla"), torch_xla_code)
+                             TORCH_XLA_ANCHORS, torch_xla_code)
 
 #: the info finding for a file that stays on the old stack after this run (``DriftRule.__init__``)
 KEPT_ON_OLD_STACK = ("transformers 4 API left as it is ({count} place{s} transformers 5 changes; first: {first}): "
