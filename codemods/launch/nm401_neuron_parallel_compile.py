@@ -5,7 +5,9 @@ What it does:
 * A pass whose command the file also runs without the prefix (the same script or ``$CMD``), or that another
   file of the project runs (a ``compile.sh`` beside ``train.sh``, another notebook cell; a project fact
   gathered in the scan pass; in a notebook, ``!neuron_parallel_compile {cmd}`` where another cell runs ``!{cmd}``
-  and ``cmd`` is assigned once), or a short ``--max_steps N`` run: the command is deleted (``srun``,
+  and ``cmd`` is assigned once), or a short ``--max_steps N`` run, or one marked compile-only
+  (``NEURON_EXTRACT_GRAPHS_ONLY=1 neuron_parallel_compile ...``, or between ``export NEURON_EXTRACT_GRAPHS_ONLY=1``
+  and its ``unset``: what NM402 reads; a todo kept here would outlive the line NM402 deletes): the command is deleted (``srun``,
   ``sbatch --wrap "..."`` and ``if ...; then ...; fi`` one-liners included; an emptied block gets ``:``, and
   a multi-line ``if [ "${COMPILE:-0}" = 1 ]; then ... fi`` left with only that ``:``, whose test only compares
   values (no ``$(...)``, redirection or pipe), is deleted whole; one left with ``echo`` lines gets a todo).
@@ -19,7 +21,9 @@ What it does:
   ``.PHONY`` entry when nothing in the Makefile depends on it (a prerequisite, a ``$(MAKE) name``) and no other
   file of the project runs ``make name`` (a CI step, a script, a Dockerfile ``RUN``, a ``["make", "name"]`` argv),
   else keeps an ``@echo`` line saying why it does nothing now: left empty, ``make precompile`` would succeed
-  without a word; deleted, such a caller would stop with "No rule to make target".
+  without a word; deleted, such a caller would stop with "No rule to make target". The echo is code the tool
+  writes, so it names no legacy tool or variable (``NM401 deleted its ahead-of-time compile pass ...``; a rule
+  whose finding names one says "removed its commands"): NM901 would flag it on every run.
 * ``neuron_parallel_compile --command clear-locks``: deleted (TorchNeuron has no compile-cache locks).
 * A launcher whose Python scripts are all outside the project and that names the torch_xla / NxD stack
   (``pip install neuronx_distributed``), or that runs a script of the project the torch_xla rules leave on
@@ -179,6 +183,14 @@ def notebook_runs(project, path) -> Callable[[str], bool]:
     return lambda name: name in own if INTERPOLATION.fullmatch(name) else elsewhere(name)
 
 
+#: ``NEURON_EXTRACT_GRAPHS_ONLY=1 neuron_parallel_compile ...`` (or an ``export`` of it before the pass on its line):
+#: the setting NM402 reads as the mark of a compile-only pass, which it deletes; the pass is deleted here for the same
+#: reason (kept with a todo, the note would outlive the line NM402 deletes, and the scripts the pass ran would count
+#: as still wrapped: rtE p2)
+COMPILE_ONLY_MARK = re.compile(r"(?:^|[\s;&|(])(?:export\s+)?(NEURON_EXTRACT_GRAPHS_ONLY|NEURON_PARALLEL_COMPILE)"
+                                r"=([\"']?)(1|true|yes|on|True|TRUE)\2(?=\s)")
+
+
 _NPC_OTHER_OPTION = re.compile(r"neuron_parallel_compile\s+--(?!num[_-]parallel|command(?:=|\s+)compile)")
 
 
@@ -237,7 +249,10 @@ def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], 
     stays, with a todo. ``own_unseen(command, unseen)``: ``unseen`` (the file's kept script) for this pass's own
     command: the script it runs when that one stays on the old stack, None when it runs project scripts that do
     not, ``unseen`` when the tool cannot place what it runs."""
+    from codemods.launch.nm402_compile_only_pass import compile_only_regions  # NM402 imports this module
+
     statements = command_statements(doc)
+    marked_region = compile_only_regions(doc)
     plain = set()
     for statement in statements:
         code = _statement_code(statement)
@@ -279,6 +294,12 @@ def edit_npc(doc: TextDocument, report: Report, runs_elsewhere: Callable[[str], 
             why = f"the real run of {target} elsewhere in the project"
         elif steps is not None and 0 < int(steps.group(1)) <= SHORT_RUN_STEPS:
             why = f"a real run (this short --max_steps {steps.group(1)} pass is the compile-only pass itself)"
+        elif (marked := COMPILE_ONLY_MARK.search(code.split(NPC, 1)[0])) is not None:
+            why = (f"a real run ({marked.group(1)}={marked.group(3)} marks it as the compile-only pass itself, as "
+                   "NM402 reads it)")
+        elif id(first.line) in marked_region:
+            why = ("a real run (the `export ...=1` / `unset` of a compile-only variable around it mark it as the "
+                   "compile-only pass itself, as NM402 reads them)")
         if (kept_script := own_unseen(code, unseen)) is not None:  # it still compiles this way, whatever this pass was
             report(first.line, Severity.TODO, NPC_UNSEEN_TODO.format(script=kept_script[0], why=kept_script[1]))
         elif why is not None and (kept := old_stack(code.split(NPC, 1)[1])) is not None:
@@ -831,6 +852,14 @@ class DropNeuronParallelCompile(LaunchRule):
                     indent = next(line.indent for line in body if line.text.strip())
                     drop_unread_exports(script, self.report, mine, False, indent)
                     keep_script(script, indent, [line for line in body if line in live or line in mine])
+
+    def make_echo_reason(self, said: str) -> str | None:
+        """The @echo of a Make target left empty names no ``neuron_parallel_compile`` (the sweep would flag it)."""
+        if said.startswith(COMPILE_PASS_DELETED.split(":", 1)[0]) or said.startswith(COMPILE_ALTERNATIVE_DELETED.split(":", 1)[0]):
+            return "deleted its ahead-of-time compile pass: graphs compile on first use, in the real run"
+        if said.startswith(CLEAR_LOCKS_DELETED.split(":", 1)[0]):
+            return "deleted its compile-cache lock cleanup: TorchNeuron has no such locks"
+        return None
 
     def pass_unseen(self, code: str, unseen: tuple[str, str] | None) -> tuple[str, str] | None:
         """The kept script (script, why) a pass of a file with a kept script (``unseen``) is about: its own command's

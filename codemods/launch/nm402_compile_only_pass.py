@@ -10,7 +10,10 @@ What it does:
   ``echo`` directly above it that speak only of compiling or graphs (as NM401 does for its passes);
 * a multi-line ``if [ "$NEURON_EXTRACT_GRAPHS_ONLY" = "1" ]; then A else B fi`` keeps B (``!=`` / ``-z``: A);
 * while another file of the project still runs this script as a ``neuron_parallel_compile`` pass (kept by
-  NM401 with a todo, as nothing runs the script without it), its tests stay, with a todo: that pass needs them;
+  NM401 with a todo, as nothing runs the script without it), its tests stay, with a todo: that pass needs them.
+  Whether it still does is read on that file as this run leaves it (migrated with the run's rules): a pass this
+  run deletes there (``NEURON_EXTRACT_GRAPHS_ONLY=1 neuron_parallel_compile bash train.sh``, a pass cut out of a
+  ``bash -c "..."``) keeps nothing here, so the first run folds the test a second run would fold;
 * a launcher that runs a script staying on torch_xla (outside the project while the launcher names the
   torch_xla / NxD stack, or a project script the torch_xla rules leave as a whole: the project fact
   ``launch.stays-on-xla``, or a project script that stays on optimum-neuron after this run) keeps every setting and test of these variables, each with a todo: that script still
@@ -75,12 +78,12 @@ from codemods._lib.shell import (
 )
 from codemods._tables import env_vars
 from codemods.launch._base import MAX_STEPS, NPC, PLAIN_RUNS, SHORT_RUN_STEPS, TARGET_WORD, LaunchRule, runs_elsewhere
-from codemods.launch.nm401_neuron_parallel_compile import drop_announcements
+from codemods.launch.nm401_neuron_parallel_compile import COMPILE_ONLY_MARK, drop_announcements
 from codemods.xla._base import XSER_LOADS
 from migrate.facts import ProjectFact, ProjectFacts
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
-from migrate.rule import Safety
+from migrate.rule import RuleOptions, Safety
 from migrate.textdoc import TextDocument
 
 _TRUTHY = {"1", "true", "yes", "on", "True", "TRUE"}
@@ -184,13 +187,11 @@ def _delete_regions(doc: TextDocument, report: Report) -> set[int]:
                 drop_announcements(doc, site.cl.line, report)  # its `# compile the graphs` / `echo "precompiling"`
                 handled.add(id(site.cl.line))
             continue
-        end = next((other for other in sites if other.unset and other.name == site.name
-                    and doc._index(other.cl.line) > doc._index(site.cl.line)), None)
-        if end is None or end.cl.line.indent != site.cl.line.indent:
+        between = _region(doc, site, sites, statements)
+        if between is None:
             continue
-        between = [statement for statement in statements
-                   if doc._index(site.cl.line) < doc._index(statement[0].line) < doc._index(end.cl.line)]
-        if not between or any(_CONTROL.search(cl.line.text) for statement in between for cl in statement):
+        if not between:  # its pass went already (NM401 deletes one in such a region): the settings go, no todo
+            handled.add(id(site.cl.line))
             continue
         for statement in between:
             toks = [tok for cl in statement for tok in lex(cl.line.text, cl.start, cl.end)[0]]
@@ -201,6 +202,35 @@ def _delete_regions(doc: TextDocument, report: Report) -> set[int]:
             report(statement[0].line, Severity.FIXED, REGION_DELETED.format(name=site.name))
             handled.add(id(site.cl.line))
     return handled
+
+
+def _region(doc: TextDocument, site, sites: list, statements: list) -> list | None:
+    """The statements between ``export NAME=1`` (``site``) and the ``unset NAME`` after it at its indent, with no
+    control flow between; None when there is no such region."""
+    end = next((other for other in sites if other.unset and other.name == site.name
+                and doc._index(other.cl.line) > doc._index(site.cl.line)), None)
+    if end is None or end.cl.line.indent != site.cl.line.indent:
+        return None
+    between = [statement for statement in statements
+               if doc._index(site.cl.line) < doc._index(statement[0].line) < doc._index(end.cl.line)]
+    if any(_CONTROL.search(cl.line.text) for statement in between for cl in statement):
+        return None
+    return between
+
+
+def compile_only_regions(doc: TextDocument) -> set[int]:
+    """The ids of the first lines of the statements between ``export NEURON_EXTRACT_GRAPHS_ONLY=1`` and its
+    ``unset`` that ``_delete_regions`` deletes (NM401 deletes a pass there for the same reason, rather than leave a
+    todo on a line this rule then deletes)."""
+    sites = [site for site in env_sites(doc) if site.name in COMPILE_ONLY_VARS and site.command is not None]
+    statements = command_statements(doc)
+    found: set[int] = set()
+    for site in sites:
+        if site.unset or site.value is None or site.value.strip() not in _TRUTHY or site.cl.dockerfile_env \
+                or site.command is None or site.command[0].text not in EXPORTERS:
+            continue
+        found.update(id(statement[0].line) for statement in _region(doc, site, sites, statements) or ())
+    return found
 
 
 KEPT_FOR_XLA_TODO = ("{name} was left as it is: this file runs {script}, {why}, and that script still compiles through "
@@ -259,7 +289,8 @@ def edit_compile_only(doc: TextDocument, report: Report, compiled_by: Sequence[s
 
 def npc_wrapped_targets(text: str) -> frozenset[str] | None:
     """File names of the scripts a file runs under neuron_parallel_compile in a pass NM401 keeps unless the script is
-    run plainly elsewhere (short ``--max_steps`` passes are deleted anyway, so they are left out)."""
+    run plainly elsewhere (short ``--max_steps`` passes and ``NEURON_EXTRACT_GRAPHS_ONLY=1`` ones are deleted anyway,
+    so they are left out)."""
     names = set()
     for line in text.splitlines():
         code = line.split("#", 1)[0]
@@ -267,7 +298,7 @@ def npc_wrapped_targets(text: str) -> frozenset[str] | None:
             continue
         rest = code.split(NPC, 1)[1]
         steps = MAX_STEPS.search(rest)
-        if steps is not None and 0 < int(steps.group(1)) <= SHORT_RUN_STEPS:
+        if steps is not None and 0 < int(steps.group(1)) <= SHORT_RUN_STEPS or COMPILE_ONLY_MARK.search(code.split(NPC, 1)[0]):
             continue
         match = TARGET_WORD.search(rest)
         if match:
@@ -276,15 +307,35 @@ def npc_wrapped_targets(text: str) -> frozenset[str] | None:
 
 
 NPC_WRAPPED = ProjectFact("launch.npc-wrapped", PLAIN_RUNS.kinds, (NPC,), npc_wrapped_targets)
+#: the text of each file ``NPC_WRAPPED`` names scripts of: ``compiled_by`` reads what this run leaves of it
+NPC_WRAPPER_TEXTS = ProjectFact("launch.npc-wrapper-texts", PLAIN_RUNS.kinds, (NPC,),
+                                lambda text: text if npc_wrapped_targets(text) else None)
 
 
-def compiled_by(project: ProjectFacts, path: str) -> list[str]:
+def compiled_by(project: ProjectFacts, path: str, options: RuleOptions | None = None) -> list[str]:
     """The other files of the project that still run the script ``path`` as a neuron_parallel_compile pass that
-    NM401 keeps (with a todo): nothing runs that script without the wrapper."""
+    NM401 keeps (with a todo): nothing runs that script without the wrapper. Decided on what this run leaves of
+    those files (``options``: the run's; each is migrated as the engine migrates it, ``migrated_text``), so that
+    a pass this run deletes there (NM401 cutting it out of a ``bash -c "..."``, NM402 a ``VAR=1`` pass) keeps no
+    test here: a second run would fold it, and the note would name a pass that is gone. Inside such a simulation
+    (no nesting), or without ``options``, the files as they are."""
+    from codemods.deps._plan import _SIMULATING, migrated_text, still_importing
+
     name = posixpath.basename(path)
     if runs_elsewhere(project)(name):
         return []
-    return sorted(other for other, names in project.of(NPC_WRAPPED.name).items() if name in names and other != path)
+    found = sorted(other for other, names in project.of(NPC_WRAPPED.name).items() if name in names and other != path)
+    if options is None or _SIMULATING or not found:
+        return found
+    texts = project.of(NPC_WRAPPER_TEXTS.name)
+    kept = frozenset(still_importing(dict(project.of(OPTIMUM_NEURON_CODE.name)), options))
+    left = []
+    for other in found:
+        text = texts.get(other)
+        migrated = migrated_text(other, text, options, kept) if text is not None else None
+        if migrated is None or name in (npc_wrapped_targets(migrated) or ()):
+            left.append(other)
+    return left
 
 
 class CompileOnlyPass(LaunchRule):
@@ -294,16 +345,22 @@ class CompileOnlyPass(LaunchRule):
     name = "compile-only-pass"
     safety = Safety.NEEDS_REVIEW
     triggers = ("NEURON_EXTRACT_GRAPHS_ONLY", "NEURON_PARALLEL_COMPILE")
-    facts = (PLAIN_RUNS, NPC_WRAPPED, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, STAYS_ON_XLA, XSER_LOADS, OPTIMUM_NEURON_CODE)
+    facts = (PLAIN_RUNS, NPC_WRAPPED, NPC_WRAPPER_TEXTS, PARSER_SCRIPTS, NOTEBOOK_SCRIPTS, STAYS_ON_XLA, XSER_LOADS, OPTIMUM_NEURON_CODE)
 
     def apply(self, doc: TextDocument) -> None:
-        edit_compile_only(doc, self.report, compiled_by(self.ctx.options.project, self.ctx.path.as_posix()),
+        edit_compile_only(doc, self.report, compiled_by(self.ctx.options.project, self.ctx.path.as_posix(), self.ctx.options),
                           self.unseen_target(doc))
 
     @staticmethod
     def edit_command(doc: TextDocument, report: Report, embedded: EmbeddedCommand) -> None:
         """The same edit on a command string inside Python (run by NM410 when this rule is selected)."""
         edit_compile_only(doc, report, (), embedded.unseen(doc.text()))
+
+    def make_echo_reason(self, said: str) -> str | None:
+        """The @echo of a Make target left empty names no compile-only variable (the sweep would flag it)."""
+        if said.startswith(REGION_DELETED.split(":", 1)[0]):
+            return "deleted its compile-only pass: graphs compile on first use, in the real run"
+        return None
 
     @staticmethod
     def owns_env(name: str) -> bool:

@@ -40,6 +40,8 @@ What it does:
   rewrite or note the reads on the name a load binds; these get a ``todo`` here.
 * A line of a statement or command whose note from another rule already names what the line holds (NM401's or
   NM410's on a ``neuron_parallel_compile`` command) gets no second note about it.
+* A line that only prints (``echo``, ``printf``, a Make recipe's ``@echo``, ``print(``, a logger call) is text,
+  not a run: a ``neuron_parallel_compile`` it names is not flagged there.
 * Commented-out code is left alone, and so are mere mentions of a package name inside Python strings (an
   availability check, a URL): see ``codemods/sweep/_patterns.py``.
 
@@ -83,8 +85,9 @@ from migrate.rule import Safety, SweepHit, SweepRule
 NPC_MESSAGE = ("`neuron_parallel_compile` is still used: it ran the wrapped command only to extract and compile its graphs "
                "(training nothing); TorchNeuron compiles during the real run, so delete this pre-compile step (and the "
                "code that only serves it) rather than running the command it wraps")
-#: a line that only prints or logs text naming the tool runs nothing (the command it names is flagged where it is built)
-_PRINT_LINE = re.compile(r"^\s*(?:!\s*)?(?:echo|printf|print\s*\(|(?:logger|logging|log)\.\w+\s*\()")
+#: a line that only prints or logs text naming the tool runs nothing (the command it names is flagged where it is built);
+#: a Make recipe line may start with ``@`` / ``-`` / ``+`` (``@echo "..."``: NM401's own line in a target it emptied)
+_PRINT_LINE = re.compile(r"^\s*(?:!\s*)?(?:[@+-]+\s*)?(?:echo|printf|print\s*\(|(?:logger|logging|log)\.\w+\s*\()")
 
 NXD_MESSAGE = ("`neuronx_distributed` (NxD) is still used: port parallel layers to DTensor / "
                "transformers DistributedConfig(tp_size=...) and torch.distributed")
