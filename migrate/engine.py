@@ -414,15 +414,20 @@ def run(
     values = _facts_all(known, scan_plan, jobs) if wants_facts else []
     project = project_facts.merge((item.candidate.display for item in known), values)
     selected = frozenset(rule.id for rule in rules)  # NM410 runs the selected launch rules' edits (RuleOptions.rules)
-    migrate_options = RuleOptions(options.device_style, options.inline_notes, neuron_project, project, rules=selected)
+    # Asked before the first write, of the files that may change: a file's own repository says whether
+    # rewriting it could destroy work git cannot give back. Asked before the rules run too: a file left as it is
+    # must count as left as it is where another file's rewrite depends on it (rtG p4: requirements.txt dropped
+    # optimum-neuron for a refused serve/app.py that still imports it).
+    refused = refusals(candidate.path for candidate, _ in work) if options.write and not options.force else {}
+    unwritten = frozenset(candidate.display for candidate, _ in work if candidate.path in refused)
+    migrate_options = RuleOptions(
+        options.device_style, options.inline_notes, neuron_project, project, rules=selected, unwritten=unwritten
+    )
     project_rules = [rule for rule in rules if issubclass(rule, ProjectRule)]
     plan = _Plan(
         [r for r in rules if r not in project_rules], migrate_options, options.diff, project_rules=project_rules
     )
 
-    # Asked before the first write, of the files that may change: a file's own repository says whether
-    # rewriting it could destroy work git cannot give back.
-    refused = refusals(candidate.path for candidate, _ in work) if options.write and not options.force else {}
     if options.write:  # what a run killed mid-write left behind where this one writes
         for folder in {candidate.path.parent for candidate, _ in work}:
             remove_stale_temp_files(folder)

@@ -60,6 +60,9 @@ class RuleOptions:
     #: ids of the rules this run applies (after --select/--ignore and the project scope); None: every rule. A rule that
     #: runs other rules' edits (NM410: the launch edits on command strings inside Python) runs only these.
     rules: frozenset[str] | None = None
+    #: display paths of the files this run will not write (uncommitted changes, no --force): after the run they are
+    #: what they were, and every decision about "what the run leaves" must read them so (``migrated_text``)
+    unwritten: frozenset[str] = frozenset()
 
 
 class Rule:

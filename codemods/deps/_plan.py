@@ -465,6 +465,8 @@ def migrated_text(path: str, text: str, options: RuleOptions, kept: frozenset[st
     optimum-neuron after this run (``still_importing``, decided by the caller before the simulation), which the
     simulated rules are then told (a launch file's NM401 keeps the pre-compile pass of such a script); without it
     they are told none (no nesting)."""
+    if path in options.unwritten:
+        return text  # the run refuses to write it (uncommitted changes): it stays as it is
     if kept is not None:
         return _migrated_knowing(path, text, options, kept)
     selected = None if options.rules is None else frozenset(options.rules)

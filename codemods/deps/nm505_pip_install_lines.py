@@ -57,8 +57,11 @@ What it does:
   peft, numpy ...) stay too, in every ``pip install`` of the file, each with a ``todo`` saying what holds it: moving
   them to the transformers-5 floors alone would leave a half-moved environment; an optimum-neuron replaced there
   brings only ``torch-neuronx`` and ``torch`` (a ``todo`` names the companions it did not add);
-* when torch-neuronx is written and no index option (``--index-url``, ``--extra-index-url``, ``-i``,
-  ``--find-links``) in the file names the Neuron repository, the rewritten command gets
+* when torch-neuronx is written and neither the command's own index option (``--index-url``,
+  ``--extra-index-url``, ``-i``, ``--find-links``) nor a setting of the file that configures pip for every command
+  after it (``ENV PIP_EXTRA_INDEX_URL=...``, ``pip config set``, a written pip.conf) names the Neuron repository
+  (another command's flag does not count: each Dockerfile ``RUN`` and script command is its own pip run, rtG p7),
+  the rewritten command gets
   ``--extra-index-url https://pip.repos.neuron.amazonaws.com`` right after ``install`` (how the Neuron setup guide
   installs it); a command that picks its own index (``-i`` a mirror, ``--no-index``, ``--find-links``),
   requirement files and heredocs get a ``todo`` instead.
@@ -331,6 +334,36 @@ _INDEX_OPTIONS = {"-i", "--index-url", "--extra-index-url", "--no-index", "-f", 
 REPOSITORY_OPTION = f"--extra-index-url {NEURON_REPOSITORY}"
 
 
+#: a line that configures pip for the commands after it: its environment variables, ``pip config``, a pip.conf
+_PIP_SETTING = re.compile(r"\bPIP_(?:EXTRA_)?INDEX_URL\b|\bPIP_FIND_LINKS\b|\bpip3?\s+config\b|\bpip\.conf\b"
+                          r"|^\s*(?:extra-)?index-url\s*=")
+
+
+def _without_command_indexes(doc: TextDocument, commands: list) -> str:
+    """The file's lines that configure pip for every command after them, without the index options of its ``pip
+    install`` commands (and their values): what names the Neuron repository for every command of the file (``ENV PIP_EXTRA_INDEX_URL=...``, ``pip config set``, a
+    written pip.conf). An index option of one command does not reach another: each Dockerfile ``RUN``, notebook
+    ``!pip`` line and script command is its own pip invocation (rtG p7: a second ``RUN pip install`` lost the
+    repository its rewrite needs because the first RUN named it)."""
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for group, _, _, _ in commands:
+        for index, (cl, tok) in enumerate(group):
+            if unquote(tok.text).split("=")[0] not in _INDEX_OPTIONS:
+                continue
+            spans.setdefault(id(cl.line), []).append((tok.start, tok.end))
+            if "=" not in tok.text and index + 1 < len(group):
+                value_line, value = group[index + 1]
+                spans.setdefault(id(value_line.line), []).append((value.start, value.end))
+    texts = []
+    for line in doc:
+        text = line.text
+        for start, end in sorted(spans.get(id(line), ()), reverse=True):
+            text = text[:start] + text[end:]
+        if _PIP_SETTING.search(text):  # a value that only a command's flag reads (ARG NEURON_INDEX=...) is none
+            texts.append(text)
+    return "\n".join(texts)
+
+
 def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | None = None,
                      checkout: str | None = None, path: str | None = None) -> None:
     """Rewrite the Neuron stack in ``pip install`` commands (shell, Dockerfile RUN, YAML run blocks, !pip).
@@ -354,6 +387,7 @@ def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | N
                                        " ".join(tok.text for _, tok in group), options, path, full_text)
                 for group, requirements, _, _ in commands]
     _hold_contexts(doc, commands, planners, options, path)
+    repository_elsewhere = plan.names_neuron_repository(_without_command_indexes(doc, commands))
     for index, (group, requirements, install, chain) in enumerate(commands):
         words = [tok for _, tok in group]
         owner = {id(tok): cl for cl, tok in group}
@@ -361,7 +395,7 @@ def edit_pip_install(doc: TextDocument, report: Report, options: RuleOptions | N
         planner.hold = planner.hold or hold
         planner.elsewhere = set().union(*(names for other, names in enumerate(named) if other != index))
         planner.inf1, planner.inf1_noted = inf1, inf1_noted
-        if plan.names_neuron_repository(full_text):
+        if repository_elsewhere:
             planner.repository_configured = True
         plans = []
         for word in requirements:

@@ -126,3 +126,20 @@ def test_without_git_a_work_tree_is_refused_and_a_plain_folder_is_rewritten(tmp_
     assert cli(plain, env=env).returncode == 0
     assert (plain / "b.py").read_bytes() != LEGACY
     assert shutil.which("git")  # the repository above was built with it
+
+
+def test_a_refused_file_counts_as_left_as_it_is_for_the_files_that_depend_on_it(tmp_path: Path) -> None:
+    """rtG p4: the run refused serve/app.py (an uncommitted edit) yet moved requirements.txt off optimum-neuron as
+    if app.py had been migrated: the image then raised ModuleNotFoundError. The dependency plan reads a refused
+    file as it is."""
+    app = (b"from optimum.neuron import NeuronModelForSequenceClassification\n\n"
+           b"model = NeuronModelForSequenceClassification.from_pretrained('distilbert-base-uncased', export=True,\n"
+           b"                                                             batch_size=1, sequence_length=64)\n")
+    repo = committed_repo(tmp_path / "repo", {"requirements.txt": b"optimum-neuron==0.0.24\n", "serve/app.py": app})
+    (repo / "serve" / "app.py").write_bytes(app + b"# my uncommitted edit\n")
+    completed = cli(repo)
+    assert "serve/app.py:0:0: NM000 [error] has uncommitted changes" in completed.stdout
+    assert "optimum-neuron==0.0.24" in (repo / "requirements.txt").read_text()
+    forced = cli(repo, "--force")  # once the file is rewritten with it, the package goes
+    assert "optimum-neuron" not in "".join(line for line in (repo / "requirements.txt").read_text().splitlines()
+                                           if not line.startswith("#")), forced.stdout
