@@ -33,6 +33,7 @@ from codemods._lib.cst import (
     source_of,
     with_commas,
 )
+from codemods._lib.imported_names import IMPORTED_NAMES, imported_by, keep_imported_bindings
 from codemods._tables.inference_arguments import (
     BEHAVIOUR_ARGS,
     DTYPES,
@@ -756,14 +757,23 @@ class InferenceRule(PythonRule):
     use says why (renamed, it would raise AttributeError) and what to do (``kept_use_advice``). The decision is the
     family's: where one NM1xx rule keeps the file on optimum-neuron (:func:`family_kept`), the others that move
     classes leave their loads too, with a todo at each naming that rule (``_follows_family``): one file, one
-    stack."""
+    stack. A class the rule moves that another module of the project imports from this file keeps the file too (the
+    move would rename the import there: ImportError), with a todo at the import (``_reexported_moves``)."""
 
     #: attributes a moved class shares with its stock target: a use of one survives the class rename
     stock_class_attributes: frozenset[str] = frozenset({"from_pretrained", "from_config", "register", "__name__",
                                                         "__qualname__"})
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        # a rule of the family may delete a module-level binding (a folded dict, an import left unused): never one
+        # that another module of the project imports from the file (``imported_elsewhere``)
+        if IMPORTED_NAMES not in cls.facts:
+            cls.facts = (*cls.facts, IMPORTED_NAMES)
+
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
+        keep_imported_bindings(ctx)  # a name another module imports from this file is no unused import
         marker = ctx.memo("inference.inf1", lambda: inf1_flow(ctx))
         if marker is None:
             kept = self.kept_uses()
@@ -833,6 +843,34 @@ class InferenceRule(PythonRule):
             kept.setdefault(key, message)
         for key, message in self._kept_producer_loads(set(kept)).items():  # held for both reasons: both todos
             kept[key] = f"{kept[key]}. Also: {message}" if key in kept else message
+        kept.update(self._reexported_moves())
+        return kept
+
+    def _reexported_moves(self) -> dict[int, str]:
+        """Module-level imports of a class this rule moves that another module of the project imports from this
+        file (``from pkg.enc import NeuronModelForFeatureExtraction``): the move renames the import, so that
+        module's import would raise ImportError (``codemods/_lib/imported_names.py``). id(the import) -> the todo."""
+        module = self.ctx.shared.get("module")
+        classes = {old: new for old, new in self.moves.items() if new is not None}
+        if not classes or not isinstance(module, cst.Module) or self.ctx.namespace is not None:
+            return {}
+        kept: dict[int, str] = {}
+        for statement in module.body:
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
+                    continue
+                for alias in small.names:
+                    local = dotted_name(alias.asname.name if alias.asname is not None else alias.name)
+                    old = next((q for q in sorted(self.ctx.imports.bindings.get(local, ())) if q in classes), None)
+                    users = self.imported_elsewhere(statement, local) if old is not None else ()
+                    if old is not None and users:
+                        which = ", ".join(users)
+                        kept[id(small)] = (
+                            f"`{local}` is imported from this module by {which}: the class move (`{old}` -> "
+                            f"`{classes[old]}`) renames this import, so that import would raise ImportError; the "
+                            f"file stays on optimum-neuron: import it from optimum.neuron there instead (`from "
+                            f"{old.rsplit('.', 1)[0]} import {old.rsplit('.', 1)[1]}`), then run neuron-migrate again")
+                        break
         return kept
 
     def _withdraw(self) -> None:
@@ -1085,11 +1123,15 @@ class InferenceRule(PythonRule):
 
     def _note_kept_uses(self, kept: dict[int, str]) -> None:
         """The todos of :meth:`_kept_class_uses`, reported where the traversal reaches each use (inline notes)."""
-        def visit_attribute(node: cst.Attribute) -> None:
+        def visit_attribute(node: cst.Attribute | cst.ImportFrom) -> None:
             message = kept.pop(id(node), None)
             if message is not None:
                 self.todo(node, message)
         setattr(self, "visit_Attribute", visit_attribute)
+        setattr(self, "visit_ImportFrom", visit_attribute)  # a re-exported class (``_reexported_moves``)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        """Hook (the traversal calls what the class defines): a withdrawn rule's todo at a re-exported import."""
 
     # ----------------------------------------------------------------------------- traversal state
     def visit_Module(self, node: cst.Module) -> None:
@@ -1495,7 +1537,8 @@ class InferenceRule(PythonRule):
 
     def _plan_dict_removals(self, gatherer: "_ScopeGatherer") -> None:
         """``shapes = {...}`` used only as ``**shapes`` (or ``input_shapes=shapes``) in a rewritten call is
-        folded into that call, so its now-unused assignment is removed."""
+        folded into that call, so its now-unused assignment is removed, unless another module of the project
+        imports the name from this file (``from app.enc import INPUT_SHAPES``): the dict then stays as it is."""
         names = [name for call, folded in gatherer.folding_calls if self.is_target_call(call) for name in folded]
         for name in names:
             statements = gatherer.assignments.get(name, [])
@@ -1504,8 +1547,21 @@ class InferenceRule(PythonRule):
             value = cast(cst.Assign, statements[0].body[0]).value  # the statement is `name = value`
             if isinstance(value, cst.Dict) or (isinstance(value, cst.Call) and dotted_name(value.func) == "dict"):
                 if self.dict_items(value) is not None:
+                    importers = self.imported_elsewhere(statements[0], name)
+                    if importers:
+                        self.fixed(statements[0], f"`{name}` folded into the rewritten call; its assignment stays: "
+                                   f"{', '.join(importers)} import{'s' if len(importers) == 1 else ''} it from this module")
+                        continue
                     self._remove.add(id(statements[0]))
                     self.fixed(statements[0], f"`{name}` folded into the rewritten call; its assignment is removed")
+
+    def imported_elsewhere(self, statement: cst.CSTNode, name: str) -> tuple[str, ...]:
+        """The project files that import ``name`` from this file (``codemods/_lib/imported_names.py``) when
+        ``statement``, which binds it, is a module-level statement of the file: a rule must not delete it then."""
+        module = self.ctx.shared.get("module")
+        if module is None or self.ctx.namespace is not None or not any(top is statement for top in module.body):
+            return ()
+        return imported_by(self.ctx.options.project, str(self.ctx.path), name)
 
     def prepare(self, module: cst.Module) -> None:
         """Hook: a rule's own pre-pass over the original module. ``self.gathered`` holds what the shared walk

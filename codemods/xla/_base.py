@@ -13,6 +13,7 @@ from typing import Callable, Iterable, cast
 import libcst as cst
 
 from codemods._lib.cst import Import, string_value
+from codemods._lib.imported_names import IMPORTED_NAMES, keep_imported_bindings
 
 #: What shows that a project targets AWS Neuron: the project-wide table (anchor + precise regex per
 #: file kind). Plain substrings were not enough: transformers names optimum.neuron / torch_neuronx in
@@ -849,9 +850,17 @@ class XlaRule(PythonRule):
     triggers = TRIGGERS
     legacy_modules = LEGACY
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        # every rule of the family may leave a torch_xla import unused: the import stays while another module of
+        # the project imports its name from this file (``from xla_utils import xm``); NM321 says so at both ends
+        if IMPORTED_NAMES not in cls.facts:
+            cls.facts = (*cls.facts, IMPORTED_NAMES)
+
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         ctx.shared.setdefault(ACTIVE_RULES, set()).add(self.id)  # see codemods/xla/_values.py
+        keep_imported_bindings(ctx)  # a name another module imports from this file is no unused import
         self._statement_values: set[int] = set()  # ids of the calls that are a statement of their own
         self._fstrings: list[str] = []  # the quote of each f-string the visit is inside (see quote_safe)
         if self.blocked:
