@@ -25,11 +25,11 @@ import posixpath
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 
-from codemods._lib.cst import source_of
+from codemods._lib.cst import parse_expression, source_of
 from codemods._lib.notebook_cells import code_cells, kernel_code
 from codemods._tables.inference_arguments import DTYPES, SHAPE_KEYS
 from codemods.inference._module_dicts import binding_counts, closest_module_value
@@ -347,6 +347,33 @@ def module_folders(text: str) -> dict[str, str] | None:
 MODULE_FOLDERS = ProjectFact("inference.module-folders", frozenset({FileKind.PYTHON}), ("=",), module_folders)
 
 
+def module_env_folders(text: str) -> dict[str, list[str]] | None:
+    """Project fact: module-level names of a Python file bound once to ``os.environ.get(NAME, "<folder>")`` /
+    ``os.getenv(NAME, "<folder>")`` (``import os``) -> ``[getter, NAME]``: the environment variable that overrides
+    the folder ``MODULE_FOLDERS`` records for them (a load rewritten to its source keeps that override)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    if not any(isinstance(statement, ast.Import) and any(alias.name == "os" and alias.asname is None
+                                                           for alias in statement.names) for statement in tree.body):
+        return None
+    counts = binding_counts(tree)
+    found: dict[str, list[str]] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name) and counts.get(statement.targets[0].id) == 1 \
+                and isinstance(call := statement.value, ast.Call) and not call.keywords \
+                and dotted_name_of(call.func) in ENV_GETTERS and len(call.args) == 2 \
+                and all(isinstance(arg, ast.Constant) and isinstance(arg.value, str) for arg in call.args):
+            found[statement.targets[0].id] = [dotted_name_of(call.func), str(cast(ast.Constant, call.args[0]).value)]
+    return found or None
+
+
+MODULE_ENV_FOLDERS = ProjectFact("inference.module-env-folders", frozenset({FileKind.PYTHON}), ("os.",),
+                                 module_env_folders)
+
+
 #: keywords that name the model a ``from_pretrained`` loads
 MODEL_ID_KEYWORDS = ("model_id", "pretrained_model_name_or_path", "model_name_or_path")
 
@@ -359,6 +386,7 @@ class CompiledFolderLoads:
     gathered: Any
     is_target_call: Callable[[cst.Call], bool]
     fixed: Callable[..., Any]
+    todo: Callable[..., Any]
 
     def _loads_compiled(self, call: cst.Call) -> bool:
         """``X.from_pretrained(path)`` with no ``export=True`` (``export=`` absent or False, and no ``**splat`` that
@@ -500,8 +528,57 @@ class CompiledFolderLoads:
                    f"longer writes (its optimum-cli export is deleted or stops working with optimum-neuron): it "
                    f"reads \"{source}\", the checkpoint the model now loads (the export copied its files there)")
         first = updated.args[0]
-        return updated.with_changes(args=[first.with_changes(value=cst.SimpleString(json.dumps(source))),
-                                          *updated.args[1:]])
+        path, override = self.source_path(original.args[0].value, first.value, source)
+        if override is not None:
+            self.todo(original, override)
+        return updated.with_changes(args=[first.with_changes(value=path), *updated.args[1:]])
+
+    def source_path(self, original: cst.BaseExpression, current: cst.BaseExpression,
+                    source: str) -> tuple[cst.BaseExpression, str | None]:
+        """What a load whose compiled folder is recovered reads instead: the ``source`` id, and the todo to give
+        with it, or None. A path an environment variable overrides (``os.environ.get(NAME, "<folder>")`` /
+        ``os.getenv``, at the load or a module-level name bound once to it, here or in a project module) keeps the
+        override: the getter with ``source`` as its default (rtG p4: the literal alone made the variable dead, and a
+        deployment that set it silently served another model)."""
+        literal = cst.SimpleString(json.dumps(source))
+        getter = self._env_getter(original, current)
+        if getter is None:
+            return literal, None
+        call, variable = getter
+        first, second = call.args
+        moved = call.with_changes(args=[first, second.with_changes(value=literal)])
+        return moved, (f"the environment variable {variable} still overrides this path (default now \"{source}\", the "
+                       f"source checkpoint): where a deployment sets {variable} (a Dockerfile ENV, a k8s env, a "
+                       "launcher), it must name a stock checkpoint (a Hub id or a folder save_pretrained wrote), no "
+                       "longer a Neuron-compiled folder, which the stock load cannot read")
+
+    def _env_getter(self, original: cst.BaseExpression, current: cst.BaseExpression) -> tuple[cst.Call, str] | None:
+        """``(getter call, variable)`` when the path is an environment getter with a string default: written at the
+        load (``current``, as the traversal updated it), or the module-level name ``original`` bound once to one in
+        this file or in the project module it is imported from (``MODULE_ENV_FOLDERS``)."""
+        def read(call: cst.BaseExpression) -> tuple[cst.Call, str] | None:
+            if isinstance(call, cst.Call) and len(call.args) == 2 and self.ctx.qualnames(call.func) & ENV_GETTERS \
+                    and all(arg.keyword is None and not arg.star and isinstance(arg.value, cst.SimpleString)
+                            for arg in call.args) and isinstance(name := cast(cst.SimpleString, call.args[0].value).evaluated_value, str):
+                return call, name
+            return None
+
+        if not isinstance(original, cst.Name):
+            return read(current)
+        module = self.ctx.shared.get("module")
+        scopes = self.ctx.memo("inference.scopes", lambda: None)
+        here = scopes.values.get(id(module), {}) if scopes is not None else {}
+        imported = sorted(self.ctx.qualnames(original))
+        if original.value in here:
+            return None if imported else read(here[original.value])
+        importer = str(self.ctx.path).replace("\\", "/")
+        found = [value for qualified in imported if (value := closest_module_value(
+            self.ctx.options.project.of(MODULE_ENV_FOLDERS.name), importer, qualified)) is not None]
+        if len(found) != 1:
+            return None
+        getter, variable = found[0][1]
+        self.ctx.add_import("os")
+        return cast(cst.Call, parse_expression(f"{getter}({json.dumps(variable)}, \"\")")), variable
 
     def _default_folder(self, call: cst.Call, gatherer: Any) -> str | None:
         """The folder a compiled load's path names by default only: a parameter of the enclosing function

@@ -16,7 +16,10 @@ What it does:
     transformers 5.24 picks on a neuron device; in the portable device style it is ``None`` off-neuron
     (see docs/device-expression.md);
   - a ``todo`` with the compiled batch size and the padding side (stock batched generation wants left
-    padding, optimum NxD wanted right padding).
+    padding, optimum NxD wanted right padding);
+  - ``model.requires_grad_(False)``: optimum's compiled model ran inference only and its outputs never required
+    grad; a stock model's forward outputs (``model(ids).logits``) do, and ``.numpy()`` raises on them
+    (``generate()`` runs under no_grad itself). Not for a model the file only saves (``_inference_only.py``).
 
 * A tensor-parallel degree (``num_cores`` <= 0.3.0, ``tensor_parallel_size``, ``tp_degree``, a literal > 1 or
   a runtime value) becomes ``distributed_config=DistributedConfig(tp_size=N)`` instead of ``device_map`` (they
@@ -100,7 +103,10 @@ What it does:
   ``_compiled_exports.py`` -
   the load is rewritten completely: it loads ``<id>`` with the shapes and dtype of that command, and a tokenizer /
   processor load of the same folder in the file (``AutoTokenizer.from_pretrained(COMPILED_DIR)``) loads ``<id>``
-  too (the export copied its files there; the migrated project no longer writes the folder). Otherwise the
+  too (the export copied its files there; the migrated project no longer writes the folder). A path an
+  environment variable overrides keeps the override: the getter stays with ``<id>`` as its default
+  (``os.environ.get("MODEL_DIR", "<id>")``, inlined at the load for a name bound to it), with a ``todo`` that a
+  deployment setting the variable must now name a stock checkpoint, not a compiled folder. Otherwise the
   todo says which link is missing: a path it cannot read, no readable export command writing that folder, or
   several naming different checkpoints or shapes. An ``export=`` that cannot be read (``export=args.export``, a
   ``**kwargs``) is rewritten, keeping ``path``, with a ``todo`` summary (not ``fixed``) saying the same.
@@ -149,8 +155,8 @@ What it does:
   model"). A ``todo`` at the load names the file to port first, one at each save / push says it is kept
   (shared by the NM1xx load rules, ``InferenceRule._kept_producer_loads``; rt5H D1);
 * left alone: the training ``NeuronModelForCausalLM`` (``optimum.neuron.models.training``) belongs to the
-  training family; a call that is not the right-hand side of an assignment gets the generation setup as a
-  ``todo`` instead of code; NxDNeuronConfig fields other than the shapes (continuous batching, on-device
+  training family; a call that is not the right-hand side of an assignment gets the generation setup and
+  ``requires_grad_(False)`` as ``todo`` notes instead of code; NxDNeuronConfig fields other than the shapes (continuous batching, on-device
   sampling, speculation) are reported, not mapped.
 
 Why:
@@ -181,6 +187,7 @@ After (portable device style; ``run.sh`` in the project runs the script with ``t
     model = AutoModelForCausalLM.from_pretrained(
         "meta-llama/Llama-3.2-1B", dtype=torch.bfloat16, distributed_config=DistributedConfig(tp_size=2)
     )
+    model.requires_grad_(False)
     model.generation_config.update(cache_implementation="static", max_cache_len=2048, compile_config=...)
 
 Safety: needs-review. The load and the generation setup are mechanical; a reviewer checks the batch, padding
@@ -222,6 +229,7 @@ from codemods.inference._compiled_exports import (
     COMPILED_FOLDER_USES,
     INTEGER_KEYS,
     MODEL_ID_KEYWORDS,
+    MODULE_ENV_FOLDERS,
     MODULE_FOLDERS,
     CompiledFolderLoads,
     RoundTrip,
@@ -229,6 +237,7 @@ from codemods.inference._compiled_exports import (
     export_kind,
     round_trip,
 )
+from codemods.inference._inference_only import INFERENCE_ONLY_NOTE, inference_only
 from codemods.inference._module_dicts import MODULE_DICTS
 from codemods.inference._notebook import file_path
 from codemods.inference._padding import left_padding
@@ -301,8 +310,9 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
     #: MODULE_DICTS: **NAME of a project module's dict; MODULE_FOLDERS: a compiled folder's name imported from one
     # + the optimum.neuron files: a kept compiled-folder load elsewhere keeps this file's export (rt5H D1);
     # COMPILED_FOLDER_USES: the folders the project's Python decoder exports save (read as the cli's outputs)
-    facts = (TORCHRUN_LAUNCHES, COMPILED_EXPORTS, MODULE_DICTS, MODULE_FOLDERS, OPTIMUM_NEURON_CODE,
-             COMPILED_FOLDER_USES)
+    # MODULE_ENV_FOLDERS: the environment variable that overrides such a name (a load of its source keeps it)
+    facts = (TORCHRUN_LAUNCHES, COMPILED_EXPORTS, MODULE_DICTS, MODULE_FOLDERS, MODULE_ENV_FOLDERS,
+             OPTIMUM_NEURON_CODE, COMPILED_FOLDER_USES)
     opaque_splat_keeps_file = True  # a splat nothing resolves: the file stays on optimum-neuron
     unsorted_keys_keep_file = True  # a keyword DECODER_SORTED does not hold: the file stays on optimum-neuron
 
@@ -649,11 +659,13 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
                          "script with `torchrun --nproc_per_node <degree>` and pass "
                          "distributed_config=DistributedConfig(tp_size=<degree>) instead of device_map")
         target = self.assignment_target(original)
-        if target is not None:
-            self.add_after([f"{target}.generation_config.update(compile_config={self.compile_config(target)})\n"])
+        if target is not None:  # inference-only, as the compiled model was: forward outputs carry no grad
+            self.add_after([*inference_only(self, original, target),
+                            f"{target}.generation_config.update(compile_config={self.compile_config(target)})\n"])
         else:
             notes.append("set up generation on the loaded model: model.generation_config.update(compile_config="
                          "CompileConfig(backend=\"neuron\", dynamic=False, mode=\"default\"))")
+            notes.append(INFERENCE_ONLY_NOTE)
         notes.append(f"loads the stock checkpoint that {exporters} now save{'' if several else 's'} (dtype and "
                      "static cache travel in its config files: config.json, generation_config.json); a folder written "
                      "by the old export holds Neuron-compiled artifacts and does not load here: delete it, then re-run "
@@ -822,7 +834,10 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
         if recovered is not None:  # the compiled folder an export script of the project writes: load its source
             model_id, script, shapes = recovered
             folder = source_of(args.positional[0].value)
-            args.positional = [cst.Arg(cst.SimpleString(json.dumps(model_id)))]
+            source_path, override = self.source_path(self._load_path(original), args.positional[0].value, model_id)
+            args.positional = [cst.Arg(source_path)]
+            if override is not None:
+                notes.append(override)
             args.keywords = [(k, a) for k, a in args.keywords if k != "export"] + [
                 (key, keyword_arg(key, value if key in INTEGER_KEYS else json.dumps(value))) for key, value in shapes
                 if key != "auto_cast"]  # a decoder's dtype is its --auto_cast_type (the fact records both)
@@ -979,13 +994,15 @@ class CausalLMStaticCache(CompiledFolderLoads, InferenceRule):
         elif not compiled and not unread_config:
             notes.append("sequence_length not given: set max_cache_len in generation_config.update to the longest "
                          "prompt + generated tokens you need (static cache)")
-        if target is not None:
+        if target is not None:  # inference-only, as the compiled model was: forward outputs carry no grad
             setup.append(f"compile_config={self.compile_config(target)}")
-            self.add_after([f"{target}.generation_config.update({', '.join(setup)})\n"])
+            self.add_after([*inference_only(self, original, target),
+                            f"{target}.generation_config.update({', '.join(setup)})\n"])
         else:
             notes.append("set up generation on the loaded model: model.generation_config.update("
                          f"{', '.join(setup)}, compile_config=CompileConfig(backend=\"neuron\", dynamic=False, "
                          "mode=\"default\"))")
+            notes.append(INFERENCE_ONLY_NOTE)
         for note in notes:
             self.todo(original, note)
         summary = (f"{'export' if method == 'export' else 'from_pretrained'} of a compiled Neuron decoder -> "

@@ -22,8 +22,11 @@ What it does:
   kwargs are dropped (reported); one that changed how the compiled model ran (``dynamic_batch_size``,
   ``data_parallel_mode``, ``tensor_parallel_size`` other than 1: ``BEHAVIOUR_ARGS``) is dropped with its own
   ``todo``, never listed as dropped-and-fixed.
-* after ``model = ...`` the old ahead-of-time compilation becomes ``model.compile(backend="neuron",
-  fullgraph=True, dynamic=False)``, guarded by ``if model.device.type == "neuron":`` in the portable style;
+* after ``model = ...``: ``model.requires_grad_(False)`` (optimum's compiled model ran inference only and its
+  outputs never required grad; a stock model's forward outputs do, and ``.numpy()`` / ``np.*`` raise on them;
+  not for a model the file only saves, ``_inference_only.py``), and the old ahead-of-time compilation becomes
+  ``model.compile(backend="neuron", fullgraph=True, dynamic=False)``, guarded by ``if model.device.type ==
+  "neuron":`` in the portable style;
 * the static shapes become a ``todo`` with the padding to do by hand (optimum padded inputs to the
   compiled shapes and trimmed outputs; stock does not); where every input of every call of the model comes from
   a tokenizer call that already pads to the compiled length (``padding="max_length", max_length=<sequence_length>,
@@ -43,7 +46,10 @@ What it does:
   ``--auto_cast_type`` give a ``todo`` naming each one's casting, rt7L L13, and exports that disagree on the
   checkpoint or the shapes keep the load, the reason saying which), and so does a tokenizer / processor / feature-extractor load of the same
   folder in the file (``AutoTokenizer.from_pretrained("out/rerank")``: the export copied its files there, and the
-  migrated project no longer writes the folder; shared with NM110, ``CompiledFolderLoads.follow_source``); where the path is only a parameter's default (``def load(path=COMPILED)``,
+  migrated project no longer writes the folder; shared with NM110, ``CompiledFolderLoads.follow_source``); a path
+  an environment variable overrides (``os.environ.get("MODEL_DIR", "<folder>")`` / ``os.getenv``, at the load or
+  a name bound to it) keeps the override: ``os.environ.get("MODEL_DIR", "<source id>")`` at the load, with a
+  ``todo`` that a deployment setting ``MODEL_DIR`` must now name a stock checkpoint (``source_path``); where the path is only a parameter's default (``def load(path=COMPILED)``,
   a caller may pass another folder) or the commands name different checkpoints, the file stays on optimum-neuron
   with a ``todo`` naming the candidate source id (rewritten, the load raised OSError: no model.safetensors);
 * the inputs follow the model to the device (optimum's compiled model took CPU tensors): at each call of the
@@ -89,7 +95,8 @@ What it does:
   model"). A ``todo`` at the load names the file to port first, one at each save / push says it is kept
   (shared by the NM1xx load rules, ``InferenceRule._kept_producer_loads``; rt5H D1);
 * left alone: ``tensor_parallel_size`` on an encoder is reported (BERT-like models have no TP plan in
-  transformers); calls that are not assigned to a name get the compile step as a ``todo``.
+  transformers); calls that are not assigned to a name get the compile step and ``requires_grad_(False)`` as
+  ``todo`` notes.
 
 Why:
 
@@ -114,6 +121,7 @@ After (portable device style)::
     input_shapes = {"batch_size": 1, "sequence_length": 128}
     # neuron-migrate: compiled static shapes batch_size=1, sequence_length=128: inputs are no longer padded ...
     model = AutoModelForSequenceClassification.from_pretrained(MODEL, dtype=torch.float32, device_map=torch.accelerator.current_accelerator() or torch.device("cpu"))
+    model.requires_grad_(False)
     if model.device.type == "neuron":
         model.compile(backend="neuron", fullgraph=True, dynamic=False)
 
@@ -129,7 +137,6 @@ References:
 
 from __future__ import annotations
 
-import json
 from typing import cast
 
 import libcst as cst
@@ -151,7 +158,13 @@ from codemods.inference._base import (
 from codemods.inference._base import _producer_call as producer_call
 from codemods.inference._base import _tensor_producer as tensor_producer
 from codemods.inference._casting import matmul_note, matmul_only_cast
-from codemods.inference._compiled_exports import COMPILED_EXPORTS, MODULE_FOLDERS, CompiledFolderLoads
+from codemods.inference._compiled_exports import (
+    COMPILED_EXPORTS,
+    MODULE_ENV_FOLDERS,
+    MODULE_FOLDERS,
+    CompiledFolderLoads,
+)
+from codemods.inference._inference_only import INFERENCE_ONLY_NOTE, inference_only
 from codemods.inference._module_dicts import MODULE_DICTS
 from migrate.rule import Safety
 
@@ -177,7 +190,7 @@ class TracedModelToAutoClass(CompiledFolderLoads, InferenceRule):
     loads = TRACED
     # **NAME dicts; export commands; folder names; the optimum.neuron files (a kept compiled-folder load elsewhere
     # keeps this file's export, rt5H D1)
-    facts = (MODULE_DICTS, COMPILED_EXPORTS, MODULE_FOLDERS, OPTIMUM_NEURON_CODE)
+    facts = (MODULE_DICTS, COMPILED_EXPORTS, MODULE_FOLDERS, MODULE_ENV_FOLDERS, OPTIMUM_NEURON_CODE)
     opaque_splat_keeps_file = True
     unsorted_keys_keep_file = True  # a keyword no table sorts: the file stays on optimum-neuron
 
@@ -193,16 +206,20 @@ class TracedModelToAutoClass(CompiledFolderLoads, InferenceRule):
         if note:
             notes.append(self.shapes_at_calls(original, note))
         target = self.assignment_target(original)
-        if target is not None:
-            self.add_after(self.on_neuron(target, [f"{target}.{COMPILE}"]))
+        if target is not None:  # inference-only, as the compiled model was: its outputs carry no grad
+            self.add_after([*inference_only(self, original, target), *self.on_neuron(target, [f"{target}.{COMPILE}"])])
         else:
             notes.append(f"compile the loaded model on Trainium: model.{COMPILE}")
+            notes.append(INFERENCE_ONLY_NOTE)
         model_arg = arguments.positional[0] if arguments.positional else None
         compiled = self.compiled_load_note(model_arg, split.has_export, split.export)
         recovered = self._recovered(original) if compiled is not None else None
         if recovered is not None and model_arg is not None:  # the folder an export of the project writes
             source, script, shapes = recovered
-            split.args = [model_arg.with_changes(value=cst.SimpleString(json.dumps(source))), *split.args[1:]]
+            source_path, override = self.source_path(self._load_path(original), model_arg.value, source)
+            split.args = [model_arg.with_changes(value=source_path), *split.args[1:]]
+            if override is not None:
+                notes.append(override)
             if not any(arg.keyword is not None and arg.keyword.value == "dtype" for arg in split.args):
                 self.ctx.add_import("torch")  # float32: the processor's float features need no cast
                 split.args.insert(1, keyword_arg("dtype", "torch.float32"))

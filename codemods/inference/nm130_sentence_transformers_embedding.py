@@ -7,7 +7,9 @@ What it does:
   (0.0.17-0.4.1) -> ``SentenceTransformer(id, device=<device>, model_kwargs={"dtype": ...})``. ``subfolder``
   is dropped (sentence-transformers loads its own modules), ``cache_dir`` -> ``cache_folder``.
   ``auto_cast="matmul"`` loads float32 with a ``todo`` (optimum's embeddings stayed float32; as NM120).
-  After ``model = ...`` the compiled ``sequence_length`` becomes ``model.max_seq_length = <n>`` (same
+  After ``model = ...``: ``model.requires_grad_(False)`` (optimum's compiled model ran inference only; ``encode``
+  runs under no_grad, a direct forward call of the stock model does not and ``.numpy()`` raises on its outputs;
+  ``_inference_only.py``), and the compiled ``sequence_length`` becomes ``model.max_seq_length = <n>`` (same
   truncation as before); the batch size becomes a ``todo`` (``encode(..., batch_size=n)``).
   ``NeuronModelForSentenceTransformers`` was called like a model (``model(**inputs)["sentence_embedding"]``),
   which ``SentenceTransformer`` cannot run (its forward takes one features dict: TypeError). A call of the
@@ -19,7 +21,8 @@ What it does:
   the tokenizer line is removed; any other call of the model keeps a ``todo`` and the load's summary is a
   ``todo`` too (not ``fixed``). A load with no call gets the ``todo`` to use ``encode``.
 * ``NeuronModelForEmbedding`` (Qwen3-Embedding, 0.4.5) and ``Qwen3NeuronModelForEmbedding`` ->
-  ``AutoModel.from_pretrained(id, dtype=..., device_map=<device>)`` with a ``todo`` for last-token pooling
+  ``AutoModel.from_pretrained(id, dtype=..., device_map=<device>)`` (then ``model.requires_grad_(False)``, as
+  above: its ``last_hidden_state`` is read directly) with a ``todo`` for last-token pooling
   (or loading the checkpoint with ``SentenceTransformer``); the compiled-folder note as for decoders.
 * a load without ``export=True`` (a Neuron-compiled folder, which neither class can load) is rewritten only while
   an export job of the project of its kind may write that folder (``X.from_pretrained(<id>, export=True)`` saved
@@ -54,6 +57,7 @@ After (portable device style)::
 
     # neuron-migrate: compiled for batch_size=1: call model.encode(..., batch_size=1) ...
     model = SentenceTransformer(MODEL, device=torch.accelerator.current_accelerator() or torch.device("cpu"), model_kwargs={"dtype": torch.float32})
+    model.requires_grad_(False)
     model.max_seq_length = 128
 
 Safety: needs-review. A reviewer passes the batch size to ``encode``, replaces model-style calls by ``encode``
@@ -85,6 +89,7 @@ from codemods.inference._compiled_exports import (
     ProducedFolderLoads,
     compiled_family,
 )
+from codemods.inference._inference_only import INFERENCE_ONLY_NOTE, inference_only
 from migrate import cstwalk
 from migrate.rule import Safety, dotted_name
 
@@ -353,6 +358,10 @@ class SentenceTransformersEmbedding(ProducedFolderLoads, CompiledFolderLoads, In
             split.args.append(keyword_arg("model_kwargs", f'{{"dtype": {dtype}}}'))
         target = self.assignment_target(original)
         seq = split.shapes.pop("sequence_length", None)
+        if target is not None:  # inference-only, as the compiled model was: forward outputs carry no grad
+            self.add_after(inference_only(self, original, target))
+        else:
+            notes.append(INFERENCE_ONLY_NOTE)
         if seq is not None and target is not None:
             self.add_after([f"{target}.max_seq_length = {source_of(seq)}\n"])
         elif seq is not None:
@@ -394,6 +403,11 @@ class SentenceTransformersEmbedding(ProducedFolderLoads, CompiledFolderLoads, In
         if split.dtype is not None:
             split.args.append(keyword_arg("dtype", split.dtype))
         split.args.append(keyword_arg("device_map", self.device_map()))
+        target = self.assignment_target(original)
+        if target is not None:  # inference-only, as the compiled model was: forward outputs carry no grad
+            self.add_after(inference_only(self, original, target))
+        else:
+            notes.append(INFERENCE_ONLY_NOTE)
         exporting = cast(cst.Attribute, original.func).attr.value == "export"  # leave_Call checked the Attribute
         # ``export(...)`` compiles a plain checkpoint like ``from_pretrained(..., export=True)``
         model_arg = arguments.positional[0] if arguments.positional else None

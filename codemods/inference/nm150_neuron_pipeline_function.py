@@ -11,7 +11,10 @@ What it does:
 * after ``pipe = ...``: for ``"text-generation"`` a static-cache generation config on ``pipe.model``
   (``max_cache_len`` from the compiled ``sequence_length``), for other tasks
   ``pipe.model.compile(backend="neuron", fullgraph=True, dynamic=False)``; both only on the neuron device
-  in the portable style;
+  in the portable style; where the file uses ``pipe.model`` itself, ``pipe.model.requires_grad_(False)`` first
+  (pipeline calls run under no_grad, a direct forward call does not, and ``.numpy()`` raises on its outputs:
+  optimum's compiled model ran inference only; ``_inference_only.py``) and a ``todo`` to move that call's
+  inputs to ``pipe.model.device`` and its outputs to the CPU before numpy;
 * without ``export=True`` optimum loaded ``model=`` as Neuron-compiled artifacts (a plain checkpoint raised
   "The model must be exported to Neuron format first"), which transformers.pipeline cannot load (OSError): the
   compiled-folder guard of NM110/NM120 (``kept_compiled_load``) keeps the call, its import and the file on
@@ -69,7 +72,10 @@ References:
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
+import libcst.matchers as m
 
 from codemods._lib.cst import keyword_arg, source_of, with_commas
 from codemods._tables.inference_symbols import pipeline_moves
@@ -81,6 +87,7 @@ from codemods.inference._compiled_exports import (
     MODULE_FOLDERS,
     CompiledFolderLoads,
 )
+from codemods.inference._inference_only import inference_only
 from codemods.inference._module_dicts import MODULE_DICTS
 from migrate.rule import Safety
 
@@ -130,6 +137,14 @@ class NeuronPipelineFunction(CompiledFolderLoads, InferenceRule):
 
     def is_target_call(self, call: cst.Call) -> bool:
         return bool(self.match_class(call.func, MOVES, call))
+
+    def _reads_model(self, target: str) -> bool:
+        """The file reads ``<target>.model`` (its forward outputs then carry grad unless it is inference-only)."""
+        module = self.ctx.shared.get("module")
+        reads = self.ctx.memo("inference.nm150.model-reads", lambda: {
+            source_of(cast(cst.Attribute, node).value) for node in m.findall(module, m.Attribute(attr=m.Name("model")))
+        } if isinstance(module, cst.Module) else set())
+        return target in reads
 
     def _model_arg(self, call: cst.Call) -> cst.Arg | None:
         keyword = next((arg for arg in call.args if arg.keyword is not None and arg.keyword.value == "model"), None)
@@ -284,6 +299,12 @@ class NeuronPipelineFunction(CompiledFolderLoads, InferenceRule):
                          "migration guide names) instead")
         target = self.assignment_target(original)
         seq = split.shapes.get("sequence_length")
+        # pipeline calls run under no_grad; direct forward calls of its model do not (their outputs carry grad)
+        if target is not None and not loaded and self._reads_model(target):
+            self.add_after(inference_only(self, original, f"{target}.model"))
+            notes.append(f"this file uses {target}.model directly: it is on the device now (optimum's compiled model "
+                         "took and returned CPU tensors), so move the tensors passed to it with "
+                         f".to({target}.model.device) and call .cpu() on its outputs before numpy")
         if loaded:
             pass
         elif task == "text-generation":

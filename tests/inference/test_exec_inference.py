@@ -270,6 +270,49 @@ def test_numpy_reads_of_the_traced_models_outputs_run_after_the_device_moves(tmp
     assert result["norms"] == "[2]" and result["mean"] == "12"
 
 
+
+FORWARD_OUTPUTS_NUMPY = """
+import numpy as np
+import torch
+from optimum.neuron import NeuronModelForCausalLM, NeuronModelForSequenceClassification, pipeline
+from transformers import AutoTokenizer
+
+
+class Sampler:
+    def __init__(self, path):
+        self.tok = AutoTokenizer.from_pretrained(path)
+        self.model = NeuronModelForCausalLM.from_pretrained(path, export=True, batch_size=1, sequence_length=32)
+
+    def next_token(self, text):
+        ids = self.tok(text, return_tensors="pt").input_ids
+        logits = self.model(ids).logits[:, -1, :]
+        return int(np.argmax(logits.numpy(), axis=-1)[0])
+
+
+sampler = Sampler({llama!r})
+print("RESULT token=%s" % type(sampler.next_token("hello world")).__name__)
+clf = NeuronModelForSequenceClassification.from_pretrained({bert!r}, export=True, batch_size=1, sequence_length=16)
+tok = AutoTokenizer.from_pretrained({bert!r})
+enc = tok("good day", padding="max_length", max_length=16, truncation=True, return_tensors="pt")
+logits = clf(**enc).logits
+probs = torch.softmax(logits, -1).numpy()
+print("RESULT probs=%s" % list(probs.shape))
+pipe = pipeline("text-classification", model={bert!r}, export=True, input_shapes={{"batch_size": 1, "sequence_length": 16}})
+direct = pipe.model(**tok("a dog", return_tensors="pt").to(pipe.model.device)).logits
+print("RESULT direct=%s" % list(direct.cpu().numpy().shape))
+"""
+
+
+def test_forward_outputs_of_the_stock_models_read_with_numpy(tmp_path: Path) -> None:
+    # rtF: optimum's compiled models were inference-only, their outputs never required grad; a stock model's
+    # forward outputs do, and .numpy() on them raised RuntimeError (outside torch.no_grad)
+    llama, bert = tiny.llama(tmp_path / "llama"), tiny.bert(tmp_path / "bert")
+    script = migrate(FORWARD_OUTPUTS_NUMPY.format(llama=str(llama), bert=str(bert)))
+    assert "self.model.requires_grad_(False)" in script and "clf.requires_grad_(False)" in script
+    assert "pipe.model.requires_grad_(False)" in script
+    result = values(run(script, tmp_path))
+    assert result == {"token": "int", "probs": "[1, 2]", "direct": "[1, 2]"}
+
 DIFFUSION = '''
 import torch
 from optimum.neuron import NeuronStableDiffusionPipeline
@@ -561,12 +604,12 @@ def test_a_compiled_folder_named_by_an_environment_default_in_a_settings_module_
         tmp_path: Path) -> None:
     """final-BF N3: ``COMPILED_DIR = os.environ.get("COMPILED_DIR", "compiled/tiny")`` in the settings module the
     script imports is read as that folder (the Python twin of the shell ``${X:-d}``), so the load of the folder the
-    project's export script writes becomes a load of its source and runs."""
+    project's export script writes becomes a load of its source (the variable still overrides it) and runs."""
     model = tiny.llama(tmp_path / "llama")
     export = (f"MODEL=${{MODEL_ID:-{model}}}\n"
               "optimum-cli export neuron -m $MODEL --batch_size 1 --sequence_length 24 compiled/tiny/\n")
     script = migrate(COMPILED_FOLDER_FROM_SETTINGS, project={"run_compile.sh": export, "settings.py": SETTINGS})
-    assert f'from_pretrained("{model}"' in script
+    assert f'from_pretrained(os.environ.get("COMPILED_DIR", "{model}")' in script  # the override stays (rtG p4)
     (tmp_path / "settings.py").write_text(SETTINGS)
     result = values(run(script, tmp_path))
     assert result == {"new_tokens": "4", "max_cache_len": "24"}
