@@ -108,6 +108,7 @@ def migrate_source(
     stays = any(_left_alone(rule, path, options) is not None for rule in rules if hasattr(rule, "file_scope"))
     verifiers = [] if stays else [rule for rule in rules if issubclass(rule, VerifyRule)]
     outer = namespace.imports.bindings if namespace is not None else None  # earlier cells' imports
+    context = {"project": options.project, "path": path.as_posix()}  # what other files say (NM703: cross-module reads)
     # a file that stays on optimum-neuron / torch_xla after this run runs on their transformers 4.x: what transformers
     # 5 lacks that the file had before is no run-time error there (the drift rules' info lists it for the port)
     old_stack = next((why for rule in rules if (why := _old_stack(rule, path, options)) is not None), None)
@@ -115,7 +116,9 @@ def migrate_source(
         # no rule rewrites it (another accelerator's code: a CUDA baseline), but it sits where the migration
         # reaches, so it runs on the requirements the run moves to the migrated stack: what will raise there is
         # reported (redteam-final 4: `from trl import ORPOConfig` under trl>=1.16), nothing is rewritten
-        _, found = verified(text, [], verifiers, lambda chosen: (text, []), options.inline_notes, outer)
+        _, found = verified(
+            text, [], verifiers, lambda chosen: (text, []), options.inline_notes, outer, context=context
+        )
         prefix = "not migrated (no rule rewrites this file), but it runs on the requirements this run migrates: "
         findings.extend(dataclasses.replace(finding, message=prefix + finding.message) for finding in found)
     elif kind in PYTHON_KINDS and python_rules:
@@ -128,7 +131,9 @@ def migrate_source(
             rewritten, found = transform_module(text, chosen, ctx)
             return _keep_final_newline(text, rewritten), found
 
-        new_text, found = verified(text, python_rules, verifiers, transform, options.inline_notes, outer, old_stack)
+        new_text, found = verified(
+            text, python_rules, verifiers, transform, options.inline_notes, outer, old_stack, context
+        )
         findings.extend(found)
     elif text_rules:
         new_text, found = _transform_text(text, kind, path, text_rules, options)

@@ -71,13 +71,15 @@ def violations(
     text: str,
     verifiers: Sequence[type[VerifyRule]],
     outer_imports: Mapping[str, set[str]] | None = None,
+    context: Mapping[str, object] | None = None,
 ) -> list[tuple[str, Violation]]:
-    """``outer_imports``: local name -> qualified names imported before this text runs (earlier notebook cells)."""
+    """``outer_imports``: local name -> qualified names imported before this text runs (earlier notebook cells).
+    ``context``: what the checks may read of the run besides the text (``project``: its project facts, ``path``)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return []  # the engine reports code that does not parse; nothing to verify
-    shared: dict = {"outer_imports": outer_imports or {}}
+    shared: dict = {**(context or {}), "outer_imports": outer_imports or {}}
     return [(rule.id, violation) for rule in verifiers for violation in rule().check(tree, shared)]
 
 
@@ -92,19 +94,20 @@ def verified(
     inline_notes: bool = True,
     outer_imports: Mapping[str, set[str]] | None = None,
     old_stack: str | None = None,
+    context: Mapping[str, object] | None = None,
 ) -> tuple[str, list[Finding]]:
     """``transform(rules)`` checked by ``verifiers``, with the rules whose rewrites fail withdrawn.
     ``outer_imports``: what earlier notebook cells imported (see ``violations``). ``old_stack``: why the file runs on
     the old stack after this run ("still imports optimum.neuron after this run"): a violation the text had before is
     then an ``info`` for the port, not an error (the checks are against the migrated stack); one the run added is
-    withdrawn or an error as anywhere."""
+    withdrawn or an error as anywhere. ``context``: see ``violations``."""
     new_text, findings = transform(rules)
     if not verifiers:
         return new_text, findings
-    found = violations(new_text, verifiers, outer_imports)
+    found = violations(new_text, verifiers, outer_imports, context)
     if not found:
         return new_text, findings
-    before = Counter((rule, v.key) for rule, v in violations(text, verifiers, outer_imports))
+    before = Counter((rule, v.key) for rule, v in violations(text, verifiers, outer_imports, context))
     first_findings = findings
     active = list(rules)
     withdrawn: dict[str, str] = {}  # rule id -> the verification message that withdrew it
@@ -122,7 +125,7 @@ def verified(
             trials += 1
             trial = [rule for rule in active if rule.id != rule_id]
             trial_text, trial_findings = transform(trial)
-            trial_found = violations(trial_text, verifiers, outer_imports)
+            trial_found = violations(trial_text, verifiers, outer_imports, context)
             if _count(trial_found, key) < _count(found, key):
                 removed = found  # what this withdrawal (and those of the rewrites assuming it) takes away
                 # the rewrites that assume this one's (the training rules assume the stock classes) go with it:
@@ -131,7 +134,7 @@ def verified(
                 if along:
                     trial = [rule for rule in trial if rule not in along]
                     trial_text, trial_findings = transform(trial)
-                    trial_found = violations(trial_text, verifiers, outer_imports)
+                    trial_found = violations(trial_text, verifiers, outer_imports, context)
                 message = _withdrawal_message(target[1], removed, trial_found)
                 withdrawn[rule_id] = message
                 for rule in along:

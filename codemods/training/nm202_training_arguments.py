@@ -47,7 +47,13 @@ launch-layer rules use the same table for ``--flags``):
   needs. Where the degree leaves the arguments for the model load and
   is not literally 1, the arguments get ``save_only_model=True`` (``save_only_model=T > 1`` for a run-time degree)
   with a todo, unless they say ``save_strategy="no"``: Trainer raises for a model sharded at load time whose
-  optimizer state would be checkpointed, so checkpoints then hold the model only;
+  optimizer state would be checkpointed, so checkpoints then hold the model only. Arguments built without a degree
+  of their own whose trainer gets a model this run shards at load time (``model = NeuronModelForCausalLM.
+  from_pretrained(id, training_args.trn_config)``, NM204 + NM208; a load NM208 shards for a Neuron trainer) get the
+  same ``save_only_model`` (todo); where they unpack a dict (``SFTConfig(..., **args)`` with ``args =
+  training_args.to_dict()``, which holds every field: a keyword beside it would be given twice) it goes into that
+  dict, ``**{**args, "save_only_model": args.get("save_only_model", False) or T > 1}`` (``True`` for a literal
+  degree); a run-time degree with a ``**`` of something other than a name gets a todo saying so;
 * DROP: removed with a ``fixed`` finding; TODO: removed (the stock class rejects it) with a todo that keeps the old
   value and says what to do. ``logging_dir=<value>`` (a string expression, or a name / attribute chain, in a call
   its statement evaluates each time it runs, the one arguments call of the file) becomes ``os.environ["TENSORBOARD_LOGGING_DIR"] = <value>`` just
@@ -191,6 +197,7 @@ from codemods.training._base import (
     logging_dir_env,
     mesh_key,
     mesh_note,
+    moved_value,
     note_mesh_doubt,
     on_direct_path,
     only_when_parallel,
@@ -461,6 +468,8 @@ class TrainingArguments(TracksScope, PythonRule):
             args = self._tensor_parallel(original, args, names, target, tp)
             if original not in self.planless_stops:  # stopped above 1: no mesh, full checkpoints
                 args = self._checkpoint_constraint(original, args, tp)
+        else:
+            args = self._sharded_model_checkpoints(original, args)
         splat = has_star_kwargs(updated)
         # the dict of stock arguments (TrainingArguments.to_dict() ...) has no Neuron-only field and carries its own
         # torch_compile: nothing to check; from plain TrainingArguments it has no SFTConfig field either
@@ -866,6 +875,69 @@ class TrainingArguments(TracksScope, PythonRule):
                             "restarts the optimizer and scheduler")
         return [*args, keyword_arg("save_only_model", value)]
 
+    def _sharded_model_checkpoints(self, original: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
+        """Arguments built here without a degree of their own whose trainer gets a model this run shards at load time
+        (``model = NeuronModelForCausalLM.from_pretrained(id, training_args.trn_config)``, NM204 + NM208; a load
+        NM208 carries the parsed degree to): Trainer raises unless they allow its checkpoints, so they get
+        ``save_only_model`` (``<degree> > 1`` for a run-time degree), through the ``**`` dict they unpack where there
+        is one (a keyword beside it would be given twice: ``to_dict()`` holds every field)."""
+        name = self._assigned_to(original)
+        degree = self._trainer_load_degree(name) if name is not None else None
+        if degree is None or isinstance(literal_value(degree), int) and literal_value(degree) == 1:
+            return args
+        strategy = find_keyword(original, "save_strategy")
+        if find_keyword(original, "save_only_model") is not None or (
+                strategy is not None and literal_value(strategy.value) == "no"):
+            return args
+        literal = isinstance(literal_value(degree), int)
+        condition = f"{source_of(degree)} > 1"
+        splats = [a for a in args if a.star == "**"]
+        why = (f"the trainer given these arguments gets a model sharded at load time (DistributedConfig, tensor "
+               f"parallel degree {source_of(degree)}{'' if literal else ' when above 1'}) and Trainer raises unless "
+               "save_only_model=True or save_strategy=\"no\": checkpoints then hold the model only and "
+               "resume_from_checkpoint restarts the optimizer and scheduler")
+        if not splats:
+            self.todo(original, f"save_only_model={'True' if literal else condition} added: {why}")
+            return [*args, keyword_arg("save_only_model", "True" if literal else condition)]
+        splat = splats[-1]
+        if not literal and not isinstance(splat.value, cst.Name):
+            self.todo(original, f"{why}; the keys come through **{source_of(splat.value)}, which may hold "
+                                f"save_only_model: unpack {{**<dict>, \"save_only_model\": <dict>.get(\"save_only_model\", "
+                                f"False) or {condition}}} instead")
+            return args
+        given = source_of(splat.value)
+        value = "True" if literal else f'{given}.get("save_only_model", False) or {condition}'
+        merged = parse_expression(f'{{**{given}, "save_only_model": {value}}}')
+        self.todo(original, f"save_only_model set in the unpacked dict (**{{**{given}, \"save_only_model\": {value}}}: a "
+                            f"keyword beside **{given} would be given twice when the dict holds it): {why}")
+        return [splat.with_changes(value=merged) if a is splat else a for a in args]
+
+    def _trainer_load_degree(self, args_name: str) -> cst.BaseExpression | None:
+        """The tensor parallel degree this run gives the model every trainer handed ``args_name`` trains (one load of
+        the scope, ``_trainer_model_loads``): a ``trn_config`` of parsed arguments NM208 follows to the degree it
+        moved, or a load NM208 shards for a Neuron trainer; None when there is none, or they differ."""
+        from codemods._lib.parsed_args import MOVED_FIELD, TRN_CONFIG
+
+        loads = _trainer_model_loads(self.ctx.source, self.scope_path, args_name)
+        if not loads:
+            return None
+        plan = args_plan(self.ctx)
+        degrees: set[str] = set()
+        for name, load in loads:
+            second = _argument(load, TRN_CONFIG, 1)
+            degree: cst.BaseExpression | None = None
+            if isinstance(second, ast.Attribute) and second.attr == TRN_CONFIG and isinstance(second.value, ast.Name):
+                holder = plan.args_var(self.scope_path, second.value.id)
+                degree = moved_value(holder, MOVED_FIELD, mesh_key(self.ctx)) if holder is not None else None
+            elif second is None and (self.scope_path, name) in plan.loads \
+                    and (self.scope_path, name) not in plan.built_loads \
+                    and tp_planless(self.ctx, parse_expression(ast.unparse(load.func).rsplit(".", 1)[0])) is None:
+                degree = parse_expression(plan.loads[(self.scope_path, name)])
+            if degree is None:
+                return None
+            degrees.add(source_of(degree))
+        return parse_expression(degrees.pop()) if len(degrees) == 1 else None
+
     def _assigned_to(self, call: cst.Call) -> str | None:
         statement = self.ctx.statement_stack[-1] if self.ctx.statement_stack else None
         if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Assign):
@@ -956,44 +1028,57 @@ def _argument(call: ast.Call, keyword: str, position: int) -> ast.expr | None:
 
 def _trainer_model_in_bf16(source: str, scope: str, args_name: str) -> bool:
     """Whether every ``*Trainer(model=m, args=<args_name>)`` of ``scope`` (at least one) gets an ``m`` that ONE
-    ``m = X.from_pretrained(..., dtype=torch.bfloat16)`` of that scope loaded (straight-line code or a ``with``
-    block, before the trainer), every other binding of ``m`` there being ``m = get_peft_model(m, ...)`` after it."""
+    ``m = X.from_pretrained(..., dtype=torch.bfloat16)`` of that scope loaded (``_trainer_model_loads``)."""
+    loads = _trainer_model_loads(source, scope, args_name)
+    if not loads:
+        return False
+    for _, load in loads:
+        dtype = next((k.value for k in load.keywords if k.arg in _DTYPE_KEYWORDS), None)
+        if dtype is None or not _is_bf16(ast.unparse(dtype)):
+            return False
+    return True
+
+
+def _trainer_model_loads(source: str, scope: str, args_name: str) -> list[tuple[str, ast.Call]] | None:
+    """(model name, load) for every ``*Trainer(model=m, args=<args_name>)`` of ``scope`` (at least one), when each
+    gets an ``m`` that ONE ``m = X.from_pretrained(...)`` of that scope loaded (straight-line code or a ``with``
+    block, before the trainer), every other binding of ``m`` there being ``m = get_peft_model(m, ...)`` after it;
+    None otherwise."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return False
+        return None
     body = _scope_body(tree, scope)
     if body is None:
-        return False
+        return None
     nodes = _local_nodes(body)
     straight = _straight(body)
     trainers = [n for n in nodes if isinstance(n, ast.Call) and _callee(n.func).endswith("Trainer")
                 and isinstance(given := _argument(n, "args", 1), ast.Name) and given.id == args_name]
     if not trainers:
-        return False
+        return None
+    found: list[tuple[str, ast.Call]] = []
     for trainer in trainers:
         model = _argument(trainer, "model", 0)
         if not isinstance(model, ast.Name):
-            return False
+            return None
         bindings = [n for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With,
                                                         ast.NamedExpr))
                     and any(isinstance(t, ast.Name) and t.id == model.id for t in _bound(n))]
         loads = [n for n in bindings if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
                  and _callee(n.value.func) == "from_pretrained" and isinstance(n.value.func, ast.Attribute)]
         if len(loads) != 1 or id(loads[0]) not in straight or loads[0].lineno >= trainer.lineno:
-            return False
+            return None
         load = loads[0]
-        dtype = next((k.value for k in cast(ast.Call, load.value).keywords if k.arg in _DTYPE_KEYWORDS), None)
-        if dtype is None or not _is_bf16(ast.unparse(dtype)):
-            return False
+        found.append((model.id, cast(ast.Call, load.value)))
         for binding in bindings:
             if binding is load:
                 continue
             value = binding.value if isinstance(binding, ast.Assign) else None
             if not (isinstance(value, ast.Call) and binding.lineno > load.lineno and _callee(value.func) == "get_peft_model"
                     and value.args and isinstance(value.args[0], ast.Name) and value.args[0].id == model.id):
-                return False
-    return True
+                return None
+    return found
 
 
 def _bound(node: ast.AST) -> list[ast.expr]:

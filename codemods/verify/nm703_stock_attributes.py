@@ -16,6 +16,12 @@ What it does:
   index: dataclass fields, properties, methods (inherited too) and everything the class's methods assign to
   ``self``; a class with ``__getattr__`` or ``setattr(self, ...)`` (models, configs built from ``**kwargs``) is not
   checked.
+* Across modules: a typed value handed to a function (or class) another module of the project defines, which reads a
+  Neuron-era field on that parameter (``describe_world(training_args)`` with ``from helpers import
+  describe_world``, relative imports too, where ``code/helpers.py`` reads ``training_args.tensor_parallel_size``,
+  directly or through another function of that file: the project fact ``verify.param-reads``,
+  ``codemods/verify/_param_reads.py``). Reported at the call, naming the file and line of the read; reads under
+  ``hasattr``, with a ``getattr`` default or under ``except AttributeError`` there are not counted.
 * Tokenizers loaded with ``AutoTokenizer.from_pretrained`` or ``<Name>Tokenizer[Fast].from_pretrained``: their
   attributes are dynamic (special tokens), so only the methods transformers 5 removed from tokenizers are reported
   (``encode_plus``, ``batch_encode_plus``, ``as_target_tokenizer``...; the generated ``TOKENIZER_GONE`` index, from
@@ -67,11 +73,12 @@ from __future__ import annotations
 import ast
 import difflib
 import re
-from typing import Iterable, TypeGuard, cast
+from typing import Iterable, Iterator, TypeGuard, cast
 
 from codemods._tables.training_args_data import ROWS
 from codemods.verify import _index
-from codemods.verify._facts import LocalClass, facts_for
+from codemods.verify._facts import Facts, LocalClass, facts_for
+from codemods.verify._param_reads import PARAM_READS, project_reads
 from migrate.verification import VerifyRule, Violation
 
 ATTRIBUTE_ERRORS = frozenset({"AttributeError"})
@@ -105,9 +112,11 @@ class StockAttributes(VerifyRule):
 
     id = "NM703"
     name = "stock-attributes"
+    facts = (PARAM_READS,)  # what the functions of other project modules read on the objects a file hands them
 
     def check(self, tree: ast.Module, shared: dict) -> Iterable[Violation]:
         facts = facts_for(tree, shared)
+        yield from _passed_to_project_functions(facts, shared)
         for node in facts.nodes(ast.Attribute, ast.Call):
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 target, attribute = node.value, node.attr
@@ -140,6 +149,70 @@ class StockAttributes(VerifyRule):
                 f"`{target.id}.{attribute}` will raise AttributeError: {shown} "
                 f"({_index.checked_against(_index.package_of(stock))}) has no attribute `{attribute}`; "
                 f"{_fix(attribute, known)}"))
+
+
+def _passed_to_project_functions(facts: Facts, shared: dict) -> Iterator[Violation]:
+    """``describe_world(training_args)`` where ``describe_world``, imported from another module of the project, reads
+    ``training_args.tensor_parallel_size`` (the project fact ``verify.param-reads``): the read raises there once the
+    object is stock. Reported at the call, naming the file and line of the read."""
+    project = shared.get("project")
+    values = project.of(PARAM_READS.name) if project is not None else {}
+    if not values:
+        return
+    here = shared.get("path") or ""
+    callables = project_reads(dict(values))
+    imports = {**_relative_imports(facts, here), **facts.imports}
+    for call in facts.nodes(ast.Call):
+        name = _imported_name(imports, call.func)
+        found = callables.get(name) if name is not None else None
+        if found is None or found[0] == here or facts.guarded(call, ATTRIBUTE_ERRORS):
+            continue
+        path, reads = found
+        starred = next((i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)), len(call.args))
+        for position, param, attribute, line in reads:
+            value = call.args[position] if position is not None and position < starred else next(
+                (k.value for k in call.keywords if k.arg == param), None)
+            if not isinstance(value, ast.Name) or attribute in facts.exempt_attrs:
+                continue
+            type_ = facts.type_of(value)
+            if type_ is None or type_.parses is not None or type_.tokenizer is not None:
+                continue
+            known = facts.attributes(type_)
+            if known is None or attribute in known or attribute not in NEURON_ONLY:
+                continue
+            stock = facts.stock_class(type_)
+            shown = type_.stock or f"{cast(LocalClass, type_.local).name} (a {stock})"
+            callee = ast.unparse(call.func)
+            yield facts.violation(call, ("passed", stock, attribute, name), (
+                f"`{callee}` is given {value.id} (its parameter {param}) and reads `{attribute}` on it at "
+                f"{path}:{line}: that will raise AttributeError: {shown} "
+                f"({_index.checked_against(_index.package_of(stock))}) has no attribute `{attribute}`; "
+                f"{_fix(attribute, known)}, and pass the value to {callee} (or change the read in {path})"))
+
+
+def _relative_imports(facts: Facts, path: str) -> dict[str, str]:
+    """``from .helpers import describe_world`` in ``pkg/train.py``: local name -> ``pkg.helpers.describe_world``."""
+    package = path.split("/")[:-1]
+    found: dict[str, str] = {}
+    for node in facts.nodes(ast.ImportFrom):
+        if not node.level or node.level - 1 > len(package):
+            continue
+        base = package[:len(package) - (node.level - 1)] + (node.module.split(".") if node.module else [])
+        for alias in node.names:
+            if alias.name != "*":
+                found[alias.asname or alias.name] = ".".join([*base, alias.name])
+    return found
+
+
+def _imported_name(imports: dict[str, str], func: ast.expr) -> str | None:
+    """The qualified name a called expression has through the file's imports (``helpers.describe_world``)."""
+    parts = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name) or func.id not in imports:
+        return None
+    return ".".join([imports[func.id], *reversed(parts)])
 
 
 def _tokenizer_method(facts, node: ast.AST, target: ast.Name, attribute: str, tokenizer: str) -> Violation | None:

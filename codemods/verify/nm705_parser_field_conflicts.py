@@ -13,6 +13,14 @@ What it does:
   ``completion_only_loss``, ``activation_offloading``...), so a dataclass of the script that already declared one
   of those names now collides with it. The verification withdraws such a rename (the file stays as it was, with
   the note of this finding).
+* Reports a parse call (``parse_json_file`` / ``parse_yaml_file`` / TrlParser's ``parse_args_and_config``) where a
+  config the project passes the script (or the script names) gives a ``tensor_parallel_size`` other than 1 and no
+  dataclass of the parser declares it: the launch rules keep that setting (dropping it would train
+  without tensor parallelism, with no error), and HfArgumentParser raises ``ValueError: Some keys are not used by
+  the HfArgumentParser: ['tensor_parallel_size']``. A ``NeuronSFTConfig`` parsed alone, renamed to ``SFTConfig``
+  with the key kept in ``sft.json``, is withdrawn (the project facts ``training.zero-1-configs`` /
+  ``training.zero-1-launches``, ``codemods/_lib/zero_1.py``; NM208 moves the degree into a dataclass of the script
+  where there is one, and then nothing is reported).
 * The fields of a local dataclass are its annotated class attributes (and those of the local dataclasses it
   derives from, with the stock fields of a stock base), without ``ClassVar`` ones and ``field(init=False)`` ones,
   which the parser skips. A class the file does not define and the index does not hold (an imported project
@@ -50,11 +58,21 @@ References:
 from __future__ import annotations
 
 import ast
+from pathlib import PurePath
 from typing import Iterable
 
+from codemods._lib.zero_1 import ZERO_1_CONFIGS, ZERO_1_LAUNCHES, config_values, script_paths
 from codemods.verify import _index
 from codemods.verify._facts import PARSERS, Facts, LocalClass, facts_for
 from migrate.verification import VerifyRule, Violation
+
+#: the settings the launch rules keep in a config / on a command for a script none of whose parsed dataclasses
+#: declares them once migrated (NM408 / NM412: a tensor-parallel degree other than 1 would otherwise be dropped
+#: without an error, the job running as plain data-parallel replicas)
+KEPT_SETTINGS = ("tensor_parallel_size",)
+#: parse methods that read a config file given to the script (TrlParser: its --config). The flags of launch lines
+#: (``--tensor_parallel_size 8`` kept by NM408 with a todo) are not checked here
+CONFIG_METHODS = frozenset({"parse_json_file", "parse_yaml_file", "parse_args_and_config"})
 
 
 class ParserFieldConflicts(VerifyRule):
@@ -62,9 +80,11 @@ class ParserFieldConflicts(VerifyRule):
 
     id = "NM705"
     name = "parser-field-conflicts"
+    facts = (ZERO_1_CONFIGS, ZERO_1_LAUNCHES)  # the configs and launch lines that give a script its settings
 
     def check(self, tree: ast.Module, shared: dict) -> Iterable[Violation]:
         facts = facts_for(tree, shared)
+        yield from _undeclared_settings(facts, tree, shared)
         for node in facts.nodes(ast.Call):
             parser = facts.class_type(node.func)
             if parser is None or parser.stock not in PARSERS:
@@ -101,6 +121,76 @@ class ParserFieldConflicts(VerifyRule):
                                 f"field `{name}`, which now carries that setting"
                             ),
                         )
+
+
+def _undeclared_settings(facts: Facts, tree: ast.Module, shared: dict) -> Iterable[Violation]:
+    """A config-reading parse call of a parser none of whose dataclasses declares a setting (KEPT_SETTINGS) that a
+    config the project passes the script (or the script parses by name) gives a value other than 1:
+    HfArgumentParser raises ``ValueError: Some keys are not used by the HfArgumentParser``."""
+    project = shared.get("project")
+    path = shared.get("path")
+    if project is None or not path or not (project.of(ZERO_1_CONFIGS.name) or project.of(ZERO_1_LAUNCHES.name)):
+        return
+    paths = script_paths(project, PurePath(path), "")
+    source: str | None = None
+    parsers: dict[str, ast.Call] = {}  # a name bound once to a call (a parser construction) -> that call
+    bound: list[str] = [n.id for n in facts.nodes(ast.Name) if not isinstance(n.ctx, ast.Load)]
+    for node in facts.nodes(ast.Assign):
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call) \
+                and bound.count(node.targets[0].id) == 1:
+            parsers[node.targets[0].id] = node.value
+    for call in facts.nodes(ast.Call):
+        if not (isinstance(call.func, ast.Attribute) and call.func.attr in CONFIG_METHODS):
+            continue
+        holder = call.func.value
+        built = holder if isinstance(holder, ast.Call) else parsers.get(holder.id) if isinstance(holder, ast.Name) else None
+        if built is None:
+            continue
+        parser = facts.class_type(built.func)
+        classes = _parsed_classes(built) if parser is not None and parser.stock in PARSERS else None
+        declared = _declared_by(facts, classes) if classes else None
+        if declared is None:
+            continue
+        for setting in KEPT_SETTINGS:
+            if setting in declared:
+                continue
+            source = ast.unparse(tree) if source is None else source
+            given = [(value, place) for value, place in config_values(project, paths, source, setting)
+                     if value.strip().strip("\"'") != "1"]
+            if not given:
+                continue
+            value, place = given[0]
+            stock = declared[""] or ""
+            yield facts.violation(call, ("parser-setting", stock, setting), (
+                f"`{ast.unparse(call.func)}(...)` will raise ValueError (Some keys are not used by the "
+                f"HfArgumentParser): the project gives this script "
+                f"{place}, which the launch rules keep (dropping it would train without tensor parallelism, with no "
+                f"error), and no dataclass this parser parses declares {setting} once migrated ({stock} "
+                f"({_index.checked_against(_index.package_of(stock) or 'transformers')}) has none): declare "
+                f"{setting}: int = 1 in a dataclass of your own parsed with the arguments and pass "
+                f"distributed_config=DistributedConfig(tp_size=...) where the model is loaded"))
+
+
+def _declared_by(facts: Facts, classes: list[ast.expr]) -> dict[str, str | None] | None:
+    """Every field the parser adds for ``classes`` -> the stock class declaring it (None for a local one), with the
+    first stock class under the key "" ; None when one of the classes is not known (an imported project class)."""
+    declared: dict[str, str | None] = {}
+    first: str | None = None
+    for element in classes:
+        fields = _local_fields(facts, element)
+        if fields is not None:
+            declared.update(dict.fromkeys(fields, None))
+            continue
+        class_type = facts.class_type(element)
+        init = _index.indexed_class(class_type.stock).init if class_type is not None and class_type.stock else None
+        if init is None or class_type is None:
+            return None
+        first = first or class_type.stock
+        declared.update(dict.fromkeys(init, class_type.stock))
+    if first is None:
+        return None  # no stock class: not what the migration changed
+    declared[""] = first
+    return declared
 
 
 def _parsed_classes(call: ast.Call) -> list[ast.expr] | None:

@@ -528,6 +528,56 @@ def test_migrated_checkpointing_run_keeps_full_checkpoints_at_degree_one(tiny_as
     assert "optimizer.pt" in out["saved"]
 
 
+SPLAT_SFT_TP_SCRIPT = '''
+import json, os
+from dataclasses import dataclass
+from datasets import Dataset
+from transformers import AutoTokenizer, HfArgumentParser
+from optimum.neuron import NeuronSFTConfig, NeuronSFTTrainer, NeuronTrainingArguments
+from optimum.neuron.models.training import NeuronModelForCausalLM
+''' + DATA + '''
+
+@dataclass
+class ScriptArguments:
+    max_seq_length: int = 16
+
+
+def main():
+    script_args, training_args = HfArgumentParser((ScriptArguments, NeuronTrainingArguments)).parse_args_into_dataclasses()
+    tok = AutoTokenizer.from_pretrained(os.environ["TOK_DIR"])
+    model = NeuronModelForCausalLM.from_pretrained(os.environ["MODEL_DIR"], training_args.trn_config)
+    args = training_args.to_dict()
+    sft_config = NeuronSFTConfig(max_seq_length=script_args.max_seq_length, dataset_text_field="text", **args)
+    trainer = NeuronSFTTrainer(model=model, args=sft_config, train_dataset=Dataset.from_dict({"text": TEXTS}),
+                               tokenizer=tok)
+    result = trainer.train()
+    checkpoint = os.path.join(os.environ["OUT_DIR"], "checkpoint-2")
+    print("RESULT=" + json.dumps({"loss": result.training_loss, "steps": result.global_step, "tp": tp_of(model),
+                                  "save_only_model": trainer.args.save_only_model,
+                                  "saved": sorted(os.listdir(checkpoint))}))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_migrated_splat_arguments_of_a_sharded_model_allow_its_checkpoints(tiny_assets, tmp_path):
+    """rtE p2_sft: SFTConfig(..., **training_args.to_dict()) for a model loaded with training_args.trn_config (now
+    DistributedConfig(tp_size=...) when the degree is above 1): Trainer raised "Resuming is not supported for models
+    sharded at load time ... Pass save_only_model=True". save_only_model now goes into the unpacked dict (a keyword
+    beside it would be given twice: to_dict() holds every field); at degree 1 full checkpoints stay."""
+    migrated = _migrate(SPLAT_SFT_TP_SCRIPT)
+    assert ('**{**args, "save_only_model": args.get("save_only_model", False) or '
+            'script_args.tensor_parallel_size > 1}') in migrated
+    out = _run(migrated, tiny_assets, tmp_path, args=(
+        "--output_dir", str(tmp_path / "out"), "--per_device_train_batch_size", "2", "--max_steps", "2",
+        "--save_strategy", "steps", "--save_steps", "1", "--report_to", "none", "--tensor_parallel_size", "1",
+        "--bf16", "false", "--gradient_checkpointing", "false"))
+    assert out["steps"] == 2 and math.isfinite(out["loss"]) and out["tp"] == 1
+    assert out["save_only_model"] is False and "optimizer.pt" in out["saved"]
+
+
 
 BF16_SCRIPT = '''
 import json, os
