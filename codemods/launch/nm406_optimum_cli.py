@@ -52,8 +52,10 @@ What it does:
   output folder too, so the step and its readers change together, by hand.
 * ``optimum-cli neuron serve ...``: a ``todo`` with the equivalent ``vllm serve`` command (vLLM-Neuron plugin).
 * ``optimum-cli env`` -> ``transformers env``.
-* Exec-form commands (``["optimum-cli", "export", ...]``) get the same todos; command strings inside Python get
-  them through NM410.
+* Exec-form commands (``["optimum-cli", "export", ...]``, or ``["/bin/sh", "-c", "optimum-cli export ..."]``) get
+  the same todos, and so does a container whose program and arguments are two keys (a Kubernetes ``command:
+  ["optimum-cli"]`` with ``args: ["export", "neuron", ...]``, compose's ``entrypoint:`` with ``command:``; flow or
+  block lists, quoted items or not), at its program key; command strings inside Python get them through NM410.
 
 Why:
 
@@ -117,6 +119,7 @@ from codemods._lib.shell import (
     simple_commands,
     unquote,
     words_of,
+    yaml_container_commands,
 )
 from codemods._lib.shell.make import make_doc
 from codemods._tables.inference_arguments import DTYPES
@@ -211,6 +214,9 @@ def edit_optimum_cli(doc: TextDocument, report: Report, kept: tuple[str, ...] = 
     the stock step for each); ``comment``: a comment line may go above a replaced command (not in a notebook's
     ``!`` line)."""
     all_lines = list(command_lines(doc))
+    # a container whose program and arguments are two keys (`command: ["optimum-cli"]` + `args: ["export", ...]`)
+    containers = {id(line): words for line, words in yaml_container_commands(doc)}
+    reported: set[int] = set()
     for position, cl in enumerate(all_lines):
         line = cl.line
         if line.deleted:
@@ -222,11 +228,11 @@ def edit_optimum_cli(doc: TextDocument, report: Report, kept: tuple[str, ...] = 
             code = code.rstrip()[:-1] + " " + later.line.text[later.start:later.end]
         if trip is not None and not cl.exec_form and _write_stock_step(doc, all_lines, position, report, trip, comment):
             continue
-        if cl.exec_form:
-            words = exec_words(code)
-            if words and words[0].endswith("optimum-cli") and _OPTIMUM_CLI.search(" ".join(words)):
-                report(line, Severity.TODO, export_todo(words[1:], kept) if words[1:2] == ["export"] else
-                       "optimum-cli Neuron command: see `neuron-migrate --explain NM406` for what replaces it")
+        if cl.exec_form or id(line) in containers:
+            words = _cli_words(containers.get(id(line)) or exec_words(code))
+            if words:
+                report(line, Severity.TODO, export_todo(words[1:], kept) if words[1:2] == ["export"] else EXEC_TODO)
+                reported.add(id(line))
             continue
         match = _OPTIMUM_CLI.search(code)
         if not match:
@@ -271,6 +277,29 @@ def edit_optimum_cli(doc: TextDocument, report: Report, kept: tuple[str, ...] = 
             report(line, Severity.TODO, f"replace with `vllm serve {' '.join([model, *flags])}` with the vLLM-Neuron "
                    "plugin installed (optimum-neuron's vLLM platform is gone)"
                    + ("; MODEL_ID: the model this command serves (its --model)" if model == "MODEL_ID" else ""))
+
+
+    for line, words in yaml_container_commands(doc):  # a block list `command:` holds no command on its own line
+        if id(line) not in reported and (cli := _cli_words(words)):
+            report(line, Severity.TODO, export_todo(cli[1:], kept) if cli[1:2] == ["export"] else EXEC_TODO)
+
+
+EXEC_TODO = "optimum-cli Neuron command: see `neuron-migrate --explain NM406` for what replaces it"
+_SHELLS = {"sh", "bash", "dash", "zsh"}
+
+
+def _cli_words(words: list[str]) -> list[str]:
+    """The argv of the optimum-cli Neuron command a list of words runs: the list itself (``["optimum-cli",
+    "export", ...]``), or the one command of the script after ``sh -c`` that is one (``["/bin/sh", "-c",
+    "optimum-cli export neuron ... && echo ok"]``); [] when none (or more than one)."""
+    if words and words[0].rsplit("/", 1)[-1] == "optimum-cli":
+        return words if _OPTIMUM_CLI.search(" ".join(words)) else []
+    if len(words) < 3 or words[0].rsplit("/", 1)[-1] not in _SHELLS or not re.fullmatch(r"-[a-z]*c", words[1]):
+        return []
+    found = [[unquote(tok.text) for tok in command] for command in simple_commands(lex(words[2])[0])]
+    found = [command for command in found if command and command[0].rsplit("/", 1)[-1] == "optimum-cli"
+             and _OPTIMUM_CLI.search(" ".join(command))]
+    return found[0] if len(found) == 1 else []
 
 
 #: the comment above a decoder export NM406 replaced by the stock step (no ``neuron-migrate:`` note: nothing to do)

@@ -32,7 +32,12 @@ commands splice it in, and its notes go above it. Where the commands sharing it 
 trainer script and a script with its own argparse) it stays, with a todo. A value that is not certain at the
 command (assigned inside an ``if``, a loop or a function, two different values, the environment, the script's own
 ``"$@"``) is not expanded: its flags stay with a todo that says why, and ``--torch_compile true`` is not added (a
-todo instead), since the command may still pass a flag the stock parser rejects. A Makefile's variables are read the
+todo instead), since the command may still pass a flag the stock parser rejects. A bash array is read the same way:
+``ARGS=(--zero_1 true --output_dir out)`` (over lines, with comments and quoted elements) spliced in as
+``"${ARGS[@]}"`` (or unquoted ``${ARGS[@]}`` / ``${ARGS[*]}``) gives its elements, edited inside the array; one
+appended to (``ARGS+=(...)``) or assigned in a block, read as ``$ARGS`` (its first element only) or
+``"${ARGS[*]}"`` (one word), and any other expansion this rule does not read (``"${ARGS[@]:1}"``, ``$(cat
+flags)``) is not certain, with the same todos. A Makefile's variables are read the
 same way: ``TRAIN_ARGS = --zero_1 --output_dir $(OUT)`` (``:=``, ``?=``, continued lines) spliced into a recipe as
 ``$(TRAIN_ARGS)`` / ``${TRAIN_ARGS}`` are the flags of the script that recipe runs (a script with its own argparse
 keeps them, without a note); one set inside ``ifdef``/``ifeq``, appended to (``+=``), set by ``define``/``!=`` or
@@ -107,6 +112,11 @@ optimum-neuron's class had a plain bool; a script parsing ``NeuronTrainingArgume
 A command in exec form (a JSON array: Dockerfile ``CMD [...]`` / ``ENTRYPOINT [...]``, a YAML flow list ``command:
 [...]``) is read element by element, but its elements are not edited: each flag this rule would map gets a todo
 with the step (``--zero_1 true was left as it is: ... edit the array by hand: ...``), as the added flags do.
+A YAML list item holds one argument only where it is one word (``- --zero_1``, ``- "true"``: a Kubernetes ``args:``
+list, where added flags go as new items); a keyed item (``- run: torchrun ...``, a workflow step) or an item of
+several words (a GitLab ``script:`` line, the script after ``bash -c``) is a command line, edited inside its scalar.
+A flag is read as the program receives it: ``"--zero_1"`` and ``'--zero_1'`` are ``--zero_1``; a redirection
+(``2>&1``) or a word of another assignment is never a flag's value.
 ``--resume_from_checkpoint X`` (not None / false) on a command this rule edits for a Neuron script gets a todo:
 the stock Trainer cannot resume the checkpoints optimum-neuron wrote (``codemods/_tables/legacy_checkpoints.py``;
 NM203 says the same at ``trainer.train(resume_from_checkpoint=...)``), so resume only from the migrated run's own,
@@ -320,7 +330,7 @@ def _note_resume(report: Report, arguments: list[tuple[CommandLine, Tok]], expan
             continue
         if expanded is not None and id(expanded.origin.get(id(tok), (None,))[0]) in skip:
             continue
-        following = arguments[index + 1][1].text if index + 1 < len(arguments) else None
+        following = unquote(arguments[index + 1][1].text) if index + 1 < len(arguments) else None
         value = inline if eq else (unquote(following) if following is not None and not following.startswith("-") else "")
         if value.lower() in ("", "none", "false"):
             continue
@@ -342,7 +352,7 @@ def _note_bf16(report: Report, arguments: list[tuple[CommandLine, Tok]], expande
             continue
         if expanded is not None and id(expanded.origin.get(id(tok), (None,))[0]) in skip:
             continue
-        following = arguments[index + 1][1].text if index + 1 < len(arguments) else None
+        following = unquote(arguments[index + 1][1].text) if index + 1 < len(arguments) else None
         value = inline if eq else (unquote(following) if following is not None and not following.startswith("-") else "")
         if value == "" or value.lower() in ON_VALUES:
             report(cl.line, Severity.TODO, bf16_weights_note(line, f"{flag} {value}".strip() if not eq else unquote(tok.text)))
@@ -385,7 +395,7 @@ def _flag_use_cpu(report: Report, arguments: list[tuple[CommandLine, Tok]]) -> N
         flag, eq, inline = unquote(tok.text).partition("=")
         if flag.replace("-", "_") != "__use_cpu":
             continue
-        following = arguments[index + 1][1].text if index + 1 < len(arguments) else None
+        following = unquote(arguments[index + 1][1].text) if index + 1 < len(arguments) else None
         value = inline if eq else (unquote(following) if following is not None and not following.startswith("-") else "true")
         if value.lower() in ON_VALUES:
             report(cl.line, Severity.TODO, USE_CPU_TODO.format(flag=f"{flag} {value}" if not eq else unquote(tok.text)))
@@ -416,12 +426,14 @@ def _edit_command_flags(doc: TextDocument, report: Report, resolve: Resolve, com
     plans: list[tuple[CommandLine, Tok, str, tuple[CommandLine, Tok] | None, FlagPlan, FieldMapping]] = []
     kept_reads: list[str] = []  # flags left for a removed field the script reads: the stock parser rejects them
     for index, (cl, tok) in enumerate(arguments):
-        if not tok.text.startswith("--"):
+        if not unquote(tok.text).startswith("--"):  # `"--zero_1"`, `'--zero_1'`: the word the script receives
             continue
         flag, eq, inline = unquote(tok.text).partition("=")
         value_item = None
-        if not eq and index + 1 < len(arguments) and not arguments[index + 1][1].text.startswith("-"):
-            value_item = arguments[index + 1]
+        if not eq and index + 1 < len(arguments) and not unquote(arguments[index + 1][1].text).startswith("-") \
+                and not _REDIRECTION.match(arguments[index + 1][1].text) \
+                and _origin(expanded, arguments[index + 1]) is _origin(expanded, arguments[index]):
+            value_item = arguments[index + 1]  # (a redirection, or a word of another assignment, is no value)
         value = inline if eq else (unquote(value_item[1].text) if value_item else None)
         bare = bare_value_bool(resolved, flag, bool(eq) or value_item is not None, unseen)
         bare_mapping = flag_mapping(flag) if bare is not None else None
@@ -538,6 +550,12 @@ SHARED_TODO = ("the flags in {name} were left as they are: {name} is spliced int
                "flags ({users}), so one edit of the assignment cannot serve them all; give each command its own "
                "variable, then map the optimum-neuron flags of the one that runs a TorchNeuron trainer script: "
                "{steps}")
+
+
+def _origin(expanded: Expanded | None, item: tuple[CommandLine, Tok]):
+    """The assignment a word of the command came from (None: written in the command itself)."""
+    found = expanded.origin.get(id(item[1])) if expanded is not None else None
+    return found[0] if found else None
 
 
 def _own_words(command: list[tuple[CommandLine, Tok]], expanded: Expanded | None) -> list[tuple[CommandLine, Tok]]:
@@ -879,7 +897,7 @@ def _shape_flags(resolved, arguments: list[tuple[CommandLine, Tok]]) -> list[tup
         following = arguments[index + 1][1] if index + 1 < len(arguments) else None
         if eq:
             value: str | None = _shell_quote(inline) if "$" not in inline else None
-        elif following is not None and not following.text.startswith("-"):
+        elif following is not None and not unquote(following.text).startswith("-"):
             value = following.text if "$" in following.text else _shell_quote(unquote(following.text))
         else:
             value = None  # a bare flag: on for a boolean, no length for max_length

@@ -27,6 +27,7 @@ from codemods._lib.shell.commands import (
                                           shell_block_lines,
                                           shell_script_doc,
                                           unresolved,
+                                          yaml_container_commands,
                                           yaml_value_lines,
 )
 from codemods._lib.shell.lexer import (
@@ -46,4 +47,4 @@ __all__ = ["COMMAND_WORDS", "NEURON_CACHE", "OPTIMUM_CLI", "EXPORTERS", "RESERVE
            "Tok", "assignment_name", "code_targets", "command_lines", "command_statements", "command_word", "cut", "drop_line",
            "env_sites", "exec_words", "fill_empty_blocks", "keep_script", "launched_scripts", "lex", "looks_like_command", "next_code",
            "remove_command", "remove_env_site", "remove_words", "shell_block_lines", "shell_script_doc", "simple_commands", "unquote", "unresolved", "words_of",
-           "yaml_value_lines"]
+           "yaml_container_commands", "yaml_value_lines"]

@@ -10,12 +10,22 @@ line continuations and heredocs are left as they were. A rule reports through a 
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from codemods._lib.launch_targets import Program, Resolved, Target, program_of, resolve_script
-from codemods._lib.shell.lexer import EXPORTERS, RESERVED, Tok, assignment_name, lex, simple_commands, unquote
+from codemods._lib.shell.lexer import (
+    EXPORTERS,
+    RESERVED,
+    Tok,
+    assignment_name,
+    exec_words,
+    lex,
+    simple_commands,
+    unquote,
+)
 from migrate.facts import ProjectFacts
 from migrate.filekinds import FileKind
 from migrate.findings import Severity
@@ -42,7 +52,7 @@ class CommandLine:
     continued: bool  # the previous line ended with a backslash (this line continues a command)
     dockerfile_env: bool = False  # a Dockerfile ENV instruction (or its continuation)
     exec_form: bool = False  # a JSON array (Dockerfile CMD/ENTRYPOINT/RUN exec form, YAML flow list)
-    yaml_item: bool = False  # a YAML list item / value holding one argument
+    yaml_item: bool = False  # a YAML list item holding one argument (``- --output_dir``; ``_one_argument``)
 
 
 _DOCKER_INSTR = re.compile(r"^(\s*)([A-Za-z]+)(\s+)")
@@ -150,7 +160,20 @@ def _yaml_lines(lines: list[Line]) -> Iterator[CommandLine]:
             end = start + comment.start()
         if body.startswith(("|", ">")):
             continue  # block scalar header; its lines come next with their own indentation
-        yield CommandLine(line, start, end, False, exec_form=body.startswith("["), yaml_item=bool(match and match.group(2)))
+        yield CommandLine(line, start, end, False, exec_form=body.startswith("["),
+                          yaml_item=_one_argument(match, line.text[start:end]))
+
+
+def _one_argument(prefix: re.Match | None, code: str) -> bool:
+    """Whether a YAML line is a list item holding one argument of a command (a Kubernetes ``args:`` item such as
+    ``- --output_dir``): ``- value`` with one shell word. A keyed item (``- run: torchrun ...``, a GitHub Actions
+    step) holds a scalar of its key, and an item of several words (``- torchrun train.py ...``: a GitLab
+    ``script:`` line, the script after ``bash -c``) is a whole command line: flags go inside that scalar, never
+    as list items after it."""
+    if prefix is None or not prefix.group(2) or prefix.group(3):
+        return False
+    toks, _ = lex(code)
+    return len(toks) == 1 and toks[0].kind == "word"
 
 
 def shell_block_lines(lines: list[Line]) -> dict[Line, Line]:
@@ -221,6 +244,8 @@ def _code_toks(line: Line | None) -> list[Tok]:
 
 def _opens_block(line: Line | None) -> bool:
     toks = _code_toks(line)
+    if len(toks) > 1 and toks[-1].text == "(" and toks[-2].end == toks[-1].start and toks[-2].text.endswith("="):
+        return False  # `ARGS=(`: a bash array's elements follow, which may all go (`ARGS=()` is valid)
     return bool(toks) and (toks[-1].text in _OPENERS or toks[-1].kind == "op" and toks[-1].text in {"(", ")"})
 
 
@@ -838,3 +863,106 @@ class EmbeddedCommand:
     #: the command text -> (script, why) of a script it runs that stays on torch_xla (see launch/_base.py's
     #: unseen_xla_target), None when none does
     unseen: Callable[[str], tuple[str, str] | None] = _stays_nowhere
+
+
+_YAML_ENTRY = re.compile(r"^(\s*)(-\s+)?([\w.-]+|\"[^\"]*\"|'[^']*'):(?:\s+(.*?))?\s*$")
+#: a container's program key -> the key holding its arguments (Kubernetes ``command`` + ``args``, compose
+#: ``entrypoint`` + ``command``)
+_ARGV_KEYS = {"command": "args", "entrypoint": "command"}
+
+
+def _yaml_scalar(text: str) -> str | None:
+    """A YAML scalar as the program receives it (quotes removed), None for anything else (a block, a mapping)."""
+    text = re.sub(r"\s+#.*$", "", text.strip()) if not text.strip().startswith(("'", '"')) else text.strip()
+    if not text or text[0] in "|>&*!{[":
+        return None
+    if text[0] == '"':
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return None
+        return value if isinstance(value, str) else None
+    if text[0] == "'":
+        return text[1:-1].replace("''", "'") if len(text) > 1 and text.endswith("'") else None
+    return text
+
+
+def _yaml_words(lines: list[Line], index: int, value: str | None) -> list[str] | None:
+    """The words of the value of the key on ``lines[index]``: a one-line flow list, a block list below it, or one
+    plain scalar word; None where it is another shape."""
+    if value:
+        if value.startswith("["):
+            return exec_words(value) if re.sub(r"\s+#.*$", "", value).rstrip().endswith("]") else None
+        scalar = _yaml_scalar(value)
+        return [scalar] if scalar is not None and not re.search(r"\s", scalar) else None
+    key_line = lines[index].text
+    column = len(key_line) - len(key_line.lstrip()) + (2 if key_line.lstrip().startswith("- ") else 0)
+    words: list[str] = []
+    for line in lines[index + 1:]:
+        stripped = line.text.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(line.text) - len(line.text.lstrip())
+        if indent < column or not stripped.startswith("- ") and stripped != "-":
+            break
+        scalar = _yaml_scalar(stripped[1:])
+        if scalar is None:
+            return None
+        words.append(scalar)
+    return words or None
+
+
+def yaml_container_commands(doc: TextDocument) -> list[tuple[Line, list[str]]]:
+    """(the line of the program key, the argv) of each YAML mapping whose program and arguments are two keys
+    (a Kubernetes container's ``command: ["optimum-cli"]`` with ``args: ["export", ...]``, compose's ``entrypoint:``
+    with ``command:``; flow or block lists, quoted items or not): the command it runs is both, in that order.
+    Mappings whose keys are not plain word lists are left out."""
+    if doc.kind is not FileKind.YAML:
+        return []
+    lines = [line for line in doc.lines if not line.deleted]
+    entries: list[tuple[int, int, str, str | None, bool]] = []  # (index, key column, key, value, starts an item)
+    for index, line in enumerate(lines):
+        match = _YAML_ENTRY.match(line.text)
+        if match and not line.text.lstrip().startswith("#"):
+            column = len(match.group(1)) + len(match.group(2) or "")
+            entries.append((index, column, match.group(3).strip("\"'"), match.group(4), bool(match.group(2))))
+    found: list[tuple[Line, list[str]]] = []
+    for position, (index, column, key, value, _) in enumerate(entries):
+        if key not in _ARGV_KEYS:
+            continue
+        siblings = _yaml_siblings(lines, entries, position)
+        arguments = next((entry for entry in siblings if entry[2] == _ARGV_KEYS[key]), None)
+        if arguments is None or key == "command" and any(entry[2] == "entrypoint" for entry in siblings):
+            continue  # no arguments key, or compose's `command:` is the arguments of its `entrypoint:`
+        program = _yaml_words(lines, index, value)
+        rest = _yaml_words(lines, arguments[0], arguments[3])
+        if program and rest:
+            found.append((lines[index], program + rest))
+    return found
+
+
+def _yaml_siblings(lines: list[Line], entries: list[tuple[int, int, str, str | None, bool]],
+                   position: int) -> list[tuple[int, int, str, str | None, bool]]:
+    """The other keys of the mapping the entry ``entries[position]`` belongs to."""
+    index, column = entries[position][0], entries[position][1]
+    found = []
+    for step in (-1, 1):
+        at = position
+        while True:
+            if step < 0 and entries[at][4] and entries[at][1] == column:
+                break  # `- name: x`: the mapping's first key
+            at += step
+            if not 0 <= at < len(entries):
+                break
+            other = entries[at]
+            between = lines[min(index, other[0]) + 1:max(index, other[0])]
+            if any(line.text.strip() and not line.text.lstrip().startswith("#")
+                   and len(line.text) - len(line.text.lstrip()) < column for line in between):
+                break  # a line of the parent between them: another mapping
+            if other[1] == column:
+                if step > 0 and other[4]:
+                    break  # the next item of the parent list
+                found.append(other)
+            elif other[1] < column:
+                break
+    return found

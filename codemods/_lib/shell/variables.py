@@ -38,6 +38,10 @@ from migrate.textdoc import Line, TextDocument
 
 #: a word that is one expansion and nothing else: `$NAME`, `${NAME}`, `${NAME:-default}` (group 1/2: the name)
 _EXPANSION = re.compile(r"^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(?::?-[^}]*)?\})$")
+#: a bash array's expansion: `"${NAME[@]}"` (each element one word), `${NAME[@]}` / `${NAME[*]}` (split again)
+_ARRAY_USE = re.compile(r'^("?)\$\{([A-Za-z_][A-Za-z0-9_]*)\[([@*])\]\}\1$')
+#: the start of a bash array assignment on a line: `NAME=(` (``+=`` appends)
+_ARRAY_START = re.compile(r"(?:^|[\s;&|])[A-Za-z_][A-Za-z0-9_]*\+?=$")
 #: a Make variable's expansion: `$(NAME)` / `${NAME}`
 _MAKE_EXPANSION = re.compile(r"^\$(?:\(([A-Za-z_][\w.-]*)\)|\{([A-Za-z_][\w.-]*)\})$")
 #: a Make variable's assignment line: group 2 the name, 3 the operator
@@ -82,6 +86,7 @@ class Assignment:
     context: str | None = None  # "an if", "a loop", ...: the block it is in (None: top level)
     lines: list[Line] = field(default_factory=list)  # every line of the assignment command
     col: int = -1  # where its `NAME=` word starts on its first line
+    array: bool = False  # a bash array, ``NAME=(word ...)``: its words are its elements, read by ``"${NAME[@]}"``
 
 
 @dataclass
@@ -146,6 +151,8 @@ class ShellVariables:
         self._statement_of: dict[int, int] = {}  # command order -> its statement's index
         self._at: dict[tuple[int, int], Assignment] = {}  # (id(line), col) of an assignment command's first word
         self._inside: dict[int, Assignment] = {}  # id(line) of a line continuing an assignment command
+        #: id(line) -> (start, end, name) of each element of a bash array assignment on the line
+        self._array_spans: dict[int, list[tuple[int, int, str]]] = {}
         self._commands: list[_Command] = []
         #: id(line) -> (col of a command's first word, order, inside a loop or a function) of the commands starting there
         self._starts: dict[int, list[tuple[int, int, bool]]] = {}
@@ -164,7 +171,7 @@ class ShellVariables:
         order = 0
         pending_function = False
         for statement, (chars, text) in enumerate(_statements(doc)):
-            tokens = _tokens(text)
+            tokens = _array_words(_tokens(text), text)
             commands: list[tuple[list[_Token], str | None, str | None]] = []  # words, op before, op after
             current: list[_Token] = []
             before: str | None = None
@@ -287,8 +294,10 @@ class ShellVariables:
             self.assignments.setdefault(name, []).append(Assignment(name, cl, -1, None, None, why, None))
 
     def name_of(self, text: str) -> str | None:
-        """The variable a word that is one expansion reads (``$NAME``, ``${NAME}``; ``$(NAME)`` in a Makefile)."""
-        return self._name(text.strip('"'))
+        """The variable a word that is one expansion reads (``$NAME``, ``${NAME}``, an array's ``"${NAME[@]}"``;
+        ``$(NAME)`` in a Makefile)."""
+        array = _ARRAY_USE.match(text) if not self._make else None
+        return array.group(2) if array else self._name(text.strip('"'))
 
     def _name(self, text: str) -> str | None:
         """The name a word that is one expansion reads: ``$(NAME)`` / ``${NAME}`` in a Makefile."""
@@ -346,10 +355,12 @@ class ShellVariables:
             return Assignment(name, cl, order, None, None, f"it is appended to (`{name}+=`)", context,
                               col=chars[word.start].col)
         start = word.start + len(name) + 1
-        value, pieces, why = _value(word.text[len(name) + 1:], start)
+        written = word.text[len(name) + 1:]
+        array = written.startswith("(")
+        value, pieces, why = _array_value(written, start) if array else _value(written, start)
         col = chars[word.start].col
         if why is not None:
-            return Assignment(name, cl, order, value, None, why, context, col=col)
+            return Assignment(name, cl, order, value, None, why, context, col=col, array=array)
         words: list[tuple[CommandLine, Tok]] = []
         for piece in pieces:
             first, last = chars[piece[0]], chars[piece[-1]]
@@ -357,7 +368,10 @@ class ShellVariables:
                 return Assignment(name, cl, order, value, None, "a word of its value spans lines", context, col=col)
             text = first.cl.line.text[first.col:last.col + 1]
             words.append((first.cl, Tok("word", first.col, last.col + 1, text)))
-        return Assignment(name, cl, order, value, words, None, context, col=col)
+        if array:  # the commands of its lines (`NAME=(` / `--flag value` / `)`) are the assignment's
+            for piece_cl, tok in words:
+                self._array_spans.setdefault(id(piece_cl.line), []).append((tok.start, tok.end, name))
+        return Assignment(name, cl, order, value, words, None, context, col=col, array=array)
 
     # ------------------------------------------------------------------------------------------- queries
 
@@ -439,7 +453,12 @@ class ShellVariables:
         cl, tok = command[0]
         if tok.text in _EXPORT and len(command) > 1:
             cl, tok = command[1]
-        return self._at.get((id(cl.line), tok.start)) or self._inside.get(id(command[0][0].line))
+        found = self._at.get((id(cl.line), tok.start)) or self._inside.get(id(command[0][0].line))
+        if found is None:  # the elements of `NAME=(--a 1 --b)` after its `(` on the same line
+            for start, end, name in self._array_spans.get(id(cl.line), []):
+                if start <= tok.start < end:
+                    found = next((a for a in self.assignments.get(name, []) if a.array and a.cl.line is cl.line), None)
+        return found
 
     def expand(self, command: list[tuple[CommandLine, Tok]]) -> Expanded:
         """``command`` (the words of one simple command, as NM408/NM403 read them) with its variables expanded."""
@@ -462,15 +481,19 @@ class ShellVariables:
                 continue
             if text.startswith('"') and text.endswith('"') and len(text) > 2 and index > 0 and words[index - 1] == "eval":
                 text = text[1:-1]  # eval "$CMD": the shell reads the value again, as words
-            name = self._name(text)
+            array = _ARRAY_USE.match(text) if not self._make else None
+            name = array.group(2) if array else self._name(text)
             if name is None:
                 if _POSITIONAL.match(text.strip('"')):
                     expanded.unresolved.append((item, "it holds the arguments this script was called with"))
+                elif text.lstrip('"').startswith("$") and not self._make:
+                    expanded.unresolved.append((item, _unread(text)))
                 expanded.items.append(item)
                 continue
             binding = self.binding(name, order, loop_or_function)
-            if binding.assignment is None:
-                expanded.unresolved.append((item, binding.why or ""))
+            problem = _use_problem(text, name, binding.assignment) if binding.assignment is not None else None
+            if binding.assignment is None or problem is not None:
+                expanded.unresolved.append((item, problem or binding.why or ""))
                 expanded.items.append(item)
                 continue
             self._splice(binding.assignment, item, expanded, 0)
@@ -484,14 +507,19 @@ class ShellVariables:
             after_flag = position > 0 and (previous := (assignment.words or [])[position - 1][1].text).startswith("--") \
                 and "=" not in previous
             why = None
+            element = _ARRAY_USE.match(word[1].text) if assignment.array else None
+            name = element.group(2) if element else name
             if name is not None and depth < 4 and not after_flag:
                 inner = self.binding(name, assignment.order)
-                if inner.assignment is not None and inner.assignment is not assignment:
+                problem = _use_problem(word[1].text, name, inner.assignment) if inner.assignment is not None else None
+                if inner.assignment is not None and inner.assignment is not assignment and problem is None:
                     self._splice(inner.assignment, use, expanded, depth + 1)
                     continue
-                why = inner.why or f"{name} holds itself"
-            elif _POSITIONAL.match(word[1].text) and not after_flag:
+                why = problem or inner.why or f"{name} holds itself"
+            elif _POSITIONAL.match(word[1].text.strip('"') if assignment.array else word[1].text) and not after_flag:
                 why = "it holds the arguments this script was called with"
+            elif assignment.array and "$" in word[1].text and not after_flag:
+                why = _unread(word[1].text)  # `"$EXTRA"`: one word whatever it holds, `${X:+--y}` ...
             copy = (word[0], Tok("word", word[1].start, word[1].end, word[1].text))
             expanded.origin[id(copy[1])] = (assignment, use)
             expanded.items.append(copy)
@@ -518,6 +546,63 @@ class ShellVariables:
         name = self._name(word)
         place = self.place(line, col)
         return self.binding(name, *place) if name is not None and place is not None else None
+
+
+def _use_problem(text: str, name: str, assignment: Assignment) -> str | None:
+    """Why the expansion ``text`` of ``name`` does not stand for the words of ``assignment`` (None: it does)."""
+    array = _ARRAY_USE.match(text)
+    if array and not assignment.array:
+        return f"{name} is not an array here, so {text} is not read"
+    if array and array.group(1) and array.group(3) == "*":
+        return f"{text} joins the elements of {name} into one word"
+    if not array and assignment.array:
+        return f"{text} is only the first element of the array {name}"
+    return None
+
+
+def _unread(text: str) -> str:
+    """Why an expansion word (not one ``$NAME``) is not read."""
+    if "$(" in text or "`" in text:
+        return "it is the output of a command"
+    return f"{text} is an expansion this tool does not read"
+
+
+def _array_words(tokens: list[_Token], text: str) -> list[_Token]:
+    """``tokens`` with each bash array assignment ``NAME=(a b ...)`` (lines and comments inside) made one word."""
+    out: list[_Token] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        following = tokens[index + 1] if index + 1 < len(tokens) else None
+        if token.kind == "word" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*\+?=", token.text) and following is not None \
+                and following.kind == "op" and following.text == "(" and following.start == token.end:
+            close = next((at for at in range(index + 2, len(tokens)) if tokens[at].kind == "op"), None)
+            if close is not None and tokens[close].text == ")":
+                out.append(_Token("word", text[token.start:tokens[close].end], token.start, tokens[close].end))
+                index = close + 1
+                continue
+        out.append(token)
+        index += 1
+    return out
+
+
+def _array_value(written: str, start: int) -> tuple[str, list[list[int]], str | None]:
+    """The elements of an array assignment's ``(a b ...)`` (flat index ``start``): (their text, the flat indexes of
+    each, why they are not known or None). An element keeps its quotes (the shell removes them)."""
+    if not written.endswith(")"):
+        return written, [], "its value is not a plain array"
+    inner = written[1:-1]
+    elements = _tokens(inner)
+    value = " ".join(token.text for token in elements)
+    for token in elements:
+        if token.kind != "word":
+            return value, [], "its value is not a plain array"
+        if "`" in token.text or "$(" in token.text:
+            return value, [], "an element of it is the output of a command"
+        if re.search(r"[*?[]", re.sub(r"\$\{[^}]*\}", "", unquote(token.text) if "'" not in token.text and '"' not in token.text else "")):
+            return value, [], "an element of it is a glob pattern"
+    pieces = [list(range(start + 1 + token.start, start + 1 + token.end)) for token in elements]
+    return value, pieces, None
 
 
 def _name_of(text: str) -> str | None:
@@ -562,9 +647,12 @@ def _statements(doc: TextDocument):
 
 
 def _open_at_end(code: str, state: str) -> str:
-    """What is still open at the end of ``code``, started in ``state``: a quote (``"``/``'``), ``\\`` (a final
-    backslash outside single quotes) or nothing."""
+    """What is still open at the end of ``code``, started in ``state``: a bash array's ``NAME=(`` (one ``(`` per
+    open parenthesis in it), then a quote (``"``/``'``), ``\\`` (a final backslash outside single quotes) or
+    nothing."""
     i = 0
+    depth = len(state) - len(state.lstrip("("))
+    state = state[depth:]
     quote = state if state in ("'", '"') else ""
     word_start = True
     while i < len(code):
@@ -576,7 +664,7 @@ def _open_at_end(code: str, state: str) -> str:
             continue
         if char == "\\":
             if i + 1 >= len(code) or code[i + 1:].strip() == "":
-                return quote or "\\"
+                return "(" * depth + (quote or "\\")
             i += 2
             continue
         if quote == '"':
@@ -587,10 +675,14 @@ def _open_at_end(code: str, state: str) -> str:
         if char in "'\"":
             quote = char
         elif char == "#" and word_start:
-            return ""
+            return "(" * depth
+        elif char == "(" and (depth or _ARRAY_START.search(code[:i])):
+            depth += 1
+        elif char == ")" and depth:
+            depth -= 1
         word_start = char in " \t;&|()"
         i += 1
-    return quote
+    return "(" * depth + quote
 
 
 def _tokens(text: str) -> list[_Token]:
