@@ -1994,7 +1994,7 @@ def _holds(candidate: RoundTrip, options: Any) -> bool:
     try:
         for path in sorted({*candidate.loaders, *candidate.exporters, *candidate.cli_exporters}):
             text = codes.get(path) or shell.get(path)
-            if text is None:
+            if text is None or path in options.unwritten:  # a file the run does not write keeps its NEFF side
                 return False
             kind = kind_from_name(PurePosixPath(path)) or kind_from_content(text.encode("utf-8", "replace")[:128]) \
                 or FileKind.PYTHON

@@ -13,7 +13,8 @@ What it does:
 * left alone: an availability function passed around as a value (not called) keeps its import, with a
   ``todo``; an Inf1 flow as a whole (torch-neuron tracing, neuron-cc, ``optimum[neuron]``, an ``ml.inf1``
   instance or an Inf1 file name, see ``inf1_flow`` in codemods/inference/_base.py): every NM1xx rule leaves
-  the file (or notebook) alone, and this rule writes the one ``todo`` that says so.
+  the file (or notebook) alone, and this rule writes the one ``todo`` that says so (in a script that never imports
+  optimum.neuron too: its ``torch.neuron.trace`` wakes the rule, which would leave it silent otherwise).
 
 Why:
 
@@ -73,7 +74,9 @@ class AvailabilityChecks(InferenceRule):
     id = "NM101"
     name = "availability-checks"
     safety = Safety.SAFE
-    triggers = OPTIMUM_NEURON_IMPORTS
+    # an Inf1 script that never imports optimum.neuron (``torch.neuron.trace``, ``import torch_neuron``) gets the
+    # one Inf1 todo too: it would be silent otherwise (rtF probes7)
+    triggers = (*OPTIMUM_NEURON_IMPORTS, "torch.neuron.trace", "torch_neuron.trace")
     moves = {**MOVES, **{name: None for name in FIND_SPEC}}
     legacy_modules = ("optimum.neuron",)
 

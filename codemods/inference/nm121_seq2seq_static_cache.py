@@ -9,7 +9,9 @@ What it does:
   **input_shapes, **compiler_args)`` -> ``from_pretrained(id, dtype=..., device_map=<device>)``; the encoder and
   decoder NEFFs become one eager model; ``auto_cast="matmul"`` loads in its ``auto_cast_type`` (a whole-model
   cast, with a ``todo``): the outputs the code reads are generated tokens, unlike NM120's encoders (float32);
-* after ``model = ...``: ``model.generation_config.update(cache_implementation="static", num_beams=<num_beams>,
+* after ``model = ...``: ``model.requires_grad_(False)`` (inference-only, as the compiled model was: a direct
+  forward call's outputs carry no grad, ``_inference_only.py``; not for a model the file only saves) and
+  ``model.generation_config.update(cache_implementation="static", num_beams=<num_beams>,
   compile_config=...)`` - the decoder's static KV cache and the compiled beam count; the compile config is
   what transformers 5.24 uses on a neuron device (``None`` off-neuron in the portable style);
 * ``sequence_length`` / ``batch_size`` (encoder input shapes) -> a ``todo`` with the padding to do;
@@ -82,6 +84,7 @@ from codemods._tables.inference_symbols import seq2seq_moves
 from codemods._tables.project_markers import OPTIMUM_NEURON_IMPORTS
 from codemods.inference._base import InferenceRule, compiled_note, padding_note, traced_load
 from codemods.inference._compiled_exports import COMPILED_EXPORTS, MODULE_FOLDERS, CompiledFolderLoads
+from codemods.inference._inference_only import INFERENCE_ONLY_NOTE, inference_only
 from codemods.inference._module_dicts import MODULE_DICTS
 from migrate.rule import Safety
 
@@ -154,9 +157,12 @@ class Seq2SeqStaticCache(CompiledFolderLoads, InferenceRule):
         target = self.assignment_target(original)
         if target is not None:
             setup.append(f"compile_config={self.compile_config(target)}")
-            self.add_after([f"{target}.generation_config.update({', '.join(setup)})\n"])
+            # inference-only, as the compiled model was: a direct forward call's outputs carry no grad
+            self.add_after([*inference_only(self, original, target),
+                            f"{target}.generation_config.update({', '.join(setup)})\n"])
         else:
             notes.append(f"set up generation on the loaded model: model.generation_config.update({', '.join(setup)})")
+            notes.append(INFERENCE_ONLY_NOTE)
         notes.append(self.shapes_at_calls(original, "the decoder's static cache is sized from generate's "
                                           "max_length/max_new_tokens: keep them constant across calls (each new "
                                           "size compiles again)"))

@@ -34,6 +34,11 @@ launch-layer rules):
 * ``os.environ.update({"X": "v", ...})`` / ``os.environ.update(X="v")``: the statement stays as it is (it sets the
   other variables too), with one ``todo`` giving each variable of the table its note (a variable the table removes
   or renames: the step to take).
+* an environment built for a child process (``dict(os.environ, PJRT_DEVICE="NEURON")``, ``{**BASE_ENV,
+  "XLA_USE_BF16": "1"}``, an ``env={...}`` of a subprocess call): left as it is (the script it reaches is not this
+  file, and may stay on torch_xla), with one ``todo`` giving each variable of the table its note, as for
+  ``os.environ.update``; an ``env=`` / ``environment=`` dict of a call NM411 reads (a SageMaker job) gets NM411's
+  notes instead (rtE: such launchers were silent);
 * ``replace`` (``NEURONX_DUMP_TO`` -> ``TORCH_NEURONX_DEBUG_DIR``): the variable is renamed.
 * ``keep`` / unknown variables: untouched.
 * Reads (``os.environ.get("XLA_USE_BF16")``) get a ``todo`` when the table removes the variable: the branch that
@@ -481,16 +486,23 @@ class XlaEnvVars(XlaRule):
         """``os.environ.update({"NEURON_CC_FLAGS": "...", ...})`` / ``os.environ.update(NAME=...)``: each variable the
         table acts on gets its note, the value left as it is (the statement sets the others too)."""
         statement = original.body[0]
-        if not (isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call)
-                and self.ctx.matches(statement.value.func, UPDATERS)):
-            return
+        how = "set with os.environ.update beside other variables"
         pairs: list[tuple[str, cst.BaseExpression]] = []
-        for argument in statement.value.args:
-            if argument.keyword is not None:
-                pairs.append((argument.keyword.value, argument.value))
-            elif isinstance(argument.value, cst.Dict) and not argument.star:
-                pairs.extend((key, element.value) for element in argument.value.elements
-                             if isinstance(element, cst.DictElement) and (key := string_value(element.key)) is not None)
+        if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call) \
+                and self.ctx.matches(statement.value.func, UPDATERS):
+            for argument in statement.value.args:
+                if argument.keyword is not None:
+                    pairs.append((argument.keyword.value, argument.value))
+                elif isinstance(argument.value, cst.Dict) and not argument.star:
+                    pairs.extend((key, element.value) for element in argument.value.elements
+                                 if isinstance(element, cst.DictElement)
+                                 and (key := string_value(element.key)) is not None)
+        else:
+            # a child process's environment built from this one (``dict(os.environ, PJRT_DEVICE="NEURON")``,
+            # ``{**os.environ, "XLA_USE_BF16": "1"}``) or given whole (``env={...}`` of a subprocess call): the
+            # variables reach the script it runs, which this statement does not show; each gets its note (rtE)
+            pairs = self._child_env_pairs(statement)
+            how = "in the environment this statement gives a child process"
         notes = []
         for name, value in pairs:
             action = lookup(name)
@@ -499,7 +511,7 @@ class XlaEnvVars(XlaRule):
             literal = _literal(value) if name == "NEURON_CC_FLAGS" else None
             message = cc_flags_message(literal) if literal is not None else message_for(name, action)
             if action.action != "review":  # the value stays: the step to take, not an edit made
-                message = f"{name} was left as it is (set with os.environ.update beside other variables): " + \
+                message = f"{name} was left as it is ({how}): " + \
                     _REMOVED.sub(lambda m: ":" if m.group(0).startswith(";") else "", message) + \
                     ("" if action.action == "remove" else f" (rename it to {action.replacement})"
                      if action.replacement else "")
@@ -510,6 +522,40 @@ class XlaEnvVars(XlaRule):
             self.todo(original, (f"this {where} keeps {', '.join(kept)} (XLA-era code, left untouched), which reads "
                                  "these settings as torch_xla does; once that code runs on TorchNeuron: " if kept else "")
                       + "; ".join(notes))
+
+    def _child_env_pairs(self, statement: cst.BaseSmallStatement) -> list[tuple[str, cst.BaseExpression]]:
+        """(variable, value) of each literal key of the environments the statement builds for a child process."""
+        # (the names of the table are environment variables wherever they key a mapping: a dict built for
+        # ``env=``, from ``os.environ`` or from another such dict, ``{**BASE_ENV, "XLA_USE_BF16": "1"}``)
+        # (an ``env=`` / ``environment=`` dict of a call gets NM411's notes where that rule runs on the file)
+        from codemods.launch.nm411_deployment_glue_python import NeuronDeploymentGluePython as Glue
+
+        selected = self.ctx.options.rules
+        glue = (selected is None or Glue.id in selected) and any(
+            trigger in self.ctx.source for trigger in Glue.triggers)
+        pairs: list[tuple[str, cst.BaseExpression]] = []
+        skipped: set[int] = set()
+
+        class _Envs(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if isinstance(node.func, cst.Name) and node.func.value == "dict":
+                    pairs.extend((argument.keyword.value, argument.value) for argument in node.args
+                                 if argument.keyword is not None)
+                if glue:
+                    skipped.update(id(argument.value) for argument in node.args if argument.keyword is not None
+                                   and argument.keyword.value in ("env", "environment"))
+
+            def visit_Dict(self, node: cst.Dict) -> None:
+                if id(node) in skipped:
+                    return
+                pairs.extend((key, element.value) for element in node.elements
+                             if isinstance(element, cst.DictElement) and (key := string_value(element.key)) is not None)
+
+        statement.visit(_Envs())
+        first: dict[str, cst.BaseExpression] = {}
+        for name, value in pairs:
+            first.setdefault(name, value)
+        return list(first.items())
 
     def _driver(self, value: cst.BaseExpression) -> str | None:
         """What an env assignment depends on when the file does not fix it: a variable its value reads

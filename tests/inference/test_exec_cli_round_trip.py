@@ -106,7 +106,9 @@ def test_cli_export_and_loader_round_trip(tmp_path: Path, variant: str) -> None:
     # a shell (a user's environment) whose python is this interpreter
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "python").symlink_to(sys.executable)
+    # (a wrapper, not a symlink: a symlink to a venv's python outside the venv loses the venv's site-packages)
+    (bin_dir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (bin_dir / "python").chmod(0o755)
     env = {**os.environ, **ENV, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "MODEL_ID": str(model),
            "OUT_DIR": str(tmp_path / "compiled")}
     command = ["bash", str(tmp_path / script)] if script.endswith(".sh") else \
