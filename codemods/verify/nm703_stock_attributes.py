@@ -169,7 +169,9 @@ def _passed_to_project_functions(facts: Facts, shared: dict) -> Iterator[Violati
             continue
         path, reads = found
         starred = next((i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)), len(call.args))
-        for position, param, attribute, line in reads:
+        # (the read's file, not its line: this run may rewrite that file, and the note must read the same on a second
+        # run, rtE p3_sm)
+        for position, param, attribute, _line in reads:
             value = call.args[position] if position is not None and position < starred else next(
                 (k.value for k in call.keywords if k.arg == param), None)
             if not isinstance(value, ast.Name) or attribute in facts.exempt_attrs:
@@ -184,8 +186,8 @@ def _passed_to_project_functions(facts: Facts, shared: dict) -> Iterator[Violati
             shown = type_.stock or f"{cast(LocalClass, type_.local).name} (a {stock})"
             callee = ast.unparse(call.func)
             yield facts.violation(call, ("passed", stock, attribute, name), (
-                f"`{callee}` is given {value.id} (its parameter {param}) and reads `{attribute}` on it at "
-                f"{path}:{line}: that will raise AttributeError: {shown} "
+                f"`{callee}` is given {value.id} (its parameter {param}) and reads `{attribute}` on it in "
+                f"{path}: that will raise AttributeError: {shown} "
                 f"({_index.checked_against(_index.package_of(stock))}) has no attribute `{attribute}`; "
                 f"{_fix(attribute, known)}, and pass the value to {callee} (or change the read in {path})"))
 
