@@ -1019,9 +1019,21 @@ class ProjectDeps:
     written: dict[str, dict[str, tuple]] = field(default_factory=dict)
     #: the facts of the files on disk alone, before the notebooks' files join them (see ``seen_from``)
     on_disk: tuple = ()
-    #: the text of each Python file a notebook writes that uses the stack (project path -> body): what the run
-    #: leaves of it is read like a file on disk (``Planner.hold_for_old_code``)
-    written_code: dict[str, str] = field(default_factory=dict)
+    #: the text of each Python file a notebook writes that uses the stack (notebook -> project path -> body): what
+    #: the run leaves of it is read like a file on disk (``Planner.hold_for_old_code``)
+    written_code: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def written_bodies(self, writers: tuple[str, ...]) -> dict[str, str]:
+        """Project path -> body of the Python files notebooks write, as the file written by ``writers`` sees them: a
+        path those notebooks write themselves is theirs (two notebooks of one folder that both write
+        src/compile.py), as in ``seen_from``."""
+        found: dict[str, str] = {}
+        for notebook in writers:
+            found.update(self.written_code.get(notebook, {}))
+        for notebook, files in sorted(self.written_code.items()):
+            for path, body in files.items():
+                found.setdefault(path, body)
+        return found
 
     @classmethod
     def of(cls, options: RuleOptions | None) -> "ProjectDeps":
@@ -1037,12 +1049,12 @@ class ProjectDeps:
         inf1: dict[str, str] = {}
         written: dict[str, dict[str, tuple]] = {}
         # the Python files a notebook writes are files of the project: dir/src/compile.py for a notebook in dir/
-        written_code: dict[str, str] = {}
+        written_code: dict[str, dict[str, str]] = {}
         for notebook, value in options.project.of("deps.notebook-files").items():
             for name, record in value["python"].items():
                 written.setdefault(notebook, {})[notebooks.resolved(notebook, name)] = tuple(record)
             for name, body in value.get("bodies", {}).items():
-                written_code.setdefault(notebooks.resolved(notebook, name), body)
+                written_code.setdefault(notebook, {})[notebooks.resolved(notebook, name)] = body
             for name, prints in value["written"].items():
                 for print_ in prints:
                     writers.setdefault((name, print_), []).append(notebook)
@@ -1589,7 +1601,7 @@ class Planner:
         it moves to what only the new stack has (``Planner.moved``), its pins stay: moved alone to transformers 5
         they would serve nothing the run migrated and break the code that stays (transformers 5 needs a newer torch
         than the container's). Files a notebook writes count like files on disk."""
-        written = self.project.written_code
+        written = self.project.written_bodies(self.writers)
         xla_neuronx = {**written, **options.project.of("deps.xla-neuronx-code")}
         torch_xla = {**{name: text for name, text in written.items() if uses_torch_xla(text)},
                      **options.project.of("deps.torch-xla-code")}
@@ -1605,7 +1617,11 @@ class Planner:
         for name in still_needing_torch_xla(served(torch_xla), options):
             staying.setdefault(name, "torch_xla" if _DIRECT_TORCH_XLA.search(torch_xla[name])
                                else "neuronx_distributed, which runs on torch_xla")
-        importing = still_importing(served(optimum), options)
+        # optimum.neuron holds only a file that names optimum-neuron (a stock pin beside code whose optimum-neuron is
+        # installed elsewhere moves, as before); the file's own branch above read the files on disk, this adds the
+        # files notebooks write
+        names_on = any(_names_optimum_neuron(parsed) for parsed in map(parse, self.specs) if parsed is not None)
+        importing = still_importing(served(optimum), options) if names_on else ()
         converters = legacy_converters(importing, optimum, options)  # they run on the old stack once, before the move
         for name in importing:
             if name not in converters:

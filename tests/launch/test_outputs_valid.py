@@ -31,7 +31,7 @@ def test_output_is_valid(path: Path) -> None:
             pytest.skip("no bash")
         subprocess.run(["bash", "-n", str(path)], check=True)
     elif name.endswith((".yaml", ".yml")):
-        YAML(typ="safe").load(text)
+        list(YAML(typ="safe").load_all(text))  # a Kubernetes file may hold several documents
     elif name.endswith((".json", ".ipynb")):
         json.loads(text)
     elif name == "pyproject.toml":

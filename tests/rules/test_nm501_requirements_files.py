@@ -143,7 +143,9 @@ def test_notebook_files_fact_reads_written_files_and_inf1_markers() -> None:
                          "# a kernel cell\nprint(1)\n")
     value = notebook_files(notebook)
     assert value == {"python": {"src/train.py": (("trl",), True, True)},
-                     "written": {"src/requirements.txt": ("optimum-neuron",)}, "inf1": None}
+                     "written": {"src/requirements.txt": ("optimum-neuron",)}, "inf1": None,
+                     "bodies": {"src/train.py": value["python"] and value["bodies"]["src/train.py"]}}
+    assert "import optimum.neuron as on" in value["bodies"]["src/train.py"]  # the written Python, for the holds
     assert notebook_files(_notebook("!pip install neuron-cc\n"))["inf1"] == "the neuron-cc compiler"
     assert notebook_files("not a notebook") is None
 
